@@ -1,0 +1,131 @@
+//! Request cases with their expected decisions (`policies/fixtures/*.json`), run by
+//! `castellan policies check` and by the test suite.
+
+use std::collections::BTreeSet;
+use std::path::{Path, PathBuf};
+
+use serde::Deserialize;
+
+use super::{Authorizer, Principal, PrincipalKind, Resource, Verdict};
+
+const OWN_ACCOUNT: &str = "fixture-account";
+const OTHER_ACCOUNT: &str = "other-account";
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct FixtureFile {
+    description: String,
+    cases: Vec<Case>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct Case {
+    name: String,
+    principal: CasePrincipal,
+    action: String,
+    resource: CaseResource,
+    decision: Expected,
+    #[serde(default, rename = "errorCode")]
+    error_code: Option<String>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct CasePrincipal {
+    #[serde(default)]
+    roles: Vec<String>,
+    #[serde(default)]
+    grants: Vec<String>,
+    #[serde(default)]
+    scopes: Option<Vec<String>>,
+    #[serde(default)]
+    person: bool,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct CaseResource {
+    #[serde(rename = "type")]
+    kind: String,
+    /// `own`, `other` (another account's) or `none` (does not exist).
+    owner: String,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
+enum Expected {
+    #[serde(rename = "ALLOW")]
+    Allow,
+    #[serde(rename = "DENY")]
+    Deny,
+}
+
+/// The outcome of one case.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct CaseOutcome {
+    pub file: PathBuf,
+    pub name: String,
+    pub passed: bool,
+    pub detail: String,
+}
+
+/// Runs every case of every `*.json` file in `dir`.
+pub fn run(authorizer: &Authorizer, dir: &Path) -> Result<Vec<CaseOutcome>, String> {
+    let mut files: Vec<PathBuf> = std::fs::read_dir(dir)
+        .map_err(|e| format!("cannot read {}: {e}", dir.display()))?
+        .filter_map(|entry| entry.ok().map(|e| e.path()))
+        .filter(|path| path.extension().is_some_and(|ext| ext == "json"))
+        .collect();
+    files.sort();
+    let mut outcomes = Vec::new();
+    for path in files {
+        let text = std::fs::read_to_string(&path).map_err(|e| format!("cannot read {}: {e}", path.display()))?;
+        let file: FixtureFile =
+            serde_json::from_str(&text).map_err(|e| format!("invalid fixture file {}: {e}", path.display()))?;
+        if file.cases.is_empty() {
+            return Err(format!("{} ({}) has no cases", path.display(), file.description));
+        }
+        for case in file.cases {
+            outcomes.push(run_case(authorizer, &path, case)?);
+        }
+    }
+    Ok(outcomes)
+}
+
+fn run_case(authorizer: &Authorizer, path: &Path, case: Case) -> Result<CaseOutcome, String> {
+    let principal = Principal {
+        id: "fixture-caller".into(),
+        account_id: OWN_ACCOUNT.into(),
+        kind: if case.principal.person { PrincipalKind::Person } else { PrincipalKind::Credential },
+        roles: case.principal.roles,
+        grants: case.principal.grants.into_iter().collect(),
+        scopes: case.principal.scopes.map(|s| s.into_iter().collect::<BTreeSet<_>>()),
+    };
+    let owner = match case.resource.owner.as_str() {
+        "own" => Some(OWN_ACCOUNT.to_owned()),
+        "other" => Some(OTHER_ACCOUNT.to_owned()),
+        "none" => None,
+        other => return Err(format!("{}: case `{}`: unknown owner `{other}`", path.display(), case.name)),
+    };
+    let resource = match case.resource.kind.as_str() {
+        "Account" => Resource::Account(owner.unwrap_or_else(|| "missing-account".into())),
+        "Realm" => Resource::Realm { id: "fixture-realm".into(), owner },
+        "Client" => Resource::Client { realm_id: "fixture-realm".into(), id: "fixture-client".into(), owner },
+        "Secret" => Resource::Secret { id: "fixture-secret".into(), owner },
+        "AccountRole" => Resource::AccountRole { id: "fixture-role".into(), owner },
+        other => return Err(format!("{}: case `{}`: unknown resource type `{other}`", path.display(), case.name)),
+    };
+    let verdict = authorizer
+        .decide(&principal, &case.action, &resource)
+        .map_err(|e| format!("{}: case `{}`: {e}", path.display(), case.name))?;
+    let (passed, detail) = match (&verdict, case.decision) {
+        (Verdict::Allow, Expected::Allow) => (true, "allowed".to_owned()),
+        (Verdict::Deny { code, policies }, Expected::Deny) => {
+            let code_matches = case.error_code.as_deref().is_none_or(|want| want == code.as_str());
+            (code_matches, format!("denied with {} by [{}]", code.as_str(), policies.join(", ")))
+        }
+        (Verdict::Allow, Expected::Deny) => (false, "allowed, expected DENY".to_owned()),
+        (Verdict::Deny { code, .. }, Expected::Allow) => (false, format!("denied with {}, expected ALLOW", code.as_str())),
+    };
+    Ok(CaseOutcome { file: path.to_owned(), name: case.name, passed, detail })
+}

@@ -1,0 +1,102 @@
+//! First start on an empty database: the platform realm and client, an account, its Owner, and
+//! an API key holding every permission. Never again on later starts.
+
+use anyhow::Context as _;
+
+use crate::clock::{Clock, to_millis};
+use crate::crypto::{SecretHasher, generate_secret, last_four};
+use crate::ids::{PLATFORM_REALM, new_guid};
+use crate::store::accounts::{self, Account, Person};
+use crate::store::clients::{self, Client, ClientType};
+use crate::store::realms::{self, Realm, RealmSettings};
+use crate::store::secrets::{self, Secret, SecretType};
+use crate::store::{Status, Store, to_json_list};
+
+/// Prefix of API key values.
+pub const API_KEY_PREFIX: &str = "cstl_key_";
+
+/// What the first start created; the key is shown once.
+#[derive(Debug, Clone)]
+pub struct Bootstrapped {
+    pub account_id: String,
+    pub owner_user_id: String,
+    pub api_key_id: String,
+    pub api_key: String,
+}
+
+/// Creates the first account when the database has none; `None` when it already has one (or
+/// another host created it at the same moment).
+pub async fn run_if_empty(store: &Store, hasher: &SecretHasher, clock: &dyn Clock) -> anyhow::Result<Option<Bootstrapped>> {
+    let mut tx = store.begin().await?;
+    if accounts::exists_any(&mut *tx).await? {
+        return Ok(None);
+    }
+    let now = to_millis(clock.now());
+    let account = Account { id: new_guid(), name: "Default account".into(), created_at: now };
+    accounts::insert(&mut *tx, &account).await?;
+    let realm = Realm {
+        id: PLATFORM_REALM.into(),
+        account_id: account.id.clone(),
+        display_name: "Platform".into(),
+        status: Status::Active,
+        settings: RealmSettings::default(),
+        created_at: now,
+        updated_at: now,
+    };
+    if !realms::insert(&mut *tx, &realm).await? {
+        // Another host is bootstrapping the same database.
+        tx.rollback().await?;
+        return Ok(None);
+    }
+    let platform_client = Client {
+        realm_id: PLATFORM_REALM.into(),
+        id: PLATFORM_REALM.into(),
+        name: "Platform".into(),
+        description: Some("The console and the admin API's token client".into()),
+        client_type: ClientType::Confidential,
+        status: Status::Active,
+        secret_hash: None,
+        secret_last_four: None,
+        secret_rotated_at: None,
+        previous_secret_valid_until: None,
+        issued_tokens_revoked_before: None,
+        token_exchange_enabled: false,
+        allowed_scopes: to_json_list(&[]),
+        grant_types: to_json_list(&["client_credentials".to_owned()]),
+        redirect_uris: to_json_list(&[]),
+        created_at: now,
+        updated_at: now,
+    };
+    clients::insert(&mut *tx, &platform_client).await?;
+    let owner = Person {
+        id: new_guid(),
+        realm_id: PLATFORM_REALM.into(),
+        username: "owner".into(),
+        email: None,
+    };
+    accounts::insert_person(&mut *tx, &owner, now).await?;
+    accounts::insert_member(&mut *tx, &account.id, &owner.id, &["Owner".to_owned()], now).await?;
+    let api_key = generate_secret(API_KEY_PREFIX);
+    let secret = Secret {
+        id: new_guid(),
+        account_id: account.id.clone(),
+        secret_type: SecretType::ApiKey,
+        name: "Bootstrap key".into(),
+        value_hash: hasher.hash(&api_key),
+        value_last_four: last_four(&api_key),
+        roles: to_json_list(&["Owner".to_owned()]),
+        scopes: None,
+        expires_at: None,
+        acts_for_user_id: Some(owner.id.clone()),
+        created_at: now,
+        updated_at: now,
+    };
+    secrets::insert(&mut *tx, &secret).await?;
+    tx.commit().await.context("cannot store the bootstrap account")?;
+    Ok(Some(Bootstrapped {
+        account_id: account.id,
+        owner_user_id: owner.id,
+        api_key_id: secret.id,
+        api_key,
+    }))
+}

@@ -1,0 +1,237 @@
+//! Configuration: built-in defaults, then an optional `castellan.toml`, then `CASTELLAN_*`
+//! environment variables, then command-line flags. Each layer overrides the one before.
+
+use std::net::{IpAddr, SocketAddr};
+use std::path::{Path, PathBuf};
+use std::str::FromStr;
+
+use ipnet::IpNet;
+use serde::Deserialize;
+
+/// The file read when `--config` is not given and it exists in the working directory.
+pub const DEFAULT_CONFIG_FILE: &str = "castellan.toml";
+
+#[derive(Debug, Clone, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct Settings {
+    /// Address the HTTP server listens on.
+    pub listen: SocketAddr,
+    /// `postgres://…` selects PostgreSQL; `sqlite:…` or a plain path selects a SQLite file.
+    pub database_url: String,
+    /// Largest number of pooled database connections.
+    pub database_max_connections: u32,
+    /// Expose `/_dev/clock` and let time move only when told. Never for production.
+    pub manual_clock: bool,
+    /// Peers whose `X-Forwarded-For` is believed (CIDR or single addresses).
+    #[serde(deserialize_with = "deserialize_networks")]
+    pub trusted_proxies: Vec<IpNet>,
+    /// Where the first start writes the bootstrap API key (mode 0600), besides stdout.
+    pub bootstrap_key_file: Option<PathBuf>,
+    /// 32-byte key (hex) that keys the hashes of API keys and client secrets. Created on first
+    /// start when missing; every host of one deployment must share it.
+    pub secret_key_file: PathBuf,
+    /// `text` or `json`.
+    pub log_format: LogFormat,
+    /// Largest accepted request body; larger ones get 413.
+    pub max_body_bytes: usize,
+    /// Days the access log keeps its rows.
+    pub access_log_retention_days: u32,
+}
+
+impl Default for Settings {
+    fn default() -> Self {
+        Self {
+            listen: SocketAddr::from(([127, 0, 0, 1], 8080)),
+            database_url: "sqlite://data/castellan.db".to_owned(),
+            database_max_connections: 16,
+            manual_clock: false,
+            trusted_proxies: Vec::new(),
+            bootstrap_key_file: None,
+            secret_key_file: PathBuf::from("data/secret.key"),
+            log_format: LogFormat::Text,
+            max_body_bytes: 1024 * 1024,
+            access_log_retention_days: 90,
+        }
+    }
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, clap::ValueEnum)]
+#[serde(rename_all = "lowercase")]
+pub enum LogFormat {
+    Text,
+    Json,
+}
+
+/// The flags of `castellan serve` and `castellan migrate`; each also reads its `CASTELLAN_*` variable.
+#[derive(Debug, Clone, Default, clap::Args)]
+pub struct Overrides {
+    /// Configuration file (default: ./castellan.toml when it exists).
+    #[arg(long, env = "CASTELLAN_CONFIG")]
+    pub config: Option<PathBuf>,
+    /// Listen address [default: 127.0.0.1:8080].
+    #[arg(long, env = "CASTELLAN_LISTEN")]
+    pub listen: Option<SocketAddr>,
+    /// Database URL [default: sqlite://data/castellan.db].
+    #[arg(long, env = "CASTELLAN_DATABASE_URL")]
+    pub database_url: Option<String>,
+    /// Largest number of pooled database connections [default: 16].
+    #[arg(long, env = "CASTELLAN_DATABASE_MAX_CONNECTIONS")]
+    pub database_max_connections: Option<u32>,
+    /// Let time move only through POST /_dev/clock (development and tests only).
+    #[arg(long, env = "CASTELLAN_MANUAL_CLOCK", num_args = 0..=1, default_missing_value = "true")]
+    pub manual_clock: Option<bool>,
+    /// Trusted proxies, comma separated CIDRs or addresses.
+    #[arg(long, env = "CASTELLAN_TRUSTED_PROXIES", value_delimiter = ',', value_parser = parse_network)]
+    pub trusted_proxies: Option<Vec<IpNet>>,
+    /// File the bootstrap API key is written to on first start (mode 0600).
+    #[arg(long, env = "CASTELLAN_BOOTSTRAP_KEY_FILE")]
+    pub bootstrap_key_file: Option<PathBuf>,
+    /// File holding the secret hashing key [default: data/secret.key].
+    #[arg(long, env = "CASTELLAN_SECRET_KEY_FILE")]
+    pub secret_key_file: Option<PathBuf>,
+    /// Log format [default: text].
+    #[arg(long, env = "CASTELLAN_LOG_FORMAT", value_enum)]
+    pub log_format: Option<LogFormat>,
+    /// Largest request body in bytes [default: 1048576].
+    #[arg(long, env = "CASTELLAN_MAX_BODY_BYTES")]
+    pub max_body_bytes: Option<usize>,
+    /// Days the access log keeps its rows [default: 90].
+    #[arg(long, env = "CASTELLAN_ACCESS_LOG_RETENTION_DAYS")]
+    pub access_log_retention_days: Option<u32>,
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum ConfigError {
+    #[error("cannot read configuration file {path}: {source}")]
+    Read { path: PathBuf, source: std::io::Error },
+    #[error("invalid configuration file {path}: {source}")]
+    Parse { path: PathBuf, source: toml::de::Error },
+    #[error("invalid setting {name}: {reason}")]
+    Invalid { name: &'static str, reason: String },
+}
+
+impl Settings {
+    /// Layers the configuration file and the overrides (flags, then environment) over the defaults.
+    pub fn load(overrides: &Overrides) -> Result<Self, ConfigError> {
+        let explicit = overrides.config.as_deref();
+        let path = explicit.unwrap_or_else(|| Path::new(DEFAULT_CONFIG_FILE));
+        let mut settings = match std::fs::read_to_string(path) {
+            Ok(text) => toml::from_str(&text).map_err(|source| ConfigError::Parse {
+                path: path.to_owned(),
+                source,
+            })?,
+            Err(error) if explicit.is_none() && error.kind() == std::io::ErrorKind::NotFound => {
+                Settings::default()
+            }
+            Err(source) => {
+                return Err(ConfigError::Read {
+                    path: path.to_owned(),
+                    source,
+                });
+            }
+        };
+        settings.apply(overrides);
+        settings.check()?;
+        Ok(settings)
+    }
+
+    fn apply(&mut self, o: &Overrides) {
+        fn set<T: Clone>(target: &mut T, value: &Option<T>) {
+            if let Some(value) = value {
+                *target = value.clone();
+            }
+        }
+        set(&mut self.listen, &o.listen);
+        set(&mut self.database_url, &o.database_url);
+        set(&mut self.database_max_connections, &o.database_max_connections);
+        set(&mut self.manual_clock, &o.manual_clock);
+        set(&mut self.trusted_proxies, &o.trusted_proxies);
+        if o.bootstrap_key_file.is_some() {
+            self.bootstrap_key_file.clone_from(&o.bootstrap_key_file);
+        }
+        set(&mut self.secret_key_file, &o.secret_key_file);
+        set(&mut self.log_format, &o.log_format);
+        set(&mut self.max_body_bytes, &o.max_body_bytes);
+        set(&mut self.access_log_retention_days, &o.access_log_retention_days);
+    }
+
+    fn check(&self) -> Result<(), ConfigError> {
+        if self.database_max_connections == 0 {
+            return Err(ConfigError::Invalid {
+                name: "database_max_connections",
+                reason: "must be at least 1".into(),
+            });
+        }
+        if self.max_body_bytes < 1024 {
+            return Err(ConfigError::Invalid {
+                name: "max_body_bytes",
+                reason: "must be at least 1024".into(),
+            });
+        }
+        if self.access_log_retention_days == 0 {
+            return Err(ConfigError::Invalid {
+                name: "access_log_retention_days",
+                reason: "must be at least 1".into(),
+            });
+        }
+        Ok(())
+    }
+}
+
+/// A network in CIDR form, or a single address meaning just that host.
+pub fn parse_network(text: &str) -> Result<IpNet, String> {
+    let text = text.trim();
+    IpNet::from_str(text)
+        .or_else(|_| IpAddr::from_str(text).map(IpNet::from))
+        .map_err(|_| format!("`{text}` is neither a CIDR network nor an IP address"))
+}
+
+fn deserialize_networks<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Vec<IpNet>, D::Error> {
+    let texts = Vec::<String>::deserialize(d)?;
+    texts
+        .iter()
+        .map(|t| parse_network(t).map_err(serde::de::Error::custom))
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn flags_override_the_file_and_the_file_overrides_defaults() {
+        let dir = std::env::temp_dir().join(format!("castellan-config-{}", uuid::Uuid::new_v4()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let file = dir.join("c.toml");
+        std::fs::write(
+            &file,
+            "listen = \"127.0.0.1:9000\"\nmax_body_bytes = 4096\ntrusted_proxies = [\"10.0.0.0/8\", \"127.0.0.1\"]\n",
+        )
+        .unwrap();
+        let overrides = Overrides {
+            config: Some(file),
+            max_body_bytes: Some(8192),
+            ..Overrides::default()
+        };
+        let settings = Settings::load(&overrides).unwrap();
+        assert_eq!(settings.listen, "127.0.0.1:9000".parse().unwrap());
+        assert_eq!(settings.max_body_bytes, 8192);
+        assert_eq!(settings.trusted_proxies.len(), 2);
+        assert_eq!(settings.database_url, Settings::default().database_url);
+    }
+
+    #[test]
+    fn an_unknown_setting_is_refused() {
+        let error = toml::from_str::<Settings>("listn = \"x\"").unwrap_err();
+        assert!(error.to_string().contains("listn"));
+    }
+
+    #[test]
+    fn a_missing_explicit_file_is_an_error() {
+        let overrides = Overrides {
+            config: Some(PathBuf::from("/nonexistent/castellan.toml")),
+            ..Overrides::default()
+        };
+        assert!(matches!(Settings::load(&overrides), Err(ConfigError::Read { .. })));
+    }
+}

@@ -1,0 +1,128 @@
+//! Secrets: generation, keyed hashing for storage, constant-time comparison (DESIGN principle 7).
+//!
+//! API keys and client secrets carry 256 random bits, so a fast keyed hash (HMAC-SHA256 with the
+//! deployment's secret key) is the right storage form: a stolen table cannot be brute-forced
+//! without the key, and a lookup costs microseconds.
+
+use std::io::Write;
+use std::path::Path;
+
+use anyhow::Context as _;
+use base64::Engine as _;
+use base64::engine::general_purpose::URL_SAFE_NO_PAD;
+use hmac::{Hmac, Mac};
+use rand::RngCore;
+use sha2::Sha256;
+use subtle::ConstantTimeEq;
+
+const KEY_BYTES: usize = 32;
+
+/// Hashes secrets for storage with the deployment's key.
+#[derive(Clone)]
+pub struct SecretHasher {
+    key: [u8; KEY_BYTES],
+}
+
+impl std::fmt::Debug for SecretHasher {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("SecretHasher(..)")
+    }
+}
+
+impl SecretHasher {
+    pub fn new(key: [u8; KEY_BYTES]) -> Self {
+        Self { key }
+    }
+
+    /// Reads the hex key from `path`, or creates the file (mode 0600) with a fresh key.
+    pub fn load_or_create(path: &Path) -> anyhow::Result<(Self, bool)> {
+        match std::fs::read_to_string(path) {
+            Ok(text) => {
+                let bytes = hex::decode(text.trim())
+                    .with_context(|| format!("secret key file {} is not hex", path.display()))?;
+                let key: [u8; KEY_BYTES] = bytes.try_into().map_err(|_| {
+                    anyhow::anyhow!("secret key file {} must hold {KEY_BYTES} bytes as hex", path.display())
+                })?;
+                Ok((Self::new(key), false))
+            }
+            Err(error) if error.kind() == std::io::ErrorKind::NotFound => {
+                let mut key = [0u8; KEY_BYTES];
+                rand::rng().fill_bytes(&mut key);
+                write_private_file(path, &hex::encode(key))
+                    .with_context(|| format!("cannot create secret key file {}", path.display()))?;
+                Ok((Self::new(key), true))
+            }
+            Err(error) => Err(error).with_context(|| format!("cannot read secret key file {}", path.display())),
+        }
+    }
+
+    /// The stored form of a secret value: hex HMAC-SHA256 under the deployment key.
+    pub fn hash(&self, value: &str) -> String {
+        let mut mac = <Hmac<Sha256> as Mac>::new_from_slice(&self.key)
+            .unwrap_or_else(|_| unreachable!("HMAC accepts keys of any length"));
+        mac.update(value.as_bytes());
+        hex::encode(mac.finalize().into_bytes())
+    }
+
+    /// Whether `value` hashes to `stored`, compared in constant time.
+    pub fn matches(&self, value: &str, stored: &str) -> bool {
+        constant_time_eq(self.hash(value).as_bytes(), stored.as_bytes())
+    }
+}
+
+pub fn constant_time_eq(a: &[u8], b: &[u8]) -> bool {
+    a.ct_eq(b).into()
+}
+
+/// A new secret value: `prefix` followed by 256 random bits in base64url.
+pub fn generate_secret(prefix: &str) -> String {
+    let mut bytes = [0u8; 32];
+    rand::rng().fill_bytes(&mut bytes);
+    format!("{prefix}{}", URL_SAFE_NO_PAD.encode(bytes))
+}
+
+/// The last four characters, shown in place of a secret after it was handed out.
+pub fn last_four(value: &str) -> String {
+    let count = value.chars().count();
+    value.chars().skip(count.saturating_sub(4)).collect()
+}
+
+/// Writes a file readable by its owner only, creating parent folders.
+pub fn write_private_file(path: &Path, contents: &str) -> std::io::Result<()> {
+    if let Some(parent) = path.parent().filter(|p| !p.as_os_str().is_empty()) {
+        std::fs::create_dir_all(parent)?;
+    }
+    let mut options = std::fs::OpenOptions::new();
+    options.write(true).create(true).truncate(true);
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::OpenOptionsExt;
+        options.mode(0o600);
+    }
+    let mut file = options.open(path)?;
+    file.write_all(contents.as_bytes())?;
+    file.write_all(b"\n")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn hashes_are_keyed_and_match_only_their_value() {
+        let a = SecretHasher::new([1; 32]);
+        let b = SecretHasher::new([2; 32]);
+        let value = generate_secret("cstl_");
+        assert_ne!(a.hash(&value), b.hash(&value));
+        assert!(a.matches(&value, &a.hash(&value)));
+        assert!(!a.matches("other", &a.hash(&value)));
+    }
+
+    #[test]
+    fn generated_secrets_are_long_and_distinct() {
+        let one = generate_secret("p_");
+        assert!(one.starts_with("p_") && one.len() == 2 + 43);
+        assert_ne!(one, generate_secret("p_"));
+        assert_eq!(last_four("abcdefgh"), "efgh");
+    }
+}

@@ -1,0 +1,405 @@
+//! `/realms/{realm}/clients`: applications of a realm.
+
+use axum::extract::{Path, RawQuery, State};
+use axum::response::Response;
+use serde::Serialize;
+use serde_json::{Value, json};
+use utoipa::ToSchema;
+
+use super::{commit, page_request, query_pairs, realm_in_reach, refuse_unknown_params};
+use crate::AppState;
+use crate::authz::{Resource, permission};
+use crate::clock::{from_millis, iso, to_millis};
+use crate::crypto::{generate_secret, last_four};
+use crate::error::Error;
+use crate::http::auth::Caller;
+use crate::http::body::JsonBody;
+use crate::http::envelope;
+use crate::ids::ClientId;
+use crate::store::clients::{self as client_store, Client, ClientType};
+use crate::store::page::{self, Bind};
+use crate::store::trail::{Change, ChangeAction};
+use crate::store::{Status, from_json_list, to_json_list};
+use crate::validate::{Body, Refusals, Rule, boolean, list_of, one_of, parsed, text};
+
+/// Prefix of client secret values.
+pub const CLIENT_SECRET_PREFIX: &str = "cstl_cs_";
+
+/// Grant types a client may enable (Token Exchange has its own switch).
+const GRANT_TYPES: &[(&str, &str)] = &[
+    ("authorization_code", "authorization_code"),
+    ("client_credentials", "client_credentials"),
+    ("password", "password"),
+    ("refresh_token", "refresh_token"),
+];
+
+#[derive(Debug, Serialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct ClientConfigurationView {
+    /// Whether the client may act for people through OAuth 2.0 Token Exchange (RFC 8693).
+    pub token_exchange_enabled: bool,
+    /// The scopes the client may request.
+    pub allowed_scopes: Vec<String>,
+    /// authorization_code, client_credentials, password, refresh_token.
+    pub grant_types: Vec<String>,
+    pub redirect_uris: Vec<String>,
+    /// Filled only while the previous secret still authenticates; compare with the current time.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub previous_client_secret_valid_until: Option<String>,
+    /// Tokens issued with an earlier secret before this instant are revoked.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub issued_tokens_revoked_before: Option<String>,
+}
+
+/// A client as the admin API shows it. `clientSecret` appears once, in the creation response.
+#[derive(Debug, Serialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct ClientView {
+    pub id: String,
+    pub realm_id: String,
+    pub name: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub description: Option<String>,
+    #[serde(rename = "type")]
+    pub client_type: ClientType,
+    pub status: Status,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub client_secret: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub client_secret_last_four: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub client_secret_rotated_at: Option<String>,
+    pub client_configuration: ClientConfigurationView,
+    pub created_at: String,
+    pub updated_at: String,
+}
+
+impl ClientView {
+    fn of(client: &Client, now: i64) -> Self {
+        let instant = |at: Option<i64>| at.map(|ms| iso(from_millis(ms)));
+        Self {
+            id: client.id.clone(),
+            realm_id: client.realm_id.clone(),
+            name: client.name.clone(),
+            description: client.description.clone(),
+            client_type: client.client_type,
+            status: client.status,
+            client_secret: None,
+            client_secret_last_four: client.secret_last_four.clone(),
+            client_secret_rotated_at: instant(client.secret_rotated_at),
+            client_configuration: ClientConfigurationView {
+                token_exchange_enabled: client.token_exchange_enabled,
+                allowed_scopes: from_json_list(&client.allowed_scopes),
+                grant_types: from_json_list(&client.grant_types),
+                redirect_uris: from_json_list(&client.redirect_uris),
+                previous_client_secret_valid_until: instant(client.previous_secret_valid_until.filter(|until| *until > now)),
+                issued_tokens_revoked_before: instant(client.issued_tokens_revoked_before),
+            },
+            created_at: iso(from_millis(client.created_at)),
+            updated_at: iso(from_millis(client.updated_at)),
+        }
+    }
+
+    /// The view recorded in the change trail (never a secret).
+    fn recorded(client: &Client, now: i64) -> Value {
+        json!(Self::of(client, now))
+    }
+}
+
+#[derive(Debug, ToSchema)]
+#[schema(rename_all = "camelCase")]
+#[allow(dead_code)]
+pub struct ClientConfigurationInput {
+    token_exchange_enabled: Option<bool>,
+    /// Scope tokens (RFC 6749 §3.3), up to 100.
+    allowed_scopes: Option<Vec<String>>,
+    /// Default: authorization_code and refresh_token. A public client cannot use client_credentials.
+    grant_types: Option<Vec<String>>,
+    /// Absolute, no fragment: https, http on a loopback host, or a private-use scheme (RFC 8252).
+    redirect_uris: Option<Vec<String>>,
+}
+
+/// The body of a client creation. An update takes the same fields but `id` and `type`, each
+/// optional; omitted fields keep their value.
+#[derive(Debug, ToSchema)]
+#[schema(rename_all = "camelCase")]
+#[allow(dead_code)]
+pub struct ClientInput {
+    /// 1–128 letters, digits, `-`, `_`, `.`, `:`; unique in the realm. Required at creation.
+    id: String,
+    /// Up to 128 characters; defaults to the id.
+    name: Option<String>,
+    /// Up to 1024 characters.
+    description: Option<String>,
+    /// Confidential (default) or Public; cannot change.
+    #[schema(rename = "type")]
+    client_type: Option<ClientType>,
+    status: Option<Status>,
+    client_configuration: Option<ClientConfigurationInput>,
+}
+
+fn scope_token(path: &str, value: &Value) -> Result<String, Refusals> {
+    let scope = text(1, 128)(path, value)?;
+    if scope.chars().all(|c| c == '!' || ('#'..='[').contains(&c) || (']'..='~').contains(&c)) {
+        Ok(scope)
+    } else {
+        Err(vec![crate::validate::Notification::new(
+            path,
+            Rule::Pattern,
+            format!("{path} must be a scope token: printable ASCII without spaces, quotes or backslashes"),
+        )])
+    }
+}
+
+fn redirect_uri(path: &str, value: &Value) -> Result<String, Refusals> {
+    let text = text(1, 2048)(path, value)?;
+    let refuse = |why: &str| Err(vec![crate::validate::Notification::new(path, Rule::Format, format!("{path} {why}"))]);
+    let Ok(uri) = url::Url::parse(&text) else {
+        return refuse("must be an absolute URI");
+    };
+    if uri.fragment().is_some() {
+        return refuse("must not have a fragment");
+    }
+    let loopback = matches!(uri.host_str(), Some("localhost" | "127.0.0.1" | "[::1]"));
+    match uri.scheme() {
+        "https" if uri.host_str().is_some() => Ok(text),
+        "http" if loopback => Ok(text),
+        "http" | "https" => refuse("must use https (http only on a loopback host)"),
+        scheme if scheme.contains('.') => Ok(text),
+        _ => refuse("must use https, http on a loopback host, or a private-use scheme such as com.example.app"),
+    }
+}
+
+/// Reads the changeable fields onto `client`.
+fn read_fields(body: &mut Body, client: &mut Client) {
+    if let Some(name) = body.optional("name", text(1, 128)) {
+        client.name = name;
+    }
+    if body.has("description") {
+        client.description = body.optional("description", text(0, 1024)).filter(|d| !d.is_empty());
+    }
+    if let Some(status) = body.optional("status", one_of(Status::NAMES)) {
+        client.status = status;
+    }
+    if let Some(mut config) = body.nested("clientConfiguration") {
+        if let Some(enabled) = config.optional("tokenExchangeEnabled", boolean) {
+            client.token_exchange_enabled = enabled;
+        }
+        if let Some(scopes) = config.optional("allowedScopes", list_of(100, scope_token)) {
+            client.allowed_scopes = to_json_list(&scopes);
+        }
+        if let Some(grants) = config.optional("grantTypes", list_of(GRANT_TYPES.len(), one_of(GRANT_TYPES))) {
+            let grants: Vec<String> = grants.into_iter().map(str::to_owned).collect();
+            client.grant_types = to_json_list(&grants);
+        }
+        if let Some(uris) = config.optional("redirectUris", list_of(50, redirect_uri)) {
+            client.redirect_uris = to_json_list(&uris);
+        }
+        if client.client_type == ClientType::Public
+            && from_json_list(&client.grant_types).iter().any(|g| g == "client_credentials")
+        {
+            config.refuse("grantTypes", Rule::OneOf, "a public client cannot use client_credentials");
+        }
+        body.absorb(config);
+    }
+}
+
+async fn client_in_reach(
+    state: &AppState,
+    caller: &Caller,
+    realm_id: &str,
+    client_id: &str,
+    permission: &str,
+) -> Result<Client, Error> {
+    let realm = crate::store::realms::find(state.store.pool(), realm_id).await?;
+    let owner = realm.as_ref().map(|r| r.account_id.clone());
+    caller.require(
+        state,
+        permission,
+        Resource::Client { realm_id: realm_id.to_owned(), id: client_id.to_owned(), owner },
+    )?;
+    client_store::find(state.store.pool(), realm_id, client_id).await?.ok_or(Error::NotFound("client"))
+}
+
+#[utoipa::path(post, path = "/realms/{realm}/clients", tag = "Clients", params(("realm" = String, Path)),
+    request_body = ClientInput,
+    responses((status = 201, description = "The created client with `clientSecret` (shown once), in `data`", body = ClientView),
+              (status = 400), (status = 403), (status = 409, description = "AlreadyExists: the id is taken in the realm")),
+    security(("apiKey" = [])))]
+pub async fn create(
+    State(state): State<AppState>,
+    caller: Caller,
+    Path(realm_id): Path<String>,
+    JsonBody(mut body): JsonBody,
+) -> Result<Response, Error> {
+    let realm = realm_in_reach(&state, &caller, &realm_id, permission::CLIENT_CREATE).await?;
+    let now = to_millis(state.clock.now());
+    let id = body.required("id", parsed(ClientId::parse));
+    let client_type = body.optional("type", one_of(ClientType::NAMES)).unwrap_or(ClientType::Confidential);
+    let mut client = Client {
+        realm_id: realm.id.clone(),
+        id: String::new(),
+        name: String::new(),
+        description: None,
+        client_type,
+        status: Status::Active,
+        secret_hash: None,
+        secret_last_four: None,
+        secret_rotated_at: None,
+        previous_secret_valid_until: None,
+        issued_tokens_revoked_before: None,
+        token_exchange_enabled: false,
+        allowed_scopes: to_json_list(&[]),
+        grant_types: to_json_list(&["authorization_code".to_owned(), "refresh_token".to_owned()]),
+        redirect_uris: to_json_list(&[]),
+        created_at: now,
+        updated_at: now,
+    };
+    read_fields(&mut body, &mut client);
+    body.finish()?;
+    let Some(id) = id else { return Err(Error::invalid("id", Rule::Required, "id is required")) };
+    client.id = id.to_string();
+    if client.name.is_empty() {
+        client.name = client.id.clone();
+    }
+    let secret = (client.client_type == ClientType::Confidential).then(|| generate_secret(CLIENT_SECRET_PREFIX));
+    if let Some(secret) = &secret {
+        client.secret_hash = Some(state.hasher.hash(secret));
+        client.secret_last_four = Some(last_four(secret));
+        client.secret_rotated_at = Some(now);
+    }
+
+    let mut tx = state.store.begin().await?;
+    if !client_store::insert(&mut *tx, &client).await? {
+        return Err(Error::AlreadyExists("client"));
+    }
+    let change = Change {
+        action: ChangeAction::Create,
+        resource_type: "client",
+        resource_id: Some(client.id.clone()),
+        parent_id: Some(realm.id.clone()),
+        realm_id: Some(realm.id.clone()),
+        client_id: Some(client.id.clone()),
+        before: None,
+        after: Some(ClientView::recorded(&client, now)),
+        details: None,
+        status: 201,
+    };
+    commit(&state, &caller, tx, change).await?;
+    let mut view = ClientView::of(&client, now);
+    view.client_secret = secret;
+    Ok(envelope::created(view))
+}
+
+#[utoipa::path(get, path = "/realms/{realm}/clients", tag = "Clients",
+    params(("realm" = String, Path), ("pageNumber" = Option<u32>, Query), ("pageSize" = Option<u32>, Query),
+           ("searchTerm" = Option<String>, Query), ("status" = Option<String>, Query),
+           ("sortBy" = Option<String>, Query, description = "id, name, createdAt, updatedAt"), ("sortDirection" = Option<String>, Query),
+           ("createdFrom" = Option<String>, Query), ("createdTo" = Option<String>, Query)),
+    responses((status = 200, description = "A page of the realm's clients, in `pagination`", body = [ClientView])),
+    security(("apiKey" = [])))]
+pub async fn list(
+    State(state): State<AppState>,
+    caller: Caller,
+    Path(realm_id): Path<String>,
+    RawQuery(query): RawQuery,
+) -> Result<Response, Error> {
+    let realm = realm_in_reach(&state, &caller, &realm_id, permission::CLIENT_READ).await?;
+    let (request, rest) = page_request(&query_pairs(query))?;
+    refuse_unknown_params(&rest, &[])?;
+    let now = to_millis(state.clock.now());
+    let scope = [("realm_id", Bind::Text(realm.id))];
+    let found = page::fetch::<Client>(state.store.pool(), &client_store::LISTING, &scope, &request).await?;
+    Ok(envelope::paged(found.map(|client| ClientView::of(&client, now))))
+}
+
+#[utoipa::path(get, path = "/realms/{realm}/clients/{client}", tag = "Clients",
+    params(("realm" = String, Path), ("client" = String, Path)),
+    responses((status = 200, description = "The client, in `data`", body = ClientView), (status = 403), (status = 404)),
+    security(("apiKey" = [])))]
+pub async fn read(
+    State(state): State<AppState>,
+    caller: Caller,
+    Path((realm_id, client_id)): Path<(String, String)>,
+) -> Result<Response, Error> {
+    let client = client_in_reach(&state, &caller, &realm_id, &client_id, permission::CLIENT_READ).await?;
+    Ok(envelope::ok(ClientView::of(&client, to_millis(state.clock.now()))))
+}
+
+#[utoipa::path(put, path = "/realms/{realm}/clients/{client}", tag = "Clients",
+    params(("realm" = String, Path), ("client" = String, Path)), request_body = ClientInput,
+    responses((status = 200, description = "The updated client, in `data`", body = ClientView), (status = 400), (status = 403), (status = 404)),
+    security(("apiKey" = [])))]
+pub async fn update(
+    State(state): State<AppState>,
+    caller: Caller,
+    Path((realm_id, client_id)): Path<(String, String)>,
+    JsonBody(mut body): JsonBody,
+) -> Result<Response, Error> {
+    let before = client_in_reach(&state, &caller, &realm_id, &client_id, permission::CLIENT_UPDATE).await?;
+    let mut client = before.clone();
+    if let Some(id) = body.optional("id", text(0, 1024)) {
+        if id != client.id {
+            body.refuse("id", Rule::Immutable, "a client's id cannot change");
+        }
+    }
+    if let Some(kind) = body.optional("type", one_of(ClientType::NAMES)) {
+        if kind != client.client_type {
+            body.refuse("type", Rule::Immutable, "a client's type cannot change");
+        }
+    }
+    read_fields(&mut body, &mut client);
+    body.finish()?;
+    let now = to_millis(state.clock.now());
+    client.updated_at = now;
+
+    let mut tx = state.store.begin().await?;
+    client_store::update(&mut *tx, &client).await?;
+    let change = Change {
+        action: ChangeAction::Update,
+        resource_type: "client",
+        resource_id: Some(client.id.clone()),
+        parent_id: Some(client.realm_id.clone()),
+        realm_id: Some(client.realm_id.clone()),
+        client_id: Some(client.id.clone()),
+        before: Some(ClientView::recorded(&before, now)),
+        after: Some(ClientView::recorded(&client, now)),
+        details: None,
+        status: 200,
+    };
+    commit(&state, &caller, tx, change).await?;
+    Ok(envelope::ok(ClientView::of(&client, now)))
+}
+
+#[utoipa::path(delete, path = "/realms/{realm}/clients/{client}", tag = "Clients",
+    params(("realm" = String, Path), ("client" = String, Path)),
+    responses((status = 200, description = "Deleted"), (status = 403), (status = 404),
+              (status = 409, description = "Conflict: the platform client cannot be deleted")),
+    security(("apiKey" = [])))]
+pub async fn delete(
+    State(state): State<AppState>,
+    caller: Caller,
+    Path((realm_id, client_id)): Path<(String, String)>,
+) -> Result<Response, Error> {
+    let client = client_in_reach(&state, &caller, &realm_id, &client_id, permission::CLIENT_DELETE).await?;
+    if client.realm_id == crate::ids::PLATFORM_REALM && client.id == crate::ids::PLATFORM_REALM {
+        return Err(Error::Conflict("the platform client cannot be deleted".into()));
+    }
+    let now = to_millis(state.clock.now());
+    let mut tx = state.store.begin().await?;
+    client_store::delete(&mut *tx, &client.realm_id, &client.id).await?;
+    let change = Change {
+        action: ChangeAction::Delete,
+        resource_type: "client",
+        resource_id: Some(client.id.clone()),
+        parent_id: Some(client.realm_id.clone()),
+        realm_id: Some(client.realm_id.clone()),
+        client_id: Some(client.id.clone()),
+        before: Some(ClientView::recorded(&client, now)),
+        after: None,
+        details: None,
+        status: 200,
+    };
+    commit(&state, &caller, tx, change).await?;
+    Ok(envelope::done())
+}

@@ -1,0 +1,247 @@
+//! `/realms`: create, list, read, update, delete.
+
+use axum::extract::{Path, RawQuery, State};
+use axum::response::Response;
+use serde::Serialize;
+use serde_json::json;
+use utoipa::ToSchema;
+
+use super::{commit, page_request, realm_in_reach, refuse_unknown_params};
+use crate::AppState;
+use crate::authz::{Resource, permission};
+use crate::clock::{from_millis, iso, to_millis};
+use crate::error::Error;
+use crate::http::auth::Caller;
+use crate::http::body::JsonBody;
+use crate::http::envelope;
+use crate::ids::{PLATFORM_REALM, RealmId};
+use crate::store::page::{self, Bind};
+use crate::store::realms::{self, Realm, RealmSettings};
+use crate::store::trail::{Change, ChangeAction};
+use crate::store::{Status, realms as realm_store};
+use crate::validate::{Body, Rule, boolean, integer, one_of, parsed, text};
+
+/// A realm as the admin API shows it.
+#[derive(Debug, Serialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct RealmView {
+    pub id: String,
+    pub display_name: String,
+    pub status: Status,
+    /// Failures from one unapproved address within an hour before it is locked out of an account (1–100, default 5).
+    pub max_failed_attempts: i64,
+    /// Minutes such a lock lasts (1–1440, default 15).
+    pub lockout_duration_minutes: i64,
+    /// Lockout Status: whether the realm lockout applies, new accounts included (default true).
+    pub lockout_enabled: bool,
+    /// Minimum password length (8–64, default 8).
+    pub minimum_password_length: i64,
+    /// Refuse passwords found in the breached-password list (default false).
+    pub block_breached_passwords: bool,
+    pub created_at: String,
+    pub updated_at: String,
+}
+
+impl From<&Realm> for RealmView {
+    fn from(realm: &Realm) -> Self {
+        let s = &realm.settings;
+        Self {
+            id: realm.id.clone(),
+            display_name: realm.display_name.clone(),
+            status: realm.status,
+            max_failed_attempts: s.max_failed_attempts,
+            lockout_duration_minutes: s.lockout_duration_minutes,
+            lockout_enabled: s.lockout_enabled,
+            minimum_password_length: s.minimum_password_length,
+            block_breached_passwords: s.block_breached_passwords,
+            created_at: iso(from_millis(realm.created_at)),
+            updated_at: iso(from_millis(realm.updated_at)),
+        }
+    }
+}
+
+/// The body of a realm creation. An update takes the same fields but `id`, each optional;
+/// omitted fields keep their value.
+#[derive(Debug, ToSchema)]
+#[schema(rename_all = "camelCase")]
+#[allow(dead_code)]
+pub struct RealmInput {
+    /// 1–64 lowercase letters, digits, `-`, `_`; starts and ends with a letter or digit. Required at creation.
+    id: String,
+    /// Up to 128 characters; defaults to the id.
+    display_name: Option<String>,
+    status: Option<Status>,
+    max_failed_attempts: Option<i64>,
+    lockout_duration_minutes: Option<i64>,
+    lockout_enabled: Option<bool>,
+    minimum_password_length: Option<i64>,
+    block_breached_passwords: Option<bool>,
+}
+
+/// Reads the changeable fields onto `realm`.
+fn read_fields(body: &mut Body, realm: &mut Realm) {
+    if let Some(name) = body.optional("displayName", text(1, 128)) {
+        realm.display_name = name;
+    }
+    if let Some(status) = body.optional("status", one_of(Status::NAMES)) {
+        realm.status = status;
+    }
+    let s: &mut RealmSettings = &mut realm.settings;
+    let (lo, hi) = RealmSettings::MAX_FAILED_ATTEMPTS;
+    if let Some(value) = body.optional("maxFailedAttempts", integer(lo, hi)) {
+        s.max_failed_attempts = value;
+    }
+    let (lo, hi) = RealmSettings::LOCKOUT_DURATION_MINUTES;
+    if let Some(value) = body.optional("lockoutDurationMinutes", integer(lo, hi)) {
+        s.lockout_duration_minutes = value;
+    }
+    if let Some(value) = body.optional("lockoutEnabled", boolean) {
+        s.lockout_enabled = value;
+    }
+    let (lo, hi) = RealmSettings::MINIMUM_PASSWORD_LENGTH;
+    if let Some(value) = body.optional("minimumPasswordLength", integer(lo, hi)) {
+        s.minimum_password_length = value;
+    }
+    if let Some(value) = body.optional("blockBreachedPasswords", boolean) {
+        s.block_breached_passwords = value;
+    }
+}
+
+#[utoipa::path(post, path = "/realms", tag = "Realms", request_body = RealmInput,
+    responses((status = 201, description = "The created realm, in `data`", body = RealmView),
+              (status = 400, description = "ValidationFailed"), (status = 409, description = "AlreadyExists: the id is taken")),
+    security(("apiKey" = [])))]
+pub async fn create(State(state): State<AppState>, caller: Caller, JsonBody(mut body): JsonBody) -> Result<Response, Error> {
+    caller.require(&state, permission::REALM_CREATE, Resource::Account(caller.account_id().to_owned()))?;
+    let now = to_millis(state.clock.now());
+    let id = body.required("id", parsed(RealmId::parse));
+    let mut realm = Realm {
+        id: String::new(),
+        account_id: caller.account_id().to_owned(),
+        display_name: String::new(),
+        status: Status::Active,
+        settings: RealmSettings::default(),
+        created_at: now,
+        updated_at: now,
+    };
+    read_fields(&mut body, &mut realm);
+    body.finish()?;
+    let Some(id) = id else { return Err(Error::invalid("id", Rule::Required, "id is required")) };
+    realm.id = id.to_string();
+    if realm.display_name.is_empty() {
+        realm.display_name = realm.id.clone();
+    }
+
+    let mut tx = state.store.begin().await?;
+    if !realm_store::insert(&mut *tx, &realm).await? {
+        return Err(Error::AlreadyExists("realm"));
+    }
+    let view = RealmView::from(&realm);
+    let change = Change {
+        action: ChangeAction::Create,
+        resource_type: "realm",
+        resource_id: Some(realm.id.clone()),
+        parent_id: None,
+        realm_id: Some(realm.id.clone()),
+        client_id: None,
+        before: None,
+        after: Some(json!(view)),
+        details: None,
+        status: 201,
+    };
+    commit(&state, &caller, tx, change).await?;
+    Ok(envelope::created(view))
+}
+
+#[utoipa::path(get, path = "/realms", tag = "Realms",
+    params(("pageNumber" = Option<u32>, Query), ("pageSize" = Option<u32>, Query), ("searchTerm" = Option<String>, Query),
+           ("status" = Option<String>, Query), ("sortBy" = Option<String>, Query, description = "id, displayName, createdAt, updatedAt"),
+           ("sortDirection" = Option<String>, Query), ("createdFrom" = Option<String>, Query), ("createdTo" = Option<String>, Query)),
+    responses((status = 200, description = "A page of the account's realms, in `pagination`", body = [RealmView])),
+    security(("apiKey" = [])))]
+pub async fn list(State(state): State<AppState>, caller: Caller, RawQuery(query): RawQuery) -> Result<Response, Error> {
+    caller.require(&state, permission::REALM_READ, Resource::Account(caller.account_id().to_owned()))?;
+    let (request, rest) = page_request(&super::query_pairs(query))?;
+    refuse_unknown_params(&rest, &[])?;
+    let scope = [("account_id", Bind::Text(caller.account_id().to_owned()))];
+    let found = page::fetch::<Realm>(state.store.pool(), &realms::LISTING, &scope, &request).await?;
+    Ok(envelope::paged(found.map(|realm| RealmView::from(&realm))))
+}
+
+#[utoipa::path(get, path = "/realms/{realm}", tag = "Realms", params(("realm" = String, Path)),
+    responses((status = 200, description = "The realm, in `data`", body = RealmView),
+              (status = 403, description = "Forbidden: another account's realm, or none")),
+    security(("apiKey" = [])))]
+pub async fn read(State(state): State<AppState>, caller: Caller, Path(realm_id): Path<String>) -> Result<Response, Error> {
+    let realm = realm_in_reach(&state, &caller, &realm_id, permission::REALM_READ).await?;
+    Ok(envelope::ok(RealmView::from(&realm)))
+}
+
+#[utoipa::path(put, path = "/realms/{realm}", tag = "Realms", params(("realm" = String, Path)), request_body = RealmInput,
+    responses((status = 200, description = "The updated realm, in `data`", body = RealmView), (status = 400), (status = 403)),
+    security(("apiKey" = [])))]
+pub async fn update(
+    State(state): State<AppState>,
+    caller: Caller,
+    Path(realm_id): Path<String>,
+    JsonBody(mut body): JsonBody,
+) -> Result<Response, Error> {
+    let before = realm_in_reach(&state, &caller, &realm_id, permission::REALM_UPDATE).await?;
+    let mut realm = before.clone();
+    if let Some(id) = body.optional("id", text(0, 1024)) {
+        if id != realm.id {
+            body.refuse("id", Rule::Immutable, "a realm's id cannot change");
+        }
+    }
+    read_fields(&mut body, &mut realm);
+    body.finish()?;
+    if realm.id == PLATFORM_REALM && realm.status != Status::Active {
+        return Err(Error::Conflict("the platform realm cannot be disabled".into()));
+    }
+    realm.updated_at = to_millis(state.clock.now());
+
+    let mut tx = state.store.begin().await?;
+    realm_store::update(&mut *tx, &realm).await?;
+    let view = RealmView::from(&realm);
+    let change = Change {
+        action: ChangeAction::Update,
+        resource_type: "realm",
+        resource_id: Some(realm.id.clone()),
+        parent_id: None,
+        realm_id: Some(realm.id.clone()),
+        client_id: None,
+        before: Some(json!(RealmView::from(&before))),
+        after: Some(json!(view)),
+        details: None,
+        status: 200,
+    };
+    commit(&state, &caller, tx, change).await?;
+    Ok(envelope::ok(view))
+}
+
+#[utoipa::path(delete, path = "/realms/{realm}", tag = "Realms", params(("realm" = String, Path)),
+    responses((status = 200, description = "Deleted, with its clients and people"), (status = 403),
+              (status = 409, description = "Conflict: the platform realm cannot be deleted")),
+    security(("apiKey" = [])))]
+pub async fn delete(State(state): State<AppState>, caller: Caller, Path(realm_id): Path<String>) -> Result<Response, Error> {
+    let realm = realm_in_reach(&state, &caller, &realm_id, permission::REALM_DELETE).await?;
+    if realm.id == PLATFORM_REALM {
+        return Err(Error::Conflict("the platform realm cannot be deleted".into()));
+    }
+    let mut tx = state.store.begin().await?;
+    realm_store::delete(&mut *tx, &realm.id).await?;
+    let change = Change {
+        action: ChangeAction::Delete,
+        resource_type: "realm",
+        resource_id: Some(realm.id.clone()),
+        parent_id: None,
+        realm_id: Some(realm.id.clone()),
+        client_id: None,
+        before: Some(json!(RealmView::from(&realm))),
+        after: None,
+        details: None,
+        status: 200,
+    };
+    commit(&state, &caller, tx, change).await?;
+    Ok(envelope::done())
+}

@@ -1,0 +1,232 @@
+//! `/roles`: custom account roles, beside the built-in Owner, Admin, Developer and Auditor.
+
+use axum::extract::{Path, RawQuery, State};
+use axum::response::Response;
+use serde::Serialize;
+use serde_json::{Value, json};
+use utoipa::ToSchema;
+
+use super::{commit, page_request, query_pairs, refuse_unknown_params};
+use crate::AppState;
+use crate::authz::{BUILTIN_ROLES, Resource, permission};
+use crate::clock::{from_millis, iso, to_millis};
+use crate::error::Error;
+use crate::http::auth::Caller;
+use crate::http::body::JsonBody;
+use crate::http::envelope;
+use crate::ids::new_guid;
+use crate::store::page::{self, Bind};
+use crate::store::roles::{self as role_store, AccountRole};
+use crate::store::trail::{Change, ChangeAction};
+use crate::store::{from_json_list, to_json_list};
+use crate::validate::{Body, Notification, Refusals, Rule, list_of, text};
+
+#[derive(Debug, Serialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct RoleView {
+    pub id: String,
+    pub name: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub description: Option<String>,
+    /// Permission names (`realm:read`, `client:write`, …); see `GET /roles/permissions`.
+    pub permissions: Vec<String>,
+    pub created_at: String,
+    pub updated_at: String,
+}
+
+impl From<&AccountRole> for RoleView {
+    fn from(role: &AccountRole) -> Self {
+        Self {
+            id: role.id.clone(),
+            name: role.name.clone(),
+            description: role.description.clone(),
+            permissions: from_json_list(&role.permissions),
+            created_at: iso(from_millis(role.created_at)),
+            updated_at: iso(from_millis(role.updated_at)),
+        }
+    }
+}
+
+#[derive(Debug, ToSchema)]
+#[schema(rename_all = "camelCase")]
+#[allow(dead_code)]
+pub struct RoleInput {
+    /// 1–64 characters, unique in the account, not a built-in role name; cannot change.
+    name: String,
+    description: Option<String>,
+    /// At least one permission name.
+    permissions: Vec<String>,
+}
+
+#[derive(Debug, Serialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct PermissionsView {
+    pub built_in_roles: Vec<String>,
+    pub permissions: Vec<String>,
+}
+
+fn read_permissions(state: &AppState, body: &mut Body, required: bool) -> Option<Vec<String>> {
+    let known = state.authz.permissions().clone();
+    let permission_name = move |path: &str, value: &Value| -> Result<String, Refusals> {
+        let name = text(1, 64)(path, value)?;
+        if known.contains(&name) {
+            Ok(name)
+        } else {
+            Err(vec![Notification::new(path, Rule::OneOf, format!("{path}: unknown permission {name}"))])
+        }
+    };
+    let parse = |path: &str, value: &Value| {
+        let names = list_of(200, &permission_name)(path, value)?;
+        if names.is_empty() {
+            return Err(vec![Notification::new(path, Rule::MinLength, format!("{path} must list at least one permission"))]);
+        }
+        Ok(names)
+    };
+    if required { body.required("permissions", parse) } else { body.optional("permissions", parse) }
+}
+
+fn description(body: &mut Body, role: &mut AccountRole) {
+    if body.has("description") {
+        role.description = body.optional("description", text(0, 1024)).filter(|d| !d.is_empty());
+    }
+}
+
+async fn role_in_reach(state: &AppState, caller: &Caller, id: &str, permission: &str) -> Result<AccountRole, Error> {
+    let role = role_store::find(state.store.pool(), caller.account_id(), id).await?;
+    caller.require(
+        state,
+        permission,
+        Resource::AccountRole { id: id.to_owned(), owner: role.as_ref().map(|r| r.account_id.clone()) },
+    )?;
+    role.ok_or(Error::NotFound("role"))
+}
+
+fn change(action: ChangeAction, role: &AccountRole, before: Option<Value>, after: Option<Value>, status: u16) -> Change {
+    // Account roles live outside any realm: trail only, no event.
+    Change {
+        action,
+        resource_type: "role",
+        resource_id: Some(role.id.clone()),
+        parent_id: None,
+        realm_id: None,
+        client_id: None,
+        before,
+        after,
+        details: None,
+        status,
+    }
+}
+
+#[utoipa::path(post, path = "/roles", tag = "Roles", request_body = RoleInput,
+    responses((status = 201, description = "The created role, in `data`", body = RoleView), (status = 400),
+              (status = 409, description = "AlreadyExists: the name is taken")),
+    security(("apiKey" = [])))]
+pub async fn create(State(state): State<AppState>, caller: Caller, JsonBody(mut body): JsonBody) -> Result<Response, Error> {
+    caller.require(&state, permission::ROLE_CREATE, Resource::Account(caller.account_id().to_owned()))?;
+    let now = to_millis(state.clock.now());
+    let name = body.required("name", text(1, 64));
+    let permissions = read_permissions(&state, &mut body, true);
+    let mut role = AccountRole {
+        id: new_guid(),
+        account_id: caller.account_id().to_owned(),
+        name: String::new(),
+        description: None,
+        permissions: String::new(),
+        created_at: now,
+        updated_at: now,
+    };
+    description(&mut body, &mut role);
+    if name.as_deref().is_some_and(|n| BUILTIN_ROLES.contains(&n)) {
+        body.refuse("name", Rule::Duplicate, "name is a built-in role");
+    }
+    body.finish()?;
+    let (Some(name), Some(permissions)) = (name, permissions) else {
+        return Err(Error::invalid("", Rule::Required, "name and permissions are required"));
+    };
+    role.name = name;
+    role.permissions = to_json_list(&permissions);
+
+    let mut tx = state.store.begin().await?;
+    if !role_store::insert(&mut *tx, &role).await? {
+        return Err(Error::AlreadyExists("role"));
+    }
+    let view = RoleView::from(&role);
+    commit(&state, &caller, tx, change(ChangeAction::Create, &role, None, Some(json!(view)), 201)).await?;
+    Ok(envelope::created(view))
+}
+
+#[utoipa::path(get, path = "/roles", tag = "Roles",
+    params(("pageNumber" = Option<u32>, Query), ("pageSize" = Option<u32>, Query), ("searchTerm" = Option<String>, Query),
+           ("sortBy" = Option<String>, Query), ("sortDirection" = Option<String>, Query),
+           ("createdFrom" = Option<String>, Query), ("createdTo" = Option<String>, Query)),
+    responses((status = 200, description = "A page of custom roles, in `pagination`", body = [RoleView])),
+    security(("apiKey" = [])))]
+pub async fn list(State(state): State<AppState>, caller: Caller, RawQuery(query): RawQuery) -> Result<Response, Error> {
+    caller.require(&state, permission::ROLE_READ, Resource::Account(caller.account_id().to_owned()))?;
+    let (request, rest) = page_request(&query_pairs(query))?;
+    refuse_unknown_params(&rest, &[])?;
+    let scope = [("account_id", Bind::Text(caller.account_id().to_owned()))];
+    let found = page::fetch::<AccountRole>(state.store.pool(), &role_store::LISTING, &scope, &request).await?;
+    Ok(envelope::paged(found.map(|role| RoleView::from(&role))))
+}
+
+#[utoipa::path(get, path = "/roles/permissions", tag = "Roles",
+    responses((status = 200, description = "The built-in roles and every permission a role or scope may list", body = PermissionsView)),
+    security(("apiKey" = [])))]
+pub async fn permissions(State(state): State<AppState>, caller: Caller) -> Result<Response, Error> {
+    caller.require(&state, permission::ROLE_READ, Resource::Account(caller.account_id().to_owned()))?;
+    Ok(envelope::ok(PermissionsView {
+        built_in_roles: BUILTIN_ROLES.iter().map(|r| (*r).to_owned()).collect(),
+        permissions: state.authz.permissions().iter().cloned().collect(),
+    }))
+}
+
+#[utoipa::path(get, path = "/roles/{roleId}", tag = "Roles", params(("roleId" = String, Path)),
+    responses((status = 200, description = "The role, in `data`", body = RoleView), (status = 404)),
+    security(("apiKey" = [])))]
+pub async fn read(State(state): State<AppState>, caller: Caller, Path(id): Path<String>) -> Result<Response, Error> {
+    let role = role_in_reach(&state, &caller, &id, permission::ROLE_READ).await?;
+    Ok(envelope::ok(RoleView::from(&role)))
+}
+
+#[utoipa::path(put, path = "/roles/{roleId}", tag = "Roles", params(("roleId" = String, Path)), request_body = RoleInput,
+    responses((status = 200, description = "The updated role, in `data`", body = RoleView), (status = 400), (status = 404)),
+    security(("apiKey" = [])))]
+pub async fn update(
+    State(state): State<AppState>,
+    caller: Caller,
+    Path(id): Path<String>,
+    JsonBody(mut body): JsonBody,
+) -> Result<Response, Error> {
+    let before = role_in_reach(&state, &caller, &id, permission::ROLE_UPDATE).await?;
+    let mut role = before.clone();
+    if let Some(name) = body.optional("name", text(0, 1024)) {
+        if name != role.name {
+            body.refuse("name", Rule::Immutable, "a role's name cannot change; credentials refer to it");
+        }
+    }
+    if let Some(permissions) = read_permissions(&state, &mut body, false) {
+        role.permissions = to_json_list(&permissions);
+    }
+    description(&mut body, &mut role);
+    body.finish()?;
+    role.updated_at = to_millis(state.clock.now());
+
+    let mut tx = state.store.begin().await?;
+    role_store::update(&mut *tx, &role).await?;
+    let view = RoleView::from(&role);
+    let record = change(ChangeAction::Update, &role, Some(json!(RoleView::from(&before))), Some(json!(view)), 200);
+    commit(&state, &caller, tx, record).await?;
+    Ok(envelope::ok(view))
+}
+
+#[utoipa::path(delete, path = "/roles/{roleId}", tag = "Roles", params(("roleId" = String, Path)),
+    responses((status = 200, description = "Deleted; credentials holding it lose what it granted"), (status = 404)),
+    security(("apiKey" = [])))]
+pub async fn delete(State(state): State<AppState>, caller: Caller, Path(id): Path<String>) -> Result<Response, Error> {
+    let role = role_in_reach(&state, &caller, &id, permission::ROLE_DELETE).await?;
+    let mut tx = state.store.begin().await?;
+    role_store::delete(&mut *tx, &role.account_id, &role.id).await?;
+    commit(&state, &caller, tx, change(ChangeAction::Delete, &role, Some(json!(RoleView::from(&role))), None, 200)).await?;
+    Ok(envelope::done())
+}

@@ -1,0 +1,225 @@
+//! `/secrets`: the account's API keys for the admin API.
+
+use axum::extract::{Path, RawQuery, State};
+use axum::response::Response;
+use serde::Serialize;
+use serde_json::{Value, json};
+use utoipa::ToSchema;
+
+use super::{commit, page_request, query_pairs, refuse_unknown_params};
+use crate::AppState;
+use crate::authz::{BUILTIN_ROLES, Resource, permission};
+use crate::bootstrap::API_KEY_PREFIX;
+use crate::clock::{from_millis, iso, to_millis};
+use crate::crypto::{generate_secret, last_four};
+use crate::error::Error;
+use crate::http::auth::Caller;
+use crate::http::body::JsonBody;
+use crate::http::envelope;
+use crate::ids::new_guid;
+use crate::store::page::{self, Bind};
+use crate::store::secrets::{self as secret_store, Secret, SecretType};
+use crate::store::trail::{Change, ChangeAction};
+use crate::store::{from_json_list, roles as role_store, to_json_list};
+use crate::validate::{Notification, Refusals, Rule, instant, list_of, one_of, text};
+
+#[derive(Debug, Serialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct SecretView {
+    pub id: String,
+    pub name: String,
+    #[serde(rename = "type")]
+    pub secret_type: SecretType,
+    /// Account roles: the most the secret can ever do.
+    pub roles: Vec<String>,
+    /// Permission names bounding the secret further; absent when only the roles bound it.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub scopes: Option<Vec<String>>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub expires_at: Option<String>,
+    /// The person the secret acts for.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub acts_for_user_id: Option<String>,
+    /// Shown once, in the creation response.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub value: Option<String>,
+    pub value_last_four: String,
+    pub created_at: String,
+}
+
+impl From<&Secret> for SecretView {
+    fn from(secret: &Secret) -> Self {
+        Self {
+            id: secret.id.clone(),
+            name: secret.name.clone(),
+            secret_type: secret.secret_type,
+            roles: from_json_list(&secret.roles),
+            scopes: secret.scopes.as_deref().map(from_json_list),
+            expires_at: secret.expires_at.map(|at| iso(from_millis(at))),
+            acts_for_user_id: secret.acts_for_user_id.clone(),
+            value: None,
+            value_last_four: secret.value_last_four.clone(),
+            created_at: iso(from_millis(secret.created_at)),
+        }
+    }
+}
+
+#[derive(Debug, ToSchema)]
+#[schema(rename_all = "camelCase")]
+#[allow(dead_code)]
+pub struct SecretInput {
+    /// Up to 128 characters.
+    name: String,
+    /// `ApiKey` (the default and, in this version, the only type that can be created).
+    #[schema(rename = "type")]
+    secret_type: Option<SecretType>,
+    /// At least one account role (built-in or custom); only roles the caller holds itself,
+    /// unless the caller is an Owner.
+    roles: Vec<String>,
+    /// Permission names that bound the secret further.
+    scopes: Option<Vec<String>>,
+    /// ISO 8601 instant in the future.
+    expires_at: Option<String>,
+}
+
+#[utoipa::path(post, path = "/secrets", tag = "Secrets", request_body = SecretInput,
+    responses((status = 201, description = "The created secret with its `value` (shown once), in `data`", body = SecretView),
+              (status = 400)),
+    security(("apiKey" = [])))]
+pub async fn create(State(state): State<AppState>, caller: Caller, JsonBody(mut body): JsonBody) -> Result<Response, Error> {
+    caller.require(&state, permission::SECRET_CREATE, Resource::Account(caller.account_id().to_owned()))?;
+    let now = state.clock.now();
+    let custom: Vec<String> = role_store::all_of_account(state.store.pool(), caller.account_id())
+        .await?
+        .into_iter()
+        .map(|role| role.name)
+        .collect();
+
+    let name = body.required("name", text(1, 128));
+    if let Some(kind) = body.optional("type", one_of(SecretType::NAMES)) {
+        if kind != SecretType::ApiKey {
+            body.refuse("type", Rule::OneOf, "only ApiKey secrets can be created in this version");
+        }
+    }
+    let is_owner = caller.holds_role("Owner");
+    let role_name = |path: &str, value: &Value| -> Result<String, Refusals> {
+        let role = text(1, 64)(path, value)?;
+        let builtin = BUILTIN_ROLES.contains(&role.as_str());
+        if !builtin && !custom.contains(&role) {
+            return Err(vec![Notification::new(path, Rule::NotFound, format!("{path}: no role named {role}"))]);
+        }
+        // A credential never gets more than its maker holds.
+        if !is_owner && !(builtin && caller.holds_role(&role)) {
+            return Err(vec![Notification::new(path, Rule::Escalation, format!("{path}: only roles you hold can be given"))]);
+        }
+        Ok(role)
+    };
+    let roles = body.required("roles", |path: &str, value: &Value| {
+        let roles = list_of(16, &role_name)(path, value)?;
+        if roles.is_empty() {
+            return Err(vec![Notification::new(path, Rule::MinLength, format!("{path} must list at least one role"))]);
+        }
+        Ok(roles)
+    });
+    let known = state.authz.permissions();
+    let scopes = body.optional("scopes", list_of(200, |path: &str, value: &Value| {
+        let scope = text(1, 64)(path, value)?;
+        if known.contains(&scope) {
+            Ok(scope)
+        } else {
+            Err(vec![Notification::new(path, Rule::OneOf, format!("{path}: unknown permission {scope}"))])
+        }
+    }));
+    let expires_at = body.optional("expiresAt", instant);
+    if expires_at.is_some_and(|at| at <= now) {
+        body.refuse("expiresAt", Rule::Range, "expiresAt must be in the future");
+    }
+    body.finish()?;
+    let (Some(name), Some(roles)) = (name, roles) else {
+        return Err(Error::invalid("", Rule::Required, "name and roles are required"));
+    };
+
+    let value = generate_secret(API_KEY_PREFIX);
+    let secret = Secret {
+        id: new_guid(),
+        account_id: caller.account_id().to_owned(),
+        secret_type: SecretType::ApiKey,
+        name,
+        value_hash: state.hasher.hash(&value),
+        value_last_four: last_four(&value),
+        roles: to_json_list(&roles),
+        scopes: scopes.map(|s| to_json_list(&s)),
+        expires_at: expires_at.map(to_millis),
+        acts_for_user_id: caller.actor.user_id.clone(),
+        created_at: to_millis(now),
+        updated_at: to_millis(now),
+    };
+    let mut tx = state.store.begin().await?;
+    secret_store::insert(&mut *tx, &secret).await?;
+    let mut view = SecretView::from(&secret);
+    let change = secret_change(ChangeAction::Create, &secret, None, Some(json!(view)), 201);
+    commit(&state, &caller, tx, change).await?;
+    view.value = Some(value);
+    Ok(envelope::created(view))
+}
+
+fn secret_change(action: ChangeAction, secret: &Secret, before: Option<Value>, after: Option<Value>, status: u16) -> Change {
+    // Secrets belong to the account, outside any realm: trail only, no event.
+    Change {
+        action,
+        resource_type: "secret",
+        resource_id: Some(secret.id.clone()),
+        parent_id: None,
+        realm_id: None,
+        client_id: None,
+        before,
+        after,
+        details: None,
+        status,
+    }
+}
+
+async fn secret_in_reach(state: &AppState, caller: &Caller, id: &str, permission: &str) -> Result<Secret, Error> {
+    let secret = secret_store::find(state.store.pool(), caller.account_id(), id).await?;
+    caller.require(
+        state,
+        permission,
+        Resource::Secret { id: id.to_owned(), owner: secret.as_ref().map(|s| s.account_id.clone()) },
+    )?;
+    secret.ok_or(Error::NotFound("secret"))
+}
+
+#[utoipa::path(get, path = "/secrets", tag = "Secrets",
+    params(("pageNumber" = Option<u32>, Query), ("pageSize" = Option<u32>, Query), ("searchTerm" = Option<String>, Query),
+           ("status" = Option<String>, Query, description = "A secret type"), ("sortBy" = Option<String>, Query),
+           ("sortDirection" = Option<String>, Query), ("createdFrom" = Option<String>, Query), ("createdTo" = Option<String>, Query)),
+    responses((status = 200, description = "A page of the account's secrets (never their values), in `pagination`", body = [SecretView])),
+    security(("apiKey" = [])))]
+pub async fn list(State(state): State<AppState>, caller: Caller, RawQuery(query): RawQuery) -> Result<Response, Error> {
+    caller.require(&state, permission::SECRET_READ, Resource::Account(caller.account_id().to_owned()))?;
+    let (request, rest) = page_request(&query_pairs(query))?;
+    refuse_unknown_params(&rest, &[])?;
+    let scope = [("account_id", Bind::Text(caller.account_id().to_owned()))];
+    let found = page::fetch::<Secret>(state.store.pool(), &secret_store::LISTING, &scope, &request).await?;
+    Ok(envelope::paged(found.map(|secret| SecretView::from(&secret))))
+}
+
+#[utoipa::path(get, path = "/secrets/{id}", tag = "Secrets", params(("id" = String, Path)),
+    responses((status = 200, description = "The secret without its value, in `data`", body = SecretView), (status = 404)),
+    security(("apiKey" = [])))]
+pub async fn read(State(state): State<AppState>, caller: Caller, Path(id): Path<String>) -> Result<Response, Error> {
+    let secret = secret_in_reach(&state, &caller, &id, permission::SECRET_READ).await?;
+    Ok(envelope::ok(SecretView::from(&secret)))
+}
+
+#[utoipa::path(delete, path = "/secrets/{id}", tag = "Secrets", params(("id" = String, Path)),
+    responses((status = 200, description = "Deleted; the secret gets 401 from the next call on"), (status = 404)),
+    security(("apiKey" = [])))]
+pub async fn delete(State(state): State<AppState>, caller: Caller, Path(id): Path<String>) -> Result<Response, Error> {
+    let secret = secret_in_reach(&state, &caller, &id, permission::SECRET_DELETE).await?;
+    let mut tx = state.store.begin().await?;
+    secret_store::delete(&mut *tx, &secret.account_id, &secret.id).await?;
+    let change = secret_change(ChangeAction::Delete, &secret, Some(json!(SecretView::from(&secret))), None, 200);
+    commit(&state, &caller, tx, change).await?;
+    Ok(envelope::done())
+}

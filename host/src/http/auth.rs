@@ -1,0 +1,300 @@
+//! Admin API authentication: who the caller is, what it may do, and the record of every attempt.
+//!
+//! The `authenticate` middleware identifies the credential, applies the caller's rate limit, hands
+//! the handler an authorised [`Caller`], writes the access log entry, and records refused changes
+//! in the change trail (they raise no event).
+
+use std::collections::BTreeSet;
+
+use axum::extract::{FromRequestParts, MatchedPath, OriginalUri, Request, State};
+use axum::http::request::Parts;
+use axum::http::{HeaderMap, Method};
+use axum::middleware::Next;
+use axum::response::{IntoResponse, Response};
+use chrono::{DateTime, Utc};
+
+use super::address::ClientAddress;
+use super::envelope::RefusedWith;
+use super::rate_limit::Class;
+use crate::AppState;
+use crate::authz::{BUILTIN_ROLES, Principal, PrincipalKind, Resource, Verdict};
+use crate::clock::to_millis;
+use crate::error::Error;
+use crate::ids::new_guid;
+use crate::store::access_log::{AccessEntry, AccessOutcome};
+use crate::store::secrets::{self, SecretType};
+use crate::store::trail::{self, ActorType, ChangeAction};
+use crate::store::{from_json_list, roles};
+
+pub const API_KEY_HEADER: &str = "x-api-key";
+
+/// An authenticated caller of the admin API.
+#[derive(Debug, Clone)]
+pub struct Caller {
+    pub principal: Principal,
+    pub actor: trail::Actor,
+    pub request: trail::Request,
+}
+
+impl Caller {
+    pub fn account_id(&self) -> &str {
+        &self.principal.account_id
+    }
+
+    /// Asks the policies whether the caller may do `permission` on `resource`.
+    pub fn require(&self, state: &AppState, permission: &str, resource: Resource) -> Result<(), Error> {
+        match state.authz.decide(&self.principal, permission, &resource) {
+            Ok(Verdict::Allow) => Ok(()),
+            Ok(Verdict::Deny { code, .. }) => Err(Error::Forbidden(code)),
+            Err(error) => Err(Error::Internal(error.into())),
+        }
+    }
+
+    /// Whether the caller holds a built-in role.
+    pub fn holds_role(&self, role: &str) -> bool {
+        self.principal.roles.iter().any(|held| held == role)
+    }
+}
+
+impl FromRequestParts<AppState> for Caller {
+    type Rejection = Error;
+
+    async fn from_request_parts(parts: &mut Parts, _: &AppState) -> Result<Self, Error> {
+        parts.extensions.get::<Caller>().cloned().ok_or(Error::Unauthenticated)
+    }
+}
+
+/// Why a credential was not accepted (recorded in the access log, never told to the caller).
+#[derive(Debug)]
+struct Refusal {
+    reason: &'static str,
+    credential: Option<secrets::Credential>,
+}
+
+pub async fn authenticate(State(state): State<AppState>, mut request: Request, next: Next) -> Response {
+    let now = state.clock.now();
+    let ip = request
+        .extensions()
+        .get::<ClientAddress>()
+        .map_or_else(|| "0.0.0.0".to_owned(), |a| a.0.to_string());
+    let method = request.method().clone();
+    let path = request
+        .extensions()
+        .get::<OriginalUri>()
+        .map_or_else(|| request.uri().path().to_owned(), |uri| uri.path().to_owned());
+    let template = request.extensions().get::<MatchedPath>().map(|p| p.as_str().to_owned());
+
+    let mut entry = AccessEntry {
+        id: new_guid(),
+        occurred_at: to_millis(now),
+        account_id: None,
+        credential_id: None,
+        credential_name: None,
+        actor_user_id: None,
+        ip_address: ip.clone(),
+        method: method.to_string(),
+        path: path.clone(),
+        status: 401,
+        outcome: AccessOutcome::Refused,
+        reason: None,
+    };
+
+    let caller = match identify(&state, request.headers(), now).await {
+        Ok(principal_and_actor) => principal_and_actor,
+        Err(Ok(refusal)) => {
+            if let Some(credential) = &refusal.credential {
+                entry.account_id = Some(credential.secret.account_id.clone());
+                entry.credential_id = Some(credential.secret.id.clone());
+                entry.credential_name = Some(credential.secret.name.clone());
+                entry.actor_user_id.clone_from(&credential.secret.acts_for_user_id);
+            }
+            entry.reason = Some(refusal.reason.to_owned());
+            state.access_log.record(entry).await;
+            return Error::Unauthenticated.into_response();
+        }
+        Err(Err(error)) => return error.into_response(),
+    };
+    let (principal, mut actor) = caller;
+    actor.ip_address = ip;
+    entry.account_id = Some(principal.account_id.clone());
+    entry.credential_id.clone_from(&actor.credential_id);
+    entry.credential_name.clone_from(&actor.credential_name);
+    entry.actor_user_id.clone_from(&actor.user_id);
+
+    let class = rate_class(&method, template.as_deref().unwrap_or(&path));
+    if let Err(retry_after_seconds) = state.limiter.take(&principal.id, class, now) {
+        entry.status = 429;
+        entry.reason = Some("TooManyRequests".into());
+        state.access_log.record(entry).await;
+        return Error::RateLimited { retry_after_seconds }.into_response();
+    }
+
+    let caller = Caller {
+        principal,
+        actor,
+        request: trail::Request { method: method.to_string(), path: path.clone() },
+    };
+    request.extensions_mut().insert(caller.clone());
+    let response = next.run(request).await;
+
+    let status = response.status();
+    let refused_with = response.extensions().get::<RefusedWith>().map(|r| r.0);
+    entry.status = i64::from(status.as_u16());
+    if status.is_client_error() || status.is_server_error() {
+        entry.reason = refused_with.map(|code| code.as_str().to_owned());
+    } else {
+        entry.outcome = AccessOutcome::Accepted;
+    }
+    state.access_log.record(entry).await;
+
+    if let (Some(action), Some(code), Some(template)) = (ChangeAction::of_method(method.as_str()), refused_with, template) {
+        if status.is_client_error() {
+            let (resource_type, resource_id, realm_id, client_id) = describe_target(&template, &path);
+            let change = trail::Change {
+                action,
+                resource_type,
+                resource_id,
+                parent_id: None,
+                realm_id,
+                client_id,
+                before: None,
+                after: None,
+                details: None,
+                status: status.as_u16(),
+            };
+            if let Err(error) =
+                trail::record_refusal(state.store.pool(), &caller.actor, &caller.request, &change, code.as_str(), to_millis(now)).await
+            {
+                tracing::error!(%error, "cannot record a refused change in the trail");
+            }
+        }
+    }
+    response
+}
+
+/// Finds and checks the credential. `Err(Ok(_))` is a refusal, `Err(Err(_))` a failure to check.
+async fn identify(
+    state: &AppState,
+    headers: &HeaderMap,
+    now: DateTime<Utc>,
+) -> Result<(Principal, trail::Actor), Result<Refusal, Error>> {
+    let refuse = |reason, credential| Err(Ok(Refusal { reason, credential }));
+    let Some(key) = headers.get(API_KEY_HEADER).and_then(|v| v.to_str().ok()).filter(|k| !k.is_empty()) else {
+        let reason = if headers.contains_key(axum::http::header::AUTHORIZATION) {
+            "bearer tokens are not accepted by this deployment"
+        } else {
+            "no credential"
+        };
+        return refuse(reason, None);
+    };
+    let hash = state.hasher.hash(key);
+    let credential = match secrets::find_by_hash(state.store.pool(), &hash).await {
+        Ok(Some(found)) if state.hasher.matches(key, &found.secret.value_hash) => found,
+        Ok(_) => return refuse("unknown credential", None),
+        Err(error) => return Err(Err(error.into())),
+    };
+    if credential.secret.secret_type != SecretType::ApiKey {
+        return refuse("not an API key", Some(credential));
+    }
+    if credential.secret.expires_at.is_some_and(|at| at <= to_millis(now)) {
+        return refuse("expired credential", Some(credential));
+    }
+
+    let secret = &credential.secret;
+    let held = from_json_list(&secret.roles);
+    let (builtin, custom): (Vec<String>, Vec<String>) =
+        held.into_iter().partition(|role| BUILTIN_ROLES.contains(&role.as_str()));
+    let mut grants = BTreeSet::new();
+    if !custom.is_empty() {
+        let defined = roles::all_of_account(state.store.pool(), &secret.account_id)
+            .await
+            .map_err(|e| Err(e.into()))?;
+        for role in defined.iter().filter(|role| custom.contains(&role.name)) {
+            grants.extend(from_json_list(&role.permissions));
+        }
+    }
+    let principal = Principal {
+        id: secret.id.clone(),
+        account_id: secret.account_id.clone(),
+        kind: PrincipalKind::Credential,
+        roles: builtin,
+        grants,
+        scopes: secret.scopes.as_deref().map(|s| from_json_list(s).into_iter().collect()),
+    };
+    let actor = trail::Actor {
+        account_id: secret.account_id.clone(),
+        actor_type: ActorType::Credential,
+        user_id: secret.acts_for_user_id.clone(),
+        username: credential.acts_for_username.clone(),
+        email: credential.acts_for_email.clone(),
+        credential_id: Some(secret.id.clone()),
+        credential_name: Some(secret.name.clone()),
+        ip_address: String::new(),
+    };
+    Ok((principal, actor))
+}
+
+/// Creating or changing API secrets, imports and impersonation are sensitive.
+fn rate_class(method: &Method, template: &str) -> Class {
+    let changes = method != Method::GET && method != Method::HEAD;
+    let sensitive = template.starts_with("/api/v1/admin/secrets")
+        || template.starts_with("/api/v1/admin/import")
+        || template.ends_with("/client-secret/rotate")
+        || template.ends_with("/users/import")
+        || template.ends_with("/impersonate");
+    if changes && sensitive { Class::Sensitive } else { Class::Standard }
+}
+
+/// The resource type, id, realm and client a route addresses, read from its template:
+/// `/api/v1/admin/realms/{realm}/clients/{client}` → ("client", Some(id), Some(realm), Some(client)).
+fn describe_target(template: &str, path: &str) -> (&'static str, Option<String>, Option<String>, Option<String>) {
+    let names: Vec<&str> = template.split('/').collect();
+    let values: Vec<&str> = path.split('/').collect();
+    let param = |name: &str| {
+        names
+            .iter()
+            .position(|segment| *segment == name)
+            .and_then(|index| values.get(index))
+            .map(|value| (*value).to_owned())
+    };
+    let last_static = names.iter().rev().find(|s| !s.starts_with('{') && !s.is_empty()).copied().unwrap_or("");
+    let resource_type = match last_static {
+        "realms" => "realm",
+        "clients" => "client",
+        "roles" => "role",
+        "secrets" => "secret",
+        "account" => "account",
+        _ => "resource",
+    };
+    let resource_id = names
+        .last()
+        .filter(|s| s.starts_with('{'))
+        .and_then(|_| values.last())
+        .map(|v| (*v).to_owned());
+    (resource_type, resource_id, param("{realm}"), param("{client}"))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn sensitive_routes_are_changes_to_secrets_imports_and_impersonation() {
+        assert_eq!(rate_class(&Method::POST, "/api/v1/admin/secrets"), Class::Sensitive);
+        assert_eq!(rate_class(&Method::DELETE, "/api/v1/admin/secrets/{id}"), Class::Sensitive);
+        assert_eq!(rate_class(&Method::GET, "/api/v1/admin/secrets"), Class::Standard);
+        assert_eq!(rate_class(&Method::POST, "/api/v1/admin/realms"), Class::Standard);
+        assert_eq!(
+            rate_class(&Method::POST, "/api/v1/admin/realms/{realm}/users/{userId}/impersonate"),
+            Class::Sensitive
+        );
+    }
+
+    #[test]
+    fn targets_are_read_from_the_route_template() {
+        let got = describe_target("/api/v1/admin/realms/{realm}/clients/{client}", "/api/v1/admin/realms/acme/clients/web");
+        assert_eq!(got, ("client", Some("web".into()), Some("acme".into()), Some("web".into())));
+        let got = describe_target("/api/v1/admin/realms/{realm}/clients", "/api/v1/admin/realms/acme/clients");
+        assert_eq!(got, ("client", None, Some("acme".into()), None));
+    }
+}

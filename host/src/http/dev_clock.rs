@@ -1,0 +1,47 @@
+//! `GET/POST /_dev/clock`, present only with `--manual-clock`: read, set or advance time. An
+//! advance runs every job that became due before it answers.
+
+use axum::extract::State;
+use axum::response::Response;
+use chrono::TimeDelta;
+use serde::Serialize;
+
+use super::body::JsonBody;
+use super::envelope;
+use crate::AppState;
+use crate::clock::{Clock, iso};
+use crate::error::Error;
+use crate::validate::{Rule, instant, integer};
+
+#[derive(Debug, Serialize)]
+struct ClockView {
+    now: String,
+}
+
+pub async fn read(State(state): State<AppState>) -> Response {
+    envelope::ok(ClockView { now: iso(state.clock.now()) })
+}
+
+/// Body: `{"advanceSeconds": n}` (n ≥ 0) or `{"set": "2030-01-01T00:00:00Z"}` (not backwards).
+pub async fn change(State(state): State<AppState>, JsonBody(mut body): JsonBody) -> Result<Response, Error> {
+    let Some(clock) = state.manual_clock.clone() else {
+        return Err(Error::NoRoute);
+    };
+    let advance = body.optional("advanceSeconds", integer(0, 10 * 365 * 86_400));
+    let set = body.optional("set", instant);
+    let now = clock.now();
+    if advance.is_some() == set.is_some() {
+        body.refuse("advanceSeconds", Rule::Required, "send either advanceSeconds or set");
+    }
+    if set.is_some_and(|to| to < now) {
+        body.refuse("set", Rule::Range, "time does not run backwards");
+    }
+    body.finish()?;
+    let target = match (advance, set) {
+        (Some(seconds), _) => now + TimeDelta::seconds(seconds),
+        (_, Some(to)) => to,
+        _ => now,
+    };
+    state.scheduler.advance_to(&clock, target).await;
+    Ok(envelope::ok(ClockView { now: iso(clock.now()) }))
+}

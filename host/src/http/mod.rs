@@ -1,0 +1,54 @@
+//! The HTTP edge: routing, middleware, and the mapping of domain errors to responses.
+
+pub mod address;
+pub mod admin;
+pub mod auth;
+pub mod body;
+pub mod dev_clock;
+pub mod envelope;
+pub mod metrics;
+pub mod openapi;
+pub mod rate_limit;
+pub mod request_id;
+
+use axum::Router;
+use axum::extract::{DefaultBodyLimit, State};
+use axum::middleware::{from_fn, from_fn_with_state};
+use axum::response::{IntoResponse, Response};
+use axum::routing::get;
+
+use crate::AppState;
+use crate::error::Error;
+
+/// The whole service: admin API, operations endpoints and, with the manual clock, `/_dev/clock`.
+pub fn router(state: AppState) -> Router {
+    let admin = admin::routes()
+        .route_layer(from_fn_with_state(state.clone(), auth::authenticate))
+        .route("/openapi.json", get(openapi::document))
+        .fallback(|| async { Error::NoRoute })
+        .method_not_allowed_fallback(|| async { Error::MethodNotAllowed });
+
+    let mut app = Router::new()
+        .nest("/api/v1/admin", admin)
+        .route("/healthz", get(|| async { "ok" }))
+        .route("/readyz", get(ready))
+        .route("/metrics", get(metrics::render));
+    if state.manual_clock.is_some() {
+        app = app.route("/_dev/clock", get(dev_clock::read).post(dev_clock::change));
+    }
+    app.fallback(|| async { Error::NoRoute })
+        .method_not_allowed_fallback(|| async { Error::MethodNotAllowed })
+        .layer(DefaultBodyLimit::max(state.settings.max_body_bytes))
+        .layer(from_fn_with_state(state.clone(), metrics::observe))
+        .layer(from_fn_with_state(state.clone(), address::attach))
+        .layer(from_fn(request_id::assign))
+        .with_state(state)
+}
+
+/// Ready when the database answers.
+async fn ready(State(state): State<AppState>) -> Response {
+    match state.store.ping().await {
+        Ok(()) => "ready".into_response(),
+        Err(error) => Error::Unavailable(error).into_response(),
+    }
+}

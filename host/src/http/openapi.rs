@@ -1,0 +1,40 @@
+//! The OpenAPI 3.1 document of the admin API, generated from the handlers' annotations.
+
+use axum::response::{IntoResponse, Response};
+use utoipa::openapi::security::{ApiKey, ApiKeyValue, SecurityScheme};
+use utoipa::{Modify, OpenApi};
+
+use super::admin::{account, audit, clients, realms, roles, secrets};
+use super::envelope::{NotificationBody, Pagination};
+use crate::error::ErrorCode;
+
+#[derive(OpenApi)]
+#[openapi(
+    info(title = "Castellan admin API", version = "v1",
+         description = "Every response is the admin envelope: `success`, `statusCode`, and `data` (or `pagination` on paged lists) on success; `errorCode`, `notifications` and `requestId` on errors. JSON in camelCase; empty fields are omitted."),
+    servers((url = "/api/v1/admin")),
+    paths(
+        account::read,
+        realms::create, realms::list, realms::read, realms::update, realms::delete,
+        clients::create, clients::list, clients::read, clients::update, clients::delete,
+        roles::create, roles::list, roles::permissions, roles::read, roles::update, roles::delete,
+        secrets::create, secrets::list, secrets::read, secrets::delete,
+        audit::trail, audit::access_logs,
+    ),
+    components(schemas(NotificationBody, ErrorCode, Pagination<realms::RealmView>)),
+    modifiers(&ApiKeyScheme),
+)]
+pub struct AdminApi;
+
+struct ApiKeyScheme;
+
+impl Modify for ApiKeyScheme {
+    fn modify(&self, openapi: &mut utoipa::openapi::OpenApi) {
+        let components = openapi.components.get_or_insert_with(Default::default);
+        components.add_security_scheme("apiKey", SecurityScheme::ApiKey(ApiKey::Header(ApiKeyValue::new("x-api-key"))));
+    }
+}
+
+pub async fn document() -> Response {
+    axum::Json(AdminApi::openapi()).into_response()
+}

@@ -1,0 +1,197 @@
+//! Castellan: a multi-tenant identity and access service.
+//!
+//! [`Application::build`] owns start-up: configuration, database and migrations, policies,
+//! bootstrap, background workers and the HTTP listener. Everything a request needs travels in the
+//! cloneable [`AppState`].
+
+pub mod authz;
+pub mod bootstrap;
+pub mod clock;
+pub mod config;
+pub mod crypto;
+pub mod error;
+pub mod http;
+pub mod ids;
+pub mod jobs;
+pub mod store;
+pub mod validate;
+
+use std::future::Future;
+use std::net::SocketAddr;
+use std::path::Path;
+use std::sync::Arc;
+use std::time::Duration;
+
+use anyhow::Context as _;
+use chrono::TimeDelta;
+use tokio::net::TcpListener;
+use tokio::task::JoinHandle;
+
+use crate::authz::Authorizer;
+use crate::bootstrap::Bootstrapped;
+use crate::clock::{Clock, ManualClock, SystemClock, to_millis};
+use crate::config::Settings;
+use crate::crypto::SecretHasher;
+use crate::http::metrics::Metrics;
+use crate::http::rate_limit::RateLimiter;
+use crate::jobs::Scheduler;
+use crate::store::Store;
+use crate::store::access_log::AccessLog;
+
+/// What every request handler and job may use.
+#[derive(Debug, Clone)]
+pub struct AppState {
+    pub settings: Arc<Settings>,
+    pub store: Store,
+    pub clock: Arc<dyn Clock>,
+    /// Present only with `--manual-clock`.
+    pub manual_clock: Option<Arc<ManualClock>>,
+    pub authz: Arc<Authorizer>,
+    pub hasher: SecretHasher,
+    pub access_log: AccessLog,
+    pub limiter: Arc<RateLimiter>,
+    pub metrics: Arc<Metrics>,
+    pub scheduler: Arc<Scheduler>,
+}
+
+impl std::fmt::Debug for dyn Clock {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("Clock")
+    }
+}
+
+/// A built service, bound to its port and ready to run.
+pub struct Application {
+    listener: TcpListener,
+    state: AppState,
+    bootstrapped: Option<Bootstrapped>,
+    access_writer: JoinHandle<()>,
+}
+
+impl Application {
+    /// Connects and migrates the database, loads and validates the policies (refusing to start on
+    /// an invalid one), bootstraps an empty database, and binds the listen address.
+    pub async fn build(settings: Settings, policies: &Path) -> anyhow::Result<Self> {
+        let authz = Authorizer::load(policies).with_context(|| format!("invalid policies in {}", policies.display()))?;
+        let (hasher, created) = SecretHasher::load_or_create(&settings.secret_key_file)?;
+        if created {
+            tracing::warn!(
+                path = %settings.secret_key_file.display(),
+                "created a new secret key; every host of this deployment must use the same file"
+            );
+        }
+        let store = Store::connect(&settings.database_url, settings.database_max_connections).await?;
+        store.migrate().await?;
+
+        let (clock, manual_clock): (Arc<dyn Clock>, _) = if settings.manual_clock {
+            let manual = Arc::new(ManualClock::starting_at(SystemClock.now()));
+            (manual.clone(), Some(manual))
+        } else {
+            (Arc::new(SystemClock), None)
+        };
+        let bootstrapped = bootstrap::run_if_empty(&store, &hasher, clock.as_ref()).await?;
+        let metrics = Metrics::new();
+        let scheduler = Arc::new(Scheduler::new(clock.clone(), metrics.clone()));
+        let (access_log, access_writer) = AccessLog::start(store.clone());
+        let listener = TcpListener::bind(settings.listen)
+            .await
+            .with_context(|| format!("cannot listen on {}", settings.listen))?;
+
+        let state = AppState {
+            settings: Arc::new(settings),
+            store,
+            clock,
+            manual_clock,
+            authz: Arc::new(authz),
+            hasher,
+            access_log,
+            limiter: Arc::new(RateLimiter::default()),
+            metrics,
+            scheduler,
+        };
+        register_jobs(&state).await;
+        Ok(Self { listener, state, bootstrapped, access_writer })
+    }
+
+    pub fn local_addr(&self) -> SocketAddr {
+        self.listener.local_addr().unwrap_or(self.state.settings.listen)
+    }
+
+    /// What the first start created, if this start was the first.
+    pub fn bootstrapped(&self) -> Option<&Bootstrapped> {
+        self.bootstrapped.as_ref()
+    }
+
+    pub fn state(&self) -> &AppState {
+        &self.state
+    }
+
+    /// Serves until `shutdown` completes, then lets in-flight requests finish and stores every
+    /// queued access log entry.
+    pub async fn run_until_stopped(self, shutdown: impl Future<Output = ()> + Send + 'static) -> anyhow::Result<()> {
+        let Self { listener, state, access_writer, .. } = self;
+        if state.manual_clock.is_some() {
+            tracing::warn!("MANUAL CLOCK IS ON: time moves only through POST /_dev/clock. Never run production like this.");
+        }
+        let ticker = (state.manual_clock.is_none()).then(|| {
+            let scheduler = state.scheduler.clone();
+            tokio::spawn(async move {
+                let mut every_second = tokio::time::interval(Duration::from_secs(1));
+                loop {
+                    every_second.tick().await;
+                    scheduler.run_due().await;
+                }
+            })
+        });
+        let router = http::router(state.clone());
+        tracing::info!(address = %listener.local_addr()?, "serving");
+        axum::serve(listener, router.into_make_service_with_connect_info::<SocketAddr>())
+            .with_graceful_shutdown(shutdown)
+            .await
+            .context("server failed")?;
+        if let Some(ticker) = ticker {
+            ticker.abort();
+        }
+        state.access_log.flush().await;
+        let store = state.store.clone();
+        drop(state);
+        let _ = tokio::time::timeout(Duration::from_secs(5), access_writer).await;
+        store.close().await;
+        tracing::info!("stopped");
+        Ok(())
+    }
+}
+
+async fn register_jobs(state: &AppState) {
+    let store = state.store.clone();
+    let retention = TimeDelta::days(i64::from(state.settings.access_log_retention_days));
+    state
+        .scheduler
+        .every(
+            "access-log-retention",
+            TimeDelta::hours(1),
+            Arc::new(move |now| {
+                let store = store.clone();
+                Box::pin(async move {
+                    let removed = store::access_log::delete_before(store.pool(), to_millis(now - retention)).await?;
+                    if removed > 0 {
+                        tracing::info!(removed, "access log entries past retention removed");
+                    }
+                    Ok(())
+                })
+            }),
+        )
+        .await;
+    let limiter = state.limiter.clone();
+    state
+        .scheduler
+        .every(
+            "rate-limit-pruning",
+            TimeDelta::minutes(1),
+            Arc::new(move |now| {
+                limiter.prune(now);
+                Box::pin(async { Ok(()) })
+            }),
+        )
+        .await;
+}

@@ -1,0 +1,152 @@
+//! The `castellan` command: `serve`, `migrate`, `policies check`.
+
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use castellan::authz::{Authorizer, fixtures};
+use castellan::config::{LogFormat, Overrides, Settings};
+use castellan::crypto::write_private_file;
+use castellan::{Application, store};
+use clap::{Parser, Subcommand};
+use tracing_subscriber::EnvFilter;
+
+#[derive(Debug, Parser)]
+#[command(name = "castellan", version, about = "Multi-tenant identity and access service")]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Debug, Subcommand)]
+enum Command {
+    /// Run the service (migrates the database and bootstraps an empty one first).
+    Serve {
+        #[command(flatten)]
+        overrides: Overrides,
+        /// Folder of the Cedar schema, policies and fixtures.
+        #[arg(long, env = "CASTELLAN_POLICIES", default_value = "policies")]
+        policies: PathBuf,
+    },
+    /// Apply pending database migrations and exit.
+    Migrate {
+        #[command(flatten)]
+        overrides: Overrides,
+    },
+    /// Work with the permission policies.
+    Policies {
+        #[command(subcommand)]
+        command: PoliciesCommand,
+    },
+}
+
+#[derive(Debug, Subcommand)]
+enum PoliciesCommand {
+    /// Validate the policies against the schema, run the fixtures, print the role × permission matrix.
+    Check {
+        #[arg(default_value = "policies")]
+        dir: PathBuf,
+    },
+}
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    let runtime = match tokio::runtime::Builder::new_multi_thread().enable_all().build() {
+        Ok(runtime) => runtime,
+        Err(error) => {
+            eprintln!("error: cannot start the runtime: {error}");
+            return ExitCode::FAILURE;
+        }
+    };
+    match runtime.block_on(run(cli)) {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(error) => {
+            eprintln!("error: {error:#}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+async fn run(cli: Cli) -> anyhow::Result<()> {
+    match cli.command {
+        Command::Serve { overrides, policies } => {
+            let settings = Settings::load(&overrides)?;
+            init_logging(settings.log_format);
+            serve(settings, policies).await
+        }
+        Command::Migrate { overrides } => {
+            let settings = Settings::load(&overrides)?;
+            init_logging(settings.log_format);
+            let store = store::Store::connect(&settings.database_url, 1).await?;
+            store.migrate().await?;
+            println!("migrations applied");
+            Ok(())
+        }
+        Command::Policies { command: PoliciesCommand::Check { dir } } => check_policies(&dir),
+    }
+}
+
+async fn serve(settings: Settings, policies: PathBuf) -> anyhow::Result<()> {
+    let key_file = settings.bootstrap_key_file.clone();
+    let app = Application::build(settings, &policies).await?;
+    let address = app.local_addr();
+    if let Some(first) = app.bootstrapped() {
+        println!("Castellan bootstrapped an account ({}) with an Owner API key.", first.account_id);
+        println!("This key is shown once; keep it safe:\n\n    {}\n", first.api_key);
+        println!("Try it:\n\n    curl -s -H 'x-api-key: {}' http://{address}/api/v1/admin/realms\n", first.api_key);
+        if let Some(path) = key_file {
+            write_private_file(&path, &first.api_key)?;
+            println!("The key was also written to {} (mode 0600).", path.display());
+        }
+    }
+    app.run_until_stopped(shutdown_signal()).await
+}
+
+async fn shutdown_signal() {
+    let interrupt = async {
+        let _ = tokio::signal::ctrl_c().await;
+    };
+    #[cfg(unix)]
+    let terminate = async {
+        match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {
+            Ok(mut signal) => {
+                signal.recv().await;
+            }
+            Err(_) => std::future::pending().await,
+        }
+    };
+    #[cfg(not(unix))]
+    let terminate = std::future::pending::<()>();
+    tokio::select! {
+        () = interrupt => {},
+        () = terminate => {},
+    }
+    tracing::info!("shutting down: finishing in-flight requests");
+}
+
+fn check_policies(dir: &std::path::Path) -> anyhow::Result<()> {
+    let authz = Authorizer::load(dir)?;
+    println!("{} policies validate against {}", authz.policy_count(), dir.join("schema.cedarschema").display());
+    let fixture_dir = dir.join("fixtures");
+    if fixture_dir.is_dir() {
+        let outcomes = fixtures::run(&authz, &fixture_dir).map_err(anyhow::Error::msg)?;
+        let failed: Vec<_> = outcomes.iter().filter(|o| !o.passed).collect();
+        for outcome in &failed {
+            println!("FAIL {}: {}: {}", outcome.file.display(), outcome.name, outcome.detail);
+        }
+        println!("{} fixture cases, {} failed", outcomes.len(), failed.len());
+        if !failed.is_empty() {
+            anyhow::bail!("policy fixtures failed");
+        }
+    }
+    println!("\n{}", authz.role_matrix()?);
+    Ok(())
+}
+
+fn init_logging(format: LogFormat) {
+    let filter = EnvFilter::try_from_env("CASTELLAN_LOG").unwrap_or_else(|_| EnvFilter::new("info,sqlx=warn"));
+    let builder = tracing_subscriber::fmt().with_env_filter(filter).with_writer(std::io::stderr);
+    match format {
+        LogFormat::Json => builder.json().init(),
+        LogFormat::Text => builder.init(),
+    }
+}

@@ -1,0 +1,158 @@
+//! The access log: every use of a credential at the admin API, accepted or refused.
+//!
+//! Rows are written by one background writer in batches, so that the request path never waits
+//! on a database write; `flush` waits until everything recorded so far is stored.
+
+use sqlx::{Any, Executor};
+use tokio::sync::{mpsc, oneshot};
+
+use super::page::Listing;
+use super::{Store, text_enum};
+
+text_enum! {
+    pub enum AccessOutcome {
+        Accepted,
+        Refused,
+    }
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, sqlx::FromRow)]
+pub struct AccessEntry {
+    pub id: String,
+    pub occurred_at: i64,
+    pub account_id: Option<String>,
+    pub credential_id: Option<String>,
+    pub credential_name: Option<String>,
+    pub actor_user_id: Option<String>,
+    pub ip_address: String,
+    pub method: String,
+    pub path: String,
+    pub status: i64,
+    #[sqlx(try_from = "String")]
+    pub outcome: AccessOutcome,
+    pub reason: Option<String>,
+}
+
+const COLUMNS: &str =
+    "id, occurred_at, account_id, credential_id, credential_name, actor_user_id, ip_address, method, path, status, outcome, reason";
+
+pub const LISTING: Listing = Listing {
+    table: "access_log",
+    columns: COLUMNS,
+    created: "occurred_at",
+    tie_breaker: "id",
+    search: &["credential_name", "path", "ip_address", "reason"],
+    status: Some("outcome"),
+    sortable: &[("occurredAt", "occurred_at"), ("status", "status"), ("createdAt", "occurred_at")],
+};
+
+/// Most rows written in one statement.
+const BATCH: usize = 256;
+
+enum Message {
+    Entry(Box<AccessEntry>),
+    Flush(oneshot::Sender<()>),
+}
+
+/// The handle requests record through.
+#[derive(Debug, Clone)]
+pub struct AccessLog {
+    sender: mpsc::Sender<Message>,
+}
+
+impl std::fmt::Debug for Message {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Self::Entry(entry) => f.debug_tuple("Entry").field(&entry.id).finish(),
+            Self::Flush(_) => f.write_str("Flush"),
+        }
+    }
+}
+
+impl AccessLog {
+    /// Starts the writer; it ends once every handle is dropped and what was recorded is stored.
+    pub fn start(store: Store) -> (Self, tokio::task::JoinHandle<()>) {
+        let (sender, receiver) = mpsc::channel(16 * 1024);
+        let writer = tokio::spawn(write_batches(store, receiver));
+        (Self { sender }, writer)
+    }
+
+    /// Queues an entry; waits only when the queue is full.
+    pub async fn record(&self, entry: AccessEntry) {
+        if self.sender.send(Message::Entry(Box::new(entry))).await.is_err() {
+            tracing::error!("access log writer has stopped; an entry was not recorded");
+        }
+    }
+
+    /// Waits until every entry recorded before the call is stored.
+    pub async fn flush(&self) {
+        let (done, wait) = oneshot::channel();
+        if self.sender.send(Message::Flush(done)).await.is_ok() {
+            let _ = wait.await;
+        }
+    }
+}
+
+async fn write_batches(store: Store, mut receiver: mpsc::Receiver<Message>) {
+    let mut entries = Vec::with_capacity(BATCH);
+    let mut waiting = Vec::new();
+    while let Some(first) = receiver.recv().await {
+        let mut next = Some(first);
+        while let Some(message) = next.take() {
+            match message {
+                Message::Entry(entry) => entries.push(*entry),
+                Message::Flush(done) => waiting.push(done),
+            }
+            if entries.len() < BATCH {
+                next = receiver.try_recv().ok();
+            }
+        }
+        if !entries.is_empty() {
+            if let Err(error) = insert_batch(store.pool(), &entries).await {
+                tracing::error!(%error, lost = entries.len(), "cannot write access log entries");
+            }
+            entries.clear();
+        }
+        for done in waiting.drain(..) {
+            let _ = done.send(());
+        }
+    }
+}
+
+async fn insert_batch<'c>(db: impl Executor<'c, Database = Any>, entries: &[AccessEntry]) -> Result<(), sqlx::Error> {
+    const PER_ROW: usize = 12;
+    let mut sql = format!("INSERT INTO access_log ({COLUMNS}) VALUES ");
+    for row in 0..entries.len() {
+        if row > 0 {
+            sql.push_str(", ");
+        }
+        let placeholders: Vec<String> = (1..=PER_ROW).map(|i| format!("${}", row * PER_ROW + i)).collect();
+        sql.push_str(&format!("({})", placeholders.join(", ")));
+    }
+    let mut query = sqlx::query(sqlx::AssertSqlSafe(sql));
+    for e in entries {
+        query = query
+            .bind(e.id.clone())
+            .bind(e.occurred_at)
+            .bind(e.account_id.clone())
+            .bind(e.credential_id.clone())
+            .bind(e.credential_name.clone())
+            .bind(e.actor_user_id.clone())
+            .bind(e.ip_address.clone())
+            .bind(e.method.clone())
+            .bind(e.path.clone())
+            .bind(e.status)
+            .bind(e.outcome.as_str())
+            .bind(e.reason.clone());
+    }
+    query.execute(db).await.map(|_| ())
+}
+
+/// Removes entries older than `cutoff` (retention).
+pub async fn delete_before<'c>(db: impl Executor<'c, Database = Any>, cutoff: i64) -> Result<u64, sqlx::Error> {
+    sqlx::query("DELETE FROM access_log WHERE occurred_at < $1")
+        .bind(cutoff)
+        .execute(db)
+        .await
+        .map(|done| done.rows_affected())
+}

@@ -1,0 +1,132 @@
+//! Clients (applications) of a realm.
+
+use sqlx::{Any, Executor};
+
+use super::page::Listing;
+use super::{Status, text_enum};
+
+text_enum! {
+    pub enum ClientType {
+        /// Holds a secret (servers, agents).
+        Confidential,
+        /// Cannot keep a secret (browser and mobile apps); no client credentials.
+        Public,
+    }
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, sqlx::FromRow)]
+pub struct Client {
+    pub realm_id: String,
+    pub id: String,
+    pub name: String,
+    pub description: Option<String>,
+    #[sqlx(try_from = "String")]
+    pub client_type: ClientType,
+    #[sqlx(try_from = "String")]
+    pub status: Status,
+    pub secret_hash: Option<String>,
+    pub secret_last_four: Option<String>,
+    pub secret_rotated_at: Option<i64>,
+    pub previous_secret_valid_until: Option<i64>,
+    pub issued_tokens_revoked_before: Option<i64>,
+    #[sqlx(try_from = "super::Flag")]
+    pub token_exchange_enabled: bool,
+    /// JSON list.
+    pub allowed_scopes: String,
+    /// JSON list.
+    pub grant_types: String,
+    /// JSON list.
+    pub redirect_uris: String,
+    pub created_at: i64,
+    pub updated_at: i64,
+}
+
+const COLUMNS: &str = "realm_id, id, name, description, client_type, status, secret_hash, secret_last_four, \
+     secret_rotated_at, previous_secret_valid_until, issued_tokens_revoked_before, token_exchange_enabled, \
+     allowed_scopes, grant_types, redirect_uris, created_at, updated_at";
+
+pub const LISTING: Listing = Listing {
+    table: "clients",
+    columns: COLUMNS,
+    created: "created_at",
+    tie_breaker: "id",
+    search: &["id", "name", "description"],
+    status: Some("status"),
+    sortable: &[("id", "id"), ("name", "name"), ("updatedAt", "updated_at"), ("createdAt", "created_at")],
+};
+
+pub async fn find<'c>(
+    db: impl Executor<'c, Database = Any>,
+    realm_id: &str,
+    id: &str,
+) -> Result<Option<Client>, sqlx::Error> {
+    sqlx::query_as(sqlx::AssertSqlSafe(format!(
+        "SELECT {COLUMNS} FROM clients WHERE realm_id = $1 AND id = $2"
+    )))
+    .bind(realm_id)
+    .bind(id)
+    .fetch_optional(db)
+    .await
+}
+
+/// Inserts the client; `false` when its id is taken in the realm.
+pub async fn insert<'c>(db: impl Executor<'c, Database = Any>, client: &Client) -> Result<bool, sqlx::Error> {
+    let done = sqlx::query(
+        "INSERT INTO clients (realm_id, id, name, description, client_type, status, secret_hash, secret_last_four, \
+         secret_rotated_at, previous_secret_valid_until, issued_tokens_revoked_before, token_exchange_enabled, \
+         allowed_scopes, grant_types, redirect_uris, created_at, updated_at) \
+         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17) \
+         ON CONFLICT (realm_id, id) DO NOTHING",
+    )
+    .bind(&client.realm_id)
+    .bind(&client.id)
+    .bind(&client.name)
+    .bind(&client.description)
+    .bind(client.client_type.as_str())
+    .bind(client.status.as_str())
+    .bind(&client.secret_hash)
+    .bind(&client.secret_last_four)
+    .bind(client.secret_rotated_at)
+    .bind(client.previous_secret_valid_until)
+    .bind(client.issued_tokens_revoked_before)
+    .bind(client.token_exchange_enabled)
+    .bind(&client.allowed_scopes)
+    .bind(&client.grant_types)
+    .bind(&client.redirect_uris)
+    .bind(client.created_at)
+    .bind(client.updated_at)
+    .execute(db)
+    .await?;
+    Ok(done.rows_affected() == 1)
+}
+
+/// Writes the fields an update may change.
+pub async fn update<'c>(db: impl Executor<'c, Database = Any>, client: &Client) -> Result<(), sqlx::Error> {
+    sqlx::query(
+        "UPDATE clients SET name = $3, description = $4, status = $5, token_exchange_enabled = $6, \
+         allowed_scopes = $7, grant_types = $8, redirect_uris = $9, updated_at = $10 \
+         WHERE realm_id = $1 AND id = $2",
+    )
+    .bind(&client.realm_id)
+    .bind(&client.id)
+    .bind(&client.name)
+    .bind(&client.description)
+    .bind(client.status.as_str())
+    .bind(client.token_exchange_enabled)
+    .bind(&client.allowed_scopes)
+    .bind(&client.grant_types)
+    .bind(&client.redirect_uris)
+    .bind(client.updated_at)
+    .execute(db)
+    .await
+    .map(|_| ())
+}
+
+pub async fn delete<'c>(db: impl Executor<'c, Database = Any>, realm_id: &str, id: &str) -> Result<(), sqlx::Error> {
+    sqlx::query("DELETE FROM clients WHERE realm_id = $1 AND id = $2")
+        .bind(realm_id)
+        .bind(id)
+        .execute(db)
+        .await
+        .map(|_| ())
+}

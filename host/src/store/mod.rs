@@ -1,0 +1,244 @@
+//! Persistence on SQLite (embedded default) or PostgreSQL through sqlx's runtime-selected driver.
+//!
+//! SQL is written once with `$1` placeholders, `RETURNING` and `ON CONFLICT`, which both backends
+//! understand; what must differ per backend lives here and nowhere else. Instants are stored as
+//! milliseconds since the epoch and lists as JSON text, so every column decodes the same way on
+//! both backends.
+
+pub mod access_log;
+pub mod accounts;
+pub mod clients;
+pub mod page;
+pub mod realms;
+pub mod roles;
+pub mod secrets;
+pub mod trail;
+
+use std::str::FromStr;
+use std::time::Duration;
+
+use anyhow::Context as _;
+use sqlx::any::{AnyConnectOptions, AnyPoolOptions};
+use sqlx::{AnyPool, Executor as _};
+
+pub use sqlx::AnyConnection as Connection;
+
+/// An enum stored and shown by its variant names (`Active`, `Confidential`, …).
+macro_rules! text_enum {
+    ($(#[$meta:meta])* $vis:vis enum $name:ident { $($(#[$vmeta:meta])* $variant:ident),+ $(,)? }) => {
+        $(#[$meta])*
+        #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, serde::Serialize, utoipa::ToSchema)]
+        $vis enum $name { $($(#[$vmeta])* $variant),+ }
+
+        impl $name {
+            pub const NAMES: &'static [(&'static str, Self)] = &[$((stringify!($variant), Self::$variant)),+];
+
+            pub fn as_str(self) -> &'static str {
+                match self { $(Self::$variant => stringify!($variant)),+ }
+            }
+        }
+
+        impl TryFrom<String> for $name {
+            type Error = String;
+            fn try_from(text: String) -> Result<Self, String> {
+                Self::NAMES
+                    .iter()
+                    .find(|(name, _)| *name == text)
+                    .map(|(_, value)| *value)
+                    .ok_or_else(|| format!("unknown {} {text}", stringify!($name)))
+            }
+        }
+    };
+}
+pub(crate) use text_enum;
+
+text_enum! {
+    /// Whether a realm or client is in service.
+    pub enum Status {
+        Active,
+        Disabled,
+    }
+}
+
+pub type Transaction = sqlx::Transaction<'static, sqlx::Any>;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Backend {
+    Sqlite,
+    Postgres,
+}
+
+impl Backend {
+    pub fn of_url(url: &str) -> Self {
+        if url.starts_with("postgres://") || url.starts_with("postgresql://") {
+            Self::Postgres
+        } else {
+            Self::Sqlite
+        }
+    }
+}
+
+/// The database: a pool, and which backend it is.
+#[derive(Debug, Clone)]
+pub struct Store {
+    pool: AnyPool,
+    backend: Backend,
+}
+
+impl Store {
+    /// Connects; a SQLite file (and its folder) is created when missing and put in WAL mode.
+    pub async fn connect(url: &str, max_connections: u32) -> anyhow::Result<Self> {
+        sqlx::any::install_default_drivers();
+        let backend = Backend::of_url(url);
+        let url = match backend {
+            Backend::Postgres => url.to_owned(),
+            Backend::Sqlite => sqlite_url(url)?,
+        };
+        let options = AnyConnectOptions::from_str(&url).context("invalid database URL")?;
+        let pool = AnyPoolOptions::new()
+            .max_connections(max_connections)
+            .acquire_timeout(Duration::from_secs(5))
+            .after_connect(move |connection, _| {
+                Box::pin(async move {
+                    if backend == Backend::Sqlite {
+                        // WAL lets readers run beside the one writer; NORMAL is durable in WAL
+                        // mode except for the last transactions on power loss.
+                        for pragma in [
+                            "PRAGMA journal_mode = WAL",
+                            "PRAGMA synchronous = NORMAL",
+                            "PRAGMA foreign_keys = ON",
+                            "PRAGMA busy_timeout = 5000",
+                        ] {
+                            connection.execute(pragma).await?;
+                        }
+                    }
+                    Ok(())
+                })
+            })
+            .connect_with(options)
+            .await
+            .with_context(|| format!("cannot connect to the database at {}", redact(&url)))?;
+        Ok(Self { pool, backend })
+    }
+
+    /// Applies every migration of this backend not yet applied.
+    pub async fn migrate(&self) -> anyhow::Result<()> {
+        let migrator = match self.backend {
+            Backend::Sqlite => sqlx::migrate!("../migrations/sqlite"),
+            Backend::Postgres => sqlx::migrate!("../migrations/postgres"),
+        };
+        migrator.run(&self.pool).await.context("database migration failed")
+    }
+
+    pub fn backend(&self) -> Backend {
+        self.backend
+    }
+
+    pub fn pool(&self) -> &AnyPool {
+        &self.pool
+    }
+
+    pub async fn begin(&self) -> Result<Transaction, sqlx::Error> {
+        self.pool.begin().await
+    }
+
+    /// Whether the database answers.
+    pub async fn ping(&self) -> Result<(), sqlx::Error> {
+        sqlx::query("SELECT 1").execute(&self.pool).await.map(|_| ())
+    }
+
+    pub async fn close(&self) {
+        self.pool.close().await;
+    }
+}
+
+/// `sqlite://path?mode=rwc` for a `sqlite:` URL or a plain path, creating the file's folder.
+fn sqlite_url(url: &str) -> anyhow::Result<String> {
+    let rest = url
+        .strip_prefix("sqlite://")
+        .or_else(|| url.strip_prefix("sqlite:"))
+        .unwrap_or(url);
+    let (path, query) = rest.split_once('?').unwrap_or((rest, ""));
+    if path != ":memory:" {
+        if let Some(parent) = std::path::Path::new(path).parent().filter(|p| !p.as_os_str().is_empty()) {
+            std::fs::create_dir_all(parent)
+                .with_context(|| format!("cannot create the database folder {}", parent.display()))?;
+        }
+    }
+    let query = if query.is_empty() { "mode=rwc".to_owned() } else { query.to_owned() };
+    Ok(format!("sqlite://{path}?{query}"))
+}
+
+/// The URL without its password, for messages.
+fn redact(url: &str) -> String {
+    match (url.find("://"), url.rfind('@')) {
+        (Some(scheme), Some(at)) if at > scheme => {
+            let credentials = &url[scheme + 3..at];
+            match credentials.split_once(':') {
+                Some((user, _)) => format!("{}{user}:***{}", &url[..scheme + 3], &url[at..]),
+                None => url.to_owned(),
+            }
+        }
+        _ => url.to_owned(),
+    }
+}
+
+/// A boolean column. PostgreSQL stores `BOOLEAN`; SQLite stores `INTEGER` 0/1, because the
+/// runtime-selected driver cannot map SQLite's `BOOLEAN`. Fields read it with
+/// `#[sqlx(try_from = "Flag")]` and stay plain `bool`; binding a `bool` works on both.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Flag(pub bool);
+
+impl From<Flag> for bool {
+    fn from(flag: Flag) -> Self {
+        flag.0
+    }
+}
+
+impl sqlx::Type<sqlx::Any> for Flag {
+    fn type_info() -> sqlx::any::AnyTypeInfo {
+        <bool as sqlx::Type<sqlx::Any>>::type_info()
+    }
+
+    fn compatible(ty: &sqlx::any::AnyTypeInfo) -> bool {
+        ty.kind() == sqlx::any::AnyTypeInfoKind::Bool || ty.kind().is_integer()
+    }
+}
+
+impl<'r> sqlx::Decode<'r, sqlx::Any> for Flag {
+    fn decode(value: sqlx::any::AnyValueRef<'r>) -> Result<Self, sqlx::error::BoxDynError> {
+        match <i64 as sqlx::Decode<sqlx::Any>>::decode(value.clone()) {
+            Ok(number) => Ok(Self(number != 0)),
+            Err(_) => <bool as sqlx::Decode<sqlx::Any>>::decode(value).map(Self),
+        }
+    }
+}
+
+/// A JSON list column.
+pub fn to_json_list(items: &[String]) -> String {
+    serde_json::Value::from(items).to_string()
+}
+
+/// Reads a JSON list column; a malformed value (never written by us) reads as empty.
+pub fn from_json_list(text: &str) -> Vec<String> {
+    serde_json::from_str(text).unwrap_or_default()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn urls_select_the_backend() {
+        assert_eq!(Backend::of_url("postgres://h/db"), Backend::Postgres);
+        assert_eq!(Backend::of_url("postgresql://h/db"), Backend::Postgres);
+        assert_eq!(Backend::of_url("sqlite://data/x.db"), Backend::Sqlite);
+        assert_eq!(Backend::of_url("./x.db"), Backend::Sqlite);
+    }
+
+    #[test]
+    fn passwords_are_redacted() {
+        assert_eq!(redact("postgres://u:pw@h/db"), "postgres://u:***@h/db");
+        assert_eq!(redact("postgres://h/db"), "postgres://h/db");
+    }
+}

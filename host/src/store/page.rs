@@ -1,0 +1,239 @@
+//! Paged lists (SPEC "Pagination and filtering"): one query builder for every listable table.
+
+use chrono::{DateTime, Utc};
+use sqlx::any::AnyRow;
+use sqlx::{AnyPool, FromRow};
+
+use crate::clock::to_millis;
+
+pub const DEFAULT_PAGE_SIZE: u32 = 10;
+pub const MAX_PAGE_SIZE: u32 = 200;
+
+/// A request for one page, already normalised (page ≥ 1, size 1 to 200).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PageRequest {
+    pub number: u32,
+    pub size: u32,
+    pub search: Option<String>,
+    pub status: Option<String>,
+    pub sort_by: Option<String>,
+    pub ascending: bool,
+    pub created_from: Option<DateTime<Utc>>,
+    pub created_to: Option<DateTime<Utc>>,
+}
+
+impl Default for PageRequest {
+    fn default() -> Self {
+        Self {
+            number: 1,
+            size: DEFAULT_PAGE_SIZE,
+            search: None,
+            status: None,
+            sort_by: None,
+            ascending: false,
+            created_from: None,
+            created_to: None,
+        }
+    }
+}
+
+impl PageRequest {
+    /// Page numbers below 1 read as 1; sizes above 200 read as 200 (below 1, the default).
+    pub fn normalised(number: i64, size: i64) -> (u32, u32) {
+        let number = u32::try_from(number.max(1)).unwrap_or(u32::MAX);
+        let size = if size < 1 { DEFAULT_PAGE_SIZE } else { size.min(i64::from(MAX_PAGE_SIZE)) as u32 };
+        (number, size)
+    }
+}
+
+/// One page of results.
+#[derive(Debug, Clone)]
+pub struct Page<T> {
+    pub items: Vec<T>,
+    pub page_number: u32,
+    pub page_size: u32,
+    pub total_items: i64,
+}
+
+impl<T> Page<T> {
+    pub fn total_pages(&self) -> i64 {
+        (self.total_items + i64::from(self.page_size) - 1) / i64::from(self.page_size)
+    }
+
+    pub fn map<U>(self, f: impl FnMut(T) -> U) -> Page<U> {
+        Page {
+            items: self.items.into_iter().map(f).collect(),
+            page_number: self.page_number,
+            page_size: self.page_size,
+            total_items: self.total_items,
+        }
+    }
+}
+
+/// What a table offers to paged lists.
+#[derive(Debug)]
+pub struct Listing {
+    pub table: &'static str,
+    pub columns: &'static str,
+    /// The creation instant; the default sort and the `createdFrom`/`createdTo` range.
+    pub created: &'static str,
+    /// A unique column that breaks ties so pages never overlap.
+    pub tie_breaker: &'static str,
+    /// Text columns `searchTerm` is matched against (case-insensitive substring).
+    pub search: &'static [&'static str],
+    /// The column `status` restricts.
+    pub status: Option<&'static str>,
+    /// Names accepted by `sortBy`, with their columns.
+    pub sortable: &'static [(&'static str, &'static str)],
+}
+
+/// A value bound to a placeholder.
+#[derive(Debug, Clone)]
+pub enum Bind {
+    Text(String),
+    Int(i64),
+}
+
+/// A SQL text with numbered placeholders and their values.
+#[derive(Debug, Default)]
+struct Sql {
+    text: String,
+    binds: Vec<Bind>,
+}
+
+impl Sql {
+    fn push(&mut self, text: &str) {
+        self.text.push_str(text);
+    }
+
+    fn bind(&mut self, value: Bind) {
+        self.binds.push(value);
+        self.text.push_str(&format!("${}", self.binds.len()));
+    }
+
+    fn query_as<'q, T>(&'q self) -> sqlx::query::QueryAs<'q, sqlx::Any, T, sqlx::any::AnyArguments>
+    where
+        T: for<'r> FromRow<'r, AnyRow>,
+    {
+        let mut query = sqlx::query_as::<_, T>(sqlx::AssertSqlSafe(self.text.clone()));
+        for bind in &self.binds {
+            query = match bind {
+                Bind::Text(text) => query.bind(text.clone()),
+                Bind::Int(number) => query.bind(*number),
+            };
+        }
+        query
+    }
+}
+
+/// Fetches one page of `listing` rows restricted to `scope` (column = value pairs).
+pub async fn fetch<T>(
+    pool: &AnyPool,
+    listing: &Listing,
+    scope: &[(&'static str, Bind)],
+    request: &PageRequest,
+) -> Result<Page<T>, sqlx::Error>
+where
+    T: for<'r> FromRow<'r, AnyRow> + Send + Unpin,
+{
+    let mut filter = Sql::default();
+    filter.push(" WHERE 1 = 1");
+    for (column, value) in scope {
+        filter.push(&format!(" AND {column} = "));
+        filter.bind(value.clone());
+    }
+    if let Some(term) = request.search.as_deref().filter(|t| !t.is_empty()) {
+        let pattern = format!("%{}%", escape_like(&term.to_lowercase()));
+        filter.push(" AND (");
+        for (index, column) in listing.search.iter().enumerate() {
+            if index > 0 {
+                filter.push(" OR ");
+            }
+            filter.push(&format!("LOWER(COALESCE({column}, '')) LIKE "));
+            filter.bind(Bind::Text(pattern.clone()));
+            filter.push(" ESCAPE '\\'");
+        }
+        if listing.search.is_empty() {
+            filter.push("1 = 1");
+        }
+        filter.push(")");
+    }
+    if let (Some(status), Some(column)) = (&request.status, listing.status) {
+        filter.push(&format!(" AND {column} = "));
+        filter.bind(Bind::Text(status.clone()));
+    }
+    if let Some(from) = request.created_from {
+        filter.push(&format!(" AND {} >= ", listing.created));
+        filter.bind(Bind::Int(to_millis(from)));
+    }
+    if let Some(to) = request.created_to {
+        filter.push(&format!(" AND {} < ", listing.created));
+        filter.bind(Bind::Int(to_millis(to)));
+    }
+
+    let mut count = Sql::default();
+    count.push(&format!("SELECT COUNT(*) AS total FROM {}", listing.table));
+    count.push(&filter.text);
+    count.binds.clone_from(&filter.binds);
+    let (total_items,): (i64,) = count.query_as().fetch_one(pool).await?;
+
+    let sort_column = request
+        .sort_by
+        .as_deref()
+        .and_then(|name| listing.sortable.iter().find(|(n, _)| n.eq_ignore_ascii_case(name)))
+        .map_or(listing.created, |(_, column)| *column);
+    let direction = if request.ascending { "ASC" } else { "DESC" };
+    let mut select = Sql::default();
+    select.push(&format!("SELECT {} FROM {}", listing.columns, listing.table));
+    select.push(&filter.text);
+    select.binds = filter.binds;
+    select.push(&format!(
+        " ORDER BY {sort_column} {direction}, {} {direction} LIMIT ",
+        listing.tie_breaker
+    ));
+    select.bind(Bind::Int(i64::from(request.size)));
+    select.push(" OFFSET ");
+    select.bind(Bind::Int((i64::from(request.number) - 1) * i64::from(request.size)));
+    let items = select.query_as::<T>().fetch_all(pool).await?;
+
+    Ok(Page {
+        items,
+        page_number: request.number,
+        page_size: request.size,
+        total_items,
+    })
+}
+
+fn escape_like(text: &str) -> String {
+    let mut escaped = String::with_capacity(text.len());
+    for c in text.chars() {
+        if matches!(c, '%' | '_' | '\\') {
+            escaped.push('\\');
+        }
+        escaped.push(c);
+    }
+    escaped
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn page_numbers_and_sizes_are_clamped() {
+        assert_eq!(PageRequest::normalised(0, 10), (1, 10));
+        assert_eq!(PageRequest::normalised(-5, 500), (1, 200));
+        assert_eq!(PageRequest::normalised(3, 0), (3, DEFAULT_PAGE_SIZE));
+    }
+
+    #[test]
+    fn like_wildcards_in_search_terms_are_literal() {
+        assert_eq!(escape_like("50%_a\\"), "50\\%\\_a\\\\");
+    }
+
+    #[test]
+    fn total_pages_round_up() {
+        let page: Page<()> = Page { items: vec![], page_number: 1, page_size: 10, total_items: 21 };
+        assert_eq!(page.total_pages(), 3);
+    }
+}

@@ -1,0 +1,124 @@
+//! Realms: the tenancy unit for end users.
+
+use sqlx::{Any, Executor};
+
+use super::Status;
+use super::page::Listing;
+
+/// Lockout and password settings, with their documented defaults.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, sqlx::FromRow)]
+pub struct RealmSettings {
+    /// Failures from one unapproved address within an hour before it is locked out of an account.
+    pub max_failed_attempts: i64,
+    /// How long such a lock lasts.
+    pub lockout_duration_minutes: i64,
+    /// Lockout Status: whether the realm lockout applies (to new accounts too).
+    #[sqlx(try_from = "super::Flag")]
+    pub lockout_enabled: bool,
+    /// Minimum Length of passwords.
+    pub minimum_password_length: i64,
+    /// Refuse passwords found in the breached-password list.
+    #[sqlx(try_from = "super::Flag")]
+    pub block_breached_passwords: bool,
+}
+
+impl RealmSettings {
+    pub const MAX_FAILED_ATTEMPTS: (i64, i64) = (1, 100);
+    pub const LOCKOUT_DURATION_MINUTES: (i64, i64) = (1, 1440);
+    pub const MINIMUM_PASSWORD_LENGTH: (i64, i64) = (8, 64);
+}
+
+impl Default for RealmSettings {
+    fn default() -> Self {
+        Self {
+            max_failed_attempts: 5,
+            lockout_duration_minutes: 15,
+            lockout_enabled: true,
+            minimum_password_length: 8,
+            block_breached_passwords: false,
+        }
+    }
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, sqlx::FromRow)]
+pub struct Realm {
+    pub id: String,
+    pub account_id: String,
+    pub display_name: String,
+    #[sqlx(try_from = "String")]
+    pub status: Status,
+    #[sqlx(flatten)]
+    pub settings: RealmSettings,
+    pub created_at: i64,
+    pub updated_at: i64,
+}
+
+const COLUMNS: &str = "id, account_id, display_name, status, max_failed_attempts, lockout_duration_minutes, \
+     lockout_enabled, minimum_password_length, block_breached_passwords, created_at, updated_at";
+
+pub const LISTING: Listing = Listing {
+    table: "realms",
+    columns: COLUMNS,
+    created: "created_at",
+    tie_breaker: "id",
+    search: &["id", "display_name"],
+    status: Some("status"),
+    sortable: &[("id", "id"), ("displayName", "display_name"), ("updatedAt", "updated_at"), ("createdAt", "created_at")],
+};
+
+pub async fn find<'c>(db: impl Executor<'c, Database = Any>, id: &str) -> Result<Option<Realm>, sqlx::Error> {
+    sqlx::query_as(sqlx::AssertSqlSafe(format!("SELECT {COLUMNS} FROM realms WHERE id = $1")))
+        .bind(id)
+        .fetch_optional(db)
+        .await
+}
+
+/// Inserts the realm; `false` when the id is taken.
+pub async fn insert<'c>(db: impl Executor<'c, Database = Any>, realm: &Realm) -> Result<bool, sqlx::Error> {
+    let s = &realm.settings;
+    let done = sqlx::query(
+        "INSERT INTO realms (id, account_id, display_name, status, max_failed_attempts, lockout_duration_minutes, \
+         lockout_enabled, minimum_password_length, block_breached_passwords, created_at, updated_at) \
+         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11) ON CONFLICT (id) DO NOTHING",
+    )
+    .bind(&realm.id)
+    .bind(&realm.account_id)
+    .bind(&realm.display_name)
+    .bind(realm.status.as_str())
+    .bind(s.max_failed_attempts)
+    .bind(s.lockout_duration_minutes)
+    .bind(s.lockout_enabled)
+    .bind(s.minimum_password_length)
+    .bind(s.block_breached_passwords)
+    .bind(realm.created_at)
+    .bind(realm.updated_at)
+    .execute(db)
+    .await?;
+    Ok(done.rows_affected() == 1)
+}
+
+pub async fn update<'c>(db: impl Executor<'c, Database = Any>, realm: &Realm) -> Result<(), sqlx::Error> {
+    let s = &realm.settings;
+    sqlx::query(
+        "UPDATE realms SET display_name = $2, status = $3, max_failed_attempts = $4, lockout_duration_minutes = $5, \
+         lockout_enabled = $6, minimum_password_length = $7, block_breached_passwords = $8, updated_at = $9 \
+         WHERE id = $1",
+    )
+    .bind(&realm.id)
+    .bind(&realm.display_name)
+    .bind(realm.status.as_str())
+    .bind(s.max_failed_attempts)
+    .bind(s.lockout_duration_minutes)
+    .bind(s.lockout_enabled)
+    .bind(s.minimum_password_length)
+    .bind(s.block_breached_passwords)
+    .bind(realm.updated_at)
+    .execute(db)
+    .await
+    .map(|_| ())
+}
+
+/// Deletes the realm; its clients, people and their memberships go with it.
+pub async fn delete<'c>(db: impl Executor<'c, Database = Any>, id: &str) -> Result<(), sqlx::Error> {
+    sqlx::query("DELETE FROM realms WHERE id = $1").bind(id).execute(db).await.map(|_| ())
+}

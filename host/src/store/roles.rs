@@ -1,0 +1,95 @@
+//! Custom account roles: a name and the permissions it grants, beside the built-in roles.
+
+use sqlx::{Any, Executor};
+
+use super::page::Listing;
+
+#[derive(Debug, Clone, PartialEq, Eq, sqlx::FromRow)]
+pub struct AccountRole {
+    pub id: String,
+    pub account_id: String,
+    pub name: String,
+    pub description: Option<String>,
+    /// JSON list of permission names.
+    pub permissions: String,
+    pub created_at: i64,
+    pub updated_at: i64,
+}
+
+const COLUMNS: &str = "id, account_id, name, description, permissions, created_at, updated_at";
+
+pub const LISTING: Listing = Listing {
+    table: "account_roles",
+    columns: COLUMNS,
+    created: "created_at",
+    tie_breaker: "id",
+    search: &["name", "description"],
+    status: None,
+    sortable: &[("name", "name"), ("updatedAt", "updated_at"), ("createdAt", "created_at")],
+};
+
+pub async fn find<'c>(
+    db: impl Executor<'c, Database = Any>,
+    account_id: &str,
+    id: &str,
+) -> Result<Option<AccountRole>, sqlx::Error> {
+    sqlx::query_as(sqlx::AssertSqlSafe(format!(
+        "SELECT {COLUMNS} FROM account_roles WHERE account_id = $1 AND id = $2"
+    )))
+    .bind(account_id)
+    .bind(id)
+    .fetch_optional(db)
+    .await
+}
+
+/// Every custom role of an account, by name (accounts have few).
+pub async fn all_of_account<'c>(
+    db: impl Executor<'c, Database = Any>,
+    account_id: &str,
+) -> Result<Vec<AccountRole>, sqlx::Error> {
+    sqlx::query_as(sqlx::AssertSqlSafe(format!(
+        "SELECT {COLUMNS} FROM account_roles WHERE account_id = $1"
+    )))
+    .bind(account_id)
+    .fetch_all(db)
+    .await
+}
+
+/// Inserts the role; `false` when the account has a role of that name.
+pub async fn insert<'c>(db: impl Executor<'c, Database = Any>, role: &AccountRole) -> Result<bool, sqlx::Error> {
+    let done = sqlx::query(
+        "INSERT INTO account_roles (id, account_id, name, description, permissions, created_at, updated_at) \
+         VALUES ($1, $2, $3, $4, $5, $6, $7) ON CONFLICT (account_id, name) DO NOTHING",
+    )
+    .bind(&role.id)
+    .bind(&role.account_id)
+    .bind(&role.name)
+    .bind(&role.description)
+    .bind(&role.permissions)
+    .bind(role.created_at)
+    .bind(role.updated_at)
+    .execute(db)
+    .await?;
+    Ok(done.rows_affected() == 1)
+}
+
+pub async fn update<'c>(db: impl Executor<'c, Database = Any>, role: &AccountRole) -> Result<(), sqlx::Error> {
+    sqlx::query("UPDATE account_roles SET description = $3, permissions = $4, updated_at = $5 WHERE account_id = $1 AND id = $2")
+        .bind(&role.account_id)
+        .bind(&role.id)
+        .bind(&role.description)
+        .bind(&role.permissions)
+        .bind(role.updated_at)
+        .execute(db)
+        .await
+        .map(|_| ())
+}
+
+pub async fn delete<'c>(db: impl Executor<'c, Database = Any>, account_id: &str, id: &str) -> Result<(), sqlx::Error> {
+    sqlx::query("DELETE FROM account_roles WHERE account_id = $1 AND id = $2")
+        .bind(account_id)
+        .bind(id)
+        .execute(db)
+        .await
+        .map(|_| ())
+}

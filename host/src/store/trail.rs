@@ -1,0 +1,233 @@
+//! The change trail of administrative changes, and the event outbox that announces them
+//! (DESIGN principle 6: a change, its trail row and its event commit in one transaction).
+
+use serde_json::{Value, json};
+use sqlx::{Any, Executor};
+
+use super::page::Listing;
+use super::text_enum;
+use crate::ids::new_guid;
+
+text_enum! {
+    /// Who made a change: a signed-in person, or an account credential.
+    pub enum ActorType {
+        User,
+        Credential,
+    }
+}
+
+text_enum! {
+    pub enum Outcome {
+        Succeeded,
+        Refused,
+    }
+}
+
+text_enum! {
+    pub enum ChangeAction {
+        Create,
+        Update,
+        Delete,
+    }
+}
+
+impl ChangeAction {
+    /// The administrative event announcing a change of this kind.
+    pub fn event_type(self) -> &'static str {
+        match self {
+            Self::Create => "admin_resource_created",
+            Self::Update => "admin_resource_updated",
+            Self::Delete => "admin_resource_deleted",
+        }
+    }
+
+    pub fn of_method(method: &str) -> Option<Self> {
+        match method {
+            "POST" => Some(Self::Create),
+            "PUT" | "PATCH" => Some(Self::Update),
+            "DELETE" => Some(Self::Delete),
+            _ => None,
+        }
+    }
+}
+
+/// The caller behind a change or an access, as recorded.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Actor {
+    pub account_id: String,
+    pub actor_type: ActorType,
+    pub user_id: Option<String>,
+    pub username: Option<String>,
+    pub email: Option<String>,
+    pub credential_id: Option<String>,
+    pub credential_name: Option<String>,
+    pub ip_address: String,
+}
+
+/// Where and how a change was asked for.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Request {
+    pub method: String,
+    pub path: String,
+}
+
+/// One administrative change.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Change {
+    pub action: ChangeAction,
+    pub resource_type: &'static str,
+    pub resource_id: Option<String>,
+    pub parent_id: Option<String>,
+    /// The realm the change happened in; changes outside a realm publish no event.
+    pub realm_id: Option<String>,
+    pub client_id: Option<String>,
+    pub before: Option<Value>,
+    pub after: Option<Value>,
+    pub details: Option<Value>,
+    pub status: u16,
+}
+
+/// Writes the trail row of a successful change and, for a change inside a realm, its event.
+pub async fn record_change(
+    tx: &mut super::Connection,
+    actor: &Actor,
+    request: &Request,
+    change: &Change,
+    at: i64,
+) -> Result<(), sqlx::Error> {
+    insert_row(&mut *tx, actor, request, change, Outcome::Succeeded, None, at).await?;
+    if let Some(realm_id) = &change.realm_id {
+        let mut data = json!({
+            "action": change.action.as_str(),
+            "resource_type": change.resource_type,
+            "resource_id": change.resource_id,
+            "parent_id": change.parent_id,
+            "realm_id": realm_id,
+            "client_id": change.client_id,
+            "actor_type": actor.actor_type.as_str(),
+            "actor_user_id": actor.user_id,
+            "actor_username": actor.username,
+            "actor_email": if actor.actor_type == ActorType::Credential { None } else { actor.email.clone() },
+            "actor_credential_id": actor.credential_id,
+            "actor_credential_name": actor.credential_name,
+            "ip_address": actor.ip_address,
+            "method": request.method,
+            "path": request.path,
+        });
+        if let (Some(details), Some(object)) = (&change.details, data.as_object_mut()) {
+            object.insert("details".into(), details.clone());
+        }
+        sqlx::query(
+            "INSERT INTO event_outbox (id, event_type, account_id, realm_id, client_id, created_at, data) \
+             VALUES ($1, $2, $3, $4, $5, $6, $7)",
+        )
+        .bind(new_guid())
+        .bind(change.action.event_type())
+        .bind(&actor.account_id)
+        .bind(realm_id)
+        .bind(&change.client_id)
+        .bind(at)
+        .bind(data.to_string())
+        .execute(&mut *tx)
+        .await?;
+    }
+    Ok(())
+}
+
+/// Writes the trail row of a refused change; refused changes raise no event.
+pub async fn record_refusal<'c>(
+    db: impl Executor<'c, Database = Any>,
+    actor: &Actor,
+    request: &Request,
+    change: &Change,
+    error_code: &str,
+    at: i64,
+) -> Result<(), sqlx::Error> {
+    insert_row(db, actor, request, change, Outcome::Refused, Some(error_code), at).await
+}
+
+async fn insert_row<'c>(
+    db: impl Executor<'c, Database = Any>,
+    actor: &Actor,
+    request: &Request,
+    change: &Change,
+    outcome: Outcome,
+    error_code: Option<&str>,
+    at: i64,
+) -> Result<(), sqlx::Error> {
+    let text = |value: &Option<Value>| value.as_ref().map(Value::to_string);
+    sqlx::query(
+        "INSERT INTO audit_trail (id, account_id, realm_id, client_id, occurred_at, outcome, action, resource_type, \
+         resource_id, parent_id, actor_type, actor_user_id, actor_username, actor_email, actor_credential_id, \
+         actor_credential_name, ip_address, method, path, status, error_code, before_state, after_state, details) \
+         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, $20, $21, \
+         $22, $23, $24)",
+    )
+    .bind(new_guid())
+    .bind(&actor.account_id)
+    .bind(&change.realm_id)
+    .bind(&change.client_id)
+    .bind(at)
+    .bind(outcome.as_str())
+    .bind(change.action.as_str())
+    .bind(change.resource_type)
+    .bind(&change.resource_id)
+    .bind(&change.parent_id)
+    .bind(actor.actor_type.as_str())
+    .bind(&actor.user_id)
+    .bind(&actor.username)
+    .bind(&actor.email)
+    .bind(&actor.credential_id)
+    .bind(&actor.credential_name)
+    .bind(&actor.ip_address)
+    .bind(&request.method)
+    .bind(&request.path)
+    .bind(i64::from(change.status))
+    .bind(error_code)
+    .bind(text(&change.before))
+    .bind(text(&change.after))
+    .bind(text(&change.details))
+    .execute(db)
+    .await
+    .map(|_| ())
+}
+
+/// A row of the change trail.
+#[derive(Debug, Clone, PartialEq, Eq, sqlx::FromRow)]
+pub struct TrailRow {
+    pub id: String,
+    pub realm_id: Option<String>,
+    pub client_id: Option<String>,
+    pub occurred_at: i64,
+    pub outcome: String,
+    pub action: String,
+    pub resource_type: String,
+    pub resource_id: Option<String>,
+    pub parent_id: Option<String>,
+    pub actor_type: String,
+    pub actor_user_id: Option<String>,
+    pub actor_username: Option<String>,
+    pub actor_email: Option<String>,
+    pub actor_credential_id: Option<String>,
+    pub actor_credential_name: Option<String>,
+    pub ip_address: String,
+    pub method: String,
+    pub path: String,
+    pub status: i64,
+    pub error_code: Option<String>,
+    pub before_state: Option<String>,
+    pub after_state: Option<String>,
+    pub details: Option<String>,
+}
+
+pub const LISTING: Listing = Listing {
+    table: "audit_trail",
+    columns: "id, realm_id, client_id, occurred_at, outcome, action, resource_type, resource_id, parent_id, \
+              actor_type, actor_user_id, actor_username, actor_email, actor_credential_id, actor_credential_name, \
+              ip_address, method, path, status, error_code, before_state, after_state, details",
+    created: "occurred_at",
+    tie_breaker: "id",
+    search: &["resource_type", "resource_id", "path", "actor_username", "actor_credential_name"],
+    status: Some("outcome"),
+    sortable: &[("occurredAt", "occurred_at"), ("resourceType", "resource_type"), ("createdAt", "occurred_at")],
+};

@@ -1,0 +1,1 @@
+//! Black-box tests of Castellan live in `service/`; this library is empty.
