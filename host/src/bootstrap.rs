@@ -26,7 +26,11 @@ pub struct Bootstrapped {
 
 /// Creates the first account when the database has none; `None` when it already has one (or
 /// another host created it at the same moment).
-pub async fn run_if_empty(store: &Store, hasher: &SecretHasher, clock: &dyn Clock) -> anyhow::Result<Option<Bootstrapped>> {
+pub async fn run_if_empty(
+    store: &Store,
+    hasher: &SecretHasher,
+    clock: &dyn Clock,
+) -> anyhow::Result<Option<Bootstrapped>> {
     let mut tx = store.begin().await?;
     if accounts::exists_any(&mut *tx).await? {
         return Ok(None);
@@ -68,12 +72,7 @@ pub async fn run_if_empty(store: &Store, hasher: &SecretHasher, clock: &dyn Cloc
         updated_at: now,
     };
     clients::insert(&mut *tx, &platform_client).await?;
-    let owner = Person {
-        id: new_guid(),
-        realm_id: PLATFORM_REALM.into(),
-        username: "owner".into(),
-        email: None,
-    };
+    let owner = Person { id: new_guid(), realm_id: PLATFORM_REALM.into(), username: "owner".into(), email: None };
     accounts::insert_person(&mut *tx, &owner, now).await?;
     accounts::insert_member(&mut *tx, &account.id, &owner.id, &["Owner".to_owned()], now).await?;
     let api_key = generate_secret(API_KEY_PREFIX);
@@ -93,10 +92,5 @@ pub async fn run_if_empty(store: &Store, hasher: &SecretHasher, clock: &dyn Cloc
     };
     secrets::insert(&mut *tx, &secret).await?;
     tx.commit().await.context("cannot store the bootstrap account")?;
-    Ok(Some(Bootstrapped {
-        account_id: account.id,
-        owner_user_id: owner.id,
-        api_key_id: secret.id,
-        api_key,
-    }))
+    Ok(Some(Bootstrapped { account_id: account.id, owner_user_id: owner.id, api_key_id: secret.id, api_key }))
 }

@@ -116,18 +116,10 @@ impl Settings {
         let explicit = overrides.config.as_deref();
         let path = explicit.unwrap_or_else(|| Path::new(DEFAULT_CONFIG_FILE));
         let mut settings = match std::fs::read_to_string(path) {
-            Ok(text) => toml::from_str(&text).map_err(|source| ConfigError::Parse {
-                path: path.to_owned(),
-                source,
-            })?,
-            Err(error) if explicit.is_none() && error.kind() == std::io::ErrorKind::NotFound => {
-                Settings::default()
-            }
+            Ok(text) => toml::from_str(&text).map_err(|source| ConfigError::Parse { path: path.to_owned(), source })?,
+            Err(error) if explicit.is_none() && error.kind() == std::io::ErrorKind::NotFound => Settings::default(),
             Err(source) => {
-                return Err(ConfigError::Read {
-                    path: path.to_owned(),
-                    source,
-                });
+                return Err(ConfigError::Read { path: path.to_owned(), source });
             }
         };
         settings.apply(overrides);
@@ -157,16 +149,10 @@ impl Settings {
 
     fn check(&self) -> Result<(), ConfigError> {
         if self.database_max_connections == 0 {
-            return Err(ConfigError::Invalid {
-                name: "database_max_connections",
-                reason: "must be at least 1".into(),
-            });
+            return Err(ConfigError::Invalid { name: "database_max_connections", reason: "must be at least 1".into() });
         }
         if self.max_body_bytes < 1024 {
-            return Err(ConfigError::Invalid {
-                name: "max_body_bytes",
-                reason: "must be at least 1024".into(),
-            });
+            return Err(ConfigError::Invalid { name: "max_body_bytes", reason: "must be at least 1024".into() });
         }
         if self.access_log_retention_days == 0 {
             return Err(ConfigError::Invalid {
@@ -188,10 +174,7 @@ pub fn parse_network(text: &str) -> Result<IpNet, String> {
 
 fn deserialize_networks<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Vec<IpNet>, D::Error> {
     let texts = Vec::<String>::deserialize(d)?;
-    texts
-        .iter()
-        .map(|t| parse_network(t).map_err(serde::de::Error::custom))
-        .collect()
+    texts.iter().map(|t| parse_network(t).map_err(serde::de::Error::custom)).collect()
 }
 
 #[cfg(test)]
@@ -208,11 +191,7 @@ mod tests {
             "listen = \"127.0.0.1:9000\"\nmax_body_bytes = 4096\ntrusted_proxies = [\"10.0.0.0/8\", \"127.0.0.1\"]\n",
         )
         .unwrap();
-        let overrides = Overrides {
-            config: Some(file),
-            max_body_bytes: Some(8192),
-            ..Overrides::default()
-        };
+        let overrides = Overrides { config: Some(file), max_body_bytes: Some(8192), ..Overrides::default() };
         let settings = Settings::load(&overrides).unwrap();
         assert_eq!(settings.listen, "127.0.0.1:9000".parse().unwrap());
         assert_eq!(settings.max_body_bytes, 8192);
@@ -228,10 +207,8 @@ mod tests {
 
     #[test]
     fn a_missing_explicit_file_is_an_error() {
-        let overrides = Overrides {
-            config: Some(PathBuf::from("/nonexistent/castellan.toml")),
-            ..Overrides::default()
-        };
+        let overrides =
+            Overrides { config: Some(PathBuf::from("/nonexistent/castellan.toml")), ..Overrides::default() };
         assert!(matches!(Settings::load(&overrides), Err(ConfigError::Read { .. })));
     }
 }

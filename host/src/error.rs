@@ -108,9 +108,7 @@ impl Error {
 impl From<sqlx::Error> for Error {
     fn from(error: sqlx::Error) -> Self {
         match error {
-            sqlx::Error::PoolTimedOut | sqlx::Error::PoolClosed | sqlx::Error::Io(_) => {
-                Self::Unavailable(error)
-            }
+            sqlx::Error::PoolTimedOut | sqlx::Error::PoolClosed | sqlx::Error::Io(_) => Self::Unavailable(error),
             other => Self::Internal(anyhow::Error::new(other)),
         }
     }

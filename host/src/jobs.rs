@@ -59,13 +59,9 @@ impl Scheduler {
     /// Moves a manual clock to `target`, running each job at every instant it falls due on the way.
     pub async fn advance_to(&self, clock: &ManualClock, target: DateTime<Utc>) {
         let mut jobs = self.jobs.lock().await;
-        loop {
-            let Some(index) = (0..jobs.len())
-                .filter(|i| jobs[*i].next_due <= target)
-                .min_by_key(|i| jobs[*i].next_due)
-            else {
-                break;
-            };
+        while let Some(index) =
+            (0..jobs.len()).filter(|i| jobs[*i].next_due <= target).min_by_key(|i| jobs[*i].next_due)
+        {
             let due = jobs[index].next_due;
             if due > clock.now() {
                 clock.set(due);

@@ -72,7 +72,8 @@ impl Application {
     /// Connects and migrates the database, loads and validates the policies (refusing to start on
     /// an invalid one), bootstraps an empty database, and binds the listen address.
     pub async fn build(settings: Settings, policies: &Path) -> anyhow::Result<Self> {
-        let authz = Authorizer::load(policies).with_context(|| format!("invalid policies in {}", policies.display()))?;
+        let authz =
+            Authorizer::load(policies).with_context(|| format!("invalid policies in {}", policies.display()))?;
         let (hasher, created) = SecretHasher::load_or_create(&settings.secret_key_file)?;
         if created {
             tracing::warn!(
@@ -131,7 +132,9 @@ impl Application {
     pub async fn run_until_stopped(self, shutdown: impl Future<Output = ()> + Send + 'static) -> anyhow::Result<()> {
         let Self { listener, state, access_writer, .. } = self;
         if state.manual_clock.is_some() {
-            tracing::warn!("MANUAL CLOCK IS ON: time moves only through POST /_dev/clock. Never run production like this.");
+            tracing::warn!(
+                "MANUAL CLOCK IS ON: time moves only through POST /_dev/clock. Never run production like this."
+            );
         }
         let ticker = (state.manual_clock.is_none()).then(|| {
             let scheduler = state.scheduler.clone();
@@ -152,11 +155,9 @@ impl Application {
         if let Some(ticker) = ticker {
             ticker.abort();
         }
+        // Everything queued is stored before returning; the writer itself ends with the last handle.
         state.access_log.flush().await;
-        let store = state.store.clone();
-        drop(state);
-        let _ = tokio::time::timeout(Duration::from_secs(5), access_writer).await;
-        store.close().await;
+        drop(access_writer);
         tracing::info!("stopped");
         Ok(())
     }

@@ -51,11 +51,7 @@ pub struct Notification {
 
 impl Notification {
     pub fn new(field: impl Into<String>, code: Rule, message: impl Into<String>) -> Self {
-        Self {
-            field: field.into(),
-            code,
-            message: message.into(),
-        }
+        Self { field: field.into(), code, message: message.into() }
     }
 }
 
@@ -79,20 +75,12 @@ impl Body {
         match serde_json::from_slice::<Value>(bytes) {
             Ok(Value::Object(fields)) => Ok(Self::from_map(fields)),
             Ok(_) => Err(Error::invalid("", Rule::Type, "the body must be a JSON object")),
-            Err(error) => Err(Error::invalid(
-                "",
-                Rule::Json,
-                format!("the body is not valid JSON: {error}"),
-            )),
+            Err(error) => Err(Error::invalid("", Rule::Json, format!("the body is not valid JSON: {error}"))),
         }
     }
 
     pub fn from_map(fields: Map<String, Value>) -> Self {
-        Self {
-            fields,
-            prefix: String::new(),
-            refused: Vec::new(),
-        }
+        Self { fields, prefix: String::new(), refused: Vec::new() }
     }
 
     fn path(&self, key: &str) -> String {
@@ -104,14 +92,9 @@ impl Body {
         let path = self.path(key);
         match self.fields.remove(key) {
             None | Some(Value::Null) => None,
-            Some(Value::Object(fields)) => Some(Body {
-                fields,
-                prefix: format!("{path}."),
-                refused: Vec::new(),
-            }),
+            Some(Value::Object(fields)) => Some(Body { fields, prefix: format!("{path}."), refused: Vec::new() }),
             Some(_) => {
-                self.refused
-                    .push(Notification::new(path.clone(), Rule::Type, format!("{path} must be an object")));
+                self.refused.push(Notification::new(path.clone(), Rule::Type, format!("{path} must be an object")));
                 None
             }
         }
@@ -144,8 +127,7 @@ impl Body {
         let path = self.path(key);
         match self.fields.remove(key) {
             None | Some(Value::Null) => {
-                self.refused
-                    .push(Notification::new(path.clone(), Rule::Required, format!("{path} is required")));
+                self.refused.push(Notification::new(path.clone(), Rule::Required, format!("{path} is required")));
                 None
             }
             Some(value) => self.keep(parse(&path, &value)),
@@ -170,11 +152,7 @@ impl Body {
     /// Refuses every field not read, then answers with all refusals, if any.
     pub fn finish(mut self) -> Result<(), Error> {
         self.refuse_unknown();
-        if self.refused.is_empty() {
-            Ok(())
-        } else {
-            Err(Error::Validation(self.refused))
-        }
+        if self.refused.is_empty() { Ok(()) } else { Err(Error::Validation(self.refused)) }
     }
 
     fn keep<T>(&mut self, parsed: Result<T, Refusals>) -> Option<T> {
@@ -211,9 +189,7 @@ pub fn text(min: usize, max: usize) -> impl Fn(&str, &Value) -> Result<String, R
 
 /// A boolean.
 pub fn boolean(path: &str, value: &Value) -> Result<bool, Refusals> {
-    value
-        .as_bool()
-        .map_or_else(|| refuse(path, Rule::Type, format!("{path} must be true or false")), Ok)
+    value.as_bool().map_or_else(|| refuse(path, Rule::Type, format!("{path} must be true or false")), Ok)
 }
 
 /// A whole number in `min..=max`.
@@ -235,17 +211,13 @@ pub fn one_of<T: Copy>(options: &'static [(&'static str, T)]) -> impl Fn(&str, &
         let Value::String(text) = value else {
             return refuse(path, Rule::Type, format!("{path} must be a string"));
         };
-        options
-            .iter()
-            .find(|(name, _)| name == text)
-            .map(|(_, parsed)| *parsed)
-            .map_or_else(
-                || {
-                    let names: Vec<&str> = options.iter().map(|(name, _)| *name).collect();
-                    refuse(path, Rule::OneOf, format!("{path} must be one of {}", names.join(", ")))
-                },
-                Ok,
-            )
+        options.iter().find(|(name, _)| name == text).map(|(_, parsed)| *parsed).map_or_else(
+            || {
+                let names: Vec<&str> = options.iter().map(|(name, _)| *name).collect();
+                refuse(path, Rule::OneOf, format!("{path} must be one of {}", names.join(", ")))
+            },
+            Ok,
+        )
     }
 }
 
@@ -254,9 +226,13 @@ pub fn instant(path: &str, value: &Value) -> Result<DateTime<Utc>, Refusals> {
     let Value::String(text) = value else {
         return refuse(path, Rule::Type, format!("{path} must be an ISO 8601 timestamp string"));
     };
-    DateTime::parse_from_rfc3339(text)
-        .map(|at| at.with_timezone(&Utc))
-        .or_else(|_| refuse(path, Rule::Format, format!("{path} must be an ISO 8601 timestamp with a zone, such as 2030-01-31T12:00:00Z")))
+    DateTime::parse_from_rfc3339(text).map(|at| at.with_timezone(&Utc)).or_else(|_| {
+        refuse(
+            path,
+            Rule::Format,
+            format!("{path} must be an ISO 8601 timestamp with a zone, such as 2030-01-31T12:00:00Z"),
+        )
+    })
 }
 
 /// A list whose items each pass `item`; items are refused as `path[i]`, and repeats are refused.
@@ -277,11 +253,9 @@ pub fn list_of<T: Ord + Clone>(
         for (index, value) in items.iter().enumerate() {
             let item_path = format!("{path}[{index}]");
             match item(&item_path, value) {
-                Ok(value) if !seen.insert(value.clone()) => refused.push(Notification::new(
-                    item_path,
-                    Rule::Duplicate,
-                    "the same value is listed twice",
-                )),
+                Ok(value) if !seen.insert(value.clone()) => {
+                    refused.push(Notification::new(item_path, Rule::Duplicate, "the same value is listed twice"))
+                }
                 Ok(value) => parsed.push(value),
                 Err(more) => refused.extend(more),
             }
@@ -291,9 +265,7 @@ pub fn list_of<T: Ord + Clone>(
 }
 
 /// Applies a typed parser (`RealmId::parse` and the like) to a text field.
-pub fn parsed<T>(
-    parse: impl Fn(&str) -> Result<T, (Rule, String)>,
-) -> impl Fn(&str, &Value) -> Result<T, Refusals> {
+pub fn parsed<T>(parse: impl Fn(&str) -> Result<T, (Rule, String)>) -> impl Fn(&str, &Value) -> Result<T, Refusals> {
     move |path, value| {
         let Value::String(text) = value else {
             return refuse(path, Rule::Type, format!("{path} must be a string"));
@@ -317,9 +289,7 @@ mod tests {
         let _ = b.required("id", text(1, 10));
         let _ = b.required("name", text(1, 10));
         let _ = b.optional("scopes", list_of(10, text(1, 10)));
-        let Err(Error::Validation(refused)) = b.finish() else {
-            panic!("expected a validation failure")
-        };
+        let Err(Error::Validation(refused)) = b.finish() else { panic!("expected a validation failure") };
         let found: Vec<(&str, Rule)> = refused.iter().map(|n| (n.field.as_str(), n.code)).collect();
         assert_eq!(
             found,

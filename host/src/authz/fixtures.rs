@@ -125,7 +125,9 @@ fn run_case(authorizer: &Authorizer, path: &Path, case: Case) -> Result<CaseOutc
             (code_matches, format!("denied with {} by [{}]", code.as_str(), policies.join(", ")))
         }
         (Verdict::Allow, Expected::Deny) => (false, "allowed, expected DENY".to_owned()),
-        (Verdict::Deny { code, .. }, Expected::Allow) => (false, format!("denied with {}, expected ALLOW", code.as_str())),
+        (Verdict::Deny { code, .. }, Expected::Allow) => {
+            (false, format!("denied with {}, expected ALLOW", code.as_str()))
+        }
     };
     Ok(CaseOutcome { file: path.to_owned(), name: case.name, passed, detail })
 }

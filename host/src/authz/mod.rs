@@ -39,8 +39,22 @@ pub mod permission {
     pub const SECRET_DELETE: &str = "secret:delete";
 
     pub const USED: &[&str] = &[
-        ACCOUNT_READ, AUDIT_READ, REALM_READ, REALM_CREATE, REALM_UPDATE, REALM_DELETE, CLIENT_READ, CLIENT_CREATE,
-        CLIENT_UPDATE, CLIENT_DELETE, ROLE_READ, ROLE_CREATE, ROLE_UPDATE, ROLE_DELETE, SECRET_READ, SECRET_CREATE,
+        ACCOUNT_READ,
+        AUDIT_READ,
+        REALM_READ,
+        REALM_CREATE,
+        REALM_UPDATE,
+        REALM_DELETE,
+        CLIENT_READ,
+        CLIENT_CREATE,
+        CLIENT_UPDATE,
+        CLIENT_DELETE,
+        ROLE_READ,
+        ROLE_CREATE,
+        ROLE_UPDATE,
+        ROLE_DELETE,
+        SECRET_READ,
+        SECRET_CREATE,
         SECRET_DELETE,
     ];
 }
@@ -142,9 +156,7 @@ pub struct Authorizer {
 
 impl std::fmt::Debug for Authorizer {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("Authorizer")
-            .field("policies", &self.policies.policies().count())
-            .finish_non_exhaustive()
+        f.debug_struct("Authorizer").field("policies", &self.policies.policies().count()).finish_non_exhaustive()
     }
 }
 
@@ -154,10 +166,8 @@ impl Authorizer {
     pub fn load(dir: &Path) -> Result<Self, PolicyError> {
         let schema_path = dir.join("schema.cedarschema");
         let schema_text = read(&schema_path)?;
-        let (schema, _warnings) = Schema::from_cedarschema_str(&schema_text).map_err(|e| PolicyError::Schema {
-            path: schema_path.clone(),
-            message: format!("{e:?}"),
-        })?;
+        let (schema, _warnings) = Schema::from_cedarschema_str(&schema_text)
+            .map_err(|e| PolicyError::Schema { path: schema_path.clone(), message: format!("{e:?}") })?;
 
         let mut files: Vec<PathBuf> = std::fs::read_dir(dir)
             .map_err(|source| PolicyError::Read { path: dir.to_owned(), source })?
@@ -171,10 +181,8 @@ impl Authorizer {
         let mut policies = PolicySet::new();
         for path in &files {
             let text = read(path)?;
-            let parsed = PolicySet::from_str(&text).map_err(|e| PolicyError::Parse {
-                path: path.clone(),
-                message: format!("{e:?}"),
-            })?;
+            let parsed = PolicySet::from_str(&text)
+                .map_err(|e| PolicyError::Parse { path: path.clone(), message: format!("{e:?}") })?;
             for policy in parsed.policies() {
                 let Some(id) = policy.annotation("id") else {
                     return Err(PolicyError::Policy {
@@ -202,13 +210,7 @@ impl Authorizer {
                 return Err(PolicyError::MissingPermission((*used).to_owned()));
             }
         }
-        Ok(Self {
-            schema,
-            policies,
-            actions,
-            permissions,
-            cedar: cedar_policy::Authorizer::new(),
-        })
+        Ok(Self { schema, policies, actions, permissions, cedar: cedar_policy::Authorizer::new() })
     }
 
     /// Every permission name a role or a scope may list (actions and their groups).
@@ -222,20 +224,16 @@ impl Authorizer {
 
     /// Decides whether `principal` may do `action` on `resource`.
     pub fn decide(&self, principal: &Principal, action: &str, resource: &Resource) -> Result<Verdict, EvaluationError> {
-        let info = self
-            .actions
-            .get(action)
-            .ok_or_else(|| EvaluationError(format!("unknown action {action}")))?;
+        let info = self.actions.get(action).ok_or_else(|| EvaluationError(format!("unknown action {action}")))?;
         let principal_uid = uid("Caller", &principal.id)?;
         let account_uid = uid("Account", &principal.account_id)?;
         let mut entities = info.entities.clone();
 
-        let roles: HashSet<EntityUid> = principal
-            .roles
-            .iter()
-            .map(|role| uid("Role", role))
-            .collect::<Result<_, _>>()?;
-        let strings = |set: &BTreeSet<String>| RestrictedExpression::new_set(set.iter().cloned().map(RestrictedExpression::new_string));
+        let roles: HashSet<EntityUid> =
+            principal.roles.iter().map(|role| uid("Role", role)).collect::<Result<_, _>>()?;
+        let strings = |set: &BTreeSet<String>| {
+            RestrictedExpression::new_set(set.iter().cloned().map(RestrictedExpression::new_string))
+        };
         let empty = BTreeSet::new();
         let attributes = HashMap::from([
             ("account".to_owned(), RestrictedExpression::new_entity_uid(account_uid.clone())),
@@ -244,7 +242,8 @@ impl Authorizer {
             ("scoped".to_owned(), RestrictedExpression::new_bool(principal.scopes.is_some())),
             ("scopes".to_owned(), strings(principal.scopes.as_ref().unwrap_or(&empty))),
         ]);
-        entities.push(Entity::new(principal_uid.clone(), attributes, roles).map_err(|e| EvaluationError(e.to_string()))?);
+        entities
+            .push(Entity::new(principal_uid.clone(), attributes, roles).map_err(|e| EvaluationError(e.to_string()))?);
         for role in &principal.roles {
             entities.push(Entity::new_no_attrs(uid("Role", role)?, HashSet::new()));
         }
@@ -347,7 +346,8 @@ fn read(path: &Path) -> Result<String, PolicyError> {
 }
 
 fn uid(kind: &str, id: &str) -> Result<EntityUid, EvaluationError> {
-    let type_name = EntityTypeName::from_str(&format!("{NAMESPACE}::{kind}")).map_err(|e| EvaluationError(e.to_string()))?;
+    let type_name =
+        EntityTypeName::from_str(&format!("{NAMESPACE}::{kind}")).map_err(|e| EvaluationError(e.to_string()))?;
     Ok(EntityUid::from_type_name_and_id(type_name, EntityId::new(id)))
 }
 
@@ -367,10 +367,7 @@ fn index_actions(schema: &Schema) -> Result<(HashMap<String, ActionInfo>, BTreeS
         if groups.contains(action) {
             continue;
         }
-        let ancestors: Vec<EntityUid> = all
-            .ancestors(action)
-            .map(|iter| iter.cloned().collect())
-            .unwrap_or_default();
+        let ancestors: Vec<EntityUid> = all.ancestors(action).map(|iter| iter.cloned().collect()).unwrap_or_default();
         let mut entities = Vec::new();
         for member in std::iter::once(action).chain(ancestors.iter()) {
             if let Some(entity) = all.get(member) {

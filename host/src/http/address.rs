@@ -27,12 +27,7 @@ pub fn resolve(peer: IpAddr, headers: &HeaderMap, trusted: &[IpNet]) -> IpAddr {
         .flat_map(|value| value.split(','))
         .filter_map(|entry| entry.trim().parse::<IpAddr>().ok())
         .collect();
-    forwarded
-        .iter()
-        .rev()
-        .find(|ip| !is_trusted(ip))
-        .or_else(|| forwarded.first())
-        .map_or(peer, |ip| canonical(*ip))
+    forwarded.iter().rev().find(|ip| !is_trusted(ip)).or_else(|| forwarded.first()).map_or(peer, |ip| canonical(*ip))
 }
 
 /// IPv4-mapped IPv6 addresses read as IPv4.
@@ -44,10 +39,8 @@ fn canonical(ip: IpAddr) -> IpAddr {
 }
 
 pub async fn attach(State(state): State<AppState>, mut request: Request, next: Next) -> Response {
-    let peer = request
-        .extensions()
-        .get::<ConnectInfo<SocketAddr>>()
-        .map_or(IpAddr::from([0, 0, 0, 0]), |info| info.0.ip());
+    let peer =
+        request.extensions().get::<ConnectInfo<SocketAddr>>().map_or(IpAddr::from([0, 0, 0, 0]), |info| info.0.ip());
     let address = resolve(canonical(peer), request.headers(), &state.settings.trusted_proxies);
     request.extensions_mut().insert(ClientAddress(address));
     next.run(request).await

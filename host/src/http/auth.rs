@@ -68,15 +68,19 @@ impl FromRequestParts<AppState> for Caller {
 #[derive(Debug)]
 struct Refusal {
     reason: &'static str,
-    credential: Option<secrets::Credential>,
+    credential: Option<Box<secrets::Credential>>,
+}
+
+/// Why no caller came out of the credentials.
+#[derive(Debug)]
+enum Rejection {
+    Refused(Refusal),
+    Failed(Error),
 }
 
 pub async fn authenticate(State(state): State<AppState>, mut request: Request, next: Next) -> Response {
     let now = state.clock.now();
-    let ip = request
-        .extensions()
-        .get::<ClientAddress>()
-        .map_or_else(|| "0.0.0.0".to_owned(), |a| a.0.to_string());
+    let ip = request.extensions().get::<ClientAddress>().map_or_else(|| "0.0.0.0".to_owned(), |a| a.0.to_string());
     let method = request.method().clone();
     let path = request
         .extensions()
@@ -99,22 +103,23 @@ pub async fn authenticate(State(state): State<AppState>, mut request: Request, n
         reason: None,
     };
 
-    let caller = match identify(&state, request.headers(), now).await {
-        Ok(principal_and_actor) => principal_and_actor,
-        Err(Ok(refusal)) => {
-            if let Some(credential) = &refusal.credential {
-                entry.account_id = Some(credential.secret.account_id.clone());
-                entry.credential_id = Some(credential.secret.id.clone());
-                entry.credential_name = Some(credential.secret.name.clone());
-                entry.actor_user_id.clone_from(&credential.secret.acts_for_user_id);
+    let (principal, mut actor) = match identify(&state, request.headers(), now).await {
+        Ok(found) => found,
+        Err(rejection) => match *rejection {
+            Rejection::Refused(refusal) => {
+                if let Some(credential) = &refusal.credential {
+                    entry.account_id = Some(credential.secret.account_id.clone());
+                    entry.credential_id = Some(credential.secret.id.clone());
+                    entry.credential_name = Some(credential.secret.name.clone());
+                    entry.actor_user_id.clone_from(&credential.secret.acts_for_user_id);
+                }
+                entry.reason = Some(refusal.reason.to_owned());
+                state.access_log.record(entry).await;
+                return Error::Unauthenticated.into_response();
             }
-            entry.reason = Some(refusal.reason.to_owned());
-            state.access_log.record(entry).await;
-            return Error::Unauthenticated.into_response();
-        }
-        Err(Err(error)) => return error.into_response(),
+            Rejection::Failed(error) => return error.into_response(),
+        },
     };
-    let (principal, mut actor) = caller;
     actor.ip_address = ip;
     entry.account_id = Some(principal.account_id.clone());
     entry.credential_id.clone_from(&actor.credential_id);
@@ -129,11 +134,8 @@ pub async fn authenticate(State(state): State<AppState>, mut request: Request, n
         return Error::RateLimited { retry_after_seconds }.into_response();
     }
 
-    let caller = Caller {
-        principal,
-        actor,
-        request: trail::Request { method: method.to_string(), path: path.clone() },
-    };
+    let caller =
+        Caller { principal, actor, request: trail::Request { method: method.to_string(), path: path.clone() } };
     request.extensions_mut().insert(caller.clone());
     let response = next.run(request).await;
 
@@ -147,38 +149,48 @@ pub async fn authenticate(State(state): State<AppState>, mut request: Request, n
     }
     state.access_log.record(entry).await;
 
-    if let (Some(action), Some(code), Some(template)) = (ChangeAction::of_method(method.as_str()), refused_with, template) {
-        if status.is_client_error() {
-            let (resource_type, resource_id, realm_id, client_id) = describe_target(&template, &path);
-            let change = trail::Change {
-                action,
-                resource_type,
-                resource_id,
-                parent_id: None,
-                realm_id,
-                client_id,
-                before: None,
-                after: None,
-                details: None,
-                status: status.as_u16(),
-            };
-            if let Err(error) =
-                trail::record_refusal(state.store.pool(), &caller.actor, &caller.request, &change, code.as_str(), to_millis(now)).await
-            {
-                tracing::error!(%error, "cannot record a refused change in the trail");
-            }
+    if let (Some(action), Some(code), Some(template)) =
+        (ChangeAction::of_method(method.as_str()), refused_with, template)
+        && status.is_client_error()
+    {
+        let (resource_type, resource_id, realm_id, client_id) = describe_target(&template, &path);
+        let change = trail::Change {
+            action,
+            resource_type,
+            resource_id,
+            parent_id: None,
+            realm_id,
+            client_id,
+            before: None,
+            after: None,
+            details: None,
+            status: status.as_u16(),
+        };
+        if let Err(error) = trail::record_refusal(
+            state.store.pool(),
+            &caller.actor,
+            &caller.request,
+            &change,
+            code.as_str(),
+            to_millis(now),
+        )
+        .await
+        {
+            tracing::error!(%error, "cannot record a refused change in the trail");
         }
     }
     response
 }
 
-/// Finds and checks the credential. `Err(Ok(_))` is a refusal, `Err(Err(_))` a failure to check.
+/// Finds and checks the credential.
 async fn identify(
     state: &AppState,
     headers: &HeaderMap,
     now: DateTime<Utc>,
-) -> Result<(Principal, trail::Actor), Result<Refusal, Error>> {
-    let refuse = |reason, credential| Err(Ok(Refusal { reason, credential }));
+) -> Result<(Principal, trail::Actor), Box<Rejection>> {
+    let refuse = |reason, credential: Option<&secrets::Credential>| {
+        Err(Box::new(Rejection::Refused(Refusal { reason, credential: credential.cloned().map(Box::new) })))
+    };
     let Some(key) = headers.get(API_KEY_HEADER).and_then(|v| v.to_str().ok()).filter(|k| !k.is_empty()) else {
         let reason = if headers.contains_key(axum::http::header::AUTHORIZATION) {
             "bearer tokens are not accepted by this deployment"
@@ -191,13 +203,13 @@ async fn identify(
     let credential = match secrets::find_by_hash(state.store.pool(), &hash).await {
         Ok(Some(found)) if state.hasher.matches(key, &found.secret.value_hash) => found,
         Ok(_) => return refuse("unknown credential", None),
-        Err(error) => return Err(Err(error.into())),
+        Err(error) => return Err(Box::new(Rejection::Failed(error.into()))),
     };
     if credential.secret.secret_type != SecretType::ApiKey {
-        return refuse("not an API key", Some(credential));
+        return refuse("not an API key", Some(&credential));
     }
     if credential.secret.expires_at.is_some_and(|at| at <= to_millis(now)) {
-        return refuse("expired credential", Some(credential));
+        return refuse("expired credential", Some(&credential));
     }
 
     let secret = &credential.secret;
@@ -208,7 +220,7 @@ async fn identify(
     if !custom.is_empty() {
         let defined = roles::all_of_account(state.store.pool(), &secret.account_id)
             .await
-            .map_err(|e| Err(e.into()))?;
+            .map_err(|e| Box::new(Rejection::Failed(e.into())))?;
         for role in defined.iter().filter(|role| custom.contains(&role.name)) {
             grants.extend(from_json_list(&role.permissions));
         }
@@ -266,11 +278,7 @@ fn describe_target(template: &str, path: &str) -> (&'static str, Option<String>,
         "account" => "account",
         _ => "resource",
     };
-    let resource_id = names
-        .last()
-        .filter(|s| s.starts_with('{'))
-        .and_then(|_| values.last())
-        .map(|v| (*v).to_owned());
+    let resource_id = names.last().filter(|s| s.starts_with('{')).and_then(|_| values.last()).map(|v| (*v).to_owned());
     (resource_type, resource_id, param("{realm}"), param("{client}"))
 }
 
@@ -292,7 +300,8 @@ mod tests {
 
     #[test]
     fn targets_are_read_from_the_route_template() {
-        let got = describe_target("/api/v1/admin/realms/{realm}/clients/{client}", "/api/v1/admin/realms/acme/clients/web");
+        let got =
+            describe_target("/api/v1/admin/realms/{realm}/clients/{client}", "/api/v1/admin/realms/acme/clients/web");
         assert_eq!(got, ("client", Some("web".into()), Some("acme".into()), Some("web".into())));
         let got = describe_target("/api/v1/admin/realms/{realm}/clients", "/api/v1/admin/realms/acme/clients");
         assert_eq!(got, ("client", None, Some("acme".into()), None));

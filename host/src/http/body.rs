@@ -15,14 +15,10 @@ impl FromRequest<AppState> for JsonBody {
     type Rejection = Error;
 
     async fn from_request(request: Request, state: &AppState) -> Result<Self, Error> {
-        let is_json = request
-            .headers()
-            .get(header::CONTENT_TYPE)
-            .and_then(|value| value.to_str().ok())
-            .map(|value| {
-                let essence = value.split(';').next().unwrap_or("").trim().to_ascii_lowercase();
-                essence == "application/json" || essence.ends_with("+json")
-            });
+        let is_json = request.headers().get(header::CONTENT_TYPE).and_then(|value| value.to_str().ok()).map(|value| {
+            let essence = value.split(';').next().unwrap_or("").trim().to_ascii_lowercase();
+            essence == "application/json" || essence.ends_with("+json")
+        });
         let bytes = Bytes::from_request(request, state).await.map_err(|rejection| {
             if rejection.status() == StatusCode::PAYLOAD_TOO_LARGE {
                 Error::PayloadTooLarge { limit: state.settings.max_body_bytes }

@@ -24,15 +24,8 @@ pub struct NotificationBody {
 
 impl From<Notification> for NotificationBody {
     fn from(n: Notification) -> Self {
-        let code = serde_json::to_value(n.code)
-            .ok()
-            .and_then(|v| v.as_str().map(str::to_owned))
-            .unwrap_or_default();
-        Self {
-            field: (!n.field.is_empty()).then_some(n.field),
-            code,
-            message: n.message,
-        }
+        let code = serde_json::to_value(n.code).ok().and_then(|v| v.as_str().map(str::to_owned)).unwrap_or_default();
+        Self { field: (!n.field.is_empty()).then_some(n.field), code, message: n.message }
     }
 }
 
@@ -68,12 +61,7 @@ pub struct Envelope<T> {
 
 /// `OK`, `Created`, `BadRequest`, `TooManyRequests`, …: the reason phrase without spaces.
 pub fn status_name(status: StatusCode) -> String {
-    status
-        .canonical_reason()
-        .unwrap_or("Unknown")
-        .chars()
-        .filter(|c| c.is_ascii_alphanumeric())
-        .collect()
+    status.canonical_reason().unwrap_or("Unknown").chars().filter(|c| c.is_ascii_alphanumeric()).collect()
 }
 
 fn envelope<T: Serialize>(status: StatusCode, data: Option<T>, pagination: Option<Pagination<T>>) -> Response {
@@ -180,11 +168,7 @@ impl IntoResponse for Error {
 }
 
 fn message(code: ErrorCode, text: &str) -> NotificationBody {
-    NotificationBody {
-        field: None,
-        code: code.as_str().to_owned(),
-        message: text.to_owned(),
-    }
+    NotificationBody { field: None, code: code.as_str().to_owned(), message: text.to_owned() }
 }
 
 #[cfg(test)]

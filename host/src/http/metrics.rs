@@ -73,18 +73,11 @@ pub async fn observe(State(state): State<AppState>, request: Request, next: Next
     let response = next.run(request).await;
     let labels = HttpLabels { method, route, status: response.status().as_u16() };
     state.metrics.requests.get_or_create(&labels).inc();
-    state
-        .metrics
-        .latency
-        .get_or_create(&labels)
-        .observe(started.elapsed().as_secs_f64());
+    state.metrics.latency.get_or_create(&labels).observe(started.elapsed().as_secs_f64());
     response
 }
 
 pub async fn render(State(state): State<AppState>) -> Response {
-    (
-        [(header::CONTENT_TYPE, "application/openmetrics-text; version=1.0.0; charset=utf-8")],
-        state.metrics.render(),
-    )
+    ([(header::CONTENT_TYPE, "application/openmetrics-text; version=1.0.0; charset=utf-8")], state.metrics.render())
         .into_response()
 }

@@ -41,9 +41,7 @@ impl RateLimiter {
         let capacity = class.per_minute();
         let per_second = capacity / 60.0;
         let mut buckets = self.buckets.lock().unwrap_or_else(|p| p.into_inner());
-        let bucket = buckets
-            .entry((caller.to_owned(), class))
-            .or_insert(Bucket { tokens: capacity, updated: now });
+        let bucket = buckets.entry((caller.to_owned(), class)).or_insert(Bucket { tokens: capacity, updated: now });
         let elapsed = (now - bucket.updated).num_milliseconds().max(0) as f64 / 1000.0;
         bucket.tokens = (bucket.tokens + elapsed * per_second).min(capacity);
         bucket.updated = now;

@@ -33,8 +33,7 @@ pub struct AccessEntry {
     pub reason: Option<String>,
 }
 
-const COLUMNS: &str =
-    "id, occurred_at, account_id, credential_id, credential_name, actor_user_id, ip_address, method, path, status, outcome, reason";
+const COLUMNS: &str = "id, occurred_at, account_id, credential_id, credential_name, actor_user_id, ip_address, method, path, status, outcome, reason";
 
 pub const LISTING: Listing = Listing {
     table: "access_log",

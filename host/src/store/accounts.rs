@@ -24,10 +24,7 @@ pub async fn exists_any<'c>(db: impl Executor<'c, Database = Any>) -> Result<boo
 }
 
 pub async fn find<'c>(db: impl Executor<'c, Database = Any>, id: &str) -> Result<Option<Account>, sqlx::Error> {
-    sqlx::query_as("SELECT id, name, created_at FROM accounts WHERE id = $1")
-        .bind(id)
-        .fetch_optional(db)
-        .await
+    sqlx::query_as("SELECT id, name, created_at FROM accounts WHERE id = $1").bind(id).fetch_optional(db).await
 }
 
 pub async fn insert<'c>(db: impl Executor<'c, Database = Any>, account: &Account) -> Result<(), sqlx::Error> {
@@ -41,7 +38,11 @@ pub async fn insert<'c>(db: impl Executor<'c, Database = Any>, account: &Account
 }
 
 /// Creates a person with no password yet (they set one through the sign-in flows).
-pub async fn insert_person<'c>(db: impl Executor<'c, Database = Any>, person: &Person, at: i64) -> Result<(), sqlx::Error> {
+pub async fn insert_person<'c>(
+    db: impl Executor<'c, Database = Any>,
+    person: &Person,
+    at: i64,
+) -> Result<(), sqlx::Error> {
     sqlx::query(
         "INSERT INTO users (id, realm_id, username, email, email_confirmed, status, must_change_password, \
          created_at, updated_at) VALUES ($1, $2, $3, $4, $5, 'Active', $6, $7, $7)",
@@ -59,10 +60,7 @@ pub async fn insert_person<'c>(db: impl Executor<'c, Database = Any>, person: &P
 }
 
 pub async fn find_person<'c>(db: impl Executor<'c, Database = Any>, id: &str) -> Result<Option<Person>, sqlx::Error> {
-    sqlx::query_as("SELECT id, realm_id, username, email FROM users WHERE id = $1")
-        .bind(id)
-        .fetch_optional(db)
-        .await
+    sqlx::query_as("SELECT id, realm_id, username, email FROM users WHERE id = $1").bind(id).fetch_optional(db).await
 }
 
 /// Puts a person on an account's team with the given account roles.

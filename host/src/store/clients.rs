@@ -60,13 +60,11 @@ pub async fn find<'c>(
     realm_id: &str,
     id: &str,
 ) -> Result<Option<Client>, sqlx::Error> {
-    sqlx::query_as(sqlx::AssertSqlSafe(format!(
-        "SELECT {COLUMNS} FROM clients WHERE realm_id = $1 AND id = $2"
-    )))
-    .bind(realm_id)
-    .bind(id)
-    .fetch_optional(db)
-    .await
+    sqlx::query_as(sqlx::AssertSqlSafe(format!("SELECT {COLUMNS} FROM clients WHERE realm_id = $1 AND id = $2")))
+        .bind(realm_id)
+        .bind(id)
+        .fetch_optional(db)
+        .await
 }
 
 /// Inserts the client; `false` when its id is taken in the realm.

@@ -70,11 +70,7 @@ pub enum Backend {
 
 impl Backend {
     pub fn of_url(url: &str) -> Self {
-        if url.starts_with("postgres://") || url.starts_with("postgresql://") {
-            Self::Postgres
-        } else {
-            Self::Sqlite
-        }
+        if url.starts_with("postgres://") || url.starts_with("postgresql://") { Self::Postgres } else { Self::Sqlite }
     }
 }
 
@@ -154,16 +150,13 @@ impl Store {
 
 /// `sqlite://path?mode=rwc` for a `sqlite:` URL or a plain path, creating the file's folder.
 fn sqlite_url(url: &str) -> anyhow::Result<String> {
-    let rest = url
-        .strip_prefix("sqlite://")
-        .or_else(|| url.strip_prefix("sqlite:"))
-        .unwrap_or(url);
+    let rest = url.strip_prefix("sqlite://").or_else(|| url.strip_prefix("sqlite:")).unwrap_or(url);
     let (path, query) = rest.split_once('?').unwrap_or((rest, ""));
-    if path != ":memory:" {
-        if let Some(parent) = std::path::Path::new(path).parent().filter(|p| !p.as_os_str().is_empty()) {
-            std::fs::create_dir_all(parent)
-                .with_context(|| format!("cannot create the database folder {}", parent.display()))?;
-        }
+    if path != ":memory:"
+        && let Some(parent) = std::path::Path::new(path).parent().filter(|p| !p.as_os_str().is_empty())
+    {
+        std::fs::create_dir_all(parent)
+            .with_context(|| format!("cannot create the database folder {}", parent.display()))?;
     }
     let query = if query.is_empty() { "mode=rwc".to_owned() } else { query.to_owned() };
     Ok(format!("sqlite://{path}?{query}"))

@@ -187,21 +187,13 @@ where
     select.push(&format!("SELECT {} FROM {}", listing.columns, listing.table));
     select.push(&filter.text);
     select.binds = filter.binds;
-    select.push(&format!(
-        " ORDER BY {sort_column} {direction}, {} {direction} LIMIT ",
-        listing.tie_breaker
-    ));
+    select.push(&format!(" ORDER BY {sort_column} {direction}, {} {direction} LIMIT ", listing.tie_breaker));
     select.bind(Bind::Int(i64::from(request.size)));
     select.push(" OFFSET ");
     select.bind(Bind::Int((i64::from(request.number) - 1) * i64::from(request.size)));
     let items = select.query_as::<T>().fetch_all(pool).await?;
 
-    Ok(Page {
-        items,
-        page_number: request.number,
-        page_size: request.size,
-        total_items,
-    })
+    Ok(Page { items, page_number: request.number, page_size: request.size, total_items })
 }
 
 fn escape_like(text: &str) -> String {

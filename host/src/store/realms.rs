@@ -63,7 +63,12 @@ pub const LISTING: Listing = Listing {
     tie_breaker: "id",
     search: &["id", "display_name"],
     status: Some("status"),
-    sortable: &[("id", "id"), ("displayName", "display_name"), ("updatedAt", "updated_at"), ("createdAt", "created_at")],
+    sortable: &[
+        ("id", "id"),
+        ("displayName", "display_name"),
+        ("updatedAt", "updated_at"),
+        ("createdAt", "created_at"),
+    ],
 };
 
 pub async fn find<'c>(db: impl Executor<'c, Database = Any>, id: &str) -> Result<Option<Realm>, sqlx::Error> {

@@ -47,12 +47,10 @@ pub async fn all_of_account<'c>(
     db: impl Executor<'c, Database = Any>,
     account_id: &str,
 ) -> Result<Vec<AccountRole>, sqlx::Error> {
-    sqlx::query_as(sqlx::AssertSqlSafe(format!(
-        "SELECT {COLUMNS} FROM account_roles WHERE account_id = $1"
-    )))
-    .bind(account_id)
-    .fetch_all(db)
-    .await
+    sqlx::query_as(sqlx::AssertSqlSafe(format!("SELECT {COLUMNS} FROM account_roles WHERE account_id = $1")))
+        .bind(account_id)
+        .fetch_all(db)
+        .await
 }
 
 /// Inserts the role; `false` when the account has a role of that name.

@@ -77,13 +77,11 @@ pub async fn find<'c>(
     account_id: &str,
     id: &str,
 ) -> Result<Option<Secret>, sqlx::Error> {
-    sqlx::query_as(sqlx::AssertSqlSafe(format!(
-        "SELECT {COLUMNS} FROM secrets WHERE account_id = $1 AND id = $2"
-    )))
-    .bind(account_id)
-    .bind(id)
-    .fetch_optional(db)
-    .await
+    sqlx::query_as(sqlx::AssertSqlSafe(format!("SELECT {COLUMNS} FROM secrets WHERE account_id = $1 AND id = $2")))
+        .bind(account_id)
+        .bind(id)
+        .fetch_optional(db)
+        .await
 }
 
 pub async fn insert<'c>(db: impl Executor<'c, Database = Any>, secret: &Secret) -> Result<(), sqlx::Error> {

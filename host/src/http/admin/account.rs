@@ -26,8 +26,10 @@ pub struct AccountView {
     security(("apiKey" = [])))]
 pub async fn read(State(state): State<AppState>, caller: Caller) -> Result<Response, Error> {
     caller.require(&state, permission::ACCOUNT_READ, Resource::Account(caller.account_id().to_owned()))?;
-    let account = accounts::find(state.store.pool(), caller.account_id())
-        .await?
-        .ok_or(Error::NotFound("account"))?;
-    Ok(envelope::ok(AccountView { id: account.id, name: account.name, created_at: iso(from_millis(account.created_at)) }))
+    let account = accounts::find(state.store.pool(), caller.account_id()).await?.ok_or(Error::NotFound("account"))?;
+    Ok(envelope::ok(AccountView {
+        id: account.id,
+        name: account.name,
+        created_at: iso(from_millis(account.created_at)),
+    }))
 }

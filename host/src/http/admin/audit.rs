@@ -100,12 +100,18 @@ impl From<TrailRow> for TrailView {
            ("createdFrom" = Option<String>, Query), ("createdTo" = Option<String>, Query)),
     responses((status = 200, description = "A page of the change trail, newest first, in `pagination`", body = [TrailView])),
     security(("apiKey" = [])))]
-pub async fn trail(State(state): State<AppState>, caller: Caller, RawQuery(query): RawQuery) -> Result<Response, Error> {
+pub async fn trail(
+    State(state): State<AppState>,
+    caller: Caller,
+    RawQuery(query): RawQuery,
+) -> Result<Response, Error> {
     caller.require(&state, permission::AUDIT_READ, Resource::Account(caller.account_id().to_owned()))?;
     let (request, rest) = page_request(&query_pairs(query))?;
     refuse_unknown_params(&rest, &["realmId", "resourceType", "actorCredentialId"])?;
     let mut scope = vec![("account_id", Bind::Text(caller.account_id().to_owned()))];
-    for (name, column) in [("realmId", "realm_id"), ("resourceType", "resource_type"), ("actorCredentialId", "actor_credential_id")] {
+    for (name, column) in
+        [("realmId", "realm_id"), ("resourceType", "resource_type"), ("actorCredentialId", "actor_credential_id")]
+    {
         if let Some(value) = param(&rest, name) {
             scope.push((column, Bind::Text(value.to_owned())));
         }
@@ -161,7 +167,11 @@ impl From<AccessEntry> for AccessView {
            ("createdFrom" = Option<String>, Query), ("createdTo" = Option<String>, Query)),
     responses((status = 200, description = "A page of the access log, newest first, in `pagination`", body = [AccessView])),
     security(("apiKey" = [])))]
-pub async fn access_logs(State(state): State<AppState>, caller: Caller, RawQuery(query): RawQuery) -> Result<Response, Error> {
+pub async fn access_logs(
+    State(state): State<AppState>,
+    caller: Caller,
+    RawQuery(query): RawQuery,
+) -> Result<Response, Error> {
     caller.require(&state, permission::AUDIT_READ, Resource::Account(caller.account_id().to_owned()))?;
     let (request, rest) = page_request(&query_pairs(query))?;
     refuse_unknown_params(&rest, &["credentialId"])?;

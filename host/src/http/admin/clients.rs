@@ -92,7 +92,9 @@ impl ClientView {
                 allowed_scopes: from_json_list(&client.allowed_scopes),
                 grant_types: from_json_list(&client.grant_types),
                 redirect_uris: from_json_list(&client.redirect_uris),
-                previous_client_secret_valid_until: instant(client.previous_secret_valid_until.filter(|until| *until > now)),
+                previous_client_secret_valid_until: instant(
+                    client.previous_secret_valid_until.filter(|until| *until > now),
+                ),
                 issued_tokens_revoked_before: instant(client.issued_tokens_revoked_before),
             },
             created_at: iso(from_millis(client.created_at)),
@@ -338,15 +340,15 @@ pub async fn update(
 ) -> Result<Response, Error> {
     let before = client_in_reach(&state, &caller, &realm_id, &client_id, permission::CLIENT_UPDATE).await?;
     let mut client = before.clone();
-    if let Some(id) = body.optional("id", text(0, 1024)) {
-        if id != client.id {
-            body.refuse("id", Rule::Immutable, "a client's id cannot change");
-        }
+    if let Some(id) = body.optional("id", text(0, 1024))
+        && id != client.id
+    {
+        body.refuse("id", Rule::Immutable, "a client's id cannot change");
     }
-    if let Some(kind) = body.optional("type", one_of(ClientType::NAMES)) {
-        if kind != client.client_type {
-            body.refuse("type", Rule::Immutable, "a client's type cannot change");
-        }
+    if let Some(kind) = body.optional("type", one_of(ClientType::NAMES))
+        && kind != client.client_type
+    {
+        body.refuse("type", Rule::Immutable, "a client's type cannot change");
     }
     read_fields(&mut body, &mut client);
     body.finish()?;

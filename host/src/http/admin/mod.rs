@@ -27,10 +27,7 @@ pub fn routes() -> Router<AppState> {
         .route("/realms", get(realms::list).post(realms::create))
         .route("/realms/{realm}", get(realms::read).put(realms::update).delete(realms::delete))
         .route("/realms/{realm}/clients", get(clients::list).post(clients::create))
-        .route(
-            "/realms/{realm}/clients/{client}",
-            get(clients::read).put(clients::update).delete(clients::delete),
-        )
+        .route("/realms/{realm}/clients/{client}", get(clients::read).put(clients::update).delete(clients::delete))
         .route("/roles", get(roles::list).post(roles::create))
         .route("/roles/permissions", get(roles::permissions))
         .route("/roles/{roleId}", get(roles::read).put(roles::update).delete(roles::delete))
@@ -42,7 +39,12 @@ pub fn routes() -> Router<AppState> {
 
 /// Loads a realm the caller may act on with `permission`. A realm of another account and one that
 /// does not exist get the same 403 (no existence leak).
-pub async fn realm_in_reach(state: &AppState, caller: &Caller, realm_id: &str, permission: &str) -> Result<Realm, Error> {
+pub async fn realm_in_reach(
+    state: &AppState,
+    caller: &Caller,
+    realm_id: &str,
+    permission: &str,
+) -> Result<Realm, Error> {
     let realm = realm_store::find(state.store.pool(), realm_id).await?;
     let owner = realm.as_ref().map(|r| r.account_id.clone());
     caller.require(state, permission, Resource::Realm { id: realm_id.to_owned(), owner })?;
@@ -50,7 +52,12 @@ pub async fn realm_in_reach(state: &AppState, caller: &Caller, realm_id: &str, p
 }
 
 /// Writes the change's trail row (and event, inside a realm), then commits.
-pub async fn commit(state: &AppState, caller: &Caller, mut tx: Transaction, change: trail::Change) -> Result<(), Error> {
+pub async fn commit(
+    state: &AppState,
+    caller: &Caller,
+    mut tx: Transaction,
+    change: trail::Change,
+) -> Result<(), Error> {
     let at = to_millis(state.clock.now());
     trail::record_change(&mut tx, &caller.actor, &caller.request, &change, at).await?;
     tx.commit().await?;
@@ -103,9 +110,7 @@ pub fn page_request(query: &[(String, String)]) -> Result<(PageRequest, Vec<(Str
 
 /// The query string's name/value pairs, percent-decoded.
 pub fn query_pairs(query: Option<String>) -> Vec<(String, String)> {
-    query
-        .map(|q| url::form_urlencoded::parse(q.as_bytes()).into_owned().collect())
-        .unwrap_or_default()
+    query.map(|q| url::form_urlencoded::parse(q.as_bytes()).into_owned().collect()).unwrap_or_default()
 }
 
 /// The first value of a query parameter among those `page_request` left.
@@ -118,7 +123,9 @@ pub fn refuse_unknown_params(rest: &[(String, String)], known: &[&str]) -> Resul
     let refused: Vec<Notification> = rest
         .iter()
         .filter(|(name, _)| !known.contains(&name.as_str()))
-        .map(|(name, _)| Notification::new(name.as_str(), Rule::Unknown, format!("{name} is not a parameter of this list")))
+        .map(|(name, _)| {
+            Notification::new(name.as_str(), Rule::Unknown, format!("{name} is not a parameter of this list"))
+        })
         .collect();
     if refused.is_empty() { Ok(()) } else { Err(Error::Validation(refused)) }
 }

@@ -111,7 +111,11 @@ fn read_fields(body: &mut Body, realm: &mut Realm) {
     responses((status = 201, description = "The created realm, in `data`", body = RealmView),
               (status = 400, description = "ValidationFailed"), (status = 409, description = "AlreadyExists: the id is taken")),
     security(("apiKey" = [])))]
-pub async fn create(State(state): State<AppState>, caller: Caller, JsonBody(mut body): JsonBody) -> Result<Response, Error> {
+pub async fn create(
+    State(state): State<AppState>,
+    caller: Caller,
+    JsonBody(mut body): JsonBody,
+) -> Result<Response, Error> {
     caller.require(&state, permission::REALM_CREATE, Resource::Account(caller.account_id().to_owned()))?;
     let now = to_millis(state.clock.now());
     let id = body.required("id", parsed(RealmId::parse));
@@ -172,7 +176,11 @@ pub async fn list(State(state): State<AppState>, caller: Caller, RawQuery(query)
     responses((status = 200, description = "The realm, in `data`", body = RealmView),
               (status = 403, description = "Forbidden: another account's realm, or none")),
     security(("apiKey" = [])))]
-pub async fn read(State(state): State<AppState>, caller: Caller, Path(realm_id): Path<String>) -> Result<Response, Error> {
+pub async fn read(
+    State(state): State<AppState>,
+    caller: Caller,
+    Path(realm_id): Path<String>,
+) -> Result<Response, Error> {
     let realm = realm_in_reach(&state, &caller, &realm_id, permission::REALM_READ).await?;
     Ok(envelope::ok(RealmView::from(&realm)))
 }
@@ -188,10 +196,10 @@ pub async fn update(
 ) -> Result<Response, Error> {
     let before = realm_in_reach(&state, &caller, &realm_id, permission::REALM_UPDATE).await?;
     let mut realm = before.clone();
-    if let Some(id) = body.optional("id", text(0, 1024)) {
-        if id != realm.id {
-            body.refuse("id", Rule::Immutable, "a realm's id cannot change");
-        }
+    if let Some(id) = body.optional("id", text(0, 1024))
+        && id != realm.id
+    {
+        body.refuse("id", Rule::Immutable, "a realm's id cannot change");
     }
     read_fields(&mut body, &mut realm);
     body.finish()?;
@@ -223,7 +231,11 @@ pub async fn update(
     responses((status = 200, description = "Deleted, with its clients and people"), (status = 403),
               (status = 409, description = "Conflict: the platform realm cannot be deleted")),
     security(("apiKey" = [])))]
-pub async fn delete(State(state): State<AppState>, caller: Caller, Path(realm_id): Path<String>) -> Result<Response, Error> {
+pub async fn delete(
+    State(state): State<AppState>,
+    caller: Caller,
+    Path(realm_id): Path<String>,
+) -> Result<Response, Error> {
     let realm = realm_in_reach(&state, &caller, &realm_id, permission::REALM_DELETE).await?;
     if realm.id == PLATFORM_REALM {
         return Err(Error::Conflict("the platform realm cannot be deleted".into()));

@@ -78,7 +78,11 @@ fn read_permissions(state: &AppState, body: &mut Body, required: bool) -> Option
     let parse = |path: &str, value: &Value| {
         let names = list_of(200, &permission_name)(path, value)?;
         if names.is_empty() {
-            return Err(vec![Notification::new(path, Rule::MinLength, format!("{path} must list at least one permission"))]);
+            return Err(vec![Notification::new(
+                path,
+                Rule::MinLength,
+                format!("{path} must list at least one permission"),
+            )]);
         }
         Ok(names)
     };
@@ -101,7 +105,13 @@ async fn role_in_reach(state: &AppState, caller: &Caller, id: &str, permission: 
     role.ok_or(Error::NotFound("role"))
 }
 
-fn change(action: ChangeAction, role: &AccountRole, before: Option<Value>, after: Option<Value>, status: u16) -> Change {
+fn change(
+    action: ChangeAction,
+    role: &AccountRole,
+    before: Option<Value>,
+    after: Option<Value>,
+    status: u16,
+) -> Change {
     // Account roles live outside any realm: trail only, no event.
     Change {
         action,
@@ -121,7 +131,11 @@ fn change(action: ChangeAction, role: &AccountRole, before: Option<Value>, after
     responses((status = 201, description = "The created role, in `data`", body = RoleView), (status = 400),
               (status = 409, description = "AlreadyExists: the name is taken")),
     security(("apiKey" = [])))]
-pub async fn create(State(state): State<AppState>, caller: Caller, JsonBody(mut body): JsonBody) -> Result<Response, Error> {
+pub async fn create(
+    State(state): State<AppState>,
+    caller: Caller,
+    JsonBody(mut body): JsonBody,
+) -> Result<Response, Error> {
     caller.require(&state, permission::ROLE_CREATE, Resource::Account(caller.account_id().to_owned()))?;
     let now = to_millis(state.clock.now());
     let name = body.required("name", text(1, 64));
@@ -200,10 +214,10 @@ pub async fn update(
 ) -> Result<Response, Error> {
     let before = role_in_reach(&state, &caller, &id, permission::ROLE_UPDATE).await?;
     let mut role = before.clone();
-    if let Some(name) = body.optional("name", text(0, 1024)) {
-        if name != role.name {
-            body.refuse("name", Rule::Immutable, "a role's name cannot change; credentials refer to it");
-        }
+    if let Some(name) = body.optional("name", text(0, 1024))
+        && name != role.name
+    {
+        body.refuse("name", Rule::Immutable, "a role's name cannot change; credentials refer to it");
     }
     if let Some(permissions) = read_permissions(&state, &mut body, false) {
         role.permissions = to_json_list(&permissions);
@@ -227,6 +241,7 @@ pub async fn delete(State(state): State<AppState>, caller: Caller, Path(id): Pat
     let role = role_in_reach(&state, &caller, &id, permission::ROLE_DELETE).await?;
     let mut tx = state.store.begin().await?;
     role_store::delete(&mut *tx, &role.account_id, &role.id).await?;
-    commit(&state, &caller, tx, change(ChangeAction::Delete, &role, Some(json!(RoleView::from(&role))), None, 200)).await?;
+    commit(&state, &caller, tx, change(ChangeAction::Delete, &role, Some(json!(RoleView::from(&role))), None, 200))
+        .await?;
     Ok(envelope::done())
 }

@@ -86,7 +86,11 @@ pub struct SecretInput {
     responses((status = 201, description = "The created secret with its `value` (shown once), in `data`", body = SecretView),
               (status = 400)),
     security(("apiKey" = [])))]
-pub async fn create(State(state): State<AppState>, caller: Caller, JsonBody(mut body): JsonBody) -> Result<Response, Error> {
+pub async fn create(
+    State(state): State<AppState>,
+    caller: Caller,
+    JsonBody(mut body): JsonBody,
+) -> Result<Response, Error> {
     caller.require(&state, permission::SECRET_CREATE, Resource::Account(caller.account_id().to_owned()))?;
     let now = state.clock.now();
     let custom: Vec<String> = role_store::all_of_account(state.store.pool(), caller.account_id())
@@ -96,10 +100,10 @@ pub async fn create(State(state): State<AppState>, caller: Caller, JsonBody(mut 
         .collect();
 
     let name = body.required("name", text(1, 128));
-    if let Some(kind) = body.optional("type", one_of(SecretType::NAMES)) {
-        if kind != SecretType::ApiKey {
-            body.refuse("type", Rule::OneOf, "only ApiKey secrets can be created in this version");
-        }
+    if let Some(kind) = body.optional("type", one_of(SecretType::NAMES))
+        && kind != SecretType::ApiKey
+    {
+        body.refuse("type", Rule::OneOf, "only ApiKey secrets can be created in this version");
     }
     let is_owner = caller.holds_role("Owner");
     let role_name = |path: &str, value: &Value| -> Result<String, Refusals> {
@@ -109,8 +113,12 @@ pub async fn create(State(state): State<AppState>, caller: Caller, JsonBody(mut 
             return Err(vec![Notification::new(path, Rule::NotFound, format!("{path}: no role named {role}"))]);
         }
         // A credential never gets more than its maker holds.
-        if !is_owner && !(builtin && caller.holds_role(&role)) {
-            return Err(vec![Notification::new(path, Rule::Escalation, format!("{path}: only roles you hold can be given"))]);
+        if !(is_owner || builtin && caller.holds_role(&role)) {
+            return Err(vec![Notification::new(
+                path,
+                Rule::Escalation,
+                format!("{path}: only roles you hold can be given"),
+            )]);
         }
         Ok(role)
     };
@@ -122,14 +130,17 @@ pub async fn create(State(state): State<AppState>, caller: Caller, JsonBody(mut 
         Ok(roles)
     });
     let known = state.authz.permissions();
-    let scopes = body.optional("scopes", list_of(200, |path: &str, value: &Value| {
-        let scope = text(1, 64)(path, value)?;
-        if known.contains(&scope) {
-            Ok(scope)
-        } else {
-            Err(vec![Notification::new(path, Rule::OneOf, format!("{path}: unknown permission {scope}"))])
-        }
-    }));
+    let scopes = body.optional(
+        "scopes",
+        list_of(200, |path: &str, value: &Value| {
+            let scope = text(1, 64)(path, value)?;
+            if known.contains(&scope) {
+                Ok(scope)
+            } else {
+                Err(vec![Notification::new(path, Rule::OneOf, format!("{path}: unknown permission {scope}"))])
+            }
+        }),
+    );
     let expires_at = body.optional("expiresAt", instant);
     if expires_at.is_some_and(|at| at <= now) {
         body.refuse("expiresAt", Rule::Range, "expiresAt must be in the future");
@@ -163,7 +174,13 @@ pub async fn create(State(state): State<AppState>, caller: Caller, JsonBody(mut 
     Ok(envelope::created(view))
 }
 
-fn secret_change(action: ChangeAction, secret: &Secret, before: Option<Value>, after: Option<Value>, status: u16) -> Change {
+fn secret_change(
+    action: ChangeAction,
+    secret: &Secret,
+    before: Option<Value>,
+    after: Option<Value>,
+    status: u16,
+) -> Change {
     // Secrets belong to the account, outside any realm: trail only, no event.
     Change {
         action,

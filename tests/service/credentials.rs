@@ -1,0 +1,184 @@
+//! SPEC "Admin API credentials": who gets 401, who gets 403, and the access log.
+
+use castellan::clock::to_millis;
+use castellan::crypto::{generate_secret, last_four};
+use castellan::store::accounts::{self, Account};
+use castellan::store::realms::{self, Realm, RealmSettings};
+use castellan::store::secrets::{self, Secret, SecretType};
+use castellan::store::{Status, to_json_list};
+use reqwest::{Method, StatusCode};
+use serde_json::json;
+
+use crate::support::{TestApp, spawn_app};
+
+/// Another account with a realm and an Owner key of its own, written straight to the database.
+async fn other_account(app: &TestApp, realm_id: &str) -> String {
+    let store = app.database().await;
+    let now = to_millis(app.state.clock.now());
+    let account = Account { id: uuid::Uuid::now_v7().to_string(), name: "Other".into(), created_at: now };
+    accounts::insert(store.pool(), &account).await.unwrap();
+    let realm = Realm {
+        id: realm_id.into(),
+        account_id: account.id.clone(),
+        display_name: realm_id.into(),
+        status: Status::Active,
+        settings: RealmSettings::default(),
+        created_at: now,
+        updated_at: now,
+    };
+    assert!(realms::insert(store.pool(), &realm).await.unwrap());
+    let value = generate_secret("cstl_key_");
+    let secret = Secret {
+        id: uuid::Uuid::now_v7().to_string(),
+        account_id: account.id,
+        secret_type: SecretType::ApiKey,
+        name: "other owner".into(),
+        value_hash: app.state.hasher.hash(&value),
+        value_last_four: last_four(&value),
+        roles: to_json_list(&["Owner".to_owned()]),
+        scopes: None,
+        expires_at: None,
+        acts_for_user_id: None,
+        created_at: now,
+        updated_at: now,
+    };
+    secrets::insert(store.pool(), &secret).await.unwrap();
+    value
+}
+
+#[tokio::test]
+async fn missing_unknown_and_malformed_credentials_get_401() {
+    let app = spawn_app().await;
+    let none = app.http.get(format!("{}/realms", app.admin)).send().await.unwrap();
+    assert_eq!(none.status(), StatusCode::UNAUTHORIZED);
+    let unknown = app.call_as("cstl_key_not-a-real-key", Method::GET, "/realms", None).await;
+    assert_eq!(unknown.status, StatusCode::UNAUTHORIZED);
+    assert_eq!(unknown.body["statusCode"], "Unauthorized");
+    let bearer =
+        app.http.get(format!("{}/realms", app.admin)).bearer_auth("eyJhbGciOiJub25lIn0.e30.").send().await.unwrap();
+    assert_eq!(bearer.status(), StatusCode::UNAUTHORIZED);
+}
+
+#[tokio::test]
+async fn a_deleted_key_gets_401_on_the_next_call() {
+    let app = spawn_app().await;
+    let created = app.post("/secrets", json!({ "name": "ci", "roles": ["Developer"] })).await;
+    let id = created.data()["id"].as_str().unwrap().to_owned();
+    let value = created.data()["value"].as_str().unwrap().to_owned();
+    assert_eq!(app.call_as(&value, Method::GET, "/realms", None).await.status, StatusCode::OK);
+    assert_eq!(app.delete(&format!("/secrets/{id}")).await.status, StatusCode::OK);
+    assert_eq!(app.call_as(&value, Method::GET, "/realms", None).await.status, StatusCode::UNAUTHORIZED);
+}
+
+#[tokio::test]
+async fn an_expired_key_gets_401_once_its_expiry_passes() {
+    let app = spawn_app().await;
+    let expires = app.state.clock.now() + chrono::TimeDelta::hours(1);
+    let created = app
+        .post("/secrets", json!({ "name": "short", "roles": ["Auditor"], "expiresAt": castellan::clock::iso(expires) }))
+        .await;
+    assert_eq!(created.status, StatusCode::CREATED, "{:?}", created.body);
+    let value = created.data()["value"].as_str().unwrap().to_owned();
+    assert_eq!(app.call_as(&value, Method::GET, "/realms", None).await.status, StatusCode::OK);
+    app.advance(3599).await;
+    assert_eq!(app.call_as(&value, Method::GET, "/realms", None).await.status, StatusCode::OK);
+    app.advance(1).await;
+    assert_eq!(app.call_as(&value, Method::GET, "/realms", None).await.status, StatusCode::UNAUTHORIZED);
+
+    let past = app
+        .post("/secrets", json!({ "name": "past", "roles": ["Auditor"], "expiresAt": "2000-01-01T00:00:00Z" }))
+        .await;
+    assert_eq!(past.refused_fields(), vec![("expiresAt".to_owned(), "Range".to_owned())]);
+}
+
+#[tokio::test]
+async fn another_accounts_realm_and_a_missing_realm_get_the_same_403() {
+    let app = spawn_app().await;
+    app.create_realm("mine").await;
+    let other_key = other_account(&app, "theirs").await;
+
+    let theirs = app.get("/realms/theirs").await;
+    let missing = app.get("/realms/nothing-here").await;
+    for refused in [&theirs, &missing] {
+        assert_eq!(refused.status, StatusCode::FORBIDDEN);
+        assert_eq!(refused.error_code(), "Forbidden");
+        assert_eq!(refused.body["notifications"], theirs.body["notifications"], "no existence leak");
+    }
+    assert_eq!(app.get("/realms/theirs/clients").await.status, StatusCode::FORBIDDEN);
+    assert_eq!(app.put("/realms/theirs", json!({ "displayName": "mine now" })).await.status, StatusCode::FORBIDDEN);
+    assert_eq!(app.delete("/realms/theirs").await.status, StatusCode::FORBIDDEN);
+    assert_eq!(app.post("/realms/theirs/clients", json!({ "id": "x" })).await.status, StatusCode::FORBIDDEN);
+
+    // Each account sees only its own realms.
+    let listed: Vec<String> =
+        app.get("/realms").await.items().iter().map(|r| r["id"].as_str().unwrap().to_owned()).collect();
+    assert!(listed.contains(&"mine".to_owned()) && !listed.contains(&"theirs".to_owned()));
+    assert_eq!(app.call_as(&other_key, Method::GET, "/realms/theirs", None).await.status, StatusCode::OK);
+    assert_eq!(app.call_as(&other_key, Method::GET, "/realms/mine", None).await.status, StatusCode::FORBIDDEN);
+}
+
+#[tokio::test]
+async fn valid_credentials_without_the_permission_get_403() {
+    let app = spawn_app().await;
+    app.create_realm("acme").await;
+    let auditor = app.key_with(&["Auditor"], None).await;
+    assert_eq!(app.call_as(&auditor, Method::GET, "/realms/acme", None).await.status, StatusCode::OK);
+    let refused = app.call_as(&auditor, Method::PUT, "/realms/acme", Some(json!({ "displayName": "x" }))).await;
+    assert_eq!(refused.status, StatusCode::FORBIDDEN);
+    assert_eq!(refused.error_code(), "Forbidden");
+    assert_eq!(app.get("/realms/acme").await.data()["displayName"], "acme", "nothing changed");
+}
+
+#[tokio::test]
+async fn every_attempt_accepted_or_refused_is_in_the_access_log() {
+    let app = spawn_app().await;
+    app.create_realm("acme").await;
+    let auditor = app.key_with(&["Auditor"], None).await;
+    let _ = app.call_as(&auditor, Method::DELETE, "/realms/acme", None).await;
+    let _ = app.call_as("cstl_key_unknown", Method::GET, "/realms", None).await;
+    let response = app
+        .http
+        .get(format!("{}/realms/acme", app.admin))
+        .header("x-api-key", &app.key)
+        .header("x-forwarded-for", "198.51.100.23")
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(response.status(), StatusCode::OK);
+
+    let log = app.get("/access-logs?pageSize=50").await;
+    let entries = log.items();
+    let refused_delete = entries.iter().find(|e| e["method"] == "DELETE").expect("the refused delete is logged");
+    assert_eq!(refused_delete["outcome"], "Refused");
+    assert_eq!(refused_delete["status"], 403);
+    assert_eq!(refused_delete["reason"], "Forbidden");
+    assert_eq!(refused_delete["path"], "/api/v1/admin/realms/acme");
+    assert!(refused_delete["credentialName"].as_str().unwrap().starts_with("key Auditor"));
+    let forwarded =
+        entries.iter().find(|e| e["ipAddress"] == "198.51.100.23").expect("client address behind a trusted proxy");
+    assert_eq!(forwarded["outcome"], "Accepted");
+    assert!(entries.iter().any(|e| e["method"] == "POST" && e["status"] == 201));
+
+    // An unknown key names no account, so no account's log shows it, but it is stored.
+    let store = app.database().await;
+    let (unknown,): (i64,) = sqlx::query_as(
+        "SELECT COUNT(*) FROM access_log WHERE account_id IS NULL AND outcome = 'Refused' AND reason = 'unknown credential'",
+    )
+    .fetch_one(store.pool())
+    .await
+    .unwrap();
+    assert_eq!(unknown, 1);
+}
+
+#[tokio::test]
+async fn keys_are_stored_hashed_never_in_the_clear() {
+    let app = spawn_app().await;
+    let value = app.key_with(&["Developer"], None).await;
+    let store = app.database().await;
+    let rows: Vec<(String, String)> =
+        sqlx::query_as("SELECT value_hash, value_last_four FROM secrets").fetch_all(store.pool()).await.unwrap();
+    assert!(rows.iter().all(|(hash, _)| !hash.contains(&value) && !hash.contains(&app.key)));
+    assert!(rows.iter().any(|(hash, last)| *hash == app.state.hasher.hash(&value) && value.ends_with(last.as_str())));
+    let listed = app.get("/secrets").await;
+    assert!(listed.items().iter().all(|s| s.get("value").is_none()));
+}

@@ -1,0 +1,16 @@
+//! Black-box tests of Castellan over real HTTP, one test binary. Each test starts the service on
+//! its own database: SQLite by default, PostgreSQL when `TEST_DATABASE_URL` is set.
+
+#![allow(clippy::unwrap_used, clippy::expect_used)] // a failed expectation is a failed test
+
+mod support;
+
+mod clients;
+mod credentials;
+mod envelope;
+mod operations;
+mod paging;
+mod permissions;
+mod rate_limits;
+mod realms;
+mod trail;

@@ -1,0 +1,126 @@
+//! Operations: health, readiness, metrics, the OpenAPI document, the manual clock, bootstrap and
+//! graceful shutdown.
+
+use castellan::Application;
+use reqwest::StatusCode;
+use serde_json::json;
+
+use crate::support::{TestDatabase, answer, policies_dir, spawn_app, spawn_with};
+
+#[tokio::test]
+async fn health_readiness_and_metrics_answer() {
+    let app = spawn_app().await;
+    let health = app.http.get(format!("{}/healthz", app.base)).send().await.unwrap();
+    assert_eq!(health.status(), StatusCode::OK);
+    let ready = app.http.get(format!("{}/readyz", app.base)).send().await.unwrap();
+    assert_eq!(ready.status(), StatusCode::OK);
+    app.get("/realms/platform").await;
+    let metrics = app.http.get(format!("{}/metrics", app.base)).send().await.unwrap().text().await.unwrap();
+    assert!(
+        metrics.contains(
+            r#"castellan_http_requests_total{method="GET",route="/api/v1/admin/realms/{realm}",status="200"} 1"#
+        ),
+        "{metrics}"
+    );
+    assert!(metrics.contains("castellan_http_request_duration_seconds_bucket"));
+}
+
+#[tokio::test]
+async fn the_openapi_document_describes_the_admin_api() {
+    let app = spawn_app().await;
+    let document: serde_json::Value =
+        app.http.get(format!("{}/openapi.json", app.admin)).send().await.unwrap().json().await.unwrap();
+    assert_eq!(document["openapi"], "3.1.0");
+    for path in [
+        "/realms",
+        "/realms/{realm}",
+        "/realms/{realm}/clients/{client}",
+        "/roles",
+        "/secrets",
+        "/audit-trail",
+        "/access-logs",
+    ] {
+        assert!(document["paths"].get(path).is_some(), "{path} is documented");
+    }
+    assert!(document["components"]["schemas"].get("RealmView").is_some());
+    assert!(document["components"]["securitySchemes"].get("apiKey").is_some());
+}
+
+#[tokio::test]
+async fn the_dev_clock_exists_only_with_the_manual_clock() {
+    let app = spawn_with(TestDatabase::new().await, |s| s.manual_clock = false).await;
+    let response = app.http.get(format!("{}/_dev/clock", app.base)).send().await.unwrap();
+    assert_eq!(response.status(), StatusCode::NOT_FOUND);
+
+    let manual = spawn_app().await;
+    let before: serde_json::Value =
+        manual.http.get(format!("{}/_dev/clock", manual.base)).send().await.unwrap().json().await.unwrap();
+    manual.advance(90).await;
+    let after: serde_json::Value =
+        manual.http.get(format!("{}/_dev/clock", manual.base)).send().await.unwrap().json().await.unwrap();
+    let parse =
+        |v: &serde_json::Value| chrono::DateTime::parse_from_rfc3339(v["data"]["now"].as_str().unwrap()).unwrap();
+    assert_eq!((parse(&after) - parse(&before)).num_seconds(), 90);
+
+    let backwards = manual
+        .http
+        .post(format!("{}/_dev/clock", manual.base))
+        .json(&json!({ "set": "2000-01-01T00:00:00Z" }))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(answer(backwards).await.refused_fields(), vec![("set".to_owned(), "Range".to_owned())]);
+}
+
+#[tokio::test]
+async fn advancing_the_clock_runs_the_jobs_that_fall_due() {
+    let app = spawn_app().await;
+    app.get("/realms").await;
+    let logged = app.get("/access-logs").await;
+    assert!(logged.body["pagination"]["totalItems"].as_i64().unwrap() >= 1);
+    // Retention is 90 days; the hourly job removes what is older.
+    app.advance(89 * 86_400).await;
+    assert!(app.get("/access-logs").await.body["pagination"]["totalItems"].as_i64().unwrap() >= 2);
+    app.advance(2 * 86_400).await;
+    let after = app.get("/access-logs?pageSize=200").await;
+    let newest_only: Vec<&str> = after.items().iter().map(|e| e["path"].as_str().unwrap()).collect();
+    assert_eq!(newest_only, vec!["/api/v1/admin/access-logs"], "only the last call, from after the advance, is left");
+}
+
+#[tokio::test]
+async fn bootstrap_happens_once_and_writes_the_key_file_privately() {
+    let db = TestDatabase::new().await;
+    let key_file = db.dir.join("bootstrap.key");
+    let mut settings = db.settings();
+    settings.bootstrap_key_file = Some(key_file.clone());
+    let first = Application::build(settings.clone(), &policies_dir()).await.unwrap();
+    assert!(first.bootstrapped().is_some());
+    drop(first);
+    let second = Application::build(settings, &policies_dir()).await.unwrap();
+    assert!(second.bootstrapped().is_none(), "never again on later starts");
+
+    // The binary writes the key file; the library hands the key to it. Check the writer's mode.
+    castellan::crypto::write_private_file(&key_file, "cstl_key_x").unwrap();
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt;
+        let mode = std::fs::metadata(&key_file).unwrap().permissions().mode() & 0o777;
+        assert_eq!(mode, 0o600);
+    }
+}
+
+#[tokio::test]
+async fn a_graceful_stop_keeps_every_access_log_entry() {
+    let app = spawn_app().await;
+    for _ in 0..25 {
+        app.get("/realms").await;
+    }
+    let url = app.db.url.clone();
+    let store = app.database().await;
+    app.stop().await;
+    let (count,): (i64,) = sqlx::query_as("SELECT COUNT(*) FROM access_log WHERE path = '/api/v1/admin/realms'")
+        .fetch_one(store.pool())
+        .await
+        .unwrap();
+    assert_eq!(count, 25, "stored before the stop completed ({url})");
+}

@@ -1,0 +1,215 @@
+//! Spawns the real service in-process on a free port, on a fresh SQLite file or a fresh
+//! PostgreSQL schema (`TEST_DATABASE_URL`), with the manual clock.
+
+use std::path::{Path, PathBuf};
+
+use castellan::config::Settings;
+use castellan::store::Store;
+use castellan::{AppState, Application};
+use reqwest::{Method, StatusCode, header::HeaderMap};
+use serde_json::{Value, json};
+use tokio::sync::oneshot;
+
+pub fn policies_dir() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../policies")
+}
+
+/// A database for one test: a temporary SQLite file, or a new schema in the PostgreSQL database
+/// named by `TEST_DATABASE_URL`.
+pub struct TestDatabase {
+    pub url: String,
+    pub dir: PathBuf,
+}
+
+impl TestDatabase {
+    pub async fn new() -> Self {
+        let dir = std::env::temp_dir().join(format!("castellan-test-{}", uuid::Uuid::new_v4()));
+        std::fs::create_dir_all(&dir).expect("temporary folder");
+        let url = match std::env::var("TEST_DATABASE_URL").ok().filter(|u| !u.is_empty()) {
+            Some(base) => {
+                let schema = format!("t_{}", uuid::Uuid::new_v4().simple());
+                sqlx::any::install_default_drivers();
+                let pool = sqlx::AnyPool::connect(&base).await.expect("TEST_DATABASE_URL reachable");
+                sqlx::query(sqlx::AssertSqlSafe(format!("CREATE SCHEMA {schema}")))
+                    .execute(&pool)
+                    .await
+                    .expect("create schema");
+                pool.close().await;
+                let separator = if base.contains('?') { '&' } else { '?' };
+                format!("{base}{separator}options=-c%20search_path%3D{schema}")
+            }
+            None => format!("sqlite://{}", dir.join("castellan.db").display()),
+        };
+        Self { url, dir }
+    }
+
+    pub fn settings(&self) -> Settings {
+        Settings {
+            listen: "127.0.0.1:0".parse().expect("address"),
+            database_url: self.url.clone(),
+            database_max_connections: 8,
+            manual_clock: true,
+            trusted_proxies: vec!["127.0.0.1/32".parse().expect("network")],
+            bootstrap_key_file: None,
+            secret_key_file: self.dir.join("secret.key"),
+            ..Settings::default()
+        }
+    }
+}
+
+pub struct TestApp {
+    pub base: String,
+    pub admin: String,
+    pub key: String,
+    pub account_id: String,
+    pub state: AppState,
+    pub http: reqwest::Client,
+    pub db: TestDatabase,
+    stop: Option<oneshot::Sender<()>>,
+    server: Option<tokio::task::JoinHandle<anyhow::Result<()>>>,
+}
+
+/// What a call answered.
+#[derive(Debug)]
+pub struct Answer {
+    pub status: StatusCode,
+    pub headers: HeaderMap,
+    pub body: Value,
+}
+
+impl Answer {
+    pub fn data(&self) -> &Value {
+        &self.body["data"]
+    }
+
+    pub fn items(&self) -> &Vec<Value> {
+        self.body["pagination"]["items"].as_array().expect("a paged answer")
+    }
+
+    pub fn error_code(&self) -> &str {
+        self.body["errorCode"].as_str().unwrap_or("")
+    }
+
+    /// `(field, code)` of every notification.
+    pub fn refused_fields(&self) -> Vec<(String, String)> {
+        self.body["notifications"]
+            .as_array()
+            .map(|all| {
+                all.iter()
+                    .map(|n| {
+                        (n["field"].as_str().unwrap_or("").to_owned(), n["code"].as_str().unwrap_or("").to_owned())
+                    })
+                    .collect()
+            })
+            .unwrap_or_default()
+    }
+}
+
+pub async fn spawn_app() -> TestApp {
+    let db = TestDatabase::new().await;
+    spawn_with(db, |_| {}).await
+}
+
+pub async fn spawn_with(db: TestDatabase, adjust: impl FnOnce(&mut Settings)) -> TestApp {
+    let mut settings = db.settings();
+    adjust(&mut settings);
+    let app = Application::build(settings, &policies_dir()).await.expect("the service starts");
+    let first = app.bootstrapped().cloned().expect("a fresh database is bootstrapped");
+    let address = app.local_addr();
+    let state = app.state().clone();
+    let (stop, stopped) = oneshot::channel::<()>();
+    let server = tokio::spawn(app.run_until_stopped(async move {
+        let _ = stopped.await;
+    }));
+    let base = format!("http://{address}");
+    TestApp {
+        admin: format!("{base}/api/v1/admin"),
+        base,
+        key: first.api_key,
+        account_id: first.account_id,
+        state,
+        http: reqwest::Client::new(),
+        db,
+        stop: Some(stop),
+        server: Some(server),
+    }
+}
+
+impl TestApp {
+    /// Calls the admin API with `key`.
+    pub async fn call_as(&self, key: &str, method: Method, path: &str, body: Option<Value>) -> Answer {
+        let mut request = self.http.request(method, format!("{}{path}", self.admin)).header("x-api-key", key);
+        if let Some(body) = body {
+            request = request.json(&body);
+        }
+        answer(request.send().await.expect("the service answers")).await
+    }
+
+    pub async fn get(&self, path: &str) -> Answer {
+        self.call_as(&self.key, Method::GET, path, None).await
+    }
+
+    pub async fn post(&self, path: &str, body: Value) -> Answer {
+        self.call_as(&self.key, Method::POST, path, Some(body)).await
+    }
+
+    pub async fn put(&self, path: &str, body: Value) -> Answer {
+        self.call_as(&self.key, Method::PUT, path, Some(body)).await
+    }
+
+    pub async fn delete(&self, path: &str) -> Answer {
+        self.call_as(&self.key, Method::DELETE, path, None).await
+    }
+
+    pub async fn create_realm(&self, id: &str) -> Answer {
+        let answer = self.post("/realms", json!({ "id": id })).await;
+        assert_eq!(answer.status, StatusCode::CREATED, "{:?}", answer.body);
+        answer
+    }
+
+    /// Creates an API key with these roles (and scopes) and returns its value.
+    pub async fn key_with(&self, roles: &[&str], scopes: Option<&[&str]>) -> String {
+        let mut body = json!({ "name": format!("key {}", roles.join("+")), "roles": roles });
+        if let Some(scopes) = scopes {
+            body["scopes"] = json!(scopes);
+        }
+        let answer = self.post("/secrets", body).await;
+        assert_eq!(answer.status, StatusCode::CREATED, "{:?}", answer.body);
+        answer.data()["value"].as_str().expect("a value").to_owned()
+    }
+
+    /// Moves the manual clock forward, running every job that falls due.
+    pub async fn advance(&self, seconds: i64) {
+        let response = self
+            .http
+            .post(format!("{}/_dev/clock", self.base))
+            .json(&json!({ "advanceSeconds": seconds }))
+            .send()
+            .await
+            .expect("clock answers");
+        assert_eq!(response.status(), StatusCode::OK);
+    }
+
+    /// A second connection to the service's database, for checking what was stored.
+    pub async fn database(&self) -> Store {
+        Store::connect(&self.db.url, 2).await.expect("database")
+    }
+
+    /// Stops the service gracefully and waits for it.
+    pub async fn stop(mut self) {
+        if let Some(stop) = self.stop.take() {
+            let _ = stop.send(());
+        }
+        if let Some(server) = self.server.take() {
+            server.await.expect("server task").expect("server stops cleanly");
+        }
+    }
+}
+
+pub async fn answer(response: reqwest::Response) -> Answer {
+    let status = response.status();
+    let headers = response.headers().clone();
+    let text = response.text().await.expect("a body");
+    let body = if text.is_empty() { Value::Null } else { serde_json::from_str(&text).unwrap_or(Value::String(text)) };
+    Answer { status, headers, body }
+}
