@@ -91,6 +91,10 @@ impl Application {
             (Arc::new(SystemClock), None)
         };
         let bootstrapped = bootstrap::run_if_empty(&store, &hasher, clock.as_ref()).await?;
+        if let (Some(first), Some(path)) = (&bootstrapped, &settings.bootstrap_key_file) {
+            crypto::write_private_file(path, &first.api_key)
+                .with_context(|| format!("cannot write the bootstrap key to {}", path.display()))?;
+        }
         let metrics = Metrics::new();
         let scheduler = Arc::new(Scheduler::new(clock.clone(), metrics.clone()));
         let (access_log, access_writer) = AccessLog::start(store.clone());

@@ -5,7 +5,6 @@ use std::process::ExitCode;
 
 use castellan::authz::{Authorizer, fixtures};
 use castellan::config::{LogFormat, Overrides, Settings};
-use castellan::crypto::write_private_file;
 use castellan::{Application, store};
 use clap::{Parser, Subcommand};
 use tracing_subscriber::EnvFilter;
@@ -94,7 +93,6 @@ async fn serve(settings: Settings, policies: PathBuf) -> anyhow::Result<()> {
         println!("This key is shown once; keep it safe:\n\n    {}\n", first.api_key);
         println!("Try it:\n\n    curl -s -H 'x-api-key: {}' http://{address}/api/v1/admin/realms\n", first.api_key);
         if let Some(path) = key_file {
-            write_private_file(&path, &first.api_key)?;
             println!("The key was also written to {} (mode 0600).", path.display());
         }
     }

@@ -1,7 +1,10 @@
 //! Operations: health, readiness, metrics, the OpenAPI document, the manual clock, bootstrap and
 //! graceful shutdown.
 
+use std::time::Duration;
+
 use castellan::Application;
+use castellan::store::Backend;
 use reqwest::StatusCode;
 use serde_json::json;
 
@@ -94,19 +97,20 @@ async fn bootstrap_happens_once_and_writes_the_key_file_privately() {
     let mut settings = db.settings();
     settings.bootstrap_key_file = Some(key_file.clone());
     let first = Application::build(settings.clone(), &policies_dir()).await.unwrap();
-    assert!(first.bootstrapped().is_some());
-    drop(first);
-    let second = Application::build(settings, &policies_dir()).await.unwrap();
-    assert!(second.bootstrapped().is_none(), "never again on later starts");
-
-    // The binary writes the key file; the library hands the key to it. Check the writer's mode.
-    castellan::crypto::write_private_file(&key_file, "cstl_key_x").unwrap();
+    let key = first.bootstrapped().expect("the first start bootstraps").api_key.clone();
+    assert_eq!(std::fs::read_to_string(&key_file).unwrap().trim(), key);
     #[cfg(unix)]
     {
         use std::os::unix::fs::PermissionsExt;
         let mode = std::fs::metadata(&key_file).unwrap().permissions().mode() & 0o777;
         assert_eq!(mode, 0o600);
     }
+    drop(first);
+    std::fs::remove_file(&key_file).unwrap();
+
+    let second = Application::build(settings, &policies_dir()).await.unwrap();
+    assert!(second.bootstrapped().is_none(), "never again on later starts");
+    assert!(!key_file.exists(), "no key is written again");
 }
 
 #[tokio::test]
@@ -123,4 +127,32 @@ async fn a_graceful_stop_keeps_every_access_log_entry() {
         .await
         .unwrap();
     assert_eq!(count, 25, "stored before the stop completed ({url})");
+}
+
+#[tokio::test]
+async fn a_graceful_stop_lets_in_flight_requests_finish() {
+    let mut app = spawn_app().await;
+    // Hold the database so that a creation stays in flight.
+    let store = app.database().await;
+    let mut lock = store.begin().await.unwrap();
+    let statement = match store.backend() {
+        Backend::Sqlite => "INSERT INTO accounts (id, name, created_at) VALUES ('lock', 'lock', 0)",
+        Backend::Postgres => "LOCK TABLE realms IN EXCLUSIVE MODE",
+    };
+    sqlx::query(statement).execute(&mut *lock).await.unwrap();
+
+    let request = app.http.post(format!("{}/realms", app.admin)).header("x-api-key", &app.key).json(&json!({ "id": "late" }));
+    let in_flight = tokio::spawn(request.send());
+    // Not a time window: only long enough for the request to reach the handler and block.
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    let stopped = app.begin_stop();
+    tokio::time::sleep(Duration::from_millis(100)).await;
+    assert!(!stopped.is_finished(), "the service waits for the request in flight");
+    lock.rollback().await.unwrap();
+
+    let response = in_flight.await.unwrap().expect("the in-flight request is answered");
+    assert_eq!(response.status(), StatusCode::CREATED);
+    stopped.await.unwrap().expect("then the service stops");
+    let refused = reqwest::Client::new().get(format!("{}/healthz", app.base)).send().await;
+    assert!(refused.is_err(), "no new connections after the stop");
 }

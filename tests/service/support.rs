@@ -195,14 +195,17 @@ impl TestApp {
         Store::connect(&self.db.url, 2).await.expect("database")
     }
 
-    /// Stops the service gracefully and waits for it.
-    pub async fn stop(mut self) {
+    /// Asks the service to stop (as SIGTERM does) and returns the task that ends when it has.
+    pub fn begin_stop(&mut self) -> tokio::task::JoinHandle<anyhow::Result<()>> {
         if let Some(stop) = self.stop.take() {
             let _ = stop.send(());
         }
-        if let Some(server) = self.server.take() {
-            server.await.expect("server task").expect("server stops cleanly");
-        }
+        self.server.take().expect("the service is running")
+    }
+
+    /// Stops the service gracefully and waits for it.
+    pub async fn stop(mut self) {
+        self.begin_stop().await.expect("server task").expect("server stops cleanly");
     }
 }
 
