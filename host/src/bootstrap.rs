@@ -52,25 +52,10 @@ pub async fn run_if_empty(
         tx.rollback().await?;
         return Ok(None);
     }
-    let platform_client = Client {
-        realm_id: PLATFORM_REALM.into(),
-        id: PLATFORM_REALM.into(),
-        name: "Platform".into(),
-        description: Some("The console and the admin API's token client".into()),
-        client_type: ClientType::Confidential,
-        status: Status::Active,
-        secret_hash: None,
-        secret_last_four: None,
-        secret_rotated_at: None,
-        previous_secret_valid_until: None,
-        issued_tokens_revoked_before: None,
-        token_exchange_enabled: false,
-        allowed_scopes: to_json_list(&[]),
-        grant_types: to_json_list(&["client_credentials".to_owned()]),
-        redirect_uris: to_json_list(&[]),
-        created_at: now,
-        updated_at: now,
-    };
+    let mut platform_client = Client::new(PLATFORM_REALM, PLATFORM_REALM, ClientType::Confidential, now);
+    platform_client.name = "Platform".into();
+    platform_client.description = Some("The console and the admin API's token client".into());
+    platform_client.grant_types = to_json_list(&["client_credentials".to_owned()]);
     clients::insert(&mut *tx, &platform_client).await?;
     let owner = Person { id: new_guid(), realm_id: PLATFORM_REALM.into(), username: "owner".into(), email: None };
     accounts::insert_person(&mut *tx, &owner, now).await?;

@@ -143,6 +143,15 @@ impl Body {
         }
     }
 
+    /// A field that may repeat its current value but never change it.
+    pub fn unchanged(&mut self, key: &str, current: &str) {
+        if let Some(sent) = self.optional(key, |_, value| Ok(value.clone()))
+            && sent.as_str() != Some(current)
+        {
+            self.refuse(key, Rule::Immutable, format!("{} cannot change", self.path(key)));
+        }
+    }
+
     /// Records a refusal found by a check across fields.
     pub fn refuse(&mut self, key: &str, code: Rule, message: impl Into<String>) {
         let path = self.path(key);

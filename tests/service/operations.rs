@@ -141,7 +141,8 @@ async fn a_graceful_stop_lets_in_flight_requests_finish() {
     };
     sqlx::query(statement).execute(&mut *lock).await.unwrap();
 
-    let request = app.http.post(format!("{}/realms", app.admin)).header("x-api-key", &app.key).json(&json!({ "id": "late" }));
+    let request =
+        app.http.post(format!("{}/realms", app.admin)).header("x-api-key", &app.key).json(&json!({ "id": "late" }));
     let in_flight = tokio::spawn(request.send());
     // Not a time window: only long enough for the request to reach the handler and block.
     tokio::time::sleep(Duration::from_millis(300)).await;

@@ -92,6 +92,7 @@ async fn status_restricts_and_bad_parameters_are_refused() {
     assert_eq!(
         fields,
         vec![
+            ("colour".to_owned(), "Unknown".to_owned()),
             ("createdFrom".to_owned(), "Format".to_owned()),
             ("pageSize".to_owned(), "Type".to_owned()),
             ("sortDirection".to_owned(), "OneOf".to_owned()),

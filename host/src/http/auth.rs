@@ -50,6 +50,11 @@ impl Caller {
         }
     }
 
+    /// Asks the policies whether the caller may do `permission` on its own account.
+    pub fn require_account(&self, state: &AppState, permission: &str) -> Result<(), Error> {
+        self.require(state, permission, Resource::Account(self.account_id().to_owned()))
+    }
+
     /// Whether the caller holds a built-in role.
     pub fn holds_role(&self, role: &str) -> bool {
         self.principal.roles.iter().any(|held| held == role)

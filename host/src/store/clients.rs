@@ -3,7 +3,7 @@
 use sqlx::{Any, Executor};
 
 use super::page::Listing;
-use super::{Status, text_enum};
+use super::{Status, text_enum, to_json_list};
 
 text_enum! {
     pub enum ClientType {
@@ -39,6 +39,32 @@ pub struct Client {
     pub redirect_uris: String,
     pub created_at: i64,
     pub updated_at: i64,
+}
+
+impl Client {
+    /// A client with no secret yet, Active, with the default configuration: the authorization
+    /// code and refresh token grants, no scopes, no redirect URIs, Token Exchange off.
+    pub fn new(realm_id: &str, id: &str, client_type: ClientType, now: i64) -> Self {
+        Self {
+            realm_id: realm_id.to_owned(),
+            id: id.to_owned(),
+            name: id.to_owned(),
+            description: None,
+            client_type,
+            status: Status::Active,
+            secret_hash: None,
+            secret_last_four: None,
+            secret_rotated_at: None,
+            previous_secret_valid_until: None,
+            issued_tokens_revoked_before: None,
+            token_exchange_enabled: false,
+            allowed_scopes: to_json_list(&[]),
+            grant_types: to_json_list(&["authorization_code".to_owned(), "refresh_token".to_owned()]),
+            redirect_uris: to_json_list(&[]),
+            created_at: now,
+            updated_at: now,
+        }
+    }
 }
 
 const COLUMNS: &str = "realm_id, id, name, description, client_type, status, secret_hash, secret_last_four, \

@@ -6,7 +6,7 @@ use serde::Serialize;
 use utoipa::ToSchema;
 
 use crate::AppState;
-use crate::authz::{Resource, permission};
+use crate::authz::permission;
 use crate::clock::{from_millis, iso};
 use crate::error::Error;
 use crate::http::auth::Caller;
@@ -25,7 +25,7 @@ pub struct AccountView {
     responses((status = 200, description = "The caller's account, in `data`", body = AccountView)),
     security(("apiKey" = [])))]
 pub async fn read(State(state): State<AppState>, caller: Caller) -> Result<Response, Error> {
-    caller.require(&state, permission::ACCOUNT_READ, Resource::Account(caller.account_id().to_owned()))?;
+    caller.require_account(&state, permission::ACCOUNT_READ)?;
     let account = accounts::find(state.store.pool(), caller.account_id()).await?.ok_or(Error::NotFound("account"))?;
     Ok(envelope::ok(AccountView {
         id: account.id,

@@ -6,15 +6,14 @@ use serde::Serialize;
 use serde_json::Value;
 use utoipa::ToSchema;
 
-use super::{page_request, param, query_pairs, refuse_unknown_params};
+use super::ListQuery;
 use crate::AppState;
-use crate::authz::{Resource, permission};
+use crate::authz::permission;
 use crate::clock::{from_millis, iso};
 use crate::error::Error;
 use crate::http::auth::Caller;
-use crate::http::envelope;
 use crate::store::access_log::{self, AccessEntry, AccessOutcome};
-use crate::store::page::{self, Bind};
+use crate::store::page::Bind;
 use crate::store::trail::{self, TrailRow};
 
 #[derive(Debug, Serialize, ToSchema)]
@@ -105,19 +104,17 @@ pub async fn trail(
     caller: Caller,
     RawQuery(query): RawQuery,
 ) -> Result<Response, Error> {
-    caller.require(&state, permission::AUDIT_READ, Resource::Account(caller.account_id().to_owned()))?;
-    let (request, rest) = page_request(&query_pairs(query))?;
-    refuse_unknown_params(&rest, &["realmId", "resourceType", "actorCredentialId"])?;
+    caller.require_account(&state, permission::AUDIT_READ)?;
+    const FILTERS: [(&str, &str); 3] =
+        [("realmId", "realm_id"), ("resourceType", "resource_type"), ("actorCredentialId", "actor_credential_id")];
+    let list = ListQuery::parse(query, &FILTERS.map(|(name, _)| name))?;
     let mut scope = vec![("account_id", Bind::Text(caller.account_id().to_owned()))];
-    for (name, column) in
-        [("realmId", "realm_id"), ("resourceType", "resource_type"), ("actorCredentialId", "actor_credential_id")]
-    {
-        if let Some(value) = param(&rest, name) {
+    for (name, column) in FILTERS {
+        if let Some(value) = list.filter(name) {
             scope.push((column, Bind::Text(value.to_owned())));
         }
     }
-    let found = page::fetch::<TrailRow>(state.store.pool(), &trail::LISTING, &scope, &request).await?;
-    Ok(envelope::paged(found.map(TrailView::from)))
+    list.answer(&state, &trail::LISTING, &scope, |row: TrailRow| TrailView::from(row)).await
 }
 
 #[derive(Debug, Serialize, ToSchema)]
@@ -172,15 +169,13 @@ pub async fn access_logs(
     caller: Caller,
     RawQuery(query): RawQuery,
 ) -> Result<Response, Error> {
-    caller.require(&state, permission::AUDIT_READ, Resource::Account(caller.account_id().to_owned()))?;
-    let (request, rest) = page_request(&query_pairs(query))?;
-    refuse_unknown_params(&rest, &["credentialId"])?;
+    caller.require_account(&state, permission::AUDIT_READ)?;
+    let list = ListQuery::parse(query, &["credentialId"])?;
     // Entries of this host still queued are written first, so a caller reads its own requests.
     state.access_log.flush().await;
     let mut scope = vec![("account_id", Bind::Text(caller.account_id().to_owned()))];
-    if let Some(id) = param(&rest, "credentialId") {
+    if let Some(id) = list.filter("credentialId") {
         scope.push(("credential_id", Bind::Text(id.to_owned())));
     }
-    let found = page::fetch::<AccessEntry>(state.store.pool(), &access_log::LISTING, &scope, &request).await?;
-    Ok(envelope::paged(found.map(AccessView::from)))
+    list.answer(&state, &access_log::LISTING, &scope, |entry: AccessEntry| AccessView::from(entry)).await
 }

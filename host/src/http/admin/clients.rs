@@ -6,7 +6,7 @@ use serde::Serialize;
 use serde_json::{Value, json};
 use utoipa::ToSchema;
 
-use super::{commit, page_request, query_pairs, realm_in_reach, refuse_unknown_params};
+use super::{ListQuery, commit, realm_in_reach};
 use crate::AppState;
 use crate::authz::{Resource, permission};
 use crate::clock::{from_millis, iso, to_millis};
@@ -17,7 +17,7 @@ use crate::http::body::JsonBody;
 use crate::http::envelope;
 use crate::ids::ClientId;
 use crate::store::clients::{self as client_store, Client, ClientType};
-use crate::store::page::{self, Bind};
+use crate::store::page::Bind;
 use crate::store::trail::{Change, ChangeAction};
 use crate::store::{Status, from_json_list, to_json_list};
 use crate::validate::{Body, Refusals, Rule, boolean, list_of, one_of, parsed, text};
@@ -238,25 +238,8 @@ pub async fn create(
     let now = to_millis(state.clock.now());
     let id = body.required("id", parsed(ClientId::parse));
     let client_type = body.optional("type", one_of(ClientType::NAMES)).unwrap_or(ClientType::Confidential);
-    let mut client = Client {
-        realm_id: realm.id.clone(),
-        id: String::new(),
-        name: String::new(),
-        description: None,
-        client_type,
-        status: Status::Active,
-        secret_hash: None,
-        secret_last_four: None,
-        secret_rotated_at: None,
-        previous_secret_valid_until: None,
-        issued_tokens_revoked_before: None,
-        token_exchange_enabled: false,
-        allowed_scopes: to_json_list(&[]),
-        grant_types: to_json_list(&["authorization_code".to_owned(), "refresh_token".to_owned()]),
-        redirect_uris: to_json_list(&[]),
-        created_at: now,
-        updated_at: now,
-    };
+    let mut client = Client::new(&realm.id, "", client_type, now);
+    client.name = String::new();
     read_fields(&mut body, &mut client);
     body.finish()?;
     let Some(id) = id else { return Err(Error::invalid("id", Rule::Required, "id is required")) };
@@ -307,12 +290,10 @@ pub async fn list(
     RawQuery(query): RawQuery,
 ) -> Result<Response, Error> {
     let realm = realm_in_reach(&state, &caller, &realm_id, permission::CLIENT_READ).await?;
-    let (request, rest) = page_request(&query_pairs(query))?;
-    refuse_unknown_params(&rest, &[])?;
+    let list = ListQuery::parse(query, &[])?;
     let now = to_millis(state.clock.now());
     let scope = [("realm_id", Bind::Text(realm.id))];
-    let found = page::fetch::<Client>(state.store.pool(), &client_store::LISTING, &scope, &request).await?;
-    Ok(envelope::paged(found.map(|client| ClientView::of(&client, now))))
+    list.answer(&state, &client_store::LISTING, &scope, |client: Client| ClientView::of(&client, now)).await
 }
 
 #[utoipa::path(get, path = "/realms/{realm}/clients/{client}", tag = "Clients",
@@ -340,16 +321,8 @@ pub async fn update(
 ) -> Result<Response, Error> {
     let before = client_in_reach(&state, &caller, &realm_id, &client_id, permission::CLIENT_UPDATE).await?;
     let mut client = before.clone();
-    if let Some(id) = body.optional("id", text(0, 1024))
-        && id != client.id
-    {
-        body.refuse("id", Rule::Immutable, "a client's id cannot change");
-    }
-    if let Some(kind) = body.optional("type", one_of(ClientType::NAMES))
-        && kind != client.client_type
-    {
-        body.refuse("type", Rule::Immutable, "a client's type cannot change");
-    }
+    body.unchanged("id", &client.id);
+    body.unchanged("type", client.client_type.as_str());
     read_fields(&mut body, &mut client);
     body.finish()?;
     let now = to_millis(state.clock.now());

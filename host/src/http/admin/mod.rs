@@ -8,15 +8,18 @@ pub mod roles;
 pub mod secrets;
 
 use axum::Router;
+use axum::response::Response;
 use axum::routing::get;
 use chrono::{DateTime, Utc};
+use serde::Serialize;
 
 use super::auth::Caller;
 use crate::AppState;
 use crate::authz::Resource;
 use crate::clock::to_millis;
 use crate::error::Error;
-use crate::store::page::PageRequest;
+use crate::http::envelope;
+use crate::store::page::{Bind, Listing, PageRequest};
 use crate::store::realms::{self as realm_store, Realm};
 use crate::store::{Transaction, trail};
 use crate::validate::{Notification, Rule};
@@ -64,89 +67,101 @@ pub async fn commit(
     Ok(())
 }
 
-/// Reads the SPEC's paging and filtering parameters (`pageNumber`, `pageSize`, `searchTerm`,
-/// `status`, `sortBy`, `sortDirection`, `createdFrom`, `createdTo`) and returns the rest.
-pub fn page_request(query: &[(String, String)]) -> Result<(PageRequest, Vec<(String, String)>), Error> {
-    let mut request = PageRequest::default();
-    let mut number = 1_i64;
-    let mut size = i64::from(crate::store::page::DEFAULT_PAGE_SIZE);
-    let mut refused = Vec::new();
-    let mut rest = Vec::new();
-    let whole = |name: &str, value: &str, refused: &mut Vec<Notification>| {
-        value.trim().parse::<i64>().ok().or_else(|| {
-            refused.push(Notification::new(name, Rule::Type, format!("{name} must be a whole number")));
-            None
-        })
-    };
-    let instant = |name: &str, value: &str, refused: &mut Vec<Notification>| {
-        DateTime::parse_from_rfc3339(value).map(|at| at.with_timezone(&Utc)).ok().or_else(|| {
-            refused.push(Notification::new(name, Rule::Format, format!("{name} must be an ISO 8601 timestamp")));
-            None
-        })
-    };
-    for (name, value) in query {
-        match name.as_str() {
-            "pageNumber" => number = whole(name, value, &mut refused).unwrap_or(number),
-            "pageSize" => size = whole(name, value, &mut refused).unwrap_or(size),
-            "searchTerm" => request.search = Some(value.clone()).filter(|v| !v.trim().is_empty()),
-            "status" => request.status = Some(value.clone()).filter(|v| !v.is_empty()),
-            "sortBy" => request.sort_by = Some(value.clone()),
-            "sortDirection" => match value.to_ascii_lowercase().as_str() {
-                "asc" => request.ascending = true,
-                "desc" => request.ascending = false,
-                _ => refused.push(Notification::new(name.as_str(), Rule::OneOf, "sortDirection must be asc or desc")),
-            },
-            "createdFrom" => request.created_from = instant(name, value, &mut refused),
-            "createdTo" => request.created_to = instant(name, value, &mut refused),
-            _ => rest.push((name.clone(), value.clone())),
+/// A paged list request: the SPEC's paging and filtering parameters (`pageNumber`, `pageSize`,
+/// `searchTerm`, `status`, `sortBy`, `sortDirection`, `createdFrom`, `createdTo`) and the list's own
+/// filters. Any other parameter is refused.
+#[derive(Debug)]
+pub struct ListQuery {
+    pub page: PageRequest,
+    filters: Vec<(String, String)>,
+}
+
+impl ListQuery {
+    pub fn parse(query: Option<String>, filters: &[&str]) -> Result<Self, Error> {
+        let pairs: Vec<(String, String)> =
+            query.map(|q| url::form_urlencoded::parse(q.as_bytes()).into_owned().collect()).unwrap_or_default();
+        let mut page = PageRequest::default();
+        let mut number = 1_i64;
+        let mut size = i64::from(crate::store::page::DEFAULT_PAGE_SIZE);
+        let mut refused = Vec::new();
+        let mut own = Vec::new();
+        let whole = |name: &str, value: &str, refused: &mut Vec<Notification>| {
+            value.trim().parse::<i64>().ok().or_else(|| {
+                refused.push(Notification::new(name, Rule::Type, format!("{name} must be a whole number")));
+                None
+            })
+        };
+        let instant = |name: &str, value: &str, refused: &mut Vec<Notification>| {
+            DateTime::parse_from_rfc3339(value).map(|at| at.with_timezone(&Utc)).ok().or_else(|| {
+                refused.push(Notification::new(name, Rule::Format, format!("{name} must be an ISO 8601 timestamp")));
+                None
+            })
+        };
+        for (name, value) in pairs {
+            match name.as_str() {
+                "pageNumber" => number = whole(&name, &value, &mut refused).unwrap_or(number),
+                "pageSize" => size = whole(&name, &value, &mut refused).unwrap_or(size),
+                "searchTerm" => page.search = Some(value).filter(|v| !v.trim().is_empty()),
+                "status" => page.status = Some(value).filter(|v| !v.is_empty()),
+                "sortBy" => page.sort_by = Some(value),
+                "sortDirection" => match value.to_ascii_lowercase().as_str() {
+                    "asc" => page.ascending = true,
+                    "desc" => page.ascending = false,
+                    _ => refused.push(Notification::new(name, Rule::OneOf, "sortDirection must be asc or desc")),
+                },
+                "createdFrom" => page.created_from = instant(&name, &value, &mut refused),
+                "createdTo" => page.created_to = instant(&name, &value, &mut refused),
+                _ if filters.contains(&name.as_str()) => own.push((name, value)),
+                _ => {
+                    let message = format!("{name} is not a parameter of this list");
+                    refused.push(Notification::new(name, Rule::Unknown, message));
+                }
+            }
         }
+        if !refused.is_empty() {
+            return Err(Error::Validation(refused));
+        }
+        (page.number, page.size) = PageRequest::normalised(number, size);
+        Ok(Self { page, filters: own })
     }
-    if !refused.is_empty() {
-        return Err(Error::Validation(refused));
+
+    /// The value of one of the list's own filters, when given.
+    pub fn filter(&self, name: &str) -> Option<&str> {
+        self.filters.iter().find(|(n, _)| n == name).map(|(_, v)| v.as_str()).filter(|v| !v.is_empty())
     }
-    (request.number, request.size) = PageRequest::normalised(number, size);
-    Ok((request, rest))
-}
 
-/// The query string's name/value pairs, percent-decoded.
-pub fn query_pairs(query: Option<String>) -> Vec<(String, String)> {
-    query.map(|q| url::form_urlencoded::parse(q.as_bytes()).into_owned().collect()).unwrap_or_default()
-}
-
-/// The first value of a query parameter among those `page_request` left.
-pub fn param<'a>(rest: &'a [(String, String)], name: &str) -> Option<&'a str> {
-    rest.iter().find(|(n, _)| n == name).map(|(_, v)| v.as_str()).filter(|v| !v.is_empty())
-}
-
-/// Lists the parameters a list does not understand as validation failures.
-pub fn refuse_unknown_params(rest: &[(String, String)], known: &[&str]) -> Result<(), Error> {
-    let refused: Vec<Notification> = rest
-        .iter()
-        .filter(|(name, _)| !known.contains(&name.as_str()))
-        .map(|(name, _)| {
-            Notification::new(name.as_str(), Rule::Unknown, format!("{name} is not a parameter of this list"))
-        })
-        .collect();
-    if refused.is_empty() { Ok(()) } else { Err(Error::Validation(refused)) }
+    /// Fetches the page of `listing` restricted to `scope` and answers it, each row shown by `view`.
+    pub async fn answer<R, V>(
+        &self,
+        state: &AppState,
+        listing: &Listing,
+        scope: &[(&'static str, Bind)],
+        view: impl FnMut(R) -> V,
+    ) -> Result<Response, Error>
+    where
+        R: for<'r> sqlx::FromRow<'r, sqlx::any::AnyRow> + Send + Unpin,
+        V: Serialize,
+    {
+        let found = crate::store::page::fetch::<R>(state.store.pool(), listing, scope, &self.page).await?;
+        Ok(envelope::paged(found.map(view)))
+    }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
 
-    fn q(pairs: &[(&str, &str)]) -> Vec<(String, String)> {
-        pairs.iter().map(|(a, b)| ((*a).to_owned(), (*b).to_owned())).collect()
-    }
-
     #[test]
     fn paging_parameters_follow_the_spec() {
-        let (r, rest) = page_request(&q(&[("pageNumber", "0"), ("pageSize", "1000"), ("realmId", "x")])).unwrap();
-        assert_eq!((r.number, r.size), (1, 200));
-        assert_eq!(rest, q(&[("realmId", "x")]));
-        let (r, _) = page_request(&q(&[("sortDirection", "ASC"), ("createdFrom", "2030-01-01T00:00:00Z")])).unwrap();
-        assert!(r.ascending);
-        assert!(r.created_from.is_some());
-        assert!(page_request(&q(&[("pageSize", "ten")])).is_err());
-        assert!(page_request(&q(&[("sortDirection", "up")])).is_err());
+        let q = |text: &str| ListQuery::parse(Some(text.to_owned()), &["realmId"]);
+        let list = q("pageNumber=0&pageSize=1000&realmId=x").unwrap();
+        assert_eq!((list.page.number, list.page.size), (1, 200));
+        assert_eq!(list.filter("realmId"), Some("x"));
+        let list = q("sortDirection=ASC&createdFrom=2030-01-01T00%3A00%3A00Z").unwrap();
+        assert!(list.page.ascending);
+        assert!(list.page.created_from.is_some());
+        assert!(q("pageSize=ten").is_err());
+        assert!(q("sortDirection=up").is_err());
+        assert!(q("colour=red").is_err());
     }
 }

@@ -6,16 +6,16 @@ use serde::Serialize;
 use serde_json::json;
 use utoipa::ToSchema;
 
-use super::{commit, page_request, realm_in_reach, refuse_unknown_params};
+use super::{ListQuery, commit, realm_in_reach};
 use crate::AppState;
-use crate::authz::{Resource, permission};
+use crate::authz::permission;
 use crate::clock::{from_millis, iso, to_millis};
 use crate::error::Error;
 use crate::http::auth::Caller;
 use crate::http::body::JsonBody;
 use crate::http::envelope;
 use crate::ids::{PLATFORM_REALM, RealmId};
-use crate::store::page::{self, Bind};
+use crate::store::page::Bind;
 use crate::store::realms::{self, Realm, RealmSettings};
 use crate::store::trail::{Change, ChangeAction};
 use crate::store::{Status, realms as realm_store};
@@ -116,7 +116,7 @@ pub async fn create(
     caller: Caller,
     JsonBody(mut body): JsonBody,
 ) -> Result<Response, Error> {
-    caller.require(&state, permission::REALM_CREATE, Resource::Account(caller.account_id().to_owned()))?;
+    caller.require_account(&state, permission::REALM_CREATE)?;
     let now = to_millis(state.clock.now());
     let id = body.required("id", parsed(RealmId::parse));
     let mut realm = Realm {
@@ -164,12 +164,10 @@ pub async fn create(
     responses((status = 200, description = "A page of the account's realms, in `pagination`", body = [RealmView])),
     security(("apiKey" = [])))]
 pub async fn list(State(state): State<AppState>, caller: Caller, RawQuery(query): RawQuery) -> Result<Response, Error> {
-    caller.require(&state, permission::REALM_READ, Resource::Account(caller.account_id().to_owned()))?;
-    let (request, rest) = page_request(&super::query_pairs(query))?;
-    refuse_unknown_params(&rest, &[])?;
+    caller.require_account(&state, permission::REALM_READ)?;
+    let list = ListQuery::parse(query, &[])?;
     let scope = [("account_id", Bind::Text(caller.account_id().to_owned()))];
-    let found = page::fetch::<Realm>(state.store.pool(), &realms::LISTING, &scope, &request).await?;
-    Ok(envelope::paged(found.map(|realm| RealmView::from(&realm))))
+    list.answer(&state, &realms::LISTING, &scope, |realm: Realm| RealmView::from(&realm)).await
 }
 
 #[utoipa::path(get, path = "/realms/{realm}", tag = "Realms", params(("realm" = String, Path)),
@@ -196,11 +194,7 @@ pub async fn update(
 ) -> Result<Response, Error> {
     let before = realm_in_reach(&state, &caller, &realm_id, permission::REALM_UPDATE).await?;
     let mut realm = before.clone();
-    if let Some(id) = body.optional("id", text(0, 1024))
-        && id != realm.id
-    {
-        body.refuse("id", Rule::Immutable, "a realm's id cannot change");
-    }
+    body.unchanged("id", &realm.id);
     read_fields(&mut body, &mut realm);
     body.finish()?;
     if realm.id == PLATFORM_REALM && realm.status != Status::Active {

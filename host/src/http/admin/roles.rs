@@ -6,7 +6,7 @@ use serde::Serialize;
 use serde_json::{Value, json};
 use utoipa::ToSchema;
 
-use super::{commit, page_request, query_pairs, refuse_unknown_params};
+use super::{ListQuery, commit};
 use crate::AppState;
 use crate::authz::{BUILTIN_ROLES, Resource, permission};
 use crate::clock::{from_millis, iso, to_millis};
@@ -15,7 +15,7 @@ use crate::http::auth::Caller;
 use crate::http::body::JsonBody;
 use crate::http::envelope;
 use crate::ids::new_guid;
-use crate::store::page::{self, Bind};
+use crate::store::page::Bind;
 use crate::store::roles::{self as role_store, AccountRole};
 use crate::store::trail::{Change, ChangeAction};
 use crate::store::{from_json_list, to_json_list};
@@ -136,7 +136,7 @@ pub async fn create(
     caller: Caller,
     JsonBody(mut body): JsonBody,
 ) -> Result<Response, Error> {
-    caller.require(&state, permission::ROLE_CREATE, Resource::Account(caller.account_id().to_owned()))?;
+    caller.require_account(&state, permission::ROLE_CREATE)?;
     let now = to_millis(state.clock.now());
     let name = body.required("name", text(1, 64));
     let permissions = read_permissions(&state, &mut body, true);
@@ -176,19 +176,17 @@ pub async fn create(
     responses((status = 200, description = "A page of custom roles, in `pagination`", body = [RoleView])),
     security(("apiKey" = [])))]
 pub async fn list(State(state): State<AppState>, caller: Caller, RawQuery(query): RawQuery) -> Result<Response, Error> {
-    caller.require(&state, permission::ROLE_READ, Resource::Account(caller.account_id().to_owned()))?;
-    let (request, rest) = page_request(&query_pairs(query))?;
-    refuse_unknown_params(&rest, &[])?;
+    caller.require_account(&state, permission::ROLE_READ)?;
+    let list = ListQuery::parse(query, &[])?;
     let scope = [("account_id", Bind::Text(caller.account_id().to_owned()))];
-    let found = page::fetch::<AccountRole>(state.store.pool(), &role_store::LISTING, &scope, &request).await?;
-    Ok(envelope::paged(found.map(|role| RoleView::from(&role))))
+    list.answer(&state, &role_store::LISTING, &scope, |role: AccountRole| RoleView::from(&role)).await
 }
 
 #[utoipa::path(get, path = "/roles/permissions", tag = "Roles",
     responses((status = 200, description = "The built-in roles and every permission a role or scope may list", body = PermissionsView)),
     security(("apiKey" = [])))]
 pub async fn permissions(State(state): State<AppState>, caller: Caller) -> Result<Response, Error> {
-    caller.require(&state, permission::ROLE_READ, Resource::Account(caller.account_id().to_owned()))?;
+    caller.require_account(&state, permission::ROLE_READ)?;
     Ok(envelope::ok(PermissionsView {
         built_in_roles: BUILTIN_ROLES.iter().map(|r| (*r).to_owned()).collect(),
         permissions: state.authz.permissions().iter().cloned().collect(),
@@ -214,11 +212,7 @@ pub async fn update(
 ) -> Result<Response, Error> {
     let before = role_in_reach(&state, &caller, &id, permission::ROLE_UPDATE).await?;
     let mut role = before.clone();
-    if let Some(name) = body.optional("name", text(0, 1024))
-        && name != role.name
-    {
-        body.refuse("name", Rule::Immutable, "a role's name cannot change; credentials refer to it");
-    }
+    body.unchanged("name", &role.name);
     if let Some(permissions) = read_permissions(&state, &mut body, false) {
         role.permissions = to_json_list(&permissions);
     }

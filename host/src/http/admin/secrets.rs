@@ -6,7 +6,7 @@ use serde::Serialize;
 use serde_json::{Value, json};
 use utoipa::ToSchema;
 
-use super::{commit, page_request, query_pairs, refuse_unknown_params};
+use super::{ListQuery, commit};
 use crate::AppState;
 use crate::authz::{BUILTIN_ROLES, Resource, permission};
 use crate::bootstrap::API_KEY_PREFIX;
@@ -17,7 +17,7 @@ use crate::http::auth::Caller;
 use crate::http::body::JsonBody;
 use crate::http::envelope;
 use crate::ids::new_guid;
-use crate::store::page::{self, Bind};
+use crate::store::page::Bind;
 use crate::store::secrets::{self as secret_store, Secret, SecretType};
 use crate::store::trail::{Change, ChangeAction};
 use crate::store::{from_json_list, roles as role_store, to_json_list};
@@ -91,7 +91,7 @@ pub async fn create(
     caller: Caller,
     JsonBody(mut body): JsonBody,
 ) -> Result<Response, Error> {
-    caller.require(&state, permission::SECRET_CREATE, Resource::Account(caller.account_id().to_owned()))?;
+    caller.require_account(&state, permission::SECRET_CREATE)?;
     let now = state.clock.now();
     let custom: Vec<String> = role_store::all_of_account(state.store.pool(), caller.account_id())
         .await?
@@ -213,12 +213,10 @@ async fn secret_in_reach(state: &AppState, caller: &Caller, id: &str, permission
     responses((status = 200, description = "A page of the account's secrets (never their values), in `pagination`", body = [SecretView])),
     security(("apiKey" = [])))]
 pub async fn list(State(state): State<AppState>, caller: Caller, RawQuery(query): RawQuery) -> Result<Response, Error> {
-    caller.require(&state, permission::SECRET_READ, Resource::Account(caller.account_id().to_owned()))?;
-    let (request, rest) = page_request(&query_pairs(query))?;
-    refuse_unknown_params(&rest, &[])?;
+    caller.require_account(&state, permission::SECRET_READ)?;
+    let list = ListQuery::parse(query, &[])?;
     let scope = [("account_id", Bind::Text(caller.account_id().to_owned()))];
-    let found = page::fetch::<Secret>(state.store.pool(), &secret_store::LISTING, &scope, &request).await?;
-    Ok(envelope::paged(found.map(|secret| SecretView::from(&secret))))
+    list.answer(&state, &secret_store::LISTING, &scope, |secret: Secret| SecretView::from(&secret)).await
 }
 
 #[utoipa::path(get, path = "/secrets/{id}", tag = "Secrets", params(("id" = String, Path)),
