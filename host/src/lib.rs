@@ -6,6 +6,7 @@
 
 pub mod authz;
 pub mod bootstrap;
+pub mod cache;
 pub mod clock;
 pub mod config;
 pub mod crypto;
@@ -29,6 +30,7 @@ use tokio::task::JoinHandle;
 
 use crate::authz::Authorizer;
 use crate::bootstrap::Bootstrapped;
+use crate::cache::Caches;
 use crate::clock::{Clock, ManualClock, SystemClock, to_millis};
 use crate::config::Settings;
 use crate::crypto::SecretHasher;
@@ -38,9 +40,19 @@ use crate::jobs::Scheduler;
 use crate::store::Store;
 use crate::store::access_log::AccessLog;
 
-/// What every request handler and job may use.
+/// What every request handler and job may use; cloning it is one reference count.
 #[derive(Debug, Clone)]
-pub struct AppState {
+pub struct AppState(Arc<Services>);
+
+impl std::ops::Deref for AppState {
+    type Target = Services;
+    fn deref(&self) -> &Services {
+        &self.0
+    }
+}
+
+#[derive(Debug)]
+pub struct Services {
     pub settings: Arc<Settings>,
     pub store: Store,
     pub clock: Arc<dyn Clock>,
@@ -52,6 +64,7 @@ pub struct AppState {
     pub limiter: Arc<RateLimiter>,
     pub metrics: Arc<Metrics>,
     pub scheduler: Arc<Scheduler>,
+    pub caches: Arc<Caches>,
 }
 
 impl std::fmt::Debug for dyn Clock {
@@ -66,6 +79,7 @@ pub struct Application {
     state: AppState,
     bootstrapped: Option<Bootstrapped>,
     access_writer: JoinHandle<()>,
+    change_follower: Option<JoinHandle<()>>,
 }
 
 impl Application {
@@ -98,11 +112,13 @@ impl Application {
         let metrics = Metrics::new();
         let scheduler = Arc::new(Scheduler::new(clock.clone(), metrics.clone()));
         let (access_log, access_writer) = AccessLog::start(store.clone());
+        let caches = Arc::new(Caches::new(!store.is_shared()));
+        let change_follower = store::changes::follow(&store, caches.clone());
         let listener = TcpListener::bind(settings.listen)
             .await
             .with_context(|| format!("cannot listen on {}", settings.listen))?;
 
-        let state = AppState {
+        let state = AppState(Arc::new(Services {
             settings: Arc::new(settings),
             store,
             clock,
@@ -113,9 +129,10 @@ impl Application {
             limiter: Arc::new(RateLimiter::default()),
             metrics,
             scheduler,
-        };
+            caches,
+        }));
         register_jobs(&state).await;
-        Ok(Self { listener, state, bootstrapped, access_writer })
+        Ok(Self { listener, state, bootstrapped, access_writer, change_follower })
     }
 
     pub fn local_addr(&self) -> SocketAddr {
@@ -134,7 +151,7 @@ impl Application {
     /// Serves until `shutdown` completes, then lets in-flight requests finish and stores every
     /// queued access log entry.
     pub async fn run_until_stopped(self, shutdown: impl Future<Output = ()> + Send + 'static) -> anyhow::Result<()> {
-        let Self { listener, state, access_writer, .. } = self;
+        let Self { listener, state, access_writer, change_follower, .. } = self;
         if state.manual_clock.is_some() {
             tracing::warn!(
                 "MANUAL CLOCK IS ON: time moves only through POST /_dev/clock. Never run production like this."
@@ -156,8 +173,8 @@ impl Application {
             .with_graceful_shutdown(shutdown)
             .await
             .context("server failed")?;
-        if let Some(ticker) = ticker {
-            ticker.abort();
+        for task in ticker.into_iter().chain(change_follower) {
+            task.abort();
         }
         // Everything queued is stored before returning; the writer itself ends with the last handle.
         state.access_log.flush().await;

@@ -8,6 +8,7 @@ mod support;
 mod clients;
 mod credentials;
 mod envelope;
+mod hosts;
 mod operations;
 mod paging;
 mod permissions;

@@ -115,6 +115,18 @@ pub async fn spawn_with(db: TestDatabase, adjust: impl FnOnce(&mut Settings)) ->
     adjust(&mut settings);
     let app = Application::build(settings, &policies_dir()).await.expect("the service starts");
     let first = app.bootstrapped().cloned().expect("a fresh database is bootstrapped");
+    serve(app, db, first.api_key, first.account_id)
+}
+
+/// A second host on the same database (and secret key) as `first`.
+pub async fn spawn_beside(first: &TestApp) -> TestApp {
+    let db = TestDatabase { url: first.db.url.clone(), dir: first.db.dir.clone() };
+    let app = Application::build(db.settings(), &policies_dir()).await.expect("the second host starts");
+    assert!(app.bootstrapped().is_none());
+    serve(app, db, first.key.clone(), first.account_id.clone())
+}
+
+fn serve(app: Application, db: TestDatabase, key: String, account_id: String) -> TestApp {
     let address = app.local_addr();
     let state = app.state().clone();
     let (stop, stopped) = oneshot::channel::<()>();
@@ -125,8 +137,8 @@ pub async fn spawn_with(db: TestDatabase, adjust: impl FnOnce(&mut Settings)) ->
     TestApp {
         admin: format!("{base}/api/v1/admin"),
         base,
-        key: first.api_key,
-        account_id: first.account_id,
+        key,
+        account_id,
         state,
         http: reqwest::Client::new(),
         db,

@@ -5,6 +5,7 @@
 //! in the change trail (they raise no event).
 
 use std::collections::BTreeSet;
+use std::sync::Arc;
 
 use axum::extract::{FromRequestParts, MatchedPath, OriginalUri, Request, State};
 use axum::http::request::Parts;
@@ -18,6 +19,7 @@ use super::envelope::RefusedWith;
 use super::rate_limit::Class;
 use crate::AppState;
 use crate::authz::{BUILTIN_ROLES, Principal, PrincipalKind, Resource, Verdict};
+use crate::cache::KnownCredential;
 use crate::clock::to_millis;
 use crate::error::Error;
 use crate::ids::new_guid;
@@ -205,37 +207,37 @@ async fn identify(
         return refuse(reason, None);
     };
     let hash = state.hasher.hash(key);
-    let credential = match secrets::find_by_hash(state.store.pool(), &hash).await {
-        Ok(Some(found)) if state.hasher.matches(key, &found.secret.value_hash) => found,
-        Ok(_) => return refuse("unknown credential", None),
-        Err(error) => return Err(Box::new(Rejection::Failed(error.into()))),
+    let known = match state.caches.credential(&hash) {
+        Some(known) => known,
+        None => {
+            let credential = match secrets::find_by_hash(state.store.pool(), &hash).await {
+                Ok(Some(found)) if state.hasher.matches(key, &found.secret.value_hash) => found,
+                Ok(_) => return refuse("unknown credential", None),
+                Err(error) => return Err(Box::new(Rejection::Failed(error.into()))),
+            };
+            let grants = custom_grants(state, &credential).await.map_err(|e| Box::new(Rejection::Failed(e)))?;
+            let known = KnownCredential { credential: Arc::new(credential), grants: Arc::new(grants) };
+            state.caches.keep_credential(known.clone());
+            known
+        }
     };
+    let credential = known.credential.as_ref();
     if credential.secret.secret_type != SecretType::ApiKey {
-        return refuse("not an API key", Some(&credential));
+        return refuse("not an API key", Some(credential));
     }
     if credential.secret.expires_at.is_some_and(|at| at <= to_millis(now)) {
-        return refuse("expired credential", Some(&credential));
+        return refuse("expired credential", Some(credential));
     }
 
     let secret = &credential.secret;
-    let held = from_json_list(&secret.roles);
-    let (builtin, custom): (Vec<String>, Vec<String>) =
-        held.into_iter().partition(|role| BUILTIN_ROLES.contains(&role.as_str()));
-    let mut grants = BTreeSet::new();
-    if !custom.is_empty() {
-        let defined = roles::all_of_account(state.store.pool(), &secret.account_id)
-            .await
-            .map_err(|e| Box::new(Rejection::Failed(e.into())))?;
-        for role in defined.iter().filter(|role| custom.contains(&role.name)) {
-            grants.extend(from_json_list(&role.permissions));
-        }
-    }
+    let roles =
+        from_json_list(&secret.roles).into_iter().filter(|role| BUILTIN_ROLES.contains(&role.as_str())).collect();
     let principal = Principal {
         id: secret.id.clone(),
         account_id: secret.account_id.clone(),
         kind: PrincipalKind::Credential,
-        roles: builtin,
-        grants,
+        roles,
+        grants: known.grants.as_ref().clone(),
         scopes: secret.scopes.as_deref().map(|s| from_json_list(s).into_iter().collect()),
     };
     let actor = trail::Actor {
@@ -249,6 +251,20 @@ async fn identify(
         ip_address: String::new(),
     };
     Ok((principal, actor))
+}
+
+/// The permissions granted by the custom roles a credential holds.
+async fn custom_grants(state: &AppState, credential: &secrets::Credential) -> Result<BTreeSet<String>, Error> {
+    let held = from_json_list(&credential.secret.roles);
+    let mut grants = BTreeSet::new();
+    if held.iter().any(|role| !BUILTIN_ROLES.contains(&role.as_str())) {
+        for role in roles::all_of_account(state.store.pool(), &credential.secret.account_id).await? {
+            if held.contains(&role.name) {
+                grants.extend(from_json_list(&role.permissions));
+            }
+        }
+    }
+    Ok(grants)
 }
 
 /// Creating or changing API secrets, imports and impersonation are sensitive.

@@ -7,6 +7,7 @@
 
 pub mod access_log;
 pub mod accounts;
+pub mod changes;
 pub mod clients;
 pub mod page;
 pub mod realms;
@@ -79,6 +80,7 @@ impl Backend {
 pub struct Store {
     pool: AnyPool,
     backend: Backend,
+    url: String,
 }
 
 impl Store {
@@ -114,7 +116,7 @@ impl Store {
             .connect_with(options)
             .await
             .with_context(|| format!("cannot connect to the database at {}", redact(&url)))?;
-        Ok(Self { pool, backend })
+        Ok(Self { pool, backend, url })
     }
 
     /// Applies every migration of this backend not yet applied.
@@ -128,6 +130,12 @@ impl Store {
 
     pub fn backend(&self) -> Backend {
         self.backend
+    }
+
+    /// Whether other processes may change the database (PostgreSQL), so that what a host keeps in
+    /// memory must follow their change notifications.
+    pub fn is_shared(&self) -> bool {
+        self.backend == Backend::Postgres
     }
 
     pub fn pool(&self) -> &AnyPool {

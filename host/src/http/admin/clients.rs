@@ -213,7 +213,7 @@ async fn client_in_reach(
     client_id: &str,
     permission: &str,
 ) -> Result<Client, Error> {
-    let realm = crate::store::realms::find(state.store.pool(), realm_id).await?;
+    let realm = super::find_realm(state, realm_id).await?;
     let owner = realm.as_ref().map(|r| r.account_id.clone());
     caller.require(
         state,
@@ -292,7 +292,7 @@ pub async fn list(
     let realm = realm_in_reach(&state, &caller, &realm_id, permission::CLIENT_READ).await?;
     let list = ListQuery::parse(query, &[])?;
     let now = to_millis(state.clock.now());
-    let scope = [("realm_id", Bind::Text(realm.id))];
+    let scope = [("realm_id", Bind::Text(realm.id.clone()))];
     list.answer(&state, &client_store::LISTING, &scope, |client: Client| ClientView::of(&client, now)).await
 }
 

@@ -7,6 +7,8 @@ pub mod realms;
 pub mod roles;
 pub mod secrets;
 
+use std::sync::Arc;
+
 use axum::Router;
 use axum::response::Response;
 use axum::routing::get;
@@ -16,12 +18,13 @@ use serde::Serialize;
 use super::auth::Caller;
 use crate::AppState;
 use crate::authz::Resource;
+use crate::cache::Invalidation;
 use crate::clock::to_millis;
 use crate::error::Error;
 use crate::http::envelope;
 use crate::store::page::{Bind, Listing, PageRequest};
 use crate::store::realms::{self as realm_store, Realm};
-use crate::store::{Transaction, trail};
+use crate::store::{Transaction, changes, trail};
 use crate::validate::{Notification, Rule};
 
 pub fn routes() -> Router<AppState> {
@@ -40,6 +43,18 @@ pub fn routes() -> Router<AppState> {
         .route("/access-logs", get(audit::access_logs))
 }
 
+/// The realm with this id, from this host's cache when it holds it.
+pub async fn find_realm(state: &AppState, id: &str) -> Result<Option<Arc<Realm>>, Error> {
+    if let Some(realm) = state.caches.realm(id) {
+        return Ok(Some(realm));
+    }
+    let found = realm_store::find(state.store.pool(), id).await?.map(Arc::new);
+    if let Some(realm) = &found {
+        state.caches.keep_realm(realm.clone());
+    }
+    Ok(found)
+}
+
 /// Loads a realm the caller may act on with `permission`. A realm of another account and one that
 /// does not exist get the same 403 (no existence leak).
 pub async fn realm_in_reach(
@@ -47,14 +62,15 @@ pub async fn realm_in_reach(
     caller: &Caller,
     realm_id: &str,
     permission: &str,
-) -> Result<Realm, Error> {
-    let realm = realm_store::find(state.store.pool(), realm_id).await?;
+) -> Result<Arc<Realm>, Error> {
+    let realm = find_realm(state, realm_id).await?;
     let owner = realm.as_ref().map(|r| r.account_id.clone());
     caller.require(state, permission, Resource::Realm { id: realm_id.to_owned(), owner })?;
     realm.ok_or(Error::Forbidden(crate::error::ErrorCode::Forbidden))
 }
 
-/// Writes the change's trail row (and event, inside a realm), then commits.
+/// Writes the change's trail row (and event, inside a realm), announces what it makes stale to
+/// the other hosts, commits, and drops the stale entries from this host's caches.
 pub async fn commit(
     state: &AppState,
     caller: &Caller,
@@ -63,7 +79,18 @@ pub async fn commit(
 ) -> Result<(), Error> {
     let at = to_millis(state.clock.now());
     trail::record_change(&mut tx, &caller.actor, &caller.request, &change, at).await?;
+    let stale = match (change.resource_type, &change.resource_id) {
+        ("realm", Some(id)) => Some(Invalidation::Realm(id.clone())),
+        ("secret" | "role", _) => Some(Invalidation::Account(caller.account_id().to_owned())),
+        _ => None,
+    };
+    if let Some(stale) = &stale {
+        changes::announce(&state.store, &mut tx, stale).await?;
+    }
     tx.commit().await?;
+    if let Some(stale) = &stale {
+        state.caches.apply(stale);
+    }
     Ok(())
 }
 

@@ -180,7 +180,7 @@ pub async fn read(
     Path(realm_id): Path<String>,
 ) -> Result<Response, Error> {
     let realm = realm_in_reach(&state, &caller, &realm_id, permission::REALM_READ).await?;
-    Ok(envelope::ok(RealmView::from(&realm)))
+    Ok(envelope::ok(RealmView::from(realm.as_ref())))
 }
 
 #[utoipa::path(put, path = "/realms/{realm}", tag = "Realms", params(("realm" = String, Path)), request_body = RealmInput,
@@ -193,7 +193,7 @@ pub async fn update(
     JsonBody(mut body): JsonBody,
 ) -> Result<Response, Error> {
     let before = realm_in_reach(&state, &caller, &realm_id, permission::REALM_UPDATE).await?;
-    let mut realm = before.clone();
+    let mut realm = Realm::clone(&before);
     body.unchanged("id", &realm.id);
     read_fields(&mut body, &mut realm);
     body.finish()?;
@@ -212,7 +212,7 @@ pub async fn update(
         parent_id: None,
         realm_id: Some(realm.id.clone()),
         client_id: None,
-        before: Some(json!(RealmView::from(&before))),
+        before: Some(json!(RealmView::from(before.as_ref()))),
         after: Some(json!(view)),
         details: None,
         status: 200,
@@ -243,7 +243,7 @@ pub async fn delete(
         parent_id: None,
         realm_id: Some(realm.id.clone()),
         client_id: None,
-        before: Some(json!(RealmView::from(&realm))),
+        before: Some(json!(RealmView::from(realm.as_ref()))),
         after: None,
         details: None,
         status: 200,

@@ -1,0 +1,195 @@
+//! Per-host caches of what nearly every admin request reads: the credential behind an API key and
+//! the realm it addresses.
+//!
+//! Entries are dropped the moment a change commits: on this host directly, and on every other host
+//! through the store's change notifications (PostgreSQL `NOTIFY`, sent by the committing
+//! transaction). While notifications cannot be received the caches are bypassed, so a host never
+//! answers from an entry it could not keep exact. SQLite is embedded: one host owns the file.
+
+use std::collections::{BTreeSet, HashMap};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, RwLock};
+use std::time::{Duration, Instant};
+
+use crate::store::realms::Realm;
+use crate::store::secrets::Credential;
+
+/// Entries are refreshed from the database at least this often, notifications or not.
+const TIME_TO_LIVE: Duration = Duration::from_secs(60);
+/// A cache growing past this many entries is emptied (credentials are high-entropy keys: a flood of
+/// distinct ones is an attack, not a working set).
+const MAX_ENTRIES: usize = 100_000;
+
+/// A credential with the permissions its custom roles grant.
+#[derive(Debug, Clone)]
+pub struct KnownCredential {
+    pub credential: Arc<Credential>,
+    pub grants: Arc<BTreeSet<String>>,
+}
+
+/// What a committed change makes stale.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Invalidation {
+    /// The credentials of an account (a secret or a custom role changed).
+    Account(String),
+    Realm(String),
+}
+
+impl Invalidation {
+    pub fn encode(&self) -> String {
+        match self {
+            Self::Account(id) => format!("account:{id}"),
+            Self::Realm(id) => format!("realm:{id}"),
+        }
+    }
+
+    pub fn decode(text: &str) -> Option<Self> {
+        match text.split_once(':')? {
+            ("account", id) => Some(Self::Account(id.to_owned())),
+            ("realm", id) => Some(Self::Realm(id.to_owned())),
+            _ => None,
+        }
+    }
+}
+
+struct Entry<T> {
+    value: T,
+    stored: Instant,
+}
+
+struct Map<T>(RwLock<HashMap<String, Entry<T>>>);
+
+impl<T: Clone> Map<T> {
+    fn new() -> Self {
+        Self(RwLock::new(HashMap::new()))
+    }
+
+    fn get(&self, key: &str) -> Option<T> {
+        let map = self.0.read().unwrap_or_else(|p| p.into_inner());
+        map.get(key).filter(|e| e.stored.elapsed() < TIME_TO_LIVE).map(|e| e.value.clone())
+    }
+
+    fn put(&self, key: String, value: T) {
+        let mut map = self.0.write().unwrap_or_else(|p| p.into_inner());
+        if map.len() >= MAX_ENTRIES {
+            map.clear();
+        }
+        map.insert(key, Entry { value, stored: Instant::now() });
+    }
+
+    fn retain(&self, keep: impl Fn(&T) -> bool) {
+        self.0.write().unwrap_or_else(|p| p.into_inner()).retain(|_, e| keep(&e.value));
+    }
+
+    fn clear(&self) {
+        self.0.write().unwrap_or_else(|p| p.into_inner()).clear();
+    }
+}
+
+pub struct Caches {
+    /// By the keyed hash of the API key.
+    credentials: Map<KnownCredential>,
+    realms: Map<Arc<Realm>>,
+    /// Whether this host receives every change notification (always, on SQLite).
+    synced: AtomicBool,
+}
+
+impl std::fmt::Debug for Caches {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Caches").field("synced", &self.synced.load(Ordering::Relaxed)).finish_non_exhaustive()
+    }
+}
+
+impl Caches {
+    pub fn new(synced: bool) -> Self {
+        Self { credentials: Map::new(), realms: Map::new(), synced: AtomicBool::new(synced) }
+    }
+
+    /// Whether the caches are in use: always on SQLite; on PostgreSQL while notifications arrive.
+    pub fn is_synced(&self) -> bool {
+        self.usable()
+    }
+
+    fn usable(&self) -> bool {
+        self.synced.load(Ordering::Acquire)
+    }
+
+    pub fn credential(&self, value_hash: &str) -> Option<KnownCredential> {
+        self.usable().then(|| self.credentials.get(value_hash)).flatten()
+    }
+
+    pub fn keep_credential(&self, known: KnownCredential) {
+        if self.usable() {
+            self.credentials.put(known.credential.secret.value_hash.clone(), known);
+        }
+    }
+
+    pub fn realm(&self, id: &str) -> Option<Arc<Realm>> {
+        self.usable().then(|| self.realms.get(id)).flatten()
+    }
+
+    pub fn keep_realm(&self, realm: Arc<Realm>) {
+        if self.usable() {
+            self.realms.put(realm.id.clone(), realm);
+        }
+    }
+
+    pub fn apply(&self, invalidation: &Invalidation) {
+        match invalidation {
+            Invalidation::Account(account) => {
+                self.credentials.retain(|known| known.credential.secret.account_id != *account);
+            }
+            Invalidation::Realm(id) => self.realms.retain(|realm| realm.id != *id),
+        }
+    }
+
+    /// Forgets everything and sets whether notifications are being received.
+    pub fn reset(&self, synced: bool) {
+        self.synced.store(synced, Ordering::Release);
+        self.credentials.clear();
+        self.realms.clear();
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::store::Status;
+    use crate::store::realms::RealmSettings;
+
+    fn realm(id: &str) -> Arc<Realm> {
+        Arc::new(Realm {
+            id: id.into(),
+            account_id: "a".into(),
+            display_name: id.into(),
+            status: Status::Active,
+            settings: RealmSettings::default(),
+            created_at: 0,
+            updated_at: 0,
+        })
+    }
+
+    #[test]
+    fn invalidations_round_trip_and_drop_their_entries() {
+        let caches = Caches::new(true);
+        caches.keep_realm(realm("one"));
+        caches.keep_realm(realm("two"));
+        let dropped = Invalidation::decode(&Invalidation::Realm("one".into()).encode()).unwrap();
+        caches.apply(&dropped);
+        assert!(caches.realm("one").is_none());
+        assert!(caches.realm("two").is_some());
+        assert_eq!(Invalidation::decode("nonsense"), None);
+    }
+
+    #[test]
+    fn an_unsynced_cache_is_bypassed() {
+        let caches = Caches::new(true);
+        caches.keep_realm(realm("one"));
+        caches.reset(false);
+        caches.keep_realm(realm("one"));
+        assert!(caches.realm("one").is_none());
+        caches.reset(true);
+        caches.keep_realm(realm("one"));
+        assert!(caches.realm("one").is_some());
+    }
+}

@@ -1,0 +1,57 @@
+//! Several hosts on one PostgreSQL database behave as one service (DESIGN principle 1): what one
+//! host changes, the others stop serving from their caches at once.
+
+use std::time::{Duration, Instant};
+
+use reqwest::{Method, StatusCode};
+use serde_json::json;
+
+use crate::support::{TestApp, spawn_app, spawn_beside};
+
+/// Waits, up to a bound, for a host to see a change another host committed: the notification
+/// travels between processes, so "at once" is the time it takes to arrive.
+async fn eventually(host: &TestApp, what: &str, mut seen: impl AsyncFnMut(&TestApp) -> bool) {
+    let deadline = Instant::now() + Duration::from_secs(5);
+    while !seen(host).await {
+        assert!(Instant::now() < deadline, "the second host never saw: {what}");
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+}
+
+#[tokio::test]
+async fn a_change_on_one_host_is_seen_by_the_other_despite_its_caches() {
+    let one = spawn_app().await;
+    if !one.state.store.is_shared() {
+        // SQLite is embedded: one host owns the file. Its caches are always in use and follow its
+        // own changes.
+        assert!(one.state.caches.is_synced());
+        one.create_realm("acme").await;
+        one.get("/realms/acme").await;
+        assert!(one.state.caches.realm("acme").is_some(), "the realm is served from the cache");
+        one.put("/realms/acme", json!({ "displayName": "Acme Corp" })).await;
+        assert_eq!(one.get("/realms/acme").await.data()["displayName"], "Acme Corp");
+        return;
+    }
+    let two = spawn_beside(&one).await;
+    one.create_realm("acme").await;
+    let key = one.key_with(&["Developer"], None).await;
+
+    // The second host caches the realm and the key by using them.
+    eventually(&two, "its own change notifications", async |h: &TestApp| h.state.caches.is_synced()).await;
+    assert_eq!(two.get("/realms/acme").await.data()["displayName"], "acme");
+    assert_eq!(two.call_as(&key, Method::GET, "/realms/acme", None).await.status, StatusCode::OK);
+    assert!(two.state.caches.realm("acme").is_some(), "the realm is served from the cache");
+
+    one.put("/realms/acme", json!({ "displayName": "Acme Corp" })).await;
+    eventually(&two, "the new realm name", async |h: &TestApp| {
+        h.get("/realms/acme").await.data()["displayName"] == "Acme Corp"
+    })
+    .await;
+
+    let id = one.get("/secrets?searchTerm=Developer").await.items()[0]["id"].as_str().unwrap().to_owned();
+    assert_eq!(one.delete(&format!("/secrets/{id}")).await.status, StatusCode::OK);
+    eventually(&two, "the deleted key", async |h: &TestApp| {
+        h.call_as(&key, Method::GET, "/realms/acme", None).await.status == StatusCode::UNAUTHORIZED
+    })
+    .await;
+}
