@@ -13,6 +13,7 @@ use std::time::{Duration, Instant};
 
 use crate::store::realms::Realm;
 use crate::store::secrets::Credential;
+use crate::tokens::keys::{Signer, Verifier};
 
 /// Entries are refreshed from the database at least this often, notifications or not.
 const TIME_TO_LIVE: Duration = Duration::from_secs(60);
@@ -33,6 +34,8 @@ pub enum Invalidation {
     /// The credentials of an account (a secret or a custom role changed).
     Account(String),
     Realm(String),
+    /// The signing keys of a client (rotated or revoked): realm id and client id.
+    Keys(String, String),
 }
 
 impl Invalidation {
@@ -40,6 +43,7 @@ impl Invalidation {
         match self {
             Self::Account(id) => format!("account:{id}"),
             Self::Realm(id) => format!("realm:{id}"),
+            Self::Keys(realm, client) => format!("keys:{realm}/{client}"),
         }
     }
 
@@ -47,6 +51,7 @@ impl Invalidation {
         match text.split_once(':')? {
             ("account", id) => Some(Self::Account(id.to_owned())),
             ("realm", id) => Some(Self::Realm(id.to_owned())),
+            ("keys", pair) => pair.split_once('/').map(|(r, c)| Self::Keys(r.to_owned(), c.to_owned())),
             _ => None,
         }
     }
@@ -81,6 +86,10 @@ impl<T: Clone> Map<T> {
         self.0.write().unwrap_or_else(|p| p.into_inner()).retain(|_, e| keep(&e.value));
     }
 
+    fn remove(&self, key: &str) {
+        self.0.write().unwrap_or_else(|p| p.into_inner()).remove(key);
+    }
+
     fn clear(&self) {
         self.0.write().unwrap_or_else(|p| p.into_inner()).clear();
     }
@@ -90,6 +99,10 @@ pub struct Caches {
     /// By the keyed hash of the API key.
     credentials: Map<KnownCredential>,
     realms: Map<Arc<Realm>>,
+    /// The signing key of each client, by `realm/client`.
+    signers: Map<Arc<Signer>>,
+    /// Verification keys by `kid`.
+    verifiers: Map<Arc<Verifier>>,
     /// Whether this host receives every change notification (always, on SQLite).
     synced: AtomicBool,
 }
@@ -102,7 +115,13 @@ impl std::fmt::Debug for Caches {
 
 impl Caches {
     pub fn new(synced: bool) -> Self {
-        Self { credentials: Map::new(), realms: Map::new(), synced: AtomicBool::new(synced) }
+        Self {
+            credentials: Map::new(),
+            realms: Map::new(),
+            signers: Map::new(),
+            verifiers: Map::new(),
+            synced: AtomicBool::new(synced),
+        }
     }
 
     /// Whether the caches are in use: always on SQLite; on PostgreSQL while notifications arrive.
@@ -134,12 +153,36 @@ impl Caches {
         }
     }
 
+    pub fn signer(&self, realm_id: &str, client_id: &str) -> Option<Arc<Signer>> {
+        self.usable().then(|| self.signers.get(&format!("{realm_id}/{client_id}"))).flatten()
+    }
+
+    pub fn keep_signer(&self, realm_id: &str, client_id: &str, signer: Arc<Signer>) {
+        if self.usable() {
+            self.signers.put(format!("{realm_id}/{client_id}"), signer);
+        }
+    }
+
+    pub fn verifier(&self, kid: &str) -> Option<Arc<Verifier>> {
+        self.usable().then(|| self.verifiers.get(kid)).flatten()
+    }
+
+    pub fn keep_verifier(&self, verifier: Arc<Verifier>) {
+        if self.usable() {
+            self.verifiers.put(verifier.kid.clone(), verifier);
+        }
+    }
+
     pub fn apply(&self, invalidation: &Invalidation) {
         match invalidation {
             Invalidation::Account(account) => {
                 self.credentials.retain(|known| known.credential.secret.account_id != *account);
             }
             Invalidation::Realm(id) => self.realms.retain(|realm| realm.id != *id),
+            Invalidation::Keys(realm_id, client_id) => {
+                self.signers.remove(&format!("{realm_id}/{client_id}"));
+                self.verifiers.retain(|v| v.realm_id != *realm_id || v.client_id != *client_id);
+            }
         }
     }
 
@@ -148,6 +191,8 @@ impl Caches {
         self.synced.store(synced, Ordering::Release);
         self.credentials.clear();
         self.realms.clear();
+        self.signers.clear();
+        self.verifiers.clear();
     }
 }
 

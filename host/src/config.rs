@@ -36,6 +36,15 @@ pub struct Settings {
     pub max_body_bytes: usize,
     /// Days the access log keeps its rows.
     pub access_log_retention_days: u32,
+    /// The service's public address, the base of every issuer (`{public_url}/realms/{realm}`).
+    /// Default: `http://` and the listen address.
+    pub public_url: Option<String>,
+    /// Lifetime of access and ID tokens, in seconds.
+    pub access_token_seconds: u32,
+    /// Lifetime of a refresh token, in seconds; each exchange issues a new one.
+    pub refresh_token_seconds: u32,
+    /// Longest life of a sign-in session, in seconds; its refresh tokens never outlive it.
+    pub session_seconds: u32,
 }
 
 impl Default for Settings {
@@ -51,6 +60,10 @@ impl Default for Settings {
             log_format: LogFormat::Text,
             max_body_bytes: 1024 * 1024,
             access_log_retention_days: 90,
+            public_url: None,
+            access_token_seconds: 300,
+            refresh_token_seconds: 1800,
+            session_seconds: 36_000,
         }
     }
 }
@@ -98,6 +111,18 @@ pub struct Overrides {
     /// Days the access log keeps its rows [default: 90].
     #[arg(long, env = "CASTELLAN_ACCESS_LOG_RETENTION_DAYS")]
     pub access_log_retention_days: Option<u32>,
+    /// Public address of the service, base of the issuers [default: http://<listen>].
+    #[arg(long, env = "CASTELLAN_PUBLIC_URL")]
+    pub public_url: Option<String>,
+    /// Access and ID token lifetime in seconds [default: 300].
+    #[arg(long, env = "CASTELLAN_ACCESS_TOKEN_SECONDS")]
+    pub access_token_seconds: Option<u32>,
+    /// Refresh token lifetime in seconds [default: 1800].
+    #[arg(long, env = "CASTELLAN_REFRESH_TOKEN_SECONDS")]
+    pub refresh_token_seconds: Option<u32>,
+    /// Longest session life in seconds [default: 36000].
+    #[arg(long, env = "CASTELLAN_SESSION_SECONDS")]
+    pub session_seconds: Option<u32>,
 }
 
 #[derive(Debug, thiserror::Error)]
@@ -145,6 +170,12 @@ impl Settings {
         set(&mut self.log_format, &o.log_format);
         set(&mut self.max_body_bytes, &o.max_body_bytes);
         set(&mut self.access_log_retention_days, &o.access_log_retention_days);
+        if o.public_url.is_some() {
+            self.public_url.clone_from(&o.public_url);
+        }
+        set(&mut self.access_token_seconds, &o.access_token_seconds);
+        set(&mut self.refresh_token_seconds, &o.refresh_token_seconds);
+        set(&mut self.session_seconds, &o.session_seconds);
     }
 
     fn check(&self) -> Result<(), ConfigError> {
@@ -159,6 +190,25 @@ impl Settings {
                 name: "access_log_retention_days",
                 reason: "must be at least 1".into(),
             });
+        }
+        if let Some(url) = &self.public_url {
+            let parsed =
+                url::Url::parse(url).map_err(|e| ConfigError::Invalid { name: "public_url", reason: e.to_string() })?;
+            if !matches!(parsed.scheme(), "http" | "https") || parsed.query().is_some() || parsed.fragment().is_some() {
+                return Err(ConfigError::Invalid {
+                    name: "public_url",
+                    reason: "must be an http(s) address without query or fragment".into(),
+                });
+            }
+        }
+        for (name, seconds) in [
+            ("access_token_seconds", self.access_token_seconds),
+            ("refresh_token_seconds", self.refresh_token_seconds),
+            ("session_seconds", self.session_seconds),
+        ] {
+            if seconds < 10 {
+                return Err(ConfigError::Invalid { name, reason: "must be at least 10 seconds".into() });
+            }
         }
         Ok(())
     }

@@ -8,6 +8,7 @@ use std::io::Write;
 use std::path::Path;
 
 use anyhow::Context as _;
+use aws_lc_rs::aead::{AES_256_GCM, Aad, NONCE_LEN, Nonce, RandomizedNonceKey};
 use base64::Engine as _;
 use base64::engine::general_purpose::URL_SAFE_NO_PAD;
 use hmac::{Hmac, Mac};
@@ -64,9 +65,69 @@ impl SecretHasher {
         hex::encode(mac.finalize().into_bytes())
     }
 
+    /// A sealer for data kept encrypted at rest, keyed by a key derived from the deployment key
+    /// for `purpose` (each purpose gets its own key).
+    pub fn sealer(&self, purpose: &str) -> Sealer {
+        Sealer::new(&self.derive(purpose))
+    }
+
+    fn derive(&self, purpose: &str) -> [u8; KEY_BYTES] {
+        let mut mac = <Hmac<Sha256> as Mac>::new_from_slice(&self.key)
+            .unwrap_or_else(|_| unreachable!("HMAC accepts keys of any length"));
+        mac.update(b"castellan key derivation\0");
+        mac.update(purpose.as_bytes());
+        mac.finalize().into_bytes().into()
+    }
+
     /// Whether `value` hashes to `stored`, compared in constant time.
     pub fn matches(&self, value: &str, stored: &str) -> bool {
         constant_time_eq(self.hash(value).as_bytes(), stored.as_bytes())
+    }
+}
+
+/// AES-256-GCM with random nonces, for secrets that must be read back (signing keys, webhook
+/// secrets). The sealed form is base64url of nonce ‖ ciphertext ‖ tag.
+pub struct Sealer {
+    key: RandomizedNonceKey,
+}
+
+impl std::fmt::Debug for Sealer {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("Sealer(..)")
+    }
+}
+
+#[derive(Debug, thiserror::Error)]
+#[error("sealed data cannot be opened: wrong key or altered data")]
+pub struct SealError;
+
+impl Sealer {
+    fn new(key: &[u8; KEY_BYTES]) -> Self {
+        let key = RandomizedNonceKey::new(&AES_256_GCM, key)
+            .unwrap_or_else(|_| unreachable!("a 32-byte key suits AES-256-GCM"));
+        Self { key }
+    }
+
+    pub fn seal(&self, plain: &[u8]) -> String {
+        let mut data = plain.to_vec();
+        let nonce = self
+            .key
+            .seal_in_place_append_tag(Aad::empty(), &mut data)
+            .unwrap_or_else(|_| unreachable!("sealing fails only for inputs beyond 64 GiB"));
+        let mut sealed = nonce.as_ref().to_vec();
+        sealed.append(&mut data);
+        URL_SAFE_NO_PAD.encode(sealed)
+    }
+
+    pub fn open(&self, sealed: &str) -> Result<Vec<u8>, SealError> {
+        let mut bytes = URL_SAFE_NO_PAD.decode(sealed).map_err(|_| SealError)?;
+        if bytes.len() < NONCE_LEN {
+            return Err(SealError);
+        }
+        let mut data = bytes.split_off(NONCE_LEN);
+        let nonce = Nonce::try_assume_unique_for_key(&bytes).map_err(|_| SealError)?;
+        let plain = self.key.open_in_place(nonce, Aad::empty(), &mut data).map_err(|_| SealError)?;
+        Ok(plain.to_vec())
     }
 }
 
@@ -116,6 +177,20 @@ mod tests {
         assert_ne!(a.hash(&value), b.hash(&value));
         assert!(a.matches(&value, &a.hash(&value)));
         assert!(!a.matches("other", &a.hash(&value)));
+    }
+
+    #[test]
+    fn sealed_data_opens_only_under_its_key_and_purpose() {
+        let hasher = SecretHasher::new([7; 32]);
+        let sealer = hasher.sealer("signing keys");
+        let sealed = sealer.seal(b"private");
+        assert_eq!(sealer.open(&sealed).unwrap(), b"private");
+        assert_ne!(sealed, sealer.seal(b"private"), "every seal takes a fresh nonce");
+        assert!(hasher.sealer("webhook secrets").open(&sealed).is_err());
+        assert!(SecretHasher::new([8; 32]).sealer("signing keys").open(&sealed).is_err());
+        let mut altered = sealed.into_bytes();
+        altered[20] = if altered[20] == b'A' { b'B' } else { b'A' };
+        assert!(sealer.open(&String::from_utf8(altered).unwrap()).is_err());
     }
 
     #[test]

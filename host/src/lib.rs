@@ -14,7 +14,9 @@ pub mod error;
 pub mod http;
 pub mod ids;
 pub mod jobs;
+pub mod passwords;
 pub mod store;
+pub mod tokens;
 pub mod validate;
 
 use std::future::Future;
@@ -65,6 +67,8 @@ pub struct Services {
     pub metrics: Arc<Metrics>,
     pub scheduler: Arc<Scheduler>,
     pub caches: Arc<Caches>,
+    /// The public base address of the service, without a trailing slash.
+    pub public_url: String,
 }
 
 impl std::fmt::Debug for dyn Clock {
@@ -118,6 +122,10 @@ impl Application {
             .await
             .with_context(|| format!("cannot listen on {}", settings.listen))?;
 
+        let public_url = match &settings.public_url {
+            Some(url) => url.trim_end_matches('/').to_owned(),
+            None => format!("http://{}", listener.local_addr()?),
+        };
         let state = AppState(Arc::new(Services {
             settings: Arc::new(settings),
             store,
@@ -130,6 +138,7 @@ impl Application {
             metrics,
             scheduler,
             caches,
+            public_url,
         }));
         register_jobs(&state).await;
         Ok(Self { listener, state, bootstrapped, access_writer, change_follower })
@@ -198,6 +207,44 @@ async fn register_jobs(state: &AppState) {
                     let removed = store::access_log::delete_before(store.pool(), to_millis(now - retention)).await?;
                     if removed > 0 {
                         tracing::info!(removed, "access log entries past retention removed");
+                    }
+                    Ok(())
+                })
+            }),
+        )
+        .await;
+    let store = state.store.clone();
+    state
+        .scheduler
+        .every(
+            "token-pruning",
+            TimeDelta::hours(1),
+            Arc::new(move |now| {
+                let store = store.clone();
+                Box::pin(async move {
+                    let removed = store::sessions::prune(store.pool(), to_millis(now)).await?;
+                    if removed > 0 {
+                        tracing::info!(removed, "expired refresh tokens and token revocations removed");
+                    }
+                    Ok(())
+                })
+            }),
+        )
+        .await;
+    // A weak handle: the scheduler lives inside the state and must not keep it alive.
+    let keys_state = Arc::downgrade(&state.0);
+    state
+        .scheduler
+        .every(
+            "signing-key-rotation",
+            TimeDelta::hours(1),
+            Arc::new(move |now| {
+                let state = keys_state.upgrade().map(AppState);
+                Box::pin(async move {
+                    let Some(state) = state else { return Ok(()) };
+                    let rotated = tokens::keys::rotate_due(&state, to_millis(now)).await?;
+                    if rotated > 0 {
+                        tracing::info!(rotated, "signing keys rotated on schedule");
                     }
                     Ok(())
                 })

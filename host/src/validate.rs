@@ -143,6 +143,21 @@ impl Body {
         }
     }
 
+    /// A field that may be absent (`None`), null (`Some(None)`: clear it) or a value. A refused
+    /// value reads as absent and is reported by [`Body::finish`].
+    pub fn nullable<T>(
+        &mut self,
+        key: &str,
+        parse: impl FnOnce(&str, &Value) -> Result<T, Refusals>,
+    ) -> Option<Option<T>> {
+        let path = self.path(key);
+        match self.fields.remove(key) {
+            None => None,
+            Some(Value::Null) => Some(None),
+            Some(value) => self.keep(parse(&path, &value)).map(Some),
+        }
+    }
+
     /// A field that may repeat its current value but never change it.
     pub fn unchanged(&mut self, key: &str, current: &str) {
         if let Some(sent) = self.optional(key, |_, value| Ok(value.clone()))

@@ -14,4 +14,6 @@ mod paging;
 mod permissions;
 mod rate_limits;
 mod realms;
+mod tokens;
 mod trail;
+mod users;

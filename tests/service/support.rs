@@ -228,3 +228,64 @@ pub async fn answer(response: reqwest::Response) -> Answer {
     let body = if text.is_empty() { Value::Null } else { serde_json::from_str(&text).unwrap_or(Value::String(text)) };
     Answer { status, headers, body }
 }
+
+/// A realm client able to sign people in, as the protocol tests need it.
+pub struct TestClient {
+    pub realm: String,
+    pub id: String,
+    pub secret: String,
+}
+
+impl TestApp {
+    /// Creates a confidential client with these grant types and scopes; returns its credentials.
+    pub async fn create_client(&self, realm: &str, id: &str, grant_types: &[&str], scopes: &[&str]) -> TestClient {
+        let body = json!({
+            "id": id,
+            "clientConfiguration": { "grantTypes": grant_types, "allowedScopes": scopes },
+        });
+        let created = self.post(&format!("/realms/{realm}/clients"), body).await;
+        assert_eq!(created.status, StatusCode::CREATED, "{:?}", created.body);
+        let secret = created.data()["clientSecret"].as_str().expect("a secret").to_owned();
+        TestClient { realm: realm.to_owned(), id: id.to_owned(), secret }
+    }
+
+    /// Creates a user with a password; returns the user's id.
+    pub async fn create_user(&self, realm: &str, username: &str, password: &str) -> String {
+        let body = json!({ "username": username, "email": format!("{username}@example.com"), "password": password });
+        let created = self.post(&format!("/realms/{realm}/users"), body).await;
+        assert_eq!(created.status, StatusCode::CREATED, "{:?}", created.body);
+        created.data()["id"].as_str().expect("an id").to_owned()
+    }
+
+    /// Posts a form to a protocol endpoint of the realm, authenticating as `client` with HTTP Basic.
+    pub async fn protocol(&self, client: &TestClient, endpoint: &str, form: &[(&str, &str)]) -> Answer {
+        let url = format!("{}/realms/{}/protocol/openid-connect/{endpoint}", self.base, client.realm);
+        let response = self
+            .http
+            .post(url)
+            .basic_auth(&client.id, Some(&client.secret))
+            .form(form)
+            .send()
+            .await
+            .expect("the service answers");
+        answer(response).await
+    }
+
+    /// The token endpoint.
+    pub async fn token(&self, client: &TestClient, form: &[(&str, &str)]) -> Answer {
+        self.protocol(client, "token", form).await
+    }
+
+    /// The events of this type in the outbox, oldest first, as `(realm_id, client_id, data)`.
+    pub async fn events(&self, event_type: &str) -> Vec<(Option<String>, Option<String>, Value)> {
+        let store = self.database().await;
+        let rows: Vec<(Option<String>, Option<String>, String)> = sqlx::query_as(
+            "SELECT realm_id, client_id, data FROM event_outbox WHERE event_type = $1 ORDER BY created_at, id",
+        )
+        .bind(event_type)
+        .fetch_all(store.pool())
+        .await
+        .expect("outbox readable");
+        rows.into_iter().map(|(r, c, d)| (r, c, serde_json::from_str(&d).expect("JSON data"))).collect()
+    }
+}

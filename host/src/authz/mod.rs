@@ -30,6 +30,10 @@ pub mod permission {
     pub const CLIENT_CREATE: &str = "client:create";
     pub const CLIENT_UPDATE: &str = "client:update";
     pub const CLIENT_DELETE: &str = "client:delete";
+    pub const USER_READ: &str = "user:read";
+    pub const USER_CREATE: &str = "user:create";
+    pub const USER_UPDATE: &str = "user:update";
+    pub const USER_DELETE: &str = "user:delete";
     pub const ROLE_READ: &str = "role:read";
     pub const ROLE_CREATE: &str = "role:create";
     pub const ROLE_UPDATE: &str = "role:update";
@@ -49,6 +53,10 @@ pub mod permission {
         CLIENT_CREATE,
         CLIENT_UPDATE,
         CLIENT_DELETE,
+        USER_READ,
+        USER_CREATE,
+        USER_UPDATE,
+        USER_DELETE,
         ROLE_READ,
         ROLE_CREATE,
         ROLE_UPDATE,

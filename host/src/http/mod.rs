@@ -8,6 +8,7 @@ pub mod dev_clock;
 pub mod envelope;
 pub mod metrics;
 pub mod openapi;
+pub mod protocol;
 pub mod rate_limit;
 pub mod request_id;
 
@@ -30,6 +31,7 @@ pub fn router(state: AppState) -> Router {
 
     let mut app = Router::new()
         .nest("/api/v1/admin", admin)
+        .merge(protocol::routes())
         .route("/healthz", get(|| async { "ok" }))
         .route("/readyz", get(ready))
         .route("/metrics", get(metrics::render));

@@ -37,6 +37,10 @@ pub struct Client {
     pub grant_types: String,
     /// JSON list.
     pub redirect_uris: String,
+    /// ES256 or RS256: the algorithm of the client's signing keys.
+    pub key_algorithm: String,
+    /// Days between scheduled rotations of the signing key; none when unset.
+    pub key_rotation_days: Option<i64>,
     pub created_at: i64,
     pub updated_at: i64,
 }
@@ -61,6 +65,8 @@ impl Client {
             allowed_scopes: to_json_list(&[]),
             grant_types: to_json_list(&["authorization_code".to_owned(), "refresh_token".to_owned()]),
             redirect_uris: to_json_list(&[]),
+            key_algorithm: "ES256".to_owned(),
+            key_rotation_days: None,
             created_at: now,
             updated_at: now,
         }
@@ -69,7 +75,7 @@ impl Client {
 
 const COLUMNS: &str = "realm_id, id, name, description, client_type, status, secret_hash, secret_last_four, \
      secret_rotated_at, previous_secret_valid_until, issued_tokens_revoked_before, token_exchange_enabled, \
-     allowed_scopes, grant_types, redirect_uris, created_at, updated_at";
+     allowed_scopes, grant_types, redirect_uris, key_algorithm, key_rotation_days, created_at, updated_at";
 
 pub const LISTING: Listing = Listing {
     table: "clients",
@@ -98,8 +104,8 @@ pub async fn insert<'c>(db: impl Executor<'c, Database = Any>, client: &Client) 
     let done = sqlx::query(
         "INSERT INTO clients (realm_id, id, name, description, client_type, status, secret_hash, secret_last_four, \
          secret_rotated_at, previous_secret_valid_until, issued_tokens_revoked_before, token_exchange_enabled, \
-         allowed_scopes, grant_types, redirect_uris, created_at, updated_at) \
-         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17) \
+         allowed_scopes, grant_types, redirect_uris, key_algorithm, key_rotation_days, created_at, updated_at) \
+         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19) \
          ON CONFLICT (realm_id, id) DO NOTHING",
     )
     .bind(&client.realm_id)
@@ -117,8 +123,12 @@ pub async fn insert<'c>(db: impl Executor<'c, Database = Any>, client: &Client) 
     .bind(&client.allowed_scopes)
     .bind(&client.grant_types)
     .bind(&client.redirect_uris)
+    .bind(&client.key_algorithm)
+    .bind(client.key_rotation_days)
     .bind(client.created_at)
     .bind(client.updated_at)
+    .bind(&client.key_algorithm)
+    .bind(client.key_rotation_days)
     .execute(db)
     .await?;
     Ok(done.rows_affected() == 1)
@@ -128,7 +138,8 @@ pub async fn insert<'c>(db: impl Executor<'c, Database = Any>, client: &Client) 
 pub async fn update<'c>(db: impl Executor<'c, Database = Any>, client: &Client) -> Result<(), sqlx::Error> {
     sqlx::query(
         "UPDATE clients SET name = $3, description = $4, status = $5, token_exchange_enabled = $6, \
-         allowed_scopes = $7, grant_types = $8, redirect_uris = $9, updated_at = $10 \
+         allowed_scopes = $7, grant_types = $8, redirect_uris = $9, updated_at = $10, key_algorithm = $11, \
+         key_rotation_days = $12 \
          WHERE realm_id = $1 AND id = $2",
     )
     .bind(&client.realm_id)
@@ -141,6 +152,8 @@ pub async fn update<'c>(db: impl Executor<'c, Database = Any>, client: &Client) 
     .bind(&client.grant_types)
     .bind(&client.redirect_uris)
     .bind(client.updated_at)
+    .bind(&client.key_algorithm)
+    .bind(client.key_rotation_days)
     .execute(db)
     .await
     .map(|_| ())

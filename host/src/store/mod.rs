@@ -9,11 +9,16 @@ pub mod access_log;
 pub mod accounts;
 pub mod changes;
 pub mod clients;
+pub mod events;
+pub mod lockout;
 pub mod page;
 pub mod realms;
 pub mod roles;
 pub mod secrets;
+pub mod sessions;
+pub mod signing_keys;
 pub mod trail;
+pub mod users;
 
 use std::str::FromStr;
 use std::time::Duration;

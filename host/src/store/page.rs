@@ -92,6 +92,8 @@ pub struct Listing {
 pub enum Bind {
     Text(String),
     Int(i64),
+    /// A flag column (INTEGER 0/1 on SQLite, BOOLEAN on PostgreSQL).
+    Flag(bool),
 }
 
 /// A SQL text with numbered placeholders and their values.
@@ -120,6 +122,7 @@ impl Sql {
             query = match bind {
                 Bind::Text(text) => query.bind(text.clone()),
                 Bind::Int(number) => query.bind(*number),
+                Bind::Flag(flag) => query.bind(*flag),
             };
         }
         query

@@ -117,19 +117,14 @@ pub async fn record_change(
         if let (Some(details), Some(object)) = (&change.details, data.as_object_mut()) {
             object.insert("details".into(), details.clone());
         }
-        sqlx::query(
-            "INSERT INTO event_outbox (id, event_type, account_id, realm_id, client_id, created_at, data) \
-             VALUES ($1, $2, $3, $4, $5, $6, $7)",
-        )
-        .bind(new_guid())
-        .bind(change.action.event_type())
-        .bind(&actor.account_id)
-        .bind(realm_id)
-        .bind(&change.client_id)
-        .bind(at)
-        .bind(data.to_string())
-        .execute(&mut *tx)
-        .await?;
+        let event = super::events::Event {
+            event_type: change.action.event_type(),
+            account_id: &actor.account_id,
+            realm_id: Some(realm_id),
+            client_id: change.client_id.as_deref(),
+            data,
+        };
+        super::events::publish(tx, event, at).await?;
     }
     Ok(())
 }

@@ -18,9 +18,11 @@ use crate::http::envelope;
 use crate::ids::ClientId;
 use crate::store::clients::{self as client_store, Client, ClientType};
 use crate::store::page::Bind;
+use crate::store::signing_keys as key_store;
 use crate::store::trail::{Change, ChangeAction};
 use crate::store::{Status, from_json_list, to_json_list};
-use crate::validate::{Body, Refusals, Rule, boolean, list_of, one_of, parsed, text};
+use crate::tokens::keys;
+use crate::validate::{Body, Refusals, Rule, boolean, integer, list_of, one_of, parsed, text};
 
 /// Prefix of client secret values.
 pub const CLIENT_SECRET_PREFIX: &str = "cstl_cs_";
@@ -51,6 +53,17 @@ pub struct ClientConfigurationView {
     pub issued_tokens_revoked_before: Option<String>,
 }
 
+/// How the client's tokens are signed.
+#[derive(Debug, Serialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct SigningKeySettingsView {
+    /// ES256 (default) or RS256. Changing it rotates the key at once.
+    pub algorithm: String,
+    /// Days between scheduled rotations; absent when the key rotates only by hand.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub rotation_days: Option<i64>,
+}
+
 /// A client as the admin API shows it. `clientSecret` appears once, in the creation response.
 #[derive(Debug, Serialize, ToSchema)]
 #[serde(rename_all = "camelCase")]
@@ -70,6 +83,7 @@ pub struct ClientView {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub client_secret_rotated_at: Option<String>,
     pub client_configuration: ClientConfigurationView,
+    pub signing_key: SigningKeySettingsView,
     pub created_at: String,
     pub updated_at: String,
 }
@@ -96,6 +110,10 @@ impl ClientView {
                     client.previous_secret_valid_until.filter(|until| *until > now),
                 ),
                 issued_tokens_revoked_before: instant(client.issued_tokens_revoked_before),
+            },
+            signing_key: SigningKeySettingsView {
+                algorithm: client.key_algorithm.clone(),
+                rotation_days: client.key_rotation_days,
             },
             created_at: iso(from_millis(client.created_at)),
             updated_at: iso(from_millis(client.updated_at)),
@@ -138,6 +156,17 @@ pub struct ClientInput {
     client_type: Option<ClientType>,
     status: Option<Status>,
     client_configuration: Option<ClientConfigurationInput>,
+    signing_key: Option<SigningKeyInput>,
+}
+
+#[derive(Debug, ToSchema)]
+#[schema(rename_all = "camelCase")]
+#[allow(dead_code)]
+pub struct SigningKeyInput {
+    /// ES256 or RS256.
+    algorithm: Option<String>,
+    /// 1–365 days between scheduled rotations; null stops them.
+    rotation_days: Option<i64>,
 }
 
 fn scope_token(path: &str, value: &Value) -> Result<String, Refusals> {
@@ -203,6 +232,15 @@ fn read_fields(body: &mut Body, client: &mut Client) {
             config.refuse("grantTypes", Rule::OneOf, "a public client cannot use client_credentials");
         }
         body.absorb(config);
+    }
+    if let Some(mut key) = body.nested("signingKey") {
+        if let Some(algorithm) = key.optional("algorithm", one_of(crate::tokens::keys::ALGORITHMS)) {
+            client.key_algorithm = algorithm.to_owned();
+        }
+        if let Some(days) = key.nullable("rotationDays", integer(1, 365)) {
+            client.key_rotation_days = days;
+        }
+        body.absorb(key);
     }
 }
 
@@ -330,6 +368,10 @@ pub async fn update(
 
     let mut tx = state.store.begin().await?;
     client_store::update(&mut *tx, &client).await?;
+    if client.key_algorithm != before.key_algorithm {
+        let account = caller.account_id().to_owned();
+        keys::rotate(&state, &mut tx, &account, &client, keys::Rotation::Manual { revoke: false }, now).await?;
+    }
     let change = Change {
         action: ChangeAction::Update,
         resource_type: "client",
@@ -377,4 +419,99 @@ pub async fn delete(
     };
     commit(&state, &caller, tx, change).await?;
     Ok(envelope::done())
+}
+
+/// A signing key as the admin API shows it (public part only).
+#[derive(Debug, Serialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct SigningKeyView {
+    /// The `kid` of the tokens it signs.
+    pub id: String,
+    pub algorithm: String,
+    /// Active (signs new tokens) or Retired (published until its tokens expire).
+    pub status: String,
+    /// The public JWK.
+    #[schema(value_type = Object)]
+    pub public_key: Value,
+    pub created_at: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub retired_at: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub published_until: Option<String>,
+}
+
+#[utoipa::path(get, path = "/realms/{realm}/clients/{client}/signing-keys", tag = "Clients",
+    params(("realm" = String, Path), ("client" = String, Path)),
+    responses((status = 200, description = "The client's keys that are not revoked, newest first, in `data`", body = [SigningKeyView]),
+              (status = 403), (status = 404)),
+    security(("apiKey" = [])))]
+pub async fn signing_keys(
+    State(state): State<AppState>,
+    caller: Caller,
+    Path((realm_id, client_id)): Path<(String, String)>,
+) -> Result<Response, Error> {
+    let client = client_in_reach(&state, &caller, &realm_id, &client_id, permission::CLIENT_READ).await?;
+    let found = key_store::of_client(state.store.pool(), &client.realm_id, &client.id).await?;
+    let instant = |at: Option<i64>| at.map(|ms| iso(from_millis(ms)));
+    let views: Vec<SigningKeyView> = found
+        .into_iter()
+        .map(|key| SigningKeyView {
+            public_key: serde_json::from_str(&key.public_jwk).unwrap_or(Value::Null),
+            id: key.id,
+            algorithm: key.algorithm,
+            status: key.status.as_str().to_owned(),
+            created_at: iso(from_millis(key.created_at)),
+            retired_at: instant(key.retired_at),
+            published_until: instant(key.published_until),
+        })
+        .collect();
+    Ok(envelope::ok(views))
+}
+
+#[derive(Debug, ToSchema)]
+#[schema(rename_all = "camelCase")]
+#[allow(dead_code)]
+pub struct RotateSigningKeysInput {
+    /// Revoke every earlier key at once (its tokens stop verifying); default false keeps them
+    /// published until their tokens expire.
+    revoke_old_keys: Option<bool>,
+}
+
+#[utoipa::path(post, path = "/realms/{realm}/clients/{client}/signing-keys/rotate", tag = "Clients",
+    params(("realm" = String, Path), ("client" = String, Path)), request_body = RotateSigningKeysInput,
+    responses((status = 200, description = "`signingKeyId` of the new key and `revokedKeysCount`, in `data`"),
+              (status = 400), (status = 403), (status = 404)),
+    security(("apiKey" = [])))]
+pub async fn rotate_signing_keys(
+    State(state): State<AppState>,
+    caller: Caller,
+    Path((realm_id, client_id)): Path<(String, String)>,
+    JsonBody(mut body): JsonBody,
+) -> Result<Response, Error> {
+    let client = client_in_reach(&state, &caller, &realm_id, &client_id, permission::CLIENT_UPDATE).await?;
+    let revoke = body.optional("revokeOldKeys", boolean).unwrap_or(false);
+    body.finish()?;
+    let now = to_millis(state.clock.now());
+    let before = key_store::of_client(state.store.pool(), &client.realm_id, &client.id).await?;
+    let mut tx = state.store.begin().await?;
+    let account = caller.account_id().to_owned();
+    let kid = keys::rotate(&state, &mut tx, &account, &client, keys::Rotation::Manual { revoke }, now)
+        .await?
+        .ok_or_else(|| Error::Internal(anyhow::anyhow!("a manual rotation always rotates")))?;
+    let revoked = if revoke { before.len() } else { 0 };
+    let details = json!({ "signing_key_id": kid, "revoked_keys_count": revoked });
+    let change = Change {
+        action: ChangeAction::Update,
+        resource_type: "signing_key",
+        resource_id: Some(kid.clone()),
+        parent_id: Some(client.id.clone()),
+        realm_id: Some(client.realm_id.clone()),
+        client_id: Some(client.id.clone()),
+        before: None,
+        after: None,
+        details: Some(details),
+        status: 200,
+    };
+    commit(&state, &caller, tx, change).await?;
+    Ok(envelope::ok(json!({ "signingKeyId": kid, "revokedKeysCount": revoked })))
 }

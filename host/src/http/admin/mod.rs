@@ -6,12 +6,13 @@ pub mod clients;
 pub mod realms;
 pub mod roles;
 pub mod secrets;
+pub mod users;
 
 use std::sync::Arc;
 
 use axum::Router;
 use axum::response::Response;
-use axum::routing::get;
+use axum::routing::{get, post};
 use chrono::{DateTime, Utc};
 use serde::Serialize;
 
@@ -34,6 +35,10 @@ pub fn routes() -> Router<AppState> {
         .route("/realms/{realm}", get(realms::read).put(realms::update).delete(realms::delete))
         .route("/realms/{realm}/clients", get(clients::list).post(clients::create))
         .route("/realms/{realm}/clients/{client}", get(clients::read).put(clients::update).delete(clients::delete))
+        .route("/realms/{realm}/clients/{client}/signing-keys", get(clients::signing_keys))
+        .route("/realms/{realm}/clients/{client}/signing-keys/rotate", post(clients::rotate_signing_keys))
+        .route("/realms/{realm}/users", get(users::list).post(users::create))
+        .route("/realms/{realm}/users/{userId}", get(users::read).put(users::update).delete(users::delete))
         .route("/roles", get(roles::list).post(roles::create))
         .route("/roles/permissions", get(roles::permissions))
         .route("/roles/{roleId}", get(roles::read).put(roles::update).delete(roles::delete))
@@ -79,9 +84,12 @@ pub async fn commit(
 ) -> Result<(), Error> {
     let at = to_millis(state.clock.now());
     trail::record_change(&mut tx, &caller.actor, &caller.request, &change, at).await?;
-    let stale = match (change.resource_type, &change.resource_id) {
-        ("realm", Some(id)) => Some(Invalidation::Realm(id.clone())),
-        ("secret" | "role", _) => Some(Invalidation::Account(caller.account_id().to_owned())),
+    let stale = match (change.resource_type, &change.resource_id, &change.realm_id, &change.client_id) {
+        ("realm", Some(id), _, _) => Some(Invalidation::Realm(id.clone())),
+        ("secret" | "role", _, _, _) => Some(Invalidation::Account(caller.account_id().to_owned())),
+        ("client" | "signing_key", _, Some(realm), Some(client)) => {
+            Some(Invalidation::Keys(realm.clone(), client.clone()))
+        }
         _ => None,
     };
     if let Some(stale) = &stale {

@@ -1,0 +1,352 @@
+//! `/realms/{realm}/users`: the people of a realm.
+
+use axum::extract::{Path, RawQuery, State};
+use axum::response::Response;
+use serde::Serialize;
+use serde_json::{Value, json};
+use utoipa::ToSchema;
+
+use super::{ListQuery, commit, realm_in_reach};
+use crate::AppState;
+use crate::authz::permission;
+use crate::clock::{from_millis, iso, to_millis};
+use crate::error::Error;
+use crate::http::auth::Caller;
+use crate::http::body::JsonBody;
+use crate::http::envelope;
+use crate::ids::new_guid;
+use crate::store::events::{self, Event};
+use crate::store::page::Bind;
+use crate::store::realms::Realm;
+use crate::store::trail::{Change, ChangeAction};
+use crate::store::users::{self as user_store, User, UserStatus};
+use crate::validate::{Body, Notification, Refusals, Rule, boolean, one_of, parsed, text};
+
+/// Longest accepted password (longer inputs only cost hashing time).
+const MAX_PASSWORD_LENGTH: usize = 1024;
+
+/// A person as the admin API shows it. The password never leaves the service, hashed or not.
+#[derive(Debug, Serialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct UserView {
+    pub id: String,
+    pub realm_id: String,
+    pub username: String,
+    pub email: Option<String>,
+    pub first_name: Option<String>,
+    pub last_name: Option<String>,
+    pub email_confirmed: bool,
+    pub status: UserStatus,
+    /// Whether a password is set.
+    pub has_password: bool,
+    /// The person must choose a new password before the next sign-in.
+    pub must_change_password: bool,
+    pub created_at: String,
+    pub updated_at: String,
+}
+
+impl UserView {
+    fn of(user: &User) -> Self {
+        Self {
+            id: user.id.clone(),
+            realm_id: user.realm_id.clone(),
+            username: user.username.clone(),
+            email: user.email.clone(),
+            first_name: user.first_name.clone(),
+            last_name: user.last_name.clone(),
+            email_confirmed: user.email_confirmed,
+            status: user.status,
+            has_password: user.password_hash.is_some(),
+            must_change_password: user.must_change_password,
+            created_at: iso(from_millis(user.created_at)),
+            updated_at: iso(from_millis(user.updated_at)),
+        }
+    }
+}
+
+/// The `data` of `user_created`, `user_updated` and `user_deleted` (SPEC "Fields of data").
+pub fn event_data(user: &User, client_id: Option<&str>) -> Value {
+    json!({
+        "id": user.id,
+        "username": user.username,
+        "email": user.email,
+        "first_name": user.first_name,
+        "last_name": user.last_name,
+        "email_confirmed": user.email_confirmed,
+        "status": user.status.as_str(),
+        "realm_id": user.realm_id,
+        "client_id": client_id,
+    })
+}
+
+/// The body of a user creation. An update takes the same fields, each optional; omitted fields
+/// keep their value.
+#[derive(Debug, ToSchema)]
+#[schema(rename_all = "camelCase")]
+#[allow(dead_code)]
+pub struct UserInput {
+    /// 1–255 characters without spaces or control characters; unique in the realm. Required at creation.
+    username: String,
+    /// An e-mail address, unique in the realm; null clears it.
+    email: Option<String>,
+    /// Up to 255 characters.
+    first_name: Option<String>,
+    /// Up to 255 characters.
+    last_name: Option<String>,
+    email_confirmed: Option<bool>,
+    /// Active (default) or Disabled.
+    status: Option<UserStatus>,
+    /// At least the realm's Minimum Length, at most 1024 characters; never returned.
+    password: Option<String>,
+    /// Ask for a new password at the next sign-in.
+    must_change_password: Option<bool>,
+}
+
+fn username(path: &str, value: &Value) -> Result<String, Refusals> {
+    let name = text(1, 255)(path, value)?;
+    if name.chars().any(|c| c.is_whitespace() || c.is_control()) {
+        return Err(vec![Notification::new(path, Rule::Pattern, format!("{path} must not contain spaces"))]);
+    }
+    Ok(name)
+}
+
+fn email(text_value: &str) -> Result<String, (Rule, String)> {
+    let well_formed = text_value.len() <= 254
+        && text_value.split_once('@').is_some_and(|(local, domain)| {
+            !local.is_empty()
+                && domain.contains('.')
+                && !domain.starts_with('.')
+                && !domain.ends_with('.')
+                && !text_value.chars().any(|c| c.is_whitespace() || c.is_control())
+                && !domain.contains('@')
+        });
+    if well_formed { Ok(text_value.to_owned()) } else { Err((Rule::Format, "email must be an e-mail address".into())) }
+}
+
+/// Reads the changeable fields onto `user`; returns a new password when one was given.
+fn read_fields(body: &mut Body, user: &mut User, realm: &Realm) -> Option<String> {
+    if let Some(name) = body.optional("username", username) {
+        user.username = name;
+    }
+    if let Some(email) = body.nullable("email", parsed(email)) {
+        user.email = email;
+    }
+    let name = |path: &str, value: &Value| text(0, 255)(path, value);
+    if let Some(first) = body.nullable("firstName", name) {
+        user.first_name = first.filter(|n| !n.is_empty());
+    }
+    if let Some(last) = body.nullable("lastName", name) {
+        user.last_name = last.filter(|n| !n.is_empty());
+    }
+    if let Some(confirmed) = body.optional("emailConfirmed", boolean) {
+        user.email_confirmed = confirmed;
+    }
+    if let Some(status) = body.optional("status", one_of(UserStatus::NAMES)) {
+        user.status = status;
+    }
+    if let Some(must) = body.optional("mustChangePassword", boolean) {
+        user.must_change_password = must;
+    }
+    let minimum = usize::try_from(realm.settings.minimum_password_length).unwrap_or(8);
+    body.optional("password", |path, value| {
+        let password = text(0, MAX_PASSWORD_LENGTH)(path, value)?;
+        if password.chars().count() < minimum {
+            return Err(vec![Notification::new(
+                path,
+                Rule::MinLength,
+                format!("{path} must have at least {minimum} characters (the realm's Minimum Length)"),
+            )]);
+        }
+        Ok(password)
+    })
+}
+
+/// Refuses a username or e-mail another person of the realm has.
+async fn check_unique(state: &AppState, user: &User) -> Result<(), Error> {
+    let (name_taken, email_taken) =
+        user_store::taken(state.store.pool(), &user.realm_id, &user.id, &user.username, user.email.as_deref()).await?;
+    let mut refused = Vec::new();
+    if name_taken {
+        refused.push(Notification::new("username", Rule::Duplicate, "another user of the realm has this username"));
+    }
+    if email_taken {
+        refused.push(Notification::new("email", Rule::Duplicate, "another user of the realm has this e-mail address"));
+    }
+    if refused.is_empty() { Ok(()) } else { Err(Error::Validation(refused)) }
+}
+
+fn change(action: ChangeAction, user: &User, before: Option<&User>, after: Option<&User>, status: u16) -> Change {
+    Change {
+        action,
+        resource_type: "user",
+        resource_id: Some(user.id.clone()),
+        parent_id: Some(user.realm_id.clone()),
+        realm_id: Some(user.realm_id.clone()),
+        client_id: None,
+        before: before.map(|u| json!(UserView::of(u))),
+        after: after.map(|u| json!(UserView::of(u))),
+        details: None,
+        status,
+    }
+}
+
+async fn publish_user_event(
+    tx: &mut crate::store::Connection,
+    realm: &Realm,
+    event_type: &'static str,
+    user: &User,
+    at: i64,
+) -> Result<(), Error> {
+    let data = event_data(user, None);
+    let event = Event { event_type, account_id: &realm.account_id, realm_id: Some(&realm.id), client_id: None, data };
+    events::publish(tx, event, at).await?;
+    Ok(())
+}
+
+#[utoipa::path(post, path = "/realms/{realm}/users", tag = "Realm users", params(("realm" = String, Path)),
+    request_body = UserInput,
+    responses((status = 201, description = "The created user, in `data`", body = UserView),
+              (status = 400, description = "ValidationFailed, also for a username or e-mail taken in the realm"),
+              (status = 403)),
+    security(("apiKey" = [])))]
+pub async fn create(
+    State(state): State<AppState>,
+    caller: Caller,
+    Path(realm_id): Path<String>,
+    JsonBody(mut body): JsonBody,
+) -> Result<Response, Error> {
+    let realm = realm_in_reach(&state, &caller, &realm_id, permission::USER_CREATE).await?;
+    let now = to_millis(state.clock.now());
+    let mut user = User {
+        id: new_guid(),
+        realm_id: realm.id.clone(),
+        username: String::new(),
+        email: None,
+        first_name: None,
+        last_name: None,
+        email_confirmed: false,
+        status: UserStatus::Active,
+        password_hash: None,
+        must_change_password: false,
+        created_at: now,
+        updated_at: now,
+    };
+    if !body.has("username") {
+        body.refuse("username", Rule::Required, "username is required");
+    }
+    let password = read_fields(&mut body, &mut user, &realm);
+    body.finish()?;
+    check_unique(&state, &user).await?;
+    if let Some(password) = password {
+        user.password_hash = Some(crate::passwords::hash(password).await?);
+    }
+
+    let mut tx = state.store.begin().await?;
+    if !user_store::insert(&mut *tx, &user).await? {
+        return Err(Error::invalid("username", Rule::Duplicate, "another user of the realm has this username"));
+    }
+    publish_user_event(&mut tx, &realm, "user_created", &user, now).await?;
+    commit(&state, &caller, tx, change(ChangeAction::Create, &user, None, Some(&user), 201)).await?;
+    Ok(envelope::created(UserView::of(&user)))
+}
+
+#[utoipa::path(get, path = "/realms/{realm}/users", tag = "Realm users",
+    params(("realm" = String, Path), ("pageNumber" = Option<u32>, Query), ("pageSize" = Option<u32>, Query),
+           ("searchTerm" = Option<String>, Query, description = "Matched against username, e-mail and names"),
+           ("status" = Option<String>, Query, description = "Active or Disabled"),
+           ("sortBy" = Option<String>, Query, description = "username, email, createdAt, updatedAt"), ("sortDirection" = Option<String>, Query),
+           ("createdFrom" = Option<String>, Query), ("createdTo" = Option<String>, Query),
+           ("emailConfirmed" = Option<bool>, Query)),
+    responses((status = 200, description = "A page of the realm's users, in `pagination`", body = [UserView])),
+    security(("apiKey" = [])))]
+pub async fn list(
+    State(state): State<AppState>,
+    caller: Caller,
+    Path(realm_id): Path<String>,
+    RawQuery(query): RawQuery,
+) -> Result<Response, Error> {
+    let realm = realm_in_reach(&state, &caller, &realm_id, permission::USER_READ).await?;
+    let list = ListQuery::parse(query, &["emailConfirmed"])?;
+    let mut scope = vec![("realm_id", Bind::Text(realm.id.clone()))];
+    if let Some(confirmed) = list.filter("emailConfirmed") {
+        let confirmed = match confirmed {
+            "true" => true,
+            "false" => false,
+            _ => return Err(Error::invalid("emailConfirmed", Rule::Type, "emailConfirmed must be true or false")),
+        };
+        scope.push(("email_confirmed", Bind::Flag(confirmed)));
+    }
+    list.answer(&state, &user_store::LISTING, &scope, |user: User| UserView::of(&user)).await
+}
+
+async fn user_in_reach(
+    state: &AppState,
+    caller: &Caller,
+    realm_id: &str,
+    user_id: &str,
+    permission: &str,
+) -> Result<(std::sync::Arc<Realm>, User), Error> {
+    let realm = realm_in_reach(state, caller, realm_id, permission).await?;
+    let user = user_store::find(state.store.pool(), &realm.id, user_id).await?.ok_or(Error::NotFound("user"))?;
+    Ok((realm, user))
+}
+
+#[utoipa::path(get, path = "/realms/{realm}/users/{userId}", tag = "Realm users",
+    params(("realm" = String, Path), ("userId" = String, Path)),
+    responses((status = 200, description = "The user, in `data`", body = UserView), (status = 403), (status = 404)),
+    security(("apiKey" = [])))]
+pub async fn read(
+    State(state): State<AppState>,
+    caller: Caller,
+    Path((realm_id, user_id)): Path<(String, String)>,
+) -> Result<Response, Error> {
+    let (_, user) = user_in_reach(&state, &caller, &realm_id, &user_id, permission::USER_READ).await?;
+    Ok(envelope::ok(UserView::of(&user)))
+}
+
+#[utoipa::path(put, path = "/realms/{realm}/users/{userId}", tag = "Realm users",
+    params(("realm" = String, Path), ("userId" = String, Path)), request_body = UserInput,
+    responses((status = 200, description = "The updated user, in `data`", body = UserView), (status = 400), (status = 403), (status = 404)),
+    security(("apiKey" = [])))]
+pub async fn update(
+    State(state): State<AppState>,
+    caller: Caller,
+    Path((realm_id, user_id)): Path<(String, String)>,
+    JsonBody(mut body): JsonBody,
+) -> Result<Response, Error> {
+    let (realm, before) = user_in_reach(&state, &caller, &realm_id, &user_id, permission::USER_UPDATE).await?;
+    let mut user = before.clone();
+    body.unchanged("id", &user.id);
+    let password = read_fields(&mut body, &mut user, &realm);
+    body.finish()?;
+    check_unique(&state, &user).await?;
+    if let Some(password) = password {
+        user.password_hash = Some(crate::passwords::hash(password).await?);
+    }
+    let now = to_millis(state.clock.now());
+    user.updated_at = now;
+
+    let mut tx = state.store.begin().await?;
+    user_store::update(&mut *tx, &user).await?;
+    publish_user_event(&mut tx, &realm, "user_updated", &user, now).await?;
+    commit(&state, &caller, tx, change(ChangeAction::Update, &user, Some(&before), Some(&user), 200)).await?;
+    Ok(envelope::ok(UserView::of(&user)))
+}
+
+#[utoipa::path(delete, path = "/realms/{realm}/users/{userId}", tag = "Realm users",
+    params(("realm" = String, Path), ("userId" = String, Path)),
+    responses((status = 200, description = "Deleted; the user's sessions end with it"), (status = 403), (status = 404)),
+    security(("apiKey" = [])))]
+pub async fn delete(
+    State(state): State<AppState>,
+    caller: Caller,
+    Path((realm_id, user_id)): Path<(String, String)>,
+) -> Result<Response, Error> {
+    let (realm, user) = user_in_reach(&state, &caller, &realm_id, &user_id, permission::USER_DELETE).await?;
+    let now = to_millis(state.clock.now());
+    let mut tx = state.store.begin().await?;
+    user_store::delete(&mut *tx, &realm.id, &user.id).await?;
+    publish_user_event(&mut tx, &realm, "user_deleted", &user, now).await?;
+    commit(&state, &caller, tx, change(ChangeAction::Delete, &user, Some(&user), None, 200)).await?;
+    Ok(envelope::done())
+}

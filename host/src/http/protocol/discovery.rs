@@ -1,0 +1,98 @@
+//! OpenID Provider metadata (OIDC Discovery 1.0, RFC 8414), the JWKS, and userinfo.
+
+use axum::extract::{Path, State};
+use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
+use axum::response::{IntoResponse, Response};
+use serde_json::{Value, json};
+
+use super::{OAuthError, no_store, realm};
+use crate::AppState;
+use crate::store::users::{self as user_store, UserStatus};
+use crate::tokens::{self, issuer, person_claims};
+
+pub async fn configuration(
+    State(state): State<AppState>,
+    Path(realm_id): Path<String>,
+) -> Result<Response, OAuthError> {
+    let realm = realm(&state, &realm_id).await?;
+    let issuer = issuer(&state, &realm.id);
+    let endpoint = |path: &str| format!("{issuer}/protocol/openid-connect/{path}");
+    let document = json!({
+        "issuer": issuer,
+        "token_endpoint": endpoint("token"),
+        "jwks_uri": endpoint("certs"),
+        "introspection_endpoint": endpoint("token/introspect"),
+        "revocation_endpoint": endpoint("revoke"),
+        "userinfo_endpoint": endpoint("userinfo"),
+        // No interactive sign-in page is served; the address is the one it will take.
+        "authorization_endpoint": endpoint("auth"),
+        "grant_types_supported": ["client_credentials", "password", "refresh_token"],
+        "response_types_supported": ["code"],
+        "subject_types_supported": ["public"],
+        "id_token_signing_alg_values_supported": ["ES256", "RS256"],
+        "token_endpoint_auth_methods_supported": ["client_secret_basic", "client_secret_post"],
+        "introspection_endpoint_auth_methods_supported": ["client_secret_basic", "client_secret_post"],
+        "revocation_endpoint_auth_methods_supported": ["client_secret_basic", "client_secret_post"],
+        "scopes_supported": ["openid", "profile", "email"],
+        "claims_supported": [
+            "iss", "sub", "aud", "exp", "iat", "auth_time", "sid", "azp", "preferred_username", "name",
+            "given_name", "family_name", "email", "email_verified"
+        ],
+        "access_token_issuer": issuer,
+    });
+    Ok(axum::Json(document).into_response())
+}
+
+pub async fn certs(State(state): State<AppState>, Path(realm_id): Path<String>) -> Result<Response, OAuthError> {
+    let realm = realm(&state, &realm_id).await?;
+    let jwks = tokens::keys::jwks(&state, &realm.id).await?;
+    let mut response = axum::Json(jwks).into_response();
+    response.headers_mut().insert(header::CONTENT_TYPE, HeaderValue::from_static("application/jwk-set+json"));
+    // Keys can be revoked at once: caches must ask again soon.
+    response.headers_mut().insert(header::CACHE_CONTROL, HeaderValue::from_static("max-age=60"));
+    Ok(response)
+}
+
+fn bearer(headers: &HeaderMap) -> Option<&str> {
+    let value = headers.get(header::AUTHORIZATION)?.to_str().ok()?;
+    let (scheme, token) = value.split_once(' ')?;
+    scheme.eq_ignore_ascii_case("bearer").then(|| token.trim())
+}
+
+fn invalid_token() -> Response {
+    let mut response = (
+        StatusCode::UNAUTHORIZED,
+        axum::Json(json!({
+            "error": "invalid_token",
+            "error_description": "the access token is missing, expired or revoked",
+            "error_code": "InvalidToken",
+        })),
+    )
+        .into_response();
+    response.headers_mut().insert(header::WWW_AUTHENTICATE, HeaderValue::from_static("Bearer error=\"invalid_token\""));
+    no_store(response.headers_mut());
+    response
+}
+
+/// OIDC Core §5.3: the claims about the signed-in person that the token's scopes release.
+pub async fn userinfo(
+    State(state): State<AppState>,
+    Path(realm_id): Path<String>,
+    headers: HeaderMap,
+) -> Result<Response, OAuthError> {
+    let realm = realm(&state, &realm_id).await?;
+    let Some(token) = bearer(&headers) else { return Ok(invalid_token()) };
+    let Some(active) = tokens::active_access_token(&state, &realm.id, token).await? else {
+        return Ok(invalid_token());
+    };
+    if active.session_id.is_none() {
+        return Ok(invalid_token());
+    }
+    let user = user_store::find(state.store.pool(), &realm.id, &active.subject).await?;
+    let Some(user) = user.filter(|u| u.status == UserStatus::Active) else { return Ok(invalid_token()) };
+    let mut claims = person_claims(&user, &active.scopes());
+    claims.insert("sub".into(), Value::String(user.id));
+    let mut response = axum::Json(Value::Object(claims)).into_response();
+    no_store(response.headers_mut());
+    Ok(response)
+}

@@ -1,0 +1,164 @@
+//! Token introspection (RFC 7662) and revocation (RFC 7009), both client-authenticated.
+
+use axum::body::Bytes;
+use axum::extract::{Path, State};
+use axum::http::HeaderMap;
+use axum::response::{IntoResponse, Response};
+use serde_json::{Value, json};
+
+use super::{Form, OAuthError, authenticate_client, json_no_store, no_store, realm};
+use crate::AppState;
+use crate::clock::to_millis;
+use crate::store::clients::Client;
+use crate::store::events::{self, Event};
+use crate::store::realms::Realm;
+use crate::store::sessions::{self, RefreshToken, Session};
+use crate::store::{from_json_list, users as user_store};
+use crate::tokens::{self, ActiveToken};
+
+/// A refresh token that is still good, with its session.
+async fn live_refresh_token(
+    state: &AppState,
+    realm: &Realm,
+    value: &str,
+) -> Result<Option<(RefreshToken, Session)>, OAuthError> {
+    let pool = state.store.pool();
+    let Some(token) = sessions::find_refresh(pool, &state.hasher.hash(value)).await? else { return Ok(None) };
+    let Some(session) = sessions::find(pool, &token.session_id).await? else { return Ok(None) };
+    let now = to_millis(state.clock.now());
+    let live = session.realm_id == realm.id
+        && session.is_live(now)
+        && token.exchanged_at.is_none()
+        && token.revoked_at.is_none()
+        && token.expires_at > now;
+    Ok(live.then_some((token, session)))
+}
+
+fn describe_access(token: &ActiveToken, username: Option<String>) -> Value {
+    let mut answer = json!({
+        "active": true,
+        "token_type": "Bearer",
+        "client_id": token.client_id,
+        "sub": token.subject,
+        "exp": token.expires_at,
+        "iat": token.issued_at,
+        "jti": token.jti,
+    });
+    if let Some(object) = answer.as_object_mut() {
+        for claim in ["iss", "aud", "scope", "sid", "act", "delegation_id"] {
+            if let Some(value) = token.claims.get(claim) {
+                object.insert(claim.into(), value.clone());
+            }
+        }
+        if let Some(username) = username {
+            object.insert("username".into(), json!(username));
+        }
+    }
+    answer
+}
+
+pub async fn introspect(
+    State(state): State<AppState>,
+    Path(realm_id): Path<String>,
+    headers: HeaderMap,
+    body: Bytes,
+) -> Result<Response, OAuthError> {
+    let realm = realm(&state, &realm_id).await?;
+    let form = Form::parse(&headers, &body)?;
+    let client = authenticate_client(&state, &realm, &headers, &form).await?;
+    let token = form.require("token")?;
+    let hint = form.get("token_type_hint");
+    let refresh_first = hint == Some("refresh_token") || token.starts_with(tokens::REFRESH_TOKEN_PREFIX);
+
+    if !refresh_first && let Some(active) = tokens::active_access_token(&state, &realm.id, token).await? {
+        let username = match &active.session_id {
+            Some(_) => user_store::find(state.store.pool(), &realm.id, &active.subject).await?.map(|u| u.username),
+            None => None,
+        };
+        return Ok(json_no_store(describe_access(&active, username)));
+    }
+    // Refresh tokens are described only to the client they were issued to.
+    if let Some((refresh, session)) = live_refresh_token(&state, &realm, token).await?
+        && session.client_id == client.id
+    {
+        let scopes = from_json_list(&refresh.scopes);
+        return Ok(json_no_store(json!({
+            "active": true,
+            "token_type": "refresh_token",
+            "client_id": session.client_id,
+            "sub": session.user_id,
+            "sid": session.id,
+            "scope": scopes.join(" "),
+            "iat": refresh.created_at / 1000,
+            "exp": refresh.expires_at / 1000,
+        })));
+    }
+    Ok(json_no_store(json!({ "active": false })))
+}
+
+async fn announce_revocation(
+    state: &AppState,
+    tx: &mut crate::store::Connection,
+    realm: &Realm,
+    client: &Client,
+    data: Value,
+) -> Result<(), OAuthError> {
+    let event = Event {
+        event_type: "token_revoked",
+        account_id: &realm.account_id,
+        realm_id: Some(&realm.id),
+        client_id: Some(&client.id),
+        data,
+    };
+    events::publish(tx, event, to_millis(state.clock.now())).await?;
+    Ok(())
+}
+
+/// RFC 7009: revokes a refresh token (ending its session, so the access tokens of the session go
+/// inactive too) or an access token of the calling client. Unknown, foreign and already inactive
+/// tokens get the same 200 (§2.2).
+pub async fn revoke(
+    State(state): State<AppState>,
+    Path(realm_id): Path<String>,
+    headers: HeaderMap,
+    body: Bytes,
+) -> Result<Response, OAuthError> {
+    let realm = realm(&state, &realm_id).await?;
+    let form = Form::parse(&headers, &body)?;
+    let client = authenticate_client(&state, &realm, &headers, &form).await?;
+    let token = form.require("token")?;
+    let hint = form.get("token_type_hint");
+    let now = to_millis(state.clock.now());
+
+    if let Some((refresh, session)) = live_refresh_token(&state, &realm, token).await?
+        && session.client_id == client.id
+    {
+        let mut tx = state.store.begin().await?;
+        sessions::revoke_refresh(&mut *tx, &refresh.id, now).await?;
+        sessions::end(&mut *tx, &session.id, "revoked", now).await?;
+        let data = json!({
+            "token_id": refresh.id,
+            "subject": session.user_id,
+            "session_id": session.id,
+            "token_type_hint": hint,
+        });
+        announce_revocation(&state, &mut tx, &realm, &client, data).await?;
+        tx.commit().await?;
+    } else if let Some(active) = tokens::active_access_token(&state, &realm.id, token).await?
+        && active.client_id == client.id
+    {
+        let mut tx = state.store.begin().await?;
+        sessions::revoke_access(&mut *tx, &active.jti, &realm.id, now, active.expires_at * 1000).await?;
+        let data = json!({
+            "token_id": active.jti,
+            "subject": active.subject,
+            "session_id": active.session_id,
+            "token_type_hint": hint,
+        });
+        announce_revocation(&state, &mut tx, &realm, &client, data).await?;
+        tx.commit().await?;
+    }
+    let mut response = ().into_response();
+    no_store(response.headers_mut());
+    Ok(response)
+}

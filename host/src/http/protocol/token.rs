@@ -1,0 +1,468 @@
+//! The token endpoint (RFC 6749 §3.2): `client_credentials`, `password` and `refresh_token`
+//! with rotation and reuse detection. Every sign-in outcome writes its `login_succeeded` or
+//! `login_failed` event in the transaction that records it.
+
+use axum::Extension;
+use axum::body::Bytes;
+use axum::extract::{Path, State};
+use axum::http::{HeaderMap, StatusCode, header};
+use axum::response::Response;
+use serde_json::{Value, json};
+
+use super::{Form, OAuthError, authenticate_client, json_no_store, realm};
+use crate::AppState;
+use crate::clock::to_millis;
+use crate::http::address::ClientAddress;
+use crate::ids::new_guid;
+use crate::store::clients::Client;
+use crate::store::events::{self, Event};
+use crate::store::lockout::{self, Failures};
+use crate::store::realms::Realm;
+use crate::store::sessions::{self, RefreshToken, Session};
+use crate::store::users::{self as user_store, User, UserStatus};
+use crate::store::{from_json_list, to_json_list};
+use crate::tokens::{self, Grant, Subject};
+
+/// Scopes of OpenID Connect every client may ask for in a person's sign-in.
+const OIDC_SCOPES: &[&str] = &["openid", "profile", "email"];
+/// Failures are counted within this window (the realm lockout's Max Failed Attempts).
+const FAILURE_WINDOW_MS: i64 = 60 * 60 * 1000;
+
+/// Where a sign-in came from.
+#[derive(Debug, Clone)]
+struct Origin {
+    ip_address: String,
+    user_agent: Option<String>,
+}
+
+pub async fn exchange(
+    State(state): State<AppState>,
+    Path(realm_id): Path<String>,
+    Extension(ClientAddress(address)): Extension<ClientAddress>,
+    headers: HeaderMap,
+    body: Bytes,
+) -> Result<Response, OAuthError> {
+    let realm = realm(&state, &realm_id).await?;
+    let form = Form::parse(&headers, &body)?;
+    let grant_type = form.require("grant_type")?;
+    if !matches!(grant_type, "client_credentials" | "password" | "refresh_token") {
+        return Err(OAuthError::new(
+            StatusCode::BAD_REQUEST,
+            "unsupported_grant_type",
+            "UnsupportedGrantType",
+            format!("grant_type {grant_type} is not supported"),
+        ));
+    }
+    let client = authenticate_client(&state, &realm, &headers, &form).await?;
+    if !from_json_list(&client.grant_types).iter().any(|g| g == grant_type) {
+        return Err(OAuthError::new(
+            StatusCode::BAD_REQUEST,
+            "unauthorized_client",
+            "GrantTypeDisabled",
+            format!("the {grant_type} grant is not enabled on this client"),
+        ));
+    }
+    let origin = Origin {
+        ip_address: address.to_string(),
+        user_agent: headers.get(header::USER_AGENT).and_then(|v| v.to_str().ok()).map(str::to_owned),
+    };
+    match grant_type {
+        "client_credentials" => client_credentials(&state, &realm, &client, &form, &origin).await,
+        "password" => password(&state, &realm, &client, &form, &origin).await,
+        _ => refresh(&state, &realm, &client, &form, &origin).await,
+    }
+}
+
+/// The requested scopes, each one the client may request; without `scope`, every scope the
+/// client may request. An excess is refused with the excess named.
+fn requested_scopes(client: &Client, form: &Form, person: bool) -> Result<Vec<String>, OAuthError> {
+    let allowed = from_json_list(&client.allowed_scopes);
+    let Some(asked) = form.get("scope") else { return Ok(allowed) };
+    let mut scopes: Vec<String> = Vec::new();
+    for scope in asked.split(' ').filter(|s| !s.is_empty()) {
+        if !scopes.iter().any(|s| s == scope) {
+            scopes.push(scope.to_owned());
+        }
+    }
+    let excess: Vec<&str> = scopes
+        .iter()
+        .map(String::as_str)
+        .filter(|s| !(allowed.iter().any(|a| a == s) || (person && OIDC_SCOPES.contains(s))))
+        .collect();
+    if !excess.is_empty() {
+        return Err(OAuthError::new(
+            StatusCode::BAD_REQUEST,
+            "invalid_scope",
+            "ScopeNotAllowed",
+            format!("this client may not request: {}", excess.join(" ")),
+        ));
+    }
+    Ok(scopes)
+}
+
+/// RFC 8707 `resource`. Tokens are addressed only to the realm's resource servers that the client
+/// may request; a realm without resource servers accepts no `resource`.
+fn requested_resource(form: &Form) -> Result<Option<String>, OAuthError> {
+    match form.get("resource") {
+        None => Ok(None),
+        Some(resource) => Err(OAuthError::new(
+            StatusCode::BAD_REQUEST,
+            "invalid_target",
+            "ResourceNotAllowed",
+            format!("{resource} is not a resource server this client may request tokens for"),
+        )),
+    }
+}
+
+fn login_data(
+    grant_type: &str,
+    user: Option<&User>,
+    origin: &Origin,
+    session_id: Option<&str>,
+    failure_reason: Option<&str>,
+    scopes: &[String],
+    methods: &[&str],
+) -> Value {
+    json!({
+        "grant_type": grant_type,
+        "user_id": user.map(|u| u.id.clone()),
+        "username": user.map(|u| u.username.clone()),
+        "email": user.and_then(|u| u.email.clone()),
+        "ip_address": origin.ip_address,
+        "user_agent": origin.user_agent,
+        "session_id": session_id,
+        "failure_reason": failure_reason,
+        "resource": null,
+        "scopes": scopes,
+        "authentication_methods": methods,
+        "acr": if methods.is_empty() { Value::Null } else { json!("1") },
+        "identity_provider": null,
+        "consumer_id": null,
+        "consumer_name": null,
+    })
+}
+
+async fn publish(
+    tx: &mut crate::store::Connection,
+    realm: &Realm,
+    client: &Client,
+    event_type: &'static str,
+    data: Value,
+    at: i64,
+) -> Result<(), OAuthError> {
+    let event = Event {
+        event_type,
+        account_id: &realm.account_id,
+        realm_id: Some(&realm.id),
+        client_id: Some(&client.id),
+        data,
+    };
+    events::publish(tx, event, at).await?;
+    Ok(())
+}
+
+async fn client_credentials(
+    state: &AppState,
+    realm: &Realm,
+    client: &Client,
+    form: &Form,
+    origin: &Origin,
+) -> Result<Response, OAuthError> {
+    let scopes = requested_scopes(client, form, false)?;
+    let resource = requested_resource(form)?;
+    let grant = Grant { client, subject: Subject::Client, scopes: &scopes, resource: resource.as_deref() };
+    let issued = tokens::access_token(state, &grant).await?;
+    let now = to_millis(state.clock.now());
+    let mut tx = state.store.begin().await?;
+    let data = login_data("client_credentials", None, origin, None, None, &scopes, &["client_secret"]);
+    publish(&mut tx, realm, client, "login_succeeded", data, now).await?;
+    tx.commit().await?;
+    Ok(json_no_store(token_answer(&issued, &scopes, None, None)))
+}
+
+fn token_answer(
+    access: &tokens::Issued,
+    scopes: &[String],
+    refresh: Option<(&str, i64)>,
+    id_token: Option<String>,
+) -> Value {
+    let mut answer = json!({
+        "access_token": access.token,
+        "token_type": "Bearer",
+        "expires_in": access.lifetime_seconds,
+    });
+    if let Some(object) = answer.as_object_mut() {
+        if !scopes.is_empty() {
+            object.insert("scope".into(), json!(scopes.join(" ")));
+        }
+        if let Some((token, expires_in)) = refresh {
+            object.insert("refresh_token".into(), json!(token));
+            object.insert("refresh_expires_in".into(), json!(expires_in));
+        }
+        if let Some(id_token) = id_token {
+            object.insert("id_token".into(), json!(id_token));
+        }
+    }
+    answer
+}
+
+/// Why a password sign-in was refused, as `failure_reason` names it and the client is told.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Refusal {
+    InvalidCredentials,
+    LockedOut,
+    UserDisabled,
+    PasswordChangeRequired,
+}
+
+impl Refusal {
+    fn reason(self) -> &'static str {
+        match self {
+            Self::InvalidCredentials => "invalid_credentials",
+            Self::LockedOut => "user_locked_out",
+            Self::UserDisabled => "user_disabled",
+            Self::PasswordChangeRequired => "password_change_required",
+        }
+    }
+
+    fn answer(self) -> OAuthError {
+        match self {
+            Self::InvalidCredentials => OAuthError::invalid_grant("InvalidCredentials", "invalid username or password"),
+            Self::LockedOut => OAuthError::invalid_grant(
+                "UserTemporarilyLocked",
+                "too many failed sign-ins from this address; try again later",
+            ),
+            Self::UserDisabled => OAuthError::invalid_grant("UserDisabled", "the account is disabled"),
+            Self::PasswordChangeRequired => OAuthError::invalid_grant(
+                "PasswordChangeRequired",
+                "the password must be changed before the next sign-in",
+            ),
+        }
+    }
+}
+
+/// Whether the realm lockout applies to this account at this address: the realm has it on and the
+/// account never signed in successfully from the address.
+async fn lockout_applies(state: &AppState, realm: &Realm, user: &User, origin: &Origin) -> Result<bool, OAuthError> {
+    Ok(realm.settings.lockout_enabled
+        && !lockout::is_approved(state.store.pool(), &user.id, &origin.ip_address).await?)
+}
+
+async fn password(
+    state: &AppState,
+    realm: &Realm,
+    client: &Client,
+    form: &Form,
+    origin: &Origin,
+) -> Result<Response, OAuthError> {
+    let username = form.require("username")?;
+    let password = form.require("password")?;
+    let scopes = requested_scopes(client, form, true)?;
+    let resource = requested_resource(form)?;
+    let pool = state.store.pool();
+    let user = user_store::find_by_login(pool, &realm.id, username).await?;
+    let now = to_millis(state.clock.now());
+
+    let guarded = match &user {
+        Some(user) => lockout_applies(state, realm, user, origin).await?,
+        None => false,
+    };
+    let mut failures = match (&user, guarded) {
+        (Some(user), true) => lockout::failures(pool, &user.id, &origin.ip_address).await?,
+        _ => None,
+    };
+    let locked = failures.as_ref().and_then(|f| f.locked_until).is_some_and(|until| until > now);
+    let refusal = if locked {
+        Some(Refusal::LockedOut)
+    } else {
+        let stored = user.as_ref().and_then(|u| u.password_hash.clone());
+        let matched = crate::passwords::verify(password.to_owned(), stored).await?;
+        match &user {
+            _ if !matched => Some(Refusal::InvalidCredentials),
+            Some(user) if user.status != UserStatus::Active => Some(Refusal::UserDisabled),
+            Some(user) if user.must_change_password => Some(Refusal::PasswordChangeRequired),
+            _ => None,
+        }
+    };
+
+    let mut tx = state.store.begin().await?;
+    if let Some(refusal) = refusal {
+        let data = login_data("password", user.as_ref(), origin, None, Some(refusal.reason()), &scopes, &["pwd"]);
+        publish(&mut tx, realm, client, "login_failed", data, now).await?;
+        if let (Some(user), true, Refusal::InvalidCredentials) = (&user, guarded, refusal) {
+            let mut counted = match failures.take() {
+                Some(f) if now - f.first_failed_at < FAILURE_WINDOW_MS => f,
+                _ => Failures { failed_count: 0, first_failed_at: now, locked_until: None },
+            };
+            counted.failed_count += 1;
+            if counted.failed_count >= realm.settings.max_failed_attempts {
+                let until = now + realm.settings.lockout_duration_minutes * 60_000;
+                let data = json!({
+                    "user_id": user.id,
+                    "username": user.username,
+                    "email": user.email,
+                    "lockout_end": crate::clock::iso(crate::clock::from_millis(until)),
+                    "access_failed_count": counted.failed_count,
+                });
+                publish(&mut tx, realm, client, "user_locked_out", data, now).await?;
+                counted = Failures { failed_count: 0, first_failed_at: now, locked_until: Some(until) };
+            }
+            lockout::save(&mut *tx, &user.id, &origin.ip_address, &counted).await?;
+        }
+        tx.commit().await?;
+        return Err(refusal.answer());
+    }
+    let Some(user) = user else { return Err(Refusal::InvalidCredentials.answer()) };
+
+    let session = Session {
+        id: new_guid(),
+        realm_id: realm.id.clone(),
+        client_id: client.id.clone(),
+        user_id: user.id.clone(),
+        ip_address: origin.ip_address.clone(),
+        user_agent: origin.user_agent.clone(),
+        authentication_methods: to_json_list(&["pwd".to_owned()]),
+        created_at: now,
+        last_active_at: now,
+        expires_at: now + i64::from(state.settings.session_seconds) * 1000,
+        ended_at: None,
+        end_reason: None,
+    };
+    sessions::insert(&mut *tx, &session).await?;
+    lockout::approve(&mut tx, &user.id, &origin.ip_address, now).await?;
+    let refresh = issue_refresh(state, &mut tx, client, &session, &scopes, resource.as_deref(), now).await?;
+    let data = login_data("password", Some(&user), origin, Some(&session.id), None, &scopes, &["pwd"]);
+    publish(&mut tx, realm, client, "login_succeeded", data, now).await?;
+    tx.commit().await?;
+    person_tokens(state, client, &user, &session, &scopes, resource.as_deref(), refresh).await
+}
+
+/// A new refresh token in the session when the client uses the refresh grant; never outlives the
+/// session.
+async fn issue_refresh(
+    state: &AppState,
+    tx: &mut crate::store::Connection,
+    client: &Client,
+    session: &Session,
+    scopes: &[String],
+    resource: Option<&str>,
+    now: i64,
+) -> Result<Option<(String, i64)>, OAuthError> {
+    if !from_json_list(&client.grant_types).iter().any(|g| g == "refresh_token") {
+        return Ok(None);
+    }
+    let value = tokens::new_refresh_token();
+    let expires_at = (now + i64::from(state.settings.refresh_token_seconds) * 1000).min(session.expires_at);
+    let token = RefreshToken {
+        id: new_guid(),
+        session_id: session.id.clone(),
+        token_hash: state.hasher.hash(&value),
+        scopes: to_json_list(scopes),
+        resource: resource.map(str::to_owned),
+        created_at: now,
+        expires_at,
+        exchanged_at: None,
+        revoked_at: None,
+    };
+    sessions::insert_refresh(&mut *tx, &token).await?;
+    Ok(Some((value, (expires_at - now) / 1000)))
+}
+
+async fn person_tokens(
+    state: &AppState,
+    client: &Client,
+    user: &User,
+    session: &Session,
+    scopes: &[String],
+    resource: Option<&str>,
+    refresh: Option<(String, i64)>,
+) -> Result<Response, OAuthError> {
+    let auth_time = session.created_at / 1000;
+    let subject = Subject::Person { user, session_id: &session.id, auth_time };
+    let grant = Grant { client, subject, scopes, resource };
+    let access = tokens::access_token(state, &grant).await?;
+    let id_token = if scopes.iter().any(|s| s == "openid") {
+        Some(tokens::id_token(state, client, user, &session.id, auth_time, scopes).await?)
+    } else {
+        None
+    };
+    let refresh = refresh.as_ref().map(|(token, expires_in)| (token.as_str(), *expires_in));
+    Ok(json_no_store(token_answer(&access, scopes, refresh, id_token)))
+}
+
+fn refused_refresh() -> OAuthError {
+    OAuthError::invalid_grant("InvalidRefreshToken", "the refresh token is invalid, expired or revoked")
+}
+
+async fn refresh(
+    state: &AppState,
+    realm: &Realm,
+    client: &Client,
+    form: &Form,
+    origin: &Origin,
+) -> Result<Response, OAuthError> {
+    let presented = form.require("refresh_token")?;
+    let pool = state.store.pool();
+    let now = to_millis(state.clock.now());
+    let Some(token) = sessions::find_refresh(pool, &state.hasher.hash(presented)).await? else {
+        return Err(refused_refresh());
+    };
+    let Some(session) = sessions::find(pool, &token.session_id).await? else { return Err(refused_refresh()) };
+    if session.realm_id != realm.id || session.client_id != client.id {
+        return Err(refused_refresh());
+    }
+    let mut tx = state.store.begin().await?;
+    let reused = token.exchanged_at.is_some() || !sessions::mark_exchanged(&mut *tx, &token.id, now).await?;
+    if reused {
+        // A second presentation means two parties hold the token: end the session behind it.
+        let ended = sessions::end(&mut *tx, &session.id, "refresh_token_reuse", now).await?;
+        if ended {
+            let data = json!({
+                "token_id": token.id,
+                "subject": session.user_id,
+                "session_id": session.id,
+                "ip_address": origin.ip_address,
+                "user_agent": origin.user_agent,
+            });
+            publish(&mut tx, realm, client, "token_reuse_detected", data, now).await?;
+        }
+        tx.commit().await?;
+        return Err(OAuthError::invalid_grant(
+            "RefreshTokenReused",
+            "the refresh token was already used; the session has ended",
+        ));
+    }
+    if token.revoked_at.is_some() || token.expires_at <= now || !session.is_live(now) {
+        return Err(refused_refresh());
+    }
+    let user = user_store::find(&mut *tx, &realm.id, &session.user_id).await?;
+    let Some(user) = user.filter(|u| u.status == UserStatus::Active) else {
+        return Err(refused_refresh());
+    };
+    let granted = from_json_list(&token.scopes);
+    let scopes = match form.get("scope") {
+        None => granted,
+        Some(asked) => {
+            let asked: Vec<String> = asked.split(' ').filter(|s| !s.is_empty()).map(str::to_owned).collect();
+            let excess: Vec<&str> =
+                asked.iter().map(String::as_str).filter(|s| !granted.iter().any(|g| g == s)).collect();
+            if !excess.is_empty() {
+                return Err(OAuthError::new(
+                    StatusCode::BAD_REQUEST,
+                    "invalid_scope",
+                    "ScopeNotAllowed",
+                    format!("beyond the scopes originally granted: {}", excess.join(" ")),
+                ));
+            }
+            asked
+        }
+    };
+    sessions::touch(&mut *tx, &session.id, now).await?;
+    let refresh = issue_refresh(state, &mut tx, client, &session, &scopes, token.resource.as_deref(), now).await?;
+    let methods: Vec<String> = from_json_list(&session.authentication_methods);
+    let methods: Vec<&str> = methods.iter().map(String::as_str).collect();
+    let data = login_data("refresh_token", Some(&user), origin, Some(&session.id), None, &scopes, &methods);
+    publish(&mut tx, realm, client, "login_succeeded", data, now).await?;
+    tx.commit().await?;
+    person_tokens(state, client, &user, &session, &scopes, token.resource.as_deref(), refresh).await
+}

@@ -1,0 +1,203 @@
+//! Sign-in sessions, their refresh tokens, and revoked access tokens.
+
+use sqlx::{Any, Executor};
+
+use super::page::Listing;
+
+#[derive(Debug, Clone, PartialEq, Eq, sqlx::FromRow)]
+pub struct Session {
+    pub id: String,
+    pub realm_id: String,
+    pub client_id: String,
+    pub user_id: String,
+    pub ip_address: String,
+    pub user_agent: Option<String>,
+    /// JSON list (`pwd`, …).
+    pub authentication_methods: String,
+    pub created_at: i64,
+    pub last_active_at: i64,
+    pub expires_at: i64,
+    pub ended_at: Option<i64>,
+    pub end_reason: Option<String>,
+}
+
+impl Session {
+    pub fn is_live(&self, now: i64) -> bool {
+        self.ended_at.is_none() && self.expires_at > now
+    }
+}
+
+const COLUMNS: &str = "id, realm_id, client_id, user_id, ip_address, user_agent, authentication_methods, \
+     created_at, last_active_at, expires_at, ended_at, end_reason";
+
+pub const LISTING: Listing = Listing {
+    table: "sessions",
+    columns: COLUMNS,
+    created: "created_at",
+    tie_breaker: "id",
+    search: &["client_id", "user_id", "ip_address", "user_agent"],
+    status: None,
+    sortable: &[("lastActiveAt", "last_active_at"), ("expiresAt", "expires_at"), ("createdAt", "created_at")],
+};
+
+pub async fn insert<'c>(db: impl Executor<'c, Database = Any>, session: &Session) -> Result<(), sqlx::Error> {
+    sqlx::query(
+        "INSERT INTO sessions (id, realm_id, client_id, user_id, ip_address, user_agent, authentication_methods, \
+         created_at, last_active_at, expires_at, ended_at, end_reason) \
+         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12)",
+    )
+    .bind(&session.id)
+    .bind(&session.realm_id)
+    .bind(&session.client_id)
+    .bind(&session.user_id)
+    .bind(&session.ip_address)
+    .bind(&session.user_agent)
+    .bind(&session.authentication_methods)
+    .bind(session.created_at)
+    .bind(session.last_active_at)
+    .bind(session.expires_at)
+    .bind(session.ended_at)
+    .bind(&session.end_reason)
+    .execute(db)
+    .await
+    .map(|_| ())
+}
+
+pub async fn find<'c>(db: impl Executor<'c, Database = Any>, id: &str) -> Result<Option<Session>, sqlx::Error> {
+    sqlx::query_as(sqlx::AssertSqlSafe(format!("SELECT {COLUMNS} FROM sessions WHERE id = $1")))
+        .bind(id)
+        .fetch_optional(db)
+        .await
+}
+
+/// Ends a live session; `false` when it had already ended.
+pub async fn end<'c>(
+    db: impl Executor<'c, Database = Any>,
+    id: &str,
+    reason: &str,
+    now: i64,
+) -> Result<bool, sqlx::Error> {
+    let done = sqlx::query("UPDATE sessions SET ended_at = $2, end_reason = $3 WHERE id = $1 AND ended_at IS NULL")
+        .bind(id)
+        .bind(now)
+        .bind(reason)
+        .execute(db)
+        .await?;
+    Ok(done.rows_affected() == 1)
+}
+
+pub async fn touch<'c>(db: impl Executor<'c, Database = Any>, id: &str, now: i64) -> Result<(), sqlx::Error> {
+    sqlx::query("UPDATE sessions SET last_active_at = $2 WHERE id = $1")
+        .bind(id)
+        .bind(now)
+        .execute(db)
+        .await
+        .map(|_| ())
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, sqlx::FromRow)]
+pub struct RefreshToken {
+    pub id: String,
+    pub session_id: String,
+    pub token_hash: String,
+    /// JSON list.
+    pub scopes: String,
+    pub resource: Option<String>,
+    pub created_at: i64,
+    pub expires_at: i64,
+    pub exchanged_at: Option<i64>,
+    pub revoked_at: Option<i64>,
+}
+
+const REFRESH_COLUMNS: &str =
+    "id, session_id, token_hash, scopes, resource, created_at, expires_at, exchanged_at, revoked_at";
+
+pub async fn insert_refresh<'c>(
+    db: impl Executor<'c, Database = Any>,
+    token: &RefreshToken,
+) -> Result<(), sqlx::Error> {
+    sqlx::query(
+        "INSERT INTO refresh_tokens (id, session_id, token_hash, scopes, resource, created_at, expires_at, \
+         exchanged_at, revoked_at) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)",
+    )
+    .bind(&token.id)
+    .bind(&token.session_id)
+    .bind(&token.token_hash)
+    .bind(&token.scopes)
+    .bind(&token.resource)
+    .bind(token.created_at)
+    .bind(token.expires_at)
+    .bind(token.exchanged_at)
+    .bind(token.revoked_at)
+    .execute(db)
+    .await
+    .map(|_| ())
+}
+
+pub async fn find_refresh<'c>(
+    db: impl Executor<'c, Database = Any>,
+    token_hash: &str,
+) -> Result<Option<RefreshToken>, sqlx::Error> {
+    sqlx::query_as(sqlx::AssertSqlSafe(format!("SELECT {REFRESH_COLUMNS} FROM refresh_tokens WHERE token_hash = $1")))
+        .bind(token_hash)
+        .fetch_optional(db)
+        .await
+}
+
+/// Marks the refresh token exchanged. Only one of several concurrent exchanges wins: `false` for
+/// the others, which then count as reuse.
+pub async fn mark_exchanged<'c>(
+    db: impl Executor<'c, Database = Any>,
+    id: &str,
+    now: i64,
+) -> Result<bool, sqlx::Error> {
+    let done = sqlx::query("UPDATE refresh_tokens SET exchanged_at = $2 WHERE id = $1 AND exchanged_at IS NULL")
+        .bind(id)
+        .bind(now)
+        .execute(db)
+        .await?;
+    Ok(done.rows_affected() == 1)
+}
+
+pub async fn revoke_refresh<'c>(db: impl Executor<'c, Database = Any>, id: &str, now: i64) -> Result<(), sqlx::Error> {
+    sqlx::query("UPDATE refresh_tokens SET revoked_at = $2 WHERE id = $1 AND revoked_at IS NULL")
+        .bind(id)
+        .bind(now)
+        .execute(db)
+        .await
+        .map(|_| ())
+}
+
+/// Records an access token revoked before its expiry.
+pub async fn revoke_access<'c>(
+    db: impl Executor<'c, Database = Any>,
+    jti: &str,
+    realm_id: &str,
+    now: i64,
+    expires_at: i64,
+) -> Result<(), sqlx::Error> {
+    sqlx::query(
+        "INSERT INTO revoked_tokens (jti, realm_id, revoked_at, expires_at) VALUES ($1, $2, $3, $4) \
+         ON CONFLICT (jti) DO NOTHING",
+    )
+    .bind(jti)
+    .bind(realm_id)
+    .bind(now)
+    .bind(expires_at)
+    .execute(db)
+    .await
+    .map(|_| ())
+}
+
+pub async fn is_access_revoked<'c>(db: impl Executor<'c, Database = Any>, jti: &str) -> Result<bool, sqlx::Error> {
+    let found: Option<(String,)> =
+        sqlx::query_as("SELECT jti FROM revoked_tokens WHERE jti = $1").bind(jti).fetch_optional(db).await?;
+    Ok(found.is_some())
+}
+
+/// Removes revocations of tokens that have expired anyway, and refresh tokens past expiry.
+pub async fn prune<'c>(db: impl Executor<'c, Database = Any> + Copy, now: i64) -> Result<u64, sqlx::Error> {
+    let revoked = sqlx::query("DELETE FROM revoked_tokens WHERE expires_at <= $1").bind(now).execute(db).await?;
+    let refresh = sqlx::query("DELETE FROM refresh_tokens WHERE expires_at <= $1").bind(now).execute(db).await?;
+    Ok(revoked.rows_affected() + refresh.rows_affected())
+}

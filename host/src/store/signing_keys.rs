@@ -1,0 +1,190 @@
+//! The clients' token signing keys.
+
+use sqlx::{Any, Executor};
+
+use super::text_enum;
+
+text_enum! {
+    pub enum KeyStatus {
+        /// Signs the client's new tokens.
+        Active,
+        /// Signs nothing; published until the tokens it signed have expired.
+        Retired,
+        /// Withdrawn at once: its tokens no longer verify.
+        Revoked,
+    }
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, sqlx::FromRow)]
+pub struct SigningKey {
+    /// The `kid`.
+    pub id: String,
+    pub realm_id: String,
+    pub client_id: String,
+    /// ES256 or RS256.
+    pub algorithm: String,
+    /// PKCS#8 PEM, sealed (see `crypto::Sealer`).
+    pub sealed_key: String,
+    /// The public JWK as JSON, with `kid`, `alg` and `use`.
+    pub public_jwk: String,
+    #[sqlx(try_from = "String")]
+    pub status: KeyStatus,
+    pub created_at: i64,
+    pub retired_at: Option<i64>,
+    pub published_until: Option<i64>,
+}
+
+const COLUMNS: &str =
+    "id, realm_id, client_id, algorithm, sealed_key, public_jwk, status, created_at, retired_at, published_until";
+
+pub async fn insert<'c>(db: impl Executor<'c, Database = Any>, key: &SigningKey) -> Result<(), sqlx::Error> {
+    sqlx::query(
+        "INSERT INTO signing_keys (id, realm_id, client_id, algorithm, sealed_key, public_jwk, status, created_at, \
+         retired_at, published_until) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)",
+    )
+    .bind(&key.id)
+    .bind(&key.realm_id)
+    .bind(&key.client_id)
+    .bind(&key.algorithm)
+    .bind(&key.sealed_key)
+    .bind(&key.public_jwk)
+    .bind(key.status.as_str())
+    .bind(key.created_at)
+    .bind(key.retired_at)
+    .bind(key.published_until)
+    .execute(db)
+    .await
+    .map(|_| ())
+}
+
+/// The client's newest active key.
+pub async fn active<'c>(
+    db: impl Executor<'c, Database = Any>,
+    realm_id: &str,
+    client_id: &str,
+) -> Result<Option<SigningKey>, sqlx::Error> {
+    sqlx::query_as(sqlx::AssertSqlSafe(format!(
+        "SELECT {COLUMNS} FROM signing_keys WHERE realm_id = $1 AND client_id = $2 AND status = 'Active' \
+         ORDER BY created_at DESC, id DESC LIMIT 1"
+    )))
+    .bind(realm_id)
+    .bind(client_id)
+    .fetch_optional(db)
+    .await
+}
+
+pub async fn find<'c>(db: impl Executor<'c, Database = Any>, id: &str) -> Result<Option<SigningKey>, sqlx::Error> {
+    sqlx::query_as(sqlx::AssertSqlSafe(format!("SELECT {COLUMNS} FROM signing_keys WHERE id = $1")))
+        .bind(id)
+        .fetch_optional(db)
+        .await
+}
+
+/// The keys of the realm whose tokens may still be alive at `now`: active ones, and retired ones
+/// still within their publication.
+pub async fn published<'c>(
+    db: impl Executor<'c, Database = Any>,
+    realm_id: &str,
+    now: i64,
+) -> Result<Vec<SigningKey>, sqlx::Error> {
+    sqlx::query_as(sqlx::AssertSqlSafe(format!(
+        "SELECT {COLUMNS} FROM signing_keys WHERE realm_id = $1 \
+         AND (status = 'Active' OR (status = 'Retired' AND published_until > $2)) ORDER BY created_at, id"
+    )))
+    .bind(realm_id)
+    .bind(now)
+    .fetch_all(db)
+    .await
+}
+
+/// The client's keys that are not revoked, newest first.
+pub async fn of_client<'c>(
+    db: impl Executor<'c, Database = Any>,
+    realm_id: &str,
+    client_id: &str,
+) -> Result<Vec<SigningKey>, sqlx::Error> {
+    sqlx::query_as(sqlx::AssertSqlSafe(format!(
+        "SELECT {COLUMNS} FROM signing_keys WHERE realm_id = $1 AND client_id = $2 AND status <> 'Revoked' \
+         ORDER BY created_at DESC, id DESC"
+    )))
+    .bind(realm_id)
+    .bind(client_id)
+    .fetch_all(db)
+    .await
+}
+
+/// Retires the client's active keys (kept published until `published_until`), or revokes them and
+/// every retired key when `revoke`. Returns how many keys were revoked.
+pub async fn retire_all<'c>(
+    db: impl Executor<'c, Database = Any>,
+    realm_id: &str,
+    client_id: &str,
+    revoke: bool,
+    now: i64,
+    published_until: i64,
+) -> Result<u64, sqlx::Error> {
+    let done = if revoke {
+        sqlx::query(
+            "UPDATE signing_keys SET status = 'Revoked', retired_at = COALESCE(retired_at, $3), published_until = $3 \
+             WHERE realm_id = $1 AND client_id = $2 AND status <> 'Revoked'",
+        )
+        .bind(realm_id)
+        .bind(client_id)
+        .bind(now)
+        .execute(db)
+        .await?
+    } else {
+        sqlx::query(
+            "UPDATE signing_keys SET status = 'Retired', retired_at = $3, published_until = $4 \
+             WHERE realm_id = $1 AND client_id = $2 AND status = 'Active'",
+        )
+        .bind(realm_id)
+        .bind(client_id)
+        .bind(now)
+        .bind(published_until)
+        .execute(db)
+        .await?
+    };
+    Ok(if revoke { done.rows_affected() } else { 0 })
+}
+
+/// Clients whose newest active key is older than their rotation period: `(realm, client, days)`.
+pub async fn due_for_rotation<'c>(
+    db: impl Executor<'c, Database = Any>,
+    now: i64,
+) -> Result<Vec<(String, String, i64)>, sqlx::Error> {
+    sqlx::query_as(
+        "SELECT c.realm_id, c.id, c.key_rotation_days FROM clients c \
+         JOIN signing_keys k ON k.realm_id = c.realm_id AND k.client_id = c.id AND k.status = 'Active' \
+         WHERE c.key_rotation_days IS NOT NULL \
+         GROUP BY c.realm_id, c.id, c.key_rotation_days \
+         HAVING MAX(k.created_at) + c.key_rotation_days * 86400000 <= $1",
+    )
+    .bind(now)
+    .fetch_all(db)
+    .await
+}
+
+/// Retires the client's active keys created at or before `cutoff`; the count tells whether this
+/// caller won the rotation (another host that got there first leaves nothing to retire).
+pub async fn retire_older<'c>(
+    db: impl Executor<'c, Database = Any>,
+    realm_id: &str,
+    client_id: &str,
+    cutoff: i64,
+    now: i64,
+    published_until: i64,
+) -> Result<u64, sqlx::Error> {
+    let done = sqlx::query(
+        "UPDATE signing_keys SET status = 'Retired', retired_at = $4, published_until = $5 \
+         WHERE realm_id = $1 AND client_id = $2 AND status = 'Active' AND created_at <= $3",
+    )
+    .bind(realm_id)
+    .bind(client_id)
+    .bind(cutoff)
+    .bind(now)
+    .bind(published_until)
+    .execute(db)
+    .await?;
+    Ok(done.rows_affected())
+}

@@ -1,0 +1,153 @@
+//! The people of a realm.
+
+use sqlx::{Any, Executor};
+
+use super::page::Listing;
+use super::text_enum;
+
+text_enum! {
+    /// Whether a person may sign in.
+    pub enum UserStatus {
+        Active,
+        Disabled,
+    }
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, sqlx::FromRow)]
+pub struct User {
+    pub id: String,
+    pub realm_id: String,
+    pub username: String,
+    pub email: Option<String>,
+    pub first_name: Option<String>,
+    pub last_name: Option<String>,
+    #[sqlx(try_from = "super::Flag")]
+    pub email_confirmed: bool,
+    #[sqlx(try_from = "String")]
+    pub status: UserStatus,
+    /// Argon2id PHC string; never leaves the service.
+    pub password_hash: Option<String>,
+    #[sqlx(try_from = "super::Flag")]
+    pub must_change_password: bool,
+    pub created_at: i64,
+    pub updated_at: i64,
+}
+
+const COLUMNS: &str = "id, realm_id, username, email, first_name, last_name, email_confirmed, status, password_hash, \
+     must_change_password, created_at, updated_at";
+
+pub const LISTING: Listing = Listing {
+    table: "users",
+    columns: COLUMNS,
+    created: "created_at",
+    tie_breaker: "id",
+    search: &["username", "email", "first_name", "last_name"],
+    status: Some("status"),
+    sortable: &[("username", "username"), ("email", "email"), ("updatedAt", "updated_at"), ("createdAt", "created_at")],
+};
+
+pub async fn find<'c>(
+    db: impl Executor<'c, Database = Any>,
+    realm_id: &str,
+    id: &str,
+) -> Result<Option<User>, sqlx::Error> {
+    sqlx::query_as(sqlx::AssertSqlSafe(format!("SELECT {COLUMNS} FROM users WHERE realm_id = $1 AND id = $2")))
+        .bind(realm_id)
+        .bind(id)
+        .fetch_optional(db)
+        .await
+}
+
+/// The person who signs in as `login`: a username, or an e-mail address (case-insensitive).
+pub async fn find_by_login<'c>(
+    db: impl Executor<'c, Database = Any>,
+    realm_id: &str,
+    login: &str,
+) -> Result<Option<User>, sqlx::Error> {
+    sqlx::query_as(sqlx::AssertSqlSafe(format!(
+        "SELECT {COLUMNS} FROM users WHERE realm_id = $1 AND (username = $2 OR lower(email) = lower($2)) \
+         ORDER BY CASE WHEN username = $2 THEN 0 ELSE 1 END LIMIT 1"
+    )))
+    .bind(realm_id)
+    .bind(login)
+    .fetch_optional(db)
+    .await
+}
+
+/// Which of username and e-mail another person of the realm already has.
+pub async fn taken<'c>(
+    db: impl Executor<'c, Database = Any>,
+    realm_id: &str,
+    except_id: &str,
+    username: &str,
+    email: Option<&str>,
+) -> Result<(bool, bool), sqlx::Error> {
+    let (username_taken, email_taken): (i64, i64) = sqlx::query_as(
+        "SELECT COALESCE(SUM(CASE WHEN username = $3 THEN 1 ELSE 0 END), 0), \
+                COALESCE(SUM(CASE WHEN lower(email) = lower($4) THEN 1 ELSE 0 END), 0) \
+         FROM users WHERE realm_id = $1 AND id <> $2",
+    )
+    .bind(realm_id)
+    .bind(except_id)
+    .bind(username)
+    .bind(email)
+    .fetch_one(db)
+    .await?;
+    Ok((username_taken > 0, email_taken > 0))
+}
+
+/// Inserts the person; `false` when the username is taken in the realm.
+pub async fn insert<'c>(db: impl Executor<'c, Database = Any>, user: &User) -> Result<bool, sqlx::Error> {
+    let done = sqlx::query(
+        "INSERT INTO users (id, realm_id, username, email, first_name, last_name, email_confirmed, status, \
+         password_hash, must_change_password, created_at, updated_at) \
+         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12) ON CONFLICT (realm_id, username) DO NOTHING",
+    )
+    .bind(&user.id)
+    .bind(&user.realm_id)
+    .bind(&user.username)
+    .bind(&user.email)
+    .bind(&user.first_name)
+    .bind(&user.last_name)
+    .bind(user.email_confirmed)
+    .bind(user.status.as_str())
+    .bind(&user.password_hash)
+    .bind(user.must_change_password)
+    .bind(user.created_at)
+    .bind(user.updated_at)
+    .execute(db)
+    .await?;
+    Ok(done.rows_affected() == 1)
+}
+
+/// Writes every changeable field, the password hash included.
+pub async fn update<'c>(db: impl Executor<'c, Database = Any>, user: &User) -> Result<(), sqlx::Error> {
+    sqlx::query(
+        "UPDATE users SET username = $3, email = $4, first_name = $5, last_name = $6, email_confirmed = $7, \
+         status = $8, password_hash = $9, must_change_password = $10, updated_at = $11 \
+         WHERE realm_id = $1 AND id = $2",
+    )
+    .bind(&user.realm_id)
+    .bind(&user.id)
+    .bind(&user.username)
+    .bind(&user.email)
+    .bind(&user.first_name)
+    .bind(&user.last_name)
+    .bind(user.email_confirmed)
+    .bind(user.status.as_str())
+    .bind(&user.password_hash)
+    .bind(user.must_change_password)
+    .bind(user.updated_at)
+    .execute(db)
+    .await
+    .map(|_| ())
+}
+
+pub async fn delete<'c>(db: impl Executor<'c, Database = Any>, realm_id: &str, id: &str) -> Result<(), sqlx::Error> {
+    sqlx::query("DELETE FROM users WHERE realm_id = $1 AND id = $2")
+        .bind(realm_id)
+        .bind(id)
+        .execute(db)
+        .await
+        .map(|_| ())
+}

@@ -1,0 +1,294 @@
+//! Signing keys: generation (ES256 by default, RS256 selectable), sealing at rest, the JWKS, and
+//! the per-host caches of ready-to-use signing and verification keys.
+
+use std::sync::Arc;
+
+use anyhow::Context as _;
+use aws_lc_rs::encoding::AsDer as _;
+use aws_lc_rs::rsa::{KeyPair as RsaKeyPair, KeySize};
+use aws_lc_rs::signature::{ECDSA_P256_SHA256_FIXED_SIGNING, EcdsaKeyPair};
+use base64::Engine as _;
+use base64::engine::general_purpose::STANDARD;
+use jsonwebtoken::jwk::{Jwk, KeyAlgorithm, PublicKeyUse};
+use jsonwebtoken::{Algorithm, DecodingKey, EncodingKey};
+use serde_json::Value;
+
+use crate::AppState;
+use crate::crypto::Sealer;
+use crate::error::Error;
+use crate::ids::new_guid;
+use crate::store::signing_keys::{self as key_store, KeyStatus, SigningKey};
+
+/// The purpose the sealing key is derived for.
+pub const SEALING_PURPOSE: &str = "signing keys";
+
+/// Algorithms a client may sign with.
+pub const ALGORITHMS: &[(&str, &str)] = &[("ES256", "ES256"), ("RS256", "RS256")];
+
+/// A key ready to sign a client's tokens.
+pub struct Signer {
+    pub kid: String,
+    pub algorithm: Algorithm,
+    pub key: EncodingKey,
+}
+
+impl std::fmt::Debug for Signer {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Signer").field("kid", &self.kid).field("algorithm", &self.algorithm).finish_non_exhaustive()
+    }
+}
+
+/// A key ready to verify tokens, with what decides whether its tokens are still good.
+pub struct Verifier {
+    pub kid: String,
+    pub realm_id: String,
+    pub client_id: String,
+    pub algorithm: Algorithm,
+    pub status: KeyStatus,
+    pub key: DecodingKey,
+}
+
+impl std::fmt::Debug for Verifier {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Verifier").field("kid", &self.kid).field("status", &self.status).finish_non_exhaustive()
+    }
+}
+
+fn algorithm_of(name: &str) -> anyhow::Result<Algorithm> {
+    match name {
+        "ES256" => Ok(Algorithm::ES256),
+        "RS256" => Ok(Algorithm::RS256),
+        other => anyhow::bail!("unsupported signing algorithm {other}"),
+    }
+}
+
+fn pem(der: &[u8]) -> String {
+    let body = STANDARD.encode(der);
+    let mut text = String::from("-----BEGIN PRIVATE KEY-----\n");
+    for line in body.as_bytes().chunks(64) {
+        text.push_str(&String::from_utf8_lossy(line));
+        text.push('\n');
+    }
+    text.push_str("-----END PRIVATE KEY-----\n");
+    text
+}
+
+fn encoding_key(algorithm: Algorithm, pem: &[u8]) -> anyhow::Result<EncodingKey> {
+    Ok(match algorithm {
+        Algorithm::RS256 => EncodingKey::from_rsa_pem(pem)?,
+        _ => EncodingKey::from_ec_pem(pem)?,
+    })
+}
+
+/// A fresh key for the client, sealed, Active.
+pub fn generate(
+    sealer: &Sealer,
+    realm_id: &str,
+    client_id: &str,
+    algorithm_name: &str,
+    now: i64,
+) -> anyhow::Result<SigningKey> {
+    let algorithm = algorithm_of(algorithm_name)?;
+    let der = match algorithm {
+        Algorithm::RS256 => RsaKeyPair::generate(KeySize::Rsa2048)
+            .context("RSA key generation failed")?
+            .as_der()
+            .context("RSA key encoding failed")?
+            .as_ref()
+            .to_vec(),
+        _ => EcdsaKeyPair::generate(&ECDSA_P256_SHA256_FIXED_SIGNING)
+            .context("EC key generation failed")?
+            .to_pkcs8v1()
+            .context("EC key encoding failed")?
+            .as_ref()
+            .to_vec(),
+    };
+    let pem = pem(&der);
+    let kid = new_guid();
+    let mut jwk = Jwk::from_encoding_key(&encoding_key(algorithm, pem.as_bytes())?, algorithm)?;
+    jwk.common.key_id = Some(kid.clone());
+    jwk.common.public_key_use = Some(PublicKeyUse::Signature);
+    jwk.common.key_algorithm =
+        Some(if algorithm == Algorithm::RS256 { KeyAlgorithm::RS256 } else { KeyAlgorithm::ES256 });
+    Ok(SigningKey {
+        id: kid,
+        realm_id: realm_id.to_owned(),
+        client_id: client_id.to_owned(),
+        algorithm: algorithm_name.to_owned(),
+        sealed_key: sealer.seal(pem.as_bytes()),
+        public_jwk: serde_json::to_string(&jwk)?,
+        status: KeyStatus::Active,
+        created_at: now,
+        retired_at: None,
+        published_until: None,
+    })
+}
+
+fn signer_of(sealer: &Sealer, key: &SigningKey) -> anyhow::Result<Signer> {
+    let algorithm = algorithm_of(&key.algorithm)?;
+    let pem = sealer.open(&key.sealed_key).with_context(|| format!("signing key {}", key.id))?;
+    Ok(Signer { kid: key.id.clone(), algorithm, key: encoding_key(algorithm, &pem)? })
+}
+
+fn verifier_of(key: &SigningKey) -> anyhow::Result<Verifier> {
+    let jwk: Jwk = serde_json::from_str(&key.public_jwk)?;
+    Ok(Verifier {
+        kid: key.id.clone(),
+        realm_id: key.realm_id.clone(),
+        client_id: key.client_id.clone(),
+        algorithm: algorithm_of(&key.algorithm)?,
+        status: key.status,
+        key: DecodingKey::from_jwk(&jwk)?,
+    })
+}
+
+/// The key that signs the client's tokens now, created on first use with the client's algorithm.
+pub async fn signer(state: &AppState, realm_id: &str, client_id: &str, algorithm: &str) -> Result<Arc<Signer>, Error> {
+    if let Some(signer) = state.caches.signer(realm_id, client_id) {
+        return Ok(signer);
+    }
+    let sealer = state.hasher.sealer(SEALING_PURPOSE);
+    let key = match key_store::active(state.store.pool(), realm_id, client_id).await? {
+        Some(key) => key,
+        None => {
+            let now = crate::clock::to_millis(state.clock.now());
+            let key = generate(&sealer, realm_id, client_id, algorithm, now)?;
+            key_store::insert(state.store.pool(), &key).await?;
+            key
+        }
+    };
+    let signer = Arc::new(signer_of(&sealer, &key)?);
+    state.caches.keep_signer(realm_id, client_id, signer.clone());
+    Ok(signer)
+}
+
+/// The key with this `kid`, if it exists.
+pub async fn verifier(state: &AppState, kid: &str) -> Result<Option<Arc<Verifier>>, Error> {
+    if let Some(verifier) = state.caches.verifier(kid) {
+        return Ok(Some(verifier));
+    }
+    let Some(key) = key_store::find(state.store.pool(), kid).await? else { return Ok(None) };
+    let verifier = Arc::new(verifier_of(&key)?);
+    state.caches.keep_verifier(verifier.clone());
+    Ok(Some(verifier))
+}
+
+/// How a rotation came about, for the `keys_rotated` event.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Rotation {
+    /// By an administrator; earlier keys revoked at once or kept published.
+    Manual { revoke: bool },
+    /// By the schedule of the client's `rotationDays`.
+    Scheduled { rotation_days: i64 },
+}
+
+/// Rotates the client's signing key inside `tx`: a new key signs from now on; the earlier active
+/// key retires and stays in the JWKS until every token it signed has expired, or, for a manual
+/// rotation that revokes, every earlier key leaves the JWKS at once and its tokens stop verifying.
+/// Writes the `keys_rotated` event. Returns the new key's id; `None` when a scheduled rotation
+/// found nothing left to rotate (another host did it).
+pub async fn rotate(
+    state: &AppState,
+    tx: &mut crate::store::Connection,
+    account_id: &str,
+    client: &crate::store::clients::Client,
+    rotation: Rotation,
+    now: i64,
+) -> Result<Option<String>, Error> {
+    let published_until = now + i64::from(state.settings.access_token_seconds) * 1000;
+    let revoked = match rotation {
+        Rotation::Manual { revoke } => {
+            key_store::retire_all(&mut *tx, &client.realm_id, &client.id, revoke, now, published_until).await?
+        }
+        Rotation::Scheduled { rotation_days } => {
+            let cutoff = now - rotation_days * 86_400_000;
+            if key_store::retire_older(&mut *tx, &client.realm_id, &client.id, cutoff, now, published_until).await? == 0
+            {
+                return Ok(None);
+            }
+            0
+        }
+    };
+    let key =
+        generate(&state.hasher.sealer(SEALING_PURPOSE), &client.realm_id, &client.id, &client.key_algorithm, now)?;
+    key_store::insert(&mut *tx, &key).await?;
+    let mut data = serde_json::json!({ "signing_key_id": key.id, "encryption_key_id": null });
+    if let Some(object) = data.as_object_mut() {
+        match rotation {
+            Rotation::Manual { .. } => {
+                object.insert("revoked_keys_count".into(), revoked.into());
+            }
+            Rotation::Scheduled { rotation_days } => {
+                object.insert("rotation_days".into(), rotation_days.into());
+                object.insert("automatic".into(), true.into());
+            }
+        }
+    }
+    let event = crate::store::events::Event {
+        event_type: "keys_rotated",
+        account_id,
+        realm_id: Some(&client.realm_id),
+        client_id: Some(&client.id),
+        data,
+    };
+    crate::store::events::publish(tx, event, now).await?;
+    Ok(Some(key.id))
+}
+
+/// Rotates the keys of every client whose rotation period has run out (the scheduled job).
+pub async fn rotate_due(state: &AppState, now: i64) -> Result<usize, Error> {
+    let due = key_store::due_for_rotation(state.store.pool(), now).await?;
+    let mut rotated = 0;
+    for (realm_id, client_id, rotation_days) in due {
+        let Some(realm) = crate::store::realms::find(state.store.pool(), &realm_id).await? else { continue };
+        let mut tx = state.store.begin().await?;
+        let Some(client) = crate::store::clients::find(&mut *tx, &realm_id, &client_id).await? else { continue };
+        let rotation = Rotation::Scheduled { rotation_days };
+        if rotate(state, &mut tx, &realm.account_id, &client, rotation, now).await?.is_some() {
+            let stale = crate::cache::Invalidation::Keys(realm_id, client_id);
+            crate::store::changes::announce(&state.store, &mut tx, &stale).await?;
+            tx.commit().await?;
+            state.caches.apply(&stale);
+            rotated += 1;
+        }
+    }
+    Ok(rotated)
+}
+
+/// The realm's JWKS: every key whose tokens may still be alive.
+pub async fn jwks(state: &AppState, realm_id: &str) -> Result<Value, Error> {
+    let now = crate::clock::to_millis(state.clock.now());
+    let keys = key_store::published(state.store.pool(), realm_id, now).await?;
+    let keys: Vec<Value> = keys.iter().filter_map(|key| serde_json::from_str(&key.public_jwk).ok()).collect();
+    Ok(serde_json::json!({ "keys": keys }))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::crypto::SecretHasher;
+
+    #[test]
+    fn generated_keys_sign_tokens_their_published_jwk_verifies() {
+        let sealer = SecretHasher::new([3; 32]).sealer(SEALING_PURPOSE);
+        for name in ["ES256", "RS256"] {
+            let key = generate(&sealer, "realm", "client", name, 0).unwrap();
+            assert!(!key.sealed_key.contains("PRIVATE"), "the private key is sealed");
+            let signer = signer_of(&sealer, &key).unwrap();
+            let mut header = jsonwebtoken::Header::new(signer.algorithm);
+            header.kid = Some(signer.kid.clone());
+            let token =
+                jsonwebtoken::encode(&header, &serde_json::json!({"sub": "x", "exp": 4_000_000_000_u64}), &signer.key)
+                    .unwrap();
+            let verifier = verifier_of(&key).unwrap();
+            let validation = jsonwebtoken::Validation::new(verifier.algorithm);
+            let data = jsonwebtoken::decode::<Value>(&token, &verifier.key, &validation).unwrap();
+            assert_eq!(data.claims["sub"], "x");
+            let jwk: Value = serde_json::from_str(&key.public_jwk).unwrap();
+            assert_eq!(jwk["kid"], key.id.as_str());
+            assert_eq!(jwk["alg"], name);
+            assert_eq!(jwk["use"], "sig");
+            assert!(jwk.get("d").is_none(), "no private part is published");
+        }
+    }
+}

@@ -1,0 +1,240 @@
+//! Tokens: JWT access tokens per RFC 9068 (`typ: at+jwt`), OpenID Connect ID tokens, opaque
+//! refresh tokens, and the one check that decides whether an access token is active.
+
+pub mod keys;
+
+use serde_json::{Map, Value, json};
+
+use crate::AppState;
+use crate::clock::to_millis;
+use crate::crypto::generate_secret;
+use crate::error::Error;
+use crate::ids::new_guid;
+use crate::store::Status;
+use crate::store::clients::{self as client_store, Client};
+use crate::store::sessions;
+use crate::store::users::User;
+
+/// The RFC 9068 media type of access tokens, in the JOSE header.
+pub const ACCESS_TOKEN_TYPE: &str = "at+jwt";
+/// Prefix of refresh token values (opaque; only their keyed hash is stored).
+pub const REFRESH_TOKEN_PREFIX: &str = "cstl_rt_";
+
+/// The issuer of a realm's tokens.
+pub fn issuer(state: &AppState, realm_id: &str) -> String {
+    format!("{}/realms/{realm_id}", state.public_url)
+}
+
+/// Who a token is about.
+#[derive(Debug, Clone, Copy)]
+pub enum Subject<'a> {
+    /// A person signed in through `session_id`.
+    Person { user: &'a User, session_id: &'a str, auth_time: i64 },
+    /// The client itself (client credentials).
+    Client,
+}
+
+/// What an access token grants.
+#[derive(Debug, Clone)]
+pub struct Grant<'a> {
+    pub client: &'a Client,
+    pub subject: Subject<'a>,
+    pub scopes: &'a [String],
+    pub resource: Option<&'a str>,
+}
+
+/// An issued token and its identity.
+#[derive(Debug, Clone)]
+pub struct Issued {
+    pub token: String,
+    pub jti: String,
+    /// Unix seconds.
+    pub expires_at: i64,
+    pub lifetime_seconds: i64,
+}
+
+async fn sign(state: &AppState, client: &Client, typ: &str, claims: &Value) -> Result<String, Error> {
+    let signer = keys::signer(state, &client.realm_id, &client.id, &client.key_algorithm).await?;
+    let mut header = jsonwebtoken::Header::new(signer.algorithm);
+    header.typ = Some(typ.to_owned());
+    header.kid = Some(signer.kid.clone());
+    jsonwebtoken::encode(&header, claims, &signer.key).map_err(|e| Error::Internal(anyhow::Error::new(e)))
+}
+
+/// Signs an access token for the grant.
+pub async fn access_token(state: &AppState, grant: &Grant<'_>) -> Result<Issued, Error> {
+    let now = state.clock.now().timestamp();
+    let lifetime = i64::from(state.settings.access_token_seconds);
+    let jti = new_guid();
+    let client = grant.client;
+    let (sub, sid) = match grant.subject {
+        Subject::Person { user, session_id, .. } => (user.id.clone(), Some(session_id)),
+        Subject::Client => (client.id.clone(), None),
+    };
+    let mut claims = Map::new();
+    claims.insert("iss".into(), json!(issuer(state, &client.realm_id)));
+    claims.insert("sub".into(), json!(sub));
+    claims.insert("aud".into(), json!(grant.resource.unwrap_or(&client.id)));
+    claims.insert("client_id".into(), json!(client.id));
+    claims.insert("azp".into(), json!(client.id));
+    claims.insert("iat".into(), json!(now));
+    claims.insert("exp".into(), json!(now + lifetime));
+    claims.insert("jti".into(), json!(jti));
+    if !grant.scopes.is_empty() {
+        claims.insert("scope".into(), json!(grant.scopes.join(" ")));
+    }
+    if let Some(sid) = sid {
+        claims.insert("sid".into(), json!(sid));
+    }
+    let token = sign(state, client, ACCESS_TOKEN_TYPE, &Value::Object(claims)).await?;
+    Ok(Issued { token, jti, expires_at: now + lifetime, lifetime_seconds: lifetime })
+}
+
+/// Signs an OpenID Connect ID token for a person (`openid` was requested).
+pub async fn id_token(
+    state: &AppState,
+    client: &Client,
+    user: &User,
+    session_id: &str,
+    auth_time: i64,
+    scopes: &[String],
+) -> Result<String, Error> {
+    let now = state.clock.now().timestamp();
+    let mut claims = json!({
+        "iss": issuer(state, &client.realm_id),
+        "sub": user.id,
+        "aud": client.id,
+        "azp": client.id,
+        "iat": now,
+        "exp": now + i64::from(state.settings.access_token_seconds),
+        "auth_time": auth_time,
+        "sid": session_id,
+    });
+    if let Some(object) = claims.as_object_mut() {
+        object.extend(person_claims(user, scopes));
+    }
+    sign(state, client, "JWT", &claims).await
+}
+
+/// The standard claims about a person that the granted scopes release (OIDC Core §5.4).
+pub fn person_claims(user: &User, scopes: &[String]) -> Map<String, Value> {
+    let mut claims = Map::new();
+    if scopes.iter().any(|s| s == "profile") {
+        claims.insert("preferred_username".into(), json!(user.username));
+        if let Some(given) = &user.first_name {
+            claims.insert("given_name".into(), json!(given));
+        }
+        if let Some(family) = &user.last_name {
+            claims.insert("family_name".into(), json!(family));
+        }
+        let name: Vec<&str> = [&user.first_name, &user.last_name].into_iter().flatten().map(String::as_str).collect();
+        if !name.is_empty() {
+            claims.insert("name".into(), json!(name.join(" ")));
+        }
+    }
+    if scopes.iter().any(|s| s == "email")
+        && let Some(email) = &user.email
+    {
+        claims.insert("email".into(), json!(email));
+        claims.insert("email_verified".into(), json!(user.email_confirmed));
+    }
+    claims
+}
+
+/// A new opaque refresh token value.
+pub fn new_refresh_token() -> String {
+    generate_secret(REFRESH_TOKEN_PREFIX)
+}
+
+/// An access token found active, with its claims.
+#[derive(Debug, Clone)]
+pub struct ActiveToken {
+    pub claims: Map<String, Value>,
+    pub realm_id: String,
+    pub client_id: String,
+    pub jti: String,
+    pub subject: String,
+    pub session_id: Option<String>,
+    /// Unix seconds.
+    pub issued_at: i64,
+    pub expires_at: i64,
+}
+
+impl ActiveToken {
+    pub fn scopes(&self) -> Vec<String> {
+        self.claims
+            .get("scope")
+            .and_then(Value::as_str)
+            .map(|s| s.split(' ').map(str::to_owned).collect())
+            .unwrap_or_default()
+    }
+}
+
+/// The access token, if it is active in `realm_id`: a well-formed `at+jwt` signed by a key of the
+/// realm that is not revoked, issued by the realm, unexpired by the service's clock, not revoked,
+/// of a live session when it has one, and of a client still Active whose tokens of that time were
+/// not revoked. `None` for anything else; only a database failure is an error.
+pub async fn active_access_token(state: &AppState, realm_id: &str, token: &str) -> Result<Option<ActiveToken>, Error> {
+    let Ok(header) = jsonwebtoken::decode_header(token) else { return Ok(None) };
+    if header.typ.as_deref() != Some(ACCESS_TOKEN_TYPE) {
+        return Ok(None);
+    }
+    let Some(kid) = header.kid.as_deref() else { return Ok(None) };
+    let Some(verifier) = keys::verifier(state, kid).await? else { return Ok(None) };
+    if verifier.realm_id != realm_id
+        || verifier.status == crate::store::signing_keys::KeyStatus::Revoked
+        || header.alg != verifier.algorithm
+    {
+        return Ok(None);
+    }
+    let mut validation = jsonwebtoken::Validation::new(verifier.algorithm);
+    validation.validate_exp = false;
+    validation.validate_nbf = false;
+    validation.validate_aud = false;
+    validation.set_issuer(&[issuer(state, realm_id)]);
+    validation.set_required_spec_claims(&["exp", "iat", "iss", "sub", "jti"]);
+    let Ok(data) = jsonwebtoken::decode::<Map<String, Value>>(token, &verifier.key, &validation) else {
+        return Ok(None);
+    };
+    let claims = data.claims;
+    let text = |name: &str| claims.get(name).and_then(Value::as_str).map(str::to_owned);
+    let number = |name: &str| claims.get(name).and_then(Value::as_i64);
+    let (Some(jti), Some(subject), Some(client_id), Some(issued_at), Some(expires_at)) =
+        (text("jti"), text("sub"), text("client_id"), number("iat"), number("exp"))
+    else {
+        return Ok(None);
+    };
+    let now = state.clock.now();
+    if expires_at <= now.timestamp() || client_id != verifier.client_id {
+        return Ok(None);
+    }
+    let pool = state.store.pool();
+    if sessions::is_access_revoked(pool, &jti).await? {
+        return Ok(None);
+    }
+    let session_id = text("sid");
+    if let Some(sid) = &session_id {
+        let live =
+            sessions::find(pool, sid).await?.is_some_and(|s| s.realm_id == realm_id && s.is_live(to_millis(now)));
+        if !live {
+            return Ok(None);
+        }
+    }
+    let client = client_store::find(pool, realm_id, &client_id).await?;
+    let client_good = client.is_some_and(|c| {
+        c.status == Status::Active && c.issued_tokens_revoked_before.is_none_or(|before| issued_at * 1000 >= before)
+    });
+    if !client_good {
+        return Ok(None);
+    }
+    Ok(Some(ActiveToken {
+        realm_id: realm_id.to_owned(),
+        client_id,
+        jti,
+        subject,
+        session_id,
+        issued_at,
+        expires_at,
+        claims,
+    }))
+}

@@ -1,0 +1,143 @@
+//! `/realms/{realm}/users`.
+
+use reqwest::StatusCode;
+use serde_json::json;
+
+use crate::support::spawn_app;
+
+#[tokio::test]
+async fn a_user_is_created_with_an_argon2id_password_that_is_never_shown() {
+    let app = spawn_app().await;
+    app.create_realm("acme").await;
+    let created = app
+        .post(
+            "/realms/acme/users",
+            json!({ "username": "ada", "email": "Ada@Example.com", "firstName": "Ada", "lastName": "Lovelace",
+                    "password": "analytical engine", "mustChangePassword": true }),
+        )
+        .await;
+    assert_eq!(created.status, StatusCode::CREATED, "{:?}", created.body);
+    let user = created.data();
+    assert_eq!(user["username"], "ada");
+    assert_eq!(user["status"], "Active");
+    assert_eq!(user["hasPassword"], true);
+    assert_eq!(user["mustChangePassword"], true);
+    assert_eq!(user["emailConfirmed"], false);
+    let text = created.body.to_string();
+    assert!(!text.contains("analytical") && !text.contains("argon2"), "no password nor hash: {text}");
+
+    let id = user["id"].as_str().unwrap();
+    let store = app.database().await;
+    let (hash,): (String,) =
+        sqlx::query_as("SELECT password_hash FROM users WHERE id = $1").bind(id).fetch_one(store.pool()).await.unwrap();
+    assert!(hash.starts_with("$argon2id$v=19$m=19456,t=2,p=1$"), "{hash}");
+
+    let read = app.get(&format!("/realms/acme/users/{id}")).await;
+    assert_eq!(read.data()["email"], "Ada@Example.com");
+    assert!(!read.body.to_string().contains("argon2"));
+}
+
+#[tokio::test]
+async fn passwords_shorter_than_the_realm_minimum_and_bad_fields_are_refused_together() {
+    let app = spawn_app().await;
+    app.create_realm("acme").await;
+    let realm = app.put("/realms/acme", json!({ "minimumPasswordLength": 12 })).await;
+    assert_eq!(realm.status, StatusCode::OK, "{:?}", realm.body);
+    let refused = app
+        .post(
+            "/realms/acme/users",
+            json!({ "username": "has space", "email": "not-an-address", "password": "elevenchars" }),
+        )
+        .await;
+    assert_eq!((refused.status, refused.error_code()), (StatusCode::BAD_REQUEST, "ValidationFailed"));
+    let fields = refused.refused_fields();
+    assert!(fields.contains(&("username".into(), "Pattern".into())), "{fields:?}");
+    assert!(fields.contains(&("email".into(), "Format".into())), "{fields:?}");
+    assert!(fields.contains(&("password".into(), "MinLength".into())), "{fields:?}");
+    let missing = app.post("/realms/acme/users", json!({ "email": "a@b.co" })).await;
+    assert!(missing.refused_fields().contains(&("username".into(), "Required".into())));
+    let ok = app.post("/realms/acme/users", json!({ "username": "grace", "password": "twelve chars" })).await;
+    assert_eq!(ok.status, StatusCode::CREATED, "{:?}", ok.body);
+    let listed = app.get("/realms/acme/users").await;
+    assert_eq!(listed.items().len(), 1, "nothing was stored by the refused requests");
+}
+
+#[tokio::test]
+async fn usernames_and_emails_are_unique_in_a_realm_only() {
+    let app = spawn_app().await;
+    app.create_realm("one").await;
+    app.create_realm("two").await;
+    app.create_user("one", "ada", "a long password").await;
+    let same_name = app.post("/realms/one/users", json!({ "username": "ada" })).await;
+    assert!(same_name.refused_fields().contains(&("username".into(), "Duplicate".into())), "{:?}", same_name.body);
+    let same_email = app.post("/realms/one/users", json!({ "username": "other", "email": "ADA@example.com" })).await;
+    assert!(same_email.refused_fields().contains(&("email".into(), "Duplicate".into())), "{:?}", same_email.body);
+    let elsewhere = app.post("/realms/two/users", json!({ "username": "ada", "email": "ada@example.com" })).await;
+    assert_eq!(elsewhere.status, StatusCode::CREATED);
+}
+
+#[tokio::test]
+async fn updates_keep_omitted_fields_clear_nulls_and_raise_user_events() {
+    let app = spawn_app().await;
+    app.create_realm("acme").await;
+    let id = app.create_user("acme", "ada", "a long password").await;
+    let path = format!("/realms/acme/users/{id}");
+    let updated = app.put(&path, json!({ "firstName": "Ada", "email": null, "status": "Disabled" })).await;
+    assert_eq!(updated.status, StatusCode::OK, "{:?}", updated.body);
+    assert_eq!(updated.data()["firstName"], "Ada");
+    assert_eq!(updated.data()["email"], serde_json::Value::Null);
+    assert_eq!(updated.data()["status"], "Disabled");
+    assert_eq!(updated.data()["username"], "ada", "omitted fields keep their value");
+    assert_eq!(updated.data()["hasPassword"], true);
+    let other_id = app.put(&path, json!({ "id": "00000000-0000-7000-8000-000000000000" })).await;
+    assert!(other_id.refused_fields().contains(&("id".into(), "Immutable".into())), "{:?}", other_id.body);
+
+    assert_eq!(app.delete(&path).await.status, StatusCode::OK);
+    assert_eq!(app.get(&path).await.status, StatusCode::NOT_FOUND);
+
+    let created = app.events("user_created").await;
+    assert_eq!(created.len(), 1);
+    let (realm, client, data) = &created[0];
+    assert_eq!((realm.as_deref(), client.as_deref()), (Some("acme"), None));
+    for field in
+        ["id", "username", "email", "first_name", "last_name", "email_confirmed", "status", "realm_id", "client_id"]
+    {
+        assert!(data.get(field).is_some(), "user_created carries {field}: {data}");
+    }
+    let updated = app.events("user_updated").await;
+    assert_eq!(updated[0].2["status"], "Disabled");
+    let deleted = app.events("user_deleted").await;
+    assert_eq!(deleted[0].2["first_name"], "Ada", "the account as it stood at deletion");
+    let admin = app.events("admin_resource_created").await;
+    assert!(admin.iter().any(|(_, _, d)| d["resource_type"] == "user" && d["resource_id"] == id.as_str()));
+}
+
+#[tokio::test]
+async fn user_lists_page_search_and_filter() {
+    let app = spawn_app().await;
+    app.create_realm("acme").await;
+    for name in ["ada", "grace", "alan"] {
+        app.post("/realms/acme/users", json!({ "username": name, "emailConfirmed": name == "grace" })).await;
+    }
+    let searched = app.get("/realms/acme/users?searchTerm=a&sortBy=username&sortDirection=asc&pageSize=2").await;
+    let names: Vec<&str> = searched.items().iter().map(|u| u["username"].as_str().unwrap()).collect();
+    assert_eq!(names, ["ada", "alan"]);
+    assert_eq!(searched.body["pagination"]["totalItems"], 3);
+    let confirmed = app.get("/realms/acme/users?emailConfirmed=true").await;
+    assert_eq!(confirmed.items().len(), 1);
+    assert_eq!(confirmed.items()[0]["username"], "grace");
+    let bad = app.get("/realms/acme/users?emailConfirmed=maybe").await;
+    assert_eq!(bad.status, StatusCode::BAD_REQUEST);
+}
+
+#[tokio::test]
+async fn a_key_without_user_permissions_cannot_touch_users() {
+    let app = spawn_app().await;
+    app.create_realm("acme").await;
+    let auditor = app.key_with(&["Auditor"], None).await;
+    let refused =
+        app.call_as(&auditor, reqwest::Method::POST, "/realms/acme/users", Some(json!({ "username": "x" }))).await;
+    assert_eq!((refused.status, refused.error_code()), (StatusCode::FORBIDDEN, "Forbidden"));
+    let read = app.call_as(&auditor, reqwest::Method::GET, "/realms/acme/users", None).await;
+    assert_eq!(read.status, StatusCode::OK);
+}
