@@ -14,6 +14,7 @@ mod paging;
 mod permissions;
 mod rate_limits;
 mod realms;
+mod sessions;
 mod tokens;
 mod trail;
 mod users;

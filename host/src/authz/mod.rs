@@ -34,6 +34,8 @@ pub mod permission {
     pub const USER_CREATE: &str = "user:create";
     pub const USER_UPDATE: &str = "user:update";
     pub const USER_DELETE: &str = "user:delete";
+    pub const SESSION_READ: &str = "session:read";
+    pub const SESSION_DELETE: &str = "session:delete";
     pub const ROLE_READ: &str = "role:read";
     pub const ROLE_CREATE: &str = "role:create";
     pub const ROLE_UPDATE: &str = "role:update";
@@ -57,6 +59,8 @@ pub mod permission {
         USER_CREATE,
         USER_UPDATE,
         USER_DELETE,
+        SESSION_READ,
+        SESSION_DELETE,
         ROLE_READ,
         ROLE_CREATE,
         ROLE_UPDATE,

@@ -4,7 +4,7 @@ use axum::response::{IntoResponse, Response};
 use utoipa::openapi::security::{ApiKey, ApiKeyValue, SecurityScheme};
 use utoipa::{Modify, OpenApi};
 
-use super::admin::{account, audit, clients, realms, roles, secrets, users};
+use super::admin::{account, audit, clients, realms, roles, secrets, sessions, users};
 use super::envelope::{NotificationBody, Pagination};
 use crate::error::ErrorCode;
 
@@ -18,6 +18,8 @@ use crate::error::ErrorCode;
         realms::create, realms::list, realms::read, realms::update, realms::delete,
         clients::create, clients::list, clients::read, clients::update, clients::delete,
         users::create, users::list, users::read, users::update, users::delete,
+        sessions::list, sessions::read, sessions::revoke,
+        clients::signing_keys, clients::rotate_signing_keys,
         roles::create, roles::list, roles::permissions, roles::read, roles::update, roles::delete,
         secrets::create, secrets::list, secrets::read, secrets::delete,
         audit::trail, audit::access_logs,

@@ -129,7 +129,8 @@ impl Sql {
     }
 }
 
-/// Fetches one page of `listing` rows restricted to `scope` (column = value pairs).
+/// Fetches one page of `listing` rows restricted to `scope`: `column = value` pairs, or a column
+/// with its own comparison operator (`("expires_at >", now)`).
 pub async fn fetch<T>(
     pool: &AnyPool,
     listing: &Listing,
@@ -142,7 +143,10 @@ where
     let mut filter = Sql::default();
     filter.push(" WHERE 1 = 1");
     for (column, value) in scope {
-        filter.push(&format!(" AND {column} = "));
+        // A scope entry is a column (compared with `=`) or a column with its operator (`expires_at >`).
+        let compared =
+            if column.ends_with(['=', '<', '>']) { format!(" AND {column} ") } else { format!(" AND {column} = ") };
+        filter.push(&compared);
         filter.bind(value.clone());
     }
     if let Some(term) = request.search.as_deref().filter(|t| !t.is_empty()) {

@@ -6,6 +6,7 @@ pub mod clients;
 pub mod realms;
 pub mod roles;
 pub mod secrets;
+pub mod sessions;
 pub mod users;
 
 use std::sync::Arc;
@@ -39,6 +40,8 @@ pub fn routes() -> Router<AppState> {
         .route("/realms/{realm}/clients/{client}/signing-keys/rotate", post(clients::rotate_signing_keys))
         .route("/realms/{realm}/users", get(users::list).post(users::create))
         .route("/realms/{realm}/users/{userId}", get(users::read).put(users::update).delete(users::delete))
+        .route("/realms/{realm}/sessions", get(sessions::list))
+        .route("/realms/{realm}/sessions/{sessionId}", get(sessions::read).delete(sessions::revoke))
         .route("/roles", get(roles::list).post(roles::create))
         .route("/roles/permissions", get(roles::permissions))
         .route("/roles/{roleId}", get(roles::read).put(roles::update).delete(roles::delete))

@@ -1,0 +1,157 @@
+//! `/realms/{realm}/sessions`: open sign-in sessions, read and revoked.
+
+use axum::extract::{Path, RawQuery, State};
+use axum::response::Response;
+use serde::Serialize;
+use serde_json::json;
+use utoipa::ToSchema;
+
+use super::{ListQuery, commit, realm_in_reach};
+use crate::AppState;
+use crate::authz::permission;
+use crate::clock::{from_millis, iso, to_millis};
+use crate::error::Error;
+use crate::http::auth::Caller;
+use crate::http::envelope;
+use crate::store::from_json_list;
+use crate::store::page::Bind;
+use crate::store::sessions::{self as session_store, Session};
+use crate::store::trail::{Change, ChangeAction};
+
+/// A session as the admin API shows it.
+#[derive(Debug, Serialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct SessionView {
+    pub id: String,
+    pub realm_id: String,
+    pub client_id: String,
+    pub user_id: String,
+    pub ip_address: String,
+    pub user_agent: Option<String>,
+    /// How the person signed in (`pwd`, …).
+    pub authentication_methods: Vec<String>,
+    /// Active, Ended (revoked, signed out or ended on refresh-token reuse) or Expired.
+    pub status: &'static str,
+    pub created_at: String,
+    pub last_active_at: String,
+    pub expires_at: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub ended_at: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub end_reason: Option<String>,
+}
+
+impl SessionView {
+    fn of(session: &Session, now: i64) -> Self {
+        let status = match (session.ended_at, session.expires_at > now) {
+            (Some(_), _) => "Ended",
+            (None, false) => "Expired",
+            (None, true) => "Active",
+        };
+        Self {
+            id: session.id.clone(),
+            realm_id: session.realm_id.clone(),
+            client_id: session.client_id.clone(),
+            user_id: session.user_id.clone(),
+            ip_address: session.ip_address.clone(),
+            user_agent: session.user_agent.clone(),
+            authentication_methods: from_json_list(&session.authentication_methods),
+            status,
+            created_at: iso(from_millis(session.created_at)),
+            last_active_at: iso(from_millis(session.last_active_at)),
+            expires_at: iso(from_millis(session.expires_at)),
+            ended_at: session.ended_at.map(|at| iso(from_millis(at))),
+            end_reason: session.end_reason.clone(),
+        }
+    }
+}
+
+#[utoipa::path(get, path = "/realms/{realm}/sessions", tag = "Sessions",
+    params(("realm" = String, Path), ("pageNumber" = Option<u32>, Query), ("pageSize" = Option<u32>, Query),
+           ("searchTerm" = Option<String>, Query, description = "Matched against client, user, address and user agent"),
+           ("sortBy" = Option<String>, Query, description = "createdAt, lastActiveAt, expiresAt"), ("sortDirection" = Option<String>, Query),
+           ("createdFrom" = Option<String>, Query), ("createdTo" = Option<String>, Query),
+           ("userId" = Option<String>, Query), ("clientId" = Option<String>, Query)),
+    responses((status = 200, description = "A page of the realm's open sessions, in `pagination`", body = [SessionView])),
+    security(("apiKey" = [])))]
+pub async fn list(
+    State(state): State<AppState>,
+    caller: Caller,
+    Path(realm_id): Path<String>,
+    RawQuery(query): RawQuery,
+) -> Result<Response, Error> {
+    let realm = realm_in_reach(&state, &caller, &realm_id, permission::SESSION_READ).await?;
+    let list = ListQuery::parse(query, &["userId", "clientId"])?;
+    let now = to_millis(state.clock.now());
+    let mut scope = vec![
+        ("realm_id", Bind::Text(realm.id.clone())),
+        ("expires_at >", Bind::Int(now)),
+        ("COALESCE(ended_at, 0) =", Bind::Int(0)),
+    ];
+    if let Some(user) = list.filter("userId") {
+        scope.push(("user_id", Bind::Text(user.to_owned())));
+    }
+    if let Some(client) = list.filter("clientId") {
+        scope.push(("client_id", Bind::Text(client.to_owned())));
+    }
+    list.answer(&state, &session_store::LISTING, &scope, |session: Session| SessionView::of(&session, now)).await
+}
+
+async fn session_in_reach(
+    state: &AppState,
+    caller: &Caller,
+    realm_id: &str,
+    session_id: &str,
+    permission: &str,
+) -> Result<Session, Error> {
+    let realm = realm_in_reach(state, caller, realm_id, permission).await?;
+    session_store::find(state.store.pool(), session_id)
+        .await?
+        .filter(|s| s.realm_id == realm.id)
+        .ok_or(Error::NotFound("session"))
+}
+
+#[utoipa::path(get, path = "/realms/{realm}/sessions/{sessionId}", tag = "Sessions",
+    params(("realm" = String, Path), ("sessionId" = String, Path)),
+    responses((status = 200, description = "The session, open or not, in `data`", body = SessionView), (status = 403), (status = 404)),
+    security(("apiKey" = [])))]
+pub async fn read(
+    State(state): State<AppState>,
+    caller: Caller,
+    Path((realm_id, session_id)): Path<(String, String)>,
+) -> Result<Response, Error> {
+    let session = session_in_reach(&state, &caller, &realm_id, &session_id, permission::SESSION_READ).await?;
+    Ok(envelope::ok(SessionView::of(&session, to_millis(state.clock.now()))))
+}
+
+#[utoipa::path(delete, path = "/realms/{realm}/sessions/{sessionId}", tag = "Sessions",
+    params(("realm" = String, Path), ("sessionId" = String, Path)),
+    responses((status = 200, description = "Revoked: its refresh tokens are refused and its access tokens inactive at once"),
+              (status = 403), (status = 404), (status = 409, description = "Conflict: the session has already ended")),
+    security(("apiKey" = [])))]
+pub async fn revoke(
+    State(state): State<AppState>,
+    caller: Caller,
+    Path((realm_id, session_id)): Path<(String, String)>,
+) -> Result<Response, Error> {
+    let session = session_in_reach(&state, &caller, &realm_id, &session_id, permission::SESSION_DELETE).await?;
+    let now = to_millis(state.clock.now());
+    let mut tx = state.store.begin().await?;
+    if !session_store::end(&mut *tx, &session.id, "revoked_by_administrator", now).await? {
+        return Err(Error::Conflict("the session has already ended".into()));
+    }
+    let change = Change {
+        action: ChangeAction::Delete,
+        resource_type: "session",
+        resource_id: Some(session.id.clone()),
+        parent_id: Some(session.realm_id.clone()),
+        realm_id: Some(session.realm_id.clone()),
+        client_id: Some(session.client_id.clone()),
+        before: Some(json!(SessionView::of(&session, now))),
+        after: None,
+        details: None,
+        status: 200,
+    };
+    commit(&state, &caller, tx, change).await?;
+    Ok(envelope::done())
+}

@@ -1,0 +1,76 @@
+//! `/realms/{realm}/sessions`.
+
+use reqwest::StatusCode;
+use serde_json::Value;
+
+use crate::support::{TestApp, TestClient, spawn_app};
+
+async fn sign_in(app: &TestApp, client: &TestClient) -> Value {
+    let answer =
+        app.token(client, &[("grant_type", "password"), ("username", "ada"), ("password", "analytical engine")]).await;
+    assert_eq!(answer.status, StatusCode::OK, "{:?}", answer.body);
+    answer.body
+}
+
+#[tokio::test]
+async fn sessions_are_listed_read_and_revoked_and_revocation_ends_their_tokens_at_once() {
+    let app = spawn_app().await;
+    app.create_realm("acme").await;
+    let client = app.create_client("acme", "web", &["password", "refresh_token"], &[]).await;
+    let user_id = app.create_user("acme", "ada", "analytical engine").await;
+    let first = sign_in(&app, &client).await;
+    let second = sign_in(&app, &client).await;
+
+    let listed = app.get(&format!("/realms/acme/sessions?userId={user_id}")).await;
+    assert_eq!(listed.status, StatusCode::OK, "{:?}", listed.body);
+    assert_eq!(listed.items().len(), 2);
+    let session = &listed.items()[0];
+    assert_eq!(session["status"], "Active");
+    assert_eq!(session["clientId"], "web");
+    assert_eq!(session["authenticationMethods"], serde_json::json!(["pwd"]));
+    let introspected =
+        app.protocol(&client, "token/introspect", &[("token", first["access_token"].as_str().unwrap())]).await;
+    let sid = introspected.body["sid"].as_str().unwrap().to_owned();
+    assert_eq!(app.get(&format!("/realms/acme/sessions/{sid}")).await.data()["id"], sid.as_str());
+
+    assert_eq!(app.delete(&format!("/realms/acme/sessions/{sid}")).await.status, StatusCode::OK);
+    let access = app.protocol(&client, "token/introspect", &[("token", first["access_token"].as_str().unwrap())]).await;
+    assert_eq!(access.body["active"], false, "the revoked session's access token");
+    let refresh = app
+        .token(&client, &[("grant_type", "refresh_token"), ("refresh_token", first["refresh_token"].as_str().unwrap())])
+        .await;
+    assert_eq!(refresh.body["error"], "invalid_grant");
+    let other = app.protocol(&client, "token/introspect", &[("token", second["access_token"].as_str().unwrap())]).await;
+    assert_eq!(other.body["active"], true, "the other session lives on");
+
+    let read = app.get(&format!("/realms/acme/sessions/{sid}")).await;
+    assert_eq!(read.data()["status"], "Ended");
+    assert_eq!(read.data()["endReason"], "revoked_by_administrator");
+    assert_eq!(app.get("/realms/acme/sessions").await.items().len(), 1, "only open sessions are listed");
+    let again = app.delete(&format!("/realms/acme/sessions/{sid}")).await;
+    assert_eq!(again.status, StatusCode::CONFLICT);
+
+    app.advance(36_001).await;
+    assert!(app.get("/realms/acme/sessions").await.items().is_empty(), "expired sessions are not open");
+}
+
+#[tokio::test]
+async fn sessions_of_another_realm_are_not_found_and_deleting_a_user_ends_theirs() {
+    let app = spawn_app().await;
+    app.create_realm("acme").await;
+    app.create_realm("other").await;
+    let client = app.create_client("acme", "web", &["password"], &[]).await;
+    let user_id = app.create_user("acme", "ada", "analytical engine").await;
+    let tokens = sign_in(&app, &client).await;
+    let sid = app
+        .protocol(&client, "token/introspect", &[("token", tokens["access_token"].as_str().unwrap())])
+        .await
+        .body["sid"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    assert_eq!(app.get(&format!("/realms/other/sessions/{sid}")).await.status, StatusCode::NOT_FOUND);
+    assert_eq!(app.delete(&format!("/realms/acme/users/{user_id}")).await.status, StatusCode::OK);
+    let after = app.protocol(&client, "token/introspect", &[("token", tokens["access_token"].as_str().unwrap())]).await;
+    assert_eq!(after.body["active"], false, "a deleted person's tokens are inactive");
+}
