@@ -12,6 +12,7 @@ mod hosts;
 mod operations;
 mod paging;
 mod permissions;
+mod platform;
 mod rate_limits;
 mod realms;
 mod sessions;

@@ -22,11 +22,12 @@ use crate::authz::{BUILTIN_ROLES, Principal, PrincipalKind, Resource, Verdict};
 use crate::cache::KnownCredential;
 use crate::clock::to_millis;
 use crate::error::Error;
-use crate::ids::new_guid;
+use crate::ids::{PLATFORM_REALM, new_guid};
 use crate::store::access_log::{AccessEntry, AccessOutcome};
 use crate::store::secrets::{self, SecretType};
 use crate::store::trail::{self, ActorType, ChangeAction};
 use crate::store::{from_json_list, roles};
+use crate::tokens;
 
 pub const API_KEY_HEADER: &str = "x-api-key";
 
@@ -198,33 +199,46 @@ async fn identify(
     let refuse = |reason, credential: Option<&secrets::Credential>| {
         Err(Box::new(Rejection::Refused(Refusal { reason, credential: credential.cloned().map(Box::new) })))
     };
-    let Some(key) = headers.get(API_KEY_HEADER).and_then(|v| v.to_str().ok()).filter(|k| !k.is_empty()) else {
-        let reason = if headers.contains_key(axum::http::header::AUTHORIZATION) {
-            "bearer tokens are not accepted by this deployment"
-        } else {
-            "no credential"
+    let known = if let Some(key) = headers.get(API_KEY_HEADER).and_then(|v| v.to_str().ok()).filter(|k| !k.is_empty()) {
+        let hash = state.hasher.hash(key);
+        let known = match state.caches.credential(&hash) {
+            Some(known) => known,
+            None => {
+                let credential = match secrets::find_by_hash(state.store.pool(), &hash).await {
+                    Ok(Some(found)) if state.hasher.matches(key, &found.secret.value_hash) => found,
+                    Ok(_) => return refuse("unknown credential", None),
+                    Err(error) => return Err(Box::new(Rejection::Failed(error.into()))),
+                };
+                let grants = custom_grants(state, &credential).await.map_err(|e| Box::new(Rejection::Failed(e)))?;
+                let known = KnownCredential { credential: Arc::new(credential), grants: Arc::new(grants) };
+                state.caches.keep_credential(known.clone());
+                known
+            }
         };
-        return refuse(reason, None);
-    };
-    let hash = state.hasher.hash(key);
-    let known = match state.caches.credential(&hash) {
-        Some(known) => known,
-        None => {
-            let credential = match secrets::find_by_hash(state.store.pool(), &hash).await {
-                Ok(Some(found)) if state.hasher.matches(key, &found.secret.value_hash) => found,
-                Ok(_) => return refuse("unknown credential", None),
-                Err(error) => return Err(Box::new(Rejection::Failed(error.into()))),
-            };
-            let grants = custom_grants(state, &credential).await.map_err(|e| Box::new(Rejection::Failed(e)))?;
-            let known = KnownCredential { credential: Arc::new(credential), grants: Arc::new(grants) };
-            state.caches.keep_credential(known.clone());
-            known
+        if known.credential.secret.secret_type != SecretType::ApiKey {
+            return refuse("not an API key", Some(&known.credential));
         }
+        known
+    } else if let Some(token) = bearer_token(headers) {
+        let active = tokens::active_access_token(state, PLATFORM_REALM, token)
+            .await
+            .map_err(|e| Box::new(Rejection::Failed(e)))?
+            .filter(|t| t.client_id == PLATFORM_REALM);
+        let Some(active) = active else { return refuse("bearer token not active at the platform realm", None) };
+        let credential = match secrets::find_credential(state.store.pool(), &active.subject).await {
+            Ok(Some(found)) => found,
+            Ok(None) => return refuse("the bearer token's secret no longer exists", None),
+            Err(error) => return Err(Box::new(Rejection::Failed(error.into()))),
+        };
+        if credential.secret.secret_type != SecretType::ClientSecret {
+            return refuse("bearer token not issued for an account client secret", Some(&credential));
+        }
+        let grants = custom_grants(state, &credential).await.map_err(|e| Box::new(Rejection::Failed(e)))?;
+        KnownCredential { credential: Arc::new(credential), grants: Arc::new(grants) }
+    } else {
+        return refuse("no credential", None);
     };
     let credential = known.credential.as_ref();
-    if credential.secret.secret_type != SecretType::ApiKey {
-        return refuse("not an API key", Some(credential));
-    }
     if credential.secret.expires_at.is_some_and(|at| at <= to_millis(now)) {
         return refuse("expired credential", Some(credential));
     }
@@ -251,6 +265,13 @@ async fn identify(
         ip_address: String::new(),
     };
     Ok((principal, actor))
+}
+
+/// The token of an `Authorization: Bearer` header.
+fn bearer_token(headers: &HeaderMap) -> Option<&str> {
+    let value = headers.get(axum::http::header::AUTHORIZATION)?.to_str().ok()?;
+    let (scheme, token) = value.split_once(' ')?;
+    scheme.eq_ignore_ascii_case("bearer").then(|| token.trim()).filter(|t| !t.is_empty())
 }
 
 /// The permissions granted by the custom roles a credential holds.

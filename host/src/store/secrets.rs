@@ -72,6 +72,22 @@ pub async fn find_by_hash<'c>(
     .await
 }
 
+/// The secret with this id, of any account, with the person it acts for.
+pub async fn find_credential<'c>(
+    db: impl Executor<'c, Database = Any>,
+    id: &str,
+) -> Result<Option<Credential>, sqlx::Error> {
+    sqlx::query_as(
+        "SELECT s.id, s.account_id, s.secret_type, s.name, s.value_hash, s.value_last_four, s.roles, s.scopes, \
+         s.expires_at, s.acts_for_user_id, s.created_at, s.updated_at, \
+         u.username AS acts_for_username, u.email AS acts_for_email \
+         FROM secrets s LEFT JOIN users u ON u.id = s.acts_for_user_id WHERE s.id = $1",
+    )
+    .bind(id)
+    .fetch_optional(db)
+    .await
+}
+
 pub async fn find<'c>(
     db: impl Executor<'c, Database = Any>,
     account_id: &str,

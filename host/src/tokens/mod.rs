@@ -32,6 +32,9 @@ pub enum Subject<'a> {
     Person { user: &'a User, session_id: &'a str, auth_time: i64 },
     /// The client itself (client credentials).
     Client,
+    /// An account client secret, at the platform realm: the token acts with the secret's roles and
+    /// scopes and never outlives it.
+    AccountSecret { secret_id: &'a str, account_id: &'a str, expires_at: Option<i64> },
 }
 
 /// What an access token grants.
@@ -70,7 +73,13 @@ pub async fn access_token(state: &AppState, grant: &Grant<'_>) -> Result<Issued,
     let (sub, sid) = match grant.subject {
         Subject::Person { user, session_id, .. } => (user.id.clone(), Some(session_id)),
         Subject::Client => (client.id.clone(), None),
+        Subject::AccountSecret { secret_id, .. } => (secret_id.to_owned(), None),
     };
+    let expires_at = match grant.subject {
+        Subject::AccountSecret { expires_at: Some(until), .. } => (now + lifetime).min(until / 1000),
+        _ => now + lifetime,
+    };
+    let lifetime = expires_at - now;
     let mut claims = Map::new();
     claims.insert("iss".into(), json!(issuer(state, &client.realm_id)));
     claims.insert("sub".into(), json!(sub));
@@ -78,7 +87,7 @@ pub async fn access_token(state: &AppState, grant: &Grant<'_>) -> Result<Issued,
     claims.insert("client_id".into(), json!(client.id));
     claims.insert("azp".into(), json!(client.id));
     claims.insert("iat".into(), json!(now));
-    claims.insert("exp".into(), json!(now + lifetime));
+    claims.insert("exp".into(), json!(expires_at));
     claims.insert("jti".into(), json!(jti));
     if !grant.scopes.is_empty() {
         claims.insert("scope".into(), json!(grant.scopes.join(" ")));
@@ -86,8 +95,11 @@ pub async fn access_token(state: &AppState, grant: &Grant<'_>) -> Result<Issued,
     if let Some(sid) = sid {
         claims.insert("sid".into(), json!(sid));
     }
+    if let Subject::AccountSecret { account_id, .. } = grant.subject {
+        claims.insert("account_id".into(), json!(account_id));
+    }
     let token = sign(state, client, ACCESS_TOKEN_TYPE, &Value::Object(claims)).await?;
-    Ok(Issued { token, jti, expires_at: now + lifetime, lifetime_seconds: lifetime })
+    Ok(Issued { token, jti, expires_at, lifetime_seconds: lifetime })
 }
 
 /// Signs an OpenID Connect ID token for a person (`openid` was requested).

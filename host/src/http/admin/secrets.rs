@@ -9,7 +9,7 @@ use utoipa::ToSchema;
 use super::{ListQuery, commit};
 use crate::AppState;
 use crate::authz::{BUILTIN_ROLES, Resource, permission};
-use crate::bootstrap::API_KEY_PREFIX;
+use crate::bootstrap::{ACCOUNT_CLIENT_SECRET_PREFIX, API_KEY_PREFIX};
 use crate::clock::{from_millis, iso, to_millis};
 use crate::crypto::{generate_secret, last_four};
 use crate::error::Error;
@@ -70,7 +70,8 @@ impl From<&Secret> for SecretView {
 pub struct SecretInput {
     /// Up to 128 characters.
     name: String,
-    /// `ApiKey` (the default and, in this version, the only type that can be created).
+    /// `ApiKey` (the default; sent as `x-api-key`) or `ClientSecret` (exchanged at the platform
+    /// realm's token endpoint for a bearer token). Personal access tokens cannot be created yet.
     #[schema(rename = "type")]
     secret_type: Option<SecretType>,
     /// At least one account role (built-in or custom); only roles the caller holds itself,
@@ -100,10 +101,9 @@ pub async fn create(
         .collect();
 
     let name = body.required("name", text(1, 128));
-    if let Some(kind) = body.optional("type", one_of(SecretType::NAMES))
-        && kind != SecretType::ApiKey
-    {
-        body.refuse("type", Rule::OneOf, "only ApiKey secrets can be created in this version");
+    let kind = body.optional("type", one_of(SecretType::NAMES)).unwrap_or(SecretType::ApiKey);
+    if kind == SecretType::PersonalAccessToken {
+        body.refuse("type", Rule::OneOf, "type must be ApiKey or ClientSecret");
     }
     let is_owner = caller.holds_role("Owner");
     let role_name = |path: &str, value: &Value| -> Result<String, Refusals> {
@@ -150,11 +150,12 @@ pub async fn create(
         return Err(Error::invalid("", Rule::Required, "name and roles are required"));
     };
 
-    let value = generate_secret(API_KEY_PREFIX);
+    let value =
+        generate_secret(if kind == SecretType::ClientSecret { ACCOUNT_CLIENT_SECRET_PREFIX } else { API_KEY_PREFIX });
     let secret = Secret {
         id: new_guid(),
         account_id: caller.account_id().to_owned(),
-        secret_type: SecretType::ApiKey,
+        secret_type: kind,
         name,
         value_hash: state.hasher.hash(&value),
         value_last_four: last_four(&value),

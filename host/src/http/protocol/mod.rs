@@ -187,7 +187,10 @@ pub async fn realm(state: &AppState, realm_id: &str) -> Result<Arc<Realm>, OAuth
 }
 
 /// Client credentials from HTTP Basic (RFC 6749 §2.3.1: both parts form-encoded) or the body.
-fn presented_credentials(headers: &HeaderMap, form: &Form) -> Result<Option<(String, String, bool)>, OAuthError> {
+pub(super) fn presented_credentials(
+    headers: &HeaderMap,
+    form: &Form,
+) -> Result<Option<(String, String, bool)>, OAuthError> {
     let basic = headers.get(header::AUTHORIZATION).and_then(|v| v.to_str().ok()).and_then(|v| {
         let (scheme, rest) = v.split_once(' ')?;
         scheme.eq_ignore_ascii_case("basic").then(|| rest.trim().to_owned())

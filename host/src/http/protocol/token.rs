@@ -13,7 +13,7 @@ use super::{Form, OAuthError, authenticate_client, json_no_store, realm};
 use crate::AppState;
 use crate::clock::to_millis;
 use crate::http::address::ClientAddress;
-use crate::ids::new_guid;
+use crate::ids::{PLATFORM_REALM, new_guid};
 use crate::store::clients::Client;
 use crate::store::events::{self, Event};
 use crate::store::lockout::{self, Failures};
@@ -52,6 +52,9 @@ pub async fn exchange(
             "UnsupportedGrantType",
             format!("grant_type {grant_type} is not supported"),
         ));
+    }
+    if realm.id == PLATFORM_REALM {
+        return platform_token(&state, &headers, &form, grant_type, address).await;
     }
     let client = authenticate_client(&state, &realm, &headers, &form).await?;
     if !from_json_list(&client.grant_types).iter().any(|g| g == grant_type) {
@@ -465,4 +468,69 @@ async fn refresh(
     publish(&mut tx, realm, client, "login_succeeded", data, now).await?;
     tx.commit().await?;
     person_tokens(state, client, &user, &session, &scopes, token.resource.as_deref(), refresh).await
+}
+
+/// `client_credentials` at the platform realm with the platform client id and an account client
+/// secret: a bearer token for the admin API that acts with the secret's roles and scopes and never
+/// outlives it. The issuance is written to the account's access log.
+async fn platform_token(
+    state: &AppState,
+    headers: &HeaderMap,
+    form: &Form,
+    grant_type: &str,
+    address: std::net::IpAddr,
+) -> Result<Response, OAuthError> {
+    use crate::store::access_log::{AccessEntry, AccessOutcome};
+    use crate::store::secrets::{self, SecretType};
+
+    let Some((client_id, value, basic)) = super::presented_credentials(headers, form)? else {
+        return Err(OAuthError::invalid_client(false));
+    };
+    let now = to_millis(state.clock.now());
+    let credential = match client_id == PLATFORM_REALM {
+        true => secrets::find_by_hash(state.store.pool(), &state.hasher.hash(&value)).await?,
+        false => None,
+    };
+    let Some(credential) = credential.filter(|c| {
+        c.secret.secret_type == SecretType::ClientSecret
+            && state.hasher.matches(&value, &c.secret.value_hash)
+            && c.secret.expires_at.is_none_or(|until| until > now)
+    }) else {
+        return Err(OAuthError::invalid_client(basic));
+    };
+    if grant_type != "client_credentials" {
+        return Err(OAuthError::new(
+            StatusCode::BAD_REQUEST,
+            "unauthorized_client",
+            "GrantTypeDisabled",
+            "an account client secret is exchanged only with client_credentials",
+        ));
+    }
+    let Some(platform) = crate::store::clients::find(state.store.pool(), PLATFORM_REALM, PLATFORM_REALM).await? else {
+        return Err(OAuthError::invalid_client(basic));
+    };
+    let secret = &credential.secret;
+    let scopes = secret.scopes.as_deref().map(from_json_list).unwrap_or_default();
+    let subject =
+        Subject::AccountSecret { secret_id: &secret.id, account_id: &secret.account_id, expires_at: secret.expires_at };
+    let grant = Grant { client: &platform, subject, scopes: &scopes, resource: None };
+    let issued = tokens::access_token(state, &grant).await?;
+    state
+        .access_log
+        .record(AccessEntry {
+            id: new_guid(),
+            occurred_at: now,
+            account_id: Some(secret.account_id.clone()),
+            credential_id: Some(secret.id.clone()),
+            credential_name: Some(secret.name.clone()),
+            actor_user_id: secret.acts_for_user_id.clone(),
+            ip_address: address.to_string(),
+            method: "POST".into(),
+            path: format!("/realms/{PLATFORM_REALM}/protocol/openid-connect/token"),
+            status: 200,
+            outcome: AccessOutcome::Accepted,
+            reason: Some("bearer token issued".into()),
+        })
+        .await;
+    Ok(json_no_store(token_answer(&issued, &scopes, None, None)))
 }
