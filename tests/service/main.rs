@@ -14,6 +14,7 @@ mod paging;
 mod permissions;
 mod platform;
 mod rate_limits;
+mod realm_roles;
 mod realms;
 mod sessions;
 mod tokens;

@@ -4,7 +4,7 @@ use axum::response::{IntoResponse, Response};
 use utoipa::openapi::security::{ApiKey, ApiKeyValue, SecurityScheme};
 use utoipa::{Modify, OpenApi};
 
-use super::admin::{account, audit, clients, realms, roles, secrets, sessions, users};
+use super::admin::{account, audit, clients, groups, realm_roles, realms, roles, secrets, sessions, users};
 use super::envelope::{NotificationBody, Pagination};
 use crate::error::ErrorCode;
 
@@ -19,6 +19,15 @@ use crate::error::ErrorCode;
         clients::create, clients::list, clients::read, clients::update, clients::delete,
         users::create, users::list, users::read, users::update, users::delete,
         sessions::list, sessions::read, sessions::revoke,
+        realm_roles::create_realm_role, realm_roles::list_realm_roles, realm_roles::read_realm_role,
+        realm_roles::update_realm_role, realm_roles::delete_realm_role,
+        realm_roles::create_client_role, realm_roles::list_client_roles, realm_roles::read_client_role,
+        realm_roles::update_client_role, realm_roles::delete_client_role,
+        groups::create, groups::list, groups::read, groups::update, groups::delete,
+        groups::members, groups::add_member, groups::remove_member,
+        groups::user_roles, groups::grant_user_role, groups::withdraw_user_role,
+        groups::group_roles, groups::grant_group_role, groups::withdraw_group_role,
+        groups::client_roles, groups::grant_client_role, groups::withdraw_client_role,
         clients::signing_keys, clients::rotate_signing_keys,
         roles::create, roles::list, roles::permissions, roles::read, roles::update, roles::delete,
         secrets::create, secrets::list, secrets::read, secrets::delete,

@@ -12,6 +12,7 @@ pub mod clients;
 pub mod events;
 pub mod lockout;
 pub mod page;
+pub mod realm_roles;
 pub mod realms;
 pub mod roles;
 pub mod secrets;

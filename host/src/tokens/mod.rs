@@ -12,6 +12,7 @@ use crate::error::Error;
 use crate::ids::new_guid;
 use crate::store::Status;
 use crate::store::clients::{self as client_store, Client};
+use crate::store::realm_roles::{self as role_store, Role};
 use crate::store::sessions;
 use crate::store::users::User;
 
@@ -95,11 +96,46 @@ pub async fn access_token(state: &AppState, grant: &Grant<'_>) -> Result<Issued,
     if let Some(sid) = sid {
         claims.insert("sid".into(), json!(sid));
     }
-    if let Subject::AccountSecret { account_id, .. } = grant.subject {
-        claims.insert("account_id".into(), json!(account_id));
+    match grant.subject {
+        Subject::AccountSecret { account_id, .. } => {
+            claims.insert("account_id".into(), json!(account_id));
+        }
+        Subject::Person { user, .. } => {
+            let roles = role_store::effective_of_user(state.store.pool(), &user.id).await?;
+            let (realm_roles, client_roles) = role_maps(&roles);
+            claims.insert("realm_resource_access".into(), json!({ "roles": realm_roles }));
+            claims.insert("resource_access".into(), client_roles);
+        }
+        Subject::Client => {
+            let roles = role_store::of_client(state.store.pool(), &client.realm_id, &client.id).await?;
+            let (realm_roles, client_roles) = role_maps(&roles);
+            claims.insert(
+                "client_resource_access".into(),
+                json!({ "realm_roles": realm_roles, "client_roles": client_roles }),
+            );
+        }
     }
     let token = sign(state, client, ACCESS_TOKEN_TYPE, &Value::Object(claims)).await?;
     Ok(Issued { token, jti, expires_at, lifetime_seconds: lifetime })
+}
+
+/// Role names split into realm roles and, per owning client, client roles:
+/// `(["admin"], {"orders": {"roles": ["reader"]}})`.
+pub fn role_maps(roles: &[Role]) -> (Vec<String>, Value) {
+    let mut realm = Vec::new();
+    let mut clients: Map<String, Value> = Map::new();
+    for role in roles {
+        match &role.client_id {
+            None => realm.push(role.name.clone()),
+            Some(client) => {
+                let entry = clients.entry(client.clone()).or_insert_with(|| json!({ "roles": [] }));
+                if let Some(list) = entry.get_mut("roles").and_then(Value::as_array_mut) {
+                    list.push(json!(role.name));
+                }
+            }
+        }
+    }
+    (realm, Value::Object(clients))
 }
 
 /// Signs an OpenID Connect ID token for a person (`openid` was requested).

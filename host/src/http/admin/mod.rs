@@ -3,6 +3,8 @@
 pub mod account;
 pub mod audit;
 pub mod clients;
+pub mod groups;
+pub mod realm_roles;
 pub mod realms;
 pub mod roles;
 pub mod secrets;
@@ -13,7 +15,7 @@ use std::sync::Arc;
 
 use axum::Router;
 use axum::response::Response;
-use axum::routing::{get, post};
+use axum::routing::{delete, get, post};
 use chrono::{DateTime, Utc};
 use serde::Serialize;
 
@@ -40,6 +42,36 @@ pub fn routes() -> Router<AppState> {
         .route("/realms/{realm}/clients/{client}/signing-keys/rotate", post(clients::rotate_signing_keys))
         .route("/realms/{realm}/users", get(users::list).post(users::create))
         .route("/realms/{realm}/users/{userId}", get(users::read).put(users::update).delete(users::delete))
+        .route("/realms/{realm}/roles", get(realm_roles::list_realm_roles).post(realm_roles::create_realm_role))
+        .route(
+            "/realms/{realm}/roles/{roleId}",
+            get(realm_roles::read_realm_role)
+                .put(realm_roles::update_realm_role)
+                .delete(realm_roles::delete_realm_role),
+        )
+        .route(
+            "/realms/{realm}/clients/{client}/roles",
+            get(realm_roles::list_client_roles).post(realm_roles::create_client_role),
+        )
+        .route(
+            "/realms/{realm}/clients/{client}/roles/{roleId}",
+            get(realm_roles::read_client_role)
+                .put(realm_roles::update_client_role)
+                .delete(realm_roles::delete_client_role),
+        )
+        .route(
+            "/realms/{realm}/clients/{client}/granted-roles",
+            get(groups::client_roles).post(groups::grant_client_role),
+        )
+        .route("/realms/{realm}/clients/{client}/granted-roles/{roleId}", delete(groups::withdraw_client_role))
+        .route("/realms/{realm}/users/{userId}/roles", get(groups::user_roles).post(groups::grant_user_role))
+        .route("/realms/{realm}/users/{userId}/roles/{roleId}", delete(groups::withdraw_user_role))
+        .route("/realms/{realm}/groups", get(groups::list).post(groups::create))
+        .route("/realms/{realm}/groups/{groupId}", get(groups::read).put(groups::update).delete(groups::delete))
+        .route("/realms/{realm}/groups/{groupId}/members", get(groups::members).post(groups::add_member))
+        .route("/realms/{realm}/groups/{groupId}/members/{userId}", delete(groups::remove_member))
+        .route("/realms/{realm}/groups/{groupId}/roles", get(groups::group_roles).post(groups::grant_group_role))
+        .route("/realms/{realm}/groups/{groupId}/roles/{roleId}", delete(groups::withdraw_group_role))
         .route("/realms/{realm}/sessions", get(sessions::list))
         .route("/realms/{realm}/sessions/{sessionId}", get(sessions::read).delete(sessions::revoke))
         .route("/roles", get(roles::list).post(roles::create))

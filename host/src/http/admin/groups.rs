@@ -1,0 +1,404 @@
+//! `/realms/{realm}/groups`: groups of people, their members and roles; and the role grants of
+//! people (`/users/{userId}/roles`) and of clients themselves (`/clients/{client}/granted-roles`).
+
+use axum::extract::{Path, RawQuery, State};
+use axum::response::Response;
+use serde::Serialize;
+use serde_json::{Value, json};
+use utoipa::ToSchema;
+
+use super::realm_roles::{Grantee, grant, grants_of, withdraw};
+use super::{ListQuery, commit, realm_in_reach};
+use crate::AppState;
+use crate::authz::permission;
+use crate::clock::{from_millis, iso, to_millis};
+use crate::error::Error;
+use crate::http::auth::Caller;
+use crate::http::body::JsonBody;
+use crate::http::envelope;
+use crate::ids::new_guid;
+use crate::store::page::Bind;
+use crate::store::realm_roles::{self as role_store, Group};
+use crate::store::trail::{Change, ChangeAction};
+use crate::store::users as user_store;
+use crate::validate::{Notification, Refusals, Rule, text};
+
+#[derive(Debug, Serialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct GroupView {
+    pub id: String,
+    pub realm_id: String,
+    pub name: String,
+    pub description: Option<String>,
+    pub created_at: String,
+    pub updated_at: String,
+}
+
+impl GroupView {
+    fn of(group: &Group) -> Self {
+        Self {
+            id: group.id.clone(),
+            realm_id: group.realm_id.clone(),
+            name: group.name.clone(),
+            description: group.description.clone(),
+            created_at: iso(from_millis(group.created_at)),
+            updated_at: iso(from_millis(group.updated_at)),
+        }
+    }
+}
+
+/// The body of a group creation or update.
+#[derive(Debug, ToSchema)]
+#[schema(rename_all = "camelCase")]
+#[allow(dead_code)]
+pub struct GroupInput {
+    /// 1–128 characters, unique in the realm. Required at creation.
+    name: String,
+    /// Up to 1024 characters.
+    description: Option<String>,
+}
+
+/// A role to grant.
+#[derive(Debug, ToSchema)]
+#[schema(rename_all = "camelCase")]
+#[allow(dead_code)]
+pub struct RoleGrantInput {
+    /// A realm role or a client role of the realm.
+    role_id: String,
+}
+
+/// A person to add to a group.
+#[derive(Debug, ToSchema)]
+#[schema(rename_all = "camelCase")]
+#[allow(dead_code)]
+pub struct MemberInput {
+    user_id: String,
+}
+
+fn group_change(
+    action: ChangeAction,
+    group: &Group,
+    before: Option<&Group>,
+    after: Option<&Group>,
+    status: u16,
+) -> Change {
+    Change {
+        action,
+        resource_type: "group",
+        resource_id: Some(group.id.clone()),
+        parent_id: Some(group.realm_id.clone()),
+        realm_id: Some(group.realm_id.clone()),
+        client_id: None,
+        before: before.map(|g| json!(GroupView::of(g))),
+        after: after.map(|g| json!(GroupView::of(g))),
+        details: None,
+        status,
+    }
+}
+
+async fn group_in_reach(
+    state: &AppState,
+    caller: &Caller,
+    realm_id: &str,
+    group_id: &str,
+    permission: &str,
+) -> Result<Group, Error> {
+    let realm = realm_in_reach(state, caller, realm_id, permission).await?;
+    role_store::find_group(state.store.pool(), &realm.id, group_id).await?.ok_or(Error::NotFound("group"))
+}
+
+#[utoipa::path(post, path = "/realms/{realm}/groups", tag = "Realm users", params(("realm" = String, Path)),
+    request_body = GroupInput,
+    responses((status = 201, description = "The created group, in `data`", body = GroupView), (status = 400), (status = 403),
+              (status = 409, description = "AlreadyExists: the name is taken in the realm")),
+    security(("apiKey" = [])))]
+pub async fn create(
+    State(state): State<AppState>,
+    caller: Caller,
+    Path(realm_id): Path<String>,
+    JsonBody(mut body): JsonBody,
+) -> Result<Response, Error> {
+    let realm = realm_in_reach(&state, &caller, &realm_id, permission::USER_CREATE).await?;
+    let name = body.required("name", text(1, 128));
+    let description = body.optional("description", text(0, 1024)).filter(|d| !d.is_empty());
+    body.finish()?;
+    let Some(name) = name else { return Err(Error::invalid("name", Rule::Required, "name is required")) };
+    let now = to_millis(state.clock.now());
+    let group =
+        Group { id: new_guid(), realm_id: realm.id.clone(), name, description, created_at: now, updated_at: now };
+    let mut tx = state.store.begin().await?;
+    if !role_store::insert_group(&mut *tx, &group).await? {
+        return Err(Error::AlreadyExists("group"));
+    }
+    commit(&state, &caller, tx, group_change(ChangeAction::Create, &group, None, Some(&group), 201)).await?;
+    Ok(envelope::created(GroupView::of(&group)))
+}
+
+#[utoipa::path(get, path = "/realms/{realm}/groups", tag = "Realm users",
+    params(("realm" = String, Path), ("pageNumber" = Option<u32>, Query), ("pageSize" = Option<u32>, Query),
+           ("searchTerm" = Option<String>, Query), ("sortBy" = Option<String>, Query, description = "name, createdAt, updatedAt"),
+           ("sortDirection" = Option<String>, Query)),
+    responses((status = 200, description = "A page of the realm's groups, in `pagination`", body = [GroupView])),
+    security(("apiKey" = [])))]
+pub async fn list(
+    State(state): State<AppState>,
+    caller: Caller,
+    Path(realm_id): Path<String>,
+    RawQuery(query): RawQuery,
+) -> Result<Response, Error> {
+    let realm = realm_in_reach(&state, &caller, &realm_id, permission::USER_READ).await?;
+    let list = ListQuery::parse(query, &[])?;
+    let scope = [("realm_id", Bind::Text(realm.id.clone()))];
+    list.answer(&state, &role_store::GROUP_LISTING, &scope, |group: Group| GroupView::of(&group)).await
+}
+
+#[utoipa::path(get, path = "/realms/{realm}/groups/{groupId}", tag = "Realm users",
+    params(("realm" = String, Path), ("groupId" = String, Path)),
+    responses((status = 200, description = "The group, in `data`", body = GroupView), (status = 403), (status = 404)),
+    security(("apiKey" = [])))]
+pub async fn read(
+    State(state): State<AppState>,
+    caller: Caller,
+    Path((realm_id, group_id)): Path<(String, String)>,
+) -> Result<Response, Error> {
+    let group = group_in_reach(&state, &caller, &realm_id, &group_id, permission::USER_READ).await?;
+    Ok(envelope::ok(GroupView::of(&group)))
+}
+
+#[utoipa::path(put, path = "/realms/{realm}/groups/{groupId}", tag = "Realm users",
+    params(("realm" = String, Path), ("groupId" = String, Path)), request_body = GroupInput,
+    responses((status = 200, description = "The updated group, in `data`", body = GroupView), (status = 400), (status = 403), (status = 404), (status = 409)),
+    security(("apiKey" = [])))]
+pub async fn update(
+    State(state): State<AppState>,
+    caller: Caller,
+    Path((realm_id, group_id)): Path<(String, String)>,
+    JsonBody(mut body): JsonBody,
+) -> Result<Response, Error> {
+    let before = group_in_reach(&state, &caller, &realm_id, &group_id, permission::USER_UPDATE).await?;
+    let mut group = before.clone();
+    body.unchanged("id", &group.id);
+    if let Some(name) = body.optional("name", text(1, 128)) {
+        group.name = name;
+    }
+    if let Some(description) = body.nullable("description", text(0, 1024)) {
+        group.description = description.filter(|d| !d.is_empty());
+    }
+    body.finish()?;
+    group.updated_at = to_millis(state.clock.now());
+    let mut tx = state.store.begin().await?;
+    if !role_store::update_group(&mut *tx, &group).await? {
+        return Err(Error::AlreadyExists("group"));
+    }
+    commit(&state, &caller, tx, group_change(ChangeAction::Update, &group, Some(&before), Some(&group), 200)).await?;
+    Ok(envelope::ok(GroupView::of(&group)))
+}
+
+#[utoipa::path(delete, path = "/realms/{realm}/groups/{groupId}", tag = "Realm users",
+    params(("realm" = String, Path), ("groupId" = String, Path)),
+    responses((status = 200, description = "Deleted; its members lose the roles it gave"), (status = 403), (status = 404)),
+    security(("apiKey" = [])))]
+pub async fn delete(
+    State(state): State<AppState>,
+    caller: Caller,
+    Path((realm_id, group_id)): Path<(String, String)>,
+) -> Result<Response, Error> {
+    let group = group_in_reach(&state, &caller, &realm_id, &group_id, permission::USER_DELETE).await?;
+    let mut tx = state.store.begin().await?;
+    role_store::delete_group(&mut *tx, &group.id).await?;
+    commit(&state, &caller, tx, group_change(ChangeAction::Delete, &group, Some(&group), None, 200)).await?;
+    Ok(envelope::done())
+}
+
+fn guid(path: &str, value: &Value) -> Result<String, Refusals> {
+    let id = text(1, 64)(path, value)?;
+    if uuid::Uuid::parse_str(&id).is_err() {
+        return Err(vec![Notification::new(path, Rule::Format, format!("{path} must be a GUID"))]);
+    }
+    Ok(id)
+}
+
+fn member_change(group: &Group, user_id: &str, action: ChangeAction, status: u16) -> Change {
+    let recorded = json!({ "groupId": group.id, "userId": user_id });
+    Change {
+        action,
+        resource_type: "group_member",
+        resource_id: Some(user_id.to_owned()),
+        parent_id: Some(group.id.clone()),
+        realm_id: Some(group.realm_id.clone()),
+        client_id: None,
+        before: (action == ChangeAction::Delete).then(|| recorded.clone()),
+        after: (action == ChangeAction::Create).then_some(recorded),
+        details: None,
+        status,
+    }
+}
+
+#[utoipa::path(get, path = "/realms/{realm}/groups/{groupId}/members", tag = "Realm users",
+    params(("realm" = String, Path), ("groupId" = String, Path)),
+    responses((status = 200, description = "The ids of the group's members, in `data`", body = [String]), (status = 403), (status = 404)),
+    security(("apiKey" = [])))]
+pub async fn members(
+    State(state): State<AppState>,
+    caller: Caller,
+    Path((realm_id, group_id)): Path<(String, String)>,
+) -> Result<Response, Error> {
+    let group = group_in_reach(&state, &caller, &realm_id, &group_id, permission::USER_READ).await?;
+    Ok(envelope::ok(role_store::members(state.store.pool(), &group.id).await?))
+}
+
+#[utoipa::path(post, path = "/realms/{realm}/groups/{groupId}/members", tag = "Realm users",
+    params(("realm" = String, Path), ("groupId" = String, Path)), request_body = MemberInput,
+    responses((status = 201, description = "Added"), (status = 400, description = "ValidationFailed: no such user in the realm"),
+              (status = 403), (status = 404), (status = 409, description = "Conflict: already a member")),
+    security(("apiKey" = [])))]
+pub async fn add_member(
+    State(state): State<AppState>,
+    caller: Caller,
+    Path((realm_id, group_id)): Path<(String, String)>,
+    JsonBody(mut body): JsonBody,
+) -> Result<Response, Error> {
+    let group = group_in_reach(&state, &caller, &realm_id, &group_id, permission::USER_UPDATE).await?;
+    let user_id = body.required("userId", guid);
+    body.finish()?;
+    let Some(user_id) = user_id else { return Err(Error::invalid("userId", Rule::Required, "userId is required")) };
+    if user_store::find(state.store.pool(), &group.realm_id, &user_id).await?.is_none() {
+        return Err(Error::invalid("userId", Rule::NotFound, "no user with this id in the realm"));
+    }
+    let mut tx = state.store.begin().await?;
+    if !role_store::add_member(&mut *tx, &group.id, &user_id, to_millis(state.clock.now())).await? {
+        return Err(Error::Conflict("already a member of the group".into()));
+    }
+    commit(&state, &caller, tx, member_change(&group, &user_id, ChangeAction::Create, 201)).await?;
+    Ok(envelope::created(json!({ "groupId": group.id, "userId": user_id })))
+}
+
+#[utoipa::path(delete, path = "/realms/{realm}/groups/{groupId}/members/{userId}", tag = "Realm users",
+    params(("realm" = String, Path), ("groupId" = String, Path), ("userId" = String, Path)),
+    responses((status = 200, description = "Removed"), (status = 403), (status = 404)),
+    security(("apiKey" = [])))]
+pub async fn remove_member(
+    State(state): State<AppState>,
+    caller: Caller,
+    Path((realm_id, group_id, user_id)): Path<(String, String, String)>,
+) -> Result<Response, Error> {
+    let group = group_in_reach(&state, &caller, &realm_id, &group_id, permission::USER_UPDATE).await?;
+    let mut tx = state.store.begin().await?;
+    if !role_store::remove_member(&mut *tx, &group.id, &user_id).await? {
+        return Err(Error::NotFound("group member"));
+    }
+    commit(&state, &caller, tx, member_change(&group, &user_id, ChangeAction::Delete, 200)).await?;
+    Ok(envelope::done())
+}
+
+#[utoipa::path(get, path = "/realms/{realm}/users/{userId}/roles", tag = "Realm users",
+    params(("realm" = String, Path), ("userId" = String, Path)),
+    responses((status = 200, description = "`direct` roles and `effective` roles (direct and through groups), in `data`"), (status = 403), (status = 404)),
+    security(("apiKey" = [])))]
+pub async fn user_roles(
+    State(state): State<AppState>,
+    caller: Caller,
+    Path((realm_id, user_id)): Path<(String, String)>,
+) -> Result<Response, Error> {
+    grants_of(&state, &caller, &realm_id, Grantee::User(user_id)).await
+}
+
+#[utoipa::path(post, path = "/realms/{realm}/users/{userId}/roles", tag = "Realm users",
+    params(("realm" = String, Path), ("userId" = String, Path)), request_body = RoleGrantInput,
+    responses((status = 201, description = "Granted; the role, in `data`"), (status = 400), (status = 403), (status = 404), (status = 409)),
+    security(("apiKey" = [])))]
+pub async fn grant_user_role(
+    State(state): State<AppState>,
+    caller: Caller,
+    Path((realm_id, user_id)): Path<(String, String)>,
+    JsonBody(body): JsonBody,
+) -> Result<Response, Error> {
+    grant(&state, &caller, &realm_id, Grantee::User(user_id), body).await
+}
+
+#[utoipa::path(delete, path = "/realms/{realm}/users/{userId}/roles/{roleId}", tag = "Realm users",
+    params(("realm" = String, Path), ("userId" = String, Path), ("roleId" = String, Path)),
+    responses((status = 200, description = "Withdrawn"), (status = 403), (status = 404)),
+    security(("apiKey" = [])))]
+pub async fn withdraw_user_role(
+    State(state): State<AppState>,
+    caller: Caller,
+    Path((realm_id, user_id, role_id)): Path<(String, String, String)>,
+) -> Result<Response, Error> {
+    withdraw(&state, &caller, &realm_id, Grantee::User(user_id), &role_id).await
+}
+
+#[utoipa::path(get, path = "/realms/{realm}/groups/{groupId}/roles", tag = "Realm users",
+    params(("realm" = String, Path), ("groupId" = String, Path)),
+    responses((status = 200, description = "The group's roles, in `data`"), (status = 403), (status = 404)),
+    security(("apiKey" = [])))]
+pub async fn group_roles(
+    State(state): State<AppState>,
+    caller: Caller,
+    Path((realm_id, group_id)): Path<(String, String)>,
+) -> Result<Response, Error> {
+    grants_of(&state, &caller, &realm_id, Grantee::Group(group_id)).await
+}
+
+#[utoipa::path(post, path = "/realms/{realm}/groups/{groupId}/roles", tag = "Realm users",
+    params(("realm" = String, Path), ("groupId" = String, Path)), request_body = RoleGrantInput,
+    responses((status = 201, description = "Granted to every member"), (status = 400), (status = 403), (status = 404), (status = 409)),
+    security(("apiKey" = [])))]
+pub async fn grant_group_role(
+    State(state): State<AppState>,
+    caller: Caller,
+    Path((realm_id, group_id)): Path<(String, String)>,
+    JsonBody(body): JsonBody,
+) -> Result<Response, Error> {
+    grant(&state, &caller, &realm_id, Grantee::Group(group_id), body).await
+}
+
+#[utoipa::path(delete, path = "/realms/{realm}/groups/{groupId}/roles/{roleId}", tag = "Realm users",
+    params(("realm" = String, Path), ("groupId" = String, Path), ("roleId" = String, Path)),
+    responses((status = 200, description = "Withdrawn"), (status = 403), (status = 404)),
+    security(("apiKey" = [])))]
+pub async fn withdraw_group_role(
+    State(state): State<AppState>,
+    caller: Caller,
+    Path((realm_id, group_id, role_id)): Path<(String, String, String)>,
+) -> Result<Response, Error> {
+    withdraw(&state, &caller, &realm_id, Grantee::Group(group_id), &role_id).await
+}
+
+#[utoipa::path(get, path = "/realms/{realm}/clients/{client}/granted-roles", tag = "Clients",
+    params(("realm" = String, Path), ("client" = String, Path)),
+    responses((status = 200, description = "The roles granted to the client itself (its client-credentials tokens carry them), in `data`"),
+              (status = 403), (status = 404)),
+    security(("apiKey" = [])))]
+pub async fn client_roles(
+    State(state): State<AppState>,
+    caller: Caller,
+    Path((realm_id, client_id)): Path<(String, String)>,
+) -> Result<Response, Error> {
+    grants_of(&state, &caller, &realm_id, Grantee::Client(client_id)).await
+}
+
+#[utoipa::path(post, path = "/realms/{realm}/clients/{client}/granted-roles", tag = "Clients",
+    params(("realm" = String, Path), ("client" = String, Path)), request_body = RoleGrantInput,
+    responses((status = 201, description = "Granted"), (status = 400), (status = 403), (status = 404), (status = 409)),
+    security(("apiKey" = [])))]
+pub async fn grant_client_role(
+    State(state): State<AppState>,
+    caller: Caller,
+    Path((realm_id, client_id)): Path<(String, String)>,
+    JsonBody(body): JsonBody,
+) -> Result<Response, Error> {
+    grant(&state, &caller, &realm_id, Grantee::Client(client_id), body).await
+}
+
+#[utoipa::path(delete, path = "/realms/{realm}/clients/{client}/granted-roles/{roleId}", tag = "Clients",
+    params(("realm" = String, Path), ("client" = String, Path), ("roleId" = String, Path)),
+    responses((status = 200, description = "Withdrawn"), (status = 403), (status = 404)),
+    security(("apiKey" = [])))]
+pub async fn withdraw_client_role(
+    State(state): State<AppState>,
+    caller: Caller,
+    Path((realm_id, client_id, role_id)): Path<(String, String, String)>,
+) -> Result<Response, Error> {
+    withdraw(&state, &caller, &realm_id, Grantee::Client(client_id), &role_id).await
+}

@@ -1,0 +1,493 @@
+//! Realm roles (`/realms/{realm}/roles`), client roles (`/realms/{realm}/clients/{client}/roles`),
+//! and the grants of roles to people, groups and clients.
+
+use std::sync::Arc;
+
+use axum::extract::{Path, RawQuery, State};
+use axum::response::Response;
+use serde::Serialize;
+use serde_json::{Value, json};
+use utoipa::ToSchema;
+
+use super::{ListQuery, commit, realm_in_reach};
+use crate::AppState;
+use crate::authz::{Resource, permission};
+use crate::clock::{from_millis, iso, to_millis};
+use crate::error::Error;
+use crate::http::auth::Caller;
+use crate::http::body::JsonBody;
+use crate::http::envelope;
+use crate::ids::new_guid;
+use crate::store::page::Bind;
+use crate::store::realm_roles::{self as role_store, Holder, Role};
+use crate::store::realms::Realm;
+use crate::store::trail::{Change, ChangeAction};
+use crate::store::{clients as client_store, users as user_store};
+use crate::validate::{Notification, Refusals, Rule, parsed, text};
+
+#[derive(Debug, Serialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct RoleView {
+    pub id: String,
+    pub realm_id: String,
+    /// The client the role is exclusive to; null for a realm role.
+    pub client_id: Option<String>,
+    pub name: String,
+    pub description: Option<String>,
+    pub created_at: String,
+    pub updated_at: String,
+}
+
+impl RoleView {
+    pub fn of(role: &Role) -> Self {
+        Self {
+            id: role.id.clone(),
+            realm_id: role.realm_id.clone(),
+            client_id: role.client_id.clone(),
+            name: role.name.clone(),
+            description: role.description.clone(),
+            created_at: iso(from_millis(role.created_at)),
+            updated_at: iso(from_millis(role.updated_at)),
+        }
+    }
+}
+
+/// The body of a role creation or update.
+#[derive(Debug, ToSchema)]
+#[schema(rename_all = "camelCase")]
+#[allow(dead_code)]
+pub struct RoleInput {
+    /// 1–128 letters, digits, `-`, `_`, `.`, `:`; unique among the realm roles, or among the
+    /// client's roles. Required at creation.
+    name: String,
+    /// Up to 1024 characters.
+    description: Option<String>,
+}
+
+fn role_name(text_value: &str) -> Result<String, (Rule, String)> {
+    let valid = !text_value.is_empty()
+        && text_value.chars().count() <= 128
+        && text_value.chars().all(|c| c.is_ascii_alphanumeric() || "-_.:".contains(c));
+    if valid {
+        Ok(text_value.to_owned())
+    } else {
+        Err((Rule::Pattern, "name must be 1–128 letters, digits, '-', '_', '.' or ':'".into()))
+    }
+}
+
+/// Where a role lives: the realm, or one of its clients.
+async fn role_home(
+    state: &AppState,
+    caller: &Caller,
+    realm_id: &str,
+    client_id: Option<&str>,
+    permission: &str,
+) -> Result<Arc<Realm>, Error> {
+    let realm = realm_in_reach(state, caller, realm_id, permission).await?;
+    if let Some(client_id) = client_id {
+        client_store::find(state.store.pool(), &realm.id, client_id).await?.ok_or(Error::NotFound("client"))?;
+    }
+    Ok(realm)
+}
+
+fn role_change(action: ChangeAction, role: &Role, before: Option<&Role>, after: Option<&Role>, status: u16) -> Change {
+    Change {
+        action,
+        resource_type: "role",
+        resource_id: Some(role.id.clone()),
+        parent_id: Some(role.client_id.clone().unwrap_or_else(|| role.realm_id.clone())),
+        realm_id: Some(role.realm_id.clone()),
+        client_id: role.client_id.clone(),
+        before: before.map(|r| json!(RoleView::of(r))),
+        after: after.map(|r| json!(RoleView::of(r))),
+        details: None,
+        status,
+    }
+}
+
+async fn create(
+    state: &AppState,
+    caller: &Caller,
+    realm_id: &str,
+    client_id: Option<&str>,
+    mut body: crate::validate::Body,
+) -> Result<Response, Error> {
+    let realm = role_home(state, caller, realm_id, client_id, permission::ROLE_CREATE).await?;
+    let name = body.required("name", parsed(role_name));
+    let description = body.optional("description", text(0, 1024)).filter(|d| !d.is_empty());
+    body.finish()?;
+    let Some(name) = name else { return Err(Error::invalid("name", Rule::Required, "name is required")) };
+    let now = to_millis(state.clock.now());
+    let role = Role {
+        id: new_guid(),
+        realm_id: realm.id.clone(),
+        client_id: client_id.map(str::to_owned),
+        name,
+        description,
+        created_at: now,
+        updated_at: now,
+    };
+    let mut tx = state.store.begin().await?;
+    if !role_store::insert(&mut *tx, &role).await? {
+        return Err(Error::AlreadyExists("role"));
+    }
+    commit(state, caller, tx, role_change(ChangeAction::Create, &role, None, Some(&role), 201)).await?;
+    Ok(envelope::created(RoleView::of(&role)))
+}
+
+async fn list(
+    state: &AppState,
+    caller: &Caller,
+    realm_id: &str,
+    client_id: Option<&str>,
+    query: Option<String>,
+) -> Result<Response, Error> {
+    let realm = role_home(state, caller, realm_id, client_id, permission::ROLE_READ).await?;
+    let list = ListQuery::parse(query, &[])?;
+    let scope = [
+        ("realm_id", Bind::Text(realm.id.clone())),
+        ("COALESCE(client_id, '') =", Bind::Text(client_id.unwrap_or("").to_owned())),
+    ];
+    list.answer(state, &role_store::LISTING, &scope, |role: Role| RoleView::of(&role)).await
+}
+
+async fn role_in_reach(
+    state: &AppState,
+    caller: &Caller,
+    realm_id: &str,
+    client_id: Option<&str>,
+    role_id: &str,
+    permission: &str,
+) -> Result<Role, Error> {
+    let realm = role_home(state, caller, realm_id, client_id, permission).await?;
+    role_store::find(state.store.pool(), &realm.id, role_id)
+        .await?
+        .filter(|role| role.client_id.as_deref() == client_id)
+        .ok_or(Error::NotFound("role"))
+}
+
+async fn update(
+    state: &AppState,
+    caller: &Caller,
+    realm_id: &str,
+    client_id: Option<&str>,
+    role_id: &str,
+    mut body: crate::validate::Body,
+) -> Result<Response, Error> {
+    let before = role_in_reach(state, caller, realm_id, client_id, role_id, permission::ROLE_UPDATE).await?;
+    let mut role = before.clone();
+    body.unchanged("id", &role.id);
+    if let Some(name) = body.optional("name", parsed(role_name)) {
+        role.name = name;
+    }
+    if let Some(description) = body.nullable("description", text(0, 1024)) {
+        role.description = description.filter(|d| !d.is_empty());
+    }
+    body.finish()?;
+    role.updated_at = to_millis(state.clock.now());
+    let mut tx = state.store.begin().await?;
+    if !role_store::update(&mut *tx, &role).await? {
+        return Err(Error::AlreadyExists("role"));
+    }
+    commit(state, caller, tx, role_change(ChangeAction::Update, &role, Some(&before), Some(&role), 200)).await?;
+    Ok(envelope::ok(RoleView::of(&role)))
+}
+
+async fn delete(
+    state: &AppState,
+    caller: &Caller,
+    realm_id: &str,
+    client_id: Option<&str>,
+    role_id: &str,
+) -> Result<Response, Error> {
+    let role = role_in_reach(state, caller, realm_id, client_id, role_id, permission::ROLE_DELETE).await?;
+    let mut tx = state.store.begin().await?;
+    role_store::delete(&mut *tx, &role.id).await?;
+    commit(state, caller, tx, role_change(ChangeAction::Delete, &role, Some(&role), None, 200)).await?;
+    Ok(envelope::done())
+}
+
+#[utoipa::path(post, path = "/realms/{realm}/roles", tag = "Roles", params(("realm" = String, Path)),
+    request_body = RoleInput,
+    responses((status = 201, description = "The created realm role, in `data`", body = RoleView), (status = 400), (status = 403),
+              (status = 409, description = "AlreadyExists: the name is taken among the realm roles")),
+    security(("apiKey" = [])))]
+pub async fn create_realm_role(
+    State(state): State<AppState>,
+    caller: Caller,
+    Path(realm_id): Path<String>,
+    JsonBody(body): JsonBody,
+) -> Result<Response, Error> {
+    create(&state, &caller, &realm_id, None, body).await
+}
+
+#[utoipa::path(get, path = "/realms/{realm}/roles", tag = "Roles",
+    params(("realm" = String, Path), ("pageNumber" = Option<u32>, Query), ("pageSize" = Option<u32>, Query),
+           ("searchTerm" = Option<String>, Query), ("sortBy" = Option<String>, Query, description = "name, createdAt, updatedAt"),
+           ("sortDirection" = Option<String>, Query), ("createdFrom" = Option<String>, Query), ("createdTo" = Option<String>, Query)),
+    responses((status = 200, description = "A page of the realm roles, in `pagination`", body = [RoleView])),
+    security(("apiKey" = [])))]
+pub async fn list_realm_roles(
+    State(state): State<AppState>,
+    caller: Caller,
+    Path(realm_id): Path<String>,
+    RawQuery(query): RawQuery,
+) -> Result<Response, Error> {
+    list(&state, &caller, &realm_id, None, query).await
+}
+
+#[utoipa::path(get, path = "/realms/{realm}/roles/{roleId}", tag = "Roles",
+    params(("realm" = String, Path), ("roleId" = String, Path)),
+    responses((status = 200, description = "The role, in `data`", body = RoleView), (status = 403), (status = 404)),
+    security(("apiKey" = [])))]
+pub async fn read_realm_role(
+    State(state): State<AppState>,
+    caller: Caller,
+    Path((realm_id, role_id)): Path<(String, String)>,
+) -> Result<Response, Error> {
+    let role = role_in_reach(&state, &caller, &realm_id, None, &role_id, permission::ROLE_READ).await?;
+    Ok(envelope::ok(RoleView::of(&role)))
+}
+
+#[utoipa::path(put, path = "/realms/{realm}/roles/{roleId}", tag = "Roles",
+    params(("realm" = String, Path), ("roleId" = String, Path)), request_body = RoleInput,
+    responses((status = 200, description = "The updated role, in `data`", body = RoleView), (status = 400), (status = 403), (status = 404), (status = 409)),
+    security(("apiKey" = [])))]
+pub async fn update_realm_role(
+    State(state): State<AppState>,
+    caller: Caller,
+    Path((realm_id, role_id)): Path<(String, String)>,
+    JsonBody(body): JsonBody,
+) -> Result<Response, Error> {
+    update(&state, &caller, &realm_id, None, &role_id, body).await
+}
+
+#[utoipa::path(delete, path = "/realms/{realm}/roles/{roleId}", tag = "Roles",
+    params(("realm" = String, Path), ("roleId" = String, Path)),
+    responses((status = 200, description = "Deleted, and withdrawn from everyone who held it"), (status = 403), (status = 404)),
+    security(("apiKey" = [])))]
+pub async fn delete_realm_role(
+    State(state): State<AppState>,
+    caller: Caller,
+    Path((realm_id, role_id)): Path<(String, String)>,
+) -> Result<Response, Error> {
+    delete(&state, &caller, &realm_id, None, &role_id).await
+}
+
+#[utoipa::path(post, path = "/realms/{realm}/clients/{client}/roles", tag = "Roles",
+    params(("realm" = String, Path), ("client" = String, Path)), request_body = RoleInput,
+    responses((status = 201, description = "The created client role, in `data`", body = RoleView), (status = 400), (status = 403), (status = 404),
+              (status = 409, description = "AlreadyExists: the name is taken among the client's roles")),
+    security(("apiKey" = [])))]
+pub async fn create_client_role(
+    State(state): State<AppState>,
+    caller: Caller,
+    Path((realm_id, client_id)): Path<(String, String)>,
+    JsonBody(body): JsonBody,
+) -> Result<Response, Error> {
+    create(&state, &caller, &realm_id, Some(&client_id), body).await
+}
+
+#[utoipa::path(get, path = "/realms/{realm}/clients/{client}/roles", tag = "Roles",
+    params(("realm" = String, Path), ("client" = String, Path), ("pageNumber" = Option<u32>, Query), ("pageSize" = Option<u32>, Query),
+           ("searchTerm" = Option<String>, Query), ("sortBy" = Option<String>, Query), ("sortDirection" = Option<String>, Query)),
+    responses((status = 200, description = "A page of the client's roles, in `pagination`", body = [RoleView])),
+    security(("apiKey" = [])))]
+pub async fn list_client_roles(
+    State(state): State<AppState>,
+    caller: Caller,
+    Path((realm_id, client_id)): Path<(String, String)>,
+    RawQuery(query): RawQuery,
+) -> Result<Response, Error> {
+    list(&state, &caller, &realm_id, Some(&client_id), query).await
+}
+
+#[utoipa::path(get, path = "/realms/{realm}/clients/{client}/roles/{roleId}", tag = "Roles",
+    params(("realm" = String, Path), ("client" = String, Path), ("roleId" = String, Path)),
+    responses((status = 200, description = "The role, in `data`", body = RoleView), (status = 403), (status = 404)),
+    security(("apiKey" = [])))]
+pub async fn read_client_role(
+    State(state): State<AppState>,
+    caller: Caller,
+    Path((realm_id, client_id, role_id)): Path<(String, String, String)>,
+) -> Result<Response, Error> {
+    let role = role_in_reach(&state, &caller, &realm_id, Some(&client_id), &role_id, permission::ROLE_READ).await?;
+    Ok(envelope::ok(RoleView::of(&role)))
+}
+
+#[utoipa::path(put, path = "/realms/{realm}/clients/{client}/roles/{roleId}", tag = "Roles",
+    params(("realm" = String, Path), ("client" = String, Path), ("roleId" = String, Path)), request_body = RoleInput,
+    responses((status = 200, description = "The updated role, in `data`", body = RoleView), (status = 400), (status = 403), (status = 404), (status = 409)),
+    security(("apiKey" = [])))]
+pub async fn update_client_role(
+    State(state): State<AppState>,
+    caller: Caller,
+    Path((realm_id, client_id, role_id)): Path<(String, String, String)>,
+    JsonBody(body): JsonBody,
+) -> Result<Response, Error> {
+    update(&state, &caller, &realm_id, Some(&client_id), &role_id, body).await
+}
+
+#[utoipa::path(delete, path = "/realms/{realm}/clients/{client}/roles/{roleId}", tag = "Roles",
+    params(("realm" = String, Path), ("client" = String, Path), ("roleId" = String, Path)),
+    responses((status = 200, description = "Deleted"), (status = 403), (status = 404)),
+    security(("apiKey" = [])))]
+pub async fn delete_client_role(
+    State(state): State<AppState>,
+    caller: Caller,
+    Path((realm_id, client_id, role_id)): Path<(String, String, String)>,
+) -> Result<Response, Error> {
+    delete(&state, &caller, &realm_id, Some(&client_id), &role_id).await
+}
+
+/// Who a grant is for, as a path names it.
+#[derive(Debug, Clone)]
+pub enum Grantee {
+    User(String),
+    Group(String),
+    Client(String),
+}
+
+impl Grantee {
+    fn holder<'a>(&'a self, realm_id: &'a str) -> Holder<'a> {
+        match self {
+            Self::User(id) => Holder::User(id),
+            Self::Group(id) => Holder::Group(id),
+            Self::Client(id) => Holder::Client { realm_id, client_id: id },
+        }
+    }
+
+    fn resource_type(&self) -> &'static str {
+        match self {
+            Self::User(_) => "user_role",
+            Self::Group(_) => "group_role",
+            Self::Client(_) => "client_role_grant",
+        }
+    }
+
+    fn id(&self) -> &str {
+        match self {
+            Self::User(id) | Self::Group(id) | Self::Client(id) => id,
+        }
+    }
+
+    /// Checks the caller may change the grantee's roles and that the grantee exists in the realm.
+    async fn in_reach(
+        &self,
+        state: &AppState,
+        caller: &Caller,
+        realm_id: &str,
+        write: bool,
+    ) -> Result<Arc<Realm>, Error> {
+        let pool = state.store.pool();
+        match self {
+            Self::Client(client_id) => {
+                let realm = super::find_realm(state, realm_id).await?;
+                let owner = realm.as_ref().map(|r| r.account_id.clone());
+                let wanted = if write { permission::CLIENT_UPDATE } else { permission::CLIENT_READ };
+                let resource = Resource::Client { realm_id: realm_id.to_owned(), id: client_id.clone(), owner };
+                caller.require(state, wanted, resource)?;
+                let realm = realm.ok_or(Error::Forbidden(crate::error::ErrorCode::Forbidden))?;
+                client_store::find(pool, &realm.id, client_id).await?.ok_or(Error::NotFound("client"))?;
+                Ok(realm)
+            }
+            Self::User(user_id) => {
+                let wanted = if write { permission::USER_UPDATE } else { permission::USER_READ };
+                let realm = realm_in_reach(state, caller, realm_id, wanted).await?;
+                user_store::find(pool, &realm.id, user_id).await?.ok_or(Error::NotFound("user"))?;
+                Ok(realm)
+            }
+            Self::Group(group_id) => {
+                let wanted = if write { permission::USER_UPDATE } else { permission::USER_READ };
+                let realm = realm_in_reach(state, caller, realm_id, wanted).await?;
+                role_store::find_group(pool, &realm.id, group_id).await?.ok_or(Error::NotFound("group"))?;
+                Ok(realm)
+            }
+        }
+    }
+}
+
+fn role_id_field(path: &str, value: &Value) -> Result<String, Refusals> {
+    let id = text(1, 64)(path, value)?;
+    if uuid::Uuid::parse_str(&id).is_err() {
+        return Err(vec![Notification::new(path, Rule::Format, format!("{path} must be a role id (GUID)"))]);
+    }
+    Ok(id)
+}
+
+/// The roles a grantee holds directly, and for people also their effective roles.
+pub async fn grants_of(state: &AppState, caller: &Caller, realm_id: &str, grantee: Grantee) -> Result<Response, Error> {
+    let realm = grantee.in_reach(state, caller, realm_id, false).await?;
+    let pool = state.store.pool();
+    let views = |roles: Vec<Role>| roles.iter().map(RoleView::of).collect::<Vec<_>>();
+    Ok(match &grantee {
+        Grantee::User(id) => envelope::ok(json!({
+            "direct": views(role_store::of_user(pool, id).await?),
+            "effective": views(role_store::effective_of_user(pool, id).await?),
+        })),
+        Grantee::Group(id) => envelope::ok(views(role_store::of_group(pool, id).await?)),
+        Grantee::Client(id) => envelope::ok(views(role_store::of_client(pool, &realm.id, id).await?)),
+    })
+}
+
+/// Grants a role of the realm (a realm role or any client's role) to the grantee.
+pub async fn grant(
+    state: &AppState,
+    caller: &Caller,
+    realm_id: &str,
+    grantee: Grantee,
+    mut body: crate::validate::Body,
+) -> Result<Response, Error> {
+    let realm = grantee.in_reach(state, caller, realm_id, true).await?;
+    let role_id = body.required("roleId", role_id_field);
+    body.finish()?;
+    let Some(role_id) = role_id else { return Err(Error::invalid("roleId", Rule::Required, "roleId is required")) };
+    let Some(role) = role_store::find(state.store.pool(), &realm.id, &role_id).await? else {
+        return Err(Error::invalid("roleId", Rule::NotFound, "no role with this id in the realm"));
+    };
+    let now = to_millis(state.clock.now());
+    let mut tx = state.store.begin().await?;
+    if !role_store::grant(&mut *tx, grantee.holder(&realm.id), &role.id, now).await? {
+        return Err(Error::Conflict("the role is already held".into()));
+    }
+    commit(state, caller, tx, grant_change(&realm, &grantee, &role, ChangeAction::Create, 201)).await?;
+    Ok(envelope::created(RoleView::of(&role)))
+}
+
+/// Withdraws a role from the grantee.
+pub async fn withdraw(
+    state: &AppState,
+    caller: &Caller,
+    realm_id: &str,
+    grantee: Grantee,
+    role_id: &str,
+) -> Result<Response, Error> {
+    let realm = grantee.in_reach(state, caller, realm_id, true).await?;
+    let role = role_store::find(state.store.pool(), &realm.id, role_id).await?.ok_or(Error::NotFound("role"))?;
+    let mut tx = state.store.begin().await?;
+    if !role_store::withdraw(&mut *tx, grantee.holder(&realm.id), &role.id).await? {
+        return Err(Error::NotFound("role grant"));
+    }
+    commit(state, caller, tx, grant_change(&realm, &grantee, &role, ChangeAction::Delete, 200)).await?;
+    Ok(envelope::done())
+}
+
+fn grant_change(realm: &Realm, grantee: &Grantee, role: &Role, action: ChangeAction, status: u16) -> Change {
+    let client_id = match grantee {
+        Grantee::Client(id) => Some(id.clone()),
+        _ => None,
+    };
+    let recorded = json!({ "roleId": role.id, "roleName": role.name, "roleClientId": role.client_id });
+    Change {
+        action,
+        resource_type: grantee.resource_type(),
+        resource_id: Some(role.id.clone()),
+        parent_id: Some(grantee.id().to_owned()),
+        realm_id: Some(realm.id.clone()),
+        client_id,
+        before: (action == ChangeAction::Delete).then(|| recorded.clone()),
+        after: (action == ChangeAction::Create).then_some(recorded),
+        details: None,
+        status,
+    }
+}
