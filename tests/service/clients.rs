@@ -9,6 +9,7 @@ use crate::support::spawn_app;
 async fn a_confidential_client_gets_its_secret_once_stored_hashed() {
     let app = spawn_app().await;
     app.create_realm("acme").await;
+    app.create_scopes("acme", &["orders:read"]).await;
     let created = app
         .post(
             "/realms/acme/clients",

@@ -5,6 +5,7 @@
 
 mod support;
 
+mod catalogue;
 mod clients;
 mod credentials;
 mod envelope;

@@ -239,6 +239,7 @@ pub struct TestClient {
 impl TestApp {
     /// Creates a confidential client with these grant types and scopes; returns its credentials.
     pub async fn create_client(&self, realm: &str, id: &str, grant_types: &[&str], scopes: &[&str]) -> TestClient {
+        self.create_scopes(realm, scopes).await;
         let body = json!({
             "id": id,
             "clientConfiguration": { "grantTypes": grant_types, "allowedScopes": scopes },
@@ -247,6 +248,14 @@ impl TestApp {
         assert_eq!(created.status, StatusCode::CREATED, "{:?}", created.body);
         let secret = created.data()["clientSecret"].as_str().expect("a secret").to_owned();
         TestClient { realm: realm.to_owned(), id: id.to_owned(), secret }
+    }
+
+    /// Creates the realm scopes among `names` that do not exist yet.
+    pub async fn create_scopes(&self, realm: &str, names: &[&str]) {
+        for name in names.iter().filter(|n| !["openid", "profile", "email"].contains(n)) {
+            let created = self.post(&format!("/realms/{realm}/scopes"), json!({ "name": name })).await;
+            assert!(matches!(created.status, StatusCode::CREATED | StatusCode::CONFLICT), "{:?}", created.body);
+        }
     }
 
     /// Creates a user with a password; returns the user's id.

@@ -34,6 +34,14 @@ pub mod permission {
     pub const USER_CREATE: &str = "user:create";
     pub const USER_UPDATE: &str = "user:update";
     pub const USER_DELETE: &str = "user:delete";
+    pub const SCOPE_READ: &str = "scope:read";
+    pub const SCOPE_CREATE: &str = "scope:create";
+    pub const SCOPE_UPDATE: &str = "scope:update";
+    pub const SCOPE_DELETE: &str = "scope:delete";
+    pub const ORGANIZATION_READ: &str = "organization:read";
+    pub const ORGANIZATION_CREATE: &str = "organization:create";
+    pub const ORGANIZATION_UPDATE: &str = "organization:update";
+    pub const ORGANIZATION_DELETE: &str = "organization:delete";
     pub const SESSION_READ: &str = "session:read";
     pub const SESSION_DELETE: &str = "session:delete";
     pub const ROLE_READ: &str = "role:read";
@@ -59,6 +67,14 @@ pub mod permission {
         USER_CREATE,
         USER_UPDATE,
         USER_DELETE,
+        SCOPE_READ,
+        SCOPE_CREATE,
+        SCOPE_UPDATE,
+        SCOPE_DELETE,
+        ORGANIZATION_READ,
+        ORGANIZATION_CREATE,
+        ORGANIZATION_UPDATE,
+        ORGANIZATION_DELETE,
         SESSION_READ,
         SESSION_DELETE,
         ROLE_READ,

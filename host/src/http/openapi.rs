@@ -4,7 +4,10 @@ use axum::response::{IntoResponse, Response};
 use utoipa::openapi::security::{ApiKey, ApiKeyValue, SecurityScheme};
 use utoipa::{Modify, OpenApi};
 
-use super::admin::{account, audit, clients, groups, realm_roles, realms, roles, secrets, sessions, users};
+use super::admin::{
+    account, audit, clients, groups, organizations, realm_roles, realms, resource_servers, roles, scopes, secrets,
+    sessions, users,
+};
 use super::envelope::{NotificationBody, Pagination};
 use crate::error::ErrorCode;
 
@@ -19,6 +22,13 @@ use crate::error::ErrorCode;
         clients::create, clients::list, clients::read, clients::update, clients::delete,
         users::create, users::list, users::read, users::update, users::delete,
         sessions::list, sessions::read, sessions::revoke,
+        organizations::create, organizations::list, organizations::read, organizations::update, organizations::delete,
+        organizations::members, organizations::add_member, organizations::remove_member,
+        resource_servers::create, resource_servers::list, resource_servers::read, resource_servers::update,
+        resource_servers::delete,
+        scopes::create_catalogue_scope, scopes::list_catalogue, scopes::update_catalogue_scope, scopes::delete_catalogue_scope,
+        scopes::create_realm_scope, scopes::list_realm_scopes, scopes::update_realm_scope, scopes::delete_realm_scope,
+        scopes::client_scopes, scopes::replace_client_scopes,
         realm_roles::create_realm_role, realm_roles::list_realm_roles, realm_roles::read_realm_role,
         realm_roles::update_realm_role, realm_roles::delete_realm_role,
         realm_roles::create_client_role, realm_roles::list_client_roles, realm_roles::read_client_role,

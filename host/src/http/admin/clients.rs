@@ -169,7 +169,7 @@ pub struct SigningKeyInput {
     rotation_days: Option<i64>,
 }
 
-fn scope_token(path: &str, value: &Value) -> Result<String, Refusals> {
+pub fn scope_token(path: &str, value: &Value) -> Result<String, Refusals> {
     let scope = text(1, 128)(path, value)?;
     if scope.chars().all(|c| c == '!' || ('#'..='[').contains(&c) || (']'..='~').contains(&c)) {
         Ok(scope)
@@ -281,6 +281,15 @@ pub async fn create(
     read_fields(&mut body, &mut client);
     body.finish()?;
     let Some(id) = id else { return Err(Error::invalid("id", Rule::Required, "id is required")) };
+    let scopes = from_json_list(&client.allowed_scopes);
+    super::scopes::check_scopes_exist(
+        &state,
+        &realm.account_id,
+        &realm.id,
+        &scopes,
+        "clientConfiguration.allowedScopes",
+    )
+    .await?;
     client.id = id.to_string();
     if client.name.is_empty() {
         client.name = client.id.clone();
@@ -363,6 +372,18 @@ pub async fn update(
     body.unchanged("type", client.client_type.as_str());
     read_fields(&mut body, &mut client);
     body.finish()?;
+    if client.allowed_scopes != before.allowed_scopes {
+        let account = caller.account_id().to_owned();
+        let scopes = from_json_list(&client.allowed_scopes);
+        super::scopes::check_scopes_exist(
+            &state,
+            &account,
+            &client.realm_id,
+            &scopes,
+            "clientConfiguration.allowedScopes",
+        )
+        .await?;
+    }
     let now = to_millis(state.clock.now());
     client.updated_at = now;
 

@@ -4,9 +4,12 @@ pub mod account;
 pub mod audit;
 pub mod clients;
 pub mod groups;
+pub mod organizations;
 pub mod realm_roles;
 pub mod realms;
+pub mod resource_servers;
 pub mod roles;
+pub mod scopes;
 pub mod secrets;
 pub mod sessions;
 pub mod users;
@@ -15,7 +18,7 @@ use std::sync::Arc;
 
 use axum::Router;
 use axum::response::Response;
-use axum::routing::{delete, get, post};
+use axum::routing::{delete, get, post, put};
 use chrono::{DateTime, Utc};
 use serde::Serialize;
 
@@ -72,6 +75,26 @@ pub fn routes() -> Router<AppState> {
         .route("/realms/{realm}/groups/{groupId}/members/{userId}", delete(groups::remove_member))
         .route("/realms/{realm}/groups/{groupId}/roles", get(groups::group_roles).post(groups::grant_group_role))
         .route("/realms/{realm}/groups/{groupId}/roles/{roleId}", delete(groups::withdraw_group_role))
+        .route("/scopes", get(scopes::list_catalogue).post(scopes::create_catalogue_scope))
+        .route("/scopes/{scopeId}", put(scopes::update_catalogue_scope).delete(scopes::delete_catalogue_scope))
+        .route("/realms/{realm}/scopes", get(scopes::list_realm_scopes).post(scopes::create_realm_scope))
+        .route("/realms/{realm}/scopes/{scopeId}", put(scopes::update_realm_scope).delete(scopes::delete_realm_scope))
+        .route("/realms/{realm}/clients/{client}/scopes", get(scopes::client_scopes).put(scopes::replace_client_scopes))
+        .route("/realms/{realm}/organizations", get(organizations::list).post(organizations::create))
+        .route(
+            "/realms/{realm}/organizations/{organizationId}",
+            get(organizations::read).put(organizations::update).delete(organizations::delete),
+        )
+        .route(
+            "/realms/{realm}/organizations/{organizationId}/members",
+            get(organizations::members).post(organizations::add_member),
+        )
+        .route("/realms/{realm}/organizations/{organizationId}/members/{userId}", delete(organizations::remove_member))
+        .route("/realms/{realm}/resource-servers", get(resource_servers::list).post(resource_servers::create))
+        .route(
+            "/realms/{realm}/resource-servers/{serverId}",
+            get(resource_servers::read).put(resource_servers::update).delete(resource_servers::delete),
+        )
         .route("/realms/{realm}/sessions", get(sessions::list))
         .route("/realms/{realm}/sessions/{sessionId}", get(sessions::read).delete(sessions::revoke))
         .route("/roles", get(roles::list).post(roles::create))

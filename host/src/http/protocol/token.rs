@@ -18,6 +18,7 @@ use crate::store::clients::Client;
 use crate::store::events::{self, Event};
 use crate::store::lockout::{self, Failures};
 use crate::store::realms::Realm;
+use crate::store::resource_servers::{self, ResourceServer};
 use crate::store::sessions::{self, RefreshToken, Session};
 use crate::store::users::{self as user_store, User, UserStatus};
 use crate::store::{from_json_list, to_json_list};
@@ -76,10 +77,20 @@ pub async fn exchange(
     }
 }
 
-/// The requested scopes, each one the client may request; without `scope`, every scope the
-/// client may request. An excess is refused with the excess named.
-fn requested_scopes(client: &Client, form: &Form, person: bool) -> Result<Vec<String>, OAuthError> {
-    let allowed = from_json_list(&client.allowed_scopes);
+/// The requested scopes, each one the client may request and, for a token addressed to a resource
+/// server, one the server accepts; without `scope`, every such scope. An excess is refused with
+/// the excess named, never trimmed.
+fn requested_scopes(
+    client: &Client,
+    form: &Form,
+    person: bool,
+    server: Option<&ResourceServer>,
+) -> Result<Vec<String>, OAuthError> {
+    let mut allowed = from_json_list(&client.allowed_scopes);
+    if let Some(server) = server {
+        let accepted = from_json_list(&server.scopes);
+        allowed.retain(|scope| accepted.contains(scope));
+    }
     let Some(asked) = form.get("scope") else { return Ok(allowed) };
     let mut scopes: Vec<String> = Vec::new();
     for scope in asked.split(' ').filter(|s| !s.is_empty()) {
@@ -93,39 +104,59 @@ fn requested_scopes(client: &Client, form: &Form, person: bool) -> Result<Vec<St
         .filter(|s| !(allowed.iter().any(|a| a == s) || (person && OIDC_SCOPES.contains(s))))
         .collect();
     if !excess.is_empty() {
+        let whose = if server.is_some() {
+            "this client may not request for this resource"
+        } else {
+            "this client may not request"
+        };
         return Err(OAuthError::new(
             StatusCode::BAD_REQUEST,
             "invalid_scope",
             "ScopeNotAllowed",
-            format!("this client may not request: {}", excess.join(" ")),
+            format!("{whose}: {}", excess.join(" ")),
         ));
     }
     Ok(scopes)
 }
 
-/// RFC 8707 `resource`. Tokens are addressed only to the realm's resource servers that the client
-/// may request; a realm without resource servers accepts no `resource`.
-fn requested_resource(form: &Form) -> Result<Option<String>, OAuthError> {
-    match form.get("resource") {
-        None => Ok(None),
-        Some(resource) => Err(OAuthError::new(
+/// RFC 8707 `resource`: an active resource server of the realm that lists the client among those
+/// that may request tokens for it.
+async fn requested_resource(
+    state: &AppState,
+    client: &Client,
+    form: &Form,
+) -> Result<Option<ResourceServer>, OAuthError> {
+    let Some(address) = form.get("resource") else { return Ok(None) };
+    let server = resource_servers::find_by_address(state.store.pool(), &client.realm_id, address).await?;
+    let allowed = server.filter(|s| {
+        s.status == crate::store::Status::Active && from_json_list(&s.allowed_clients).contains(&client.id)
+    });
+    match allowed {
+        Some(server) => Ok(Some(server)),
+        None => Err(OAuthError::new(
             StatusCode::BAD_REQUEST,
             "invalid_target",
             "ResourceNotAllowed",
-            format!("{resource} is not a resource server this client may request tokens for"),
+            format!("{address} is not a resource server this client may request tokens for"),
         )),
     }
 }
 
-fn login_data(
-    grant_type: &str,
-    user: Option<&User>,
-    origin: &Origin,
-    session_id: Option<&str>,
-    failure_reason: Option<&str>,
-    scopes: &[String],
-    methods: &[&str],
-) -> Value {
+/// What a sign-in event tells about one attempt.
+#[derive(Debug, Clone, Copy)]
+struct Login<'a> {
+    grant_type: &'a str,
+    resource: Option<&'a str>,
+    user: Option<&'a User>,
+    session_id: Option<&'a str>,
+    failure_reason: Option<&'a str>,
+    scopes: &'a [String],
+    methods: &'a [&'a str],
+}
+
+/// The `data` of `login_succeeded` and `login_failed` (SPEC "Fields of data").
+fn login_data(login: Login<'_>, origin: &Origin) -> Value {
+    let Login { grant_type, resource, user, session_id, failure_reason, scopes, methods } = login;
     json!({
         "grant_type": grant_type,
         "user_id": user.map(|u| u.id.clone()),
@@ -135,7 +166,7 @@ fn login_data(
         "user_agent": origin.user_agent,
         "session_id": session_id,
         "failure_reason": failure_reason,
-        "resource": null,
+        "resource": resource,
         "scopes": scopes,
         "authentication_methods": methods,
         "acr": if methods.is_empty() { Value::Null } else { json!("1") },
@@ -171,13 +202,25 @@ async fn client_credentials(
     form: &Form,
     origin: &Origin,
 ) -> Result<Response, OAuthError> {
-    let scopes = requested_scopes(client, form, false)?;
-    let resource = requested_resource(form)?;
+    let server = requested_resource(state, client, form).await?;
+    let scopes = requested_scopes(client, form, false, server.as_ref())?;
+    let resource = server.as_ref().map(|s| s.address.clone());
     let grant = Grant { client, subject: Subject::Client, scopes: &scopes, resource: resource.as_deref() };
     let issued = tokens::access_token(state, &grant).await?;
     let now = to_millis(state.clock.now());
     let mut tx = state.store.begin().await?;
-    let data = login_data("client_credentials", None, origin, None, None, &scopes, &["client_secret"]);
+    let data = login_data(
+        Login {
+            grant_type: "client_credentials",
+            resource: resource.as_deref(),
+            user: None,
+            session_id: None,
+            failure_reason: None,
+            scopes: &scopes,
+            methods: &["client_secret"],
+        },
+        origin,
+    );
     publish(&mut tx, realm, client, "login_succeeded", data, now).await?;
     tx.commit().await?;
     Ok(json_no_store(token_answer(&issued, &scopes, None, None)))
@@ -260,8 +303,9 @@ async fn password(
 ) -> Result<Response, OAuthError> {
     let username = form.require("username")?;
     let password = form.require("password")?;
-    let scopes = requested_scopes(client, form, true)?;
-    let resource = requested_resource(form)?;
+    let server = requested_resource(state, client, form).await?;
+    let scopes = requested_scopes(client, form, true, server.as_ref())?;
+    let resource = server.as_ref().map(|s| s.address.clone());
     let pool = state.store.pool();
     let user = user_store::find_by_login(pool, &realm.id, username).await?;
     let now = to_millis(state.clock.now());
@@ -290,7 +334,18 @@ async fn password(
 
     let mut tx = state.store.begin().await?;
     if let Some(refusal) = refusal {
-        let data = login_data("password", user.as_ref(), origin, None, Some(refusal.reason()), &scopes, &["pwd"]);
+        let data = login_data(
+            Login {
+                grant_type: "password",
+                resource: resource.as_deref(),
+                user: user.as_ref(),
+                session_id: None,
+                failure_reason: Some(refusal.reason()),
+                scopes: &scopes,
+                methods: &["pwd"],
+            },
+            origin,
+        );
         publish(&mut tx, realm, client, "login_failed", data, now).await?;
         if let (Some(user), true, Refusal::InvalidCredentials) = (&user, guarded, refusal) {
             let mut counted = match failures.take() {
@@ -334,7 +389,18 @@ async fn password(
     sessions::insert(&mut *tx, &session).await?;
     lockout::approve(&mut tx, &user.id, &origin.ip_address, now).await?;
     let refresh = issue_refresh(state, &mut tx, client, &session, &scopes, resource.as_deref(), now).await?;
-    let data = login_data("password", Some(&user), origin, Some(&session.id), None, &scopes, &["pwd"]);
+    let data = login_data(
+        Login {
+            grant_type: "password",
+            resource: resource.as_deref(),
+            user: Some(&user),
+            session_id: Some(&session.id),
+            failure_reason: None,
+            scopes: &scopes,
+            methods: &["pwd"],
+        },
+        origin,
+    );
     publish(&mut tx, realm, client, "login_succeeded", data, now).await?;
     tx.commit().await?;
     person_tokens(state, client, &user, &session, &scopes, resource.as_deref(), refresh).await
@@ -464,7 +530,18 @@ async fn refresh(
     let refresh = issue_refresh(state, &mut tx, client, &session, &scopes, token.resource.as_deref(), now).await?;
     let methods: Vec<String> = from_json_list(&session.authentication_methods);
     let methods: Vec<&str> = methods.iter().map(String::as_str).collect();
-    let data = login_data("refresh_token", Some(&user), origin, Some(&session.id), None, &scopes, &methods);
+    let data = login_data(
+        Login {
+            grant_type: "refresh_token",
+            resource: token.resource.as_deref(),
+            user: Some(&user),
+            session_id: Some(&session.id),
+            failure_reason: None,
+            scopes: &scopes,
+            methods: &methods,
+        },
+        origin,
+    );
     publish(&mut tx, realm, client, "login_succeeded", data, now).await?;
     tx.commit().await?;
     person_tokens(state, client, &user, &session, &scopes, token.resource.as_deref(), refresh).await

@@ -1,0 +1,327 @@
+//! `/realms/{realm}/organizations`: organizations of a realm, their e-mail domains and members.
+
+use axum::extract::{Path, RawQuery, State};
+use axum::response::Response;
+use serde::Serialize;
+use serde_json::{Value, json};
+use utoipa::ToSchema;
+
+use super::{ListQuery, commit, realm_in_reach};
+use crate::AppState;
+use crate::authz::permission;
+use crate::clock::{from_millis, iso, to_millis};
+use crate::error::Error;
+use crate::http::auth::Caller;
+use crate::http::body::JsonBody;
+use crate::http::envelope;
+use crate::ids::new_guid;
+use crate::store::organizations::{self as org_store, Organization, Taken};
+use crate::store::page::Bind;
+use crate::store::trail::{Change, ChangeAction};
+use crate::store::{Status, from_json_list, to_json_list, users as user_store};
+use crate::validate::{Body, Notification, Refusals, Rule, list_of, one_of, text};
+
+#[derive(Debug, Serialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct OrganizationView {
+    pub id: String,
+    pub realm_id: String,
+    pub name: String,
+    pub description: Option<String>,
+    /// E-mail domains of the organization, each unique in the realm.
+    pub domains: Vec<String>,
+    pub status: Status,
+    pub created_at: String,
+    pub updated_at: String,
+}
+
+impl OrganizationView {
+    fn of(organization: &Organization) -> Self {
+        Self {
+            id: organization.id.clone(),
+            realm_id: organization.realm_id.clone(),
+            name: organization.name.clone(),
+            description: organization.description.clone(),
+            domains: from_json_list(&organization.domains),
+            status: organization.status,
+            created_at: iso(from_millis(organization.created_at)),
+            updated_at: iso(from_millis(organization.updated_at)),
+        }
+    }
+}
+
+/// The body of an organization creation; an update takes the same fields, each optional.
+#[derive(Debug, ToSchema)]
+#[schema(rename_all = "camelCase")]
+#[allow(dead_code)]
+pub struct OrganizationInput {
+    /// 1–128 characters, unique in the realm.
+    name: String,
+    /// Up to 1024 characters.
+    description: Option<String>,
+    /// DNS names (lowercased), up to 50, none held by another organization of the realm.
+    domains: Option<Vec<String>>,
+    status: Option<Status>,
+}
+
+/// A person to add to an organization.
+#[derive(Debug, ToSchema)]
+#[schema(rename_all = "camelCase")]
+#[allow(dead_code)]
+pub struct OrganizationMemberInput {
+    user_id: String,
+}
+
+fn domain(path: &str, value: &Value) -> Result<String, Refusals> {
+    let name = text(1, 253)(path, value)?.to_ascii_lowercase();
+    let labels_ok = name.split('.').count() >= 2
+        && name.split('.').all(|label| {
+            (1..=63).contains(&label.len())
+                && label.chars().all(|c| c.is_ascii_alphanumeric() || c == '-')
+                && !label.starts_with('-')
+                && !label.ends_with('-')
+        });
+    if labels_ok {
+        Ok(name)
+    } else {
+        Err(vec![Notification::new(path, Rule::Format, format!("{path} must be a DNS domain such as example.com"))])
+    }
+}
+
+fn read_fields(body: &mut Body, organization: &mut Organization) {
+    if let Some(name) = body.optional("name", text(1, 128)) {
+        organization.name = name;
+    }
+    if let Some(description) = body.nullable("description", text(0, 1024)) {
+        organization.description = description.filter(|d| !d.is_empty());
+    }
+    if let Some(domains) = body.optional("domains", list_of(50, domain)) {
+        organization.domains = to_json_list(&domains);
+    }
+    if let Some(status) = body.optional("status", one_of(Status::NAMES)) {
+        organization.status = status;
+    }
+}
+
+fn taken(conflict: Taken) -> Error {
+    match conflict {
+        Taken::Name => Error::AlreadyExists("organization"),
+        Taken::Domain(domain) => {
+            Error::invalid("domains", Rule::Duplicate, format!("{domain} belongs to another organization of the realm"))
+        }
+    }
+}
+
+fn change(
+    action: ChangeAction,
+    organization: &Organization,
+    before: Option<&Organization>,
+    after: Option<&Organization>,
+    status: u16,
+) -> Change {
+    Change {
+        action,
+        resource_type: "organization",
+        resource_id: Some(organization.id.clone()),
+        parent_id: Some(organization.realm_id.clone()),
+        realm_id: Some(organization.realm_id.clone()),
+        client_id: None,
+        before: before.map(|o| json!(OrganizationView::of(o))),
+        after: after.map(|o| json!(OrganizationView::of(o))),
+        details: None,
+        status,
+    }
+}
+
+#[utoipa::path(post, path = "/realms/{realm}/organizations", tag = "Organizations", params(("realm" = String, Path)),
+    request_body = OrganizationInput,
+    responses((status = 201, description = "The created organization, in `data`", body = OrganizationView),
+              (status = 400, description = "ValidationFailed, also for a domain another organization holds"), (status = 403),
+              (status = 409, description = "AlreadyExists: the name is taken in the realm")),
+    security(("apiKey" = [])))]
+pub async fn create(
+    State(state): State<AppState>,
+    caller: Caller,
+    Path(realm_id): Path<String>,
+    JsonBody(mut body): JsonBody,
+) -> Result<Response, Error> {
+    let realm = realm_in_reach(&state, &caller, &realm_id, permission::ORGANIZATION_CREATE).await?;
+    let now = to_millis(state.clock.now());
+    let mut organization = Organization {
+        id: new_guid(),
+        realm_id: realm.id.clone(),
+        name: String::new(),
+        description: None,
+        domains: to_json_list(&[]),
+        status: Status::Active,
+        created_at: now,
+        updated_at: now,
+    };
+    if !body.has("name") {
+        body.refuse("name", Rule::Required, "name is required");
+    }
+    read_fields(&mut body, &mut organization);
+    body.finish()?;
+    let mut tx = state.store.begin().await?;
+    if let Some(conflict) = org_store::insert(&mut tx, &organization).await? {
+        return Err(taken(conflict));
+    }
+    commit(&state, &caller, tx, change(ChangeAction::Create, &organization, None, Some(&organization), 201)).await?;
+    Ok(envelope::created(OrganizationView::of(&organization)))
+}
+
+#[utoipa::path(get, path = "/realms/{realm}/organizations", tag = "Organizations",
+    params(("realm" = String, Path), ("pageNumber" = Option<u32>, Query), ("pageSize" = Option<u32>, Query),
+           ("searchTerm" = Option<String>, Query, description = "Matched against name, description and domains"),
+           ("status" = Option<String>, Query), ("sortBy" = Option<String>, Query), ("sortDirection" = Option<String>, Query)),
+    responses((status = 200, description = "A page of the realm's organizations, in `pagination`", body = [OrganizationView])),
+    security(("apiKey" = [])))]
+pub async fn list(
+    State(state): State<AppState>,
+    caller: Caller,
+    Path(realm_id): Path<String>,
+    RawQuery(query): RawQuery,
+) -> Result<Response, Error> {
+    let realm = realm_in_reach(&state, &caller, &realm_id, permission::ORGANIZATION_READ).await?;
+    let list = ListQuery::parse(query, &[])?;
+    let scope = [("realm_id", Bind::Text(realm.id.clone()))];
+    list.answer(&state, &org_store::LISTING, &scope, |o: Organization| OrganizationView::of(&o)).await
+}
+
+async fn organization_in_reach(
+    state: &AppState,
+    caller: &Caller,
+    realm_id: &str,
+    id: &str,
+    permission: &str,
+) -> Result<Organization, Error> {
+    let realm = realm_in_reach(state, caller, realm_id, permission).await?;
+    org_store::find(state.store.pool(), &realm.id, id).await?.ok_or(Error::NotFound("organization"))
+}
+
+#[utoipa::path(get, path = "/realms/{realm}/organizations/{organizationId}", tag = "Organizations",
+    params(("realm" = String, Path), ("organizationId" = String, Path)),
+    responses((status = 200, body = OrganizationView), (status = 403), (status = 404)),
+    security(("apiKey" = [])))]
+pub async fn read(
+    State(state): State<AppState>,
+    caller: Caller,
+    Path((realm_id, id)): Path<(String, String)>,
+) -> Result<Response, Error> {
+    let organization = organization_in_reach(&state, &caller, &realm_id, &id, permission::ORGANIZATION_READ).await?;
+    Ok(envelope::ok(OrganizationView::of(&organization)))
+}
+
+#[utoipa::path(put, path = "/realms/{realm}/organizations/{organizationId}", tag = "Organizations",
+    params(("realm" = String, Path), ("organizationId" = String, Path)), request_body = OrganizationInput,
+    responses((status = 200, body = OrganizationView), (status = 400), (status = 403), (status = 404), (status = 409)),
+    security(("apiKey" = [])))]
+pub async fn update(
+    State(state): State<AppState>,
+    caller: Caller,
+    Path((realm_id, id)): Path<(String, String)>,
+    JsonBody(mut body): JsonBody,
+) -> Result<Response, Error> {
+    let before = organization_in_reach(&state, &caller, &realm_id, &id, permission::ORGANIZATION_UPDATE).await?;
+    let mut organization = before.clone();
+    body.unchanged("id", &organization.id);
+    read_fields(&mut body, &mut organization);
+    body.finish()?;
+    organization.updated_at = to_millis(state.clock.now());
+    let mut tx = state.store.begin().await?;
+    if let Some(conflict) = org_store::update(&mut tx, &organization).await? {
+        return Err(taken(conflict));
+    }
+    let recorded = change(ChangeAction::Update, &organization, Some(&before), Some(&organization), 200);
+    commit(&state, &caller, tx, recorded).await?;
+    Ok(envelope::ok(OrganizationView::of(&organization)))
+}
+
+#[utoipa::path(delete, path = "/realms/{realm}/organizations/{organizationId}", tag = "Organizations",
+    params(("realm" = String, Path), ("organizationId" = String, Path)),
+    responses((status = 200, description = "Deleted with its domains and memberships"), (status = 403), (status = 404)),
+    security(("apiKey" = [])))]
+pub async fn delete(
+    State(state): State<AppState>,
+    caller: Caller,
+    Path((realm_id, id)): Path<(String, String)>,
+) -> Result<Response, Error> {
+    let organization = organization_in_reach(&state, &caller, &realm_id, &id, permission::ORGANIZATION_DELETE).await?;
+    let mut tx = state.store.begin().await?;
+    org_store::delete(&mut *tx, &organization.id).await?;
+    commit(&state, &caller, tx, change(ChangeAction::Delete, &organization, Some(&organization), None, 200)).await?;
+    Ok(envelope::done())
+}
+
+fn member_change(organization: &Organization, user_id: &str, action: ChangeAction, status: u16) -> Change {
+    let recorded = json!({ "organizationId": organization.id, "userId": user_id });
+    Change {
+        action,
+        resource_type: "organization_member",
+        resource_id: Some(user_id.to_owned()),
+        parent_id: Some(organization.id.clone()),
+        realm_id: Some(organization.realm_id.clone()),
+        client_id: None,
+        before: (action == ChangeAction::Delete).then(|| recorded.clone()),
+        after: (action == ChangeAction::Create).then_some(recorded),
+        details: None,
+        status,
+    }
+}
+
+#[utoipa::path(get, path = "/realms/{realm}/organizations/{organizationId}/members", tag = "Organizations",
+    params(("realm" = String, Path), ("organizationId" = String, Path)),
+    responses((status = 200, description = "The ids of the members, in `data`", body = [String]), (status = 403), (status = 404)),
+    security(("apiKey" = [])))]
+pub async fn members(
+    State(state): State<AppState>,
+    caller: Caller,
+    Path((realm_id, id)): Path<(String, String)>,
+) -> Result<Response, Error> {
+    let organization = organization_in_reach(&state, &caller, &realm_id, &id, permission::ORGANIZATION_READ).await?;
+    Ok(envelope::ok(org_store::members(state.store.pool(), &organization.id).await?))
+}
+
+#[utoipa::path(post, path = "/realms/{realm}/organizations/{organizationId}/members", tag = "Organizations",
+    params(("realm" = String, Path), ("organizationId" = String, Path)), request_body = OrganizationMemberInput,
+    responses((status = 201, description = "Added"), (status = 400, description = "ValidationFailed: no such user in the realm"),
+              (status = 403), (status = 404), (status = 409, description = "Conflict: already a member")),
+    security(("apiKey" = [])))]
+pub async fn add_member(
+    State(state): State<AppState>,
+    caller: Caller,
+    Path((realm_id, id)): Path<(String, String)>,
+    JsonBody(mut body): JsonBody,
+) -> Result<Response, Error> {
+    let organization = organization_in_reach(&state, &caller, &realm_id, &id, permission::ORGANIZATION_UPDATE).await?;
+    let user_id = body.required("userId", text(1, 64));
+    body.finish()?;
+    let Some(user_id) = user_id else { return Err(Error::invalid("userId", Rule::Required, "userId is required")) };
+    if user_store::find(state.store.pool(), &organization.realm_id, &user_id).await?.is_none() {
+        return Err(Error::invalid("userId", Rule::NotFound, "no user with this id in the realm"));
+    }
+    let mut tx = state.store.begin().await?;
+    if !org_store::add_member(&mut *tx, &organization.id, &user_id, to_millis(state.clock.now())).await? {
+        return Err(Error::Conflict("already a member of the organization".into()));
+    }
+    commit(&state, &caller, tx, member_change(&organization, &user_id, ChangeAction::Create, 201)).await?;
+    Ok(envelope::created(json!({ "organizationId": organization.id, "userId": user_id })))
+}
+
+#[utoipa::path(delete, path = "/realms/{realm}/organizations/{organizationId}/members/{userId}", tag = "Organizations",
+    params(("realm" = String, Path), ("organizationId" = String, Path), ("userId" = String, Path)),
+    responses((status = 200, description = "Removed"), (status = 403), (status = 404)),
+    security(("apiKey" = [])))]
+pub async fn remove_member(
+    State(state): State<AppState>,
+    caller: Caller,
+    Path((realm_id, id, user_id)): Path<(String, String, String)>,
+) -> Result<Response, Error> {
+    let organization = organization_in_reach(&state, &caller, &realm_id, &id, permission::ORGANIZATION_UPDATE).await?;
+    let mut tx = state.store.begin().await?;
+    if !org_store::remove_member(&mut *tx, &organization.id, &user_id).await? {
+        return Err(Error::NotFound("organization member"));
+    }
+    commit(&state, &caller, tx, member_change(&organization, &user_id, ChangeAction::Delete, 200)).await?;
+    Ok(envelope::done())
+}

@@ -1,0 +1,280 @@
+//! `/realms/{realm}/resource-servers`: the APIs and MCP servers tokens are issued for. A client
+//! asks for a token addressed to one with RFC 8707 `resource`; the token's `aud` is its address.
+//! Resource servers are part of the realm's configuration (`realm:read`, `realm:update`).
+
+use axum::extract::{Path, RawQuery, State};
+use axum::response::Response;
+use serde::Serialize;
+use serde_json::{Value, json};
+use utoipa::ToSchema;
+
+use super::{ListQuery, commit, realm_in_reach};
+use crate::AppState;
+use crate::authz::permission;
+use crate::clock::{from_millis, iso, to_millis};
+use crate::error::Error;
+use crate::http::auth::Caller;
+use crate::http::body::JsonBody;
+use crate::http::envelope;
+use crate::ids::new_guid;
+use crate::store::page::Bind;
+use crate::store::realms::Realm;
+use crate::store::resource_servers::{self as server_store, ResourceServer, ServerKind};
+use crate::store::trail::{Change, ChangeAction};
+use crate::store::{Status, clients as client_store, from_json_list, to_json_list};
+use crate::validate::{Body, Notification, Refusals, Rule, list_of, one_of, parsed, text};
+
+#[derive(Debug, Serialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct ResourceServerView {
+    pub id: String,
+    pub realm_id: String,
+    pub name: String,
+    /// The `resource` clients send and the `aud` of the tokens.
+    pub address: String,
+    #[serde(rename = "type")]
+    pub kind: ServerKind,
+    /// The scopes it accepts.
+    pub scopes: Vec<String>,
+    /// The clients that may request tokens for it.
+    pub allowed_clients: Vec<String>,
+    pub status: Status,
+    pub created_at: String,
+    pub updated_at: String,
+}
+
+impl ResourceServerView {
+    fn of(server: &ResourceServer) -> Self {
+        Self {
+            id: server.id.clone(),
+            realm_id: server.realm_id.clone(),
+            name: server.name.clone(),
+            address: server.address.clone(),
+            kind: server.kind,
+            scopes: from_json_list(&server.scopes),
+            allowed_clients: from_json_list(&server.allowed_clients),
+            status: server.status,
+            created_at: iso(from_millis(server.created_at)),
+            updated_at: iso(from_millis(server.updated_at)),
+        }
+    }
+}
+
+/// The body of a resource server creation; an update takes the same fields but `type`, each
+/// optional.
+#[derive(Debug, ToSchema)]
+#[schema(rename_all = "camelCase")]
+#[allow(dead_code)]
+pub struct ResourceServerInput {
+    /// 1–128 characters.
+    name: String,
+    /// An absolute URI without fragment, unique in the realm: https, or http on a loopback host.
+    address: String,
+    /// Api (default) or McpServer; cannot change.
+    #[schema(rename = "type")]
+    kind: Option<ServerKind>,
+    /// Scopes of the catalogue or the realm it accepts.
+    scopes: Option<Vec<String>>,
+    /// Ids of the realm's clients that may request tokens for it.
+    allowed_clients: Option<Vec<String>>,
+    status: Option<Status>,
+}
+
+fn address(text_value: &str) -> Result<String, (Rule, String)> {
+    let refuse = |why: &str| Err((Rule::Format, format!("address {why}")));
+    let Ok(uri) = url::Url::parse(text_value) else { return refuse("must be an absolute URI") };
+    if uri.fragment().is_some() {
+        return refuse("must not have a fragment");
+    }
+    let loopback = matches!(uri.host_str(), Some("localhost" | "127.0.0.1" | "[::1]"));
+    match uri.scheme() {
+        "https" if uri.host_str().is_some() => Ok(text_value.to_owned()),
+        "http" if loopback => Ok(text_value.to_owned()),
+        _ => refuse("must use https (http only on a loopback host)"),
+    }
+}
+
+fn client_reference(path: &str, value: &Value) -> Result<String, Refusals> {
+    text(1, 128)(path, value)
+}
+
+fn read_fields(body: &mut Body, server: &mut ResourceServer) {
+    if let Some(name) = body.optional("name", text(1, 128)) {
+        server.name = name;
+    }
+    if let Some(address) = body.optional("address", parsed(address)) {
+        server.address = address;
+    }
+    if let Some(scopes) = body.optional("scopes", list_of(100, super::clients::scope_token)) {
+        server.scopes = to_json_list(&scopes);
+    }
+    if let Some(clients) = body.optional("allowedClients", list_of(200, client_reference)) {
+        server.allowed_clients = to_json_list(&clients);
+    }
+    if let Some(status) = body.optional("status", one_of(Status::NAMES)) {
+        server.status = status;
+    }
+}
+
+/// The scopes must exist and the clients must be clients of the realm.
+async fn check_references(state: &AppState, realm: &Realm, server: &ResourceServer) -> Result<(), Error> {
+    let scopes = from_json_list(&server.scopes);
+    super::scopes::check_scopes_exist(state, &realm.account_id, &realm.id, &scopes, "scopes").await?;
+    let mut refused = Vec::new();
+    for (index, client) in from_json_list(&server.allowed_clients).iter().enumerate() {
+        if client_store::find(state.store.pool(), &realm.id, client).await?.is_none() {
+            let field = format!("allowedClients[{index}]");
+            refused.push(Notification::new(field, Rule::NotFound, format!("no client {client} in the realm")));
+        }
+    }
+    if refused.is_empty() { Ok(()) } else { Err(Error::Validation(refused)) }
+}
+
+fn change(
+    action: ChangeAction,
+    server: &ResourceServer,
+    before: Option<&ResourceServer>,
+    after: Option<&ResourceServer>,
+    status: u16,
+) -> Change {
+    Change {
+        action,
+        resource_type: "resource_server",
+        resource_id: Some(server.id.clone()),
+        parent_id: Some(server.realm_id.clone()),
+        realm_id: Some(server.realm_id.clone()),
+        client_id: None,
+        before: before.map(|s| json!(ResourceServerView::of(s))),
+        after: after.map(|s| json!(ResourceServerView::of(s))),
+        details: None,
+        status,
+    }
+}
+
+#[utoipa::path(post, path = "/realms/{realm}/resource-servers", tag = "Resource servers", params(("realm" = String, Path)),
+    request_body = ResourceServerInput,
+    responses((status = 201, description = "The created resource server, in `data`", body = ResourceServerView), (status = 400), (status = 403),
+              (status = 409, description = "AlreadyExists: the address is taken in the realm")),
+    security(("apiKey" = [])))]
+pub async fn create(
+    State(state): State<AppState>,
+    caller: Caller,
+    Path(realm_id): Path<String>,
+    JsonBody(mut body): JsonBody,
+) -> Result<Response, Error> {
+    let realm = realm_in_reach(&state, &caller, &realm_id, permission::REALM_UPDATE).await?;
+    let now = to_millis(state.clock.now());
+    let kind = body.optional("type", one_of(ServerKind::NAMES)).unwrap_or(ServerKind::Api);
+    let mut server = ResourceServer {
+        id: new_guid(),
+        realm_id: realm.id.clone(),
+        name: String::new(),
+        address: String::new(),
+        kind,
+        scopes: to_json_list(&[]),
+        allowed_clients: to_json_list(&[]),
+        status: Status::Active,
+        created_at: now,
+        updated_at: now,
+    };
+    for required in ["name", "address"] {
+        if !body.has(required) {
+            body.refuse(required, Rule::Required, format!("{required} is required"));
+        }
+    }
+    read_fields(&mut body, &mut server);
+    body.finish()?;
+    check_references(&state, &realm, &server).await?;
+    let mut tx = state.store.begin().await?;
+    if !server_store::insert(&mut *tx, &server).await? {
+        return Err(Error::AlreadyExists("resource server"));
+    }
+    commit(&state, &caller, tx, change(ChangeAction::Create, &server, None, Some(&server), 201)).await?;
+    Ok(envelope::created(ResourceServerView::of(&server)))
+}
+
+#[utoipa::path(get, path = "/realms/{realm}/resource-servers", tag = "Resource servers",
+    params(("realm" = String, Path), ("pageNumber" = Option<u32>, Query), ("pageSize" = Option<u32>, Query),
+           ("searchTerm" = Option<String>, Query), ("status" = Option<String>, Query),
+           ("sortBy" = Option<String>, Query, description = "name, address, createdAt, updatedAt"), ("sortDirection" = Option<String>, Query)),
+    responses((status = 200, description = "A page of the realm's resource servers, in `pagination`", body = [ResourceServerView])),
+    security(("apiKey" = [])))]
+pub async fn list(
+    State(state): State<AppState>,
+    caller: Caller,
+    Path(realm_id): Path<String>,
+    RawQuery(query): RawQuery,
+) -> Result<Response, Error> {
+    let realm = realm_in_reach(&state, &caller, &realm_id, permission::REALM_READ).await?;
+    let list = ListQuery::parse(query, &[])?;
+    let scope = [("realm_id", Bind::Text(realm.id.clone()))];
+    list.answer(&state, &server_store::LISTING, &scope, |s: ResourceServer| ResourceServerView::of(&s)).await
+}
+
+async fn server_in_reach(
+    state: &AppState,
+    caller: &Caller,
+    realm_id: &str,
+    id: &str,
+    permission: &str,
+) -> Result<(std::sync::Arc<Realm>, ResourceServer), Error> {
+    let realm = realm_in_reach(state, caller, realm_id, permission).await?;
+    let server =
+        server_store::find(state.store.pool(), &realm.id, id).await?.ok_or(Error::NotFound("resource server"))?;
+    Ok((realm, server))
+}
+
+#[utoipa::path(get, path = "/realms/{realm}/resource-servers/{serverId}", tag = "Resource servers",
+    params(("realm" = String, Path), ("serverId" = String, Path)),
+    responses((status = 200, body = ResourceServerView), (status = 403), (status = 404)),
+    security(("apiKey" = [])))]
+pub async fn read(
+    State(state): State<AppState>,
+    caller: Caller,
+    Path((realm_id, id)): Path<(String, String)>,
+) -> Result<Response, Error> {
+    let (_, server) = server_in_reach(&state, &caller, &realm_id, &id, permission::REALM_READ).await?;
+    Ok(envelope::ok(ResourceServerView::of(&server)))
+}
+
+#[utoipa::path(put, path = "/realms/{realm}/resource-servers/{serverId}", tag = "Resource servers",
+    params(("realm" = String, Path), ("serverId" = String, Path)), request_body = ResourceServerInput,
+    responses((status = 200, body = ResourceServerView), (status = 400), (status = 403), (status = 404), (status = 409)),
+    security(("apiKey" = [])))]
+pub async fn update(
+    State(state): State<AppState>,
+    caller: Caller,
+    Path((realm_id, id)): Path<(String, String)>,
+    JsonBody(mut body): JsonBody,
+) -> Result<Response, Error> {
+    let (realm, before) = server_in_reach(&state, &caller, &realm_id, &id, permission::REALM_UPDATE).await?;
+    let mut server = before.clone();
+    body.unchanged("id", &server.id);
+    body.unchanged("type", server.kind.as_str());
+    read_fields(&mut body, &mut server);
+    body.finish()?;
+    check_references(&state, &realm, &server).await?;
+    server.updated_at = to_millis(state.clock.now());
+    let mut tx = state.store.begin().await?;
+    if !server_store::update(&mut *tx, &server).await? {
+        return Err(Error::AlreadyExists("resource server"));
+    }
+    commit(&state, &caller, tx, change(ChangeAction::Update, &server, Some(&before), Some(&server), 200)).await?;
+    Ok(envelope::ok(ResourceServerView::of(&server)))
+}
+
+#[utoipa::path(delete, path = "/realms/{realm}/resource-servers/{serverId}", tag = "Resource servers",
+    params(("realm" = String, Path), ("serverId" = String, Path)),
+    responses((status = 200, description = "Deleted"), (status = 403), (status = 404)),
+    security(("apiKey" = [])))]
+pub async fn delete(
+    State(state): State<AppState>,
+    caller: Caller,
+    Path((realm_id, id)): Path<(String, String)>,
+) -> Result<Response, Error> {
+    let (_, server) = server_in_reach(&state, &caller, &realm_id, &id, permission::REALM_UPDATE).await?;
+    let mut tx = state.store.begin().await?;
+    server_store::delete(&mut *tx, &server.id).await?;
+    commit(&state, &caller, tx, change(ChangeAction::Delete, &server, Some(&server), None, 200)).await?;
+    Ok(envelope::done())
+}

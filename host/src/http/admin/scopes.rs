@@ -1,0 +1,379 @@
+//! Scopes: the account's catalogue (`/scopes`), scopes exclusive to a realm
+//! (`/realms/{realm}/scopes`), and the scopes a client may request
+//! (`/realms/{realm}/clients/{client}/scopes`).
+
+use axum::extract::{Path, RawQuery, State};
+use axum::response::Response;
+use serde::Serialize;
+use serde_json::json;
+use utoipa::ToSchema;
+
+use super::{ListQuery, commit, realm_in_reach};
+use crate::AppState;
+use crate::authz::{Resource, permission};
+use crate::clock::{from_millis, iso, to_millis};
+use crate::error::Error;
+use crate::http::auth::Caller;
+use crate::http::body::JsonBody;
+use crate::http::envelope;
+use crate::ids::new_guid;
+use crate::store::clients::{self as client_store, Client};
+use crate::store::page::Bind;
+use crate::store::scopes::{self as scope_store, Scope};
+use crate::store::trail::{Change, ChangeAction};
+use crate::store::{from_json_list, to_json_list};
+use crate::validate::{Body, Notification, Rule, list_of, text};
+
+/// Scopes of OpenID Connect that exist in every realm without being created.
+pub const STANDARD_SCOPES: &[&str] = &["openid", "profile", "email"];
+
+#[derive(Debug, Serialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct ScopeView {
+    pub id: String,
+    /// Null for a catalogue scope.
+    pub realm_id: Option<String>,
+    pub name: String,
+    pub description: Option<String>,
+    pub created_at: String,
+    pub updated_at: String,
+}
+
+impl ScopeView {
+    fn of(scope: &Scope) -> Self {
+        Self {
+            id: scope.id.clone(),
+            realm_id: scope.realm_id.clone(),
+            name: scope.name.clone(),
+            description: scope.description.clone(),
+            created_at: iso(from_millis(scope.created_at)),
+            updated_at: iso(from_millis(scope.updated_at)),
+        }
+    }
+}
+
+/// The body of a scope creation; an update changes only the description.
+#[derive(Debug, ToSchema)]
+#[schema(rename_all = "camelCase")]
+#[allow(dead_code)]
+pub struct ScopeInput {
+    /// A scope token (RFC 6749 §3.3), 1–128 printable ASCII characters without spaces, quotes or
+    /// backslashes; unique in the catalogue, or in the realm. Cannot change.
+    name: String,
+    /// Up to 1024 characters.
+    description: Option<String>,
+}
+
+/// The scopes a client may request.
+#[derive(Debug, ToSchema)]
+#[schema(rename_all = "camelCase")]
+#[allow(dead_code)]
+pub struct ClientScopesInput {
+    /// Each a scope of the catalogue, of the realm, or a standard OpenID Connect scope.
+    scopes: Vec<String>,
+}
+
+fn scope_change(
+    action: ChangeAction,
+    scope: &Scope,
+    before: Option<&Scope>,
+    after: Option<&Scope>,
+    status: u16,
+) -> Change {
+    Change {
+        action,
+        resource_type: "scope",
+        resource_id: Some(scope.id.clone()),
+        parent_id: scope.realm_id.clone(),
+        realm_id: scope.realm_id.clone(),
+        client_id: None,
+        before: before.map(|s| json!(ScopeView::of(s))),
+        after: after.map(|s| json!(ScopeView::of(s))),
+        details: None,
+        status,
+    }
+}
+
+/// Checks the caller may act on the catalogue (no realm) or on the realm's scopes.
+async fn require(state: &AppState, caller: &Caller, realm_id: Option<&str>, permission: &str) -> Result<(), Error> {
+    match realm_id {
+        None => caller.require_account(state, permission),
+        Some(realm_id) => realm_in_reach(state, caller, realm_id, permission).await.map(|_| ()),
+    }
+}
+
+async fn create(state: &AppState, caller: &Caller, realm_id: Option<&str>, mut body: Body) -> Result<Response, Error> {
+    require(state, caller, realm_id, permission::SCOPE_CREATE).await?;
+    let name = body.required("name", super::clients::scope_token);
+    let description = body.optional("description", text(0, 1024)).filter(|d| !d.is_empty());
+    if name.as_deref().is_some_and(|n| STANDARD_SCOPES.contains(&n)) {
+        body.refuse("name", Rule::Duplicate, "standard OpenID Connect scopes exist in every realm");
+    }
+    body.finish()?;
+    let Some(name) = name else { return Err(Error::invalid("name", Rule::Required, "name is required")) };
+    let now = to_millis(state.clock.now());
+    let scope = Scope {
+        id: new_guid(),
+        account_id: caller.account_id().to_owned(),
+        realm_id: realm_id.map(str::to_owned),
+        name,
+        description,
+        created_at: now,
+        updated_at: now,
+    };
+    let mut tx = state.store.begin().await?;
+    if !scope_store::insert(&mut *tx, &scope).await? {
+        return Err(Error::AlreadyExists("scope"));
+    }
+    commit(state, caller, tx, scope_change(ChangeAction::Create, &scope, None, Some(&scope), 201)).await?;
+    Ok(envelope::created(ScopeView::of(&scope)))
+}
+
+async fn list(
+    state: &AppState,
+    caller: &Caller,
+    realm_id: Option<&str>,
+    query: Option<String>,
+) -> Result<Response, Error> {
+    require(state, caller, realm_id, permission::SCOPE_READ).await?;
+    let list = ListQuery::parse(query, &[])?;
+    let scope = [
+        ("account_id", Bind::Text(caller.account_id().to_owned())),
+        ("COALESCE(realm_id, '') =", Bind::Text(realm_id.unwrap_or("").to_owned())),
+    ];
+    list.answer(state, &scope_store::LISTING, &scope, |s: Scope| ScopeView::of(&s)).await
+}
+
+async fn scope_in_reach(
+    state: &AppState,
+    caller: &Caller,
+    realm_id: Option<&str>,
+    id: &str,
+    permission: &str,
+) -> Result<Scope, Error> {
+    require(state, caller, realm_id, permission).await?;
+    scope_store::find(state.store.pool(), caller.account_id(), id)
+        .await?
+        .filter(|s| s.realm_id.as_deref() == realm_id)
+        .ok_or(Error::NotFound("scope"))
+}
+
+async fn update(
+    state: &AppState,
+    caller: &Caller,
+    realm_id: Option<&str>,
+    id: &str,
+    mut body: Body,
+) -> Result<Response, Error> {
+    let before = scope_in_reach(state, caller, realm_id, id, permission::SCOPE_UPDATE).await?;
+    let mut scope = before.clone();
+    body.unchanged("id", &scope.id);
+    body.unchanged("name", &scope.name);
+    if let Some(description) = body.nullable("description", text(0, 1024)) {
+        scope.description = description.filter(|d| !d.is_empty());
+    }
+    body.finish()?;
+    scope.updated_at = to_millis(state.clock.now());
+    let mut tx = state.store.begin().await?;
+    scope_store::update(&mut *tx, &scope).await?;
+    commit(state, caller, tx, scope_change(ChangeAction::Update, &scope, Some(&before), Some(&scope), 200)).await?;
+    Ok(envelope::ok(ScopeView::of(&scope)))
+}
+
+async fn delete(state: &AppState, caller: &Caller, realm_id: Option<&str>, id: &str) -> Result<Response, Error> {
+    let scope = scope_in_reach(state, caller, realm_id, id, permission::SCOPE_DELETE).await?;
+    let mut tx = state.store.begin().await?;
+    scope_store::delete(&mut *tx, &scope.id).await?;
+    commit(state, caller, tx, scope_change(ChangeAction::Delete, &scope, Some(&scope), None, 200)).await?;
+    Ok(envelope::done())
+}
+
+#[utoipa::path(post, path = "/scopes", tag = "Scopes", request_body = ScopeInput,
+    responses((status = 201, description = "The created catalogue scope, usable in every realm of the account", body = ScopeView),
+              (status = 400), (status = 403), (status = 409)),
+    security(("apiKey" = [])))]
+pub async fn create_catalogue_scope(
+    State(state): State<AppState>,
+    caller: Caller,
+    JsonBody(body): JsonBody,
+) -> Result<Response, Error> {
+    create(&state, &caller, None, body).await
+}
+
+#[utoipa::path(get, path = "/scopes", tag = "Scopes",
+    params(("pageNumber" = Option<u32>, Query), ("pageSize" = Option<u32>, Query), ("searchTerm" = Option<String>, Query),
+           ("sortBy" = Option<String>, Query), ("sortDirection" = Option<String>, Query)),
+    responses((status = 200, description = "A page of the catalogue, in `pagination`", body = [ScopeView])),
+    security(("apiKey" = [])))]
+pub async fn list_catalogue(
+    State(state): State<AppState>,
+    caller: Caller,
+    RawQuery(query): RawQuery,
+) -> Result<Response, Error> {
+    list(&state, &caller, None, query).await
+}
+
+#[utoipa::path(put, path = "/scopes/{scopeId}", tag = "Scopes", params(("scopeId" = String, Path)), request_body = ScopeInput,
+    responses((status = 200, body = ScopeView), (status = 400), (status = 403), (status = 404)),
+    security(("apiKey" = [])))]
+pub async fn update_catalogue_scope(
+    State(state): State<AppState>,
+    caller: Caller,
+    Path(id): Path<String>,
+    JsonBody(body): JsonBody,
+) -> Result<Response, Error> {
+    update(&state, &caller, None, &id, body).await
+}
+
+#[utoipa::path(delete, path = "/scopes/{scopeId}", tag = "Scopes", params(("scopeId" = String, Path)),
+    responses((status = 200, description = "Deleted"), (status = 403), (status = 404)),
+    security(("apiKey" = [])))]
+pub async fn delete_catalogue_scope(
+    State(state): State<AppState>,
+    caller: Caller,
+    Path(id): Path<String>,
+) -> Result<Response, Error> {
+    delete(&state, &caller, None, &id).await
+}
+
+#[utoipa::path(post, path = "/realms/{realm}/scopes", tag = "Scopes", params(("realm" = String, Path)), request_body = ScopeInput,
+    responses((status = 201, description = "The created realm-exclusive scope", body = ScopeView), (status = 400), (status = 403), (status = 409)),
+    security(("apiKey" = [])))]
+pub async fn create_realm_scope(
+    State(state): State<AppState>,
+    caller: Caller,
+    Path(realm_id): Path<String>,
+    JsonBody(body): JsonBody,
+) -> Result<Response, Error> {
+    create(&state, &caller, Some(&realm_id), body).await
+}
+
+#[utoipa::path(get, path = "/realms/{realm}/scopes", tag = "Scopes",
+    params(("realm" = String, Path), ("pageNumber" = Option<u32>, Query), ("pageSize" = Option<u32>, Query),
+           ("searchTerm" = Option<String>, Query), ("sortBy" = Option<String>, Query), ("sortDirection" = Option<String>, Query)),
+    responses((status = 200, description = "A page of the realm's own scopes, in `pagination`", body = [ScopeView])),
+    security(("apiKey" = [])))]
+pub async fn list_realm_scopes(
+    State(state): State<AppState>,
+    caller: Caller,
+    Path(realm_id): Path<String>,
+    RawQuery(query): RawQuery,
+) -> Result<Response, Error> {
+    list(&state, &caller, Some(&realm_id), query).await
+}
+
+#[utoipa::path(put, path = "/realms/{realm}/scopes/{scopeId}", tag = "Scopes",
+    params(("realm" = String, Path), ("scopeId" = String, Path)), request_body = ScopeInput,
+    responses((status = 200, body = ScopeView), (status = 400), (status = 403), (status = 404)),
+    security(("apiKey" = [])))]
+pub async fn update_realm_scope(
+    State(state): State<AppState>,
+    caller: Caller,
+    Path((realm_id, id)): Path<(String, String)>,
+    JsonBody(body): JsonBody,
+) -> Result<Response, Error> {
+    update(&state, &caller, Some(&realm_id), &id, body).await
+}
+
+#[utoipa::path(delete, path = "/realms/{realm}/scopes/{scopeId}", tag = "Scopes",
+    params(("realm" = String, Path), ("scopeId" = String, Path)),
+    responses((status = 200, description = "Deleted"), (status = 403), (status = 404)),
+    security(("apiKey" = [])))]
+pub async fn delete_realm_scope(
+    State(state): State<AppState>,
+    caller: Caller,
+    Path((realm_id, id)): Path<(String, String)>,
+) -> Result<Response, Error> {
+    delete(&state, &caller, Some(&realm_id), &id).await
+}
+
+/// Refuses every scope that is neither standard nor in the catalogue or the realm; `field` names
+/// the list in the notifications.
+pub async fn check_scopes_exist(
+    state: &AppState,
+    account_id: &str,
+    realm_id: &str,
+    scopes: &[String],
+    field: &str,
+) -> Result<(), Error> {
+    let known = scope_store::names_in_realm(state.store.pool(), account_id, realm_id).await?;
+    let refused: Vec<Notification> = scopes
+        .iter()
+        .enumerate()
+        .filter(|(_, s)| !STANDARD_SCOPES.contains(&s.as_str()) && !known.contains(s))
+        .map(|(i, s)| {
+            Notification::new(
+                format!("{field}[{i}]"),
+                Rule::NotFound,
+                format!("no scope named {s} in the catalogue or the realm"),
+            )
+        })
+        .collect();
+    if refused.is_empty() { Ok(()) } else { Err(Error::Validation(refused)) }
+}
+
+async fn client_for_scopes(
+    state: &AppState,
+    caller: &Caller,
+    realm_id: &str,
+    client_id: &str,
+    permission: &str,
+) -> Result<(String, Client), Error> {
+    let realm = super::find_realm(state, realm_id).await?;
+    let owner = realm.as_ref().map(|r| r.account_id.clone());
+    let resource = Resource::Client { realm_id: realm_id.to_owned(), id: client_id.to_owned(), owner: owner.clone() };
+    caller.require(state, permission, resource)?;
+    let client = client_store::find(state.store.pool(), realm_id, client_id).await?.ok_or(Error::NotFound("client"))?;
+    Ok((owner.unwrap_or_default(), client))
+}
+
+#[utoipa::path(get, path = "/realms/{realm}/clients/{client}/scopes", tag = "Scopes",
+    params(("realm" = String, Path), ("client" = String, Path)),
+    responses((status = 200, description = "The scopes the client may request, in `data`", body = [String]), (status = 403), (status = 404)),
+    security(("apiKey" = [])))]
+pub async fn client_scopes(
+    State(state): State<AppState>,
+    caller: Caller,
+    Path((realm_id, client_id)): Path<(String, String)>,
+) -> Result<Response, Error> {
+    let (_, client) = client_for_scopes(&state, &caller, &realm_id, &client_id, permission::CLIENT_READ).await?;
+    Ok(envelope::ok(from_json_list(&client.allowed_scopes)))
+}
+
+#[utoipa::path(put, path = "/realms/{realm}/clients/{client}/scopes", tag = "Scopes",
+    params(("realm" = String, Path), ("client" = String, Path)), request_body = ClientScopesInput,
+    responses((status = 200, description = "The scopes the client may now request, in `data`", body = [String]),
+              (status = 400, description = "ValidationFailed: a scope that does not exist"), (status = 403), (status = 404)),
+    security(("apiKey" = [])))]
+pub async fn replace_client_scopes(
+    State(state): State<AppState>,
+    caller: Caller,
+    Path((realm_id, client_id)): Path<(String, String)>,
+    JsonBody(mut body): JsonBody,
+) -> Result<Response, Error> {
+    let (account, before) =
+        client_for_scopes(&state, &caller, &realm_id, &client_id, permission::CLIENT_UPDATE).await?;
+    let scopes = body.required("scopes", list_of(100, super::clients::scope_token));
+    body.finish()?;
+    let scopes = scopes.unwrap_or_default();
+    check_scopes_exist(&state, &account, &realm_id, &scopes, "scopes").await?;
+    let mut client = before.clone();
+    client.allowed_scopes = to_json_list(&scopes);
+    client.updated_at = to_millis(state.clock.now());
+    let mut tx = state.store.begin().await?;
+    client_store::update(&mut *tx, &client).await?;
+    let change = Change {
+        action: ChangeAction::Update,
+        resource_type: "client_scopes",
+        resource_id: Some(client.id.clone()),
+        parent_id: Some(client.realm_id.clone()),
+        realm_id: Some(client.realm_id.clone()),
+        client_id: Some(client.id.clone()),
+        before: Some(json!(from_json_list(&before.allowed_scopes))),
+        after: Some(json!(scopes)),
+        details: None,
+        status: 200,
+    };
+    commit(&state, &caller, tx, change).await?;
+    Ok(envelope::ok(scopes))
+}

@@ -1,0 +1,180 @@
+//! Organizations of a realm: their e-mail domains and their members.
+
+use sqlx::{Any, Executor};
+
+use super::page::Listing;
+use super::{Status, from_json_list};
+
+#[derive(Debug, Clone, PartialEq, Eq, sqlx::FromRow)]
+pub struct Organization {
+    pub id: String,
+    pub realm_id: String,
+    pub name: String,
+    pub description: Option<String>,
+    /// JSON list of DNS domains.
+    pub domains: String,
+    #[sqlx(try_from = "String")]
+    pub status: Status,
+    pub created_at: i64,
+    pub updated_at: i64,
+}
+
+const COLUMNS: &str = "id, realm_id, name, description, domains, status, created_at, updated_at";
+
+pub const LISTING: Listing = Listing {
+    table: "organizations",
+    columns: COLUMNS,
+    created: "created_at",
+    tie_breaker: "id",
+    search: &["name", "description", "domains"],
+    status: Some("status"),
+    sortable: &[("name", "name"), ("updatedAt", "updated_at"), ("createdAt", "created_at")],
+};
+
+/// Why an organization could not be written.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Taken {
+    Name,
+    /// Another organization of the realm has this domain.
+    Domain(String),
+}
+
+/// Claims the organization's domains in the realm; the first one another organization holds.
+async fn claim_domains(tx: &mut super::Connection, organization: &Organization) -> Result<Option<Taken>, sqlx::Error> {
+    sqlx::query("DELETE FROM organization_domains WHERE organization_id = $1")
+        .bind(&organization.id)
+        .execute(&mut *tx)
+        .await?;
+    for domain in from_json_list(&organization.domains) {
+        let done = sqlx::query(
+            "INSERT INTO organization_domains (realm_id, domain, organization_id) VALUES ($1, $2, $3) \
+             ON CONFLICT DO NOTHING",
+        )
+        .bind(&organization.realm_id)
+        .bind(&domain)
+        .bind(&organization.id)
+        .execute(&mut *tx)
+        .await?;
+        if done.rows_affected() == 0 {
+            return Ok(Some(Taken::Domain(domain)));
+        }
+    }
+    Ok(None)
+}
+
+pub async fn insert(tx: &mut super::Connection, organization: &Organization) -> Result<Option<Taken>, sqlx::Error> {
+    let done = sqlx::query(
+        "INSERT INTO organizations (id, realm_id, name, description, domains, status, created_at, updated_at) \
+         VALUES ($1, $2, $3, $4, $5, $6, $7, $8) ON CONFLICT DO NOTHING",
+    )
+    .bind(&organization.id)
+    .bind(&organization.realm_id)
+    .bind(&organization.name)
+    .bind(&organization.description)
+    .bind(&organization.domains)
+    .bind(organization.status.as_str())
+    .bind(organization.created_at)
+    .bind(organization.updated_at)
+    .execute(&mut *tx)
+    .await?;
+    if done.rows_affected() == 0 {
+        return Ok(Some(Taken::Name));
+    }
+    claim_domains(tx, organization).await
+}
+
+pub async fn update(tx: &mut super::Connection, organization: &Organization) -> Result<Option<Taken>, sqlx::Error> {
+    let result = sqlx::query(
+        "UPDATE organizations SET name = $2, description = $3, domains = $4, status = $5, updated_at = $6 \
+         WHERE id = $1",
+    )
+    .bind(&organization.id)
+    .bind(&organization.name)
+    .bind(&organization.description)
+    .bind(&organization.domains)
+    .bind(organization.status.as_str())
+    .bind(organization.updated_at)
+    .execute(&mut *tx)
+    .await;
+    match result {
+        Ok(_) => claim_domains(tx, organization).await,
+        Err(sqlx::Error::Database(error)) if error.is_unique_violation() => Ok(Some(Taken::Name)),
+        Err(error) => Err(error),
+    }
+}
+
+pub async fn find<'c>(
+    db: impl Executor<'c, Database = Any>,
+    realm_id: &str,
+    id: &str,
+) -> Result<Option<Organization>, sqlx::Error> {
+    sqlx::query_as(sqlx::AssertSqlSafe(format!("SELECT {COLUMNS} FROM organizations WHERE realm_id = $1 AND id = $2")))
+        .bind(realm_id)
+        .bind(id)
+        .fetch_optional(db)
+        .await
+}
+
+pub async fn delete<'c>(db: impl Executor<'c, Database = Any>, id: &str) -> Result<(), sqlx::Error> {
+    sqlx::query("DELETE FROM organizations WHERE id = $1").bind(id).execute(db).await.map(|_| ())
+}
+
+/// Adds the person; `false` when already a member.
+pub async fn add_member<'c>(
+    db: impl Executor<'c, Database = Any>,
+    organization_id: &str,
+    user_id: &str,
+    now: i64,
+) -> Result<bool, sqlx::Error> {
+    let done = sqlx::query(
+        "INSERT INTO organization_members (organization_id, user_id, created_at) VALUES ($1, $2, $3) \
+         ON CONFLICT DO NOTHING",
+    )
+    .bind(organization_id)
+    .bind(user_id)
+    .bind(now)
+    .execute(db)
+    .await?;
+    Ok(done.rows_affected() == 1)
+}
+
+/// Removes the person; `false` when not a member.
+pub async fn remove_member<'c>(
+    db: impl Executor<'c, Database = Any>,
+    organization_id: &str,
+    user_id: &str,
+) -> Result<bool, sqlx::Error> {
+    let done = sqlx::query("DELETE FROM organization_members WHERE organization_id = $1 AND user_id = $2")
+        .bind(organization_id)
+        .bind(user_id)
+        .execute(db)
+        .await?;
+    Ok(done.rows_affected() == 1)
+}
+
+pub async fn members<'c>(
+    db: impl Executor<'c, Database = Any>,
+    organization_id: &str,
+) -> Result<Vec<String>, sqlx::Error> {
+    let rows: Vec<(String,)> = sqlx::query_as(
+        "SELECT user_id FROM organization_members WHERE organization_id = $1 ORDER BY created_at, user_id",
+    )
+    .bind(organization_id)
+    .fetch_all(db)
+    .await?;
+    Ok(rows.into_iter().map(|(id,)| id).collect())
+}
+
+pub async fn is_member<'c>(
+    db: impl Executor<'c, Database = Any>,
+    organization_id: &str,
+    user_id: &str,
+) -> Result<bool, sqlx::Error> {
+    let found: Option<(String,)> =
+        sqlx::query_as("SELECT user_id FROM organization_members WHERE organization_id = $1 AND user_id = $2")
+            .bind(organization_id)
+            .bind(user_id)
+            .fetch_optional(db)
+            .await?;
+    Ok(found.is_some())
+}

@@ -1,0 +1,119 @@
+//! Resource servers: the APIs and MCP servers a realm issues tokens for.
+
+use sqlx::{Any, Executor};
+
+use super::page::Listing;
+use super::{Status, text_enum};
+
+text_enum! {
+    pub enum ServerKind {
+        Api,
+        McpServer,
+    }
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, sqlx::FromRow)]
+pub struct ResourceServer {
+    pub id: String,
+    pub realm_id: String,
+    pub name: String,
+    /// The `aud` of its tokens, as clients send it in `resource`.
+    pub address: String,
+    #[sqlx(try_from = "String")]
+    pub kind: ServerKind,
+    /// JSON list of the scopes it accepts.
+    pub scopes: String,
+    /// JSON list of the clients that may request tokens for it.
+    pub allowed_clients: String,
+    #[sqlx(try_from = "String")]
+    pub status: Status,
+    pub created_at: i64,
+    pub updated_at: i64,
+}
+
+const COLUMNS: &str = "id, realm_id, name, address, kind, scopes, allowed_clients, status, created_at, updated_at";
+
+pub const LISTING: Listing = Listing {
+    table: "resource_servers",
+    columns: COLUMNS,
+    created: "created_at",
+    tie_breaker: "id",
+    search: &["name", "address"],
+    status: Some("status"),
+    sortable: &[("name", "name"), ("address", "address"), ("updatedAt", "updated_at"), ("createdAt", "created_at")],
+};
+
+/// Inserts the server; `false` when its address is taken in the realm.
+pub async fn insert<'c>(db: impl Executor<'c, Database = Any>, server: &ResourceServer) -> Result<bool, sqlx::Error> {
+    let done = sqlx::query(
+        "INSERT INTO resource_servers (id, realm_id, name, address, kind, scopes, allowed_clients, status, \
+         created_at, updated_at) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10) ON CONFLICT DO NOTHING",
+    )
+    .bind(&server.id)
+    .bind(&server.realm_id)
+    .bind(&server.name)
+    .bind(&server.address)
+    .bind(server.kind.as_str())
+    .bind(&server.scopes)
+    .bind(&server.allowed_clients)
+    .bind(server.status.as_str())
+    .bind(server.created_at)
+    .bind(server.updated_at)
+    .execute(db)
+    .await?;
+    Ok(done.rows_affected() == 1)
+}
+
+pub async fn find<'c>(
+    db: impl Executor<'c, Database = Any>,
+    realm_id: &str,
+    id: &str,
+) -> Result<Option<ResourceServer>, sqlx::Error> {
+    sqlx::query_as(sqlx::AssertSqlSafe(format!(
+        "SELECT {COLUMNS} FROM resource_servers WHERE realm_id = $1 AND id = $2"
+    )))
+    .bind(realm_id)
+    .bind(id)
+    .fetch_optional(db)
+    .await
+}
+
+pub async fn find_by_address<'c>(
+    db: impl Executor<'c, Database = Any>,
+    realm_id: &str,
+    address: &str,
+) -> Result<Option<ResourceServer>, sqlx::Error> {
+    sqlx::query_as(sqlx::AssertSqlSafe(format!(
+        "SELECT {COLUMNS} FROM resource_servers WHERE realm_id = $1 AND address = $2"
+    )))
+    .bind(realm_id)
+    .bind(address)
+    .fetch_optional(db)
+    .await
+}
+
+/// Writes every changeable field; `false` when the new address is taken.
+pub async fn update<'c>(db: impl Executor<'c, Database = Any>, server: &ResourceServer) -> Result<bool, sqlx::Error> {
+    let result = sqlx::query(
+        "UPDATE resource_servers SET name = $2, address = $3, scopes = $4, allowed_clients = $5, status = $6, \
+         updated_at = $7 WHERE id = $1",
+    )
+    .bind(&server.id)
+    .bind(&server.name)
+    .bind(&server.address)
+    .bind(&server.scopes)
+    .bind(&server.allowed_clients)
+    .bind(server.status.as_str())
+    .bind(server.updated_at)
+    .execute(db)
+    .await;
+    match result {
+        Ok(_) => Ok(true),
+        Err(sqlx::Error::Database(error)) if error.is_unique_violation() => Ok(false),
+        Err(error) => Err(error),
+    }
+}
+
+pub async fn delete<'c>(db: impl Executor<'c, Database = Any>, id: &str) -> Result<(), sqlx::Error> {
+    sqlx::query("DELETE FROM resource_servers WHERE id = $1").bind(id).execute(db).await.map(|_| ())
+}

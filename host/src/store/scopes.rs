@@ -1,0 +1,90 @@
+//! Scopes: the account's catalogue, shared by all its realms, and scopes exclusive to one realm.
+
+use sqlx::{Any, Executor};
+
+use super::page::Listing;
+
+#[derive(Debug, Clone, PartialEq, Eq, sqlx::FromRow)]
+pub struct Scope {
+    pub id: String,
+    pub account_id: String,
+    /// `None` for a catalogue scope.
+    pub realm_id: Option<String>,
+    pub name: String,
+    pub description: Option<String>,
+    pub created_at: i64,
+    pub updated_at: i64,
+}
+
+const COLUMNS: &str = "id, account_id, realm_id, name, description, created_at, updated_at";
+
+pub const LISTING: Listing = Listing {
+    table: "scopes",
+    columns: COLUMNS,
+    created: "created_at",
+    tie_breaker: "id",
+    search: &["name", "description"],
+    status: None,
+    sortable: &[("name", "name"), ("updatedAt", "updated_at"), ("createdAt", "created_at")],
+};
+
+/// Inserts the scope; `false` when the name is taken (in the catalogue, or in the realm).
+pub async fn insert<'c>(db: impl Executor<'c, Database = Any>, scope: &Scope) -> Result<bool, sqlx::Error> {
+    let done = sqlx::query(
+        "INSERT INTO scopes (id, account_id, realm_id, name, description, created_at, updated_at) \
+         VALUES ($1, $2, $3, $4, $5, $6, $7) ON CONFLICT DO NOTHING",
+    )
+    .bind(&scope.id)
+    .bind(&scope.account_id)
+    .bind(&scope.realm_id)
+    .bind(&scope.name)
+    .bind(&scope.description)
+    .bind(scope.created_at)
+    .bind(scope.updated_at)
+    .execute(db)
+    .await?;
+    Ok(done.rows_affected() == 1)
+}
+
+pub async fn find<'c>(
+    db: impl Executor<'c, Database = Any>,
+    account_id: &str,
+    id: &str,
+) -> Result<Option<Scope>, sqlx::Error> {
+    sqlx::query_as(sqlx::AssertSqlSafe(format!("SELECT {COLUMNS} FROM scopes WHERE account_id = $1 AND id = $2")))
+        .bind(account_id)
+        .bind(id)
+        .fetch_optional(db)
+        .await
+}
+
+/// Writes the description (a scope's name is what tokens carry and never changes).
+pub async fn update<'c>(db: impl Executor<'c, Database = Any>, scope: &Scope) -> Result<(), sqlx::Error> {
+    sqlx::query("UPDATE scopes SET description = $2, updated_at = $3 WHERE id = $1")
+        .bind(&scope.id)
+        .bind(&scope.description)
+        .bind(scope.updated_at)
+        .execute(db)
+        .await
+        .map(|_| ())
+}
+
+pub async fn delete<'c>(db: impl Executor<'c, Database = Any>, id: &str) -> Result<(), sqlx::Error> {
+    sqlx::query("DELETE FROM scopes WHERE id = $1").bind(id).execute(db).await.map(|_| ())
+}
+
+/// The names of the scopes usable in a realm: the account's catalogue and the realm's own.
+pub async fn names_in_realm<'c>(
+    db: impl Executor<'c, Database = Any>,
+    account_id: &str,
+    realm_id: &str,
+) -> Result<Vec<String>, sqlx::Error> {
+    let rows: Vec<(String,)> = sqlx::query_as(
+        "SELECT name FROM scopes WHERE account_id = $1 AND (realm_id IS NULL OR realm_id = $2) ORDER BY name",
+    )
+    .bind(account_id)
+    .bind(realm_id)
+    .fetch_all(db)
+    .await?;
+    Ok(rows.into_iter().map(|(name,)| name).collect())
+}
