@@ -1,5 +1,6 @@
-//! Per-host caches of what nearly every admin request reads: the credential behind an API key and
-//! the realm it addresses.
+//! Per-host caches of what nearly every request reads: the credential behind an API key, the realm
+//! it addresses, and for the token service the client, its signing key, the roles granted to it and
+//! the keys that verify tokens.
 //!
 //! Entries are dropped the moment a change commits: on this host directly, and on every other host
 //! through the store's change notifications (PostgreSQL `NOTIFY`, sent by the committing
@@ -11,6 +12,8 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, RwLock};
 use std::time::{Duration, Instant};
 
+use crate::store::clients::Client;
+use crate::store::realm_roles::Role;
 use crate::store::realms::Realm;
 use crate::store::secrets::Credential;
 use crate::tokens::keys::{Signer, Verifier};
@@ -34,8 +37,8 @@ pub enum Invalidation {
     /// The credentials of an account (a secret or a custom role changed).
     Account(String),
     Realm(String),
-    /// The signing keys of a client (rotated or revoked): realm id and client id.
-    Keys(String, String),
+    /// A client: its configuration, signing keys or role grants (realm id, client id).
+    Client(String, String),
 }
 
 impl Invalidation {
@@ -43,7 +46,7 @@ impl Invalidation {
         match self {
             Self::Account(id) => format!("account:{id}"),
             Self::Realm(id) => format!("realm:{id}"),
-            Self::Keys(realm, client) => format!("keys:{realm}/{client}"),
+            Self::Client(realm, client) => format!("client:{realm}/{client}"),
         }
     }
 
@@ -51,7 +54,7 @@ impl Invalidation {
         match text.split_once(':')? {
             ("account", id) => Some(Self::Account(id.to_owned())),
             ("realm", id) => Some(Self::Realm(id.to_owned())),
-            ("keys", pair) => pair.split_once('/').map(|(r, c)| Self::Keys(r.to_owned(), c.to_owned())),
+            ("client", pair) => pair.split_once('/').map(|(r, c)| Self::Client(r.to_owned(), c.to_owned())),
             _ => None,
         }
     }
@@ -82,8 +85,8 @@ impl<T: Clone> Map<T> {
         map.insert(key, Entry { value, stored: Instant::now() });
     }
 
-    fn retain(&self, keep: impl Fn(&T) -> bool) {
-        self.0.write().unwrap_or_else(|p| p.into_inner()).retain(|_, e| keep(&e.value));
+    fn retain(&self, keep: impl Fn(&str, &T) -> bool) {
+        self.0.write().unwrap_or_else(|p| p.into_inner()).retain(|key, e| keep(key, &e.value));
     }
 
     fn remove(&self, key: &str) {
@@ -101,6 +104,10 @@ pub struct Caches {
     realms: Map<Arc<Realm>>,
     /// The signing key of each client, by `realm/client`.
     signers: Map<Arc<Signer>>,
+    /// Clients, by `realm/client`.
+    clients: Map<Arc<Client>>,
+    /// The roles granted to each client itself, by `realm/client`.
+    client_roles: Map<Arc<Vec<Role>>>,
     /// Verification keys by `kid`.
     verifiers: Map<Arc<Verifier>>,
     /// Whether this host receives every change notification (always, on SQLite).
@@ -119,6 +126,8 @@ impl Caches {
             credentials: Map::new(),
             realms: Map::new(),
             signers: Map::new(),
+            clients: Map::new(),
+            client_roles: Map::new(),
             verifiers: Map::new(),
             synced: AtomicBool::new(synced),
         }
@@ -163,6 +172,26 @@ impl Caches {
         }
     }
 
+    pub fn client(&self, realm_id: &str, client_id: &str) -> Option<Arc<Client>> {
+        self.usable().then(|| self.clients.get(&format!("{realm_id}/{client_id}"))).flatten()
+    }
+
+    pub fn keep_client(&self, client: Arc<Client>) {
+        if self.usable() {
+            self.clients.put(format!("{}/{}", client.realm_id, client.id), client);
+        }
+    }
+
+    pub fn client_roles(&self, realm_id: &str, client_id: &str) -> Option<Arc<Vec<Role>>> {
+        self.usable().then(|| self.client_roles.get(&format!("{realm_id}/{client_id}"))).flatten()
+    }
+
+    pub fn keep_client_roles(&self, realm_id: &str, client_id: &str, roles: Arc<Vec<Role>>) {
+        if self.usable() {
+            self.client_roles.put(format!("{realm_id}/{client_id}"), roles);
+        }
+    }
+
     pub fn verifier(&self, kid: &str) -> Option<Arc<Verifier>> {
         self.usable().then(|| self.verifiers.get(kid)).flatten()
     }
@@ -176,12 +205,20 @@ impl Caches {
     pub fn apply(&self, invalidation: &Invalidation) {
         match invalidation {
             Invalidation::Account(account) => {
-                self.credentials.retain(|known| known.credential.secret.account_id != *account);
+                self.credentials.retain(|_, known| known.credential.secret.account_id != *account);
             }
-            Invalidation::Realm(id) => self.realms.retain(|realm| realm.id != *id),
-            Invalidation::Keys(realm_id, client_id) => {
-                self.signers.remove(&format!("{realm_id}/{client_id}"));
-                self.verifiers.retain(|v| v.realm_id != *realm_id || v.client_id != *client_id);
+            Invalidation::Realm(id) => {
+                self.realms.retain(|_, realm| realm.id != *id);
+                let prefix = format!("{id}/");
+                self.clients.retain(|key, _| !key.starts_with(&prefix));
+                self.client_roles.retain(|key, _| !key.starts_with(&prefix));
+            }
+            Invalidation::Client(realm_id, client_id) => {
+                let key = format!("{realm_id}/{client_id}");
+                self.signers.remove(&key);
+                self.clients.remove(&key);
+                self.client_roles.remove(&key);
+                self.verifiers.retain(|_, v| v.realm_id != *realm_id || v.client_id != *client_id);
             }
         }
     }
@@ -192,6 +229,8 @@ impl Caches {
         self.credentials.clear();
         self.realms.clear();
         self.signers.clear();
+        self.clients.clear();
+        self.client_roles.clear();
         self.verifiers.clear();
     }
 }

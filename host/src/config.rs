@@ -45,6 +45,12 @@ pub struct Settings {
     pub refresh_token_seconds: u32,
     /// Longest life of a sign-in session, in seconds; its refresh tokens never outlive it.
     pub session_seconds: u32,
+    /// A list of breached passwords, one a line, loaded at start (Debian's `john-data` package
+    /// installs Openwall's list at the default path).
+    pub breached_passwords_file: Option<PathBuf>,
+    /// Address of a range API compatible with Have I Been Pwned's, ending where the five-digit
+    /// hash prefix goes (`https://api.pwnedpasswords.com/range/`). None by default.
+    pub breached_passwords_api: Option<String>,
 }
 
 impl Default for Settings {
@@ -64,6 +70,8 @@ impl Default for Settings {
             access_token_seconds: 300,
             refresh_token_seconds: 1800,
             session_seconds: 36_000,
+            breached_passwords_file: Some(PathBuf::from("/usr/share/john/password.lst")),
+            breached_passwords_api: None,
         }
     }
 }
@@ -123,6 +131,12 @@ pub struct Overrides {
     /// Longest session life in seconds [default: 36000].
     #[arg(long, env = "CASTELLAN_SESSION_SECONDS")]
     pub session_seconds: Option<u32>,
+    /// Breached-password list file [default: /usr/share/john/password.lst].
+    #[arg(long, env = "CASTELLAN_BREACHED_PASSWORDS_FILE")]
+    pub breached_passwords_file: Option<PathBuf>,
+    /// HIBP-compatible range API address, e.g. https://api.pwnedpasswords.com/range/.
+    #[arg(long, env = "CASTELLAN_BREACHED_PASSWORDS_API")]
+    pub breached_passwords_api: Option<String>,
 }
 
 #[derive(Debug, thiserror::Error)]
@@ -176,6 +190,12 @@ impl Settings {
         set(&mut self.access_token_seconds, &o.access_token_seconds);
         set(&mut self.refresh_token_seconds, &o.refresh_token_seconds);
         set(&mut self.session_seconds, &o.session_seconds);
+        if o.breached_passwords_file.is_some() {
+            self.breached_passwords_file.clone_from(&o.breached_passwords_file);
+        }
+        if o.breached_passwords_api.is_some() {
+            self.breached_passwords_api.clone_from(&o.breached_passwords_api);
+        }
     }
 
     fn check(&self) -> Result<(), ConfigError> {
@@ -200,6 +220,14 @@ impl Settings {
                     reason: "must be an http(s) address without query or fragment".into(),
                 });
             }
+        }
+        if let Some(api) = &self.breached_passwords_api
+            && !url::Url::parse(api).is_ok_and(|u| matches!(u.scheme(), "http" | "https"))
+        {
+            return Err(ConfigError::Invalid {
+                name: "breached_passwords_api",
+                reason: "must be an http(s) address".into(),
+            });
         }
         for (name, seconds) in [
             ("access_token_seconds", self.access_token_seconds),

@@ -69,6 +69,9 @@ pub struct Services {
     pub caches: Arc<Caches>,
     /// The public base address of the service, without a trailing slash.
     pub public_url: String,
+    pub breached_passwords: Arc<passwords::BreachedPasswords>,
+    /// Group commit for events that stand alone.
+    pub events: store::events::EventQueue,
 }
 
 impl std::fmt::Debug for dyn Clock {
@@ -83,6 +86,7 @@ pub struct Application {
     state: AppState,
     bootstrapped: Option<Bootstrapped>,
     access_writer: JoinHandle<()>,
+    event_writer: JoinHandle<()>,
     change_follower: Option<JoinHandle<()>>,
 }
 
@@ -90,6 +94,9 @@ impl Application {
     /// Connects and migrates the database, loads and validates the policies (refusing to start on
     /// an invalid one), bootstraps an empty database, and binds the listen address.
     pub async fn build(settings: Settings, policies: &Path) -> anyhow::Result<Self> {
+        // Outgoing TLS (the breached-password range API, webhooks) uses aws-lc, the same crypto
+        // as token signing. Installing twice (several applications in one process) is harmless.
+        let _ = rustls::crypto::aws_lc_rs::default_provider().install_default();
         let authz =
             Authorizer::load(policies).with_context(|| format!("invalid policies in {}", policies.display()))?;
         let (hasher, created) = SecretHasher::load_or_create(&settings.secret_key_file)?;
@@ -116,6 +123,7 @@ impl Application {
         let metrics = Metrics::new();
         let scheduler = Arc::new(Scheduler::new(clock.clone(), metrics.clone()));
         let (access_log, access_writer) = AccessLog::start(store.clone());
+        let (events, event_writer) = store::events::EventQueue::start(store.clone());
         let caches = Arc::new(Caches::new(!store.is_shared()));
         let change_follower = store::changes::follow(&store, caches.clone());
         let listener = TcpListener::bind(settings.listen)
@@ -126,6 +134,10 @@ impl Application {
             Some(url) => url.trim_end_matches('/').to_owned(),
             None => format!("http://{}", listener.local_addr()?),
         };
+        let breached_passwords = Arc::new(passwords::BreachedPasswords::load(
+            settings.breached_passwords_file.as_deref(),
+            settings.breached_passwords_api.as_deref(),
+        )?);
         let state = AppState(Arc::new(Services {
             settings: Arc::new(settings),
             store,
@@ -139,9 +151,11 @@ impl Application {
             scheduler,
             caches,
             public_url,
+            breached_passwords,
+            events,
         }));
         register_jobs(&state).await;
-        Ok(Self { listener, state, bootstrapped, access_writer, change_follower })
+        Ok(Self { listener, state, bootstrapped, access_writer, event_writer, change_follower })
     }
 
     pub fn local_addr(&self) -> SocketAddr {
@@ -160,7 +174,7 @@ impl Application {
     /// Serves until `shutdown` completes, then lets in-flight requests finish and stores every
     /// queued access log entry.
     pub async fn run_until_stopped(self, shutdown: impl Future<Output = ()> + Send + 'static) -> anyhow::Result<()> {
-        let Self { listener, state, access_writer, change_follower, .. } = self;
+        let Self { listener, state, access_writer, event_writer, change_follower, .. } = self;
         if state.manual_clock.is_some() {
             tracing::warn!(
                 "MANUAL CLOCK IS ON: time moves only through POST /_dev/clock. Never run production like this."
@@ -182,7 +196,8 @@ impl Application {
             .with_graceful_shutdown(shutdown)
             .await
             .context("server failed")?;
-        for task in ticker.into_iter().chain(change_follower) {
+        // Every request has ended, so every queued event has been stored and answered.
+        for task in ticker.into_iter().chain(change_follower).chain(Some(event_writer)) {
             task.abort();
         }
         // Everything queued is stored before returning; the writer itself ends with the last handle.
@@ -204,7 +219,7 @@ async fn register_jobs(state: &AppState) {
             Arc::new(move |now| {
                 let store = store.clone();
                 Box::pin(async move {
-                    let removed = store::access_log::delete_before(store.pool(), to_millis(now - retention)).await?;
+                    let removed = store::access_log::delete_before(store.writer(), to_millis(now - retention)).await?;
                     if removed > 0 {
                         tracing::info!(removed, "access log entries past retention removed");
                     }
@@ -222,7 +237,7 @@ async fn register_jobs(state: &AppState) {
             Arc::new(move |now| {
                 let store = store.clone();
                 Box::pin(async move {
-                    let removed = store::sessions::prune(store.pool(), to_millis(now)).await?;
+                    let removed = store::sessions::prune(store.writer(), to_millis(now)).await?;
                     if removed > 0 {
                         tracing::info!(removed, "expired refresh tokens and token revocations removed");
                     }

@@ -4,10 +4,17 @@
 //!
 //! Hashing takes tens of milliseconds of one core by design; it runs on the blocking pool so the
 //! request workers stay free.
+//!
+//! Realms with "Block breached passwords" refuse passwords found in [`BreachedPasswords`].
 
 use argon2::password_hash::{PasswordHash, PasswordHasher as _, PasswordVerifier as _, SaltString};
 use argon2::{Algorithm, Argon2, Params, Version};
 use rand::RngCore as _;
+use sha1::{Digest as _, Sha1};
+use std::collections::HashSet;
+use std::path::Path;
+use std::sync::LazyLock;
+use tokio::sync::Semaphore;
 
 /// Memory cost in KiB (19 MiB).
 pub const MEMORY_KIB: u32 = 19 * 1024;
@@ -38,23 +45,108 @@ pub fn verify_blocking(password: &str, stored: &str) -> bool {
     PasswordHash::new(stored).is_ok_and(|parsed| argon2().verify_password(password.as_bytes(), &parsed).is_ok())
 }
 
+/// At most one hash per core at a time: more would only share the cores, add 19 MiB of memory
+/// each, and make every sign-in slower.
+static HASHING: LazyLock<Semaphore> =
+    LazyLock::new(|| Semaphore::new(std::thread::available_parallelism().map_or(2, |n| n.get())));
+
+/// Runs `work` on the blocking pool once a hashing slot is free.
+async fn hashing<T: Send + 'static>(work: impl FnOnce() -> T + Send + 'static) -> anyhow::Result<T> {
+    let _slot = HASHING.acquire().await?;
+    Ok(tokio::task::spawn_blocking(work).await?)
+}
+
 /// Hashes on the blocking pool.
 pub async fn hash(password: String) -> anyhow::Result<String> {
-    Ok(tokio::task::spawn_blocking(move || hash_blocking(&password)).await?)
+    hashing(move || hash_blocking(&password)).await
 }
 
 /// Verifies on the blocking pool. With no stored hash (unknown account, or an account without a
 /// password) a hash of the same cost is still computed, so timing does not tell whether an
 /// account exists.
 pub async fn verify(password: String, stored: Option<String>) -> anyhow::Result<bool> {
-    Ok(tokio::task::spawn_blocking(move || match stored {
+    hashing(move || match stored {
         Some(stored) => verify_blocking(&password, &stored),
         None => {
             let _ = hash_blocking(&password);
             false
         }
     })
-    .await?)
+    .await
+}
+
+/// Passwords known from breaches: an offline list loaded at start (one password a line, `#`
+/// comment lines skipped, compared case-insensitively), and optionally a range API compatible with
+/// Have I Been Pwned's (`GET {address}{first five hex digits of the SHA-1}` answering
+/// `SUFFIX:COUNT` lines), which learns only a 5-digit prefix of the password's hash.
+#[derive(Debug, Default)]
+pub struct BreachedPasswords {
+    offline: HashSet<String>,
+    range_api: Option<(reqwest::Client, String)>,
+}
+
+impl BreachedPasswords {
+    /// Loads the list at `file` (a missing file is reported and leaves the list empty) and sets up
+    /// the range API at `range_api`.
+    pub fn load(file: Option<&Path>, range_api: Option<&str>) -> anyhow::Result<Self> {
+        let mut offline = HashSet::new();
+        if let Some(file) = file {
+            match std::fs::read(file) {
+                Ok(bytes) => {
+                    let text = String::from_utf8_lossy(&bytes);
+                    offline.extend(
+                        text.lines()
+                            .map(str::trim_end)
+                            .filter(|line| !line.is_empty() && !line.starts_with('#'))
+                            .map(str::to_lowercase),
+                    );
+                    tracing::info!(path = %file.display(), passwords = offline.len(), "breached-password list loaded");
+                }
+                Err(error) => tracing::warn!(
+                    path = %file.display(), %error,
+                    "no breached-password list: realms that block breached passwords check only the range API, if any"
+                ),
+            }
+        }
+        let range_api = match range_api {
+            Some(address) => {
+                let client = reqwest::Client::builder()
+                    .timeout(std::time::Duration::from_secs(3))
+                    .redirect(reqwest::redirect::Policy::none())
+                    .build()?;
+                Some((client, address.to_owned()))
+            }
+            None => None,
+        };
+        Ok(Self { offline, range_api })
+    }
+
+    /// Whether the password is known from a breach. A range API that cannot be reached is logged
+    /// and the offline list decides alone.
+    pub async fn contains(&self, password: &str) -> bool {
+        if self.offline.contains(&password.to_lowercase()) {
+            return true;
+        }
+        let Some((client, address)) = &self.range_api else { return false };
+        let digest = hex::encode_upper(Sha1::digest(password.as_bytes()));
+        let (prefix, suffix) = digest.split_at(5);
+        let answer = match client.get(format!("{address}{prefix}")).header("Add-Padding", "true").send().await {
+            Ok(response) if response.status().is_success() => response.text().await,
+            Ok(response) => {
+                tracing::warn!(status = %response.status(), "breached-password range API refused the query");
+                return false;
+            }
+            Err(error) => {
+                tracing::warn!(%error, "breached-password range API unreachable");
+                return false;
+            }
+        };
+        answer.is_ok_and(|body| {
+            body.lines().filter_map(|line| line.trim().split_once(':')).any(|(hash, count)| {
+                hash.eq_ignore_ascii_case(suffix) && count.trim().parse::<u64>().is_ok_and(|n| n > 0)
+            })
+        })
+    }
 }
 
 #[cfg(test)]

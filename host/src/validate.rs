@@ -38,6 +38,8 @@ pub enum Rule {
     Immutable,
     /// The value would grant more than the caller holds.
     Escalation,
+    /// The password appears in a list of breached passwords.
+    Breached,
 }
 
 /// One refused field.

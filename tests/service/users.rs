@@ -141,3 +141,58 @@ async fn a_key_without_user_permissions_cannot_touch_users() {
     let read = app.call_as(&auditor, reqwest::Method::GET, "/realms/acme/users", None).await;
     assert_eq!(read.status, StatusCode::OK);
 }
+
+/// A range API in the manner of Have I Been Pwned's, on loopback: knows one breached password.
+async fn range_api(known: &'static str) -> String {
+    use axum::extract::Path;
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let address = listener.local_addr().unwrap();
+    let digest = {
+        use sha1::Digest as _;
+        hex::encode_upper(sha1::Sha1::digest(known.as_bytes()))
+    };
+    let router = axum::Router::new().route(
+        "/range/{prefix}",
+        axum::routing::get(move |Path(prefix): Path<String>| {
+            let digest = digest.clone();
+            async move {
+                let padding = "0018A45C4D1DEF81644B54AB7F969B88D65:0\n00D4F6E8FA6EECAD2A3AA415EEC418D38EC:2";
+                if digest.starts_with(&prefix) {
+                    format!("{}:52579\n{padding}", &digest[5..])
+                } else {
+                    padding.to_owned()
+                }
+            }
+        }),
+    );
+    tokio::spawn(async move { axum::serve(listener, router).await.unwrap() });
+    format!("http://{address}/range/")
+}
+
+#[tokio::test]
+async fn realms_that_block_breached_passwords_check_the_list_and_the_range_api() {
+    let list = std::env::temp_dir().join(format!("breached-{}.lst", uuid::Uuid::new_v4()));
+    std::fs::write(&list, "#!comment: a test list\npassword123\nletmein2024\n").unwrap();
+    let api = range_api("correct horse battery staple").await;
+    let db = crate::support::TestDatabase::new().await;
+    let app = crate::support::spawn_with(db, |settings| {
+        settings.breached_passwords_file = Some(list.clone());
+        settings.breached_passwords_api = Some(api);
+    })
+    .await;
+    app.create_realm("acme").await;
+    let allowed = app.post("/realms/acme/users", json!({ "username": "a", "password": "Password123" })).await;
+    assert_eq!(allowed.status, StatusCode::CREATED, "the realm does not block breached passwords yet");
+
+    app.put("/realms/acme", json!({ "blockBreachedPasswords": true })).await;
+    for breached in ["PASSWORD123", "correct horse battery staple"] {
+        let refused = app.post("/realms/acme/users", json!({ "username": "b", "password": breached })).await;
+        assert_eq!(refused.refused_fields(), vec![("password".to_owned(), "Breached".to_owned())], "{breached}");
+    }
+    let fresh =
+        app.post("/realms/acme/users", json!({ "username": "b", "password": "a rather unusual phrase 7" })).await;
+    assert_eq!(fresh.status, StatusCode::CREATED, "{:?}", fresh.body);
+    let id = allowed.data()["id"].as_str().unwrap();
+    let update = app.put(&format!("/realms/acme/users/{id}"), json!({ "password": "letmein2024" })).await;
+    assert!(update.refused_fields().contains(&("password".into(), "Breached".into())));
+}

@@ -175,7 +175,7 @@ pub async fn authenticate(State(state): State<AppState>, mut request: Request, n
             status: status.as_u16(),
         };
         if let Err(error) = trail::record_refusal(
-            state.store.pool(),
+            state.store.writer(),
             &caller.actor,
             &caller.request,
             &change,

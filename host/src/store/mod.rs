@@ -87,7 +87,10 @@ impl Backend {
 /// The database: a pool, and which backend it is.
 #[derive(Debug, Clone)]
 pub struct Store {
+    /// Reads (and, on PostgreSQL, everything).
     pool: AnyPool,
+    /// Writes: on SQLite a pool of one connection, on PostgreSQL the same pool.
+    writer: AnyPool,
     backend: Backend,
     url: String,
 }
@@ -102,30 +105,39 @@ impl Store {
             Backend::Sqlite => sqlite_url(url)?,
         };
         let options = AnyConnectOptions::from_str(&url).context("invalid database URL")?;
-        let pool = AnyPoolOptions::new()
-            .max_connections(max_connections)
-            .acquire_timeout(Duration::from_secs(5))
-            .after_connect(move |connection, _| {
-                Box::pin(async move {
-                    if backend == Backend::Sqlite {
-                        // WAL lets readers run beside the one writer; NORMAL is durable in WAL
-                        // mode except for the last transactions on power loss.
-                        for pragma in [
-                            "PRAGMA journal_mode = WAL",
-                            "PRAGMA synchronous = NORMAL",
-                            "PRAGMA foreign_keys = ON",
-                            "PRAGMA busy_timeout = 5000",
-                        ] {
-                            connection.execute(pragma).await?;
+        let open = |connections: u32| {
+            AnyPoolOptions::new()
+                .max_connections(connections)
+                .acquire_timeout(Duration::from_secs(5))
+                .after_connect(move |connection, _| {
+                    Box::pin(async move {
+                        if backend == Backend::Sqlite {
+                            // WAL lets readers run beside the one writer; NORMAL is durable in WAL
+                            // mode except for the last transactions on power loss.
+                            for pragma in [
+                                "PRAGMA journal_mode = WAL",
+                                "PRAGMA synchronous = NORMAL",
+                                "PRAGMA foreign_keys = ON",
+                                "PRAGMA busy_timeout = 5000",
+                            ] {
+                                connection.execute(pragma).await?;
+                            }
                         }
-                    }
-                    Ok(())
+                        Ok(())
+                    })
                 })
-            })
-            .connect_with(options)
+                .connect_with(options.clone())
+        };
+        let pool = open(max_connections)
             .await
             .with_context(|| format!("cannot connect to the database at {}", redact(&url)))?;
-        Ok(Self { pool, backend, url })
+        // SQLite takes one writer at a time. Writers queue for the one write connection in
+        // order, instead of colliding on the file lock and sleeping in SQLite's busy handler.
+        let writer = match backend {
+            Backend::Sqlite => open(1).await.context("cannot open the SQLite write connection")?,
+            Backend::Postgres => pool.clone(),
+        };
+        Ok(Self { pool, writer, backend, url })
     }
 
     /// Applies every migration of this backend not yet applied.
@@ -134,7 +146,7 @@ impl Store {
             Backend::Sqlite => sqlx::migrate!("../migrations/sqlite"),
             Backend::Postgres => sqlx::migrate!("../migrations/postgres"),
         };
-        migrator.run(&self.pool).await.context("database migration failed")
+        migrator.run(&self.writer).await.context("database migration failed")
     }
 
     pub fn backend(&self) -> Backend {
@@ -151,8 +163,16 @@ impl Store {
         &self.pool
     }
 
+    /// The pool for statements that write outside a transaction (on SQLite, the one write
+    /// connection). Never use it while holding a transaction from [`Store::begin`]: on SQLite that
+    /// is the same connection.
+    pub fn writer(&self) -> &AnyPool {
+        &self.writer
+    }
+
+    /// A transaction that may write.
     pub async fn begin(&self) -> Result<Transaction, sqlx::Error> {
-        self.pool.begin().await
+        self.writer.begin().await
     }
 
     /// Whether the database answers.
@@ -162,6 +182,7 @@ impl Store {
 
     pub async fn close(&self) {
         self.pool.close().await;
+        self.writer.close().await;
     }
 }
 

@@ -153,7 +153,7 @@ pub async fn signer(state: &AppState, realm_id: &str, client_id: &str, algorithm
         None => {
             let now = crate::clock::to_millis(state.clock.now());
             let key = generate(&sealer, realm_id, client_id, algorithm, now)?;
-            key_store::insert(state.store.pool(), &key).await?;
+            key_store::insert(state.store.writer(), &key).await?;
             key
         }
     };
@@ -245,7 +245,7 @@ pub async fn rotate_due(state: &AppState, now: i64) -> Result<usize, Error> {
         let Some(client) = crate::store::clients::find(&mut *tx, &realm_id, &client_id).await? else { continue };
         let rotation = Rotation::Scheduled { rotation_days };
         if rotate(state, &mut tx, &realm.account_id, &client, rotation, now).await?.is_some() {
-            let stale = crate::cache::Invalidation::Keys(realm_id, client_id);
+            let stale = crate::cache::Invalidation::Client(realm_id, client_id);
             crate::store::changes::announce(&state.store, &mut tx, &stale).await?;
             tx.commit().await?;
             state.caches.apply(&stale);

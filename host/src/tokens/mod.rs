@@ -3,6 +3,8 @@
 
 pub mod keys;
 
+use std::sync::Arc;
+
 use serde_json::{Map, Value, json};
 
 use crate::AppState;
@@ -107,7 +109,7 @@ pub async fn access_token(state: &AppState, grant: &Grant<'_>) -> Result<Issued,
             claims.insert("resource_access".into(), client_roles);
         }
         Subject::Client => {
-            let roles = role_store::of_client(state.store.pool(), &client.realm_id, &client.id).await?;
+            let roles = client_grants(state, client).await?;
             let (realm_roles, client_roles) = role_maps(&roles);
             claims.insert(
                 "client_resource_access".into(),
@@ -117,6 +119,28 @@ pub async fn access_token(state: &AppState, grant: &Grant<'_>) -> Result<Issued,
     }
     let token = sign(state, client, ACCESS_TOKEN_TYPE, &Value::Object(claims)).await?;
     Ok(Issued { token, jti, expires_at, lifetime_seconds: lifetime })
+}
+
+/// The client, from this host's cache when it holds it.
+pub async fn find_client(state: &AppState, realm_id: &str, client_id: &str) -> Result<Option<Arc<Client>>, Error> {
+    if let Some(client) = state.caches.client(realm_id, client_id) {
+        return Ok(Some(client));
+    }
+    let found = client_store::find(state.store.pool(), realm_id, client_id).await?.map(Arc::new);
+    if let Some(client) = &found {
+        state.caches.keep_client(client.clone());
+    }
+    Ok(found)
+}
+
+/// The roles granted to the client itself, from this host's cache when it holds them.
+async fn client_grants(state: &AppState, client: &Client) -> Result<Arc<Vec<Role>>, Error> {
+    if let Some(roles) = state.caches.client_roles(&client.realm_id, &client.id) {
+        return Ok(roles);
+    }
+    let roles = Arc::new(role_store::of_client(state.store.pool(), &client.realm_id, &client.id).await?);
+    state.caches.keep_client_roles(&client.realm_id, &client.id, roles.clone());
+    Ok(roles)
 }
 
 /// Role names split into realm roles and, per owning client, client roles:
@@ -268,7 +292,7 @@ pub async fn active_access_token(state: &AppState, realm_id: &str, token: &str) 
             return Ok(None);
         }
     }
-    let client = client_store::find(pool, realm_id, &client_id).await?;
+    let client = find_client(state, realm_id, &client_id).await?;
     let client_good = client.is_some_and(|c| {
         c.status == Status::Active && c.issued_tokens_revoked_before.is_none_or(|before| issued_at * 1000 >= before)
     });

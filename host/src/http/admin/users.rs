@@ -175,6 +175,18 @@ async fn check_unique(state: &AppState, user: &User) -> Result<(), Error> {
     if refused.is_empty() { Ok(()) } else { Err(Error::Validation(refused)) }
 }
 
+/// With the realm's "Block breached passwords" on, refuses a password known from a breach.
+async fn refuse_breached(state: &AppState, realm: &Realm, password: &str) -> Result<(), Error> {
+    if realm.settings.block_breached_passwords && state.breached_passwords.contains(password).await {
+        return Err(Error::invalid(
+            "password",
+            Rule::Breached,
+            "this password appears in a list of breached passwords; choose another",
+        ));
+    }
+    Ok(())
+}
+
 fn change(action: ChangeAction, user: &User, before: Option<&User>, after: Option<&User>, status: u16) -> Change {
     Change {
         action,
@@ -238,6 +250,7 @@ pub async fn create(
     body.finish()?;
     check_unique(&state, &user).await?;
     if let Some(password) = password {
+        refuse_breached(&state, &realm, &password).await?;
         user.password_hash = Some(crate::passwords::hash(password).await?);
     }
 
@@ -321,6 +334,7 @@ pub async fn update(
     body.finish()?;
     check_unique(&state, &user).await?;
     if let Some(password) = password {
+        refuse_breached(&state, &realm, &password).await?;
         user.password_hash = Some(crate::passwords::hash(password).await?);
     }
     let now = to_millis(state.clock.now());

@@ -20,7 +20,7 @@ use base64::engine::general_purpose::STANDARD;
 use crate::AppState;
 use crate::error::Error;
 use crate::store::Status;
-use crate::store::clients::{self as client_store, Client, ClientType};
+use crate::store::clients::{Client, ClientType};
 use crate::store::realms::Realm;
 
 pub fn routes() -> Router<AppState> {
@@ -230,14 +230,14 @@ pub async fn authenticate_client(
     realm: &Realm,
     headers: &HeaderMap,
     form: &Form,
-) -> Result<Client, OAuthError> {
+) -> Result<Arc<Client>, OAuthError> {
     let Some((id, secret, basic)) = presented_credentials(headers, form)? else {
         return Err(OAuthError::invalid_client(false));
     };
     if form.get("client_id").is_some_and(|named| named != id) {
         return Err(OAuthError::invalid_request("ClientMismatch", "client_id differs from the authenticated client"));
     }
-    let client = client_store::find(state.store.pool(), &realm.id, &id).await?;
+    let client = crate::tokens::find_client(state, &realm.id, &id).await?;
     let authenticated = client.filter(|c| {
         c.status == Status::Active
             && c.client_type == ClientType::Confidential

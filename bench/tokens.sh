@@ -1,0 +1,66 @@
+#!/usr/bin/env bash
+# Load run of the token service on loopback, with wrk:
+#   client_credentials grants, token introspection, refresh_token grants, password sign-ins.
+#
+#   bench/tokens.sh sqlite|postgres [connections] [seconds]
+#
+# Starts a release build on a fresh database with one realm, one confidential client and one
+# person; seeds single-use refresh tokens for the refresh run; warms up 3 s before the other runs.
+# Needs wrk (Debian package `wrk`), curl, python3 and, for PostgreSQL, psql.
+set -euo pipefail
+backend="${1:-sqlite}"
+connections="${2:-32}"
+seconds="${3:-15}"
+root="$(cd "$(dirname "$0")/.." && pwd)"
+work="$(mktemp -d)"
+port=18191
+cd "$work"
+
+cargo build --release --quiet -p castellan --manifest-path "$root/Cargo.toml"
+bin="${CARGO_TARGET_DIR:-$root/target}/release/castellan"
+args=(serve --policies "$root/policies" --listen "127.0.0.1:$port")
+if [ "$backend" = postgres ]; then
+  url="${CASTELLAN_BENCH_POSTGRES_URL:-postgres://postgres@127.0.0.1:5432/castellan_bench}"
+  psql "${url%/*}/postgres" -qc "DROP DATABASE IF EXISTS ${url##*/}" -c "CREATE DATABASE ${url##*/}"
+  args+=(--database-url "$url")
+  database="$url"
+else
+  database="$work/data/castellan.db"
+fi
+"$bin" "${args[@]}" >"$work/out.txt" 2>"$work/err.txt" &
+pid=$!
+trap 'kill $pid 2>/dev/null || true; rm -rf "$work"' EXIT
+until curl -sf "127.0.0.1:$port/readyz" >/dev/null; do :; done
+
+key=$(grep -o 'cstl_key_[A-Za-z0-9_-]*' "$work/out.txt" | head -n 1)
+admin() { curl -sf -H "x-api-key: $key" -H 'content-type: application/json' "$@"; }
+base="http://127.0.0.1:$port"
+admin -o /dev/null -d '{"id":"acme"}' "$base/api/v1/admin/realms"
+admin -o /dev/null -d '{"name":"orders:read"}' "$base/api/v1/admin/realms/acme/scopes"
+secret=$(admin -d '{"id":"agent","clientConfiguration":{"grantTypes":["client_credentials","password","refresh_token"],"allowedScopes":["orders:read"]}}' \
+  "$base/api/v1/admin/realms/acme/clients" | python3 -c 'import json,sys; print(json.load(sys.stdin)["data"]["clientSecret"])')
+admin -o /dev/null -d '{"username":"ada","password":"analytical engine"}' "$base/api/v1/admin/realms/acme/users"
+export BASIC
+BASIC=$(printf 'agent:%s' "$secret" | base64 -w0)
+token_url="$base/realms/acme/protocol/openid-connect/token"
+
+run() { # name, wrk arguments...
+  local name="$1"; shift
+  echo "== $name"
+  if [ "${WARMUP:-yes}" = yes ]; then wrk -t2 -c"$connections" -d3s "$@" >/dev/null; fi
+  wrk -t2 -c"$connections" -d"${seconds}s" --latency "$@" | grep -E 'Requests/sec|Non-2xx|50%|99%|requests in'
+}
+
+FORM="grant_type=client_credentials" run "client_credentials" -s "$root/bench/form.lua" "$token_url"
+
+access=$(curl -sf -u "agent:$secret" -d grant_type=client_credentials "$token_url" \
+  | python3 -c 'import json,sys; print(json.load(sys.stdin)["access_token"])')
+FORM="token=$access" run "introspection" -s "$root/bench/form.lua" "$token_url/introspect"
+
+python3 "$root/bench/seed_sessions.py" "$work/data/secret.key" "$database" acme agent ada 150000 "$work/refresh.txt"
+# Each refresh token is single-use: no warm-up run, which would spend the tokens the run needs.
+WARMUP=no TOKENS_FILE="$work/refresh.txt" run "refresh_token" -s "$root/bench/refresh.lua" "$token_url"
+
+FORM="grant_type=password&username=ada&password=analytical%20engine" \
+  run "password" -s "$root/bench/form.lua" "$token_url"
+echo "resident memory after the runs: $(grep VmRSS /proc/$pid/status | awk '{print $2, $3}')"
