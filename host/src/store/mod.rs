@@ -11,6 +11,7 @@ pub mod changes;
 pub mod clients;
 pub mod events;
 pub mod lockout;
+pub mod memberships;
 pub mod organizations;
 pub mod page;
 pub mod realm_roles;

@@ -4,9 +4,10 @@
 use axum::extract::{Path, RawQuery, State};
 use axum::response::Response;
 use serde::Serialize;
-use serde_json::{Value, json};
+use serde_json::json;
 use utoipa::ToSchema;
 
+use super::members;
 use super::realm_roles::{Grantee, grant, grants_of, withdraw};
 use super::{ListQuery, commit, realm_in_reach};
 use crate::AppState;
@@ -17,11 +18,11 @@ use crate::http::auth::Caller;
 use crate::http::body::JsonBody;
 use crate::http::envelope;
 use crate::ids::new_guid;
+use crate::store::memberships::Membership;
 use crate::store::page::Bind;
 use crate::store::realm_roles::{self as role_store, Group};
 use crate::store::trail::{Change, ChangeAction};
-use crate::store::users as user_store;
-use crate::validate::{Notification, Refusals, Rule, text};
+use crate::validate::{Rule, text};
 
 #[derive(Debug, Serialize, ToSchema)]
 #[serde(rename_all = "camelCase")]
@@ -94,6 +95,10 @@ fn group_change(
         details: None,
         status,
     }
+}
+
+fn owner(group: &Group) -> members::Owner<'_> {
+    members::Owner { kind: Membership::Group, id: &group.id, realm_id: &group.realm_id }
 }
 
 async fn group_in_reach(
@@ -210,30 +215,6 @@ pub async fn delete(
     Ok(envelope::done())
 }
 
-fn guid(path: &str, value: &Value) -> Result<String, Refusals> {
-    let id = text(1, 64)(path, value)?;
-    if uuid::Uuid::parse_str(&id).is_err() {
-        return Err(vec![Notification::new(path, Rule::Format, format!("{path} must be a GUID"))]);
-    }
-    Ok(id)
-}
-
-fn member_change(group: &Group, user_id: &str, action: ChangeAction, status: u16) -> Change {
-    let recorded = json!({ "groupId": group.id, "userId": user_id });
-    Change {
-        action,
-        resource_type: "group_member",
-        resource_id: Some(user_id.to_owned()),
-        parent_id: Some(group.id.clone()),
-        realm_id: Some(group.realm_id.clone()),
-        client_id: None,
-        before: (action == ChangeAction::Delete).then(|| recorded.clone()),
-        after: (action == ChangeAction::Create).then_some(recorded),
-        details: None,
-        status,
-    }
-}
-
 #[utoipa::path(get, path = "/realms/{realm}/groups/{groupId}/members", tag = "Realm users",
     params(("realm" = String, Path), ("groupId" = String, Path)),
     responses((status = 200, description = "The ids of the group's members, in `data`", body = [String]), (status = 403), (status = 404)),
@@ -244,7 +225,7 @@ pub async fn members(
     Path((realm_id, group_id)): Path<(String, String)>,
 ) -> Result<Response, Error> {
     let group = group_in_reach(&state, &caller, &realm_id, &group_id, permission::USER_READ).await?;
-    Ok(envelope::ok(role_store::members(state.store.pool(), &group.id).await?))
+    members::list(&state, owner(&group)).await
 }
 
 #[utoipa::path(post, path = "/realms/{realm}/groups/{groupId}/members", tag = "Realm users",
@@ -256,21 +237,10 @@ pub async fn add_member(
     State(state): State<AppState>,
     caller: Caller,
     Path((realm_id, group_id)): Path<(String, String)>,
-    JsonBody(mut body): JsonBody,
+    JsonBody(body): JsonBody,
 ) -> Result<Response, Error> {
     let group = group_in_reach(&state, &caller, &realm_id, &group_id, permission::USER_UPDATE).await?;
-    let user_id = body.required("userId", guid);
-    body.finish()?;
-    let Some(user_id) = user_id else { return Err(Error::invalid("userId", Rule::Required, "userId is required")) };
-    if user_store::find(state.store.pool(), &group.realm_id, &user_id).await?.is_none() {
-        return Err(Error::invalid("userId", Rule::NotFound, "no user with this id in the realm"));
-    }
-    let mut tx = state.store.begin().await?;
-    if !role_store::add_member(&mut *tx, &group.id, &user_id, to_millis(state.clock.now())).await? {
-        return Err(Error::Conflict("already a member of the group".into()));
-    }
-    commit(&state, &caller, tx, member_change(&group, &user_id, ChangeAction::Create, 201)).await?;
-    Ok(envelope::created(json!({ "groupId": group.id, "userId": user_id })))
+    members::add(&state, &caller, owner(&group), body).await
 }
 
 #[utoipa::path(delete, path = "/realms/{realm}/groups/{groupId}/members/{userId}", tag = "Realm users",
@@ -283,12 +253,7 @@ pub async fn remove_member(
     Path((realm_id, group_id, user_id)): Path<(String, String, String)>,
 ) -> Result<Response, Error> {
     let group = group_in_reach(&state, &caller, &realm_id, &group_id, permission::USER_UPDATE).await?;
-    let mut tx = state.store.begin().await?;
-    if !role_store::remove_member(&mut *tx, &group.id, &user_id).await? {
-        return Err(Error::NotFound("group member"));
-    }
-    commit(&state, &caller, tx, member_change(&group, &user_id, ChangeAction::Delete, 200)).await?;
-    Ok(envelope::done())
+    members::remove(&state, &caller, owner(&group), &user_id).await
 }
 
 #[utoipa::path(get, path = "/realms/{realm}/users/{userId}/roles", tag = "Realm users",

@@ -4,6 +4,7 @@ pub mod account;
 pub mod audit;
 pub mod clients;
 pub mod groups;
+pub mod members;
 pub mod organizations;
 pub mod realm_roles;
 pub mod realms;

@@ -6,7 +6,7 @@ use serde::Serialize;
 use serde_json::{Value, json};
 use utoipa::ToSchema;
 
-use super::{ListQuery, commit, realm_in_reach};
+use super::{ListQuery, commit, members, realm_in_reach};
 use crate::AppState;
 use crate::authz::permission;
 use crate::clock::{from_millis, iso, to_millis};
@@ -15,10 +15,11 @@ use crate::http::auth::Caller;
 use crate::http::body::JsonBody;
 use crate::http::envelope;
 use crate::ids::new_guid;
+use crate::store::memberships::Membership;
 use crate::store::organizations::{self as org_store, Organization, Taken};
 use crate::store::page::Bind;
 use crate::store::trail::{Change, ChangeAction};
-use crate::store::{Status, from_json_list, to_json_list, users as user_store};
+use crate::store::{Status, from_json_list, to_json_list};
 use crate::validate::{Body, Notification, Refusals, Rule, list_of, one_of, text};
 
 #[derive(Debug, Serialize, ToSchema)]
@@ -188,6 +189,10 @@ pub async fn list(
     list.answer(&state, &org_store::LISTING, &scope, |o: Organization| OrganizationView::of(&o)).await
 }
 
+fn owner(organization: &Organization) -> members::Owner<'_> {
+    members::Owner { kind: Membership::Organization, id: &organization.id, realm_id: &organization.realm_id }
+}
+
 async fn organization_in_reach(
     state: &AppState,
     caller: &Caller,
@@ -253,22 +258,6 @@ pub async fn delete(
     Ok(envelope::done())
 }
 
-fn member_change(organization: &Organization, user_id: &str, action: ChangeAction, status: u16) -> Change {
-    let recorded = json!({ "organizationId": organization.id, "userId": user_id });
-    Change {
-        action,
-        resource_type: "organization_member",
-        resource_id: Some(user_id.to_owned()),
-        parent_id: Some(organization.id.clone()),
-        realm_id: Some(organization.realm_id.clone()),
-        client_id: None,
-        before: (action == ChangeAction::Delete).then(|| recorded.clone()),
-        after: (action == ChangeAction::Create).then_some(recorded),
-        details: None,
-        status,
-    }
-}
-
 #[utoipa::path(get, path = "/realms/{realm}/organizations/{organizationId}/members", tag = "Organizations",
     params(("realm" = String, Path), ("organizationId" = String, Path)),
     responses((status = 200, description = "The ids of the members, in `data`", body = [String]), (status = 403), (status = 404)),
@@ -279,7 +268,7 @@ pub async fn members(
     Path((realm_id, id)): Path<(String, String)>,
 ) -> Result<Response, Error> {
     let organization = organization_in_reach(&state, &caller, &realm_id, &id, permission::ORGANIZATION_READ).await?;
-    Ok(envelope::ok(org_store::members(state.store.pool(), &organization.id).await?))
+    members::list(&state, owner(&organization)).await
 }
 
 #[utoipa::path(post, path = "/realms/{realm}/organizations/{organizationId}/members", tag = "Organizations",
@@ -291,21 +280,10 @@ pub async fn add_member(
     State(state): State<AppState>,
     caller: Caller,
     Path((realm_id, id)): Path<(String, String)>,
-    JsonBody(mut body): JsonBody,
+    JsonBody(body): JsonBody,
 ) -> Result<Response, Error> {
     let organization = organization_in_reach(&state, &caller, &realm_id, &id, permission::ORGANIZATION_UPDATE).await?;
-    let user_id = body.required("userId", text(1, 64));
-    body.finish()?;
-    let Some(user_id) = user_id else { return Err(Error::invalid("userId", Rule::Required, "userId is required")) };
-    if user_store::find(state.store.pool(), &organization.realm_id, &user_id).await?.is_none() {
-        return Err(Error::invalid("userId", Rule::NotFound, "no user with this id in the realm"));
-    }
-    let mut tx = state.store.begin().await?;
-    if !org_store::add_member(&mut *tx, &organization.id, &user_id, to_millis(state.clock.now())).await? {
-        return Err(Error::Conflict("already a member of the organization".into()));
-    }
-    commit(&state, &caller, tx, member_change(&organization, &user_id, ChangeAction::Create, 201)).await?;
-    Ok(envelope::created(json!({ "organizationId": organization.id, "userId": user_id })))
+    members::add(&state, &caller, owner(&organization), body).await
 }
 
 #[utoipa::path(delete, path = "/realms/{realm}/organizations/{organizationId}/members/{userId}", tag = "Organizations",
@@ -318,10 +296,5 @@ pub async fn remove_member(
     Path((realm_id, id, user_id)): Path<(String, String, String)>,
 ) -> Result<Response, Error> {
     let organization = organization_in_reach(&state, &caller, &realm_id, &id, permission::ORGANIZATION_UPDATE).await?;
-    let mut tx = state.store.begin().await?;
-    if !org_store::remove_member(&mut *tx, &organization.id, &user_id).await? {
-        return Err(Error::NotFound("organization member"));
-    }
-    commit(&state, &caller, tx, member_change(&organization, &user_id, ChangeAction::Delete, 200)).await?;
-    Ok(envelope::done())
+    members::remove(&state, &caller, owner(&organization), &user_id).await
 }

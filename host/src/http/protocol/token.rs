@@ -26,6 +26,8 @@ use crate::tokens::{self, Grant, Subject};
 
 /// Scopes of OpenID Connect every client may ask for in a person's sign-in.
 const OIDC_SCOPES: &[&str] = &["openid", "profile", "email"];
+/// A session's last activity is written at most this often (refreshes in between leave it).
+const SESSION_ACTIVITY_GRANULARITY_MS: i64 = 60_000;
 /// Failures are counted within this window (the realm lockout's Max Failed Attempts).
 const FAILURE_WINDOW_MS: i64 = 60 * 60 * 1000;
 
@@ -487,31 +489,14 @@ async fn refresh(
     if session.realm_id != realm.id || session.client_id != client.id {
         return Err(refused_refresh());
     }
-    let mut tx = state.store.begin().await?;
-    let reused = token.exchanged_at.is_some() || !sessions::mark_exchanged(&mut *tx, &token.id, now).await?;
-    if reused {
-        // A second presentation means two parties hold the token: end the session behind it.
-        let ended = sessions::end(&mut *tx, &session.id, "refresh_token_reuse", now).await?;
-        if ended {
-            let data = json!({
-                "token_id": token.id,
-                "subject": session.user_id,
-                "session_id": session.id,
-                "ip_address": origin.ip_address,
-                "user_agent": origin.user_agent,
-            });
-            publish(&mut tx, realm, client, "token_reuse_detected", data, now).await?;
-        }
-        tx.commit().await?;
-        return Err(OAuthError::invalid_grant(
-            "RefreshTokenReused",
-            "the refresh token was already used; the session has ended",
-        ));
+    if token.exchanged_at.is_some() {
+        return reuse_detected(state, realm, client, &token, &session, origin, now).await;
     }
+    // Everything that can refuse is read before the write transaction, which stays short.
     if token.revoked_at.is_some() || token.expires_at <= now || !session.is_live(now) {
         return Err(refused_refresh());
     }
-    let user = user_store::find(&mut *tx, &realm.id, &session.user_id).await?;
+    let user = user_store::find(pool, &realm.id, &session.user_id).await?;
     let Some(user) = user.filter(|u| u.status == UserStatus::Active) else {
         return Err(refused_refresh());
     };
@@ -533,7 +518,15 @@ async fn refresh(
             asked
         }
     };
-    sessions::touch(&mut *tx, &session.id, now).await?;
+    let mut tx = state.store.begin().await?;
+    if !sessions::mark_exchanged(&mut *tx, &token.id, now).await? {
+        // Another request exchanged it a moment ago.
+        drop(tx);
+        return reuse_detected(state, realm, client, &token, &session, origin, now).await;
+    }
+    if now - session.last_active_at >= SESSION_ACTIVITY_GRANULARITY_MS {
+        sessions::touch(&mut *tx, &session.id, now).await?;
+    }
     let refresh = issue_refresh(state, &mut tx, client, &session, &scopes, token.resource.as_deref(), now).await?;
     let methods: Vec<String> = from_json_list(&session.authentication_methods);
     let methods: Vec<&str> = methods.iter().map(String::as_str).collect();
@@ -552,6 +545,32 @@ async fn refresh(
     publish(&mut tx, realm, client, "login_succeeded", data, now).await?;
     tx.commit().await?;
     person_tokens(state, client, &user, &session, &scopes, token.resource.as_deref(), refresh).await
+}
+
+/// A refresh token presented after it was exchanged: two parties hold it, so the session behind it
+/// ends (its tokens go inactive) and `token_reuse_detected` is raised once.
+async fn reuse_detected(
+    state: &AppState,
+    realm: &Realm,
+    client: &Client,
+    token: &RefreshToken,
+    session: &Session,
+    origin: &Origin,
+    now: i64,
+) -> Result<Response, OAuthError> {
+    let mut tx = state.store.begin().await?;
+    if sessions::end(&mut *tx, &session.id, "refresh_token_reuse", now).await? {
+        let data = json!({
+            "token_id": token.id,
+            "subject": session.user_id,
+            "session_id": session.id,
+            "ip_address": origin.ip_address,
+            "user_agent": origin.user_agent,
+        });
+        publish(&mut tx, realm, client, "token_reuse_detected", data, now).await?;
+    }
+    tx.commit().await?;
+    Err(OAuthError::invalid_grant("RefreshTokenReused", "the refresh token was already used; the session has ended"))
 }
 
 /// `client_credentials` at the platform realm with the platform client id and an account client
