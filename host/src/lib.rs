@@ -70,8 +70,8 @@ pub struct Services {
     /// The public base address of the service, without a trailing slash.
     pub public_url: String,
     pub breached_passwords: Arc<passwords::BreachedPasswords>,
-    /// Group commit for events that stand alone.
-    pub events: store::events::EventQueue,
+    /// Group commit for lone events and refresh-token rotations.
+    pub writes: store::write_queue::WriteQueue,
 }
 
 impl std::fmt::Debug for dyn Clock {
@@ -86,7 +86,7 @@ pub struct Application {
     state: AppState,
     bootstrapped: Option<Bootstrapped>,
     access_writer: JoinHandle<()>,
-    event_writer: JoinHandle<()>,
+    queue_writer: JoinHandle<()>,
     change_follower: Option<JoinHandle<()>>,
 }
 
@@ -123,7 +123,7 @@ impl Application {
         let metrics = Metrics::new();
         let scheduler = Arc::new(Scheduler::new(clock.clone(), metrics.clone()));
         let (access_log, access_writer) = AccessLog::start(store.clone());
-        let (events, event_writer) = store::events::EventQueue::start(store.clone());
+        let (writes, queue_writer) = store::write_queue::WriteQueue::start(store.clone());
         let caches = Arc::new(Caches::new(!store.is_shared()));
         let change_follower = store::changes::follow(&store, caches.clone());
         let listener = TcpListener::bind(settings.listen)
@@ -152,10 +152,10 @@ impl Application {
             caches,
             public_url,
             breached_passwords,
-            events,
+            writes,
         }));
         register_jobs(&state).await;
-        Ok(Self { listener, state, bootstrapped, access_writer, event_writer, change_follower })
+        Ok(Self { listener, state, bootstrapped, access_writer, queue_writer, change_follower })
     }
 
     pub fn local_addr(&self) -> SocketAddr {
@@ -174,7 +174,7 @@ impl Application {
     /// Serves until `shutdown` completes, then lets in-flight requests finish and stores every
     /// queued access log entry.
     pub async fn run_until_stopped(self, shutdown: impl Future<Output = ()> + Send + 'static) -> anyhow::Result<()> {
-        let Self { listener, state, access_writer, event_writer, change_follower, .. } = self;
+        let Self { listener, state, access_writer, queue_writer, change_follower, .. } = self;
         if state.manual_clock.is_some() {
             tracing::warn!(
                 "MANUAL CLOCK IS ON: time moves only through POST /_dev/clock. Never run production like this."
@@ -196,8 +196,8 @@ impl Application {
             .with_graceful_shutdown(shutdown)
             .await
             .context("server failed")?;
-        // Every request has ended, so every queued event has been stored and answered.
-        for task in ticker.into_iter().chain(change_follower).chain(Some(event_writer)) {
+        // Every request has ended, so every queued write has been stored and answered.
+        for task in ticker.into_iter().chain(change_follower).chain(Some(queue_writer)) {
             task.abort();
         }
         // Everything queued is stored before returning; the writer itself ends with the last handle.

@@ -7,7 +7,7 @@ use sqlx::{Any, Executor};
 use tokio::sync::{mpsc, oneshot};
 
 use super::page::Listing;
-use super::{Store, text_enum};
+use super::{ROWS_PER_STATEMENT, Store, text_enum, values_placeholders};
 
 text_enum! {
     pub enum AccessOutcome {
@@ -118,23 +118,12 @@ async fn write_batches(store: Store, mut receiver: mpsc::Receiver<Message>) {
     }
 }
 
-/// Rows per statement. One statement per row costs a round trip each; SQLite resolves bound
-/// parameter names in time linear in their number, so one huge statement is quadratic. 32 rows
-/// (384 parameters) is near the best of both on this workload.
-const ROWS_PER_STATEMENT: usize = 32;
-
 /// Stores a batch in one transaction.
 async fn insert_batch(store: &Store, entries: &[AccessEntry]) -> Result<(), sqlx::Error> {
     const PER_ROW: usize = 12;
     let mut tx = store.begin().await?;
     for rows in entries.chunks(ROWS_PER_STATEMENT) {
-        let placeholders: Vec<String> = (0..rows.len())
-            .map(|row| {
-                let numbers: Vec<String> = (1..=PER_ROW).map(|i| format!("${}", row * PER_ROW + i)).collect();
-                format!("({})", numbers.join(", "))
-            })
-            .collect();
-        let sql = format!("INSERT INTO access_log ({COLUMNS}) VALUES {}", placeholders.join(", "));
+        let sql = format!("INSERT INTO access_log ({COLUMNS}) VALUES {}", values_placeholders(rows.len(), PER_ROW));
         let mut query = sqlx::query(sqlx::AssertSqlSafe(sql));
         for e in rows {
             query = query

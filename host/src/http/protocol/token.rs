@@ -15,12 +15,13 @@ use crate::clock::to_millis;
 use crate::http::address::ClientAddress;
 use crate::ids::{PLATFORM_REALM, new_guid};
 use crate::store::clients::Client;
-use crate::store::events::{self, Event, QueuedEvent};
+use crate::store::events::{self, Event};
 use crate::store::lockout::{self, Failures};
 use crate::store::realms::Realm;
 use crate::store::resource_servers::{self, ResourceServer};
 use crate::store::sessions::{self, RefreshToken, Session};
 use crate::store::users::{self as user_store, User, UserStatus};
+use crate::store::write_queue::{QueuedEvent, Rotation};
 use crate::store::{from_json_list, to_json_list};
 use crate::tokens::{self, Grant, Subject};
 
@@ -231,7 +232,7 @@ async fn client_credentials(
         data,
         at: now,
     };
-    state.events.publish(event).await?;
+    state.writes.publish(event).await?;
     Ok(json_no_store(token_answer(&issued, &scopes, None, None)))
 }
 
@@ -397,7 +398,11 @@ async fn password(
     };
     sessions::insert(&mut *tx, &session).await?;
     lockout::approve(&mut tx, &user.id, &origin.ip_address, now).await?;
-    let refresh = issue_refresh(state, &mut tx, client, &session, &scopes, resource.as_deref(), now).await?;
+    let refresh = next_refresh(state, client, &session, &scopes, resource.as_deref(), now);
+    if let Some((row, _, _)) = &refresh {
+        sessions::insert_refresh(&mut *tx, row).await?;
+    }
+    let refresh = refresh.map(|(_, value, expires_in)| (value, expires_in));
     let data = login_data(
         Login {
             grant_type: "password",
@@ -415,19 +420,18 @@ async fn password(
     person_tokens(state, client, &user, &session, &scopes, resource.as_deref(), refresh).await
 }
 
-/// A new refresh token in the session when the client uses the refresh grant; never outlives the
-/// session.
-async fn issue_refresh(
+/// A new refresh token in the session when the client uses the refresh grant, never outliving the
+/// session: the row to store, the value to hand out, and its lifetime in seconds.
+fn next_refresh(
     state: &AppState,
-    tx: &mut crate::store::Connection,
     client: &Client,
     session: &Session,
     scopes: &[String],
     resource: Option<&str>,
     now: i64,
-) -> Result<Option<(String, i64)>, OAuthError> {
+) -> Option<(RefreshToken, String, i64)> {
     if !from_json_list(&client.grant_types).iter().any(|g| g == "refresh_token") {
-        return Ok(None);
+        return None;
     }
     let value = tokens::new_refresh_token();
     let expires_at = (now + i64::from(state.settings.refresh_token_seconds) * 1000).min(session.expires_at);
@@ -442,8 +446,7 @@ async fn issue_refresh(
         exchanged_at: None,
         revoked_at: None,
     };
-    sessions::insert_refresh(&mut *tx, &token).await?;
-    Ok(Some((value, (expires_at - now) / 1000)))
+    Some((token, value, (expires_at - now) / 1000))
 }
 
 async fn person_tokens(
@@ -518,16 +521,7 @@ async fn refresh(
             asked
         }
     };
-    let mut tx = state.store.begin().await?;
-    if !sessions::mark_exchanged(&mut *tx, &token.id, now).await? {
-        // Another request exchanged it a moment ago.
-        drop(tx);
-        return reuse_detected(state, realm, client, &token, &session, origin, now).await;
-    }
-    if now - session.last_active_at >= SESSION_ACTIVITY_GRANULARITY_MS {
-        sessions::touch(&mut *tx, &session.id, now).await?;
-    }
-    let refresh = issue_refresh(state, &mut tx, client, &session, &scopes, token.resource.as_deref(), now).await?;
+    let next = next_refresh(state, client, &session, &scopes, token.resource.as_deref(), now);
     let methods: Vec<String> = from_json_list(&session.authentication_methods);
     let methods: Vec<&str> = methods.iter().map(String::as_str).collect();
     let data = login_data(
@@ -542,8 +536,27 @@ async fn refresh(
         },
         origin,
     );
-    publish(&mut tx, realm, client, "login_succeeded", data, now).await?;
-    tx.commit().await?;
+    let event = QueuedEvent {
+        event_type: "login_succeeded",
+        account_id: realm.account_id.clone(),
+        realm_id: Some(realm.id.clone()),
+        client_id: Some(client.id.clone()),
+        data,
+        at: now,
+    };
+    let rotation = Rotation {
+        exchanged: token.id.clone(),
+        session_id: session.id.clone(),
+        touch: now - session.last_active_at >= SESSION_ACTIVITY_GRANULARITY_MS,
+        next: next.as_ref().map(|(row, _, _)| row.clone()),
+        event,
+    };
+    // The exchange, the next token and the event commit together, in a group commit.
+    if !state.writes.rotate(rotation).await? {
+        // Another request exchanged it a moment ago.
+        return reuse_detected(state, realm, client, &token, &session, origin, now).await;
+    }
+    let refresh = next.map(|(_, value, expires_in)| (value, expires_in));
     person_tokens(state, client, &user, &session, &scopes, token.resource.as_deref(), refresh).await
 }
 

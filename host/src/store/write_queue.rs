@@ -1,0 +1,160 @@
+//! Group commit for small writes that arrive together: lone events (a client-credentials sign-in
+//! changes nothing else) and refresh-token rotations. One writer task takes what has queued, writes
+//! it in one transaction, and answers each caller only after the commit, so every caller gets the
+//! durability of its own transaction at a fraction of the cost.
+
+use serde_json::Value;
+use tokio::sync::{mpsc, oneshot};
+
+use super::sessions::{self, RefreshToken};
+use super::{ROWS_PER_STATEMENT, Store, values_placeholders};
+use crate::ids::new_guid;
+
+/// An event to store in the outbox.
+#[derive(Debug, Clone, PartialEq)]
+pub struct QueuedEvent {
+    pub event_type: &'static str,
+    pub account_id: String,
+    pub realm_id: Option<String>,
+    pub client_id: Option<String>,
+    pub data: Value,
+    pub at: i64,
+}
+
+/// The exchange of a refresh token for the next one, with its sign-in event.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Rotation {
+    /// The token presented.
+    pub exchanged: String,
+    pub session_id: String,
+    /// Record the session's activity too.
+    pub touch: bool,
+    /// The token issued in its place, when the client uses refresh tokens.
+    pub next: Option<RefreshToken>,
+    pub event: QueuedEvent,
+}
+
+#[derive(Debug)]
+enum Job {
+    Event(QueuedEvent, oneshot::Sender<Result<(), String>>),
+    /// Answers whether the token was still unexchanged (and is now exchanged).
+    Rotation(Box<Rotation>, oneshot::Sender<Result<bool, String>>),
+}
+
+/// Most jobs one transaction takes.
+const BATCH: usize = 128;
+
+#[derive(Debug, Clone)]
+pub struct WriteQueue {
+    sender: mpsc::Sender<Job>,
+}
+
+impl WriteQueue {
+    pub fn start(store: Store) -> (Self, tokio::task::JoinHandle<()>) {
+        let (sender, mut receiver) = mpsc::channel::<Job>(4096);
+        let writer = tokio::spawn(async move {
+            while let Some(first) = receiver.recv().await {
+                let mut batch = vec![first];
+                while batch.len() < BATCH {
+                    match receiver.try_recv() {
+                        Ok(next) => batch.push(next),
+                        Err(_) => break,
+                    }
+                }
+                write_batch(&store, batch).await;
+            }
+        });
+        (Self { sender }, writer)
+    }
+
+    /// Stores the event, returning once it is committed.
+    pub async fn publish(&self, event: QueuedEvent) -> anyhow::Result<()> {
+        let (reply, stored) = oneshot::channel();
+        self.sender.send(Job::Event(event, reply)).await.map_err(|_| stopped())?;
+        stored.await?.map_err(|error| anyhow::anyhow!("cannot store the event: {error}"))
+    }
+
+    /// Exchanges the refresh token, returning once committed: `false` when it had already been
+    /// exchanged (nothing was written).
+    pub async fn rotate(&self, rotation: Rotation) -> anyhow::Result<bool> {
+        let (reply, done) = oneshot::channel();
+        self.sender.send(Job::Rotation(Box::new(rotation), reply)).await.map_err(|_| stopped())?;
+        done.await?.map_err(|error| anyhow::anyhow!("cannot rotate the refresh token: {error}"))
+    }
+}
+
+fn stopped() -> anyhow::Error {
+    anyhow::anyhow!("the write queue has stopped")
+}
+
+async fn write_batch(store: &Store, batch: Vec<Job>) {
+    let outcome = write(store, &batch).await.map_err(|e| e.to_string());
+    if let Err(error) = &outcome {
+        tracing::error!(%error, jobs = batch.len(), "cannot write a batch");
+    }
+    let mut rotated = outcome.as_ref().map(|done| done.iter().copied()).ok();
+    for job in batch {
+        match job {
+            Job::Event(_, reply) => {
+                let _ = reply.send(outcome.as_ref().map(|_| ()).map_err(Clone::clone));
+            }
+            Job::Rotation(_, reply) => {
+                let answer = match (&mut rotated, &outcome) {
+                    (Some(done), _) => Ok(done.next().unwrap_or(false)),
+                    (None, Err(error)) => Err(error.clone()),
+                    (None, Ok(_)) => Ok(false),
+                };
+                let _ = reply.send(answer);
+            }
+        }
+    }
+}
+
+/// Writes the batch in one transaction; for each rotation, in order, whether it took place.
+async fn write(store: &Store, batch: &[Job]) -> Result<Vec<bool>, sqlx::Error> {
+    let mut tx = store.begin().await?;
+    let mut events: Vec<&QueuedEvent> = Vec::new();
+    let mut rotated = Vec::new();
+    for job in batch {
+        let rotation = match job {
+            Job::Event(event, _) => {
+                events.push(event);
+                continue;
+            }
+            Job::Rotation(rotation, _) => rotation,
+        };
+        let done = sessions::mark_exchanged(&mut *tx, &rotation.exchanged, rotation.event.at).await?;
+        rotated.push(done);
+        if !done {
+            continue;
+        }
+        if rotation.touch {
+            sessions::touch(&mut *tx, &rotation.session_id, rotation.event.at).await?;
+        }
+        if let Some(next) = &rotation.next {
+            sessions::insert_refresh(&mut *tx, next).await?;
+        }
+        events.push(&rotation.event);
+    }
+    const PER_ROW: usize = 7;
+    for rows in events.chunks(ROWS_PER_STATEMENT) {
+        let sql = format!(
+            "INSERT INTO event_outbox (id, event_type, account_id, realm_id, client_id, created_at, data) VALUES {}",
+            values_placeholders(rows.len(), PER_ROW)
+        );
+        let mut query = sqlx::query(sqlx::AssertSqlSafe(sql));
+        for event in rows {
+            query = query
+                .bind(new_guid())
+                .bind(event.event_type)
+                .bind(event.account_id.clone())
+                .bind(event.realm_id.clone())
+                .bind(event.client_id.clone())
+                .bind(event.at)
+                .bind(event.data.to_string());
+        }
+        query.execute(&mut *tx).await?;
+    }
+    tx.commit().await?;
+    Ok(rotated)
+}
