@@ -1,6 +1,6 @@
 //! Per-host caches of what nearly every request reads: the credential behind an API key, the realm
-//! it addresses, and for the token service the client, its signing key, the roles granted to it and
-//! the keys that verify tokens.
+//! it addresses, and for the token service the client, its signing key, the roles granted to it or
+//! held by a person, and the keys that verify tokens.
 //!
 //! Entries are dropped the moment a change commits: on this host directly, and on every other host
 //! through the store's change notifications (PostgreSQL `NOTIFY`, sent by the committing
@@ -108,6 +108,8 @@ pub struct Caches {
     clients: Map<Arc<Client>>,
     /// The roles granted to each client itself, by `realm/client`.
     client_roles: Map<Arc<Vec<Role>>>,
+    /// The effective roles of each person, by `realm/user`.
+    user_roles: Map<Arc<Vec<Role>>>,
     /// Verification keys by `kid`.
     verifiers: Map<Arc<Verifier>>,
     /// Whether this host receives every change notification (always, on SQLite).
@@ -128,6 +130,7 @@ impl Caches {
             signers: Map::new(),
             clients: Map::new(),
             client_roles: Map::new(),
+            user_roles: Map::new(),
             verifiers: Map::new(),
             synced: AtomicBool::new(synced),
         }
@@ -192,6 +195,16 @@ impl Caches {
         }
     }
 
+    pub fn user_roles(&self, realm_id: &str, user_id: &str) -> Option<Arc<Vec<Role>>> {
+        self.usable().then(|| self.user_roles.get(&format!("{realm_id}/{user_id}"))).flatten()
+    }
+
+    pub fn keep_user_roles(&self, realm_id: &str, user_id: &str, roles: Arc<Vec<Role>>) {
+        if self.usable() {
+            self.user_roles.put(format!("{realm_id}/{user_id}"), roles);
+        }
+    }
+
     pub fn verifier(&self, kid: &str) -> Option<Arc<Verifier>> {
         self.usable().then(|| self.verifiers.get(kid)).flatten()
     }
@@ -212,6 +225,7 @@ impl Caches {
                 let prefix = format!("{id}/");
                 self.clients.retain(|key, _| !key.starts_with(&prefix));
                 self.client_roles.retain(|key, _| !key.starts_with(&prefix));
+                self.user_roles.retain(|key, _| !key.starts_with(&prefix));
             }
             Invalidation::Client(realm_id, client_id) => {
                 let key = format!("{realm_id}/{client_id}");
@@ -231,6 +245,7 @@ impl Caches {
         self.signers.clear();
         self.clients.clear();
         self.client_roles.clear();
+        self.user_roles.clear();
         self.verifiers.clear();
     }
 }

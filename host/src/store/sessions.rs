@@ -201,3 +201,84 @@ pub async fn prune<'c>(db: impl Executor<'c, Database = Any> + Copy, now: i64) -
     let refresh = sqlx::query("DELETE FROM refresh_tokens WHERE expires_at <= $1").bind(now).execute(db).await?;
     Ok(revoked.rows_affected() + refresh.rows_affected())
 }
+
+/// A refresh token with its session and the session's person, read together.
+#[derive(Debug, Clone, PartialEq, Eq, sqlx::FromRow)]
+struct RefreshGrantRow {
+    t_id: String,
+    t_session_id: String,
+    t_token_hash: String,
+    t_scopes: String,
+    t_resource: Option<String>,
+    t_created_at: i64,
+    t_expires_at: i64,
+    t_exchanged_at: Option<i64>,
+    t_revoked_at: Option<i64>,
+    #[sqlx(flatten)]
+    session: Session,
+    u_id: String,
+    u_username: String,
+    u_email: Option<String>,
+    u_first_name: Option<String>,
+    u_last_name: Option<String>,
+    #[sqlx(try_from = "super::Flag")]
+    u_email_confirmed: bool,
+    #[sqlx(try_from = "String")]
+    u_status: super::users::UserStatus,
+    u_password_hash: Option<String>,
+    #[sqlx(try_from = "super::Flag")]
+    u_must_change_password: bool,
+    u_created_at: i64,
+    u_updated_at: i64,
+}
+
+/// The refresh token with this hash, its session and the session's person, in one query.
+pub async fn find_refresh_grant<'c>(
+    db: impl Executor<'c, Database = Any>,
+    token_hash: &str,
+) -> Result<Option<(RefreshToken, Session, super::users::User)>, sqlx::Error> {
+    let row: Option<RefreshGrantRow> = sqlx::query_as(
+        "SELECT t.id AS t_id, t.session_id AS t_session_id, t.token_hash AS t_token_hash, t.scopes AS t_scopes, \
+         t.resource AS t_resource, t.created_at AS t_created_at, t.expires_at AS t_expires_at, \
+         t.exchanged_at AS t_exchanged_at, t.revoked_at AS t_revoked_at, \
+         s.id, s.realm_id, s.client_id, s.user_id, s.ip_address, s.user_agent, s.authentication_methods, \
+         s.created_at, s.last_active_at, s.expires_at, s.ended_at, s.end_reason, \
+         u.id AS u_id, u.username AS u_username, u.email AS u_email, u.first_name AS u_first_name, \
+         u.last_name AS u_last_name, u.email_confirmed AS u_email_confirmed, u.status AS u_status, \
+         u.password_hash AS u_password_hash, u.must_change_password AS u_must_change_password, \
+         u.created_at AS u_created_at, u.updated_at AS u_updated_at \
+         FROM refresh_tokens t JOIN sessions s ON s.id = t.session_id JOIN users u ON u.id = s.user_id \
+         WHERE t.token_hash = $1",
+    )
+    .bind(token_hash)
+    .fetch_optional(db)
+    .await?;
+    Ok(row.map(|row| {
+        let token = RefreshToken {
+            id: row.t_id,
+            session_id: row.t_session_id,
+            token_hash: row.t_token_hash,
+            scopes: row.t_scopes,
+            resource: row.t_resource,
+            created_at: row.t_created_at,
+            expires_at: row.t_expires_at,
+            exchanged_at: row.t_exchanged_at,
+            revoked_at: row.t_revoked_at,
+        };
+        let user = super::users::User {
+            id: row.u_id,
+            realm_id: row.session.realm_id.clone(),
+            username: row.u_username,
+            email: row.u_email,
+            first_name: row.u_first_name,
+            last_name: row.u_last_name,
+            email_confirmed: row.u_email_confirmed,
+            status: row.u_status,
+            password_hash: row.u_password_hash,
+            must_change_password: row.u_must_change_password,
+            created_at: row.u_created_at,
+            updated_at: row.u_updated_at,
+        };
+        (token, row.session, user)
+    }))
+}

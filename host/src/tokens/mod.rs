@@ -103,7 +103,7 @@ pub async fn access_token(state: &AppState, grant: &Grant<'_>) -> Result<Issued,
             claims.insert("account_id".into(), json!(account_id));
         }
         Subject::Person { user, .. } => {
-            let roles = role_store::effective_of_user(state.store.pool(), &user.id).await?;
+            let roles = person_roles(state, user).await?;
             let (realm_roles, client_roles) = role_maps(&roles);
             claims.insert("realm_resource_access".into(), json!({ "roles": realm_roles }));
             claims.insert("resource_access".into(), client_roles);
@@ -140,6 +140,16 @@ async fn client_grants(state: &AppState, client: &Client) -> Result<Arc<Vec<Role
     }
     let roles = Arc::new(role_store::of_client(state.store.pool(), &client.realm_id, &client.id).await?);
     state.caches.keep_client_roles(&client.realm_id, &client.id, roles.clone());
+    Ok(roles)
+}
+
+/// The roles a person holds directly and through groups, from this host's cache when it holds them.
+async fn person_roles(state: &AppState, user: &User) -> Result<Arc<Vec<Role>>, Error> {
+    if let Some(roles) = state.caches.user_roles(&user.realm_id, &user.id) {
+        return Ok(roles);
+    }
+    let roles = Arc::new(role_store::effective_of_user(state.store.pool(), &user.id).await?);
+    state.caches.keep_user_roles(&user.realm_id, &user.id, roles.clone());
     Ok(roles)
 }
 

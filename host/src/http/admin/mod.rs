@@ -145,8 +145,10 @@ pub async fn commit(
     trail::record_change(&mut tx, &caller.actor, &caller.request, &change, at).await?;
     let stale = match (change.resource_type, &change.resource_id, &change.realm_id, &change.client_id) {
         ("realm", Some(id), _, _) => Some(Invalidation::Realm(id.clone())),
-        // A renamed or deleted realm role changes what the realm's cached client grants name.
-        ("role", _, Some(realm), _) => Some(Invalidation::Realm(realm.clone())),
+        // Roles, groups and grants to people change the realm's cached role sets.
+        ("role" | "user_role" | "group" | "group_role" | "group_member", _, Some(realm), _) => {
+            Some(Invalidation::Realm(realm.clone()))
+        }
         ("secret" | "role", _, _, _) => Some(Invalidation::Account(caller.account_id().to_owned())),
         ("client" | "signing_key" | "client_role_grant" | "client_scopes", _, Some(realm), Some(client)) => {
             Some(Invalidation::Client(realm.clone(), client.clone()))

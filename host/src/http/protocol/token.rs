@@ -485,10 +485,8 @@ async fn refresh(
     let presented = form.require("refresh_token")?;
     let pool = state.store.pool();
     let now = to_millis(state.clock.now());
-    let Some(token) = sessions::find_refresh(pool, &state.hasher.hash(presented)).await? else {
-        return Err(refused_refresh());
-    };
-    let Some(session) = sessions::find(pool, &token.session_id).await? else { return Err(refused_refresh()) };
+    let found = sessions::find_refresh_grant(pool, &state.hasher.hash(presented)).await?;
+    let Some((token, session, user)) = found else { return Err(refused_refresh()) };
     if session.realm_id != realm.id || session.client_id != client.id {
         return Err(refused_refresh());
     }
@@ -499,10 +497,9 @@ async fn refresh(
     if token.revoked_at.is_some() || token.expires_at <= now || !session.is_live(now) {
         return Err(refused_refresh());
     }
-    let user = user_store::find(pool, &realm.id, &session.user_id).await?;
-    let Some(user) = user.filter(|u| u.status == UserStatus::Active) else {
+    if user.status != UserStatus::Active {
         return Err(refused_refresh());
-    };
+    }
     let granted = from_json_list(&token.scopes);
     let scopes = match form.get("scope") {
         None => granted,
