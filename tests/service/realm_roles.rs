@@ -76,7 +76,8 @@ async fn effective_roles_join_direct_and_group_roles_and_tokens_carry_them() {
     app.delete(&format!("/realms/acme/groups/{group}/members/{user}")).await;
     let after = app.get(&format!("/realms/acme/users/{user}/roles")).await;
     assert_eq!(names(&after.data()["effective"]), ["admin"], "leaving the group takes its roles");
-    let tokens = app.token(&web, &[("grant_type", "password"), ("username", "ada"), ("password", "analytical engine")]).await;
+    let tokens =
+        app.token(&web, &[("grant_type", "password"), ("username", "ada"), ("password", "analytical engine")]).await;
     let access = claims(tokens.body["access_token"].as_str().unwrap());
     assert_eq!(access["realm_resource_access"], json!({ "roles": ["admin"] }), "the next token knows at once");
     assert_eq!(access["resource_access"], json!({}));

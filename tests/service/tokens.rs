@@ -494,3 +494,22 @@ async fn keys_rotate_on_schedule_when_the_clock_passes_the_rotation_period() {
     assert_ne!(next_kid, first_kid);
     assert_eq!(events[0].2["signing_key_id"], next_kid.as_str());
 }
+
+#[tokio::test]
+async fn a_refresh_token_presented_twice_at_once_is_exchanged_once_and_the_session_ends() {
+    let app = spawn_app().await;
+    let (client, _) = realm_with_person(&app).await;
+    let first = sign_in(&app, &client, "orders:read").await;
+    let refresh = first["refresh_token"].as_str().unwrap();
+    let form = [("grant_type", "refresh_token"), ("refresh_token", refresh)];
+    let (one, two) = tokio::join!(app.token(&client, &form), app.token(&client, &form));
+    let mut statuses = [one.status, two.status];
+    statuses.sort();
+    assert_eq!(statuses, [StatusCode::OK, StatusCode::BAD_REQUEST], "{:?} {:?}", one.body, two.body);
+    let refused = if one.status == StatusCode::OK { &two } else { &one };
+    assert_eq!(refused.body["error_code"], "RefreshTokenReused");
+    assert_eq!(app.events("token_reuse_detected").await.len(), 1);
+    let winner = if one.status == StatusCode::OK { &one } else { &two };
+    let access = winner.body["access_token"].as_str().unwrap();
+    assert_eq!(app.protocol(&client, "token/introspect", &[("token", access)]).await.body["active"], false);
+}

@@ -159,6 +159,62 @@ pub async fn mark_exchanged<'c>(
     Ok(done.rows_affected() == 1)
 }
 
+/// Marks every listed refresh token exchanged that was not yet; the ids it marked. (A batch holds at
+/// most a few hundred ids, well within both backends' parameter limits.)
+pub async fn mark_all_exchanged<'c>(
+    db: impl Executor<'c, Database = Any>,
+    ids: &[&str],
+    now: i64,
+) -> Result<std::collections::HashSet<String>, sqlx::Error> {
+    let placeholders: Vec<String> = (2..ids.len() + 2).map(|n| format!("${n}")).collect();
+    let sql = format!(
+        "UPDATE refresh_tokens SET exchanged_at = $1 WHERE exchanged_at IS NULL AND id IN ({}) RETURNING id",
+        placeholders.join(", ")
+    );
+    let mut query = sqlx::query_as::<_, (String,)>(sqlx::AssertSqlSafe(sql)).bind(now);
+    for id in ids {
+        query = query.bind(id.to_string());
+    }
+    Ok(query.fetch_all(db).await?.into_iter().map(|(id,)| id).collect())
+}
+
+/// Inserts refresh tokens in one statement.
+pub async fn insert_refresh_rows<'c>(
+    db: impl Executor<'c, Database = Any>,
+    tokens: &[&RefreshToken],
+) -> Result<(), sqlx::Error> {
+    let sql = format!(
+        "INSERT INTO refresh_tokens (id, session_id, token_hash, scopes, resource, created_at, expires_at, \
+         exchanged_at, revoked_at) VALUES {}",
+        super::values_placeholders(tokens.len(), 9)
+    );
+    let mut query = sqlx::query(sqlx::AssertSqlSafe(sql));
+    for token in tokens {
+        query = query
+            .bind(token.id.clone())
+            .bind(token.session_id.clone())
+            .bind(token.token_hash.clone())
+            .bind(token.scopes.clone())
+            .bind(token.resource.clone())
+            .bind(token.created_at)
+            .bind(token.expires_at)
+            .bind(token.exchanged_at)
+            .bind(token.revoked_at);
+    }
+    query.execute(db).await.map(|_| ())
+}
+
+/// Records the activity of several sessions at once.
+pub async fn touch_all<'c>(db: impl Executor<'c, Database = Any>, ids: &[&str], now: i64) -> Result<(), sqlx::Error> {
+    let placeholders: Vec<String> = (2..ids.len() + 2).map(|n| format!("${n}")).collect();
+    let sql = format!("UPDATE sessions SET last_active_at = $1 WHERE id IN ({})", placeholders.join(", "));
+    let mut query = sqlx::query(sqlx::AssertSqlSafe(sql)).bind(now);
+    for id in ids {
+        query = query.bind(id.to_string());
+    }
+    query.execute(db).await.map(|_| ())
+}
+
 pub async fn revoke_refresh<'c>(db: impl Executor<'c, Database = Any>, id: &str, now: i64) -> Result<(), sqlx::Error> {
     sqlx::query("UPDATE refresh_tokens SET revoked_at = $2 WHERE id = $1 AND revoked_at IS NULL")
         .bind(id)

@@ -110,32 +110,42 @@ async fn write_batch(store: &Store, batch: Vec<Job>) {
     }
 }
 
-/// Writes the batch in one transaction; for each rotation, in order, whether it took place.
+/// Writes the batch in one transaction; for each rotation, in order, whether it took place. The
+/// whole batch costs a handful of statements: one exchange of every presented token, one insert of
+/// the next tokens, one touch of the sessions, the events in rows of 32.
 async fn write(store: &Store, batch: &[Job]) -> Result<Vec<bool>, sqlx::Error> {
+    let rotations: Vec<&Rotation> = batch
+        .iter()
+        .filter_map(|job| match job {
+            Job::Rotation(rotation, _) => Some(rotation.as_ref()),
+            Job::Event(..) => None,
+        })
+        .collect();
     let mut tx = store.begin().await?;
-    let mut events: Vec<&QueuedEvent> = Vec::new();
-    let mut rotated = Vec::new();
-    for job in batch {
-        let rotation = match job {
-            Job::Event(event, _) => {
-                events.push(event);
-                continue;
-            }
-            Job::Rotation(rotation, _) => rotation,
-        };
-        let done = sessions::mark_exchanged(&mut *tx, &rotation.exchanged, rotation.event.at).await?;
-        rotated.push(done);
-        if !done {
-            continue;
-        }
-        if rotation.touch {
-            sessions::touch(&mut *tx, &rotation.session_id, rotation.event.at).await?;
-        }
-        if let Some(next) = &rotation.next {
-            sessions::insert_refresh(&mut *tx, next).await?;
-        }
-        events.push(&rotation.event);
+    let mut exchanged = std::collections::HashSet::new();
+    if let Some(at) = rotations.iter().map(|r| r.event.at).max() {
+        let ids: Vec<&str> = rotations.iter().map(|r| r.exchanged.as_str()).collect();
+        exchanged = sessions::mark_all_exchanged(&mut *tx, &ids, at).await?;
     }
+    // Each token is exchanged once: a second presentation in the same batch finds it taken.
+    let rotated: Vec<bool> = rotations.iter().map(|r| exchanged.remove(r.exchanged.as_str())).collect();
+    let done: Vec<&Rotation> = rotations.iter().zip(&rotated).filter(|(_, done)| **done).map(|(r, _)| *r).collect();
+    let next: Vec<&RefreshToken> = done.iter().filter_map(|r| r.next.as_ref()).collect();
+    for rows in next.chunks(ROWS_PER_STATEMENT) {
+        sessions::insert_refresh_rows(&mut *tx, rows).await?;
+    }
+    let touched: Vec<&str> = done.iter().filter(|r| r.touch).map(|r| r.session_id.as_str()).collect();
+    if let Some(at) = done.iter().filter(|r| r.touch).map(|r| r.event.at).max() {
+        sessions::touch_all(&mut *tx, &touched, at).await?;
+    }
+    let events: Vec<&QueuedEvent> = batch
+        .iter()
+        .filter_map(|job| match job {
+            Job::Event(event, _) => Some(event),
+            Job::Rotation(..) => None,
+        })
+        .chain(done.iter().map(|r| &r.event))
+        .collect();
     const PER_ROW: usize = 7;
     for rows in events.chunks(ROWS_PER_STATEMENT) {
         let sql = format!(
