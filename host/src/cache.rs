@@ -39,6 +39,8 @@ pub enum Invalidation {
     Realm(String),
     /// A client: its configuration, signing keys or role grants (realm id, client id).
     Client(String, String),
+    /// An access token revoked before its expiry (jti, expiry in epoch milliseconds).
+    Revoked(String, i64),
 }
 
 impl Invalidation {
@@ -47,6 +49,7 @@ impl Invalidation {
             Self::Account(id) => format!("account:{id}"),
             Self::Realm(id) => format!("realm:{id}"),
             Self::Client(realm, client) => format!("client:{realm}/{client}"),
+            Self::Revoked(jti, expires_at) => format!("revoked:{expires_at}/{jti}"),
         }
     }
 
@@ -55,6 +58,10 @@ impl Invalidation {
             ("account", id) => Some(Self::Account(id.to_owned())),
             ("realm", id) => Some(Self::Realm(id.to_owned())),
             ("client", pair) => pair.split_once('/').map(|(r, c)| Self::Client(r.to_owned(), c.to_owned())),
+            ("revoked", pair) => {
+                let (expires_at, jti) = pair.split_once('/')?;
+                Some(Self::Revoked(jti.to_owned(), expires_at.parse().ok()?))
+            }
             _ => None,
         }
     }
@@ -98,6 +105,13 @@ impl<T: Clone> Map<T> {
     }
 }
 
+#[derive(Debug, Default)]
+struct Revocations {
+    entries: HashMap<String, i64>,
+    /// Every revocation in the database is in `entries`.
+    complete: bool,
+}
+
 pub struct Caches {
     /// By the keyed hash of the API key.
     credentials: Map<KnownCredential>,
@@ -112,6 +126,8 @@ pub struct Caches {
     user_roles: Map<Arc<Vec<Role>>>,
     /// Verification keys by `kid`.
     verifiers: Map<Arc<Verifier>>,
+    /// Access tokens revoked before their expiry, by jti, with that expiry; complete once loaded.
+    revoked: RwLock<Revocations>,
     /// Whether this host receives every change notification (always, on SQLite).
     synced: AtomicBool,
 }
@@ -132,6 +148,7 @@ impl Caches {
             client_roles: Map::new(),
             user_roles: Map::new(),
             verifiers: Map::new(),
+            revoked: RwLock::new(Revocations::default()),
             synced: AtomicBool::new(synced),
         }
     }
@@ -205,6 +222,28 @@ impl Caches {
         }
     }
 
+    /// Whether the access token is revoked, when this host knows every revocation; `None` when it
+    /// must ask the database (not loaded yet, or notifications not received).
+    pub fn is_revoked(&self, jti: &str) -> Option<bool> {
+        let revoked = self.revoked.read().unwrap_or_else(|p| p.into_inner());
+        (self.usable() && revoked.complete).then(|| revoked.entries.contains_key(jti))
+    }
+
+    /// Takes the revocations read from the database as the complete set (merged with any that
+    /// notifications brought meanwhile).
+    pub fn keep_revocations(&self, loaded: impl IntoIterator<Item = (String, i64)>) {
+        if self.usable() {
+            let mut revoked = self.revoked.write().unwrap_or_else(|p| p.into_inner());
+            revoked.entries.extend(loaded);
+            revoked.complete = true;
+        }
+    }
+
+    /// Forgets revocations of tokens that have expired anyway.
+    pub fn prune_revocations(&self, now_ms: i64) {
+        self.revoked.write().unwrap_or_else(|p| p.into_inner()).entries.retain(|_, expires_at| *expires_at > now_ms);
+    }
+
     pub fn verifier(&self, kid: &str) -> Option<Arc<Verifier>> {
         self.usable().then(|| self.verifiers.get(kid)).flatten()
     }
@@ -227,6 +266,9 @@ impl Caches {
                 self.client_roles.retain(|key, _| !key.starts_with(&prefix));
                 self.user_roles.retain(|key, _| !key.starts_with(&prefix));
             }
+            Invalidation::Revoked(jti, expires_at) => {
+                self.revoked.write().unwrap_or_else(|p| p.into_inner()).entries.insert(jti.clone(), *expires_at);
+            }
             Invalidation::Client(realm_id, client_id) => {
                 let key = format!("{realm_id}/{client_id}");
                 self.signers.remove(&key);
@@ -247,6 +289,7 @@ impl Caches {
         self.client_roles.clear();
         self.user_roles.clear();
         self.verifiers.clear();
+        *self.revoked.write().unwrap_or_else(|p| p.into_inner()) = Revocations::default();
     }
 }
 

@@ -229,6 +229,7 @@ async fn register_jobs(state: &AppState) {
         )
         .await;
     let store = state.store.clone();
+    let caches = state.caches.clone();
     state
         .scheduler
         .every(
@@ -236,6 +237,7 @@ async fn register_jobs(state: &AppState) {
             TimeDelta::hours(1),
             Arc::new(move |now| {
                 let store = store.clone();
+                caches.prune_revocations(to_millis(now));
                 Box::pin(async move {
                     let removed = store::sessions::prune(store.writer(), to_millis(now)).await?;
                     if removed > 0 {

@@ -55,3 +55,47 @@ async fn a_change_on_one_host_is_seen_by_the_other_despite_its_caches() {
     })
     .await;
 }
+
+#[tokio::test]
+async fn a_revocation_or_rotation_on_one_host_deactivates_tokens_on_the_other() {
+    let one = spawn_app().await;
+    one.create_realm("acme").await;
+    let client = one.create_client("acme", "agent", &["client_credentials"], &[]).await;
+    let token = |app: &TestApp| {
+        let client = client.clone();
+        let http = app.http.clone();
+        let base = app.base.clone();
+        async move {
+            let response = http
+                .post(format!("{base}/realms/acme/protocol/openid-connect/token"))
+                .basic_auth(&client.id, Some(&client.secret))
+                .form(&[("grant_type", "client_credentials")])
+                .send()
+                .await
+                .unwrap();
+            crate::support::answer(response).await.body["access_token"].as_str().unwrap().to_owned()
+        }
+    };
+    let active = async |app: &TestApp, token: &str| {
+        app.protocol(&client, "token/introspect", &[("token", token)]).await.body["active"] == true
+    };
+    let first = token(&one).await;
+    if !one.state.store.is_shared() {
+        // One host owns a SQLite file: its own revocation is known at once.
+        assert!(active(&one, &first).await);
+        one.protocol(&client, "revoke", &[("token", &first)]).await;
+        assert!(!active(&one, &first).await);
+        return;
+    }
+    let two = spawn_beside(&one).await;
+    eventually(&two, "its own change notifications", async |h: &TestApp| h.state.caches.is_synced()).await;
+    // The second host learns the revocations and keys by introspecting.
+    assert!(active(&two, &first).await);
+    one.protocol(&client, "revoke", &[("token", &first)]).await;
+    eventually(&two, "the revocation", async |h: &TestApp| !active(h, &first).await).await;
+
+    let second = token(&one).await;
+    assert!(active(&two, &second).await);
+    one.post("/realms/acme/clients/agent/signing-keys/rotate", json!({ "revokeOldKeys": true })).await;
+    eventually(&two, "the revoked key", async |h: &TestApp| !active(h, &second).await).await;
+}

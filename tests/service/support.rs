@@ -121,7 +121,10 @@ pub async fn spawn_with(db: TestDatabase, adjust: impl FnOnce(&mut Settings)) ->
 /// A second host on the same database (and secret key) as `first`.
 pub async fn spawn_beside(first: &TestApp) -> TestApp {
     let db = TestDatabase { url: first.db.url.clone(), dir: first.db.dir.clone() };
-    let app = Application::build(db.settings(), &policies_dir()).await.expect("the second host starts");
+    let mut settings = db.settings();
+    // Hosts of one deployment share one public address, hence one issuer per realm.
+    settings.public_url = Some(first.state.public_url.clone());
+    let app = Application::build(settings, &policies_dir()).await.expect("the second host starts");
     assert!(app.bootstrapped().is_none());
     serve(app, db, first.key.clone(), first.account_id.clone())
 }
@@ -230,6 +233,7 @@ pub async fn answer(response: reqwest::Response) -> Answer {
 }
 
 /// A realm client able to sign people in, as the protocol tests need it.
+#[derive(Debug, Clone)]
 pub struct TestClient {
     pub realm: String,
     pub id: String,

@@ -251,6 +251,14 @@ pub async fn is_access_revoked<'c>(db: impl Executor<'c, Database = Any>, jti: &
     Ok(found.is_some())
 }
 
+/// Every revocation of a token not yet expired: jti and expiry.
+pub async fn live_revocations<'c>(
+    db: impl Executor<'c, Database = Any>,
+    now: i64,
+) -> Result<Vec<(String, i64)>, sqlx::Error> {
+    sqlx::query_as("SELECT jti, expires_at FROM revoked_tokens WHERE expires_at > $1").bind(now).fetch_all(db).await
+}
+
 /// Removes revocations of tokens that have expired anyway, and refresh tokens past expiry.
 pub async fn prune<'c>(db: impl Executor<'c, Database = Any> + Copy, now: i64) -> Result<u64, sqlx::Error> {
     let revoked = sqlx::query("DELETE FROM revoked_tokens WHERE expires_at <= $1").bind(now).execute(db).await?;

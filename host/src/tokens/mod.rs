@@ -121,6 +121,22 @@ pub async fn access_token(state: &AppState, grant: &Grant<'_>) -> Result<Issued,
     Ok(Issued { token, jti, expires_at, lifetime_seconds: lifetime })
 }
 
+/// Whether the access token was revoked: from this host's set of revocations when it is complete
+/// (loaded once, then kept by change notifications), from the database otherwise.
+async fn is_revoked(state: &AppState, jti: &str) -> Result<bool, Error> {
+    if let Some(revoked) = state.caches.is_revoked(jti) {
+        return Ok(revoked);
+    }
+    if state.caches.is_synced() {
+        let now = to_millis(state.clock.now());
+        let live = sessions::live_revocations(state.store.pool(), now).await?;
+        let revoked = live.iter().any(|(id, _)| id == jti);
+        state.caches.keep_revocations(live);
+        return Ok(revoked);
+    }
+    Ok(sessions::is_access_revoked(state.store.pool(), jti).await?)
+}
+
 /// The client, from this host's cache when it holds it.
 pub async fn find_client(state: &AppState, realm_id: &str, client_id: &str) -> Result<Option<Arc<Client>>, Error> {
     if let Some(client) = state.caches.client(realm_id, client_id) {
@@ -291,7 +307,7 @@ pub async fn active_access_token(state: &AppState, realm_id: &str, token: &str) 
         return Ok(None);
     }
     let pool = state.store.pool();
-    if sessions::is_access_revoked(pool, &jti).await? {
+    if is_revoked(state, &jti).await? {
         return Ok(None);
     }
     let session_id = text("sid");

@@ -8,7 +8,9 @@ use serde_json::{Value, json};
 
 use super::{Form, OAuthError, authenticate_client, json_no_store, no_store, realm};
 use crate::AppState;
+use crate::cache::Invalidation;
 use crate::clock::to_millis;
+use crate::store::changes;
 use crate::store::clients::Client;
 use crate::store::events::{self, Event};
 use crate::store::realms::Realm;
@@ -156,7 +158,10 @@ pub async fn revoke(
             "token_type_hint": hint,
         });
         announce_revocation(&state, &mut tx, &realm, &client, data).await?;
+        let revoked = Invalidation::Revoked(active.jti.clone(), active.expires_at * 1000);
+        changes::announce(&state.store, &mut tx, &revoked).await?;
         tx.commit().await?;
+        state.caches.apply(&revoked);
     }
     let mut response = ().into_response();
     no_store(response.headers_mut());
