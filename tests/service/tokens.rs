@@ -513,3 +513,37 @@ async fn a_refresh_token_presented_twice_at_once_is_exchanged_once_and_the_sessi
     let access = winner.body["access_token"].as_str().unwrap();
     assert_eq!(app.protocol(&client, "token/introspect", &[("token", access)]).await.body["active"], false);
 }
+
+/// Interoperability: the `openidconnect` crate, given only the realm's issuer, discovers the
+/// provider, fetches the JWKS and accepts our ID token (signature, issuer, audience, expiry).
+#[tokio::test]
+async fn an_oidc_client_library_verifies_our_id_tokens_from_discovery_alone() {
+    use openidconnect::core::{CoreIdToken, CoreIdTokenVerifier, CoreJwsSigningAlgorithm, CoreProviderMetadata};
+    use openidconnect::{ClientId, IssuerUrl, Nonce};
+
+    let app = spawn_app().await;
+    let (client, user_id) = realm_with_person(&app).await;
+    let tokens = sign_in(&app, &client, "openid email").await;
+    let issuer = IssuerUrl::new(format!("{}/realms/acme", app.base)).unwrap();
+    let http = reqwest::Client::builder().redirect(reqwest::redirect::Policy::none()).build().unwrap();
+    let metadata = CoreProviderMetadata::discover_async(issuer, &http).await.expect("discovery and JWKS");
+    let verifier = CoreIdTokenVerifier::new_public_client(
+        ClientId::new(client.id.clone()),
+        metadata.issuer().clone(),
+        metadata.jwks().clone(),
+    )
+    .set_allowed_algs(vec![CoreJwsSigningAlgorithm::EcdsaP256Sha256]);
+    let id_token: CoreIdToken = tokens["id_token"].as_str().unwrap().parse().unwrap();
+    let no_nonce = |_: Option<&Nonce>| -> Result<(), String> { Ok(()) };
+    let claims = id_token.claims(&verifier, no_nonce).expect("the ID token verifies");
+    assert_eq!(claims.subject().as_str(), user_id);
+    assert_eq!(claims.email().map(|e| e.as_str()), Some("ada@example.com"));
+
+    let other = CoreIdTokenVerifier::new_public_client(
+        ClientId::new("someone-else".into()),
+        metadata.issuer().clone(),
+        metadata.jwks().clone(),
+    )
+    .set_allowed_algs(vec![CoreJwsSigningAlgorithm::EcdsaP256Sha256]);
+    assert!(id_token.claims(&other, no_nonce).is_err(), "the audience is checked");
+}
