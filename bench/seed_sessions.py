@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Adds N sign-in sessions, each with one refresh token, for a user and client of a Castellan
 database, for load runs of the refresh grant. Rows are written exactly as the service writes them:
-the refresh token is stored as HMAC-SHA256 of its value under the deployment's secret key.
+the value is `cstl_rt_<token id>.<secret>` and is stored as HMAC-SHA256 under the deployment's secret key.
 
 usage: seed_sessions.py SECRET_KEY_FILE DATABASE REALM CLIENT USERNAME N TOKENS_OUT
   DATABASE is a SQLite file path or a postgres:// URL (psql is used for PostgreSQL).
@@ -23,9 +23,9 @@ def main() -> None:
     day = 24 * 3600 * 1000
     values, statements = [], []
     for _ in range(int(count)):
-        value = "cstl_rt_" + secrets.token_urlsafe(32)
-        digest = hmac.new(key, value.encode(), hashlib.sha256).hexdigest()
         session, token = str(uuid.uuid4()), str(uuid.uuid4())
+        value = f"cstl_rt_{token}." + secrets.token_urlsafe(32)
+        digest = hmac.new(key, value.encode(), hashlib.sha256).hexdigest()
         statements.append(
             "INSERT INTO sessions (id, realm_id, client_id, user_id, ip_address, user_agent, authentication_methods, "
             f"created_at, last_active_at, expires_at) SELECT '{session}', '{realm}', '{client}', id, '127.0.0.1', "

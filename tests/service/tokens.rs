@@ -286,6 +286,10 @@ async fn refresh_tokens_rotate_and_a_reused_one_ends_the_session() {
     let (client, _) = realm_with_person(&app).await;
     let first = sign_in(&app, &client, "orders:read").await;
     let first_refresh = first["refresh_token"].as_str().unwrap();
+    let (named, _) = first_refresh.split_once('.').unwrap();
+    let forged = format!("{named}.{}", "A".repeat(43));
+    let refused = app.token(&client, &[("grant_type", "refresh_token"), ("refresh_token", &forged)]).await;
+    assert_eq!(refused.body["error_code"], "InvalidRefreshToken", "the id alone proves nothing");
     let second = app.token(&client, &[("grant_type", "refresh_token"), ("refresh_token", first_refresh)]).await;
     assert_eq!(second.status, StatusCode::OK, "{:?}", second.body);
     let second_refresh = second.body["refresh_token"].as_str().unwrap().to_owned();

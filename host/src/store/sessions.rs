@@ -136,10 +136,10 @@ pub async fn insert_refresh<'c>(
 
 pub async fn find_refresh<'c>(
     db: impl Executor<'c, Database = Any>,
-    token_hash: &str,
+    id: &str,
 ) -> Result<Option<RefreshToken>, sqlx::Error> {
-    sqlx::query_as(sqlx::AssertSqlSafe(format!("SELECT {REFRESH_COLUMNS} FROM refresh_tokens WHERE token_hash = $1")))
-        .bind(token_hash)
+    sqlx::query_as(sqlx::AssertSqlSafe(format!("SELECT {REFRESH_COLUMNS} FROM refresh_tokens WHERE id = $1")))
+        .bind(id)
         .fetch_optional(db)
         .await
 }
@@ -296,10 +296,10 @@ struct RefreshGrantRow {
     u_updated_at: i64,
 }
 
-/// The refresh token with this hash, its session and the session's person, in one query.
+/// The refresh token with this id, its session and the session's person, in one query.
 pub async fn find_refresh_grant<'c>(
     db: impl Executor<'c, Database = Any>,
-    token_hash: &str,
+    id: &str,
 ) -> Result<Option<(RefreshToken, Session, super::users::User)>, sqlx::Error> {
     let row: Option<RefreshGrantRow> = sqlx::query_as(
         "SELECT t.id AS t_id, t.session_id AS t_session_id, t.token_hash AS t_token_hash, t.scopes AS t_scopes, \
@@ -312,9 +312,9 @@ pub async fn find_refresh_grant<'c>(
          u.password_hash AS u_password_hash, u.must_change_password AS u_must_change_password, \
          u.created_at AS u_created_at, u.updated_at AS u_updated_at \
          FROM refresh_tokens t JOIN sessions s ON s.id = t.session_id JOIN users u ON u.id = s.user_id \
-         WHERE t.token_hash = $1",
+         WHERE t.id = $1",
     )
-    .bind(token_hash)
+    .bind(id)
     .fetch_optional(db)
     .await?;
     Ok(row.map(|row| {

@@ -239,9 +239,16 @@ pub fn person_claims(user: &User, scopes: &[String]) -> Map<String, Value> {
     claims
 }
 
-/// A new opaque refresh token value.
-pub fn new_refresh_token() -> String {
-    generate_secret(REFRESH_TOKEN_PREFIX)
+/// A new refresh token value for the stored token `id`: `cstl_rt_<id>.<256 random bits>`. The id
+/// finds the row; the keyed hash of the whole value, compared in constant time, proves it.
+pub fn new_refresh_token(id: &str) -> String {
+    format!("{REFRESH_TOKEN_PREFIX}{id}.{}", generate_secret(""))
+}
+
+/// The stored token id a refresh token value names, if it has the form of one.
+pub fn refresh_token_id(value: &str) -> Option<&str> {
+    let (id, secret) = value.strip_prefix(REFRESH_TOKEN_PREFIX)?.split_once('.')?;
+    (uuid::Uuid::parse_str(id).is_ok() && !secret.is_empty()).then_some(id)
 }
 
 /// An access token found active, with its claims.
@@ -335,4 +342,23 @@ pub async fn active_access_token(state: &AppState, realm_id: &str, token: &str) 
         expires_at,
         claims,
     }))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn refresh_token_values_carry_their_id_and_only_well_formed_ones_name_one() {
+        let id = crate::ids::new_guid();
+        let value = new_refresh_token(&id);
+        assert!(value.starts_with("cstl_rt_"));
+        assert_eq!(refresh_token_id(&value), Some(id.as_str()));
+        assert_ne!(value, new_refresh_token(&id), "the secret part is random");
+        for malformed in
+            ["", "cstl_rt_", "cstl_rt_abc.def", &format!("cstl_rt_{id}."), &format!("x_{id}.abc"), "cstl_rt_no-dot"]
+        {
+            assert_eq!(refresh_token_id(malformed), None, "{malformed}");
+        }
+    }
 }

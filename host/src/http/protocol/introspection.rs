@@ -25,7 +25,9 @@ async fn live_refresh_token(
     value: &str,
 ) -> Result<Option<(RefreshToken, Session)>, OAuthError> {
     let pool = state.store.pool();
-    let Some(token) = sessions::find_refresh(pool, &state.hasher.hash(value)).await? else { return Ok(None) };
+    let Some(id) = tokens::refresh_token_id(value) else { return Ok(None) };
+    let found = sessions::find_refresh(pool, id).await?;
+    let Some(token) = found.filter(|t| state.hasher.matches(value, &t.token_hash)) else { return Ok(None) };
     let Some(session) = sessions::find(pool, &token.session_id).await? else { return Ok(None) };
     let now = to_millis(state.clock.now());
     let live = session.realm_id == realm.id

@@ -433,10 +433,11 @@ fn next_refresh(
     if !from_json_list(&client.grant_types).iter().any(|g| g == "refresh_token") {
         return None;
     }
-    let value = tokens::new_refresh_token();
+    let id = new_guid();
+    let value = tokens::new_refresh_token(&id);
     let expires_at = (now + i64::from(state.settings.refresh_token_seconds) * 1000).min(session.expires_at);
     let token = RefreshToken {
-        id: new_guid(),
+        id,
         session_id: session.id.clone(),
         token_hash: state.hasher.hash(&value),
         scopes: to_json_list(scopes),
@@ -485,8 +486,11 @@ async fn refresh(
     let presented = form.require("refresh_token")?;
     let pool = state.store.pool();
     let now = to_millis(state.clock.now());
-    let found = sessions::find_refresh_grant(pool, &state.hasher.hash(presented)).await?;
-    let Some((token, session, user)) = found else { return Err(refused_refresh()) };
+    let Some(id) = tokens::refresh_token_id(presented) else { return Err(refused_refresh()) };
+    let found = sessions::find_refresh_grant(pool, id).await?;
+    let Some((token, session, user)) = found.filter(|(t, _, _)| state.hasher.matches(presented, &t.token_hash)) else {
+        return Err(refused_refresh());
+    };
     if session.realm_id != realm.id || session.client_id != client.id {
         return Err(refused_refresh());
     }
