@@ -50,27 +50,21 @@ pub struct WriteQueue {
 }
 
 impl WriteQueue {
-    /// Starts the writers: one on SQLite (it admits one writer), several on PostgreSQL, which
-    /// commits batches side by side (a token in two batches at once is exchanged by the first;
-    /// the second's `UPDATE` waits for it and then finds it taken).
     pub fn start(store: Store) -> (Self, tokio::task::JoinHandle<()>) {
-        let (sender, receiver) = mpsc::channel::<Job>(4096);
-        let receiver = std::sync::Arc::new(tokio::sync::Mutex::new(receiver));
-        let writers = if store.is_shared() { 3 } else { 1 };
-        // The writers live in a set owned by the returned task: aborting it stops them all.
-        let all = tokio::spawn(async move {
-            let mut set = tokio::task::JoinSet::new();
-            for _ in 0..writers {
-                let (store, receiver) = (store.clone(), receiver.clone());
-                set.spawn(async move {
-                    while let Some(batch) = next_batch(&receiver).await {
-                        write_batch(&store, batch).await;
+        let (sender, mut receiver) = mpsc::channel::<Job>(4096);
+        let writer = tokio::spawn(async move {
+            while let Some(first) = receiver.recv().await {
+                let mut batch = vec![first];
+                while batch.len() < BATCH {
+                    match receiver.try_recv() {
+                        Ok(next) => batch.push(next),
+                        Err(_) => break,
                     }
-                });
+                }
+                write_batch(&store, batch).await;
             }
-            while set.join_next().await.is_some() {}
         });
-        (Self { sender }, all)
+        (Self { sender }, writer)
     }
 
     /// Stores the event, returning once it is committed.
@@ -87,20 +81,6 @@ impl WriteQueue {
         self.sender.send(Job::Rotation(Box::new(rotation), reply)).await.map_err(|_| stopped())?;
         done.await?.map_err(|error| anyhow::anyhow!("cannot rotate the refresh token: {error}"))
     }
-}
-
-/// Waits for a job, then takes whatever else has queued, up to a batch.
-async fn next_batch(receiver: &tokio::sync::Mutex<mpsc::Receiver<Job>>) -> Option<Vec<Job>> {
-    let mut receiver = receiver.lock().await;
-    let first = receiver.recv().await?;
-    let mut batch = vec![first];
-    while batch.len() < BATCH {
-        match receiver.try_recv() {
-            Ok(next) => batch.push(next),
-            Err(_) => break,
-        }
-    }
-    Some(batch)
 }
 
 fn stopped() -> anyhow::Error {
