@@ -86,15 +86,6 @@ pub async fn end<'c>(
     Ok(done.rows_affected() == 1)
 }
 
-pub async fn touch<'c>(db: impl Executor<'c, Database = Any>, id: &str, now: i64) -> Result<(), sqlx::Error> {
-    sqlx::query("UPDATE sessions SET last_active_at = $2 WHERE id = $1")
-        .bind(id)
-        .bind(now)
-        .execute(db)
-        .await
-        .map(|_| ())
-}
-
 #[derive(Debug, Clone, PartialEq, Eq, sqlx::FromRow)]
 pub struct RefreshToken {
     pub id: String,
@@ -142,21 +133,6 @@ pub async fn find_refresh<'c>(
         .bind(id)
         .fetch_optional(db)
         .await
-}
-
-/// Marks the refresh token exchanged. Only one of several concurrent exchanges wins: `false` for
-/// the others, which then count as reuse.
-pub async fn mark_exchanged<'c>(
-    db: impl Executor<'c, Database = Any>,
-    id: &str,
-    now: i64,
-) -> Result<bool, sqlx::Error> {
-    let done = sqlx::query("UPDATE refresh_tokens SET exchanged_at = $2 WHERE id = $1 AND exchanged_at IS NULL")
-        .bind(id)
-        .bind(now)
-        .execute(db)
-        .await?;
-    Ok(done.rows_affected() == 1)
 }
 
 /// Marks every listed refresh token exchanged that was not yet; the ids it marked. (A batch holds at
