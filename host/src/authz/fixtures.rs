@@ -15,7 +15,18 @@ const OTHER_ACCOUNT: &str = "other-account";
 #[serde(deny_unknown_fields)]
 struct FixtureFile {
     description: String,
-    cases: Vec<Case>,
+    /// `admin` (the default): admin permission cases; `delegation`: token exchange cases.
+    #[serde(default)]
+    kind: Kind,
+    cases: Vec<serde_json::Value>,
+}
+
+#[derive(Debug, Default, Clone, Copy, Deserialize)]
+#[serde(rename_all = "lowercase")]
+enum Kind {
+    #[default]
+    Admin,
+    Delegation,
 }
 
 #[derive(Debug, Deserialize)]
@@ -53,7 +64,7 @@ struct CaseResource {
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
-enum Expected {
+pub(super) enum Expected {
     #[serde(rename = "ALLOW")]
     Allow,
     #[serde(rename = "DENY")]
@@ -86,10 +97,19 @@ pub fn run(authorizer: &Authorizer, dir: &Path) -> Result<Vec<CaseOutcome>, Stri
             return Err(format!("{} ({}) has no cases", path.display(), file.description));
         }
         for case in file.cases {
-            outcomes.push(run_case(authorizer, &path, case)?);
+            let outcome = match file.kind {
+                Kind::Admin => run_case(authorizer, &path, parse_case(&path, case)?)?,
+                Kind::Delegation => super::delegation::fixtures::run_case(authorizer, &path, parse_case(&path, case)?)?,
+            };
+            outcomes.push(outcome);
         }
     }
     Ok(outcomes)
+}
+
+fn parse_case<T: serde::de::DeserializeOwned>(path: &Path, case: serde_json::Value) -> Result<T, String> {
+    let name = case.get("name").and_then(serde_json::Value::as_str).unwrap_or("?").to_owned();
+    serde_json::from_value(case).map_err(|e| format!("{}: case `{name}`: {e}", path.display()))
 }
 
 fn run_case(authorizer: &Authorizer, path: &Path, case: Case) -> Result<CaseOutcome, String> {

@@ -4,6 +4,7 @@
 //! request context; the policies decide; a refusal's error code comes from the `@errorCode`
 //! annotation of the policy that refused.
 
+pub mod delegation;
 pub mod fixtures;
 
 use std::collections::{BTreeSet, HashMap, HashSet};
@@ -238,7 +239,9 @@ impl Authorizer {
                 return Err(PolicyError::MissingPermission((*used).to_owned()));
             }
         }
-        Ok(Self { schema, policies, actions, permissions, cedar: cedar_policy::Authorizer::new() })
+        let authorizer = Self { schema, policies, actions, permissions, cedar: cedar_policy::Authorizer::new() };
+        delegation::check_annotations(&authorizer)?;
+        Ok(authorizer)
     }
 
     /// Every permission name a role or a scope may list (actions and their groups).
@@ -389,13 +392,18 @@ fn index_actions(schema: &Schema) -> Result<(HashMap<String, ActionInfo>, BTreeS
     let mut permissions = BTreeSet::new();
     for action in schema.actions() {
         let name = action.id().unescaped().to_owned();
+        let ancestors: Vec<EntityUid> = all.ancestors(action).map(|iter| iter.cloned().collect()).unwrap_or_default();
+        // Only actions under `read` or `act` are admin permissions; `delegate` is decided apart.
+        let umbrella = |uid: &EntityUid| UMBRELLA_GROUPS.contains(&uid.id().unescaped());
+        if !umbrella(action) && !ancestors.iter().any(umbrella) {
+            continue;
+        }
         if !UMBRELLA_GROUPS.contains(&name.as_str()) {
             permissions.insert(name.clone());
         }
         if groups.contains(action) {
             continue;
         }
-        let ancestors: Vec<EntityUid> = all.ancestors(action).map(|iter| iter.cloned().collect()).unwrap_or_default();
         let mut entities = Vec::new();
         for member in std::iter::once(action).chain(ancestors.iter()) {
             if let Some(entity) = all.get(member) {

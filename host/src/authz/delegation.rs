@@ -1,0 +1,306 @@
+//! Delegation ceilings, decided by `policies/delegation.cedar` (DESIGN principle 2).
+//!
+//! The host builds the entities from the grant, the subject token and the request; the policies
+//! decide; a refusal's error code and precedence come from the annotations of the policy that
+//! refused. One decision is made per grant: a request is allowed when one grant allows all of it.
+
+use std::collections::{HashMap, HashSet};
+use std::str::FromStr;
+
+use cedar_policy::{Context, Decision, Entities, Entity, EntityUid, PolicyId, Request, RestrictedExpression};
+
+use super::{Authorizer, EvaluationError, NAMESPACE, PolicyError, uid};
+
+/// The action the delegation policies decide.
+const ACTION: &str = "delegate";
+
+/// Why a grant does not allow an exchange; each is an `error_code` of the token endpoint.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Refusal {
+    NotPermitted,
+    ScopesExceedGrant,
+    ResourceExceedsGrant,
+    DepthExceeded,
+}
+
+impl Refusal {
+    const ALL: [Self; 4] =
+        [Self::NotPermitted, Self::ScopesExceedGrant, Self::ResourceExceedsGrant, Self::DepthExceeded];
+
+    pub fn code(self) -> &'static str {
+        match self {
+            Self::NotPermitted => "DelegationNotPermitted",
+            Self::ScopesExceedGrant => "DelegationScopesExceedGrant",
+            Self::ResourceExceedsGrant => "DelegationResourceExceedsGrant",
+            Self::DepthExceeded => "DelegationDepthExceeded",
+        }
+    }
+
+    fn of_code(code: &str) -> Option<Self> {
+        Self::ALL.into_iter().find(|refusal| refusal.code() == code)
+    }
+}
+
+/// A grant as the policies see it.
+#[derive(Debug, Clone, Copy)]
+pub struct GrantFacts<'a> {
+    pub id: &'a str,
+    pub client_id: &'a str,
+    pub subject_user_id: &'a str,
+    pub scopes: &'a [String],
+    pub max_depth: i64,
+    pub allowed_resources: &'a [String],
+    pub organization_id: Option<&'a str>,
+    /// Epoch milliseconds.
+    pub expires_at: Option<i64>,
+}
+
+/// The exchange asked for, as the policies see it.
+#[derive(Debug, Clone, Copy)]
+pub struct ExchangeFacts<'a> {
+    pub realm_id: &'a str,
+    /// The acting client.
+    pub client_id: &'a str,
+    /// The person the subject token is about.
+    pub person_id: &'a str,
+    /// The organizations the person belongs to, of those the grant names.
+    pub person_organizations: &'a [String],
+    /// Epoch milliseconds.
+    pub now: i64,
+    pub scopes: &'a [String],
+    pub subject_scopes: &'a [String],
+    pub client_scopes: &'a [String],
+    /// Actors already in the subject token.
+    pub depth: i64,
+    pub resource: Option<&'a str>,
+}
+
+/// Allowed, or refused by the policy with the lowest precedence among those that refused.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum DelegationVerdict {
+    Allow,
+    Deny { refusal: Refusal, precedence: u32, policy: Option<String> },
+}
+
+/// Checks at load that every policy about `delegate` that refuses names a known error code and a
+/// precedence.
+pub(super) fn check_annotations(authorizer: &Authorizer) -> Result<(), PolicyError> {
+    let invalid = |message: String| PolicyError::Invalid(format!("  {message}"));
+    if !authorizer.schema.actions().any(|action| action.id().unescaped() == ACTION) {
+        return Err(invalid(format!("the schema does not declare the action `{ACTION}`")));
+    }
+    for policy in authorizer.policies.policies() {
+        let text = policy.to_string();
+        if policy.effect() != cedar_policy::Effect::Forbid || !text.contains(&format!("Action::\"{ACTION}\"")) {
+            continue;
+        }
+        let id = policy.id();
+        let code = policy.annotation("errorCode").ok_or_else(|| invalid(format!("{id}: no @errorCode")))?;
+        if Refusal::of_code(code).is_none() {
+            return Err(invalid(format!("{id}: @errorCode(\"{code}\") is not a delegation error code")));
+        }
+        let precedence = policy.annotation("precedence").and_then(|p| p.parse::<u32>().ok());
+        if precedence.is_none() {
+            return Err(invalid(format!("{id}: @precedence must be a whole number")));
+        }
+    }
+    Ok(())
+}
+
+fn strings(items: &[String]) -> RestrictedExpression {
+    RestrictedExpression::new_set(items.iter().cloned().map(RestrictedExpression::new_string))
+}
+
+fn evaluation(error: impl std::fmt::Display) -> EvaluationError {
+    EvaluationError(error.to_string())
+}
+
+impl Authorizer {
+    /// Decides whether `grant` allows the whole `exchange`.
+    pub fn decide_delegation(
+        &self,
+        grant: &GrantFacts<'_>,
+        exchange: &ExchangeFacts<'_>,
+    ) -> Result<DelegationVerdict, EvaluationError> {
+        let client = uid("Client", &format!("{}/{}", exchange.realm_id, exchange.client_id))?;
+        let person = uid("Person", exchange.person_id)?;
+        let grant_uid = uid("DelegationGrant", grant.id)?;
+        let organizations: Vec<EntityUid> =
+            exchange.person_organizations.iter().map(|id| uid("Organization", id)).collect::<Result<_, _>>()?;
+
+        let mut entities = vec![
+            Entity::new_no_attrs(client.clone(), HashSet::new()),
+            Entity::new_no_attrs(person.clone(), organizations.iter().cloned().collect()),
+        ];
+        entities.extend(organizations.iter().map(|org| Entity::new_no_attrs(org.clone(), HashSet::new())));
+        let grant_client = uid("Client", &format!("{}/{}", exchange.realm_id, grant.client_id))?;
+        let grant_subject = uid("Person", grant.subject_user_id)?;
+        let mut attributes = HashMap::from([
+            ("client".to_owned(), RestrictedExpression::new_entity_uid(grant_client)),
+            ("subject".to_owned(), RestrictedExpression::new_entity_uid(grant_subject)),
+            ("scopes".to_owned(), strings(grant.scopes)),
+            ("max_depth".to_owned(), RestrictedExpression::new_long(grant.max_depth)),
+            ("allowed_resources".to_owned(), strings(grant.allowed_resources)),
+        ]);
+        if let Some(organization) = grant.organization_id {
+            let organization = uid("Organization", organization)?;
+            if !organizations.contains(&organization) {
+                entities.push(Entity::new_no_attrs(organization.clone(), HashSet::new()));
+            }
+            attributes.insert("organization".into(), RestrictedExpression::new_entity_uid(organization));
+        }
+        if let Some(until) = grant.expires_at {
+            attributes.insert("expires_at".into(), RestrictedExpression::new_long(until));
+        }
+        entities.push(Entity::new(grant_uid.clone(), attributes, HashSet::new()).map_err(evaluation)?);
+
+        let mut context = vec![
+            ("grant".to_owned(), RestrictedExpression::new_entity_uid(grant_uid)),
+            ("now".to_owned(), RestrictedExpression::new_long(exchange.now)),
+            ("scopes".to_owned(), strings(exchange.scopes)),
+            ("subject_scopes".to_owned(), strings(exchange.subject_scopes)),
+            ("client_scopes".to_owned(), strings(exchange.client_scopes)),
+            ("depth".to_owned(), RestrictedExpression::new_long(exchange.depth)),
+        ];
+        if let Some(resource) = exchange.resource {
+            context.push(("resource".to_owned(), RestrictedExpression::new_string(resource.to_owned())));
+        }
+        let context = Context::from_pairs(context).map_err(evaluation)?;
+        let action = EntityUid::from_str(&format!("{NAMESPACE}::Action::\"{ACTION}\"")).map_err(evaluation)?;
+        let request = Request::new(client, action, person, context, Some(&self.schema)).map_err(evaluation)?;
+        let entities = Entities::from_entities(entities, None).map_err(evaluation)?;
+        let response = self.cedar.is_authorized(&request, &self.policies, &entities);
+        if let Some(error) = response.diagnostics().errors().next() {
+            return Err(evaluation(error));
+        }
+        if response.decision() == Decision::Allow {
+            return Ok(DelegationVerdict::Allow);
+        }
+        // No permit applied (a grant of another client or person): no delegation at all.
+        let mut verdict = DelegationVerdict::Deny { refusal: Refusal::NotPermitted, precedence: 0, policy: None };
+        let mut lowest = u32::MAX;
+        for id in response.diagnostics().reason() {
+            let policy = PolicyId::new(id.to_string());
+            let code = self.policies.annotation(&policy, "errorCode").and_then(Refusal::of_code);
+            let precedence = self.policies.annotation(&policy, "precedence").and_then(|p| p.parse::<u32>().ok());
+            if let (Some(refusal), Some(precedence)) = (code, precedence)
+                && precedence < lowest
+            {
+                lowest = precedence;
+                verdict = DelegationVerdict::Deny { refusal, precedence, policy: Some(id.to_string()) };
+            }
+        }
+        Ok(verdict)
+    }
+}
+
+/// Delegation cases of `policies/fixtures` (files with `"kind": "delegation"`).
+pub(super) mod fixtures {
+    use std::path::Path;
+
+    use serde::Deserialize;
+
+    use super::super::fixtures::{CaseOutcome, Expected};
+    use super::{Authorizer, DelegationVerdict, ExchangeFacts, GrantFacts};
+
+    const NOW: i64 = 1_800_000_000_000;
+
+    #[derive(Debug, Deserialize)]
+    #[serde(deny_unknown_fields)]
+    pub(in crate::authz) struct Case {
+        name: String,
+        grant: CaseGrant,
+        request: CaseRequest,
+        decision: Expected,
+        #[serde(default, rename = "errorCode")]
+        error_code: Option<String>,
+    }
+
+    #[derive(Debug, Deserialize)]
+    #[serde(deny_unknown_fields, rename_all = "camelCase")]
+    struct CaseGrant {
+        #[serde(default = "agent")]
+        client: String,
+        #[serde(default = "person")]
+        subject: String,
+        scopes: Vec<String>,
+        #[serde(default)]
+        max_depth: i64,
+        #[serde(default)]
+        allowed_resources: Vec<String>,
+        #[serde(default)]
+        organization: Option<String>,
+        /// Seconds from now; negative when the term has passed.
+        #[serde(default)]
+        expires_in_seconds: Option<i64>,
+    }
+
+    #[derive(Debug, Deserialize)]
+    #[serde(deny_unknown_fields, rename_all = "camelCase")]
+    struct CaseRequest {
+        #[serde(default = "agent")]
+        client: String,
+        #[serde(default = "person")]
+        person: String,
+        scopes: Vec<String>,
+        subject_scopes: Vec<String>,
+        /// The scopes the client may request; the grant's when absent.
+        #[serde(default)]
+        client_scopes: Option<Vec<String>>,
+        #[serde(default)]
+        depth: i64,
+        #[serde(default)]
+        resource: Option<String>,
+        #[serde(default)]
+        organizations: Vec<String>,
+    }
+
+    fn agent() -> String {
+        "agent".into()
+    }
+
+    fn person() -> String {
+        "ada".into()
+    }
+
+    pub(in crate::authz) fn run_case(authorizer: &Authorizer, path: &Path, case: Case) -> Result<CaseOutcome, String> {
+        let grant = GrantFacts {
+            id: "fixture-grant",
+            client_id: &case.grant.client,
+            subject_user_id: &case.grant.subject,
+            scopes: &case.grant.scopes,
+            max_depth: case.grant.max_depth,
+            allowed_resources: &case.grant.allowed_resources,
+            organization_id: case.grant.organization.as_deref(),
+            expires_at: case.grant.expires_in_seconds.map(|s| NOW + s * 1000),
+        };
+        let request = &case.request;
+        let exchange = ExchangeFacts {
+            realm_id: "fixture-realm",
+            client_id: &request.client,
+            person_id: &request.person,
+            person_organizations: &request.organizations,
+            now: NOW,
+            scopes: &request.scopes,
+            subject_scopes: &request.subject_scopes,
+            client_scopes: request.client_scopes.as_deref().unwrap_or(&case.grant.scopes),
+            depth: request.depth,
+            resource: request.resource.as_deref(),
+        };
+        let verdict = authorizer
+            .decide_delegation(&grant, &exchange)
+            .map_err(|e| format!("{}: case `{}`: {e}", path.display(), case.name))?;
+        let (passed, detail) = match (&verdict, case.decision) {
+            (DelegationVerdict::Allow, Expected::Allow) => (true, "allowed".to_owned()),
+            (DelegationVerdict::Deny { refusal, policy, .. }, Expected::Deny) => {
+                let matches = case.error_code.as_deref().is_none_or(|want| want == refusal.code());
+                (matches, format!("denied with {} by {}", refusal.code(), policy.as_deref().unwrap_or("no permit")))
+            }
+            (DelegationVerdict::Allow, Expected::Deny) => (false, "allowed, expected DENY".to_owned()),
+            (DelegationVerdict::Deny { refusal, .. }, Expected::Allow) => {
+                (false, format!("denied with {}, expected ALLOW", refusal.code()))
+            }
+        };
+        Ok(CaseOutcome { file: path.to_owned(), name: case.name, passed, detail })
+    }
+}
