@@ -13,6 +13,7 @@ use std::sync::{Arc, RwLock};
 use std::time::{Duration, Instant};
 
 use crate::store::clients::Client;
+use crate::store::delegation::DelegationGrant;
 use crate::store::realm_roles::Role;
 use crate::store::realms::Realm;
 use crate::store::secrets::Credential;
@@ -41,6 +42,8 @@ pub enum Invalidation {
     Client(String, String),
     /// An access token revoked before its expiry (jti, expiry in epoch milliseconds).
     Revoked(String, i64),
+    /// The delegation grants of a realm (one was written or withdrawn).
+    Delegation(String),
 }
 
 impl Invalidation {
@@ -50,6 +53,7 @@ impl Invalidation {
             Self::Realm(id) => format!("realm:{id}"),
             Self::Client(realm, client) => format!("client:{realm}/{client}"),
             Self::Revoked(jti, expires_at) => format!("revoked:{expires_at}/{jti}"),
+            Self::Delegation(realm) => format!("delegation:{realm}"),
         }
     }
 
@@ -57,6 +61,7 @@ impl Invalidation {
         match text.split_once(':')? {
             ("account", id) => Some(Self::Account(id.to_owned())),
             ("realm", id) => Some(Self::Realm(id.to_owned())),
+            ("delegation", realm) => Some(Self::Delegation(realm.to_owned())),
             ("client", pair) => pair.split_once('/').map(|(r, c)| Self::Client(r.to_owned(), c.to_owned())),
             ("revoked", pair) => {
                 let (expires_at, jti) = pair.split_once('/')?;
@@ -126,6 +131,10 @@ pub struct Caches {
     user_roles: Map<Arc<Vec<Role>>>,
     /// Verification keys by `kid`.
     verifiers: Map<Arc<Verifier>>,
+    /// The grants not withdrawn of each client for each person, by `realm/client/person`.
+    grants: Map<Arc<Vec<DelegationGrant>>>,
+    /// Each grant tokens name in `delegation_id`, by `realm/grant`; `None` for one that does not exist.
+    grant: Map<Option<Arc<DelegationGrant>>>,
     /// Access tokens revoked before their expiry, by jti, with that expiry; complete once loaded.
     revoked: RwLock<Revocations>,
     /// Whether this host receives every change notification (always, on SQLite).
@@ -148,6 +157,8 @@ impl Caches {
             client_roles: Map::new(),
             user_roles: Map::new(),
             verifiers: Map::new(),
+            grants: Map::new(),
+            grant: Map::new(),
             revoked: RwLock::new(Revocations::default()),
             synced: AtomicBool::new(synced),
         }
@@ -254,6 +265,27 @@ impl Caches {
         }
     }
 
+    pub fn grants(&self, realm_id: &str, client_id: &str, person_id: &str) -> Option<Arc<Vec<DelegationGrant>>> {
+        self.usable().then(|| self.grants.get(&format!("{realm_id}/{client_id}/{person_id}"))).flatten()
+    }
+
+    pub fn keep_grants(&self, realm_id: &str, client_id: &str, person_id: &str, grants: Arc<Vec<DelegationGrant>>) {
+        if self.usable() {
+            self.grants.put(format!("{realm_id}/{client_id}/{person_id}"), grants);
+        }
+    }
+
+    /// The grant, when this host holds it: `Some(None)` for one known not to exist.
+    pub fn grant(&self, realm_id: &str, id: &str) -> Option<Option<Arc<DelegationGrant>>> {
+        self.usable().then(|| self.grant.get(&format!("{realm_id}/{id}"))).flatten()
+    }
+
+    pub fn keep_grant(&self, realm_id: &str, id: &str, grant: Option<Arc<DelegationGrant>>) {
+        if self.usable() {
+            self.grant.put(format!("{realm_id}/{id}"), grant);
+        }
+    }
+
     pub fn apply(&self, invalidation: &Invalidation) {
         match invalidation {
             Invalidation::Account(account) => {
@@ -265,6 +297,13 @@ impl Caches {
                 self.clients.retain(|key, _| !key.starts_with(&prefix));
                 self.client_roles.retain(|key, _| !key.starts_with(&prefix));
                 self.user_roles.retain(|key, _| !key.starts_with(&prefix));
+                self.grants.retain(|key, _| !key.starts_with(&prefix));
+                self.grant.retain(|key, _| !key.starts_with(&prefix));
+            }
+            Invalidation::Delegation(realm) => {
+                let prefix = format!("{realm}/");
+                self.grants.retain(|key, _| !key.starts_with(&prefix));
+                self.grant.retain(|key, _| !key.starts_with(&prefix));
             }
             Invalidation::Revoked(jti, expires_at) => {
                 self.revoked.write().unwrap_or_else(|p| p.into_inner()).entries.insert(jti.clone(), *expires_at);
@@ -289,6 +328,8 @@ impl Caches {
         self.client_roles.clear();
         self.user_roles.clear();
         self.verifiers.clear();
+        self.grants.clear();
+        self.grant.clear();
         *self.revoked.write().unwrap_or_else(|p| p.into_inner()) = Revocations::default();
     }
 }

@@ -16,6 +16,8 @@ pub enum ErrorCode {
     MethodNotAllowed,
     AlreadyExists,
     Conflict,
+    /// Withdrawing a delegation grant that is already withdrawn.
+    DelegationGrantAlreadyWithdrawn,
     PayloadTooLarge,
     UnsupportedMediaType,
     TooManyRequests,
@@ -34,6 +36,7 @@ impl ErrorCode {
             Self::MethodNotAllowed => "MethodNotAllowed",
             Self::AlreadyExists => "AlreadyExists",
             Self::Conflict => "Conflict",
+            Self::DelegationGrantAlreadyWithdrawn => "DelegationGrantAlreadyWithdrawn",
             Self::PayloadTooLarge => "PayloadTooLarge",
             Self::UnsupportedMediaType => "UnsupportedMediaType",
             Self::TooManyRequests => "TooManyRequests",
@@ -69,6 +72,9 @@ pub enum Error {
     AlreadyExists(&'static str),
     #[error("{0}")]
     Conflict(String),
+    /// The resource is not in a state that allows the request; the code says which.
+    #[error("{1}")]
+    InvalidState(ErrorCode, String),
     #[error("the body is larger than {limit} bytes")]
     PayloadTooLarge { limit: usize },
     #[error("the body must be application/json")]
@@ -91,6 +97,7 @@ impl Error {
             Self::MethodNotAllowed => ErrorCode::MethodNotAllowed,
             Self::AlreadyExists(_) => ErrorCode::AlreadyExists,
             Self::Conflict(_) => ErrorCode::Conflict,
+            Self::InvalidState(code, _) => *code,
             Self::PayloadTooLarge { .. } => ErrorCode::PayloadTooLarge,
             Self::UnsupportedMediaType => ErrorCode::UnsupportedMediaType,
             Self::RateLimited { .. } => ErrorCode::TooManyRequests,

@@ -38,6 +38,8 @@ pub enum Rule {
     Immutable,
     /// The value would grant more than the caller holds.
     Escalation,
+    /// The value names something that does not allow this use (a client without Token Exchange).
+    NotEnabled,
     /// The password appears in a list of breached passwords.
     Breached,
 }

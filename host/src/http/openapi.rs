@@ -5,7 +5,7 @@ use utoipa::openapi::security::{ApiKey, ApiKeyValue, SecurityScheme};
 use utoipa::{Modify, OpenApi};
 
 use super::admin::{
-    account, audit, clients, groups, organizations, realm_roles, realms, resource_servers, roles, scopes, secrets,
+    account, audit, clients, delegation, groups, organizations, realm_roles, realms, resource_servers, roles, scopes, secrets,
     sessions, users,
 };
 use super::envelope::{NotificationBody, Pagination};
@@ -24,6 +24,7 @@ use crate::error::ErrorCode;
         sessions::list, sessions::read, sessions::revoke,
         organizations::create, organizations::list, organizations::read, organizations::update, organizations::delete,
         organizations::members, organizations::add_member, organizations::remove_member,
+        delegation::create, delegation::list, delegation::read, delegation::withdraw, delegation::exchanges,
         resource_servers::create, resource_servers::list, resource_servers::read, resource_servers::update,
         resource_servers::delete,
         scopes::create_catalogue_scope, scopes::list_catalogue, scopes::update_catalogue_scope, scopes::delete_catalogue_scope,

@@ -1,11 +1,12 @@
 //! Group commit for small writes that arrive together: lone events (a client-credentials sign-in
-//! changes nothing else) and refresh-token rotations. One writer task takes what has queued, writes
+//! changes nothing else), refresh-token rotations and token exchanges. One writer task takes what has queued, writes
 //! it in one transaction, and answers each caller only after the commit, so every caller gets the
 //! durability of its own transaction at a fraction of the cost.
 
 use serde_json::Value;
 use tokio::sync::{mpsc, oneshot};
 
+use super::delegation::{self, Exchange};
 use super::sessions::{self, RefreshToken};
 use super::{ROWS_PER_STATEMENT, Store, values_placeholders};
 use crate::ids::new_guid;
@@ -34,11 +35,22 @@ pub struct Rotation {
     pub event: QueuedEvent,
 }
 
+/// A token exchange with its trail row and sign-in event.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ExchangeRecord {
+    /// The grant a token was issued under, and that token's expiry (epoch ms); none for a refusal.
+    pub issued: Option<(String, i64)>,
+    pub trail: Exchange,
+    pub event: QueuedEvent,
+}
+
 #[derive(Debug)]
 enum Job {
     Event(QueuedEvent, oneshot::Sender<Result<(), String>>),
     /// Answers whether the token was still unexchanged (and is now exchanged).
     Rotation(Box<Rotation>, oneshot::Sender<Result<bool, String>>),
+    /// Answers whether the exchange stands: its grant was still not withdrawn.
+    Exchange(Box<ExchangeRecord>, oneshot::Sender<Result<bool, String>>),
 }
 
 /// Most jobs one transaction takes.
@@ -81,6 +93,14 @@ impl WriteQueue {
         self.sender.send(Job::Rotation(Box::new(rotation), reply)).await.map_err(|_| stopped())?;
         done.await?.map_err(|error| anyhow::anyhow!("cannot rotate the refresh token: {error}"))
     }
+
+    /// Records the exchange, returning once committed: `false` when it issued a token under a grant
+    /// withdrawn meanwhile (nothing was written; the token must not be handed out).
+    pub async fn record_exchange(&self, record: ExchangeRecord) -> anyhow::Result<bool> {
+        let (reply, done) = oneshot::channel();
+        self.sender.send(Job::Exchange(Box::new(record), reply)).await.map_err(|_| stopped())?;
+        done.await?.map_err(|error| anyhow::anyhow!("cannot record the token exchange: {error}"))
+    }
 }
 
 fn stopped() -> anyhow::Error {
@@ -92,33 +112,52 @@ async fn write_batch(store: &Store, batch: Vec<Job>) {
     if let Err(error) = &outcome {
         tracing::error!(%error, jobs = batch.len(), "cannot write a batch");
     }
-    let mut rotated = outcome.as_ref().map(|done| done.iter().copied()).ok();
+    let mut rotated = outcome.as_ref().map(|done| done.rotated.iter().copied()).ok();
+    let mut recorded = outcome.as_ref().map(|done| done.exchanges.iter().copied()).ok();
+    let answer = |answers: &mut Option<std::iter::Copied<std::slice::Iter<'_, bool>>>| match (answers, &outcome) {
+        (Some(done), _) => Ok(done.next().unwrap_or(false)),
+        (None, Err(error)) => Err(error.clone()),
+        (None, Ok(_)) => Ok(false),
+    };
     for job in batch {
         match job {
             Job::Event(_, reply) => {
                 let _ = reply.send(outcome.as_ref().map(|_| ()).map_err(Clone::clone));
             }
             Job::Rotation(_, reply) => {
-                let answer = match (&mut rotated, &outcome) {
-                    (Some(done), _) => Ok(done.next().unwrap_or(false)),
-                    (None, Err(error)) => Err(error.clone()),
-                    (None, Ok(_)) => Ok(false),
-                };
-                let _ = reply.send(answer);
+                let _ = reply.send(answer(&mut rotated));
+            }
+            Job::Exchange(_, reply) => {
+                let _ = reply.send(answer(&mut recorded));
             }
         }
     }
 }
 
-/// Writes the batch in one transaction; for each rotation, in order, whether it took place. The
-/// whole batch costs a handful of statements: one exchange of every presented token, one insert of
-/// the next tokens, one touch of the sessions, the events in rows of 32.
-async fn write(store: &Store, batch: &[Job]) -> Result<Vec<bool>, sqlx::Error> {
+/// For each rotation and each exchange of a batch, in order, whether it took place.
+#[derive(Debug, Default)]
+struct Written {
+    rotated: Vec<bool>,
+    exchanges: Vec<bool>,
+}
+
+/// Writes the batch in one transaction. The whole batch costs a handful of statements: one
+/// exchange of every presented refresh token, one insert of the next tokens, one touch of the
+/// sessions, one update of each grant tokens were issued under, the trail rows and the events in
+/// rows of 32.
+async fn write(store: &Store, batch: &[Job]) -> Result<Written, sqlx::Error> {
     let rotations: Vec<&Rotation> = batch
         .iter()
         .filter_map(|job| match job {
             Job::Rotation(rotation, _) => Some(rotation.as_ref()),
-            Job::Event(..) => None,
+            _ => None,
+        })
+        .collect();
+    let exchanges: Vec<&ExchangeRecord> = batch
+        .iter()
+        .filter_map(|job| match job {
+            Job::Exchange(record, _) => Some(record.as_ref()),
+            _ => None,
         })
         .collect();
     let mut tx = store.begin().await?;
@@ -138,13 +177,37 @@ async fn write(store: &Store, batch: &[Job]) -> Result<Vec<bool>, sqlx::Error> {
     if let Some(at) = done.iter().filter(|r| r.touch).map(|r| r.event.at).max() {
         sessions::touch_all(&mut *tx, &touched, at).await?;
     }
+    // Each grant is updated once, with the latest expiry issued under it; a withdrawn one refuses
+    // every exchange of the batch made under it.
+    let mut latest: std::collections::BTreeMap<&str, i64> = std::collections::BTreeMap::new();
+    for (grant, expires_at) in exchanges.iter().filter_map(|e| e.issued.as_ref()) {
+        let entry = latest.entry(grant.as_str()).or_insert(*expires_at);
+        *entry = (*entry).max(*expires_at);
+    }
+    let mut withdrawn = std::collections::HashSet::new();
+    for (grant, expires_at) in latest {
+        if !delegation::record_issued(&mut *tx, grant, expires_at).await? {
+            withdrawn.insert(grant);
+        }
+    }
+    let recorded: Vec<bool> = exchanges
+        .iter()
+        .map(|e| e.issued.as_ref().is_none_or(|(grant, _)| !withdrawn.contains(grant.as_str())))
+        .collect();
+    let kept: Vec<&ExchangeRecord> =
+        exchanges.iter().zip(&recorded).filter(|(_, kept)| **kept).map(|(e, _)| *e).collect();
+    let trail: Vec<&Exchange> = kept.iter().map(|e| &e.trail).collect();
+    for rows in trail.chunks(ROWS_PER_STATEMENT) {
+        delegation::insert_exchanges(&mut *tx, rows).await?;
+    }
     let events: Vec<&QueuedEvent> = batch
         .iter()
         .filter_map(|job| match job {
             Job::Event(event, _) => Some(event),
-            Job::Rotation(..) => None,
+            _ => None,
         })
         .chain(done.iter().map(|r| &r.event))
+        .chain(kept.iter().map(|e| &e.event))
         .collect();
     const PER_ROW: usize = 7;
     for rows in events.chunks(ROWS_PER_STATEMENT) {
@@ -166,5 +229,5 @@ async fn write(store: &Store, batch: &[Job]) -> Result<Vec<bool>, sqlx::Error> {
         query.execute(&mut *tx).await?;
     }
     tx.commit().await?;
-    Ok(rotated)
+    Ok(Written { rotated, exchanges: recorded })
 }

@@ -1,6 +1,7 @@
 //! Tokens: JWT access tokens per RFC 9068 (`typ: at+jwt`), OpenID Connect ID tokens, opaque
 //! refresh tokens, and the one check that decides whether an access token is active.
 
+pub mod delegation;
 pub mod keys;
 
 use std::sync::Arc;
@@ -38,6 +39,10 @@ pub enum Subject<'a> {
     /// An account client secret, at the platform realm: the token acts with the secret's roles and
     /// scopes and never outlives it.
     AccountSecret { secret_id: &'a str, account_id: &'a str, expires_at: Option<i64> },
+    /// A person, for whom the client acts under a delegation grant (token exchange): `act` names the
+    /// actors, the token never outlives the grant (`expires_at`, epoch ms) and carries no role of the
+    /// client itself.
+    Delegated { user: &'a User, session_id: &'a str, act: &'a Value, delegation_id: &'a str, expires_at: Option<i64> },
 }
 
 /// What an access token grants.
@@ -74,12 +79,16 @@ pub async fn access_token(state: &AppState, grant: &Grant<'_>) -> Result<Issued,
     let jti = new_guid();
     let client = grant.client;
     let (sub, sid) = match grant.subject {
-        Subject::Person { user, session_id, .. } => (user.id.clone(), Some(session_id)),
+        Subject::Person { user, session_id, .. } | Subject::Delegated { user, session_id, .. } => {
+            (user.id.clone(), Some(session_id))
+        }
         Subject::Client => (client.id.clone(), None),
         Subject::AccountSecret { secret_id, .. } => (secret_id.to_owned(), None),
     };
     let expires_at = match grant.subject {
-        Subject::AccountSecret { expires_at: Some(until), .. } => (now + lifetime).min(until / 1000),
+        Subject::AccountSecret { expires_at: Some(until), .. } | Subject::Delegated { expires_at: Some(until), .. } => {
+            (now + lifetime).min(until / 1000)
+        }
         _ => now + lifetime,
     };
     let lifetime = expires_at - now;
@@ -107,6 +116,14 @@ pub async fn access_token(state: &AppState, grant: &Grant<'_>) -> Result<Issued,
             let (realm_roles, client_roles) = role_maps(&roles);
             claims.insert("realm_resource_access".into(), json!({ "roles": realm_roles }));
             claims.insert("resource_access".into(), client_roles);
+        }
+        Subject::Delegated { user, act, delegation_id, .. } => {
+            let roles = person_roles(state, user).await?;
+            let (realm_roles, client_roles) = role_maps(&roles);
+            claims.insert("realm_resource_access".into(), json!({ "roles": realm_roles }));
+            claims.insert("resource_access".into(), client_roles);
+            claims.insert("act".into(), act.clone());
+            claims.insert("delegation_id".into(), json!(delegation_id));
         }
         Subject::Client => {
             let roles = client_grants(state, client).await?;
@@ -260,6 +277,8 @@ pub struct ActiveToken {
     pub jti: String,
     pub subject: String,
     pub session_id: Option<String>,
+    /// How the person of the session signed in (`pwd`, …); empty without a session.
+    pub authentication_methods: Vec<String>,
     /// Unix seconds.
     pub issued_at: i64,
     pub expires_at: i64,
@@ -318,9 +337,17 @@ pub async fn active_access_token(state: &AppState, realm_id: &str, token: &str) 
         return Ok(None);
     }
     let session_id = text("sid");
+    let mut authentication_methods = Vec::new();
     if let Some(sid) = &session_id {
-        let live =
-            sessions::find(pool, sid).await?.is_some_and(|s| s.realm_id == realm_id && s.is_live(to_millis(now)));
+        let session = sessions::find(pool, sid).await?.filter(|s| s.realm_id == realm_id && s.is_live(to_millis(now)));
+        let Some(session) = session else { return Ok(None) };
+        authentication_methods = crate::store::from_json_list(&session.authentication_methods);
+    }
+    if let Some(grant) = claims.get("delegation_id") {
+        let live = match grant.as_str() {
+            Some(grant) => delegation::is_live(state, realm_id, grant, to_millis(now)).await?,
+            None => false,
+        };
         if !live {
             return Ok(None);
         }
@@ -338,6 +365,7 @@ pub async fn active_access_token(state: &AppState, realm_id: &str, token: &str) 
         jti,
         subject,
         session_id,
+        authentication_methods,
         issued_at,
         expires_at,
         claims,

@@ -3,6 +3,7 @@
 pub mod account;
 pub mod audit;
 pub mod clients;
+pub mod delegation;
 pub mod groups;
 pub mod members;
 pub mod organizations;
@@ -91,6 +92,10 @@ pub fn routes() -> Router<AppState> {
             get(organizations::members).post(organizations::add_member),
         )
         .route("/realms/{realm}/organizations/{organizationId}/members/{userId}", delete(organizations::remove_member))
+        .route("/realms/{realm}/delegation-grants", get(delegation::list).post(delegation::create))
+        .route("/realms/{realm}/delegation-grants/{grantId}", get(delegation::read))
+        .route("/realms/{realm}/delegation-grants/{grantId}/withdraw", post(delegation::withdraw))
+        .route("/realms/{realm}/delegation-exchanges", get(delegation::exchanges))
         .route("/realms/{realm}/resource-servers", get(resource_servers::list).post(resource_servers::create))
         .route(
             "/realms/{realm}/resource-servers/{serverId}",
@@ -150,6 +155,7 @@ pub async fn commit(
             Some(Invalidation::Realm(realm.clone()))
         }
         ("secret" | "role", _, _, _) => Some(Invalidation::Account(caller.account_id().to_owned())),
+        ("delegation_grant", _, Some(realm), _) => Some(Invalidation::Delegation(realm.clone())),
         ("client" | "signing_key" | "client_role_grant" | "client_scopes", _, Some(realm), Some(client)) => {
             Some(Invalidation::Client(realm.clone(), client.clone()))
         }

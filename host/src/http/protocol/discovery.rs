@@ -26,7 +26,7 @@ pub async fn configuration(
         "userinfo_endpoint": endpoint("userinfo"),
         // No interactive sign-in page is served; the address is the one it will take.
         "authorization_endpoint": endpoint("auth"),
-        "grant_types_supported": ["client_credentials", "password", "refresh_token"],
+        "grant_types_supported": ["client_credentials", "password", "refresh_token", super::exchange::GRANT_TYPE],
         "response_types_supported": ["code"],
         "subject_types_supported": ["public"],
         "id_token_signing_alg_values_supported": ["ES256", "RS256"],

@@ -5,6 +5,7 @@
 //! every answer carries `Cache-Control: no-store`.
 
 pub mod discovery;
+pub mod exchange;
 pub mod introspection;
 pub mod token;
 

@@ -1,6 +1,7 @@
 //! The token endpoint (RFC 6749 §3.2): `client_credentials`, `password` and `refresh_token`
-//! with rotation and reuse detection. Every sign-in outcome writes its `login_succeeded` or
-//! `login_failed` event in the transaction that records it.
+//! with rotation and reuse detection; token exchange (RFC 8693) lives in `exchange`. Every
+//! sign-in outcome writes its `login_succeeded` or `login_failed` event in the transaction that
+//! records it.
 
 use axum::Extension;
 use axum::body::Bytes;
@@ -9,7 +10,7 @@ use axum::http::{HeaderMap, StatusCode, header};
 use axum::response::Response;
 use serde_json::{Value, json};
 
-use super::{Form, OAuthError, authenticate_client, json_no_store, realm};
+use super::{Form, OAuthError, authenticate_client, exchange, json_no_store, realm};
 use crate::AppState;
 use crate::clock::to_millis;
 use crate::http::address::ClientAddress;
@@ -34,9 +35,9 @@ const FAILURE_WINDOW_MS: i64 = 60 * 60 * 1000;
 
 /// Where a sign-in came from.
 #[derive(Debug, Clone)]
-struct Origin {
-    ip_address: String,
-    user_agent: Option<String>,
+pub(super) struct Origin {
+    pub ip_address: String,
+    pub user_agent: Option<String>,
 }
 
 pub async fn exchange(
@@ -49,7 +50,7 @@ pub async fn exchange(
     let realm = realm(&state, &realm_id).await?;
     let form = Form::parse(&headers, &body)?;
     let grant_type = form.require("grant_type")?;
-    if !matches!(grant_type, "client_credentials" | "password" | "refresh_token") {
+    if !matches!(grant_type, "client_credentials" | "password" | "refresh_token" | exchange::GRANT_TYPE) {
         return Err(OAuthError::new(
             StatusCode::BAD_REQUEST,
             "unsupported_grant_type",
@@ -61,6 +62,14 @@ pub async fn exchange(
         return platform_token(&state, &headers, &form, grant_type, address).await;
     }
     let client = authenticate_client(&state, &realm, &headers, &form).await?;
+    let origin = Origin {
+        ip_address: address.to_string(),
+        user_agent: headers.get(header::USER_AGENT).and_then(|v| v.to_str().ok()).map(str::to_owned),
+    };
+    if grant_type == exchange::GRANT_TYPE {
+        // Token Exchange has its own switch, and every attempt is in the exchange trail.
+        return exchange::exchange(&state, &realm, &client, &form, &origin).await;
+    }
     if !from_json_list(&client.grant_types).iter().any(|g| g == grant_type) {
         return Err(OAuthError::new(
             StatusCode::BAD_REQUEST,
@@ -69,10 +78,6 @@ pub async fn exchange(
             format!("the {grant_type} grant is not enabled on this client"),
         ));
     }
-    let origin = Origin {
-        ip_address: address.to_string(),
-        user_agent: headers.get(header::USER_AGENT).and_then(|v| v.to_str().ok()).map(str::to_owned),
-    };
     match grant_type {
         "client_credentials" => client_credentials(&state, &realm, &client, &form, &origin).await,
         "password" => password(&state, &realm, &client, &form, &origin).await,
@@ -124,7 +129,7 @@ fn requested_scopes(
 
 /// RFC 8707 `resource`: an active resource server of the realm that lists the client among those
 /// that may request tokens for it.
-async fn requested_resource(
+pub(super) async fn requested_resource(
     state: &AppState,
     client: &Client,
     form: &Form,
@@ -147,18 +152,18 @@ async fn requested_resource(
 
 /// What a sign-in event tells about one attempt.
 #[derive(Debug, Clone, Copy)]
-struct Login<'a> {
-    grant_type: &'a str,
-    resource: Option<&'a str>,
-    user: Option<&'a User>,
-    session_id: Option<&'a str>,
-    failure_reason: Option<&'a str>,
-    scopes: &'a [String],
-    methods: &'a [&'a str],
+pub(super) struct Login<'a> {
+    pub grant_type: &'a str,
+    pub resource: Option<&'a str>,
+    pub user: Option<&'a User>,
+    pub session_id: Option<&'a str>,
+    pub failure_reason: Option<&'a str>,
+    pub scopes: &'a [String],
+    pub methods: &'a [&'a str],
 }
 
 /// The `data` of `login_succeeded` and `login_failed` (SPEC "Fields of data").
-fn login_data(login: Login<'_>, origin: &Origin) -> Value {
+pub(super) fn login_data(login: Login<'_>, origin: &Origin) -> Value {
     let Login { grant_type, resource, user, session_id, failure_reason, scopes, methods } = login;
     json!({
         "grant_type": grant_type,

@@ -1,0 +1,470 @@
+//! `/realms/{realm}/delegation-grants`: the grants under which a client may act for a person
+//! through token exchange (SPEC "Delegation grant"). A grant is written once and never edited; it
+//! can only be withdrawn, at once and for good. Writing and withdrawing need write access to the
+//! realm (`realm:update`); reading needs `realm:read`; the exchange trail needs `audit:read`.
+
+use axum::extract::{Path, RawQuery, State};
+use axum::response::Response;
+use serde::Serialize;
+use serde_json::{Value, json};
+use utoipa::ToSchema;
+
+use super::{ListQuery, commit, realm_in_reach};
+use crate::AppState;
+use crate::authz::permission;
+use crate::clock::{from_millis, iso, to_millis};
+use crate::error::{Error, ErrorCode};
+use crate::http::auth::Caller;
+use crate::http::body::JsonBody;
+use crate::http::envelope;
+use crate::ids::new_guid;
+use crate::store::delegation::{self as grant_store, DelegationGrant, Exchange, ExchangeOutcome, GrantState, Withdrawal};
+use crate::store::memberships::{self, Membership};
+use crate::store::page::Bind;
+use crate::store::realms::Realm;
+use crate::store::trail::{ActorType, Change, ChangeAction};
+use crate::store::{clients as client_store, from_json_list, organizations, resource_servers, to_json_list, users};
+use crate::validate::{Body, Notification, Rule, instant, integer, list_of, text};
+
+/// Actors a token exchanged under a grant may already carry when `maxDepth` is not given: only the
+/// person's own token can be exchanged.
+pub const DEFAULT_MAX_DEPTH: i64 = 0;
+/// The farthest a grant's term may reach.
+const MAX_TERM_DAYS: i64 = 365;
+
+/// Who wrote or withdrew a grant.
+#[derive(Debug, Serialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct ActorView {
+    /// User (a person signed in to the console) or Credential (an account credential).
+    #[serde(rename = "type")]
+    pub actor_type: String,
+    pub id: Option<String>,
+}
+
+#[derive(Debug, Serialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct WithdrawalView {
+    pub reason: String,
+    pub withdrawn_at: String,
+    pub withdrawn_by: ActorView,
+}
+
+/// A delegation grant as the admin API shows it.
+#[derive(Debug, Serialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct DelegationGrantView {
+    /// The grant id; `delegation_id` in the tokens issued under it.
+    pub id: String,
+    pub realm_id: String,
+    /// The acting client.
+    pub client_id: String,
+    /// The person the client may act for.
+    pub subject_user_id: String,
+    /// The ceiling of scopes an exchange may ask for.
+    pub scopes: Vec<String>,
+    /// Actors the exchanged token may already carry (0 to 3).
+    pub max_depth: i64,
+    /// When the grant stops being live; none when it lasts until withdrawn.
+    pub expires_at: Option<String>,
+    /// Resource servers delegated tokens may be addressed to; empty for any.
+    pub allowed_resources: Vec<String>,
+    /// The organization the grant is confined to.
+    pub organization_id: Option<String>,
+    /// Live, Expired or Withdrawn.
+    pub state: GrantState,
+    pub created_at: String,
+    pub created_by: ActorView,
+    /// Who withdrew it, when and why; none while it is not withdrawn.
+    pub withdrawal: Option<WithdrawalView>,
+}
+
+impl DelegationGrantView {
+    fn of(grant: &DelegationGrant, now: i64) -> Self {
+        let withdrawal = match (grant.withdrawn_at, &grant.withdrawal_reason) {
+            (Some(at), Some(reason)) => Some(WithdrawalView {
+                reason: reason.clone(),
+                withdrawn_at: iso(from_millis(at)),
+                withdrawn_by: ActorView {
+                    actor_type: grant.withdrawn_by_type.clone().unwrap_or_default(),
+                    id: grant.withdrawn_by_id.clone(),
+                },
+            }),
+            _ => None,
+        };
+        Self {
+            id: grant.id.clone(),
+            realm_id: grant.realm_id.clone(),
+            client_id: grant.client_id.clone(),
+            subject_user_id: grant.subject_user_id.clone(),
+            scopes: from_json_list(&grant.scopes),
+            max_depth: grant.max_depth,
+            expires_at: grant.expires_at.map(|at| iso(from_millis(at))),
+            allowed_resources: from_json_list(&grant.allowed_resources),
+            organization_id: grant.organization_id.clone(),
+            state: grant.state(now),
+            created_at: iso(from_millis(grant.created_at)),
+            created_by: ActorView {
+                actor_type: grant.created_by_type.as_str().to_owned(),
+                id: grant.created_by_id.clone(),
+            },
+            withdrawal,
+        }
+    }
+}
+
+/// The answer to a withdrawal.
+#[derive(Debug, Serialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct WithdrawnGrantView {
+    #[serde(flatten)]
+    pub grant: DelegationGrantView,
+    /// The longest remaining lifetime of a delegated access token issued under the grant: APIs
+    /// that validate tokens locally may accept one for this long; introspection already answers
+    /// `active: false`.
+    pub revocation_limit_seconds: i64,
+}
+
+/// The body of a grant creation.
+#[derive(Debug, ToSchema)]
+#[schema(rename_all = "camelCase")]
+#[allow(dead_code)]
+pub struct DelegationGrantInput {
+    /// A client of the realm with Token Exchange enabled.
+    client_id: String,
+    /// A person of the realm.
+    subject_user_id: String,
+    /// At least one; each a scope the client may request.
+    scopes: Vec<String>,
+    /// 0 to 3; 0 when omitted.
+    max_depth: Option<i64>,
+    /// ISO 8601 UTC; in the future and at most 365 days ahead. Without it the grant lasts until
+    /// withdrawn.
+    expires_at: Option<String>,
+    /// Addresses of the realm's resource servers.
+    allowed_resources: Option<Vec<String>>,
+    /// An organization of the realm the person belongs to.
+    organization_id: Option<String>,
+}
+
+/// The body of a withdrawal.
+#[derive(Debug, ToSchema)]
+#[schema(rename_all = "camelCase")]
+#[allow(dead_code)]
+pub struct WithdrawalInput {
+    /// Why the grant is withdrawn; 1–1,024 characters.
+    reason: String,
+}
+
+fn change(action: ChangeAction, grant: &DelegationGrant, before: Option<Value>, after: Value, status: u16) -> Change {
+    Change {
+        action,
+        resource_type: "delegation_grant",
+        resource_id: Some(grant.id.clone()),
+        parent_id: Some(grant.realm_id.clone()),
+        realm_id: Some(grant.realm_id.clone()),
+        client_id: None,
+        before,
+        after: Some(after),
+        details: None,
+        status,
+    }
+}
+
+fn refuse(field: impl Into<String>, rule: Rule, message: impl Into<String>) -> Notification {
+    Notification::new(field, rule, message)
+}
+
+/// Checks every reference of the grant against the realm, one notification per refused field.
+async fn check_references(state: &AppState, realm: &Realm, grant: &DelegationGrant) -> Result<(), Error> {
+    let pool = state.store.pool();
+    let mut refused = Vec::new();
+    match client_store::find(pool, &realm.id, &grant.client_id).await? {
+        None => refused.push(refuse("clientId", Rule::NotFound, format!("no client {} in the realm", grant.client_id))),
+        Some(client) if !client.token_exchange_enabled => refused.push(refuse(
+            "clientId",
+            Rule::NotEnabled,
+            format!("Token Exchange is not enabled on the client {}", client.id),
+        )),
+        Some(client) => {
+            let allowed = from_json_list(&client.allowed_scopes);
+            for (index, scope) in from_json_list(&grant.scopes).iter().enumerate() {
+                if !allowed.contains(scope) {
+                    let message = format!("{scope} is not a scope the client {} may request", client.id);
+                    refused.push(refuse(format!("scopes[{index}]"), Rule::NotFound, message));
+                }
+            }
+        }
+    }
+    let person = users::find(pool, &realm.id, &grant.subject_user_id).await?;
+    if person.is_none() {
+        refused.push(refuse("subjectUserId", Rule::NotFound, "no person with this id in the realm"));
+    }
+    for (index, address) in from_json_list(&grant.allowed_resources).iter().enumerate() {
+        if resource_servers::find_by_address(pool, &realm.id, address).await?.is_none() {
+            let message = format!("{address} is not a resource server of the realm");
+            refused.push(refuse(format!("allowedResources[{index}]"), Rule::NotFound, message));
+        }
+    }
+    if let Some(organization) = &grant.organization_id {
+        if organizations::find(pool, &realm.id, organization).await?.is_none() {
+            refused.push(refuse("organizationId", Rule::NotFound, "no organization with this id in the realm"));
+        } else if person.is_some()
+            && !memberships::is_member(pool, Membership::Organization, organization, &grant.subject_user_id).await?
+        {
+            refused.push(refuse("organizationId", Rule::NotFound, "the person is not a member of the organization"));
+        }
+    }
+    if refused.is_empty() { Ok(()) } else { Err(Error::Validation(refused)) }
+}
+
+fn actor_of(caller: &Caller) -> (ActorType, Option<String>) {
+    let actor = &caller.actor;
+    let id = match actor.actor_type {
+        ActorType::User => actor.user_id.clone(),
+        ActorType::Credential => actor.credential_id.clone(),
+    };
+    (actor.actor_type, id)
+}
+
+#[utoipa::path(post, path = "/realms/{realm}/delegation-grants", tag = "Delegation", params(("realm" = String, Path)),
+    request_body = DelegationGrantInput,
+    responses((status = 201, description = "The created grant, in `data`", body = DelegationGrantView),
+              (status = 400, description = "ValidationFailed, one notification per refused field"), (status = 403)),
+    security(("apiKey" = [])))]
+pub async fn create(
+    State(state): State<AppState>,
+    caller: Caller,
+    Path(realm_id): Path<String>,
+    JsonBody(mut body): JsonBody,
+) -> Result<Response, Error> {
+    let realm = realm_in_reach(&state, &caller, &realm_id, permission::REALM_UPDATE).await?;
+    let now = to_millis(state.clock.now());
+    let grant = read_grant(&mut body, &realm, &caller, now);
+    body.finish()?;
+    let Some(grant) = grant else { return Err(Error::Internal(anyhow::anyhow!("a refused body passed validation"))) };
+    check_references(&state, &realm, &grant).await?;
+    let mut tx = state.store.begin().await?;
+    grant_store::insert(&mut *tx, &grant).await?;
+    let view = json!(DelegationGrantView::of(&grant, now));
+    commit(&state, &caller, tx, change(ChangeAction::Create, &grant, None, view, 201)).await?;
+    Ok(envelope::created(DelegationGrantView::of(&grant, now)))
+}
+
+/// Reads the creation body; `None` when a required field is missing (the body holds the refusals).
+fn read_grant(body: &mut Body, realm: &Realm, caller: &Caller, now: i64) -> Option<DelegationGrant> {
+    let client_id = body.required("clientId", text(1, 128));
+    let subject_user_id = body.required("subjectUserId", text(1, 64));
+    let scopes = body.required("scopes", list_of(100, super::clients::scope_token));
+    if scopes.as_ref().is_some_and(Vec::is_empty) {
+        body.refuse("scopes", Rule::Required, "scopes must list at least one scope");
+    }
+    let max_depth = body.optional("maxDepth", integer(0, 3)).unwrap_or(DEFAULT_MAX_DEPTH);
+    let expires_at = body.optional("expiresAt", instant).map(to_millis);
+    if let Some(until) = expires_at {
+        if until <= now {
+            body.refuse("expiresAt", Rule::Range, "expiresAt must be in the future");
+        } else if until > now + MAX_TERM_DAYS * 24 * 3600 * 1000 {
+            body.refuse("expiresAt", Rule::Range, format!("expiresAt must be at most {MAX_TERM_DAYS} days ahead"));
+        }
+    }
+    let allowed_resources = body.optional("allowedResources", list_of(50, text(1, 2048))).unwrap_or_default();
+    let organization_id = body.optional("organizationId", text(1, 64));
+    let (created_by_type, created_by_id) = actor_of(caller);
+    Some(DelegationGrant {
+        id: new_guid(),
+        realm_id: realm.id.clone(),
+        client_id: client_id?,
+        subject_user_id: subject_user_id?,
+        scopes: to_json_list(&scopes?),
+        allowed_resources: to_json_list(&allowed_resources),
+        max_depth,
+        organization_id,
+        expires_at,
+        created_at: now,
+        created_by_type,
+        created_by_id,
+        issued_tokens_expire_at: None,
+        withdrawn_at: None,
+        withdrawal_reason: None,
+        withdrawn_by_type: None,
+        withdrawn_by_id: None,
+    })
+}
+
+#[utoipa::path(get, path = "/realms/{realm}/delegation-grants", tag = "Delegation",
+    params(("realm" = String, Path), ("pageNumber" = Option<u32>, Query), ("pageSize" = Option<u32>, Query),
+           ("clientId" = Option<String>, Query, description = "Grants of this acting client"),
+           ("subjectUserId" = Option<String>, Query, description = "Grants for this person"),
+           ("state" = Option<String>, Query, description = "Live, Expired or Withdrawn"),
+           ("sortBy" = Option<String>, Query, description = "createdAt, expiresAt, clientId"), ("sortDirection" = Option<String>, Query)),
+    responses((status = 200, description = "A page of the realm's grants, in `pagination`", body = [DelegationGrantView]),
+              (status = 400), (status = 403)),
+    security(("apiKey" = [])))]
+pub async fn list(
+    State(state): State<AppState>,
+    caller: Caller,
+    Path(realm_id): Path<String>,
+    RawQuery(query): RawQuery,
+) -> Result<Response, Error> {
+    let realm = realm_in_reach(&state, &caller, &realm_id, permission::REALM_READ).await?;
+    let list = ListQuery::parse(query, &["clientId", "subjectUserId", "state"])?;
+    let now = to_millis(state.clock.now());
+    let mut scope = vec![("realm_id", Bind::Text(realm.id.clone()))];
+    if let Some(client) = list.filter("clientId") {
+        scope.push(("client_id", Bind::Text(client.to_owned())));
+    }
+    if let Some(person) = list.filter("subjectUserId") {
+        scope.push(("subject_user_id", Bind::Text(person.to_owned())));
+    }
+    match list.filter("state") {
+        None => {}
+        Some("Live") => {
+            scope.push(("COALESCE(withdrawn_at, 0) =", Bind::Int(0)));
+            scope.push((LIVE_AFTER, Bind::Int(now)));
+        }
+        Some("Expired") => {
+            scope.push(("COALESCE(withdrawn_at, 0) =", Bind::Int(0)));
+            scope.push((EXPIRED_BY, Bind::Int(now)));
+        }
+        Some("Withdrawn") => scope.push(("COALESCE(withdrawn_at, 0) >", Bind::Int(0))),
+        Some(_) => return Err(Error::invalid("state", Rule::OneOf, "state must be Live, Expired or Withdrawn")),
+    }
+    list.answer(&state, &grant_store::LISTING, &scope, |g: DelegationGrant| DelegationGrantView::of(&g, now)).await
+}
+
+/// The expiry comparisons of the state filter: a grant without a term reads as never expiring.
+const LIVE_AFTER: &str = "COALESCE(expires_at, 9223372036854775807) >";
+const EXPIRED_BY: &str = "COALESCE(expires_at, 9223372036854775807) <=";
+
+async fn grant_in_reach(
+    state: &AppState,
+    caller: &Caller,
+    realm_id: &str,
+    id: &str,
+    permission: &str,
+) -> Result<DelegationGrant, Error> {
+    let realm = realm_in_reach(state, caller, realm_id, permission).await?;
+    grant_store::find(state.store.pool(), &realm.id, id).await?.ok_or(Error::NotFound("delegation grant"))
+}
+
+#[utoipa::path(get, path = "/realms/{realm}/delegation-grants/{grantId}", tag = "Delegation",
+    params(("realm" = String, Path), ("grantId" = String, Path)),
+    responses((status = 200, body = DelegationGrantView), (status = 403), (status = 404)),
+    security(("apiKey" = [])))]
+pub async fn read(
+    State(state): State<AppState>,
+    caller: Caller,
+    Path((realm_id, id)): Path<(String, String)>,
+) -> Result<Response, Error> {
+    let grant = grant_in_reach(&state, &caller, &realm_id, &id, permission::REALM_READ).await?;
+    Ok(envelope::ok(DelegationGrantView::of(&grant, to_millis(state.clock.now()))))
+}
+
+#[utoipa::path(post, path = "/realms/{realm}/delegation-grants/{grantId}/withdraw", tag = "Delegation",
+    params(("realm" = String, Path), ("grantId" = String, Path)), request_body = WithdrawalInput,
+    responses((status = 200, description = "The withdrawn grant with `revocationLimitSeconds`", body = WithdrawnGrantView),
+              (status = 400, description = "ValidationFailed: no reason"), (status = 403), (status = 404),
+              (status = 409, description = "DelegationGrantAlreadyWithdrawn")),
+    security(("apiKey" = [])))]
+pub async fn withdraw(
+    State(state): State<AppState>,
+    caller: Caller,
+    Path((realm_id, id)): Path<(String, String)>,
+    JsonBody(mut body): JsonBody,
+) -> Result<Response, Error> {
+    let before = grant_in_reach(&state, &caller, &realm_id, &id, permission::REALM_UPDATE).await?;
+    let reason = body.required("reason", text(1, 1024));
+    body.finish()?;
+    let Some(reason) = reason else { return Err(Error::Internal(anyhow::anyhow!("a refused body passed validation"))) };
+    let now = to_millis(state.clock.now());
+    let (by_type, by_id) = actor_of(&caller);
+    let withdrawal = Withdrawal { reason: &reason, by_type, by_id: by_id.as_deref(), at: now };
+    let mut tx = state.store.begin().await?;
+    let Some(grant) = grant_store::withdraw(&mut *tx, &before.id, &withdrawal).await? else {
+        return Err(Error::InvalidState(
+            ErrorCode::DelegationGrantAlreadyWithdrawn,
+            "the delegation grant is already withdrawn".into(),
+        ));
+    };
+    let limit = grant.issued_tokens_expire_at.map_or(0, |until| ((until - now).max(0) + 999) / 1000);
+    let mut change = change(
+        ChangeAction::Update,
+        &grant,
+        Some(json!(DelegationGrantView::of(&before, now))),
+        json!(DelegationGrantView::of(&grant, now)),
+        200,
+    );
+    change.details = Some(json!({ "reason": reason, "revocation_limit_seconds": limit }));
+    commit(&state, &caller, tx, change).await?;
+    Ok(envelope::ok(WithdrawnGrantView { grant: DelegationGrantView::of(&grant, now), revocation_limit_seconds: limit }))
+}
+
+/// One token exchange as the trail shows it.
+#[derive(Debug, Serialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct ExchangeView {
+    pub id: String,
+    pub occurred_at: String,
+    /// The acting client.
+    pub client_id: String,
+    /// The person, when the subject token named one.
+    pub subject_user_id: Option<String>,
+    /// The grant that decided, when one did.
+    pub grant_id: Option<String>,
+    /// Granted or Refused.
+    pub outcome: ExchangeOutcome,
+    /// The token endpoint's `error_code` for a refusal.
+    pub error_code: Option<String>,
+    pub scopes: Vec<String>,
+    pub resource: Option<String>,
+    /// Actors already in the subject token.
+    pub depth: Option<i64>,
+    /// The `jti` of the token issued.
+    pub token_id: Option<String>,
+    pub ip_address: String,
+}
+
+impl From<Exchange> for ExchangeView {
+    fn from(row: Exchange) -> Self {
+        Self {
+            id: row.id,
+            occurred_at: iso(from_millis(row.occurred_at)),
+            client_id: row.client_id,
+            subject_user_id: row.subject_user_id,
+            grant_id: row.grant_id,
+            outcome: row.outcome,
+            error_code: row.error_code,
+            scopes: from_json_list(&row.scopes),
+            resource: row.resource,
+            depth: row.depth,
+            token_id: row.token_id,
+            ip_address: row.ip_address,
+        }
+    }
+}
+
+#[utoipa::path(get, path = "/realms/{realm}/delegation-exchanges", tag = "Delegation",
+    params(("realm" = String, Path), ("pageNumber" = Option<u32>, Query), ("pageSize" = Option<u32>, Query),
+           ("clientId" = Option<String>, Query), ("subjectUserId" = Option<String>, Query), ("grantId" = Option<String>, Query),
+           ("status" = Option<String>, Query, description = "Granted or Refused"),
+           ("createdFrom" = Option<String>, Query), ("createdTo" = Option<String>, Query), ("sortDirection" = Option<String>, Query)),
+    responses((status = 200, description = "A page of the realm's token exchanges, granted and refused, newest first", body = [ExchangeView]),
+              (status = 400), (status = 403)),
+    security(("apiKey" = [])))]
+pub async fn exchanges(
+    State(state): State<AppState>,
+    caller: Caller,
+    Path(realm_id): Path<String>,
+    RawQuery(query): RawQuery,
+) -> Result<Response, Error> {
+    let realm = realm_in_reach(&state, &caller, &realm_id, permission::AUDIT_READ).await?;
+    let list = ListQuery::parse(query, &["clientId", "subjectUserId", "grantId"])?;
+    let mut scope = vec![("realm_id", Bind::Text(realm.id.clone()))];
+    for (filter, column) in [("clientId", "client_id"), ("subjectUserId", "subject_user_id"), ("grantId", "grant_id")] {
+        if let Some(value) = list.filter(filter) {
+            scope.push((column, Bind::Text(value.to_owned())));
+        }
+    }
+    list.answer(&state, &grant_store::EXCHANGE_LISTING, &scope, |row: Exchange| ExchangeView::from(row)).await
+}
