@@ -3,13 +3,7 @@
 use reqwest::StatusCode;
 use serde_json::{Value, json};
 
-use crate::support::spawn_app;
-
-fn claims(token: &Value) -> Value {
-    use base64::Engine as _;
-    let payload = token.as_str().unwrap().split('.').nth(1).unwrap();
-    serde_json::from_slice(&base64::engine::general_purpose::URL_SAFE_NO_PAD.decode(payload).unwrap()).unwrap()
-}
+use crate::support::{claims, spawn_app};
 
 #[tokio::test]
 async fn clients_may_only_allow_scopes_of_the_catalogue_the_realm_or_openid() {
@@ -82,7 +76,7 @@ async fn tokens_for_a_resource_server_are_addressed_to_it_and_limited_to_its_sco
     let token =
         app.token(&agent, &[("grant_type", "client_credentials"), ("resource", "https://orders.example.com")]).await;
     assert_eq!(token.status, StatusCode::OK, "{:?}", token.body);
-    let access = claims(&token.body["access_token"]);
+    let access = claims(token.body["access_token"].as_str().unwrap());
     assert_eq!(access["aud"], "https://orders.example.com");
     assert_eq!(access["scope"], "orders:read orders:write", "the client's scopes the server accepts");
     let too_much = app

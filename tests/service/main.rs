@@ -8,6 +8,7 @@ mod support;
 mod catalogue;
 mod clients;
 mod credentials;
+mod delegation;
 mod envelope;
 mod hosts;
 mod operations;

@@ -1,23 +1,9 @@
 //! Realm roles, client roles, groups, and the role maps tokens carry.
 
-use base64::Engine as _;
-use base64::engine::general_purpose::URL_SAFE_NO_PAD;
 use reqwest::StatusCode;
 use serde_json::{Value, json};
 
-use crate::support::{TestApp, spawn_app};
-
-async fn created_id(app: &TestApp, path: &str, body: Value) -> String {
-    let created = app.post(path, body).await;
-    assert_eq!(created.status, StatusCode::CREATED, "{path}: {:?}", created.body);
-    created.data()["id"].as_str().unwrap().to_owned()
-}
-
-/// The claims of a JWT, unverified (its signature is checked in the token tests).
-fn claims(token: &str) -> Value {
-    let payload = token.split('.').nth(1).unwrap();
-    serde_json::from_slice(&URL_SAFE_NO_PAD.decode(payload).unwrap()).unwrap()
-}
+use crate::support::{claims, created_id, spawn_app};
 
 #[tokio::test]
 async fn role_names_are_unique_per_realm_or_per_client_and_validated() {

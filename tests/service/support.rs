@@ -302,3 +302,18 @@ impl TestApp {
         rows.into_iter().map(|(r, c, d)| (r, c, serde_json::from_str(&d).expect("JSON data"))).collect()
     }
 }
+
+/// The claims of a JWT, unverified (signatures are checked in the token tests).
+pub fn claims(token: &str) -> Value {
+    use base64::Engine as _;
+    let payload = token.split('.').nth(1).expect("a JWT");
+    serde_json::from_slice(&base64::engine::general_purpose::URL_SAFE_NO_PAD.decode(payload).expect("base64url"))
+        .expect("JSON claims")
+}
+
+/// Creates a resource at `path` and returns its id.
+pub async fn created_id(app: &TestApp, path: &str, body: Value) -> String {
+    let created = app.post(path, body).await;
+    assert_eq!(created.status, StatusCode::CREATED, "{path}: {:?}", created.body);
+    created.data()["id"].as_str().expect("an id").to_owned()
+}

@@ -5,8 +5,8 @@ use utoipa::openapi::security::{ApiKey, ApiKeyValue, SecurityScheme};
 use utoipa::{Modify, OpenApi};
 
 use super::admin::{
-    account, audit, clients, delegation, groups, organizations, realm_roles, realms, resource_servers, roles, scopes, secrets,
-    sessions, users,
+    account, audit, clients, delegation, groups, organizations, realm_roles, realms, resource_servers, roles, scopes,
+    secrets, sessions, users,
 };
 use super::envelope::{NotificationBody, Pagination};
 use crate::error::ErrorCode;

@@ -18,7 +18,9 @@ use crate::http::auth::Caller;
 use crate::http::body::JsonBody;
 use crate::http::envelope;
 use crate::ids::new_guid;
-use crate::store::delegation::{self as grant_store, DelegationGrant, Exchange, ExchangeOutcome, GrantState, Withdrawal};
+use crate::store::delegation::{
+    self as grant_store, DelegationGrant, Exchange, ExchangeOutcome, GrantState, Withdrawal,
+};
 use crate::store::memberships::{self, Membership};
 use crate::store::page::Bind;
 use crate::store::realms::Realm;
@@ -397,7 +399,10 @@ pub async fn withdraw(
     );
     change.details = Some(json!({ "reason": reason, "revocation_limit_seconds": limit }));
     commit(&state, &caller, tx, change).await?;
-    Ok(envelope::ok(WithdrawnGrantView { grant: DelegationGrantView::of(&grant, now), revocation_limit_seconds: limit }))
+    Ok(envelope::ok(WithdrawnGrantView {
+        grant: DelegationGrantView::of(&grant, now),
+        revocation_limit_seconds: limit,
+    }))
 }
 
 /// One token exchange as the trail shows it.

@@ -197,11 +197,9 @@ async fn decide(
         delegation_id: &grant.id,
         expires_at: grant.expires_at,
     };
-    let issued = tokens::access_token(
-        state,
-        &Grant { client, subject, scopes: &attempt.scopes, resource: resource.as_deref() },
-    )
-    .await?;
+    let issued =
+        tokens::access_token(state, &Grant { client, subject, scopes: &attempt.scopes, resource: resource.as_deref() })
+            .await?;
     let stands = record(state, realm, client, origin, attempt, Ok((&issued.jti, issued.expires_at * 1000))).await?;
     if !stands {
         return Err(OAuthError::invalid_request("DelegationNotPermitted", "the delegation grant has been withdrawn"));
