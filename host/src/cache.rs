@@ -133,8 +133,6 @@ pub struct Caches {
     verifiers: Map<Arc<Verifier>>,
     /// The grants not withdrawn of each client for each person, by `realm/client/person`.
     grants: Map<Arc<Vec<DelegationGrant>>>,
-    /// Each grant tokens name in `delegation_id`, by `realm/grant`; `None` for one that does not exist.
-    grant: Map<Option<Arc<DelegationGrant>>>,
     /// Access tokens revoked before their expiry, by jti, with that expiry; complete once loaded.
     revoked: RwLock<Revocations>,
     /// Whether this host receives every change notification (always, on SQLite).
@@ -158,7 +156,6 @@ impl Caches {
             user_roles: Map::new(),
             verifiers: Map::new(),
             grants: Map::new(),
-            grant: Map::new(),
             revoked: RwLock::new(Revocations::default()),
             synced: AtomicBool::new(synced),
         }
@@ -275,17 +272,6 @@ impl Caches {
         }
     }
 
-    /// The grant, when this host holds it: `Some(None)` for one known not to exist.
-    pub fn grant(&self, realm_id: &str, id: &str) -> Option<Option<Arc<DelegationGrant>>> {
-        self.usable().then(|| self.grant.get(&format!("{realm_id}/{id}"))).flatten()
-    }
-
-    pub fn keep_grant(&self, realm_id: &str, id: &str, grant: Option<Arc<DelegationGrant>>) {
-        if self.usable() {
-            self.grant.put(format!("{realm_id}/{id}"), grant);
-        }
-    }
-
     pub fn apply(&self, invalidation: &Invalidation) {
         match invalidation {
             Invalidation::Account(account) => {
@@ -298,12 +284,10 @@ impl Caches {
                 self.client_roles.retain(|key, _| !key.starts_with(&prefix));
                 self.user_roles.retain(|key, _| !key.starts_with(&prefix));
                 self.grants.retain(|key, _| !key.starts_with(&prefix));
-                self.grant.retain(|key, _| !key.starts_with(&prefix));
             }
             Invalidation::Delegation(realm) => {
                 let prefix = format!("{realm}/");
                 self.grants.retain(|key, _| !key.starts_with(&prefix));
-                self.grant.retain(|key, _| !key.starts_with(&prefix));
             }
             Invalidation::Revoked(jti, expires_at) => {
                 self.revoked.write().unwrap_or_else(|p| p.into_inner()).entries.insert(jti.clone(), *expires_at);
@@ -329,7 +313,6 @@ impl Caches {
         self.user_roles.clear();
         self.verifiers.clear();
         self.grants.clear();
-        self.grant.clear();
         *self.revoked.write().unwrap_or_else(|p| p.into_inner()) = Revocations::default();
     }
 }

@@ -5,7 +5,7 @@ use chrono::{DateTime, Duration, Utc};
 use reqwest::{Method, StatusCode};
 use serde_json::{Value, json};
 
-use crate::support::{Answer, TestApp, TestClient, claims, created_id, spawn_app};
+use crate::support::{Answer, TestApp, TestClient, claims, created_id, spawn_app, spawn_beside};
 
 const EXCHANGE: &str = "urn:ietf:params:oauth:grant-type:token-exchange";
 const ACCESS_TOKEN: &str = "urn:ietf:params:oauth:token-type:access_token";
@@ -517,4 +517,25 @@ async fn a_person_who_leaves_the_organization_can_no_longer_be_delegated_for() {
 
     app.post(&members, json!({ "userId": ada })).await;
     delegated(&app, &agent, &own, &[]).await;
+}
+
+#[tokio::test]
+async fn a_withdrawal_on_one_host_is_in_force_on_the_other_when_it_answers() {
+    let one = spawn_app().await;
+    if !one.state.store.is_shared() {
+        return; // SQLite is embedded: one host owns the file (the tests above cover it).
+    }
+    let two = spawn_beside(&one).await;
+    let Realm { web, agent, ada } = realm(&one).await;
+    let id = grant(&one, json!({ "clientId": "agent", "subjectUserId": ada, "scopes": ["orders:read"] })).await;
+    let own = sign_in(&one, &web, "orders:read").await;
+    // The second host exchanges and introspects, so whatever it caches is warm.
+    let token = delegated(&two, &agent, &own, &[]).await;
+    assert_eq!(introspect(&two, &agent, &token).await["active"], true);
+
+    let withdrawn =
+        one.post(&format!("/realms/acme/delegation-grants/{id}/withdraw"), json!({ "reason": "leaked" })).await;
+    assert_eq!(withdrawn.status, StatusCode::OK, "{:?}", withdrawn.body);
+    assert_eq!(introspect(&two, &agent, &token).await["active"], false, "no wait for a notification");
+    assert_refused(&exchange(&two, &agent, &own, &[]).await, "invalid_request", "DelegationNotPermitted");
 }

@@ -1,5 +1,6 @@
-//! What delegated tokens rest on: the grants a client holds for a person, read through this host's
-//! cache, and the chain of actors a token carries in `act` (RFC 8693 §4.1).
+//! What delegated tokens rest on: the grants a client holds for a person (read through this host's
+//! cache: an exchange under a grant withdrawn meanwhile is refused when it commits), the liveness of
+//! the grant a token names, and the chain of actors a token carries in `act` (RFC 8693 §4.1).
 
 use std::sync::Arc;
 
@@ -25,16 +26,10 @@ pub async fn grants_for(
 }
 
 /// Whether the grant a token names is live at `now` (epoch ms): it exists in the realm, is not
-/// withdrawn and its term has not passed.
+/// withdrawn and its term has not passed. Read from the database every time, never from a cache:
+/// a withdrawal deactivates the grant's tokens on every host the moment it answers.
 pub async fn is_live(state: &AppState, realm_id: &str, grant_id: &str, now: i64) -> Result<bool, Error> {
-    let grant = match state.caches.grant(realm_id, grant_id) {
-        Some(known) => known,
-        None => {
-            let found = grant_store::find(state.store.pool(), realm_id, grant_id).await?.map(Arc::new);
-            state.caches.keep_grant(realm_id, grant_id, found.clone());
-            found
-        }
-    };
+    let grant = grant_store::find(state.store.pool(), realm_id, grant_id).await?;
     Ok(grant.is_some_and(|g| g.state(now) == GrantState::Live))
 }
 
