@@ -158,15 +158,15 @@ async fn grants_are_validated_field_by_field_read_listed_and_never_edited() {
             .await;
     app.post(&format!("/realms/acme/delegation-grants/{other}/withdraw"), json!({ "reason": "no longer needed" }))
         .await;
-    assert_eq!(listed(&app, "state=Live").await, [id.clone()]);
-    assert_eq!(listed(&app, "state=Withdrawn").await, [other.clone()]);
-    assert_eq!(listed(&app, "clientId=agent&sortDirection=asc").await, [id.clone(), other.clone()]);
+    assert_eq!(listed(&app, "state=Live").await, [id.as_str()]);
+    assert_eq!(listed(&app, "state=Withdrawn").await, [other.as_str()]);
+    assert_eq!(listed(&app, "clientId=agent&sortDirection=asc").await, [id.as_str(), other.as_str()]);
     assert!(listed(&app, "clientId=plain").await.is_empty());
     assert_eq!(listed(&app, &format!("subjectUserId={ada}")).await.len(), 2);
     assert_eq!(app.get("/realms/acme/delegation-grants?state=Gone").await.error_code(), "ValidationFailed");
 
     app.advance(365 * 86_400).await;
-    assert_eq!(listed(&app, "state=Expired").await, [id.clone()], "a grant whose term passed");
+    assert_eq!(listed(&app, "state=Expired").await, [id.as_str()], "a grant whose term passed");
     assert_eq!(app.get(&path).await.data()["state"], "Expired");
 
     // Writing grants needs write access to the realm; reading, read access.

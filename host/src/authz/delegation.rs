@@ -180,7 +180,7 @@ impl Authorizer {
         let mut verdict = DelegationVerdict::Deny { refusal: Refusal::NotPermitted, precedence: 0, policy: None };
         let mut lowest = u32::MAX;
         for id in response.diagnostics().reason() {
-            let policy = PolicyId::new(id.to_string());
+            let policy = PolicyId::new(id);
             let code = self.policies.annotation(&policy, "errorCode").and_then(Refusal::of_code);
             let precedence = self.policies.annotation(&policy, "precedence").and_then(|p| p.parse::<u32>().ok());
             if let (Some(refusal), Some(precedence)) = (code, precedence)
