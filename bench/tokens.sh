@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Load run of the token service on loopback, with wrk:
-#   client_credentials grants, token introspection, refresh_token grants, password sign-ins.
+#   client_credentials grants, token introspection, refresh_token grants, token exchanges under a
+#   delegation grant, password sign-ins.
 #
 #   bench/tokens.sh sqlite|postgres [connections] [seconds]
 #
@@ -39,7 +40,8 @@ admin -o /dev/null -d '{"id":"acme"}' "$base/api/v1/admin/realms"
 admin -o /dev/null -d '{"name":"orders:read"}' "$base/api/v1/admin/realms/acme/scopes"
 secret=$(admin -d '{"id":"agent","clientConfiguration":{"grantTypes":["client_credentials","password","refresh_token"],"allowedScopes":["orders:read"]}}' \
   "$base/api/v1/admin/realms/acme/clients" | python3 -c 'import json,sys; print(json.load(sys.stdin)["data"]["clientSecret"])')
-admin -o /dev/null -d '{"username":"ada","password":"analytical engine"}' "$base/api/v1/admin/realms/acme/users"
+ada=$(admin -d '{"username":"ada","password":"analytical engine"}' "$base/api/v1/admin/realms/acme/users" \
+  | python3 -c 'import json,sys; print(json.load(sys.stdin)["data"]["id"])')
 export BASIC
 BASIC=$(printf 'agent:%s' "$secret" | base64 -w0)
 token_url="$base/realms/acme/protocol/openid-connect/token"
@@ -60,6 +62,17 @@ FORM="token=$access" run "introspection" -s "$root/bench/form.lua" "$token_url/i
 python3 "$root/bench/seed_sessions.py" "$work/data/secret.key" "$database" acme agent ada 150000 "$work/refresh.txt"
 # Each refresh token is single-use: no warm-up run, which would spend the tokens the run needs.
 WARMUP=no TOKENS_FILE="$work/refresh.txt" run "refresh_token" -s "$root/bench/refresh.lua" "$token_url"
+
+# An agent acting for Ada under a delegation grant, exchanging her access token again and again.
+assistant=$(admin -d '{"id":"assistant","clientConfiguration":{"grantTypes":["client_credentials"],"allowedScopes":["orders:read"],"tokenExchangeEnabled":true}}' \
+  "$base/api/v1/admin/realms/acme/clients" | python3 -c 'import json,sys; print(json.load(sys.stdin)["data"]["clientSecret"])')
+admin -o /dev/null -d "{\"clientId\":\"assistant\",\"subjectUserId\":\"$ada\",\"scopes\":[\"orders:read\"]}" \
+  "$base/api/v1/admin/realms/acme/delegation-grants"
+person=$(curl -sf -u "agent:$secret" -d grant_type=password -d username=ada --data-urlencode 'password=analytical engine' \
+  -d scope=orders:read "$token_url" | python3 -c 'import json,sys; print(json.load(sys.stdin)["access_token"])')
+BASIC=$(printf 'assistant:%s' "$assistant" | base64 -w0) \
+  FORM="grant_type=urn%3Aietf%3Aparams%3Aoauth%3Agrant-type%3Atoken-exchange&subject_token=$person&subject_token_type=urn%3Aietf%3Aparams%3Aoauth%3Atoken-type%3Aaccess_token" \
+  run "token_exchange" -s "$root/bench/form.lua" "$token_url"
 
 FORM="grant_type=password&username=ada&password=analytical%20engine" \
   run "password" -s "$root/bench/form.lua" "$token_url"
