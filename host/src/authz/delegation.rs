@@ -6,13 +6,19 @@
 
 use std::collections::{HashMap, HashSet};
 use std::str::FromStr;
+use std::sync::LazyLock;
 
-use cedar_policy::{Context, Decision, Entities, Entity, EntityUid, PolicyId, Request, RestrictedExpression};
+use cedar_policy::{
+    Context, Decision, Entities, Entity, EntityUid, PolicyId, PolicySet, Request, RestrictedExpression,
+};
 
 use super::{Authorizer, EvaluationError, NAMESPACE, PolicyError, uid};
 
 /// The action the delegation policies decide.
 const ACTION: &str = "delegate";
+
+static DELEGATE: LazyLock<Result<EntityUid, String>> =
+    LazyLock::new(|| EntityUid::from_str(&format!("{NAMESPACE}::Action::\"{ACTION}\"")).map_err(|e| e.to_string()));
 
 /// Why a grant does not allow an exchange; each is an `error_code` of the token endpoint.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -90,8 +96,7 @@ pub(super) fn check_annotations(authorizer: &Authorizer) -> Result<(), PolicyErr
         return Err(invalid(format!("the schema does not declare the action `{ACTION}`")));
     }
     for policy in authorizer.policies.policies() {
-        let text = policy.to_string();
-        if policy.effect() != cedar_policy::Effect::Forbid || !text.contains(&format!("Action::\"{ACTION}\"")) {
+        if policy.effect() != cedar_policy::Effect::Forbid || !is_about_delegation(policy) {
             continue;
         }
         let id = policy.id();
@@ -105,6 +110,19 @@ pub(super) fn check_annotations(authorizer: &Authorizer) -> Result<(), PolicyErr
         }
     }
     Ok(())
+}
+
+/// The policies about `delegate`: a delegation decision evaluates these alone, not the admin ones.
+pub(super) fn policies_of(all: &PolicySet) -> Result<PolicySet, PolicyError> {
+    let mut subset = PolicySet::new();
+    for policy in all.policies().filter(|p| is_about_delegation(p)) {
+        subset.add(policy.clone()).map_err(|e| PolicyError::Invalid(format!("  {e}")))?;
+    }
+    Ok(subset)
+}
+
+fn is_about_delegation(policy: &cedar_policy::Policy) -> bool {
+    policy.to_string().contains(&format!("Action::\"{ACTION}\""))
 }
 
 fn strings(items: &[String]) -> RestrictedExpression {
@@ -166,10 +184,10 @@ impl Authorizer {
             context.push(("resource".to_owned(), RestrictedExpression::new_string(resource.to_owned())));
         }
         let context = Context::from_pairs(context).map_err(evaluation)?;
-        let action = EntityUid::from_str(&format!("{NAMESPACE}::Action::\"{ACTION}\"")).map_err(evaluation)?;
+        let action = DELEGATE.clone().map_err(evaluation)?;
         let request = Request::new(client, action, person, context, Some(&self.schema)).map_err(evaluation)?;
         let entities = Entities::from_entities(entities, None).map_err(evaluation)?;
-        let response = self.cedar.is_authorized(&request, &self.policies, &entities);
+        let response = self.cedar.is_authorized(&request, &self.delegation, &entities);
         if let Some(error) = response.diagnostics().errors().next() {
             return Err(evaluation(error));
         }
@@ -181,8 +199,8 @@ impl Authorizer {
         let mut lowest = u32::MAX;
         for id in response.diagnostics().reason() {
             let policy = PolicyId::new(id);
-            let code = self.policies.annotation(&policy, "errorCode").and_then(Refusal::of_code);
-            let precedence = self.policies.annotation(&policy, "precedence").and_then(|p| p.parse::<u32>().ok());
+            let code = self.delegation.annotation(&policy, "errorCode").and_then(Refusal::of_code);
+            let precedence = self.delegation.annotation(&policy, "precedence").and_then(|p| p.parse::<u32>().ok());
             if let (Some(refusal), Some(precedence)) = (code, precedence)
                 && precedence < lowest
             {

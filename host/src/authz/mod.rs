@@ -11,6 +11,7 @@ use std::collections::{BTreeSet, HashMap, HashSet};
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 use std::str::FromStr;
+use std::sync::LazyLock;
 
 use cedar_policy::{
     Context, Decision, Entities, Entity, EntityId, EntityTypeName, EntityUid, PolicyId, PolicySet, Request,
@@ -178,6 +179,8 @@ struct ActionInfo {
 pub struct Authorizer {
     schema: Schema,
     policies: PolicySet,
+    /// The policies about `delegate`, which delegation decisions evaluate alone.
+    delegation: PolicySet,
     actions: HashMap<String, ActionInfo>,
     permissions: BTreeSet<String>,
     cedar: cedar_policy::Authorizer,
@@ -239,7 +242,9 @@ impl Authorizer {
                 return Err(PolicyError::MissingPermission((*used).to_owned()));
             }
         }
-        let authorizer = Self { schema, policies, actions, permissions, cedar: cedar_policy::Authorizer::new() };
+        let delegation = delegation::policies_of(&policies)?;
+        let authorizer =
+            Self { schema, policies, delegation, actions, permissions, cedar: cedar_policy::Authorizer::new() };
         delegation::check_annotations(&authorizer)?;
         Ok(authorizer)
     }
@@ -376,9 +381,33 @@ fn read(path: &Path) -> Result<String, PolicyError> {
     std::fs::read_to_string(path).map_err(|source| PolicyError::Read { path: path.to_owned(), source })
 }
 
+/// The entity types requests are built of, parsed once: parsing a name runs Cedar's parser, which
+/// costs more than the rest of building an entity.
+static TYPE_NAMES: LazyLock<HashMap<&'static str, EntityTypeName>> = LazyLock::new(|| {
+    [
+        "Account",
+        "Role",
+        "Realm",
+        "Client",
+        "Secret",
+        "AccountRole",
+        "Caller",
+        "Organization",
+        "Person",
+        "DelegationGrant",
+    ]
+    .into_iter()
+    .filter_map(|kind| EntityTypeName::from_str(&format!("{NAMESPACE}::{kind}")).ok().map(|name| (kind, name)))
+    .collect()
+});
+
 fn uid(kind: &str, id: &str) -> Result<EntityUid, EvaluationError> {
-    let type_name =
-        EntityTypeName::from_str(&format!("{NAMESPACE}::{kind}")).map_err(|e| EvaluationError(e.to_string()))?;
+    let type_name = match TYPE_NAMES.get(kind) {
+        Some(name) => name.clone(),
+        None => {
+            EntityTypeName::from_str(&format!("{NAMESPACE}::{kind}")).map_err(|e| EvaluationError(e.to_string()))?
+        }
+    };
     Ok(EntityUid::from_type_name_and_id(type_name, EntityId::new(id)))
 }
 
