@@ -4,6 +4,8 @@
 #   delegation grant, password sign-ins.
 #
 #   bench/tokens.sh sqlite|postgres [connections] [seconds]
+#   ONLY=token_exchange bench/tokens.sh sqlite    (one run: client_credentials, introspection,
+#                                                  refresh_token, token_exchange or password)
 #
 # Starts a release build on a fresh database with one realm, one confidential client and one
 # person; seeds single-use refresh tokens for the refresh run; warms up 3 s before the other runs.
@@ -48,6 +50,7 @@ token_url="$base/realms/acme/protocol/openid-connect/token"
 
 run() { # name, wrk arguments...
   local name="$1"; shift
+  if [ -n "${ONLY:-}" ] && [ "$ONLY" != "$name" ]; then return; fi
   echo "== $name"
   if [ "${WARMUP:-yes}" = yes ]; then wrk -t2 -c"$connections" -d3s "$@" >/dev/null; fi
   wrk -t2 -c"$connections" -d"${seconds}s" --latency "$@" | grep -E 'Requests/sec|Non-2xx|50%|99%|requests in'
@@ -59,9 +62,11 @@ access=$(curl -sf -u "agent:$secret" -d grant_type=client_credentials "$token_ur
   | python3 -c 'import json,sys; print(json.load(sys.stdin)["access_token"])')
 FORM="token=$access" run "introspection" -s "$root/bench/form.lua" "$token_url/introspect"
 
-python3 "$root/bench/seed_sessions.py" "$work/data/secret.key" "$database" acme agent ada 150000 "$work/refresh.txt"
-# Each refresh token is single-use: no warm-up run, which would spend the tokens the run needs.
-WARMUP=no TOKENS_FILE="$work/refresh.txt" run "refresh_token" -s "$root/bench/refresh.lua" "$token_url"
+if [ -z "${ONLY:-}" ] || [ "$ONLY" = refresh_token ]; then
+  python3 "$root/bench/seed_sessions.py" "$work/data/secret.key" "$database" acme agent ada 150000 "$work/refresh.txt"
+  # Each refresh token is single-use: no warm-up run, which would spend the tokens the run needs.
+  WARMUP=no TOKENS_FILE="$work/refresh.txt" run "refresh_token" -s "$root/bench/refresh.lua" "$token_url"
+fi
 
 # An agent acting for Ada under a delegation grant, exchanging her access token again and again.
 assistant=$(admin -d '{"id":"assistant","clientConfiguration":{"grantTypes":["client_credentials"],"allowedScopes":["orders:read"],"tokenExchangeEnabled":true}}' \
