@@ -11,9 +11,9 @@ use castellan::authz::delegation::{DelegationVerdict, ExchangeFacts, GrantFacts}
 
 const ROUNDS: u32 = 100_000;
 
-fn main() {
+fn main() -> Result<(), Box<dyn std::error::Error>> {
     let policies = Path::new(env!("CARGO_MANIFEST_DIR")).join("../policies");
-    let authorizer = Authorizer::load(&policies).expect("the policies load");
+    let authorizer = Authorizer::load(&policies)?;
     let scopes: Vec<String> = ["orders:read", "orders:write"].map(String::from).to_vec();
     let asked: Vec<String> = vec!["orders:read".into()];
     let resources: Vec<String> = vec!["https://orders.example.com".into()];
@@ -44,9 +44,10 @@ fn main() {
     for (name, exchange, expected_allow) in [("allow", allowed, true), ("refusal", refused, false)] {
         let started = Instant::now();
         for _ in 0..ROUNDS {
-            let verdict = authorizer.decide_delegation(&grant, std::hint::black_box(&exchange)).expect("decides");
+            let verdict = authorizer.decide_delegation(&grant, std::hint::black_box(&exchange))?;
             assert_eq!(verdict == DelegationVerdict::Allow, expected_allow);
         }
         println!("delegation decision, {name}: {:.2?} each", started.elapsed() / ROUNDS);
     }
+    Ok(())
 }

@@ -23,7 +23,9 @@ CREATE TABLE delegation_grants (
     withdrawn_at             BIGINT,
     withdrawal_reason        TEXT,
     withdrawn_by_type        TEXT,
-    withdrawn_by_id          TEXT
+    withdrawn_by_id          TEXT,
+    -- A client deleted takes its grants along: a client created later with the same id gets none.
+    FOREIGN KEY (realm_id, client_id) REFERENCES clients (realm_id, id) ON DELETE CASCADE
 );
 CREATE INDEX delegation_grants_by_pair ON delegation_grants (realm_id, client_id, subject_user_id);
 CREATE INDEX delegation_grants_by_creation ON delegation_grants (realm_id, created_at);

@@ -179,6 +179,12 @@ async fn grants_are_validated_field_by_field_read_listed_and_never_edited() {
         .call_as(&auditor, Method::POST, &format!("{path}/withdraw"), Some(json!({ "reason": "mine to end" })))
         .await;
     assert_eq!(withdraw.status, StatusCode::FORBIDDEN);
+
+    // A deleted client takes its grants along: one created later with its id starts with none.
+    assert_eq!(app.delete("/realms/acme/clients/agent").await.status, StatusCode::OK);
+    assert!(listed(&app, "clientId=agent").await.is_empty());
+    agent(&app, "agent", SCOPES).await;
+    assert!(listed(&app, "clientId=agent").await.is_empty());
 }
 
 #[tokio::test]
