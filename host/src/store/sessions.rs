@@ -242,20 +242,9 @@ pub async fn prune<'c>(db: impl Executor<'c, Database = Any> + Copy, now: i64) -
     Ok(revoked.rows_affected() + refresh.rows_affected())
 }
 
-/// A refresh token with its session and the session's person, read together.
+/// A session's person, read with it: the `users` columns prefixed `u_`.
 #[derive(Debug, Clone, PartialEq, Eq, sqlx::FromRow)]
-struct RefreshGrantRow {
-    t_id: String,
-    t_session_id: String,
-    t_token_hash: String,
-    t_scopes: String,
-    t_resource: Option<String>,
-    t_created_at: i64,
-    t_expires_at: i64,
-    t_exchanged_at: Option<i64>,
-    t_revoked_at: Option<i64>,
-    #[sqlx(flatten)]
-    session: Session,
+struct PersonRow {
     u_id: String,
     u_username: String,
     u_email: Option<String>,
@@ -272,24 +261,88 @@ struct RefreshGrantRow {
     u_updated_at: i64,
 }
 
+impl PersonRow {
+    fn into_user(self, realm_id: &str) -> super::users::User {
+        super::users::User {
+            id: self.u_id,
+            realm_id: realm_id.to_owned(),
+            username: self.u_username,
+            email: self.u_email,
+            first_name: self.u_first_name,
+            last_name: self.u_last_name,
+            email_confirmed: self.u_email_confirmed,
+            status: self.u_status,
+            password_hash: self.u_password_hash,
+            must_change_password: self.u_must_change_password,
+            created_at: self.u_created_at,
+            updated_at: self.u_updated_at,
+        }
+    }
+}
+
+/// The session columns and its person's, for a query joining `sessions s` and `users u`.
+const SESSION_AND_PERSON_COLUMNS: &str = "s.id, s.realm_id, s.client_id, s.user_id, s.ip_address, s.user_agent, \
+     s.authentication_methods, s.created_at, s.last_active_at, s.expires_at, s.ended_at, s.end_reason, \
+     u.id AS u_id, u.username AS u_username, u.email AS u_email, u.first_name AS u_first_name, \
+     u.last_name AS u_last_name, u.email_confirmed AS u_email_confirmed, u.status AS u_status, \
+     u.password_hash AS u_password_hash, u.must_change_password AS u_must_change_password, \
+     u.created_at AS u_created_at, u.updated_at AS u_updated_at";
+
+#[derive(Debug, Clone, PartialEq, Eq, sqlx::FromRow)]
+struct SessionPersonRow {
+    #[sqlx(flatten)]
+    session: Session,
+    #[sqlx(flatten)]
+    person: PersonRow,
+}
+
+/// The session with this id and its person, in one query.
+pub async fn find_with_person<'c>(
+    db: impl Executor<'c, Database = Any>,
+    id: &str,
+) -> Result<Option<(Session, super::users::User)>, sqlx::Error> {
+    let row: Option<SessionPersonRow> = sqlx::query_as(sqlx::AssertSqlSafe(format!(
+        "SELECT {SESSION_AND_PERSON_COLUMNS} FROM sessions s JOIN users u ON u.id = s.user_id WHERE s.id = $1"
+    )))
+    .bind(id)
+    .fetch_optional(db)
+    .await?;
+    Ok(row.map(|row| {
+        let user = row.person.into_user(&row.session.realm_id);
+        (row.session, user)
+    }))
+}
+
+/// A refresh token with its session and the session's person, read together.
+#[derive(Debug, Clone, PartialEq, Eq, sqlx::FromRow)]
+struct RefreshGrantRow {
+    t_id: String,
+    t_session_id: String,
+    t_token_hash: String,
+    t_scopes: String,
+    t_resource: Option<String>,
+    t_created_at: i64,
+    t_expires_at: i64,
+    t_exchanged_at: Option<i64>,
+    t_revoked_at: Option<i64>,
+    #[sqlx(flatten)]
+    session: Session,
+    #[sqlx(flatten)]
+    person: PersonRow,
+}
+
 /// The refresh token with this id, its session and the session's person, in one query.
 pub async fn find_refresh_grant<'c>(
     db: impl Executor<'c, Database = Any>,
     id: &str,
 ) -> Result<Option<(RefreshToken, Session, super::users::User)>, sqlx::Error> {
-    let row: Option<RefreshGrantRow> = sqlx::query_as(
+    let row: Option<RefreshGrantRow> = sqlx::query_as(sqlx::AssertSqlSafe(format!(
         "SELECT t.id AS t_id, t.session_id AS t_session_id, t.token_hash AS t_token_hash, t.scopes AS t_scopes, \
          t.resource AS t_resource, t.created_at AS t_created_at, t.expires_at AS t_expires_at, \
-         t.exchanged_at AS t_exchanged_at, t.revoked_at AS t_revoked_at, \
-         s.id, s.realm_id, s.client_id, s.user_id, s.ip_address, s.user_agent, s.authentication_methods, \
-         s.created_at, s.last_active_at, s.expires_at, s.ended_at, s.end_reason, \
-         u.id AS u_id, u.username AS u_username, u.email AS u_email, u.first_name AS u_first_name, \
-         u.last_name AS u_last_name, u.email_confirmed AS u_email_confirmed, u.status AS u_status, \
-         u.password_hash AS u_password_hash, u.must_change_password AS u_must_change_password, \
-         u.created_at AS u_created_at, u.updated_at AS u_updated_at \
+         t.exchanged_at AS t_exchanged_at, t.revoked_at AS t_revoked_at, {SESSION_AND_PERSON_COLUMNS} \
          FROM refresh_tokens t JOIN sessions s ON s.id = t.session_id JOIN users u ON u.id = s.user_id \
-         WHERE t.id = $1",
-    )
+         WHERE t.id = $1"
+    )))
     .bind(id)
     .fetch_optional(db)
     .await?;
@@ -305,20 +358,7 @@ pub async fn find_refresh_grant<'c>(
             exchanged_at: row.t_exchanged_at,
             revoked_at: row.t_revoked_at,
         };
-        let user = super::users::User {
-            id: row.u_id,
-            realm_id: row.session.realm_id.clone(),
-            username: row.u_username,
-            email: row.u_email,
-            first_name: row.u_first_name,
-            last_name: row.u_last_name,
-            email_confirmed: row.u_email_confirmed,
-            status: row.u_status,
-            password_hash: row.u_password_hash,
-            must_change_password: row.u_must_change_password,
-            created_at: row.u_created_at,
-            updated_at: row.u_updated_at,
-        };
+        let user = row.person.into_user(&row.session.realm_id);
         (token, row.session, user)
     }))
 }

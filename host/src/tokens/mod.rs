@@ -277,8 +277,8 @@ pub struct ActiveToken {
     pub jti: String,
     pub subject: String,
     pub session_id: Option<String>,
-    /// How the person of the session signed in (`pwd`, …); empty without a session.
-    pub authentication_methods: Vec<String>,
+    /// The live session the token names, with its person (read in the same query).
+    pub person: Option<(sessions::Session, User)>,
     /// Unix seconds.
     pub issued_at: i64,
     pub expires_at: i64,
@@ -337,11 +337,12 @@ pub async fn active_access_token(state: &AppState, realm_id: &str, token: &str) 
         return Ok(None);
     }
     let session_id = text("sid");
-    let mut authentication_methods = Vec::new();
+    let mut person = None;
     if let Some(sid) = &session_id {
-        let session = sessions::find(pool, sid).await?.filter(|s| s.realm_id == realm_id && s.is_live(to_millis(now)));
-        let Some(session) = session else { return Ok(None) };
-        authentication_methods = crate::store::from_json_list(&session.authentication_methods);
+        let found = sessions::find_with_person(pool, sid).await?;
+        let live = found.filter(|(s, u)| s.realm_id == realm_id && s.is_live(to_millis(now)) && u.id == subject);
+        let Some(found) = live else { return Ok(None) };
+        person = Some(found);
     }
     if let Some(grant) = claims.get("delegation_id") {
         let live = match grant.as_str() {
@@ -365,7 +366,7 @@ pub async fn active_access_token(state: &AppState, realm_id: &str, token: &str) 
         jti,
         subject,
         session_id,
-        authentication_methods,
+        person,
         issued_at,
         expires_at,
         claims,

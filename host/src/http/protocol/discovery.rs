@@ -7,7 +7,7 @@ use serde_json::{Value, json};
 
 use super::{OAuthError, no_store, realm};
 use crate::AppState;
-use crate::store::users::{self as user_store, UserStatus};
+use crate::store::users::UserStatus;
 use crate::tokens::{self, issuer, person_claims};
 
 pub async fn configuration(
@@ -85,10 +85,7 @@ pub async fn userinfo(
     let Some(active) = tokens::active_access_token(&state, &realm.id, token).await? else {
         return Ok(invalid_token());
     };
-    if active.session_id.is_none() {
-        return Ok(invalid_token());
-    }
-    let user = user_store::find(state.store.pool(), &realm.id, &active.subject).await?;
+    let user = active.person.as_ref().map(|(_, person)| person.clone());
     let Some(user) = user.filter(|u| u.status == UserStatus::Active) else { return Ok(invalid_token()) };
     let mut claims = person_claims(&user, &active.scopes());
     claims.insert("sub".into(), Value::String(user.id));

@@ -22,7 +22,7 @@ use crate::store::clients::Client;
 use crate::store::delegation::{DelegationGrant, Exchange, ExchangeOutcome};
 use crate::store::memberships::{self, Membership};
 use crate::store::realms::Realm;
-use crate::store::users::{self as user_store, User, UserStatus};
+use crate::store::users::{User, UserStatus};
 use crate::store::write_queue::{ExchangeRecord, QueuedEvent};
 use crate::store::{from_json_list, to_json_list};
 use crate::tokens::{self, Grant, Subject, delegation};
@@ -105,11 +105,8 @@ async fn decide(
         )
     };
     let active = tokens::active_access_token(state, &realm.id, subject_token).await?.ok_or_else(inactive)?;
-    let session_id = active.session_id.clone().ok_or_else(inactive)?;
-    let user = user_store::find(state.store.pool(), &realm.id, &active.subject)
-        .await?
-        .filter(|u| u.status == UserStatus::Active)
-        .ok_or_else(inactive)?;
+    let (session, user) = active.person.clone().filter(|(_, u)| u.status == UserStatus::Active).ok_or_else(inactive)?;
+    let session_id = session.id.clone();
     let subject_scopes = active.scopes();
     if form.get("scope").is_none() {
         attempt.scopes.clone_from(&subject_scopes);
@@ -117,7 +114,7 @@ async fn decide(
     let depth = delegation::depth(&active.claims);
     attempt.user = Some(user.clone());
     attempt.session_id = Some(session_id.clone());
-    attempt.methods.clone_from(&active.authentication_methods);
+    attempt.methods = from_json_list(&session.authentication_methods);
     attempt.depth = Some(depth);
 
     // Checks 2 to 4, by the policies, under one grant at a time: grants never add up.

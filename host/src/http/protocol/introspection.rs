@@ -13,9 +13,9 @@ use crate::clock::to_millis;
 use crate::store::changes;
 use crate::store::clients::Client;
 use crate::store::events::{self, Event};
+use crate::store::from_json_list;
 use crate::store::realms::Realm;
 use crate::store::sessions::{self, RefreshToken, Session};
-use crate::store::{from_json_list, users as user_store};
 use crate::tokens::{self, ActiveToken};
 
 /// A refresh token that is still good, with its session.
@@ -75,10 +75,7 @@ pub async fn introspect(
     let refresh_first = hint == Some("refresh_token") || token.starts_with(tokens::REFRESH_TOKEN_PREFIX);
 
     if !refresh_first && let Some(active) = tokens::active_access_token(&state, &realm.id, token).await? {
-        let username = match &active.session_id {
-            Some(_) => user_store::find(state.store.pool(), &realm.id, &active.subject).await?.map(|u| u.username),
-            None => None,
-        };
+        let username = active.person.as_ref().map(|(_, person)| person.username.clone());
         return Ok(json_no_store(describe_access(&active, username)));
     }
     // Refresh tokens are described only to the client they were issued to.
