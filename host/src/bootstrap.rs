@@ -76,6 +76,10 @@ pub async fn run_if_empty(
         acts_for_user_id: Some(owner.id.clone()),
         created_at: now,
         updated_at: now,
+        rotated_at: None,
+        previous_value_hash: None,
+        previous_value_valid_until: None,
+        issued_tokens_revoked_before: None,
     };
     secrets::insert(&mut *tx, &secret).await?;
     tx.commit().await.context("cannot store the bootstrap account")?;

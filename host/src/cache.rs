@@ -174,9 +174,11 @@ impl Caches {
         self.usable().then(|| self.credentials.get(value_hash)).flatten()
     }
 
-    pub fn keep_credential(&self, known: KnownCredential) {
+    /// Keeps the credential under the keyed hash it was presented with (its current value, or its
+    /// previous one during an overlap).
+    pub fn keep_credential(&self, value_hash: String, known: KnownCredential) {
         if self.usable() {
-            self.credentials.put(known.credential.secret.value_hash.clone(), known);
+            self.credentials.put(value_hash, known);
         }
     }
 

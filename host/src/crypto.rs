@@ -83,6 +83,21 @@ impl SecretHasher {
     pub fn matches(&self, value: &str, stored: &str) -> bool {
         constant_time_eq(self.hash(value).as_bytes(), stored.as_bytes())
     }
+
+    /// Whether `value` is the current value of a rotated secret, or the previous one while it still
+    /// authenticates (`previous_valid_until`, epoch milliseconds, after `now`).
+    pub fn matches_rotated(
+        &self,
+        value: &str,
+        current: Option<&str>,
+        previous: Option<&str>,
+        previous_valid_until: Option<i64>,
+        now: i64,
+    ) -> bool {
+        current.is_some_and(|stored| self.matches(value, stored))
+            || previous_valid_until.is_some_and(|until| until > now)
+                && previous.is_some_and(|stored| self.matches(value, stored))
+    }
 }
 
 /// AES-256-GCM with random nonces, for secrets that must be read back (signing keys, webhook
@@ -177,6 +192,20 @@ mod tests {
         assert_ne!(a.hash(&value), b.hash(&value));
         assert!(a.matches(&value, &a.hash(&value)));
         assert!(!a.matches("other", &a.hash(&value)));
+    }
+
+    #[test]
+    fn a_previous_value_matches_only_until_its_instant() {
+        let hasher = SecretHasher::new([1; 32]);
+        let (new, old) = (hasher.hash("new"), hasher.hash("old"));
+        let check = |value, until, now| hasher.matches_rotated(value, Some(&new), Some(&old), until, now);
+        assert!(check("new", Some(10), 20));
+        assert!(check("new", None, 20));
+        assert!(check("old", Some(10), 9));
+        assert!(!check("old", Some(10), 10));
+        assert!(!check("old", None, 0));
+        assert!(!check("other", Some(10), 0));
+        assert!(!hasher.matches_rotated("new", None, Some(&old), Some(10), 0));
     }
 
     #[test]

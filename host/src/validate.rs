@@ -42,6 +42,8 @@ pub enum Rule {
     NotEnabled,
     /// The password appears in a list of breached passwords.
     Breached,
+    /// The value cannot go with another field of the same request.
+    Conflict,
 }
 
 /// One refused field.

@@ -41,6 +41,10 @@ async fn other_account(app: &TestApp, realm_id: &str) -> String {
         acts_for_user_id: None,
         created_at: now,
         updated_at: now,
+        rotated_at: None,
+        previous_value_hash: None,
+        previous_value_valid_until: None,
+        issued_tokens_revoked_before: None,
     };
     secrets::insert(store.pool(), &secret).await.unwrap();
     value

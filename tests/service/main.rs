@@ -18,6 +18,7 @@ mod platform;
 mod rate_limits;
 mod realm_roles;
 mod realms;
+mod rotation;
 mod sessions;
 mod tokens;
 mod trail;

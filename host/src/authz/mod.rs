@@ -52,6 +52,7 @@ pub mod permission {
     pub const ROLE_DELETE: &str = "role:delete";
     pub const SECRET_READ: &str = "secret:read";
     pub const SECRET_CREATE: &str = "secret:create";
+    pub const SECRET_UPDATE: &str = "secret:update";
     pub const SECRET_DELETE: &str = "secret:delete";
 
     pub const USED: &[&str] = &[
@@ -85,6 +86,7 @@ pub mod permission {
         ROLE_DELETE,
         SECRET_READ,
         SECRET_CREATE,
+        SECRET_UPDATE,
         SECRET_DELETE,
     ];
 }

@@ -205,16 +205,20 @@ async fn identify(
             Some(known) => known,
             None => {
                 let credential = match secrets::find_by_hash(state.store.pool(), &hash).await {
-                    Ok(Some(found)) if state.hasher.matches(key, &found.secret.value_hash) => found,
-                    Ok(_) => return refuse("unknown credential", None),
+                    Ok(Some(found)) => found,
+                    Ok(None) => return refuse("unknown credential", None),
                     Err(error) => return Err(Box::new(Rejection::Failed(error.into()))),
                 };
                 let grants = custom_grants(state, &credential).await.map_err(|e| Box::new(Rejection::Failed(e)))?;
                 let known = KnownCredential { credential: Arc::new(credential), grants: Arc::new(grants) };
-                state.caches.keep_credential(known.clone());
+                state.caches.keep_credential(hash.clone(), known.clone());
                 known
             }
         };
+        // The previous value of a rotated key stops here once its overlap has passed, cached or not.
+        if !known.credential.secret.accepts(&state.hasher, key, to_millis(now)) {
+            return refuse("previous value of a rotated credential", Some(&known.credential));
+        }
         if known.credential.secret.secret_type != SecretType::ApiKey {
             return refuse("not an API key", Some(&known.credential));
         }
@@ -232,6 +236,9 @@ async fn identify(
         };
         if credential.secret.secret_type != SecretType::ClientSecret {
             return refuse("bearer token not issued for an account client secret", Some(&credential));
+        }
+        if credential.secret.revoked_token(active.issued_at_millis) {
+            return refuse("bearer token revoked by a compromise rotation", Some(&credential));
         }
         let grants = custom_grants(state, &credential).await.map_err(|e| Box::new(Rejection::Failed(e)))?;
         KnownCredential { credential: Arc::new(credential), grants: Arc::new(grants) }
@@ -311,7 +318,9 @@ fn describe_target(template: &str, path: &str) -> (&'static str, Option<String>,
             .and_then(|index| values.get(index))
             .map(|value| (*value).to_owned())
     };
-    let last_static = names.iter().rev().find(|s| !s.starts_with('{') && !s.is_empty()).copied().unwrap_or("");
+    // The last named collection, skipping verbs such as `rotate`; its id is the segment after it.
+    let at = names.iter().rposition(|s| !s.starts_with('{') && !s.is_empty() && *s != "rotate").unwrap_or(0);
+    let last_static = names.get(at).copied().unwrap_or("");
     let resource_type = match last_static {
         "realms" => "realm",
         "clients" => "client",
@@ -322,13 +331,17 @@ fn describe_target(template: &str, path: &str) -> (&'static str, Option<String>,
         "resource-servers" => "resource_server",
         "scopes" => "scope",
         "sessions" => "session",
-        "signing-keys" | "rotate" => "signing_key",
+        "signing-keys" => "signing_key",
+        "client-secret" => "client",
         "roles" => "role",
         "secrets" => "secret",
         "account" => "account",
         _ => "resource",
     };
-    let resource_id = names.last().filter(|s| s.starts_with('{')).and_then(|_| values.last()).map(|v| (*v).to_owned());
+    let resource_id = match last_static {
+        "client-secret" => param("{client}"),
+        _ => names.get(at + 1).filter(|s| s.starts_with('{')).and_then(|_| values.get(at + 1)).map(|v| (*v).to_owned()),
+    };
     (resource_type, resource_id, param("{realm}"), param("{client}"))
 }
 
@@ -355,5 +368,17 @@ mod tests {
         assert_eq!(got, ("client", Some("web".into()), Some("acme".into()), Some("web".into())));
         let got = describe_target("/api/v1/admin/realms/{realm}/clients", "/api/v1/admin/realms/acme/clients");
         assert_eq!(got, ("client", None, Some("acme".into()), None));
+        let got = describe_target(
+            "/api/v1/admin/realms/{realm}/clients/{client}/client-secret/rotate",
+            "/api/v1/admin/realms/acme/clients/web/client-secret/rotate",
+        );
+        assert_eq!(got, ("client", Some("web".into()), Some("acme".into()), Some("web".into())));
+        let got = describe_target("/api/v1/admin/secrets/{id}/rotate", "/api/v1/admin/secrets/s1/rotate");
+        assert_eq!(got, ("secret", Some("s1".into()), None, None));
+        let got = describe_target(
+            "/api/v1/admin/realms/{realm}/clients/{client}/signing-keys/rotate",
+            "/api/v1/admin/realms/acme/clients/web/signing-keys/rotate",
+        );
+        assert_eq!(got, ("signing_key", None, Some("acme".into()), Some("web".into())));
     }
 }

@@ -4,6 +4,7 @@ use sqlx::{Any, Executor};
 
 use super::page::Listing;
 use super::{Status, text_enum, to_json_list};
+use crate::crypto::SecretHasher;
 
 text_enum! {
     pub enum ClientType {
@@ -27,7 +28,10 @@ pub struct Client {
     pub secret_hash: Option<String>,
     pub secret_last_four: Option<String>,
     pub secret_rotated_at: Option<i64>,
+    /// The keyed hash of the secret before the last rotation, while it may still authenticate.
+    pub previous_secret_hash: Option<String>,
     pub previous_secret_valid_until: Option<i64>,
+    /// Tokens of the client issued before this instant (epoch milliseconds) are revoked.
     pub issued_tokens_revoked_before: Option<i64>,
     #[sqlx(try_from = "super::Flag")]
     pub token_exchange_enabled: bool,
@@ -59,6 +63,7 @@ impl Client {
             secret_hash: None,
             secret_last_four: None,
             secret_rotated_at: None,
+            previous_secret_hash: None,
             previous_secret_valid_until: None,
             issued_tokens_revoked_before: None,
             token_exchange_enabled: false,
@@ -71,11 +76,29 @@ impl Client {
             updated_at: now,
         }
     }
+
+    /// Whether `secret` authenticates the client now: the current secret, or the previous one
+    /// within its overlap.
+    pub fn accepts_secret(&self, hasher: &SecretHasher, secret: &str, now: i64) -> bool {
+        hasher.matches_rotated(
+            secret,
+            self.secret_hash.as_deref(),
+            self.previous_secret_hash.as_deref(),
+            self.previous_secret_valid_until,
+            now,
+        )
+    }
+
+    /// Whether a token of the client issued at `issued_at` (epoch milliseconds) was revoked by a
+    /// compromise rotation of its secret.
+    pub fn revoked_token(&self, issued_at: i64) -> bool {
+        self.issued_tokens_revoked_before.is_some_and(|before| issued_at < before)
+    }
 }
 
 const COLUMNS: &str = "realm_id, id, name, description, client_type, status, secret_hash, secret_last_four, \
-     secret_rotated_at, previous_secret_valid_until, issued_tokens_revoked_before, token_exchange_enabled, \
-     allowed_scopes, grant_types, redirect_uris, key_algorithm, key_rotation_days, created_at, updated_at";
+     secret_rotated_at, previous_secret_hash, previous_secret_valid_until, issued_tokens_revoked_before, \
+     token_exchange_enabled, allowed_scopes, grant_types, redirect_uris, key_algorithm, key_rotation_days, created_at, updated_at";
 
 pub const LISTING: Listing = Listing {
     table: "clients",
@@ -103,9 +126,10 @@ pub async fn find<'c>(
 pub async fn insert<'c>(db: impl Executor<'c, Database = Any>, client: &Client) -> Result<bool, sqlx::Error> {
     let done = sqlx::query(
         "INSERT INTO clients (realm_id, id, name, description, client_type, status, secret_hash, secret_last_four, \
-         secret_rotated_at, previous_secret_valid_until, issued_tokens_revoked_before, token_exchange_enabled, \
-         allowed_scopes, grant_types, redirect_uris, key_algorithm, key_rotation_days, created_at, updated_at) \
-         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19) \
+         secret_rotated_at, previous_secret_hash, previous_secret_valid_until, issued_tokens_revoked_before, \
+         token_exchange_enabled, allowed_scopes, grant_types, redirect_uris, key_algorithm, key_rotation_days, \
+         created_at, updated_at) \
+         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, $20) \
          ON CONFLICT (realm_id, id) DO NOTHING",
     )
     .bind(&client.realm_id)
@@ -117,6 +141,7 @@ pub async fn insert<'c>(db: impl Executor<'c, Database = Any>, client: &Client) 
     .bind(&client.secret_hash)
     .bind(&client.secret_last_four)
     .bind(client.secret_rotated_at)
+    .bind(&client.previous_secret_hash)
     .bind(client.previous_secret_valid_until)
     .bind(client.issued_tokens_revoked_before)
     .bind(client.token_exchange_enabled)
@@ -127,8 +152,6 @@ pub async fn insert<'c>(db: impl Executor<'c, Database = Any>, client: &Client) 
     .bind(client.key_rotation_days)
     .bind(client.created_at)
     .bind(client.updated_at)
-    .bind(&client.key_algorithm)
-    .bind(client.key_rotation_days)
     .execute(db)
     .await?;
     Ok(done.rows_affected() == 1)
@@ -154,6 +177,27 @@ pub async fn update<'c>(db: impl Executor<'c, Database = Any>, client: &Client) 
     .bind(client.updated_at)
     .bind(&client.key_algorithm)
     .bind(client.key_rotation_days)
+    .execute(db)
+    .await
+    .map(|_| ())
+}
+
+/// Writes a rotated secret: the new hash and last four, and what became of the previous secret.
+pub async fn rotate_secret<'c>(db: impl Executor<'c, Database = Any>, client: &Client) -> Result<(), sqlx::Error> {
+    sqlx::query(
+        "UPDATE clients SET secret_hash = $3, secret_last_four = $4, secret_rotated_at = $5, \
+         previous_secret_hash = $6, previous_secret_valid_until = $7, issued_tokens_revoked_before = $8, \
+         updated_at = $9 WHERE realm_id = $1 AND id = $2",
+    )
+    .bind(&client.realm_id)
+    .bind(&client.id)
+    .bind(&client.secret_hash)
+    .bind(&client.secret_last_four)
+    .bind(client.secret_rotated_at)
+    .bind(&client.previous_secret_hash)
+    .bind(client.previous_secret_valid_until)
+    .bind(client.issued_tokens_revoked_before)
+    .bind(client.updated_at)
     .execute(db)
     .await
     .map(|_| ())

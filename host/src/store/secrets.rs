@@ -4,6 +4,7 @@ use sqlx::{Any, Executor};
 
 use super::page::Listing;
 use super::text_enum;
+use crate::crypto::SecretHasher;
 
 text_enum! {
     pub enum SecretType {
@@ -33,6 +34,31 @@ pub struct Secret {
     pub acts_for_user_id: Option<String>,
     pub created_at: i64,
     pub updated_at: i64,
+    /// When the value last changed; none before the first rotation.
+    pub rotated_at: Option<i64>,
+    /// The keyed hash of the value before the last rotation, while it may still authenticate.
+    pub previous_value_hash: Option<String>,
+    pub previous_value_valid_until: Option<i64>,
+    /// Tokens issued before this instant (epoch milliseconds) are revoked.
+    pub issued_tokens_revoked_before: Option<i64>,
+}
+
+impl Secret {
+    /// Whether `value` authenticates now: the current value, or the previous one within its overlap.
+    pub fn accepts(&self, hasher: &SecretHasher, value: &str, now: i64) -> bool {
+        hasher.matches_rotated(
+            value,
+            Some(&self.value_hash),
+            self.previous_value_hash.as_deref(),
+            self.previous_value_valid_until,
+            now,
+        )
+    }
+
+    /// Whether a token issued at `issued_at` (epoch milliseconds) was revoked by a compromise rotation.
+    pub fn revoked_token(&self, issued_at: i64) -> bool {
+        self.issued_tokens_revoked_before.is_some_and(|before| issued_at < before)
+    }
 }
 
 /// A secret found by its value, with the person it acts for.
@@ -45,7 +71,14 @@ pub struct Credential {
 }
 
 const COLUMNS: &str = "id, account_id, secret_type, name, value_hash, value_last_four, roles, scopes, expires_at, \
-     acts_for_user_id, created_at, updated_at";
+     acts_for_user_id, created_at, updated_at, rotated_at, previous_value_hash, previous_value_valid_until, \
+     issued_tokens_revoked_before";
+
+/// The columns of a secret and its person, for a query of `secrets s LEFT JOIN users u`.
+const CREDENTIAL_COLUMNS: &str = "s.id, s.account_id, s.secret_type, s.name, s.value_hash, s.value_last_four, \
+     s.roles, s.scopes, s.expires_at, s.acts_for_user_id, s.created_at, s.updated_at, s.rotated_at, \
+     s.previous_value_hash, s.previous_value_valid_until, s.issued_tokens_revoked_before, \
+     u.username AS acts_for_username, u.email AS acts_for_email";
 
 pub const LISTING: Listing = Listing {
     table: "secrets",
@@ -57,16 +90,16 @@ pub const LISTING: Listing = Listing {
     sortable: &[("name", "name"), ("expiresAt", "expires_at"), ("createdAt", "created_at")],
 };
 
+/// The secret whose current value, or previous value, has this keyed hash; the caller checks
+/// which one and whether the previous one still authenticates ([`Secret::accepts`]).
 pub async fn find_by_hash<'c>(
     db: impl Executor<'c, Database = Any>,
     value_hash: &str,
 ) -> Result<Option<Credential>, sqlx::Error> {
-    sqlx::query_as(
-        "SELECT s.id, s.account_id, s.secret_type, s.name, s.value_hash, s.value_last_four, s.roles, s.scopes, \
-         s.expires_at, s.acts_for_user_id, s.created_at, s.updated_at, \
-         u.username AS acts_for_username, u.email AS acts_for_email \
-         FROM secrets s LEFT JOIN users u ON u.id = s.acts_for_user_id WHERE s.value_hash = $1",
-    )
+    sqlx::query_as(sqlx::AssertSqlSafe(format!(
+        "SELECT {CREDENTIAL_COLUMNS} FROM secrets s LEFT JOIN users u ON u.id = s.acts_for_user_id \
+         WHERE s.value_hash = $1 OR s.previous_value_hash = $1"
+    )))
     .bind(value_hash)
     .fetch_optional(db)
     .await
@@ -77,12 +110,9 @@ pub async fn find_credential<'c>(
     db: impl Executor<'c, Database = Any>,
     id: &str,
 ) -> Result<Option<Credential>, sqlx::Error> {
-    sqlx::query_as(
-        "SELECT s.id, s.account_id, s.secret_type, s.name, s.value_hash, s.value_last_four, s.roles, s.scopes, \
-         s.expires_at, s.acts_for_user_id, s.created_at, s.updated_at, \
-         u.username AS acts_for_username, u.email AS acts_for_email \
-         FROM secrets s LEFT JOIN users u ON u.id = s.acts_for_user_id WHERE s.id = $1",
-    )
+    sqlx::query_as(sqlx::AssertSqlSafe(format!(
+        "SELECT {CREDENTIAL_COLUMNS} FROM secrets s LEFT JOIN users u ON u.id = s.acts_for_user_id WHERE s.id = $1"
+    )))
     .bind(id)
     .fetch_optional(db)
     .await
@@ -103,8 +133,9 @@ pub async fn find<'c>(
 pub async fn insert<'c>(db: impl Executor<'c, Database = Any>, secret: &Secret) -> Result<(), sqlx::Error> {
     sqlx::query(
         "INSERT INTO secrets (id, account_id, secret_type, name, value_hash, value_last_four, roles, scopes, \
-         expires_at, acts_for_user_id, created_at, updated_at) \
-         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12)",
+         expires_at, acts_for_user_id, created_at, updated_at, rotated_at, previous_value_hash, \
+         previous_value_valid_until, issued_tokens_revoked_before) \
+         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16)",
     )
     .bind(&secret.id)
     .bind(&secret.account_id)
@@ -117,6 +148,31 @@ pub async fn insert<'c>(db: impl Executor<'c, Database = Any>, secret: &Secret) 
     .bind(secret.expires_at)
     .bind(&secret.acts_for_user_id)
     .bind(secret.created_at)
+    .bind(secret.updated_at)
+    .bind(secret.rotated_at)
+    .bind(&secret.previous_value_hash)
+    .bind(secret.previous_value_valid_until)
+    .bind(secret.issued_tokens_revoked_before)
+    .execute(db)
+    .await
+    .map(|_| ())
+}
+
+/// Writes a rotated value: the new hash and last four, and what became of the previous value.
+pub async fn rotate<'c>(db: impl Executor<'c, Database = Any>, secret: &Secret) -> Result<(), sqlx::Error> {
+    sqlx::query(
+        "UPDATE secrets SET value_hash = $3, value_last_four = $4, rotated_at = $5, previous_value_hash = $6, \
+         previous_value_valid_until = $7, issued_tokens_revoked_before = $8, updated_at = $9 \
+         WHERE account_id = $1 AND id = $2",
+    )
+    .bind(&secret.account_id)
+    .bind(&secret.id)
+    .bind(&secret.value_hash)
+    .bind(&secret.value_last_four)
+    .bind(secret.rotated_at)
+    .bind(&secret.previous_value_hash)
+    .bind(secret.previous_value_valid_until)
+    .bind(secret.issued_tokens_revoked_before)
     .bind(secret.updated_at)
     .execute(db)
     .await

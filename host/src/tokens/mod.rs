@@ -12,7 +12,7 @@ use crate::AppState;
 use crate::clock::to_millis;
 use crate::crypto::generate_secret;
 use crate::error::Error;
-use crate::ids::new_guid;
+use crate::ids::{guid_at, guid_millis};
 use crate::store::Status;
 use crate::store::clients::{self as client_store, Client};
 use crate::store::realm_roles::{self as role_store, Role};
@@ -74,9 +74,11 @@ async fn sign(state: &AppState, client: &Client, typ: &str, claims: &Value) -> R
 
 /// Signs an access token for the grant.
 pub async fn access_token(state: &AppState, grant: &Grant<'_>) -> Result<Issued, Error> {
-    let now = state.clock.now().timestamp();
+    let instant = state.clock.now();
+    let now = instant.timestamp();
     let lifetime = i64::from(state.settings.access_token_seconds);
-    let jti = new_guid();
+    // The jti carries the issuance to the millisecond, which revocation instants are compared with.
+    let jti = guid_at(instant);
     let client = grant.client;
     let (sub, sid) = match grant.subject {
         Subject::Person { user, session_id, .. } | Subject::Delegated { user, session_id, .. } => {
@@ -281,6 +283,8 @@ pub struct ActiveToken {
     pub person: Option<(sessions::Session, User)>,
     /// Unix seconds.
     pub issued_at: i64,
+    /// The issuance to the millisecond (from the `jti`), for comparing with revocation instants.
+    pub issued_at_millis: i64,
     pub expires_at: i64,
 }
 
@@ -328,6 +332,7 @@ pub async fn active_access_token(state: &AppState, realm_id: &str, token: &str) 
     else {
         return Ok(None);
     };
+    let issued_at_millis = guid_millis(&jti).unwrap_or(issued_at * 1000);
     let now = state.clock.now();
     if expires_at <= now.timestamp() || client_id != verifier.client_id {
         return Ok(None);
@@ -354,9 +359,7 @@ pub async fn active_access_token(state: &AppState, realm_id: &str, token: &str) 
         }
     }
     let client = find_client(state, realm_id, &client_id).await?;
-    let client_good = client.is_some_and(|c| {
-        c.status == Status::Active && c.issued_tokens_revoked_before.is_none_or(|before| issued_at * 1000 >= before)
-    });
+    let client_good = client.is_some_and(|c| c.status == Status::Active && !c.revoked_token(issued_at_millis));
     if !client_good {
         return Ok(None);
     }
@@ -368,6 +371,7 @@ pub async fn active_access_token(state: &AppState, realm_id: &str, token: &str) 
         session_id,
         person,
         issued_at,
+        issued_at_millis,
         expires_at,
         claims,
     }))

@@ -6,6 +6,7 @@ use serde::Serialize;
 use serde_json::{Value, json};
 use utoipa::ToSchema;
 
+use super::rotation::{Rotation, RotationInput, RotationMode, RotationView};
 use super::{ListQuery, commit, realm_in_reach};
 use crate::AppState;
 use crate::authz::{Resource, permission};
@@ -535,4 +536,70 @@ pub async fn rotate_signing_keys(
     };
     commit(&state, &caller, tx, change).await?;
     Ok(envelope::ok(json!({ "signingKeyId": kid, "revokedKeysCount": revoked })))
+}
+
+/// The answer to a client secret rotation.
+#[derive(Debug, Serialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct RotatedClientSecret {
+    /// The new secret, shown once.
+    pub client_secret: String,
+    pub client_secret_last_four: String,
+    pub client_secret_rotated_at: String,
+    pub rotation: RotationView,
+}
+
+#[utoipa::path(post, path = "/realms/{realm}/clients/{client}/client-secret/rotate", tag = "Clients",
+    params(("realm" = String, Path), ("client" = String, Path)),
+    request_body(content = RotationInput, description = "Optional; an empty body rotates immediately"),
+    responses((status = 200, description = "The new secret (shown once) and `rotation`, in `data`", body = RotatedClientSecret),
+              (status = 400), (status = 403), (status = 404), (status = 409, description = "The client has no secret")),
+    security(("apiKey" = [])))]
+pub async fn rotate_secret(
+    State(state): State<AppState>,
+    caller: Caller,
+    Path((realm_id, client_id)): Path<(String, String)>,
+    JsonBody(body): JsonBody,
+) -> Result<Response, Error> {
+    let before = client_in_reach(&state, &caller, &realm_id, &client_id, permission::CLIENT_UPDATE).await?;
+    let now = to_millis(state.clock.now());
+    let rotation = Rotation::read(body, now)?;
+    if before.client_type != ClientType::Confidential {
+        return Err(Error::Conflict("a public client has no secret to rotate".into()));
+    }
+    if before.realm_id == crate::ids::PLATFORM_REALM && before.id == crate::ids::PLATFORM_REALM {
+        return Err(Error::Conflict("the platform client authenticates with account client secrets (/secrets)".into()));
+    }
+    let secret = generate_secret(CLIENT_SECRET_PREFIX);
+    let mut client = before.clone();
+    client.secret_hash = Some(state.hasher.hash(&secret));
+    client.secret_last_four = Some(last_four(&secret));
+    client.secret_rotated_at = Some(now);
+    client.previous_secret_hash =
+        if rotation.mode == RotationMode::Overlap { before.secret_hash.clone() } else { None };
+    client.previous_secret_valid_until = rotation.previous_value_valid_until;
+    client.issued_tokens_revoked_before = rotation.revoked_before(before.issued_tokens_revoked_before);
+    client.updated_at = now;
+
+    let mut tx = state.store.begin().await?;
+    client_store::rotate_secret(&mut *tx, &client).await?;
+    let change = Change {
+        action: ChangeAction::Update,
+        resource_type: "client",
+        resource_id: Some(client.id.clone()),
+        parent_id: Some(client.realm_id.clone()),
+        realm_id: Some(client.realm_id.clone()),
+        client_id: Some(client.id.clone()),
+        before: Some(ClientView::recorded(&before, now)),
+        after: Some(ClientView::recorded(&client, now)),
+        details: Some(rotation.details()),
+        status: 200,
+    };
+    commit(&state, &caller, tx, change).await?;
+    Ok(envelope::ok(RotatedClientSecret {
+        client_secret_last_four: last_four(&secret),
+        client_secret: secret,
+        client_secret_rotated_at: iso(from_millis(now)),
+        rotation: rotation.view(),
+    }))
 }

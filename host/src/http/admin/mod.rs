@@ -11,6 +11,7 @@ pub mod realm_roles;
 pub mod realms;
 pub mod resource_servers;
 pub mod roles;
+pub mod rotation;
 pub mod scopes;
 pub mod secrets;
 pub mod sessions;
@@ -45,6 +46,7 @@ pub fn routes() -> Router<AppState> {
         .route("/realms/{realm}/clients/{client}", get(clients::read).put(clients::update).delete(clients::delete))
         .route("/realms/{realm}/clients/{client}/signing-keys", get(clients::signing_keys))
         .route("/realms/{realm}/clients/{client}/signing-keys/rotate", post(clients::rotate_signing_keys))
+        .route("/realms/{realm}/clients/{client}/client-secret/rotate", post(clients::rotate_secret))
         .route("/realms/{realm}/users", get(users::list).post(users::create))
         .route("/realms/{realm}/users/{userId}", get(users::read).put(users::update).delete(users::delete))
         .route("/realms/{realm}/roles", get(realm_roles::list_realm_roles).post(realm_roles::create_realm_role))
@@ -107,7 +109,9 @@ pub fn routes() -> Router<AppState> {
         .route("/roles/permissions", get(roles::permissions))
         .route("/roles/{roleId}", get(roles::read).put(roles::update).delete(roles::delete))
         .route("/secrets", get(secrets::list).post(secrets::create))
+        .route("/secrets/rotation-policy", get(secrets::rotation_policy))
         .route("/secrets/{id}", get(secrets::read).delete(secrets::delete))
+        .route("/secrets/{id}/rotate", post(secrets::rotate))
         .route("/audit-trail", get(audit::trail))
         .route("/access-logs", get(audit::access_logs))
 }

@@ -1,4 +1,4 @@
-//! `/secrets`: the account's API keys for the admin API.
+//! `/secrets`: the account's credentials for the admin API, and their rotation.
 
 use axum::extract::{Path, RawQuery, State};
 use axum::response::Response;
@@ -6,6 +6,7 @@ use serde::Serialize;
 use serde_json::{Value, json};
 use utoipa::ToSchema;
 
+use super::rotation::{MAX_PREVIOUS_VALUE_VALID_FOR_MINUTES, Rotation, RotationInput, RotationMode, RotationView};
 use super::{ListQuery, commit};
 use crate::AppState;
 use crate::authz::{BUILTIN_ROLES, Resource, permission};
@@ -40,28 +41,49 @@ pub struct SecretView {
     /// The person the secret acts for.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub acts_for_user_id: Option<String>,
-    /// Shown once, in the creation response.
+    /// Shown once, in the answer to its creation or rotation.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub value: Option<String>,
     pub value_last_four: String,
+    /// Filled only while the previous value still authenticates; compare with the current time.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub previous_value_valid_until: Option<String>,
+    /// Tokens issued with an earlier value before this instant are revoked.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub issued_tokens_revoked_before: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub rotated_at: Option<String>,
     pub created_at: String,
 }
 
-impl From<&Secret> for SecretView {
-    fn from(secret: &Secret) -> Self {
+impl SecretView {
+    /// The secret as it reads at `now` (epoch milliseconds), without its value.
+    fn of(secret: &Secret, now: i64) -> Self {
+        let instant = |at: Option<i64>| at.map(|ms| iso(from_millis(ms)));
         Self {
             id: secret.id.clone(),
             name: secret.name.clone(),
             secret_type: secret.secret_type,
             roles: from_json_list(&secret.roles),
             scopes: secret.scopes.as_deref().map(from_json_list),
-            expires_at: secret.expires_at.map(|at| iso(from_millis(at))),
+            expires_at: instant(secret.expires_at),
             acts_for_user_id: secret.acts_for_user_id.clone(),
             value: None,
             value_last_four: secret.value_last_four.clone(),
+            previous_value_valid_until: instant(secret.previous_value_valid_until.filter(|until| *until > now)),
+            issued_tokens_revoked_before: instant(secret.issued_tokens_revoked_before),
+            rotated_at: instant(secret.rotated_at),
             created_at: iso(from_millis(secret.created_at)),
         }
     }
+}
+
+/// The answer to a rotation: the secret with its new value, and what became of the previous one.
+#[derive(Debug, Serialize, ToSchema)]
+pub struct RotatedSecret {
+    #[serde(flatten)]
+    pub secret: SecretView,
+    pub rotation: RotationView,
 }
 
 #[derive(Debug, ToSchema)]
@@ -150,8 +172,7 @@ pub async fn create(
         return Err(Error::invalid("", Rule::Required, "name and roles are required"));
     };
 
-    let value =
-        generate_secret(if kind == SecretType::ClientSecret { ACCOUNT_CLIENT_SECRET_PREFIX } else { API_KEY_PREFIX });
+    let value = generate_secret(value_prefix(kind));
     let secret = Secret {
         id: new_guid(),
         account_id: caller.account_id().to_owned(),
@@ -165,14 +186,26 @@ pub async fn create(
         acts_for_user_id: caller.actor.user_id.clone(),
         created_at: to_millis(now),
         updated_at: to_millis(now),
+        rotated_at: None,
+        previous_value_hash: None,
+        previous_value_valid_until: None,
+        issued_tokens_revoked_before: None,
     };
     let mut tx = state.store.begin().await?;
     secret_store::insert(&mut *tx, &secret).await?;
-    let mut view = SecretView::from(&secret);
+    let mut view = SecretView::of(&secret, secret.created_at);
     let change = secret_change(ChangeAction::Create, &secret, None, Some(json!(view)), 201);
     commit(&state, &caller, tx, change).await?;
     view.value = Some(value);
     Ok(envelope::created(view))
+}
+
+/// The prefix of a secret's values, which tells a leaked value's kind at a glance.
+fn value_prefix(kind: SecretType) -> &'static str {
+    match kind {
+        SecretType::ClientSecret => ACCOUNT_CLIENT_SECRET_PREFIX,
+        SecretType::ApiKey | SecretType::PersonalAccessToken => API_KEY_PREFIX,
+    }
 }
 
 fn secret_change(
@@ -217,7 +250,8 @@ pub async fn list(State(state): State<AppState>, caller: Caller, RawQuery(query)
     caller.require_account(&state, permission::SECRET_READ)?;
     let list = ListQuery::parse(query, &[])?;
     let scope = [("account_id", Bind::Text(caller.account_id().to_owned()))];
-    list.answer(&state, &secret_store::LISTING, &scope, |secret: Secret| SecretView::from(&secret)).await
+    let now = to_millis(state.clock.now());
+    list.answer(&state, &secret_store::LISTING, &scope, |secret: Secret| SecretView::of(&secret, now)).await
 }
 
 #[utoipa::path(get, path = "/secrets/{id}", tag = "Secrets", params(("id" = String, Path)),
@@ -225,7 +259,7 @@ pub async fn list(State(state): State<AppState>, caller: Caller, RawQuery(query)
     security(("apiKey" = [])))]
 pub async fn read(State(state): State<AppState>, caller: Caller, Path(id): Path<String>) -> Result<Response, Error> {
     let secret = secret_in_reach(&state, &caller, &id, permission::SECRET_READ).await?;
-    Ok(envelope::ok(SecretView::from(&secret)))
+    Ok(envelope::ok(SecretView::of(&secret, to_millis(state.clock.now()))))
 }
 
 #[utoipa::path(delete, path = "/secrets/{id}", tag = "Secrets", params(("id" = String, Path)),
@@ -235,7 +269,66 @@ pub async fn delete(State(state): State<AppState>, caller: Caller, Path(id): Pat
     let secret = secret_in_reach(&state, &caller, &id, permission::SECRET_DELETE).await?;
     let mut tx = state.store.begin().await?;
     secret_store::delete(&mut *tx, &secret.account_id, &secret.id).await?;
-    let change = secret_change(ChangeAction::Delete, &secret, Some(json!(SecretView::from(&secret))), None, 200);
+    let before = json!(SecretView::of(&secret, to_millis(state.clock.now())));
+    let change = secret_change(ChangeAction::Delete, &secret, Some(before), None, 200);
     commit(&state, &caller, tx, change).await?;
     Ok(envelope::done())
+}
+
+#[utoipa::path(post, path = "/secrets/{id}/rotate", tag = "Secrets", params(("id" = String, Path)),
+    request_body(content = RotationInput, description = "Optional; an empty body rotates immediately"),
+    responses((status = 200, description = "The secret with its new `value` (shown once) and `rotation`, in `data`", body = RotatedSecret),
+              (status = 400), (status = 404)),
+    security(("apiKey" = [])))]
+pub async fn rotate(
+    State(state): State<AppState>,
+    caller: Caller,
+    Path(id): Path<String>,
+    JsonBody(body): JsonBody,
+) -> Result<Response, Error> {
+    let before = secret_in_reach(&state, &caller, &id, permission::SECRET_UPDATE).await?;
+    let now = to_millis(state.clock.now());
+    let rotation = Rotation::read(body, now)?;
+    let value = generate_secret(value_prefix(before.secret_type));
+    let mut secret = before.clone();
+    secret.value_hash = state.hasher.hash(&value);
+    secret.value_last_four = last_four(&value);
+    secret.rotated_at = Some(now);
+    secret.previous_value_hash = (rotation.mode == RotationMode::Overlap).then(|| before.value_hash.clone());
+    secret.previous_value_valid_until = rotation.previous_value_valid_until;
+    secret.issued_tokens_revoked_before = rotation.revoked_before(before.issued_tokens_revoked_before);
+    secret.updated_at = now;
+
+    let mut tx = state.store.begin().await?;
+    secret_store::rotate(&mut *tx, &secret).await?;
+    let mut change = secret_change(
+        ChangeAction::Update,
+        &secret,
+        Some(json!(SecretView::of(&before, now))),
+        Some(json!(SecretView::of(&secret, now))),
+        200,
+    );
+    change.details = Some(rotation.details());
+    commit(&state, &caller, tx, change).await?;
+    let mut view = SecretView::of(&secret, now);
+    view.value = Some(value);
+    Ok(envelope::ok(RotatedSecret { secret: view, rotation: rotation.view() }))
+}
+
+#[derive(Debug, Serialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct RotationPolicy {
+    /// The longest `previousValueValidForMinutes` a rotation accepts.
+    pub max_previous_value_valid_for_minutes: i64,
+}
+
+#[utoipa::path(get, path = "/secrets/rotation-policy", tag = "Secrets",
+    responses((status = 200, description = "The limits of rotation, in `data`", body = RotationPolicy), (status = 403)),
+    security(("apiKey" = [])))]
+pub async fn rotation_policy(State(state): State<AppState>, caller: Caller) -> Result<Response, Error> {
+    // Open to whoever may read or change secrets (`secret:write` holds `secret:update`).
+    if let Err(refused) = caller.require_account(&state, permission::SECRET_READ) {
+        caller.require_account(&state, permission::SECRET_UPDATE).map_err(|_| refused)?;
+    }
+    Ok(envelope::ok(RotationPolicy { max_previous_value_valid_for_minutes: MAX_PREVIOUS_VALUE_VALID_FOR_MINUTES }))
 }

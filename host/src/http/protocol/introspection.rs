@@ -81,6 +81,7 @@ pub async fn introspect(
     // Refresh tokens are described only to the client they were issued to.
     if let Some((refresh, session)) = live_refresh_token(&state, &realm, token).await?
         && session.client_id == client.id
+        && !client.revoked_token(refresh.created_at)
     {
         let scopes = from_json_list(&refresh.scopes);
         return Ok(json_no_store(json!({

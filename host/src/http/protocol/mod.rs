@@ -239,10 +239,11 @@ pub async fn authenticate_client(
         return Err(OAuthError::invalid_request("ClientMismatch", "client_id differs from the authenticated client"));
     }
     let client = crate::tokens::find_client(state, &realm.id, &id).await?;
+    let now = crate::clock::to_millis(state.clock.now());
     let authenticated = client.filter(|c| {
         c.status == Status::Active
             && c.client_type == ClientType::Confidential
-            && c.secret_hash.as_deref().is_some_and(|stored| state.hasher.matches(&secret, stored))
+            && c.accepts_secret(&state.hasher, &secret, now)
     });
     authenticated.ok_or_else(|| OAuthError::invalid_client(basic))
 }

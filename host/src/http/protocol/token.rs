@@ -506,6 +506,9 @@ async fn refresh(
     if token.revoked_at.is_some() || token.expires_at <= now || !session.is_live(now) {
         return Err(refused_refresh());
     }
+    if client.revoked_token(token.created_at) {
+        return Err(refused_refresh());
+    }
     if user.status != UserStatus::Active {
         return Err(refused_refresh());
     }
@@ -615,7 +618,7 @@ async fn platform_token(
     };
     let Some(credential) = credential.filter(|c| {
         c.secret.secret_type == SecretType::ClientSecret
-            && state.hasher.matches(&value, &c.secret.value_hash)
+            && c.secret.accepts(&state.hasher, &value, now)
             && c.secret.expires_at.is_none_or(|until| until > now)
     }) else {
         return Err(OAuthError::invalid_client(basic));
