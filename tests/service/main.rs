@@ -7,6 +7,7 @@ mod support;
 
 mod catalogue;
 mod clients;
+mod consumers;
 mod credentials;
 mod delegation;
 mod envelope;

@@ -15,6 +15,7 @@ use axum::response::{IntoResponse, Response};
 use chrono::{DateTime, Utc};
 
 use super::address::ClientAddress;
+use super::admin::consumers::CONSUMER_KEY_PREFIX;
 use super::envelope::RefusedWith;
 use super::rate_limit::Class;
 use crate::AppState;
@@ -200,6 +201,9 @@ async fn identify(
         Err(Box::new(Rejection::Refused(Refusal { reason, credential: credential.cloned().map(Box::new) })))
     };
     let known = if let Some(key) = headers.get(API_KEY_HEADER).and_then(|v| v.to_str().ok()).filter(|k| !k.is_empty()) {
+        if key.starts_with(CONSUMER_KEY_PREFIX) {
+            return refuse("a consumer API key: validated at its realm's introspection endpoint only", None);
+        }
         let hash = state.hasher.hash(key);
         let known = match state.caches.credential(&hash) {
             Some(known) => known,
@@ -335,6 +339,7 @@ fn describe_target(template: &str, path: &str) -> (&'static str, Option<String>,
         "client-secret" => "client",
         "roles" => "role",
         "secrets" => "secret",
+        "consumers" => "consumer",
         "account" => "account",
         _ => "resource",
     };

@@ -5,8 +5,8 @@ use utoipa::openapi::security::{ApiKey, ApiKeyValue, SecurityScheme};
 use utoipa::{Modify, OpenApi};
 
 use super::admin::{
-    account, audit, clients, delegation, groups, organizations, realm_roles, realms, resource_servers, roles, scopes,
-    secrets, sessions, users,
+    account, audit, clients, consumers, delegation, groups, organizations, realm_roles, realms, resource_servers,
+    roles, scopes, secrets, sessions, users,
 };
 use super::envelope::{NotificationBody, Pagination};
 use crate::error::ErrorCode;
@@ -40,6 +40,7 @@ use crate::error::ErrorCode;
         groups::group_roles, groups::grant_group_role, groups::withdraw_group_role,
         groups::client_roles, groups::grant_client_role, groups::withdraw_client_role,
         clients::signing_keys, clients::rotate_signing_keys, clients::rotate_secret,
+        consumers::create, consumers::list, consumers::read, consumers::update, consumers::delete,
         roles::create, roles::list, roles::permissions, roles::read, roles::update, roles::delete,
         secrets::create, secrets::list, secrets::read, secrets::delete, secrets::rotate, secrets::rotation_policy,
         audit::trail, audit::access_logs,

@@ -9,6 +9,7 @@ pub mod access_log;
 pub mod accounts;
 pub mod changes;
 pub mod clients;
+pub mod consumers;
 pub mod delegation;
 pub mod events;
 pub mod lockout;

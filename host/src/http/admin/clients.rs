@@ -245,7 +245,7 @@ fn read_fields(body: &mut Body, client: &mut Client) {
     }
 }
 
-async fn client_in_reach(
+pub(super) async fn client_in_reach(
     state: &AppState,
     caller: &Caller,
     realm_id: &str,

@@ -3,6 +3,7 @@
 pub mod account;
 pub mod audit;
 pub mod clients;
+pub mod consumers;
 pub mod delegation;
 pub mod groups;
 pub mod members;
@@ -47,6 +48,11 @@ pub fn routes() -> Router<AppState> {
         .route("/realms/{realm}/clients/{client}/signing-keys", get(clients::signing_keys))
         .route("/realms/{realm}/clients/{client}/signing-keys/rotate", post(clients::rotate_signing_keys))
         .route("/realms/{realm}/clients/{client}/client-secret/rotate", post(clients::rotate_secret))
+        .route("/realms/{realm}/clients/{client}/consumers", get(consumers::list).post(consumers::create))
+        .route(
+            "/realms/{realm}/clients/{client}/consumers/{consumerId}",
+            get(consumers::read).put(consumers::update).delete(consumers::delete),
+        )
         .route("/realms/{realm}/users", get(users::list).post(users::create))
         .route("/realms/{realm}/users/{userId}", get(users::read).put(users::update).delete(users::delete))
         .route("/realms/{realm}/roles", get(realm_roles::list_realm_roles).post(realm_roles::create_realm_role))

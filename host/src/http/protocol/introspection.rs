@@ -10,8 +10,10 @@ use super::{Form, OAuthError, authenticate_client, json_no_store, no_store, real
 use crate::AppState;
 use crate::cache::Invalidation;
 use crate::clock::to_millis;
+use crate::http::admin::consumers::CONSUMER_KEY_PREFIX;
 use crate::store::changes;
 use crate::store::clients::Client;
+use crate::store::consumers::{self, Consumer};
 use crate::store::events::{self, Event};
 use crate::store::from_json_list;
 use crate::store::realms::Realm;
@@ -61,6 +63,28 @@ fn describe_access(token: &ActiveToken, username: Option<String>) -> Value {
     answer
 }
 
+fn describe_consumer(consumer: &Consumer) -> Value {
+    let mut answer = json!({
+        "active": true,
+        "token_type": "api_key",
+        "client_id": consumer.client_id,
+        "sub": consumer.id,
+        "consumer_id": consumer.id,
+        "consumer_name": consumer.name,
+        "iat": consumer.created_at / 1000,
+    });
+    if let Some(object) = answer.as_object_mut() {
+        let scopes = from_json_list(&consumer.scopes);
+        if !scopes.is_empty() {
+            object.insert("scope".into(), json!(scopes.join(" ")));
+        }
+        if let Some(until) = consumer.expires_at {
+            object.insert("exp".into(), json!(until / 1000));
+        }
+    }
+    answer
+}
+
 pub async fn introspect(
     State(state): State<AppState>,
     Path(realm_id): Path<String>,
@@ -73,6 +97,19 @@ pub async fn introspect(
     let token = form.require("token")?;
     let hint = form.get("token_type_hint");
     let refresh_first = hint == Some("refresh_token") || token.starts_with(tokens::REFRESH_TOKEN_PREFIX);
+
+    // Consumer API keys are described only to their own client, the customer's API.
+    if hint == Some("api_key") || token.starts_with(CONSUMER_KEY_PREFIX) {
+        let now = to_millis(state.clock.now());
+        let consumer = consumers::find_by_hash(state.store.pool(), &state.hasher.hash(token)).await?;
+        if let Some(consumer) = consumer {
+            let live = consumer.realm_id == realm.id && consumer.client_id == client.id && consumer.is_usable(now);
+            return Ok(json_no_store(if live { describe_consumer(&consumer) } else { json!({ "active": false }) }));
+        }
+        if token.starts_with(CONSUMER_KEY_PREFIX) {
+            return Ok(json_no_store(json!({ "active": false })));
+        }
+    }
 
     if !refresh_first && let Some(active) = tokens::active_access_token(&state, &realm.id, token).await? {
         let username = active.person.as_ref().map(|(_, person)| person.username.clone());

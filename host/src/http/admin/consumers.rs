@@ -1,0 +1,286 @@
+//! `/realms/{realm}/clients/{client}/consumers`: API keys a customer gives the users of its own API.
+//! The customer's API validates a key at the realm's introspection endpoint
+//! (`token_type_hint=api_key`), authenticated as the consumer's client; the admin API never accepts
+//! one. Consumers are part of the client's configuration (`client:read`, `client:update`).
+
+use axum::extract::{Path, RawQuery, State};
+use axum::response::Response;
+use serde::Serialize;
+use serde_json::{Value, json};
+use utoipa::ToSchema;
+
+use super::clients::client_in_reach;
+use super::{ListQuery, commit};
+use crate::AppState;
+use crate::authz::permission;
+use crate::clock::{from_millis, iso, to_millis};
+use crate::crypto::{generate_secret, last_four};
+use crate::error::Error;
+use crate::http::auth::Caller;
+use crate::http::body::JsonBody;
+use crate::http::envelope;
+use crate::ids::new_guid;
+use crate::store::clients::Client;
+use crate::store::consumers::{self as consumer_store, Consumer, ConsumerType};
+use crate::store::page::Bind;
+use crate::store::trail::{Change, ChangeAction};
+use crate::store::{Status, from_json_list, to_json_list};
+use crate::validate::{Body, Notification, Rule, instant, list_of, one_of, text};
+
+/// Prefix of consumer API key values.
+pub const CONSUMER_KEY_PREFIX: &str = "cstl_ck_";
+
+#[derive(Debug, Serialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct ConsumerView {
+    pub id: String,
+    pub realm_id: String,
+    pub client_id: String,
+    #[serde(rename = "type")]
+    pub consumer_type: ConsumerType,
+    pub name: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub description: Option<String>,
+    pub status: Status,
+    /// Scopes among the client's allowed scopes, given at introspection.
+    pub scopes: Vec<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub expires_at: Option<String>,
+    /// Shown once, in the creation answer.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub value: Option<String>,
+    pub value_last_four: String,
+    pub created_at: String,
+    pub updated_at: String,
+}
+
+impl ConsumerView {
+    fn of(consumer: &Consumer) -> Self {
+        Self {
+            id: consumer.id.clone(),
+            realm_id: consumer.realm_id.clone(),
+            client_id: consumer.client_id.clone(),
+            consumer_type: consumer.consumer_type,
+            name: consumer.name.clone(),
+            description: consumer.description.clone(),
+            status: consumer.status,
+            scopes: from_json_list(&consumer.scopes),
+            expires_at: consumer.expires_at.map(|at| iso(from_millis(at))),
+            value: None,
+            value_last_four: consumer.value_last_four.clone(),
+            created_at: iso(from_millis(consumer.created_at)),
+            updated_at: iso(from_millis(consumer.updated_at)),
+        }
+    }
+}
+
+/// The body of a consumer creation; an update takes the same fields, each optional, and `type` only
+/// if it repeats the current one.
+#[derive(Debug, ToSchema)]
+#[schema(rename_all = "camelCase")]
+#[allow(dead_code)]
+pub struct ConsumerInput {
+    /// 1–128 characters.
+    name: String,
+    /// Up to 1,000 characters; null clears it.
+    description: Option<String>,
+    /// ApiKey (the default); cannot change.
+    #[schema(rename = "type")]
+    consumer_type: Option<ConsumerType>,
+    /// Active (default) or Disabled; a Disabled consumer's key is inactive at introspection.
+    status: Option<Status>,
+    /// Scopes among the client's allowed scopes.
+    scopes: Option<Vec<String>>,
+    /// ISO 8601 instant in the future; null clears it.
+    expires_at: Option<String>,
+}
+
+/// Reads the fields a creation and an update share; scopes must be among the client's.
+fn read_fields(body: &mut Body, consumer: &mut Consumer, client: &Client, now: i64) {
+    if let Some(name) = body.optional("name", text(1, 128)) {
+        consumer.name = name;
+    }
+    if let Some(description) = body.nullable("description", text(0, 1000)) {
+        consumer.description = description;
+    }
+    if let Some(status) = body.optional("status", one_of(Status::NAMES)) {
+        consumer.status = status;
+    }
+    let allowed = from_json_list(&client.allowed_scopes);
+    let scope = |path: &str, value: &Value| {
+        let scope = text(1, 128)(path, value)?;
+        if allowed.contains(&scope) {
+            Ok(scope)
+        } else {
+            Err(vec![Notification::new(
+                path,
+                Rule::NotFound,
+                format!("{path}: {scope} is not among the client's scopes"),
+            )])
+        }
+    };
+    if let Some(scopes) = body.optional("scopes", list_of(100, scope)) {
+        consumer.scopes = to_json_list(&scopes);
+    }
+    if let Some(expires_at) = body.nullable("expiresAt", instant) {
+        let expires_at = expires_at.map(to_millis);
+        if expires_at.is_some_and(|at| at <= now) {
+            body.refuse("expiresAt", Rule::Range, "expiresAt must be in the future");
+        }
+        consumer.expires_at = expires_at;
+    }
+}
+
+fn change(
+    action: ChangeAction,
+    consumer: &Consumer,
+    before: Option<&Consumer>,
+    after: Option<&Consumer>,
+    status: u16,
+) -> Change {
+    Change {
+        action,
+        resource_type: "consumer",
+        resource_id: Some(consumer.id.clone()),
+        parent_id: Some(consumer.client_id.clone()),
+        realm_id: Some(consumer.realm_id.clone()),
+        client_id: Some(consumer.client_id.clone()),
+        before: before.map(|c| json!(ConsumerView::of(c))),
+        after: after.map(|c| json!(ConsumerView::of(c))),
+        details: None,
+        status,
+    }
+}
+
+async fn consumer_in_reach(
+    state: &AppState,
+    caller: &Caller,
+    (realm_id, client_id, id): (&str, &str, &str),
+    permission: &str,
+) -> Result<(Client, Consumer), Error> {
+    let client = client_in_reach(state, caller, realm_id, client_id, permission).await?;
+    let consumer = consumer_store::find(state.store.pool(), &client.realm_id, &client.id, id)
+        .await?
+        .ok_or(Error::NotFound("consumer"))?;
+    Ok((client, consumer))
+}
+
+#[utoipa::path(post, path = "/realms/{realm}/clients/{client}/consumers", tag = "Consumers",
+    params(("realm" = String, Path), ("client" = String, Path)), request_body = ConsumerInput,
+    responses((status = 201, description = "The consumer with its key `value` (shown once), in `data`", body = ConsumerView),
+              (status = 400), (status = 403), (status = 404)),
+    security(("apiKey" = [])))]
+pub async fn create(
+    State(state): State<AppState>,
+    caller: Caller,
+    Path((realm_id, client_id)): Path<(String, String)>,
+    JsonBody(mut body): JsonBody,
+) -> Result<Response, Error> {
+    let client = client_in_reach(&state, &caller, &realm_id, &client_id, permission::CLIENT_UPDATE).await?;
+    let now = to_millis(state.clock.now());
+    let consumer_type = body.optional("type", one_of(ConsumerType::NAMES)).unwrap_or(ConsumerType::ApiKey);
+    let value = generate_secret(CONSUMER_KEY_PREFIX);
+    let mut consumer = Consumer {
+        id: new_guid(),
+        realm_id: client.realm_id.clone(),
+        client_id: client.id.clone(),
+        consumer_type,
+        name: String::new(),
+        description: None,
+        status: Status::Active,
+        value_hash: state.hasher.hash(&value),
+        value_last_four: last_four(&value),
+        scopes: to_json_list(&[]),
+        expires_at: None,
+        created_at: now,
+        updated_at: now,
+    };
+    if !body.has("name") {
+        body.refuse("name", Rule::Required, "name is required");
+    }
+    read_fields(&mut body, &mut consumer, &client, now);
+    body.finish()?;
+    let mut tx = state.store.begin().await?;
+    consumer_store::insert(&mut *tx, &consumer).await?;
+    commit(&state, &caller, tx, change(ChangeAction::Create, &consumer, None, Some(&consumer), 201)).await?;
+    let mut view = ConsumerView::of(&consumer);
+    view.value = Some(value);
+    Ok(envelope::created(view))
+}
+
+#[utoipa::path(get, path = "/realms/{realm}/clients/{client}/consumers", tag = "Consumers",
+    params(("realm" = String, Path), ("client" = String, Path), ("pageNumber" = Option<u32>, Query),
+           ("pageSize" = Option<u32>, Query), ("searchTerm" = Option<String>, Query), ("status" = Option<String>, Query),
+           ("sortBy" = Option<String>, Query, description = "name, expiresAt, createdAt, updatedAt"),
+           ("sortDirection" = Option<String>, Query), ("createdFrom" = Option<String>, Query), ("createdTo" = Option<String>, Query)),
+    responses((status = 200, description = "A page of the client's consumers (never their keys), in `pagination`", body = [ConsumerView])),
+    security(("apiKey" = [])))]
+pub async fn list(
+    State(state): State<AppState>,
+    caller: Caller,
+    Path((realm_id, client_id)): Path<(String, String)>,
+    RawQuery(query): RawQuery,
+) -> Result<Response, Error> {
+    let client = client_in_reach(&state, &caller, &realm_id, &client_id, permission::CLIENT_READ).await?;
+    let list = ListQuery::parse(query, &[])?;
+    let scope = [("realm_id", Bind::Text(client.realm_id.clone())), ("client_id", Bind::Text(client.id.clone()))];
+    list.answer(&state, &consumer_store::LISTING, &scope, |c: Consumer| ConsumerView::of(&c)).await
+}
+
+#[utoipa::path(get, path = "/realms/{realm}/clients/{client}/consumers/{consumerId}", tag = "Consumers",
+    params(("realm" = String, Path), ("client" = String, Path), ("consumerId" = String, Path)),
+    responses((status = 200, description = "The consumer without its key, in `data`", body = ConsumerView), (status = 403), (status = 404)),
+    security(("apiKey" = [])))]
+pub async fn read(
+    State(state): State<AppState>,
+    caller: Caller,
+    Path((realm_id, client_id, id)): Path<(String, String, String)>,
+) -> Result<Response, Error> {
+    let (_, consumer) =
+        consumer_in_reach(&state, &caller, (&realm_id, &client_id, &id), permission::CLIENT_READ).await?;
+    Ok(envelope::ok(ConsumerView::of(&consumer)))
+}
+
+#[utoipa::path(put, path = "/realms/{realm}/clients/{client}/consumers/{consumerId}", tag = "Consumers",
+    params(("realm" = String, Path), ("client" = String, Path), ("consumerId" = String, Path)), request_body = ConsumerInput,
+    responses((status = 200, description = "The updated consumer, in `data`", body = ConsumerView),
+              (status = 400, description = "ValidationFailed; a `type` other than the current one is refused on `type`"),
+              (status = 403), (status = 404)),
+    security(("apiKey" = [])))]
+pub async fn update(
+    State(state): State<AppState>,
+    caller: Caller,
+    Path((realm_id, client_id, id)): Path<(String, String, String)>,
+    JsonBody(mut body): JsonBody,
+) -> Result<Response, Error> {
+    let (client, before) =
+        consumer_in_reach(&state, &caller, (&realm_id, &client_id, &id), permission::CLIENT_UPDATE).await?;
+    let now = to_millis(state.clock.now());
+    let mut consumer = before.clone();
+    body.unchanged("id", &consumer.id);
+    body.unchanged("type", consumer.consumer_type.as_str());
+    read_fields(&mut body, &mut consumer, &client, now);
+    body.finish()?;
+    consumer.updated_at = now;
+    let mut tx = state.store.begin().await?;
+    consumer_store::update(&mut *tx, &consumer).await?;
+    commit(&state, &caller, tx, change(ChangeAction::Update, &consumer, Some(&before), Some(&consumer), 200)).await?;
+    Ok(envelope::ok(ConsumerView::of(&consumer)))
+}
+
+#[utoipa::path(delete, path = "/realms/{realm}/clients/{client}/consumers/{consumerId}", tag = "Consumers",
+    params(("realm" = String, Path), ("client" = String, Path), ("consumerId" = String, Path)),
+    responses((status = 200, description = "Deleted; its key is inactive from the next introspection on"), (status = 403), (status = 404)),
+    security(("apiKey" = [])))]
+pub async fn delete(
+    State(state): State<AppState>,
+    caller: Caller,
+    Path((realm_id, client_id, id)): Path<(String, String, String)>,
+) -> Result<Response, Error> {
+    let (_, consumer) =
+        consumer_in_reach(&state, &caller, (&realm_id, &client_id, &id), permission::CLIENT_UPDATE).await?;
+    let mut tx = state.store.begin().await?;
+    consumer_store::delete(&mut *tx, &consumer.id).await?;
+    commit(&state, &caller, tx, change(ChangeAction::Delete, &consumer, Some(&consumer), None, 200)).await?;
+    Ok(envelope::done())
+}
