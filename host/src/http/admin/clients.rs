@@ -245,6 +245,29 @@ fn read_fields(body: &mut Body, client: &mut Client) {
     }
 }
 
+/// The trail entry of a change to the client (its view never holds a secret).
+fn client_change(
+    action: ChangeAction,
+    client: &Client,
+    before: Option<&Client>,
+    after: Option<&Client>,
+    now: i64,
+    status: u16,
+) -> Change {
+    Change {
+        action,
+        resource_type: "client",
+        resource_id: Some(client.id.clone()),
+        parent_id: Some(client.realm_id.clone()),
+        realm_id: Some(client.realm_id.clone()),
+        client_id: Some(client.id.clone()),
+        before: before.map(|c| ClientView::recorded(c, now)),
+        after: after.map(|c| ClientView::recorded(c, now)),
+        details: None,
+        status,
+    }
+}
+
 pub(super) async fn client_in_reach(
     state: &AppState,
     caller: &Caller,
@@ -306,18 +329,7 @@ pub async fn create(
     if !client_store::insert(&mut *tx, &client).await? {
         return Err(Error::AlreadyExists("client"));
     }
-    let change = Change {
-        action: ChangeAction::Create,
-        resource_type: "client",
-        resource_id: Some(client.id.clone()),
-        parent_id: Some(realm.id.clone()),
-        realm_id: Some(realm.id.clone()),
-        client_id: Some(client.id.clone()),
-        before: None,
-        after: Some(ClientView::recorded(&client, now)),
-        details: None,
-        status: 201,
-    };
+    let change = client_change(ChangeAction::Create, &client, None, Some(&client), now, 201);
     commit(&state, &caller, tx, change).await?;
     let mut view = ClientView::of(&client, now);
     view.client_secret = secret;
@@ -394,18 +406,7 @@ pub async fn update(
         let account = caller.account_id().to_owned();
         keys::rotate(&state, &mut tx, &account, &client, keys::Rotation::Manual { revoke: false }, now).await?;
     }
-    let change = Change {
-        action: ChangeAction::Update,
-        resource_type: "client",
-        resource_id: Some(client.id.clone()),
-        parent_id: Some(client.realm_id.clone()),
-        realm_id: Some(client.realm_id.clone()),
-        client_id: Some(client.id.clone()),
-        before: Some(ClientView::recorded(&before, now)),
-        after: Some(ClientView::recorded(&client, now)),
-        details: None,
-        status: 200,
-    };
+    let change = client_change(ChangeAction::Update, &client, Some(&before), Some(&client), now, 200);
     commit(&state, &caller, tx, change).await?;
     Ok(envelope::ok(ClientView::of(&client, now)))
 }
@@ -427,18 +428,7 @@ pub async fn delete(
     let now = to_millis(state.clock.now());
     let mut tx = state.store.begin().await?;
     client_store::delete(&mut *tx, &client.realm_id, &client.id).await?;
-    let change = Change {
-        action: ChangeAction::Delete,
-        resource_type: "client",
-        resource_id: Some(client.id.clone()),
-        parent_id: Some(client.realm_id.clone()),
-        realm_id: Some(client.realm_id.clone()),
-        client_id: Some(client.id.clone()),
-        before: Some(ClientView::recorded(&client, now)),
-        after: None,
-        details: None,
-        status: 200,
-    };
+    let change = client_change(ChangeAction::Delete, &client, Some(&client), None, now, 200);
     commit(&state, &caller, tx, change).await?;
     Ok(envelope::done())
 }
@@ -583,18 +573,8 @@ pub async fn rotate_secret(
 
     let mut tx = state.store.begin().await?;
     client_store::rotate_secret(&mut *tx, &client).await?;
-    let change = Change {
-        action: ChangeAction::Update,
-        resource_type: "client",
-        resource_id: Some(client.id.clone()),
-        parent_id: Some(client.realm_id.clone()),
-        realm_id: Some(client.realm_id.clone()),
-        client_id: Some(client.id.clone()),
-        before: Some(ClientView::recorded(&before, now)),
-        after: Some(ClientView::recorded(&client, now)),
-        details: Some(rotation.details()),
-        status: 200,
-    };
+    let mut change = client_change(ChangeAction::Update, &client, Some(&before), Some(&client), now, 200);
+    change.details = Some(rotation.details());
     commit(&state, &caller, tx, change).await?;
     Ok(envelope::ok(RotatedClientSecret {
         client_secret_last_four: last_four(&secret),
