@@ -85,7 +85,7 @@ impl SecretHasher {
     }
 
     /// Whether `value` is the current value of a rotated secret, or the previous one while it still
-    /// authenticates (`previous_valid_until`, epoch milliseconds, after `now`).
+    /// authenticates (see [`hash_matches_rotated`]); the value is hashed once.
     pub fn matches_rotated(
         &self,
         value: &str,
@@ -94,10 +94,22 @@ impl SecretHasher {
         previous_valid_until: Option<i64>,
         now: i64,
     ) -> bool {
-        current.is_some_and(|stored| self.matches(value, stored))
-            || previous_valid_until.is_some_and(|until| until > now)
-                && previous.is_some_and(|stored| self.matches(value, stored))
+        hash_matches_rotated(&self.hash(value), current, previous, previous_valid_until, now)
     }
+}
+
+/// Whether a presented value's keyed hash is the current hash of a rotated secret, or the previous
+/// one while it still authenticates (`previous_valid_until`, epoch milliseconds, after `now`).
+/// Compared in constant time.
+pub fn hash_matches_rotated(
+    presented: &str,
+    current: Option<&str>,
+    previous: Option<&str>,
+    previous_valid_until: Option<i64>,
+    now: i64,
+) -> bool {
+    let same = |stored: &str| constant_time_eq(presented.as_bytes(), stored.as_bytes());
+    current.is_some_and(same) || previous_valid_until.is_some_and(|until| until > now) && previous.is_some_and(same)
 }
 
 /// AES-256-GCM with random nonces, for secrets that must be read back (signing keys, webhook

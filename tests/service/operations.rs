@@ -40,6 +40,11 @@ async fn the_openapi_document_describes_the_admin_api() {
         "/realms/{realm}/clients/{client}",
         "/roles",
         "/secrets",
+        "/secrets/{id}/rotate",
+        "/secrets/rotation-policy",
+        "/realms/{realm}/clients/{client}/client-secret/rotate",
+        "/realms/{realm}/clients/{client}/consumers",
+        "/realms/{realm}/clients/{client}/consumers/{consumerId}",
         "/audit-trail",
         "/access-logs",
     ] {

@@ -220,7 +220,7 @@ async fn identify(
             }
         };
         // The previous value of a rotated key stops here once its overlap has passed, cached or not.
-        if !known.credential.secret.accepts(&state.hasher, key, to_millis(now)) {
+        if !known.credential.secret.accepts(&hash, to_millis(now)) {
             return refuse("previous value of a rotated credential", Some(&known.credential));
         }
         if known.credential.secret.secret_type != SecretType::ApiKey {

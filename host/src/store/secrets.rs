@@ -4,7 +4,7 @@ use sqlx::{Any, Executor};
 
 use super::page::Listing;
 use super::text_enum;
-use crate::crypto::SecretHasher;
+use crate::crypto::hash_matches_rotated;
 
 text_enum! {
     pub enum SecretType {
@@ -44,10 +44,11 @@ pub struct Secret {
 }
 
 impl Secret {
-    /// Whether `value` authenticates now: the current value, or the previous one within its overlap.
-    pub fn accepts(&self, hasher: &SecretHasher, value: &str, now: i64) -> bool {
-        hasher.matches_rotated(
-            value,
+    /// Whether the value with this keyed hash authenticates now: the current value, or the previous
+    /// one within its overlap.
+    pub fn accepts(&self, value_hash: &str, now: i64) -> bool {
+        hash_matches_rotated(
+            value_hash,
             Some(&self.value_hash),
             self.previous_value_hash.as_deref(),
             self.previous_value_valid_until,

@@ -6,7 +6,7 @@ use serde::Serialize;
 use serde_json::{Value, json};
 use utoipa::ToSchema;
 
-use super::rotation::{Rotation, RotationInput, RotationMode, RotationView};
+use super::rotation::{Rotation, RotationInput, RotationView};
 use super::{ListQuery, commit, realm_in_reach};
 use crate::AppState;
 use crate::authz::{Resource, permission};
@@ -565,8 +565,7 @@ pub async fn rotate_secret(
     client.secret_hash = Some(state.hasher.hash(&secret));
     client.secret_last_four = Some(last_four(&secret));
     client.secret_rotated_at = Some(now);
-    client.previous_secret_hash =
-        if rotation.mode == RotationMode::Overlap { before.secret_hash.clone() } else { None };
+    client.previous_secret_hash = rotation.previous_hash(before.secret_hash.as_deref());
     client.previous_secret_valid_until = rotation.previous_value_valid_until;
     client.issued_tokens_revoked_before = rotation.revoked_before(before.issued_tokens_revoked_before);
     client.updated_at = now;

@@ -82,6 +82,11 @@ impl Rotation {
         })
     }
 
+    /// The keyed hash to keep as the previous value: the one replaced, for an Overlap only.
+    pub fn previous_hash(&self, replaced: Option<&str>) -> Option<String> {
+        (self.mode == RotationMode::Overlap).then(|| replaced.map(str::to_owned)).flatten()
+    }
+
     /// The revocation instant to keep after this rotation: its own, or the one already in force.
     pub fn revoked_before(&self, current: Option<i64>) -> Option<i64> {
         self.issued_tokens_revoked_before.or(current)

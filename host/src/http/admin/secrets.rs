@@ -6,7 +6,7 @@ use serde::Serialize;
 use serde_json::{Value, json};
 use utoipa::ToSchema;
 
-use super::rotation::{MAX_PREVIOUS_VALUE_VALID_FOR_MINUTES, Rotation, RotationInput, RotationMode, RotationView};
+use super::rotation::{MAX_PREVIOUS_VALUE_VALID_FOR_MINUTES, Rotation, RotationInput, RotationView};
 use super::{ListQuery, commit};
 use crate::AppState;
 use crate::authz::{BUILTIN_ROLES, Resource, permission};
@@ -294,7 +294,7 @@ pub async fn rotate(
     secret.value_hash = state.hasher.hash(&value);
     secret.value_last_four = last_four(&value);
     secret.rotated_at = Some(now);
-    secret.previous_value_hash = (rotation.mode == RotationMode::Overlap).then(|| before.value_hash.clone());
+    secret.previous_value_hash = rotation.previous_hash(Some(&before.value_hash));
     secret.previous_value_valid_until = rotation.previous_value_valid_until;
     secret.issued_tokens_revoked_before = rotation.revoked_before(before.issued_tokens_revoked_before);
     secret.updated_at = now;

@@ -612,13 +612,14 @@ async fn platform_token(
         return Err(OAuthError::invalid_client(false));
     };
     let now = to_millis(state.clock.now());
+    let value_hash = state.hasher.hash(&value);
     let credential = match client_id == PLATFORM_REALM {
-        true => secrets::find_by_hash(state.store.pool(), &state.hasher.hash(&value)).await?,
+        true => secrets::find_by_hash(state.store.pool(), &value_hash).await?,
         false => None,
     };
     let Some(credential) = credential.filter(|c| {
         c.secret.secret_type == SecretType::ClientSecret
-            && c.secret.accepts(&state.hasher, &value, now)
+            && c.secret.accepts(&value_hash, now)
             && c.secret.expires_at.is_none_or(|until| until > now)
     }) else {
         return Err(OAuthError::invalid_client(basic));
