@@ -110,6 +110,47 @@ impl<T: Clone> Map<T> {
     }
 }
 
+/// Access tokens whose signature and issuer this host has checked, by the whole token, with their
+/// claims. A valid signature stays valid: a token found here skips the signature check only; its
+/// key, expiry, session, revocation and client are checked again on every use. The set is emptied
+/// when it grows past [`VerifiedTokens::MAX_ENTRIES`] and pruned of expired tokens by the hourly
+/// job.
+#[derive(Default)]
+pub struct VerifiedTokens(RwLock<HashMap<String, VerifiedToken>>);
+
+struct VerifiedToken {
+    claims: Arc<serde_json::Map<String, serde_json::Value>>,
+    /// Unix seconds.
+    expires_at: i64,
+}
+
+impl VerifiedTokens {
+    /// About 2 KiB each (the token and its claims): a few tens of MiB at most.
+    const MAX_ENTRIES: usize = 20_000;
+
+    pub fn get(&self, token: &str) -> Option<Arc<serde_json::Map<String, serde_json::Value>>> {
+        self.0.read().unwrap_or_else(|p| p.into_inner()).get(token).map(|entry| entry.claims.clone())
+    }
+
+    pub fn keep(&self, token: &str, claims: Arc<serde_json::Map<String, serde_json::Value>>, expires_at: i64) {
+        let mut map = self.0.write().unwrap_or_else(|p| p.into_inner());
+        if map.len() >= Self::MAX_ENTRIES {
+            map.clear();
+        }
+        map.insert(token.to_owned(), VerifiedToken { claims, expires_at });
+    }
+
+    /// Forgets tokens expired at `now` (Unix seconds).
+    pub fn prune(&self, now: i64) {
+        self.0.write().unwrap_or_else(|p| p.into_inner()).retain(|_, entry| entry.expires_at > now);
+    }
+
+    #[cfg(test)]
+    fn len(&self) -> usize {
+        self.0.read().unwrap_or_else(|p| p.into_inner()).len()
+    }
+}
+
 #[derive(Debug, Default)]
 struct Revocations {
     entries: HashMap<String, i64>,
@@ -135,6 +176,8 @@ pub struct Caches {
     grants: Map<Arc<Vec<DelegationGrant>>>,
     /// Access tokens revoked before their expiry, by jti, with that expiry; complete once loaded.
     revoked: RwLock<Revocations>,
+    /// Access tokens whose signature was checked; a fact no change can make stale.
+    pub verified_tokens: VerifiedTokens,
     /// Whether this host receives every change notification (always, on SQLite).
     synced: AtomicBool,
 }
@@ -157,6 +200,7 @@ impl Caches {
             verifiers: Map::new(),
             grants: Map::new(),
             revoked: RwLock::new(Revocations::default()),
+            verified_tokens: VerifiedTokens::default(),
             synced: AtomicBool::new(synced),
         }
     }
@@ -359,5 +403,22 @@ mod tests {
         caches.reset(true);
         caches.keep_realm(realm("one"));
         assert!(caches.realm("one").is_some());
+    }
+
+    #[test]
+    fn verified_tokens_are_pruned_at_expiry_and_bounded() {
+        let tokens = VerifiedTokens::default();
+        let claims = Arc::new(serde_json::Map::new());
+        tokens.keep("early", claims.clone(), 100);
+        tokens.keep("late", claims.clone(), 200);
+        tokens.prune(100);
+        assert!(tokens.get("early").is_none(), "expired at 100");
+        assert!(tokens.get("late").is_some());
+
+        for n in 0..VerifiedTokens::MAX_ENTRIES {
+            tokens.keep(&n.to_string(), claims.clone(), 300);
+        }
+        assert!(tokens.len() <= VerifiedTokens::MAX_ENTRIES);
+        assert!(tokens.get("late").is_none(), "emptied when full");
     }
 }

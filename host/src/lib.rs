@@ -238,6 +238,7 @@ async fn register_jobs(state: &AppState) {
             Arc::new(move |now| {
                 let store = store.clone();
                 caches.prune_revocations(to_millis(now));
+                caches.verified_tokens.prune(now.timestamp());
                 Box::pin(async move {
                     let removed = store::sessions::prune(store.writer(), to_millis(now)).await?;
                     if removed > 0 {

@@ -463,6 +463,7 @@ async fn a_rotation_keeps_old_tokens_valid_until_they_expire_unless_it_revokes()
     app.advance(301).await;
     assert!(!published_kids(&app, "acme").await.contains(&old_kid), "gone once its tokens have expired");
 
+    assert!(introspect_active(&app, &client, &fresh).await, "checked once, its signature is remembered");
     let revoking = app.post("/realms/acme/clients/agent/signing-keys/rotate", json!({ "revokeOldKeys": true })).await;
     assert_eq!(revoking.data()["revokedKeysCount"], 2);
     assert!(!introspect_active(&app, &client, &fresh).await, "tokens of a revoked key are inactive at once");

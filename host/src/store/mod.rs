@@ -33,7 +33,7 @@ use std::time::Duration;
 
 use anyhow::Context as _;
 use sqlx::any::{AnyConnectOptions, AnyPoolOptions};
-use sqlx::{AnyPool, Executor as _};
+use sqlx::{AnyPool, Connection as _, Executor as _};
 
 pub use sqlx::AnyConnection as Connection;
 
@@ -88,6 +88,9 @@ impl Backend {
     }
 }
 
+/// How long a pooled connection may sit idle before it is tested on its way out of the pool.
+const IDLE_BEFORE_TEST: Duration = Duration::from_secs(5);
+
 /// The database: a pool, and which backend it is.
 #[derive(Debug, Clone)]
 pub struct Store {
@@ -113,6 +116,18 @@ impl Store {
             AnyPoolOptions::new()
                 .max_connections(connections)
                 .acquire_timeout(Duration::from_secs(5))
+                // A connection is tested (one round trip) only when it has been idle long enough
+                // to have been dropped by the server or a network device; one in steady use was
+                // just tested by the pool when it was released.
+                .test_before_acquire(false)
+                .before_acquire(|connection, meta| {
+                    Box::pin(async move {
+                        if meta.idle_for >= IDLE_BEFORE_TEST {
+                            connection.ping().await?;
+                        }
+                        Ok(true)
+                    })
+                })
                 .after_connect(move |connection, _| {
                     Box::pin(async move {
                         if backend == Backend::Sqlite {

@@ -273,7 +273,7 @@ pub fn refresh_token_id(value: &str) -> Option<&str> {
 /// An access token found active, with its claims.
 #[derive(Debug, Clone)]
 pub struct ActiveToken {
-    pub claims: Map<String, Value>,
+    pub claims: Arc<Map<String, Value>>,
     pub realm_id: String,
     pub client_id: String,
     pub jti: String,
@@ -315,16 +315,25 @@ pub async fn active_access_token(state: &AppState, realm_id: &str, token: &str) 
     {
         return Ok(None);
     }
-    let mut validation = jsonwebtoken::Validation::new(verifier.algorithm);
-    validation.validate_exp = false;
-    validation.validate_nbf = false;
-    validation.validate_aud = false;
-    validation.set_issuer(&[issuer(state, realm_id)]);
-    validation.set_required_spec_claims(&["exp", "iat", "iss", "sub", "jti"]);
-    let Ok(data) = jsonwebtoken::decode::<Map<String, Value>>(token, &verifier.key, &validation) else {
-        return Ok(None);
+    let claims = match state.caches.verified_tokens.get(token) {
+        Some(claims) => claims,
+        None => {
+            let mut validation = jsonwebtoken::Validation::new(verifier.algorithm);
+            validation.validate_exp = false;
+            validation.validate_nbf = false;
+            validation.validate_aud = false;
+            validation.set_issuer(&[issuer(state, realm_id)]);
+            validation.set_required_spec_claims(&["exp", "iat", "iss", "sub", "jti"]);
+            let Ok(data) = jsonwebtoken::decode::<Map<String, Value>>(token, &verifier.key, &validation) else {
+                return Ok(None);
+            };
+            let claims = Arc::new(data.claims);
+            if let Some(expires_at) = claims.get("exp").and_then(Value::as_i64) {
+                state.caches.verified_tokens.keep(token, claims.clone(), expires_at);
+            }
+            claims
+        }
     };
-    let claims = data.claims;
     let text = |name: &str| claims.get(name).and_then(Value::as_str).map(str::to_owned);
     let number = |name: &str| claims.get(name).and_then(Value::as_i64);
     let (Some(jti), Some(subject), Some(client_id), Some(issued_at), Some(expires_at)) =
