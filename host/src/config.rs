@@ -51,6 +51,16 @@ pub struct Settings {
     /// Address of a range API compatible with Have I Been Pwned's, ending where the five-digit
     /// hash prefix goes (`https://api.pwnedpasswords.com/range/`). None by default.
     pub breached_passwords_api: Option<String>,
+    /// A payload builder component (`wasm32-wasip2`, world `payloads`) used instead of the one the
+    /// service embeds.
+    pub payloads_component: Option<PathBuf>,
+    /// Networks webhooks may reach besides public addresses. For development and tests only: in
+    /// production webhooks must never reach inside.
+    #[serde(deserialize_with = "deserialize_networks")]
+    pub webhook_allowed_networks: Vec<IpNet>,
+    /// PEM certificates webhook deliveries trust besides the public roots (a receiver behind a
+    /// private certificate authority, a test receiver).
+    pub webhook_ca_file: Option<PathBuf>,
 }
 
 impl Default for Settings {
@@ -72,6 +82,9 @@ impl Default for Settings {
             session_seconds: 36_000,
             breached_passwords_file: Some(PathBuf::from("/usr/share/john/password.lst")),
             breached_passwords_api: None,
+            payloads_component: None,
+            webhook_allowed_networks: Vec::new(),
+            webhook_ca_file: None,
         }
     }
 }
@@ -137,6 +150,15 @@ pub struct Overrides {
     /// HIBP-compatible range API address, e.g. https://api.pwnedpasswords.com/range/.
     #[arg(long, env = "CASTELLAN_BREACHED_PASSWORDS_API")]
     pub breached_passwords_api: Option<String>,
+    /// Payload builder component file [default: the embedded one].
+    #[arg(long, env = "CASTELLAN_PAYLOADS_COMPONENT")]
+    pub payloads_component: Option<PathBuf>,
+    /// Networks webhooks may reach besides public addresses, comma separated (development and tests only).
+    #[arg(long, env = "CASTELLAN_WEBHOOK_ALLOWED_NETWORKS", value_delimiter = ',', value_parser = parse_network)]
+    pub webhook_allowed_networks: Option<Vec<IpNet>>,
+    /// PEM certificates webhook deliveries trust besides the public roots.
+    #[arg(long, env = "CASTELLAN_WEBHOOK_CA_FILE")]
+    pub webhook_ca_file: Option<PathBuf>,
 }
 
 #[derive(Debug, thiserror::Error)]
@@ -195,6 +217,13 @@ impl Settings {
         }
         if o.breached_passwords_api.is_some() {
             self.breached_passwords_api.clone_from(&o.breached_passwords_api);
+        }
+        if o.payloads_component.is_some() {
+            self.payloads_component.clone_from(&o.payloads_component);
+        }
+        set(&mut self.webhook_allowed_networks, &o.webhook_allowed_networks);
+        if o.webhook_ca_file.is_some() {
+            self.webhook_ca_file.clone_from(&o.webhook_ca_file);
         }
     }
 

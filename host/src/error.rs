@@ -18,6 +18,8 @@ pub enum ErrorCode {
     Conflict,
     /// Withdrawing a delegation grant that is already withdrawn.
     DelegationGrantAlreadyWithdrawn,
+    /// Replaying a delivery to a webhook endpoint that is Paused or Disabled.
+    WebhookNotActive,
     PayloadTooLarge,
     UnsupportedMediaType,
     TooManyRequests,
@@ -37,6 +39,7 @@ impl ErrorCode {
             Self::AlreadyExists => "AlreadyExists",
             Self::Conflict => "Conflict",
             Self::DelegationGrantAlreadyWithdrawn => "DelegationGrantAlreadyWithdrawn",
+            Self::WebhookNotActive => "WebhookNotActive",
             Self::PayloadTooLarge => "PayloadTooLarge",
             Self::UnsupportedMediaType => "UnsupportedMediaType",
             Self::TooManyRequests => "TooManyRequests",

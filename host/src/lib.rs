@@ -15,9 +15,11 @@ pub mod http;
 pub mod ids;
 pub mod jobs;
 pub mod passwords;
+pub mod plugins;
 pub mod store;
 pub mod tokens;
 pub mod validate;
+pub mod webhooks;
 
 use std::future::Future;
 use std::net::SocketAddr;
@@ -72,6 +74,7 @@ pub struct Services {
     pub breached_passwords: Arc<passwords::BreachedPasswords>,
     /// Group commit for lone events and refresh-token rotations.
     pub writes: store::write_queue::WriteQueue,
+    pub webhooks: webhooks::Webhooks,
 }
 
 impl std::fmt::Debug for dyn Clock {
@@ -138,6 +141,7 @@ impl Application {
             settings.breached_passwords_file.as_deref(),
             settings.breached_passwords_api.as_deref(),
         )?);
+        let webhooks = webhooks::Webhooks::new(&settings, &hasher).context("cannot set up webhooks")?;
         let state = AppState(Arc::new(Services {
             settings: Arc::new(settings),
             store,
@@ -153,6 +157,7 @@ impl Application {
             public_url,
             breached_passwords,
             writes,
+            webhooks,
         }));
         register_jobs(&state).await;
         Ok(Self { listener, state, bootstrapped, access_writer, queue_writer, change_follower })
@@ -190,6 +195,7 @@ impl Application {
                 }
             })
         });
+        let deliveries = tokio::spawn(webhooks::delivery::run(state.clone()));
         let router = http::router(state.clone());
         tracing::info!(address = %listener.local_addr()?, "serving");
         axum::serve(listener, router.into_make_service_with_connect_info::<SocketAddr>())
@@ -197,7 +203,7 @@ impl Application {
             .await
             .context("server failed")?;
         // Every request has ended, so every queued write has been stored and answered.
-        for task in ticker.into_iter().chain(change_follower).chain(Some(queue_writer)) {
+        for task in ticker.into_iter().chain(change_follower).chain([queue_writer, deliveries]) {
             task.abort();
         }
         // Everything queued is stored before returning; the writer itself ends with the last handle.
@@ -209,6 +215,25 @@ impl Application {
 }
 
 async fn register_jobs(state: &AppState) {
+    let store = state.store.clone();
+    state
+        .scheduler
+        .every(
+            "webhook-history-retention",
+            TimeDelta::hours(1),
+            Arc::new(move |now| {
+                let store = store.clone();
+                Box::pin(async move {
+                    let before = to_millis(now - TimeDelta::days(webhooks::HISTORY_DAYS));
+                    let removed = store::webhooks::delete_history_before(store.writer(), before).await?;
+                    if removed > 0 {
+                        tracing::info!(removed, "webhook deliveries and events past 30 days removed");
+                    }
+                    Ok(())
+                })
+            }),
+        )
+        .await;
     let store = state.store.clone();
     let retention = TimeDelta::days(i64::from(state.settings.access_log_retention_days));
     state

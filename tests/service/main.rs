@@ -3,6 +3,7 @@
 
 #![allow(clippy::unwrap_used, clippy::expect_used)] // a failed expectation is a failed test
 
+mod receiver;
 mod support;
 
 mod catalogue;
@@ -24,3 +25,4 @@ mod sessions;
 mod tokens;
 mod trail;
 mod users;
+mod webhooks;

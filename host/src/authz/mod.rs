@@ -54,6 +54,10 @@ pub mod permission {
     pub const SECRET_CREATE: &str = "secret:create";
     pub const SECRET_UPDATE: &str = "secret:update";
     pub const SECRET_DELETE: &str = "secret:delete";
+    pub const WEBHOOK_READ: &str = "webhook:read";
+    pub const WEBHOOK_CREATE: &str = "webhook:create";
+    pub const WEBHOOK_UPDATE: &str = "webhook:update";
+    pub const WEBHOOK_DELETE: &str = "webhook:delete";
 
     pub const USED: &[&str] = &[
         ACCOUNT_READ,
@@ -88,6 +92,10 @@ pub mod permission {
         SECRET_CREATE,
         SECRET_UPDATE,
         SECRET_DELETE,
+        WEBHOOK_READ,
+        WEBHOOK_CREATE,
+        WEBHOOK_UPDATE,
+        WEBHOOK_DELETE,
     ];
 }
 

@@ -6,7 +6,7 @@ use utoipa::{Modify, OpenApi};
 
 use super::admin::{
     account, audit, clients, consumers, delegation, groups, organizations, realm_roles, realms, resource_servers,
-    roles, scopes, secrets, sessions, users,
+    roles, scopes, secrets, sessions, users, webhooks,
 };
 use super::envelope::{NotificationBody, Pagination};
 use crate::error::ErrorCode;
@@ -43,6 +43,12 @@ use crate::error::ErrorCode;
         consumers::create, consumers::list, consumers::read, consumers::update, consumers::delete,
         roles::create, roles::list, roles::permissions, roles::read, roles::update, roles::delete,
         secrets::create, secrets::list, secrets::read, secrets::delete, secrets::rotate, secrets::rotation_policy,
+        webhooks::create_realm_webhook, webhooks::list_realm_webhooks, webhooks::read_realm_webhook,
+        webhooks::update_realm_webhook, webhooks::delete_realm_webhook, webhooks::rotate_realm_webhook_secret,
+        webhooks::test_realm_webhook, webhooks::realm_deliveries,
+        webhooks::create_client_webhook, webhooks::list_client_webhooks, webhooks::read_client_webhook,
+        webhooks::update_client_webhook, webhooks::delete_client_webhook, webhooks::rotate_client_webhook_secret,
+        webhooks::test_client_webhook, webhooks::client_deliveries, webhooks::replay_client_delivery,
         audit::trail, audit::access_logs,
     ),
     components(schemas(NotificationBody, ErrorCode, Pagination<realms::RealmView>)),

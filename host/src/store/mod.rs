@@ -26,6 +26,7 @@ pub mod sessions;
 pub mod signing_keys;
 pub mod trail;
 pub mod users;
+pub mod webhooks;
 pub mod write_queue;
 
 use std::str::FromStr;

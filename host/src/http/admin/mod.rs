@@ -17,6 +17,7 @@ pub mod scopes;
 pub mod secrets;
 pub mod sessions;
 pub mod users;
+pub mod webhooks;
 
 use std::sync::Arc;
 
@@ -118,6 +119,36 @@ pub fn routes() -> Router<AppState> {
         .route("/secrets/rotation-policy", get(secrets::rotation_policy))
         .route("/secrets/{id}", get(secrets::read).delete(secrets::delete))
         .route("/secrets/{id}/rotate", post(secrets::rotate))
+        .route("/realms/{realm}/webhooks", get(webhooks::list_realm_webhooks).post(webhooks::create_realm_webhook))
+        .route("/realms/{realm}/webhooks/deliveries", get(webhooks::realm_deliveries))
+        .route(
+            "/realms/{realm}/webhooks/{webhookId}",
+            get(webhooks::read_realm_webhook)
+                .put(webhooks::update_realm_webhook)
+                .delete(webhooks::delete_realm_webhook),
+        )
+        .route("/realms/{realm}/webhooks/{webhookId}/rotate-secret", post(webhooks::rotate_realm_webhook_secret))
+        .route("/realms/{realm}/webhooks/{webhookId}/test", post(webhooks::test_realm_webhook))
+        .route(
+            "/realms/{realm}/clients/{client}/webhooks",
+            get(webhooks::list_client_webhooks).post(webhooks::create_client_webhook),
+        )
+        .route("/realms/{realm}/clients/{client}/webhooks/deliveries", get(webhooks::client_deliveries))
+        .route(
+            "/realms/{realm}/clients/{client}/webhooks/{webhookId}",
+            get(webhooks::read_client_webhook)
+                .put(webhooks::update_client_webhook)
+                .delete(webhooks::delete_client_webhook),
+        )
+        .route(
+            "/realms/{realm}/clients/{client}/webhooks/{webhookId}/rotate-secret",
+            post(webhooks::rotate_client_webhook_secret),
+        )
+        .route("/realms/{realm}/clients/{client}/webhooks/{webhookId}/test", post(webhooks::test_client_webhook))
+        .route(
+            "/realms/{realm}/clients/{client}/webhooks/{webhookId}/deliveries/{deliveryId}/replay",
+            post(webhooks::replay_client_delivery),
+        )
         .route("/audit-trail", get(audit::trail))
         .route("/access-logs", get(audit::access_logs))
 }

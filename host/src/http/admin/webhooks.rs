@@ -1,0 +1,748 @@
+//! Webhook endpoints (SPEC "Webhook administration"): client endpoints at
+//! `/realms/{realm}/clients/{client}/webhooks` hear the client's user, sign-in, token, key and
+//! suspension events; realm endpoints at `/realms/{realm}/webhooks` hear administrative changes
+//! and attacks. Registering a client endpoint requires `client:write`; a realm endpoint
+//! `webhook:create`. Reading needs `webhook:read`, changing `webhook:update`, removing
+//! `webhook:delete`. The signing secret is shown once, right after creation or rotation, and only
+//! to holders of `secret:read`.
+
+use axum::extract::{Path, RawQuery, State};
+use axum::response::Response;
+use serde::Serialize;
+use serde_json::{Map, Value, json};
+use utoipa::ToSchema;
+
+use super::clients::client_in_reach;
+use super::{ListQuery, commit, realm_in_reach};
+use crate::AppState;
+use crate::authz::permission;
+use crate::clock::{from_millis, iso, to_millis};
+use crate::crypto::{generate_secret, last_four};
+use crate::error::Error;
+use crate::http::auth::Caller;
+use crate::http::body::JsonBody;
+use crate::http::envelope;
+use crate::ids::new_guid;
+use crate::store::page::Bind;
+use crate::store::trail::{Change, ChangeAction};
+use crate::store::webhooks::{
+    self as store, Attempt, AttemptKind, AttemptState, Endpoint, EndpointKind, EndpointStatus,
+};
+use crate::store::{from_json_list, to_json_list};
+use crate::validate::{Body, Notification, Rule, integer, list_of, one_of, text};
+use crate::webhooks::{self, SECRET_PREFIX, delivery};
+
+/// Longest endpoint URL.
+const MAX_URL_LENGTH: usize = 2048;
+
+#[derive(Debug, Serialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct EndpointView {
+    pub id: String,
+    pub realm_id: String,
+    /// Null for a realm endpoint.
+    pub client_id: Option<String>,
+    pub kind: EndpointKind,
+    pub name: String,
+    pub url: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub description: Option<String>,
+    /// The events it is subscribed to.
+    pub events: Vec<String>,
+    /// Automatic retries after a failed delivery, 0 to 10.
+    pub retries: i64,
+    /// Seconds before the first retry, 30 to 3,600; each later one waits five times longer (at most 6 hours).
+    pub first_retry_after_seconds: i64,
+    pub status: EndpointStatus,
+    /// Failed deliveries in a row (automatic retries not counted); 10 disable the endpoint.
+    pub consecutive_failures: i64,
+    /// Shown once, after creation or rotation, to holders of `secret:read`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub signing_secret: Option<String>,
+    pub signing_secret_last_four: String,
+    pub created_at: String,
+    pub updated_at: String,
+}
+
+impl EndpointView {
+    fn of(endpoint: &Endpoint) -> Self {
+        Self {
+            id: endpoint.id.clone(),
+            realm_id: endpoint.realm_id.clone(),
+            client_id: endpoint.client_id.clone(),
+            kind: endpoint.kind,
+            name: endpoint.name.clone(),
+            url: endpoint.url.clone(),
+            description: endpoint.description.clone(),
+            events: from_json_list(&endpoint.events),
+            retries: endpoint.retries,
+            first_retry_after_seconds: endpoint.first_retry_after_seconds,
+            status: endpoint.status,
+            consecutive_failures: endpoint.consecutive_failures,
+            signing_secret: None,
+            signing_secret_last_four: endpoint.secret_last_four.clone(),
+            created_at: iso(from_millis(endpoint.created_at)),
+            updated_at: iso(from_millis(endpoint.updated_at)),
+        }
+    }
+}
+
+/// The body of a registration; an update takes the same fields, each optional.
+#[derive(Debug, ToSchema)]
+#[schema(rename_all = "camelCase")]
+#[allow(dead_code)]
+pub struct EndpointInput {
+    /// 1–128 characters.
+    name: String,
+    /// Absolute `https://` address with a host, at most 2,048 characters, resolving to public addresses only.
+    url: String,
+    /// Up to 1,000 characters; null clears it.
+    description: Option<String>,
+    /// At least one event the endpoint's kind can hear; `ping` cannot be subscribed to.
+    events: Vec<String>,
+    /// 0 to 10 (default 5); 0 turns retries off.
+    retries: Option<i64>,
+    /// 30 to 3,600 seconds (default 60).
+    first_retry_after_seconds: Option<i64>,
+    /// Active (default) or Paused. An update without `status` brings a Disabled endpoint back to Active.
+    status: Option<EndpointStatus>,
+}
+
+/// One delivery attempt, scheduled or made.
+#[derive(Debug, Serialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct AttemptView {
+    pub id: String,
+    pub webhook_id: String,
+    pub event_id: String,
+    pub event_type: String,
+    /// Event (first delivery), Retry (automatic), Replay (manual resend) or Test (ping).
+    pub kind: AttemptKind,
+    /// For a retry, which one (1 for the first).
+    pub retry_number: i64,
+    pub state: AttemptState,
+    /// When it is or was due.
+    pub due_at: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub sent_at: Option<String>,
+    /// The request body, byte for byte.
+    pub request_body: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub response_status: Option<i64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub response_headers: Option<Value>,
+    /// The response body, cut at 4,096 bytes.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub response_body: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub latency_ms: Option<i64>,
+    /// Why it failed: the status, a timeout, a refused address, a connection error.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub error: Option<String>,
+    pub created_at: String,
+}
+
+impl AttemptView {
+    fn of(attempt: Attempt) -> Self {
+        Self {
+            id: attempt.id,
+            webhook_id: attempt.endpoint_id,
+            event_id: attempt.event_id,
+            event_type: attempt.event_type,
+            kind: attempt.kind,
+            retry_number: attempt.retry_number,
+            state: attempt.state,
+            due_at: iso(from_millis(attempt.due_at)),
+            sent_at: attempt.sent_at.map(|at| iso(from_millis(at))),
+            request_body: attempt.payload,
+            response_status: attempt.response_status,
+            response_headers: attempt.response_headers.and_then(|text| serde_json::from_str(&text).ok()),
+            response_body: attempt.response_body,
+            latency_ms: attempt.latency_ms,
+            error: attempt.error,
+            created_at: iso(from_millis(attempt.created_at)),
+        }
+    }
+}
+
+/// Where endpoints live: a realm, or a client of it.
+#[derive(Debug, Clone)]
+struct Place {
+    account_id: String,
+    realm_id: String,
+    client_id: Option<String>,
+}
+
+impl Place {
+    fn kind(&self) -> EndpointKind {
+        if self.client_id.is_some() { EndpointKind::Client } else { EndpointKind::Realm }
+    }
+
+    /// The list filter selecting this place's endpoints or attempts.
+    fn scope(&self, kind_column: &'static str) -> Vec<(&'static str, Bind)> {
+        let mut scope = vec![
+            ("realm_id", Bind::Text(self.realm_id.clone())),
+            (kind_column, Bind::Text(self.kind().as_str().into())),
+        ];
+        if let Some(client_id) = &self.client_id {
+            scope.push(("client_id", Bind::Text(client_id.clone())));
+        }
+        scope
+    }
+}
+
+/// What a caller wants to do with endpoints.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Intent {
+    Read,
+    Register,
+    Change,
+    Remove,
+}
+
+/// Checks the caller may act on the place's endpoints and loads the place.
+async fn place_in_reach(
+    state: &AppState,
+    caller: &Caller,
+    realm_id: &str,
+    client_id: Option<&str>,
+    intent: Intent,
+) -> Result<Place, Error> {
+    let permissions: &[&str] = match (intent, client_id.is_some()) {
+        (Intent::Read, _) => &[permission::WEBHOOK_READ],
+        // SPEC: registering a client endpoint requires client:write, which grants all three.
+        (Intent::Register, true) => &[permission::CLIENT_CREATE, permission::CLIENT_UPDATE, permission::CLIENT_DELETE],
+        (Intent::Register, false) => &[permission::WEBHOOK_CREATE],
+        (Intent::Change, _) => &[permission::WEBHOOK_UPDATE],
+        (Intent::Remove, _) => &[permission::WEBHOOK_DELETE],
+    };
+    match client_id {
+        Some(client_id) => {
+            let client = client_in_reach(state, caller, realm_id, client_id, permissions[0]).await?;
+            for permission in &permissions[1..] {
+                client_in_reach(state, caller, realm_id, client_id, permission).await?;
+            }
+            let realm = super::find_realm(state, realm_id).await?.ok_or(Error::NotFound("realm"))?;
+            Ok(Place { account_id: realm.account_id.clone(), realm_id: client.realm_id, client_id: Some(client.id) })
+        }
+        None => {
+            let realm = realm_in_reach(state, caller, realm_id, permissions[0]).await?;
+            Ok(Place { account_id: realm.account_id.clone(), realm_id: realm.id.clone(), client_id: None })
+        }
+    }
+}
+
+async fn endpoint_in_reach(
+    state: &AppState,
+    caller: &Caller,
+    (realm_id, client_id, id): (&str, Option<&str>, &str),
+    intent: Intent,
+) -> Result<(Place, Endpoint), Error> {
+    let place = place_in_reach(state, caller, realm_id, client_id, intent).await?;
+    let endpoint = store::find(state.store.pool(), &place.realm_id, place.client_id.as_deref(), id)
+        .await?
+        .ok_or(Error::NotFound("webhook"))?;
+    Ok((place, endpoint))
+}
+
+/// Checks a URL: absolute `https://` with a host, at most 2,048 characters, resolving to addresses
+/// webhooks may reach.
+async fn check_url(state: &AppState, body: &mut Body, url: &str) {
+    let refusal = match url::Url::parse(url) {
+        _ if url.len() > MAX_URL_LENGTH => {
+            Some((Rule::MaxLength, format!("url must be at most {MAX_URL_LENGTH} characters")))
+        }
+        Err(error) => Some((Rule::Format, format!("url is not an absolute address: {error}"))),
+        Ok(parsed) if parsed.scheme() != "https" => Some((Rule::Format, "url must be an https:// address".to_owned())),
+        Ok(parsed) => match parsed.host_str() {
+            None | Some("") => Some((Rule::Format, "url must name a host".to_owned())),
+            Some(host) => {
+                let port = parsed.port_or_known_default().unwrap_or(443);
+                state
+                    .webhooks
+                    .addresses
+                    .resolve(host, port)
+                    .await
+                    .err()
+                    .map(|reason| (Rule::Format, format!("url: {reason}")))
+            }
+        },
+    };
+    if let Some((rule, message)) = refusal {
+        body.refuse("url", rule, message);
+    }
+}
+
+/// Reads the fields a registration and an update share.
+async fn read_fields(state: &AppState, body: &mut Body, endpoint: &mut Endpoint) {
+    if let Some(name) = body.optional("name", text(1, 128)) {
+        endpoint.name = name;
+    }
+    if let Some(url) = body.optional("url", text(1, MAX_URL_LENGTH + 1)) {
+        check_url(state, body, &url).await;
+        endpoint.url = url;
+    }
+    if let Some(description) = body.nullable("description", text(0, 1000)) {
+        endpoint.description = description;
+    }
+    let kind = endpoint.kind;
+    let event = move |path: &str, value: &Value| {
+        let name = text(1, 64)(path, value)?;
+        if webhooks::subscribable(kind).contains(&name.as_str()) {
+            return Ok(name);
+        }
+        let reason = match name.as_str() {
+            "ping" => "ping is sent by Send test and cannot be subscribed to".to_owned(),
+            _ if webhooks::subscribable(other(kind)).contains(&name.as_str()) => {
+                format!("{name} is not heard by {} endpoints", kind.as_str().to_lowercase())
+            }
+            _ => format!("{name} is not an event"),
+        };
+        Err(vec![Notification::new(path, Rule::OneOf, format!("{path}: {reason}"))])
+    };
+    if let Some(events) = body.optional("events", list_of(32, event)) {
+        if events.is_empty() {
+            body.refuse("events", Rule::MinLength, "events must name at least one event");
+        }
+        endpoint.events = to_json_list(&events);
+    }
+    if let Some(retries) = body.optional("retries", integer(0, 10)) {
+        endpoint.retries = retries;
+    }
+    if let Some(seconds) = body.optional("firstRetryAfterSeconds", integer(30, 3600)) {
+        endpoint.first_retry_after_seconds = seconds;
+    }
+    const SETTABLE: &[(&str, EndpointStatus)] =
+        &[("Active", EndpointStatus::Active), ("Paused", EndpointStatus::Paused)];
+    if let Some(status) = body.optional("status", one_of(SETTABLE)) {
+        endpoint.status = status;
+    }
+}
+
+fn other(kind: EndpointKind) -> EndpointKind {
+    match kind {
+        EndpointKind::Client => EndpointKind::Realm,
+        EndpointKind::Realm => EndpointKind::Client,
+    }
+}
+
+fn change(
+    action: ChangeAction,
+    endpoint: &Endpoint,
+    before: Option<&Endpoint>,
+    after: Option<&Endpoint>,
+    status: u16,
+) -> Change {
+    Change {
+        action,
+        resource_type: "webhook",
+        resource_id: Some(endpoint.id.clone()),
+        parent_id: Some(endpoint.client_id.clone().unwrap_or_else(|| endpoint.realm_id.clone())),
+        realm_id: Some(endpoint.realm_id.clone()),
+        client_id: endpoint.client_id.clone(),
+        before: before.map(|e| json!(EndpointView::of(e))),
+        after: after.map(|e| json!(EndpointView::of(e))),
+        details: None,
+        status,
+    }
+}
+
+/// The view with the fresh secret, for a caller allowed to read secrets.
+fn with_secret(state: &AppState, caller: &Caller, endpoint: &Endpoint, secret: String) -> EndpointView {
+    let mut view = EndpointView::of(endpoint);
+    if caller.require_account(state, permission::SECRET_READ).is_ok() {
+        view.signing_secret = Some(secret);
+    }
+    view
+}
+
+async fn register(
+    state: AppState,
+    caller: Caller,
+    realm_id: &str,
+    client_id: Option<&str>,
+    mut body: Body,
+) -> Result<Response, Error> {
+    let place = place_in_reach(&state, &caller, realm_id, client_id, Intent::Register).await?;
+    let now = to_millis(state.clock.now());
+    let secret = generate_secret(SECRET_PREFIX);
+    let mut endpoint = Endpoint {
+        id: new_guid(),
+        account_id: place.account_id.clone(),
+        realm_id: place.realm_id.clone(),
+        kind: place.kind(),
+        client_id: place.client_id.clone(),
+        name: String::new(),
+        url: String::new(),
+        description: None,
+        events: to_json_list(&[]),
+        retries: 5,
+        first_retry_after_seconds: 60,
+        status: EndpointStatus::Active,
+        secret_sealed: state.webhooks.secrets.seal(secret.as_bytes()),
+        secret_last_four: last_four(&secret),
+        consecutive_failures: 0,
+        created_at: now,
+        updated_at: now,
+    };
+    for required in ["name", "url", "events"] {
+        if !body.has(required) {
+            body.refuse(required, Rule::Required, format!("{required} is required"));
+        }
+    }
+    read_fields(&state, &mut body, &mut endpoint).await;
+    body.finish()?;
+    let mut tx = state.store.begin().await?;
+    store::insert(&mut *tx, &endpoint).await?;
+    commit(&state, &caller, tx, change(ChangeAction::Create, &endpoint, None, Some(&endpoint), 201)).await?;
+    Ok(envelope::created(with_secret(&state, &caller, &endpoint, secret)))
+}
+
+async fn list_endpoints(
+    state: AppState,
+    caller: Caller,
+    realm_id: &str,
+    client_id: Option<&str>,
+    query: Option<String>,
+) -> Result<Response, Error> {
+    let place = place_in_reach(&state, &caller, realm_id, client_id, Intent::Read).await?;
+    let list = ListQuery::parse(query, &[])?;
+    list.answer(&state, &store::ENDPOINT_LISTING, &place.scope("kind"), |e: Endpoint| EndpointView::of(&e)).await
+}
+
+async fn read_endpoint(state: AppState, caller: Caller, at: (&str, Option<&str>, &str)) -> Result<Response, Error> {
+    let (_, endpoint) = endpoint_in_reach(&state, &caller, at, Intent::Read).await?;
+    Ok(envelope::ok(EndpointView::of(&endpoint)))
+}
+
+async fn update_endpoint(
+    state: AppState,
+    caller: Caller,
+    at: (&str, Option<&str>, &str),
+    mut body: Body,
+) -> Result<Response, Error> {
+    let (_, before) = endpoint_in_reach(&state, &caller, at, Intent::Change).await?;
+    let mut endpoint = before.clone();
+    body.unchanged("id", &endpoint.id);
+    body.unchanged("kind", endpoint.kind.as_str());
+    // Updating a Disabled endpoint brings it back: the receiver is taken to be fixed.
+    if endpoint.status == EndpointStatus::Disabled {
+        endpoint.status = EndpointStatus::Active;
+        endpoint.consecutive_failures = 0;
+    }
+    read_fields(&state, &mut body, &mut endpoint).await;
+    body.finish()?;
+    endpoint.updated_at = to_millis(state.clock.now());
+    let mut tx = state.store.begin().await?;
+    store::update(&mut *tx, &endpoint).await?;
+    commit(&state, &caller, tx, change(ChangeAction::Update, &endpoint, Some(&before), Some(&endpoint), 200)).await?;
+    Ok(envelope::ok(EndpointView::of(&endpoint)))
+}
+
+async fn delete_endpoint(state: AppState, caller: Caller, at: (&str, Option<&str>, &str)) -> Result<Response, Error> {
+    let (_, endpoint) = endpoint_in_reach(&state, &caller, at, Intent::Remove).await?;
+    let mut tx = state.store.begin().await?;
+    store::delete(&mut *tx, &endpoint.id).await?;
+    commit(&state, &caller, tx, change(ChangeAction::Delete, &endpoint, Some(&endpoint), None, 200)).await?;
+    Ok(envelope::done())
+}
+
+async fn rotate(state: AppState, caller: Caller, at: (&str, Option<&str>, &str)) -> Result<Response, Error> {
+    let (_, before) = endpoint_in_reach(&state, &caller, at, Intent::Change).await?;
+    let secret = generate_secret(SECRET_PREFIX);
+    let mut endpoint = before.clone();
+    endpoint.secret_sealed = state.webhooks.secrets.seal(secret.as_bytes());
+    endpoint.secret_last_four = last_four(&secret);
+    endpoint.updated_at = to_millis(state.clock.now());
+    let mut tx = state.store.begin().await?;
+    store::update(&mut *tx, &endpoint).await?;
+    commit(&state, &caller, tx, change(ChangeAction::Update, &endpoint, Some(&before), Some(&endpoint), 200)).await?;
+    Ok(envelope::ok(with_secret(&state, &caller, &endpoint, secret)))
+}
+
+/// Schedules a `ping` for now. Nothing is published for a test, and it is never retried.
+async fn test(state: AppState, caller: Caller, at: (&str, Option<&str>, &str)) -> Result<Response, Error> {
+    let (place, endpoint) = endpoint_in_reach(&state, &caller, at, Intent::Change).await?;
+    let now = to_millis(state.clock.now());
+    let event_id = new_guid();
+    let mut data = Map::new();
+    data.insert("message".into(), "This is a test delivery from Castellan.".into());
+    data.insert("subscription".into(), endpoint.id.clone().into());
+    let built = state.webhooks.payloads.build("ping", &data).map_err(|error| Error::Internal(error.into()))?;
+    let payload = delivery::envelope(&event_id, "ping", now, Some(&place.realm_id), place.client_id.as_deref(), built);
+    let attempt = Attempt::scheduled(&endpoint, (&event_id, "ping"), AttemptKind::Test, payload, now);
+    store::insert_attempt(state.store.writer(), &attempt).await?;
+    state.webhooks.wake.notify_one();
+    Ok(envelope::created(AttemptView::of(attempt)))
+}
+
+/// Resends a delivered payload unchanged, now, while the endpoint is Active; the automatic retries
+/// still scheduled for that event are cancelled. Nothing is published for a replay.
+async fn replay(
+    state: AppState,
+    caller: Caller,
+    at: (&str, Option<&str>, &str),
+    attempt_id: &str,
+) -> Result<Response, Error> {
+    let (_, endpoint) = endpoint_in_reach(&state, &caller, at, Intent::Change).await?;
+    let original =
+        store::find_attempt(state.store.pool(), &endpoint.id, attempt_id).await?.ok_or(Error::NotFound("delivery"))?;
+    if endpoint.status != EndpointStatus::Active {
+        return Err(Error::InvalidState(
+            crate::error::ErrorCode::WebhookNotActive,
+            format!("the webhook is {}; only an Active webhook can replay a delivery", endpoint.status.as_str()),
+        ));
+    }
+    let now = to_millis(state.clock.now());
+    let attempt = Attempt::scheduled(
+        &endpoint,
+        (&original.event_id, &original.event_type),
+        AttemptKind::Replay,
+        original.payload,
+        now,
+    );
+    let mut tx = state.store.begin().await?;
+    store::cancel_retries(&mut *tx, &endpoint.id, &original.event_id).await?;
+    store::insert_attempt(&mut *tx, &attempt).await?;
+    tx.commit().await?;
+    state.webhooks.wake.notify_one();
+    Ok(envelope::created(AttemptView::of(attempt)))
+}
+
+async fn deliveries(
+    state: AppState,
+    caller: Caller,
+    realm_id: &str,
+    client_id: Option<&str>,
+    query: Option<String>,
+) -> Result<Response, Error> {
+    let place = place_in_reach(&state, &caller, realm_id, client_id, Intent::Read).await?;
+    let list = ListQuery::parse(query, &["webhookId", "eventId", "eventType", "kind"])?;
+    let mut scope = place.scope("endpoint_kind");
+    for (filter, column) in
+        [("webhookId", "endpoint_id"), ("eventId", "event_id"), ("eventType", "event_type"), ("kind", "kind")]
+    {
+        if let Some(value) = list.filter(filter) {
+            scope.push((column, Bind::Text(value.to_owned())));
+        }
+    }
+    list.answer(&state, &store::ATTEMPT_LISTING, &scope, AttemptView::of).await
+}
+
+// Realm endpoints.
+
+#[utoipa::path(post, path = "/realms/{realm}/webhooks", tag = "Webhooks", params(("realm" = String, Path)),
+    request_body = EndpointInput,
+    responses((status = 201, description = "The realm endpoint, with `signingSecret` (shown once, to holders of `secret:read`), in `data`", body = EndpointView),
+              (status = 400, description = "ValidationFailed, one notification per refused field"), (status = 403)),
+    security(("apiKey" = [])))]
+pub async fn create_realm_webhook(
+    State(state): State<AppState>,
+    caller: Caller,
+    Path(realm): Path<String>,
+    JsonBody(body): JsonBody,
+) -> Result<Response, Error> {
+    register(state, caller, &realm, None, body).await
+}
+
+#[utoipa::path(get, path = "/realms/{realm}/webhooks", tag = "Webhooks", params(("realm" = String, Path)),
+    responses((status = 200, description = "A page of the realm's endpoints, in `pagination`", body = [EndpointView])),
+    security(("apiKey" = [])))]
+pub async fn list_realm_webhooks(
+    State(state): State<AppState>,
+    caller: Caller,
+    Path(realm): Path<String>,
+    RawQuery(query): RawQuery,
+) -> Result<Response, Error> {
+    list_endpoints(state, caller, &realm, None, query).await
+}
+
+#[utoipa::path(get, path = "/realms/{realm}/webhooks/{webhookId}", tag = "Webhooks",
+    params(("realm" = String, Path), ("webhookId" = String, Path)),
+    responses((status = 200, body = EndpointView), (status = 404)), security(("apiKey" = [])))]
+pub async fn read_realm_webhook(
+    State(state): State<AppState>,
+    caller: Caller,
+    Path((realm, id)): Path<(String, String)>,
+) -> Result<Response, Error> {
+    read_endpoint(state, caller, (&realm, None, &id)).await
+}
+
+#[utoipa::path(put, path = "/realms/{realm}/webhooks/{webhookId}", tag = "Webhooks",
+    params(("realm" = String, Path), ("webhookId" = String, Path)), request_body = EndpointInput,
+    responses((status = 200, description = "The updated endpoint; a Disabled one is Active again", body = EndpointView), (status = 400), (status = 404)),
+    security(("apiKey" = [])))]
+pub async fn update_realm_webhook(
+    State(state): State<AppState>,
+    caller: Caller,
+    Path((realm, id)): Path<(String, String)>,
+    JsonBody(body): JsonBody,
+) -> Result<Response, Error> {
+    update_endpoint(state, caller, (&realm, None, &id), body).await
+}
+
+#[utoipa::path(delete, path = "/realms/{realm}/webhooks/{webhookId}", tag = "Webhooks",
+    params(("realm" = String, Path), ("webhookId" = String, Path)),
+    responses((status = 200, description = "Removed with its delivery history"), (status = 404)), security(("apiKey" = [])))]
+pub async fn delete_realm_webhook(
+    State(state): State<AppState>,
+    caller: Caller,
+    Path((realm, id)): Path<(String, String)>,
+) -> Result<Response, Error> {
+    delete_endpoint(state, caller, (&realm, None, &id)).await
+}
+
+#[utoipa::path(post, path = "/realms/{realm}/webhooks/{webhookId}/rotate-secret", tag = "Webhooks",
+    params(("realm" = String, Path), ("webhookId" = String, Path)),
+    responses((status = 200, description = "A new signing secret (shown once); the old one is invalid at once, and pending retries are signed with the new one", body = EndpointView)),
+    security(("apiKey" = [])))]
+pub async fn rotate_realm_webhook_secret(
+    State(state): State<AppState>,
+    caller: Caller,
+    Path((realm, id)): Path<(String, String)>,
+) -> Result<Response, Error> {
+    rotate(state, caller, (&realm, None, &id)).await
+}
+
+#[utoipa::path(post, path = "/realms/{realm}/webhooks/{webhookId}/test", tag = "Webhooks",
+    params(("realm" = String, Path), ("webhookId" = String, Path)),
+    responses((status = 201, description = "The scheduled `ping` attempt; it is sent at once and never retried", body = AttemptView)),
+    security(("apiKey" = [])))]
+pub async fn test_realm_webhook(
+    State(state): State<AppState>,
+    caller: Caller,
+    Path((realm, id)): Path<(String, String)>,
+) -> Result<Response, Error> {
+    test(state, caller, (&realm, None, &id)).await
+}
+
+#[utoipa::path(get, path = "/realms/{realm}/webhooks/deliveries", tag = "Webhooks",
+    params(("realm" = String, Path), ("webhookId" = Option<String>, Query), ("eventId" = Option<String>, Query),
+           ("eventType" = Option<String>, Query), ("kind" = Option<String>, Query),
+           ("status" = Option<String>, Query, description = "Scheduled, Succeeded, Failed, Cancelled")),
+    responses((status = 200, description = "A page of the attempts made to the realm's endpoints (30 days), in `pagination`", body = [AttemptView])),
+    security(("apiKey" = [])))]
+pub async fn realm_deliveries(
+    State(state): State<AppState>,
+    caller: Caller,
+    Path(realm): Path<String>,
+    RawQuery(query): RawQuery,
+) -> Result<Response, Error> {
+    deliveries(state, caller, &realm, None, query).await
+}
+
+// Client endpoints.
+
+#[utoipa::path(post, path = "/realms/{realm}/clients/{client}/webhooks", tag = "Webhooks",
+    params(("realm" = String, Path), ("client" = String, Path)), request_body = EndpointInput,
+    responses((status = 201, description = "The client endpoint, with `signingSecret` (shown once, to holders of `secret:read`), in `data`", body = EndpointView),
+              (status = 400), (status = 403, description = "The caller lacks client:write")),
+    security(("apiKey" = [])))]
+pub async fn create_client_webhook(
+    State(state): State<AppState>,
+    caller: Caller,
+    Path((realm, client)): Path<(String, String)>,
+    JsonBody(body): JsonBody,
+) -> Result<Response, Error> {
+    register(state, caller, &realm, Some(&client), body).await
+}
+
+#[utoipa::path(get, path = "/realms/{realm}/clients/{client}/webhooks", tag = "Webhooks",
+    params(("realm" = String, Path), ("client" = String, Path)),
+    responses((status = 200, description = "A page of the client's endpoints, in `pagination`", body = [EndpointView])),
+    security(("apiKey" = [])))]
+pub async fn list_client_webhooks(
+    State(state): State<AppState>,
+    caller: Caller,
+    Path((realm, client)): Path<(String, String)>,
+    RawQuery(query): RawQuery,
+) -> Result<Response, Error> {
+    list_endpoints(state, caller, &realm, Some(&client), query).await
+}
+
+#[utoipa::path(get, path = "/realms/{realm}/clients/{client}/webhooks/{webhookId}", tag = "Webhooks",
+    params(("realm" = String, Path), ("client" = String, Path), ("webhookId" = String, Path)),
+    responses((status = 200, body = EndpointView), (status = 404)), security(("apiKey" = [])))]
+pub async fn read_client_webhook(
+    State(state): State<AppState>,
+    caller: Caller,
+    Path((realm, client, id)): Path<(String, String, String)>,
+) -> Result<Response, Error> {
+    read_endpoint(state, caller, (&realm, Some(&client), &id)).await
+}
+
+#[utoipa::path(put, path = "/realms/{realm}/clients/{client}/webhooks/{webhookId}", tag = "Webhooks",
+    params(("realm" = String, Path), ("client" = String, Path), ("webhookId" = String, Path)), request_body = EndpointInput,
+    responses((status = 200, description = "The updated endpoint; a Disabled one is Active again", body = EndpointView), (status = 400), (status = 404)),
+    security(("apiKey" = [])))]
+pub async fn update_client_webhook(
+    State(state): State<AppState>,
+    caller: Caller,
+    Path((realm, client, id)): Path<(String, String, String)>,
+    JsonBody(body): JsonBody,
+) -> Result<Response, Error> {
+    update_endpoint(state, caller, (&realm, Some(&client), &id), body).await
+}
+
+#[utoipa::path(delete, path = "/realms/{realm}/clients/{client}/webhooks/{webhookId}", tag = "Webhooks",
+    params(("realm" = String, Path), ("client" = String, Path), ("webhookId" = String, Path)),
+    responses((status = 200, description = "Removed with its delivery history"), (status = 404)), security(("apiKey" = [])))]
+pub async fn delete_client_webhook(
+    State(state): State<AppState>,
+    caller: Caller,
+    Path((realm, client, id)): Path<(String, String, String)>,
+) -> Result<Response, Error> {
+    delete_endpoint(state, caller, (&realm, Some(&client), &id)).await
+}
+
+#[utoipa::path(post, path = "/realms/{realm}/clients/{client}/webhooks/{webhookId}/rotate-secret", tag = "Webhooks",
+    params(("realm" = String, Path), ("client" = String, Path), ("webhookId" = String, Path)),
+    responses((status = 200, description = "A new signing secret (shown once); the old one is invalid at once", body = EndpointView)),
+    security(("apiKey" = [])))]
+pub async fn rotate_client_webhook_secret(
+    State(state): State<AppState>,
+    caller: Caller,
+    Path((realm, client, id)): Path<(String, String, String)>,
+) -> Result<Response, Error> {
+    rotate(state, caller, (&realm, Some(&client), &id)).await
+}
+
+#[utoipa::path(post, path = "/realms/{realm}/clients/{client}/webhooks/{webhookId}/test", tag = "Webhooks",
+    params(("realm" = String, Path), ("client" = String, Path), ("webhookId" = String, Path)),
+    responses((status = 201, description = "The scheduled `ping` attempt; it is sent at once and never retried", body = AttemptView)),
+    security(("apiKey" = [])))]
+pub async fn test_client_webhook(
+    State(state): State<AppState>,
+    caller: Caller,
+    Path((realm, client, id)): Path<(String, String, String)>,
+) -> Result<Response, Error> {
+    test(state, caller, (&realm, Some(&client), &id)).await
+}
+
+#[utoipa::path(get, path = "/realms/{realm}/clients/{client}/webhooks/deliveries", tag = "Webhooks",
+    params(("realm" = String, Path), ("client" = String, Path), ("webhookId" = Option<String>, Query),
+           ("eventId" = Option<String>, Query), ("eventType" = Option<String>, Query), ("kind" = Option<String>, Query),
+           ("status" = Option<String>, Query, description = "Scheduled, Succeeded, Failed, Cancelled")),
+    responses((status = 200, description = "A page of the attempts made to the client's endpoints (30 days), in `pagination`", body = [AttemptView])),
+    security(("apiKey" = [])))]
+pub async fn client_deliveries(
+    State(state): State<AppState>,
+    caller: Caller,
+    Path((realm, client)): Path<(String, String)>,
+    RawQuery(query): RawQuery,
+) -> Result<Response, Error> {
+    deliveries(state, caller, &realm, Some(&client), query).await
+}
+
+#[utoipa::path(post, path = "/realms/{realm}/clients/{client}/webhooks/{webhookId}/deliveries/{deliveryId}/replay", tag = "Webhooks",
+    params(("realm" = String, Path), ("client" = String, Path), ("webhookId" = String, Path), ("deliveryId" = String, Path)),
+    responses((status = 201, description = "The scheduled Replay attempt: the stored payload unchanged, sent at once; retries still scheduled for the event are cancelled", body = AttemptView),
+              (status = 404), (status = 409, description = "WebhookNotActive: only an Active endpoint replays")),
+    security(("apiKey" = [])))]
+pub async fn replay_client_delivery(
+    State(state): State<AppState>,
+    caller: Caller,
+    Path((realm, client, id, delivery)): Path<(String, String, String, String)>,
+) -> Result<Response, Error> {
+    replay(state, caller, (&realm, Some(&client), &id), &delivery).await
+}

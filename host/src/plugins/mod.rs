@@ -1,0 +1,119 @@
+//! Sandboxed components (DESIGN principle 3): pure functions behind the WIT worlds of `wit/`, run
+//! under wasmtime with a memory limit and a deadline. Instances are kept warm and reused; one that
+//! traps or runs out of time is dropped and replaced by a fresh one on the next call.
+
+pub mod payloads;
+
+use std::sync::{Arc, Mutex, OnceLock};
+use std::time::Duration;
+
+use anyhow::Context as _;
+use wasmtime::component::Component;
+use wasmtime::{Config, Engine, Store, StoreLimits, StoreLimitsBuilder};
+
+/// Largest linear memory a component may grow to.
+const MEMORY_LIMIT_BYTES: usize = 16 * 1024 * 1024;
+
+/// How often the engine's epoch advances; a call's deadline is counted in these ticks.
+const EPOCH_TICK: Duration = Duration::from_millis(5);
+
+/// The longest a single call may run, in epoch ticks (about 50 ms).
+const DEADLINE_TICKS: u64 = 10;
+
+/// Warm instances kept per component.
+const POOL_SIZE: usize = 16;
+
+/// The process's one engine, with its epoch ticking on a thread of its own: every component in
+/// the process shares it.
+fn engine() -> &'static Engine {
+    static ENGINE: OnceLock<Engine> = OnceLock::new();
+    ENGINE.get_or_init(|| {
+        let mut config = Config::new();
+        config.epoch_interruption(true);
+        let engine =
+            Engine::new(&config).unwrap_or_else(|error| panic!("the wasmtime configuration is invalid: {error}"));
+        let ticking = engine.clone();
+        std::thread::Builder::new()
+            .name("component-epoch".into())
+            .spawn(move || {
+                loop {
+                    std::thread::sleep(EPOCH_TICK);
+                    ticking.increment_epoch();
+                }
+            })
+            .unwrap_or_else(|error| panic!("cannot start the component epoch thread: {error}"));
+        engine
+    })
+}
+
+/// Compiles a component for this process's engine.
+pub fn compile(bytes: &[u8], what: &str) -> anyhow::Result<Component> {
+    Component::new(engine(), bytes)
+        .map_err(anyhow::Error::from)
+        .with_context(|| format!("{what} is not a valid component"))
+}
+
+/// What each store holds: its limits.
+pub struct Limits {
+    limits: StoreLimits,
+}
+
+/// A fresh store with the memory limit, for one instance.
+fn new_store() -> Store<Limits> {
+    let limits = StoreLimitsBuilder::new().memory_size(MEMORY_LIMIT_BYTES).instances(4).build();
+    let mut store = Store::new(engine(), Limits { limits });
+    store.limiter(|state| &mut state.limits);
+    store
+}
+
+/// Warm instances of one component: `T` is the world's generated bindings.
+pub struct Pool<T> {
+    component: Component,
+    instantiate: fn(&mut Store<Limits>, &Component) -> wasmtime::Result<T>,
+    idle: Mutex<Vec<(Store<Limits>, T)>>,
+}
+
+impl<T> std::fmt::Debug for Pool<T> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("Pool(..)")
+    }
+}
+
+impl<T> Pool<T> {
+    pub fn new(
+        component: Component,
+        instantiate: fn(&mut Store<Limits>, &Component) -> wasmtime::Result<T>,
+    ) -> Arc<Self> {
+        Arc::new(Self { component, instantiate, idle: Mutex::new(Vec::new()) })
+    }
+
+    /// Instantiates once, so that a component that cannot run under this world is refused at start.
+    pub fn check(&self) -> anyhow::Result<()> {
+        let mut store = new_store();
+        (self.instantiate)(&mut store, &self.component)
+            .map_err(anyhow::Error::from)
+            .context("the component cannot be instantiated")?;
+        Ok(())
+    }
+
+    /// Runs `call` on a warm instance within the deadline. An instance whose call failed (a trap,
+    /// the deadline, the memory limit) is not reused.
+    pub fn call<R>(&self, call: impl FnOnce(&T, &mut Store<Limits>) -> wasmtime::Result<R>) -> anyhow::Result<R> {
+        let warm = self.idle.lock().unwrap_or_else(|poisoned| poisoned.into_inner()).pop();
+        let (mut store, instance) = match warm {
+            Some(warm) => warm,
+            None => {
+                let mut store = new_store();
+                let instance = (self.instantiate)(&mut store, &self.component)?;
+                (store, instance)
+            }
+        };
+        store.set_epoch_deadline(DEADLINE_TICKS);
+        let answer = call(&instance, &mut store)?;
+        let mut idle = self.idle.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
+        if idle.len() < POOL_SIZE {
+            idle.push((store, instance));
+        }
+        Ok(answer)
+    }
+}

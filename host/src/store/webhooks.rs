@@ -1,0 +1,329 @@
+//! Webhook endpoints and their delivery attempts.
+
+use sqlx::{Any, Executor};
+
+use super::page::Listing;
+use super::text_enum;
+
+text_enum! {
+    /// Which events an endpoint can hear.
+    pub enum EndpointKind {
+        /// Registered on a client: user, sign-in, token, key and suspension events.
+        Client,
+        /// Registered on a realm: administrative changes and attack events.
+        Realm,
+    }
+}
+
+text_enum! {
+    pub enum EndpointStatus {
+        /// Receives new events.
+        Active,
+        /// Receives no new events until set Active again; scheduled retries still go out.
+        Paused,
+        /// Turned off after 10 consecutive failures; scheduled retries still go out.
+        Disabled,
+    }
+}
+
+text_enum! {
+    /// What made an attempt.
+    pub enum AttemptKind {
+        /// The first delivery of an event.
+        Event,
+        /// An automatic retry after a failure.
+        Retry,
+        /// A manual resend of a delivered payload.
+        Replay,
+        /// A `ping` sent by Send test.
+        Test,
+    }
+}
+
+text_enum! {
+    pub enum AttemptState {
+        /// Waiting for its time (`dueAt`) or being sent.
+        Scheduled,
+        /// The receiver answered 2xx within 10 seconds.
+        Succeeded,
+        /// Any other answer, a timeout, a refused address or a connection error.
+        Failed,
+        /// A scheduled retry a replay made unnecessary.
+        Cancelled,
+    }
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, sqlx::FromRow)]
+pub struct Endpoint {
+    pub id: String,
+    pub account_id: String,
+    pub realm_id: String,
+    #[sqlx(try_from = "String")]
+    pub kind: EndpointKind,
+    pub client_id: Option<String>,
+    pub name: String,
+    pub url: String,
+    pub description: Option<String>,
+    /// JSON list of event names.
+    pub events: String,
+    pub retries: i64,
+    pub first_retry_after_seconds: i64,
+    #[sqlx(try_from = "String")]
+    pub status: EndpointStatus,
+    pub secret_sealed: String,
+    pub secret_last_four: String,
+    pub consecutive_failures: i64,
+    pub created_at: i64,
+    pub updated_at: i64,
+}
+
+const ENDPOINT_COLUMNS: &str = "id, account_id, realm_id, kind, client_id, name, url, description, events, retries, \
+     first_retry_after_seconds, status, secret_sealed, secret_last_four, consecutive_failures, created_at, updated_at";
+
+pub const ENDPOINT_LISTING: Listing = Listing {
+    table: "webhook_endpoints",
+    columns: ENDPOINT_COLUMNS,
+    created: "created_at",
+    tie_breaker: "id",
+    search: &["name", "url", "description"],
+    status: Some("status"),
+    sortable: &[("name", "name"), ("url", "url"), ("updatedAt", "updated_at"), ("createdAt", "created_at")],
+};
+
+pub async fn insert<'c>(db: impl Executor<'c, Database = Any>, endpoint: &Endpoint) -> Result<(), sqlx::Error> {
+    sqlx::query(
+        "INSERT INTO webhook_endpoints (id, account_id, realm_id, kind, client_id, name, url, description, events, \
+         retries, first_retry_after_seconds, status, secret_sealed, secret_last_four, consecutive_failures, \
+         created_at, updated_at) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17)",
+    )
+    .bind(&endpoint.id)
+    .bind(&endpoint.account_id)
+    .bind(&endpoint.realm_id)
+    .bind(endpoint.kind.as_str())
+    .bind(&endpoint.client_id)
+    .bind(&endpoint.name)
+    .bind(&endpoint.url)
+    .bind(&endpoint.description)
+    .bind(&endpoint.events)
+    .bind(endpoint.retries)
+    .bind(endpoint.first_retry_after_seconds)
+    .bind(endpoint.status.as_str())
+    .bind(&endpoint.secret_sealed)
+    .bind(&endpoint.secret_last_four)
+    .bind(endpoint.consecutive_failures)
+    .bind(endpoint.created_at)
+    .bind(endpoint.updated_at)
+    .execute(db)
+    .await
+    .map(|_| ())
+}
+
+/// The endpoint with this id among the realm's endpoints of `kind` (and the client's, for a
+/// client endpoint).
+pub async fn find<'c>(
+    db: impl Executor<'c, Database = Any>,
+    realm_id: &str,
+    client_id: Option<&str>,
+    id: &str,
+) -> Result<Option<Endpoint>, sqlx::Error> {
+    let kind = if client_id.is_some() { EndpointKind::Client } else { EndpointKind::Realm };
+    sqlx::query_as(sqlx::AssertSqlSafe(format!(
+        "SELECT {ENDPOINT_COLUMNS} FROM webhook_endpoints WHERE id = $1 AND realm_id = $2 AND kind = $3 \
+         AND ($4 IS NULL OR client_id = $4)"
+    )))
+    .bind(id)
+    .bind(realm_id)
+    .bind(kind.as_str())
+    .bind(client_id)
+    .fetch_optional(db)
+    .await
+}
+
+/// Writes everything an update, a rotation or a health change may touch.
+pub async fn update<'c>(db: impl Executor<'c, Database = Any>, endpoint: &Endpoint) -> Result<(), sqlx::Error> {
+    sqlx::query(
+        "UPDATE webhook_endpoints SET name = $2, url = $3, description = $4, events = $5, retries = $6, \
+         first_retry_after_seconds = $7, status = $8, secret_sealed = $9, secret_last_four = $10, \
+         consecutive_failures = $11, updated_at = $12 WHERE id = $1",
+    )
+    .bind(&endpoint.id)
+    .bind(&endpoint.name)
+    .bind(&endpoint.url)
+    .bind(&endpoint.description)
+    .bind(&endpoint.events)
+    .bind(endpoint.retries)
+    .bind(endpoint.first_retry_after_seconds)
+    .bind(endpoint.status.as_str())
+    .bind(&endpoint.secret_sealed)
+    .bind(&endpoint.secret_last_four)
+    .bind(endpoint.consecutive_failures)
+    .bind(endpoint.updated_at)
+    .execute(db)
+    .await
+    .map(|_| ())
+}
+
+pub async fn delete<'c>(db: impl Executor<'c, Database = Any>, id: &str) -> Result<(), sqlx::Error> {
+    sqlx::query("DELETE FROM webhook_endpoints WHERE id = $1").bind(id).execute(db).await.map(|_| ())
+}
+
+/// The realm's Active endpoints, which receive new events.
+pub async fn active_in_realm<'c>(
+    db: impl Executor<'c, Database = Any>,
+    realm_id: &str,
+) -> Result<Vec<Endpoint>, sqlx::Error> {
+    sqlx::query_as(sqlx::AssertSqlSafe(format!(
+        "SELECT {ENDPOINT_COLUMNS} FROM webhook_endpoints WHERE realm_id = $1 AND status = 'Active'"
+    )))
+    .bind(realm_id)
+    .fetch_all(db)
+    .await
+}
+
+/// One attempt to deliver a payload to an endpoint, scheduled or made.
+#[derive(Debug, Clone, PartialEq, Eq, sqlx::FromRow)]
+pub struct Attempt {
+    pub id: String,
+    pub endpoint_id: String,
+    pub realm_id: String,
+    #[sqlx(try_from = "String")]
+    pub endpoint_kind: EndpointKind,
+    pub client_id: Option<String>,
+    pub event_id: String,
+    pub event_type: String,
+    #[sqlx(try_from = "String")]
+    pub kind: AttemptKind,
+    pub retry_number: i64,
+    pub payload: String,
+    #[sqlx(try_from = "String")]
+    pub state: AttemptState,
+    pub due_at: i64,
+    pub sent_at: Option<i64>,
+    pub response_status: Option<i64>,
+    pub response_headers: Option<String>,
+    pub response_body: Option<String>,
+    pub latency_ms: Option<i64>,
+    pub error: Option<String>,
+    pub created_at: i64,
+}
+
+const ATTEMPT_COLUMNS: &str = "id, endpoint_id, realm_id, endpoint_kind, client_id, event_id, event_type, kind, \
+     retry_number, payload, state, due_at, sent_at, response_status, response_headers, response_body, latency_ms, \
+     error, created_at";
+
+pub const ATTEMPT_LISTING: Listing = Listing {
+    table: "webhook_attempts",
+    columns: ATTEMPT_COLUMNS,
+    created: "created_at",
+    tie_breaker: "id",
+    search: &["event_type", "event_id", "error"],
+    status: Some("state"),
+    sortable: &[("dueAt", "due_at"), ("sentAt", "sent_at"), ("createdAt", "created_at")],
+};
+
+impl Attempt {
+    /// A new attempt, due at `due_at`, of `payload` to `endpoint`.
+    pub fn scheduled(
+        endpoint: &Endpoint,
+        event: (&str, &str),
+        kind: AttemptKind,
+        payload: String,
+        due_at: i64,
+    ) -> Self {
+        Self {
+            id: crate::ids::new_guid(),
+            endpoint_id: endpoint.id.clone(),
+            realm_id: endpoint.realm_id.clone(),
+            endpoint_kind: endpoint.kind,
+            client_id: endpoint.client_id.clone(),
+            event_id: event.0.to_owned(),
+            event_type: event.1.to_owned(),
+            kind,
+            retry_number: 0,
+            payload,
+            state: AttemptState::Scheduled,
+            due_at,
+            sent_at: None,
+            response_status: None,
+            response_headers: None,
+            response_body: None,
+            latency_ms: None,
+            error: None,
+            created_at: due_at,
+        }
+    }
+}
+
+pub async fn insert_attempt<'c>(db: impl Executor<'c, Database = Any>, attempt: &Attempt) -> Result<(), sqlx::Error> {
+    sqlx::query(
+        "INSERT INTO webhook_attempts (id, endpoint_id, realm_id, endpoint_kind, client_id, event_id, event_type, \
+         kind, retry_number, payload, state, due_at, created_at) \
+         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13)",
+    )
+    .bind(&attempt.id)
+    .bind(&attempt.endpoint_id)
+    .bind(&attempt.realm_id)
+    .bind(attempt.endpoint_kind.as_str())
+    .bind(&attempt.client_id)
+    .bind(&attempt.event_id)
+    .bind(&attempt.event_type)
+    .bind(attempt.kind.as_str())
+    .bind(attempt.retry_number)
+    .bind(&attempt.payload)
+    .bind(attempt.state.as_str())
+    .bind(attempt.due_at)
+    .bind(attempt.created_at)
+    .execute(db)
+    .await
+    .map(|_| ())
+}
+
+/// The attempt with this id made to this endpoint.
+pub async fn find_attempt<'c>(
+    db: impl Executor<'c, Database = Any>,
+    endpoint_id: &str,
+    id: &str,
+) -> Result<Option<Attempt>, sqlx::Error> {
+    sqlx::query_as(sqlx::AssertSqlSafe(format!(
+        "SELECT {ATTEMPT_COLUMNS} FROM webhook_attempts WHERE id = $1 AND endpoint_id = $2"
+    )))
+    .bind(id)
+    .bind(endpoint_id)
+    .fetch_optional(db)
+    .await
+}
+
+/// Cancels the automatic retries still scheduled for an event at an endpoint.
+pub async fn cancel_retries<'c>(
+    db: impl Executor<'c, Database = Any>,
+    endpoint_id: &str,
+    event_id: &str,
+) -> Result<u64, sqlx::Error> {
+    sqlx::query(
+        "UPDATE webhook_attempts SET state = 'Cancelled' \
+         WHERE endpoint_id = $1 AND event_id = $2 AND kind = 'Retry' AND state = 'Scheduled'",
+    )
+    .bind(endpoint_id)
+    .bind(event_id)
+    .execute(db)
+    .await
+    .map(|done| done.rows_affected())
+}
+
+/// Removes finished attempts and fanned-out events older than `before` (the 30-day history).
+pub async fn delete_history_before<'c>(
+    db: impl Executor<'c, Database = Any> + Copy,
+    before: i64,
+) -> Result<u64, sqlx::Error> {
+    let attempts = sqlx::query("DELETE FROM webhook_attempts WHERE created_at < $1 AND state <> 'Scheduled'")
+        .bind(before)
+        .execute(db)
+        .await?
+        .rows_affected();
+    let events = sqlx::query("DELETE FROM event_outbox WHERE created_at < $1 AND fanned_out_at IS NOT NULL")
+        .bind(before)
+        .execute(db)
+        .await?
+        .rows_affected();
+    Ok(attempts + events)
+}

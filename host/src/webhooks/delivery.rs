@@ -1,0 +1,483 @@
+//! The delivery worker. Each round it fans out new outbox events, claims due attempts (a lease in
+//! `claimed_until`, so hosts sharing a database never send one attempt at once), sends them
+//! concurrently, and records the outcomes of those that finished in one transaction. A crash loses
+//! nothing: an event not yet fanned out stays in the outbox, and an attempt whose outcome was not
+//! recorded is claimed again when its lease runs out. Delivery is therefore at least once.
+
+use std::collections::{HashMap, HashSet};
+use std::time::{Duration, Instant};
+
+use serde_json::{Map, Value};
+use sqlx::Row as _;
+use tokio::task::JoinSet;
+
+use super::{Webhooks, retry_delay_ms, signature};
+use crate::AppState;
+use crate::clock::to_millis;
+use crate::store::events::StoredEvent;
+use crate::store::webhooks::{self as store, Attempt, AttemptKind, AttemptState, Endpoint, EndpointKind};
+use crate::store::{Backend, from_json_list};
+
+/// Events fanned out per round.
+const FAN_OUT_BATCH: i64 = 500;
+
+/// Attempts in flight at once on one host.
+const MAX_IN_FLIGHT: usize = 512;
+
+/// How long a claim keeps other hosts away from an attempt: longer than a send may take.
+const LEASE_MS: i64 = 60_000;
+
+/// How often an idle worker looks for work.
+const IDLE_POLL: Duration = Duration::from_millis(50);
+
+/// The response body kept with an attempt is cut at this many bytes.
+pub const RESPONSE_BODY_LIMIT: usize = 4096;
+
+/// Subsystem failures are logged, and the worker carries on with the next round.
+pub async fn run(state: AppState) {
+    let mut in_flight: JoinSet<Outcome> = JoinSet::new();
+    let mut sending: HashSet<String> = HashSet::new();
+    loop {
+        let fanned = fan_out(&state).await.unwrap_or_else(|error| {
+            tracing::error!(error = %error, "webhook fan-out failed");
+            0
+        });
+        let claimed = match MAX_IN_FLIGHT.saturating_sub(in_flight.len()) {
+            0 => Vec::new(),
+            room => claim(&state, room).await.unwrap_or_else(|error| {
+                tracing::error!(error = %error, "claiming webhook attempts failed");
+                Vec::new()
+            }),
+        };
+        let busy = fanned > 0 || !claimed.is_empty();
+        for due in claimed {
+            // A claim of this host's own attempt still in flight (the clock moved past its lease).
+            if sending.insert(due.attempt.id.clone()) {
+                let webhooks = state.webhooks.clone();
+                let t = state.clock.now().timestamp();
+                in_flight.spawn(async move { send(&webhooks, due, t).await });
+            }
+        }
+        let mut finished = Vec::new();
+        while let Some(done) = in_flight.try_join_next() {
+            finished.extend(done.ok());
+        }
+        if finished.is_empty() && !busy {
+            tokio::select! {
+                () = state.webhooks.wake.notified() => {}
+                () = tokio::time::sleep(IDLE_POLL) => {}
+                Some(done) = in_flight.join_next(), if !in_flight.is_empty() => finished.extend(done.ok()),
+            }
+            while let Some(done) = in_flight.try_join_next() {
+                finished.extend(done.ok());
+            }
+        }
+        if !finished.is_empty() {
+            for outcome in &finished {
+                sending.remove(&outcome.attempt.id);
+            }
+            if let Err(error) = record(&state, finished).await {
+                tracing::error!(error = %error, "recording webhook outcomes failed; the attempts will be claimed again");
+            }
+        }
+    }
+}
+
+/// Whether an endpoint hears an event: the event happened once it existed, is of its kind, in its
+/// realm, for its client (a client endpoint also hears the realm's user events, which belong to no
+/// client), and among its subscriptions.
+fn hears(endpoint: &Endpoint, event: &StoredEvent) -> bool {
+    if event.created_at < endpoint.created_at {
+        return false;
+    }
+    let of_its_kind = match endpoint.kind {
+        EndpointKind::Realm => super::REALM_EVENTS.contains(&event.event_type.as_str()),
+        EndpointKind::Client => {
+            super::CLIENT_EVENTS.contains(&event.event_type.as_str())
+                && (event.client_id.is_none() || event.client_id == endpoint.client_id)
+        }
+    };
+    of_its_kind && from_json_list(&endpoint.events).contains(&event.event_type)
+}
+
+/// The message body: the SPEC envelope around the `data` the payload component built.
+pub fn envelope(
+    event_id: &str,
+    event_type: &str,
+    created_at_ms: i64,
+    realm: Option<&str>,
+    client: Option<&str>,
+    data: Map<String, Value>,
+) -> String {
+    let mut envelope = Map::new();
+    envelope.insert("id".into(), event_id.into());
+    envelope.insert("type".into(), event_type.into());
+    envelope.insert("created_at".into(), (created_at_ms.div_euclid(1000)).into());
+    envelope.insert("realm_id".into(), realm.into());
+    envelope.insert("client_id".into(), client.into());
+    envelope.insert("data".into(), Value::Object(data));
+    Value::Object(envelope).to_string()
+}
+
+/// Fans out a batch of new events: builds each payload once and schedules one attempt per
+/// subscribed Active endpoint, in the transaction that marks the events fanned out.
+async fn fan_out(state: &AppState) -> anyhow::Result<usize> {
+    let lock = match state.store.backend() {
+        Backend::Postgres => " FOR UPDATE SKIP LOCKED",
+        Backend::Sqlite => "",
+    };
+    let mut tx = state.store.begin().await?;
+    let events: Vec<StoredEvent> = sqlx::query_as(sqlx::AssertSqlSafe(format!(
+        "SELECT id, event_type, account_id, realm_id, client_id, created_at, data FROM event_outbox \
+         WHERE fanned_out_at IS NULL ORDER BY created_at LIMIT {FAN_OUT_BATCH}{lock}"
+    )))
+    .fetch_all(&mut *tx)
+    .await?;
+    if events.is_empty() {
+        return Ok(0);
+    }
+    let now = to_millis(state.clock.now());
+    let ids: Vec<&str> = events.iter().map(|event| event.id.as_str()).collect();
+    let mut mark = sqlx::query(sqlx::AssertSqlSafe(format!(
+        "UPDATE event_outbox SET fanned_out_at = $1 WHERE id IN ({})",
+        placeholders(2, ids.len())
+    )))
+    .bind(now);
+    for id in &ids {
+        mark = mark.bind(*id);
+    }
+    mark.execute(&mut *tx).await?;
+
+    let mut endpoints: HashMap<String, Vec<Endpoint>> = HashMap::new();
+    let mut scheduled = 0;
+    for event in &events {
+        let Some(realm_id) = &event.realm_id else { continue };
+        if !endpoints.contains_key(realm_id) {
+            let found = store::active_in_realm(&mut *tx, realm_id).await?;
+            endpoints.insert(realm_id.clone(), found);
+        }
+        let listeners: Vec<&Endpoint> =
+            endpoints.get(realm_id).into_iter().flatten().filter(|endpoint| hears(endpoint, event)).collect();
+        if listeners.is_empty() {
+            continue;
+        }
+        let record = match serde_json::from_str(&event.data) {
+            Ok(Value::Object(record)) => record,
+            _ => Map::new(),
+        };
+        let built = state.webhooks.payloads.build(&event.event_type, &record);
+        let body = built.as_ref().ok().map(|data| {
+            envelope(
+                &event.id,
+                &event.event_type,
+                event.created_at,
+                Some(realm_id),
+                event.client_id.as_deref(),
+                data.clone(),
+            )
+        });
+        for endpoint in listeners {
+            let mut attempt = Attempt::scheduled(
+                endpoint,
+                (&event.id, &event.event_type),
+                AttemptKind::Event,
+                body.clone().unwrap_or_default(),
+                now,
+            );
+            if let Err(error) = &built {
+                tracing::error!(event = %event.id, error = %error, "a webhook payload could not be built");
+                attempt.state = AttemptState::Failed;
+                attempt.error = Some(error.to_string());
+            }
+            store::insert_attempt(&mut *tx, &attempt).await?;
+            scheduled += 1;
+        }
+    }
+    tx.commit().await?;
+    if scheduled > 0 {
+        tracing::debug!(events = events.len(), scheduled, "webhook events fanned out");
+    }
+    Ok(events.len())
+}
+
+/// An attempt claimed for sending, with what sending it needs from its endpoint.
+#[derive(Debug)]
+struct Due {
+    attempt: Attempt,
+    url: String,
+    secret_sealed: String,
+    retries: i64,
+    first_retry_after_seconds: i64,
+}
+
+async fn claim(state: &AppState, room: usize) -> anyhow::Result<Vec<Due>> {
+    let now = to_millis(state.clock.now());
+    let lock = match state.store.backend() {
+        Backend::Postgres => " FOR UPDATE SKIP LOCKED",
+        Backend::Sqlite => "",
+    };
+    let ids: Vec<String> = sqlx::query(sqlx::AssertSqlSafe(format!(
+        "UPDATE webhook_attempts SET claimed_until = $1 WHERE id IN (SELECT id FROM webhook_attempts \
+         WHERE state = 'Scheduled' AND due_at <= $2 AND (claimed_until IS NULL OR claimed_until <= $2) \
+         ORDER BY due_at LIMIT $3{lock}) RETURNING id"
+    )))
+    .bind(now + LEASE_MS)
+    .bind(now)
+    .bind(i64::try_from(room).unwrap_or(i64::MAX))
+    .fetch_all(state.store.writer())
+    .await?
+    .iter()
+    .map(|row| row.try_get::<String, _>(0))
+    .collect::<Result<_, _>>()?;
+    if ids.is_empty() {
+        return Ok(Vec::new());
+    }
+    let mut select = sqlx::query_as::<_, Attempt>(sqlx::AssertSqlSafe(format!(
+        "SELECT id, endpoint_id, realm_id, endpoint_kind, client_id, event_id, event_type, kind, retry_number, \
+         payload, state, due_at, sent_at, response_status, response_headers, response_body, latency_ms, error, \
+         created_at FROM webhook_attempts WHERE id IN ({})",
+        placeholders(1, ids.len())
+    )));
+    for id in &ids {
+        select = select.bind(id);
+    }
+    let attempts = select.fetch_all(state.store.pool()).await?;
+    let endpoint_ids: Vec<&str> =
+        attempts.iter().map(|attempt| attempt.endpoint_id.as_str()).collect::<HashSet<_>>().into_iter().collect();
+    let mut endpoints = sqlx::query(sqlx::AssertSqlSafe(format!(
+        "SELECT id, url, secret_sealed, retries, first_retry_after_seconds FROM webhook_endpoints WHERE id IN ({})",
+        placeholders(1, endpoint_ids.len())
+    )));
+    for id in &endpoint_ids {
+        endpoints = endpoints.bind(*id);
+    }
+    let mut targets = HashMap::new();
+    for row in endpoints.fetch_all(state.store.pool()).await? {
+        let id: String = row.try_get(0)?;
+        targets.insert(
+            id,
+            (
+                row.try_get::<String, _>(1)?,
+                row.try_get::<String, _>(2)?,
+                row.try_get::<i64, _>(3)?,
+                row.try_get::<i64, _>(4)?,
+            ),
+        );
+    }
+    Ok(attempts
+        .into_iter()
+        .filter_map(|attempt| {
+            let (url, secret_sealed, retries, first) = targets.get(&attempt.endpoint_id)?.clone();
+            Some(Due { attempt, url, secret_sealed, retries, first_retry_after_seconds: first })
+        })
+        .collect())
+}
+
+/// What one attempt came to.
+#[derive(Debug)]
+struct Outcome {
+    attempt: Attempt,
+    retries: i64,
+    first_retry_after_seconds: i64,
+    succeeded: bool,
+    sent_at: i64,
+    status: Option<i64>,
+    headers: Option<String>,
+    body: Option<String>,
+    latency_ms: i64,
+    error: Option<String>,
+}
+
+async fn send(webhooks: &Webhooks, due: Due, t: i64) -> Outcome {
+    let started = Instant::now();
+    let mut outcome = Outcome {
+        retries: due.retries,
+        first_retry_after_seconds: due.first_retry_after_seconds,
+        succeeded: false,
+        sent_at: t * 1000,
+        status: None,
+        headers: None,
+        body: None,
+        latency_ms: 0,
+        error: None,
+        attempt: due.attempt,
+    };
+    match post(webhooks, &due.url, &due.secret_sealed, &outcome.attempt, t).await {
+        Ok(response) => {
+            let status = response.status();
+            outcome.succeeded = status.is_success();
+            outcome.status = Some(i64::from(status.as_u16()));
+            let headers: Map<String, Value> = response
+                .headers()
+                .iter()
+                .map(|(name, value)| (name.as_str().to_owned(), String::from_utf8_lossy(value.as_bytes()).into()))
+                .collect();
+            outcome.headers = Some(Value::Object(headers).to_string());
+            let (body, read_error) = read_limited(response).await;
+            outcome.body = Some(body);
+            if let Some(error) = read_error {
+                outcome.succeeded = false;
+                outcome.error = Some(error);
+            } else if !outcome.succeeded {
+                outcome.error = Some(format!("the receiver answered {status}"));
+            }
+        }
+        Err(error) => outcome.error = Some(error),
+    }
+    outcome.latency_ms = i64::try_from(started.elapsed().as_millis()).unwrap_or(i64::MAX);
+    outcome
+}
+
+async fn post(
+    webhooks: &Webhooks,
+    url: &str,
+    secret_sealed: &str,
+    attempt: &Attempt,
+    t: i64,
+) -> Result<reqwest::Response, String> {
+    let url = url::Url::parse(url).map_err(|error| format!("the endpoint URL is invalid: {error}"))?;
+    // Names are checked by the client's resolver on every connection; literal addresses never
+    // reach it.
+    let literal = match url.host() {
+        Some(url::Host::Ipv4(ip)) => Some(std::net::IpAddr::V4(ip)),
+        Some(url::Host::Ipv6(ip)) => Some(std::net::IpAddr::V6(ip)),
+        _ => None,
+    };
+    if let Some(ip) = literal.filter(|ip| !webhooks.addresses.permits(*ip)) {
+        return Err(format!("{ip} is not a public address"));
+    }
+    let secret = webhooks.secrets.open(secret_sealed).map_err(|_| "the signing secret cannot be read".to_owned())?;
+    let secret = String::from_utf8(secret).map_err(|_| "the signing secret cannot be read".to_owned())?;
+    webhooks
+        .http
+        .post(url)
+        .header("Content-Type", "application/json")
+        .header("X-Service-Signature", signature(&secret, t, attempt.payload.as_bytes()))
+        .header("X-Service-Event", &attempt.event_type)
+        .header("X-Service-Event-Id", &attempt.event_id)
+        .body(attempt.payload.clone())
+        .send()
+        .await
+        .map_err(|error| describe(&error))
+}
+
+/// The response body up to the limit, and the error that cut the read short, if any.
+async fn read_limited(mut response: reqwest::Response) -> (String, Option<String>) {
+    let mut body = Vec::new();
+    loop {
+        match response.chunk().await {
+            Ok(Some(chunk)) => {
+                let room = RESPONSE_BODY_LIMIT - body.len();
+                body.extend_from_slice(&chunk[..chunk.len().min(room)]);
+                if body.len() >= RESPONSE_BODY_LIMIT {
+                    break;
+                }
+            }
+            Ok(None) => break,
+            Err(error) => return (String::from_utf8_lossy(&body).into_owned(), Some(describe(&error))),
+        }
+    }
+    (String::from_utf8_lossy(&body).into_owned(), None)
+}
+
+/// An error with its causes, which name what actually went wrong (a refused address, a timeout).
+fn describe(error: &reqwest::Error) -> String {
+    let mut text = if error.is_timeout() { "no answer within 10 seconds".to_owned() } else { error.to_string() };
+    let mut source = std::error::Error::source(error);
+    while let Some(cause) = source {
+        text.push_str(": ");
+        text.push_str(&cause.to_string());
+        source = cause.source();
+    }
+    text
+}
+
+/// Records finished attempts: their outcome, the endpoint's health (10 consecutive failures
+/// disable it; automatic retries do not count, tests do; any success resets the count), and the
+/// next automatic retry of a failed event delivery.
+async fn record(state: &AppState, outcomes: Vec<Outcome>) -> anyhow::Result<()> {
+    let now = to_millis(state.clock.now());
+    let mut tx = state.store.begin().await?;
+    for outcome in &outcomes {
+        let state_name = if outcome.succeeded { AttemptState::Succeeded } else { AttemptState::Failed };
+        let updated = sqlx::query(
+            "UPDATE webhook_attempts SET state = $2, sent_at = $3, response_status = $4, response_headers = $5, \
+             response_body = $6, latency_ms = $7, error = $8, claimed_until = NULL WHERE id = $1 AND state = 'Scheduled'",
+        )
+        .bind(&outcome.attempt.id)
+        .bind(state_name.as_str())
+        .bind(outcome.sent_at)
+        .bind(outcome.status)
+        .bind(&outcome.headers)
+        .bind(&outcome.body)
+        .bind(outcome.latency_ms)
+        .bind(&outcome.error)
+        .execute(&mut *tx)
+        .await?
+        .rows_affected();
+        if updated == 0 {
+            // Recorded by another host after a lapsed lease, or its endpoint is gone.
+            continue;
+        }
+        let attempt = &outcome.attempt;
+        if outcome.succeeded {
+            sqlx::query(
+                "UPDATE webhook_endpoints SET consecutive_failures = 0 WHERE id = $1 AND consecutive_failures <> 0",
+            )
+            .bind(&attempt.endpoint_id)
+            .execute(&mut *tx)
+            .await?;
+            continue;
+        }
+        if attempt.kind != AttemptKind::Retry {
+            let disabled = sqlx::query(
+                "UPDATE webhook_endpoints SET consecutive_failures = consecutive_failures + 1, \
+                 status = CASE WHEN consecutive_failures + 1 >= 10 AND status = 'Active' THEN 'Disabled' ELSE status END, \
+                 updated_at = CASE WHEN consecutive_failures + 1 = 10 AND status = 'Active' THEN $2 ELSE updated_at END \
+                 WHERE id = $1 RETURNING consecutive_failures, status",
+            )
+            .bind(&attempt.endpoint_id)
+            .bind(now)
+            .fetch_optional(&mut *tx)
+            .await?;
+            if let Some(row) = disabled {
+                let (failures, status): (i64, String) = (row.try_get(0)?, row.try_get(1)?);
+                if failures == 10 && status == "Disabled" {
+                    tracing::warn!(endpoint = %attempt.endpoint_id, "webhook endpoint disabled after 10 consecutive failed deliveries");
+                }
+            }
+        }
+        let retried = matches!(attempt.kind, AttemptKind::Event | AttemptKind::Retry);
+        if retried && attempt.retry_number < outcome.retries {
+            let n = attempt.retry_number + 1;
+            let due = now + retry_delay_ms(outcome.first_retry_after_seconds, n, super::random_variation());
+            let retry = Attempt {
+                id: crate::ids::new_guid(),
+                kind: AttemptKind::Retry,
+                retry_number: n,
+                state: AttemptState::Scheduled,
+                due_at: due,
+                created_at: now,
+                ..attempt.clone()
+            };
+            store::insert_attempt(&mut *tx, &retry).await?;
+        }
+    }
+    tx.commit().await?;
+    Ok(())
+}
+
+/// `$first, $first+1, …` for `count` values.
+fn placeholders(first: usize, count: usize) -> String {
+    (first..first + count).map(|n| format!("${n}")).collect::<Vec<_>>().join(", ")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn placeholders_are_numbered_from_the_first() {
+        assert_eq!(placeholders(2, 3), "$2, $3, $4");
+    }
+}

@@ -1,0 +1,140 @@
+//! A webhook receiver: HTTPS on loopback with a certificate from a test authority, recording every
+//! request it gets and answering with a status the test chooses.
+
+use std::path::PathBuf;
+use std::sync::atomic::{AtomicU16, Ordering};
+use std::sync::{Arc, Mutex, OnceLock};
+use std::time::Duration;
+
+use axum::Router;
+use axum::body::Bytes;
+use axum::extract::State;
+use axum::http::{HeaderMap, StatusCode};
+use hyper_util::rt::TokioIo;
+use hyper_util::service::TowerToHyperService;
+use rcgen::{BasicConstraints, CertificateParams, CertifiedIssuer, DnType, IsCa, KeyPair};
+use tokio_rustls::TlsAcceptor;
+use tokio_rustls::rustls::{self, pki_types::PrivateKeyDer};
+
+/// The test certificate authority: its certificate in a PEM file the service is told to trust,
+/// and the server configuration of a receiver certified by it for 127.0.0.1 and localhost.
+struct Authority {
+    ca_file: PathBuf,
+    config: Arc<rustls::ServerConfig>,
+}
+
+fn authority() -> &'static Authority {
+    static AUTHORITY: OnceLock<Authority> = OnceLock::new();
+    AUTHORITY.get_or_init(|| {
+        let mut params = CertificateParams::new(Vec::<String>::new()).unwrap();
+        params.is_ca = IsCa::Ca(BasicConstraints::Unconstrained);
+        params.distinguished_name.push(DnType::CommonName, "Castellan test authority");
+        let ca = CertifiedIssuer::self_signed(params, KeyPair::generate().unwrap()).unwrap();
+        let key = KeyPair::generate().unwrap();
+        let leaf = CertificateParams::new(vec!["127.0.0.1".to_owned(), "localhost".to_owned()])
+            .unwrap()
+            .signed_by(&key, &ca)
+            .unwrap();
+        let ca_file = std::env::temp_dir().join(format!("castellan-test-authority-{}.pem", std::process::id()));
+        std::fs::write(&ca_file, ca.pem()).unwrap();
+        let provider = Arc::new(rustls::crypto::aws_lc_rs::default_provider());
+        let config = rustls::ServerConfig::builder_with_provider(provider)
+            .with_safe_default_protocol_versions()
+            .unwrap()
+            .with_no_client_auth()
+            .with_single_cert(vec![leaf.der().clone()], PrivateKeyDer::Pkcs8(key.serialize_der().into()))
+            .unwrap();
+        Authority { ca_file, config: Arc::new(config) }
+    })
+}
+
+/// The PEM file of the authority that certifies every receiver.
+pub fn authority_file() -> PathBuf {
+    authority().ca_file.clone()
+}
+
+/// One request the receiver got.
+#[derive(Debug, Clone)]
+pub struct Delivery {
+    pub headers: HeaderMap,
+    pub body: Bytes,
+}
+
+impl Delivery {
+    pub fn header(&self, name: &str) -> &str {
+        self.headers.get(name).and_then(|v| v.to_str().ok()).unwrap_or("")
+    }
+
+    pub fn json(&self) -> serde_json::Value {
+        serde_json::from_slice(&self.body).unwrap()
+    }
+}
+
+#[derive(Clone, Default)]
+struct Shared {
+    seen: Arc<Mutex<Vec<Delivery>>>,
+    status: Arc<AtomicU16>,
+}
+
+pub struct Receiver {
+    /// `https://127.0.0.1:<port>/hooks`
+    pub url: String,
+    shared: Shared,
+    task: tokio::task::JoinHandle<()>,
+}
+
+impl Drop for Receiver {
+    fn drop(&mut self) {
+        self.task.abort();
+    }
+}
+
+impl Receiver {
+    /// Starts a receiver answering 200.
+    pub async fn start() -> Self {
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let port = listener.local_addr().unwrap().port();
+        let shared = Shared::default();
+        shared.status.store(200, Ordering::SeqCst);
+        let router = Router::new().fallback(record).with_state(shared.clone());
+        let acceptor = TlsAcceptor::from(authority().config.clone());
+        let task = tokio::spawn(async move {
+            while let Ok((tcp, _)) = listener.accept().await {
+                let (acceptor, router) = (acceptor.clone(), router.clone());
+                tokio::spawn(async move {
+                    let Ok(tls) = acceptor.accept(tcp).await else { return };
+                    let service = TowerToHyperService::new(router);
+                    let _ =
+                        hyper::server::conn::http1::Builder::new().serve_connection(TokioIo::new(tls), service).await;
+                });
+            }
+        });
+        Self { url: format!("https://127.0.0.1:{port}/hooks"), shared, task }
+    }
+
+    /// Answers every later request with `status`.
+    pub fn answer_with(&self, status: u16) {
+        self.shared.status.store(status, Ordering::SeqCst);
+    }
+
+    pub fn received(&self) -> Vec<Delivery> {
+        self.shared.seen.lock().unwrap().clone()
+    }
+
+    /// Waits until `count` requests have arrived (the worker sends as soon as an attempt is due).
+    pub async fn wait_for(&self, count: usize) -> Vec<Delivery> {
+        for _ in 0..500 {
+            let seen = self.received();
+            if seen.len() >= count {
+                return seen;
+            }
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        }
+        panic!("expected {count} deliveries, got {}", self.received().len());
+    }
+}
+
+async fn record(State(shared): State<Shared>, headers: HeaderMap, body: Bytes) -> StatusCode {
+    shared.seen.lock().unwrap().push(Delivery { headers, body });
+    StatusCode::from_u16(shared.status.load(Ordering::SeqCst)).unwrap()
+}

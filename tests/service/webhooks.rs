@@ -1,0 +1,389 @@
+//! Webhooks: endpoint rules, signed at-least-once delivery to real HTTPS receivers on loopback,
+//! retries on the manual clock, health, replay and secret rotation.
+
+use hmac::{Hmac, Mac};
+use reqwest::StatusCode;
+use serde_json::{Value, json};
+use sha2::Sha256;
+
+use crate::receiver::{Delivery, Receiver, authority_file};
+use crate::support::{TestApp, TestDatabase, spawn_app, spawn_with};
+
+/// A service that may deliver to loopback and trusts the receivers' test authority.
+async fn spawn_receiving() -> TestApp {
+    spawn_with(TestDatabase::new().await, |settings| {
+        settings.webhook_allowed_networks = vec!["127.0.0.0/8".parse().unwrap()];
+        settings.webhook_ca_file = Some(authority_file());
+    })
+    .await
+}
+
+/// Verifies a delivery as a receiver following Stripe's published scheme does: HMAC-SHA256 over
+/// `<t>.<raw body>` keyed with the whole secret, constant-time comparison, 300 s tolerance.
+fn verify(secret: &str, delivery: &Delivery, now: i64) -> Result<i64, String> {
+    let header = delivery.header("x-service-signature");
+    let (mut t, mut v1) = (None, None);
+    for part in header.split(',') {
+        match part.split_once('=') {
+            Some(("t", value)) => t = Some(value),
+            Some(("v1", value)) => v1 = Some(value),
+            _ => {}
+        }
+    }
+    let t = t.filter(|t| !t.is_empty() && t.bytes().all(|b| b.is_ascii_digit())).ok_or("t must be digits")?;
+    let v1 = v1
+        .filter(|v| v.len() == 64 && v.bytes().all(|b| matches!(b, b'0'..=b'9' | b'a'..=b'f')))
+        .ok_or("v1 must be 64 lowercase hex characters")?;
+    let mut mac = <Hmac<Sha256> as Mac>::new_from_slice(secret.as_bytes()).unwrap();
+    mac.update(t.as_bytes());
+    mac.update(b".");
+    mac.update(&delivery.body);
+    mac.verify_slice(&hex::decode(v1).unwrap()).map_err(|_| "the signature does not match")?;
+    let t: i64 = t.parse().unwrap();
+    if (now - t).abs() > 300 {
+        return Err(format!("t={t} is more than 5 minutes from {now}"));
+    }
+    Ok(t)
+}
+
+/// Waits until the worker has fanned out every event published so far.
+async fn fanned_out(app: &TestApp) {
+    let store = app.database().await;
+    for _ in 0..500 {
+        let waiting: i64 = sqlx::query_scalar("SELECT COUNT(*) FROM event_outbox WHERE fanned_out_at IS NULL")
+            .fetch_one(store.pool())
+            .await
+            .unwrap();
+        if waiting == 0 {
+            return;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+    }
+    panic!("events are still waiting to be fanned out");
+}
+
+fn now(app: &TestApp) -> i64 {
+    app.state.clock.now().timestamp()
+}
+
+async fn register(app: &TestApp, path: &str, body: Value) -> (String, String) {
+    let created = app.post(path, body).await;
+    assert_eq!(created.status, StatusCode::CREATED, "{:?}", created.body);
+    let data = created.data();
+    (data["id"].as_str().unwrap().to_owned(), data["signingSecret"].as_str().unwrap_or("").to_owned())
+}
+
+/// The attempts listed for the client's endpoints, newest first.
+async fn deliveries(app: &TestApp, path: &str) -> Vec<Value> {
+    let listed = app.get(&format!("{path}/deliveries?pageSize=200")).await;
+    assert_eq!(listed.status, StatusCode::OK, "{:?}", listed.body);
+    listed.items().clone()
+}
+
+/// Waits until the service has recorded `count` attempts in state `state`.
+async fn recorded(app: &TestApp, path: &str, state: &str, count: usize) -> Vec<Value> {
+    for _ in 0..500 {
+        let all = deliveries(app, path).await;
+        if all.iter().filter(|a| a["state"] == state).count() >= count {
+            return all;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+    }
+    panic!("expected {count} attempts {state}: {:?}", deliveries(app, path).await);
+}
+
+async fn create_user(app: &TestApp, realm: &str, username: &str) -> String {
+    let created = app
+        .post(
+            &format!("/realms/{realm}/users"),
+            json!({ "username": username, "email": format!("{username}@example.com") }),
+        )
+        .await;
+    assert_eq!(created.status, StatusCode::CREATED, "{:?}", created.body);
+    created.data()["id"].as_str().unwrap().to_owned()
+}
+
+#[tokio::test]
+async fn registration_follows_every_rule_of_the_endpoint_fields() {
+    let app = spawn_app().await;
+    app.create_realm("hooks").await;
+    app.create_client("hooks", "shop", &["client_credentials"], &[]).await;
+    let path = "/realms/hooks/clients/shop/webhooks";
+
+    let empty = app.post(path, json!({})).await;
+    assert_eq!(empty.status, StatusCode::BAD_REQUEST);
+    let fields = empty.refused_fields();
+    for field in ["name", "url", "events"] {
+        assert!(fields.contains(&(field.to_owned(), "Required".to_owned())), "{field}: {fields:?}");
+    }
+
+    let refused = app
+        .post(
+            path,
+            json!({
+                "name": "n".repeat(129), "url": "http://example.com/hook", "events": ["ping", "admin_resource_created", "user_teleported"],
+                "retries": 11, "firstRetryAfterSeconds": 29,
+            }),
+        )
+        .await;
+    assert_eq!(refused.error_code(), "ValidationFailed");
+    let fields: Vec<String> = refused.refused_fields().into_iter().map(|(field, _)| field).collect();
+    for field in ["name", "url", "events[0]", "events[1]", "events[2]", "retries", "firstRetryAfterSeconds"] {
+        assert!(fields.contains(&field.to_owned()), "{field}: {fields:?}");
+    }
+    let no_events = app.post(path, json!({ "name": "n", "url": "https://127.0.0.1/x", "events": [] })).await;
+    assert!(no_events.refused_fields().contains(&("events".to_owned(), "MinLength".to_owned())));
+
+    // Addresses inside are refused, however they are written.
+    for inside in [
+        "https://127.0.0.1/hook",
+        "https://10.1.2.3/hook",
+        "https://169.254.169.254/latest",
+        "https://[::1]/hook",
+        "https://[::ffff:127.0.0.1]/hook",
+        "https://100.64.0.1/hook",
+        "https://0.0.0.0/hook",
+    ] {
+        let answer = app.post(path, json!({ "name": "inside", "url": inside, "events": ["user_created"] })).await;
+        assert_eq!(answer.refused_fields(), [("url".to_owned(), "Format".to_owned())], "{inside}");
+    }
+    let long = format!("https://h.example/{}", "a".repeat(2048));
+    assert_eq!(
+        app.post(path, json!({ "name": "l", "url": long, "events": ["user_created"] })).await.refused_fields()[0].0,
+        "url"
+    );
+
+    // A realm endpoint hears only administrative and attack events.
+    let realm_path = "/realms/hooks/webhooks";
+    let wrong =
+        app.post(realm_path, json!({ "name": "r", "url": "https://127.0.0.1/x", "events": ["user_created"] })).await;
+    assert!(wrong.refused_fields().contains(&("events[0]".to_owned(), "OneOf".to_owned())), "{:?}", wrong.body);
+}
+
+#[tokio::test]
+async fn the_signing_secret_is_shown_once_and_only_to_holders_of_secret_read() {
+    let app = spawn_receiving().await;
+    app.create_realm("hooks").await;
+    app.create_client("hooks", "shop", &["client_credentials"], &[]).await;
+    let receiver = Receiver::start().await;
+    let path = "/realms/hooks/clients/shop/webhooks";
+    let created = app.post(path, json!({ "name": "Orders", "url": receiver.url, "events": ["user_created"] })).await;
+    assert_eq!(created.status, StatusCode::CREATED, "{:?}", created.body);
+    let data = created.data();
+    let secret = data["signingSecret"].as_str().unwrap();
+    assert!(secret.starts_with("whsec_") && secret.len() > 40, "{secret}");
+    assert_eq!(data["signingSecretLastFour"], secret[secret.len() - 4..]);
+    assert_eq!(
+        (data["retries"].as_i64(), data["firstRetryAfterSeconds"].as_i64(), data["status"].as_str()),
+        (Some(5), Some(60), Some("Active"))
+    );
+    let id = data["id"].as_str().unwrap();
+    let read = app.get(&format!("{path}/{id}")).await;
+    assert!(read.data().get("signingSecret").is_none());
+    assert_eq!(read.data()["signingSecretLastFour"], data["signingSecretLastFour"]);
+
+    // A credential that may register endpoints but not read secrets never sees it.
+    let role = app
+        .post(
+            "/roles",
+            json!({ "name": "hook-builder", "permissions": ["client:write", "webhook:read", "webhook:update"] }),
+        )
+        .await;
+    assert_eq!(role.status, StatusCode::CREATED, "{:?}", role.body);
+    let builder = app.key_with(&["hook-builder"], None).await;
+    let body = json!({ "name": "Second", "url": receiver.url, "events": ["user_created"] });
+    let theirs = app.call_as(&builder, reqwest::Method::POST, path, Some(body)).await;
+    assert_eq!(theirs.status, StatusCode::CREATED, "{:?}", theirs.body);
+    assert!(theirs.data().get("signingSecret").is_none());
+    let rotated = app.call_as(&builder, reqwest::Method::POST, &format!("{path}/{id}/rotate-secret"), None).await;
+    assert_eq!(rotated.status, StatusCode::OK, "{:?}", rotated.body);
+    assert!(rotated.data().get("signingSecret").is_none());
+    assert_ne!(rotated.data()["signingSecretLastFour"], data["signingSecretLastFour"]);
+
+    // client:write is required to register: webhook permissions alone are not enough.
+    app.post("/roles", json!({ "name": "hook-reader", "permissions": ["webhook:read", "webhook:create"] })).await;
+    let reader = app.key_with(&["hook-reader"], None).await;
+    let body = json!({ "name": "Third", "url": receiver.url, "events": ["user_created"] });
+    let refused = app.call_as(&reader, reqwest::Method::POST, path, Some(body)).await;
+    assert_eq!(refused.status, StatusCode::FORBIDDEN);
+}
+
+#[tokio::test]
+async fn deliveries_are_signed_with_the_envelope_and_reach_only_subscribed_endpoints() {
+    let app = spawn_receiving().await;
+    app.create_realm("hooks").await;
+    app.create_client("hooks", "shop", &["client_credentials"], &[]).await;
+    let client_hook = Receiver::start().await;
+    let realm_hook = Receiver::start().await;
+    let (_, client_secret) = register(
+        &app,
+        "/realms/hooks/clients/shop/webhooks",
+        json!({ "name": "Users", "url": client_hook.url, "events": ["user_created"] }),
+    )
+    .await;
+    let (_, realm_secret) = register(
+        &app,
+        "/realms/hooks/webhooks",
+        json!({ "name": "Audit", "url": realm_hook.url, "events": ["admin_resource_created"] }),
+    )
+    .await;
+
+    let user_id = create_user(&app, "hooks", "ann").await;
+    let delivered = client_hook.wait_for(1).await;
+    let delivery = &delivered[0];
+    assert_eq!(verify(&client_secret, delivery, now(&app)), Ok(now(&app)));
+    assert!(verify(&realm_secret, delivery, now(&app)).is_err(), "each endpoint has its own secret");
+    assert_eq!(delivery.header("x-service-event"), "user_created");
+    assert_eq!(delivery.header("content-type"), "application/json");
+    let body = delivery.json();
+    assert_eq!(delivery.header("x-service-event-id"), body["id"].as_str().unwrap());
+    assert_eq!(body["type"], "user_created");
+    assert_eq!(body["realm_id"], "hooks");
+    assert_eq!(body["client_id"], Value::Null);
+    assert!(body["created_at"].as_i64().is_some_and(|at| (at - now(&app)).abs() <= 1));
+    let data = body["data"].as_object().unwrap();
+    let mut fields: Vec<&str> = data.keys().map(String::as_str).collect();
+    fields.sort_unstable();
+    assert_eq!(
+        fields,
+        ["client_id", "email", "email_confirmed", "first_name", "id", "last_name", "realm_id", "status", "username"]
+    );
+    assert_eq!((data["id"].as_str(), data["username"].as_str()), (Some(user_id.as_str()), Some("ann")));
+
+    // The realm endpoint heard the administrative change, which names the credential that made it.
+    let audit = realm_hook.wait_for(1).await;
+    let user_change = audit.iter().find(|d| d.json()["data"]["resource_type"] == "user").expect("the user's creation");
+    let change = user_change.json();
+    assert!(verify(&realm_secret, user_change, now(&app)).is_ok());
+    assert_eq!(change["type"], "admin_resource_created");
+    assert_eq!(change["data"]["resource_id"], user_id.as_str());
+    assert_eq!(change["data"]["actor_type"], "Credential");
+    assert!(audit.iter().all(|d| d.json()["type"] == "admin_resource_created"), "only what it subscribed to");
+
+    // Each attempt is in the history with its request body and the response.
+    let history = recorded(&app, "/realms/hooks/clients/shop/webhooks", "Succeeded", 1).await;
+    let attempt = &history[0];
+    assert_eq!((attempt["kind"].as_str(), attempt["responseStatus"].as_i64()), (Some("Event"), Some(200)));
+    assert_eq!(attempt["requestBody"].as_str().unwrap().as_bytes(), &delivery.body[..]);
+    assert!(client_hook.received().len() == 1, "the user event went to the client endpoint once");
+}
+
+#[tokio::test]
+async fn failed_deliveries_are_retried_on_schedule_and_ten_failures_disable_the_endpoint() {
+    let app = spawn_receiving().await;
+    app.create_realm("hooks").await;
+    app.create_client("hooks", "shop", &["client_credentials"], &[]).await;
+    let receiver = Receiver::start().await;
+    receiver.answer_with(500);
+    let path = "/realms/hooks/clients/shop/webhooks";
+    let (id, secret) = register(&app, path, json!({ "name": "Flaky", "url": receiver.url, "events": ["user_created"], "retries": 2, "firstRetryAfterSeconds": 60 })).await;
+
+    create_user(&app, "hooks", "bob").await;
+    let first = receiver.wait_for(1).await[0].clone();
+    // The failure and its retry are recorded together.
+    let history = recorded(&app, path, "Failed", 1).await;
+    let failed = history.iter().find(|a| a["state"] == "Failed").unwrap();
+    assert_eq!((failed["kind"].as_str(), failed["responseStatus"].as_i64()), (Some("Event"), Some(500)));
+    let retry = history.iter().find(|a| a["state"] == "Scheduled").unwrap();
+    assert_eq!((retry["kind"].as_str(), retry["retryNumber"].as_i64()), (Some("Retry"), Some(1)));
+    let wait = |attempt: &Value| {
+        let due = chrono::DateTime::parse_from_rfc3339(attempt["dueAt"].as_str().unwrap()).unwrap().timestamp();
+        due - now(&app)
+    };
+    assert!((48..=72).contains(&wait(retry)), "the first retry comes 60 s ± 20 % later, not {}", wait(retry));
+
+    // Not yet due: nothing more is sent until the clock passes the retry's time.
+    app.advance(wait(retry) + 1).await;
+    let second = receiver.wait_for(2).await[1].clone();
+    assert_eq!(second.header("x-service-event-id"), first.header("x-service-event-id"));
+    assert_eq!(second.body, first.body, "a retry sends the same payload");
+    assert!(
+        verify(&secret, &second, now(&app)).unwrap() > verify(&secret, &first, now(&app)).unwrap(),
+        "with a fresh t"
+    );
+    let history = recorded(&app, path, "Failed", 2).await;
+    let retry = history.iter().find(|a| a["state"] == "Scheduled").unwrap();
+    assert_eq!(retry["retryNumber"], 2);
+    assert!((240..=360).contains(&wait(retry)), "the second retry waits 5 × 60 s ± 20 %, not {}", wait(retry));
+
+    receiver.answer_with(204);
+    app.advance(wait(retry) + 1).await;
+    receiver.wait_for(3).await;
+    let history = recorded(&app, path, "Succeeded", 1).await;
+    assert!(history.iter().all(|a| a["state"] != "Scheduled"), "no retry after a success: {history:?}");
+    let endpoint = app.get(&format!("{path}/{id}")).await;
+    assert_eq!(endpoint.data()["consecutiveFailures"], 0, "a success resets the count");
+
+    // Ten failures in a row (tests count, retries do not) disable it; an update brings it back.
+    receiver.answer_with(503);
+    for n in 1..=10 {
+        let test = app.post(&format!("{path}/{id}/test"), json!({})).await;
+        assert_eq!(test.status, StatusCode::CREATED, "{:?}", test.body);
+        recorded(&app, path, "Failed", 2 + n).await;
+    }
+    let endpoint = app.get(&format!("{path}/{id}")).await;
+    assert_eq!(
+        (endpoint.data()["status"].as_str(), endpoint.data()["consecutiveFailures"].as_i64()),
+        (Some("Disabled"), Some(10))
+    );
+    assert!(deliveries(&app, path).await.iter().all(|a| a["state"] != "Scheduled"), "tests are never retried");
+    let ping = receiver.received().last().unwrap().json();
+    assert_eq!((ping["type"].as_str(), ping["data"]["subscription"].as_str()), (Some("ping"), Some(id.as_str())));
+
+    let revived = app.put(&format!("{path}/{id}"), json!({})).await;
+    assert_eq!(revived.status, StatusCode::OK, "{:?}", revived.body);
+    assert_eq!(
+        (revived.data()["status"].as_str(), revived.data()["consecutiveFailures"].as_i64()),
+        (Some("Active"), Some(0))
+    );
+}
+
+#[tokio::test]
+async fn replay_resends_the_stored_payload_and_a_rotated_secret_signs_at_once() {
+    let app = spawn_receiving().await;
+    app.create_realm("hooks").await;
+    app.create_client("hooks", "shop", &["client_credentials"], &[]).await;
+    let receiver = Receiver::start().await;
+    receiver.answer_with(500);
+    let path = "/realms/hooks/clients/shop/webhooks";
+    let (id, old_secret) =
+        register(&app, path, json!({ "name": "Replayed", "url": receiver.url, "events": ["user_created"] })).await;
+
+    create_user(&app, "hooks", "cy").await;
+    let original = receiver.wait_for(1).await[0].clone();
+    let history = recorded(&app, path, "Failed", 1).await;
+    let failed = history.iter().find(|a| a["state"] == "Failed").unwrap()["id"].as_str().unwrap().to_owned();
+
+    let rotated = app.post(&format!("{path}/{id}/rotate-secret"), json!({})).await;
+    let new_secret = rotated.data()["signingSecret"].as_str().unwrap().to_owned();
+    assert_ne!(new_secret, old_secret);
+
+    receiver.answer_with(200);
+    let replay = app.post(&format!("{path}/{id}/deliveries/{failed}/replay"), json!({})).await;
+    assert_eq!(replay.status, StatusCode::CREATED, "{:?}", replay.body);
+    assert_eq!(replay.data()["kind"], "Replay");
+    let replayed = receiver.wait_for(2).await[1].clone();
+    assert_eq!(replayed.body, original.body, "the stored payload, unchanged");
+    assert_eq!(replayed.header("x-service-event-id"), original.header("x-service-event-id"));
+    assert!(verify(&new_secret, &replayed, now(&app)).is_ok(), "signed with the new secret");
+    assert!(verify(&old_secret, &replayed, now(&app)).is_err(), "the old secret is invalid at once");
+    let history = recorded(&app, path, "Succeeded", 1).await;
+    assert!(
+        history.iter().any(|a| a["kind"] == "Retry" && a["state"] == "Cancelled"),
+        "the replay cancelled the retry: {history:?}"
+    );
+
+    // Only an Active endpoint replays.
+    let paused = app.put(&format!("{path}/{id}"), json!({ "status": "Paused" })).await;
+    assert_eq!(paused.data()["status"], "Paused");
+    let refused = app.post(&format!("{path}/{id}/deliveries/{failed}/replay"), json!({})).await;
+    assert_eq!((refused.status, refused.error_code()), (StatusCode::CONFLICT, "WebhookNotActive"));
+    // A Paused endpoint hears no new events.
+    create_user(&app, "hooks", "dee").await;
+    fanned_out(&app).await;
+    app.put(&format!("{path}/{id}"), json!({ "status": "Active" })).await;
+    create_user(&app, "hooks", "eve").await;
+    let all = receiver.wait_for(3).await;
+    assert_eq!(all[2].json()["data"]["username"], "eve");
+    assert_eq!(all.len(), 3);
+}
