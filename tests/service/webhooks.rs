@@ -9,13 +9,20 @@ use sha2::Sha256;
 use crate::receiver::{Delivery, Receiver, authority_file};
 use crate::support::{TestApp, TestDatabase, spawn_app, spawn_with};
 
-/// A service that may deliver to loopback and trusts the receivers' test authority.
+/// The client endpoints of the realm `hooks` and its client `shop`.
+const SHOP_HOOKS: &str = "/realms/hooks/clients/shop/webhooks";
+
+/// A service that may deliver to loopback and trusts the receivers' test authority, with the realm
+/// `hooks` and its client `shop`.
 async fn spawn_receiving() -> TestApp {
-    spawn_with(TestDatabase::new().await, |settings| {
+    let app = spawn_with(TestDatabase::new().await, |settings| {
         settings.webhook_allowed_networks = vec!["127.0.0.0/8".parse().unwrap()];
         settings.webhook_ca_file = Some(authority_file());
     })
-    .await
+    .await;
+    app.create_realm("hooks").await;
+    app.create_client("hooks", "shop", &["client_credentials"], &[]).await;
+    app
 }
 
 /// Verifies a delivery as a receiver following Stripe's published scheme does: HMAC-SHA256 over
@@ -108,7 +115,7 @@ async fn registration_follows_every_rule_of_the_endpoint_fields() {
     let app = spawn_app().await;
     app.create_realm("hooks").await;
     app.create_client("hooks", "shop", &["client_credentials"], &[]).await;
-    let path = "/realms/hooks/clients/shop/webhooks";
+    let path = SHOP_HOOKS;
 
     let empty = app.post(path, json!({})).await;
     assert_eq!(empty.status, StatusCode::BAD_REQUEST);
@@ -163,10 +170,8 @@ async fn registration_follows_every_rule_of_the_endpoint_fields() {
 #[tokio::test]
 async fn the_signing_secret_is_shown_once_and_only_to_holders_of_secret_read() {
     let app = spawn_receiving().await;
-    app.create_realm("hooks").await;
-    app.create_client("hooks", "shop", &["client_credentials"], &[]).await;
     let receiver = Receiver::start().await;
-    let path = "/realms/hooks/clients/shop/webhooks";
+    let path = SHOP_HOOKS;
     let created = app.post(path, json!({ "name": "Orders", "url": receiver.url, "events": ["user_created"] })).await;
     assert_eq!(created.status, StatusCode::CREATED, "{:?}", created.body);
     let data = created.data();
@@ -211,16 +216,11 @@ async fn the_signing_secret_is_shown_once_and_only_to_holders_of_secret_read() {
 #[tokio::test]
 async fn deliveries_are_signed_with_the_envelope_and_reach_only_subscribed_endpoints() {
     let app = spawn_receiving().await;
-    app.create_realm("hooks").await;
-    app.create_client("hooks", "shop", &["client_credentials"], &[]).await;
     let client_hook = Receiver::start().await;
     let realm_hook = Receiver::start().await;
-    let (_, client_secret) = register(
-        &app,
-        "/realms/hooks/clients/shop/webhooks",
-        json!({ "name": "Users", "url": client_hook.url, "events": ["user_created"] }),
-    )
-    .await;
+    let (_, client_secret) =
+        register(&app, SHOP_HOOKS, json!({ "name": "Users", "url": client_hook.url, "events": ["user_created"] }))
+            .await;
     let (_, realm_secret) = register(
         &app,
         "/realms/hooks/webhooks",
@@ -261,7 +261,7 @@ async fn deliveries_are_signed_with_the_envelope_and_reach_only_subscribed_endpo
     assert!(audit.iter().all(|d| d.json()["type"] == "admin_resource_created"), "only what it subscribed to");
 
     // Each attempt is in the history with its request body and the response.
-    let history = recorded(&app, "/realms/hooks/clients/shop/webhooks", "Succeeded", 1).await;
+    let history = recorded(&app, SHOP_HOOKS, "Succeeded", 1).await;
     let attempt = &history[0];
     assert_eq!((attempt["kind"].as_str(), attempt["responseStatus"].as_i64()), (Some("Event"), Some(200)));
     assert_eq!(attempt["requestBody"].as_str().unwrap().as_bytes(), &delivery.body[..]);
@@ -271,11 +271,9 @@ async fn deliveries_are_signed_with_the_envelope_and_reach_only_subscribed_endpo
 #[tokio::test]
 async fn failed_deliveries_are_retried_on_schedule_and_ten_failures_disable_the_endpoint() {
     let app = spawn_receiving().await;
-    app.create_realm("hooks").await;
-    app.create_client("hooks", "shop", &["client_credentials"], &[]).await;
     let receiver = Receiver::start().await;
     receiver.answer_with(500);
-    let path = "/realms/hooks/clients/shop/webhooks";
+    let path = SHOP_HOOKS;
     let (id, secret) = register(&app, path, json!({ "name": "Flaky", "url": receiver.url, "events": ["user_created"], "retries": 2, "firstRetryAfterSeconds": 60 })).await;
 
     create_user(&app, "hooks", "bob").await;
@@ -341,11 +339,9 @@ async fn failed_deliveries_are_retried_on_schedule_and_ten_failures_disable_the_
 #[tokio::test]
 async fn replay_resends_the_stored_payload_and_a_rotated_secret_signs_at_once() {
     let app = spawn_receiving().await;
-    app.create_realm("hooks").await;
-    app.create_client("hooks", "shop", &["client_credentials"], &[]).await;
     let receiver = Receiver::start().await;
     receiver.answer_with(500);
-    let path = "/realms/hooks/clients/shop/webhooks";
+    let path = SHOP_HOOKS;
     let (id, old_secret) =
         register(&app, path, json!({ "name": "Replayed", "url": receiver.url, "events": ["user_created"] })).await;
 

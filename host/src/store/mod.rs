@@ -211,6 +211,11 @@ impl Store {
 /// 32 rows is near the best of both (measured on the access log).
 pub const ROWS_PER_STATEMENT: usize = 32;
 
+/// The numbered placeholders of an `IN (…)` list: `$2, $3, $4` for 3 values from `$2`.
+pub fn list_placeholders(first: usize, count: usize) -> String {
+    (first..first + count).map(|n| format!("${n}")).collect::<Vec<_>>().join(", ")
+}
+
 /// The `VALUES` list of a multi-row insert: `($1, $2), ($3, $4)` for 2 rows of 2 columns.
 pub fn values_placeholders(rows: usize, per_row: usize) -> String {
     (0..rows)
@@ -294,6 +299,11 @@ pub fn from_json_list(text: &str) -> Vec<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn list_placeholders_are_numbered_from_the_first() {
+        assert_eq!(list_placeholders(2, 3), "$2, $3, $4");
+    }
 
     #[test]
     fn urls_select_the_backend() {

@@ -142,10 +142,9 @@ pub async fn mark_all_exchanged<'c>(
     ids: &[&str],
     now: i64,
 ) -> Result<std::collections::HashSet<String>, sqlx::Error> {
-    let placeholders: Vec<String> = (2..ids.len() + 2).map(|n| format!("${n}")).collect();
     let sql = format!(
         "UPDATE refresh_tokens SET exchanged_at = $1 WHERE exchanged_at IS NULL AND id IN ({}) RETURNING id",
-        placeholders.join(", ")
+        super::list_placeholders(2, ids.len())
     );
     let mut query = sqlx::query_as::<_, (String,)>(sqlx::AssertSqlSafe(sql)).bind(now);
     for id in ids {
@@ -182,8 +181,8 @@ pub async fn insert_refresh_rows<'c>(
 
 /// Records the activity of several sessions at once.
 pub async fn touch_all<'c>(db: impl Executor<'c, Database = Any>, ids: &[&str], now: i64) -> Result<(), sqlx::Error> {
-    let placeholders: Vec<String> = (2..ids.len() + 2).map(|n| format!("${n}")).collect();
-    let sql = format!("UPDATE sessions SET last_active_at = $1 WHERE id IN ({})", placeholders.join(", "));
+    let sql =
+        format!("UPDATE sessions SET last_active_at = $1 WHERE id IN ({})", super::list_placeholders(2, ids.len()));
     let mut query = sqlx::query(sqlx::AssertSqlSafe(sql)).bind(now);
     for id in ids {
         query = query.bind(id.to_string());

@@ -16,7 +16,7 @@ use crate::AppState;
 use crate::clock::to_millis;
 use crate::store::events::StoredEvent;
 use crate::store::webhooks::{self as store, Attempt, AttemptKind, AttemptState, Endpoint, EndpointKind};
-use crate::store::{Backend, from_json_list};
+use crate::store::{Backend, from_json_list, list_placeholders};
 
 /// Events fanned out per round.
 const FAN_OUT_BATCH: i64 = 500;
@@ -86,7 +86,7 @@ pub async fn run(state: AppState) {
 /// Whether an endpoint hears an event: the event happened once it existed, is of its kind, in its
 /// realm, for its client (a client endpoint also hears the realm's user events, which belong to no
 /// client), and among its subscriptions.
-fn hears(endpoint: &Endpoint, event: &StoredEvent) -> bool {
+fn hears((endpoint, subscribed): &(Endpoint, Vec<String>), event: &StoredEvent) -> bool {
     if event.created_at < endpoint.created_at {
         return false;
     }
@@ -97,7 +97,7 @@ fn hears(endpoint: &Endpoint, event: &StoredEvent) -> bool {
                 && (event.client_id.is_none() || event.client_id == endpoint.client_id)
         }
     };
-    of_its_kind && from_json_list(&endpoint.events).contains(&event.event_type)
+    of_its_kind && subscribed.contains(&event.event_type)
 }
 
 /// The message body: the SPEC envelope around the `data` the payload component built.
@@ -140,7 +140,7 @@ async fn fan_out(state: &AppState) -> anyhow::Result<usize> {
     let ids: Vec<&str> = events.iter().map(|event| event.id.as_str()).collect();
     let mut mark = sqlx::query(sqlx::AssertSqlSafe(format!(
         "UPDATE event_outbox SET fanned_out_at = $1 WHERE id IN ({})",
-        placeholders(2, ids.len())
+        list_placeholders(2, ids.len())
     )))
     .bind(now);
     for id in &ids {
@@ -148,16 +148,29 @@ async fn fan_out(state: &AppState) -> anyhow::Result<usize> {
     }
     mark.execute(&mut *tx).await?;
 
-    let mut endpoints: HashMap<String, Vec<Endpoint>> = HashMap::new();
+    // The Active endpoints of each realm met in the batch, with their subscriptions.
+    let mut endpoints: HashMap<String, Vec<(Endpoint, Vec<String>)>> = HashMap::new();
     let mut scheduled = 0;
     for event in &events {
         let Some(realm_id) = &event.realm_id else { continue };
         if !endpoints.contains_key(realm_id) {
             let found = store::active_in_realm(&mut *tx, realm_id).await?;
+            let found = found
+                .into_iter()
+                .map(|endpoint| {
+                    let events = from_json_list(&endpoint.events);
+                    (endpoint, events)
+                })
+                .collect();
             endpoints.insert(realm_id.clone(), found);
         }
-        let listeners: Vec<&Endpoint> =
-            endpoints.get(realm_id).into_iter().flatten().filter(|endpoint| hears(endpoint, event)).collect();
+        let listeners: Vec<&Endpoint> = endpoints
+            .get(realm_id)
+            .into_iter()
+            .flatten()
+            .filter(|listener| hears(listener, event))
+            .map(|(endpoint, _)| endpoint)
+            .collect();
         if listeners.is_empty() {
             continue;
         }
@@ -236,7 +249,7 @@ async fn claim(state: &AppState, room: usize) -> anyhow::Result<Vec<Due>> {
         "SELECT id, endpoint_id, realm_id, endpoint_kind, client_id, event_id, event_type, kind, retry_number, \
          payload, state, due_at, sent_at, response_status, response_headers, response_body, latency_ms, error, \
          created_at FROM webhook_attempts WHERE id IN ({})",
-        placeholders(1, ids.len())
+        list_placeholders(1, ids.len())
     )));
     for id in &ids {
         select = select.bind(id);
@@ -246,7 +259,7 @@ async fn claim(state: &AppState, room: usize) -> anyhow::Result<Vec<Due>> {
         attempts.iter().map(|attempt| attempt.endpoint_id.as_str()).collect::<HashSet<_>>().into_iter().collect();
     let mut endpoints = sqlx::query(sqlx::AssertSqlSafe(format!(
         "SELECT id, url, secret_sealed, retries, first_retry_after_seconds FROM webhook_endpoints WHERE id IN ({})",
-        placeholders(1, endpoint_ids.len())
+        list_placeholders(1, endpoint_ids.len())
     )));
     for id in &endpoint_ids {
         endpoints = endpoints.bind(*id);
@@ -465,19 +478,4 @@ async fn record(state: &AppState, outcomes: Vec<Outcome>) -> anyhow::Result<()> 
     }
     tx.commit().await?;
     Ok(())
-}
-
-/// `$first, $first+1, …` for `count` values.
-fn placeholders(first: usize, count: usize) -> String {
-    (first..first + count).map(|n| format!("${n}")).collect::<Vec<_>>().join(", ")
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn placeholders_are_numbered_from_the_first() {
-        assert_eq!(placeholders(2, 3), "$2, $3, $4");
-    }
 }

@@ -15,7 +15,7 @@ use utoipa::ToSchema;
 use super::clients::client_in_reach;
 use super::{ListQuery, commit, realm_in_reach};
 use crate::AppState;
-use crate::authz::permission;
+use crate::authz::{Resource, permission};
 use crate::clock::{from_millis, iso, to_millis};
 use crate::crypto::{generate_secret, last_four};
 use crate::error::Error;
@@ -219,10 +219,15 @@ async fn place_in_reach(
     match client_id {
         Some(client_id) => {
             let client = client_in_reach(state, caller, realm_id, client_id, permissions[0]).await?;
-            for permission in &permissions[1..] {
-                client_in_reach(state, caller, realm_id, client_id, permission).await?;
-            }
             let realm = super::find_realm(state, realm_id).await?.ok_or(Error::NotFound("realm"))?;
+            for permission in &permissions[1..] {
+                let resource = Resource::Client {
+                    realm_id: client.realm_id.clone(),
+                    id: client.id.clone(),
+                    owner: Some(realm.account_id.clone()),
+                };
+                caller.require(state, permission, resource)?;
+            }
             Ok(Place { account_id: realm.account_id.clone(), realm_id: client.realm_id, client_id: Some(client.id) })
         }
         None => {
