@@ -20,6 +20,8 @@ pub enum ErrorCode {
     DelegationGrantAlreadyWithdrawn,
     /// Replaying a delivery to a webhook endpoint that is Paused or Disabled.
     WebhookNotActive,
+    /// Sending to a capture endpoint that already recorded as many requests as it may hold.
+    CaptureFull,
     PayloadTooLarge,
     UnsupportedMediaType,
     TooManyRequests,
@@ -40,6 +42,7 @@ impl ErrorCode {
             Self::Conflict => "Conflict",
             Self::DelegationGrantAlreadyWithdrawn => "DelegationGrantAlreadyWithdrawn",
             Self::WebhookNotActive => "WebhookNotActive",
+            Self::CaptureFull => "CaptureFull",
             Self::PayloadTooLarge => "PayloadTooLarge",
             Self::UnsupportedMediaType => "UnsupportedMediaType",
             Self::TooManyRequests => "TooManyRequests",

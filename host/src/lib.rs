@@ -229,6 +229,10 @@ async fn register_jobs(state: &AppState) {
                     if removed > 0 {
                         tracing::info!(removed, "webhook deliveries and events past 30 days removed");
                     }
+                    let expired = store::captures::delete_expired(store.writer(), to_millis(now)).await?;
+                    if expired > 0 {
+                        tracing::info!(expired, "expired capture endpoints removed");
+                    }
                     Ok(())
                 })
             }),

@@ -11,6 +11,7 @@ mod clients;
 mod consumers;
 mod credentials;
 mod delegation;
+mod delivery_reliability;
 mod envelope;
 mod hosts;
 mod operations;

@@ -47,6 +47,10 @@ async fn the_openapi_document_describes_the_admin_api() {
         "/realms/{realm}/clients/{client}/consumers/{consumerId}",
         "/audit-trail",
         "/access-logs",
+        "/realms/{realm}/webhooks",
+        "/realms/{realm}/clients/{client}/webhooks/metrics",
+        "/realms/{realm}/clients/{client}/webhooks/events",
+        "/realms/{realm}/clients/{client}/webhooks/{webhookId}/deliveries/{deliveryId}/replay",
     ] {
         assert!(document["paths"].get(path).is_some(), "{path} is documented");
     }

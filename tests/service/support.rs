@@ -120,8 +120,14 @@ pub async fn spawn_with(db: TestDatabase, adjust: impl FnOnce(&mut Settings)) ->
 
 /// A second host on the same database (and secret key) as `first`.
 pub async fn spawn_beside(first: &TestApp) -> TestApp {
+    spawn_beside_with(first, |_| {}).await
+}
+
+/// A second host on the same database as `first`, with its settings adjusted.
+pub async fn spawn_beside_with(first: &TestApp, adjust: impl FnOnce(&mut Settings)) -> TestApp {
     let db = TestDatabase { url: first.db.url.clone(), dir: first.db.dir.clone() };
     let mut settings = db.settings();
+    adjust(&mut settings);
     // Hosts of one deployment share one public address, hence one issuer per realm.
     settings.public_url = Some(first.state.public_url.clone());
     let app = Application::build(settings, &policies_dir()).await.expect("the second host starts");

@@ -6,20 +6,23 @@ use reqwest::StatusCode;
 use serde_json::{Value, json};
 use sha2::Sha256;
 
+use castellan::config::Settings;
+
 use crate::receiver::{Delivery, Receiver, authority_file};
 use crate::support::{TestApp, TestDatabase, spawn_app, spawn_with};
 
 /// The client endpoints of the realm `hooks` and its client `shop`.
-const SHOP_HOOKS: &str = "/realms/hooks/clients/shop/webhooks";
+pub const SHOP_HOOKS: &str = "/realms/hooks/clients/shop/webhooks";
 
-/// A service that may deliver to loopback and trusts the receivers' test authority, with the realm
-/// `hooks` and its client `shop`.
+/// Lets a service deliver to loopback and trust the receivers' test authority.
+pub fn receiving(settings: &mut Settings) {
+    settings.webhook_allowed_networks = vec!["127.0.0.0/8".parse().unwrap()];
+    settings.webhook_ca_file = Some(authority_file());
+}
+
+/// A service that may deliver to the receivers, with the realm `hooks` and its client `shop`.
 async fn spawn_receiving() -> TestApp {
-    let app = spawn_with(TestDatabase::new().await, |settings| {
-        settings.webhook_allowed_networks = vec!["127.0.0.0/8".parse().unwrap()];
-        settings.webhook_ca_file = Some(authority_file());
-    })
-    .await;
+    let app = spawn_with(TestDatabase::new().await, receiving).await;
     app.create_realm("hooks").await;
     app.create_client("hooks", "shop", &["client_credentials"], &[]).await;
     app
@@ -382,4 +385,232 @@ async fn replay_resends_the_stored_payload_and_a_rotated_secret_signs_at_once() 
     let all = receiver.wait_for(3).await;
     assert_eq!(all[2].json()["data"]["username"], "eve");
     assert_eq!(all.len(), 3);
+}
+
+/// The number of events published so far.
+async fn published(app: &TestApp) -> i64 {
+    let store = app.database().await;
+    sqlx::query_scalar("SELECT COUNT(*) FROM event_outbox").fetch_one(store.pool()).await.unwrap()
+}
+
+/// The fan-out status of each event the client's endpoints heard, by the username it carries.
+async fn fan_out_status(app: &TestApp) -> Vec<(String, String, i64, i64)> {
+    let listed = app.get(&format!("{SHOP_HOOKS}/events?pageSize=200&sortDirection=asc")).await;
+    assert_eq!(listed.status, StatusCode::OK, "{:?}", listed.body);
+    listed
+        .items()
+        .iter()
+        .map(|e| {
+            (
+                e["eventType"].as_str().unwrap().to_owned(),
+                e["status"].as_str().unwrap().to_owned(),
+                e["endpoints"].as_i64().unwrap(),
+                e["delivered"].as_i64().unwrap(),
+            )
+        })
+        .collect()
+}
+
+#[tokio::test]
+async fn events_show_their_fan_out_status_and_metrics_sum_up_the_attempts() {
+    let app = spawn_receiving().await;
+    let (steady, flaky) = (Receiver::start().await, Receiver::start().await);
+    let events = json!(["user_created"]);
+    let (steady_id, _) =
+        register(&app, SHOP_HOOKS, json!({ "name": "Steady", "url": steady.url, "events": events, "retries": 0 }))
+            .await;
+    let body =
+        json!({ "name": "Flaky", "url": flaky.url, "events": events, "retries": 1, "firstRetryAfterSeconds": 30 });
+    let (flaky_id, _) = register(&app, SHOP_HOOKS, body).await;
+
+    // One endpoint accepts, the other fails and has a retry scheduled: Pending.
+    flaky.answer_with(500);
+    create_user(&app, "hooks", "fay").await;
+    recorded(&app, SHOP_HOOKS, "Failed", 1).await;
+    recorded(&app, SHOP_HOOKS, "Succeeded", 1).await;
+    assert_eq!(fan_out_status(&app).await, [("user_created".into(), "Pending".into(), 2, 1)]);
+
+    // The retry fails too and nothing is left scheduled: Partial.
+    app.advance(40).await;
+    recorded(&app, SHOP_HOOKS, "Failed", 2).await;
+    assert_eq!(fan_out_status(&app).await[0].1, "Partial");
+
+    // Both accept the next event: Delivered. Both refuse the one after (the steady endpoint has
+    // no retries, the flaky one a retry); once the retry fails too: Failed.
+    flaky.answer_with(200);
+    create_user(&app, "hooks", "gus").await;
+    recorded(&app, SHOP_HOOKS, "Succeeded", 3).await;
+    steady.answer_with(503);
+    flaky.answer_with(503);
+    app.advance(1).await;
+    create_user(&app, "hooks", "hal").await;
+    recorded(&app, SHOP_HOOKS, "Failed", 4).await;
+    app.advance(40).await;
+    recorded(&app, SHOP_HOOKS, "Failed", 5).await;
+    let statuses: Vec<String> = fan_out_status(&app).await.into_iter().map(|(_, status, ..)| status).collect();
+    assert_eq!(statuses, ["Partial", "Delivered", "Failed"]);
+    let failed = app.get(&format!("{SHOP_HOOKS}/events?status=Failed")).await;
+    assert_eq!(failed.items().len(), 1);
+
+    // Tests appear in the deliveries and the metrics, not among the events.
+    let test = app.post(&format!("{SHOP_HOOKS}/{steady_id}/test"), json!({})).await;
+    assert_eq!(test.status, StatusCode::CREATED);
+    recorded(&app, SHOP_HOOKS, "Failed", 6).await;
+    assert_eq!(fan_out_status(&app).await.len(), 3);
+
+    // Attempts made: steady 3 events + 1 test, flaky 3 events + 2 retries; 3 accepted.
+    let metrics = app.get(&format!("{SHOP_HOOKS}/metrics")).await;
+    assert_eq!(metrics.status, StatusCode::OK, "{:?}", metrics.body);
+    let all = metrics.data();
+    assert_eq!(
+        (all["attempts"].as_i64(), all["succeeded"].as_i64(), all["failed"].as_i64()),
+        (Some(9), Some(3), Some(6))
+    );
+    assert_eq!(all["scheduled"], 0);
+    assert!((all["acceptanceRate"].as_f64().unwrap() - 3.0 / 9.0).abs() < 1e-9);
+    let latency = &all["latencyMs"];
+    let p = |name: &str| latency[name].as_i64().unwrap();
+    assert!(p("p50") <= p("p95") && p("p95") <= p("p99"), "{latency}");
+    let failures: Vec<(Option<i64>, i64)> = all["topFailures"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|f| (f["responseStatus"].as_i64(), f["count"].as_i64().unwrap()))
+        .collect();
+    assert_eq!(failures, [(Some(503), 4), (Some(500), 2)], "most frequent first");
+
+    let one = app.get(&format!("{SHOP_HOOKS}/metrics?webhookId={flaky_id}")).await;
+    assert_eq!((one.data()["attempts"].as_i64(), one.data()["succeeded"].as_i64()), (Some(5), Some(1)));
+    assert_eq!(one.data()["webhookId"], flaky_id.as_str());
+
+    // A window before any attempt is empty; a window must have a start before its end.
+    let before = app.get(&format!("{SHOP_HOOKS}/metrics?createdTo=2001-01-01T00:00:00Z")).await;
+    assert_eq!((before.data()["attempts"].as_i64(), before.data()["acceptanceRate"].is_null()), (Some(0), true));
+    assert!(before.data()["latencyMs"].is_null());
+    let empty =
+        app.get(&format!("{SHOP_HOOKS}/metrics?createdFrom=2030-01-02T00:00:00Z&createdTo=2030-01-01T00:00:00Z")).await;
+    assert_eq!(empty.refused_fields(), [("createdFrom".to_owned(), "Range".to_owned())]);
+    let unknown = app.get(&format!("{SHOP_HOOKS}/metrics?pageSize=3&createdTo=yesterday")).await;
+    assert_eq!(unknown.status, StatusCode::BAD_REQUEST);
+    assert_eq!(unknown.refused_fields().len(), 2, "{:?}", unknown.body);
+    let stranger = app.get(&format!("{SHOP_HOOKS}/metrics?webhookId={}", uuid::Uuid::new_v4())).await;
+    assert_eq!(stranger.status, StatusCode::NOT_FOUND);
+}
+
+#[tokio::test]
+async fn tests_replays_and_refused_changes_publish_nothing() {
+    let app = spawn_receiving().await;
+    let receiver = Receiver::start().await;
+    let (id, _) =
+        register(&app, SHOP_HOOKS, json!({ "name": "Quiet", "url": receiver.url, "events": ["user_created"] })).await;
+    create_user(&app, "hooks", "ida").await;
+    receiver.wait_for(1).await;
+    let delivered = recorded(&app, SHOP_HOOKS, "Succeeded", 1).await[0]["id"].as_str().unwrap().to_owned();
+    let before = published(&app).await;
+
+    let test = app.post(&format!("{SHOP_HOOKS}/{id}/test"), json!({})).await;
+    assert_eq!(test.status, StatusCode::CREATED);
+    let replay = app.post(&format!("{SHOP_HOOKS}/{id}/deliveries/{delivered}/replay"), json!({})).await;
+    assert_eq!(replay.status, StatusCode::CREATED);
+    let refused = app.post("/realms/hooks/users", json!({ "username": "" })).await;
+    assert_eq!(refused.status, StatusCode::BAD_REQUEST);
+    let duplicate = app.post("/realms/hooks/users", json!({ "username": "ida" })).await;
+    assert_eq!(duplicate.refused_fields(), [("username".to_owned(), "Duplicate".to_owned())]);
+    receiver.wait_for(3).await;
+    assert_eq!(published(&app).await, before, "no event for a test, a replay or a refused change");
+    let replayed = receiver.received();
+    assert_eq!(replayed[2].header("x-service-event-id"), replayed[0].header("x-service-event-id"));
+}
+
+#[tokio::test]
+async fn a_capture_endpoint_records_every_request_for_a_day() {
+    let app = spawn_app().await;
+    let created = app.post("/webhook-captures", json!({})).await;
+    assert_eq!(created.status, StatusCode::CREATED, "{:?}", created.body);
+    let capture = created.data().clone();
+    let (id, url) = (capture["id"].as_str().unwrap().to_owned(), capture["url"].as_str().unwrap().to_owned());
+    let token = url.rsplit('/').next().unwrap();
+    assert!(url.starts_with(&format!("{}/captures/", app.base)), "{url}");
+    assert!(token.len() >= 43, "a random path of 256 bits: {token}");
+    let other = app.post("/webhook-captures", json!({})).await;
+    assert_ne!(other.data()["url"], capture["url"], "each capture has its own address");
+
+    // Any method, any body, any path below the address is recorded with its headers.
+    let sent = app
+        .http
+        .post(format!("{url}?attempt=1"))
+        .header("x-service-event", "user_created")
+        .header("content-type", "application/json")
+        .body(r#"{"id":"evt_1"}"#)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(sent.status(), StatusCode::OK);
+    let big = vec![b'x'; 70_000];
+    let put = app.http.put(format!("{url}/nested/path")).body(big).send().await.unwrap();
+    assert_eq!(put.status(), StatusCode::OK);
+
+    let listed = app.get(&format!("/webhook-captures/{id}/requests?sortDirection=asc")).await;
+    assert_eq!(listed.status, StatusCode::OK, "{:?}", listed.body);
+    let requests = listed.items();
+    assert_eq!(requests.len(), 2);
+    let first = &requests[0];
+    assert_eq!((first["method"].as_str(), first["path"].as_str()), (Some("POST"), Some("")));
+    assert_eq!((first["query"].as_str(), first["body"].as_str()), (Some("attempt=1"), Some(r#"{"id":"evt_1"}"#)));
+    assert_eq!(first["headers"]["x-service-event"], "user_created");
+    assert_eq!(first["sourceIp"], "127.0.0.1");
+    let second = &requests[1];
+    assert_eq!((second["method"].as_str(), second["path"].as_str()), (Some("PUT"), Some("nested/path")));
+    assert_eq!((second["body"].as_str().unwrap().len(), second["bodySize"].as_i64()), (65_536, Some(70_000)));
+    let other_id = other.data()["id"].as_str().unwrap();
+    assert!(app.get(&format!("/webhook-captures/{other_id}/requests")).await.items().is_empty());
+
+    // Only the account reads it; a wrong path records nothing.
+    let stranger = app.http.post(format!("{}/captures/{}x", app.base, token)).send().await.unwrap();
+    assert_eq!(stranger.status(), StatusCode::NOT_FOUND);
+    app.post("/roles", json!({ "name": "hook-watcher", "permissions": ["realm:read"] })).await;
+    let watcher = app.key_with(&["hook-watcher"], None).await;
+    let refused = app.call_as(&watcher, reqwest::Method::GET, &format!("/webhook-captures/{id}/requests"), None).await;
+    assert_eq!(refused.status, StatusCode::FORBIDDEN);
+
+    // After 24 hours the address answers 404, the capture is gone from the API and the cleanup
+    // removes what it recorded.
+    app.advance(24 * 3600).await;
+    let late = app.http.post(&url).body("late").send().await.unwrap();
+    assert_eq!(late.status(), StatusCode::NOT_FOUND);
+    assert_eq!(app.get(&format!("/webhook-captures/{id}")).await.status, StatusCode::NOT_FOUND);
+    assert!(app.get("/webhook-captures").await.items().is_empty());
+    let store = app.database().await;
+    let kept: i64 =
+        sqlx::query_scalar("SELECT COUNT(*) FROM webhook_captured_requests").fetch_one(store.pool()).await.unwrap();
+    assert_eq!(kept, 0, "the hourly cleanup removed the expired capture's requests");
+}
+
+#[tokio::test]
+async fn a_capture_holds_a_thousand_requests_and_stops_recording_once_removed() {
+    let app = spawn_app().await;
+    let created = app.post("/webhook-captures", json!({})).await;
+    let (id, url) = (created.data()["id"].as_str().unwrap(), created.data()["url"].as_str().unwrap());
+    assert_eq!(app.get("/webhook-captures").await.items().len(), 1);
+
+    let mut senders = tokio::task::JoinSet::new();
+    for _ in 0..8 {
+        let (http, url) = (app.http.clone(), url.to_owned());
+        senders.spawn(async move {
+            for _ in 0..125 {
+                assert_eq!(http.post(&url).body("{}").send().await.unwrap().status(), StatusCode::OK);
+            }
+        });
+    }
+    senders.join_all().await;
+    let full = app.http.post(url).body("{}").send().await.unwrap();
+    assert_eq!(full.status(), StatusCode::CONFLICT);
+    let refusal: Value = full.json().await.unwrap();
+    assert_eq!(refusal["errorCode"], "CaptureFull");
+    assert_eq!(app.get(&format!("/webhook-captures/{id}/requests")).await.body["pagination"]["totalItems"], 1000);
+
+    assert_eq!(app.delete(&format!("/webhook-captures/{id}")).await.status, StatusCode::OK);
+    let sent = app.http.post(url).body("{}").send().await.unwrap();
+    assert_eq!(sent.status(), StatusCode::NOT_FOUND);
+    assert_eq!(app.get(&format!("/webhook-captures/{id}/requests")).await.status, StatusCode::NOT_FOUND);
 }

@@ -4,6 +4,7 @@ pub mod address;
 pub mod admin;
 pub mod auth;
 pub mod body;
+pub mod capture;
 pub mod dev_clock;
 pub mod envelope;
 pub mod metrics;
@@ -16,7 +17,7 @@ use axum::Router;
 use axum::extract::{DefaultBodyLimit, State};
 use axum::middleware::{from_fn, from_fn_with_state};
 use axum::response::{IntoResponse, Response};
-use axum::routing::get;
+use axum::routing::{any, get};
 
 use crate::AppState;
 use crate::error::Error;
@@ -32,6 +33,8 @@ pub fn router(state: AppState) -> Router {
     let mut app = Router::new()
         .nest("/api/v1/admin", admin)
         .merge(protocol::routes())
+        .route("/captures/{token}", any(capture::receive))
+        .route("/captures/{token}/{*rest}", any(capture::receive))
         .route("/healthz", get(|| async { "ok" }))
         .route("/readyz", get(ready))
         .route("/metrics", get(metrics::render));

@@ -5,8 +5,8 @@ use utoipa::openapi::security::{ApiKey, ApiKeyValue, SecurityScheme};
 use utoipa::{Modify, OpenApi};
 
 use super::admin::{
-    account, audit, clients, consumers, delegation, groups, organizations, realm_roles, realms, resource_servers,
-    roles, scopes, secrets, sessions, users, webhooks,
+    account, audit, captures, clients, consumers, delegation, groups, organizations, realm_roles, realms,
+    resource_servers, roles, scopes, secrets, sessions, users, webhooks,
 };
 use super::envelope::{NotificationBody, Pagination};
 use crate::error::ErrorCode;
@@ -49,6 +49,9 @@ use crate::error::ErrorCode;
         webhooks::create_client_webhook, webhooks::list_client_webhooks, webhooks::read_client_webhook,
         webhooks::update_client_webhook, webhooks::delete_client_webhook, webhooks::rotate_client_webhook_secret,
         webhooks::test_client_webhook, webhooks::client_deliveries, webhooks::replay_client_delivery,
+        webhooks::client_webhook_metrics, webhooks::client_webhook_events,
+        captures::create_capture, captures::list_captures, captures::read_capture, captures::captured_requests,
+        captures::delete_capture,
         audit::trail, audit::access_logs,
     ),
     components(schemas(NotificationBody, ErrorCode, Pagination<realms::RealmView>)),

@@ -7,6 +7,7 @@
 
 pub mod access_log;
 pub mod accounts;
+pub mod captures;
 pub mod changes;
 pub mod clients;
 pub mod consumers;

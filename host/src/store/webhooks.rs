@@ -327,3 +327,122 @@ pub async fn delete_history_before<'c>(
         .rows_affected();
     Ok(attempts + events)
 }
+
+/// One event as delivered to a client's endpoints, with its fan-out status.
+#[derive(Debug, Clone, PartialEq, Eq, sqlx::FromRow)]
+pub struct EventDelivery {
+    pub event_id: String,
+    pub event_type: String,
+    /// When its first attempt was scheduled.
+    pub created_at: i64,
+    /// Endpoints the event was fanned out to.
+    pub endpoints: i64,
+    /// Endpoints that accepted it.
+    pub delivered: i64,
+    /// Pending, Delivered, Partial or Failed.
+    pub status: String,
+}
+
+/// Events grouped from their attempts (tests excluded). Per endpoint, an event is delivered once
+/// any attempt succeeded and pending while it is not delivered and an attempt is still scheduled.
+/// Across endpoints it is Pending while any endpoint is pending, Delivered when every endpoint
+/// accepted it, Failed when none did, Partial otherwise.
+pub const EVENT_LISTING: Listing = Listing {
+    table: "(SELECT event_id, MIN(event_type) AS event_type, realm_id, endpoint_kind, client_id, \
+              MIN(first_at) AS created_at, COUNT(*) AS endpoints, CAST(SUM(succeeded) AS BIGINT) AS delivered, \
+              CASE WHEN SUM(CASE WHEN succeeded = 0 AND scheduled = 1 THEN 1 ELSE 0 END) > 0 THEN 'Pending' \
+                   WHEN SUM(succeeded) = COUNT(*) THEN 'Delivered' \
+                   WHEN SUM(succeeded) = 0 THEN 'Failed' ELSE 'Partial' END AS status \
+            FROM (SELECT event_id, event_type, realm_id, endpoint_kind, client_id, endpoint_id, \
+                         MIN(created_at) AS first_at, \
+                         MAX(CASE WHEN state = 'Succeeded' THEN 1 ELSE 0 END) AS succeeded, \
+                         MAX(CASE WHEN state = 'Scheduled' THEN 1 ELSE 0 END) AS scheduled \
+                  FROM webhook_attempts WHERE kind <> 'Test' \
+                  GROUP BY event_id, event_type, realm_id, endpoint_kind, client_id, endpoint_id) AS per_endpoint \
+            GROUP BY event_id, realm_id, endpoint_kind, client_id) AS webhook_events",
+    columns: "event_id, event_type, created_at, endpoints, delivered, status",
+    created: "created_at",
+    tie_breaker: "event_id",
+    search: &["event_type", "event_id"],
+    status: Some("status"),
+    sortable: &[("eventType", "event_type"), ("createdAt", "created_at")],
+};
+
+/// How a window of finished attempts went.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Metrics {
+    pub attempts: i64,
+    pub succeeded: i64,
+    /// Attempts still scheduled in the window.
+    pub scheduled: i64,
+    pub latency_average_ms: Option<i64>,
+    /// p50, p95 and p99 of the finished attempts' latency.
+    pub latency_percentiles_ms: Option<[i64; 3]>,
+    /// The most common failures, most frequent first: the receiver's status (none for a timeout or a
+    /// connection error), what went wrong, how often.
+    pub failures: Vec<(Option<i64>, String, i64)>,
+}
+
+/// Most common failures a metrics answer names.
+const TOP_FAILURES: i64 = 5;
+
+/// Metrics of the attempts made to a client's endpoints (or one of them) created in `[from, to)`.
+pub async fn metrics(
+    pool: &sqlx::AnyPool,
+    (realm_id, client_id): (&str, &str),
+    endpoint_id: Option<&str>,
+    (from, to): (i64, i64),
+) -> Result<Metrics, sqlx::Error> {
+    let window = "realm_id = $1 AND endpoint_kind = 'Client' AND client_id = $2 AND ($3 IS NULL OR endpoint_id = $3) \
+                  AND created_at >= $4 AND created_at < $5";
+    let bind = |sql: String| {
+        sqlx::query_as::<_, (i64,)>(sqlx::AssertSqlSafe(sql))
+            .bind(realm_id.to_owned())
+            .bind(client_id.to_owned())
+            .bind(endpoint_id.map(str::to_owned))
+            .bind(from)
+            .bind(to)
+    };
+    let (attempts,) =
+        bind(format!("SELECT COUNT(*) FROM webhook_attempts WHERE {window} AND state IN ('Succeeded', 'Failed')"))
+            .fetch_one(pool)
+            .await?;
+    let (succeeded,) = bind(format!("SELECT COUNT(*) FROM webhook_attempts WHERE {window} AND state = 'Succeeded'"))
+        .fetch_one(pool)
+        .await?;
+    let (scheduled,) = bind(format!("SELECT COUNT(*) FROM webhook_attempts WHERE {window} AND state = 'Scheduled'"))
+        .fetch_one(pool)
+        .await?;
+    let timed =
+        format!("FROM webhook_attempts WHERE {window} AND state IN ('Succeeded', 'Failed') AND latency_ms IS NOT NULL");
+    let (measured,) = bind(format!("SELECT COUNT(*) {timed}")).fetch_one(pool).await?;
+    let (mut latency_average_ms, mut latency_percentiles_ms) = (None, None);
+    if measured > 0 {
+        let (average,) = bind(format!("SELECT CAST(AVG(latency_ms) AS BIGINT) {timed}")).fetch_one(pool).await?;
+        let mut percentiles = [0; 3];
+        for (slot, per_cent) in percentiles.iter_mut().zip([50, 95, 99]) {
+            // The nearest-rank percentile: the smallest latency at or above `per_cent` of them.
+            let rank = (measured * per_cent + 99) / 100;
+            let (value,) = bind(format!("SELECT latency_ms {timed} ORDER BY latency_ms LIMIT 1 OFFSET {}", rank - 1))
+                .fetch_one(pool)
+                .await?;
+            *slot = value;
+        }
+        (latency_average_ms, latency_percentiles_ms) = (Some(average), Some(percentiles));
+    }
+    let failures = sqlx::query_as::<_, (Option<i64>, Option<String>, i64)>(sqlx::AssertSqlSafe(format!(
+        "SELECT response_status, error, COUNT(*) AS times FROM webhook_attempts WHERE {window} AND state = 'Failed' \
+         GROUP BY response_status, error ORDER BY times DESC, error LIMIT {TOP_FAILURES}"
+    )))
+    .bind(realm_id)
+    .bind(client_id)
+    .bind(endpoint_id)
+    .bind(from)
+    .bind(to)
+    .fetch_all(pool)
+    .await?
+    .into_iter()
+    .map(|(status, error, times)| (status, error.unwrap_or_default(), times))
+    .collect();
+    Ok(Metrics { attempts, succeeded, scheduled, latency_average_ms, latency_percentiles_ms, failures })
+}

@@ -2,6 +2,7 @@
 
 pub mod account;
 pub mod audit;
+pub mod captures;
 pub mod clients;
 pub mod consumers;
 pub mod delegation;
@@ -121,6 +122,9 @@ pub fn routes() -> Router<AppState> {
         .route("/secrets/{id}/rotate", post(secrets::rotate))
         .route("/realms/{realm}/webhooks", get(webhooks::list_realm_webhooks).post(webhooks::create_realm_webhook))
         .route("/realms/{realm}/webhooks/deliveries", get(webhooks::realm_deliveries))
+        .route("/webhook-captures", get(captures::list_captures).post(captures::create_capture))
+        .route("/webhook-captures/{captureId}", get(captures::read_capture).delete(captures::delete_capture))
+        .route("/webhook-captures/{captureId}/requests", get(captures::captured_requests))
         .route(
             "/realms/{realm}/webhooks/{webhookId}",
             get(webhooks::read_realm_webhook)
@@ -134,6 +138,8 @@ pub fn routes() -> Router<AppState> {
             get(webhooks::list_client_webhooks).post(webhooks::create_client_webhook),
         )
         .route("/realms/{realm}/clients/{client}/webhooks/deliveries", get(webhooks::client_deliveries))
+        .route("/realms/{realm}/clients/{client}/webhooks/metrics", get(webhooks::client_webhook_metrics))
+        .route("/realms/{realm}/clients/{client}/webhooks/events", get(webhooks::client_webhook_events))
         .route(
             "/realms/{realm}/clients/{client}/webhooks/{webhookId}",
             get(webhooks::read_client_webhook)

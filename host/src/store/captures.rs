@@ -1,0 +1,157 @@
+//! Capture endpoints and the requests they recorded.
+
+use sqlx::{Any, Executor};
+
+use super::page::Listing;
+use super::{Backend, Store};
+
+/// A temporary address recording the requests it receives.
+#[derive(Debug, Clone, PartialEq, Eq, sqlx::FromRow)]
+pub struct Capture {
+    pub id: String,
+    pub account_id: String,
+    pub token: String,
+    pub created_at: i64,
+    pub expires_at: i64,
+}
+
+const CAPTURE_COLUMNS: &str = "id, account_id, token, created_at, expires_at";
+
+pub const CAPTURE_LISTING: Listing = Listing {
+    table: "webhook_captures",
+    columns: CAPTURE_COLUMNS,
+    created: "created_at",
+    tie_breaker: "id",
+    search: &[],
+    status: None,
+    sortable: &[("createdAt", "created_at"), ("expiresAt", "expires_at")],
+};
+
+/// One request a capture recorded.
+#[derive(Debug, Clone, PartialEq, Eq, sqlx::FromRow)]
+pub struct CapturedRequest {
+    pub id: String,
+    pub capture_id: String,
+    pub method: String,
+    pub path: String,
+    pub query: Option<String>,
+    pub headers: String,
+    pub body: String,
+    pub body_size: i64,
+    pub source_ip: String,
+    pub received_at: i64,
+}
+
+const REQUEST_COLUMNS: &str = "id, capture_id, method, path, query, headers, body, body_size, source_ip, received_at";
+
+pub const REQUEST_LISTING: Listing = Listing {
+    table: "webhook_captured_requests",
+    columns: REQUEST_COLUMNS,
+    created: "received_at",
+    tie_breaker: "id",
+    search: &["method", "path", "body"],
+    status: None,
+    sortable: &[("receivedAt", "received_at")],
+};
+
+pub async fn insert<'c>(db: impl Executor<'c, Database = Any>, capture: &Capture) -> Result<(), sqlx::Error> {
+    sqlx::query(
+        "INSERT INTO webhook_captures (id, account_id, token, created_at, expires_at) VALUES ($1, $2, $3, $4, $5)",
+    )
+    .bind(&capture.id)
+    .bind(&capture.account_id)
+    .bind(&capture.token)
+    .bind(capture.created_at)
+    .bind(capture.expires_at)
+    .execute(db)
+    .await
+    .map(|_| ())
+}
+
+/// The account's capture with this id, unless it expired before `now`.
+pub async fn find<'c>(
+    db: impl Executor<'c, Database = Any>,
+    account_id: &str,
+    id: &str,
+    now: i64,
+) -> Result<Option<Capture>, sqlx::Error> {
+    sqlx::query_as(sqlx::AssertSqlSafe(format!(
+        "SELECT {CAPTURE_COLUMNS} FROM webhook_captures WHERE id = $1 AND account_id = $2 AND expires_at > $3"
+    )))
+    .bind(id)
+    .bind(account_id)
+    .bind(now)
+    .fetch_optional(db)
+    .await
+}
+
+/// The capture listening at `token`, unless it expired before `now`.
+pub async fn find_by_token<'c>(
+    db: impl Executor<'c, Database = Any>,
+    token: &str,
+    now: i64,
+) -> Result<Option<Capture>, sqlx::Error> {
+    sqlx::query_as(sqlx::AssertSqlSafe(format!(
+        "SELECT {CAPTURE_COLUMNS} FROM webhook_captures WHERE token = $1 AND expires_at > $2"
+    )))
+    .bind(token)
+    .bind(now)
+    .fetch_optional(db)
+    .await
+}
+
+pub async fn delete<'c>(db: impl Executor<'c, Database = Any>, id: &str) -> Result<(), sqlx::Error> {
+    sqlx::query("DELETE FROM webhook_captures WHERE id = $1").bind(id).execute(db).await.map(|_| ())
+}
+
+/// How many requests a capture has recorded.
+pub async fn count_requests<'c>(db: impl Executor<'c, Database = Any>, capture_id: &str) -> Result<i64, sqlx::Error> {
+    sqlx::query_scalar("SELECT COUNT(*) FROM webhook_captured_requests WHERE capture_id = $1")
+        .bind(capture_id)
+        .fetch_one(db)
+        .await
+}
+
+/// Records a request unless the capture already holds `limit` of them; whether it was recorded.
+/// Concurrent requests to one capture are counted one after the other: SQLite has a single
+/// writer, and on PostgreSQL the capture's row is locked while counting.
+pub async fn record(store: &Store, request: &CapturedRequest, limit: i64) -> Result<bool, sqlx::Error> {
+    let mut tx = store.begin().await?;
+    if store.backend() == Backend::Postgres {
+        sqlx::query("SELECT id FROM webhook_captures WHERE id = $1 FOR UPDATE")
+            .bind(&request.capture_id)
+            .fetch_optional(&mut *tx)
+            .await?;
+    }
+    let recorded = sqlx::query(
+        "INSERT INTO webhook_captured_requests (id, capture_id, method, path, query, headers, body, body_size, \
+         source_ip, received_at) SELECT $1, $2, $3, $4, $5, $6, $7, $8, $9, $10 \
+         WHERE (SELECT COUNT(*) FROM webhook_captured_requests WHERE capture_id = $2) < $11",
+    )
+    .bind(&request.id)
+    .bind(&request.capture_id)
+    .bind(&request.method)
+    .bind(&request.path)
+    .bind(&request.query)
+    .bind(&request.headers)
+    .bind(&request.body)
+    .bind(request.body_size)
+    .bind(&request.source_ip)
+    .bind(request.received_at)
+    .bind(limit)
+    .execute(&mut *tx)
+    .await?
+    .rows_affected()
+        == 1;
+    tx.commit().await?;
+    Ok(recorded)
+}
+
+/// Removes the captures that expired before `now`, with their requests.
+pub async fn delete_expired<'c>(db: impl Executor<'c, Database = Any>, now: i64) -> Result<u64, sqlx::Error> {
+    sqlx::query("DELETE FROM webhook_captures WHERE expires_at <= $1")
+        .bind(now)
+        .execute(db)
+        .await
+        .map(|done| done.rows_affected())
+}

@@ -1,0 +1,278 @@
+//! At-least-once delivery under failure: a service killed with SIGKILL in the middle of a burst of
+//! events delivers every one of them once it is started again, and two hosts on one PostgreSQL
+//! database never send an attempt twice.
+
+use std::collections::{HashMap, HashSet};
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::time::{Duration, Instant};
+
+use castellan::Application;
+use reqwest::StatusCode;
+use serde_json::{Value, json};
+
+use crate::receiver::{Receiver, authority_file};
+use crate::support::{TestApp, TestDatabase, policies_dir, spawn_beside_with, spawn_with};
+use crate::webhooks::{SHOP_HOOKS, receiving};
+
+/// The environment that makes `service_in_a_child_process` run the service.
+const CHILD_DATABASE: &str = "CASTELLAN_TEST_CHILD_DATABASE";
+const CHILD_DIR: &str = "CASTELLAN_TEST_CHILD_DIR";
+const CHILD_LISTEN: &str = "CASTELLAN_TEST_CHILD_LISTEN";
+/// The parent's test authority, which certifies its receivers.
+const CHILD_AUTHORITY: &str = "CASTELLAN_TEST_CHILD_AUTHORITY";
+/// Where the child leaves the bootstrap API key of a fresh database.
+const KEY_FILE: &str = "bootstrap-api-key";
+
+/// The service as a separate process, for a test that kills it: this test binary started again
+/// with only this test selected and the database in its environment. Without that environment
+/// (in an ordinary run of the ignored tests) it does nothing.
+#[tokio::test(flavor = "multi_thread")]
+#[ignore = "run by the kill test as its child process"]
+async fn service_in_a_child_process() {
+    let Ok(url) = std::env::var(CHILD_DATABASE) else { return };
+    let dir = PathBuf::from(std::env::var(CHILD_DIR).unwrap());
+    let db = TestDatabase { url, dir: dir.clone() };
+    let mut settings = db.settings();
+    settings.listen = std::env::var(CHILD_LISTEN).unwrap().parse().unwrap();
+    settings.webhook_allowed_networks = vec!["127.0.0.0/8".parse().unwrap()];
+    settings.webhook_ca_file = Some(std::env::var(CHILD_AUTHORITY).unwrap().into());
+    let app = Application::build(settings, &policies_dir()).await.unwrap();
+    if let Some(first) = app.bootstrapped() {
+        let written = dir.join(format!("{KEY_FILE}.new"));
+        std::fs::write(&written, &first.api_key).unwrap();
+        std::fs::rename(written, dir.join(KEY_FILE)).unwrap();
+    }
+    app.run_until_stopped(std::future::pending()).await.unwrap();
+}
+
+/// The service running in a child process on a fixed loopback port.
+struct ChildService {
+    process: Child,
+    base: String,
+}
+
+impl ChildService {
+    async fn start(db: &TestDatabase, port: u16) -> Self {
+        let log = std::fs::File::create(db.dir.join("child.log")).unwrap();
+        let process = Command::new(std::env::current_exe().unwrap())
+            .args(["--exact", "delivery_reliability::service_in_a_child_process", "--ignored", "--nocapture"])
+            .env(CHILD_DATABASE, &db.url)
+            .env(CHILD_DIR, &db.dir)
+            .env(CHILD_LISTEN, format!("127.0.0.1:{port}"))
+            .env(CHILD_AUTHORITY, authority_file())
+            .stdout(log.try_clone().unwrap())
+            .stderr(log)
+            .stdin(Stdio::null())
+            .spawn()
+            .unwrap();
+        let child = Self { process, base: format!("http://127.0.0.1:{port}") };
+        let deadline = Instant::now() + Duration::from_secs(60);
+        let http = reqwest::Client::new();
+        while !http.get(format!("{}/readyz", child.base)).send().await.is_ok_and(|r| r.status().is_success()) {
+            assert!(Instant::now() < deadline, "the child service never became ready: see {}", db.dir.display());
+            tokio::time::sleep(Duration::from_millis(50)).await;
+        }
+        child
+    }
+
+    /// SIGKILL: no shutdown, no flushing, whatever was in flight is lost with the process.
+    fn kill(mut self) {
+        self.process.kill().unwrap();
+        self.process.wait().unwrap();
+    }
+}
+
+impl Drop for ChildService {
+    fn drop(&mut self) {
+        let _ = self.process.kill();
+        let _ = self.process.wait();
+    }
+}
+
+fn free_port() -> u16 {
+    std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port()
+}
+
+fn api_key(dir: &Path) -> String {
+    std::fs::read_to_string(dir.join(KEY_FILE)).unwrap()
+}
+
+/// The usernames of the `user_created` deliveries a receiver got, with how often each arrived.
+fn delivered_users(receiver: &Receiver) -> HashMap<String, usize> {
+    let mut seen = HashMap::new();
+    for delivery in receiver.received() {
+        let body = delivery.json();
+        if body["type"] == "user_created" {
+            *seen.entry(body["data"]["username"].as_str().unwrap().to_owned()).or_default() += 1;
+        }
+    }
+    seen
+}
+
+/// Waits, up to `limit`, until the receiver has heard of `count` distinct users.
+async fn heard_of_all(receiver: &Receiver, count: usize, limit: Duration) -> HashMap<String, usize> {
+    let deadline = Instant::now() + limit;
+    loop {
+        let seen = delivered_users(receiver);
+        if seen.len() >= count {
+            return seen;
+        }
+        assert!(Instant::now() < deadline, "only {} of {count} events arrived", seen.len());
+        tokio::time::sleep(Duration::from_millis(250)).await;
+    }
+}
+
+async fn call(
+    http: &reqwest::Client,
+    base: &str,
+    key: &str,
+    path: &str,
+    body: Value,
+) -> reqwest::Result<(StatusCode, Value)> {
+    let response = http.post(format!("{base}/api/v1/admin{path}")).header("x-api-key", key).json(&body).send().await?;
+    let status = response.status();
+    Ok((status, response.json().await.unwrap_or(Value::Null)))
+}
+
+async fn created(http: &reqwest::Client, base: &str, key: &str, path: &str, body: Value) -> Value {
+    let (status, answer) = call(http, base, key, path, body).await.unwrap();
+    assert_eq!(status, StatusCode::CREATED, "{answer}");
+    answer
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn every_event_of_a_burst_is_delivered_although_the_service_was_killed_during_it() {
+    const EVENTS: usize = 10_000;
+    const SENDERS: usize = 16;
+    const KEYS: usize = 45;
+    // No service runs in this process to choose the TLS implementation the HTTP clients use.
+    let _ = tokio_rustls::rustls::crypto::aws_lc_rs::default_provider().install_default();
+    let db = TestDatabase::new().await;
+    let receiver = Receiver::start().await;
+    let port = free_port();
+    let service = ChildService::start(&db, port).await;
+    let (base, key) = (service.base.clone(), api_key(&db.dir));
+    let http = reqwest::Client::new();
+    created(&http, &base, &key, "/realms", json!({ "id": "hooks" })).await;
+    let client = json!({ "id": "shop", "clientConfiguration": { "grantTypes": ["client_credentials"] } });
+    created(&http, &base, &key, "/realms/hooks/clients", client).await;
+    let endpoint = json!({ "name": "Burst", "url": receiver.url, "events": ["user_created"] });
+    created(&http, &base, &key, SHOP_HOOKS, endpoint).await;
+    // Each key may make 300 calls a minute and the manual clock stands still: the burst moves to
+    // the next key when one is spent.
+    let mut keys = Vec::new();
+    for n in 0..KEYS {
+        let secret =
+            created(&http, &base, &key, "/secrets", json!({ "name": format!("burst {n}"), "roles": ["Admin"] })).await;
+        keys.push(secret["data"]["value"].as_str().unwrap().to_owned());
+    }
+    let keys = Arc::new(keys);
+    let spent = Arc::new(AtomicUsize::new(0));
+
+    // Senders create the users one after the other, each retrying through the outage until the
+    // service answers. A creation cut off after its commit is refused as a duplicate on the retry:
+    // it happened.
+    let created = Arc::new(AtomicUsize::new(0));
+    let mut senders = tokio::task::JoinSet::new();
+    for first in 0..SENDERS {
+        let (http, base, keys, spent, created) =
+            (http.clone(), base.clone(), keys.clone(), spent.clone(), created.clone());
+        senders.spawn(async move {
+            for n in (first..EVENTS).step_by(SENDERS) {
+                let user = json!({ "username": format!("user-{n}") });
+                loop {
+                    let using = spent.load(Ordering::SeqCst);
+                    match call(&http, &base, &keys[using], "/realms/hooks/users", user.clone()).await {
+                        Ok((StatusCode::CREATED, _)) => break,
+                        Ok((StatusCode::BAD_REQUEST, refusal))
+                            if refusal["notifications"][0]["code"] == "Duplicate" =>
+                        {
+                            break;
+                        }
+                        Ok((StatusCode::TOO_MANY_REQUESTS, _)) => {
+                            let _ = spent.compare_exchange(using, using + 1, Ordering::SeqCst, Ordering::SeqCst);
+                        }
+                        Ok((status, refusal)) if status.is_client_error() => panic!("user-{n} refused: {refusal}"),
+                        _ => tokio::time::sleep(Duration::from_millis(20)).await,
+                    }
+                }
+                created.fetch_add(1, Ordering::SeqCst);
+            }
+        });
+    }
+
+    // A third of the way through, with creations and deliveries in flight, the service is killed.
+    while created.load(Ordering::SeqCst) < EVENTS / 3 {
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+    service.kill();
+    let service = ChildService::start(&db, port).await;
+    // Attempts the killed process had claimed are sent again once their 60-second lease is over.
+    let advanced = http.post(format!("{base}/_dev/clock")).json(&json!({ "advanceSeconds": 61 })).send().await.unwrap();
+    assert_eq!(advanced.status(), StatusCode::OK);
+    senders.join_all().await;
+    assert_eq!(created.load(Ordering::SeqCst), EVENTS);
+
+    let seen = heard_of_all(&receiver, EVENTS, Duration::from_secs(300)).await;
+    let expected: HashSet<String> = (0..EVENTS).map(|n| format!("user-{n}")).collect();
+    assert_eq!(seen.keys().cloned().collect::<HashSet<_>>(), expected, "every event, and only those");
+    drop(service);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn two_hosts_on_one_database_never_send_an_attempt_twice() {
+    const EVENTS: usize = 400;
+    let one = spawn_with(TestDatabase::new().await, receiving).await;
+    if !one.state.store.is_shared() {
+        // SQLite is embedded: a database file belongs to one host, whose single worker claims each
+        // attempt once; the kill test above covers it.
+        return;
+    }
+    let two = spawn_beside_with(&one, receiving).await;
+    let receiver = Receiver::start().await;
+    one.create_realm("hooks").await;
+    one.create_client("hooks", "shop", &["client_credentials"], &[]).await;
+    let endpoint =
+        one.post(SHOP_HOOKS, json!({ "name": "Shared", "url": receiver.url, "events": ["user_created"] })).await;
+    assert_eq!(endpoint.status, StatusCode::CREATED, "{:?}", endpoint.body);
+
+    // Both hosts publish events and both workers claim from the same table.
+    let mut senders = tokio::task::JoinSet::new();
+    for first in 0..16 {
+        let (http, key) = (one.http.clone(), one.key.clone());
+        let bases = [one.base.clone(), two.base.clone()];
+        senders.spawn(async move {
+            for n in (first..EVENTS).step_by(16) {
+                let user = json!({ "username": format!("user-{n}") });
+                created(&http, &bases[n % 2], &key, "/realms/hooks/users", user).await;
+            }
+        });
+    }
+    senders.join_all().await;
+    heard_of_all(&receiver, EVENTS, Duration::from_secs(60)).await;
+    finished(&one).await;
+    let seen = delivered_users(&receiver);
+    assert_eq!(seen.len(), EVENTS);
+    let twice: Vec<_> = seen.iter().filter(|(_, times)| **times > 1).collect();
+    assert!(twice.is_empty(), "sent more than once: {twice:?}");
+}
+
+/// Waits until no attempt is scheduled: every one was sent and its outcome recorded.
+async fn finished(app: &TestApp) {
+    let store = app.database().await;
+    let deadline = Instant::now() + Duration::from_secs(30);
+    loop {
+        let (scheduled,): (i64,) = sqlx::query_as("SELECT COUNT(*) FROM webhook_attempts WHERE state = 'Scheduled'")
+            .fetch_one(store.pool())
+            .await
+            .unwrap();
+        if scheduled == 0 {
+            return;
+        }
+        assert!(Instant::now() < deadline, "{scheduled} attempts are still scheduled");
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+}
