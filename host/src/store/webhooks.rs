@@ -2,6 +2,7 @@
 
 use sqlx::{Any, Executor};
 
+use super::Backend;
 use super::page::Listing;
 use super::text_enum;
 
@@ -254,28 +255,129 @@ impl Attempt {
     }
 }
 
+/// Attempts one multi-row statement inserts: 13 values each, well under either database's limit
+/// on bound values.
+const INSERT_CHUNK: usize = 500;
+
 pub async fn insert_attempt<'c>(db: impl Executor<'c, Database = Any>, attempt: &Attempt) -> Result<(), sqlx::Error> {
-    sqlx::query(
+    insert_attempts(db, std::slice::from_ref(attempt)).await
+}
+
+/// Inserts at most [`INSERT_CHUNK`] attempts in one statement.
+async fn insert_attempts<'c>(db: impl Executor<'c, Database = Any>, attempts: &[Attempt]) -> Result<(), sqlx::Error> {
+    let mut insert = sqlx::query(sqlx::AssertSqlSafe(format!(
         "INSERT INTO webhook_attempts (id, endpoint_id, realm_id, endpoint_kind, client_id, event_id, event_type, \
-         kind, retry_number, payload, state, due_at, created_at) \
-         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13)",
-    )
-    .bind(&attempt.id)
-    .bind(&attempt.endpoint_id)
-    .bind(&attempt.realm_id)
-    .bind(attempt.endpoint_kind.as_str())
-    .bind(&attempt.client_id)
-    .bind(&attempt.event_id)
-    .bind(&attempt.event_type)
-    .bind(attempt.kind.as_str())
-    .bind(attempt.retry_number)
-    .bind(&attempt.payload)
-    .bind(attempt.state.as_str())
-    .bind(attempt.due_at)
-    .bind(attempt.created_at)
-    .execute(db)
-    .await
-    .map(|_| ())
+         kind, retry_number, payload, state, due_at, created_at) VALUES {}",
+        super::values_placeholders(attempts.len(), 13)
+    )));
+    for attempt in attempts {
+        insert = insert
+            .bind(&attempt.id)
+            .bind(&attempt.endpoint_id)
+            .bind(&attempt.realm_id)
+            .bind(attempt.endpoint_kind.as_str())
+            .bind(&attempt.client_id)
+            .bind(&attempt.event_id)
+            .bind(&attempt.event_type)
+            .bind(attempt.kind.as_str())
+            .bind(attempt.retry_number)
+            .bind(&attempt.payload)
+            .bind(attempt.state.as_str())
+            .bind(attempt.due_at)
+            .bind(attempt.created_at);
+    }
+    insert.execute(db).await.map(|_| ())
+}
+
+/// Inserts many attempts: on PostgreSQL a few hundred per statement, on SQLite (in-process, where
+/// a prepared one-row statement is cheapest) one by one.
+pub async fn insert_all_attempts(
+    tx: &mut super::Connection,
+    backend: Backend,
+    attempts: &[Attempt],
+) -> Result<(), sqlx::Error> {
+    let per_statement = match backend {
+        Backend::Postgres => INSERT_CHUNK,
+        Backend::Sqlite => 1,
+    };
+    for chunk in attempts.chunks(per_statement) {
+        insert_attempts(&mut *tx, chunk).await?;
+    }
+    Ok(())
+}
+
+/// The answer to a successful attempt.
+#[derive(Debug, Clone)]
+pub struct Accepted<'a> {
+    pub id: &'a str,
+    pub sent_at: i64,
+    pub status: Option<i64>,
+    pub headers: Option<&'a str>,
+    pub body: Option<&'a str>,
+    pub latency_ms: i64,
+}
+
+/// Records successful attempts still Scheduled. On PostgreSQL, where each statement is a round
+/// trip, many per statement (`UPDATE … FROM (VALUES …)`, whose columns are named `column1`,
+/// `column2`, …); SQLite runs in-process and is faster with one prepared statement per row, as
+/// its planner does not look rows up by key from a `VALUES` list.
+pub async fn record_accepted(
+    tx: &mut super::Connection,
+    backend: Backend,
+    accepted: &[Accepted<'_>],
+) -> Result<(), sqlx::Error> {
+    if backend == Backend::Sqlite {
+        for answer in accepted {
+            sqlx::query(
+                "UPDATE webhook_attempts SET state = 'Succeeded', sent_at = $2, response_status = $3, \
+                 response_headers = $4, response_body = $5, latency_ms = $6, error = NULL, claimed_until = NULL \
+                 WHERE id = $1 AND state = 'Scheduled'",
+            )
+            .bind(answer.id)
+            .bind(answer.sent_at)
+            .bind(answer.status)
+            .bind(answer.headers)
+            .bind(answer.body)
+            .bind(answer.latency_ms)
+            .execute(&mut *tx)
+            .await?;
+        }
+        return Ok(());
+    }
+    for chunk in accepted.chunks(INSERT_CHUNK) {
+        let rows: Vec<String> = (0..chunk.len())
+            .map(|row| {
+                let n = row * 6;
+                format!(
+                    "(${}, CAST(${} AS BIGINT), CAST(${} AS BIGINT), ${}, ${}, CAST(${} AS BIGINT))",
+                    n + 1,
+                    n + 2,
+                    n + 3,
+                    n + 4,
+                    n + 5,
+                    n + 6
+                )
+            })
+            .collect();
+        let mut update = sqlx::query(sqlx::AssertSqlSafe(format!(
+            "UPDATE webhook_attempts SET state = 'Succeeded', sent_at = v.column2, response_status = v.column3, \
+             response_headers = v.column4, response_body = v.column5, latency_ms = v.column6, error = NULL, \
+             claimed_until = NULL FROM (VALUES {}) AS v WHERE webhook_attempts.id = v.column1 \
+             AND webhook_attempts.state = 'Scheduled'",
+            rows.join(", ")
+        )));
+        for answer in chunk {
+            update = update
+                .bind(answer.id)
+                .bind(answer.sent_at)
+                .bind(answer.status)
+                .bind(answer.headers)
+                .bind(answer.body)
+                .bind(answer.latency_ms);
+        }
+        update.execute(&mut *tx).await?;
+    }
+    Ok(())
 }
 
 /// The attempt with this id made to this endpoint.

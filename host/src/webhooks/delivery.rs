@@ -7,6 +7,7 @@
 use std::collections::{HashMap, HashSet};
 use std::time::{Duration, Instant};
 
+use chrono::{DateTime, Utc};
 use serde_json::{Map, Value};
 use sqlx::Row as _;
 use tokio::task::JoinSet;
@@ -54,8 +55,8 @@ pub async fn run(state: AppState) {
             // A claim of this host's own attempt still in flight (the clock moved past its lease).
             if sending.insert(due.attempt.id.clone()) {
                 let webhooks = state.webhooks.clone();
-                let t = state.clock.now().timestamp();
-                in_flight.spawn(async move { send(&webhooks, due, t).await });
+                let at = state.clock.now();
+                in_flight.spawn(async move { send(&webhooks, due, at).await });
             }
         }
         let mut finished = Vec::new();
@@ -150,7 +151,7 @@ async fn fan_out(state: &AppState) -> anyhow::Result<usize> {
 
     // The Active endpoints of each realm met in the batch, with their subscriptions.
     let mut endpoints: HashMap<String, Vec<(Endpoint, Vec<String>)>> = HashMap::new();
-    let mut scheduled = 0;
+    let mut scheduled = Vec::new();
     for event in &events {
         let Some(realm_id) = &event.realm_id else { continue };
         if !endpoints.contains_key(realm_id) {
@@ -202,13 +203,13 @@ async fn fan_out(state: &AppState) -> anyhow::Result<usize> {
                 attempt.state = AttemptState::Failed;
                 attempt.error = Some(error.to_string());
             }
-            store::insert_attempt(&mut *tx, &attempt).await?;
-            scheduled += 1;
+            scheduled.push(attempt);
         }
     }
+    store::insert_all_attempts(&mut tx, state.store.backend(), &scheduled).await?;
     tx.commit().await?;
-    if scheduled > 0 {
-        tracing::debug!(events = events.len(), scheduled, "webhook events fanned out");
+    if !scheduled.is_empty() {
+        tracing::debug!(events = events.len(), scheduled = scheduled.len(), "webhook events fanned out");
     }
     Ok(events.len())
 }
@@ -301,13 +302,14 @@ struct Outcome {
     error: Option<String>,
 }
 
-async fn send(webhooks: &Webhooks, due: Due, t: i64) -> Outcome {
+/// Sends an attempt at `at`, whose whole seconds are the signature's `t`.
+async fn send(webhooks: &Webhooks, due: Due, at: DateTime<Utc>) -> Outcome {
     let started = Instant::now();
     let mut outcome = Outcome {
         retries: due.retries,
         first_retry_after_seconds: due.first_retry_after_seconds,
         succeeded: false,
-        sent_at: t * 1000,
+        sent_at: to_millis(at),
         status: None,
         headers: None,
         body: None,
@@ -315,7 +317,7 @@ async fn send(webhooks: &Webhooks, due: Due, t: i64) -> Outcome {
         error: None,
         attempt: due.attempt,
     };
-    match post(webhooks, &due.url, &due.secret_sealed, &outcome.attempt, t).await {
+    match post(webhooks, &due.url, &due.secret_sealed, &outcome.attempt, at.timestamp()).await {
         Ok(response) => {
             let status = response.status();
             outcome.succeeded = status.is_success();
@@ -410,15 +412,47 @@ fn describe(error: &reqwest::Error) -> String {
 /// next automatic retry of a failed event delivery.
 async fn record(state: &AppState, outcomes: Vec<Outcome>) -> anyhow::Result<()> {
     let now = to_millis(state.clock.now());
+    let (accepted, failed): (Vec<&Outcome>, Vec<&Outcome>) = outcomes.iter().partition(|outcome| outcome.succeeded);
     let mut tx = state.store.begin().await?;
-    for outcome in &outcomes {
-        let state_name = if outcome.succeeded { AttemptState::Succeeded } else { AttemptState::Failed };
+    // Successes, the bulk of any round, take a few statements whatever their number: their rows,
+    // then the health of their endpoints.
+    let answers: Vec<store::Accepted<'_>> = accepted
+        .iter()
+        .map(|outcome| store::Accepted {
+            id: &outcome.attempt.id,
+            sent_at: outcome.sent_at,
+            status: outcome.status,
+            headers: outcome.headers.as_deref(),
+            body: outcome.body.as_deref(),
+            latency_ms: outcome.latency_ms,
+        })
+        .collect();
+    store::record_accepted(&mut tx, state.store.backend(), &answers).await?;
+    // When each endpoint last accepted an attempt in this round: failures before that do not count.
+    let mut last_success: HashMap<&str, i64> = HashMap::new();
+    for outcome in &accepted {
+        let finished = outcome.sent_at + outcome.latency_ms;
+        let latest = last_success.entry(outcome.attempt.endpoint_id.as_str()).or_insert(finished);
+        *latest = (*latest).max(finished);
+    }
+    let healthy: Vec<&str> = last_success.keys().copied().collect();
+    if !healthy.is_empty() {
+        let mut reset = sqlx::query(sqlx::AssertSqlSafe(format!(
+            "UPDATE webhook_endpoints SET consecutive_failures = 0 WHERE id IN ({}) AND consecutive_failures <> 0",
+            list_placeholders(1, healthy.len())
+        )));
+        for id in &healthy {
+            reset = reset.bind(*id);
+        }
+        reset.execute(&mut *tx).await?;
+    }
+    for outcome in failed {
         let updated = sqlx::query(
             "UPDATE webhook_attempts SET state = $2, sent_at = $3, response_status = $4, response_headers = $5, \
              response_body = $6, latency_ms = $7, error = $8, claimed_until = NULL WHERE id = $1 AND state = 'Scheduled'",
         )
         .bind(&outcome.attempt.id)
-        .bind(state_name.as_str())
+        .bind(AttemptState::Failed.as_str())
         .bind(outcome.sent_at)
         .bind(outcome.status)
         .bind(&outcome.headers)
@@ -433,16 +467,10 @@ async fn record(state: &AppState, outcomes: Vec<Outcome>) -> anyhow::Result<()> 
             continue;
         }
         let attempt = &outcome.attempt;
-        if outcome.succeeded {
-            sqlx::query(
-                "UPDATE webhook_endpoints SET consecutive_failures = 0 WHERE id = $1 AND consecutive_failures <> 0",
-            )
-            .bind(&attempt.endpoint_id)
-            .execute(&mut *tx)
-            .await?;
-            continue;
-        }
-        if attempt.kind != AttemptKind::Retry {
+        let superseded = last_success
+            .get(attempt.endpoint_id.as_str())
+            .is_some_and(|&success| success > outcome.sent_at + outcome.latency_ms);
+        if attempt.kind != AttemptKind::Retry && !superseded {
             let disabled = sqlx::query(
                 "UPDATE webhook_endpoints SET consecutive_failures = consecutive_failures + 1, \
                  status = CASE WHEN consecutive_failures + 1 >= 10 AND status = 'Active' THEN 'Disabled' ELSE status END, \
