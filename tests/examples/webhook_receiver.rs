@@ -6,16 +6,17 @@
 
 #![allow(clippy::unwrap_used, clippy::expect_used)] // a load-run tool: failing loudly is right
 
-use std::sync::Arc;
-
 use axum::Router;
 use axum::body::Bytes;
 use axum::http::StatusCode;
 use hyper_util::rt::TokioIo;
 use hyper_util::service::TowerToHyperService;
-use rcgen::{BasicConstraints, CertificateParams, CertifiedIssuer, DnType, IsCa, KeyPair};
 use tokio_rustls::TlsAcceptor;
-use tokio_rustls::rustls::{self, pki_types::PrivateKeyDer};
+
+#[path = "../service/authority.rs"]
+mod authority;
+
+use authority::certified_receiver;
 
 #[tokio::main]
 async fn main() {
@@ -23,24 +24,9 @@ async fn main() {
     let port: u16 = args.next().expect("a port").parse().expect("a port number");
     let authority_file = args.next().expect("where to write the authority's certificate");
 
-    let mut params = CertificateParams::new(Vec::<String>::new()).unwrap();
-    params.is_ca = IsCa::Ca(BasicConstraints::Unconstrained);
-    params.distinguished_name.push(DnType::CommonName, "Castellan load-run authority");
-    let authority = CertifiedIssuer::self_signed(params, KeyPair::generate().unwrap()).unwrap();
-    let key = KeyPair::generate().unwrap();
-    let leaf = CertificateParams::new(vec!["127.0.0.1".to_owned(), "localhost".to_owned()])
-        .unwrap()
-        .signed_by(&key, &authority)
-        .unwrap();
-    std::fs::write(&authority_file, authority.pem()).unwrap();
-    let provider = Arc::new(rustls::crypto::aws_lc_rs::default_provider());
-    let config = rustls::ServerConfig::builder_with_provider(provider)
-        .with_safe_default_protocol_versions()
-        .unwrap()
-        .with_no_client_auth()
-        .with_single_cert(vec![leaf.der().clone()], PrivateKeyDer::Pkcs8(key.serialize_der().into()))
-        .unwrap();
-    let acceptor = TlsAcceptor::from(Arc::new(config));
+    let (pem, config) = certified_receiver("Castellan load-run authority");
+    std::fs::write(&authority_file, pem).unwrap();
+    let acceptor = TlsAcceptor::from(config);
 
     let router = Router::new().fallback(|_body: Bytes| async { StatusCode::NO_CONTENT });
     let listener = tokio::net::TcpListener::bind(("127.0.0.1", port)).await.unwrap();

@@ -12,9 +12,10 @@ use axum::extract::State;
 use axum::http::{HeaderMap, StatusCode};
 use hyper_util::rt::TokioIo;
 use hyper_util::service::TowerToHyperService;
-use rcgen::{BasicConstraints, CertificateParams, CertifiedIssuer, DnType, IsCa, KeyPair};
 use tokio_rustls::TlsAcceptor;
-use tokio_rustls::rustls::{self, pki_types::PrivateKeyDer};
+use tokio_rustls::rustls;
+
+use crate::authority::certified_receiver;
 
 /// The test certificate authority: its certificate in a PEM file the service is told to trust,
 /// and the server configuration of a receiver certified by it for 127.0.0.1 and localhost.
@@ -26,25 +27,10 @@ struct Authority {
 fn authority() -> &'static Authority {
     static AUTHORITY: OnceLock<Authority> = OnceLock::new();
     AUTHORITY.get_or_init(|| {
-        let mut params = CertificateParams::new(Vec::<String>::new()).unwrap();
-        params.is_ca = IsCa::Ca(BasicConstraints::Unconstrained);
-        params.distinguished_name.push(DnType::CommonName, "Castellan test authority");
-        let ca = CertifiedIssuer::self_signed(params, KeyPair::generate().unwrap()).unwrap();
-        let key = KeyPair::generate().unwrap();
-        let leaf = CertificateParams::new(vec!["127.0.0.1".to_owned(), "localhost".to_owned()])
-            .unwrap()
-            .signed_by(&key, &ca)
-            .unwrap();
+        let (pem, config) = certified_receiver("Castellan test authority");
         let ca_file = std::env::temp_dir().join(format!("castellan-test-authority-{}.pem", std::process::id()));
-        std::fs::write(&ca_file, ca.pem()).unwrap();
-        let provider = Arc::new(rustls::crypto::aws_lc_rs::default_provider());
-        let config = rustls::ServerConfig::builder_with_provider(provider)
-            .with_safe_default_protocol_versions()
-            .unwrap()
-            .with_no_client_auth()
-            .with_single_cert(vec![leaf.der().clone()], PrivateKeyDer::Pkcs8(key.serialize_der().into()))
-            .unwrap();
-        Authority { ca_file, config: Arc::new(config) }
+        std::fs::write(&ca_file, pem).unwrap();
+        Authority { ca_file, config }
     })
 }
 
