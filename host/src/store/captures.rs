@@ -104,14 +104,6 @@ pub async fn delete<'c>(db: impl Executor<'c, Database = Any>, id: &str) -> Resu
     sqlx::query("DELETE FROM webhook_captures WHERE id = $1").bind(id).execute(db).await.map(|_| ())
 }
 
-/// How many requests a capture has recorded.
-pub async fn count_requests<'c>(db: impl Executor<'c, Database = Any>, capture_id: &str) -> Result<i64, sqlx::Error> {
-    sqlx::query_scalar("SELECT COUNT(*) FROM webhook_captured_requests WHERE capture_id = $1")
-        .bind(capture_id)
-        .fetch_one(db)
-        .await
-}
-
 /// Records a request unless the capture already holds `limit` of them; whether it was recorded.
 /// Concurrent requests to one capture are counted one after the other: SQLite has a single
 /// writer, and on PostgreSQL the capture's row is locked while counting.

@@ -505,22 +505,26 @@ pub async fn metrics(
             .bind(from)
             .bind(to)
     };
-    let (attempts,) =
-        bind(format!("SELECT COUNT(*) FROM webhook_attempts WHERE {window} AND state IN ('Succeeded', 'Failed')"))
-            .fetch_one(pool)
-            .await?;
-    let (succeeded,) = bind(format!("SELECT COUNT(*) FROM webhook_attempts WHERE {window} AND state = 'Succeeded'"))
-        .fetch_one(pool)
-        .await?;
-    let (scheduled,) = bind(format!("SELECT COUNT(*) FROM webhook_attempts WHERE {window} AND state = 'Scheduled'"))
+    // Every count and the average in one pass over the window.
+    let (attempts, succeeded, scheduled, measured, average): (i64, i64, i64, i64, Option<i64>) =
+        sqlx::query_as(sqlx::AssertSqlSafe(format!(
+            "SELECT COUNT(CASE WHEN state IN ('Succeeded', 'Failed') THEN 1 END), \
+             COUNT(CASE WHEN state = 'Succeeded' THEN 1 END), COUNT(CASE WHEN state = 'Scheduled' THEN 1 END), \
+             COUNT(CASE WHEN state IN ('Succeeded', 'Failed') THEN latency_ms END), \
+             CAST(AVG(CASE WHEN state IN ('Succeeded', 'Failed') THEN latency_ms END) AS BIGINT) \
+             FROM webhook_attempts WHERE {window}"
+        )))
+        .bind(realm_id)
+        .bind(client_id)
+        .bind(endpoint_id)
+        .bind(from)
+        .bind(to)
         .fetch_one(pool)
         .await?;
     let timed =
         format!("FROM webhook_attempts WHERE {window} AND state IN ('Succeeded', 'Failed') AND latency_ms IS NOT NULL");
-    let (measured,) = bind(format!("SELECT COUNT(*) {timed}")).fetch_one(pool).await?;
     let (mut latency_average_ms, mut latency_percentiles_ms) = (None, None);
-    if measured > 0 {
-        let (average,) = bind(format!("SELECT CAST(AVG(latency_ms) AS BIGINT) {timed}")).fetch_one(pool).await?;
+    if let (true, Some(average)) = (measured > 0, average) {
         let mut percentiles = [0; 3];
         for (slot, per_cent) in percentiles.iter_mut().zip([50, 95, 99]) {
             // The nearest-rank percentile: the smallest latency at or above `per_cent` of them.
