@@ -51,6 +51,8 @@ async fn the_openapi_document_describes_the_admin_api() {
         "/realms/{realm}/clients/{client}/webhooks/metrics",
         "/realms/{realm}/clients/{client}/webhooks/events",
         "/realms/{realm}/clients/{client}/webhooks/{webhookId}/deliveries/{deliveryId}/replay",
+        "/webhook-captures",
+        "/webhook-captures/{captureId}/requests",
     ] {
         assert!(document["paths"].get(path).is_some(), "{path} is documented");
     }
