@@ -14,6 +14,8 @@ use crate::store::{Status, Store, to_json_list};
 
 /// Prefix of API key values.
 pub const API_KEY_PREFIX: &str = "cstl_key_";
+/// Prefix of personal access token values (sent like API keys, in `x-api-key`).
+pub const PERSONAL_ACCESS_TOKEN_PREFIX: &str = "cstl_pat_";
 /// Prefix of account client secrets (exchanged for bearer tokens at the platform realm).
 pub const ACCOUNT_CLIENT_SECRET_PREFIX: &str = "cstl_acs_";
 

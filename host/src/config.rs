@@ -61,6 +61,12 @@ pub struct Settings {
     /// PEM certificates webhook deliveries trust besides the public roots (a receiver behind a
     /// private certificate authority, a test receiver).
     pub webhook_ca_file: Option<PathBuf>,
+    /// The SMTP server e-mail goes through: `smtp://host:port` (plain, for a relay on the same
+    /// host), `smtp://host:587?tls=required` (STARTTLS) or `smtps://user:password@host:465`.
+    /// Without it the service sends no e-mail, and what needs one (invitations) is refused.
+    pub smtp_url: Option<String>,
+    /// The `From` address of the service's e-mail.
+    pub mail_from: String,
 }
 
 impl Default for Settings {
@@ -85,6 +91,8 @@ impl Default for Settings {
             payloads_component: None,
             webhook_allowed_networks: Vec::new(),
             webhook_ca_file: None,
+            smtp_url: None,
+            mail_from: "Castellan <no-reply@localhost>".to_owned(),
         }
     }
 }
@@ -159,6 +167,12 @@ pub struct Overrides {
     /// PEM certificates webhook deliveries trust besides the public roots.
     #[arg(long, env = "CASTELLAN_WEBHOOK_CA_FILE")]
     pub webhook_ca_file: Option<PathBuf>,
+    /// SMTP server for the service's e-mail: smtp://host:port, smtp://host:587?tls=required or smtps://user:pass@host.
+    #[arg(long, env = "CASTELLAN_SMTP_URL")]
+    pub smtp_url: Option<String>,
+    /// From address of the service's e-mail [default: Castellan <no-reply@localhost>].
+    #[arg(long, env = "CASTELLAN_MAIL_FROM")]
+    pub mail_from: Option<String>,
 }
 
 #[derive(Debug, thiserror::Error)]
@@ -225,6 +239,10 @@ impl Settings {
         if o.webhook_ca_file.is_some() {
             self.webhook_ca_file.clone_from(&o.webhook_ca_file);
         }
+        if o.smtp_url.is_some() {
+            self.smtp_url.clone_from(&o.smtp_url);
+        }
+        set(&mut self.mail_from, &o.mail_from);
     }
 
     fn check(&self) -> Result<(), ConfigError> {
@@ -257,6 +275,17 @@ impl Settings {
                 name: "breached_passwords_api",
                 reason: "must be an http(s) address".into(),
             });
+        }
+        if let Some(smtp) = &self.smtp_url
+            && !url::Url::parse(smtp).is_ok_and(|u| matches!(u.scheme(), "smtp" | "smtps") && u.host().is_some())
+        {
+            return Err(ConfigError::Invalid {
+                name: "smtp_url",
+                reason: "must be an smtp:// or smtps:// address".into(),
+            });
+        }
+        if self.mail_from.parse::<lettre::message::Mailbox>().is_err() {
+            return Err(ConfigError::Invalid { name: "mail_from", reason: "must be an e-mail address".into() });
         }
         for (name, seconds) in [
             ("access_token_seconds", self.access_token_seconds),

@@ -89,6 +89,9 @@ pub enum Error {
     RateLimited { retry_after_seconds: u64 },
     #[error("the database is unreachable")]
     Unavailable(#[source] sqlx::Error),
+    /// An e-mail the request depends on could not be sent; nothing was stored.
+    #[error("{0}")]
+    MailUnavailable(String),
     #[error(transparent)]
     Internal(#[from] anyhow::Error),
 }
@@ -107,7 +110,7 @@ impl Error {
             Self::PayloadTooLarge { .. } => ErrorCode::PayloadTooLarge,
             Self::UnsupportedMediaType => ErrorCode::UnsupportedMediaType,
             Self::RateLimited { .. } => ErrorCode::TooManyRequests,
-            Self::Unavailable(_) => ErrorCode::ServiceUnavailable,
+            Self::Unavailable(_) | Self::MailUnavailable(_) => ErrorCode::ServiceUnavailable,
             Self::Internal(_) => ErrorCode::InternalError,
         }
     }

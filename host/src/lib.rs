@@ -14,6 +14,8 @@ pub mod error;
 pub mod http;
 pub mod ids;
 pub mod jobs;
+pub mod mail;
+pub mod notifications;
 pub mod passwords;
 pub mod plugins;
 pub mod store;
@@ -75,6 +77,7 @@ pub struct Services {
     /// Group commit for lone events and refresh-token rotations.
     pub writes: store::write_queue::WriteQueue,
     pub webhooks: webhooks::Webhooks,
+    pub mailer: mail::Mailer,
 }
 
 impl std::fmt::Debug for dyn Clock {
@@ -142,6 +145,7 @@ impl Application {
             settings.breached_passwords_api.as_deref(),
         )?);
         let webhooks = webhooks::Webhooks::new(&settings, &hasher).context("cannot set up webhooks")?;
+        let mailer = mail::Mailer::new(&settings).context("cannot set up e-mail")?;
         let state = AppState(Arc::new(Services {
             settings: Arc::new(settings),
             store,
@@ -158,6 +162,7 @@ impl Application {
             breached_passwords,
             writes,
             webhooks,
+            mailer,
         }));
         register_jobs(&state).await;
         Ok(Self { listener, state, bootstrapped, access_writer, queue_writer, change_follower })
@@ -196,6 +201,7 @@ impl Application {
             })
         });
         let deliveries = tokio::spawn(webhooks::delivery::run(state.clone()));
+        let notification_posts = tokio::spawn(notifications::run(state.clone()));
         let router = http::router(state.clone());
         tracing::info!(address = %listener.local_addr()?, "serving");
         axum::serve(listener, router.into_make_service_with_connect_info::<SocketAddr>())
@@ -203,7 +209,7 @@ impl Application {
             .await
             .context("server failed")?;
         // Every request has ended, so every queued write has been stored and answered.
-        for task in ticker.into_iter().chain(change_follower).chain([queue_writer, deliveries]) {
+        for task in ticker.into_iter().chain(change_follower).chain([queue_writer, deliveries, notification_posts]) {
             task.abort();
         }
         // Everything queued is stored before returning; the writer itself ends with the last handle.

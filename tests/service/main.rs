@@ -5,6 +5,7 @@
 
 mod authority;
 mod receiver;
+mod smtp;
 mod support;
 
 mod catalogue;
@@ -24,6 +25,7 @@ mod realm_roles;
 mod realms;
 mod rotation;
 mod sessions;
+mod team;
 mod tokens;
 mod trail;
 mod users;

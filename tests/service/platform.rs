@@ -94,5 +94,15 @@ async fn customer_realm_tokens_api_keys_and_wrong_client_ids_are_refused() {
         app.token(&platform(&value), &[("grant_type", "password"), ("username", "u"), ("password", "p")]).await;
     assert_eq!(password.body["error"], "unauthorized_client");
     let pat = app.post("/secrets", json!({ "name": "p", "type": "PersonalAccessToken", "roles": ["Owner"] })).await;
-    assert!(pat.refused_fields().contains(&("type".into(), "OneOf".into())));
+    let pat = pat.data()["value"].as_str().unwrap().to_owned();
+    let as_secret = app.token(&platform(&pat), &[("grant_type", "client_credentials")]).await;
+    assert_eq!(as_secret.body["error"], "invalid_client", "a personal access token is not a client secret");
+    let console = app
+        .http
+        .post(format!("{}/realms/platform/protocol/openid-connect/token", app.base))
+        .form(&[("grant_type", "password"), ("client_id", "acme"), ("username", "u"), ("password", "p")])
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(console.status(), StatusCode::UNAUTHORIZED, "the console signs in only as the platform client");
 }

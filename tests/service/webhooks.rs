@@ -76,7 +76,7 @@ fn now(app: &TestApp) -> i64 {
     app.state.clock.now().timestamp()
 }
 
-async fn register(app: &TestApp, path: &str, body: Value) -> (String, String) {
+pub async fn register(app: &TestApp, path: &str, body: Value) -> (String, String) {
     let created = app.post(path, body).await;
     assert_eq!(created.status, StatusCode::CREATED, "{:?}", created.body);
     let data = created.data();
@@ -91,7 +91,7 @@ async fn deliveries(app: &TestApp, path: &str) -> Vec<Value> {
 }
 
 /// Waits until the service has recorded `count` attempts in state `state`.
-async fn recorded(app: &TestApp, path: &str, state: &str, count: usize) -> Vec<Value> {
+pub async fn recorded(app: &TestApp, path: &str, state: &str, count: usize) -> Vec<Value> {
     for _ in 0..500 {
         let all = deliveries(app, path).await;
         if all.iter().filter(|a| a["state"] == state).count() >= count {

@@ -23,6 +23,7 @@ use crate::error::ErrorCode;
 /// Permission names the code asks about; the schema must declare each (checked at load).
 pub mod permission {
     pub const ACCOUNT_READ: &str = "account:read";
+    pub const ACCOUNT_UPDATE: &str = "account:update";
     pub const AUDIT_READ: &str = "audit:read";
     pub const REALM_READ: &str = "realm:read";
     pub const REALM_CREATE: &str = "realm:create";
@@ -36,6 +37,7 @@ pub mod permission {
     pub const USER_CREATE: &str = "user:create";
     pub const USER_UPDATE: &str = "user:update";
     pub const USER_DELETE: &str = "user:delete";
+    pub const USER_IMPERSONATE: &str = "user:impersonate";
     pub const SCOPE_READ: &str = "scope:read";
     pub const SCOPE_CREATE: &str = "scope:create";
     pub const SCOPE_UPDATE: &str = "scope:update";
@@ -61,6 +63,7 @@ pub mod permission {
 
     pub const USED: &[&str] = &[
         ACCOUNT_READ,
+        ACCOUNT_UPDATE,
         AUDIT_READ,
         REALM_READ,
         REALM_CREATE,
@@ -74,6 +77,7 @@ pub mod permission {
         USER_CREATE,
         USER_UPDATE,
         USER_DELETE,
+        USER_IMPERSONATE,
         SCOPE_READ,
         SCOPE_CREATE,
         SCOPE_UPDATE,
@@ -314,7 +318,9 @@ impl Authorizer {
         Ok(match response.decision() {
             Decision::Allow => Verdict::Allow,
             Decision::Deny => {
-                let policies: Vec<String> = response.diagnostics().reason().map(ToString::to_string).collect();
+                // Sorted, so that when several refusals apply the same one always names the code.
+                let mut policies: Vec<String> = response.diagnostics().reason().map(ToString::to_string).collect();
+                policies.sort();
                 let code = policies
                     .iter()
                     .find_map(|id| self.policies.annotation(&PolicyId::new(id), "errorCode"))

@@ -25,8 +25,10 @@ use crate::clock::to_millis;
 use crate::error::Error;
 use crate::ids::{PLATFORM_REALM, new_guid};
 use crate::store::access_log::{AccessEntry, AccessOutcome};
+use crate::store::accounts;
 use crate::store::secrets::{self, SecretType};
 use crate::store::trail::{self, ActorType, ChangeAction};
+use crate::store::users::User;
 use crate::store::{from_json_list, roles};
 use crate::tokens;
 
@@ -36,6 +38,9 @@ pub const API_KEY_HEADER: &str = "x-api-key";
 #[derive(Debug, Clone)]
 pub struct Caller {
     pub principal: Principal,
+    /// For a personal access token: the person it acts for, with the roles they hold now. The
+    /// token may do only what both it and the person may.
+    pub person: Option<Principal>,
     pub actor: trail::Actor,
     pub request: trail::Request,
 }
@@ -47,11 +52,14 @@ impl Caller {
 
     /// Asks the policies whether the caller may do `permission` on `resource`.
     pub fn require(&self, state: &AppState, permission: &str, resource: Resource) -> Result<(), Error> {
-        match state.authz.decide(&self.principal, permission, &resource) {
-            Ok(Verdict::Allow) => Ok(()),
-            Ok(Verdict::Deny { code, .. }) => Err(Error::Forbidden(code)),
-            Err(error) => Err(Error::Internal(error.into())),
+        for principal in std::iter::once(&self.principal).chain(&self.person) {
+            match state.authz.decide(principal, permission, &resource) {
+                Ok(Verdict::Allow) => {}
+                Ok(Verdict::Deny { code, .. }) => return Err(Error::Forbidden(code)),
+                Err(error) => return Err(Error::Internal(error.into())),
+            }
         }
+        Ok(())
     }
 
     /// Asks the policies whether the caller may do `permission` on its own account.
@@ -59,9 +67,9 @@ impl Caller {
         self.require(state, permission, Resource::Account(self.account_id().to_owned()))
     }
 
-    /// Whether the caller holds a built-in role.
+    /// Whether the caller holds a built-in role (a personal access token: and its person too).
     pub fn holds_role(&self, role: &str) -> bool {
-        self.principal.roles.iter().any(|held| held == role)
+        std::iter::once(&self.principal).chain(&self.person).all(|p| p.roles.iter().any(|held| held == role))
     }
 }
 
@@ -112,7 +120,7 @@ pub async fn authenticate(State(state): State<AppState>, mut request: Request, n
         reason: None,
     };
 
-    let (principal, mut actor) = match identify(&state, request.headers(), now).await {
+    let Identified { principal, person, mut actor } = match identify(&state, request.headers(), now).await {
         Ok(found) => found,
         Err(rejection) => match *rejection {
             Rejection::Refused(refusal) => {
@@ -143,8 +151,8 @@ pub async fn authenticate(State(state): State<AppState>, mut request: Request, n
         return Error::RateLimited { retry_after_seconds }.into_response();
     }
 
-    let caller =
-        Caller { principal, actor, request: trail::Request { method: method.to_string(), path: path.clone() } };
+    let request_line = trail::Request { method: method.to_string(), path: path.clone() };
+    let caller = Caller { principal, person, actor, request: request_line };
     request.extensions_mut().insert(caller.clone());
     let response = next.run(request).await;
 
@@ -158,8 +166,11 @@ pub async fn authenticate(State(state): State<AppState>, mut request: Request, n
     }
     state.access_log.record(entry).await;
 
-    if let (Some(action), Some(code), Some(template)) =
-        (ChangeAction::of_method(method.as_str()), refused_with, template)
+    let action = match template.as_deref() {
+        Some(t) if t.ends_with("/impersonate") => Some(ChangeAction::Impersonate),
+        _ => ChangeAction::of_method(method.as_str()),
+    };
+    if let (Some(action), Some(code), Some(template)) = (action, refused_with, template)
         && status.is_client_error()
     {
         let (resource_type, resource_id, realm_id, client_id) = describe_target(&template, &path);
@@ -191,12 +202,15 @@ pub async fn authenticate(State(state): State<AppState>, mut request: Request, n
     response
 }
 
+/// Who a credential turned out to be.
+struct Identified {
+    principal: Principal,
+    person: Option<Principal>,
+    actor: trail::Actor,
+}
+
 /// Finds and checks the credential.
-async fn identify(
-    state: &AppState,
-    headers: &HeaderMap,
-    now: DateTime<Utc>,
-) -> Result<(Principal, trail::Actor), Box<Rejection>> {
+async fn identify(state: &AppState, headers: &HeaderMap, now: DateTime<Utc>) -> Result<Identified, Box<Rejection>> {
     let refuse = |reason, credential: Option<&secrets::Credential>| {
         Err(Box::new(Rejection::Refused(Refusal { reason, credential: credential.cloned().map(Box::new) })))
     };
@@ -223,7 +237,7 @@ async fn identify(
         if !known.credential.secret.accepts(&hash, to_millis(now)) {
             return refuse("previous value of a rotated credential", Some(&known.credential));
         }
-        if known.credential.secret.secret_type != SecretType::ApiKey {
+        if !matches!(known.credential.secret.secret_type, SecretType::ApiKey | SecretType::PersonalAccessToken) {
             return refuse("not an API key", Some(&known.credential));
         }
         known
@@ -233,6 +247,9 @@ async fn identify(
             .map_err(|e| Box::new(Rejection::Failed(e)))?
             .filter(|t| t.client_id == PLATFORM_REALM);
         let Some(active) = active else { return refuse("bearer token not active at the platform realm", None) };
+        if let Some((_, person)) = &active.person {
+            return person_caller(state, person).await;
+        }
         let credential = match secrets::find_credential(state.store.pool(), &active.subject).await {
             Ok(Some(found)) => found,
             Ok(None) => return refuse("the bearer token's secret no longer exists", None),
@@ -255,13 +272,36 @@ async fn identify(
     }
 
     let secret = &credential.secret;
-    let roles =
-        from_json_list(&secret.roles).into_iter().filter(|role| BUILTIN_ROLES.contains(&role.as_str())).collect();
+    let mut person = None;
+    if secret.secret_type == SecretType::PersonalAccessToken {
+        // A personal access token acts for its person, and never beyond what the person holds now.
+        let member = match &secret.acts_for_user_id {
+            Some(person) => accounts::membership(state.store.pool(), person)
+                .await
+                .map_err(|e| Box::new(Rejection::Failed(e.into())))?
+                .filter(|m| m.account_id == secret.account_id),
+            None => None,
+        };
+        let Some(member) = member else {
+            return refuse("the person of a personal access token is no longer on the team", Some(credential));
+        };
+        let held = from_json_list(&member.roles);
+        let grants = grants_of(state, &secret.account_id, &held).await.map_err(|e| Box::new(Rejection::Failed(e)))?;
+        person = Some(Principal {
+            id: member.user_id,
+            account_id: member.account_id,
+            // Still a machine credential: the person's roles bound it, they do not make it a person.
+            kind: PrincipalKind::Credential,
+            roles: builtin(held),
+            grants,
+            scopes: None,
+        });
+    }
     let principal = Principal {
         id: secret.id.clone(),
         account_id: secret.account_id.clone(),
         kind: PrincipalKind::Credential,
-        roles,
+        roles: builtin(from_json_list(&secret.roles)),
         grants: known.grants.as_ref().clone(),
         scopes: secret.scopes.as_deref().map(|s| from_json_list(s).into_iter().collect()),
     };
@@ -275,7 +315,12 @@ async fn identify(
         credential_name: Some(secret.name.clone()),
         ip_address: String::new(),
     };
-    Ok((principal, actor))
+    Ok(Identified { principal, person, actor })
+}
+
+/// The built-in roles among `held` (custom ones reach the policies as grants).
+fn builtin(held: Vec<String>) -> Vec<String> {
+    held.into_iter().filter(|role| BUILTIN_ROLES.contains(&role.as_str())).collect()
 }
 
 /// The token of an `Authorization: Bearer` header.
@@ -287,16 +332,51 @@ fn bearer_token(headers: &HeaderMap) -> Option<&str> {
 
 /// The permissions granted by the custom roles a credential holds.
 async fn custom_grants(state: &AppState, credential: &secrets::Credential) -> Result<BTreeSet<String>, Error> {
-    let held = from_json_list(&credential.secret.roles);
+    grants_of(state, &credential.secret.account_id, &from_json_list(&credential.secret.roles)).await
+}
+
+/// The permissions granted by the custom roles among `held`.
+async fn grants_of(state: &AppState, account_id: &str, held: &[String]) -> Result<BTreeSet<String>, Error> {
     let mut grants = BTreeSet::new();
     if held.iter().any(|role| !BUILTIN_ROLES.contains(&role.as_str())) {
-        for role in roles::all_of_account(state.store.pool(), &credential.secret.account_id).await? {
+        for role in roles::all_of_account(state.store.pool(), account_id).await? {
             if held.contains(&role.name) {
                 grants.extend(from_json_list(&role.permissions));
             }
         }
     }
     Ok(grants)
+}
+
+/// A person signed in to the console (a platform-realm token of a live session): they act with
+/// the account roles they hold on the team now.
+async fn person_caller(state: &AppState, person: &User) -> Result<Identified, Box<Rejection>> {
+    let failed = |e: Error| Box::new(Rejection::Failed(e));
+    let member = accounts::membership(state.store.pool(), &person.id).await.map_err(|e| failed(e.into()))?;
+    let Some(member) = member else {
+        return Err(Box::new(Rejection::Refused(Refusal { reason: "the person is on no team", credential: None })));
+    };
+    let held = from_json_list(&member.roles);
+    let grants = grants_of(state, &member.account_id, &held).await.map_err(failed)?;
+    let principal = Principal {
+        id: person.id.clone(),
+        account_id: member.account_id.clone(),
+        kind: PrincipalKind::Person,
+        roles: builtin(held),
+        grants,
+        scopes: None,
+    };
+    let actor = trail::Actor {
+        account_id: member.account_id,
+        actor_type: ActorType::User,
+        user_id: Some(person.id.clone()),
+        username: Some(person.username.clone()),
+        email: person.email.clone(),
+        credential_id: None,
+        credential_name: None,
+        ip_address: String::new(),
+    };
+    Ok(Identified { principal, person: None, actor })
 }
 
 /// Creating or changing API secrets, imports and impersonation are sensitive.
@@ -323,7 +403,10 @@ fn describe_target(template: &str, path: &str) -> (&'static str, Option<String>,
             .map(|value| (*value).to_owned())
     };
     // The last named collection, skipping verbs such as `rotate`; its id is the segment after it.
-    let at = names.iter().rposition(|s| !s.starts_with('{') && !s.is_empty() && *s != "rotate").unwrap_or(0);
+    let at = names
+        .iter()
+        .rposition(|s| !s.starts_with('{') && !s.is_empty() && !["rotate", "impersonate"].contains(s))
+        .unwrap_or(0);
     let last_static = names.get(at).copied().unwrap_or("");
     let resource_type = match last_static {
         "realms" => "realm",

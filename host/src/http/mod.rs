@@ -17,7 +17,7 @@ use axum::Router;
 use axum::extract::{DefaultBodyLimit, State};
 use axum::middleware::{from_fn, from_fn_with_state};
 use axum::response::{IntoResponse, Response};
-use axum::routing::{any, get};
+use axum::routing::{any, get, post};
 
 use crate::AppState;
 use crate::error::Error;
@@ -27,6 +27,8 @@ pub fn router(state: AppState) -> Router {
     let admin = admin::routes()
         .route_layer(from_fn_with_state(state.clone(), auth::authenticate))
         .route("/openapi.json", get(openapi::document))
+        // The invitation token is the credential here.
+        .route("/account/invitations/accept", post(admin::account::accept_invitation))
         .fallback(|| async { Error::NoRoute })
         .method_not_allowed_fallback(|| async { Error::MethodNotAllowed });
 

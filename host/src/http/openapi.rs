@@ -17,7 +17,10 @@ use crate::error::ErrorCode;
          description = "Every response is the admin envelope: `success`, `statusCode`, and `data` (or `pagination` on paged lists) on success; `errorCode`, `notifications` and `requestId` on errors. JSON in camelCase; empty fields are omitted."),
     servers((url = "/api/v1/admin")),
     paths(
-        account::read,
+        account::read, account::members, account::update_member, account::remove_member,
+        account::invite, account::invitations, account::revoke_invitation, account::accept_invitation,
+        account::preferences, account::update_preferences, account::notifications,
+        users::impersonate,
         realms::create, realms::list, realms::read, realms::update, realms::delete,
         clients::create, clients::list, clients::read, clients::update, clients::delete,
         users::create, users::list, users::read, users::update, users::delete,

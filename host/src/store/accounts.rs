@@ -80,3 +80,72 @@ pub async fn insert_member<'c>(
         .await
         .map(|_| ())
 }
+
+/// A person on an account's team.
+#[derive(Debug, Clone, PartialEq, Eq, sqlx::FromRow)]
+pub struct Member {
+    pub account_id: String,
+    pub user_id: String,
+    pub username: String,
+    pub email: Option<String>,
+    /// JSON list of account roles.
+    pub roles: String,
+    pub created_at: i64,
+}
+
+const MEMBER_SELECT: &str = "SELECT m.account_id, m.user_id, u.username, u.email, m.roles, m.created_at \
+     FROM account_members m JOIN users u ON u.id = m.user_id";
+
+/// The team, in the order people joined.
+pub async fn members<'c>(db: impl Executor<'c, Database = Any>, account_id: &str) -> Result<Vec<Member>, sqlx::Error> {
+    sqlx::query_as(sqlx::AssertSqlSafe(format!(
+        "{MEMBER_SELECT} WHERE m.account_id = $1 ORDER BY m.created_at, m.user_id"
+    )))
+    .bind(account_id)
+    .fetch_all(db)
+    .await
+}
+
+/// The person's place on a team, if they have one (a person of the platform realm belongs to one
+/// account).
+pub async fn membership<'c>(
+    db: impl Executor<'c, Database = Any>,
+    user_id: &str,
+) -> Result<Option<Member>, sqlx::Error> {
+    sqlx::query_as(sqlx::AssertSqlSafe(format!("{MEMBER_SELECT} WHERE m.user_id = $1")))
+        .bind(user_id)
+        .fetch_optional(db)
+        .await
+}
+
+/// Replaces a member's roles; `false` when the person is not on the account's team.
+pub async fn set_member_roles<'c>(
+    db: impl Executor<'c, Database = Any>,
+    account_id: &str,
+    user_id: &str,
+    roles: &[String],
+) -> Result<bool, sqlx::Error> {
+    let done = sqlx::query("UPDATE account_members SET roles = $1 WHERE account_id = $2 AND user_id = $3")
+        .bind(super::to_json_list(roles))
+        .bind(account_id)
+        .bind(user_id)
+        .execute(db)
+        .await?;
+    Ok(done.rows_affected() == 1)
+}
+
+/// Deletes a member's person (of the platform realm): their sessions and membership go with it.
+pub async fn delete_member<'c>(
+    db: impl Executor<'c, Database = Any>,
+    account_id: &str,
+    user_id: &str,
+) -> Result<bool, sqlx::Error> {
+    let done = sqlx::query(
+        "DELETE FROM users WHERE id = $1 AND id IN (SELECT user_id FROM account_members WHERE account_id = $2)",
+    )
+    .bind(user_id)
+    .bind(account_id)
+    .execute(db)
+    .await?;
+    Ok(done.rows_affected() == 1)
+}

@@ -28,16 +28,19 @@ text_enum! {
         Create,
         Update,
         Delete,
+        /// A person of the team signed in as a user of a realm (recorded, never announced).
+        Impersonate,
     }
 }
 
 impl ChangeAction {
-    /// The administrative event announcing a change of this kind.
-    pub fn event_type(self) -> &'static str {
+    /// The administrative event announcing a change of this kind; none for an impersonation.
+    pub fn event_type(self) -> Option<&'static str> {
         match self {
-            Self::Create => "admin_resource_created",
-            Self::Update => "admin_resource_updated",
-            Self::Delete => "admin_resource_deleted",
+            Self::Create => Some("admin_resource_created"),
+            Self::Update => Some("admin_resource_updated"),
+            Self::Delete => Some("admin_resource_deleted"),
+            Self::Impersonate => None,
         }
     }
 
@@ -96,7 +99,7 @@ pub async fn record_change(
     at: i64,
 ) -> Result<(), sqlx::Error> {
     insert_row(&mut *tx, actor, request, change, Outcome::Succeeded, None, at).await?;
-    if let Some(realm_id) = &change.realm_id {
+    if let (Some(realm_id), Some(event_type)) = (&change.realm_id, change.action.event_type()) {
         let mut data = json!({
             "action": change.action.as_str(),
             "resource_type": change.resource_type,
@@ -118,7 +121,7 @@ pub async fn record_change(
             object.insert("details".into(), details.clone());
         }
         let event = super::events::Event {
-            event_type: change.action.event_type(),
+            event_type,
             account_id: &actor.account_id,
             realm_id: Some(realm_id),
             client_id: change.client_id.as_deref(),

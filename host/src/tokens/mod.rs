@@ -43,6 +43,9 @@ pub enum Subject<'a> {
     /// actors, the token never outlives the grant (`expires_at`, epoch ms) and carries no role of the
     /// client itself.
     Delegated { user: &'a User, session_id: &'a str, act: &'a Value, delegation_id: &'a str, expires_at: Option<i64> },
+    /// A person of the realm, signed in as by a person of the account's team: `act` names the
+    /// impersonator; no session, and the token lapses at `expires_at` (epoch ms).
+    Impersonated { user: &'a User, act: &'a Value, expires_at: i64 },
 }
 
 /// What an access token grants.
@@ -84,13 +87,14 @@ pub async fn access_token(state: &AppState, grant: &Grant<'_>) -> Result<Issued,
         Subject::Person { user, session_id, .. } | Subject::Delegated { user, session_id, .. } => {
             (user.id.clone(), Some(session_id))
         }
+        Subject::Impersonated { user, .. } => (user.id.clone(), None),
         Subject::Client => (client.id.clone(), None),
         Subject::AccountSecret { secret_id, .. } => (secret_id.to_owned(), None),
     };
     let expires_at = match grant.subject {
-        Subject::AccountSecret { expires_at: Some(until), .. } | Subject::Delegated { expires_at: Some(until), .. } => {
-            (now + lifetime).min(until / 1000)
-        }
+        Subject::AccountSecret { expires_at: Some(until), .. }
+        | Subject::Delegated { expires_at: Some(until), .. }
+        | Subject::Impersonated { expires_at: until, .. } => (now + lifetime).min(until / 1000),
         _ => now + lifetime,
     };
     let lifetime = expires_at - now;
@@ -118,6 +122,13 @@ pub async fn access_token(state: &AppState, grant: &Grant<'_>) -> Result<Issued,
             let (realm_roles, client_roles) = role_maps(&roles);
             claims.insert("realm_resource_access".into(), json!({ "roles": realm_roles }));
             claims.insert("resource_access".into(), client_roles);
+        }
+        Subject::Impersonated { user, act, .. } => {
+            let roles = person_roles(state, user).await?;
+            let (realm_roles, client_roles) = role_maps(&roles);
+            claims.insert("realm_resource_access".into(), json!({ "roles": realm_roles }));
+            claims.insert("resource_access".into(), client_roles);
+            claims.insert("act".into(), act.clone());
         }
         Subject::Delegated { user, act, delegation_id, .. } => {
             let roles = person_roles(state, user).await?;

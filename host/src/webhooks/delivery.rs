@@ -16,6 +16,7 @@ use super::{Webhooks, retry_delay_ms, signature};
 use crate::AppState;
 use crate::clock::to_millis;
 use crate::store::events::StoredEvent;
+use crate::store::notifications::Severity;
 use crate::store::webhooks::{self as store, Attempt, AttemptKind, AttemptState, Endpoint, EndpointKind};
 use crate::store::{Backend, from_json_list, list_placeholders};
 
@@ -396,7 +397,7 @@ async fn read_limited(mut response: reqwest::Response) -> (String, Option<String
 }
 
 /// An error with its causes, which name what actually went wrong (a refused address, a timeout).
-fn describe(error: &reqwest::Error) -> String {
+pub(crate) fn describe(error: &reqwest::Error) -> String {
     let mut text = if error.is_timeout() { "no answer within 10 seconds".to_owned() } else { error.to_string() };
     let mut source = std::error::Error::source(error);
     while let Some(cause) = source {
@@ -475,7 +476,7 @@ async fn record(state: &AppState, outcomes: Vec<Outcome>) -> anyhow::Result<()> 
                 "UPDATE webhook_endpoints SET consecutive_failures = consecutive_failures + 1, \
                  status = CASE WHEN consecutive_failures + 1 >= 10 AND status = 'Active' THEN 'Disabled' ELSE status END, \
                  updated_at = CASE WHEN consecutive_failures + 1 = 10 AND status = 'Active' THEN $2 ELSE updated_at END \
-                 WHERE id = $1 RETURNING consecutive_failures, status",
+                 WHERE id = $1 RETURNING consecutive_failures, status, account_id, name, url",
             )
             .bind(&attempt.endpoint_id)
             .bind(now)
@@ -485,6 +486,26 @@ async fn record(state: &AppState, outcomes: Vec<Outcome>) -> anyhow::Result<()> 
                 let (failures, status): (i64, String) = (row.try_get(0)?, row.try_get(1)?);
                 if failures == 10 && status == "Disabled" {
                     tracing::warn!(endpoint = %attempt.endpoint_id, "webhook endpoint disabled after 10 consecutive failed deliveries");
+                    if attempt.endpoint_kind == EndpointKind::Client {
+                        let (account_id, name, url): (String, String, String) =
+                            (row.try_get(2)?, row.try_get(3)?, row.try_get(4)?);
+                        let client = attempt.client_id.as_deref().unwrap_or_default();
+                        let raised = crate::notifications::Raised {
+                            account_id: &account_id,
+                            notification_type: "webhook_disabled",
+                            severity: Severity::Critical,
+                            title: format!("Webhook {name} disabled"),
+                            description: format!(
+                                "The webhook endpoint {name} ({url}) of client {client} in realm {} failed 10 \
+                                 deliveries in a row and was disabled. Fix the receiver, then update the endpoint to \
+                                 make it Active again.",
+                                attempt.realm_id
+                            ),
+                            resource_id: Some(&attempt.endpoint_id),
+                            realm_id: Some(&attempt.realm_id),
+                        };
+                        crate::notifications::raise(&mut tx, raised, now).await?;
+                    }
                 }
             }
         }

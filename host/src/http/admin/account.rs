@@ -1,17 +1,41 @@
-//! `/account`: the caller's account.
+//! `/account`: the caller's account, its team (people who sign in to the console at the platform
+//! realm) with their account roles, invitations by e-mail, notification preferences and the
+//! operational notifications. Reading needs `account:read`, changing `account:update`. Changes are
+//! in the trail and publish no event (they happen outside any realm).
 
-use axum::extract::State;
+use axum::extract::{Path, RawQuery, State};
 use axum::response::Response;
+use chrono::TimeDelta;
 use serde::Serialize;
+use serde_json::{Value, json};
 use utoipa::ToSchema;
 
+use super::secrets::grantable_roles;
+use super::users::email;
+use super::webhooks::check_url;
+use super::{ListQuery, commit};
 use crate::AppState;
 use crate::authz::permission;
-use crate::clock::{from_millis, iso};
+use crate::clock::{from_millis, iso, to_millis};
+use crate::crypto::generate_secret;
 use crate::error::Error;
 use crate::http::auth::Caller;
+use crate::http::body::JsonBody;
 use crate::http::envelope;
-use crate::store::accounts;
+use crate::ids::new_guid;
+use crate::mail::{Mail, MailError};
+use crate::store::accounts::{self, Member};
+use crate::store::invitations::{self as invitation_store, Invitation};
+use crate::store::notifications::{self as notification_store, AttacksDetected, Notification, Preferences};
+use crate::store::page::Bind;
+use crate::store::trail::{Change, ChangeAction};
+use crate::store::{from_json_list, to_json_list};
+use crate::validate::{Rule, one_of, parsed};
+
+/// Prefix of invitation tokens.
+pub const INVITATION_TOKEN_PREFIX: &str = "cstl_inv_";
+/// How long an invitation can be accepted.
+pub const INVITATION_DAYS: i64 = 7;
 
 #[derive(Debug, Serialize, ToSchema)]
 #[serde(rename_all = "camelCase")]
@@ -32,4 +56,546 @@ pub async fn read(State(state): State<AppState>, caller: Caller) -> Result<Respo
         name: account.name,
         created_at: iso(from_millis(account.created_at)),
     }))
+}
+
+/// A person on the team.
+#[derive(Debug, Serialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct MemberView {
+    /// The person's id in the platform realm.
+    pub user_id: String,
+    pub username: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub email: Option<String>,
+    /// Account roles: Owner, Admin, Developer, Auditor or custom roles.
+    pub roles: Vec<String>,
+    pub joined_at: String,
+}
+
+impl MemberView {
+    fn of(member: Member) -> Self {
+        Self {
+            user_id: member.user_id,
+            username: member.username,
+            email: member.email,
+            roles: from_json_list(&member.roles),
+            joined_at: iso(from_millis(member.created_at)),
+        }
+    }
+}
+
+fn account_change(
+    action: ChangeAction,
+    resource_type: &'static str,
+    id: &str,
+    before: Option<Value>,
+    after: Option<Value>,
+    status: u16,
+) -> Change {
+    Change {
+        action,
+        resource_type,
+        resource_id: Some(id.to_owned()),
+        parent_id: None,
+        realm_id: None,
+        client_id: None,
+        before,
+        after,
+        details: None,
+        status,
+    }
+}
+
+#[utoipa::path(get, path = "/account/members", tag = "Account",
+    responses((status = 200, description = "The team, in the order people joined, in `data`", body = [MemberView])),
+    security(("apiKey" = [])))]
+pub async fn members(State(state): State<AppState>, caller: Caller) -> Result<Response, Error> {
+    caller.require_account(&state, permission::ACCOUNT_READ)?;
+    let team = accounts::members(state.store.pool(), caller.account_id()).await?;
+    Ok(envelope::ok(team.into_iter().map(MemberView::of).collect::<Vec<_>>()))
+}
+
+/// The member, and whether they are the account's last Owner.
+async fn member_in_reach(state: &AppState, caller: &Caller, user_id: &str) -> Result<(Member, bool), Error> {
+    caller.require_account(state, permission::ACCOUNT_UPDATE)?;
+    let team = accounts::members(state.store.pool(), caller.account_id()).await?;
+    let owners = team.iter().filter(|m| from_json_list(&m.roles).iter().any(|r| r == "Owner")).count();
+    let member = team.into_iter().find(|m| m.user_id == user_id).ok_or(Error::NotFound("member"))?;
+    let is_owner = from_json_list(&member.roles).iter().any(|r| r == "Owner");
+    Ok((member, is_owner && owners == 1))
+}
+
+#[derive(Debug, ToSchema)]
+#[schema(rename_all = "camelCase")]
+#[allow(dead_code)]
+pub struct MemberInput {
+    /// At least one account role; only roles the caller holds, unless the caller is an Owner.
+    roles: Vec<String>,
+}
+
+#[utoipa::path(put, path = "/account/members/{userId}", tag = "Account", params(("userId" = String, Path)),
+    request_body = MemberInput,
+    responses((status = 200, description = "The member with the new roles, in `data`", body = MemberView),
+              (status = 400), (status = 404), (status = 409, description = "The account would be left without an Owner")),
+    security(("apiKey" = [])))]
+pub async fn update_member(
+    State(state): State<AppState>,
+    caller: Caller,
+    Path(user_id): Path<String>,
+    JsonBody(mut body): JsonBody,
+) -> Result<Response, Error> {
+    let (member, last_owner) = member_in_reach(&state, &caller, &user_id).await?;
+    let roles = body.required("roles", grantable_roles(&state, &caller).await?);
+    body.finish()?;
+    let Some(roles) = roles else { return Err(Error::invalid("roles", Rule::Required, "roles is required")) };
+    if last_owner && !roles.iter().any(|r| r == "Owner") {
+        return Err(Error::Conflict("the account must keep at least one Owner".into()));
+    }
+    let before = json!(MemberView::of(member.clone()));
+    let mut tx = state.store.begin().await?;
+    accounts::set_member_roles(&mut *tx, caller.account_id(), &user_id, &roles).await?;
+    let updated = Member { roles: to_json_list(&roles), ..member };
+    let view = MemberView::of(updated);
+    let change = account_change(ChangeAction::Update, "account_member", &user_id, Some(before), Some(json!(view)), 200);
+    commit(&state, &caller, tx, change).await?;
+    Ok(envelope::ok(view))
+}
+
+#[utoipa::path(delete, path = "/account/members/{userId}", tag = "Account", params(("userId" = String, Path)),
+    responses((status = 200, description = "The person is removed from the team: their console sessions end and their personal access tokens stop working"),
+              (status = 404), (status = 409, description = "The last Owner cannot be removed")),
+    security(("apiKey" = [])))]
+pub async fn remove_member(
+    State(state): State<AppState>,
+    caller: Caller,
+    Path(user_id): Path<String>,
+) -> Result<Response, Error> {
+    let (member, last_owner) = member_in_reach(&state, &caller, &user_id).await?;
+    if last_owner {
+        return Err(Error::Conflict("the account must keep at least one Owner".into()));
+    }
+    let before = json!(MemberView::of(member));
+    let mut tx = state.store.begin().await?;
+    accounts::delete_member(&mut *tx, caller.account_id(), &user_id).await?;
+    commit(
+        &state,
+        &caller,
+        tx,
+        account_change(ChangeAction::Delete, "account_member", &user_id, Some(before), None, 200),
+    )
+    .await?;
+    Ok(envelope::done())
+}
+
+#[derive(Debug, Serialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct InvitationView {
+    pub id: String,
+    pub email: String,
+    pub roles: Vec<String>,
+    /// Pending, Accepted, Revoked or Expired.
+    pub status: String,
+    /// The person or credential that invited.
+    pub invited_by: String,
+    pub created_at: String,
+    /// Seven days after creation.
+    pub expires_at: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub accepted_at: Option<String>,
+    /// The id of the person the invitation made.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub accepted_user_id: Option<String>,
+}
+
+impl InvitationView {
+    fn of(invitation: Invitation, now: i64) -> Self {
+        Self {
+            status: invitation.status(now).to_owned(),
+            id: invitation.id,
+            email: invitation.email,
+            roles: from_json_list(&invitation.roles),
+            invited_by: invitation.invited_by,
+            created_at: iso(from_millis(invitation.created_at)),
+            expires_at: iso(from_millis(invitation.expires_at)),
+            accepted_at: invitation.accepted_at.map(|at| iso(from_millis(at))),
+            accepted_user_id: invitation.accepted_user_id,
+        }
+    }
+}
+
+#[derive(Debug, ToSchema)]
+#[schema(rename_all = "camelCase")]
+#[allow(dead_code)]
+pub struct InvitationInput {
+    /// Where the invitation is sent.
+    email: String,
+    /// The account roles the person gets on accepting; only roles the caller holds, unless the
+    /// caller is an Owner.
+    roles: Vec<String>,
+}
+
+#[utoipa::path(post, path = "/account/invitations", tag = "Account", request_body = InvitationInput,
+    responses((status = 201, description = "The invitation, sent by e-mail with a token valid for 7 days, in `data`", body = InvitationView),
+              (status = 400, description = "A refused field; `email` with rule `Duplicate` when the person is on the team or already invited"),
+              (status = 503, description = "The e-mail could not be sent (no SMTP server configured, or it refused); nothing is stored")),
+    security(("apiKey" = [])))]
+pub async fn invite(
+    State(state): State<AppState>,
+    caller: Caller,
+    JsonBody(mut body): JsonBody,
+) -> Result<Response, Error> {
+    caller.require_account(&state, permission::ACCOUNT_UPDATE)?;
+    let address = body.required("email", parsed(email));
+    let roles = body.required("roles", grantable_roles(&state, &caller).await?);
+    body.finish()?;
+    let (Some(address), Some(roles)) = (address, roles) else {
+        return Err(Error::invalid("", Rule::Required, "email and roles are required"));
+    };
+    let now = to_millis(state.clock.now());
+    let pool = state.store.pool();
+    let on_team = accounts::members(pool, caller.account_id())
+        .await?
+        .iter()
+        .any(|m| m.email.as_deref().is_some_and(|e| e.eq_ignore_ascii_case(&address)));
+    let invited = invitation_pending_for(&state, caller.account_id(), &address, now).await?;
+    if on_team || invited {
+        let why = if on_team { "a member of the team has this address" } else { "a pending invitation to it exists" };
+        return Err(Error::invalid("email", Rule::Duplicate, why));
+    }
+    let account = accounts::find(pool, caller.account_id()).await?.ok_or(Error::NotFound("account"))?;
+
+    let token = generate_secret(INVITATION_TOKEN_PREFIX);
+    let expires_at = now + TimeDelta::days(INVITATION_DAYS).num_milliseconds();
+    let invitation = Invitation {
+        id: new_guid(),
+        account_id: caller.account_id().to_owned(),
+        email: address.clone(),
+        roles: to_json_list(&roles),
+        token_hash: state.hasher.hash(&token),
+        invited_by: caller.actor.user_id.clone().unwrap_or_else(|| caller.principal.id.clone()),
+        created_at: now,
+        expires_at,
+        accepted_at: None,
+        accepted_user_id: None,
+        revoked_at: None,
+    };
+    // Sent before anything is stored: an invitation nobody received is never left behind.
+    let message = Mail {
+        to: &address,
+        subject: &format!("You are invited to join {} on Castellan", account.name),
+        body: format!(
+            "You are invited to join the team of {account} as {roles}.\n\n\
+             Accept by choosing a username and a password:\n\n\
+             POST {url}/api/v1/admin/account/invitations/accept\n\
+             {{\"token\": \"{token}\", \"username\": \"...\", \"password\": \"...\"}}\n\n\
+             The invitation can be accepted once, until {until}.\n",
+            account = account.name,
+            roles = roles.join(", "),
+            url = state.public_url,
+            until = iso(from_millis(expires_at)),
+        ),
+    };
+    state.mailer.send(message).await.map_err(|error| match error {
+        MailError::Address(_) => Error::invalid("email", Rule::Format, "email cannot receive mail"),
+        other => {
+            tracing::warn!(error = %other, "an invitation e-mail was not sent");
+            Error::MailUnavailable(format!("the invitation e-mail could not be sent: {other}"))
+        }
+    })?;
+
+    let mut tx = state.store.begin().await?;
+    invitation_store::insert(&mut *tx, &invitation).await?;
+    let view = InvitationView::of(invitation, now);
+    let change = account_change(ChangeAction::Create, "account_invitation", &view.id, None, Some(json!(view)), 201);
+    commit(&state, &caller, tx, change).await?;
+    Ok(envelope::created(view))
+}
+
+/// Whether a pending invitation of the account goes to this address.
+async fn invitation_pending_for(state: &AppState, account_id: &str, address: &str, now: i64) -> Result<bool, Error> {
+    let rows: Vec<(String,)> = sqlx::query_as(
+        "SELECT id FROM account_invitations WHERE account_id = $1 AND LOWER(email) = LOWER($2) \
+         AND accepted_at IS NULL AND revoked_at IS NULL AND expires_at > $3",
+    )
+    .bind(account_id)
+    .bind(address)
+    .bind(now)
+    .fetch_all(state.store.pool())
+    .await?;
+    Ok(!rows.is_empty())
+}
+
+#[utoipa::path(get, path = "/account/invitations", tag = "Account",
+    params(("pageNumber" = Option<u32>, Query), ("pageSize" = Option<u32>, Query), ("searchTerm" = Option<String>, Query, description = "Matched against the address")),
+    responses((status = 200, description = "A page of the account's invitations, newest first, in `pagination`", body = [InvitationView])),
+    security(("apiKey" = [])))]
+pub async fn invitations(
+    State(state): State<AppState>,
+    caller: Caller,
+    RawQuery(query): RawQuery,
+) -> Result<Response, Error> {
+    caller.require_account(&state, permission::ACCOUNT_READ)?;
+    let list = ListQuery::parse(query, &[])?;
+    let now = to_millis(state.clock.now());
+    let scope = [("account_id", Bind::Text(caller.account_id().to_owned()))];
+    list.answer(&state, &invitation_store::LISTING, &scope, |i| InvitationView::of(i, now)).await
+}
+
+#[utoipa::path(delete, path = "/account/invitations/{invitationId}", tag = "Account", params(("invitationId" = String, Path)),
+    responses((status = 200, description = "Revoked: its token no longer works"), (status = 404),
+              (status = 409, description = "Already accepted, revoked or expired")),
+    security(("apiKey" = [])))]
+pub async fn revoke_invitation(
+    State(state): State<AppState>,
+    caller: Caller,
+    Path(id): Path<String>,
+) -> Result<Response, Error> {
+    caller.require_account(&state, permission::ACCOUNT_UPDATE)?;
+    let now = to_millis(state.clock.now());
+    let found = invitation_store::find(state.store.pool(), caller.account_id(), &id).await?;
+    let invitation = found.ok_or(Error::NotFound("invitation"))?;
+    let mut tx = state.store.begin().await?;
+    if !invitation_store::revoke(&mut *tx, caller.account_id(), &id, now).await? {
+        return Err(Error::Conflict(format!("the invitation is {}", invitation.status(now))));
+    }
+    let before = json!(InvitationView::of(invitation, now));
+    commit(
+        &state,
+        &caller,
+        tx,
+        account_change(ChangeAction::Delete, "account_invitation", &id, Some(before), None, 200),
+    )
+    .await?;
+    Ok(envelope::done())
+}
+
+#[derive(Debug, Serialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct PreferencesView {
+    /// Where operational notifications are posted, unsigned; absent when none.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub webhook_url: Option<String>,
+    /// `InConsole` (the default), `EmailAndWebhook` (also e-mailed to the team's Owners and posted
+    /// to the webhook URL) or `Off` (not raised at all).
+    pub attacks_detected: AttacksDetected,
+}
+
+impl PreferencesView {
+    fn of(preferences: Preferences) -> Self {
+        Self { webhook_url: preferences.webhook_url, attacks_detected: preferences.attacks_detected }
+    }
+}
+
+#[utoipa::path(get, path = "/account/notification-preferences", tag = "Account",
+    responses((status = 200, description = "The account's notification preferences, in `data`", body = PreferencesView)),
+    security(("apiKey" = [])))]
+pub async fn preferences(State(state): State<AppState>, caller: Caller) -> Result<Response, Error> {
+    caller.require_account(&state, permission::ACCOUNT_READ)?;
+    let preferences = notification_store::preferences(state.store.pool(), caller.account_id()).await?;
+    Ok(envelope::ok(PreferencesView::of(preferences)))
+}
+
+#[derive(Debug, ToSchema)]
+#[schema(rename_all = "camelCase")]
+#[allow(dead_code)]
+pub struct PreferencesInput {
+    /// Absolute `https://` address resolving to public addresses only (as webhook URLs); `null`
+    /// stops the posts. Omitted keeps the current one.
+    webhook_url: Option<String>,
+    /// `InConsole`, `EmailAndWebhook` or `Off`. Omitted keeps the current choice.
+    attacks_detected: Option<AttacksDetected>,
+}
+
+#[utoipa::path(put, path = "/account/notification-preferences", tag = "Account", request_body = PreferencesInput,
+    responses((status = 200, description = "The preferences as stored, in `data`", body = PreferencesView), (status = 400)),
+    security(("apiKey" = [])))]
+pub async fn update_preferences(
+    State(state): State<AppState>,
+    caller: Caller,
+    JsonBody(mut body): JsonBody,
+) -> Result<Response, Error> {
+    caller.require_account(&state, permission::ACCOUNT_UPDATE)?;
+    let current = notification_store::preferences(state.store.pool(), caller.account_id()).await?;
+    let mut next = current.clone();
+    if let Some(url) = body.nullable("webhookUrl", crate::validate::text(1, super::webhooks::MAX_URL_LENGTH + 1)) {
+        if let Some(url) = &url {
+            check_url(&state, &mut body, "webhookUrl", url).await;
+        }
+        next.webhook_url = url;
+    }
+    if let Some(choice) = body.optional("attacksDetected", one_of(AttacksDetected::NAMES)) {
+        next.attacks_detected = choice;
+    }
+    body.finish()?;
+    next.updated_at = to_millis(state.clock.now());
+    let mut tx = state.store.begin().await?;
+    notification_store::save_preferences(&mut *tx, &next).await?;
+    let view = PreferencesView::of(next);
+    let before = json!(PreferencesView::of(current));
+    let change = account_change(
+        ChangeAction::Update,
+        "notification_preferences",
+        caller.account_id(),
+        Some(before),
+        Some(json!(view)),
+        200,
+    );
+    commit(&state, &caller, tx, change).await?;
+    Ok(envelope::ok(view))
+}
+
+#[derive(Debug, Serialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct NotificationView {
+    pub id: String,
+    /// What happened, such as `webhook_disabled`.
+    #[serde(rename = "type")]
+    pub notification_type: String,
+    /// Info, Warning or Critical.
+    pub severity: String,
+    pub title: String,
+    pub description: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub resource_id: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub realm_id: Option<String>,
+    pub created_at: String,
+    /// The post to the notification webhook: None (no URL was set), Pending, Sent or Failed.
+    pub webhook_post: String,
+}
+
+impl NotificationView {
+    fn of(n: Notification) -> Self {
+        Self {
+            webhook_post: n.post_status.as_str().to_owned(),
+            id: n.id,
+            notification_type: n.notification_type,
+            severity: n.severity.as_str().to_owned(),
+            title: n.title,
+            description: n.description,
+            resource_id: n.resource_id,
+            realm_id: n.realm_id,
+            created_at: iso(from_millis(n.created_at)),
+        }
+    }
+}
+
+#[utoipa::path(get, path = "/account/notifications", tag = "Account",
+    params(("pageNumber" = Option<u32>, Query), ("pageSize" = Option<u32>, Query),
+           ("searchTerm" = Option<String>, Query, description = "Matched against title, description and type"),
+           ("createdFrom" = Option<String>, Query), ("createdTo" = Option<String>, Query)),
+    responses((status = 200, description = "A page of the account's operational notifications, newest first, in `pagination`", body = [NotificationView])),
+    security(("apiKey" = [])))]
+pub async fn notifications(
+    State(state): State<AppState>,
+    caller: Caller,
+    RawQuery(query): RawQuery,
+) -> Result<Response, Error> {
+    caller.require_account(&state, permission::ACCOUNT_READ)?;
+    let list = ListQuery::parse(query, &[])?;
+    let scope = [("account_id", Bind::Text(caller.account_id().to_owned()))];
+    list.answer(&state, &notification_store::LISTING, &scope, NotificationView::of).await
+}
+
+#[derive(Debug, ToSchema)]
+#[schema(rename_all = "camelCase")]
+#[allow(dead_code)]
+pub struct AcceptanceInput {
+    /// The token of the invitation e-mail.
+    token: String,
+    /// The username to sign in to the console with; no spaces.
+    username: String,
+    /// At least the platform realm's Minimum Length.
+    password: String,
+}
+
+/// Accepting an invitation: the person chooses a username and a password and joins the team with
+/// the invitation's roles. Public (the token is the credential); errors in the admin envelope.
+#[utoipa::path(post, path = "/account/invitations/accept", tag = "Account", request_body = AcceptanceInput,
+    responses((status = 201, description = "The new member, in `data`; they sign in at the platform realm's token endpoint", body = MemberView),
+              (status = 400, description = "A refused field: `token` (`NotFound`) when no pending invitation has it, `username` (`Duplicate`), `password`")))]
+pub async fn accept_invitation(
+    State(state): State<AppState>,
+    axum::Extension(crate::http::address::ClientAddress(address)): axum::Extension<crate::http::address::ClientAddress>,
+    JsonBody(mut body): JsonBody,
+) -> Result<Response, Error> {
+    use crate::ids::PLATFORM_REALM;
+    use crate::store::trail;
+    use crate::store::users::{self as user_store, User, UserStatus};
+
+    let token = body.required("token", crate::validate::text(1, 256));
+    let username = body.required("username", super::users::username);
+    let password = body.required("password", crate::validate::text(1, super::users::MAX_PASSWORD_LENGTH));
+    body.finish()?;
+    let (Some(token), Some(username), Some(password)) = (token, username, password) else {
+        return Err(Error::invalid("", Rule::Required, "token, username and password are required"));
+    };
+    let now = to_millis(state.clock.now());
+    let no_invitation = || Error::invalid("token", Rule::NotFound, "no pending invitation has this token");
+    let invitation = invitation_store::find_by_token(state.store.pool(), &state.hasher.hash(&token))
+        .await?
+        .filter(|i| i.status(now) == "Pending")
+        .ok_or_else(no_invitation)?;
+    let realm = super::find_realm(&state, PLATFORM_REALM).await?.ok_or(Error::NotFound("realm"))?;
+    let minimum = usize::try_from(realm.settings.minimum_password_length).unwrap_or(8);
+    if password.chars().count() < minimum {
+        return Err(Error::invalid(
+            "password",
+            Rule::MinLength,
+            format!("password must have at least {minimum} characters"),
+        ));
+    }
+    let user = User {
+        id: new_guid(),
+        realm_id: PLATFORM_REALM.to_owned(),
+        username,
+        email: Some(invitation.email.clone()),
+        first_name: None,
+        last_name: None,
+        // The invitation reached this address.
+        email_confirmed: true,
+        status: UserStatus::Active,
+        password_hash: None,
+        must_change_password: false,
+        created_at: now,
+        updated_at: now,
+    };
+    super::users::check_unique(&state, &user).await?;
+    super::users::refuse_breached(&state, &realm, &password).await?;
+    let user = User { password_hash: Some(crate::passwords::hash(password).await?), ..user };
+
+    let mut tx = state.store.begin().await?;
+    if !user_store::insert(&mut *tx, &user).await? {
+        return Err(Error::invalid("username", Rule::Duplicate, "another person has this username"));
+    }
+    if !invitation_store::accept(&mut *tx, &invitation.id, &user.id, now).await? {
+        return Err(no_invitation());
+    }
+    let roles = from_json_list(&invitation.roles);
+    accounts::insert_member(&mut *tx, &invitation.account_id, &user.id, &roles, now).await?;
+    let member = Member {
+        account_id: invitation.account_id.clone(),
+        user_id: user.id.clone(),
+        username: user.username.clone(),
+        email: user.email.clone(),
+        roles: invitation.roles.clone(),
+        created_at: now,
+    };
+    let view = MemberView::of(member);
+    let actor = trail::Actor {
+        account_id: invitation.account_id.clone(),
+        actor_type: trail::ActorType::User,
+        user_id: Some(user.id.clone()),
+        username: Some(user.username.clone()),
+        email: user.email.clone(),
+        credential_id: None,
+        credential_name: None,
+        ip_address: address.to_string(),
+    };
+    let request = trail::Request { method: "POST".into(), path: "/account/invitations/accept".into() };
+    let mut change = account_change(ChangeAction::Create, "account_member", &user.id, None, Some(json!(view)), 201);
+    change.parent_id = Some(invitation.id.clone());
+    trail::record_change(&mut tx, &actor, &request, &change, now).await?;
+    tx.commit().await?;
+    Ok(envelope::created(view))
 }

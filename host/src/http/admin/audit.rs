@@ -23,7 +23,7 @@ pub struct TrailView {
     pub occurred_at: String,
     /// Succeeded or Refused.
     pub outcome: String,
-    /// Create, Update or Delete.
+    /// Create, Update, Delete or Impersonate.
     pub action: String,
     pub resource_type: String,
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -95,6 +95,7 @@ impl From<TrailRow> for TrailView {
     params(("pageNumber" = Option<u32>, Query), ("pageSize" = Option<u32>, Query), ("searchTerm" = Option<String>, Query),
            ("status" = Option<String>, Query, description = "Succeeded or Refused"), ("realmId" = Option<String>, Query),
            ("resourceType" = Option<String>, Query), ("actorCredentialId" = Option<String>, Query),
+           ("actorUserId" = Option<String>, Query), ("action" = Option<String>, Query, description = "Create, Update, Delete or Impersonate"),
            ("sortBy" = Option<String>, Query), ("sortDirection" = Option<String>, Query),
            ("createdFrom" = Option<String>, Query), ("createdTo" = Option<String>, Query)),
     responses((status = 200, description = "A page of the change trail, newest first, in `pagination`", body = [TrailView])),
@@ -105,8 +106,13 @@ pub async fn trail(
     RawQuery(query): RawQuery,
 ) -> Result<Response, Error> {
     caller.require_account(&state, permission::AUDIT_READ)?;
-    const FILTERS: [(&str, &str); 3] =
-        [("realmId", "realm_id"), ("resourceType", "resource_type"), ("actorCredentialId", "actor_credential_id")];
+    const FILTERS: [(&str, &str); 5] = [
+        ("realmId", "realm_id"),
+        ("resourceType", "resource_type"),
+        ("actorCredentialId", "actor_credential_id"),
+        ("actorUserId", "actor_user_id"),
+        ("action", "action"),
+    ];
     let list = ListQuery::parse(query, &FILTERS.map(|(name, _)| name))?;
     let mut scope = vec![("account_id", Bind::Text(caller.account_id().to_owned()))];
     for (name, column) in FILTERS {
@@ -160,6 +166,7 @@ impl From<AccessEntry> for AccessView {
 #[utoipa::path(get, path = "/access-logs", tag = "Audit",
     params(("pageNumber" = Option<u32>, Query), ("pageSize" = Option<u32>, Query), ("searchTerm" = Option<String>, Query),
            ("status" = Option<String>, Query, description = "Accepted or Refused"), ("credentialId" = Option<String>, Query),
+           ("actorUserId" = Option<String>, Query, description = "The person the call acted for"),
            ("sortBy" = Option<String>, Query), ("sortDirection" = Option<String>, Query),
            ("createdFrom" = Option<String>, Query), ("createdTo" = Option<String>, Query)),
     responses((status = 200, description = "A page of the access log, newest first, in `pagination`", body = [AccessView])),
@@ -170,12 +177,15 @@ pub async fn access_logs(
     RawQuery(query): RawQuery,
 ) -> Result<Response, Error> {
     caller.require_account(&state, permission::AUDIT_READ)?;
-    let list = ListQuery::parse(query, &["credentialId"])?;
+    const FILTERS: [(&str, &str); 2] = [("credentialId", "credential_id"), ("actorUserId", "actor_user_id")];
+    let list = ListQuery::parse(query, &FILTERS.map(|(name, _)| name))?;
     // Entries of this host still queued are written first, so a caller reads its own requests.
     state.access_log.flush().await;
     let mut scope = vec![("account_id", Bind::Text(caller.account_id().to_owned()))];
-    if let Some(id) = list.filter("credentialId") {
-        scope.push(("credential_id", Bind::Text(id.to_owned())));
+    for (name, column) in FILTERS {
+        if let Some(value) = list.filter(name) {
+            scope.push((column, Bind::Text(value.to_owned())));
+        }
     }
     list.answer(&state, &access_log::LISTING, &scope, |entry: AccessEntry| AccessView::from(entry)).await
 }

@@ -43,6 +43,12 @@ use crate::validate::{Notification, Rule};
 pub fn routes() -> Router<AppState> {
     Router::new()
         .route("/account", get(account::read))
+        .route("/account/members", get(account::members))
+        .route("/account/members/{userId}", put(account::update_member).delete(account::remove_member))
+        .route("/account/invitations", get(account::invitations).post(account::invite))
+        .route("/account/invitations/{invitationId}", delete(account::revoke_invitation))
+        .route("/account/notification-preferences", get(account::preferences).put(account::update_preferences))
+        .route("/account/notifications", get(account::notifications))
         .route("/realms", get(realms::list).post(realms::create))
         .route("/realms/{realm}", get(realms::read).put(realms::update).delete(realms::delete))
         .route("/realms/{realm}/clients", get(clients::list).post(clients::create))
@@ -57,6 +63,7 @@ pub fn routes() -> Router<AppState> {
         )
         .route("/realms/{realm}/users", get(users::list).post(users::create))
         .route("/realms/{realm}/users/{userId}", get(users::read).put(users::update).delete(users::delete))
+        .route("/realms/{realm}/users/{userId}/impersonate", post(users::impersonate))
         .route("/realms/{realm}/roles", get(realm_roles::list_realm_roles).post(realm_roles::create_realm_role))
         .route(
             "/realms/{realm}/roles/{roleId}",

@@ -10,7 +10,7 @@ use super::rotation::{MAX_PREVIOUS_VALUE_VALID_FOR_MINUTES, Rotation, RotationIn
 use super::{ListQuery, commit};
 use crate::AppState;
 use crate::authz::{BUILTIN_ROLES, Resource, permission};
-use crate::bootstrap::{ACCOUNT_CLIENT_SECRET_PREFIX, API_KEY_PREFIX};
+use crate::bootstrap::{ACCOUNT_CLIENT_SECRET_PREFIX, API_KEY_PREFIX, PERSONAL_ACCESS_TOKEN_PREFIX};
 use crate::clock::{from_millis, iso, to_millis};
 use crate::crypto::{generate_secret, last_four};
 use crate::error::Error;
@@ -92,8 +92,10 @@ pub struct RotatedSecret {
 pub struct SecretInput {
     /// Up to 128 characters.
     name: String,
-    /// `ApiKey` (the default; sent as `x-api-key`) or `ClientSecret` (exchanged at the platform
-    /// realm's token endpoint for a bearer token). Personal access tokens cannot be created yet.
+    /// `ApiKey` (the default; sent as `x-api-key`), `PersonalAccessToken` (sent as `x-api-key`,
+    /// acts for the person who made it and never beyond the account roles that person holds at the
+    /// time of each call; only a person, or a credential acting for one, can make one) or
+    /// `ClientSecret` (exchanged at the platform realm's token endpoint for a bearer token).
     #[schema(rename = "type")]
     secret_type: Option<SecretType>,
     /// At least one account role (built-in or custom); only roles the caller holds itself,
@@ -116,41 +118,16 @@ pub async fn create(
 ) -> Result<Response, Error> {
     caller.require_account(&state, permission::SECRET_CREATE)?;
     let now = state.clock.now();
-    let custom: Vec<String> = role_store::all_of_account(state.store.pool(), caller.account_id())
-        .await?
-        .into_iter()
-        .map(|role| role.name)
-        .collect();
-
     let name = body.required("name", text(1, 128));
     let kind = body.optional("type", one_of(SecretType::NAMES)).unwrap_or(SecretType::ApiKey);
-    if kind == SecretType::PersonalAccessToken {
-        body.refuse("type", Rule::OneOf, "type must be ApiKey or ClientSecret");
+    if kind == SecretType::PersonalAccessToken && caller.actor.user_id.is_none() {
+        body.refuse(
+            "type",
+            Rule::Conflict,
+            "a personal access token acts for a person; this credential acts for no one",
+        );
     }
-    let is_owner = caller.holds_role("Owner");
-    let role_name = |path: &str, value: &Value| -> Result<String, Refusals> {
-        let role = text(1, 64)(path, value)?;
-        let builtin = BUILTIN_ROLES.contains(&role.as_str());
-        if !builtin && !custom.contains(&role) {
-            return Err(vec![Notification::new(path, Rule::NotFound, format!("{path}: no role named {role}"))]);
-        }
-        // A credential never gets more than its maker holds.
-        if !(is_owner || builtin && caller.holds_role(&role)) {
-            return Err(vec![Notification::new(
-                path,
-                Rule::Escalation,
-                format!("{path}: only roles you hold can be given"),
-            )]);
-        }
-        Ok(role)
-    };
-    let roles = body.required("roles", |path: &str, value: &Value| {
-        let roles = list_of(16, &role_name)(path, value)?;
-        if roles.is_empty() {
-            return Err(vec![Notification::new(path, Rule::MinLength, format!("{path} must list at least one role"))]);
-        }
-        Ok(roles)
-    });
+    let roles = body.required("roles", grantable_roles(&state, &caller).await?);
     let known = state.authz.permissions();
     let scopes = body.optional(
         "scopes",
@@ -200,11 +177,49 @@ pub async fn create(
     Ok(envelope::created(view))
 }
 
+/// Checks a list of account roles the caller gives to a credential or a person: at least one, each
+/// a built-in role or a custom role of the account, and never more than the caller holds (an Owner
+/// may give any).
+pub(super) async fn grantable_roles(
+    state: &AppState,
+    caller: &Caller,
+) -> Result<impl Fn(&str, &Value) -> Result<Vec<String>, Refusals> + use<>, Error> {
+    let custom: Vec<String> = role_store::all_of_account(state.store.pool(), caller.account_id())
+        .await?
+        .into_iter()
+        .map(|r| r.name)
+        .collect();
+    let caller = caller.clone();
+    Ok(move |path: &str, value: &Value| {
+        let role_name = |path: &str, value: &Value| -> Result<String, Refusals> {
+            let role = text(1, 64)(path, value)?;
+            let builtin = BUILTIN_ROLES.contains(&role.as_str());
+            if !builtin && !custom.contains(&role) {
+                return Err(vec![Notification::new(path, Rule::NotFound, format!("{path}: no role named {role}"))]);
+            }
+            if !(caller.holds_role("Owner") || builtin && caller.holds_role(&role)) {
+                return Err(vec![Notification::new(
+                    path,
+                    Rule::Escalation,
+                    format!("{path}: only roles you hold can be given"),
+                )]);
+            }
+            Ok(role)
+        };
+        let roles = list_of(16, &role_name)(path, value)?;
+        if roles.is_empty() {
+            return Err(vec![Notification::new(path, Rule::MinLength, format!("{path} must list at least one role"))]);
+        }
+        Ok(roles)
+    })
+}
+
 /// The prefix of a secret's values, which tells a leaked value's kind at a glance.
 fn value_prefix(kind: SecretType) -> &'static str {
     match kind {
         SecretType::ClientSecret => ACCOUNT_CLIENT_SECRET_PREFIX,
-        SecretType::ApiKey | SecretType::PersonalAccessToken => API_KEY_PREFIX,
+        SecretType::ApiKey => API_KEY_PREFIX,
+        SecretType::PersonalAccessToken => PERSONAL_ACCESS_TOKEN_PREFIX,
     }
 }
 

@@ -23,7 +23,7 @@ use crate::store::users::{self as user_store, User, UserStatus};
 use crate::validate::{Body, Notification, Refusals, Rule, boolean, one_of, parsed, text};
 
 /// Longest accepted password (longer inputs only cost hashing time).
-const MAX_PASSWORD_LENGTH: usize = 1024;
+pub(crate) const MAX_PASSWORD_LENGTH: usize = 1024;
 
 /// A person as the admin API shows it. The password never leaves the service, hashed or not.
 #[derive(Debug, Serialize, ToSchema)]
@@ -102,7 +102,7 @@ pub struct UserInput {
     must_change_password: Option<bool>,
 }
 
-fn username(path: &str, value: &Value) -> Result<String, Refusals> {
+pub(crate) fn username(path: &str, value: &Value) -> Result<String, Refusals> {
     let name = text(1, 255)(path, value)?;
     if name.chars().any(|c| c.is_whitespace() || c.is_control()) {
         return Err(vec![Notification::new(path, Rule::Pattern, format!("{path} must not contain spaces"))]);
@@ -110,7 +110,7 @@ fn username(path: &str, value: &Value) -> Result<String, Refusals> {
     Ok(name)
 }
 
-fn email(text_value: &str) -> Result<String, (Rule, String)> {
+pub(crate) fn email(text_value: &str) -> Result<String, (Rule, String)> {
     let well_formed = text_value.len() <= 254
         && text_value.split_once('@').is_some_and(|(local, domain)| {
             !local.is_empty()
@@ -162,7 +162,7 @@ fn read_fields(body: &mut Body, user: &mut User, realm: &Realm) -> Option<String
 }
 
 /// Refuses a username or e-mail another person of the realm has.
-async fn check_unique(state: &AppState, user: &User) -> Result<(), Error> {
+pub(crate) async fn check_unique(state: &AppState, user: &User) -> Result<(), Error> {
     let (name_taken, email_taken) =
         user_store::taken(state.store.pool(), &user.realm_id, &user.id, &user.username, user.email.as_deref()).await?;
     let mut refused = Vec::new();
@@ -176,7 +176,7 @@ async fn check_unique(state: &AppState, user: &User) -> Result<(), Error> {
 }
 
 /// With the realm's "Block breached passwords" on, refuses a password known from a breach.
-async fn refuse_breached(state: &AppState, realm: &Realm, password: &str) -> Result<(), Error> {
+pub(crate) async fn refuse_breached(state: &AppState, realm: &Realm, password: &str) -> Result<(), Error> {
     if realm.settings.block_breached_passwords && state.breached_passwords.contains(password).await {
         return Err(Error::invalid(
             "password",
@@ -363,4 +363,93 @@ pub async fn delete(
     publish_user_event(&mut tx, &realm, "user_deleted", &user, now).await?;
     commit(&state, &caller, tx, change(ChangeAction::Delete, &user, Some(&user), None, 200)).await?;
     Ok(envelope::done())
+}
+
+/// The longest life of an impersonation token, in seconds (shorter when access tokens are).
+pub const IMPERSONATION_SECONDS: i64 = 300;
+
+#[derive(Debug, ToSchema)]
+#[schema(rename_all = "camelCase")]
+#[allow(dead_code)]
+pub struct ImpersonationInput {
+    /// The client of the realm the token is for: the application opened as the user.
+    client_id: String,
+}
+
+/// What an impersonation hands the person of the team.
+#[derive(Debug, Serialize, ToSchema)]
+pub struct ImpersonationView {
+    /// An access token for the user, naming the impersonator in `act`; no refresh token.
+    pub access_token: String,
+    pub token_type: &'static str,
+    /// Seconds, at most 300.
+    pub expires_in: i64,
+}
+
+#[utoipa::path(post, path = "/realms/{realm}/users/{userId}/impersonate", tag = "Realm users",
+    params(("realm" = String, Path), ("userId" = String, Path)), request_body = ImpersonationInput,
+    responses((status = 200, description = "A short-lived access token for the user, in `data`", body = ImpersonationView),
+              (status = 400, description = "`clientId` names no client of the realm"),
+              (status = 403, description = "`ImpersonationActorNotAPerson` for an API key, a personal access token or a token from an account client secret, whatever its roles; `Forbidden` without `user:impersonate`"),
+              (status = 404), (status = 409, description = "The user or the client is not Active")),
+    security(("apiKey" = [])))]
+pub async fn impersonate(
+    State(state): State<AppState>,
+    caller: Caller,
+    Path((realm_id, user_id)): Path<(String, String)>,
+    JsonBody(mut body): JsonBody,
+) -> Result<Response, Error> {
+    let (realm, user) = user_in_reach(&state, &caller, &realm_id, &user_id, permission::USER_IMPERSONATE).await?;
+    if realm.id == crate::ids::PLATFORM_REALM {
+        // The team's own people are never impersonated.
+        return Err(Error::Forbidden(crate::error::ErrorCode::Forbidden));
+    }
+    let client_id = body.required("clientId", text(1, 255));
+    body.finish()?;
+    let Some(client_id) = client_id else {
+        return Err(Error::invalid("clientId", Rule::Required, "clientId is required"));
+    };
+    let client = crate::tokens::find_client(&state, &realm.id, &client_id)
+        .await?
+        .ok_or_else(|| Error::invalid("clientId", Rule::NotFound, "no client of the realm has this id"))?;
+    if user.status != UserStatus::Active {
+        return Err(Error::Conflict("the user is not Active".into()));
+    }
+    if client.status != crate::store::Status::Active {
+        return Err(Error::Conflict("the client is not Active".into()));
+    }
+    let now = state.clock.now();
+    let act = json!({
+        "sub": caller.principal.id,
+        "iss": crate::tokens::issuer(&state, crate::ids::PLATFORM_REALM),
+    });
+    let expires_at = to_millis(now) + IMPERSONATION_SECONDS * 1000;
+    let subject = crate::tokens::Subject::Impersonated { user: &user, act: &act, expires_at };
+    let grant = crate::tokens::Grant { client: &client, subject, scopes: &[], resource: None };
+    let issued = crate::tokens::access_token(&state, &grant).await?;
+
+    // In the trail, never announced (SPEC "Events", rule 3).
+    let tx = state.store.begin().await?;
+    let change = Change {
+        action: ChangeAction::Impersonate,
+        resource_type: "user",
+        resource_id: Some(user.id.clone()),
+        parent_id: Some(realm.id.clone()),
+        realm_id: Some(realm.id.clone()),
+        client_id: Some(client.id.clone()),
+        before: None,
+        after: None,
+        details: Some(json!({
+            "client_id": client.id,
+            "token_id": issued.jti,
+            "expires_at": iso(from_millis(issued.expires_at * 1000)),
+        })),
+        status: 200,
+    };
+    commit(&state, &caller, tx, change).await?;
+    Ok(envelope::ok(ImpersonationView {
+        access_token: issued.token,
+        token_type: "Bearer",
+        expires_in: issued.lifetime_seconds,
+    }))
 }

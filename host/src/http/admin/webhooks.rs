@@ -33,7 +33,7 @@ use crate::validate::{Body, Notification, Rule, integer, list_of, one_of, text};
 use crate::webhooks::{self, SECRET_PREFIX, delivery};
 
 /// Longest endpoint URL.
-const MAX_URL_LENGTH: usize = 2048;
+pub(super) const MAX_URL_LENGTH: usize = 2048;
 
 #[derive(Debug, Serialize, ToSchema)]
 #[serde(rename_all = "camelCase")]
@@ -252,7 +252,7 @@ async fn endpoint_in_reach(
 
 /// Checks a URL: absolute `https://` with a host, at most 2,048 characters, resolving to addresses
 /// webhooks may reach.
-async fn check_url(state: &AppState, body: &mut Body, url: &str) {
+pub(super) async fn check_url(state: &AppState, body: &mut Body, field: &str, url: &str) {
     let refusal = match url::Url::parse(url) {
         _ if url.len() > MAX_URL_LENGTH => {
             Some((Rule::MaxLength, format!("url must be at most {MAX_URL_LENGTH} characters")))
@@ -274,7 +274,7 @@ async fn check_url(state: &AppState, body: &mut Body, url: &str) {
         },
     };
     if let Some((rule, message)) = refusal {
-        body.refuse("url", rule, message);
+        body.refuse(field, rule, message.replacen("url", field, 1));
     }
 }
 
@@ -284,7 +284,7 @@ async fn read_fields(state: &AppState, body: &mut Body, endpoint: &mut Endpoint)
         endpoint.name = name;
     }
     if let Some(url) = body.optional("url", text(1, MAX_URL_LENGTH + 1)) {
-        check_url(state, body, &url).await;
+        check_url(state, body, "url", &url).await;
         endpoint.url = url;
     }
     if let Some(description) = body.nullable("description", text(0, 1000)) {

@@ -58,14 +58,17 @@ pub async fn exchange(
             format!("grant_type {grant_type} is not supported"),
         ));
     }
-    if realm.id == PLATFORM_REALM {
-        return platform_token(&state, &headers, &form, grant_type, address).await;
-    }
-    let client = authenticate_client(&state, &realm, &headers, &form).await?;
     let origin = Origin {
         ip_address: address.to_string(),
         user_agent: headers.get(header::USER_AGENT).and_then(|v| v.to_str().ok()).map(str::to_owned),
     };
+    if realm.id == PLATFORM_REALM {
+        if grant_type == "password" && super::presented_credentials(&headers, &form)?.is_none() {
+            return console_sign_in(&state, &realm, &form, &origin).await;
+        }
+        return platform_token(&state, &headers, &form, grant_type, address).await;
+    }
+    let client = authenticate_client(&state, &realm, &headers, &form).await?;
     if grant_type == exchange::GRANT_TYPE {
         // Token Exchange has its own switch, and every attempt is in the exchange trail.
         return exchange::exchange(&state, &realm, &client, &form, &origin).await;
@@ -593,6 +596,25 @@ async fn reuse_detected(
     }
     tx.commit().await?;
     Err(OAuthError::invalid_grant("RefreshTokenReused", "the refresh token was already used; the session has ended"))
+}
+
+/// A person of the account's team signs in to the console: the password grant at the platform
+/// realm, by the platform client as a public client (`client_id=platform`, no secret). The token
+/// is a bearer token for the admin API acting with the person's account roles; the realm's lockout
+/// and events apply as to any password sign-in. The console gets no refresh token.
+async fn console_sign_in(
+    state: &AppState,
+    realm: &Realm,
+    form: &Form,
+    origin: &Origin,
+) -> Result<Response, OAuthError> {
+    if form.get("client_id") != Some(PLATFORM_REALM) {
+        return Err(OAuthError::invalid_client(false));
+    }
+    let Some(platform) = crate::store::clients::find(state.store.pool(), PLATFORM_REALM, PLATFORM_REALM).await? else {
+        return Err(OAuthError::invalid_client(false));
+    };
+    password(state, realm, &platform, form, origin).await
 }
 
 /// `client_credentials` at the platform realm with the platform client id and an account client

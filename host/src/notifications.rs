@@ -1,0 +1,125 @@
+//! The account's operational notifications (SPEC "Notification webhooks"): raised inside the
+//! transaction of what caused them, shown in the console, and posted unsigned to the webhook URL of
+//! the account's notification preferences by a worker of their own, apart from the delivery
+//! history of event webhooks.
+
+use std::time::Duration;
+
+use serde_json::json;
+
+use crate::AppState;
+use crate::clock::{from_millis, iso, to_millis};
+use crate::ids::new_guid;
+use crate::store::notifications::{self as store, Notification, PostStatus, Severity};
+
+/// How often an idle worker looks for posts that fell due.
+const IDLE_POLL: Duration = Duration::from_millis(100);
+/// How long a claimed post is this worker's before another may take it.
+const LEASE_MS: i64 = 60_000;
+/// Posts claimed per round.
+const BATCH: i64 = 20;
+/// Waits before the second and third attempt; after the third failure the post is Failed.
+const RETRY_DELAYS_MS: [i64; 2] = [60_000, 300_000];
+
+/// What raised a notification.
+#[derive(Debug, Clone)]
+pub struct Raised<'a> {
+    pub account_id: &'a str,
+    pub notification_type: &'a str,
+    pub severity: Severity,
+    pub title: String,
+    pub description: String,
+    pub resource_id: Option<&'a str>,
+    pub realm_id: Option<&'a str>,
+}
+
+/// Stores the notification in the transaction of what caused it; it is posted to the webhook URL
+/// the preferences name at this moment, if any.
+pub async fn raise(tx: &mut crate::store::Connection, raised: Raised<'_>, now: i64) -> Result<String, sqlx::Error> {
+    let preferences = store::preferences(&mut *tx, raised.account_id).await?;
+    let notification = Notification {
+        id: new_guid(),
+        account_id: raised.account_id.to_owned(),
+        notification_type: raised.notification_type.to_owned(),
+        severity: raised.severity,
+        title: raised.title,
+        description: raised.description,
+        resource_id: raised.resource_id.map(str::to_owned),
+        realm_id: raised.realm_id.map(str::to_owned),
+        created_at: now,
+        post_status: if preferences.webhook_url.is_some() { PostStatus::Pending } else { PostStatus::None },
+        post_url: preferences.webhook_url,
+        post_attempts: 0,
+        post_last_error: None,
+    };
+    store::insert(&mut *tx, &notification).await?;
+    Ok(notification.id)
+}
+
+/// The body posted for a notification (SPEC field names).
+pub fn body(n: &Notification) -> serde_json::Value {
+    json!({
+        "id": n.id,
+        "type": n.notification_type,
+        "severity": n.severity.as_str(),
+        "title": n.title,
+        "description": n.description,
+        "resource_id": n.resource_id,
+        "realm_id": n.realm_id,
+        "created_at": iso(from_millis(n.created_at)),
+    })
+}
+
+/// Posts due notifications until the service stops; failures are logged and retried.
+pub async fn run(state: AppState) {
+    loop {
+        let posted = post_due(&state).await.unwrap_or_else(|error| {
+            tracing::error!(%error, "posting account notifications failed");
+            0
+        });
+        if posted == 0 {
+            tokio::time::sleep(IDLE_POLL).await;
+        }
+    }
+}
+
+async fn post_due(state: &AppState) -> anyhow::Result<usize> {
+    let now = to_millis(state.clock.now());
+    let due = store::claim_due(&state.store, now, LEASE_MS, BATCH).await?;
+    let count = due.len();
+    let posts = due.into_iter().map(|n| async move {
+        let outcome = post(state, &n).await;
+        (n, outcome)
+    });
+    for (n, outcome) in futures_util::future::join_all(posts).await {
+        let now = to_millis(state.clock.now());
+        let (status, next_at) = match &outcome {
+            Ok(()) => (PostStatus::Sent, None),
+            Err(_) => match usize::try_from(n.post_attempts).ok().and_then(|a| RETRY_DELAYS_MS.get(a)) {
+                Some(delay) => (PostStatus::Pending, Some(now + delay)),
+                None => (PostStatus::Failed, None),
+            },
+        };
+        if let Err(error) = &outcome {
+            tracing::warn!(notification = %n.id, %error, "posting an account notification failed");
+        }
+        store::record_post(state.store.writer(), &n.id, status, outcome.err().as_deref(), next_at).await?;
+    }
+    Ok(count)
+}
+
+/// One unsigned POST; any 2xx is success. The address rules of webhooks apply on every connection.
+async fn post(state: &AppState, n: &Notification) -> Result<(), String> {
+    let Some(url) = &n.post_url else { return Err("no webhook URL".to_owned()) };
+    let response = state
+        .webhooks
+        .http
+        .post(url)
+        .header("Content-Type", "application/json")
+        .header("X-Service-Notification", &n.notification_type)
+        .body(body(n).to_string())
+        .send()
+        .await
+        .map_err(|error| crate::webhooks::delivery::describe(&error))?;
+    if response.status().is_success() { Ok(()) } else { Err(format!("answered {}", response.status().as_u16())) }
+}

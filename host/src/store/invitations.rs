@@ -1,0 +1,127 @@
+//! Invitations to join an account's team.
+
+use sqlx::{Any, Executor};
+
+use super::page::Listing;
+
+#[derive(Debug, Clone, PartialEq, Eq, sqlx::FromRow)]
+pub struct Invitation {
+    pub id: String,
+    pub account_id: String,
+    pub email: String,
+    /// JSON list of account roles.
+    pub roles: String,
+    pub token_hash: String,
+    pub invited_by: String,
+    pub created_at: i64,
+    pub expires_at: i64,
+    pub accepted_at: Option<i64>,
+    pub accepted_user_id: Option<String>,
+    pub revoked_at: Option<i64>,
+}
+
+impl Invitation {
+    /// Pending, Accepted, Revoked or Expired at `now`.
+    pub fn status(&self, now: i64) -> &'static str {
+        match (self.accepted_at, self.revoked_at) {
+            (Some(_), _) => "Accepted",
+            (None, Some(_)) => "Revoked",
+            (None, None) if self.expires_at <= now => "Expired",
+            (None, None) => "Pending",
+        }
+    }
+}
+
+const COLUMNS: &str = "id, account_id, email, roles, token_hash, invited_by, created_at, expires_at, accepted_at, \
+     accepted_user_id, revoked_at";
+
+pub const LISTING: Listing = Listing {
+    table: "account_invitations",
+    columns: COLUMNS,
+    created: "created_at",
+    tie_breaker: "id",
+    search: &["email"],
+    status: None,
+    sortable: &[("createdAt", "created_at"), ("expiresAt", "expires_at"), ("email", "email")],
+};
+
+pub async fn insert<'c>(db: impl Executor<'c, Database = Any>, invitation: &Invitation) -> Result<(), sqlx::Error> {
+    sqlx::query(
+        "INSERT INTO account_invitations (id, account_id, email, roles, token_hash, invited_by, created_at, \
+         expires_at) VALUES ($1, $2, $3, $4, $5, $6, $7, $8)",
+    )
+    .bind(&invitation.id)
+    .bind(&invitation.account_id)
+    .bind(&invitation.email)
+    .bind(&invitation.roles)
+    .bind(&invitation.token_hash)
+    .bind(&invitation.invited_by)
+    .bind(invitation.created_at)
+    .bind(invitation.expires_at)
+    .execute(db)
+    .await
+    .map(|_| ())
+}
+
+pub async fn find<'c>(
+    db: impl Executor<'c, Database = Any>,
+    account_id: &str,
+    id: &str,
+) -> Result<Option<Invitation>, sqlx::Error> {
+    sqlx::query_as(sqlx::AssertSqlSafe(format!(
+        "SELECT {COLUMNS} FROM account_invitations WHERE id = $1 AND account_id = $2"
+    )))
+    .bind(id)
+    .bind(account_id)
+    .fetch_optional(db)
+    .await
+}
+
+pub async fn find_by_token<'c>(
+    db: impl Executor<'c, Database = Any>,
+    token_hash: &str,
+) -> Result<Option<Invitation>, sqlx::Error> {
+    sqlx::query_as(sqlx::AssertSqlSafe(format!("SELECT {COLUMNS} FROM account_invitations WHERE token_hash = $1")))
+        .bind(token_hash)
+        .fetch_optional(db)
+        .await
+}
+
+/// Marks a pending invitation accepted by `user_id`; `false` when it was no longer pending at `now`
+/// (accepted, revoked or expired meanwhile), so it is used at most once.
+pub async fn accept<'c>(
+    db: impl Executor<'c, Database = Any>,
+    id: &str,
+    user_id: &str,
+    now: i64,
+) -> Result<bool, sqlx::Error> {
+    let done = sqlx::query(
+        "UPDATE account_invitations SET accepted_at = $1, accepted_user_id = $2 \
+         WHERE id = $3 AND accepted_at IS NULL AND revoked_at IS NULL AND expires_at > $1",
+    )
+    .bind(now)
+    .bind(user_id)
+    .bind(id)
+    .execute(db)
+    .await?;
+    Ok(done.rows_affected() == 1)
+}
+
+/// Revokes a pending invitation; `false` when it was not pending.
+pub async fn revoke<'c>(
+    db: impl Executor<'c, Database = Any>,
+    account_id: &str,
+    id: &str,
+    now: i64,
+) -> Result<bool, sqlx::Error> {
+    let done = sqlx::query(
+        "UPDATE account_invitations SET revoked_at = $1 \
+         WHERE id = $2 AND account_id = $3 AND accepted_at IS NULL AND revoked_at IS NULL AND expires_at > $1",
+    )
+    .bind(now)
+    .bind(id)
+    .bind(account_id)
+    .execute(db)
+    .await?;
+    Ok(done.rows_affected() == 1)
+}
