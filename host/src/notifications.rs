@@ -108,9 +108,13 @@ async fn post_due(state: &AppState) -> anyhow::Result<usize> {
     Ok(count)
 }
 
-/// One unsigned POST; any 2xx is success. The address rules of webhooks apply on every connection.
+/// One unsigned POST; any 2xx is success. The address rules of webhooks apply to every send.
 async fn post(state: &AppState, n: &Notification) -> Result<(), String> {
     let Some(url) = &n.post_url else { return Err("no webhook URL".to_owned()) };
+    let url = url::Url::parse(url).map_err(|error| format!("the webhook URL is invalid: {error}"))?;
+    if let Some(refused) = state.webhooks.addresses.refuses_literal(&url) {
+        return Err(refused);
+    }
     let response = state
         .webhooks
         .http

@@ -115,6 +115,13 @@ async fn an_invited_person_joins_the_team_and_signs_in_to_the_console() {
         "{:?}",
         logged.body
     );
+    let sign_ins: Vec<(&str, &str)> = logged
+        .items()
+        .iter()
+        .filter(|e| e["path"] == "/realms/platform/protocol/openid-connect/token")
+        .map(|e| (e["outcome"].as_str().unwrap(), e["reason"].as_str().unwrap()))
+        .collect();
+    assert_eq!(sign_ins, vec![("Accepted", "console sign-in"), ("Refused", "InvalidCredentials")], "{:?}", logged.body);
 
     // An Admin cannot make anyone an Owner, nor close the account to its last Owner.
     let escalate = as_bearer(

@@ -614,3 +614,41 @@ async fn a_capture_holds_a_thousand_requests_and_stops_recording_once_removed() 
     assert_eq!(sent.status(), StatusCode::NOT_FOUND);
     assert_eq!(app.get(&format!("/webhook-captures/{id}/requests")).await.status, StatusCode::NOT_FOUND);
 }
+
+/// Addresses are checked on every connection, not only at registration: an endpoint whose name
+/// resolved to an allowed address when it was registered is refused when, at sending time, it
+/// resolves to one the sending host does not allow (what DNS rebinding relies on); a literal
+/// address is checked again on every send too. Here the registering host allows loopback and the
+/// sending host, on the same database, does not.
+#[tokio::test]
+async fn every_connection_checks_the_address_again() {
+    let receiver = Receiver::start().await;
+    let port = url::Url::parse(&receiver.url).unwrap().port().unwrap();
+    let mut first = spawn_with(TestDatabase::new().await, |settings| {
+        receiving(settings);
+        settings.webhook_allowed_networks.push("::1/128".parse().unwrap());
+    })
+    .await;
+    first.create_realm("hooks").await;
+    first.create_client("hooks", "shop", &["client_credentials"], &[]).await;
+    let named = format!("https://localhost:{port}/hooks");
+    let (by_name, _) =
+        register(&first, SHOP_HOOKS, json!({ "name": "named", "url": named, "events": ["user_created"] })).await;
+    let (by_address, _) =
+        register(&first, SHOP_HOOKS, json!({ "name": "literal", "url": receiver.url, "events": ["user_created"] }))
+            .await;
+    first.begin_stop().await.unwrap().unwrap();
+
+    let second =
+        crate::support::spawn_beside_with(&first, |settings| settings.webhook_ca_file = Some(authority_file())).await;
+    second.create_user("hooks", "jo", "correct-horse-battery").await;
+    let failed = recorded(&second, SHOP_HOOKS, "Failed", 2).await;
+    let error_of = |id: &str| {
+        let attempt = failed.iter().find(|a| a["webhookId"] == id && a["state"] == "Failed").unwrap();
+        attempt["error"].as_str().unwrap().to_owned()
+    };
+    let by_name = error_of(&by_name);
+    assert!(by_name.contains("localhost resolves to") && by_name.contains("not a public address"), "{by_name}");
+    assert!(error_of(&by_address).contains("127.0.0.1 is not a public address"));
+    assert!(receiver.received().is_empty(), "nothing reached inside");
+}

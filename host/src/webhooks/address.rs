@@ -68,6 +68,18 @@ impl AddressPolicy {
         is_public(ip) || self.allowed.iter().any(|net| net.contains(&ip))
     }
 
+    /// Why a URL whose host is a literal address may not be reached, if it may not. Names are
+    /// checked by [`AddressPolicy::resolve`], the resolver of every connection; literal addresses
+    /// never reach a resolver, so each send checks them here.
+    pub fn refuses_literal(&self, url: &url::Url) -> Option<String> {
+        let ip = match url.host()? {
+            url::Host::Ipv4(ip) => IpAddr::V4(ip),
+            url::Host::Ipv6(ip) => IpAddr::V6(ip),
+            url::Host::Domain(_) => return None,
+        };
+        (!self.permits(ip)).then(|| format!("{ip} is not a public address"))
+    }
+
     /// Resolves `host` and answers its addresses when every one of them is permitted; a name with
     /// any refused address is refused whole.
     pub async fn resolve(&self, host: &str, port: u16) -> Result<Vec<SocketAddr>, String> {

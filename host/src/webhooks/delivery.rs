@@ -352,15 +352,8 @@ async fn post(
     t: i64,
 ) -> Result<reqwest::Response, String> {
     let url = url::Url::parse(url).map_err(|error| format!("the endpoint URL is invalid: {error}"))?;
-    // Names are checked by the client's resolver on every connection; literal addresses never
-    // reach it.
-    let literal = match url.host() {
-        Some(url::Host::Ipv4(ip)) => Some(std::net::IpAddr::V4(ip)),
-        Some(url::Host::Ipv6(ip)) => Some(std::net::IpAddr::V6(ip)),
-        _ => None,
-    };
-    if let Some(ip) = literal.filter(|ip| !webhooks.addresses.permits(*ip)) {
-        return Err(format!("{ip} is not a public address"));
+    if let Some(refused) = webhooks.addresses.refuses_literal(&url) {
+        return Err(refused);
     }
     let secret = webhooks.secrets.open(secret_sealed).map_err(|_| "the signing secret cannot be read".to_owned())?;
     let secret = String::from_utf8(secret).map_err(|_| "the signing secret cannot be read".to_owned())?;

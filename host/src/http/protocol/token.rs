@@ -601,20 +601,55 @@ async fn reuse_detected(
 /// A person of the account's team signs in to the console: the password grant at the platform
 /// realm, by the platform client as a public client (`client_id=platform`, no secret). The token
 /// is a bearer token for the admin API acting with the person's account roles; the realm's lockout
-/// and events apply as to any password sign-in. The console gets no refresh token.
+/// and events apply as to any password sign-in. The console gets no refresh token. Each attempt on
+/// a person of a team is in their account's access log.
 async fn console_sign_in(
     state: &AppState,
     realm: &Realm,
     form: &Form,
     origin: &Origin,
 ) -> Result<Response, OAuthError> {
+    use crate::store::access_log::{AccessEntry, AccessOutcome};
+
     if form.get("client_id") != Some(PLATFORM_REALM) {
         return Err(OAuthError::invalid_client(false));
     }
     let Some(platform) = crate::store::clients::find(state.store.pool(), PLATFORM_REALM, PLATFORM_REALM).await? else {
         return Err(OAuthError::invalid_client(false));
     };
-    password(state, realm, &platform, form, origin).await
+    let now = to_millis(state.clock.now());
+    let answer = password(state, realm, &platform, form, origin).await;
+    let pool = state.store.pool();
+    let person = match form.get("username") {
+        Some(login) => user_store::find_by_login(pool, PLATFORM_REALM, login).await?,
+        None => None,
+    };
+    let member = match &person {
+        Some(person) => crate::store::accounts::membership(pool, &person.id).await?,
+        None => None,
+    };
+    if let Some(member) = member {
+        let (status, outcome, reason) = match &answer {
+            Ok(_) => (200, AccessOutcome::Accepted, "console sign-in".to_owned()),
+            Err(refused) => (i64::from(refused.status.as_u16()), AccessOutcome::Refused, refused.code.to_owned()),
+        };
+        let entry = AccessEntry {
+            id: new_guid(),
+            occurred_at: now,
+            account_id: Some(member.account_id),
+            credential_id: None,
+            credential_name: None,
+            actor_user_id: Some(member.user_id),
+            ip_address: origin.ip_address.clone(),
+            method: "POST".into(),
+            path: format!("/realms/{PLATFORM_REALM}/protocol/openid-connect/token"),
+            status,
+            outcome,
+            reason: Some(reason),
+        };
+        state.access_log.record(entry).await;
+    }
+    answer
 }
 
 /// `client_credentials` at the platform realm with the platform client id and an account client
