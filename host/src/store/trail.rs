@@ -90,6 +90,32 @@ pub struct Change {
     pub status: u16,
 }
 
+impl Change {
+    /// A change of something the account owns outside any realm (a secret, a member, the
+    /// preferences): in the trail only, never announced.
+    pub fn outside_realms(
+        action: ChangeAction,
+        resource_type: &'static str,
+        id: &str,
+        before: Option<Value>,
+        after: Option<Value>,
+        status: u16,
+    ) -> Self {
+        Self {
+            action,
+            resource_type,
+            resource_id: Some(id.to_owned()),
+            parent_id: None,
+            realm_id: None,
+            client_id: None,
+            before,
+            after,
+            details: None,
+            status,
+        }
+    }
+}
+
 /// Writes the trail row of a successful change and, for a change inside a realm, its event.
 pub async fn record_change(
     tx: &mut super::Connection,

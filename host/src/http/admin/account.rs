@@ -84,28 +84,6 @@ impl MemberView {
     }
 }
 
-fn account_change(
-    action: ChangeAction,
-    resource_type: &'static str,
-    id: &str,
-    before: Option<Value>,
-    after: Option<Value>,
-    status: u16,
-) -> Change {
-    Change {
-        action,
-        resource_type,
-        resource_id: Some(id.to_owned()),
-        parent_id: None,
-        realm_id: None,
-        client_id: None,
-        before,
-        after,
-        details: None,
-        status,
-    }
-}
-
 #[utoipa::path(get, path = "/account/members", tag = "Account",
     responses((status = 200, description = "The team, in the order people joined, in `data`", body = [MemberView])),
     security(("apiKey" = [])))]
@@ -156,7 +134,8 @@ pub async fn update_member(
     accounts::set_member_roles(&mut *tx, caller.account_id(), &user_id, &roles).await?;
     let updated = Member { roles: to_json_list(&roles), ..member };
     let view = MemberView::of(updated);
-    let change = account_change(ChangeAction::Update, "account_member", &user_id, Some(before), Some(json!(view)), 200);
+    let change =
+        Change::outside_realms(ChangeAction::Update, "account_member", &user_id, Some(before), Some(json!(view)), 200);
     commit(&state, &caller, tx, change).await?;
     Ok(envelope::ok(view))
 }
@@ -174,16 +153,22 @@ pub async fn remove_member(
     if last_owner {
         return Err(Error::Conflict("the account must keep at least one Owner".into()));
     }
-    let before = json!(MemberView::of(member));
     let mut tx = state.store.begin().await?;
     accounts::delete_member(&mut *tx, caller.account_id(), &user_id).await?;
-    commit(
-        &state,
-        &caller,
-        tx,
-        account_change(ChangeAction::Delete, "account_member", &user_id, Some(before), None, 200),
-    )
-    .await?;
+    removed(&state, &caller, tx, "account_member", &user_id, json!(MemberView::of(member))).await
+}
+
+/// Commits a removal with its trail row.
+async fn removed(
+    state: &AppState,
+    caller: &Caller,
+    tx: crate::store::Transaction,
+    resource_type: &'static str,
+    id: &str,
+    before: Value,
+) -> Result<Response, Error> {
+    let change = Change::outside_realms(ChangeAction::Delete, resource_type, id, Some(before), None, 200);
+    commit(state, caller, tx, change).await?;
     Ok(envelope::done())
 }
 
@@ -306,7 +291,8 @@ pub async fn invite(
     let mut tx = state.store.begin().await?;
     invitation_store::insert(&mut *tx, &invitation).await?;
     let view = InvitationView::of(invitation, now);
-    let change = account_change(ChangeAction::Create, "account_invitation", &view.id, None, Some(json!(view)), 201);
+    let change =
+        Change::outside_realms(ChangeAction::Create, "account_invitation", &view.id, None, Some(json!(view)), 201);
     commit(&state, &caller, tx, change).await?;
     Ok(envelope::created(view))
 }
@@ -358,15 +344,7 @@ pub async fn revoke_invitation(
     if !invitation_store::revoke(&mut *tx, caller.account_id(), &id, now).await? {
         return Err(Error::Conflict(format!("the invitation is {}", invitation.status(now))));
     }
-    let before = json!(InvitationView::of(invitation, now));
-    commit(
-        &state,
-        &caller,
-        tx,
-        account_change(ChangeAction::Delete, "account_invitation", &id, Some(before), None, 200),
-    )
-    .await?;
-    Ok(envelope::done())
+    removed(&state, &caller, tx, "account_invitation", &id, json!(InvitationView::of(invitation, now))).await
 }
 
 #[derive(Debug, Serialize, ToSchema)]
@@ -432,7 +410,7 @@ pub async fn update_preferences(
     notification_store::save_preferences(&mut *tx, &next).await?;
     let view = PreferencesView::of(next);
     let before = json!(PreferencesView::of(current));
-    let change = account_change(
+    let change = Change::outside_realms(
         ChangeAction::Update,
         "notification_preferences",
         caller.account_id(),
@@ -593,7 +571,8 @@ pub async fn accept_invitation(
         ip_address: address.to_string(),
     };
     let request = trail::Request { method: "POST".into(), path: "/account/invitations/accept".into() };
-    let mut change = account_change(ChangeAction::Create, "account_member", &user.id, None, Some(json!(view)), 201);
+    let mut change =
+        Change::outside_realms(ChangeAction::Create, "account_member", &user.id, None, Some(json!(view)), 201);
     change.parent_id = Some(invitation.id.clone());
     trail::record_change(&mut tx, &actor, &request, &change, now).await?;
     tx.commit().await?;

@@ -231,18 +231,7 @@ fn secret_change(
     status: u16,
 ) -> Change {
     // Secrets belong to the account, outside any realm: trail only, no event.
-    Change {
-        action,
-        resource_type: "secret",
-        resource_id: Some(secret.id.clone()),
-        parent_id: None,
-        realm_id: None,
-        client_id: None,
-        before,
-        after,
-        details: None,
-        status,
-    }
+    Change::outside_realms(action, "secret", &secret.id, before, after, status)
 }
 
 async fn secret_in_reach(state: &AppState, caller: &Caller, id: &str, permission: &str) -> Result<Secret, Error> {
