@@ -67,6 +67,9 @@ pub struct Settings {
     pub smtp_url: Option<String>,
     /// The `From` address of the service's e-mail.
     pub mail_from: String,
+    /// `redis://host:port/db`: attack protection counts in Redis, together with every host using
+    /// it. Without it each host counts in its own memory.
+    pub redis_url: Option<String>,
 }
 
 impl Default for Settings {
@@ -93,6 +96,7 @@ impl Default for Settings {
             webhook_ca_file: None,
             smtp_url: None,
             mail_from: "Castellan <no-reply@localhost>".to_owned(),
+            redis_url: None,
         }
     }
 }
@@ -173,6 +177,9 @@ pub struct Overrides {
     /// From address of the service's e-mail [default: Castellan <no-reply@localhost>].
     #[arg(long, env = "CASTELLAN_MAIL_FROM")]
     pub mail_from: Option<String>,
+    /// Redis for attack protection's counters, shared by every host: redis://host:port/db [default: in memory].
+    #[arg(long, env = "CASTELLAN_REDIS_URL")]
+    pub redis_url: Option<String>,
 }
 
 #[derive(Debug, thiserror::Error)]
@@ -243,6 +250,9 @@ impl Settings {
             self.smtp_url.clone_from(&o.smtp_url);
         }
         set(&mut self.mail_from, &o.mail_from);
+        if o.redis_url.is_some() {
+            self.redis_url.clone_from(&o.redis_url);
+        }
     }
 
     fn check(&self) -> Result<(), ConfigError> {

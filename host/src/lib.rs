@@ -18,6 +18,7 @@ pub mod mail;
 pub mod notifications;
 pub mod passwords;
 pub mod plugins;
+pub mod protection;
 pub mod store;
 pub mod tokens;
 pub mod validate;
@@ -78,6 +79,8 @@ pub struct Services {
     pub writes: store::write_queue::WriteQueue,
     pub webhooks: webhooks::Webhooks,
     pub mailer: mail::Mailer,
+    /// Attack protection's counters: in memory, or in Redis shared by every host.
+    pub counters: Arc<protection::counting::Counters>,
 }
 
 impl std::fmt::Debug for dyn Clock {
@@ -146,6 +149,10 @@ impl Application {
         )?);
         let webhooks = webhooks::Webhooks::new(&settings, &hasher).context("cannot set up webhooks")?;
         let mailer = mail::Mailer::new(&settings).context("cannot set up e-mail")?;
+        let counters = Arc::new(match &settings.redis_url {
+            Some(url) => protection::counting::Counters::redis(url).await.context("cannot reach Redis (redis_url)")?,
+            None => protection::counting::Counters::in_memory(),
+        });
         let state = AppState(Arc::new(Services {
             settings: Arc::new(settings),
             store,
@@ -163,6 +170,7 @@ impl Application {
             writes,
             webhooks,
             mailer,
+            counters,
         }));
         register_jobs(&state).await;
         Ok(Self { listener, state, bootstrapped, access_writer, queue_writer, change_follower })
@@ -221,6 +229,24 @@ impl Application {
 }
 
 async fn register_jobs(state: &AppState) {
+    let counters = state.counters.clone();
+    state
+        .scheduler
+        .every(
+            "attack-protection-counters",
+            TimeDelta::minutes(10),
+            Arc::new(move |now| {
+                let counters = counters.clone();
+                Box::pin(async move {
+                    let forgotten = counters.prune(to_millis(now));
+                    if forgotten > 0 {
+                        tracing::debug!(forgotten, "attack protection series past a day forgotten");
+                    }
+                    Ok(())
+                })
+            }),
+        )
+        .await;
     let store = state.store.clone();
     state
         .scheduler

@@ -11,6 +11,7 @@ mod support;
 mod catalogue;
 mod clients;
 mod consumers;
+mod counting;
 mod credentials;
 mod delegation;
 mod delivery_reliability;

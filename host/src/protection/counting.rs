@@ -1,0 +1,235 @@
+//! Counting attempts in sliding windows (SPEC "Attack protection rules": 10, 15 and 30 minutes, an
+//! hour, a day), per source address and per account, behind one interface with two stores: this
+//! process's memory (the default; bounded, entries no window can count any more are dropped) and
+//! Redis (`redis_url`), through which several hosts count together.
+//!
+//! A series is a set of members with the instant each was last recorded. Recording a fresh id per
+//! attempt counts attempts; recording an account id counts distinct accounts (password spraying).
+//! Instants come from the service's clock, never from the store's, so the manual clock drives both.
+
+use std::collections::{BTreeSet, HashMap};
+use std::sync::Mutex;
+use std::time::Duration;
+
+/// The longest window; nothing older is kept.
+pub const LONGEST_WINDOW_MS: i64 = 24 * 60 * 60 * 1000;
+/// The most members one series keeps (the oldest go first); thresholds are far below it.
+pub const MAX_MEMBERS: usize = 10_000;
+/// The most series the memory store keeps; beyond it new series are not counted (and logged).
+pub const MAX_SERIES: usize = 1_000_000;
+
+/// A sliding window ending at the present instant.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Window {
+    TenMinutes,
+    FifteenMinutes,
+    ThirtyMinutes,
+    Hour,
+    Day,
+}
+
+impl Window {
+    pub fn millis(self) -> i64 {
+        let minutes = match self {
+            Self::TenMinutes => 10,
+            Self::FifteenMinutes => 15,
+            Self::ThirtyMinutes => 30,
+            Self::Hour => 60,
+            Self::Day => 24 * 60,
+        };
+        minutes * 60_000
+    }
+}
+
+#[derive(Debug, thiserror::Error)]
+#[error("the counting store cannot be reached: {0}")]
+pub struct CountError(#[from] redis::RedisError);
+
+/// The counters of attack protection.
+pub struct Counters {
+    store: Store,
+}
+
+enum Store {
+    Memory(Mutex<HashMap<String, Series>>),
+    Redis(redis::aio::ConnectionManager),
+}
+
+impl std::fmt::Debug for Counters {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let kind = match self.store {
+            Store::Memory(_) => "memory",
+            Store::Redis(_) => "redis",
+        };
+        f.debug_struct("Counters").field("store", &kind).finish()
+    }
+}
+
+/// One series in memory: each member's latest instant, and the same ordered by instant.
+#[derive(Debug, Default)]
+struct Series {
+    by_member: HashMap<String, i64>,
+    by_time: BTreeSet<(i64, String)>,
+}
+
+impl Series {
+    fn record(&mut self, member: &str, at: i64) {
+        if let Some(previous) = self.by_member.insert(member.to_owned(), at) {
+            self.by_time.remove(&(previous, member.to_owned()));
+        }
+        self.by_time.insert((at, member.to_owned()));
+        while self.by_time.len() > MAX_MEMBERS {
+            if let Some((_, oldest)) = self.by_time.pop_first() {
+                self.by_member.remove(&oldest);
+            }
+        }
+    }
+
+    fn count_after(&self, after: i64, until: i64) -> u64 {
+        let counted = self.by_time.range((after + 1, String::new())..).take_while(|(at, _)| *at <= until).count();
+        u64::try_from(counted).unwrap_or(u64::MAX)
+    }
+
+    /// Drops members recorded at or before `before`; whether the series is empty then.
+    fn forget_before(&mut self, before: i64) -> bool {
+        while let Some((at, _)) = self.by_time.first() {
+            if *at > before {
+                break;
+            }
+            if let Some((_, member)) = self.by_time.pop_first() {
+                self.by_member.remove(&member);
+            }
+        }
+        self.by_time.is_empty()
+    }
+}
+
+/// The Redis key of a series.
+fn redis_key(key: &str) -> String {
+    format!("castellan:count:{key}")
+}
+
+impl Counters {
+    pub fn in_memory() -> Self {
+        Self { store: Store::Memory(Mutex::new(HashMap::new())) }
+    }
+
+    /// Counters in Redis at `url` (`redis://host:port/db`); connects now, and reconnects by itself.
+    /// Counting sits on the sign-in path, so a slow answer is an error (protection then fails
+    /// open) rather than a wait.
+    pub async fn redis(url: &str) -> Result<Self, CountError> {
+        let client = redis::Client::open(url)?;
+        let config = redis::aio::ConnectionManagerConfig::new()
+            .set_connection_timeout(Some(Duration::from_secs(1)))
+            .set_response_timeout(Some(Duration::from_millis(250)))
+            .set_number_of_retries(2);
+        let connection = redis::aio::ConnectionManager::new_with_config(client, config).await?;
+        Ok(Self { store: Store::Redis(connection) })
+    }
+
+    pub fn is_shared(&self) -> bool {
+        matches!(self.store, Store::Redis(_))
+    }
+
+    /// Records `member` in the series `key` at `now` (epoch ms).
+    pub async fn record(&self, key: &str, member: &str, now: i64) -> Result<(), CountError> {
+        match &self.store {
+            Store::Memory(series) => {
+                let mut series = series.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+                if !series.contains_key(key) && series.len() >= MAX_SERIES {
+                    tracing::warn!(key, "attack protection counters are full; this series is not counted");
+                    return Ok(());
+                }
+                series.entry(key.to_owned()).or_default().record(member, now);
+                Ok(())
+            }
+            Store::Redis(connection) => {
+                let key = redis_key(key);
+                let cap = isize::try_from(MAX_MEMBERS).unwrap_or(isize::MAX);
+                redis::pipe()
+                    .atomic()
+                    .zadd(&key, member, now)
+                    .ignore()
+                    .zrembyscore(&key, "-inf", now - LONGEST_WINDOW_MS)
+                    .ignore()
+                    .zremrangebyrank(&key, 0, -(cap + 1))
+                    .ignore()
+                    .pexpire(&key, LONGEST_WINDOW_MS)
+                    .ignore()
+                    .exec_async(&mut connection.clone())
+                    .await?;
+                Ok(())
+            }
+        }
+    }
+
+    /// How many members of the series `key` were last recorded within `window` up to `now`.
+    pub async fn count(&self, key: &str, window: Window, now: i64) -> Result<u64, CountError> {
+        let after = now - window.millis();
+        match &self.store {
+            Store::Memory(series) => {
+                let series = series.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+                Ok(series.get(key).map_or(0, |s| s.count_after(after, now)))
+            }
+            Store::Redis(connection) => {
+                let counted: u64 = redis::cmd("ZCOUNT")
+                    .arg(redis_key(key))
+                    .arg(format!("({after}"))
+                    .arg(now)
+                    .query_async(&mut connection.clone())
+                    .await?;
+                Ok(counted)
+            }
+        }
+    }
+
+    /// Forgets what no window can count any more at `now`. Redis series expire by themselves.
+    pub fn prune(&self, now: i64) -> usize {
+        let Store::Memory(series) = &self.store else { return 0 };
+        let mut series = series.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+        let before = series.len();
+        series.retain(|_, s| !s.forget_before(now - LONGEST_WINDOW_MS));
+        before - series.len()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const MINUTE: i64 = 60_000;
+
+    #[tokio::test]
+    async fn memory_counts_within_sliding_windows_and_forgets_what_no_window_counts() {
+        let counters = Counters::in_memory();
+        let start = 1_000_000_000_000;
+        for n in 0..5 {
+            counters.record("src:1.2.3.4", &format!("attempt-{n}"), start + n * MINUTE).await.unwrap();
+        }
+        let at = start + 4 * MINUTE;
+        assert_eq!(counters.count("src:1.2.3.4", Window::TenMinutes, at).await.unwrap(), 5);
+        assert_eq!(counters.count("src:1.2.3.4", Window::TenMinutes, start + 12 * MINUTE).await.unwrap(), 2);
+        assert_eq!(counters.count("src:1.2.3.4", Window::TenMinutes, start - MINUTE).await.unwrap(), 0, "nothing yet");
+        assert_eq!(counters.count("src:9.9.9.9", Window::Day, at).await.unwrap(), 0);
+
+        // The same member again moves to its latest instant: a count of distinct members.
+        for account in ["ada", "bob", "ada", "ada"] {
+            counters.record("spray:1.2.3.4", account, at).await.unwrap();
+        }
+        assert_eq!(counters.count("spray:1.2.3.4", Window::Hour, at).await.unwrap(), 2);
+
+        assert_eq!(counters.prune(at + LONGEST_WINDOW_MS - MINUTE), 0, "still within a day");
+        assert_eq!(counters.prune(at + LONGEST_WINDOW_MS), 2, "both series forgotten");
+        assert_eq!(counters.count("spray:1.2.3.4", Window::Day, at).await.unwrap(), 0);
+    }
+
+    #[tokio::test]
+    async fn a_series_keeps_its_newest_members_only() {
+        let counters = Counters::in_memory();
+        for n in 0..(MAX_MEMBERS + 5) {
+            counters.record("busy", &n.to_string(), i64::try_from(n).unwrap()).await.unwrap();
+        }
+        let count = counters.count("busy", Window::Day, 20_000).await.unwrap();
+        assert_eq!(count, u64::try_from(MAX_MEMBERS).unwrap());
+    }
+}

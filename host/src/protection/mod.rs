@@ -1,0 +1,3 @@
+//! Attack protection (SPEC "Attack protection rules"): the counting it decides on.
+
+pub mod counting;

@@ -1,0 +1,55 @@
+//! Attack protection's counters in a real Redis: several hosts count together, in the same sliding
+//! windows as the in-process store.
+
+use castellan::protection::counting::{Counters, Window};
+
+use crate::support::{TestDatabase, spawn_with};
+
+fn redis_url() -> String {
+    std::env::var("TEST_REDIS_URL").ok().filter(|u| !u.is_empty()).unwrap_or_else(|| "redis://127.0.0.1:6379".into())
+}
+
+const MINUTE: i64 = 60_000;
+
+#[tokio::test]
+async fn hosts_sharing_redis_count_together_in_sliding_windows() {
+    let one = Counters::redis(&redis_url()).await.expect("Redis reachable");
+    let two = Counters::redis(&redis_url()).await.expect("Redis reachable");
+    // A series of its own, so tests running at once never meet.
+    let key = format!("test:{}", uuid::Uuid::new_v4());
+    let start = 2_000_000_000_000;
+    for n in 0..6 {
+        let host = if n % 2 == 0 { &one } else { &two };
+        host.record(&key, &format!("attempt-{n}"), start + n * MINUTE).await.unwrap();
+    }
+    let at = start + 5 * MINUTE;
+    assert_eq!(one.count(&key, Window::TenMinutes, at).await.unwrap(), 6, "both hosts' attempts");
+    assert_eq!(two.count(&key, Window::TenMinutes, at).await.unwrap(), 6);
+    assert_eq!(two.count(&key, Window::TenMinutes, start + 13 * MINUTE).await.unwrap(), 2, "the window slides");
+    assert_eq!(one.count(&key, Window::FifteenMinutes, start + 15 * MINUTE).await.unwrap(), 5, "exclusive start");
+
+    let spray = format!("{key}:accounts");
+    for (host, account) in [(&one, "ada"), (&two, "ada"), (&two, "bob"), (&one, "cy")] {
+        host.record(&spray, account, at).await.unwrap();
+    }
+    assert_eq!(one.count(&spray, Window::Hour, at).await.unwrap(), 3, "distinct accounts");
+
+    // A day later the series has aged out of every window; the next record trims it.
+    let later = at + 24 * 60 * MINUTE;
+    two.record(&key, "late", later).await.unwrap();
+    assert_eq!(one.count(&key, Window::Day, later).await.unwrap(), 1);
+}
+
+#[tokio::test]
+async fn the_service_counts_in_redis_when_configured_and_refuses_to_start_without_it() {
+    let url = redis_url();
+    let app = spawn_with(TestDatabase::new().await, |settings| settings.redis_url = Some(url)).await;
+    assert!(app.state.counters.is_shared());
+
+    let db = TestDatabase::new().await;
+    let mut settings = db.settings();
+    settings.redis_url = Some("redis://127.0.0.1:1/".into());
+    let refused = castellan::Application::build(settings, &crate::support::policies_dir()).await;
+    let error = format!("{:#}", refused.err().expect("no Redis, no start"));
+    assert!(error.contains("cannot reach Redis"), "{error}");
+}
