@@ -336,6 +336,8 @@ async fn a_disabled_client_webhook_raises_a_critical_notification_posted_unsigne
         "private addresses are refused"
     );
     let notified = Receiver::start().await;
+    // The first post fails; the second, a minute later, goes through.
+    notified.answer_with(503);
     let saved = app
         .put(
             "/account/notification-preferences",
@@ -362,26 +364,34 @@ async fn a_disabled_client_webhook_raises_a_critical_notification_posted_unsigne
         assert!(body[field].as_str().is_some_and(|v| !v.is_empty()), "{field}: {body}");
     }
     assert_eq!(posted[0].header("x-service-signature"), "", "notification webhooks are not signed");
-
-    let mut listed = app.get("/account/notifications").await;
-    for _ in 0..100 {
-        if listed.items()[0]["webhookPost"] == "Sent" {
-            break;
-        }
-        tokio::time::sleep(std::time::Duration::from_millis(20)).await;
-        listed = app.get("/account/notifications").await;
-    }
-    assert_eq!(listed.items().len(), 1);
-    assert_eq!(
-        (listed.items()[0]["type"].as_str(), listed.items()[0]["webhookPost"].as_str()),
-        (Some("webhook_disabled"), Some("Sent"))
-    );
+    assert_eq!(post_state(&app, "Pending", 1).await["type"], "webhook_disabled", "to be tried again");
+    notified.answer_with(200);
+    app.advance(59).await;
+    tokio::time::sleep(std::time::Duration::from_millis(300)).await;
+    assert_eq!(notified.received().len(), 1, "not before a minute has passed");
+    app.advance(1).await;
+    let posted = notified.wait_for(2).await;
+    assert_eq!(posted[1].body, posted[0].body, "the same post again");
+    post_state(&app, "Sent", 2).await;
     let history = app.get(&format!("{SHOP_HOOKS}/deliveries?pageSize=200")).await;
     assert_eq!(history.items().len(), 10, "the notification is not in the delivery history");
-    assert_eq!(notified.received().len(), 1, "raised once, when the endpoint was disabled");
+    assert_eq!(notified.received().len(), 2, "raised once, when the endpoint was disabled");
 
     // A further failure of the disabled endpoint raises nothing more.
     assert_eq!(app.post(&format!("{SHOP_HOOKS}/{id}/test"), json!({})).await.status, StatusCode::CREATED);
     recorded(&app, SHOP_HOOKS, "Failed", 11).await;
     assert_eq!(app.get("/account/notifications").await.items().len(), 1);
+}
+
+/// Waits until the only notification's post is in `state` after `attempts`; returns it.
+async fn post_state(app: &TestApp, state: &str, attempts: i64) -> Value {
+    for _ in 0..200 {
+        let listed = app.get("/account/notifications").await;
+        assert_eq!(listed.items().len(), 1, "{:?}", listed.body);
+        if listed.items()[0]["webhookPost"] == state && listed.items()[0]["webhookPostAttempts"] == attempts {
+            return listed.items()[0].clone();
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+    }
+    panic!("the notification's post never reached {state}");
 }

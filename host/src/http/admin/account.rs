@@ -440,12 +440,15 @@ pub struct NotificationView {
     pub created_at: String,
     /// The post to the notification webhook: None (no URL was set), Pending, Sent or Failed.
     pub webhook_post: String,
+    /// Posts tried so far (at most 3: at once, a minute later, five minutes after that).
+    pub webhook_post_attempts: i64,
 }
 
 impl NotificationView {
     fn of(n: Notification) -> Self {
         Self {
             webhook_post: n.post_status.as_str().to_owned(),
+            webhook_post_attempts: n.post_attempts,
             id: n.id,
             notification_type: n.notification_type,
             severity: n.severity.as_str().to_owned(),
