@@ -6,7 +6,7 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 
 /// The crates of `../plugins` the service embeds, by package name.
-const COMPONENTS: &[&str] = &["castellan-payloads"];
+const COMPONENTS: &[&str] = &["castellan-detector", "castellan-payloads"];
 
 const TARGET: &str = "wasm32-wasip2";
 

@@ -2,6 +2,7 @@
 //! under wasmtime with a memory limit and a deadline. Instances are kept warm and reused; one that
 //! traps or runs out of time is dropped and replaced by a fresh one on the next call.
 
+pub mod detector;
 pub mod payloads;
 
 use std::sync::{Arc, Mutex, OnceLock};
