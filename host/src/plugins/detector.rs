@@ -7,7 +7,6 @@
 use std::path::Path;
 use std::sync::{Arc, OnceLock};
 
-use anyhow::Context as _;
 use wasmtime::component::{Component, Linker};
 
 use super::{Limits, Pool};
@@ -30,13 +29,8 @@ pub struct AttackDetector {
 impl AttackDetector {
     /// The component at `path`, or the embedded one; checked by instantiating it once.
     pub fn load(path: Option<&Path>) -> anyhow::Result<Self> {
-        let component = match path {
-            Some(path) => {
-                let bytes = std::fs::read(path).with_context(|| format!("cannot read {}", path.display()))?;
-                super::compile(&bytes, &path.display().to_string())?
-            }
-            None => embedded()?.clone(),
-        };
+        static EMBEDDED_COMPONENT: OnceLock<Result<Component, String>> = OnceLock::new();
+        let component = super::load(path, &EMBEDDED_COMPONENT, EMBEDDED, "the embedded attack detector")?;
         let pool = Pool::new(component, instantiate);
         pool.check()?;
         Ok(Self { pool })
@@ -55,15 +49,6 @@ impl AttackDetector {
             }
         }
     }
-}
-
-/// The embedded component, compiled once per process.
-fn embedded() -> anyhow::Result<&'static Component> {
-    static COMPILED: OnceLock<Result<Component, String>> = OnceLock::new();
-    COMPILED
-        .get_or_init(|| super::compile(EMBEDDED, "the embedded attack detector").map_err(|error| format!("{error:#}")))
-        .as_ref()
-        .map_err(|error| anyhow::anyhow!("{error}"))
 }
 
 fn instantiate(store: &mut wasmtime::Store<Limits>, component: &Component) -> wasmtime::Result<Detector> {

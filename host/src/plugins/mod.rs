@@ -54,6 +54,24 @@ pub fn compile(bytes: &[u8], what: &str) -> anyhow::Result<Component> {
         .with_context(|| format!("{what} is not a valid component"))
 }
 
+/// The component at `path`, or else the one the service embeds (`bytes`, compiled once per process
+/// into `embedded`); `what` names it in errors.
+pub fn load(
+    path: Option<&std::path::Path>,
+    embedded: &'static OnceLock<Result<Component, String>>,
+    bytes: &[u8],
+    what: &str,
+) -> anyhow::Result<Component> {
+    if let Some(path) = path {
+        let read = std::fs::read(path).with_context(|| format!("cannot read {}", path.display()))?;
+        return compile(&read, &path.display().to_string());
+    }
+    embedded
+        .get_or_init(|| compile(bytes, what).map_err(|error| format!("{error:#}")))
+        .clone()
+        .map_err(|error| anyhow::anyhow!("{error}"))
+}
+
 /// What each store holds: its limits.
 pub struct Limits {
     limits: StoreLimits,
