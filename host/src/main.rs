@@ -1,4 +1,4 @@
-//! The `castellan` command: `serve`, `migrate`, `policies check`.
+//! The `castellan` command: `serve`, `migrate`, `policies check`, `plugins test`.
 
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -41,6 +41,18 @@ enum Command {
         #[command(subcommand)]
         command: PoliciesCommand,
     },
+    /// Work with the sandboxed components.
+    Plugins {
+        #[command(subcommand)]
+        command: PluginsCommand,
+    },
+}
+
+#[derive(Debug, Subcommand)]
+enum PluginsCommand {
+    /// Replay a scenario of timed attempts against a detector component on a manual clock and print
+    /// its decisions (`embedded` names the component the service ships with).
+    Test { component: PathBuf, scenario: PathBuf },
 }
 
 #[derive(Debug, Subcommand)]
@@ -86,7 +98,21 @@ async fn run(cli: Cli) -> anyhow::Result<()> {
             Ok(())
         }
         Command::Policies { command: PoliciesCommand::Check { dir } } => check_policies(&dir),
+        Command::Plugins { command: PluginsCommand::Test { component, scenario } } => {
+            test_detector(&component, &scenario).await
+        }
     }
+}
+
+async fn test_detector(component: &std::path::Path, scenario: &std::path::Path) -> anyhow::Result<()> {
+    use anyhow::Context as _;
+    let path = (component != std::path::Path::new("embedded")).then_some(component);
+    let detector = castellan::plugins::detector::AttackDetector::load(path)?;
+    let text = std::fs::read_to_string(scenario).with_context(|| format!("cannot read {}", scenario.display()))?;
+    for line in castellan::protection::scenario::replay(&detector, &text).await? {
+        println!("{line}");
+    }
+    Ok(())
 }
 
 async fn serve(settings: Settings, policies: PathBuf) -> anyhow::Result<()> {

@@ -1,0 +1,67 @@
+//! What attack protection counts about each attempt, and the snapshot of counts the detector
+//! decides on. Every series is scoped to a realm; sources are addresses, accounts the name typed.
+
+use crate::ids::new_guid;
+use crate::plugins::detector::{AttemptKind, Counts, Outcome};
+
+use super::counting::{CountError, Counters, Window};
+
+/// One attempt as protection sees it.
+#[derive(Debug, Clone)]
+pub struct Seen<'a> {
+    pub realm_id: &'a str,
+    pub kind: AttemptKind,
+    pub outcome: Outcome,
+    pub source: &'a str,
+    /// The account named (username or e-mail as typed, or the account's id when known).
+    pub account: &'a str,
+    pub account_known: bool,
+    /// The account signed in successfully from this source before.
+    pub approved: bool,
+}
+
+/// Records an attempt in the counters and reads the counts around it, this attempt included.
+pub async fn observe(counters: &Counters, seen: &Seen<'_>, now: i64) -> Result<Counts, CountError> {
+    let Seen { realm_id, kind, outcome, source, account, account_known, approved } = *seen;
+    let source_key = |series: &str| format!("{realm_id}:source:{source}:{series}");
+    let account_key = |series: &str| format!("{realm_id}:account:{account}:{series}");
+    let once = new_guid();
+    match (kind, outcome) {
+        (AttemptKind::Password, Outcome::Failed) => {
+            counters.record(&source_key("failures"), &once, now).await?;
+            counters.record(&source_key("accounts"), account, now).await?;
+            if !account_known {
+                counters.record(&source_key("unknown"), &once, now).await?;
+            }
+            if account_known && !approved {
+                counters.record(&account_key("unapproved-failures"), &once, now).await?;
+            }
+        }
+        (AttemptKind::Recovery, Outcome::Requested) => {
+            counters.record(&account_key("recovery"), &once, now).await?;
+            counters.record(&source_key("recovery-accounts"), account, now).await?;
+        }
+        (AttemptKind::PushAnswer, Outcome::RefusedOnPhone) => {
+            counters.record(&account_key("phone-refusals"), &once, now).await?;
+        }
+        _ => {}
+    }
+    let count = |key: String, window: Window| async move {
+        counters.count(&key, window, now).await.map(|n| u32::try_from(n).unwrap_or(u32::MAX))
+    };
+    Ok(Counts {
+        source_failures: count(source_key("failures"), Window::TenMinutes).await?,
+        source_accounts: count(source_key("accounts"), Window::TenMinutes).await?,
+        source_unknown_account_failures: count(source_key("unknown"), Window::TenMinutes).await?,
+        source_earlier_blocks: count(source_key("blocks"), Window::Day).await?,
+        account_unapproved_failures: count(account_key("unapproved-failures"), Window::FifteenMinutes).await?,
+        account_phone_refusals: count(account_key("phone-refusals"), Window::ThirtyMinutes).await?,
+        account_recovery_requests: count(account_key("recovery"), Window::ThirtyMinutes).await?,
+        source_recovery_accounts: count(source_key("recovery-accounts"), Window::ThirtyMinutes).await?,
+    })
+}
+
+/// Remembers that the source was blocked, so that its next block within a day lasts longer.
+pub async fn record_block(counters: &Counters, realm_id: &str, source: &str, now: i64) -> Result<(), CountError> {
+    counters.record(&format!("{realm_id}:source:{source}:blocks"), &new_guid(), now).await
+}
