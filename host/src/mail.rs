@@ -48,10 +48,6 @@ impl Mailer {
         Ok(Self { transport, from: settings.mail_from.parse()? })
     }
 
-    pub fn is_configured(&self) -> bool {
-        self.transport.is_some()
-    }
-
     /// Sends the message; returns once the SMTP server accepted it.
     pub async fn send(&self, mail: Mail<'_>) -> Result<(), MailError> {
         let transport = self.transport.as_ref().ok_or(MailError::NotConfigured)?;

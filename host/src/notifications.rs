@@ -57,7 +57,7 @@ pub async fn raise(tx: &mut crate::store::Connection, raised: Raised<'_>, now: i
 }
 
 /// The body posted for a notification (SPEC field names).
-pub fn body(n: &Notification) -> serde_json::Value {
+fn body(n: &Notification) -> serde_json::Value {
     json!({
         "id": n.id,
         "type": n.notification_type,

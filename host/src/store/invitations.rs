@@ -87,6 +87,25 @@ pub async fn find_by_token<'c>(
         .await
 }
 
+/// Whether a pending invitation of the account goes to this address (compared case-insensitively).
+pub async fn pending_for<'c>(
+    db: impl Executor<'c, Database = Any>,
+    account_id: &str,
+    email: &str,
+    now: i64,
+) -> Result<bool, sqlx::Error> {
+    let found: Option<(String,)> = sqlx::query_as(
+        "SELECT id FROM account_invitations WHERE account_id = $1 AND LOWER(email) = LOWER($2) \
+         AND accepted_at IS NULL AND revoked_at IS NULL AND expires_at > $3 LIMIT 1",
+    )
+    .bind(account_id)
+    .bind(email)
+    .bind(now)
+    .fetch_optional(db)
+    .await?;
+    Ok(found.is_some())
+}
+
 /// Marks a pending invitation accepted by `user_id`; `false` when it was no longer pending at `now`
 /// (accepted, revoked or expired meanwhile), so it is used at most once.
 pub async fn accept<'c>(

@@ -242,7 +242,7 @@ pub async fn invite(
         .await?
         .iter()
         .any(|m| m.email.as_deref().is_some_and(|e| e.eq_ignore_ascii_case(&address)));
-    let invited = invitation_pending_for(&state, caller.account_id(), &address, now).await?;
+    let invited = invitation_store::pending_for(pool, caller.account_id(), &address, now).await?;
     if on_team || invited {
         let why = if on_team { "a member of the team has this address" } else { "a pending invitation to it exists" };
         return Err(Error::invalid("email", Rule::Duplicate, why));
@@ -295,20 +295,6 @@ pub async fn invite(
         Change::outside_realms(ChangeAction::Create, "account_invitation", &view.id, None, Some(json!(view)), 201);
     commit(&state, &caller, tx, change).await?;
     Ok(envelope::created(view))
-}
-
-/// Whether a pending invitation of the account goes to this address.
-async fn invitation_pending_for(state: &AppState, account_id: &str, address: &str, now: i64) -> Result<bool, Error> {
-    let rows: Vec<(String,)> = sqlx::query_as(
-        "SELECT id FROM account_invitations WHERE account_id = $1 AND LOWER(email) = LOWER($2) \
-         AND accepted_at IS NULL AND revoked_at IS NULL AND expires_at > $3",
-    )
-    .bind(account_id)
-    .bind(address)
-    .bind(now)
-    .fetch_all(state.store.pool())
-    .await?;
-    Ok(!rows.is_empty())
 }
 
 #[utoipa::path(get, path = "/account/invitations", tag = "Account",

@@ -113,18 +113,7 @@ fn change(
     status: u16,
 ) -> Change {
     // Account roles live outside any realm: trail only, no event.
-    Change {
-        action,
-        resource_type: "role",
-        resource_id: Some(role.id.clone()),
-        parent_id: None,
-        realm_id: None,
-        client_id: None,
-        before,
-        after,
-        details: None,
-        status,
-    }
+    Change::outside_realms(action, "role", &role.id, before, after, status)
 }
 
 #[utoipa::path(post, path = "/roles", tag = "Roles", request_body = RoleInput,
