@@ -67,6 +67,16 @@ pub struct Settings {
     pub smtp_url: Option<String>,
     /// The `From` address of the service's e-mail.
     pub mail_from: String,
+    /// Where notices that must not be lost (attack protection's) are written as `.eml` files when
+    /// no SMTP server is configured.
+    pub mail_outbox: PathBuf,
+    /// A detector component (`wasm32-wasip2`, world `detector`) used instead of the one the service
+    /// embeds.
+    pub detector_component: Option<PathBuf>,
+    /// Datacenter networks, in CIDR notation one a line: sources in them get half the thresholds.
+    pub datacenter_networks_file: Option<PathBuf>,
+    /// Tor exit addresses or networks, one a line: sources in them get half the thresholds.
+    pub tor_exits_file: Option<PathBuf>,
     /// `redis://host:port/db`: attack protection counts in Redis, together with every host using
     /// it. Without it each host counts in its own memory.
     pub redis_url: Option<String>,
@@ -96,6 +106,10 @@ impl Default for Settings {
             webhook_ca_file: None,
             smtp_url: None,
             mail_from: "Castellan <no-reply@localhost>".to_owned(),
+            mail_outbox: PathBuf::from("data/outbox"),
+            detector_component: None,
+            datacenter_networks_file: None,
+            tor_exits_file: None,
             redis_url: None,
         }
     }
@@ -180,6 +194,18 @@ pub struct Overrides {
     /// Redis for attack protection's counters, shared by every host: redis://host:port/db [default: in memory].
     #[arg(long, env = "CASTELLAN_REDIS_URL")]
     pub redis_url: Option<String>,
+    /// Folder for e-mail that must not be lost when no SMTP server is configured [default: data/outbox].
+    #[arg(long, env = "CASTELLAN_MAIL_OUTBOX")]
+    pub mail_outbox: Option<PathBuf>,
+    /// Attack detector component file [default: the embedded one].
+    #[arg(long, env = "CASTELLAN_DETECTOR_COMPONENT")]
+    pub detector_component: Option<PathBuf>,
+    /// Datacenter networks (CIDR, one a line): their sources get half the attack thresholds.
+    #[arg(long, env = "CASTELLAN_DATACENTER_NETWORKS_FILE")]
+    pub datacenter_networks_file: Option<PathBuf>,
+    /// Tor exits (addresses or CIDR, one a line): their sources get half the attack thresholds.
+    #[arg(long, env = "CASTELLAN_TOR_EXITS_FILE")]
+    pub tor_exits_file: Option<PathBuf>,
 }
 
 #[derive(Debug, thiserror::Error)]
@@ -252,6 +278,16 @@ impl Settings {
         set(&mut self.mail_from, &o.mail_from);
         if o.redis_url.is_some() {
             self.redis_url.clone_from(&o.redis_url);
+        }
+        set(&mut self.mail_outbox, &o.mail_outbox);
+        for (setting, given) in [
+            (&mut self.detector_component, &o.detector_component),
+            (&mut self.datacenter_networks_file, &o.datacenter_networks_file),
+            (&mut self.tor_exits_file, &o.tor_exits_file),
+        ] {
+            if given.is_some() {
+                setting.clone_from(given);
+            }
         }
     }
 

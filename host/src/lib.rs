@@ -79,8 +79,8 @@ pub struct Services {
     pub writes: store::write_queue::WriteQueue,
     pub webhooks: webhooks::Webhooks,
     pub mailer: mail::Mailer,
-    /// Attack protection's counters: in memory, or in Redis shared by every host.
-    pub counters: Arc<protection::counting::Counters>,
+    /// Attack protection: its detector, and its counters in memory or in Redis shared by every host.
+    pub protection: Arc<protection::Protection>,
 }
 
 impl std::fmt::Debug for dyn Clock {
@@ -153,6 +153,21 @@ impl Application {
             Some(url) => protection::counting::Counters::redis(url).await.context("cannot reach Redis (redis_url)")?,
             None => protection::counting::Counters::in_memory(),
         });
+        let detector = plugins::detector::AttackDetector::load(settings.detector_component.as_deref())
+            .context("cannot load the attack detector (detector_component)")?;
+        let network_list = |path: &Option<std::path::PathBuf>| {
+            path.as_deref().map_or_else(
+                || Ok(protection::networks::NetworkList::default()),
+                protection::networks::NetworkList::load,
+            )
+        };
+        let protection = Arc::new(protection::Protection::new(
+            counters,
+            detector,
+            network_list(&settings.datacenter_networks_file)?,
+            network_list(&settings.tor_exits_file)?,
+            metrics.clone(),
+        ));
         let state = AppState(Arc::new(Services {
             settings: Arc::new(settings),
             store,
@@ -170,7 +185,7 @@ impl Application {
             writes,
             webhooks,
             mailer,
-            counters,
+            protection,
         }));
         register_jobs(&state).await;
         Ok(Self { listener, state, bootstrapped, access_writer, queue_writer, change_follower })
@@ -229,7 +244,7 @@ impl Application {
 }
 
 async fn register_jobs(state: &AppState) {
-    let counters = state.counters.clone();
+    let counters = state.protection.counters.clone();
     state
         .scheduler
         .every(
@@ -241,6 +256,37 @@ async fn register_jobs(state: &AppState) {
                     let forgotten = counters.prune(to_millis(now));
                     if forgotten > 0 {
                         tracing::debug!(forgotten, "attack protection series past a day forgotten");
+                    }
+                    Ok(())
+                })
+            }),
+        )
+        .await;
+    let (store, protection) = (state.store.clone(), state.protection.clone());
+    state
+        .scheduler
+        .every(
+            "attack-protection-refusals",
+            TimeDelta::seconds(crate::protection::REFUSALS_STORED_EVERY_SECONDS),
+            Arc::new(move |_| {
+                let (store, protection) = (store.clone(), protection.clone());
+                Box::pin(async move { Ok(protection.store_refusals(&store).await?) })
+            }),
+        )
+        .await;
+    let (store, protection) = (state.store.clone(), state.protection.clone());
+    state
+        .scheduler
+        .every(
+            "attack-incidents-resolution",
+            TimeDelta::minutes(5),
+            Arc::new(move |now| {
+                let (store, protection) = (store.clone(), protection.clone());
+                Box::pin(async move {
+                    protection.store_refusals(&store).await?;
+                    let resolved = crate::protection::incidents::resolve_quiet(&store, to_millis(now)).await?;
+                    if resolved > 0 {
+                        tracing::info!(resolved, "attack incidents quiet for 30 minutes resolved");
                     }
                     Ok(())
                 })

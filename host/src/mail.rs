@@ -1,4 +1,5 @@
-//! Outgoing e-mail through the configured SMTP server (`smtp_url`).
+//! Outgoing e-mail through the configured SMTP server (`smtp_url`). Notices that must not be lost
+//! when no server is configured (attack protection's) are written to the outbox folder instead.
 
 use lettre::message::Mailbox;
 use lettre::message::header::ContentType;
@@ -27,9 +28,18 @@ pub struct Mail<'a> {
     pub body: String,
 }
 
+/// A message decided inside a transaction, sent once it commits.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Letter {
+    pub to: String,
+    pub subject: String,
+    pub body: String,
+}
+
 pub struct Mailer {
     transport: Option<AsyncSmtpTransport<Tokio1Executor>>,
     from: Mailbox,
+    outbox: std::path::PathBuf,
 }
 
 impl std::fmt::Debug for Mailer {
@@ -45,20 +55,50 @@ impl Mailer {
             Some(url) => Some(AsyncSmtpTransport::<Tokio1Executor>::from_url(url)?.build()),
             None => None,
         };
-        Ok(Self { transport, from: settings.mail_from.parse()? })
+        Ok(Self { transport, from: settings.mail_from.parse()?, outbox: settings.mail_outbox.clone() })
+    }
+
+    fn message(&self, mail: Mail<'_>) -> Result<Message, MailError> {
+        let to: Mailbox = mail.to.parse().map_err(|_| MailError::Address(mail.to.to_owned()))?;
+        Ok(Message::builder()
+            .from(self.from.clone())
+            .to(to)
+            .subject(mail.subject)
+            .header(ContentType::TEXT_PLAIN)
+            .body(mail.body)?)
     }
 
     /// Sends the message; returns once the SMTP server accepted it.
     pub async fn send(&self, mail: Mail<'_>) -> Result<(), MailError> {
         let transport = self.transport.as_ref().ok_or(MailError::NotConfigured)?;
-        let to: Mailbox = mail.to.parse().map_err(|_| MailError::Address(mail.to.to_owned()))?;
-        let message = Message::builder()
-            .from(self.from.clone())
-            .to(to)
-            .subject(mail.subject)
-            .header(ContentType::TEXT_PLAIN)
-            .body(mail.body)?;
-        transport.send(message).await?;
+        transport.send(self.message(mail)?).await?;
         Ok(())
+    }
+
+    /// Sends the letter through the SMTP server or, without one, writes it to the outbox folder;
+    /// what fails is logged, never answered to anyone.
+    pub async fn deliver(&self, letter: &Letter) {
+        let mail = Mail { to: &letter.to, subject: &letter.subject, body: letter.body.clone() };
+        let message = match self.message(mail) {
+            Ok(message) => message,
+            Err(error) => {
+                tracing::error!(%error, to = letter.to, "cannot build an e-mail");
+                return;
+            }
+        };
+        let Some(transport) = &self.transport else {
+            let path = self.outbox.join(format!("{}.eml", crate::ids::new_guid()));
+            let written = tokio::fs::create_dir_all(&self.outbox).await;
+            match written.and(tokio::fs::write(&path, message.formatted()).await) {
+                Ok(()) => {
+                    tracing::info!(to = letter.to, path = %path.display(), "no SMTP server: e-mail written to the outbox")
+                }
+                Err(error) => tracing::error!(%error, to = letter.to, "cannot write an e-mail to the outbox"),
+            }
+            return;
+        };
+        if let Err(error) = transport.send(message).await {
+            tracing::error!(%error, to = letter.to, "the SMTP server did not take an e-mail");
+        }
     }
 }

@@ -31,10 +31,12 @@ pub struct Raised<'a> {
     pub description: String,
     pub resource_id: Option<&'a str>,
     pub realm_id: Option<&'a str>,
+    /// Posted to the notification webhook URL, when the preferences set one.
+    pub webhook: bool,
 }
 
-/// Stores the notification in the transaction of what caused it; it is posted to the webhook URL
-/// the preferences name at this moment, if any.
+/// Stores the notification in the transaction of what caused it; unless told otherwise it is posted
+/// to the webhook URL the preferences name at this moment, if any.
 pub async fn raise(tx: &mut crate::store::Connection, raised: Raised<'_>, now: i64) -> Result<String, sqlx::Error> {
     let preferences = store::preferences(&mut *tx, raised.account_id).await?;
     let notification = Notification {
@@ -47,8 +49,12 @@ pub async fn raise(tx: &mut crate::store::Connection, raised: Raised<'_>, now: i
         resource_id: raised.resource_id.map(str::to_owned),
         realm_id: raised.realm_id.map(str::to_owned),
         created_at: now,
-        post_status: if preferences.webhook_url.is_some() { PostStatus::Pending } else { PostStatus::None },
-        post_url: preferences.webhook_url,
+        post_status: if raised.webhook && preferences.webhook_url.is_some() {
+            PostStatus::Pending
+        } else {
+            PostStatus::None
+        },
+        post_url: preferences.webhook_url.filter(|_| raised.webhook),
         post_attempts: 0,
         post_last_error: None,
     };

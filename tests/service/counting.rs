@@ -44,7 +44,7 @@ async fn hosts_sharing_redis_count_together_in_sliding_windows() {
 async fn the_service_counts_in_redis_when_configured_and_refuses_to_start_without_it() {
     let url = redis_url();
     let app = spawn_with(TestDatabase::new().await, |settings| settings.redis_url = Some(url)).await;
-    assert!(app.state.counters.is_shared());
+    assert!(app.state.protection.counters.is_shared());
 
     let db = TestDatabase::new().await;
     let mut settings = db.settings();

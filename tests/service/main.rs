@@ -21,6 +21,7 @@ mod operations;
 mod paging;
 mod permissions;
 mod platform;
+mod protection;
 mod rate_limits;
 mod realm_roles;
 mod realms;

@@ -53,13 +53,19 @@ impl MailServer {
 
     /// Waits for the first message to `to` (the service sends before it answers, so this is quick).
     pub async fn wait_for(&self, to: &str) -> Message {
+        self.wait_for_all(to, 1).await.remove(0)
+    }
+
+    /// Waits until `count` messages to `to` arrived; all of them, oldest first.
+    pub async fn wait_for_all(&self, to: &str, count: usize) -> Vec<Message> {
         for _ in 0..250 {
-            if let Some(found) = self.messages().into_iter().find(|m| m.to.iter().any(|r| r == to)) {
+            let found: Vec<Message> = self.messages().into_iter().filter(|m| m.to.iter().any(|r| r == to)).collect();
+            if found.len() >= count {
                 return found;
             }
             tokio::time::sleep(Duration::from_millis(20)).await;
         }
-        panic!("no message to {to}; got {:?}", self.messages());
+        panic!("fewer than {count} messages to {to}; got {:?}", self.messages());
     }
 }
 

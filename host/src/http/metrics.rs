@@ -29,6 +29,12 @@ pub struct Metrics {
     requests: Family<HttpLabels, Counter>,
     latency: Family<HttpLabels, Histogram>,
     jobs_failed: Family<JobLabels, Counter>,
+    protection_failed_open: Family<CauseLabels, Counter>,
+}
+
+#[derive(Debug, Clone, Hash, PartialEq, Eq, EncodeLabelSet)]
+pub struct CauseLabels {
+    pub cause: String,
 }
 
 #[derive(Debug, Clone, Hash, PartialEq, Eq, EncodeLabelSet)]
@@ -47,11 +53,22 @@ impl Metrics {
         registry.register("http_requests", "HTTP requests served", requests.clone());
         registry.register("http_request_duration_seconds", "Time to answer HTTP requests", latency.clone());
         registry.register("job_failures", "Background job runs that failed", jobs_failed.clone());
-        Arc::new(Self { registry, requests, latency, jobs_failed })
+        let protection_failed_open = Family::<CauseLabels, Counter>::default();
+        registry.register(
+            "attack_protection_failed_open",
+            "Attempts that proceeded unprotected: the detector or the counting store could not answer",
+            protection_failed_open.clone(),
+        );
+        Arc::new(Self { registry, requests, latency, jobs_failed, protection_failed_open })
     }
 
     pub fn job_failed(&self, job: &str) {
         self.jobs_failed.get_or_create(&JobLabels { job: job.to_owned() }).inc();
+    }
+
+    /// An attempt proceeded as if attack protection were absent; `cause` is `detector` or `counting`.
+    pub fn protection_failed_open(&self, cause: &str) {
+        self.protection_failed_open.get_or_create(&CauseLabels { cause: cause.to_owned() }).inc();
     }
 
     pub fn render(&self) -> String {

@@ -6,7 +6,7 @@ use utoipa::{Modify, OpenApi};
 
 use super::admin::{
     account, audit, captures, clients, consumers, delegation, groups, organizations, realm_roles, realms,
-    resource_servers, roles, scopes, secrets, sessions, users, webhooks,
+    resource_servers, roles, scopes, secrets, sessions, threats, users, webhooks,
 };
 use super::envelope::{NotificationBody, Pagination};
 use crate::error::ErrorCode;
@@ -55,6 +55,8 @@ use crate::error::ErrorCode;
         webhooks::client_webhook_metrics, webhooks::client_webhook_events,
         captures::create_capture, captures::list_captures, captures::read_capture, captures::captured_requests,
         captures::delete_capture,
+        threats::list, threats::summary, threats::exposures, threats::read, threats::dismiss, threats::revoke,
+        threats::standing,
         audit::trail, audit::access_logs,
     ),
     components(schemas(NotificationBody, ErrorCode, Pagination<realms::RealmView>)),

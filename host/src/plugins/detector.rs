@@ -92,7 +92,7 @@ mod tests {
         assert_eq!(decision.measures[0].kind, MeasureKind::SourceBlocked);
         assert_eq!(decision.measures[0].seconds, Some(15 * 60));
         assert_eq!(decision.classification, Some(Classification::CredentialStuffing));
-        assert_eq!(decision.severity, Some(Severity::Warning));
+        assert_eq!(decision.severity, Some(Severity::Medium));
         assert!(!decision.reasons.is_empty());
     }
 

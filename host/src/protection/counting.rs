@@ -6,6 +6,9 @@
 //! A series is a set of members with the instant each was last recorded. Recording a fresh id per
 //! attempt counts attempts; recording an account id counts distinct accounts (password spraying).
 //! Instants come from the service's clock, never from the store's, so the manual clock drives both.
+//!
+//! The same stores keep holds: a value under a key until an instant (a blocked source, an account
+//! closed to unknown addresses), read on every attempt without touching the database.
 
 use std::collections::{BTreeSet, HashMap};
 use std::sync::Mutex;
@@ -51,8 +54,15 @@ pub struct Counters {
 }
 
 enum Store {
-    Memory(Mutex<HashMap<String, Series>>),
+    Memory(Mutex<Memory>),
     Redis(redis::aio::ConnectionManager),
+}
+
+#[derive(Debug, Default)]
+struct Memory {
+    series: HashMap<String, Series>,
+    /// Each hold's value and the instant it ends.
+    holds: HashMap<String, (String, i64)>,
 }
 
 impl std::fmt::Debug for Counters {
@@ -109,9 +119,14 @@ fn redis_key(key: &str) -> String {
     format!("castellan:count:{key}")
 }
 
+/// The Redis key of a hold.
+fn hold_key(key: &str) -> String {
+    format!("castellan:hold:{key}")
+}
+
 impl Counters {
     pub fn in_memory() -> Self {
-        Self { store: Store::Memory(Mutex::new(HashMap::new())) }
+        Self { store: Store::Memory(Mutex::new(Memory::default())) }
     }
 
     /// Counters in Redis at `url` (`redis://host:port/db`); connects now, and reconnects by itself.
@@ -134,8 +149,8 @@ impl Counters {
     /// Records `member` in the series `key` at `now` (epoch ms).
     pub async fn record(&self, key: &str, member: &str, now: i64) -> Result<(), CountError> {
         match &self.store {
-            Store::Memory(series) => {
-                let mut series = series.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+            Store::Memory(memory) => {
+                let series = &mut lock(memory).series;
                 if !series.contains_key(key) && series.len() >= MAX_SERIES {
                     tracing::warn!(key, "attack protection counters are full; this series is not counted");
                     return Ok(());
@@ -167,10 +182,7 @@ impl Counters {
     pub async fn count(&self, key: &str, window: Window, now: i64) -> Result<u64, CountError> {
         let after = now - window.millis();
         match &self.store {
-            Store::Memory(series) => {
-                let series = series.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
-                Ok(series.get(key).map_or(0, |s| s.count_after(after, now)))
-            }
+            Store::Memory(memory) => Ok(lock(memory).series.get(key).map_or(0, |s| s.count_after(after, now))),
             Store::Redis(connection) => {
                 let counted: u64 = redis::cmd("ZCOUNT")
                     .arg(redis_key(key))
@@ -183,14 +195,91 @@ impl Counters {
         }
     }
 
-    /// Forgets what no window can count any more at `now`. Redis series expire by themselves.
-    pub fn prune(&self, now: i64) -> usize {
-        let Store::Memory(series) = &self.store else { return 0 };
-        let mut series = series.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
-        let before = series.len();
-        series.retain(|_, s| !s.forget_before(now - LONGEST_WINDOW_MS));
-        before - series.len()
+    /// Forgets the series `keys` whole, so that counting them starts again.
+    pub async fn forget(&self, keys: &[String]) -> Result<(), CountError> {
+        match &self.store {
+            Store::Memory(memory) => {
+                let series = &mut lock(memory).series;
+                for key in keys {
+                    series.remove(key);
+                }
+                Ok(())
+            }
+            Store::Redis(connection) => {
+                let keys: Vec<String> = keys.iter().map(|k| redis_key(k)).collect();
+                redis::cmd("DEL").arg(keys).exec_async(&mut connection.clone()).await?;
+                Ok(())
+            }
+        }
     }
+
+    /// Keeps `value` under `key` until `until` (epoch ms), replacing what was held there.
+    pub async fn hold(&self, key: &str, value: &str, until: i64, now: i64) -> Result<(), CountError> {
+        match &self.store {
+            Store::Memory(memory) => {
+                lock(memory).holds.insert(key.to_owned(), (value.to_owned(), until));
+                Ok(())
+            }
+            Store::Redis(connection) => {
+                // The value carries its own end: Redis expires keys on its clock, the service
+                // decides on its own.
+                let lasting = u64::try_from((until - now).max(1)).unwrap_or(1);
+                redis::cmd("SET")
+                    .arg(hold_key(key))
+                    .arg(format!("{until}:{value}"))
+                    .arg("PX")
+                    .arg(lasting)
+                    .exec_async(&mut connection.clone())
+                    .await?;
+                Ok(())
+            }
+        }
+    }
+
+    /// The value held under `key` at `now`, with the instant its hold ends.
+    pub async fn held(&self, key: &str, now: i64) -> Result<Option<(String, i64)>, CountError> {
+        let found = match &self.store {
+            Store::Memory(memory) => lock(memory).holds.get(key).cloned(),
+            Store::Redis(connection) => {
+                let text: Option<String> =
+                    redis::cmd("GET").arg(hold_key(key)).query_async(&mut connection.clone()).await?;
+                text.and_then(|text| {
+                    let (until, value) = text.split_once(':')?;
+                    Some((value.to_owned(), until.parse().ok()?))
+                })
+            }
+        };
+        Ok(found.filter(|(_, until)| *until > now))
+    }
+
+    /// Ends the hold under `key` now.
+    pub async fn release(&self, key: &str) -> Result<(), CountError> {
+        match &self.store {
+            Store::Memory(memory) => {
+                lock(memory).holds.remove(key);
+                Ok(())
+            }
+            Store::Redis(connection) => {
+                redis::cmd("DEL").arg(hold_key(key)).exec_async(&mut connection.clone()).await?;
+                Ok(())
+            }
+        }
+    }
+
+    /// Forgets what no window can count any more at `now`, and holds that ended. Redis series and
+    /// holds expire by themselves.
+    pub fn prune(&self, now: i64) -> usize {
+        let Store::Memory(memory) = &self.store else { return 0 };
+        let mut memory = lock(memory);
+        memory.holds.retain(|_, (_, until)| *until > now);
+        let before = memory.series.len();
+        memory.series.retain(|_, s| !s.forget_before(now - LONGEST_WINDOW_MS));
+        before - memory.series.len()
+    }
+}
+
+fn lock(memory: &Mutex<Memory>) -> std::sync::MutexGuard<'_, Memory> {
+    memory.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
 }
 
 #[cfg(test)]

@@ -1,6 +1,194 @@
-//! Attack protection (SPEC "Attack protection rules"): the counting it decides on, what each
-//! attempt adds to it, and the replay of scenarios against a detector component.
+//! Attack protection (SPEC "Attack protection rules"): what each attempt counts, the detector's
+//! decision on it, the holds that refuse attempts while a measure is in force, and the incidents,
+//! measures and exposures recorded for operators.
+//!
+//! Holds and counts live in the counting store (memory, or Redis shared by every host), so that a
+//! blocked source is refused before any account lookup and without database work. When the store
+//! or the detector cannot answer, the attempt proceeds as if protection were absent, with a log
+//! line and the `attack_protection_failed_open` metric.
 
 pub mod counting;
+pub mod incidents;
+pub mod networks;
 pub mod scenario;
 pub mod tracking;
+
+use std::collections::HashMap;
+use std::net::IpAddr;
+use std::sync::{Arc, Mutex};
+
+use counting::{CountError, Counters};
+use networks::NetworkList;
+pub use tracking::Seen;
+use tracking::observe;
+
+use crate::http::metrics::Metrics;
+use crate::plugins::detector::{AttackDetector, Attempt, Decision, Source};
+use crate::store::Store;
+
+/// How often each host stores the refusals it tallied in their incidents.
+pub const REFUSALS_STORED_EVERY_SECONDS: i64 = 15;
+
+/// What a hold in the counting store refuses while it lasts.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Hold {
+    /// Every password attempt and recovery request from an address.
+    SourceBlocked,
+    /// Every address an account was never approved at.
+    ClosedToUnknownAddresses,
+    /// Sign-in requests to an account's phones.
+    SignInPushesPaused,
+    /// Recovery e-mail for an account (requests still get the usual answer).
+    RecoverySilenced,
+    /// Reporting the account again within the hour.
+    Reported,
+}
+
+impl Hold {
+    /// The key of the hold on `target` (an address or an account id) in the realm.
+    pub fn key(self, realm_id: &str, target: &str) -> String {
+        let (scope, name) = match self {
+            Self::SourceBlocked => ("source", "blocked"),
+            Self::ClosedToUnknownAddresses => ("account", "closed"),
+            Self::SignInPushesPaused => ("account", "pushes-paused"),
+            Self::RecoverySilenced => ("account", "recovery-silenced"),
+            Self::Reported => ("account", "reported"),
+        };
+        format!("{realm_id}:{scope}:{target}:{name}")
+    }
+}
+
+/// The detector's decision on an attempt, with the facts it was given.
+#[derive(Debug, Clone)]
+pub struct Detection {
+    pub decision: Decision,
+    pub source: Source,
+}
+
+/// Attack protection as the service runs it.
+pub struct Protection {
+    pub counters: Arc<Counters>,
+    detector: AttackDetector,
+    datacenters: NetworkList,
+    tor_exits: NetworkList,
+    /// Attempts refused by each incident's measures, with the latest instant, not yet stored.
+    refusals: Mutex<HashMap<String, (i64, i64)>>,
+    metrics: Arc<Metrics>,
+}
+
+impl std::fmt::Debug for Protection {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Protection")
+            .field("counters", &self.counters)
+            .field("datacenter_ranges", &self.datacenters.len())
+            .field("tor_exit_ranges", &self.tor_exits.len())
+            .finish_non_exhaustive()
+    }
+}
+
+impl Protection {
+    pub fn new(
+        counters: Arc<Counters>,
+        detector: AttackDetector,
+        datacenters: NetworkList,
+        tor_exits: NetworkList,
+        metrics: Arc<Metrics>,
+    ) -> Self {
+        Self { counters, detector, datacenters, tor_exits, refusals: Mutex::new(HashMap::new()), metrics }
+    }
+
+    fn failed_open(&self, cause: &'static str, error: &CountError) {
+        tracing::error!(%error, cause, "attack protection cannot read its counters; the attempt proceeds unprotected");
+        self.metrics.protection_failed_open(cause);
+    }
+
+    /// Whether `hold` on `target` is in force; a refusal is then tallied on the incident behind
+    /// it. A store that cannot answer holds nothing.
+    pub async fn refuses(&self, hold: Hold, realm_id: &str, target: &str, now: i64) -> bool {
+        match self.counters.held(&hold.key(realm_id, target), now).await {
+            Ok(Some((incident_id, _))) => {
+                self.tally_refusal(incident_id, now);
+                true
+            }
+            Ok(None) => false,
+            Err(error) => {
+                self.failed_open("counting", &error);
+                false
+            }
+        }
+    }
+
+    fn tally_refusal(&self, incident_id: String, now: i64) {
+        let mut refusals = self.refusals.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+        let entry = refusals.entry(incident_id).or_insert((0, now));
+        entry.0 += 1;
+        entry.1 = entry.1.max(now);
+    }
+
+    /// The refusals tallied since the last call, by incident: their number and the latest instant.
+    pub fn take_refusals(&self) -> HashMap<String, (i64, i64)> {
+        std::mem::take(&mut *self.refusals.lock().unwrap_or_else(std::sync::PoisonError::into_inner))
+    }
+
+    /// Stores the refusals tallied on this host in their incidents.
+    pub async fn store_refusals(&self, store: &Store) -> Result<(), sqlx::Error> {
+        let refusals = self.take_refusals();
+        if refusals.is_empty() {
+            return Ok(());
+        }
+        let mut tx = store.begin().await?;
+        for (incident_id, (refused, last)) in &refusals {
+            crate::store::threats::add_refusals(&mut *tx, incident_id, *refused, *last).await?;
+        }
+        tx.commit().await
+    }
+
+    /// The datacenter, Tor and shared-network facts about an address in the realm.
+    async fn source(&self, store: &Store, seen: &Seen<'_>) -> Result<Source, sqlx::Error> {
+        let ip = seen.source.parse::<IpAddr>().ok();
+        let approving = crate::store::threats::approving_accounts(store.pool(), seen.realm_id, seen.source).await?;
+        Ok(Source {
+            approved_for_account: seen.approved,
+            datacenter: ip.is_some_and(|ip| self.datacenters.contains(ip)),
+            tor: ip.is_some_and(|ip| self.tor_exits.contains(ip)),
+            shared_network: approving >= incidents::SHARED_NETWORK_ACCOUNTS,
+        })
+    }
+
+    /// Counts the attempt and asks the detector about it: its decision when it takes a measure.
+    /// None for an ordinary attempt, and when protection fails open.
+    pub async fn judge(&self, store: &Store, seen: &Seen<'_>, now: i64) -> Result<Option<Detection>, sqlx::Error> {
+        let counts = match observe(&self.counters, seen, now).await {
+            Ok(counts) => counts,
+            Err(error) => {
+                self.failed_open("counting", &error);
+                return Ok(None);
+            }
+        };
+        let source = self.source(store, seen).await?;
+        let attempt =
+            Attempt { kind: seen.kind, outcome: seen.outcome, account_known: seen.account_known, source, counts };
+        let Some(decision) = self.detector.decide(attempt) else {
+            self.metrics.protection_failed_open("detector");
+            return Ok(None);
+        };
+        Ok((!decision.measures.is_empty()).then_some(Detection { decision, source }))
+    }
+
+    /// Forgets what a source did in the realm (a lifted block, a dismissed incident): its next
+    /// failure starts a new count, and an earlier block no longer lengthens the next.
+    pub async fn forget_source(&self, realm_id: &str, address: &str) {
+        let keys = tracking::source_series(realm_id, address);
+        let released = self.counters.release(&Hold::SourceBlocked.key(realm_id, address)).await;
+        if let Err(error) = released.and(self.counters.forget(&keys).await) {
+            tracing::error!(%error, realm_id, address, "cannot forget what a source did");
+        }
+    }
+
+    /// Ends a hold before its time (a lifted measure).
+    pub async fn release(&self, hold: Hold, realm_id: &str, target: &str) {
+        if let Err(error) = self.counters.release(&hold.key(realm_id, target)).await {
+            tracing::error!(%error, realm_id, target, "cannot end a hold of attack protection");
+        }
+    }
+}

@@ -193,7 +193,7 @@ mod tests {
         assert_eq!(lines[6], "+60s 203.0.113.7 user7 password failed", "below 8 accounts nothing happens");
         assert!(
             lines[7].starts_with(
-                "+70s 203.0.113.7 user8 password failed: SourceBlocked for 900 s [CredentialStuffing, Warning] because"
+                "+70s 203.0.113.7 user8 password failed: SourceBlocked for 900 s [CredentialStuffing, Medium] because"
             ),
             "{}",
             lines[7]
@@ -229,10 +229,10 @@ mod tests {
             measures,
             [
                 "PasswordExposed, never lapses [CredentialStuffing, Critical]",
-                "SourceBlocked for 900 s [CredentialStuffing, Warning]",
+                "SourceBlocked for 900 s [CredentialStuffing, Medium]",
                 "refused, source blocked for 895 s more",
-                "ClosedToUnknownAddresses for 1800 s [BruteForce, Warning]",
-                "SignInPushesPaused for 1800 s [PushBombing, Warning]",
+                "ClosedToUnknownAddresses for 1800 s [BruteForce, High]",
+                "SignInPushesPaused for 1800 s [PushBombing, High]",
             ]
         );
     }

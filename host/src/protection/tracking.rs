@@ -20,10 +20,22 @@ pub struct Seen<'a> {
     pub approved: bool,
 }
 
+/// The series counted about a source.
+const SOURCE_SERIES: [&str; 5] = ["failures", "accounts", "unknown", "blocks", "recovery-accounts"];
+
+fn source_key(realm_id: &str, source: &str, series: &str) -> String {
+    format!("{realm_id}:source:{source}:{series}")
+}
+
+/// Every series counted about a source in the realm, to forget it whole.
+pub fn source_series(realm_id: &str, source: &str) -> Vec<String> {
+    SOURCE_SERIES.iter().map(|series| source_key(realm_id, source, series)).collect()
+}
+
 /// Records an attempt in the counters and reads the counts around it, this attempt included.
 pub async fn observe(counters: &Counters, seen: &Seen<'_>, now: i64) -> Result<Counts, CountError> {
     let Seen { realm_id, kind, outcome, source, account, account_known, approved } = *seen;
-    let source_key = |series: &str| format!("{realm_id}:source:{source}:{series}");
+    let source_key = |series: &str| source_key(realm_id, source, series);
     let account_key = |series: &str| format!("{realm_id}:account:{account}:{series}");
     let once = new_guid();
     match (kind, outcome) {
@@ -63,5 +75,5 @@ pub async fn observe(counters: &Counters, seen: &Seen<'_>, now: i64) -> Result<C
 
 /// Remembers that the source was blocked, so that its next block within a day lasts longer.
 pub async fn record_block(counters: &Counters, realm_id: &str, source: &str, now: i64) -> Result<(), CountError> {
-    counters.record(&format!("{realm_id}:source:{source}:blocks"), &new_guid(), now).await
+    counters.record(&source_key(realm_id, source, "blocks"), &new_guid(), now).await
 }

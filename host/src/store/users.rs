@@ -143,6 +143,21 @@ pub async fn update<'c>(db: impl Executor<'c, Database = Any>, user: &User) -> R
     .map(|_| ())
 }
 
+/// The account must change its password at next sign-in (its password was exposed).
+pub async fn require_password_change<'c>(
+    db: impl Executor<'c, Database = Any>,
+    id: &str,
+    now: i64,
+) -> Result<(), sqlx::Error> {
+    sqlx::query("UPDATE users SET must_change_password = $2, updated_at = $3 WHERE id = $1")
+        .bind(id)
+        .bind(true)
+        .bind(now)
+        .execute(db)
+        .await
+        .map(|_| ())
+}
+
 pub async fn delete<'c>(db: impl Executor<'c, Database = Any>, realm_id: &str, id: &str) -> Result<(), sqlx::Error> {
     sqlx::query("DELETE FROM users WHERE realm_id = $1 AND id = $2")
         .bind(realm_id)

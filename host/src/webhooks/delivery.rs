@@ -496,6 +496,7 @@ async fn record(state: &AppState, outcomes: Vec<Outcome>) -> anyhow::Result<()> 
                             ),
                             resource_id: Some(&attempt.endpoint_id),
                             realm_id: Some(&attempt.realm_id),
+                            webhook: true,
                         };
                         crate::notifications::raise(&mut tx, raised, now).await?;
                     }

@@ -101,10 +101,12 @@ pub enum Classification {
     RecoveryAbuse,
 }
 
+/// The severity of an incident (SPEC "Attack incident"); it never decreases.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
 pub enum Severity {
-    Info,
-    Warning,
+    Low,
+    Medium,
+    High,
     Critical,
 }
 
@@ -150,13 +152,23 @@ pub fn decide(attempt: &Attempt) -> Decision {
         let what = if source.tor { "a Tor exit" } else { "a datacenter network" };
         decision.reasons.push(format!("the address is {what}: source thresholds halved"));
     }
-    let block = |decision: &mut Decision, classification: Classification, severity: Severity, why: String| {
+    let block = |decision: &mut Decision, classification: Classification, why: String| {
         if source.shared_network {
             decision.reasons.push(format!("{why}; the address is a shared network, never blocked whole"));
             return;
         }
         let seconds = block_seconds(counts.source_earlier_blocks);
         decision.reasons.push(format!("{why}: source blocked for {} minutes", seconds / MINUTE));
+        let severity = if counts.source_earlier_blocks >= 2 {
+            decision.reasons.push("the third block of the address within 24 hours".into());
+            Severity::High
+        } else {
+            match classification {
+                Classification::BruteForce | Classification::PushBombing => Severity::High,
+                Classification::RecoveryAbuse => Severity::Low,
+                Classification::CredentialStuffing | Classification::PasswordSpraying => Severity::Medium,
+            }
+        };
         decision.take(MeasureKind::SourceBlocked, Some(seconds), classification, severity);
     };
 
@@ -174,7 +186,7 @@ pub fn decide(attempt: &Attempt) -> Decision {
                     "{} failures against {} accounts from the address within 10 minutes (block at {} accounts or {} failures)",
                     counts.source_failures, counts.source_accounts, block_accounts, block_failures
                 );
-                block(&mut decision, classification, Severity::Warning, why);
+                block(&mut decision, classification, why);
             }
             if account_known && !source.approved_for_account && counts.account_unapproved_failures >= LOCKOUT_FAILURES {
                 decision.reasons.push(format!(
@@ -185,7 +197,7 @@ pub fn decide(attempt: &Attempt) -> Decision {
                     MeasureKind::ClosedToUnknownAddresses,
                     Some(30 * MINUTE),
                     Classification::BruteForce,
-                    Severity::Warning,
+                    Severity::High,
                 );
             }
         }
@@ -220,7 +232,7 @@ pub fn decide(attempt: &Attempt) -> Decision {
                     MeasureKind::RecoverySilenced,
                     Some(30 * MINUTE),
                     Classification::RecoveryAbuse,
-                    Severity::Info,
+                    Severity::Low,
                 );
             }
             if counts.source_recovery_accounts >= RECOVERY_ACCOUNTS {
@@ -228,7 +240,7 @@ pub fn decide(attempt: &Attempt) -> Decision {
                     "recovery asked for {} accounts from the address within 30 minutes",
                     counts.source_recovery_accounts
                 );
-                block(&mut decision, Classification::RecoveryAbuse, Severity::Info, why);
+                block(&mut decision, Classification::RecoveryAbuse, why);
             }
         }
         (Kind::PushAnswer, Outcome::RefusedOnPhone) if counts.account_phone_refusals >= PHONE_REFUSALS => {
@@ -240,7 +252,7 @@ pub fn decide(attempt: &Attempt) -> Decision {
                 MeasureKind::SignInPushesPaused,
                 Some(30 * MINUTE),
                 Classification::PushBombing,
-                Severity::Warning,
+                Severity::High,
             );
         }
         _ => {}
@@ -252,48 +264,7 @@ pub fn decide(attempt: &Attempt) -> Decision {
     decision
 }
 
-#[cfg(target_arch = "wasm32")]
-#[global_allocator]
-static ALLOCATOR: dlmalloc::GlobalDlmalloc = dlmalloc::GlobalDlmalloc;
-
-// Without the standard library nothing supplies `memcmp` and its kin; the target's own C
-// library does, and they import nothing.
-#[cfg(target_arch = "wasm32")]
-#[link(name = "c")]
-#[allow(unsafe_code)]
-unsafe extern "C" {}
-
-/// The canonical ABI's allocator, through which the host places arguments in the component's
-/// memory; the standard library would supply it.
-#[cfg(target_arch = "wasm32")]
-#[allow(unsafe_code)]
-#[unsafe(no_mangle)]
-unsafe extern "C" fn cabi_realloc(old: *mut u8, old_len: usize, align: usize, new_len: usize) -> *mut u8 {
-    use alloc::alloc::{Layout, alloc, realloc};
-    if new_len == 0 {
-        return align as *mut u8;
-    }
-    let Ok(layout) = Layout::from_size_align(new_len, align) else { core::arch::wasm32::unreachable() };
-    // SAFETY: the canonical ABI passes back a pointer this function returned, with the length and
-    // alignment it was allocated with, or a zero length for a fresh allocation.
-    let pointer = unsafe {
-        if old_len == 0 {
-            alloc(layout)
-        } else {
-            realloc(old, Layout::from_size_align_unchecked(old_len, align), new_len)
-        }
-    };
-    if pointer.is_null() {
-        core::arch::wasm32::unreachable()
-    }
-    pointer
-}
-
-#[cfg(target_arch = "wasm32")]
-#[panic_handler]
-fn panic(_: &core::panic::PanicInfo<'_>) -> ! {
-    core::arch::wasm32::unreachable()
-}
+castellan_guest::runtime!();
 
 #[cfg(target_arch = "wasm32")]
 #[allow(unsafe_code)]
@@ -365,8 +336,9 @@ mod component {
                     super::Classification::RecoveryAbuse => wit::Classification::RecoveryAbuse,
                 }),
                 severity: decision.severity.map(|s| match s {
-                    super::Severity::Info => wit::Severity::Info,
-                    super::Severity::Warning => wit::Severity::Warning,
+                    super::Severity::Low => wit::Severity::Low,
+                    super::Severity::Medium => wit::Severity::Medium,
+                    super::Severity::High => wit::Severity::High,
                     super::Severity::Critical => wit::Severity::Critical,
                 }),
                 reasons: decision.reasons.into_iter().collect::<Vec<String>>(),
@@ -398,14 +370,17 @@ mod tests {
         let decision = decide(&accounts);
         assert_eq!(kinds(&decision), [(MeasureKind::SourceBlocked, Some(15 * 60))]);
         assert_eq!(decision.classification, Some(Classification::PasswordSpraying));
-        assert_eq!(decision.severity, Some(Severity::Warning));
+        assert_eq!(decision.severity, Some(Severity::Medium));
         let failures =
             Counts { source_failures: 30, source_accounts: 1, source_earlier_blocks: 1, ..Counts::default() };
         let decision = decide(&failed(failures, Source::default()));
         assert_eq!(kinds(&decision), [(MeasureKind::SourceBlocked, Some(60 * 60))]);
         assert_eq!(decision.classification, Some(Classification::BruteForce), "kept to one account");
-        let third = Counts { source_earlier_blocks: 2, ..failures };
-        assert_eq!(kinds(&decide(&failed(third, Source::default()))), [(MeasureKind::SourceBlocked, Some(24 * 3600))]);
+        assert_eq!(decision.severity, Some(Severity::High), "brute force on one account");
+        let third = Counts { source_earlier_blocks: 2, source_accounts: 9, ..failures };
+        let decision = decide(&failed(third, Source::default()));
+        assert_eq!(kinds(&decision), [(MeasureKind::SourceBlocked, Some(24 * 3600))]);
+        assert_eq!(decision.severity, Some(Severity::High), "a third block within 24 hours");
     }
 
     #[test]
@@ -509,7 +484,7 @@ mod tests {
         assert_eq!(decide(&request(Counts { account_recovery_requests: 3, ..Counts::default() })), Decision::default());
         let decision = decide(&request(Counts { account_recovery_requests: 4, ..Counts::default() }));
         assert_eq!(kinds(&decision), [(MeasureKind::RecoverySilenced, Some(30 * 60))]);
-        assert_eq!(decision.severity, Some(Severity::Info), "informational for recovery abuse");
+        assert_eq!(decision.severity, Some(Severity::Low), "recovery abuse is low");
         let decision = decide(&request(Counts { source_recovery_accounts: 8, ..Counts::default() }));
         assert_eq!(kinds(&decision), [(MeasureKind::SourceBlocked, Some(15 * 60))]);
         assert_eq!(decision.classification, Some(Classification::RecoveryAbuse));

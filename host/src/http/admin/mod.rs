@@ -17,6 +17,7 @@ pub mod rotation;
 pub mod scopes;
 pub mod secrets;
 pub mod sessions;
+pub mod threats;
 pub mod users;
 pub mod webhooks;
 
@@ -162,6 +163,13 @@ pub fn routes() -> Router<AppState> {
             "/realms/{realm}/clients/{client}/webhooks/{webhookId}/deliveries/{deliveryId}/replay",
             post(webhooks::replay_client_delivery),
         )
+        .route("/threat-incidents", get(threats::list))
+        .route("/threat-incidents/summary", get(threats::summary))
+        .route("/threat-incidents/exposures", get(threats::exposures))
+        .route("/threat-incidents/{incidentId}", get(threats::read))
+        .route("/threat-incidents/{incidentId}/dismiss", post(threats::dismiss))
+        .route("/threat-incidents/mitigations/{mitigationId}/revoke", post(threats::revoke))
+        .route("/realms/{realm}/users/{userId}/threat-standing", get(threats::standing))
         .route("/audit-trail", get(audit::trail))
         .route("/access-logs", get(audit::access_logs))
 }

@@ -330,18 +330,28 @@ pub async fn update(
     let (realm, before) = user_in_reach(&state, &caller, &realm_id, &user_id, permission::USER_UPDATE).await?;
     let mut user = before.clone();
     body.unchanged("id", &user.id);
+    let temporary = body.has("mustChangePassword");
     let password = read_fields(&mut body, &mut user, &realm);
     body.finish()?;
     check_unique(&state, &user).await?;
+    let password_changed = password.is_some();
     if let Some(password) = password {
         refuse_breached(&state, &realm, &password).await?;
         user.password_hash = Some(crate::passwords::hash(password).await?);
+        // A new password meets a required change, unless this request asks for another one.
+        if !temporary {
+            user.must_change_password = false;
+        }
     }
     let now = to_millis(state.clock.now());
     user.updated_at = now;
 
     let mut tx = state.store.begin().await?;
     user_store::update(&mut *tx, &user).await?;
+    if password_changed {
+        // An exposure of the old password is resolved by the change.
+        crate::store::threats::password_changed(&mut tx, &user.id, now).await?;
+    }
     publish_user_event(&mut tx, &realm, "user_updated", &user, now).await?;
     commit(&state, &caller, tx, change(ChangeAction::Update, &user, Some(&before), Some(&user), 200)).await?;
     Ok(envelope::ok(UserView::of(&user)))

@@ -7,6 +7,7 @@
 pub mod discovery;
 pub mod exchange;
 pub mod introspection;
+pub mod recovery;
 pub mod token;
 
 use std::sync::Arc;
@@ -29,6 +30,8 @@ pub fn routes() -> Router<AppState> {
         .route("/realms/{realm}/.well-known/openid-configuration", get(discovery::configuration))
         .route("/realms/{realm}/protocol/openid-connect/certs", get(discovery::certs))
         .route("/realms/{realm}/protocol/openid-connect/token", post(token::exchange))
+        .route("/realms/{realm}/account/recovery", post(recovery::request))
+        .route("/realms/{realm}/account/recovery/reset", post(recovery::reset))
         .route("/realms/{realm}/protocol/openid-connect/token/introspect", post(introspection::introspect))
         .route("/realms/{realm}/protocol/openid-connect/revoke", post(introspection::revoke))
         .route("/realms/{realm}/protocol/openid-connect/userinfo", get(discovery::userinfo).post(discovery::userinfo))

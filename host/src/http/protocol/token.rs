@@ -13,14 +13,20 @@ use serde_json::{Value, json};
 use super::{Form, OAuthError, authenticate_client, exchange, json_no_store, realm};
 use crate::AppState;
 use crate::clock::to_millis;
+use crate::error::Error;
 use crate::http::address::ClientAddress;
 use crate::ids::{PLATFORM_REALM, new_guid};
+use crate::mail::Letter;
+use crate::plugins::detector::{AttemptKind, Outcome};
+use crate::protection::incidents::{self, Attack, Recorded};
+use crate::protection::{Hold, Seen};
 use crate::store::clients::Client;
 use crate::store::events::{self, Event};
 use crate::store::lockout::{self, Failures};
 use crate::store::realms::Realm;
 use crate::store::resource_servers::{self, ResourceServer};
 use crate::store::sessions::{self, RefreshToken, Session};
+use crate::store::threats;
 use crate::store::users::{self as user_store, User, UserStatus};
 use crate::store::write_queue::{QueuedEvent, Rotation};
 use crate::store::{from_json_list, to_json_list};
@@ -305,11 +311,24 @@ impl Refusal {
     }
 }
 
-/// Whether the realm lockout applies to this account at this address: the realm has it on and the
-/// account never signed in successfully from the address.
-async fn lockout_applies(state: &AppState, realm: &Realm, user: &User, origin: &Origin) -> Result<bool, OAuthError> {
-    Ok(realm.settings.lockout_enabled
-        && !lockout::is_approved(state.store.pool(), &user.id, &origin.ip_address).await?)
+/// The answer to a source attack protection blocked: the rate-limit answer, the same whatever was
+/// typed.
+pub(super) fn source_blocked() -> OAuthError {
+    Error::RateLimited { retry_after_seconds: 60 }.into()
+}
+
+/// Sends attack protection's e-mail once the attempt's transaction committed, without holding up
+/// the answer.
+pub(super) fn send_letters(state: &AppState, letters: Vec<Letter>) {
+    if letters.is_empty() {
+        return;
+    }
+    let state = state.clone();
+    tokio::spawn(async move {
+        for letter in &letters {
+            state.mailer.deliver(letter).await;
+        }
+    });
 }
 
 async fn password(
@@ -319,6 +338,12 @@ async fn password(
     form: &Form,
     origin: &Origin,
 ) -> Result<Response, OAuthError> {
+    let now = to_millis(state.clock.now());
+    let address = origin.ip_address.as_str();
+    // A blocked source is refused before anything else, whatever it typed.
+    if state.protection.refuses(Hold::SourceBlocked, &realm.id, address, now).await {
+        return Err(source_blocked());
+    }
     let username = form.require("username")?;
     let password = form.require("password")?;
     let server = requested_resource(state, client, form).await?;
@@ -326,31 +351,65 @@ async fn password(
     let resource = server.as_ref().map(|s| s.address.clone());
     let pool = state.store.pool();
     let user = user_store::find_by_login(pool, &realm.id, username).await?;
-    let now = to_millis(state.clock.now());
 
-    let guarded = match &user {
-        Some(user) => lockout_applies(state, realm, user, origin).await?,
+    let approved = match &user {
+        Some(user) => lockout::is_approved(pool, &user.id, address).await?,
         None => false,
     };
+    // The realm lockout applies to an account at an address it never signed in from.
+    let guarded = user.is_some() && realm.settings.lockout_enabled && !approved;
     let mut failures = match (&user, guarded) {
-        (Some(user), true) => lockout::failures(pool, &user.id, &origin.ip_address).await?,
+        (Some(user), true) => lockout::failures(pool, &user.id, address).await?,
         _ => None,
     };
     let locked = failures.as_ref().and_then(|f| f.locked_until).is_some_and(|until| until > now);
-    let refusal = if locked {
-        Some(Refusal::LockedOut)
-    } else {
-        let stored = user.as_ref().and_then(|u| u.password_hash.clone());
-        let matched = crate::passwords::verify(password.to_owned(), stored).await?;
-        match &user {
-            _ if !matched => Some(Refusal::InvalidCredentials),
-            Some(user) if user.status != UserStatus::Active => Some(Refusal::UserDisabled),
-            Some(user) if user.must_change_password => Some(Refusal::PasswordChangeRequired),
-            _ => None,
+    // Smart lockout: an account closed to the addresses it was never approved at.
+    let closed = match &user {
+        Some(user) if !approved => {
+            state.protection.refuses(Hold::ClosedToUnknownAddresses, &realm.id, &user.id, now).await
         }
+        _ => false,
+    };
+    let stored = user.as_ref().and_then(|u| u.password_hash.clone());
+    let matched = !locked && crate::passwords::verify(password.to_owned(), stored).await? && user.is_some();
+
+    let typed = username.to_lowercase();
+    let seen = Seen {
+        realm_id: &realm.id,
+        kind: AttemptKind::Password,
+        outcome: if matched && !closed { Outcome::Succeeded } else { Outcome::Failed },
+        source: address,
+        account: user.as_ref().map_or(typed.as_str(), |u| u.id.as_str()),
+        account_known: user.is_some(),
+        approved,
+    };
+    let detection = if locked { None } else { state.protection.judge(&state.store, &seen, now).await? };
+    let mut tx = state.store.begin().await?;
+    let recorded = match &detection {
+        Some(detection) => {
+            let attack = Attack { realm, client, user: user.as_ref(), address };
+            incidents::record(state, &mut tx, &attack, detection, now).await?
+        }
+        None => Recorded::default(),
+    };
+    let refusal = match &user {
+        _ if locked => Some(Refusal::LockedOut),
+        // Closed to this address, or the correct password from an attack: refused as if wrong.
+        _ if !matched || closed || recorded.password_exposed => Some(Refusal::InvalidCredentials),
+        Some(user) if user.status != UserStatus::Active => Some(Refusal::UserDisabled),
+        Some(user) if user.must_change_password => {
+            // An exposed password is told apart from a wrong one only where the account signed in
+            // before: anywhere else it may be the attacker holding it.
+            let exposure = threats::exposure_of(pool, &user.id).await?;
+            if !approved && exposure.is_some_and(|e| e.resolved_at.is_none()) {
+                Some(Refusal::InvalidCredentials)
+            } else {
+                Some(Refusal::PasswordChangeRequired)
+            }
+        }
+        _ => None,
     };
 
-    let mut tx = state.store.begin().await?;
     if let Some(refusal) = refusal {
         let data = login_data(
             Login {
@@ -383,9 +442,10 @@ async fn password(
                 publish(&mut tx, realm, client, "user_locked_out", data, now).await?;
                 counted = Failures { failed_count: 0, first_failed_at: now, locked_until: Some(until) };
             }
-            lockout::save(&mut *tx, &user.id, &origin.ip_address, &counted).await?;
+            lockout::save(&mut *tx, &user.id, address, &counted).await?;
         }
         tx.commit().await?;
+        send_letters(state, recorded.letters);
         return Err(refusal.answer());
     }
     let Some(user) = user else { return Err(Refusal::InvalidCredentials.answer()) };
@@ -425,6 +485,7 @@ async fn password(
     );
     publish(&mut tx, realm, client, "login_succeeded", data, now).await?;
     tx.commit().await?;
+    send_letters(state, recorded.letters);
     person_tokens(state, client, &user, &session, &scopes, resource.as_deref(), refresh).await
 }
 

@@ -1,0 +1,576 @@
+//! Attack protection (admin) (SPEC "Attack protection (admin)"): incidents with their measures,
+//! the period summary, exposures and an account's threat standing; lifting a measure and
+//! dismissing an incident. Reading needs `audit:read` (`user:read` for a standing), acting
+//! `realm:update` on the realm of the incident.
+
+use std::collections::BTreeMap;
+
+use axum::extract::{Path, RawQuery, State};
+use axum::response::Response;
+use chrono::TimeDelta;
+use serde::Serialize;
+use serde_json::json;
+use utoipa::ToSchema;
+
+use super::{ListQuery, commit, realm_in_reach};
+use crate::AppState;
+use crate::authz::permission;
+use crate::clock::{from_millis, iso, to_millis};
+use crate::error::Error;
+use crate::http::auth::Caller;
+use crate::http::envelope;
+use crate::protection::Hold;
+use crate::protection::incidents::title;
+use crate::store::page::Bind;
+use crate::store::threats::{
+    self as store, Exposure, Incident, IncidentKind, IncidentSeverity, IncidentStatus, Measure, MeasureType, Standing,
+};
+use crate::store::trail::{Change, ChangeAction};
+use crate::validate::{Notification, Rule};
+
+/// The latest measures the summary shows.
+const LATEST_MEASURES: usize = 10;
+
+#[derive(Debug, Serialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct IncidentView {
+    pub id: String,
+    pub realm_id: String,
+    /// The client the first detection came through.
+    pub client_id: Option<String>,
+    pub kind: IncidentKind,
+    /// The kind in words: Credential stuffing, Password spraying, …
+    pub title: &'static str,
+    /// The highest severity reached.
+    pub severity: IncidentSeverity,
+    pub status: IncidentStatus,
+    pub started_at: String,
+    /// The latest detection or refused attempt.
+    pub last_activity_at: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub closed_at: Option<String>,
+    pub detections: i64,
+    pub refused_attempts: i64,
+    pub blocked_sources: i64,
+    pub protected_accounts: i64,
+    pub exposed_passwords: i64,
+    /// Every measure the incident took; only when one incident is read.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub measures: Option<Vec<MeasureView>>,
+}
+
+impl IncidentView {
+    fn of(incident: Incident) -> Self {
+        Self {
+            title: title(incident.kind),
+            id: incident.id,
+            realm_id: incident.realm_id,
+            client_id: incident.client_id,
+            kind: incident.kind,
+            severity: incident.severity,
+            status: incident.status,
+            started_at: iso(from_millis(incident.started_at)),
+            last_activity_at: iso(from_millis(incident.last_activity_at)),
+            closed_at: incident.closed_at.map(|at| iso(from_millis(at))),
+            detections: incident.detections,
+            refused_attempts: incident.refused_attempts,
+            blocked_sources: incident.blocked_sources,
+            protected_accounts: incident.protected_accounts,
+            exposed_passwords: incident.exposed_passwords,
+            measures: None,
+        }
+    }
+}
+
+#[derive(Debug, Serialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct MeasureView {
+    pub id: String,
+    pub incident_id: String,
+    pub realm_id: String,
+    #[serde(rename = "type")]
+    pub kind: MeasureType,
+    /// The address a Source blocked measure refuses.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub target_address: Option<String>,
+    /// The account the other measures protect.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub target_user_id: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub country: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub network: Option<String>,
+    /// The factors counted, in words, the datacenter or Tor halving among them when it applied.
+    pub reasons: Vec<String>,
+    /// InForce (until `lapsesAt`), Lapsed, Lifted, ChangeRequired (an exposed password not
+    /// changed since) or Resolved (changed since).
+    pub standing: Standing,
+    pub created_at: String,
+    /// When it lapses by itself; absent for an exposed password, which never does.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub lapses_at: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub lifted_at: Option<String>,
+    /// The person or credential that lifted it.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub lifted_by: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub resolved_at: Option<String>,
+}
+
+impl MeasureView {
+    fn of(measure: Measure, now: i64) -> Self {
+        Self {
+            standing: measure.standing(now),
+            reasons: serde_json::from_str(&measure.reasons).unwrap_or_default(),
+            id: measure.id,
+            incident_id: measure.incident_id,
+            realm_id: measure.realm_id,
+            kind: measure.kind,
+            target_address: measure.target_address,
+            target_user_id: measure.target_user_id,
+            country: measure.country,
+            network: measure.network,
+            created_at: iso(from_millis(measure.created_at)),
+            lapses_at: measure.lapses_at.map(|at| iso(from_millis(at))),
+            lifted_at: measure.lifted_at.map(|at| iso(from_millis(at))),
+            lifted_by: measure.lifted_by,
+            resolved_at: measure.resolved_at.map(|at| iso(from_millis(at))),
+        }
+    }
+}
+
+#[derive(Debug, Serialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct ExposureView {
+    pub user_id: String,
+    pub realm_id: String,
+    /// The client the latest exposed sign-in came through.
+    pub client_id: Option<String>,
+    /// The incident behind the latest exposure.
+    pub incident_id: String,
+    /// The latest exposure.
+    pub exposed_at: String,
+    /// How many times the account's password arrived from an attack.
+    pub exposures: i64,
+    /// Whether the password was changed after the latest exposure.
+    pub resolved: bool,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub resolved_at: Option<String>,
+}
+
+impl ExposureView {
+    fn of(exposure: Exposure) -> Self {
+        Self {
+            user_id: exposure.user_id,
+            realm_id: exposure.realm_id,
+            client_id: exposure.client_id,
+            incident_id: exposure.incident_id,
+            exposed_at: iso(from_millis(exposure.exposed_at)),
+            exposures: exposure.exposures,
+            resolved: exposure.resolved_at.is_some(),
+            resolved_at: exposure.resolved_at.map(|at| iso(from_millis(at))),
+        }
+    }
+}
+
+/// Reads the incident list's and the exposure list's `realmId` filter: a realm the caller may
+/// read, or the whole account.
+async fn realm_filter(state: &AppState, caller: &Caller, list: &ListQuery) -> Result<Vec<(&'static str, Bind)>, Error> {
+    let mut scope = vec![("account_id", Bind::Text(caller.account_id().to_owned()))];
+    match list.filter("realmId") {
+        Some(realm_id) => {
+            let realm = realm_in_reach(state, caller, realm_id, permission::AUDIT_READ).await?;
+            scope.push(("realm_id", Bind::Text(realm.id.clone())));
+        }
+        None => caller.require_account(state, permission::AUDIT_READ)?,
+    }
+    if let Some(client_id) = list.filter("clientId") {
+        scope.push(("client_id", Bind::Text(client_id.to_owned())));
+    }
+    Ok(scope)
+}
+
+#[utoipa::path(get, path = "/threat-incidents", tag = "Attack protection",
+    params(("pageNumber" = Option<u32>, Query), ("pageSize" = Option<u32>, Query),
+           ("sortBy" = Option<String>, Query, description = "startedAt (default), lastActivityAt"), ("sortDirection" = Option<String>, Query),
+           ("createdFrom" = Option<String>, Query, description = "Started at or after"), ("createdTo" = Option<String>, Query),
+           ("realmId" = Option<String>, Query), ("clientId" = Option<String>, Query, description = "The client of the first detection"),
+           ("incidentStatus" = Option<String>, Query, description = "Active, Resolved or Dismissed")),
+    responses((status = 200, description = "A page of incidents, newest first, without their measures, in `pagination`", body = [IncidentView]),
+              (status = 400), (status = 403)),
+    security(("apiKey" = [])))]
+pub async fn list(State(state): State<AppState>, caller: Caller, RawQuery(query): RawQuery) -> Result<Response, Error> {
+    let list = ListQuery::parse(query, &["realmId", "clientId", "incidentStatus"])?;
+    let mut scope = realm_filter(&state, &caller, &list).await?;
+    if let Some(status) = list.filter("incidentStatus") {
+        let status = IncidentStatus::try_from(status.to_owned()).map_err(|_| {
+            Error::Validation(vec![Notification::new(
+                "incidentStatus",
+                Rule::OneOf,
+                "incidentStatus must be Active, Resolved or Dismissed",
+            )])
+        })?;
+        scope.push(("status", Bind::Text(status.as_str().to_owned())));
+    }
+    state.protection.store_refusals(&state.store).await?;
+    list.answer(&state, &store::INCIDENT_LISTING, &scope, IncidentView::of).await
+}
+
+/// The incident of the caller's account with this id, the caller holding `permission` on its realm.
+async fn incident_in_reach(state: &AppState, caller: &Caller, id: &str, permission: &str) -> Result<Incident, Error> {
+    let incident = store::find_incident(state.store.pool(), caller.account_id(), id).await?;
+    let incident = incident.ok_or(Error::NotFound("incident"))?;
+    realm_in_reach(state, caller, &incident.realm_id, permission).await?;
+    Ok(incident)
+}
+
+#[utoipa::path(get, path = "/threat-incidents/{incidentId}", tag = "Attack protection", params(("incidentId" = String, Path)),
+    responses((status = 200, description = "The incident with every measure it took, in `data`", body = IncidentView),
+              (status = 403), (status = 404)),
+    security(("apiKey" = [])))]
+pub async fn read(State(state): State<AppState>, caller: Caller, Path(id): Path<String>) -> Result<Response, Error> {
+    state.protection.store_refusals(&state.store).await?;
+    let incident = incident_in_reach(&state, &caller, &id, permission::AUDIT_READ).await?;
+    let now = to_millis(state.clock.now());
+    let measures = store::measures_of_incident(state.store.pool(), &incident.id).await?;
+    let mut view = IncidentView::of(incident);
+    view.measures = Some(measures.into_iter().map(|m| MeasureView::of(m, now)).collect());
+    Ok(envelope::ok(view))
+}
+
+/// Who lifted a measure, as recorded on it: the person, or the credential acting for no one.
+fn lifter(caller: &Caller) -> String {
+    let actor = &caller.actor;
+    actor.user_id.clone().or_else(|| actor.credential_id.clone()).unwrap_or_default()
+}
+
+/// Ends a measure's hold and, for a blocked source, forgets what the source did.
+async fn release(state: &AppState, measure: &Measure) {
+    let protection = &state.protection;
+    match (measure.kind, &measure.target_address, &measure.target_user_id) {
+        (MeasureType::SourceBlocked, Some(address), _) => protection.forget_source(&measure.realm_id, address).await,
+        (MeasureType::ClosedToUnknownAddresses, _, Some(user)) => {
+            protection.release(Hold::ClosedToUnknownAddresses, &measure.realm_id, user).await;
+        }
+        (MeasureType::SignInPushesPaused, _, Some(user)) => {
+            protection.release(Hold::SignInPushesPaused, &measure.realm_id, user).await;
+        }
+        _ => {}
+    }
+}
+
+#[utoipa::path(post, path = "/threat-incidents/{incidentId}/dismiss", tag = "Attack protection", params(("incidentId" = String, Path)),
+    responses((status = 200, description = "Dismissed: every measure in force is lifted and what each blocked source did is forgotten; exposed passwords still must be changed", body = IncidentView),
+              (status = 403), (status = 404), (status = 409, description = "The incident is not active")),
+    security(("apiKey" = [])))]
+pub async fn dismiss(State(state): State<AppState>, caller: Caller, Path(id): Path<String>) -> Result<Response, Error> {
+    state.protection.store_refusals(&state.store).await?;
+    let incident = incident_in_reach(&state, &caller, &id, permission::REALM_UPDATE).await?;
+    let now = to_millis(state.clock.now());
+    let mut tx = state.store.begin().await?;
+    if !store::dismiss(&mut *tx, &incident.id, now).await? {
+        return Err(Error::Conflict("the incident is not active".into()));
+    }
+    let measures = store::measures_of_incident(&mut *tx, &incident.id).await?;
+    let mut lifted = Vec::new();
+    for measure in &measures {
+        if measure.standing(now) == Standing::InForce
+            && store::lift(&mut *tx, &measure.id, &lifter(&caller), now).await?
+        {
+            lifted.push(measure.id.clone());
+        }
+    }
+    let before = IncidentView::of(incident.clone());
+    let after =
+        IncidentView::of(Incident { status: IncidentStatus::Dismissed, closed_at: Some(now), ..incident.clone() });
+    let change = Change {
+        action: ChangeAction::Update,
+        resource_type: "threat_incident",
+        resource_id: Some(incident.id.clone()),
+        parent_id: Some(incident.realm_id.clone()),
+        realm_id: Some(incident.realm_id.clone()),
+        client_id: None,
+        before: Some(json!(before)),
+        after: Some(json!(after)),
+        details: Some(json!({ "liftedMeasures": lifted })),
+        status: 200,
+    };
+    commit(&state, &caller, tx, change).await?;
+    // What every blocked source did is forgotten, lapsed blocks included.
+    for measure in &measures {
+        release(&state, measure).await;
+    }
+    Ok(envelope::ok(after))
+}
+
+#[utoipa::path(post, path = "/threat-incidents/mitigations/{mitigationId}/revoke", tag = "Attack protection", params(("mitigationId" = String, Path)),
+    responses((status = 200, description = "Lifted; for a blocked source, what it did is forgotten", body = MeasureView),
+              (status = 403), (status = 404),
+              (status = 409, description = "Not in force, or an exposed password (resolved only by changing it)")),
+    security(("apiKey" = [])))]
+pub async fn revoke(State(state): State<AppState>, caller: Caller, Path(id): Path<String>) -> Result<Response, Error> {
+    let measure = store::find_measure(state.store.pool(), caller.account_id(), &id).await?;
+    let measure = measure.ok_or(Error::NotFound("measure"))?;
+    realm_in_reach(&state, &caller, &measure.realm_id, permission::REALM_UPDATE).await?;
+    if measure.kind == MeasureType::PasswordExposed {
+        return Err(Error::Conflict("an exposed password is resolved only by changing the password".into()));
+    }
+    let now = to_millis(state.clock.now());
+    let mut tx = state.store.begin().await?;
+    if !store::lift(&mut *tx, &measure.id, &lifter(&caller), now).await? {
+        return Err(Error::Conflict("the measure is not in force".into()));
+    }
+    let after = Measure { lifted_at: Some(now), lifted_by: Some(lifter(&caller)), ..measure.clone() };
+    let change = Change {
+        action: ChangeAction::Update,
+        resource_type: "threat_measure",
+        resource_id: Some(measure.id.clone()),
+        parent_id: Some(measure.incident_id.clone()),
+        realm_id: Some(measure.realm_id.clone()),
+        client_id: None,
+        before: Some(json!(MeasureView::of(measure.clone(), now))),
+        after: Some(json!(MeasureView::of(after.clone(), now))),
+        details: None,
+        status: 200,
+    };
+    commit(&state, &caller, tx, change).await?;
+    release(&state, &measure).await;
+    Ok(envelope::ok(MeasureView::of(after, now)))
+}
+
+#[utoipa::path(get, path = "/threat-incidents/exposures", tag = "Attack protection",
+    params(("pageNumber" = Option<u32>, Query), ("pageSize" = Option<u32>, Query),
+           ("sortBy" = Option<String>, Query, description = "exposedAt (default), exposures"), ("sortDirection" = Option<String>, Query),
+           ("realmId" = Option<String>, Query), ("clientId" = Option<String>, Query),
+           ("unresolvedOnly" = Option<bool>, Query, description = "Only accounts that have not changed the password since")),
+    responses((status = 200, description = "A page of exposures, one per account by its latest, in `pagination`", body = [ExposureView]),
+              (status = 400), (status = 403)),
+    security(("apiKey" = [])))]
+pub async fn exposures(
+    State(state): State<AppState>,
+    caller: Caller,
+    RawQuery(query): RawQuery,
+) -> Result<Response, Error> {
+    let list = ListQuery::parse(query, &["realmId", "clientId", "unresolvedOnly"])?;
+    let mut scope = realm_filter(&state, &caller, &list).await?;
+    match list.filter("unresolvedOnly") {
+        None | Some("false") => {}
+        Some("true") => scope.push(("COALESCE(resolved_at, 0) =", Bind::Int(0))),
+        Some(_) => {
+            return Err(Error::Validation(vec![Notification::new(
+                "unresolvedOnly",
+                Rule::Type,
+                "unresolvedOnly must be true or false",
+            )]));
+        }
+    }
+    list.answer(&state, &store::EXPOSURE_LISTING, &scope, ExposureView::of).await
+}
+
+#[derive(Debug, Serialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct ThreatStandingView {
+    pub user_id: String,
+    /// Whether the current password arrived from an attack and was not changed since.
+    pub password_exposed: bool,
+    /// Since when, while it is.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub exposed_since: Option<String>,
+    /// The latest exposure (one row per account), if any.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub latest_exposure: Option<ExposureView>,
+    /// Exposed-password measures on the account, newest first.
+    pub exposures: Vec<MeasureView>,
+    /// Measures in force on the account now.
+    pub measures_in_force: Vec<MeasureView>,
+}
+
+#[utoipa::path(get, path = "/realms/{realm}/users/{userId}/threat-standing", tag = "Attack protection",
+    params(("realm" = String, Path), ("userId" = String, Path)),
+    responses((status = 200, description = "The account's exposures and the measures in force on it, in `data`", body = ThreatStandingView),
+              (status = 403), (status = 404)),
+    security(("apiKey" = [])))]
+pub async fn standing(
+    State(state): State<AppState>,
+    caller: Caller,
+    Path((realm_id, user_id)): Path<(String, String)>,
+) -> Result<Response, Error> {
+    let realm = realm_in_reach(&state, &caller, &realm_id, permission::USER_READ).await?;
+    let pool = state.store.pool();
+    let user = crate::store::users::find(pool, &realm.id, &user_id).await?.ok_or(Error::NotFound("user"))?;
+    let now = to_millis(state.clock.now());
+    let exposure = store::exposure_of(pool, &user.id).await?;
+    let measures = store::measures_on_user(pool, &user.id).await?;
+    let (exposures, others): (Vec<Measure>, Vec<Measure>) =
+        measures.into_iter().partition(|m| m.kind == MeasureType::PasswordExposed);
+    let open = exposure.as_ref().filter(|e| e.resolved_at.is_none());
+    Ok(envelope::ok(ThreatStandingView {
+        user_id: user.id,
+        password_exposed: open.is_some(),
+        exposed_since: open.map(|e| iso(from_millis(e.exposed_at))),
+        latest_exposure: exposure.map(ExposureView::of),
+        exposures: exposures.into_iter().map(|m| MeasureView::of(m, now)).collect(),
+        measures_in_force: others
+            .into_iter()
+            .filter(|m| m.standing(now) == Standing::InForce)
+            .map(|m| MeasureView::of(m, now))
+            .collect(),
+    }))
+}
+
+#[derive(Debug, Default, Serialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct Figures {
+    pub incidents: i64,
+    pub refused_attempts: i64,
+    pub blocked_sources: i64,
+    pub protected_accounts: i64,
+    pub exposed_passwords: i64,
+}
+
+impl Figures {
+    fn add(&mut self, incident: &Incident) {
+        self.incidents += 1;
+        self.refused_attempts += incident.refused_attempts;
+        self.blocked_sources += incident.blocked_sources;
+        self.protected_accounts += incident.protected_accounts;
+        self.exposed_passwords += incident.exposed_passwords;
+    }
+}
+
+#[derive(Debug, Serialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct DayFigures {
+    /// The day (UTC), `YYYY-MM-DD`.
+    pub date: String,
+    #[serde(flatten)]
+    pub figures: Figures,
+}
+
+#[derive(Debug, Serialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct Share {
+    /// A kind, a severity, a country or a network.
+    pub name: String,
+    #[serde(flatten)]
+    pub figures: Figures,
+}
+
+#[derive(Debug, Serialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct SourceShare {
+    /// A country code or a network name; `Unknown` when the data files do not know the address.
+    pub name: String,
+    pub blocked_sources: i64,
+}
+
+#[derive(Debug, Serialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct SummaryView {
+    /// The period: 7, 30 or 90 days ending now.
+    pub days: i64,
+    pub from: String,
+    pub to: String,
+    /// Incidents active now.
+    pub open_incidents: i64,
+    /// Measures in force now (exposed passwords not changed count as in force).
+    pub measures_in_force: i64,
+    /// Totals of the incidents started in the period.
+    pub totals: Figures,
+    /// The same, day by day (by the day each incident started), every day of the period listed.
+    pub by_day: Vec<DayFigures>,
+    pub by_kind: Vec<Share>,
+    pub by_severity: Vec<Share>,
+    /// Countries of the sources blocked in the period.
+    pub countries: Vec<SourceShare>,
+    /// Networks of the sources blocked in the period.
+    pub networks: Vec<SourceShare>,
+    /// The latest measures of the period, newest first.
+    pub latest_measures: Vec<MeasureView>,
+}
+
+#[utoipa::path(get, path = "/threat-incidents/summary", tag = "Attack protection",
+    params(("days" = Option<i64>, Query, description = "7, 30 or 90; 30 otherwise"), ("realmId" = Option<String>, Query), ("clientId" = Option<String>, Query)),
+    responses((status = 200, description = "The period's figures, in `data`", body = SummaryView), (status = 403)),
+    security(("apiKey" = [])))]
+pub async fn summary(
+    State(state): State<AppState>,
+    caller: Caller,
+    RawQuery(query): RawQuery,
+) -> Result<Response, Error> {
+    let list = ListQuery::parse(query, &["realmId", "clientId", "days"])?;
+    // The filters are checked as the lists check them; the figures are gathered below.
+    realm_filter(&state, &caller, &list).await?;
+    let days =
+        list.filter("days").and_then(|d| d.parse::<i64>().ok()).filter(|d| [7, 30, 90].contains(d)).unwrap_or(30);
+    state.protection.store_refusals(&state.store).await?;
+    let now = state.clock.now();
+    let from = now - TimeDelta::days(days);
+    let (now_ms, from_ms) = (to_millis(now), to_millis(from));
+    let realm = list.filter("realmId");
+    let client = list.filter("clientId");
+    let within = |incident: &Incident| {
+        realm.is_none_or(|r| incident.realm_id == r) && client.is_none_or(|c| incident.client_id.as_deref() == Some(c))
+    };
+    let pool = state.store.pool();
+    let incidents: Vec<Incident> =
+        store::incidents_since(pool, caller.account_id(), from_ms).await?.into_iter().filter(within).collect();
+    let open_incidents = store::active_incidents(pool, caller.account_id()).await?.into_iter().filter(within).count();
+
+    let mut totals = Figures::default();
+    let mut by_day: BTreeMap<String, Figures> = BTreeMap::new();
+    let mut day = Some(from.date_naive());
+    while let Some(date) = day.filter(|date| *date <= now.date_naive()) {
+        by_day.insert(date.to_string(), Figures::default());
+        day = date.succ_opt();
+    }
+    let mut by_kind: BTreeMap<&'static str, Figures> = BTreeMap::new();
+    let mut by_severity: BTreeMap<&'static str, Figures> = BTreeMap::new();
+    for incident in incidents.iter().filter(|i| i.started_at >= from_ms) {
+        totals.add(incident);
+        by_day.entry(from_millis(incident.started_at).date_naive().to_string()).or_default().add(incident);
+        by_kind.entry(incident.kind.as_str()).or_default().add(incident);
+        by_severity.entry(incident.severity.as_str()).or_default().add(incident);
+    }
+    let ids: std::collections::HashSet<&str> = incidents.iter().map(|i| i.id.as_str()).collect();
+    let measures: Vec<Measure> = store::measures_since(pool, caller.account_id(), from_ms)
+        .await?
+        .into_iter()
+        .filter(|m| ids.contains(m.incident_id.as_str()))
+        .collect();
+    let measures_in_force = store::measures_in_force(pool, caller.account_id(), now_ms)
+        .await?
+        .into_iter()
+        .filter(|m| realm.is_none_or(|r| m.realm_id == r))
+        .count();
+    let mut countries: BTreeMap<String, i64> = BTreeMap::new();
+    let mut networks: BTreeMap<String, i64> = BTreeMap::new();
+    for blocked in measures.iter().filter(|m| m.kind == MeasureType::SourceBlocked) {
+        *countries.entry(blocked.country.clone().unwrap_or_else(|| "Unknown".into())).or_default() += 1;
+        *networks.entry(blocked.network.clone().unwrap_or_else(|| "Unknown".into())).or_default() += 1;
+    }
+    let shares = |map: BTreeMap<String, i64>| {
+        let mut shares: Vec<SourceShare> =
+            map.into_iter().map(|(name, blocked_sources)| SourceShare { name, blocked_sources }).collect();
+        shares.sort_by(|a, b| b.blocked_sources.cmp(&a.blocked_sources).then_with(|| a.name.cmp(&b.name)));
+        shares
+    };
+    let mut latest = measures;
+    latest.sort_by(|a, b| b.created_at.cmp(&a.created_at).then_with(|| a.id.cmp(&b.id)));
+    latest.truncate(LATEST_MEASURES);
+    Ok(envelope::ok(SummaryView {
+        days,
+        from: iso(from),
+        to: iso(now),
+        open_incidents: i64::try_from(open_incidents).unwrap_or(i64::MAX),
+        measures_in_force: i64::try_from(measures_in_force).unwrap_or(i64::MAX),
+        totals,
+        by_day: by_day.into_iter().map(|(date, figures)| DayFigures { date, figures }).collect(),
+        by_kind: by_kind.into_iter().map(|(name, figures)| Share { name: name.to_owned(), figures }).collect(),
+        by_severity: by_severity.into_iter().map(|(name, figures)| Share { name: name.to_owned(), figures }).collect(),
+        countries: shares(countries),
+        networks: shares(networks),
+        latest_measures: latest.into_iter().map(|m| MeasureView::of(m, now_ms)).collect(),
+    }))
+}

@@ -1,0 +1,404 @@
+//! What a detection leaves behind (SPEC "Attack incident", "Measure", "Attack protection
+//! notifications"): the holds that refuse attempts, the incident it joins or opens, the measures
+//! and exposures recorded for operators, the realm webhook events, the account's notification and
+//! the e-mail to the account holder whose password arrived from an attack.
+
+use serde_json::json;
+
+use super::{Detection, Hold};
+use crate::AppState;
+use crate::clock::{from_millis, iso};
+use crate::ids::new_guid;
+use crate::mail::Letter;
+use crate::plugins::detector::{Classification, MeasureKind, Severity};
+use crate::store::clients::Client;
+use crate::store::events::{self, Event};
+use crate::store::notifications::{self as preferences_store, AttacksDetected, Severity as NoticeSeverity};
+use crate::store::realms::Realm;
+use crate::store::threats::{
+    self as store, Exposure, Incident, IncidentKind, IncidentSeverity, IncidentStatus, Measure, MeasureType,
+};
+use crate::store::users::User;
+use crate::store::{Connection, Store, from_json_list};
+
+/// An address that this many accounts of the realm approved is a shared network.
+pub const SHARED_NETWORK_ACCOUNTS: i64 = 5;
+/// Detections within this long of an incident's latest join it.
+pub const GROUPING_MS: i64 = 30 * 60_000;
+/// An incident this long without a detection or a refused attempt is resolved.
+pub const QUIET_MS: i64 = 30 * 60_000;
+/// The same account is reported at most once in this long.
+const REPORTED_AGAIN_AFTER_MS: i64 = 60 * 60_000;
+
+/// Where a detection happened.
+#[derive(Debug, Clone, Copy)]
+pub struct Attack<'a> {
+    pub realm: &'a Realm,
+    pub client: &'a Client,
+    /// The account named, when it exists.
+    pub user: Option<&'a User>,
+    pub address: &'a str,
+}
+
+/// What recording a detection means for the attempt, and the e-mail to send once it commits.
+#[derive(Debug, Default)]
+pub struct Recorded {
+    /// The correct password arrived from an attack: refused as if it were wrong.
+    pub password_exposed: bool,
+    pub letters: Vec<Letter>,
+}
+
+fn incident_kind(classification: Option<Classification>) -> IncidentKind {
+    match classification {
+        Some(Classification::CredentialStuffing) => IncidentKind::CredentialStuffing,
+        Some(Classification::PasswordSpraying) => IncidentKind::PasswordSpraying,
+        Some(Classification::PushBombing) => IncidentKind::PushBombing,
+        Some(Classification::RecoveryAbuse) => IncidentKind::RecoveryAbuse,
+        Some(Classification::BruteForce) | None => IncidentKind::BruteForce,
+    }
+}
+
+fn incident_severity(severity: Option<Severity>) -> IncidentSeverity {
+    match severity {
+        Some(Severity::Critical) => IncidentSeverity::Critical,
+        Some(Severity::High) => IncidentSeverity::High,
+        Some(Severity::Low) => IncidentSeverity::Low,
+        Some(Severity::Medium) | None => IncidentSeverity::Medium,
+    }
+}
+
+/// The title of an incident of `kind` (SPEC wording).
+pub fn title(kind: IncidentKind) -> &'static str {
+    match kind {
+        IncidentKind::CredentialStuffing => "Credential stuffing",
+        IncidentKind::PasswordSpraying => "Password spraying",
+        IncidentKind::BruteForce => "Brute force on one account",
+        IncidentKind::PushBombing => "Push bombing",
+        IncidentKind::RecoveryAbuse => "Password recovery abuse",
+    }
+}
+
+fn measure_type(kind: MeasureKind) -> Option<MeasureType> {
+    match kind {
+        MeasureKind::SourceBlocked => Some(MeasureType::SourceBlocked),
+        MeasureKind::ClosedToUnknownAddresses => Some(MeasureType::ClosedToUnknownAddresses),
+        MeasureKind::SignInPushesPaused => Some(MeasureType::SignInPushesPaused),
+        MeasureKind::PasswordExposed => Some(MeasureType::PasswordExposed),
+        // Silencing recovery e-mail is kept as a hold only: it is not one of the SPEC's measures.
+        MeasureKind::RecoverySilenced => None,
+    }
+}
+
+fn hold_of(kind: MeasureKind) -> Option<Hold> {
+    match kind {
+        MeasureKind::SourceBlocked => Some(Hold::SourceBlocked),
+        MeasureKind::ClosedToUnknownAddresses => Some(Hold::ClosedToUnknownAddresses),
+        MeasureKind::SignInPushesPaused => Some(Hold::SignInPushesPaused),
+        MeasureKind::RecoverySilenced => Some(Hold::RecoverySilenced),
+        MeasureKind::PasswordExposed => None,
+    }
+}
+
+/// Records a detection in the transaction of the attempt: holds (in the counting store, at once),
+/// the incident, measures, exposure, events, notifications; the letters are for after the commit.
+pub async fn record(
+    state: &AppState,
+    tx: &mut Connection,
+    attack: &Attack<'_>,
+    detection: &Detection,
+    now: i64,
+) -> Result<Recorded, sqlx::Error> {
+    let decision = &detection.decision;
+    let protection = &state.protection;
+    let realm = attack.realm;
+    let mut recorded = Recorded::default();
+
+    // An account reported within the hour: its measures still hold, nothing is reported again.
+    let on_account = attack.user.filter(|_| decision.measures.iter().any(|m| m.kind != MeasureKind::SourceBlocked));
+    let reported_in = match on_account {
+        Some(user) => protection
+            .counters
+            .held(&Hold::Reported.key(&realm.id, &user.id), now)
+            .await
+            .unwrap_or_else(|error| {
+                tracing::error!(%error, "cannot read whether an account was reported within the hour");
+                None
+            })
+            .map(|(incident_id, _)| incident_id),
+        None => None,
+    };
+    let reportable = |kind: MeasureKind| kind == MeasureKind::SourceBlocked || reported_in.is_none();
+    let mut incident = if decision.measures.iter().any(|m| reportable(m.kind)) {
+        let (incident, letters) = open_or_join(state, tx, attack, detection, now).await?;
+        recorded.letters.extend(letters);
+        Some(incident)
+    } else {
+        None
+    };
+    let Some(incident_id) = incident.as_ref().map(|i| i.id.clone()).or(reported_in.clone()) else {
+        return Ok(recorded);
+    };
+    let preferences = preferences_store::preferences(&mut *tx, &realm.account_id).await?;
+    let reasons = serde_json::to_string(&decision.reasons).unwrap_or_else(|_| "[]".into());
+
+    for measure in &decision.measures {
+        let target = match (measure.kind, attack.user) {
+            (MeasureKind::SourceBlocked, _) => attack.address.to_owned(),
+            (_, Some(user)) => user.id.clone(),
+            (_, None) => continue,
+        };
+        let lapses_at = measure.seconds.map(|seconds| now + i64::from(seconds) * 1000);
+        if let (Some(hold), Some(until)) = (hold_of(measure.kind), lapses_at) {
+            let held = protection.counters.hold(&hold.key(&realm.id, &target), &incident_id, until, now).await;
+            if let Err(error) = held {
+                tracing::error!(%error, "cannot keep a measure of attack protection in the counting store");
+            }
+            if measure.kind == MeasureKind::SourceBlocked
+                && let Err(error) = super::tracking::record_block(&protection.counters, &realm.id, &target, now).await
+            {
+                tracing::error!(%error, "cannot count a block of a source");
+            }
+        }
+        if measure.kind == MeasureKind::PasswordExposed {
+            recorded.password_exposed = true;
+            crate::store::users::require_password_change(&mut *tx, &target, now).await?;
+        }
+        let (Some(kind), Some(incident)) = (measure_type(measure.kind), incident.as_mut()) else { continue };
+        if !reportable(measure.kind) {
+            continue;
+        }
+        let row = Measure {
+            id: new_guid(),
+            incident_id: incident_id.clone(),
+            account_id: realm.account_id.clone(),
+            realm_id: realm.id.clone(),
+            kind,
+            target_address: (kind == MeasureType::SourceBlocked).then(|| target.clone()),
+            target_user_id: (kind != MeasureType::SourceBlocked).then(|| target.clone()),
+            country: None,
+            network: None,
+            reasons: reasons.clone(),
+            created_at: now,
+            lapses_at,
+            lifted_at: None,
+            lifted_by: None,
+            resolved_at: None,
+        };
+        store::insert_measure(&mut *tx, &row).await?;
+        match kind {
+            MeasureType::SourceBlocked => incident.blocked_sources += 1,
+            MeasureType::ClosedToUnknownAddresses | MeasureType::SignInPushesPaused => incident.protected_accounts += 1,
+            MeasureType::PasswordExposed => {
+                incident.exposed_passwords += 1;
+                if let Some(user) = attack.user {
+                    expose(state, tx, attack, user, incident, &preferences, &mut recorded, now).await?;
+                }
+            }
+        }
+    }
+    if let (Some(user), None) = (on_account, &reported_in) {
+        let key = Hold::Reported.key(&realm.id, &user.id);
+        if let Err(error) = protection.counters.hold(&key, &incident_id, now + REPORTED_AGAIN_AFTER_MS, now).await {
+            tracing::error!(%error, "cannot remember that an account was reported");
+        }
+    }
+    if let Some(incident) = &incident {
+        store::update_incident(&mut *tx, incident).await?;
+    }
+    Ok(recorded)
+}
+
+/// The active incident of the detection's kind in the realm whose latest detection is within 30
+/// minutes, with the detection added; or a new one, announced to the realm's endpoints and to the
+/// account's operators (with the letters to them).
+async fn open_or_join(
+    state: &AppState,
+    tx: &mut Connection,
+    attack: &Attack<'_>,
+    detection: &Detection,
+    now: i64,
+) -> Result<(Incident, Vec<Letter>), sqlx::Error> {
+    let decision = &detection.decision;
+    let kind = incident_kind(decision.classification);
+    let severity = incident_severity(decision.severity);
+    if let Some(mut incident) = store::joinable(&mut *tx, &attack.realm.id, kind, now - GROUPING_MS).await? {
+        incident.detections += 1;
+        incident.last_detection_at = now;
+        incident.last_activity_at = incident.last_activity_at.max(now);
+        if severity.rank() > incident.severity.rank() {
+            incident.severity = severity;
+        }
+        return Ok((incident, Vec::new()));
+    }
+    let incident = Incident {
+        id: new_guid(),
+        account_id: attack.realm.account_id.clone(),
+        realm_id: attack.realm.id.clone(),
+        client_id: Some(attack.client.id.clone()),
+        kind,
+        severity,
+        status: IncidentStatus::Active,
+        started_at: now,
+        last_detection_at: now,
+        last_activity_at: now,
+        closed_at: None,
+        detections: 1,
+        refused_attempts: 0,
+        blocked_sources: 0,
+        protected_accounts: 0,
+        exposed_passwords: 0,
+    };
+    store::insert_incident(&mut *tx, &incident).await?;
+    let data = json!({
+        "incident_id": incident.id,
+        "kind": kind.as_str(),
+        "severity": severity.as_str(),
+        "started_at": iso(from_millis(now)),
+        "client_id": attack.client.id,
+        "reasons": decision.reasons,
+    });
+    publish(tx, attack, "attack_detected", data, now).await?;
+    let preferences = preferences_store::preferences(&mut *tx, &attack.realm.account_id).await?;
+    let notice = if kind == IncidentKind::RecoveryAbuse { NoticeSeverity::Info } else { NoticeSeverity::Warning };
+    let description = format!(
+        "{} detected in realm {} through client {}: {}.",
+        title(kind),
+        attack.realm.id,
+        attack.client.id,
+        decision.reasons.join("; ")
+    );
+    let letters =
+        notify(state, tx, &preferences.attacks_detected, &incident, notice, title(kind).to_owned(), description, now)
+            .await?;
+    Ok((incident, letters))
+}
+
+async fn publish(
+    tx: &mut Connection,
+    attack: &Attack<'_>,
+    event_type: &'static str,
+    data: serde_json::Value,
+    now: i64,
+) -> Result<(), sqlx::Error> {
+    let event = Event {
+        event_type,
+        account_id: &attack.realm.account_id,
+        realm_id: Some(&attack.realm.id),
+        client_id: Some(&attack.client.id),
+        data,
+    };
+    events::publish(tx, event, now).await.map(|_| ())
+}
+
+/// Raises the Attacks detected notification as the account owner chose; with e-mail chosen, the
+/// letters to the account's owners.
+#[allow(clippy::too_many_arguments)]
+async fn notify(
+    state: &AppState,
+    tx: &mut Connection,
+    choice: &AttacksDetected,
+    incident: &Incident,
+    severity: NoticeSeverity,
+    title: String,
+    description: String,
+    now: i64,
+) -> Result<Vec<Letter>, sqlx::Error> {
+    if *choice == AttacksDetected::Off {
+        return Ok(Vec::new());
+    }
+    let everywhere = *choice == AttacksDetected::EmailAndWebhook;
+    let raised = crate::notifications::Raised {
+        account_id: &incident.account_id,
+        notification_type: "attacks_detected",
+        severity,
+        title: title.clone(),
+        description: description.clone(),
+        resource_id: Some(&incident.id),
+        realm_id: Some(&incident.realm_id),
+        webhook: everywhere,
+    };
+    crate::notifications::raise(tx, raised, now).await?;
+    if !everywhere {
+        return Ok(Vec::new());
+    }
+    let team = crate::store::accounts::members(&mut *tx, &incident.account_id).await?;
+    let console = &state.public_url;
+    Ok(team
+        .into_iter()
+        .filter(|member| from_json_list(&member.roles).iter().any(|role| role == "Owner"))
+        .filter_map(|member| member.email)
+        .map(|to| Letter {
+            to,
+            subject: format!("Castellan: {title}"),
+            body: format!("{description}\n\nIncident {} — see it in the console at {console}.\n", incident.id),
+        })
+        .collect())
+}
+
+/// Records the exposure of the account's password, raises `credential_compromised` and the
+/// critical notification, and writes the account holder's letter, branded for the client.
+#[allow(clippy::too_many_arguments)]
+async fn expose(
+    state: &AppState,
+    tx: &mut Connection,
+    attack: &Attack<'_>,
+    user: &User,
+    incident: &mut Incident,
+    preferences: &preferences_store::Preferences,
+    recorded: &mut Recorded,
+    now: i64,
+) -> Result<(), sqlx::Error> {
+    let exposure = Exposure {
+        user_id: user.id.clone(),
+        account_id: attack.realm.account_id.clone(),
+        realm_id: attack.realm.id.clone(),
+        client_id: Some(attack.client.id.clone()),
+        incident_id: incident.id.clone(),
+        exposed_at: now,
+        exposures: 1,
+        resolved_at: None,
+    };
+    store::expose(&mut *tx, &exposure).await?;
+    incident.severity = IncidentSeverity::Critical;
+    let data = json!({
+        "user_id": user.id,
+        "username": user.username,
+        "email": user.email,
+        "incident_id": incident.id,
+        "ip_address": attack.address,
+        "detected_at": iso(from_millis(now)),
+    });
+    publish(tx, attack, "credential_compromised", data, now).await?;
+    let description = format!(
+        "The correct password of {} (realm {}) arrived from {}, an address working through a list of \
+         accounts. Sign-in from it was refused; the password must be changed at the next sign-in.",
+        user.username, attack.realm.id, attack.address
+    );
+    let title = format!("Password exposed: {}", user.username);
+    let letters =
+        notify(state, tx, &preferences.attacks_detected, incident, NoticeSeverity::Critical, title, description, now)
+            .await?;
+    recorded.letters.extend(letters);
+    if let Some(to) = &user.email {
+        let client = &attack.client.name;
+        recorded.letters.push(Letter {
+            to: to.clone(),
+            subject: format!("{client}: your password must be changed"),
+            body: format!(
+                "Hello {},\n\nSomeone signed in to {client} with your correct password from an address that was \
+                 trying many accounts, so we refused it. Your password is known to others: choose a new one at \
+                 your next sign-in to {client}, and change it anywhere else you use it.\n",
+                user.first_name.as_deref().unwrap_or(&user.username)
+            ),
+        });
+    }
+    Ok(())
+}
+
+/// Resolves the incidents quiet for 30 minutes at `now`; how many.
+pub async fn resolve_quiet(store: &Store, now: i64) -> Result<usize, sqlx::Error> {
+    let mut tx = store.begin().await?;
+    let resolved = store::resolve_quiet(&mut tx, now - QUIET_MS, now).await?;
+    tx.commit().await?;
+    Ok(resolved.len())
+}

@@ -1,0 +1,498 @@
+//! Attack protection's records (SPEC "Attack incident, measure, exposure"): incidents, the measures
+//! they took, and exposures (one row per account, by its latest).
+
+use sqlx::{Any, Executor};
+
+use super::page::Listing;
+use super::text_enum;
+
+text_enum! {
+    /// The kind of an incident, which is its title.
+    pub enum IncidentKind {
+        CredentialStuffing,
+        PasswordSpraying,
+        BruteForce,
+        PushBombing,
+        RecoveryAbuse,
+    }
+}
+
+text_enum! {
+    pub enum IncidentSeverity {
+        Low,
+        Medium,
+        High,
+        Critical,
+    }
+}
+
+impl IncidentSeverity {
+    /// Orders severities from Low to Critical.
+    pub fn rank(self) -> u8 {
+        match self {
+            Self::Low => 0,
+            Self::Medium => 1,
+            Self::High => 2,
+            Self::Critical => 3,
+        }
+    }
+}
+
+text_enum! {
+    pub enum IncidentStatus {
+        Active,
+        Resolved,
+        Dismissed,
+    }
+}
+
+text_enum! {
+    pub enum MeasureType {
+        /// Refuses one address in the realm.
+        SourceBlocked,
+        /// The account refuses every address it was never approved at.
+        ClosedToUnknownAddresses,
+        /// The account's phones receive no sign-in request.
+        SignInPushesPaused,
+        /// The account must change its password at next sign-in; never lapses.
+        PasswordExposed,
+    }
+}
+
+text_enum! {
+    /// Where a measure stands at an instant.
+    pub enum Standing {
+        InForce,
+        Lapsed,
+        Lifted,
+        /// An exposed password not changed since.
+        ChangeRequired,
+        /// An exposed password changed since.
+        Resolved,
+    }
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, sqlx::FromRow)]
+pub struct Incident {
+    pub id: String,
+    pub account_id: String,
+    pub realm_id: String,
+    pub client_id: Option<String>,
+    #[sqlx(try_from = "String")]
+    pub kind: IncidentKind,
+    #[sqlx(try_from = "String")]
+    pub severity: IncidentSeverity,
+    #[sqlx(try_from = "String")]
+    pub status: IncidentStatus,
+    pub started_at: i64,
+    pub last_detection_at: i64,
+    pub last_activity_at: i64,
+    pub closed_at: Option<i64>,
+    pub detections: i64,
+    pub refused_attempts: i64,
+    pub blocked_sources: i64,
+    pub protected_accounts: i64,
+    pub exposed_passwords: i64,
+}
+
+const INCIDENT_COLUMNS: &str = "id, account_id, realm_id, client_id, kind, severity, status, started_at, \
+     last_detection_at, last_activity_at, closed_at, detections, refused_attempts, blocked_sources, \
+     protected_accounts, exposed_passwords";
+
+pub const INCIDENT_LISTING: Listing = Listing {
+    table: "threat_incidents",
+    columns: INCIDENT_COLUMNS,
+    created: "started_at",
+    tie_breaker: "id",
+    search: &["kind", "severity"],
+    status: Some("status"),
+    sortable: &[("startedAt", "started_at"), ("lastActivityAt", "last_activity_at")],
+};
+
+#[derive(Debug, Clone, PartialEq, Eq, sqlx::FromRow)]
+pub struct Measure {
+    pub id: String,
+    pub incident_id: String,
+    pub account_id: String,
+    pub realm_id: String,
+    #[sqlx(try_from = "String")]
+    pub kind: MeasureType,
+    pub target_address: Option<String>,
+    pub target_user_id: Option<String>,
+    pub country: Option<String>,
+    pub network: Option<String>,
+    /// JSON list of reasons in words.
+    pub reasons: String,
+    pub created_at: i64,
+    pub lapses_at: Option<i64>,
+    pub lifted_at: Option<i64>,
+    pub lifted_by: Option<String>,
+    pub resolved_at: Option<i64>,
+}
+
+impl Measure {
+    pub fn standing(&self, now: i64) -> Standing {
+        match (self.kind, self.lifted_at, self.resolved_at, self.lapses_at) {
+            (_, Some(_), _, _) => Standing::Lifted,
+            (MeasureType::PasswordExposed, None, Some(_), _) => Standing::Resolved,
+            (MeasureType::PasswordExposed, None, None, _) => Standing::ChangeRequired,
+            (_, None, _, Some(lapses_at)) if lapses_at <= now => Standing::Lapsed,
+            _ => Standing::InForce,
+        }
+    }
+}
+
+const MEASURE_COLUMNS: &str = "id, incident_id, account_id, realm_id, kind, target_address, target_user_id, \
+     country, network, reasons, created_at, lapses_at, lifted_at, lifted_by, resolved_at";
+
+#[derive(Debug, Clone, PartialEq, Eq, sqlx::FromRow)]
+pub struct Exposure {
+    pub user_id: String,
+    pub account_id: String,
+    pub realm_id: String,
+    pub client_id: Option<String>,
+    pub incident_id: String,
+    pub exposed_at: i64,
+    pub exposures: i64,
+    pub resolved_at: Option<i64>,
+}
+
+const EXPOSURE_COLUMNS: &str =
+    "user_id, account_id, realm_id, client_id, incident_id, exposed_at, exposures, resolved_at";
+
+pub const EXPOSURE_LISTING: Listing = Listing {
+    table: "threat_exposures",
+    columns: EXPOSURE_COLUMNS,
+    created: "exposed_at",
+    tie_breaker: "user_id",
+    search: &[],
+    status: None,
+    sortable: &[("exposedAt", "exposed_at"), ("exposures", "exposures")],
+};
+
+/// The active incident of `kind` in the realm whose latest detection is after `since`.
+pub async fn joinable<'c>(
+    db: impl Executor<'c, Database = Any>,
+    realm_id: &str,
+    kind: IncidentKind,
+    since: i64,
+) -> Result<Option<Incident>, sqlx::Error> {
+    sqlx::query_as(sqlx::AssertSqlSafe(format!(
+        "SELECT {INCIDENT_COLUMNS} FROM threat_incidents WHERE realm_id = $1 AND kind = $2 AND status = 'Active' \
+         AND last_detection_at > $3 ORDER BY last_detection_at DESC LIMIT 1"
+    )))
+    .bind(realm_id)
+    .bind(kind.as_str())
+    .bind(since)
+    .fetch_optional(db)
+    .await
+}
+
+pub async fn find_incident<'c>(
+    db: impl Executor<'c, Database = Any>,
+    account_id: &str,
+    id: &str,
+) -> Result<Option<Incident>, sqlx::Error> {
+    let found = incidents_where(db, "id = $1", id, None).await?;
+    Ok(found.into_iter().find(|incident| incident.account_id == account_id))
+}
+
+/// The incidents matching `condition`, whose `$1` is `key` and `$2`, when given, `instant`.
+async fn incidents_where<'c>(
+    db: impl Executor<'c, Database = Any>,
+    condition: &'static str,
+    key: &str,
+    instant: Option<i64>,
+) -> Result<Vec<Incident>, sqlx::Error> {
+    let query = sqlx::query_as(sqlx::AssertSqlSafe(format!(
+        "SELECT {INCIDENT_COLUMNS} FROM threat_incidents WHERE {condition}"
+    )))
+    .bind(key);
+    match instant {
+        Some(instant) => query.bind(instant).fetch_all(db).await,
+        None => query.fetch_all(db).await,
+    }
+}
+
+pub async fn insert_incident<'c>(db: impl Executor<'c, Database = Any>, i: &Incident) -> Result<(), sqlx::Error> {
+    sqlx::query(sqlx::AssertSqlSafe(format!(
+        "INSERT INTO threat_incidents ({INCIDENT_COLUMNS}) \
+         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16)"
+    )))
+    .bind(&i.id)
+    .bind(&i.account_id)
+    .bind(&i.realm_id)
+    .bind(&i.client_id)
+    .bind(i.kind.as_str())
+    .bind(i.severity.as_str())
+    .bind(i.status.as_str())
+    .bind(i.started_at)
+    .bind(i.last_detection_at)
+    .bind(i.last_activity_at)
+    .bind(i.closed_at)
+    .bind(i.detections)
+    .bind(i.refused_attempts)
+    .bind(i.blocked_sources)
+    .bind(i.protected_accounts)
+    .bind(i.exposed_passwords)
+    .execute(db)
+    .await
+    .map(|_| ())
+}
+
+/// Writes what a detection changed in an incident (severity, times and counts).
+pub async fn update_incident<'c>(db: impl Executor<'c, Database = Any>, i: &Incident) -> Result<(), sqlx::Error> {
+    sqlx::query(
+        "UPDATE threat_incidents SET severity = $2, status = $3, last_detection_at = $4, last_activity_at = $5, \
+         closed_at = $6, detections = $7, blocked_sources = $8, protected_accounts = $9, exposed_passwords = $10 \
+         WHERE id = $1",
+    )
+    .bind(&i.id)
+    .bind(i.severity.as_str())
+    .bind(i.status.as_str())
+    .bind(i.last_detection_at)
+    .bind(i.last_activity_at)
+    .bind(i.closed_at)
+    .bind(i.detections)
+    .bind(i.blocked_sources)
+    .bind(i.protected_accounts)
+    .bind(i.exposed_passwords)
+    .execute(db)
+    .await
+    .map(|_| ())
+}
+
+/// Adds attempts refused by an incident's measures, the latest at `last`.
+pub async fn add_refusals<'c>(
+    db: impl Executor<'c, Database = Any>,
+    incident_id: &str,
+    refused: i64,
+    last: i64,
+) -> Result<(), sqlx::Error> {
+    sqlx::query(
+        "UPDATE threat_incidents SET refused_attempts = refused_attempts + $2, \
+         last_activity_at = CASE WHEN last_activity_at < $3 THEN $3 ELSE last_activity_at END WHERE id = $1",
+    )
+    .bind(incident_id)
+    .bind(refused)
+    .bind(last)
+    .execute(db)
+    .await
+    .map(|_| ())
+}
+
+/// Resolves active incidents with no detection and no refused attempt since `quiet_since`; their
+/// ids.
+pub async fn resolve_quiet(tx: &mut super::Connection, quiet_since: i64, now: i64) -> Result<Vec<String>, sqlx::Error> {
+    let ids: Vec<(String,)> =
+        sqlx::query_as("SELECT id FROM threat_incidents WHERE status = 'Active' AND last_activity_at <= $1")
+            .bind(quiet_since)
+            .fetch_all(&mut *tx)
+            .await?;
+    for (id,) in &ids {
+        sqlx::query(
+            "UPDATE threat_incidents SET status = 'Resolved', closed_at = $2 WHERE id = $1 AND status = 'Active'",
+        )
+        .bind(id)
+        .bind(now)
+        .execute(&mut *tx)
+        .await?;
+    }
+    Ok(ids.into_iter().map(|(id,)| id).collect())
+}
+
+pub async fn dismiss<'c>(db: impl Executor<'c, Database = Any>, id: &str, now: i64) -> Result<bool, sqlx::Error> {
+    let done = sqlx::query(
+        "UPDATE threat_incidents SET status = 'Dismissed', closed_at = $2 WHERE id = $1 AND status = 'Active'",
+    )
+    .bind(id)
+    .bind(now)
+    .execute(db)
+    .await?;
+    Ok(done.rows_affected() == 1)
+}
+
+pub async fn insert_measure<'c>(db: impl Executor<'c, Database = Any>, m: &Measure) -> Result<(), sqlx::Error> {
+    sqlx::query(sqlx::AssertSqlSafe(format!(
+        "INSERT INTO threat_measures ({MEASURE_COLUMNS}) \
+         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15)"
+    )))
+    .bind(&m.id)
+    .bind(&m.incident_id)
+    .bind(&m.account_id)
+    .bind(&m.realm_id)
+    .bind(m.kind.as_str())
+    .bind(&m.target_address)
+    .bind(&m.target_user_id)
+    .bind(&m.country)
+    .bind(&m.network)
+    .bind(&m.reasons)
+    .bind(m.created_at)
+    .bind(m.lapses_at)
+    .bind(m.lifted_at)
+    .bind(&m.lifted_by)
+    .bind(m.resolved_at)
+    .execute(db)
+    .await
+    .map(|_| ())
+}
+
+pub async fn measures_of_incident<'c>(
+    db: impl Executor<'c, Database = Any>,
+    incident_id: &str,
+) -> Result<Vec<Measure>, sqlx::Error> {
+    measures_where(db, "incident_id = $1 ORDER BY created_at, id", incident_id, None).await
+}
+
+/// The measures matching `condition`, whose `$1` is `key` and `$2`, when given, `instant`.
+async fn measures_where<'c>(
+    db: impl Executor<'c, Database = Any>,
+    condition: &'static str,
+    key: &str,
+    instant: Option<i64>,
+) -> Result<Vec<Measure>, sqlx::Error> {
+    let query =
+        sqlx::query_as(sqlx::AssertSqlSafe(format!("SELECT {MEASURE_COLUMNS} FROM threat_measures WHERE {condition}")))
+            .bind(key);
+    match instant {
+        Some(instant) => query.bind(instant).fetch_all(db).await,
+        None => query.fetch_all(db).await,
+    }
+}
+
+pub async fn find_measure<'c>(
+    db: impl Executor<'c, Database = Any>,
+    account_id: &str,
+    id: &str,
+) -> Result<Option<Measure>, sqlx::Error> {
+    let found = measures_where(db, "id = $1", id, None).await?;
+    Ok(found.into_iter().find(|measure| measure.account_id == account_id))
+}
+
+/// The measures aimed at one account, newest first.
+pub async fn measures_on_user<'c>(
+    db: impl Executor<'c, Database = Any>,
+    user_id: &str,
+) -> Result<Vec<Measure>, sqlx::Error> {
+    measures_where(db, "target_user_id = $1 ORDER BY created_at DESC, id", user_id, None).await
+}
+
+/// The account's incidents started at or after `since`.
+pub async fn incidents_since<'c>(
+    db: impl Executor<'c, Database = Any>,
+    account_id: &str,
+    since: i64,
+) -> Result<Vec<Incident>, sqlx::Error> {
+    incidents_where(db, "account_id = $1 AND started_at >= $2", account_id, Some(since)).await
+}
+
+/// The account's incidents active now.
+pub async fn active_incidents<'c>(
+    db: impl Executor<'c, Database = Any>,
+    account_id: &str,
+) -> Result<Vec<Incident>, sqlx::Error> {
+    incidents_where(db, "account_id = $1 AND status = 'Active'", account_id, None).await
+}
+
+/// The account's measures taken at or after `since`.
+pub async fn measures_since<'c>(
+    db: impl Executor<'c, Database = Any>,
+    account_id: &str,
+    since: i64,
+) -> Result<Vec<Measure>, sqlx::Error> {
+    measures_where(db, "account_id = $1 AND created_at >= $2", account_id, Some(since)).await
+}
+
+/// The account's measures in force at `now`, exposed passwords not changed since included.
+pub async fn measures_in_force<'c>(
+    db: impl Executor<'c, Database = Any>,
+    account_id: &str,
+    now: i64,
+) -> Result<Vec<Measure>, sqlx::Error> {
+    let condition = "account_id = $1 AND lifted_at IS NULL \
+         AND ((kind = 'PasswordExposed' AND resolved_at IS NULL) OR lapses_at > $2)";
+    measures_where(db, condition, account_id, Some(now)).await
+}
+
+pub async fn lift<'c>(
+    db: impl Executor<'c, Database = Any>,
+    id: &str,
+    by: &str,
+    now: i64,
+) -> Result<bool, sqlx::Error> {
+    let done = sqlx::query(
+        "UPDATE threat_measures SET lifted_at = $2, lifted_by = $3 WHERE id = $1 AND lifted_at IS NULL \
+         AND kind <> 'PasswordExposed' AND lapses_at > $2",
+    )
+    .bind(id)
+    .bind(now)
+    .bind(by)
+    .execute(db)
+    .await?;
+    Ok(done.rows_affected() == 1)
+}
+
+/// Records an exposure of the account's password: a first row, or the latest replacing the one
+/// before with the count raised.
+pub async fn expose<'c>(db: impl Executor<'c, Database = Any>, e: &Exposure) -> Result<(), sqlx::Error> {
+    sqlx::query(sqlx::AssertSqlSafe(format!(
+        "INSERT INTO threat_exposures ({EXPOSURE_COLUMNS}) VALUES ($1, $2, $3, $4, $5, $6, 1, NULL) \
+         ON CONFLICT (user_id) DO UPDATE SET client_id = excluded.client_id, incident_id = excluded.incident_id, \
+         exposed_at = excluded.exposed_at, exposures = threat_exposures.exposures + 1, resolved_at = NULL"
+    )))
+    .bind(&e.user_id)
+    .bind(&e.account_id)
+    .bind(&e.realm_id)
+    .bind(&e.client_id)
+    .bind(&e.incident_id)
+    .bind(e.exposed_at)
+    .execute(db)
+    .await
+    .map(|_| ())
+}
+
+pub async fn exposure_of<'c>(
+    db: impl Executor<'c, Database = Any>,
+    user_id: &str,
+) -> Result<Option<Exposure>, sqlx::Error> {
+    sqlx::query_as(sqlx::AssertSqlSafe(format!("SELECT {EXPOSURE_COLUMNS} FROM threat_exposures WHERE user_id = $1")))
+        .bind(user_id)
+        .fetch_optional(db)
+        .await
+}
+
+/// The password of the account changed: its exposure, and the exposed-password measures on it,
+/// are resolved.
+pub async fn password_changed(tx: &mut super::Connection, user_id: &str, now: i64) -> Result<(), sqlx::Error> {
+    sqlx::query("UPDATE threat_exposures SET resolved_at = $2 WHERE user_id = $1 AND resolved_at IS NULL")
+        .bind(user_id)
+        .bind(now)
+        .execute(&mut *tx)
+        .await?;
+    sqlx::query(
+        "UPDATE threat_measures SET resolved_at = $2 WHERE target_user_id = $1 AND kind = 'PasswordExposed' \
+         AND resolved_at IS NULL",
+    )
+    .bind(user_id)
+    .bind(now)
+    .execute(&mut *tx)
+    .await
+    .map(|_| ())
+}
+
+/// How many accounts of the realm approved the address.
+pub async fn approving_accounts<'c>(
+    db: impl Executor<'c, Database = Any>,
+    realm_id: &str,
+    ip_address: &str,
+) -> Result<i64, sqlx::Error> {
+    let (count,): (i64,) = sqlx::query_as(
+        "SELECT COUNT(*) FROM approved_addresses a JOIN users u ON u.id = a.user_id \
+         WHERE a.ip_address = $1 AND u.realm_id = $2",
+    )
+    .bind(ip_address)
+    .bind(realm_id)
+    .fetch_one(db)
+    .await?;
+    Ok(count)
+}

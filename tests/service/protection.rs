@@ -1,0 +1,690 @@
+//! Attack protection over real HTTP (SPEC "Attack protection rules", "Attack incident",
+//! "Measure", "Attack protection (admin)"): every rule at its threshold boundary, driven by the
+//! manual clock, with the counters in memory and again in a real Redis.
+//!
+//! Sources are told apart by `X-Forwarded-For` (the tests' host trusts its loopback proxy).
+
+use castellan::config::Settings;
+use reqwest::StatusCode;
+use serde_json::{Value, json};
+
+use crate::smtp::MailServer;
+use crate::support::{Answer, TestApp, TestClient, TestDatabase, answer, spawn_with};
+
+fn redis_url() -> String {
+    std::env::var("TEST_REDIS_URL").ok().filter(|u| !u.is_empty()).unwrap_or_else(|| "redis://127.0.0.1:6379".into())
+}
+
+/// Where attack protection counts.
+#[derive(Debug, Clone, Copy)]
+enum Counting {
+    Memory,
+    Redis,
+}
+
+struct Protected {
+    app: TestApp,
+    realm: String,
+    client: TestClient,
+}
+
+const MINUTE: i64 = 60;
+const PASSWORD: &str = "correct horse battery staple 7";
+
+async fn protected(counting: Counting, adjust: impl FnOnce(&mut Settings)) -> Protected {
+    let app = spawn_with(TestDatabase::new().await, |settings| {
+        if matches!(counting, Counting::Redis) {
+            settings.redis_url = Some(redis_url());
+        }
+        adjust(settings);
+    })
+    .await;
+    // A realm of its own: Redis is shared by every test.
+    let realm = format!("atk-{}", &uuid::Uuid::new_v4().simple().to_string()[..12]);
+    let created = app.create_realm(&realm).await;
+    assert_eq!(created.status, StatusCode::CREATED, "{:?}", created.body);
+    let client = app.create_client(&realm, "shop", &["password"], &[]).await;
+    Protected { app, realm, client }
+}
+
+impl Protected {
+    async fn sign_in(&self, username: &str, password: &str, from: &str) -> Answer {
+        let url = format!("{}/realms/{}/protocol/openid-connect/token", self.app.base, self.realm);
+        let response = self
+            .app
+            .http
+            .post(url)
+            .basic_auth(&self.client.id, Some(&self.client.secret))
+            .header("x-forwarded-for", from)
+            .form(&[("grant_type", "password"), ("username", username), ("password", password)])
+            .send()
+            .await
+            .expect("the service answers");
+        answer(response).await
+    }
+
+    /// Fails `count` times from `from`, each against a name of its own the realm never had.
+    async fn fail_unknown(&self, prefix: &str, count: usize, from: &str) {
+        for n in 0..count {
+            let refused = self.sign_in(&format!("{prefix}-{n}"), "guess", from).await;
+            assert_eq!(refused.body["error_code"], "InvalidCredentials", "attempt {n}: {:?}", refused.body);
+        }
+    }
+
+    async fn user(&self, username: &str) -> String {
+        self.app.create_user(&self.realm, username, PASSWORD).await
+    }
+
+    async fn incidents(&self) -> Vec<Value> {
+        let listed = self.app.get(&format!("/threat-incidents?realmId={}", self.realm)).await;
+        assert_eq!(listed.status, StatusCode::OK, "{:?}", listed.body);
+        listed.items().clone()
+    }
+
+    async fn incident(&self, id: &str) -> Value {
+        let read = self.app.get(&format!("/threat-incidents/{id}")).await;
+        assert_eq!(read.status, StatusCode::OK, "{:?}", read.body);
+        read.data().clone()
+    }
+}
+
+fn blocked(answer: &Answer) -> bool {
+    answer.status == StatusCode::TOO_MANY_REQUESTS && answer.body["error_code"] == "TooManyRequests"
+}
+
+async fn eight_accounts_block_a_source_and_seven_do_not(counting: Counting) {
+    let p = protected(counting, |_| {}).await;
+    p.user("ada").await;
+    let source = "198.51.100.7";
+    p.fail_unknown("list", 7, source).await;
+    // Seven accounts and an eighth failure against one of them: below both thresholds.
+    let again = p.sign_in("list-0", "guess", source).await;
+    assert_eq!(again.body["error_code"], "InvalidCredentials");
+    assert!(p.incidents().await.is_empty(), "no detection yet");
+    // The eighth account: the attempt is answered as usual, and the source is blocked.
+    let eighth = p.sign_in("list-7", "guess", source).await;
+    assert_eq!(eighth.body["error_code"], "InvalidCredentials");
+
+    let unknown = p.sign_in("nobody", "guess", source).await;
+    let known_and_right = p.sign_in("ada", PASSWORD, source).await;
+    assert!(blocked(&unknown) && blocked(&known_and_right), "{:?} {:?}", unknown.body, known_and_right.body);
+    assert_eq!(unknown.body, known_and_right.body, "the same answer whatever was typed");
+    let elsewhere = p.sign_in("ada", PASSWORD, "198.51.100.8").await;
+    assert_eq!(elsewhere.status, StatusCode::OK, "only the source is blocked: {:?}", elsewhere.body);
+
+    let incidents = p.incidents().await;
+    assert_eq!(incidents.len(), 1);
+    let incident = p.incident(incidents[0]["id"].as_str().unwrap()).await;
+    assert_eq!(incident["kind"], "CredentialStuffing", "every name was unknown");
+    assert_eq!(incident["title"], "Credential stuffing");
+    assert_eq!(incident["severity"], "Medium");
+    assert_eq!(incident["status"], "Active");
+    assert_eq!(incident["clientId"], "shop");
+    assert_eq!(incident["blockedSources"], 1);
+    assert_eq!(incident["refusedAttempts"], 2, "the two refused attempts are counted");
+    let measure = &incident["measures"][0];
+    assert_eq!(measure["type"], "SourceBlocked");
+    assert_eq!(measure["targetAddress"], source);
+    assert_eq!(measure["standing"], "InForce");
+    let reasons = measure["reasons"].as_array().unwrap();
+    assert!(reasons.iter().any(|r| r.as_str().unwrap().contains("8 accounts")), "{reasons:?}");
+
+    // Fifteen minutes later the block has lapsed.
+    p.app.advance(15 * MINUTE - 1).await;
+    assert!(blocked(&p.sign_in("ada", PASSWORD, source).await), "still within 15 minutes");
+    p.app.advance(1).await;
+    let after = p.sign_in("ada", PASSWORD, source).await;
+    assert_eq!(after.status, StatusCode::OK, "{:?}", after.body);
+    let incident = p.incident(incidents[0]["id"].as_str().unwrap()).await;
+    assert_eq!(incident["measures"][0]["standing"], "Lapsed");
+}
+
+#[tokio::test]
+async fn eight_accounts_block_a_source_and_seven_do_not_in_memory() {
+    eight_accounts_block_a_source_and_seven_do_not(Counting::Memory).await;
+}
+
+#[tokio::test]
+async fn eight_accounts_block_a_source_and_seven_do_not_in_redis() {
+    eight_accounts_block_a_source_and_seven_do_not(Counting::Redis).await;
+}
+
+/// Fails `count` times against one unknown name from `source`.
+async fn fail_one_name(p: &Protected, count: usize, source: &str) {
+    for n in 0..count {
+        let refused = p.sign_in("ghost", "guess", source).await;
+        assert_eq!(refused.body["error_code"], "InvalidCredentials", "attempt {n}: {:?}", refused.body);
+    }
+}
+
+async fn thirty_failures_block_and_each_block_in_a_day_lasts_longer(counting: Counting) {
+    let p = protected(counting, |_| {}).await;
+    let source = "192.0.2.9";
+    fail_one_name(&p, 29, source).await;
+    assert!(p.incidents().await.is_empty(), "29 failures are not enough");
+    fail_one_name(&p, 1, source).await;
+    assert!(blocked(&p.sign_in("ghost", "guess", source).await), "the 30th failure blocks");
+
+    let lapse = |incident: &Value| {
+        let measure = incident["measures"].as_array().unwrap().last().unwrap().clone();
+        let created = chrono::DateTime::parse_from_rfc3339(measure["createdAt"].as_str().unwrap()).unwrap();
+        let lapses = chrono::DateTime::parse_from_rfc3339(measure["lapsesAt"].as_str().unwrap()).unwrap();
+        (lapses - created).num_seconds()
+    };
+    let first = p.incidents().await[0]["id"].as_str().unwrap().to_owned();
+    assert_eq!(lapse(&p.incident(&first).await), 15 * MINUTE);
+
+    // The second block within 24 hours lasts an hour, and joins the incident (within 30 minutes).
+    p.app.advance(15 * MINUTE).await;
+    fail_one_name(&p, 30, source).await;
+    assert!(blocked(&p.sign_in("ghost", "guess", source).await));
+    let incident = p.incident(&first).await;
+    assert_eq!(lapse(&incident), 60 * MINUTE);
+    assert_eq!(incident["detections"], 2);
+    assert_eq!(incident["severity"], "Medium");
+
+    // An hour later the incident was resolved for quiet; the third block lasts a day and is High.
+    p.app.advance(60 * MINUTE).await;
+    assert_eq!(p.incident(&first).await["status"], "Resolved");
+    fail_one_name(&p, 30, source).await;
+    assert!(blocked(&p.sign_in("ghost", "guess", source).await));
+    let incidents = p.incidents().await;
+    assert_eq!(incidents.len(), 2, "a new incident: the first is resolved");
+    let third = p.incident(incidents[0]["id"].as_str().unwrap()).await;
+    assert_eq!(lapse(&third), 24 * 60 * MINUTE);
+    assert_eq!(third["severity"], "High", "a source blocked for the third time within 24 hours");
+}
+
+#[tokio::test]
+async fn thirty_failures_block_and_each_block_in_a_day_lasts_longer_in_memory() {
+    thirty_failures_block_and_each_block_in_a_day_lasts_longer(Counting::Memory).await;
+}
+
+#[tokio::test]
+async fn thirty_failures_block_and_each_block_in_a_day_lasts_longer_in_redis() {
+    thirty_failures_block_and_each_block_in_a_day_lasts_longer(Counting::Redis).await;
+}
+
+#[tokio::test]
+async fn datacenter_and_tor_sources_are_blocked_at_half_the_thresholds() {
+    let dir = std::env::temp_dir().join(format!("castellan-networks-{}", uuid::Uuid::new_v4()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let (datacenters, tor) = (dir.join("datacenters.txt"), dir.join("tor-exits.txt"));
+    std::fs::write(&datacenters, "# a hosting provider\n203.0.113.0/24\n").unwrap();
+    std::fs::write(&tor, "198.51.100.200\n").unwrap();
+    let p = protected(Counting::Memory, |settings| {
+        settings.datacenter_networks_file = Some(datacenters.clone());
+        settings.tor_exits_file = Some(tor.clone());
+    })
+    .await;
+    // An ordinary address stays open after four accounts.
+    p.fail_unknown("plain", 4, "192.0.2.50").await;
+    assert!(!blocked(&p.sign_in("plain-0", "guess", "192.0.2.50").await));
+    for source in ["203.0.113.77", "198.51.100.200"] {
+        p.fail_unknown(source, 3, source).await;
+        assert!(!blocked(&p.sign_in("x", "guess", source).await), "three accounts and a fourth attempt: open");
+        // `x` was the fourth account: blocked now.
+        assert!(blocked(&p.sign_in("y", "guess", source).await), "{source}: four accounts block");
+    }
+    let incident = p.incident(p.incidents().await[0]["id"].as_str().unwrap()).await;
+    let measures = incident["measures"].as_array().unwrap();
+    assert_eq!(measures.len(), 2);
+    let reasons: Vec<String> =
+        measures.iter().flat_map(|m| m["reasons"].as_array().unwrap().clone()).map(|r| r.to_string()).collect();
+    assert!(reasons.iter().any(|r| r.contains("datacenter network") && r.contains("halved")), "{reasons:?}");
+    assert!(reasons.iter().any(|r| r.contains("Tor exit") && r.contains("halved")), "{reasons:?}");
+}
+
+async fn smart_lockout_closes_an_account_to_strangers_only(counting: Counting) {
+    let p = protected(counting, |_| {}).await;
+    let ada = p.user("ada").await;
+    let home = "192.0.2.10";
+    assert_eq!(p.sign_in("ada", PASSWORD, home).await.status, StatusCode::OK, "home is approved now");
+    // Nine failures from strangers, each from an address of its own (no source is blocked).
+    for n in 0..9 {
+        p.sign_in("ada", "guess", &format!("203.0.113.{n}")).await;
+    }
+    let stranger = p.sign_in("ada", PASSWORD, "198.51.100.1").await;
+    assert_eq!(stranger.status, StatusCode::OK, "nine failures do not close the account: {:?}", stranger.body);
+    // The tenth: closed to every address it was never approved at.
+    p.sign_in("ada", "guess", "203.0.113.9").await;
+    let refused = p.sign_in("ada", PASSWORD, "198.51.100.2").await;
+    assert_eq!(refused.body["error_code"], "InvalidCredentials", "refused as if wrong: {:?}", refused.body);
+    assert_eq!(p.sign_in("ada", PASSWORD, home).await.status, StatusCode::OK, "approved addresses keep working");
+    assert_eq!(p.sign_in("ada", PASSWORD, "198.51.100.1").await.status, StatusCode::OK, "approved by its sign-in");
+
+    let standing = p.app.get(&format!("/realms/{}/users/{ada}/threat-standing", p.realm)).await;
+    assert_eq!(standing.status, StatusCode::OK, "{:?}", standing.body);
+    let in_force = standing.data()["measuresInForce"].as_array().unwrap();
+    assert_eq!(in_force.len(), 1);
+    assert_eq!(in_force[0]["type"], "ClosedToUnknownAddresses");
+    assert_eq!(standing.data()["passwordExposed"], false);
+    let incident = p.incident(p.incidents().await[0]["id"].as_str().unwrap()).await;
+    assert_eq!(incident["kind"], "BruteForce");
+    assert_eq!(incident["severity"], "High", "brute force on one account");
+    assert_eq!(incident["protectedAccounts"], 1);
+
+    p.app.advance(30 * MINUTE).await;
+    let reopened = p.sign_in("ada", PASSWORD, "198.51.100.3").await;
+    assert_eq!(reopened.status, StatusCode::OK, "30 minutes later: {:?}", reopened.body);
+}
+
+#[tokio::test]
+async fn smart_lockout_closes_an_account_to_strangers_only_in_memory() {
+    smart_lockout_closes_an_account_to_strangers_only(Counting::Memory).await;
+}
+
+#[tokio::test]
+async fn smart_lockout_closes_an_account_to_strangers_only_in_redis() {
+    smart_lockout_closes_an_account_to_strangers_only(Counting::Redis).await;
+}
+
+async fn a_correct_password_from_a_list_is_exposed(counting: Counting) {
+    let mail = MailServer::start().await;
+    let url = mail.url.clone();
+    let p = protected(counting, move |settings| settings.smtp_url = Some(url)).await;
+    let ada = p.user("ada").await;
+    let home = "192.0.2.10";
+    assert_eq!(p.sign_in("ada", PASSWORD, home).await.status, StatusCode::OK);
+    let source = "198.51.100.66";
+    p.fail_unknown("list", 5, source).await;
+    let exposed = p.sign_in("ada", PASSWORD, source).await;
+    assert_eq!(exposed.body["error_code"], "InvalidCredentials", "refused as if wrong: {:?}", exposed.body);
+
+    // The holder is told by e-mail, branded for the client signed in to.
+    let letter = mail.wait_for("ada@example.com").await;
+    assert!(letter.data.contains("shop: your password must be changed"), "{}", letter.data);
+    let compromised = p.app.events("credential_compromised").await;
+    assert_eq!(compromised.len(), 1);
+    assert_eq!(compromised[0].2["user_id"], ada.as_str());
+    assert_eq!(compromised[0].2["ip_address"], source);
+    let detected = p.app.events("attack_detected").await;
+    assert_eq!(detected.len(), 1, "once per incident");
+
+    let incident = p.incident(p.incidents().await[0]["id"].as_str().unwrap()).await;
+    assert_eq!(incident["severity"], "Critical");
+    assert_eq!(incident["kind"], "CredentialStuffing");
+    assert_eq!(incident["exposedPasswords"], 1);
+    let measure = &incident["measures"][0];
+    assert_eq!(measure["type"], "PasswordExposed");
+    assert_eq!(measure["standing"], "ChangeRequired");
+    assert!(measure.get("lapsesAt").is_none(), "never lapses");
+    let revoke = p
+        .app
+        .post(&format!("/threat-incidents/mitigations/{}/revoke", measure["id"].as_str().unwrap()), json!({}))
+        .await;
+    assert_eq!(revoke.status, StatusCode::CONFLICT, "resolved only by a password change");
+
+    // The attacker keeps being refused as if wrong; the owner at home is asked to change it.
+    let again = p.sign_in("ada", PASSWORD, "203.0.113.4").await;
+    assert_eq!(again.body["error_code"], "InvalidCredentials");
+    let owner = p.sign_in("ada", PASSWORD, home).await;
+    assert_eq!(owner.body["error_code"], "PasswordChangeRequired", "{:?}", owner.body);
+
+    let exposures = p.app.get(&format!("/threat-incidents/exposures?realmId={}&unresolvedOnly=true", p.realm)).await;
+    assert_eq!(exposures.items().len(), 1);
+    assert_eq!(exposures.items()[0]["userId"], ada.as_str());
+    assert_eq!(exposures.items()[0]["exposures"], 1);
+    let standing = p.app.get(&format!("/realms/{}/users/{ada}/threat-standing", p.realm)).await;
+    assert_eq!(standing.data()["passwordExposed"], true);
+
+    // A new password resolves the exposure.
+    let changed =
+        p.app.put(&format!("/realms/{}/users/{ada}", p.realm), json!({ "password": "a brand new passphrase 9" })).await;
+    assert_eq!(changed.status, StatusCode::OK, "{:?}", changed.body);
+    assert_eq!(p.sign_in("ada", "a brand new passphrase 9", home).await.status, StatusCode::OK);
+    let exposures = p.app.get(&format!("/threat-incidents/exposures?realmId={}&unresolvedOnly=true", p.realm)).await;
+    assert!(exposures.items().is_empty());
+    let standing = p.app.get(&format!("/realms/{}/users/{ada}/threat-standing", p.realm)).await;
+    assert_eq!(standing.data()["passwordExposed"], false);
+    assert_eq!(standing.data()["latestExposure"]["resolved"], true);
+    assert_eq!(standing.data()["exposures"][0]["standing"], "Resolved");
+}
+
+#[tokio::test]
+async fn a_correct_password_from_a_list_is_exposed_in_memory() {
+    a_correct_password_from_a_list_is_exposed(Counting::Memory).await;
+}
+
+#[tokio::test]
+async fn a_correct_password_from_a_list_is_exposed_in_redis() {
+    a_correct_password_from_a_list_is_exposed(Counting::Redis).await;
+}
+
+#[tokio::test]
+async fn three_accounts_that_do_not_look_like_a_list_expose_nothing() {
+    let p = protected(Counting::Memory, |_| {}).await;
+    p.user("ada").await;
+    for name in ["cy", "dee", "eve"] {
+        p.user(name).await;
+        p.sign_in(name, "guess", "198.51.100.70").await;
+    }
+    // Three real accounts: no list (no unknown names, fewer than five, no datacenter).
+    let signed_in = p.sign_in("ada", PASSWORD, "198.51.100.70").await;
+    assert_eq!(signed_in.status, StatusCode::OK, "{:?}", signed_in.body);
+}
+
+#[tokio::test]
+async fn a_shared_network_is_never_blocked_whole_nor_its_passwords_exposed() {
+    let p = protected(Counting::Memory, |_| {}).await;
+    let office = "192.0.2.200";
+    for n in 0..5 {
+        let name = format!("staff-{n}");
+        p.user(&name).await;
+        assert_eq!(p.sign_in(&name, PASSWORD, office).await.status, StatusCode::OK);
+    }
+    p.user("ada").await;
+    // Ten unknown names from the office: anywhere else a block.
+    p.fail_unknown("typo", 10, office).await;
+    assert!(!blocked(&p.sign_in("typo-0", "guess", office).await), "five approving accounts: a shared network");
+    let signed_in = p.sign_in("ada", PASSWORD, office).await;
+    assert_eq!(signed_in.status, StatusCode::OK, "never exposed from a shared network: {:?}", signed_in.body);
+    assert!(p.incidents().await.is_empty());
+
+    // With four approving accounts the same address is an ordinary source.
+    let q = protected(Counting::Memory, |_| {}).await;
+    for n in 0..4 {
+        let name = format!("staff-{n}");
+        q.user(&name).await;
+        q.sign_in(&name, PASSWORD, office).await;
+    }
+    q.fail_unknown("typo", 8, office).await;
+    assert!(blocked(&q.sign_in("typo-0", "guess", office).await), "four approving accounts do not make it shared");
+}
+
+#[tokio::test]
+async fn dismissing_lifts_every_measure_and_forgets_what_the_sources_did() {
+    let p = protected(Counting::Memory, |_| {}).await;
+    p.user("ada").await;
+    let source = "198.51.100.9";
+    p.fail_unknown("list", 8, source).await;
+    assert!(blocked(&p.sign_in("ada", PASSWORD, source).await));
+    let id = p.incidents().await[0]["id"].as_str().unwrap().to_owned();
+
+    // An Auditor reads but cannot act.
+    let auditor = p.app.key_with(&["Auditor"], None).await;
+    let read = p.app.call_as(&auditor, reqwest::Method::GET, &format!("/threat-incidents/{id}"), None).await;
+    assert_eq!(read.status, StatusCode::OK);
+    let refused = p
+        .app
+        .call_as(&auditor, reqwest::Method::POST, &format!("/threat-incidents/{id}/dismiss"), Some(json!({})))
+        .await;
+    assert_eq!(refused.status, StatusCode::FORBIDDEN);
+
+    let dismissed = p.app.post(&format!("/threat-incidents/{id}/dismiss"), json!({})).await;
+    assert_eq!(dismissed.status, StatusCode::OK, "{:?}", dismissed.body);
+    assert_eq!(dismissed.data()["status"], "Dismissed");
+    let again = p.app.post(&format!("/threat-incidents/{id}/dismiss"), json!({})).await;
+    assert_eq!(again.status, StatusCode::CONFLICT);
+    let incident = p.incident(&id).await;
+    assert_eq!(incident["measures"][0]["standing"], "Lifted");
+    assert!(incident["measures"][0]["liftedBy"].is_string());
+
+    let signed_in = p.sign_in("ada", PASSWORD, "198.51.100.10").await;
+    assert_eq!(signed_in.status, StatusCode::OK);
+    let unblocked = p.sign_in("list-0", "guess", source).await;
+    assert_eq!(unblocked.body["error_code"], "InvalidCredentials", "the block is lifted: {:?}", unblocked.body);
+    // Forgotten: seven more accounts do not block again, and the next block is a first (15 minutes).
+    p.fail_unknown("next", 6, source).await;
+    assert!(!blocked(&p.sign_in("next-0", "guess", source).await), "a new count");
+    p.fail_unknown("last", 1, source).await;
+    assert!(blocked(&p.sign_in("ada", PASSWORD, source).await), "eight new accounts");
+    let newest = p.incidents().await[0]["id"].as_str().unwrap().to_owned();
+    assert_ne!(newest, id);
+    let measure = &p.incident(&newest).await["measures"][0];
+    let created = chrono::DateTime::parse_from_rfc3339(measure["createdAt"].as_str().unwrap()).unwrap();
+    let lapses = chrono::DateTime::parse_from_rfc3339(measure["lapsesAt"].as_str().unwrap()).unwrap();
+    assert_eq!((lapses - created).num_seconds(), 15 * MINUTE, "the dismissed block no longer counts");
+
+    // Lifting one measure, recorded in the trail as an update under the caller's name.
+    let lifted = p
+        .app
+        .post(&format!("/threat-incidents/mitigations/{}/revoke", measure["id"].as_str().unwrap()), json!({}))
+        .await;
+    assert_eq!(lifted.status, StatusCode::OK, "{:?}", lifted.body);
+    assert_eq!(lifted.data()["standing"], "Lifted");
+    assert_eq!(p.sign_in("ada", PASSWORD, source).await.status, StatusCode::OK);
+    let trail = p.app.get("/audit-trail?action=Update").await;
+    let kinds: Vec<&str> = trail.items().iter().filter_map(|row| row["resourceType"].as_str()).collect();
+    assert!(kinds.contains(&"threat_incident") && kinds.contains(&"threat_measure"), "{kinds:?}");
+}
+
+#[tokio::test]
+async fn operators_are_notified_as_the_owner_chose_and_an_account_once_an_hour() {
+    let p = protected(Counting::Memory, |_| {}).await;
+    let preferences = p.app.put("/account/notification-preferences", json!({ "attacksDetected": "Off" })).await;
+    assert_eq!(preferences.status, StatusCode::OK, "{:?}", preferences.body);
+    p.user("ada").await;
+    p.fail_unknown("list", 8, "198.51.100.20").await;
+    let notifications = p.app.get("/account/notifications").await;
+    assert!(notifications.items().is_empty(), "Off raises nothing");
+
+    p.app.put("/account/notification-preferences", json!({ "attacksDetected": "InConsole" })).await;
+    // Brute force on ada from strangers: closed, then reported once within the hour.
+    for n in 0..10 {
+        p.sign_in("ada", "guess", &format!("203.0.113.{n}")).await;
+    }
+    for n in 10..25 {
+        p.sign_in("ada", "guess", &format!("203.0.113.{n}")).await;
+    }
+    let notifications = p.app.get("/account/notifications").await;
+    let attacks: Vec<&Value> = notifications.items().iter().filter(|n| n["type"] == "attacks_detected").collect();
+    assert_eq!(attacks.len(), 1, "one incident opened: {attacks:?}");
+    assert_eq!(attacks[0]["severity"], "Warning");
+    let incidents = p.incidents().await;
+    let brute = incidents.iter().find(|i| i["kind"] == "BruteForce").unwrap();
+    assert_eq!(brute["protectedAccounts"], 1, "the account is reported once within the hour");
+    assert!(
+        p.sign_in("ada", PASSWORD, "198.51.100.99").await.body["error_code"] == "InvalidCredentials",
+        "still refused each time"
+    );
+}
+
+#[tokio::test]
+async fn incidents_are_listed_filtered_and_summed_up() {
+    let p = protected(Counting::Memory, |_| {}).await;
+    p.fail_unknown("list", 8, "198.51.100.30").await;
+    p.sign_in("list-0", "guess", "198.51.100.30").await;
+    let wrong = p.app.get("/threat-incidents?incidentStatus=Open").await;
+    assert_eq!(wrong.status, StatusCode::BAD_REQUEST);
+    assert_eq!(wrong.refused_fields(), [("incidentStatus".to_owned(), "OneOf".to_owned())]);
+    let active = p.app.get(&format!("/threat-incidents?realmId={}&incidentStatus=Active&clientId=shop", p.realm)).await;
+    assert_eq!(active.items().len(), 1);
+    assert!(active.items()[0].get("measures").is_none(), "lists carry no measures");
+    let resolved = p.app.get(&format!("/threat-incidents?realmId={}&incidentStatus=Resolved", p.realm)).await;
+    assert!(resolved.items().is_empty());
+
+    let summary = p.app.get(&format!("/threat-incidents/summary?days=7&realmId={}", p.realm)).await;
+    assert_eq!(summary.status, StatusCode::OK, "{:?}", summary.body);
+    let data = summary.data();
+    assert_eq!(data["days"], 7);
+    assert_eq!(data["openIncidents"], 1);
+    assert_eq!(data["measuresInForce"], 1);
+    assert_eq!(data["totals"]["incidents"], 1);
+    assert_eq!(data["totals"]["blockedSources"], 1);
+    assert_eq!(data["totals"]["refusedAttempts"], 1);
+    assert_eq!(data["byDay"].as_array().unwrap().len(), 8, "every day of the period, today included");
+    assert_eq!(data["byKind"][0]["name"], "CredentialStuffing");
+    assert_eq!(data["bySeverity"][0]["name"], "Medium");
+    assert_eq!(data["countries"][0]["name"], "Unknown");
+    assert_eq!(data["latestMeasures"][0]["type"], "SourceBlocked");
+    let other = p.app.get("/threat-incidents/summary?days=12").await;
+    assert_eq!(other.data()["days"], 30, "30 unless 7, 30 or 90");
+}
+
+/// The value of the fail-open metric for `cause`, 0 before any.
+async fn failed_open(app: &TestApp, cause: &str) -> u64 {
+    let metrics = app.http.get(format!("{}/metrics", app.base)).send().await.unwrap().text().await.unwrap();
+    let name = format!("castellan_attack_protection_failed_open_total{{cause=\"{cause}\"}} ");
+    metrics.lines().find_map(|line| line.strip_prefix(name.as_str())).map_or(0, |n| n.trim().parse().unwrap())
+}
+
+#[tokio::test]
+async fn a_detector_that_traps_or_never_answers_leaves_sign_in_working() {
+    let component = std::path::PathBuf::from(env!("FAILING_DETECTOR_COMPONENT"));
+    let p = protected(Counting::Memory, |settings| settings.detector_component = Some(component)).await;
+    p.user("ada").await;
+    let source = "198.51.100.40";
+    // Odd failure counts make the component trap, even ones run it into the deadline: a list worked
+    // through far past every threshold is never blocked, and the correct password is accepted.
+    for n in 0..12 {
+        let refused = p.sign_in(&format!("list-{n}"), "guess", source).await;
+        assert_eq!(refused.body["error_code"], "InvalidCredentials", "{:?}", refused.body);
+    }
+    let signed_in = p.sign_in("ada", PASSWORD, source).await;
+    assert_eq!(signed_in.status, StatusCode::OK, "protection fails open: {:?}", signed_in.body);
+    assert!(p.incidents().await.is_empty());
+    assert_eq!(failed_open(&p.app, "detector").await, 13, "each attempt logged and counted");
+}
+
+/// A Redis of the test's own, on a free loopback port, stopped when dropped.
+struct OwnRedis {
+    process: std::process::Child,
+    url: String,
+}
+
+impl OwnRedis {
+    async fn start() -> Self {
+        let port = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
+        let process = std::process::Command::new("redis-server")
+            .args(["--bind", "127.0.0.1", "--port", &port.to_string(), "--save", "", "--appendonly", "no"])
+            .stdout(std::process::Stdio::null())
+            .spawn()
+            .expect("redis-server is installed");
+        // Ready once it accepts connections.
+        while tokio::net::TcpStream::connect(("127.0.0.1", port)).await.is_err() {
+            tokio::task::yield_now().await;
+        }
+        Self { process, url: format!("redis://127.0.0.1:{port}") }
+    }
+}
+
+impl Drop for OwnRedis {
+    fn drop(&mut self) {
+        let _ = self.process.kill();
+        let _ = self.process.wait();
+    }
+}
+
+#[tokio::test]
+async fn sign_in_proceeds_unprotected_when_the_counting_store_cannot_be_read() {
+    let redis = OwnRedis::start().await;
+    let url = redis.url.clone();
+    let p = protected(Counting::Memory, move |settings| settings.redis_url = Some(url)).await;
+    p.user("ada").await;
+    let source = "198.51.100.41";
+    p.fail_unknown("list", 8, source).await;
+    assert!(blocked(&p.sign_in("ada", PASSWORD, source).await), "counted in Redis while it answers");
+
+    drop(redis);
+    let signed_in = p.sign_in("ada", PASSWORD, source).await;
+    assert_eq!(signed_in.status, StatusCode::OK, "the block cannot be read: fails open: {:?}", signed_in.body);
+    p.fail_unknown("more", 8, source).await;
+    assert!(failed_open(&p.app, "counting").await >= 9, "each unprotected attempt is counted");
+}
+
+impl Protected {
+    async fn recover(&self, login: &str, from: &str) -> Answer {
+        let url = format!("{}/realms/{}/account/recovery", self.app.base, self.realm);
+        let form = [("client_id", "shop"), ("username", login)];
+        let response = self
+            .app
+            .http
+            .post(url)
+            .header("x-forwarded-for", from)
+            .form(&form)
+            .send()
+            .await
+            .expect("the service answers");
+        answer(response).await
+    }
+
+    async fn reset(&self, token: &str, password: &str) -> Answer {
+        let url = format!("{}/realms/{}/account/recovery/reset", self.app.base, self.realm);
+        let response =
+            self.app.http.post(url).form(&[("token", token), ("password", password)]).send().await.expect("answers");
+        answer(response).await
+    }
+
+    /// Reset codes stored for the account (one per e-mail sent).
+    async fn codes_sent(&self, user_id: &str) -> i64 {
+        let store = self.app.database().await;
+        let (count,): (i64,) = sqlx::query_as("SELECT COUNT(*) FROM password_resets WHERE user_id = $1")
+            .bind(user_id)
+            .fetch_one(store.pool())
+            .await
+            .unwrap();
+        count
+    }
+}
+
+fn reset_code(message: &crate::smtp::Message) -> String {
+    let text = message.data.replace("=\r\n", "");
+    let start = text.find("cstl_reset_").expect("a code in the e-mail");
+    text[start..].chars().take_while(|c| c.is_ascii_alphanumeric() || *c == '_' || *c == '-').collect()
+}
+
+#[tokio::test]
+async fn recovery_answers_alike_and_a_code_resets_the_password_once() {
+    let mail = MailServer::start().await;
+    let url = mail.url.clone();
+    let p = protected(Counting::Memory, move |settings| settings.smtp_url = Some(url)).await;
+    p.user("ada").await;
+    let asked = p.recover("ada@example.com", "192.0.2.1").await;
+    let unknown = p.recover("nobody", "192.0.2.1").await;
+    assert_eq!(asked.status, StatusCode::ACCEPTED, "{:?}", asked.body);
+    assert_eq!((asked.status, &asked.body), (unknown.status, &unknown.body), "the same answer");
+
+    let letter = mail.wait_for("ada@example.com").await;
+    assert!(letter.data.contains("shop: reset your password"), "{}", letter.data);
+    let code = reset_code(&letter);
+    let short = p.reset(&code, "short").await;
+    assert_eq!(short.body["error_code"], "PasswordRefused");
+    let done = p.reset(&code, "a new and long passphrase").await;
+    assert_eq!(done.status, StatusCode::OK, "{:?}", done.body);
+    assert_eq!(p.sign_in("ada", "a new and long passphrase", "192.0.2.1").await.status, StatusCode::OK);
+    let again = p.reset(&code, "yet another passphrase").await;
+    assert_eq!(again.body["error_code"], "RecoveryTokenInvalid", "a code works once");
+
+    // A code lapses after 30 minutes.
+    p.recover("ada", "192.0.2.1").await;
+    p.app.advance(30 * MINUTE).await;
+    let codes: Vec<String> = mail.wait_for_all("ada@example.com", 2).await.iter().map(reset_code).collect();
+    assert_ne!(codes[0], codes[1], "a code of its own each time");
+    assert_eq!(p.reset(&codes[1], "yet another passphrase").await.body["error_code"], "RecoveryTokenInvalid");
+}
+
+#[tokio::test]
+async fn recovery_is_silenced_after_three_requests_for_an_account_and_a_source_asking_for_eight_is_blocked() {
+    let p = protected(Counting::Memory, |_| {}).await;
+    let ada = p.user("ada").await;
+    for n in 0..5 {
+        let asked = p.recover("ada", &format!("192.0.2.{n}")).await;
+        assert_eq!(asked.status, StatusCode::ACCEPTED, "the usual answer each time");
+    }
+    assert_eq!(p.codes_sent(&ada).await, 3, "more than three within 30 minutes send nothing");
+    p.app.advance(30 * MINUTE).await;
+    p.recover("ada", "192.0.2.9").await;
+    assert_eq!(p.codes_sent(&ada).await, 4, "30 minutes later a request sends again");
+
+    let source = "198.51.100.50";
+    for n in 0..7 {
+        p.user(&format!("member-{n}")).await;
+        assert_eq!(p.recover(&format!("member-{n}"), source).await.status, StatusCode::ACCEPTED);
+    }
+    p.recover("someone-else", source).await;
+    assert!(blocked(&p.recover("member-0", source).await), "eight accounts asked for from one address");
+    assert!(blocked(&p.sign_in("ada", PASSWORD, source).await), "its password attempts too");
+    let incidents = p.incidents().await;
+    let abuse: Vec<&Value> = incidents.iter().filter(|i| i["kind"] == "RecoveryAbuse").collect();
+    assert_eq!(abuse.len(), 2, "the silenced account's, resolved for quiet, and the source's: {incidents:?}");
+    assert_eq!((&abuse[1]["status"], &abuse[1]["refusedAttempts"]), (&json!("Resolved"), &json!(2)));
+    assert_eq!((&abuse[0]["status"], &abuse[0]["severity"]), (&json!("Active"), &json!("Low")));
+    assert_eq!(abuse[0]["blockedSources"], 1);
+    let notifications = p.app.get("/account/notifications").await;
+    assert!(
+        notifications.items().iter().any(|n| n["type"] == "attacks_detected" && n["severity"] == "Info"),
+        "informational for recovery abuse: {:?}",
+        notifications.items()
+    );
+}
