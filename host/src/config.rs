@@ -77,6 +77,10 @@ pub struct Settings {
     pub datacenter_networks_file: Option<PathBuf>,
     /// Tor exit addresses or networks, one a line: sources in them get half the thresholds.
     pub tor_exits_file: Option<PathBuf>,
+    /// A MaxMind-format country database (GeoLite2-Country layout): the countries of blocked sources.
+    pub country_database_file: Option<PathBuf>,
+    /// A MaxMind-format network database (GeoLite2-ASN layout): the networks of blocked sources.
+    pub network_database_file: Option<PathBuf>,
     /// `redis://host:port/db`: attack protection counts in Redis, together with every host using
     /// it. Without it each host counts in its own memory.
     pub redis_url: Option<String>,
@@ -110,6 +114,8 @@ impl Default for Settings {
             detector_component: None,
             datacenter_networks_file: None,
             tor_exits_file: None,
+            country_database_file: None,
+            network_database_file: None,
             redis_url: None,
         }
     }
@@ -206,6 +212,12 @@ pub struct Overrides {
     /// Tor exits (addresses or CIDR, one a line): their sources get half the attack thresholds.
     #[arg(long, env = "CASTELLAN_TOR_EXITS_FILE")]
     pub tor_exits_file: Option<PathBuf>,
+    /// MaxMind-format country database (GeoLite2-Country layout) for the countries of blocked sources.
+    #[arg(long, env = "CASTELLAN_COUNTRY_DATABASE_FILE")]
+    pub country_database_file: Option<PathBuf>,
+    /// MaxMind-format network database (GeoLite2-ASN layout) for the networks of blocked sources.
+    #[arg(long, env = "CASTELLAN_NETWORK_DATABASE_FILE")]
+    pub network_database_file: Option<PathBuf>,
 }
 
 #[derive(Debug, thiserror::Error)]
@@ -284,6 +296,8 @@ impl Settings {
             (&mut self.detector_component, &o.detector_component),
             (&mut self.datacenter_networks_file, &o.datacenter_networks_file),
             (&mut self.tor_exits_file, &o.tor_exits_file),
+            (&mut self.country_database_file, &o.country_database_file),
+            (&mut self.network_database_file, &o.network_database_file),
         ] {
             if given.is_some() {
                 setting.clone_from(given);

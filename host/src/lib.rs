@@ -164,8 +164,11 @@ impl Application {
         let protection = Arc::new(protection::Protection::new(
             counters,
             detector,
-            network_list(&settings.datacenter_networks_file)?,
-            network_list(&settings.tor_exits_file)?,
+            (network_list(&settings.datacenter_networks_file)?, network_list(&settings.tor_exits_file)?),
+            protection::networks::Geography::load(
+                settings.country_database_file.as_deref(),
+                settings.network_database_file.as_deref(),
+            )?,
             metrics.clone(),
         ));
         let state = AppState(Arc::new(Services {

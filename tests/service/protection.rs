@@ -212,9 +212,12 @@ async fn datacenter_and_tor_sources_are_blocked_at_half_the_thresholds() {
     let (datacenters, tor) = (dir.join("datacenters.txt"), dir.join("tor-exits.txt"));
     std::fs::write(&datacenters, "# a hosting provider\n203.0.113.0/24\n").unwrap();
     std::fs::write(&tor, "198.51.100.200\n").unwrap();
+    let fixtures = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures");
     let p = protected(Counting::Memory, |settings| {
         settings.datacenter_networks_file = Some(datacenters.clone());
         settings.tor_exits_file = Some(tor.clone());
+        settings.country_database_file = Some(fixtures.join("countries.mmdb"));
+        settings.network_database_file = Some(fixtures.join("networks.mmdb"));
     })
     .await;
     // An ordinary address stays open after four accounts.
@@ -233,6 +236,24 @@ async fn datacenter_and_tor_sources_are_blocked_at_half_the_thresholds() {
         measures.iter().flat_map(|m| m["reasons"].as_array().unwrap().clone()).map(|r| r.to_string()).collect();
     assert!(reasons.iter().any(|r| r.contains("datacenter network") && r.contains("halved")), "{reasons:?}");
     assert!(reasons.iter().any(|r| r.contains("Tor exit") && r.contains("halved")), "{reasons:?}");
+
+    // Countries and networks of the blocked sources, from the MaxMind-format databases.
+    let tor_block = measures.iter().find(|m| m["targetAddress"] == "198.51.100.200").unwrap();
+    assert_eq!((&tor_block["country"], &tor_block["network"]), (&json!("NL"), &json!("AS64500 Example Hosting")));
+    let datacenter_block = measures.iter().find(|m| m["targetAddress"] == "203.0.113.77").unwrap();
+    assert_eq!(datacenter_block["country"], "BR");
+    assert!(datacenter_block.get("network").is_none(), "unknown to the network database");
+    let summary = p.app.get(&format!("/threat-incidents/summary?realmId={}", p.realm)).await;
+    let names = |list: &str| -> Vec<(String, i64)> {
+        summary.data()[list]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|s| (s["name"].as_str().unwrap().to_owned(), s["blockedSources"].as_i64().unwrap()))
+            .collect()
+    };
+    assert_eq!(names("countries"), [("BR".to_owned(), 1), ("NL".to_owned(), 1)]);
+    assert_eq!(names("networks"), [("AS64500 Example Hosting".to_owned(), 1), ("Unknown".to_owned(), 1)]);
 }
 
 async fn smart_lockout_closes_an_account_to_strangers_only(counting: Counting) {
@@ -264,6 +285,20 @@ async fn smart_lockout_closes_an_account_to_strangers_only(counting: Counting) {
     assert_eq!(incident["severity"], "High", "brute force on one account");
     assert_eq!(incident["protectedAccounts"], 1);
 
+    // Lifted by an operator: strangers are let in again, and the failures that closed the account
+    // are forgotten, so one more does not close it again at once.
+    let measure = in_force[0]["id"].as_str().unwrap();
+    let lifted = p.app.post(&format!("/threat-incidents/mitigations/{measure}/revoke"), json!({})).await;
+    assert_eq!(lifted.status, StatusCode::OK, "{:?}", lifted.body);
+    p.sign_in("ada", "guess", "203.0.113.50").await;
+    let after_lift = p.sign_in("ada", PASSWORD, "198.51.100.4").await;
+    assert_eq!(after_lift.status, StatusCode::OK, "{:?}", after_lift.body);
+
+    // Closed again by ten more failures; 30 minutes later it opens by itself.
+    for n in 0..10 {
+        p.sign_in("ada", "guess", &format!("203.0.113.{}", 60 + n)).await;
+    }
+    assert_eq!(p.sign_in("ada", PASSWORD, "198.51.100.3").await.body["error_code"], "InvalidCredentials");
     p.app.advance(30 * MINUTE).await;
     let reopened = p.sign_in("ada", PASSWORD, "198.51.100.3").await;
     assert_eq!(reopened.status, StatusCode::OK, "30 minutes later: {:?}", reopened.body);

@@ -63,6 +63,8 @@ struct Memory {
     series: HashMap<String, Series>,
     /// Each hold's value and the instant it ends.
     holds: HashMap<String, (String, i64)>,
+    /// Whether the store being full was logged (once until pruning makes room).
+    full_logged: bool,
 }
 
 impl std::fmt::Debug for Counters {
@@ -150,12 +152,18 @@ impl Counters {
     pub async fn record(&self, key: &str, member: &str, now: i64) -> Result<(), CountError> {
         match &self.store {
             Store::Memory(memory) => {
-                let series = &mut lock(memory).series;
-                if !series.contains_key(key) && series.len() >= MAX_SERIES {
-                    tracing::warn!(key, "attack protection counters are full; this series is not counted");
+                let memory = &mut *lock(memory);
+                if !memory.series.contains_key(key) && memory.series.len() >= MAX_SERIES {
+                    if !memory.full_logged {
+                        memory.full_logged = true;
+                        tracing::warn!(
+                            series = MAX_SERIES,
+                            "attack protection counters are full; new series are not counted until old ones expire"
+                        );
+                    }
                     return Ok(());
                 }
-                series.entry(key.to_owned()).or_default().record(member, now);
+                memory.series.entry(key.to_owned()).or_default().record(member, now);
                 Ok(())
             }
             Store::Redis(connection) => {
@@ -197,6 +205,9 @@ impl Counters {
 
     /// Forgets the series `keys` whole, so that counting them starts again.
     pub async fn forget(&self, keys: &[String]) -> Result<(), CountError> {
+        if keys.is_empty() {
+            return Ok(());
+        }
         match &self.store {
             Store::Memory(memory) => {
                 let series = &mut lock(memory).series;
@@ -274,6 +285,7 @@ impl Counters {
         memory.holds.retain(|_, (_, until)| *until > now);
         let before = memory.series.len();
         memory.series.retain(|_, s| !s.forget_before(now - LONGEST_WINDOW_MS));
+        memory.full_logged = memory.series.len() >= MAX_SERIES;
         before - memory.series.len()
     }
 }

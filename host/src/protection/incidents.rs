@@ -167,6 +167,10 @@ pub async fn record(
         if !reportable(measure.kind) {
             continue;
         }
+        let (country, network) = match kind {
+            MeasureType::SourceBlocked => protection.place(&target),
+            _ => (None, None),
+        };
         let row = Measure {
             id: new_guid(),
             incident_id: incident_id.clone(),
@@ -175,8 +179,8 @@ pub async fn record(
             kind,
             target_address: (kind == MeasureType::SourceBlocked).then(|| target.clone()),
             target_user_id: (kind != MeasureType::SourceBlocked).then(|| target.clone()),
-            country: None,
-            network: None,
+            country,
+            network,
             reasons: reasons.clone(),
             created_at: now,
             lapses_at,

@@ -18,7 +18,7 @@ use std::net::IpAddr;
 use std::sync::{Arc, Mutex};
 
 use counting::{CountError, Counters};
-use networks::NetworkList;
+use networks::{Geography, NetworkList};
 pub use tracking::Seen;
 use tracking::observe;
 
@@ -71,6 +71,7 @@ pub struct Protection {
     detector: AttackDetector,
     datacenters: NetworkList,
     tor_exits: NetworkList,
+    geography: Geography,
     /// Attempts refused by each incident's measures, with the latest instant, not yet stored.
     refusals: Mutex<HashMap<String, (i64, i64)>>,
     metrics: Arc<Metrics>,
@@ -90,11 +91,19 @@ impl Protection {
     pub fn new(
         counters: Arc<Counters>,
         detector: AttackDetector,
-        datacenters: NetworkList,
-        tor_exits: NetworkList,
+        (datacenters, tor_exits): (NetworkList, NetworkList),
+        geography: Geography,
         metrics: Arc<Metrics>,
     ) -> Self {
-        Self { counters, detector, datacenters, tor_exits, refusals: Mutex::new(HashMap::new()), metrics }
+        Self { counters, detector, datacenters, tor_exits, geography, refusals: Mutex::new(HashMap::new()), metrics }
+    }
+
+    /// The country and network of an address, when the databases know them.
+    pub fn place(&self, address: &str) -> (Option<String>, Option<String>) {
+        match address.parse::<IpAddr>() {
+            Ok(ip) => (self.geography.country(ip), self.geography.network(ip)),
+            Err(_) => (None, None),
+        }
     }
 
     fn failed_open(&self, cause: &'static str, error: &CountError) {
@@ -185,10 +194,13 @@ impl Protection {
         }
     }
 
-    /// Ends a hold before its time (a lifted measure).
-    pub async fn release(&self, hold: Hold, realm_id: &str, target: &str) {
-        if let Err(error) = self.counters.release(&hold.key(realm_id, target)).await {
-            tracing::error!(%error, realm_id, target, "cannot end a hold of attack protection");
+    /// Ends a hold on an account before its time (a lifted measure), and forgets the counts that
+    /// took it, so that the next failure does not take it again at once.
+    pub async fn release(&self, hold: Hold, realm_id: &str, account: &str) {
+        let released = self.counters.release(&hold.key(realm_id, account)).await;
+        let series = tracking::account_series(realm_id, account, hold);
+        if let Err(error) = released.and(self.counters.forget(&series).await) {
+            tracing::error!(%error, realm_id, account, "cannot end a hold of attack protection");
         }
     }
 }

@@ -1,6 +1,7 @@
 //! Facts about source addresses from data files: datacenter networks and Tor exits, as lists of
 //! networks in CIDR notation (one a line; a bare address is a single-address network; `#` starts a
-//! comment). The public lists are fetched as the README's operations section describes.
+//! comment), and the country and network of an address from MaxMind-format databases (the
+//! GeoLite2-Country and GeoLite2-ASN layouts). The README says where the public data sets come from.
 
 use std::net::IpAddr;
 use std::path::Path;
@@ -70,6 +71,59 @@ impl NetworkList {
     }
 }
 
+/// The country and the network of addresses, from MaxMind-format databases when configured.
+#[derive(Default)]
+pub struct Geography {
+    countries: Option<maxminddb::Reader<Vec<u8>>>,
+    networks: Option<maxminddb::Reader<Vec<u8>>>,
+}
+
+impl std::fmt::Debug for Geography {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Geography")
+            .field("countries", &self.countries.is_some())
+            .field("networks", &self.networks.is_some())
+            .finish()
+    }
+}
+
+fn open_database(path: &Path) -> anyhow::Result<maxminddb::Reader<Vec<u8>>> {
+    maxminddb::Reader::open_readfile(path).with_context(|| format!("cannot read the database {}", path.display()))
+}
+
+impl Geography {
+    /// Reads a country database (`country.iso_code`) and a network database
+    /// (`autonomous_system_number`, `autonomous_system_organization`), each when given.
+    pub fn load(countries: Option<&Path>, networks: Option<&Path>) -> anyhow::Result<Self> {
+        Ok(Self {
+            countries: countries.map(open_database).transpose()?,
+            networks: networks.map(open_database).transpose()?,
+        })
+    }
+
+    /// The ISO 3166 code of the address's country, when known.
+    pub fn country(&self, ip: IpAddr) -> Option<String> {
+        let found = self.countries.as_ref()?.lookup(ip).ok()?;
+        let path = [maxminddb::PathElement::Key("country"), maxminddb::PathElement::Key("iso_code")];
+        found.decode_path::<String>(&path).ok().flatten()
+    }
+
+    /// The address's network: `AS64500 Example Hosting`, when known.
+    pub fn network(&self, ip: IpAddr) -> Option<String> {
+        let found = self.networks.as_ref()?.lookup(ip).ok()?;
+        let number =
+            found.decode_path::<u32>(&[maxminddb::PathElement::Key("autonomous_system_number")]).ok().flatten()?;
+        let organization = found
+            .decode_path::<String>(&[maxminddb::PathElement::Key("autonomous_system_organization")])
+            .ok()
+            .flatten();
+        Some(match organization {
+            Some(organization) => format!("AS{number} {organization}"),
+            None => format!("AS{number}"),
+        })
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -89,5 +143,20 @@ mod tests {
         assert!(list.contains(ip("::ffff:203.0.113.9")), "IPv4-mapped addresses read as IPv4");
         assert!(NetworkList::parse("not-a-network").is_err());
         assert!(!NetworkList::default().contains(ip("203.0.113.1")));
+    }
+
+    #[test]
+    fn countries_and_networks_come_from_maxmind_databases() {
+        let fixtures = Path::new(env!("CARGO_MANIFEST_DIR")).join("../tests/fixtures");
+        let geography =
+            Geography::load(Some(&fixtures.join("countries.mmdb")), Some(&fixtures.join("networks.mmdb"))).unwrap();
+        let ip = |text: &str| text.parse::<IpAddr>().unwrap();
+        assert_eq!(geography.country(ip("198.51.100.7")).as_deref(), Some("NL"));
+        assert_eq!(geography.country(ip("203.0.113.7")).as_deref(), Some("BR"));
+        assert_eq!(geography.country(ip("192.0.2.1")), None);
+        assert_eq!(geography.network(ip("198.51.100.7")).as_deref(), Some("AS64500 Example Hosting"));
+        assert_eq!(geography.network(ip("203.0.113.7")), None);
+        assert_eq!(Geography::default().country(ip("198.51.100.7")), None);
+        assert!(Geography::load(Some(&fixtures.join("make_mmdb.py")), None).is_err(), "not a database");
     }
 }

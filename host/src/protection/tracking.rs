@@ -27,6 +27,22 @@ fn source_key(realm_id: &str, source: &str, series: &str) -> String {
     format!("{realm_id}:source:{source}:{series}")
 }
 
+fn account_key(realm_id: &str, account: &str, series: &str) -> String {
+    format!("{realm_id}:account:{account}:{series}")
+}
+
+/// The series behind a measure on an account: failures from unapproved addresses (closing it to
+/// strangers), refusals on its phones (pausing its pushes).
+pub fn account_series(realm_id: &str, account: &str, hold: super::Hold) -> Vec<String> {
+    let series: &[&str] = match hold {
+        super::Hold::ClosedToUnknownAddresses => &["unapproved-failures"],
+        super::Hold::SignInPushesPaused => &["phone-refusals"],
+        super::Hold::RecoverySilenced => &["recovery"],
+        super::Hold::SourceBlocked | super::Hold::Reported => &[],
+    };
+    series.iter().map(|name| account_key(realm_id, account, name)).collect()
+}
+
 /// Every series counted about a source in the realm, to forget it whole.
 pub fn source_series(realm_id: &str, source: &str) -> Vec<String> {
     SOURCE_SERIES.iter().map(|series| source_key(realm_id, source, series)).collect()
@@ -36,7 +52,7 @@ pub fn source_series(realm_id: &str, source: &str) -> Vec<String> {
 pub async fn observe(counters: &Counters, seen: &Seen<'_>, now: i64) -> Result<Counts, CountError> {
     let Seen { realm_id, kind, outcome, source, account, account_known, approved } = *seen;
     let source_key = |series: &str| source_key(realm_id, source, series);
-    let account_key = |series: &str| format!("{realm_id}:account:{account}:{series}");
+    let account_key = |series: &str| account_key(realm_id, account, series);
     let once = new_guid();
     match (kind, outcome) {
         (AttemptKind::Password, Outcome::Failed) => {

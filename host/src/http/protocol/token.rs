@@ -383,7 +383,8 @@ async fn password(
         account_known: user.is_some(),
         approved,
     };
-    let detection = if locked { None } else { state.protection.judge(&state.store, &seen, now).await? };
+    // Every attempt counts, those the realm lockout refuses included.
+    let detection = state.protection.judge(&state.store, &seen, now).await?;
     let mut tx = state.store.begin().await?;
     let recorded = match &detection {
         Some(detection) => {
