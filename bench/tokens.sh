@@ -11,33 +11,10 @@
 # person; seeds single-use refresh tokens for the refresh run; warms up 3 s before the other runs.
 # Needs wrk (Debian package `wrk`), curl, python3 and, for PostgreSQL, psql.
 set -euo pipefail
-backend="${1:-sqlite}"
 connections="${2:-32}"
 seconds="${3:-15}"
-root="$(cd "$(dirname "$0")/.." && pwd)"
-work="$(mktemp -d)"
-port=18191
-cd "$work"
-
-cargo build --release --quiet -p castellan --manifest-path "$root/Cargo.toml"
-bin="${CARGO_TARGET_DIR:-$root/target}/release/castellan"
-args=(serve --policies "$root/policies" --listen "127.0.0.1:$port")
-if [ "$backend" = postgres ]; then
-  url="${CASTELLAN_BENCH_POSTGRES_URL:-postgres://postgres@127.0.0.1:5432/castellan_bench}"
-  psql "${url%/*}/postgres" -qc "DROP DATABASE IF EXISTS ${url##*/}" -c "CREATE DATABASE ${url##*/}"
-  args+=(--database-url "$url")
-  database="$url"
-else
-  database="$work/data/castellan.db"
-fi
-"$bin" "${args[@]}" >"$work/out.txt" 2>"$work/err.txt" &
-pid=$!
-trap 'kill $pid 2>/dev/null || true; rm -rf "$work"' EXIT
-until curl -sf "127.0.0.1:$port/readyz" >/dev/null; do :; done
-
-key=$(grep -o 'cstl_key_[A-Za-z0-9_-]*' "$work/out.txt" | head -n 1)
-admin() { curl -sf -H "x-api-key: $key" -H 'content-type: application/json' "$@"; }
-base="http://127.0.0.1:$port"
+# shellcheck source=bench/service.sh
+source "$(dirname "$0")/service.sh" "${1:-sqlite}" 18191
 admin -o /dev/null -d '{"id":"acme"}' "$base/api/v1/admin/realms"
 admin -o /dev/null -d '{"name":"orders:read"}' "$base/api/v1/admin/realms/acme/scopes"
 secret=$(admin -d '{"id":"agent","clientConfiguration":{"grantTypes":["client_credentials","password","refresh_token"],"allowedScopes":["orders:read"]}}' \

@@ -77,6 +77,9 @@ pub struct Settings {
     pub datacenter_networks_file: Option<PathBuf>,
     /// Tor exit addresses or networks, one a line: sources in them get half the thresholds.
     pub tor_exits_file: Option<PathBuf>,
+    /// Where sign-in requests for phones are posted (JSON with the phone's `push_token`), for the
+    /// gateway of the phones' platform; without it phones find their requests by asking.
+    pub push_gateway_url: Option<String>,
     /// A MaxMind-format country database (GeoLite2-Country layout): the countries of blocked sources.
     pub country_database_file: Option<PathBuf>,
     /// A MaxMind-format network database (GeoLite2-ASN layout): the networks of blocked sources.
@@ -115,6 +118,7 @@ impl Default for Settings {
             datacenter_networks_file: None,
             tor_exits_file: None,
             country_database_file: None,
+            push_gateway_url: None,
             network_database_file: None,
             redis_url: None,
         }
@@ -212,6 +216,9 @@ pub struct Overrides {
     /// Tor exits (addresses or CIDR, one a line): their sources get half the attack thresholds.
     #[arg(long, env = "CASTELLAN_TOR_EXITS_FILE")]
     pub tor_exits_file: Option<PathBuf>,
+    /// Push gateway address sign-in requests for phones are posted to (JSON) [default: none].
+    #[arg(long, env = "CASTELLAN_PUSH_GATEWAY_URL")]
+    pub push_gateway_url: Option<String>,
     /// MaxMind-format country database (GeoLite2-Country layout) for the countries of blocked sources.
     #[arg(long, env = "CASTELLAN_COUNTRY_DATABASE_FILE")]
     pub country_database_file: Option<PathBuf>,
@@ -292,6 +299,9 @@ impl Settings {
             self.redis_url.clone_from(&o.redis_url);
         }
         set(&mut self.mail_outbox, &o.mail_outbox);
+        if o.push_gateway_url.is_some() {
+            self.push_gateway_url.clone_from(&o.push_gateway_url);
+        }
         for (setting, given) in [
             (&mut self.detector_component, &o.detector_component),
             (&mut self.datacenter_networks_file, &o.datacenter_networks_file),

@@ -723,3 +723,200 @@ async fn recovery_is_silenced_after_three_requests_for_an_account_and_a_source_a
         notifications.items()
     );
 }
+
+/// A push gateway on loopback that records what the service posts to it.
+struct Gateway {
+    url: String,
+    posts: std::sync::Arc<std::sync::Mutex<Vec<Value>>>,
+}
+
+impl Gateway {
+    async fn start() -> Self {
+        let posts = std::sync::Arc::new(std::sync::Mutex::new(Vec::new()));
+        let kept = posts.clone();
+        let router = axum::Router::new().route(
+            "/push",
+            axum::routing::post(move |axum::Json(body): axum::Json<Value>| {
+                let kept = kept.clone();
+                async move {
+                    kept.lock().unwrap().push(body);
+                    StatusCode::ACCEPTED
+                }
+            }),
+        );
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let url = format!("http://{}/push", listener.local_addr().unwrap());
+        tokio::spawn(async move { axum::serve(listener, router).await });
+        Self { url, posts }
+    }
+
+    /// Waits for `count` posts (the service posts after it answers the sign-in).
+    async fn wait_for(&self, count: usize) -> Vec<Value> {
+        for _ in 0..250 {
+            let posts = self.posts.lock().unwrap().clone();
+            if posts.len() >= count {
+                return posts;
+            }
+            tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+        }
+        panic!("fewer than {count} posts to the push gateway");
+    }
+}
+
+/// An enrolled phone: its id and secret.
+struct Phone {
+    id: String,
+    secret: String,
+}
+
+impl Protected {
+    /// Signs ada in with her password and enrolls a phone with her access token.
+    async fn enroll_phone(&self, username: &str) -> Phone {
+        let signed_in = self.sign_in(username, PASSWORD, "192.0.2.10").await;
+        let token = signed_in.body["access_token"].as_str().expect("an access token").to_owned();
+        let url = format!("{}/realms/{}/account/push-devices", self.app.base, self.realm);
+        let form = [("name", "Ada's phone"), ("push_token", "fcm:ada-phone")];
+        let enrolled = answer(self.app.http.post(url).bearer_auth(token).form(&form).send().await.unwrap()).await;
+        assert_eq!(enrolled.status, StatusCode::CREATED, "{:?}", enrolled.body);
+        Phone {
+            id: enrolled.body["device_id"].as_str().unwrap().to_owned(),
+            secret: enrolled.body["device_secret"].as_str().unwrap().to_owned(),
+        }
+    }
+
+    /// A password sign-in asking for confirmation on the phone: the push request's id.
+    async fn push_sign_in(&self, username: &str, from: &str) -> Answer {
+        let url = format!("{}/realms/{}/protocol/openid-connect/token", self.app.base, self.realm);
+        let form =
+            [("grant_type", "password"), ("username", username), ("password", PASSWORD), ("confirmation", "push")];
+        let response = self
+            .app
+            .http
+            .post(url)
+            .basic_auth(&self.client.id, Some(&self.client.secret))
+            .header("x-forwarded-for", from)
+            .form(&form)
+            .send()
+            .await
+            .unwrap();
+        answer(response).await
+    }
+
+    async fn poll(&self, request: &str) -> Answer {
+        let form = [("grant_type", "urn:castellan:params:oauth:grant-type:push"), ("push_request_id", request)];
+        self.app.token(&self.client, &form).await
+    }
+
+    async fn waiting(&self, phone: &Phone) -> Vec<Value> {
+        let url = format!("{}/realms/{}/account/push-requests", self.app.base, self.realm);
+        let listed =
+            answer(self.app.http.get(url).basic_auth(&phone.id, Some(&phone.secret)).send().await.unwrap()).await;
+        assert_eq!(listed.status, StatusCode::OK, "{:?}", listed.body);
+        listed.body["requests"].as_array().unwrap().clone()
+    }
+
+    async fn decide(&self, phone: &Phone, request: &str, decision: &str) -> Answer {
+        let url = format!("{}/realms/{}/account/push-requests/{request}/answer", self.app.base, self.realm);
+        let response = self
+            .app
+            .http
+            .post(url)
+            .basic_auth(&phone.id, Some(&phone.secret))
+            .form(&[("decision", decision)])
+            .send()
+            .await;
+        answer(response.unwrap()).await
+    }
+}
+
+#[tokio::test]
+async fn a_sign_in_confirmed_on_the_phone_gets_its_tokens_once() {
+    let gateway = Gateway::start().await;
+    let url = gateway.url.clone();
+    let p = protected(Counting::Memory, move |settings| settings.push_gateway_url = Some(url)).await;
+    p.user("ada").await;
+    let without = p.push_sign_in("ada", "192.0.2.20").await;
+    assert_eq!(without.body["error_code"], "PushDeviceMissing");
+    let phone = p.enroll_phone("ada").await;
+
+    let asked = p.push_sign_in("ada", "192.0.2.20").await;
+    assert_eq!(asked.status, StatusCode::OK, "{:?}", asked.body);
+    assert!(asked.body.get("access_token").is_none(), "no token before the phone answers");
+    let request = asked.body["push_request_id"].as_str().unwrap().to_owned();
+    let posted = gateway.wait_for(1).await;
+    assert_eq!(posted[0]["push_token"], "fcm:ada-phone");
+    assert_eq!(posted[0]["push_request_id"], request.as_str());
+    assert_eq!(posted[0]["ip_address"], "192.0.2.20");
+
+    assert_eq!(p.poll(&request).await.body["error"], "authorization_pending");
+    let waiting = p.waiting(&phone).await;
+    assert_eq!(waiting.len(), 1);
+    assert_eq!(waiting[0]["push_request_id"], request.as_str());
+    let wrong = Phone { id: phone.id.clone(), secret: "cstl_dev_wrong".into() };
+    let refused = p.decide(&wrong, &request, "approve").await;
+    assert_eq!(refused.status, StatusCode::UNAUTHORIZED, "a phone proves itself");
+
+    assert_eq!(p.decide(&phone, &request, "approve").await.body["status"], "Approved");
+    let tokens = p.poll(&request).await;
+    assert_eq!(tokens.status, StatusCode::OK, "{:?}", tokens.body);
+    let claims = crate::support::claims(tokens.body["access_token"].as_str().unwrap());
+    assert!(claims["sid"].is_string() || claims["sub"].is_string());
+    assert_eq!(p.poll(&request).await.body["error_code"], "PushRequestUnknown", "exchanged once");
+
+    // Refused on the phone, or left unanswered until it lapses.
+    let second = p.push_sign_in("ada", "192.0.2.20").await.body["push_request_id"].as_str().unwrap().to_owned();
+    p.decide(&phone, &second, "refuse").await;
+    assert_eq!(p.poll(&second).await.body["error"], "access_denied");
+    let third = p.push_sign_in("ada", "192.0.2.20").await.body["push_request_id"].as_str().unwrap().to_owned();
+    p.app.advance(120).await;
+    assert_eq!(p.poll(&third).await.body["error"], "expired_token");
+    assert_eq!(p.decide(&phone, &third, "approve").await.status, StatusCode::NOT_FOUND, "too late to answer");
+}
+
+async fn two_refusals_on_the_phone_pause_its_pushes(counting: Counting) {
+    let gateway = Gateway::start().await;
+    let url = gateway.url.clone();
+    let p = protected(counting, move |settings| settings.push_gateway_url = Some(url)).await;
+    let ada = p.user("ada").await;
+    let phone = p.enroll_phone("ada").await;
+    let attacker = "198.51.100.90";
+    for n in 0..2 {
+        let request = p.push_sign_in("ada", attacker).await.body["push_request_id"].as_str().unwrap().to_owned();
+        let refused = p.decide(&phone, &request, "refuse").await;
+        assert_eq!(refused.body["status"], "Refused", "refusal {n}: {:?}", refused.body);
+    }
+    gateway.wait_for(2).await;
+    let incidents = p.incidents().await;
+    assert_eq!(incidents.len(), 1, "{incidents:?}");
+    let incident = p.incident(incidents[0]["id"].as_str().unwrap()).await;
+    assert_eq!(incident["kind"], "PushBombing");
+    assert_eq!(incident["severity"], "High");
+    assert_eq!(incident["measures"][0]["type"], "SignInPushesPaused");
+    assert_eq!(incident["measures"][0]["targetUserId"], ada.as_str());
+
+    // Paused: the sign-in is answered as usual, but no phone hears of it and it lapses unanswered.
+    let paused = p.push_sign_in("ada", attacker).await;
+    assert_eq!(paused.status, StatusCode::OK, "{:?}", paused.body);
+    let request = paused.body["push_request_id"].as_str().unwrap().to_owned();
+    assert!(p.waiting(&phone).await.is_empty(), "withheld from the phone");
+    assert_eq!(p.poll(&request).await.body["error"], "authorization_pending", "as if nobody answered");
+    p.app.advance(120).await;
+    assert_eq!(p.poll(&request).await.body["error"], "expired_token");
+    assert_eq!(gateway.posts.lock().unwrap().len(), 2, "nothing reached the gateway");
+
+    // Thirty minutes after the pause, pushes reach the phone again.
+    p.app.advance(30 * MINUTE).await;
+    let request = p.push_sign_in("ada", "192.0.2.10").await.body["push_request_id"].as_str().unwrap().to_owned();
+    assert_eq!(p.waiting(&phone).await[0]["push_request_id"], request.as_str());
+    gateway.wait_for(3).await;
+}
+
+#[tokio::test]
+async fn two_refusals_on_the_phone_pause_its_pushes_in_memory() {
+    two_refusals_on_the_phone_pause_its_pushes(Counting::Memory).await;
+}
+
+#[tokio::test]
+async fn two_refusals_on_the_phone_pause_its_pushes_in_redis() {
+    two_refusals_on_the_phone_pause_its_pushes(Counting::Redis).await;
+}

@@ -19,6 +19,7 @@ pub mod memberships;
 pub mod notifications;
 pub mod organizations;
 pub mod page;
+pub mod push;
 pub mod realm_roles;
 pub mod realms;
 pub mod recovery;

@@ -7,6 +7,7 @@
 pub mod discovery;
 pub mod exchange;
 pub mod introspection;
+pub mod push;
 pub mod recovery;
 pub mod token;
 
@@ -32,6 +33,9 @@ pub fn routes() -> Router<AppState> {
         .route("/realms/{realm}/protocol/openid-connect/token", post(token::exchange))
         .route("/realms/{realm}/account/recovery", post(recovery::request))
         .route("/realms/{realm}/account/recovery/reset", post(recovery::reset))
+        .route("/realms/{realm}/account/push-devices", post(push::enroll))
+        .route("/realms/{realm}/account/push-requests", get(push::waiting))
+        .route("/realms/{realm}/account/push-requests/{requestId}/answer", post(push::answer))
         .route("/realms/{realm}/protocol/openid-connect/token/introspect", post(introspection::introspect))
         .route("/realms/{realm}/protocol/openid-connect/revoke", post(introspection::revoke))
         .route("/realms/{realm}/protocol/openid-connect/userinfo", get(discovery::userinfo).post(discovery::userinfo))

@@ -41,7 +41,7 @@ const FAILURE_WINDOW_MS: i64 = 60 * 60 * 1000;
 
 /// Where a sign-in came from.
 #[derive(Debug, Clone)]
-pub(super) struct Origin {
+pub struct Origin {
     pub ip_address: String,
     pub user_agent: Option<String>,
 }
@@ -56,7 +56,10 @@ pub async fn exchange(
     let realm = realm(&state, &realm_id).await?;
     let form = Form::parse(&headers, &body)?;
     let grant_type = form.require("grant_type")?;
-    if !matches!(grant_type, "client_credentials" | "password" | "refresh_token" | exchange::GRANT_TYPE) {
+    if !matches!(
+        grant_type,
+        "client_credentials" | "password" | "refresh_token" | exchange::GRANT_TYPE | super::push::GRANT_TYPE
+    ) {
         return Err(OAuthError::new(
             StatusCode::BAD_REQUEST,
             "unsupported_grant_type",
@@ -79,7 +82,9 @@ pub async fn exchange(
         // Token Exchange has its own switch, and every attempt is in the exchange trail.
         return exchange::exchange(&state, &realm, &client, &form, &origin).await;
     }
-    if !from_json_list(&client.grant_types).iter().any(|g| g == grant_type) {
+    // The push grant ends a password sign-in a phone confirmed: it needs the password grant.
+    let needed = if grant_type == super::push::GRANT_TYPE { "password" } else { grant_type };
+    if !from_json_list(&client.grant_types).iter().any(|g| g == needed) {
         return Err(OAuthError::new(
             StatusCode::BAD_REQUEST,
             "unauthorized_client",
@@ -90,6 +95,7 @@ pub async fn exchange(
     match grant_type {
         "client_credentials" => client_credentials(&state, &realm, &client, &form, &origin).await,
         "password" => password(&state, &realm, &client, &form, &origin).await,
+        super::push::GRANT_TYPE => super::push::exchange(&state, &realm, &client, &form).await,
         _ => refresh(&state, &realm, &client, &form, &origin).await,
     }
 }
@@ -450,7 +456,44 @@ async fn password(
         return Err(refusal.answer());
     }
     let Some(user) = user else { return Err(Refusal::InvalidCredentials.answer()) };
+    if form.get("confirmation") == Some("push") {
+        // The password is right; the person confirms on a phone before any token is issued.
+        let (answer, deliveries) =
+            super::push::ask(state, &mut tx, realm, client, &user, &scopes, resource.as_deref(), origin, now).await?;
+        tx.commit().await?;
+        super::push::deliver(state, deliveries);
+        send_letters(state, recorded.letters);
+        return Ok(answer);
+    }
+    let signed_in =
+        SignIn { realm, client, user: &user, scopes: &scopes, resource: resource.as_deref(), methods: &["pwd"] };
+    let answer = open_session(state, tx, &signed_in, origin, now).await;
+    send_letters(state, recorded.letters);
+    answer
+}
 
+/// A person whose sign-in succeeded, and how.
+pub(super) struct SignIn<'a> {
+    pub realm: &'a Realm,
+    pub client: &'a Client,
+    pub user: &'a User,
+    pub scopes: &'a [String],
+    pub resource: Option<&'a str>,
+    /// `pwd`, and `push` when a phone confirmed it.
+    pub methods: &'a [&'a str],
+}
+
+/// Opens the session of a successful sign-in in `tx`: the address is approved for the account,
+/// `login_succeeded` is published, and the tokens are answered once it commits.
+pub(super) async fn open_session(
+    state: &AppState,
+    mut tx: crate::store::Transaction,
+    signed_in: &SignIn<'_>,
+    origin: &Origin,
+    now: i64,
+) -> Result<Response, OAuthError> {
+    let SignIn { realm, client, user, scopes, resource, methods } = *signed_in;
+    let methods_list: Vec<String> = methods.iter().map(|m| (*m).to_owned()).collect();
     let session = Session {
         id: new_guid(),
         realm_id: realm.id.clone(),
@@ -458,7 +501,7 @@ async fn password(
         user_id: user.id.clone(),
         ip_address: origin.ip_address.clone(),
         user_agent: origin.user_agent.clone(),
-        authentication_methods: to_json_list(&["pwd".to_owned()]),
+        authentication_methods: to_json_list(&methods_list),
         created_at: now,
         last_active_at: now,
         expires_at: now + i64::from(state.settings.session_seconds) * 1000,
@@ -467,7 +510,7 @@ async fn password(
     };
     sessions::insert(&mut *tx, &session).await?;
     lockout::approve(&mut tx, &user.id, &origin.ip_address, now).await?;
-    let refresh = next_refresh(state, client, &session, &scopes, resource.as_deref(), now);
+    let refresh = next_refresh(state, client, &session, scopes, resource, now);
     if let Some((row, _, _)) = &refresh {
         sessions::insert_refresh(&mut *tx, row).await?;
     }
@@ -475,19 +518,18 @@ async fn password(
     let data = login_data(
         Login {
             grant_type: "password",
-            resource: resource.as_deref(),
-            user: Some(&user),
+            resource,
+            user: Some(user),
             session_id: Some(&session.id),
             failure_reason: None,
-            scopes: &scopes,
-            methods: &["pwd"],
+            scopes,
+            methods,
         },
         origin,
     );
     publish(&mut tx, realm, client, "login_succeeded", data, now).await?;
     tx.commit().await?;
-    send_letters(state, recorded.letters);
-    person_tokens(state, client, &user, &session, &scopes, resource.as_deref(), refresh).await
+    person_tokens(state, client, user, &session, scopes, resource, refresh).await
 }
 
 /// A new refresh token in the session when the client uses the refresh grant, never outliving the
