@@ -88,6 +88,23 @@ impl Protected {
     }
 }
 
+/// Runs a scenario as two tests: with the counters in memory, and in Redis.
+macro_rules! in_memory_and_in_redis {
+    ($scenario:ident) => {
+        mod $scenario {
+            #[tokio::test]
+            async fn in_memory() {
+                super::$scenario(super::Counting::Memory).await;
+            }
+
+            #[tokio::test]
+            async fn in_redis() {
+                super::$scenario(super::Counting::Redis).await;
+            }
+        }
+    };
+}
+
 fn blocked(answer: &Answer) -> bool {
     answer.status == StatusCode::TOO_MANY_REQUESTS && answer.body["error_code"] == "TooManyRequests"
 }
@@ -139,15 +156,7 @@ async fn eight_accounts_block_a_source_and_seven_do_not(counting: Counting) {
     assert_eq!(incident["measures"][0]["standing"], "Lapsed");
 }
 
-#[tokio::test]
-async fn eight_accounts_block_a_source_and_seven_do_not_in_memory() {
-    eight_accounts_block_a_source_and_seven_do_not(Counting::Memory).await;
-}
-
-#[tokio::test]
-async fn eight_accounts_block_a_source_and_seven_do_not_in_redis() {
-    eight_accounts_block_a_source_and_seven_do_not(Counting::Redis).await;
-}
+in_memory_and_in_redis!(eight_accounts_block_a_source_and_seven_do_not);
 
 /// Fails `count` times against one unknown name from `source`.
 async fn fail_one_name(p: &Protected, count: usize, source: &str) {
@@ -195,15 +204,7 @@ async fn thirty_failures_block_and_each_block_in_a_day_lasts_longer(counting: Co
     assert_eq!(third["severity"], "High", "a source blocked for the third time within 24 hours");
 }
 
-#[tokio::test]
-async fn thirty_failures_block_and_each_block_in_a_day_lasts_longer_in_memory() {
-    thirty_failures_block_and_each_block_in_a_day_lasts_longer(Counting::Memory).await;
-}
-
-#[tokio::test]
-async fn thirty_failures_block_and_each_block_in_a_day_lasts_longer_in_redis() {
-    thirty_failures_block_and_each_block_in_a_day_lasts_longer(Counting::Redis).await;
-}
+in_memory_and_in_redis!(thirty_failures_block_and_each_block_in_a_day_lasts_longer);
 
 #[tokio::test]
 async fn datacenter_and_tor_sources_are_blocked_at_half_the_thresholds() {
@@ -304,15 +305,7 @@ async fn smart_lockout_closes_an_account_to_strangers_only(counting: Counting) {
     assert_eq!(reopened.status, StatusCode::OK, "30 minutes later: {:?}", reopened.body);
 }
 
-#[tokio::test]
-async fn smart_lockout_closes_an_account_to_strangers_only_in_memory() {
-    smart_lockout_closes_an_account_to_strangers_only(Counting::Memory).await;
-}
-
-#[tokio::test]
-async fn smart_lockout_closes_an_account_to_strangers_only_in_redis() {
-    smart_lockout_closes_an_account_to_strangers_only(Counting::Redis).await;
-}
+in_memory_and_in_redis!(smart_lockout_closes_an_account_to_strangers_only);
 
 async fn a_correct_password_from_a_list_is_exposed(counting: Counting) {
     let mail = MailServer::start().await;
@@ -376,15 +369,7 @@ async fn a_correct_password_from_a_list_is_exposed(counting: Counting) {
     assert_eq!(standing.data()["exposures"][0]["standing"], "Resolved");
 }
 
-#[tokio::test]
-async fn a_correct_password_from_a_list_is_exposed_in_memory() {
-    a_correct_password_from_a_list_is_exposed(Counting::Memory).await;
-}
-
-#[tokio::test]
-async fn a_correct_password_from_a_list_is_exposed_in_redis() {
-    a_correct_password_from_a_list_is_exposed(Counting::Redis).await;
-}
+in_memory_and_in_redis!(a_correct_password_from_a_list_is_exposed);
 
 #[tokio::test]
 async fn three_accounts_that_do_not_look_like_a_list_expose_nothing() {
@@ -911,12 +896,4 @@ async fn two_refusals_on_the_phone_pause_its_pushes(counting: Counting) {
     gateway.wait_for(3).await;
 }
 
-#[tokio::test]
-async fn two_refusals_on_the_phone_pause_its_pushes_in_memory() {
-    two_refusals_on_the_phone_pause_its_pushes(Counting::Memory).await;
-}
-
-#[tokio::test]
-async fn two_refusals_on_the_phone_pause_its_pushes_in_redis() {
-    two_refusals_on_the_phone_pause_its_pushes(Counting::Redis).await;
-}
+in_memory_and_in_redis!(two_refusals_on_the_phone_pause_its_pushes);

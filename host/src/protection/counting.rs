@@ -136,10 +136,13 @@ impl Counters {
     /// open) rather than a wait.
     pub async fn redis(url: &str) -> Result<Self, CountError> {
         let client = redis::Client::open(url)?;
+        // Reconnection waits at most 50 ms between tries: while Redis is away each attempt fails
+        // open quickly instead of waiting out a long backoff.
         let config = redis::aio::ConnectionManagerConfig::new()
-            .set_connection_timeout(Some(Duration::from_secs(1)))
+            .set_connection_timeout(Some(Duration::from_millis(250)))
             .set_response_timeout(Some(Duration::from_millis(250)))
-            .set_number_of_retries(2);
+            .set_number_of_retries(1)
+            .set_max_delay(Duration::from_millis(50));
         let connection = redis::aio::ConnectionManager::new_with_config(client, config).await?;
         Ok(Self { store: Store::Redis(connection) })
     }
