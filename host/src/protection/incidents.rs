@@ -5,12 +5,12 @@
 
 use serde_json::json;
 
-use super::{Detection, Hold};
+use super::Hold;
 use crate::AppState;
 use crate::clock::{from_millis, iso};
 use crate::ids::new_guid;
 use crate::mail::Letter;
-use crate::plugins::detector::{Classification, MeasureKind, Severity};
+use crate::plugins::detector::{Classification, Decision, MeasureKind, Severity};
 use crate::store::clients::Client;
 use crate::store::events::{self, Event};
 use crate::store::notifications::{self as preferences_store, AttacksDetected, Severity as NoticeSeverity};
@@ -105,10 +105,9 @@ pub async fn record(
     state: &AppState,
     tx: &mut Connection,
     attack: &Attack<'_>,
-    detection: &Detection,
+    decision: &Decision,
     now: i64,
 ) -> Result<Recorded, sqlx::Error> {
-    let decision = &detection.decision;
     let protection = &state.protection;
     let realm = attack.realm;
     let mut recorded = Recorded::default();
@@ -129,7 +128,7 @@ pub async fn record(
     };
     let reportable = |kind: MeasureKind| kind == MeasureKind::SourceBlocked || reported_in.is_none();
     let mut incident = if decision.measures.iter().any(|m| reportable(m.kind)) {
-        let (incident, letters) = open_or_join(state, tx, attack, detection, now).await?;
+        let (incident, letters) = open_or_join(state, tx, attack, decision, now).await?;
         recorded.letters.extend(letters);
         Some(incident)
     } else {
@@ -219,10 +218,9 @@ async fn open_or_join(
     state: &AppState,
     tx: &mut Connection,
     attack: &Attack<'_>,
-    detection: &Detection,
+    decision: &Decision,
     now: i64,
 ) -> Result<(Incident, Vec<Letter>), sqlx::Error> {
-    let decision = &detection.decision;
     let kind = incident_kind(decision.classification);
     let severity = incident_severity(decision.severity);
     if let Some(mut incident) = store::joinable(&mut *tx, &attack.realm.id, kind, now - GROUPING_MS).await? {

@@ -58,13 +58,6 @@ impl Hold {
     }
 }
 
-/// The detector's decision on an attempt, with the facts it was given.
-#[derive(Debug, Clone)]
-pub struct Detection {
-    pub decision: Decision,
-    pub source: Source,
-}
-
 /// Attack protection as the service runs it.
 pub struct Protection {
     pub counters: Arc<Counters>,
@@ -166,7 +159,7 @@ impl Protection {
 
     /// Counts the attempt and asks the detector about it: its decision when it takes a measure.
     /// None for an ordinary attempt, and when protection fails open.
-    pub async fn judge(&self, store: &Store, seen: &Seen<'_>, now: i64) -> Result<Option<Detection>, sqlx::Error> {
+    pub async fn judge(&self, store: &Store, seen: &Seen<'_>, now: i64) -> Result<Option<Decision>, sqlx::Error> {
         let counts = match observe(&self.counters, seen, now).await {
             Ok(counts) => counts,
             Err(error) => {
@@ -181,7 +174,7 @@ impl Protection {
             self.metrics.protection_failed_open("detector");
             return Ok(None);
         };
-        Ok((!decision.measures.is_empty()).then_some(Detection { decision, source }))
+        Ok((!decision.measures.is_empty()).then_some(decision))
     }
 
     /// Forgets what a source did in the realm (a lifted block, a dismissed incident): its next

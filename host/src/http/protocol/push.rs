@@ -331,15 +331,15 @@ pub async fn answer(
         account_known: true,
         approved: false,
     };
-    let detection = state.protection.judge(&state.store, &seen, now).await?;
+    let decision = state.protection.judge(&state.store, &seen, now).await?;
     let mut tx = state.store.begin().await?;
     if !store::transition(&mut *tx, &request.id, RequestStatus::Pending, to, Some(&device.id), now).await? {
         return Err(gone());
     }
     let mut letters = Vec::new();
-    if let Some(detection) = &detection {
+    if let Some(decision) = &decision {
         let attack = Attack { realm: &realm, client: &client, user: Some(&user), address: &request.ip_address };
-        letters = incidents::record(&state, &mut tx, &attack, detection, now).await?.letters;
+        letters = incidents::record(&state, &mut tx, &attack, decision, now).await?.letters;
     }
     tx.commit().await?;
     send_letters(&state, letters);

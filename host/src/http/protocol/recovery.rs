@@ -73,12 +73,12 @@ pub async fn request(
         account_known: user.is_some(),
         approved: false,
     };
-    let detection = state.protection.judge(&state.store, &seen, now).await?;
+    let decision = state.protection.judge(&state.store, &seen, now).await?;
     let mut tx = state.store.begin().await?;
     let mut letters = Vec::new();
-    if let Some(detection) = &detection {
+    if let Some(decision) = &decision {
         let attack = Attack { realm: &realm, client: &client, user: user.as_ref(), address: &address };
-        letters.extend(incidents::record(&state, &mut tx, &attack, detection, now).await?.letters);
+        letters.extend(incidents::record(&state, &mut tx, &attack, decision, now).await?.letters);
     }
     // The e-mail goes out to an active account with an address, unless its recovery is silenced
     // (this request may just have silenced it).

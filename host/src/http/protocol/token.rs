@@ -390,12 +390,12 @@ async fn password(
         approved,
     };
     // Every attempt counts, those the realm lockout refuses included.
-    let detection = state.protection.judge(&state.store, &seen, now).await?;
+    let decision = state.protection.judge(&state.store, &seen, now).await?;
     let mut tx = state.store.begin().await?;
-    let recorded = match &detection {
-        Some(detection) => {
+    let recorded = match &decision {
+        Some(decision) => {
             let attack = Attack { realm, client, user: user.as_ref(), address };
-            incidents::record(state, &mut tx, &attack, detection, now).await?
+            incidents::record(state, &mut tx, &attack, decision, now).await?
         }
         None => Recorded::default(),
     };
