@@ -4,7 +4,9 @@
 #             lookup, with no database work);
 #   failed  — failed password sign-ins from 65,536 forwarded addresses per wrk thread, each for a
 #             name the realm never had, so that every attempt is counted and decided on and none is
-#             refused: the cost detection adds to a failed sign-in (Argon2id dominates it).
+#             refused: the cost detection adds to a failed sign-in (Argon2id dominates it);
+#   stuffing — bench/stuffing.py: 100,000 sign-ins over 10,000 names from 50 sources, then the
+#             incidents and counts the service recorded.
 #
 #   bench/protection.sh sqlite|postgres [connections] [seconds]
 #
@@ -40,4 +42,6 @@ echo "== failed password sign-ins from many sources"
 wrk -t2 -c"$connections" -d3s -s "$root/bench/forwarded.lua" "$token_url" >/dev/null
 wrk -t2 -c"$connections" -d"${seconds}s" --latency -s "$root/bench/forwarded.lua" "$token_url" \
   | grep -E 'Requests/sec|Non-2xx|50%|99%|requests in'
+echo "== credential stuffing: 100,000 attempts, 10,000 names, 50 sources"
+python3 "$root/bench/stuffing.py" "$base" "$key"
 echo "resident memory after the runs: $(grep VmRSS /proc/$pid/status | awk '{print $2, $3}')"

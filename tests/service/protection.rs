@@ -823,6 +823,9 @@ async fn a_sign_in_confirmed_on_the_phone_gets_its_tokens_once() {
     let without = p.push_sign_in("ada", "192.0.2.20").await;
     assert_eq!(without.body["error_code"], "PushDeviceMissing");
     let phone = p.enroll_phone("ada").await;
+    let url = format!("{}/realms/{}/account/push-devices", p.app.base, p.realm);
+    let anonymous = answer(p.app.http.post(&url).form(&[("name", "Mallory's")]).send().await.unwrap()).await;
+    assert_eq!((anonymous.status, &anonymous.body["error"]), (StatusCode::UNAUTHORIZED, &json!("invalid_token")));
 
     let asked = p.push_sign_in("ada", "192.0.2.20").await;
     assert_eq!(asked.status, StatusCode::OK, "{:?}", asked.body);
@@ -897,3 +900,21 @@ async fn two_refusals_on_the_phone_pause_its_pushes(counting: Counting) {
 }
 
 in_memory_and_in_redis!(two_refusals_on_the_phone_pause_its_pushes);
+
+#[tokio::test]
+async fn an_account_enrolls_at_most_ten_phones() {
+    let p = protected(Counting::Memory, |_| {}).await;
+    p.user("ada").await;
+    let token = p.sign_in("ada", PASSWORD, "192.0.2.10").await.body["access_token"].as_str().unwrap().to_owned();
+    let url = format!("{}/realms/{}/account/push-devices", p.app.base, p.realm);
+    for n in 0..11 {
+        let enrolled =
+            answer(p.app.http.post(&url).bearer_auth(&token).form(&[("name", "phone")]).send().await.unwrap());
+        let enrolled = enrolled.await;
+        if n < 10 {
+            assert_eq!(enrolled.status, StatusCode::CREATED, "{n}: {:?}", enrolled.body);
+        } else {
+            assert_eq!(enrolled.body["error_code"], "TooManyDevices");
+        }
+    }
+}

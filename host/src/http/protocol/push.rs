@@ -45,6 +45,8 @@ pub const REQUEST_SECONDS: i64 = 120;
 /// How often the client should poll, in seconds.
 const POLL_INTERVAL_SECONDS: i64 = 2;
 const DEVICE_SECRET_PREFIX: &str = "cstl_dev_";
+/// The most phones one account enrolls.
+const MAX_DEVICES: usize = 10;
 
 /// A request to deliver to one phone through the gateway, once the request is stored.
 #[derive(Debug, Clone)]
@@ -234,27 +236,31 @@ pub async fn enroll(
     body: Bytes,
 ) -> Result<Response, OAuthError> {
     let realm = realm(&state, &realm_id).await?;
+    let invalid_token = || {
+        OAuthError::new(
+            StatusCode::UNAUTHORIZED,
+            "invalid_token",
+            "InvalidToken",
+            "a person's access token is required",
+        )
+    };
     let token = headers
         .get(axum::http::header::AUTHORIZATION)
         .and_then(|v| v.to_str().ok())
         .and_then(|v| v.strip_prefix("Bearer "))
-        .ok_or_else(|| OAuthError::invalid_client(false))?;
+        .ok_or_else(invalid_token)?;
     let active = crate::tokens::active_access_token(&state, &realm.id, token).await?;
     let user = active
         .and_then(|a| a.person.map(|(_, person)| person))
         .filter(|u| u.status == UserStatus::Active)
-        .ok_or_else(|| {
-            OAuthError::new(
-                StatusCode::UNAUTHORIZED,
-                "invalid_token",
-                "InvalidToken",
-                "a person's access token is required",
-            )
-        })?;
+        .ok_or_else(invalid_token)?;
     let form = Form::parse(&headers, &body)?;
     let name = form.require("name")?;
     if name.chars().count() > 100 {
         return Err(OAuthError::invalid_request("InvalidName", "name is at most 100 characters"));
+    }
+    if store::devices_of(state.store.pool(), &user.id).await?.len() >= MAX_DEVICES {
+        return Err(OAuthError::invalid_request("TooManyDevices", "an account enrolls at most 10 phones"));
     }
     let secret = generate_secret(DEVICE_SECRET_PREFIX);
     let device = Device {
