@@ -52,6 +52,7 @@ impl TestDatabase {
             trusted_proxies: vec!["127.0.0.1/32".parse().expect("network")],
             bootstrap_key_file: None,
             secret_key_file: self.dir.join("secret.key"),
+            mail_outbox: self.dir.join("outbox"),
             ..Settings::default()
         }
     }
