@@ -128,7 +128,7 @@ impl Protection {
     }
 
     /// The refusals tallied since the last call, by incident: their number and the latest instant.
-    pub fn take_refusals(&self) -> HashMap<String, (i64, i64)> {
+    fn take_refusals(&self) -> HashMap<String, (i64, i64)> {
         std::mem::take(&mut *self.refusals.lock().unwrap_or_else(std::sync::PoisonError::into_inner))
     }
 

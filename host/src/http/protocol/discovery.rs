@@ -53,7 +53,8 @@ pub async fn certs(State(state): State<AppState>, Path(realm_id): Path<String>) 
     Ok(response)
 }
 
-fn bearer(headers: &HeaderMap) -> Option<&str> {
+/// The bearer token of the `Authorization` header (RFC 6750 §2.1; the scheme in any case).
+pub(super) fn bearer(headers: &HeaderMap) -> Option<&str> {
     let value = headers.get(header::AUTHORIZATION)?.to_str().ok()?;
     let (scheme, token) = value.split_once(' ')?;
     scheme.eq_ignore_ascii_case("bearer").then(|| token.trim())

@@ -244,11 +244,7 @@ pub async fn enroll(
             "a person's access token is required",
         )
     };
-    let token = headers
-        .get(axum::http::header::AUTHORIZATION)
-        .and_then(|v| v.to_str().ok())
-        .and_then(|v| v.strip_prefix("Bearer "))
-        .ok_or_else(invalid_token)?;
+    let token = super::discovery::bearer(&headers).ok_or_else(invalid_token)?;
     let active = crate::tokens::active_access_token(&state, &realm.id, token).await?;
     let user = active
         .and_then(|a| a.person.map(|(_, person)| person))
