@@ -18,6 +18,10 @@ use castellan::plugins::detector::{
 use castellan::protection::counting::Counters;
 use castellan::protection::tracking::{Seen, observe, record_block};
 
+// The service's allocator, so that the memory figure is the service's.
+#[global_allocator]
+static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
 const CALLS: usize = 100_000;
 const START_MS: i64 = 1_893_456_000_000;
 
@@ -151,7 +155,7 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
     let after = resident_megabytes();
     let forgotten = counters.prune(START_MS + 2 * 86_400_000);
     println!(
-        "1,000,000 distinct sources: resident {before:.0} MB → {after:.0} MB; {forgotten} series forgotten a day later, resident {:.0} MB",
+        "1,000,000 distinct sources: resident {before:.0} MB → {after:.0} MB; {forgotten} series forgotten a day later, resident {:.0} MB (kept by the allocator for reuse)",
         resident_megabytes()
     );
     Ok(())

@@ -41,6 +41,27 @@ async fn hosts_sharing_redis_count_together_in_sliding_windows() {
 }
 
 #[tokio::test]
+async fn hosts_sharing_redis_place_a_hold_once_while_it_is_in_force() {
+    let one = Counters::redis(&redis_url()).await.expect("Redis reachable");
+    let two = Counters::redis(&redis_url()).await.expect("Redis reachable");
+    let key = format!("test:{}", uuid::Uuid::new_v4());
+    // The service's clock, not Redis's, decides whether a hold is in force.
+    let start = 2_000_000_000_000;
+    let (first, second) = tokio::join!(
+        one.hold_unless_held(&key, "first", start + 15 * MINUTE, start),
+        two.hold_unless_held(&key, "second", start + 15 * MINUTE, start),
+    );
+    assert!(first.unwrap() ^ second.unwrap(), "exactly one host places it");
+    let held = one.held(&key, start).await.unwrap().expect("held");
+    assert_eq!(held.1, start + 15 * MINUTE);
+    assert!(!two.hold_unless_held(&key, "later", start + 75 * MINUTE, start + 15 * MINUTE - 1).await.unwrap());
+    let ended = start + 15 * MINUTE;
+    assert!(two.hold_unless_held(&key, "next", ended + 60 * MINUTE, ended).await.unwrap(), "the first ended");
+    assert_eq!(one.held(&key, ended).await.unwrap(), Some(("next".to_owned(), ended + 60 * MINUTE)));
+    one.release(&key).await.unwrap();
+}
+
+#[tokio::test]
 async fn the_service_counts_in_redis_when_configured_and_refuses_to_start_without_it() {
     let url = redis_url();
     let app = spawn_with(TestDatabase::new().await, |settings| settings.redis_url = Some(url)).await;

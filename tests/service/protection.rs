@@ -4,7 +4,12 @@
 //!
 //! Sources are told apart by `X-Forwarded-For` (the tests' host trusts its loopback proxy).
 
+use castellan::AppState;
+use castellan::clock::to_millis;
 use castellan::config::Settings;
+use castellan::plugins::detector::{Classification, Decision, Measure, MeasureKind, Severity};
+use castellan::protection::incidents::{self, Attack};
+use castellan::store::{Backend, Transaction, clients, realms};
 use reqwest::StatusCode;
 use serde_json::{Value, json};
 
@@ -205,6 +210,131 @@ async fn thirty_failures_block_and_each_block_in_a_day_lasts_longer(counting: Co
 }
 
 in_memory_and_in_redis!(thirty_failures_block_and_each_block_in_a_day_lasts_longer);
+
+async fn attempts_decided_at_once_block_their_source_once(counting: Counting) {
+    let p = protected(counting, |_| {}).await;
+    let source = "192.0.2.44";
+    p.fail_unknown("list", 7, source).await;
+    // Six eighth accounts at once: each may be decided on before another's block is in force.
+    let answers = tokio::join!(
+        p.sign_in("more-1", "guess", source),
+        p.sign_in("more-2", "guess", source),
+        p.sign_in("more-3", "guess", source),
+        p.sign_in("more-4", "guess", source),
+        p.sign_in("more-5", "guess", source),
+        p.sign_in("more-6", "guess", source),
+    );
+    for answer in [answers.0, answers.1, answers.2, answers.3, answers.4, answers.5] {
+        assert!(answer.body["error_code"] == "InvalidCredentials" || blocked(&answer), "{:?}", answer.body);
+    }
+    let incidents = p.incidents().await;
+    assert_eq!(incidents.len(), 1);
+    let id = incidents[0]["id"].as_str().unwrap().to_owned();
+    let incident = p.incident(&id).await;
+    assert_eq!(incident["blockedSources"], 1, "{incident}");
+    assert_eq!(incident["measures"].as_array().unwrap().len(), 1, "{incident}");
+
+    // The block was counted once: the next one within the day is the second, lasting an hour.
+    p.app.advance(15 * MINUTE).await;
+    p.fail_unknown("again", 8, source).await;
+    assert!(blocked(&p.sign_in("ghost", "guess", source).await));
+    p.app.advance(60 * MINUTE - 1).await;
+    assert!(blocked(&p.sign_in("ghost", "guess", source).await), "still within the hour");
+    p.app.advance(1).await;
+    let after = p.sign_in("ghost", "guess", source).await;
+    assert_eq!(after.body["error_code"], "InvalidCredentials", "an hour, not a day: {:?}", after.body);
+}
+
+in_memory_and_in_redis!(attempts_decided_at_once_block_their_source_once);
+
+/// Records a detection of `classification` that blocks `address` for 15 minutes, as an attempt's
+/// sign-in would; the transaction is left for the caller to commit.
+async fn record_block(
+    state: &AppState,
+    realm: &str,
+    client: &str,
+    classification: Classification,
+    address: &str,
+) -> Transaction {
+    let realm = realms::find(state.store.pool(), realm).await.unwrap().expect("realm");
+    let client = clients::find(state.store.pool(), &realm.id, client).await.unwrap().expect("client");
+    let decision = Decision {
+        measures: vec![Measure { kind: MeasureKind::SourceBlocked, seconds: Some(15 * 60) }],
+        classification: Some(classification),
+        severity: Some(Severity::Medium),
+        reasons: vec![format!("{classification:?} from {address}")],
+    };
+    let attack = Attack { realm: &realm, client: &client, user: None, address };
+    let mut tx = state.store.begin().await.unwrap();
+    incidents::record(state, &mut tx, &attack, &decision, to_millis(state.clock.now())).await.unwrap();
+    tx
+}
+
+#[tokio::test]
+async fn a_source_blocked_while_another_attempt_was_decided_opens_no_second_incident() {
+    let p = protected(Counting::Memory, |_| {}).await;
+    let source = "192.0.2.45";
+    // Both decided before either was recorded, the second seeing more accounts than the first.
+    record_block(&p.app.state, &p.realm, &p.client.id, Classification::CredentialStuffing, source)
+        .await
+        .commit()
+        .await
+        .unwrap();
+    record_block(&p.app.state, &p.realm, &p.client.id, Classification::PasswordSpraying, source)
+        .await
+        .commit()
+        .await
+        .unwrap();
+
+    let incidents = p.incidents().await;
+    assert_eq!(incidents.len(), 1, "{incidents:?}");
+    assert_eq!(incidents[0]["kind"], "CredentialStuffing");
+    let incident = p.incident(incidents[0]["id"].as_str().unwrap()).await;
+    assert_eq!(incident["detections"], 1, "{incident}");
+    assert_eq!(incident["blockedSources"], 1, "{incident}");
+    assert_eq!(incident["measures"].as_array().unwrap().len(), 1, "{incident}");
+}
+
+#[tokio::test]
+async fn detections_recorded_at_once_join_one_incident() {
+    let p = protected(Counting::Memory, |_| {}).await;
+    let first =
+        record_block(&p.app.state, &p.realm, &p.client.id, Classification::CredentialStuffing, "192.0.2.46").await;
+    let second = {
+        let (state, realm, client) = (p.app.state.clone(), p.realm.clone(), p.client.id.clone());
+        tokio::spawn(async move {
+            let tx = record_block(&state, &realm, &client, Classification::CredentialStuffing, "192.0.2.47").await;
+            tx.commit().await.unwrap();
+        })
+    };
+    // The second detection waits for the first's transaction: on SQLite for the one write
+    // connection, on PostgreSQL for the realm's detection lock.
+    if p.app.state.store.backend() == Backend::Postgres {
+        let watcher = p.app.database().await;
+        loop {
+            let (waiting,): (i64,) = sqlx::query_as(
+                "SELECT COUNT(*) FROM pg_stat_activity WHERE wait_event_type = 'Lock' \
+                 AND query LIKE '%pg_advisory_xact_lock%'",
+            )
+            .fetch_one(watcher.pool())
+            .await
+            .unwrap();
+            if waiting > 0 || second.is_finished() {
+                break;
+            }
+            tokio::task::yield_now().await;
+        }
+    }
+    first.commit().await.unwrap();
+    second.await.unwrap();
+
+    let incidents = p.incidents().await;
+    assert_eq!(incidents.len(), 1, "{incidents:?}");
+    let incident = p.incident(incidents[0]["id"].as_str().unwrap()).await;
+    assert_eq!(incident["detections"], 2, "{incident}");
+    assert_eq!(incident["blockedSources"], 2, "{incident}");
+    assert_eq!(incident["measures"].as_array().unwrap().len(), 2, "{incident}");
+}
 
 #[tokio::test]
 async fn datacenter_and_tor_sources_are_blocked_at_half_the_thresholds() {

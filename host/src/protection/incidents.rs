@@ -10,7 +10,7 @@ use crate::AppState;
 use crate::clock::{from_millis, iso};
 use crate::ids::new_guid;
 use crate::mail::Letter;
-use crate::plugins::detector::{Classification, Decision, MeasureKind, Severity};
+use crate::plugins::detector::{self, Classification, Decision, MeasureKind, Severity};
 use crate::store::clients::Client;
 use crate::store::events::{self, Event};
 use crate::store::notifications::{self as preferences_store, AttacksDetected, Severity as NoticeSeverity};
@@ -112,8 +112,13 @@ pub async fn record(
     let realm = attack.realm;
     let mut recorded = Recorded::default();
 
+    store::serialize_detections(tx, state.store.backend(), &realm.id).await?;
+    let measures = due_measures(state, attack, decision, now).await;
+    if measures.is_empty() {
+        return Ok(recorded);
+    }
     // An account reported within the hour: its measures still hold, nothing is reported again.
-    let on_account = attack.user.filter(|_| decision.measures.iter().any(|m| m.kind != MeasureKind::SourceBlocked));
+    let on_account = attack.user.filter(|_| measures.iter().any(|m| m.kind != MeasureKind::SourceBlocked));
     let reported_in = match on_account {
         Some(user) => protection
             .counters
@@ -127,7 +132,7 @@ pub async fn record(
         None => None,
     };
     let reportable = |kind: MeasureKind| kind == MeasureKind::SourceBlocked || reported_in.is_none();
-    let mut incident = if decision.measures.iter().any(|m| reportable(m.kind)) {
+    let mut incident = if measures.iter().any(|m| reportable(m.kind)) {
         let (incident, letters) = open_or_join(state, tx, attack, decision, now).await?;
         recorded.letters.extend(letters);
         Some(incident)
@@ -140,7 +145,7 @@ pub async fn record(
     let preferences = preferences_store::preferences(&mut *tx, &realm.account_id).await?;
     let reasons = serde_json::to_string(&decision.reasons).unwrap_or_else(|_| "[]".into());
 
-    for measure in &decision.measures {
+    for measure in measures {
         let target = match (measure.kind, attack.user) {
             (MeasureKind::SourceBlocked, _) => attack.address.to_owned(),
             (_, Some(user)) => user.id.clone(),
@@ -148,14 +153,26 @@ pub async fn record(
         };
         let lapses_at = measure.seconds.map(|seconds| now + i64::from(seconds) * 1000);
         if let (Some(hold), Some(until)) = (hold_of(measure.kind), lapses_at) {
-            let held = protection.counters.hold(&hold.key(&realm.id, &target), &incident_id, until, now).await;
-            if let Err(error) = held {
+            let key = hold.key(&realm.id, &target);
+            if measure.kind == MeasureKind::SourceBlocked {
+                // Placed only where no block is in force, even where detections are not serialized
+                // (hosts sharing Redis but not a database): a second block would count as an
+                // earlier one and lengthen the next.
+                match protection.counters.hold_unless_held(&key, &incident_id, until, now).await {
+                    Ok(false) => continue,
+                    Ok(true) => {
+                        if let Err(error) =
+                            super::tracking::record_block(&protection.counters, &realm.id, &target, now).await
+                        {
+                            tracing::error!(%error, "cannot count a block of a source");
+                        }
+                    }
+                    Err(error) => {
+                        tracing::error!(%error, "cannot keep a measure of attack protection in the counting store")
+                    }
+                }
+            } else if let Err(error) = protection.counters.hold(&key, &incident_id, until, now).await {
                 tracing::error!(%error, "cannot keep a measure of attack protection in the counting store");
-            }
-            if measure.kind == MeasureKind::SourceBlocked
-                && let Err(error) = super::tracking::record_block(&protection.counters, &realm.id, &target, now).await
-            {
-                tracing::error!(%error, "cannot count a block of a source");
             }
         }
         if measure.kind == MeasureKind::PasswordExposed {
@@ -211,6 +228,29 @@ pub async fn record(
     Ok(recorded)
 }
 
+/// The measures of a decision still to take: a source that an attempt decided at the same moment
+/// already blocked is not blocked again, nor is an incident opened for it.
+async fn due_measures<'d>(
+    state: &AppState,
+    attack: &Attack<'_>,
+    decision: &'d Decision,
+    now: i64,
+) -> Vec<&'d detector::Measure> {
+    let mut due = Vec::with_capacity(decision.measures.len());
+    for measure in &decision.measures {
+        if measure.kind == MeasureKind::SourceBlocked {
+            let key = Hold::SourceBlocked.key(&attack.realm.id, attack.address);
+            match state.protection.counters.held(&key, now).await {
+                Ok(Some(_)) => continue,
+                Ok(None) => {}
+                Err(error) => tracing::error!(%error, "cannot read whether a source is blocked"),
+            }
+        }
+        due.push(measure);
+    }
+    due
+}
+
 /// The active incident of the detection's kind in the realm whose latest detection is within 30
 /// minutes, with the detection added; or a new one, announced to the realm's endpoints and to the
 /// account's operators (with the letters to them).
@@ -223,7 +263,9 @@ async fn open_or_join(
 ) -> Result<(Incident, Vec<Letter>), sqlx::Error> {
     let kind = incident_kind(decision.classification);
     let severity = incident_severity(decision.severity);
-    if let Some(mut incident) = store::joinable(&mut *tx, &attack.realm.id, kind, now - GROUPING_MS).await? {
+    if let Some(mut incident) =
+        store::joinable(tx, state.store.backend(), &attack.realm.id, kind, now - GROUPING_MS).await?
+    {
         incident.detections += 1;
         incident.last_detection_at = now;
         incident.last_activity_at = incident.last_activity_at.max(now);

@@ -1,10 +1,11 @@
 //! Attack protection's records (SPEC "Attack incident, measure, exposure"): incidents, the measures
 //! they took, and exposures (one row per account, by its latest).
 
+use sha2::{Digest, Sha256};
 use sqlx::{Any, Executor};
 
 use super::page::Listing;
-use super::text_enum;
+use super::{Backend, Connection, text_enum};
 
 text_enum! {
     /// The kind of an incident, which is its title.
@@ -171,20 +172,46 @@ pub const EXPOSURE_LISTING: Listing = Listing {
 };
 
 /// The active incident of `kind` in the realm whose latest detection is after `since`.
-pub async fn joinable<'c>(
-    db: impl Executor<'c, Database = Any>,
+/// Holds, until the transaction ends, the right to record detections in a realm: attempts decided
+/// at the same moment, on any host, are recorded one after another, so that they join one incident
+/// and block their source once. SQLite needs no lock: its one write connection runs one
+/// transaction at a time.
+pub async fn serialize_detections(tx: &mut Connection, backend: Backend, realm_id: &str) -> Result<(), sqlx::Error> {
+    if backend == Backend::Postgres {
+        sqlx::query("SELECT pg_advisory_xact_lock($1)").bind(detections_lock(realm_id)).execute(&mut *tx).await?;
+    }
+    Ok(())
+}
+
+/// The advisory lock key of a realm's detections: the same on every host.
+fn detections_lock(realm_id: &str) -> i64 {
+    let digest = Sha256::digest(format!("threat_incidents/{realm_id}").as_bytes());
+    let mut key = [0; 8];
+    key.copy_from_slice(&digest[..8]);
+    i64::from_be_bytes(key)
+}
+
+/// The active incident of `kind` in a realm whose latest detection is after `since`; on
+/// PostgreSQL locked until the transaction ends, so that no dismissal is undone by a detection.
+pub async fn joinable(
+    tx: &mut Connection,
+    backend: Backend,
     realm_id: &str,
     kind: IncidentKind,
     since: i64,
 ) -> Result<Option<Incident>, sqlx::Error> {
+    let lock = match backend {
+        Backend::Postgres => " FOR UPDATE",
+        Backend::Sqlite => "",
+    };
     sqlx::query_as(sqlx::AssertSqlSafe(format!(
         "SELECT {INCIDENT_COLUMNS} FROM threat_incidents WHERE realm_id = $1 AND kind = $2 AND status = 'Active' \
-         AND last_detection_at > $3 ORDER BY last_detection_at DESC LIMIT 1"
+         AND last_detection_at > $3 ORDER BY last_detection_at DESC LIMIT 1{lock}"
     )))
     .bind(realm_id)
     .bind(kind.as_str())
     .bind(since)
-    .fetch_optional(db)
+    .fetch_optional(&mut *tx)
     .await
 }
 
@@ -240,19 +267,18 @@ pub async fn insert_incident<'c>(db: impl Executor<'c, Database = Any>, i: &Inci
     .map(|_| ())
 }
 
-/// Writes what a detection changed in an incident (severity, times and counts).
+/// Writes what a detection changed in an incident (severity, times and counts); its status is the
+/// operators' and the resolver's, never a detection's.
 pub async fn update_incident<'c>(db: impl Executor<'c, Database = Any>, i: &Incident) -> Result<(), sqlx::Error> {
     sqlx::query(
-        "UPDATE threat_incidents SET severity = $2, status = $3, last_detection_at = $4, last_activity_at = $5, \
-         closed_at = $6, detections = $7, blocked_sources = $8, protected_accounts = $9, exposed_passwords = $10 \
-         WHERE id = $1",
+        "UPDATE threat_incidents SET severity = $2, last_detection_at = $3, \
+         last_activity_at = CASE WHEN last_activity_at < $4 THEN $4 ELSE last_activity_at END, \
+         detections = $5, blocked_sources = $6, protected_accounts = $7, exposed_passwords = $8 WHERE id = $1",
     )
     .bind(&i.id)
     .bind(i.severity.as_str())
-    .bind(i.status.as_str())
     .bind(i.last_detection_at)
     .bind(i.last_activity_at)
-    .bind(i.closed_at)
     .bind(i.detections)
     .bind(i.blocked_sources)
     .bind(i.protected_accounts)
