@@ -21,7 +21,7 @@ use crate::store::webhooks::{self as store, Attempt, AttemptKind, AttemptState, 
 use crate::store::{Backend, from_json_list, list_placeholders};
 
 /// Events fanned out per round.
-const FAN_OUT_BATCH: i64 = 500;
+const FAN_OUT_BATCH: usize = 500;
 
 /// Attempts in flight at once on one host.
 const MAX_IN_FLIGHT: usize = 512;
@@ -44,14 +44,18 @@ pub async fn run(state: AppState) {
             tracing::error!(error = %error, "webhook fan-out failed");
             0
         });
-        let claimed = match MAX_IN_FLIGHT.saturating_sub(in_flight.len()) {
+        let room = MAX_IN_FLIGHT.saturating_sub(in_flight.len());
+        let claimed = match room {
             0 => Vec::new(),
             room => claim(&state, room).await.unwrap_or_else(|error| {
                 tracing::error!(error = %error, "claiming webhook attempts failed");
                 Vec::new()
             }),
         };
-        let busy = fanned > 0 || !claimed.is_empty();
+        // Behind when a whole batch of events or of due attempts was taken: more may be waiting, so
+        // the next round starts at once. Otherwise the worker waits for a send to finish or the next
+        // poll, and events arriving meanwhile are fanned out together in one round.
+        let behind = fanned >= FAN_OUT_BATCH || (room > 0 && claimed.len() >= room);
         for due in claimed {
             // A claim of this host's own attempt still in flight (the clock moved past its lease).
             if sending.insert(due.attempt.id.clone()) {
@@ -64,7 +68,7 @@ pub async fn run(state: AppState) {
         while let Some(done) = in_flight.try_join_next() {
             finished.extend(done.ok());
         }
-        if finished.is_empty() && !busy {
+        if finished.is_empty() && !behind {
             tokio::select! {
                 () = state.webhooks.wake.notified() => {}
                 () = tokio::time::sleep(IDLE_POLL) => {}
@@ -128,27 +132,21 @@ async fn fan_out(state: &AppState) -> anyhow::Result<usize> {
         Backend::Postgres => " FOR UPDATE SKIP LOCKED",
         Backend::Sqlite => "",
     };
-    let mut tx = state.store.begin().await?;
-    let events: Vec<StoredEvent> = sqlx::query_as(sqlx::AssertSqlSafe(format!(
-        "SELECT id, event_type, account_id, realm_id, client_id, created_at, data FROM event_outbox \
-         WHERE fanned_out_at IS NULL ORDER BY created_at LIMIT {FAN_OUT_BATCH}{lock}"
+    let now = to_millis(state.clock.now());
+    let mut tx = state.store.begin_claim().await?;
+    // Taken and marked in one statement; the oldest first.
+    let mut events: Vec<StoredEvent> = sqlx::query_as(sqlx::AssertSqlSafe(format!(
+        "UPDATE event_outbox SET fanned_out_at = $1 WHERE id IN (SELECT id FROM event_outbox \
+         WHERE fanned_out_at IS NULL ORDER BY created_at LIMIT {FAN_OUT_BATCH}{lock}) \
+         RETURNING id, event_type, account_id, realm_id, client_id, created_at, data"
     )))
+    .bind(now)
     .fetch_all(&mut *tx)
     .await?;
     if events.is_empty() {
         return Ok(0);
     }
-    let now = to_millis(state.clock.now());
-    let ids: Vec<&str> = events.iter().map(|event| event.id.as_str()).collect();
-    let mut mark = sqlx::query(sqlx::AssertSqlSafe(format!(
-        "UPDATE event_outbox SET fanned_out_at = $1 WHERE id IN ({})",
-        list_placeholders(2, ids.len())
-    )))
-    .bind(now);
-    for id in &ids {
-        mark = mark.bind(*id);
-    }
-    mark.execute(&mut *tx).await?;
+    events.sort_by(|a, b| (a.created_at, &a.id).cmp(&(b.created_at, &b.id)));
 
     // The Active endpoints of each realm met in the batch, with their subscriptions.
     let mut endpoints: HashMap<String, Vec<(Endpoint, Vec<String>)>> = HashMap::new();
@@ -231,6 +229,7 @@ async fn claim(state: &AppState, room: usize) -> anyhow::Result<Vec<Due>> {
         Backend::Postgres => " FOR UPDATE SKIP LOCKED",
         Backend::Sqlite => "",
     };
+    let mut tx = state.store.begin_claim().await?;
     let ids: Vec<String> = sqlx::query(sqlx::AssertSqlSafe(format!(
         "UPDATE webhook_attempts SET claimed_until = $1 WHERE id IN (SELECT id FROM webhook_attempts \
          WHERE state = 'Scheduled' AND due_at <= $2 AND (claimed_until IS NULL OR claimed_until <= $2) \
@@ -239,11 +238,12 @@ async fn claim(state: &AppState, room: usize) -> anyhow::Result<Vec<Due>> {
     .bind(now + LEASE_MS)
     .bind(now)
     .bind(i64::try_from(room).unwrap_or(i64::MAX))
-    .fetch_all(state.store.writer())
+    .fetch_all(&mut *tx)
     .await?
     .iter()
     .map(|row| row.try_get::<String, _>(0))
     .collect::<Result<_, _>>()?;
+    tx.commit().await?;
     if ids.is_empty() {
         return Ok(Vec::new());
     }
