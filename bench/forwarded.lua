@@ -22,5 +22,11 @@ function request()
   local n = counter % 65536
   local address = string.format("10.%d.%d.%d", thread_id, math.floor(n / 256), n % 256)
   local body = string.format("grant_type=password&username=nobody-%d-%d&password=guess", thread_id, counter)
-  return wrk.format(nil, nil, { ["X-Forwarded-For"] = address }, body)
+  -- Headers given to wrk.format replace wrk.headers whole: pass them all.
+  local headers = {}
+  for name, value in pairs(wrk.headers) do
+    headers[name] = value
+  end
+  headers["X-Forwarded-For"] = address
+  return wrk.format(nil, nil, headers, body)
 end

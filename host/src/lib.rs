@@ -77,6 +77,8 @@ pub struct Services {
     pub breached_passwords: Arc<passwords::BreachedPasswords>,
     /// Group commit for lone events and refresh-token rotations.
     pub writes: store::write_queue::WriteQueue,
+    /// Coalesced reads of the sessions access tokens name.
+    pub session_reads: store::session_reads::SessionReads,
     pub webhooks: webhooks::Webhooks,
     pub mailer: mail::Mailer,
     /// Attack protection: its detector, and its counters in memory or in Redis shared by every host.
@@ -133,6 +135,7 @@ impl Application {
         let scheduler = Arc::new(Scheduler::new(clock.clone(), metrics.clone()));
         let (access_log, access_writer) = AccessLog::start(store.clone());
         let (writes, queue_writer) = store::write_queue::WriteQueue::start(store.clone());
+        let session_reads = store::session_reads::SessionReads::start(store.clone());
         let caches = Arc::new(Caches::new(!store.is_shared()));
         let change_follower = store::changes::follow(&store, caches.clone());
         let listener = TcpListener::bind(settings.listen)
@@ -186,6 +189,7 @@ impl Application {
             public_url,
             breached_passwords,
             writes,
+            session_reads,
             webhooks,
             mailer,
             protection,

@@ -74,3 +74,40 @@ async fn sessions_of_another_realm_are_not_found_and_deleting_a_user_ends_theirs
     let after = app.protocol(&client, "token/introspect", &[("token", tokens["access_token"].as_str().unwrap())]).await;
     assert_eq!(after.body["active"], false, "a deleted person's tokens are inactive");
 }
+
+#[tokio::test]
+async fn tokens_checked_at_once_are_each_answered_from_their_own_session() {
+    let app = spawn_app().await;
+    app.create_realm("acme").await;
+    let client = app.create_client("acme", "web", &["password"], &[]).await;
+    let mut tokens = Vec::new();
+    for n in 0..6 {
+        let name = format!("person-{n}");
+        app.create_user("acme", &name, "analytical engine").await;
+        for _ in 0..2 {
+            let form = [("grant_type", "password"), ("username", name.as_str()), ("password", "analytical engine")];
+            let answer = app.token(&client, &form).await;
+            assert_eq!(answer.status, StatusCode::OK, "{:?}", answer.body);
+            tokens.push((name.clone(), answer.body["access_token"].as_str().unwrap().to_owned()));
+        }
+    }
+    // The first session of each person ends.
+    for (_, token) in tokens.iter().step_by(2) {
+        let introspected = app.protocol(&client, "token/introspect", &[("token", token)]).await;
+        let sid = introspected.body["sid"].as_str().unwrap().to_owned();
+        assert_eq!(app.delete(&format!("/realms/acme/sessions/{sid}")).await.status, StatusCode::OK);
+    }
+
+    // Checked together, so that their sessions are read in the same rounds.
+    let forms: Vec<[(&str, &str); 1]> = tokens.iter().map(|(_, token)| [("token", token.as_str())]).collect();
+    let answers =
+        futures_util::future::join_all(forms.iter().map(|form| app.protocol(&client, "token/introspect", form))).await;
+    for (index, ((name, _), answer)) in tokens.iter().zip(&answers).enumerate() {
+        if index % 2 == 0 {
+            assert_eq!(answer.body, serde_json::json!({ "active": false }), "{name}'s ended session");
+        } else {
+            assert_eq!(answer.body["active"], true, "{name}'s open session: {:?}", answer.body);
+            assert_eq!(answer.body["username"], name.as_str(), "answered from {name}'s own session");
+        }
+    }
+}

@@ -27,6 +27,7 @@ pub mod resource_servers;
 pub mod roles;
 pub mod scopes;
 pub mod secrets;
+pub mod session_reads;
 pub mod sessions;
 pub mod signing_keys;
 pub mod threats;

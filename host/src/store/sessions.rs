@@ -295,21 +295,31 @@ struct SessionPersonRow {
     person: PersonRow,
 }
 
-/// The session with this id and its person, in one query.
-pub async fn find_with_person<'c>(
+/// The sessions with these ids that exist, each with its person, in one query.
+pub async fn find_all_with_person<'c>(
     db: impl Executor<'c, Database = Any>,
-    id: &str,
-) -> Result<Option<(Session, super::users::User)>, sqlx::Error> {
-    let row: Option<SessionPersonRow> = sqlx::query_as(sqlx::AssertSqlSafe(format!(
-        "SELECT {SESSION_AND_PERSON_COLUMNS} FROM sessions s JOIN users u ON u.id = s.user_id WHERE s.id = $1"
-    )))
-    .bind(id)
-    .fetch_optional(db)
-    .await?;
-    Ok(row.map(|row| {
-        let user = row.person.into_user(&row.session.realm_id);
-        (row.session, user)
-    }))
+    ids: &[&str],
+) -> Result<Vec<(Session, super::users::User)>, sqlx::Error> {
+    if ids.is_empty() {
+        return Ok(Vec::new());
+    }
+    let sql = format!(
+        "SELECT {SESSION_AND_PERSON_COLUMNS} FROM sessions s JOIN users u ON u.id = s.user_id WHERE s.id IN ({})",
+        super::list_placeholders(1, ids.len())
+    );
+    let mut query = sqlx::query_as::<_, SessionPersonRow>(sqlx::AssertSqlSafe(sql));
+    for id in ids {
+        query = query.bind(*id);
+    }
+    Ok(query
+        .fetch_all(db)
+        .await?
+        .into_iter()
+        .map(|row| {
+            let user = row.person.into_user(&row.session.realm_id);
+            (row.session, user)
+        })
+        .collect())
 }
 
 /// A refresh token with its session and the session's person, read together.

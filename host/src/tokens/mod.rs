@@ -357,14 +357,13 @@ pub async fn active_access_token(state: &AppState, realm_id: &str, token: &str) 
     if expires_at <= now.timestamp() || client_id != verifier.client_id {
         return Ok(None);
     }
-    let pool = state.store.pool();
     if is_revoked(state, &jti).await? {
         return Ok(None);
     }
     let session_id = text("sid");
     let mut person = None;
     if let Some(sid) = &session_id {
-        let found = sessions::find_with_person(pool, sid).await?;
+        let found = state.session_reads.find_with_person(sid).await?;
         let live = found.filter(|(s, u)| s.realm_id == realm_id && s.is_live(to_millis(now)) && u.id == subject);
         let Some(found) = live else { return Ok(None) };
         person = Some(found);
