@@ -88,28 +88,32 @@ pub enum DelegationVerdict {
     Deny { refusal: Refusal, precedence: u32, policy: Option<String> },
 }
 
-/// Checks at load that every policy about `delegate` that refuses names a known error code and a
-/// precedence.
-pub(super) fn check_annotations(authorizer: &Authorizer) -> Result<(), PolicyError> {
+/// What each policy about `delegate` that refuses stands for: its error code and precedence, read
+/// from its annotations once, at load. Refuses a policy set in which one lacks either.
+pub(super) fn refusals_of(
+    schema: &cedar_policy::Schema,
+    delegation: &PolicySet,
+) -> Result<HashMap<PolicyId, (Refusal, u32)>, PolicyError> {
     let invalid = |message: String| PolicyError::Invalid(format!("  {message}"));
-    if !authorizer.schema.actions().any(|action| action.id().unescaped() == ACTION) {
+    if !schema.actions().any(|action| action.id().unescaped() == ACTION) {
         return Err(invalid(format!("the schema does not declare the action `{ACTION}`")));
     }
-    for policy in authorizer.policies.policies() {
-        if policy.effect() != cedar_policy::Effect::Forbid || !is_about_delegation(policy) {
+    let mut refusals = HashMap::new();
+    for policy in delegation.policies() {
+        if policy.effect() != cedar_policy::Effect::Forbid {
             continue;
         }
         let id = policy.id();
         let code = policy.annotation("errorCode").ok_or_else(|| invalid(format!("{id}: no @errorCode")))?;
-        if Refusal::of_code(code).is_none() {
-            return Err(invalid(format!("{id}: @errorCode(\"{code}\") is not a delegation error code")));
-        }
-        let precedence = policy.annotation("precedence").and_then(|p| p.parse::<u32>().ok());
-        if precedence.is_none() {
-            return Err(invalid(format!("{id}: @precedence must be a whole number")));
-        }
+        let refusal = Refusal::of_code(code)
+            .ok_or_else(|| invalid(format!("{id}: @errorCode(\"{code}\") is not a delegation error code")))?;
+        let precedence = policy
+            .annotation("precedence")
+            .and_then(|p| p.parse::<u32>().ok())
+            .ok_or_else(|| invalid(format!("{id}: @precedence must be a whole number")))?;
+        refusals.insert(id.clone(), (refusal, precedence));
     }
-    Ok(())
+    Ok(refusals)
 }
 
 /// The policies about `delegate`: a delegation decision evaluates these alone, not the admin ones.
@@ -198,10 +202,7 @@ impl Authorizer {
         let mut verdict = DelegationVerdict::Deny { refusal: Refusal::NotPermitted, precedence: 0, policy: None };
         let mut lowest = u32::MAX;
         for id in response.diagnostics().reason() {
-            let policy = PolicyId::new(id);
-            let code = self.delegation.annotation(&policy, "errorCode").and_then(Refusal::of_code);
-            let precedence = self.delegation.annotation(&policy, "precedence").and_then(|p| p.parse::<u32>().ok());
-            if let (Some(refusal), Some(precedence)) = (code, precedence)
+            if let Some(&(refusal, precedence)) = self.delegation_refusals.get(id)
                 && precedence < lowest
             {
                 lowest = precedence;
@@ -320,5 +321,45 @@ pub(super) mod fixtures {
             }
         };
         Ok(CaseOutcome { file: path.to_owned(), name: case.name, passed, detail })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::path::Path;
+
+    use super::super::{Authorizer, PolicyError};
+
+    /// The service's policies with one more file, loaded.
+    fn load_with(extra: &str) -> Result<Authorizer, PolicyError> {
+        let source = Path::new(env!("CARGO_MANIFEST_DIR")).join("../policies");
+        let dir = std::env::temp_dir().join(format!("castellan-policies-{}", uuid::Uuid::new_v4()));
+        std::fs::create_dir_all(&dir).unwrap();
+        for entry in std::fs::read_dir(&source).unwrap() {
+            let path = entry.unwrap().path();
+            if path.is_file() {
+                std::fs::copy(&path, dir.join(path.file_name().unwrap())).unwrap();
+            }
+        }
+        std::fs::write(dir.join("extra.cedar"), extra).unwrap();
+        let loaded = Authorizer::load(&dir);
+        std::fs::remove_dir_all(&dir).unwrap();
+        loaded
+    }
+
+    const DELEGATE: &str = "Castellan::Action::\"delegate\"";
+
+    #[test]
+    fn every_refusing_delegation_policy_names_a_known_code_and_a_precedence() {
+        assert!(load_with("").is_ok());
+        let body = format!("forbid (principal, action == {DELEGATE}, resource) when {{ context.depth > 9 }};");
+        let error = load_with(&format!("@id(\"x\")\n{body}")).expect_err("refused").to_string();
+        assert!(error.contains("x: no @errorCode"), "{error}");
+        let unknown = format!("@id(\"y\")\n@errorCode(\"Nope\")\n@precedence(\"8\")\n{body}");
+        let error = load_with(&unknown).expect_err("refused").to_string();
+        assert!(error.contains("y: @errorCode(\"Nope\") is not a delegation error code"), "{error}");
+        let unordered = format!("@id(\"z\")\n@errorCode(\"DelegationDepthExceeded\")\n{body}");
+        let error = load_with(&unordered).expect_err("refused").to_string();
+        assert!(error.contains("z: @precedence must be a whole number"), "{error}");
     }
 }

@@ -195,6 +195,8 @@ pub struct Authorizer {
     policies: PolicySet,
     /// The policies about `delegate`, which delegation decisions evaluate alone.
     delegation: PolicySet,
+    /// The error code and precedence of each of them that refuses.
+    delegation_refusals: HashMap<cedar_policy::PolicyId, (delegation::Refusal, u32)>,
     actions: HashMap<String, ActionInfo>,
     permissions: BTreeSet<String>,
     cedar: cedar_policy::Authorizer,
@@ -257,10 +259,16 @@ impl Authorizer {
             }
         }
         let delegation = delegation::policies_of(&policies)?;
-        let authorizer =
-            Self { schema, policies, delegation, actions, permissions, cedar: cedar_policy::Authorizer::new() };
-        delegation::check_annotations(&authorizer)?;
-        Ok(authorizer)
+        let delegation_refusals = delegation::refusals_of(&schema, &delegation)?;
+        Ok(Self {
+            schema,
+            policies,
+            delegation,
+            delegation_refusals,
+            actions,
+            permissions,
+            cedar: cedar_policy::Authorizer::new(),
+        })
     }
 
     /// Every permission name a role or a scope may list (actions and their groups).
