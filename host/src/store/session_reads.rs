@@ -33,15 +33,10 @@ impl SessionReads {
     pub fn start(store: Store) -> Self {
         let (sender, mut receiver) = mpsc::channel::<Lookup>(4096);
         tokio::spawn(async move {
-            while let Some(first) = receiver.recv().await {
-                let mut round = vec![first];
-                while round.len() < BATCH {
-                    match receiver.try_recv() {
-                        Ok(next) => round.push(next),
-                        Err(_) => break,
-                    }
-                }
-                answer(&store, round).await;
+            let mut round = Vec::with_capacity(BATCH);
+            // Waits for one lookup, then takes every lookup already waiting, up to a round.
+            while receiver.recv_many(&mut round, BATCH).await > 0 {
+                answer(&store, std::mem::take(&mut round)).await;
             }
         });
         Self { sender }

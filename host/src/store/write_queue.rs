@@ -65,15 +65,10 @@ impl WriteQueue {
     pub fn start(store: Store) -> (Self, tokio::task::JoinHandle<()>) {
         let (sender, mut receiver) = mpsc::channel::<Job>(4096);
         let writer = tokio::spawn(async move {
-            while let Some(first) = receiver.recv().await {
-                let mut batch = vec![first];
-                while batch.len() < BATCH {
-                    match receiver.try_recv() {
-                        Ok(next) => batch.push(next),
-                        Err(_) => break,
-                    }
-                }
-                write_batch(&store, batch).await;
+            let mut batch = Vec::with_capacity(BATCH);
+            // Waits for one job, then takes every job already queued, up to a batch.
+            while receiver.recv_many(&mut batch, BATCH).await > 0 {
+                write_batch(&store, std::mem::take(&mut batch)).await;
             }
         });
         (Self { sender }, writer)
