@@ -86,6 +86,13 @@ impl Protected {
         listed.items().clone()
     }
 
+    /// The realm's one incident, read whole.
+    async fn only_incident(&self) -> Value {
+        let incidents = self.incidents().await;
+        assert_eq!(incidents.len(), 1, "{incidents:?}");
+        self.incident(incidents[0]["id"].as_str().unwrap()).await
+    }
+
     async fn incident(&self, id: &str) -> Value {
         let read = self.app.get(&format!("/threat-incidents/{id}")).await;
         assert_eq!(read.status, StatusCode::OK, "{:?}", read.body);
@@ -134,9 +141,7 @@ async fn eight_accounts_block_a_source_and_seven_do_not(counting: Counting) {
     let elsewhere = p.sign_in("ada", PASSWORD, "198.51.100.8").await;
     assert_eq!(elsewhere.status, StatusCode::OK, "only the source is blocked: {:?}", elsewhere.body);
 
-    let incidents = p.incidents().await;
-    assert_eq!(incidents.len(), 1);
-    let incident = p.incident(incidents[0]["id"].as_str().unwrap()).await;
+    let incident = p.only_incident().await;
     assert_eq!(incident["kind"], "CredentialStuffing", "every name was unknown");
     assert_eq!(incident["title"], "Credential stuffing");
     assert_eq!(incident["severity"], "Medium");
@@ -157,7 +162,7 @@ async fn eight_accounts_block_a_source_and_seven_do_not(counting: Counting) {
     p.app.advance(1).await;
     let after = p.sign_in("ada", PASSWORD, source).await;
     assert_eq!(after.status, StatusCode::OK, "{:?}", after.body);
-    let incident = p.incident(incidents[0]["id"].as_str().unwrap()).await;
+    let incident = p.only_incident().await;
     assert_eq!(incident["measures"][0]["standing"], "Lapsed");
 }
 
@@ -286,10 +291,8 @@ async fn a_source_blocked_while_another_attempt_was_decided_opens_no_second_inci
         .await
         .unwrap();
 
-    let incidents = p.incidents().await;
-    assert_eq!(incidents.len(), 1, "{incidents:?}");
-    assert_eq!(incidents[0]["kind"], "CredentialStuffing");
-    let incident = p.incident(incidents[0]["id"].as_str().unwrap()).await;
+    let incident = p.only_incident().await;
+    assert_eq!(incident["kind"], "CredentialStuffing");
     assert_eq!(incident["detections"], 1, "{incident}");
     assert_eq!(incident["blockedSources"], 1, "{incident}");
     assert_eq!(incident["measures"].as_array().unwrap().len(), 1, "{incident}");
@@ -328,9 +331,7 @@ async fn detections_recorded_at_once_join_one_incident() {
     first.commit().await.unwrap();
     second.await.unwrap();
 
-    let incidents = p.incidents().await;
-    assert_eq!(incidents.len(), 1, "{incidents:?}");
-    let incident = p.incident(incidents[0]["id"].as_str().unwrap()).await;
+    let incident = p.only_incident().await;
     assert_eq!(incident["detections"], 2, "{incident}");
     assert_eq!(incident["blockedSources"], 2, "{incident}");
     assert_eq!(incident["measures"].as_array().unwrap().len(), 2, "{incident}");
@@ -1004,9 +1005,7 @@ async fn two_refusals_on_the_phone_pause_its_pushes(counting: Counting) {
         assert_eq!(refused.body["status"], "Refused", "refusal {n}: {:?}", refused.body);
     }
     gateway.wait_for(2).await;
-    let incidents = p.incidents().await;
-    assert_eq!(incidents.len(), 1, "{incidents:?}");
-    let incident = p.incident(incidents[0]["id"].as_str().unwrap()).await;
+    let incident = p.only_incident().await;
     assert_eq!(incident["kind"], "PushBombing");
     assert_eq!(incident["severity"], "High");
     assert_eq!(incident["measures"][0]["type"], "SignInPushesPaused");
