@@ -36,6 +36,9 @@ pub struct Settings {
     pub max_body_bytes: usize,
     /// Days the access log keeps its rows.
     pub access_log_retention_days: u32,
+    /// The admin API's limits, per minute: requests of one caller, requests of one caller to the
+    /// sensitive endpoints, and failed authentications from one source address.
+    pub admin_rate_limits: AdminRateLimits,
     /// The service's public address, the base of every issuer (`{public_url}/realms/{realm}`).
     /// Default: `http://` and the listen address.
     pub public_url: Option<String>,
@@ -102,6 +105,7 @@ impl Default for Settings {
             log_format: LogFormat::Text,
             max_body_bytes: 1024 * 1024,
             access_log_retention_days: 90,
+            admin_rate_limits: AdminRateLimits::default(),
             public_url: None,
             access_token_seconds: 300,
             refresh_token_seconds: 1800,
@@ -122,6 +126,24 @@ impl Default for Settings {
             network_database_file: None,
             redis_url: None,
         }
+    }
+}
+
+/// Per-minute limits of the admin API (the `[admin_rate_limits]` table of the configuration file).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct AdminRateLimits {
+    /// Requests of one caller to most endpoints.
+    pub requests: u32,
+    /// Requests of one caller to the sensitive endpoints (API secrets, imports, impersonation).
+    pub sensitive_requests: u32,
+    /// Requests from one source address (an IPv6 /64) whose credentials were refused.
+    pub failed_authentications: u32,
+}
+
+impl Default for AdminRateLimits {
+    fn default() -> Self {
+        Self { requests: 300, sensitive_requests: 50, failed_authentications: 30 }
     }
 }
 
@@ -321,6 +343,13 @@ impl Settings {
         }
         if self.max_body_bytes < 1024 {
             return Err(ConfigError::Invalid { name: "max_body_bytes", reason: "must be at least 1024".into() });
+        }
+        let limits = self.admin_rate_limits;
+        if limits.requests == 0 || limits.sensitive_requests == 0 || limits.failed_authentications == 0 {
+            return Err(ConfigError::Invalid {
+                name: "admin_rate_limits",
+                reason: "each limit must be at least 1".into(),
+            });
         }
         if self.access_log_retention_days == 0 {
             return Err(ConfigError::Invalid {

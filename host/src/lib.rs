@@ -174,6 +174,7 @@ impl Application {
             )?,
             metrics.clone(),
         ));
+        let admin_rate_limits = settings.admin_rate_limits;
         let state = AppState(Arc::new(Services {
             settings: Arc::new(settings),
             store,
@@ -182,7 +183,7 @@ impl Application {
             authz: Arc::new(authz),
             hasher,
             access_log,
-            limiter: Arc::new(RateLimiter::default()),
+            limiter: Arc::new(RateLimiter::new(admin_rate_limits)),
             metrics,
             scheduler,
             caches,
@@ -357,6 +358,11 @@ async fn register_jobs(state: &AppState) {
                     let removed = store::sessions::prune(store.writer(), to_millis(now)).await?;
                     if removed > 0 {
                         tracing::info!(removed, "expired refresh tokens and token revocations removed");
+                    }
+                    let window_start = to_millis(now) - store::lockout::FAILURE_WINDOW_MS;
+                    let removed = store::lockout::prune(store.writer(), window_start, to_millis(now)).await?;
+                    if removed > 0 {
+                        tracing::info!(removed, "sign-in failures past the lockout window removed");
                     }
                     Ok(())
                 })

@@ -3,7 +3,7 @@
 use std::path::PathBuf;
 use std::process::ExitCode;
 
-use castellan::authz::{Authorizer, fixtures};
+use castellan::authz::fixtures;
 use castellan::config::{LogFormat, Overrides, Settings};
 use castellan::{Application, store};
 use clap::{Parser, Subcommand};
@@ -153,21 +153,7 @@ async fn shutdown_signal() {
 }
 
 fn check_policies(dir: &std::path::Path) -> anyhow::Result<()> {
-    let authz = Authorizer::load(dir)?;
-    println!("{} policies validate against {}", authz.policy_count(), dir.join("schema.cedarschema").display());
-    let fixture_dir = dir.join("fixtures");
-    if fixture_dir.is_dir() {
-        let outcomes = fixtures::run(&authz, &fixture_dir).map_err(anyhow::Error::msg)?;
-        let failed: Vec<_> = outcomes.iter().filter(|o| !o.passed).collect();
-        for outcome in &failed {
-            println!("FAIL {}: {}: {}", outcome.file.display(), outcome.name, outcome.detail);
-        }
-        println!("{} fixture cases, {} failed", outcomes.len(), failed.len());
-        if !failed.is_empty() {
-            anyhow::bail!("policy fixtures failed");
-        }
-    }
-    println!("\n{}", authz.role_matrix()?);
+    print!("{}", fixtures::check(dir)?);
     Ok(())
 }
 

@@ -44,7 +44,18 @@ pub enum Rule {
     Breached,
     /// The value cannot go with another field of the same request.
     Conflict,
+    /// The text holds a character no field accepts (U+0000).
+    Character,
+    /// Objects and arrays are nested deeper than a request body may nest them.
+    Depth,
 }
+
+/// Most levels of objects and arrays in a JSON request body (the deepest request nests three).
+pub const MAX_JSON_DEPTH: usize = 16;
+/// Most items of any array in a JSON request body; a field's own rule may allow fewer.
+pub const MAX_JSON_ITEMS: usize = 1_000;
+/// Most refusals one answer lists: a body of many bad values is refused without listing them all.
+const MAX_REFUSALS: usize = 100;
 
 /// One refused field.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, utoipa::ToSchema)]
@@ -79,7 +90,13 @@ impl Body {
             return Ok(Self::from_map(Map::new()));
         }
         match serde_json::from_slice::<Value>(bytes) {
-            Ok(Value::Object(fields)) => Ok(Self::from_map(fields)),
+            Ok(Value::Object(fields)) => {
+                let mut refused = Vec::new();
+                for (key, value) in &fields {
+                    inspect(key, value, 1, &mut refused);
+                }
+                if refused.is_empty() { Ok(Self::from_map(fields)) } else { Err(Error::Validation(refused)) }
+            }
             Ok(_) => Err(Error::invalid("", Rule::Type, "the body must be a JSON object")),
             Err(error) => Err(Error::invalid("", Rule::Json, format!("the body is not valid JSON: {error}"))),
         }
@@ -193,6 +210,46 @@ impl Body {
                 None
             }
         }
+    }
+}
+
+/// Refuses, before any field is read, what no field accepts anywhere in a body: U+0000 in a name or
+/// a text, nesting deeper than [`MAX_JSON_DEPTH`], arrays longer than [`MAX_JSON_ITEMS`]. One visit
+/// of each value, at most [`MAX_REFUSALS`] refusals.
+fn inspect(path: &str, value: &Value, depth: usize, refused: &mut Refusals) {
+    if refused.len() >= MAX_REFUSALS {
+        return;
+    }
+    if path.contains('\0') {
+        let path = path.replace('\0', "");
+        refused.push(Notification::new(path.clone(), Rule::Character, format!("{path}: a name contains U+0000")));
+        return;
+    }
+    match value {
+        Value::String(text) if text.contains('\0') => {
+            refused.push(Notification::new(path, Rule::Character, format!("{path} contains the character U+0000")));
+        }
+        Value::Array(_) | Value::Object(_) if depth >= MAX_JSON_DEPTH => refused.push(Notification::new(
+            path,
+            Rule::Depth,
+            format!("{path} nests objects and arrays deeper than {MAX_JSON_DEPTH} levels"),
+        )),
+        Value::Array(items) if items.len() > MAX_JSON_ITEMS => refused.push(Notification::new(
+            path,
+            Rule::MaxLength,
+            format!("{path} must have at most {MAX_JSON_ITEMS} items"),
+        )),
+        Value::Array(items) => {
+            for (index, item) in items.iter().enumerate() {
+                inspect(&format!("{path}[{index}]"), item, depth + 1, refused);
+            }
+        }
+        Value::Object(fields) => {
+            for (key, item) in fields {
+                inspect(&format!("{path}.{key}"), item, depth + 1, refused);
+            }
+        }
+        _ => {}
     }
 }
 
@@ -349,6 +406,33 @@ mod tests {
         assert!(matches!(Body::parse(b"{\"a\":"), Err(Error::Validation(n)) if n[0].code == Rule::Json));
         assert!(matches!(Body::parse(b"[1]"), Err(Error::Validation(n)) if n[0].code == Rule::Type));
         assert!(Body::parse(b"  ").is_ok());
+    }
+
+    #[test]
+    fn text_with_u0000_is_refused_wherever_it_stands_with_its_path() {
+        let body = br#"{"displayName":"a\u0000b","attributes":{"x":["ok","c\u0000"]},"k\u0000":1}"#;
+        let Err(Error::Validation(refused)) = Body::parse(body) else { panic!("expected refusals") };
+        let mut found: Vec<(&str, Rule)> = refused.iter().map(|n| (n.field.as_str(), n.code)).collect();
+        found.sort_by_key(|(field, _)| *field);
+        assert_eq!(
+            found,
+            vec![("attributes.x[1]", Rule::Character), ("displayName", Rule::Character), ("k", Rule::Character)]
+        );
+    }
+
+    #[test]
+    fn bodies_are_bounded_in_depth_and_array_length() {
+        let deep = format!("{{\"a\":{}1{}}}", "[".repeat(MAX_JSON_DEPTH), "]".repeat(MAX_JSON_DEPTH));
+        let Err(Error::Validation(refused)) = Body::parse(deep.as_bytes()) else { panic!("too deep") };
+        assert_eq!(refused[0].code, Rule::Depth);
+        let fits = format!("{{\"a\":{}1{}}}", "[".repeat(MAX_JSON_DEPTH - 1), "]".repeat(MAX_JSON_DEPTH - 1));
+        assert!(Body::parse(fits.as_bytes()).is_ok());
+        let long = format!("{{\"a\":[{}0]}}", "0,".repeat(MAX_JSON_ITEMS));
+        let Err(Error::Validation(refused)) = Body::parse(long.as_bytes()) else { panic!("too long") };
+        assert_eq!((refused[0].field.as_str(), refused[0].code), ("a", Rule::MaxLength));
+        let many = format!("{{{}\"z\":0}}", (0..500).map(|i| format!("\"k{i}\":\"\\u0000\",")).collect::<String>());
+        let Err(Error::Validation(refused)) = Body::parse(many.as_bytes()) else { panic!("refused") };
+        assert_eq!(refused.len(), MAX_REFUSALS);
     }
 
     #[test]

@@ -7,6 +7,38 @@ use serde_json::json;
 
 use crate::support::{TestDatabase, policies_dir, spawn_app};
 
+/// What `castellan policies check` (and CI) runs: the policies validate, every fixture passes, and
+/// the role × permission matrix is printed.
+#[test]
+fn the_policy_check_validates_runs_every_fixture_and_prints_the_role_matrix() {
+    let report = fixtures::check(&policies_dir()).expect("the policies pass their check");
+    assert!(report.contains("policies validate against"), "{report}");
+    assert!(report.contains(" failed\n") && report.contains(", 0 failed"), "{report}");
+    assert!(report.contains("Owner") && report.contains("realm:update"), "{report}");
+    // A fixture expecting the wrong decision fails the check.
+    let dir = copy_of_policies();
+    let wrong = std::fs::read_to_string(dir.join("fixtures/roles.json")).unwrap().replacen("\"ALLOW\"", "\"DENY\"", 1);
+    std::fs::write(dir.join("fixtures/roles.json"), wrong).unwrap();
+    let error = fixtures::check(&dir).expect_err("a failing fixture fails the check").to_string();
+    assert!(error.contains("FAIL"), "{error}");
+}
+
+/// A copy of the policies folder, to break on purpose.
+fn copy_of_policies() -> std::path::PathBuf {
+    let dir = std::env::temp_dir().join(format!("castellan-policies-{}", uuid::Uuid::new_v4()));
+    std::fs::create_dir_all(dir.join("fixtures")).unwrap();
+    for entry in
+        std::fs::read_dir(policies_dir()).unwrap().chain(std::fs::read_dir(policies_dir().join("fixtures")).unwrap())
+    {
+        let path = entry.unwrap().path();
+        if path.is_file() {
+            let relative = path.strip_prefix(policies_dir()).unwrap();
+            std::fs::copy(&path, dir.join(relative)).unwrap();
+        }
+    }
+    dir
+}
+
 #[test]
 fn every_policy_fixture_gets_its_expected_decision() {
     let authz = Authorizer::load(&policies_dir()).expect("policies validate");

@@ -39,3 +39,62 @@ async fn sensitive_endpoints_allow_fifty_a_minute() {
     // Ordinary endpoints still answer.
     assert_eq!(app.get("/realms").await.status, StatusCode::OK);
 }
+
+/// Unauthenticated requests were never limited and each wrote an access-log row: anyone could fill
+/// the access log. Failed authentications are now limited per source address, and the refusals
+/// past the limit leave one row a minute.
+#[tokio::test]
+async fn failed_authentication_is_limited_per_source_and_its_trail_is_bounded() {
+    let app = spawn_app().await;
+    let from = |address: &'static str, key: &'static str| {
+        let request =
+            app.http.get(format!("{}/realms", app.admin)).header("x-api-key", key).header("x-forwarded-for", address);
+        async move { crate::support::answer(request.send().await.unwrap()).await }
+    };
+    for n in 0..30 {
+        assert_eq!(from("198.51.100.7", "cstl_key_guess").await.status, StatusCode::UNAUTHORIZED, "failure {n}");
+    }
+    for _ in 0..500 {
+        let limited = from("198.51.100.7", "cstl_key_guess").await;
+        assert_eq!((limited.status, limited.error_code()), (StatusCode::TOO_MANY_REQUESTS, "TooManyRequests"));
+        assert!(limited.headers.contains_key("retry-after"));
+    }
+    // Once spent, the source is refused before any credential is read, valid or not.
+    let valid = app
+        .http
+        .get(format!("{}/realms", app.admin))
+        .header("x-api-key", &app.key)
+        .header("x-forwarded-for", "198.51.100.7");
+    assert_eq!(valid.send().await.unwrap().status(), StatusCode::TOO_MANY_REQUESTS);
+    // Another address, and the same caller from another address, are not held up.
+    assert_eq!(from("198.51.100.8", "cstl_key_guess").await.status, StatusCode::UNAUTHORIZED);
+    let elsewhere = app
+        .http
+        .get(format!("{}/realms", app.admin))
+        .header("x-api-key", &app.key)
+        .header("x-forwarded-for", "198.51.100.9");
+    assert_eq!(elsewhere.send().await.unwrap().status(), StatusCode::OK);
+
+    // Refusals of an unknown key name no account, so no account's access log lists them: the rows
+    // are counted in the database.
+    let rows = |address: &'static str| {
+        let app = &app;
+        async move {
+            app.state.access_log.flush().await;
+            let store = app.database().await;
+            sqlx::query_scalar::<_, i64>("SELECT COUNT(*) FROM access_log WHERE ip_address = $1")
+                .bind(address)
+                .fetch_one(store.pool())
+                .await
+                .unwrap()
+        }
+    };
+    // 30 refusals of the credential, one entry for the 501 refusals of the source that minute.
+    assert_eq!(rows("198.51.100.7").await, 31);
+    app.advance(60).await;
+    for _ in 0..30 {
+        from("198.51.100.7", "cstl_key_guess").await;
+    }
+    assert_eq!(from("198.51.100.7", "cstl_key_guess").await.status, StatusCode::TOO_MANY_REQUESTS);
+    assert_eq!(rows("198.51.100.7").await, 62, "a minute later: 30 more failures and one more entry");
+}

@@ -111,3 +111,32 @@ async fn tokens_checked_at_once_are_each_answered_from_their_own_session() {
         }
     }
 }
+
+/// Userinfo and token exchange refused a disabled person's access token, but introspection kept
+/// answering `active: true` until it expired.
+#[tokio::test]
+async fn a_disabled_persons_tokens_are_inactive_at_introspection_on_every_host_at_once() {
+    let app = spawn_app().await;
+    app.create_realm("acme").await;
+    let client = app.create_client("acme", "web", &["password", "refresh_token"], &[]).await;
+    let user_id = app.create_user("acme", "ada", "analytical engine").await;
+    let tokens = sign_in(&app, &client).await;
+    let second = crate::support::spawn_beside(&app).await;
+    let (access, refresh) = (tokens["access_token"].as_str().unwrap(), tokens["refresh_token"].as_str().unwrap());
+    for token in [access, refresh] {
+        assert_eq!(second.protocol(&client, "token/introspect", &[("token", token)]).await.body["active"], true);
+    }
+
+    let path = format!("/realms/acme/users/{user_id}");
+    let disabled = app.put(&path, serde_json::json!({ "status": "Disabled" })).await;
+    assert_eq!(disabled.status, StatusCode::OK, "{:?}", disabled.body);
+    for host in [&app, &second] {
+        for token in [access, refresh] {
+            let answer = host.protocol(&client, "token/introspect", &[("token", token)]).await;
+            assert_eq!(answer.body, serde_json::json!({ "active": false }), "{:?}", answer.body);
+        }
+    }
+    // Enabled again, the session it never ended is good again.
+    app.put(&path, serde_json::json!({ "status": "Active" })).await;
+    assert_eq!(second.protocol(&client, "token/introspect", &[("token", access)]).await.body["active"], true);
+}

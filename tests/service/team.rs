@@ -7,7 +7,7 @@ use serde_json::{Value, json};
 
 use crate::receiver::Receiver;
 use crate::smtp::{MailServer, Message};
-use crate::support::{Answer, TestApp, TestDatabase, answer, claims, spawn_app, spawn_with};
+use crate::support::{Answer, TestApp, TestClient, TestDatabase, answer, claims, spawn_app, spawn_with};
 use crate::webhooks::{SHOP_HOOKS, receiving, recorded, register};
 
 const PASSWORD: &str = "Vq7-lantern-Orbit-42";
@@ -309,6 +309,56 @@ async fn only_a_person_signed_in_to_the_console_impersonates() {
     )
     .await;
     assert_eq!(team.status, StatusCode::FORBIDDEN);
+}
+
+/// An impersonation has no session: its liveness used to look only at the client, so a person
+/// disabled or deleted after it was issued stayed signed in at introspection until it lapsed.
+#[tokio::test]
+async fn an_impersonation_goes_inactive_on_every_host_once_its_person_is_disabled_or_deleted() {
+    let (app, mail) = spawn_mailing().await;
+    app.create_realm("acme").await;
+    let web = app.create_client("acme", "web", &["password"], &[]).await;
+    let jo = app.create_user("acme", "jo", "correct-horse-battery").await;
+    let kim = app.create_user("acme", "kim", "correct-horse-battery").await;
+    join(&app, &mail, "ada@example.com", "ada", &["Admin"]).await;
+    let ada = console_token(&app, "ada").await;
+    let impersonate = |user: String| {
+        let (app, ada) = (&app, ada.clone());
+        async move {
+            let path = format!("/realms/acme/users/{user}/impersonate");
+            let done = as_bearer(app, &ada, Method::POST, &path, Some(json!({ "clientId": "web" }))).await;
+            assert_eq!(done.status, StatusCode::OK, "{:?}", done.body);
+            done.data()["access_token"].as_str().unwrap().to_owned()
+        }
+    };
+    let (as_jo, as_kim) = (impersonate(jo.clone()).await, impersonate(kim.clone()).await);
+    let second = crate::support::spawn_beside(&app).await;
+    async fn active(host: &TestApp, web: &TestClient, token: String) -> Value {
+        host.protocol(web, "token/introspect", &[("token", &token)]).await.body["active"].clone()
+    }
+    for host in [&app, &second] {
+        assert_eq!(active(host, &web, as_jo.clone()).await, true);
+        assert_eq!(active(host, &web, as_kim.clone()).await, true);
+    }
+
+    let disabled = app.put(&format!("/realms/acme/users/{jo}"), json!({ "status": "Disabled" })).await;
+    assert_eq!(disabled.status, StatusCode::OK, "{:?}", disabled.body);
+    assert_eq!(app.delete(&format!("/realms/acme/users/{kim}")).await.status, StatusCode::OK);
+    for host in [&app, &second] {
+        assert_eq!(active(host, &web, as_jo.clone()).await, false, "disabled");
+        assert_eq!(active(host, &web, as_kim.clone()).await, false, "deleted");
+        let userinfo = host
+            .http
+            .get(format!("{}/realms/acme/protocol/openid-connect/userinfo", host.base))
+            .bearer_auth(&as_jo)
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(userinfo.status(), StatusCode::UNAUTHORIZED);
+    }
+    // Enabled again, the person's impersonation is good again until it lapses.
+    app.put(&format!("/realms/acme/users/{jo}"), json!({ "status": "Active" })).await;
+    assert_eq!(active(&second, &web, as_jo.clone()).await, true);
 }
 
 #[tokio::test]

@@ -413,6 +413,59 @@ async fn the_realm_lockout_applies_per_unapproved_address_and_lifts_with_time() 
     assert_eq!(attempt("198.51.100.7", "analytical engine").await.0, StatusCode::OK, "the lock has run out");
 }
 
+/// Six wrong passwords from one address: an existing account answered `UserTemporarilyLocked`
+/// with the hash skipped, a name the realm never had kept answering `InvalidCredentials`, which
+/// told which accounts exist. A typed name the realm does not have is now locked out the same way.
+#[tokio::test]
+async fn the_realm_lockout_answers_a_name_the_realm_never_had_exactly_as_an_account() {
+    let app = spawn_app().await;
+    let (client, _) = realm_with_person(&app).await;
+    app.put("/realms/acme", json!({ "maxFailedAttempts": 5, "lockoutDurationMinutes": 15 })).await;
+    let url = format!("{}/realms/acme/protocol/openid-connect/token", app.base);
+    let attempt = |from: &'static str, username: &'static str| {
+        let request = app
+            .http
+            .post(&url)
+            .basic_auth(&client.id, Some(&client.secret))
+            .header("x-forwarded-for", from)
+            .form(&[("grant_type", "password"), ("username", username), ("password", "wrong")]);
+        async move {
+            let response = request.send().await.unwrap();
+            (response.status(), response.json::<Value>().await.unwrap())
+        }
+    };
+    for n in 1..=7 {
+        let existing = attempt("198.51.100.7", "ada").await;
+        let unknown = attempt("198.51.100.8", "nobody").await;
+        assert_eq!(existing, unknown, "attempt {n}");
+        let expected = if n <= 5 { "InvalidCredentials" } else { "UserTemporarilyLocked" };
+        assert_eq!(existing.1["error_code"], expected, "attempt {n}");
+    }
+    // The typed name counts however it is written, and only from the address that failed.
+    assert_eq!(attempt("198.51.100.8", "NoBody").await.1["error_code"], "UserTemporarilyLocked");
+    assert_eq!(attempt("198.51.100.9", "nobody").await.1["error_code"], "InvalidCredentials");
+    // No account, no event about one.
+    assert_eq!(app.events("user_locked_out").await.len(), 1);
+
+    app.advance(15 * 60 + 1).await;
+    assert_eq!(attempt("198.51.100.7", "ada").await, attempt("198.51.100.8", "nobody").await);
+    assert_eq!(attempt("198.51.100.8", "nobody").await.1["error_code"], "InvalidCredentials", "the lock ran out");
+
+    // Failures past their window are forgotten by the hourly pruning, for accounts and names alike.
+    // No answer shows the counted failures themselves, so they are counted in the database.
+    let count = |table: &'static str| {
+        let app = &app;
+        async move {
+            let store = app.database().await;
+            let statement = format!("SELECT COUNT(*) FROM {table}");
+            sqlx::query_scalar::<_, i64>(sqlx::AssertSqlSafe(statement)).fetch_one(store.pool()).await.unwrap()
+        }
+    };
+    assert_eq!((count("login_failures").await, count("unknown_login_failures").await), (1, 2));
+    app.advance(2 * 60 * 60).await;
+    assert_eq!((count("login_failures").await, count("unknown_login_failures").await), (0, 0));
+}
+
 async fn client_token(app: &TestApp, client: &TestClient) -> String {
     let answer = app.token(client, &[("grant_type", "client_credentials")]).await;
     answer.body["access_token"].as_str().expect("a token").to_owned()

@@ -8,6 +8,29 @@ use serde::Deserialize;
 
 use super::{Authorizer, Principal, PrincipalKind, Resource, Verdict};
 
+/// `castellan policies check`: loads the policies in `dir` (refused unless they validate against
+/// the schema), runs the fixtures under `dir/fixtures`, and reports both with the role ×
+/// permission matrix. An error when anything does not validate or a fixture fails.
+pub fn check(dir: &Path) -> anyhow::Result<String> {
+    let authz = Authorizer::load(dir)?;
+    let mut report =
+        format!("{} policies validate against {}\n", authz.policy_count(), dir.join("schema.cedarschema").display());
+    let fixture_dir = dir.join("fixtures");
+    if fixture_dir.is_dir() {
+        let outcomes = run(&authz, &fixture_dir).map_err(anyhow::Error::msg)?;
+        let failed: Vec<_> = outcomes.iter().filter(|o| !o.passed).collect();
+        for outcome in &failed {
+            report.push_str(&format!("FAIL {}: {}: {}\n", outcome.file.display(), outcome.name, outcome.detail));
+        }
+        report.push_str(&format!("{} fixture cases, {} failed\n", outcomes.len(), failed.len()));
+        if !failed.is_empty() {
+            anyhow::bail!("policy fixtures failed:\n{report}");
+        }
+    }
+    report.push_str(&format!("\n{}\n", authz.role_matrix()?));
+    Ok(report)
+}
+
 const OWN_ACCOUNT: &str = "fixture-account";
 const OTHER_ACCOUNT: &str = "other-account";
 

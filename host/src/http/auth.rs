@@ -5,6 +5,7 @@
 //! in the change trail (they raise no event).
 
 use std::collections::BTreeSet;
+use std::net::{IpAddr, Ipv4Addr};
 use std::sync::Arc;
 
 use axum::extract::{FromRequestParts, MatchedPath, OriginalUri, Request, State};
@@ -17,7 +18,7 @@ use chrono::{DateTime, Utc};
 use super::address::ClientAddress;
 use super::admin::consumers::CONSUMER_KEY_PREFIX;
 use super::envelope::RefusedWith;
-use super::rate_limit::Class;
+use super::rate_limit::{self, Class};
 use crate::AppState;
 use crate::authz::{BUILTIN_ROLES, Principal, PrincipalKind, Resource, Verdict};
 use crate::cache::KnownCredential;
@@ -97,7 +98,9 @@ enum Rejection {
 
 pub async fn authenticate(State(state): State<AppState>, mut request: Request, next: Next) -> Response {
     let now = state.clock.now();
-    let ip = request.extensions().get::<ClientAddress>().map_or_else(|| "0.0.0.0".to_owned(), |a| a.0.to_string());
+    let address = request.extensions().get::<ClientAddress>().map_or(IpAddr::V4(Ipv4Addr::UNSPECIFIED), |a| a.0);
+    let ip = address.to_string();
+    let source = rate_limit::source_key(address);
     let method = request.method().clone();
     let path = request
         .extensions()
@@ -120,10 +123,17 @@ pub async fn authenticate(State(state): State<AppState>, mut request: Request, n
         reason: None,
     };
 
+    // A source that spent its failed authentications is refused before its credential is read.
+    if let Err(retry_after_seconds) = state.limiter.check(&source, Class::FailedAuthentication, now) {
+        return throttled(&state, entry, &source, retry_after_seconds, now).await;
+    }
     let Identified { principal, person, mut actor } = match identify(&state, request.headers(), now).await {
         Ok(found) => found,
         Err(rejection) => match *rejection {
             Rejection::Refused(refusal) => {
+                if let Err(retry_after_seconds) = state.limiter.take(&source, Class::FailedAuthentication, now) {
+                    return throttled(&state, entry, &source, retry_after_seconds, now).await;
+                }
                 if let Some(credential) = &refusal.credential {
                     entry.account_id = Some(credential.secret.account_id.clone());
                     entry.credential_id = Some(credential.secret.id.clone());
@@ -200,6 +210,25 @@ pub async fn authenticate(State(state): State<AppState>, mut request: Request, n
         }
     }
     response
+}
+
+/// The answer to a source refused for its failed authentications. Its access-log entry is kept
+/// once a minute per source (the first refusal of each minute), so that a flood of bad credentials
+/// leaves a bounded trail.
+async fn throttled(
+    state: &AppState,
+    mut entry: AccessEntry,
+    source: &str,
+    retry_after_seconds: u64,
+    now: DateTime<Utc>,
+) -> Response {
+    if state.limiter.take(source, Class::ThrottledRecord, now).is_ok() {
+        entry.status = 429;
+        entry.reason =
+            Some("too many failed authentications from this source; later refusals this minute are not listed".into());
+        state.access_log.record(entry).await;
+    }
+    Error::RateLimited { retry_after_seconds }.into_response()
 }
 
 /// Who a credential turned out to be.

@@ -6,6 +6,7 @@ use std::collections::HashMap;
 
 use axum::Extension;
 use axum::body::Bytes;
+use axum::extract::rejection::BytesRejection;
 use axum::extract::{Path, RawQuery, State};
 use axum::http::{HeaderMap, Method};
 use axum::response::Response;
@@ -28,8 +29,12 @@ pub async fn receive(
     method: Method,
     RawQuery(query): RawQuery,
     headers: HeaderMap,
-    body: Bytes,
+    body: Result<Bytes, BytesRejection>,
 ) -> Result<Response, Error> {
+    let body = body.map_err(|rejection| match rejection.status() {
+        axum::http::StatusCode::PAYLOAD_TOO_LARGE => Error::PayloadTooLarge { limit: state.settings.max_body_bytes },
+        _ => Error::Internal(anyhow::anyhow!("the body could not be read: {}", rejection.body_text())),
+    })?;
     let token = segments.get("token").map_or("", String::as_str);
     let path = segments.get("rest").cloned().unwrap_or_default();
     let now = to_millis(state.clock.now());
@@ -48,7 +53,8 @@ pub async fn receive(
         path,
         query,
         headers: Value::Object(fields).to_string(),
-        body: String::from_utf8_lossy(kept).into_owned(),
+        // Kept as text, the same on every backend: PostgreSQL stores no U+0000 in text.
+        body: String::from_utf8_lossy(kept).replace('\0', "\u{FFFD}"),
         body_size: body.len() as i64,
         source_ip: source.to_string(),
         received_at: now,

@@ -8,6 +8,7 @@ pub mod capture;
 pub mod dev_clock;
 pub mod envelope;
 pub mod metrics;
+pub mod nul;
 pub mod openapi;
 pub mod protocol;
 pub mod rate_limit;
@@ -25,6 +26,7 @@ use crate::error::Error;
 /// The whole service: admin API, operations endpoints and, with the manual clock, `/_dev/clock`.
 pub fn router(state: AppState) -> Router {
     let admin = admin::routes()
+        .route_layer(from_fn(nul::refuse_in_admin))
         .route_layer(from_fn_with_state(state.clone(), auth::authenticate))
         .route("/openapi.json", get(openapi::document))
         // The invitation token is the credential here.
@@ -35,8 +37,12 @@ pub fn router(state: AppState) -> Router {
     let mut app = Router::new()
         .nest("/api/v1/admin", admin)
         .merge(protocol::routes())
-        .route("/captures/{token}", any(capture::receive))
-        .route("/captures/{token}/{*rest}", any(capture::receive))
+        .merge(
+            Router::new()
+                .route("/captures/{token}", any(capture::receive))
+                .route("/captures/{token}/{*rest}", any(capture::receive))
+                .route_layer(from_fn(nul::refuse_in_admin)),
+        )
         .route("/healthz", get(|| async { "ok" }))
         .route("/readyz", get(ready))
         .route("/metrics", get(metrics::render));

@@ -1,26 +1,43 @@
 //! Admin API rate limits per caller (SPEC "Limits"): 300 requests a minute, 50 on sensitive
-//! endpoints. A token bucket per caller and class refills continuously, so a caller that keeps
-//! under the rate is never refused and a burst is refused until tokens come back.
+//! endpoints; and per source address, 30 failed authentications a minute. A token bucket per
+//! caller and class refills continuously, so a caller that keeps under the rate is never refused
+//! and a burst is refused until tokens come back.
 
 use std::collections::HashMap;
+use std::net::{IpAddr, Ipv6Addr};
 use std::sync::Mutex;
 
 use chrono::{DateTime, TimeDelta, Utc};
 
+use crate::config::AdminRateLimits;
+
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum Class {
-    /// Most endpoints: 300 a minute.
+    /// Most endpoints: 300 a minute by default.
     Standard,
-    /// Creating or changing API secrets, imports, impersonation: 50 a minute.
+    /// Creating or changing API secrets, imports, impersonation: 50 a minute by default.
     Sensitive,
+    /// Requests whose credentials were refused, per source address: 30 a minute by default. Once spent,
+    /// every request from the address is refused before its credential is looked up.
+    FailedAuthentication,
+    /// Access-log entries of requests refused by [`Class::FailedAuthentication`], per source
+    /// address: one a minute, so a flood leaves a bounded trail.
+    ThrottledRecord,
 }
 
-impl Class {
-    pub fn per_minute(self) -> f64 {
-        match self {
-            Self::Standard => 300.0,
-            Self::Sensitive => 50.0,
-        }
+/// The key a source address is limited by: the address itself, or for IPv6 its /64 network, which
+/// one subscriber usually holds whole.
+pub fn source_key(address: IpAddr) -> String {
+    match address {
+        IpAddr::V4(v4) => v4.to_string(),
+        IpAddr::V6(v6) => match v6.to_ipv4_mapped() {
+            Some(v4) => v4.to_string(),
+            None => {
+                let mut octets = v6.octets();
+                octets[8..].fill(0);
+                format!("{}/64", Ipv6Addr::from(octets))
+            }
+        },
     }
 }
 
@@ -32,21 +49,53 @@ struct Bucket {
 
 #[derive(Debug, Default)]
 pub struct RateLimiter {
+    limits: AdminRateLimits,
     buckets: Mutex<HashMap<(String, Class), Bucket>>,
 }
 
 impl RateLimiter {
+    pub fn new(limits: AdminRateLimits) -> Self {
+        Self { limits, buckets: Mutex::default() }
+    }
+
+    /// Requests a minute of the class.
+    pub fn per_minute(&self, class: Class) -> f64 {
+        f64::from(match class {
+            Class::Standard => self.limits.requests,
+            Class::Sensitive => self.limits.sensitive_requests,
+            Class::FailedAuthentication => self.limits.failed_authentications,
+            Class::ThrottledRecord => 1,
+        })
+    }
+
     /// Takes one token for `caller`; when none is left, the whole seconds until one comes back.
     pub fn take(&self, caller: &str, class: Class, now: DateTime<Utc>) -> Result<(), u64> {
-        let capacity = class.per_minute();
+        self.settle(caller, class, now, true)
+    }
+
+    /// Whether `caller` has a token left, without taking it; when none is left, the whole seconds
+    /// until one comes back. A caller without a bucket has every token and gets none.
+    pub fn check(&self, caller: &str, class: Class, now: DateTime<Utc>) -> Result<(), u64> {
+        self.settle(caller, class, now, false)
+    }
+
+    fn settle(&self, caller: &str, class: Class, now: DateTime<Utc>, take: bool) -> Result<(), u64> {
+        let capacity = self.per_minute(class);
         let per_second = capacity / 60.0;
         let mut buckets = self.buckets.lock().unwrap_or_else(|p| p.into_inner());
-        let bucket = buckets.entry((caller.to_owned(), class)).or_insert(Bucket { tokens: capacity, updated: now });
+        let key = (caller.to_owned(), class);
+        let bucket = match buckets.get_mut(&key) {
+            Some(bucket) => bucket,
+            None if take => buckets.entry(key).or_insert(Bucket { tokens: capacity, updated: now }),
+            None => return Ok(()),
+        };
         let elapsed = (now - bucket.updated).num_milliseconds().max(0) as f64 / 1000.0;
         bucket.tokens = (bucket.tokens + elapsed * per_second).min(capacity);
         bucket.updated = now;
         if bucket.tokens >= 1.0 {
-            bucket.tokens -= 1.0;
+            if take {
+                bucket.tokens -= 1.0;
+            }
             Ok(())
         } else {
             Err(((1.0 - bucket.tokens) / per_second).ceil().max(1.0) as u64)
@@ -92,6 +141,30 @@ mod tests {
             assert!(limiter.take("key", Class::Sensitive, start).is_ok());
         }
         assert_eq!(limiter.take("key", Class::Sensitive, start), Err(2));
+    }
+
+    #[test]
+    fn checking_takes_nothing_and_failed_authentications_allow_thirty() {
+        let limiter = RateLimiter::default();
+        let start = DateTime::from_timestamp(1_800_000_000, 0).unwrap();
+        assert!(limiter.check("203.0.113.9", Class::FailedAuthentication, start).is_ok());
+        for _ in 0..30 {
+            assert!(limiter.check("203.0.113.9", Class::FailedAuthentication, start).is_ok());
+            assert!(limiter.take("203.0.113.9", Class::FailedAuthentication, start).is_ok());
+        }
+        assert_eq!(limiter.check("203.0.113.9", Class::FailedAuthentication, start), Err(2));
+        assert_eq!(limiter.take("203.0.113.9", Class::FailedAuthentication, start), Err(2));
+        assert!(limiter.check("203.0.113.9", Class::FailedAuthentication, start + TimeDelta::seconds(2)).is_ok());
+    }
+
+    #[test]
+    fn ipv6_sources_are_limited_by_their_64_network() {
+        let key = |text: &str| source_key(text.parse().unwrap());
+        assert_eq!(key("2001:db8:1:2:aaaa::1"), key("2001:db8:1:2:bbbb::9"));
+        assert_eq!(key("2001:db8:1:2:aaaa::1"), "2001:db8:1:2::/64");
+        assert_ne!(key("2001:db8:1:3::1"), key("2001:db8:1:2::1"));
+        assert_eq!(key("::ffff:198.51.100.7"), "198.51.100.7");
+        assert_eq!(key("198.51.100.7"), "198.51.100.7");
     }
 
     #[test]

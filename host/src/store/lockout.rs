@@ -3,6 +3,9 @@
 
 use sqlx::{Any, Executor};
 
+/// Failures are counted within this window (the realm lockout's Max Failed Attempts).
+pub const FAILURE_WINDOW_MS: i64 = 60 * 60 * 1000;
+
 /// Failures of one account from one address.
 #[derive(Debug, Clone, PartialEq, Eq, sqlx::FromRow)]
 pub struct Failures {
@@ -11,41 +14,95 @@ pub struct Failures {
     pub locked_until: Option<i64>,
 }
 
-pub async fn failures<'c>(
-    db: impl Executor<'c, Database = Any>,
-    user_id: &str,
-    ip_address: &str,
-) -> Result<Option<Failures>, sqlx::Error> {
-    sqlx::query_as(
-        "SELECT failed_count, first_failed_at, locked_until FROM login_failures WHERE user_id = $1 AND ip_address = $2",
-    )
-    .bind(user_id)
-    .bind(ip_address)
-    .fetch_optional(db)
-    .await
+/// Whose failures: an account of the realm, or a name the realm does not have (by the keyed hash
+/// of the name as typed, lower-cased), locked out the same way so that the lockout never tells one
+/// from the other.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Target<'a> {
+    Account { user_id: &'a str },
+    UnknownName { realm_id: &'a str, name_hash: &'a str },
 }
 
-/// Stores the failures of an account at an address.
+pub async fn failures<'c>(
+    db: impl Executor<'c, Database = Any>,
+    target: Target<'_>,
+    ip_address: &str,
+) -> Result<Option<Failures>, sqlx::Error> {
+    match target {
+        Target::Account { user_id } => {
+            sqlx::query_as(
+                "SELECT failed_count, first_failed_at, locked_until FROM login_failures \
+                 WHERE user_id = $1 AND ip_address = $2",
+            )
+            .bind(user_id)
+            .bind(ip_address)
+            .fetch_optional(db)
+            .await
+        }
+        Target::UnknownName { realm_id, name_hash } => {
+            sqlx::query_as(
+                "SELECT failed_count, first_failed_at, locked_until FROM unknown_login_failures \
+                 WHERE realm_id = $1 AND name_hash = $2 AND ip_address = $3",
+            )
+            .bind(realm_id)
+            .bind(name_hash)
+            .bind(ip_address)
+            .fetch_optional(db)
+            .await
+        }
+    }
+}
+
+/// Stores the failures of an account or name at an address.
 pub async fn save<'c>(
     db: impl Executor<'c, Database = Any>,
-    user_id: &str,
+    target: Target<'_>,
     ip_address: &str,
     failures: &Failures,
 ) -> Result<(), sqlx::Error> {
-    sqlx::query(
-        "INSERT INTO login_failures (user_id, ip_address, failed_count, first_failed_at, locked_until) \
-         VALUES ($1, $2, $3, $4, $5) ON CONFLICT (user_id, ip_address) DO UPDATE SET \
-         failed_count = excluded.failed_count, first_failed_at = excluded.first_failed_at, \
-         locked_until = excluded.locked_until",
-    )
-    .bind(user_id)
-    .bind(ip_address)
-    .bind(failures.failed_count)
-    .bind(failures.first_failed_at)
-    .bind(failures.locked_until)
-    .execute(db)
-    .await
-    .map(|_| ())
+    let query = match target {
+        Target::Account { user_id } => sqlx::query(
+            "INSERT INTO login_failures (user_id, ip_address, failed_count, first_failed_at, locked_until) \
+             VALUES ($1, $2, $3, $4, $5) ON CONFLICT (user_id, ip_address) DO UPDATE SET \
+             failed_count = excluded.failed_count, first_failed_at = excluded.first_failed_at, \
+             locked_until = excluded.locked_until",
+        )
+        .bind(user_id),
+        Target::UnknownName { realm_id, name_hash } => sqlx::query(
+            "INSERT INTO unknown_login_failures \
+             (realm_id, name_hash, ip_address, failed_count, first_failed_at, locked_until) \
+             VALUES ($1, $2, $3, $4, $5, $6) ON CONFLICT (realm_id, name_hash, ip_address) DO UPDATE SET \
+             failed_count = excluded.failed_count, first_failed_at = excluded.first_failed_at, \
+             locked_until = excluded.locked_until",
+        )
+        .bind(realm_id)
+        .bind(name_hash),
+    };
+    query
+        .bind(ip_address)
+        .bind(failures.failed_count)
+        .bind(failures.first_failed_at)
+        .bind(failures.locked_until)
+        .execute(db)
+        .await
+        .map(|_| ())
+}
+
+/// Forgets failures counted before `window_start` whose lock, if any, has ended by `now`: the next
+/// failure would start a new count anyway.
+pub async fn prune<'c>(
+    db: impl Executor<'c, Database = Any> + Copy,
+    window_start: i64,
+    now: i64,
+) -> Result<u64, sqlx::Error> {
+    let mut removed = 0;
+    for table in ["login_failures", "unknown_login_failures"] {
+        let statement =
+            format!("DELETE FROM {table} WHERE first_failed_at < $1 AND (locked_until IS NULL OR locked_until <= $2)");
+        removed +=
+            sqlx::query(sqlx::AssertSqlSafe(statement)).bind(window_start).bind(now).execute(db).await?.rows_affected();
+    }
+    Ok(removed)
 }
 
 pub async fn is_approved<'c>(

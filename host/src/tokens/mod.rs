@@ -17,7 +17,7 @@ use crate::store::Status;
 use crate::store::clients::{self as client_store, Client};
 use crate::store::realm_roles::{self as role_store, Role};
 use crate::store::sessions;
-use crate::store::users::User;
+use crate::store::users::{self as user_store, User, UserStatus};
 
 /// The RFC 9068 media type of access tokens, in the JOSE header.
 pub const ACCESS_TOKEN_TYPE: &str = "at+jwt";
@@ -311,8 +311,8 @@ impl ActiveToken {
 
 /// The access token, if it is active in `realm_id`: a well-formed `at+jwt` signed by a key of the
 /// realm that is not revoked, issued by the realm, unexpired by the service's clock, not revoked,
-/// of a live session when it has one, and of a client still Active whose tokens of that time were
-/// not revoked. `None` for anything else; only a database failure is an error.
+/// of a live session of an Active person when it has one (of an Active person when it impersonates
+/// one), and of a client still Active whose tokens of that time were not revoked. `None` for anything else; only a database failure is an error.
 pub async fn active_access_token(state: &AppState, realm_id: &str, token: &str) -> Result<Option<ActiveToken>, Error> {
     let Ok(header) = jsonwebtoken::decode_header(token) else { return Ok(None) };
     if header.typ.as_deref() != Some(ACCESS_TOKEN_TYPE) {
@@ -364,9 +364,18 @@ pub async fn active_access_token(state: &AppState, realm_id: &str, token: &str) 
     let mut person = None;
     if let Some(sid) = &session_id {
         let found = state.session_reads.find_with_person(sid).await?;
-        let live = found.filter(|(s, u)| s.realm_id == realm_id && s.is_live(to_millis(now)) && u.id == subject);
+        let live = found.filter(|(s, u)| {
+            s.realm_id == realm_id && s.is_live(to_millis(now)) && u.id == subject && u.status == UserStatus::Active
+        });
         let Some(found) = live else { return Ok(None) };
         person = Some(found);
+    } else if claims.contains_key("act") {
+        // An impersonation has no session: the person it signs in as is read at every check, so a
+        // person disabled or deleted since takes the token with them, on every host at once.
+        let found = user_store::find(state.store.pool(), realm_id, &subject).await?;
+        if !found.is_some_and(|user| user.status == UserStatus::Active) {
+            return Ok(None);
+        }
     }
     if let Some(grant) = claims.get("delegation_id") {
         let live = match grant.as_str() {

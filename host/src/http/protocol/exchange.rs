@@ -52,7 +52,7 @@ pub(super) async fn exchange(
     origin: &Origin,
 ) -> Result<Response, OAuthError> {
     let mut attempt = Attempt {
-        scopes: form.get("scope").map(split_scopes).unwrap_or_default(),
+        scopes: form.scopes()?.unwrap_or_default(),
         resource: form.get("resource").map(str::to_owned),
         ..Attempt::default()
     };
@@ -215,16 +215,6 @@ async fn decide(
     Ok(json_no_store(answer))
 }
 
-fn split_scopes(text: &str) -> Vec<String> {
-    let mut scopes: Vec<String> = Vec::new();
-    for scope in text.split(' ').filter(|s| !s.is_empty()) {
-        if !scopes.iter().any(|s| s == scope) {
-            scopes.push(scope.to_owned());
-        }
-    }
-    scopes
-}
-
 /// The answer to a refusal, naming what exceeds.
 fn refusal_answer(refusal: Refusal, facts: &ExchangeFacts<'_>, grant: &DelegationGrant) -> OAuthError {
     let beyond = |ceiling: &[String]| -> Vec<&str> {
@@ -354,10 +344,5 @@ mod tests {
     fn failure_reasons_are_the_codes_in_snake_case() {
         assert_eq!(failure_reason("DelegationNotPermitted"), "delegation_not_permitted");
         assert_eq!(failure_reason("GrantTypeDisabled"), "grant_type_disabled");
-    }
-
-    #[test]
-    fn requested_scopes_are_split_once_each() {
-        assert_eq!(split_scopes(" a  b a "), vec!["a".to_owned(), "b".to_owned()]);
     }
 }

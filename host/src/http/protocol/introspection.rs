@@ -1,6 +1,5 @@
 //! Token introspection (RFC 7662) and revocation (RFC 7009), both client-authenticated.
 
-use axum::body::Bytes;
 use axum::extract::{Path, State};
 use axum::http::HeaderMap;
 use axum::response::{IntoResponse, Response};
@@ -18,26 +17,29 @@ use crate::store::events::{self, Event};
 use crate::store::from_json_list;
 use crate::store::realms::Realm;
 use crate::store::sessions::{self, RefreshToken, Session};
+use crate::store::users::{User, UserStatus};
 use crate::tokens::{self, ActiveToken};
 
-/// A refresh token that is still good, with its session.
+/// A refresh token that is still good, with its session and person.
 async fn live_refresh_token(
     state: &AppState,
     realm: &Realm,
     value: &str,
-) -> Result<Option<(RefreshToken, Session)>, OAuthError> {
+) -> Result<Option<(RefreshToken, Session, User)>, OAuthError> {
     let pool = state.store.pool();
     let Some(id) = tokens::refresh_token_id(value) else { return Ok(None) };
     let found = sessions::find_refresh(pool, id).await?;
     let Some(token) = found.filter(|t| state.hasher.matches(value, &t.token_hash)) else { return Ok(None) };
-    let Some(session) = sessions::find(pool, &token.session_id).await? else { return Ok(None) };
+    let Some((session, user)) = state.session_reads.find_with_person(&token.session_id).await? else {
+        return Ok(None);
+    };
     let now = to_millis(state.clock.now());
     let live = session.realm_id == realm.id
         && session.is_live(now)
         && token.exchanged_at.is_none()
         && token.revoked_at.is_none()
         && token.expires_at > now;
-    Ok(live.then_some((token, session)))
+    Ok(live.then_some((token, session, user)))
 }
 
 fn describe_access(token: &ActiveToken, username: Option<String>) -> Value {
@@ -89,10 +91,9 @@ pub async fn introspect(
     State(state): State<AppState>,
     Path(realm_id): Path<String>,
     headers: HeaderMap,
-    body: Bytes,
+    form: Form,
 ) -> Result<Response, OAuthError> {
     let realm = realm(&state, &realm_id).await?;
-    let form = Form::parse(&headers, &body)?;
     let client = authenticate_client(&state, &realm, &headers, &form).await?;
     let token = form.require("token")?;
     let hint = form.get("token_type_hint");
@@ -116,8 +117,9 @@ pub async fn introspect(
         return Ok(json_no_store(describe_access(&active, username)));
     }
     // Refresh tokens are described only to the client they were issued to.
-    if let Some((refresh, session)) = live_refresh_token(&state, &realm, token).await?
+    if let Some((refresh, session, person)) = live_refresh_token(&state, &realm, token).await?
         && session.client_id == client.id
+        && person.status == UserStatus::Active
         && !client.revoked_token(refresh.created_at)
     {
         let scopes = from_json_list(&refresh.scopes);
@@ -160,16 +162,15 @@ pub async fn revoke(
     State(state): State<AppState>,
     Path(realm_id): Path<String>,
     headers: HeaderMap,
-    body: Bytes,
+    form: Form,
 ) -> Result<Response, OAuthError> {
     let realm = realm(&state, &realm_id).await?;
-    let form = Form::parse(&headers, &body)?;
     let client = authenticate_client(&state, &realm, &headers, &form).await?;
     let token = form.require("token")?;
     let hint = form.get("token_type_hint");
     let now = to_millis(state.clock.now());
 
-    if let Some((refresh, session)) = live_refresh_token(&state, &realm, token).await?
+    if let Some((refresh, session, _)) = live_refresh_token(&state, &realm, token).await?
         && session.client_id == client.id
     {
         let mut tx = state.store.begin().await?;

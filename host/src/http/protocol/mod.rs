@@ -11,10 +11,14 @@ pub mod push;
 pub mod recovery;
 pub mod token;
 
+use std::collections::HashSet;
 use std::sync::Arc;
 
 use axum::Router;
+use axum::body::Bytes;
+use axum::extract::{FromRequest, Request};
 use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
+use axum::middleware::from_fn;
 use axum::response::{IntoResponse, Response};
 use axum::routing::{get, post};
 use base64::Engine as _;
@@ -39,6 +43,15 @@ pub fn routes() -> Router<AppState> {
         .route("/realms/{realm}/protocol/openid-connect/token/introspect", post(introspection::introspect))
         .route("/realms/{realm}/protocol/openid-connect/revoke", post(introspection::revoke))
         .route("/realms/{realm}/protocol/openid-connect/userinfo", get(discovery::userinfo).post(discovery::userinfo))
+        .method_not_allowed_fallback(|| async {
+            OAuthError::new(
+                StatusCode::METHOD_NOT_ALLOWED,
+                "invalid_request",
+                "MethodNotAllowed",
+                "this endpoint does not take this method",
+            )
+        })
+        .route_layer(from_fn(crate::http::nul::refuse_in_protocol))
 }
 
 /// An RFC 6749 error answer.
@@ -147,28 +160,77 @@ pub fn json_no_store(body: serde_json::Value) -> Response {
     response
 }
 
-/// A form-encoded request body (RFC 6749 §3.2: no parameter more than once).
+/// Most parameters one protocol form may carry; a form with more is refused before the rest is
+/// read. The longest grant (token exchange with client authentication in the body) needs eleven.
+pub const MAX_FORM_PARAMETERS: usize = 64;
+/// Most distinct scopes one request may name. A client may be allowed at most 100, and a person's
+/// sign-in adds the OpenID Connect ones.
+pub const MAX_SCOPES: usize = 128;
+
+/// A form-encoded request body (RFC 6749 §3.2: no parameter more than once), read in one pass:
+/// at most [`MAX_FORM_PARAMETERS`] parameters, none repeated, no U+0000 in a name or value.
 #[derive(Debug, Default)]
 pub struct Form {
     pairs: Vec<(String, String)>,
 }
 
+impl FromRequest<AppState> for Form {
+    type Rejection = OAuthError;
+
+    async fn from_request(request: Request, state: &AppState) -> Result<Self, OAuthError> {
+        Self::require_form_type(request.headers())?;
+        let bytes = Bytes::from_request(request, state).await.map_err(|rejection| {
+            if rejection.status() == StatusCode::PAYLOAD_TOO_LARGE {
+                OAuthError::new(
+                    StatusCode::PAYLOAD_TOO_LARGE,
+                    "invalid_request",
+                    "PayloadTooLarge",
+                    format!("the body is larger than {} bytes", state.settings.max_body_bytes),
+                )
+            } else {
+                OAuthError::invalid_request("UnreadableBody", "the body could not be read")
+            }
+        })?;
+        Self::parse_body(&bytes)
+    }
+}
+
 impl Form {
     pub fn parse(headers: &HeaderMap, body: &[u8]) -> Result<Self, OAuthError> {
+        Self::require_form_type(headers)?;
+        Self::parse_body(body)
+    }
+
+    fn require_form_type(headers: &HeaderMap) -> Result<(), OAuthError> {
         let form_type = headers
             .get(header::CONTENT_TYPE)
             .and_then(|v| v.to_str().ok())
             .and_then(|v| v.split(';').next())
             .is_some_and(|v| v.trim().eq_ignore_ascii_case("application/x-www-form-urlencoded"));
-        if !form_type {
-            return Err(OAuthError::invalid_request(
+        if form_type {
+            Ok(())
+        } else {
+            Err(OAuthError::invalid_request(
                 "UnsupportedContentType",
                 "the body must be application/x-www-form-urlencoded",
-            ));
+            ))
         }
+    }
+
+    fn parse_body(body: &[u8]) -> Result<Self, OAuthError> {
         let mut pairs: Vec<(String, String)> = Vec::new();
+        let mut names = HashSet::new();
         for (name, value) in url::form_urlencoded::parse(body) {
-            if pairs.iter().any(|(n, _)| *n == name) {
+            if pairs.len() == MAX_FORM_PARAMETERS {
+                return Err(OAuthError::invalid_request(
+                    "TooManyParameters",
+                    format!("a request carries at most {MAX_FORM_PARAMETERS} parameters"),
+                ));
+            }
+            if name.contains('\0') || value.contains('\0') {
+                return Err(forbidden_character(&name));
+            }
+            if !names.insert(name.clone()) {
                 return Err(OAuthError::invalid_request("RepeatedParameter", format!("{name} is sent more than once")));
             }
             pairs.push((name.into_owned(), value.into_owned()));
@@ -184,6 +246,33 @@ impl Form {
     pub fn require(&self, name: &str) -> Result<&str, OAuthError> {
         self.get(name).ok_or_else(|| OAuthError::invalid_request("MissingParameter", format!("{name} is required")))
     }
+
+    /// The distinct scopes of `scope` (RFC 6749 §3.3: space-delimited, order without meaning), in
+    /// the order first named; `None` without the parameter.
+    pub fn scopes(&self) -> Result<Option<Vec<String>>, OAuthError> {
+        let Some(text) = self.get("scope") else { return Ok(None) };
+        let mut seen = HashSet::new();
+        let mut scopes = Vec::new();
+        for scope in text.split(' ').filter(|s| !s.is_empty()) {
+            if seen.insert(scope) {
+                if scopes.len() == MAX_SCOPES {
+                    return Err(OAuthError::invalid_request(
+                        "TooManyScopes",
+                        format!("a request names at most {MAX_SCOPES} scopes"),
+                    ));
+                }
+                scopes.push(scope.to_owned());
+            }
+        }
+        Ok(Some(scopes))
+    }
+}
+
+/// The refusal of text holding U+0000, which no identifier, name or secret contains (and which
+/// PostgreSQL cannot store): the same on every backend.
+pub fn forbidden_character(name: &str) -> OAuthError {
+    let name: String = name.chars().filter(|c| *c != '\0').collect();
+    OAuthError::invalid_request("ForbiddenCharacter", format!("{name} contains the character U+0000"))
 }
 
 /// The realm of a protocol request; a disabled or unknown realm answers 404.
@@ -218,6 +307,8 @@ pub(super) fn presented_credentials(
                 url::form_urlencoded::parse(format!("x={part}").as_bytes()).next().map(|(_, v)| v.into_owned())
             };
             match (decode(id), decode(secret)) {
+                (Some(id), _) if id.contains('\0') => Err(forbidden_character("client_id")),
+                (_, Some(secret)) if secret.contains('\0') => Err(forbidden_character("client_secret")),
                 (Some(id), Some(secret)) => Ok(Some((id, secret, true))),
                 _ => Err(OAuthError::invalid_client(true)),
             }
@@ -253,4 +344,39 @@ pub async fn authenticate_client(
             && c.accepts_secret(&state.hasher, &secret, now)
     });
     authenticated.ok_or_else(|| OAuthError::invalid_client(basic))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn form(body: &str) -> Result<Form, OAuthError> {
+        Form::parse_body(body.as_bytes())
+    }
+
+    fn refusal(body: &str) -> &'static str {
+        form(body).err().map_or("accepted", |e| e.code)
+    }
+
+    #[test]
+    fn requested_scopes_are_split_once_each_in_the_order_first_named() {
+        let scopes = form("scope=+a++b+a+c").unwrap().scopes().unwrap();
+        assert_eq!(scopes, Some(vec!["a".to_owned(), "b".to_owned(), "c".to_owned()]));
+        assert_eq!(form("grant_type=x").unwrap().scopes().unwrap(), None);
+        let at_limit: Vec<String> = (0..MAX_SCOPES).map(|i| format!("s{i}")).collect();
+        let repeated = format!("scope={}+s0+s1", at_limit.join("+"));
+        assert_eq!(form(&repeated).unwrap().scopes().unwrap().map(|s| s.len()), Some(MAX_SCOPES));
+        let over = format!("scope={}+one-more", at_limit.join("+"));
+        assert_eq!(form(&over).unwrap().scopes().err().map(|e| e.code), Some("TooManyScopes"));
+    }
+
+    #[test]
+    fn a_form_is_refused_at_its_first_parameter_past_the_limit_or_repeated() {
+        let fits: Vec<String> = (0..MAX_FORM_PARAMETERS).map(|i| format!("p{i}=")).collect();
+        assert!(form(&fits.join("&")).is_ok());
+        assert_eq!(refusal(&format!("{}&one=more", fits.join("&"))), "TooManyParameters");
+        assert_eq!(refusal("a=1&b=2&a=3"), "RepeatedParameter");
+        assert_eq!(refusal("a=x%00y"), "ForbiddenCharacter");
+        assert_eq!(refusal("a%00=1"), "ForbiddenCharacter");
+    }
 }

@@ -17,7 +17,6 @@
 //! While the account's pushes are paused, a request is made as usual but withheld: no phone sees
 //! it, and the client is answered as for a request nobody answered.
 
-use axum::body::Bytes;
 use axum::extract::{Path, State};
 use axum::http::{HeaderMap, StatusCode};
 use axum::response::Response;
@@ -233,7 +232,7 @@ pub async fn enroll(
     State(state): State<AppState>,
     Path(realm_id): Path<String>,
     headers: HeaderMap,
-    body: Bytes,
+    form: Form,
 ) -> Result<Response, OAuthError> {
     let realm = realm(&state, &realm_id).await?;
     let invalid_token = || {
@@ -250,7 +249,6 @@ pub async fn enroll(
         .and_then(|a| a.person.map(|(_, person)| person))
         .filter(|u| u.status == UserStatus::Active)
         .ok_or_else(invalid_token)?;
-    let form = Form::parse(&headers, &body)?;
     let name = form.require("name")?;
     if name.chars().count() > 100 {
         return Err(OAuthError::invalid_request("InvalidName", "name is at most 100 characters"));
@@ -303,10 +301,9 @@ pub async fn answer(
     State(state): State<AppState>,
     Path((realm_id, request_id)): Path<(String, String)>,
     headers: HeaderMap,
-    body: Bytes,
+    form: Form,
 ) -> Result<Response, OAuthError> {
     let realm = realm(&state, &realm_id).await?;
-    let form = Form::parse(&headers, &body)?;
     let device = device(&state, &realm, &headers, &form).await?;
     let (to, outcome) = match form.require("decision")? {
         "approve" => (RequestStatus::Approved, Outcome::Succeeded),

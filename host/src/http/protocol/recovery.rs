@@ -7,9 +7,8 @@
 //! gets the rate-limit answer before anything is looked up.
 
 use axum::Extension;
-use axum::body::Bytes;
 use axum::extract::{Path, State};
-use axum::http::{HeaderMap, StatusCode};
+use axum::http::StatusCode;
 use axum::response::Response;
 use serde_json::json;
 
@@ -45,8 +44,7 @@ pub async fn request(
     State(state): State<AppState>,
     Path(realm_id): Path<String>,
     Extension(ClientAddress(address)): Extension<ClientAddress>,
-    headers: HeaderMap,
-    body: Bytes,
+    form: Form,
 ) -> Result<Response, OAuthError> {
     let realm = realm(&state, &realm_id).await?;
     let now = to_millis(state.clock.now());
@@ -54,7 +52,6 @@ pub async fn request(
     if state.protection.refuses(Hold::SourceBlocked, &realm.id, &address, now).await {
         return Err(super::token::source_blocked());
     }
-    let form = Form::parse(&headers, &body)?;
     let client_id = form.require("client_id")?;
     let login = form.require("username")?;
     let client = crate::tokens::find_client(&state, &realm.id, client_id)
@@ -118,11 +115,9 @@ pub async fn request(
 pub async fn reset(
     State(state): State<AppState>,
     Path(realm_id): Path<String>,
-    headers: HeaderMap,
-    body: Bytes,
+    form: Form,
 ) -> Result<Response, OAuthError> {
     let realm = realm(&state, &realm_id).await?;
-    let form = Form::parse(&headers, &body)?;
     let token = form.require("token")?;
     let password = form.require("password")?;
     let now = to_millis(state.clock.now());

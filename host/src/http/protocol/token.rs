@@ -4,7 +4,6 @@
 //! records it.
 
 use axum::Extension;
-use axum::body::Bytes;
 use axum::extract::{Path, State};
 use axum::http::{HeaderMap, StatusCode, header};
 use axum::response::Response;
@@ -36,8 +35,6 @@ use crate::tokens::{self, Grant, Subject};
 const OIDC_SCOPES: &[&str] = &["openid", "profile", "email"];
 /// A session's last activity is written at most this often (refreshes in between leave it).
 const SESSION_ACTIVITY_GRANULARITY_MS: i64 = 60_000;
-/// Failures are counted within this window (the realm lockout's Max Failed Attempts).
-const FAILURE_WINDOW_MS: i64 = 60 * 60 * 1000;
 
 /// Where a sign-in came from.
 #[derive(Debug, Clone)]
@@ -51,10 +48,9 @@ pub async fn exchange(
     Path(realm_id): Path<String>,
     Extension(ClientAddress(address)): Extension<ClientAddress>,
     headers: HeaderMap,
-    body: Bytes,
+    form: Form,
 ) -> Result<Response, OAuthError> {
     let realm = realm(&state, &realm_id).await?;
-    let form = Form::parse(&headers, &body)?;
     let grant_type = form.require("grant_type")?;
     if !matches!(
         grant_type,
@@ -114,13 +110,7 @@ fn requested_scopes(
         let accepted = from_json_list(&server.scopes);
         allowed.retain(|scope| accepted.contains(scope));
     }
-    let Some(asked) = form.get("scope") else { return Ok(allowed) };
-    let mut scopes: Vec<String> = Vec::new();
-    for scope in asked.split(' ').filter(|s| !s.is_empty()) {
-        if !scopes.iter().any(|s| s == scope) {
-            scopes.push(scope.to_owned());
-        }
-    }
+    let Some(scopes) = form.scopes()? else { return Ok(allowed) };
     let excess: Vec<&str> = scopes
         .iter()
         .map(String::as_str)
@@ -362,12 +352,20 @@ async fn password(
         Some(user) => lockout::is_approved(pool, &user.id, address).await?,
         None => false,
     };
-    // The realm lockout applies to an account at an address it never signed in from.
-    let guarded = user.is_some() && realm.settings.lockout_enabled && !approved;
-    let mut failures = match (&user, guarded) {
-        (Some(user), true) => lockout::failures(pool, &user.id, address).await?,
-        _ => None,
+    let typed = username.to_lowercase();
+    // A name the realm does not have is locked out exactly like an account, so that the lockout's
+    // answer never tells which accounts exist (SPEC: refusals are identical whatever name was typed).
+    let name_hash;
+    let target = match &user {
+        Some(user) => lockout::Target::Account { user_id: &user.id },
+        None => {
+            name_hash = state.hasher.hash(&typed);
+            lockout::Target::UnknownName { realm_id: &realm.id, name_hash: &name_hash }
+        }
     };
+    // The realm lockout applies at an address the account never signed in from.
+    let guarded = realm.settings.lockout_enabled && !approved;
+    let mut failures = if guarded { lockout::failures(pool, target, address).await? } else { None };
     let locked = failures.as_ref().and_then(|f| f.locked_until).is_some_and(|until| until > now);
     // Smart lockout: an account closed to the addresses it was never approved at.
     let closed = match &user {
@@ -379,7 +377,6 @@ async fn password(
     let stored = user.as_ref().and_then(|u| u.password_hash.clone());
     let matched = !locked && crate::passwords::verify(password.to_owned(), stored).await? && user.is_some();
 
-    let typed = username.to_lowercase();
     let seen = Seen {
         realm_id: &realm.id,
         kind: AttemptKind::Password,
@@ -431,25 +428,27 @@ async fn password(
             origin,
         );
         publish(&mut tx, realm, client, "login_failed", data, now).await?;
-        if let (Some(user), true, Refusal::InvalidCredentials) = (&user, guarded, refusal) {
+        if let (true, Refusal::InvalidCredentials) = (guarded, refusal) {
             let mut counted = match failures.take() {
-                Some(f) if now - f.first_failed_at < FAILURE_WINDOW_MS => f,
+                Some(f) if now - f.first_failed_at < lockout::FAILURE_WINDOW_MS => f,
                 _ => Failures { failed_count: 0, first_failed_at: now, locked_until: None },
             };
             counted.failed_count += 1;
             if counted.failed_count >= realm.settings.max_failed_attempts {
                 let until = now + realm.settings.lockout_duration_minutes * 60_000;
-                let data = json!({
-                    "user_id": user.id,
-                    "username": user.username,
-                    "email": user.email,
-                    "lockout_end": crate::clock::iso(crate::clock::from_millis(until)),
-                    "access_failed_count": counted.failed_count,
-                });
-                publish(&mut tx, realm, client, "user_locked_out", data, now).await?;
+                if let Some(user) = &user {
+                    let data = json!({
+                        "user_id": user.id,
+                        "username": user.username,
+                        "email": user.email,
+                        "lockout_end": crate::clock::iso(crate::clock::from_millis(until)),
+                        "access_failed_count": counted.failed_count,
+                    });
+                    publish(&mut tx, realm, client, "user_locked_out", data, now).await?;
+                }
                 counted = Failures { failed_count: 0, first_failed_at: now, locked_until: Some(until) };
             }
-            lockout::save(&mut *tx, &user.id, address, &counted).await?;
+            lockout::save(&mut *tx, target, address, &counted).await?;
         }
         tx.commit().await?;
         send_letters(state, recorded.letters);
@@ -620,10 +619,9 @@ async fn refresh(
         return Err(refused_refresh());
     }
     let granted = from_json_list(&token.scopes);
-    let scopes = match form.get("scope") {
+    let scopes = match form.scopes()? {
         None => granted,
         Some(asked) => {
-            let asked: Vec<String> = asked.split(' ').filter(|s| !s.is_empty()).map(str::to_owned).collect();
             let excess: Vec<&str> =
                 asked.iter().map(String::as_str).filter(|s| !granted.iter().any(|g| g == s)).collect();
             if !excess.is_empty() {
