@@ -10,7 +10,7 @@ use chrono::{DateTime, TimeDelta, Utc};
 use futures_util::future::BoxFuture;
 
 use crate::clock::{Clock, ManualClock};
-use crate::http::metrics::Metrics;
+use crate::metrics::Metrics;
 
 pub type JobFn = Arc<dyn Fn(DateTime<Utc>) -> BoxFuture<'static, anyhow::Result<()>> + Send + Sync>;
 

@@ -518,8 +518,10 @@ async fn tests_replays_and_refused_changes_publish_nothing() {
     assert_eq!(duplicate.refused_fields(), [("username".to_owned(), "Duplicate".to_owned())]);
     receiver.wait_for(3).await;
     assert_eq!(published(&app).await, before, "no event for a test, a replay or a refused change");
+    // The test and the replay are sent at once, in either order: one of them repeats the first.
     let replayed = receiver.received();
-    assert_eq!(replayed[2].header("x-service-event-id"), replayed[0].header("x-service-event-id"));
+    let first = replayed[0].header("x-service-event-id");
+    assert_eq!(replayed[1..].iter().filter(|r| r.header("x-service-event-id") == first).count(), 1);
 }
 
 #[tokio::test]

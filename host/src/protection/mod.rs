@@ -22,7 +22,7 @@ use networks::{Geography, NetworkList};
 pub use tracking::Seen;
 use tracking::observe;
 
-use crate::http::metrics::Metrics;
+use crate::metrics::Metrics;
 use crate::plugins::detector::{AttackDetector, Attempt, Decision, Source};
 use crate::store::Store;
 
@@ -196,4 +196,18 @@ impl Protection {
             tracing::error!(%error, realm_id, account, "cannot end a hold of attack protection");
         }
     }
+}
+
+/// Sends attack protection's e-mail once the attempt's transaction committed, without holding up
+/// the answer.
+pub fn send_letters(state: &crate::AppState, letters: Vec<crate::mail::Letter>) {
+    if letters.is_empty() {
+        return;
+    }
+    let state = state.clone();
+    tokio::spawn(async move {
+        for letter in &letters {
+            state.mailer.deliver(letter).await;
+        }
+    });
 }

@@ -12,12 +12,12 @@ use axum::http::StatusCode;
 use axum::response::Response;
 use serde_json::json;
 
-use super::token::{Login, Origin, login_data, requested_resource};
 use super::{Form, OAuthError, json_no_store};
 use crate::AppState;
 use crate::authz::delegation::{DelegationVerdict, ExchangeFacts, GrantFacts, Refusal};
 use crate::clock::to_millis;
 use crate::ids::new_guid;
+use crate::signin::{Login, Origin, login_data, requested_resource};
 use crate::store::clients::Client;
 use crate::store::delegation::{DelegationGrant, Exchange, ExchangeOutcome};
 use crate::store::memberships::{self, Membership};
@@ -183,7 +183,7 @@ async fn decide(
         });
     };
     attempt.grant_id = Some(grant.id.clone());
-    let server = requested_resource(state, client, form).await?;
+    let server = requested_resource(state, client, form.get("resource")).await?;
     let resource = server.as_ref().map(|s| s.address.clone());
 
     let act = delegation::next_act(&client.id, &active.claims);

@@ -26,6 +26,7 @@ use base64::engine::general_purpose::STANDARD;
 
 use crate::AppState;
 use crate::error::Error;
+use crate::signin::{Refusal, SignInError};
 use crate::store::Status;
 use crate::store::clients::{Client, ClientType};
 use crate::store::realms::Realm;
@@ -34,7 +35,7 @@ pub fn routes() -> Router<AppState> {
     Router::new()
         .route("/realms/{realm}/.well-known/openid-configuration", get(discovery::configuration))
         .route("/realms/{realm}/protocol/openid-connect/certs", get(discovery::certs))
-        .route("/realms/{realm}/protocol/openid-connect/token", post(token::exchange))
+        .route("/realms/{realm}/protocol/openid-connect/token", post(token::endpoint))
         .route("/realms/{realm}/account/recovery", post(recovery::request))
         .route("/realms/{realm}/account/recovery/reset", post(recovery::reset))
         .route("/realms/{realm}/account/push-devices", post(push::enroll))
@@ -114,6 +115,75 @@ impl From<Error> for OAuthError {
                     "the request could not be completed",
                 )
             }
+        }
+    }
+}
+
+/// The RFC 6749 answer to each sign-in refusal.
+impl From<Refusal> for OAuthError {
+    fn from(refusal: Refusal) -> Self {
+        let bad_request =
+            |error, code, description: String| Self::new(StatusCode::BAD_REQUEST, error, code, description);
+        match refusal {
+            // The rate-limit answer, the same whatever was typed.
+            Refusal::SourceBlocked => Error::RateLimited { retry_after_seconds: 60 }.into(),
+            Refusal::InvalidCredentials => Self::invalid_grant("InvalidCredentials", "invalid username or password"),
+            Refusal::LockedOut => Self::invalid_grant(
+                "UserTemporarilyLocked",
+                "too many failed sign-ins from this address; try again later",
+            ),
+            Refusal::UserDisabled => Self::invalid_grant("UserDisabled", "the account is disabled"),
+            Refusal::PasswordChangeRequired => {
+                Self::invalid_grant("PasswordChangeRequired", "the password must be changed before the next sign-in")
+            }
+            Refusal::PushDeviceMissing => {
+                Self::invalid_request("PushDeviceMissing", "the account has no phone enrolled for push confirmation")
+            }
+            Refusal::InvalidRefreshToken => {
+                Self::invalid_grant("InvalidRefreshToken", "the refresh token is invalid, expired or revoked")
+            }
+            Refusal::RefreshTokenReused => {
+                Self::invalid_grant("RefreshTokenReused", "the refresh token was already used; the session has ended")
+            }
+            Refusal::ScopesNotAllowed { excess, for_resource } => {
+                let whose = if for_resource {
+                    "this client may not request for this resource"
+                } else {
+                    "this client may not request"
+                };
+                bad_request("invalid_scope", "ScopeNotAllowed", format!("{whose}: {}", excess.join(" ")))
+            }
+            Refusal::ScopesBeyondGrant { excess } => bad_request(
+                "invalid_scope",
+                "ScopeNotAllowed",
+                format!("beyond the scopes originally granted: {}", excess.join(" ")),
+            ),
+            Refusal::ResourceNotAllowed { address } => bad_request(
+                "invalid_target",
+                "ResourceNotAllowed",
+                format!("{address} is not a resource server this client may request tokens for"),
+            ),
+            Refusal::PushPending => {
+                bad_request("authorization_pending", "AuthorizationPending", "no phone has answered yet".into())
+            }
+            Refusal::PushExpired => {
+                bad_request("expired_token", "PushRequestExpired", "no phone approved the sign-in in time".into())
+            }
+            Refusal::PushRefused => {
+                bad_request("access_denied", "PushRequestRefused", "the sign-in was refused on the phone".into())
+            }
+            Refusal::PushRequestUnknown => {
+                Self::invalid_grant("PushRequestUnknown", "no such push request for this client, or it was used")
+            }
+        }
+    }
+}
+
+impl From<SignInError> for OAuthError {
+    fn from(error: SignInError) -> Self {
+        match error {
+            SignInError::Refused(refusal) => refusal.into(),
+            SignInError::Failed(failure) => failure.into(),
         }
     }
 }

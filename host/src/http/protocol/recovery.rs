@@ -50,7 +50,7 @@ pub async fn request(
     let now = to_millis(state.clock.now());
     let address = address.to_string();
     if state.protection.refuses(Hold::SourceBlocked, &realm.id, &address, now).await {
-        return Err(super::token::source_blocked());
+        return Err(crate::signin::Refusal::SourceBlocked.into());
     }
     let client_id = form.require("client_id")?;
     let login = form.require("username")?;
@@ -108,7 +108,7 @@ pub async fn request(
         });
     }
     tx.commit().await?;
-    super::token::send_letters(&state, letters);
+    crate::protection::send_letters(&state, letters);
     Ok(requested())
 }
 

@@ -1,0 +1,484 @@
+//! Sign-in: a person's password sign-in (the realm lockout, smart lockout, exposed passwords,
+//! confirmation on a phone), the session it opens and its tokens, refresh-token rotation and reuse,
+//! and a client's sign-in with its own credentials. Every outcome commits with its
+//! `login_succeeded` or `login_failed` event. The token endpoint calls these operations, and any
+//! other edge that signs people in calls the same ones: the rules live here once.
+
+pub mod push;
+mod refresh;
+mod scopes;
+
+use serde_json::{Value, json};
+
+pub use self::refresh::{RefreshAttempt, refresh};
+pub use self::scopes::{requested_resource, requested_scopes};
+use crate::AppState;
+use crate::clock::to_millis;
+use crate::error::Error;
+use crate::ids::new_guid;
+use crate::plugins::detector::{AttemptKind, Outcome};
+use crate::protection::incidents::{self, Attack, Recorded};
+use crate::protection::{Hold, Seen};
+use crate::store::clients::Client;
+use crate::store::events::{self, Event};
+use crate::store::lockout::{self, Failures};
+use crate::store::realms::Realm;
+use crate::store::sessions::{self, RefreshToken, Session};
+use crate::store::threats;
+use crate::store::users::{self as user_store, User, UserStatus};
+use crate::store::write_queue::QueuedEvent;
+use crate::store::{Connection, Transaction, from_json_list, to_json_list};
+use crate::tokens::{self, Grant, Issued, Subject};
+
+/// Where a sign-in came from.
+#[derive(Debug, Clone)]
+pub struct Origin {
+    pub ip_address: String,
+    pub user_agent: Option<String>,
+}
+
+/// Why a sign-in was refused. Each edge answers every refusal in its own form.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Refusal {
+    /// Attack protection blocked the source: answered like a rate limit, whatever was typed.
+    SourceBlocked,
+    /// A wrong password, a name the realm does not have, or a right password that must not count
+    /// (an account closed to the address, a password exposed by an attack).
+    InvalidCredentials,
+    /// The realm lockout holds the account (or name) at this address.
+    LockedOut,
+    UserDisabled,
+    PasswordChangeRequired,
+    /// Confirmation on a phone was asked of an account with none enrolled.
+    PushDeviceMissing,
+    InvalidRefreshToken,
+    /// An exchanged refresh token came back: its session has ended.
+    RefreshTokenReused,
+    /// Scopes the client may not request (for the resource, when one was named).
+    ScopesNotAllowed {
+        excess: Vec<String>,
+        for_resource: bool,
+    },
+    /// Scopes beyond those a refresh token was granted.
+    ScopesBeyondGrant {
+        excess: Vec<String>,
+    },
+    /// No resource server this client may request tokens for has this address.
+    ResourceNotAllowed {
+        address: String,
+    },
+    /// No phone has answered the pushed request yet.
+    PushPending,
+    PushExpired,
+    PushRefused,
+    PushRequestUnknown,
+}
+
+impl Refusal {
+    /// The `failure_reason` of `login_failed`.
+    fn reason(&self) -> &'static str {
+        match self {
+            Self::LockedOut => "user_locked_out",
+            Self::UserDisabled => "user_disabled",
+            Self::PasswordChangeRequired => "password_change_required",
+            _ => "invalid_credentials",
+        }
+    }
+}
+
+/// A sign-in that did not succeed: refused by a rule, or failed in the service itself.
+#[derive(Debug, thiserror::Error)]
+pub enum SignInError {
+    #[error("sign-in refused: {0:?}")]
+    Refused(Refusal),
+    #[error(transparent)]
+    Failed(#[from] Error),
+}
+
+impl From<Refusal> for SignInError {
+    fn from(refusal: Refusal) -> Self {
+        Self::Refused(refusal)
+    }
+}
+
+impl From<sqlx::Error> for SignInError {
+    fn from(error: sqlx::Error) -> Self {
+        Self::Failed(error.into())
+    }
+}
+
+impl From<anyhow::Error> for SignInError {
+    fn from(error: anyhow::Error) -> Self {
+        Self::Failed(Error::Internal(error))
+    }
+}
+
+/// The tokens of a sign-in.
+#[derive(Debug, Clone)]
+pub struct Tokens {
+    pub access: Issued,
+    pub scopes: Vec<String>,
+    /// The refresh token and its lifetime in seconds, when the client uses the refresh grant.
+    pub refresh: Option<(String, i64)>,
+    pub id_token: Option<String>,
+}
+
+/// A password sign-in, as typed.
+#[derive(Debug, Clone)]
+pub struct PasswordAttempt<'a> {
+    pub realm: &'a Realm,
+    pub client: &'a Client,
+    pub username: &'a str,
+    pub password: &'a str,
+    /// The scopes asked for, when the request names any.
+    pub scopes: Option<Vec<String>>,
+    /// The resource server's address, when the request names one (RFC 8707).
+    pub resource: Option<&'a str>,
+    /// Confirm on the account's phone before any token is issued.
+    pub confirm_on_phone: bool,
+    pub origin: &'a Origin,
+}
+
+/// What a password sign-in that was not refused led to.
+#[derive(Debug, Clone)]
+pub enum PasswordOutcome {
+    SignedIn(Tokens),
+    /// The password is right; a phone must confirm (see [`push`]).
+    ConfirmationAsked(push::Asked),
+}
+
+/// A client signing in as itself with its credentials (`client_credentials`); the client is
+/// already authenticated.
+pub async fn client_credentials(
+    state: &AppState,
+    realm: &Realm,
+    client: &Client,
+    asked: Option<Vec<String>>,
+    resource: Option<&str>,
+    origin: &Origin,
+) -> Result<Tokens, SignInError> {
+    let server = requested_resource(state, client, resource).await?;
+    let scopes = requested_scopes(client, asked, false, server.as_ref())?;
+    let resource = server.as_ref().map(|s| s.address.as_str());
+    let grant = Grant { client, subject: Subject::Client, scopes: &scopes, resource };
+    let access = tokens::access_token(state, &grant).await?;
+    let login = Login {
+        grant_type: "client_credentials",
+        resource,
+        user: None,
+        session_id: None,
+        failure_reason: None,
+        scopes: &scopes,
+        methods: &["client_secret"],
+    };
+    // Nothing else changes with this sign-in: its event goes through the group commit.
+    let event = QueuedEvent {
+        event_type: "login_succeeded",
+        account_id: realm.account_id.clone(),
+        realm_id: Some(realm.id.clone()),
+        client_id: Some(client.id.clone()),
+        data: login_data(login, origin),
+        at: to_millis(state.clock.now()),
+    };
+    state.writes.publish(event).await?;
+    Ok(Tokens { access, scopes, refresh: None, id_token: None })
+}
+
+/// A person's password sign-in by `client`: attack protection decides on every attempt, the realm
+/// lockout and smart lockout apply at addresses the account never signed in from, and a refusal
+/// answers a name the realm does not have exactly as an account.
+pub async fn password(state: &AppState, attempt: PasswordAttempt<'_>) -> Result<PasswordOutcome, SignInError> {
+    let PasswordAttempt { realm, client, username, password, scopes, resource, confirm_on_phone, origin } = attempt;
+    let now = to_millis(state.clock.now());
+    let address = origin.ip_address.as_str();
+    // A blocked source is refused before anything else, whatever it typed.
+    if state.protection.refuses(Hold::SourceBlocked, &realm.id, address, now).await {
+        return Err(Refusal::SourceBlocked.into());
+    }
+    let server = requested_resource(state, client, resource).await?;
+    let scopes = requested_scopes(client, scopes, true, server.as_ref())?;
+    let resource = server.as_ref().map(|s| s.address.as_str());
+    let pool = state.store.pool();
+    let user = user_store::find_by_login(pool, &realm.id, username).await?;
+
+    let approved = match &user {
+        Some(user) => lockout::is_approved(pool, &user.id, address).await?,
+        None => false,
+    };
+    let typed = username.to_lowercase();
+    // A name the realm does not have is locked out exactly like an account, so that the lockout's
+    // answer never tells which accounts exist (SPEC: refusals are identical whatever name was typed).
+    let name_hash;
+    let target = match &user {
+        Some(user) => lockout::Target::Account { user_id: &user.id },
+        None => {
+            name_hash = state.hasher.hash(&typed);
+            lockout::Target::UnknownName { realm_id: &realm.id, name_hash: &name_hash }
+        }
+    };
+    // The realm lockout applies at an address the account never signed in from.
+    let guarded = realm.settings.lockout_enabled && !approved;
+    let mut failures = if guarded { lockout::failures(pool, target, address).await? } else { None };
+    let locked = failures.as_ref().and_then(|f| f.locked_until).is_some_and(|until| until > now);
+    // Smart lockout: an account closed to the addresses it was never approved at.
+    let closed = match &user {
+        Some(user) if !approved => {
+            state.protection.refuses(Hold::ClosedToUnknownAddresses, &realm.id, &user.id, now).await
+        }
+        _ => false,
+    };
+    let stored = user.as_ref().and_then(|u| u.password_hash.clone());
+    let matched = !locked && crate::passwords::verify(password.to_owned(), stored).await? && user.is_some();
+
+    let seen = Seen {
+        realm_id: &realm.id,
+        kind: AttemptKind::Password,
+        outcome: if matched && !closed { Outcome::Succeeded } else { Outcome::Failed },
+        source: address,
+        account: user.as_ref().map_or(typed.as_str(), |u| u.id.as_str()),
+        account_known: user.is_some(),
+        approved,
+    };
+    // Every attempt counts, those the realm lockout refuses included.
+    let decision = state.protection.judge(&state.store, &seen, now).await?;
+    let mut tx = state.store.begin().await?;
+    let recorded = match &decision {
+        Some(decision) => {
+            let attack = Attack { realm, client, user: user.as_ref(), address };
+            incidents::record(state, &mut tx, &attack, decision, now).await?
+        }
+        None => Recorded::default(),
+    };
+    let refusal = match &user {
+        _ if locked => Some(Refusal::LockedOut),
+        // Closed to this address, or the correct password from an attack: refused as if wrong.
+        _ if !matched || closed || recorded.password_exposed => Some(Refusal::InvalidCredentials),
+        Some(user) if user.status != UserStatus::Active => Some(Refusal::UserDisabled),
+        Some(user) if user.must_change_password => {
+            // An exposed password is told apart from a wrong one only where the account signed in
+            // before: anywhere else it may be the attacker holding it.
+            let exposure = threats::exposure_of(pool, &user.id).await?;
+            if !approved && exposure.is_some_and(|e| e.resolved_at.is_none()) {
+                Some(Refusal::InvalidCredentials)
+            } else {
+                Some(Refusal::PasswordChangeRequired)
+            }
+        }
+        _ => None,
+    };
+
+    if let Some(refusal) = refusal {
+        let login = Login {
+            grant_type: "password",
+            resource,
+            user: user.as_ref(),
+            session_id: None,
+            failure_reason: Some(refusal.reason()),
+            scopes: &scopes,
+            methods: &["pwd"],
+        };
+        publish(&mut tx, realm, client, "login_failed", login_data(login, origin), now).await?;
+        if guarded && refusal == Refusal::InvalidCredentials {
+            let mut counted = match failures.take() {
+                Some(f) if now - f.first_failed_at < lockout::FAILURE_WINDOW_MS => f,
+                _ => Failures { failed_count: 0, first_failed_at: now, locked_until: None },
+            };
+            counted.failed_count += 1;
+            if counted.failed_count >= realm.settings.max_failed_attempts {
+                let until = now + realm.settings.lockout_duration_minutes * 60_000;
+                if let Some(user) = &user {
+                    let data = json!({
+                        "user_id": user.id,
+                        "username": user.username,
+                        "email": user.email,
+                        "lockout_end": crate::clock::iso(crate::clock::from_millis(until)),
+                        "access_failed_count": counted.failed_count,
+                    });
+                    publish(&mut tx, realm, client, "user_locked_out", data, now).await?;
+                }
+                counted = Failures { failed_count: 0, first_failed_at: now, locked_until: Some(until) };
+            }
+            lockout::save(&mut *tx, target, address, &counted).await?;
+        }
+        tx.commit().await?;
+        crate::protection::send_letters(state, recorded.letters);
+        return Err(refusal.into());
+    }
+    let Some(user) = user else { return Err(Refusal::InvalidCredentials.into()) };
+    if confirm_on_phone {
+        // The password is right; the person confirms on a phone before any token is issued.
+        let asking = push::Asking { realm, client, user: &user, scopes: &scopes, resource, origin };
+        let (asked, deliveries) = push::ask(state, &mut tx, &asking, now).await?;
+        tx.commit().await?;
+        push::deliver(state, deliveries);
+        crate::protection::send_letters(state, recorded.letters);
+        return Ok(PasswordOutcome::ConfirmationAsked(asked));
+    }
+    let signed_in = SignIn { realm, client, user: &user, scopes: &scopes, resource, methods: &["pwd"] };
+    let tokens = open_session(state, tx, &signed_in, origin, now).await;
+    crate::protection::send_letters(state, recorded.letters);
+    Ok(PasswordOutcome::SignedIn(tokens?))
+}
+
+/// A person whose sign-in succeeded, and how.
+#[derive(Debug, Clone, Copy)]
+pub struct SignIn<'a> {
+    pub realm: &'a Realm,
+    pub client: &'a Client,
+    pub user: &'a User,
+    pub scopes: &'a [String],
+    pub resource: Option<&'a str>,
+    /// `pwd`, and `push` when a phone confirmed it.
+    pub methods: &'a [&'a str],
+}
+
+/// Opens the session of a successful sign-in in `tx`: the address is approved for the account,
+/// `login_succeeded` is published, and the tokens are issued once it commits.
+pub async fn open_session(
+    state: &AppState,
+    mut tx: Transaction,
+    signed_in: &SignIn<'_>,
+    origin: &Origin,
+    now: i64,
+) -> Result<Tokens, Error> {
+    let SignIn { realm, client, user, scopes, resource, methods } = *signed_in;
+    let methods_list: Vec<String> = methods.iter().map(|m| (*m).to_owned()).collect();
+    let session = Session {
+        id: new_guid(),
+        realm_id: realm.id.clone(),
+        client_id: client.id.clone(),
+        user_id: user.id.clone(),
+        ip_address: origin.ip_address.clone(),
+        user_agent: origin.user_agent.clone(),
+        authentication_methods: to_json_list(&methods_list),
+        created_at: now,
+        last_active_at: now,
+        expires_at: now + i64::from(state.settings.session_seconds) * 1000,
+        ended_at: None,
+        end_reason: None,
+    };
+    sessions::insert(&mut *tx, &session).await?;
+    lockout::approve(&mut tx, &user.id, &origin.ip_address, now).await?;
+    let refresh = next_refresh(state, client, &session, scopes, resource, now);
+    if let Some((row, _, _)) = &refresh {
+        sessions::insert_refresh(&mut *tx, row).await?;
+    }
+    let refresh = refresh.map(|(_, value, expires_in)| (value, expires_in));
+    let login = Login {
+        grant_type: "password",
+        resource,
+        user: Some(user),
+        session_id: Some(&session.id),
+        failure_reason: None,
+        scopes,
+        methods,
+    };
+    publish(&mut tx, realm, client, "login_succeeded", login_data(login, origin), now).await?;
+    tx.commit().await?;
+    person_tokens(state, client, user, &session, scopes, resource, refresh).await
+}
+
+/// A new refresh token in the session when the client uses the refresh grant, never outliving the
+/// session: the row to store, the value to hand out, and its lifetime in seconds.
+fn next_refresh(
+    state: &AppState,
+    client: &Client,
+    session: &Session,
+    scopes: &[String],
+    resource: Option<&str>,
+    now: i64,
+) -> Option<(RefreshToken, String, i64)> {
+    if !from_json_list(&client.grant_types).iter().any(|g| g == "refresh_token") {
+        return None;
+    }
+    let id = new_guid();
+    let value = tokens::new_refresh_token(&id);
+    let expires_at = (now + i64::from(state.settings.refresh_token_seconds) * 1000).min(session.expires_at);
+    let token = RefreshToken {
+        id,
+        session_id: session.id.clone(),
+        token_hash: state.hasher.hash(&value),
+        scopes: to_json_list(scopes),
+        resource: resource.map(str::to_owned),
+        created_at: now,
+        expires_at,
+        exchanged_at: None,
+        revoked_at: None,
+    };
+    Some((token, value, (expires_at - now) / 1000))
+}
+
+/// The access token (and ID token with `openid`) of a person's session.
+async fn person_tokens(
+    state: &AppState,
+    client: &Client,
+    user: &User,
+    session: &Session,
+    scopes: &[String],
+    resource: Option<&str>,
+    refresh: Option<(String, i64)>,
+) -> Result<Tokens, Error> {
+    let auth_time = session.created_at / 1000;
+    let subject = Subject::Person { user, session_id: &session.id, auth_time };
+    let grant = Grant { client, subject, scopes, resource };
+    let access = tokens::access_token(state, &grant).await?;
+    let id_token = if scopes.iter().any(|s| s == "openid") {
+        Some(tokens::id_token(state, client, user, &session.id, auth_time, scopes).await?)
+    } else {
+        None
+    };
+    Ok(Tokens { access, scopes: scopes.to_vec(), refresh, id_token })
+}
+
+/// What a sign-in event tells about one attempt.
+#[derive(Debug, Clone, Copy)]
+pub struct Login<'a> {
+    pub grant_type: &'a str,
+    pub resource: Option<&'a str>,
+    pub user: Option<&'a User>,
+    pub session_id: Option<&'a str>,
+    pub failure_reason: Option<&'a str>,
+    pub scopes: &'a [String],
+    pub methods: &'a [&'a str],
+}
+
+/// The `data` of `login_succeeded` and `login_failed` (SPEC "Fields of data").
+pub fn login_data(login: Login<'_>, origin: &Origin) -> Value {
+    let Login { grant_type, resource, user, session_id, failure_reason, scopes, methods } = login;
+    json!({
+        "grant_type": grant_type,
+        "user_id": user.map(|u| u.id.clone()),
+        "username": user.map(|u| u.username.clone()),
+        "email": user.and_then(|u| u.email.clone()),
+        "ip_address": origin.ip_address,
+        "user_agent": origin.user_agent,
+        "session_id": session_id,
+        "failure_reason": failure_reason,
+        "resource": resource,
+        "scopes": scopes,
+        "authentication_methods": methods,
+        "acr": if methods.is_empty() { Value::Null } else { json!("1") },
+        "identity_provider": null,
+        "consumer_id": null,
+        "consumer_name": null,
+    })
+}
+
+async fn publish(
+    tx: &mut Connection,
+    realm: &Realm,
+    client: &Client,
+    event_type: &'static str,
+    data: Value,
+    at: i64,
+) -> Result<(), Error> {
+    let event = Event {
+        event_type,
+        account_id: &realm.account_id,
+        realm_id: Some(&realm.id),
+        client_id: Some(&client.id),
+        data,
+    };
+    events::publish(tx, event, at).await?;
+    Ok(())
+}

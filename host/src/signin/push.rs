@@ -1,0 +1,174 @@
+//! Sign-ins confirmed on a phone (SPEC "Attack protection rules": push bombing). A password
+//! sign-in that asks for confirmation creates a request (2 minutes) posted to each of the account's
+//! phones through the push gateway; the client polls for it, and once a phone approved it, the
+//! session opens. While the account's pushes are paused, the request is made as usual but withheld:
+//! no phone sees it, and the client is answered as for a request nobody answered.
+
+use serde_json::{Value, json};
+
+use super::{Origin, Refusal, SignIn, SignInError, Tokens, open_session};
+use crate::AppState;
+use crate::clock::{from_millis, iso, to_millis};
+use crate::error::Error;
+use crate::ids::new_guid;
+use crate::protection::Hold;
+use crate::store::clients::Client;
+use crate::store::push::{self as store, PushRequest, RequestStatus};
+use crate::store::realms::Realm;
+use crate::store::users::{self as user_store, User, UserStatus};
+use crate::store::{Connection, from_json_list, to_json_list};
+
+/// How long a phone may answer.
+pub const REQUEST_SECONDS: i64 = 120;
+/// How often the client should poll, in seconds.
+pub const POLL_INTERVAL_SECONDS: i64 = 2;
+
+/// A request made for a phone to confirm.
+#[derive(Debug, Clone)]
+pub struct Asked {
+    pub request_id: String,
+    pub expires_in: i64,
+    pub interval: i64,
+}
+
+/// A sign-in whose password was right, to be confirmed on a phone.
+#[derive(Debug, Clone, Copy)]
+pub struct Asking<'a> {
+    pub realm: &'a Realm,
+    pub client: &'a Client,
+    pub user: &'a User,
+    pub scopes: &'a [String],
+    pub resource: Option<&'a str>,
+    pub origin: &'a Origin,
+}
+
+/// A request to deliver to one phone through the gateway, once the request is stored.
+#[derive(Debug, Clone)]
+pub struct Delivery {
+    body: Value,
+}
+
+/// Creates the pushed request in `tx`; the deliveries go to the gateway once `tx` commits.
+pub(super) async fn ask(
+    state: &AppState,
+    tx: &mut Connection,
+    asking: &Asking<'_>,
+    now: i64,
+) -> Result<(Asked, Vec<Delivery>), SignInError> {
+    let Asking { realm, client, user, scopes, resource, origin } = *asking;
+    let devices = store::devices_of(&mut *tx, &user.id).await?;
+    if devices.is_empty() {
+        return Err(Refusal::PushDeviceMissing.into());
+    }
+    let paused = state.protection.refuses(Hold::SignInPushesPaused, &realm.id, &user.id, now).await;
+    let request = PushRequest {
+        id: new_guid(),
+        realm_id: realm.id.clone(),
+        user_id: user.id.clone(),
+        client_id: client.id.clone(),
+        ip_address: origin.ip_address.clone(),
+        user_agent: origin.user_agent.clone(),
+        scopes: to_json_list(scopes),
+        resource: resource.map(str::to_owned),
+        status: if paused { RequestStatus::Withheld } else { RequestStatus::Pending },
+        created_at: now,
+        expires_at: now + REQUEST_SECONDS * 1000,
+        answered_at: None,
+        device_id: None,
+    };
+    store::insert_request(&mut *tx, &request).await?;
+    let deliveries = if paused {
+        Vec::new()
+    } else {
+        devices
+            .iter()
+            .filter_map(|device| {
+                let push_token = device.push_token.as_ref()?;
+                Some(Delivery {
+                    body: json!({
+                        "push_token": push_token,
+                        "device_id": device.id,
+                        "push_request_id": request.id,
+                        "realm_id": realm.id,
+                        "client_id": client.id,
+                        "client_name": client.name,
+                        "ip_address": request.ip_address,
+                        "expires_at": iso(from_millis(request.expires_at)),
+                    }),
+                })
+            })
+            .collect()
+    };
+    let asked = Asked { request_id: request.id, expires_in: REQUEST_SECONDS, interval: POLL_INTERVAL_SECONDS };
+    Ok((asked, deliveries))
+}
+
+/// Posts the deliveries to the push gateway, without holding up the answer; failures are logged.
+pub(super) fn deliver(state: &AppState, deliveries: Vec<Delivery>) {
+    let Some(gateway) = state.settings.push_gateway_url.clone() else {
+        if !deliveries.is_empty() {
+            tracing::debug!("no push gateway configured: phones find their requests by asking");
+        }
+        return;
+    };
+    if deliveries.is_empty() {
+        return;
+    }
+    tokio::spawn(async move {
+        let client = reqwest::Client::new();
+        for delivery in deliveries {
+            let sent =
+                client.post(&gateway).timeout(std::time::Duration::from_secs(5)).json(&delivery.body).send().await;
+            match sent.and_then(reqwest::Response::error_for_status) {
+                Ok(_) => {}
+                Err(error) => tracing::error!(%error, "the push gateway did not take a sign-in request"),
+            }
+        }
+    });
+}
+
+/// The answer to the client polling for `request_id`: the tokens of a sign-in a phone approved,
+/// once; pending, expired or refused otherwise.
+pub async fn collect(
+    state: &AppState,
+    realm: &Realm,
+    client: &Client,
+    request_id: &str,
+) -> Result<Tokens, SignInError> {
+    let now = to_millis(state.clock.now());
+    let pool = state.store.pool();
+    let request = store::find_request(pool, request_id)
+        .await?
+        .filter(|r| r.realm_id == realm.id && r.client_id == client.id)
+        .ok_or(Refusal::PushRequestUnknown)?;
+    let live = request.expires_at > now;
+    match request.status {
+        RequestStatus::Pending | RequestStatus::Withheld if live => return Err(Refusal::PushPending.into()),
+        RequestStatus::Pending | RequestStatus::Withheld | RequestStatus::Approved if !live => {
+            return Err(Refusal::PushExpired.into());
+        }
+        RequestStatus::Refused => return Err(Refusal::PushRefused.into()),
+        RequestStatus::Exchanged => return Err(Refusal::PushRequestUnknown.into()),
+        _ => {}
+    }
+    let user = user_store::find(pool, &realm.id, &request.user_id)
+        .await?
+        .filter(|u| u.status == UserStatus::Active)
+        .ok_or(Refusal::PushRequestUnknown)?;
+    let mut tx = state.store.begin().await?;
+    if !store::transition(&mut *tx, &request.id, RequestStatus::Approved, RequestStatus::Exchanged, None, now).await? {
+        return Err(Refusal::PushRequestUnknown.into());
+    }
+    let scopes = from_json_list(&request.scopes);
+    let origin = Origin { ip_address: request.ip_address.clone(), user_agent: request.user_agent.clone() };
+    let signed_in = SignIn {
+        realm,
+        client,
+        user: &user,
+        scopes: &scopes,
+        resource: request.resource.as_deref(),
+        methods: &["pwd", "push"],
+    };
+    let tokens: Result<Tokens, Error> = open_session(state, tx, &signed_in, &origin, now).await;
+    Ok(tokens?)
+}

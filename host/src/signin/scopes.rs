@@ -1,0 +1,56 @@
+//! What a sign-in may be granted: the scopes a client may request, and the resource server a token
+//! may be addressed to (RFC 8707).
+
+use super::{Refusal, SignInError};
+use crate::AppState;
+use crate::store::clients::Client;
+use crate::store::from_json_list;
+use crate::store::resource_servers::{self, ResourceServer};
+
+/// Scopes of OpenID Connect every client may ask for in a person's sign-in.
+const OIDC_SCOPES: &[&str] = &["openid", "profile", "email"];
+
+/// The requested scopes, each one the client may request and, for a token addressed to a resource
+/// server, one the server accepts; without any asked, every such scope. An excess is refused with
+/// the excess named, never trimmed.
+pub fn requested_scopes(
+    client: &Client,
+    asked: Option<Vec<String>>,
+    person: bool,
+    server: Option<&ResourceServer>,
+) -> Result<Vec<String>, Refusal> {
+    let mut allowed = from_json_list(&client.allowed_scopes);
+    if let Some(server) = server {
+        let accepted = from_json_list(&server.scopes);
+        allowed.retain(|scope| accepted.contains(scope));
+    }
+    let Some(scopes) = asked else { return Ok(allowed) };
+    let excess: Vec<String> = scopes
+        .iter()
+        .filter(|s| !(allowed.contains(s) || (person && OIDC_SCOPES.contains(&s.as_str()))))
+        .cloned()
+        .collect();
+    if excess.is_empty() {
+        Ok(scopes)
+    } else {
+        Err(Refusal::ScopesNotAllowed { excess, for_resource: server.is_some() })
+    }
+}
+
+/// RFC 8707 `resource`: an active resource server of the realm that lists the client among those
+/// it accepts tokens from.
+pub async fn requested_resource(
+    state: &AppState,
+    client: &Client,
+    address: Option<&str>,
+) -> Result<Option<ResourceServer>, SignInError> {
+    let Some(address) = address else { return Ok(None) };
+    let server = resource_servers::find_by_address(state.store.pool(), &client.realm_id, address).await?;
+    let allowed = server.filter(|s| {
+        s.status == crate::store::Status::Active && from_json_list(&s.allowed_clients).contains(&client.id)
+    });
+    match allowed {
+        Some(server) => Ok(Some(server)),
+        None => Err(Refusal::ResourceNotAllowed { address: address.to_owned() }.into()),
+    }
+}
