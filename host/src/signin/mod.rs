@@ -172,14 +172,7 @@ pub async fn client_credentials(
         methods: &["client_secret"],
     };
     // Nothing else changes with this sign-in: its event goes through the group commit.
-    let event = QueuedEvent {
-        event_type: "login_succeeded",
-        account_id: realm.account_id.clone(),
-        realm_id: Some(realm.id.clone()),
-        client_id: Some(client.id.clone()),
-        data: login_data(login, origin),
-        at: to_millis(state.clock.now()),
-    };
+    let event = succeeded_event(realm, client, login_data(login, origin), to_millis(state.clock.now()));
     state.writes.publish(event).await?;
     Ok(Tokens { access, scopes, refresh: None, id_token: None })
 }
@@ -305,16 +298,15 @@ pub async fn password(state: &AppState, attempt: PasswordAttempt<'_>) -> Result<
         return Err(refusal.into());
     }
     let Some(user) = user else { return Err(Refusal::InvalidCredentials.into()) };
+    let signed_in = SignIn { realm, client, user: &user, scopes: &scopes, resource, methods: &["pwd"] };
     if confirm_on_phone {
         // The password is right; the person confirms on a phone before any token is issued.
-        let asking = push::Asking { realm, client, user: &user, scopes: &scopes, resource, origin };
-        let (asked, deliveries) = push::ask(state, &mut tx, &asking, now).await?;
+        let (asked, deliveries) = push::ask(state, &mut tx, &signed_in, origin, now).await?;
         tx.commit().await?;
         push::deliver(state, deliveries);
         crate::protection::send_letters(state, recorded.letters);
         return Ok(PasswordOutcome::ConfirmationAsked(asked));
     }
-    let signed_in = SignIn { realm, client, user: &user, scopes: &scopes, resource, methods: &["pwd"] };
     let tokens = open_session(state, tx, &signed_in, origin, now).await;
     crate::protection::send_letters(state, recorded.letters);
     Ok(PasswordOutcome::SignedIn(tokens?))
@@ -462,6 +454,18 @@ pub fn login_data(login: Login<'_>, origin: &Origin) -> Value {
         "consumer_id": null,
         "consumer_name": null,
     })
+}
+
+/// A `login_succeeded` event for the group commit (`crate::store::write_queue`).
+fn succeeded_event(realm: &Realm, client: &Client, data: Value, at: i64) -> QueuedEvent {
+    QueuedEvent {
+        event_type: "login_succeeded",
+        account_id: realm.account_id.clone(),
+        realm_id: Some(realm.id.clone()),
+        client_id: Some(client.id.clone()),
+        data,
+        at,
+    }
 }
 
 async fn publish(

@@ -15,7 +15,7 @@ use crate::protection::Hold;
 use crate::store::clients::Client;
 use crate::store::push::{self as store, PushRequest, RequestStatus};
 use crate::store::realms::Realm;
-use crate::store::users::{self as user_store, User, UserStatus};
+use crate::store::users::{self as user_store, UserStatus};
 use crate::store::{Connection, from_json_list, to_json_list};
 
 /// How long a phone may answer.
@@ -31,31 +31,22 @@ pub struct Asked {
     pub interval: i64,
 }
 
-/// A sign-in whose password was right, to be confirmed on a phone.
-#[derive(Debug, Clone, Copy)]
-pub struct Asking<'a> {
-    pub realm: &'a Realm,
-    pub client: &'a Client,
-    pub user: &'a User,
-    pub scopes: &'a [String],
-    pub resource: Option<&'a str>,
-    pub origin: &'a Origin,
-}
-
 /// A request to deliver to one phone through the gateway, once the request is stored.
 #[derive(Debug, Clone)]
 pub struct Delivery {
     body: Value,
 }
 
-/// Creates the pushed request in `tx`; the deliveries go to the gateway once `tx` commits.
+/// Creates the pushed request of a sign-in whose password was right in `tx`; the deliveries go to
+/// the gateway once `tx` commits.
 pub(super) async fn ask(
     state: &AppState,
     tx: &mut Connection,
-    asking: &Asking<'_>,
+    signed_in: &SignIn<'_>,
+    origin: &Origin,
     now: i64,
 ) -> Result<(Asked, Vec<Delivery>), SignInError> {
-    let Asking { realm, client, user, scopes, resource, origin } = *asking;
+    let SignIn { realm, client, user, scopes, resource, .. } = *signed_in;
     let devices = store::devices_of(&mut *tx, &user.id).await?;
     if devices.is_empty() {
         return Err(Refusal::PushDeviceMissing.into());

@@ -3,7 +3,9 @@
 
 use serde_json::json;
 
-use super::{Login, Origin, Refusal, SignInError, Tokens, login_data, next_refresh, person_tokens, publish};
+use super::{
+    Login, Origin, Refusal, SignInError, Tokens, login_data, next_refresh, person_tokens, publish, succeeded_event,
+};
 use crate::AppState;
 use crate::clock::to_millis;
 use crate::store::clients::Client;
@@ -11,7 +13,7 @@ use crate::store::from_json_list;
 use crate::store::realms::Realm;
 use crate::store::sessions::{self, RefreshToken, Session};
 use crate::store::users::UserStatus;
-use crate::store::write_queue::{QueuedEvent, Rotation};
+use crate::store::write_queue::Rotation;
 use crate::tokens;
 
 /// A session's last activity is written at most this often (refreshes in between leave it).
@@ -75,14 +77,7 @@ pub async fn refresh(state: &AppState, attempt: RefreshAttempt<'_>) -> Result<To
         scopes: &scopes,
         methods: &methods,
     };
-    let event = QueuedEvent {
-        event_type: "login_succeeded",
-        account_id: realm.account_id.clone(),
-        realm_id: Some(realm.id.clone()),
-        client_id: Some(client.id.clone()),
-        data: login_data(login, origin),
-        at: now,
-    };
+    let event = succeeded_event(realm, client, login_data(login, origin), now);
     let rotation = Rotation {
         exchanged: token.id.clone(),
         session_id: session.id.clone(),
