@@ -10,6 +10,7 @@ pub mod cache;
 pub mod clock;
 pub mod config;
 pub mod crypto;
+pub mod delegation;
 pub mod error;
 pub mod http;
 pub mod ids;
