@@ -64,6 +64,9 @@ pub async fn hash(password: String) -> anyhow::Result<String> {
 /// Verifies on the blocking pool. With no stored hash (unknown account, or an account without a
 /// password) a hash of the same cost is still computed, so timing does not tell whether an
 /// account exists.
+/// The longest password accepted, in characters: longer inputs only cost hashing time.
+pub const MAX_PASSWORD_LENGTH: usize = 1024;
+
 pub async fn verify(password: String, stored: Option<String>) -> anyhow::Result<bool> {
     hashing(move || match stored {
         Some(stored) => verify_blocking(&password, &stored),

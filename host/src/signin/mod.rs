@@ -5,6 +5,7 @@
 //! other edge that signs people in calls the same ones: the rules live here once.
 
 pub mod push;
+pub mod recovery;
 mod refresh;
 mod scopes;
 
@@ -72,6 +73,19 @@ pub enum Refusal {
     PushExpired,
     PushRefused,
     PushRequestUnknown,
+    /// A phone answered a request that is not waiting for it (unknown, answered or lapsed).
+    PushRequestNotWaiting,
+    /// The client named by a public request is unknown or not Active.
+    ClientUnknown,
+    /// A reset code that is unknown, used or expired.
+    RecoveryCodeInvalid,
+    /// A new password shorter than the realm's minimum or longer than the service's maximum.
+    PasswordLength {
+        minimum: usize,
+        maximum: usize,
+    },
+    /// A new password found in the list of breached passwords.
+    PasswordBreached,
 }
 
 impl Refusal {

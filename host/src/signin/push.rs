@@ -11,9 +11,11 @@ use crate::AppState;
 use crate::clock::{from_millis, iso, to_millis};
 use crate::error::Error;
 use crate::ids::new_guid;
-use crate::protection::Hold;
+use crate::plugins::detector::{AttemptKind, Outcome};
+use crate::protection::incidents::{self, Attack};
+use crate::protection::{Hold, Seen};
 use crate::store::clients::Client;
-use crate::store::push::{self as store, PushRequest, RequestStatus};
+use crate::store::push::{self as store, Device, PushRequest, RequestStatus};
 use crate::store::realms::Realm;
 use crate::store::users::{self as user_store, UserStatus};
 use crate::store::{Connection, from_json_list, to_json_list};
@@ -162,4 +164,59 @@ pub async fn collect(
     };
     let tokens: Result<Tokens, Error> = open_session(state, tx, &signed_in, &origin, now).await;
     Ok(tokens?)
+}
+
+/// A phone's answer to a pushed request.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Decision {
+    Approve,
+    Refuse,
+}
+
+/// The answer of `device` (already authenticated) to a request waiting for it. The answer counts
+/// for the account at attack protection, from the address the sign-in came from: refusals on the
+/// phone are how push bombing shows.
+pub async fn answer(
+    state: &AppState,
+    realm: &Realm,
+    device: &Device,
+    request_id: &str,
+    decision: Decision,
+) -> Result<RequestStatus, SignInError> {
+    let (to, outcome) = match decision {
+        Decision::Approve => (RequestStatus::Approved, Outcome::Succeeded),
+        Decision::Refuse => (RequestStatus::Refused, Outcome::RefusedOnPhone),
+    };
+    let now = to_millis(state.clock.now());
+    let pool = state.store.pool();
+    let request = store::find_request(pool, request_id)
+        .await?
+        .filter(|r| r.user_id == device.user_id && r.status == RequestStatus::Pending && r.expires_at > now)
+        .ok_or(Refusal::PushRequestNotWaiting)?;
+    let client = crate::tokens::find_client(state, &realm.id, &request.client_id)
+        .await?
+        .ok_or(Refusal::PushRequestNotWaiting)?;
+    let user = user_store::find(pool, &realm.id, &device.user_id).await?.ok_or(Refusal::PushRequestNotWaiting)?;
+    let seen = Seen {
+        realm_id: &realm.id,
+        kind: AttemptKind::PushAnswer,
+        outcome,
+        source: &request.ip_address,
+        account: &user.id,
+        account_known: true,
+        approved: false,
+    };
+    let verdict = state.protection.judge(&state.store, &seen, now).await?;
+    let mut tx = state.store.begin().await?;
+    if !store::transition(&mut *tx, &request.id, RequestStatus::Pending, to, Some(&device.id), now).await? {
+        return Err(Refusal::PushRequestNotWaiting.into());
+    }
+    let mut letters = Vec::new();
+    if let Some(verdict) = &verdict {
+        let attack = Attack { realm, client: &client, user: Some(&user), address: &request.ip_address };
+        letters = incidents::record(state, &mut tx, &attack, verdict, now).await?.letters;
+    }
+    tx.commit().await?;
+    crate::protection::send_letters(state, letters);
+    Ok(to)
 }

@@ -492,7 +492,7 @@ pub async fn accept_invitation(
 
     let token = body.required("token", crate::validate::text(1, 256));
     let username = body.required("username", super::users::username);
-    let password = body.required("password", crate::validate::text(1, super::users::MAX_PASSWORD_LENGTH));
+    let password = body.required("password", crate::validate::text(1, crate::passwords::MAX_PASSWORD_LENGTH));
     body.finish()?;
     let (Some(token), Some(username), Some(password)) = (token, username, password) else {
         return Err(Error::invalid("", Rule::Required, "token, username and password are required"));

@@ -22,9 +22,6 @@ use crate::store::trail::{Change, ChangeAction};
 use crate::store::users::{self as user_store, User, UserStatus};
 use crate::validate::{Body, Notification, Refusals, Rule, boolean, one_of, parsed, text};
 
-/// Longest accepted password (longer inputs only cost hashing time).
-pub(crate) const MAX_PASSWORD_LENGTH: usize = 1024;
-
 /// A person as the admin API shows it. The password never leaves the service, hashed or not.
 #[derive(Debug, Serialize, ToSchema)]
 #[serde(rename_all = "camelCase")]
@@ -149,7 +146,7 @@ fn read_fields(body: &mut Body, user: &mut User, realm: &Realm) -> Option<String
     }
     let minimum = usize::try_from(realm.settings.minimum_password_length).unwrap_or(8);
     body.optional("password", |path, value| {
-        let password = text(0, MAX_PASSWORD_LENGTH)(path, value)?;
+        let password = text(0, crate::passwords::MAX_PASSWORD_LENGTH)(path, value)?;
         if password.chars().count() < minimum {
             return Err(vec![Notification::new(
                 path,

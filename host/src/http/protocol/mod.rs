@@ -175,6 +175,21 @@ impl From<Refusal> for OAuthError {
             Refusal::PushRequestUnknown => {
                 Self::invalid_grant("PushRequestUnknown", "no such push request for this client, or it was used")
             }
+            Refusal::PushRequestNotWaiting => {
+                Self::new(StatusCode::NOT_FOUND, "invalid_request", "PushRequestUnknown", "no such request waiting")
+            }
+            Refusal::ClientUnknown => Self::invalid_client(false),
+            Refusal::RecoveryCodeInvalid => {
+                Self::invalid_grant("RecoveryTokenInvalid", "the reset code is unknown, used or expired")
+            }
+            Refusal::PasswordLength { minimum, maximum } => Self::invalid_request(
+                "PasswordRefused",
+                format!("the password must have {minimum} to {maximum} characters"),
+            ),
+            Refusal::PasswordBreached => Self::invalid_request(
+                "PasswordRefused",
+                "this password appears in a list of breached passwords; choose another",
+            ),
         }
     }
 }

@@ -28,12 +28,10 @@ use crate::AppState;
 use crate::clock::{from_millis, iso, to_millis};
 use crate::crypto::generate_secret;
 use crate::ids::new_guid;
-use crate::plugins::detector::{AttemptKind, Outcome};
-use crate::protection::Seen;
-use crate::protection::incidents::{self, Attack};
-use crate::store::push::{self as store, Device, RequestStatus};
+use crate::signin::{self, push::Decision};
+use crate::store::push::{self as store, Device};
 use crate::store::realms::Realm;
-use crate::store::users::{self as user_store, UserStatus};
+use crate::store::users::UserStatus;
 
 /// The grant a client polls with for the answer to a pushed request.
 pub const GRANT_TYPE: &str = "urn:castellan:params:oauth:grant-type:push";
@@ -129,42 +127,11 @@ pub async fn answer(
 ) -> Result<Response, OAuthError> {
     let realm = realm(&state, &realm_id).await?;
     let device = device(&state, &realm, &headers, &form).await?;
-    let (to, outcome) = match form.require("decision")? {
-        "approve" => (RequestStatus::Approved, Outcome::Succeeded),
-        "refuse" => (RequestStatus::Refused, Outcome::RefusedOnPhone),
+    let decision = match form.require("decision")? {
+        "approve" => Decision::Approve,
+        "refuse" => Decision::Refuse,
         _ => return Err(OAuthError::invalid_request("InvalidDecision", "decision is approve or refuse")),
     };
-    let now = to_millis(state.clock.now());
-    let pool = state.store.pool();
-    let gone =
-        || OAuthError::new(StatusCode::NOT_FOUND, "invalid_request", "PushRequestUnknown", "no such request waiting");
-    let request = store::find_request(pool, &request_id)
-        .await?
-        .filter(|r| r.user_id == device.user_id && r.status == RequestStatus::Pending && r.expires_at > now)
-        .ok_or_else(gone)?;
-    let client = crate::tokens::find_client(&state, &realm.id, &request.client_id).await?.ok_or_else(gone)?;
-    let user = user_store::find(pool, &realm.id, &device.user_id).await?.ok_or_else(gone)?;
-    // The phone's answer counts for the account, from the address the sign-in came from.
-    let seen = Seen {
-        realm_id: &realm.id,
-        kind: AttemptKind::PushAnswer,
-        outcome,
-        source: &request.ip_address,
-        account: &user.id,
-        account_known: true,
-        approved: false,
-    };
-    let decision = state.protection.judge(&state.store, &seen, now).await?;
-    let mut tx = state.store.begin().await?;
-    if !store::transition(&mut *tx, &request.id, RequestStatus::Pending, to, Some(&device.id), now).await? {
-        return Err(gone());
-    }
-    let mut letters = Vec::new();
-    if let Some(decision) = &decision {
-        let attack = Attack { realm: &realm, client: &client, user: Some(&user), address: &request.ip_address };
-        letters = incidents::record(&state, &mut tx, &attack, decision, now).await?.letters;
-    }
-    tx.commit().await?;
-    crate::protection::send_letters(&state, letters);
-    Ok(json_no_store(json!({ "push_request_id": request.id, "status": to.as_str() })))
+    let status = signin::push::answer(&state, &realm, &device, &request_id, decision).await?;
+    Ok(json_no_store(json!({ "push_request_id": request_id, "status": status.as_str() })))
 }
