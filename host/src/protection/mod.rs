@@ -11,6 +11,7 @@ pub mod counting;
 pub mod incidents;
 pub mod networks;
 pub mod scenario;
+pub mod summary;
 pub mod tracking;
 
 use std::collections::HashMap;

@@ -3,11 +3,8 @@
 //! dismissing an incident. Reading needs `audit:read` (`user:read` for a standing), acting
 //! `realm:update` on the realm of the incident.
 
-use std::collections::BTreeMap;
-
 use axum::extract::{Path, RawQuery, State};
 use axum::response::Response;
-use chrono::TimeDelta;
 use serde::Serialize;
 use serde_json::json;
 use utoipa::ToSchema;
@@ -21,15 +18,13 @@ use crate::http::auth::Caller;
 use crate::http::envelope;
 use crate::protection::Hold;
 use crate::protection::incidents::title;
+use crate::protection::summary::{self, Within};
 use crate::store::page::Bind;
 use crate::store::threats::{
     self as store, Exposure, Incident, IncidentKind, IncidentSeverity, IncidentStatus, Measure, MeasureType, Standing,
 };
 use crate::store::trail::{Change, ChangeAction};
 use crate::validate::{Notification, Rule};
-
-/// The latest measures the summary shows.
-const LATEST_MEASURES: usize = 10;
 
 #[derive(Debug, Serialize, ToSchema)]
 #[serde(rename_all = "camelCase")]
@@ -429,13 +424,11 @@ pub struct Figures {
     pub exposed_passwords: i64,
 }
 
-impl Figures {
-    fn add(&mut self, incident: &Incident) {
-        self.incidents += 1;
-        self.refused_attempts += incident.refused_attempts;
-        self.blocked_sources += incident.blocked_sources;
-        self.protected_accounts += incident.protected_accounts;
-        self.exposed_passwords += incident.exposed_passwords;
+impl From<summary::Figures> for Figures {
+    fn from(figures: summary::Figures) -> Self {
+        let summary::Figures { incidents, refused_attempts, blocked_sources, protected_accounts, exposed_passwords } =
+            figures;
+        Self { incidents, refused_attempts, blocked_sources, protected_accounts, exposed_passwords }
     }
 }
 
@@ -504,73 +497,35 @@ pub async fn summary(
     realm_filter(&state, &caller, &list).await?;
     let days =
         list.filter("days").and_then(|d| d.parse::<i64>().ok()).filter(|d| [7, 30, 90].contains(d)).unwrap_or(30);
-    state.protection.store_refusals(&state.store).await?;
-    let now = state.clock.now();
-    let from = now - TimeDelta::days(days);
-    let (now_ms, from_ms) = (to_millis(now), to_millis(from));
-    let realm = list.filter("realmId");
-    let client = list.filter("clientId");
-    let within = |incident: &Incident| {
-        realm.is_none_or(|r| incident.realm_id == r) && client.is_none_or(|c| incident.client_id.as_deref() == Some(c))
+    let within = Within {
+        account_id: caller.account_id(),
+        realm_id: list.filter("realmId"),
+        client_id: list.filter("clientId"),
     };
-    let pool = state.store.pool();
-    let incidents: Vec<Incident> =
-        store::incidents_since(pool, caller.account_id(), from_ms).await?.into_iter().filter(within).collect();
-    let open_incidents = store::active_incidents(pool, caller.account_id()).await?.into_iter().filter(within).count();
-
-    let mut totals = Figures::default();
-    let mut by_day: BTreeMap<String, Figures> = BTreeMap::new();
-    let mut day = Some(from.date_naive());
-    while let Some(date) = day.filter(|date| *date <= now.date_naive()) {
-        by_day.insert(date.to_string(), Figures::default());
-        day = date.succ_opt();
-    }
-    let mut by_kind: BTreeMap<&'static str, Figures> = BTreeMap::new();
-    let mut by_severity: BTreeMap<&'static str, Figures> = BTreeMap::new();
-    for incident in incidents.iter().filter(|i| i.started_at >= from_ms) {
-        totals.add(incident);
-        by_day.entry(from_millis(incident.started_at).date_naive().to_string()).or_default().add(incident);
-        by_kind.entry(incident.kind.as_str()).or_default().add(incident);
-        by_severity.entry(incident.severity.as_str()).or_default().add(incident);
-    }
-    let ids: std::collections::HashSet<&str> = incidents.iter().map(|i| i.id.as_str()).collect();
-    let measures: Vec<Measure> = store::measures_since(pool, caller.account_id(), from_ms)
-        .await?
-        .into_iter()
-        .filter(|m| ids.contains(m.incident_id.as_str()))
-        .collect();
-    let measures_in_force = store::measures_in_force(pool, caller.account_id(), now_ms)
-        .await?
-        .into_iter()
-        .filter(|m| realm.is_none_or(|r| m.realm_id == r))
-        .count();
-    let mut countries: BTreeMap<String, i64> = BTreeMap::new();
-    let mut networks: BTreeMap<String, i64> = BTreeMap::new();
-    for blocked in measures.iter().filter(|m| m.kind == MeasureType::SourceBlocked) {
-        *countries.entry(blocked.country.clone().unwrap_or_else(|| "Unknown".into())).or_default() += 1;
-        *networks.entry(blocked.network.clone().unwrap_or_else(|| "Unknown".into())).or_default() += 1;
-    }
-    let shares = |map: BTreeMap<String, i64>| {
-        let mut shares: Vec<SourceShare> =
-            map.into_iter().map(|(name, blocked_sources)| SourceShare { name, blocked_sources }).collect();
-        shares.sort_by(|a, b| b.blocked_sources.cmp(&a.blocked_sources).then_with(|| a.name.cmp(&b.name)));
-        shares
+    let summary = summary::summary(&state, within, days).await?;
+    let now_ms = to_millis(summary.to);
+    let shares = |counted: Vec<(String, i64)>| {
+        counted.into_iter().map(|(name, blocked_sources)| SourceShare { name, blocked_sources }).collect()
     };
-    let mut latest = measures;
-    latest.sort_by(|a, b| b.created_at.cmp(&a.created_at).then_with(|| a.id.cmp(&b.id)));
-    latest.truncate(LATEST_MEASURES);
+    let named = |figures: Vec<(&'static str, summary::Figures)>| {
+        figures.into_iter().map(|(name, figures)| Share { name: name.to_owned(), figures: figures.into() }).collect()
+    };
     Ok(envelope::ok(SummaryView {
-        days,
-        from: iso(from),
-        to: iso(now),
-        open_incidents: i64::try_from(open_incidents).unwrap_or(i64::MAX),
-        measures_in_force: i64::try_from(measures_in_force).unwrap_or(i64::MAX),
-        totals,
-        by_day: by_day.into_iter().map(|(date, figures)| DayFigures { date, figures }).collect(),
-        by_kind: by_kind.into_iter().map(|(name, figures)| Share { name: name.to_owned(), figures }).collect(),
-        by_severity: by_severity.into_iter().map(|(name, figures)| Share { name: name.to_owned(), figures }).collect(),
-        countries: shares(countries),
-        networks: shares(networks),
-        latest_measures: latest.into_iter().map(|m| MeasureView::of(m, now_ms)).collect(),
+        days: summary.days,
+        from: iso(summary.from),
+        to: iso(summary.to),
+        open_incidents: i64::try_from(summary.open_incidents).unwrap_or(i64::MAX),
+        measures_in_force: i64::try_from(summary.measures_in_force).unwrap_or(i64::MAX),
+        totals: summary.totals.into(),
+        by_day: summary
+            .by_day
+            .into_iter()
+            .map(|(date, figures)| DayFigures { date, figures: figures.into() })
+            .collect(),
+        by_kind: named(summary.by_kind),
+        by_severity: named(summary.by_severity),
+        countries: shares(summary.countries),
+        networks: shares(summary.networks),
+        latest_measures: summary.latest_measures.into_iter().map(|m| MeasureView::of(m, now_ms)).collect(),
     }))
 }
