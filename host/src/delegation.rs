@@ -13,7 +13,7 @@ use crate::authz::delegation::{DelegationVerdict, ExchangeFacts, GrantFacts, Ref
 use crate::clock::to_millis;
 use crate::error::Error;
 use crate::ids::new_guid;
-use crate::signin::{self, Login, Origin, SignInError, login_data, requested_resource};
+use crate::signin::{Login, Origin, ResourceError, login_data, requested_resource};
 use crate::store::clients::Client;
 use crate::store::delegation::{DelegationGrant, Exchange, ExchangeOutcome};
 use crate::store::memberships::{self, Membership};
@@ -123,6 +123,15 @@ impl From<sqlx::Error> for ExchangeError {
 impl From<anyhow::Error> for ExchangeError {
     fn from(error: anyhow::Error) -> Self {
         Self::Failed(Error::Internal(error))
+    }
+}
+
+impl From<ResourceError> for ExchangeError {
+    fn from(error: ResourceError) -> Self {
+        match error {
+            ResourceError::NotAllowed { address } => Self::Refused(ExchangeRefusal::ResourceNotAllowed { address }),
+            ResourceError::Failed(failure) => Self::Failed(failure),
+        }
     }
 }
 
@@ -257,14 +266,7 @@ async fn decide(
         .into());
     };
     attempt.grant_id = Some(grant.id.clone());
-    let server = match requested_resource(state, client, request.resource).await {
-        Ok(server) => server,
-        Err(SignInError::Refused(signin::Refusal::ResourceNotAllowed { address })) => {
-            return Err(ExchangeRefusal::ResourceNotAllowed { address }.into());
-        }
-        Err(SignInError::Refused(other)) => return Err(Error::Internal(anyhow::anyhow!("{other:?}")).into()),
-        Err(SignInError::Failed(failure)) => return Err(failure.into()),
-    };
+    let server = requested_resource(state, client, request.resource).await?;
     let resource = server.as_ref().map(|s| s.address.clone());
 
     let act = delegation::next_act(&client.id, &active.claims);

@@ -12,7 +12,7 @@ mod scopes;
 use serde_json::{Value, json};
 
 pub use self::refresh::{RefreshAttempt, refresh};
-pub use self::scopes::{requested_resource, requested_scopes};
+pub use self::scopes::{ResourceError, requested_resource, requested_scopes};
 use crate::AppState;
 use crate::clock::to_millis;
 use crate::error::Error;

@@ -9,7 +9,6 @@ use serde_json::{Value, json};
 use super::{Origin, Refusal, SignIn, SignInError, Tokens, open_session};
 use crate::AppState;
 use crate::clock::{from_millis, iso, to_millis};
-use crate::error::Error;
 use crate::ids::new_guid;
 use crate::plugins::detector::{AttemptKind, Outcome};
 use crate::protection::incidents::{self, Attack};
@@ -162,8 +161,7 @@ pub async fn collect(
         resource: request.resource.as_deref(),
         methods: &["pwd", "push"],
     };
-    let tokens: Result<Tokens, Error> = open_session(state, tx, &signed_in, &origin, now).await;
-    Ok(tokens?)
+    Ok(open_session(state, tx, &signed_in, &origin, now).await?)
 }
 
 /// A phone's answer to a pushed request.

@@ -3,6 +3,7 @@
 
 use super::{Refusal, SignInError};
 use crate::AppState;
+use crate::error::Error;
 use crate::store::clients::Client;
 use crate::store::from_json_list;
 use crate::store::resource_servers::{self, ResourceServer};
@@ -37,20 +38,39 @@ pub fn requested_scopes(
     }
 }
 
+/// Why a requested resource was not granted: no resource server this client may request tokens
+/// for has the address, or the service failed to read.
+#[derive(Debug)]
+pub enum ResourceError {
+    NotAllowed { address: String },
+    Failed(Error),
+}
+
+impl From<ResourceError> for SignInError {
+    fn from(error: ResourceError) -> Self {
+        match error {
+            ResourceError::NotAllowed { address } => Refusal::ResourceNotAllowed { address }.into(),
+            ResourceError::Failed(failure) => failure.into(),
+        }
+    }
+}
+
 /// RFC 8707 `resource`: an active resource server of the realm that lists the client among those
 /// it accepts tokens from.
 pub async fn requested_resource(
     state: &AppState,
     client: &Client,
     address: Option<&str>,
-) -> Result<Option<ResourceServer>, SignInError> {
+) -> Result<Option<ResourceServer>, ResourceError> {
     let Some(address) = address else { return Ok(None) };
-    let server = resource_servers::find_by_address(state.store.pool(), &client.realm_id, address).await?;
+    let server = resource_servers::find_by_address(state.store.pool(), &client.realm_id, address)
+        .await
+        .map_err(|error| ResourceError::Failed(error.into()))?;
     let allowed = server.filter(|s| {
         s.status == crate::store::Status::Active && from_json_list(&s.allowed_clients).contains(&client.id)
     });
     match allowed {
         Some(server) => Ok(Some(server)),
-        None => Err(Refusal::ResourceNotAllowed { address: address.to_owned() }.into()),
+        None => Err(ResourceError::NotAllowed { address: address.to_owned() }),
     }
 }
