@@ -281,11 +281,6 @@ impl FromRequest<AppState> for Form {
 }
 
 impl Form {
-    pub fn parse(headers: &HeaderMap, body: &[u8]) -> Result<Self, OAuthError> {
-        Self::require_form_type(headers)?;
-        Self::parse_body(body)
-    }
-
     fn require_form_type(headers: &HeaderMap) -> Result<(), OAuthError> {
         let form_type = headers
             .get(header::CONTENT_TYPE)
