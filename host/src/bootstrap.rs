@@ -10,7 +10,7 @@ use crate::store::accounts::{self, Account, Person};
 use crate::store::clients::{self, Client, ClientType};
 use crate::store::realms::{self, Realm, RealmSettings};
 use crate::store::secrets::{self, Secret, SecretType};
-use crate::store::{Status, Store, to_json_list};
+use crate::store::{Status, Store};
 
 /// Prefix of API key values.
 pub const API_KEY_PREFIX: &str = "cstl_key_";
@@ -59,7 +59,7 @@ pub async fn run_if_empty(
     let mut platform_client = Client::new(PLATFORM_REALM, PLATFORM_REALM, ClientType::Confidential, now);
     platform_client.name = "Platform".into();
     platform_client.description = Some("The console and the admin API's token client".into());
-    platform_client.grant_types = to_json_list(&["client_credentials".to_owned()]);
+    platform_client.grant_types = vec!["client_credentials".to_owned()];
     clients::insert(&mut *tx, &platform_client).await?;
     let owner = Person { id: new_guid(), realm_id: PLATFORM_REALM.into(), username: "owner".into(), email: None };
     accounts::insert_person(&mut *tx, &owner, now).await?;
@@ -72,7 +72,7 @@ pub async fn run_if_empty(
         name: "Bootstrap key".into(),
         value_hash: hasher.hash(&api_key),
         value_last_four: last_four(&api_key),
-        roles: to_json_list(&["Owner".to_owned()]),
+        roles: vec!["Owner".to_owned()],
         scopes: None,
         expires_at: None,
         acts_for_user_id: Some(owner.id.clone()),

@@ -180,6 +180,8 @@ pub struct Caches {
     pub verified_tokens: VerifiedTokens,
     /// Whether this host receives every change notification (always, on SQLite).
     synced: AtomicBool,
+    /// How many invalidations and resets were applied, for whoever waits for the next one.
+    applied: tokio::sync::watch::Sender<u64>,
 }
 
 impl std::fmt::Debug for Caches {
@@ -202,7 +204,14 @@ impl Caches {
             revoked: RwLock::new(Revocations::default()),
             verified_tokens: VerifiedTokens::default(),
             synced: AtomicBool::new(synced),
+            applied: tokio::sync::watch::Sender::new(0),
         }
+    }
+
+    /// Changes each time an invalidation or a reset is applied: what a caller waits on to learn
+    /// that another host's change arrived.
+    pub fn applied(&self) -> tokio::sync::watch::Receiver<u64> {
+        self.applied.subscribe()
     }
 
     /// Whether the caches are in use: always on SQLite; on PostgreSQL while notifications arrive.
@@ -346,6 +355,7 @@ impl Caches {
                 self.verifiers.retain(|_, v| v.realm_id != *realm_id || v.client_id != *client_id);
             }
         }
+        self.applied.send_modify(|count| *count += 1);
     }
 
     /// Forgets everything and sets whether notifications are being received.
@@ -360,6 +370,7 @@ impl Caches {
         self.verifiers.clear();
         self.grants.clear();
         *self.revoked.write().unwrap_or_else(|p| p.into_inner()) = Revocations::default();
+        self.applied.send_modify(|count| *count += 1);
     }
 }
 

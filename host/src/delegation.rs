@@ -20,7 +20,6 @@ use crate::store::memberships::{self, Membership};
 use crate::store::realms::Realm;
 use crate::store::users::{User, UserStatus};
 use crate::store::write_queue::{ExchangeRecord, QueuedEvent};
-use crate::store::{from_json_list, to_json_list};
 use crate::tokens::{self, Grant, Issued, Subject, delegation};
 
 pub const GRANT_TYPE: &str = "urn:ietf:params:oauth:grant-type:token-exchange";
@@ -114,8 +113,8 @@ impl From<ExchangeRefusal> for ExchangeError {
     }
 }
 
-impl From<sqlx::Error> for ExchangeError {
-    fn from(error: sqlx::Error) -> Self {
+impl From<crate::store::Error> for ExchangeError {
+    fn from(error: crate::store::Error) -> Self {
         Self::Failed(error.into())
     }
 }
@@ -200,7 +199,7 @@ async fn decide(
     let depth = delegation::depth(&active.claims);
     attempt.user = Some(user.clone());
     attempt.session_id = Some(session_id.clone());
-    attempt.methods = from_json_list(&session.authentication_methods);
+    attempt.methods = session.authentication_methods.clone();
     attempt.depth = Some(depth);
 
     // Checks 2 to 4, by the policies, under one grant at a time: grants never add up.
@@ -213,7 +212,7 @@ async fn decide(
             organizations.push(organization.to_owned());
         }
     }
-    let client_scopes = from_json_list(&client.allowed_scopes);
+    let client_scopes = client.allowed_scopes.clone();
     let facts = ExchangeFacts {
         realm_id: &realm.id,
         client_id: &client.id,
@@ -230,8 +229,8 @@ async fn decide(
     // The refusal of the grant that came closest: the one refused by the latest check.
     let mut closest: Option<(u32, PolicyRefusal, &DelegationGrant)> = None;
     for grant in grants.iter() {
-        let scopes = from_json_list(&grant.scopes);
-        let resources = from_json_list(&grant.allowed_resources);
+        let scopes = grant.scopes.clone();
+        let resources = grant.allowed_resources.clone();
         let grant_facts = GrantFacts {
             id: &grant.id,
             client_id: &grant.client_id,
@@ -295,7 +294,7 @@ fn refusal_of(refusal: PolicyRefusal, facts: &ExchangeFacts<'_>, grant: &Delegat
         |ceiling: &[String]| -> Vec<String> { facts.scopes.iter().filter(|s| !ceiling.contains(s)).cloned().collect() };
     match refusal {
         PolicyRefusal::ScopesExceedGrant => {
-            let granted = from_json_list(&grant.scopes);
+            let granted = grant.scopes.clone();
             let (whose, excess) = [
                 ("the subject token", beyond(facts.subject_scopes)),
                 ("the delegation grant", beyond(&granted)),
@@ -375,7 +374,7 @@ async fn record(
             grant_id: attempt.grant_id.clone(),
             outcome: outcome_name,
             error_code,
-            scopes: to_json_list(&attempt.scopes),
+            scopes: attempt.scopes.clone(),
             resource: attempt.resource.clone(),
             depth: attempt.depth,
             token_id,

@@ -88,7 +88,7 @@ pub enum Error {
     #[error("rate limit exceeded")]
     RateLimited { retry_after_seconds: u64 },
     #[error("the database is unreachable")]
-    Unavailable(#[source] sqlx::Error),
+    Unavailable(#[source] crate::store::Error),
     /// An e-mail the request depends on could not be sent; nothing was stored.
     #[error("{0}")]
     MailUnavailable(String),
@@ -121,12 +121,9 @@ impl Error {
     }
 }
 
-impl From<sqlx::Error> for Error {
-    fn from(error: sqlx::Error) -> Self {
-        match error {
-            sqlx::Error::PoolTimedOut | sqlx::Error::PoolClosed | sqlx::Error::Io(_) => Self::Unavailable(error),
-            other => Self::Internal(anyhow::Error::new(other)),
-        }
+impl From<crate::store::Error> for Error {
+    fn from(error: crate::store::Error) -> Self {
+        if error.is_unavailable() { Self::Unavailable(error) } else { Self::Internal(anyhow::Error::new(error)) }
     }
 }
 

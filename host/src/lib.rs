@@ -11,6 +11,7 @@ pub mod clock;
 pub mod config;
 pub mod crypto;
 pub mod delegation;
+pub mod detached;
 pub mod error;
 pub mod http;
 pub mod ids;
@@ -86,6 +87,8 @@ pub struct Services {
     pub mailer: mail::Mailer,
     /// Attack protection: its detector, and its counters in memory or in Redis shared by every host.
     pub protection: Arc<protection::Protection>,
+    /// Sends that run after their request was answered.
+    pub detached: Arc<detached::Detached>,
 }
 
 impl std::fmt::Debug for dyn Clock {
@@ -197,6 +200,7 @@ impl Application {
             webhooks,
             mailer,
             protection,
+            detached: detached::Detached::new(),
         }));
         register_jobs(&state).await;
         Ok(Self { listener, state, bootstrapped, access_writer, queue_writer, change_follower })
@@ -234,8 +238,10 @@ impl Application {
                 }
             })
         });
-        let deliveries = tokio::spawn(webhooks::delivery::run(state.clone()));
-        let notification_posts = tokio::spawn(notifications::run(state.clone()));
+        // With the manual clock the workers are steps of the clock instead (see `register_jobs`).
+        let workers = state.manual_clock.is_none().then(|| {
+            [tokio::spawn(webhooks::delivery::run(state.clone())), tokio::spawn(notifications::run(state.clone()))]
+        });
         let router = http::router(state.clone());
         tracing::info!(address = %listener.local_addr()?, "serving");
         axum::serve(listener, router.into_make_service_with_connect_info::<SocketAddr>())
@@ -243,7 +249,8 @@ impl Application {
             .await
             .context("server failed")?;
         // Every request has ended, so every queued write has been stored and answered.
-        for task in ticker.into_iter().chain(change_follower).chain([queue_writer, deliveries, notification_posts]) {
+        for task in ticker.into_iter().chain(change_follower).chain([queue_writer]).chain(workers.into_iter().flatten())
+        {
             task.abort();
         }
         // Everything queued is stored before returning; the writer itself ends with the last handle.
@@ -258,7 +265,7 @@ async fn register_jobs(state: &AppState) {
     let counters = state.protection.counters.clone();
     state
         .scheduler
-        .every(
+        .every_latest(
             "attack-protection-counters",
             TimeDelta::minutes(10),
             Arc::new(move |now| {
@@ -276,7 +283,7 @@ async fn register_jobs(state: &AppState) {
     let (store, protection) = (state.store.clone(), state.protection.clone());
     state
         .scheduler
-        .every(
+        .every_latest(
             "attack-protection-refusals",
             TimeDelta::seconds(crate::protection::REFUSALS_STORED_EVERY_SECONDS),
             Arc::new(move |_| {
@@ -307,7 +314,7 @@ async fn register_jobs(state: &AppState) {
     let store = state.store.clone();
     state
         .scheduler
-        .every(
+        .every_latest(
             "webhook-history-retention",
             TimeDelta::hours(1),
             Arc::new(move |now| {
@@ -331,7 +338,7 @@ async fn register_jobs(state: &AppState) {
     let retention = TimeDelta::days(i64::from(state.settings.access_log_retention_days));
     state
         .scheduler
-        .every(
+        .every_latest(
             "access-log-retention",
             TimeDelta::hours(1),
             Arc::new(move |now| {
@@ -350,7 +357,7 @@ async fn register_jobs(state: &AppState) {
     let caches = state.caches.clone();
     state
         .scheduler
-        .every(
+        .every_latest(
             "token-pruning",
             TimeDelta::hours(1),
             Arc::new(move |now| {
@@ -395,7 +402,7 @@ async fn register_jobs(state: &AppState) {
     let limiter = state.limiter.clone();
     state
         .scheduler
-        .every(
+        .every_latest(
             "rate-limit-pruning",
             TimeDelta::minutes(1),
             Arc::new(move |now| {

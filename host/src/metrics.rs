@@ -1,5 +1,5 @@
 //! The service's Prometheus metrics: HTTP requests by route and status with latency histograms,
-//! failed job runs, and attempts attack protection let through unprotected. Every part of the
+//! requests in flight, failed job runs, and attempts attack protection let through unprotected. Every part of the
 //! service records here; `http::metrics` serves them and observes requests.
 
 use std::sync::Arc;
@@ -7,6 +7,7 @@ use std::sync::Arc;
 use prometheus_client::encoding::EncodeLabelSet;
 use prometheus_client::metrics::counter::Counter;
 use prometheus_client::metrics::family::Family;
+use prometheus_client::metrics::gauge::Gauge;
 use prometheus_client::metrics::histogram::{Histogram, exponential_buckets};
 use prometheus_client::registry::Registry;
 
@@ -23,6 +24,7 @@ pub struct Metrics {
     registry: Registry,
     requests: Family<HttpLabels, Counter>,
     latency: Family<HttpLabels, Histogram>,
+    in_flight: Gauge,
     jobs_failed: Family<JobLabels, Counter>,
     protection_failed_open: Family<CauseLabels, Counter>,
 }
@@ -44,6 +46,8 @@ impl Metrics {
         let latency = Family::<HttpLabels, Histogram>::new_with_constructor(
             (|| Histogram::new(exponential_buckets(0.000_25, 2.0, 16))) as fn() -> Histogram,
         );
+        let in_flight = Gauge::default();
+        registry.register("http_requests_in_flight", "HTTP requests received and not yet answered", in_flight.clone());
         let jobs_failed = Family::<JobLabels, Counter>::default();
         registry.register("http_requests", "HTTP requests served", requests.clone());
         registry.register("http_request_duration_seconds", "Time to answer HTTP requests", latency.clone());
@@ -54,7 +58,7 @@ impl Metrics {
             "Attempts that proceeded unprotected: the detector or the counting store could not answer",
             protection_failed_open.clone(),
         );
-        Arc::new(Self { registry, requests, latency, jobs_failed, protection_failed_open })
+        Arc::new(Self { registry, requests, latency, in_flight, jobs_failed, protection_failed_open })
     }
 
     pub fn job_failed(&self, job: &str) {
@@ -72,11 +76,33 @@ impl Metrics {
         self.latency.get_or_create(labels).observe(seconds);
     }
 
+    /// Counts a request in flight until the returned guard is dropped (answered, or abandoned by
+    /// its client).
+    pub fn request_started(&self) -> InFlight {
+        self.in_flight.inc();
+        InFlight(self.in_flight.clone())
+    }
+
+    /// HTTP requests received and not yet answered.
+    pub fn requests_in_flight(&self) -> i64 {
+        self.in_flight.get()
+    }
+
     pub fn render(&self) -> String {
         let mut text = String::new();
         if let Err(error) = prometheus_client::encoding::text::encode(&mut text, &self.registry) {
             tracing::error!(%error, "cannot encode metrics");
         }
         text
+    }
+}
+
+/// A request in flight; see [`Metrics::request_started`].
+#[derive(Debug)]
+pub struct InFlight(Gauge);
+
+impl Drop for InFlight {
+    fn drop(&mut self) {
+        self.0.dec();
     }
 }

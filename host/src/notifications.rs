@@ -10,6 +10,7 @@ use serde_json::json;
 use crate::AppState;
 use crate::clock::{from_millis, iso, to_millis};
 use crate::ids::new_guid;
+use crate::store::Error as StoreError;
 use crate::store::notifications::{self as store, Notification, PostStatus, Severity};
 
 /// How often an idle worker looks for posts that fell due.
@@ -37,7 +38,7 @@ pub struct Raised<'a> {
 
 /// Stores the notification in the transaction of what caused it; unless told otherwise it is posted
 /// to the webhook URL the preferences name at this moment, if any.
-pub async fn raise(tx: &mut crate::store::Connection, raised: Raised<'_>, now: i64) -> Result<String, sqlx::Error> {
+pub async fn raise(tx: &mut crate::store::Connection, raised: Raised<'_>, now: i64) -> Result<String, StoreError> {
     let preferences = store::preferences(&mut *tx, raised.account_id).await?;
     let notification = Notification {
         id: new_guid(),
@@ -87,6 +88,13 @@ pub async fn run(state: AppState) {
             tokio::time::sleep(IDLE_POLL).await;
         }
     }
+}
+
+/// Posts every notification due at the clock's time, and those that fell due meanwhile: the
+/// manual clock's step.
+pub async fn settle(state: &AppState) -> anyhow::Result<()> {
+    while post_due(state).await? > 0 {}
+    Ok(())
 }
 
 async fn post_due(state: &AppState) -> anyhow::Result<usize> {

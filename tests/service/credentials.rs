@@ -2,10 +2,10 @@
 
 use castellan::clock::to_millis;
 use castellan::crypto::{generate_secret, last_four};
+use castellan::store::Status;
 use castellan::store::accounts::{self, Account};
 use castellan::store::realms::{self, Realm, RealmSettings};
 use castellan::store::secrets::{self, Secret, SecretType};
-use castellan::store::{Status, to_json_list};
 use reqwest::{Method, StatusCode};
 use serde_json::json;
 
@@ -35,7 +35,7 @@ async fn other_account(app: &TestApp, realm_id: &str) -> String {
         name: "other owner".into(),
         value_hash: app.state.hasher.hash(&value),
         value_last_four: last_four(&value),
-        roles: to_json_list(&["Owner".to_owned()]),
+        roles: vec!["Owner".to_owned()],
         scopes: None,
         expires_at: None,
         acts_for_user_id: None,

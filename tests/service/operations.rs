@@ -1,7 +1,7 @@
 //! Operations: health, readiness, metrics, the OpenAPI document, the manual clock, bootstrap and
 //! graceful shutdown.
 
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use castellan::Application;
 use castellan::store::Backend;
@@ -155,10 +155,17 @@ async fn a_graceful_stop_lets_in_flight_requests_finish() {
     let request =
         app.http.post(format!("{}/realms", app.admin)).header("x-api-key", &app.key).json(&json!({ "id": "late" }));
     let in_flight = tokio::spawn(request.send());
-    // Not a time window: only long enough for the request to reach the handler and block.
-    tokio::time::sleep(Duration::from_millis(300)).await;
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while app.state.metrics.requests_in_flight() == 0 {
+        assert!(Instant::now() < deadline, "the request never reached the service");
+        tokio::task::yield_now().await;
+    }
     let stopped = app.begin_stop();
-    tokio::time::sleep(Duration::from_millis(100)).await;
+    // Once the service has stopped taking connections, only the request in flight holds it.
+    while reqwest::Client::new().get(format!("{}/healthz", app.base)).send().await.is_ok() {
+        assert!(Instant::now() < deadline, "the service never began to stop");
+        tokio::task::yield_now().await;
+    }
     assert!(!stopped.is_finished(), "the service waits for the request in flight");
     lock.rollback().await.unwrap();
 

@@ -453,7 +453,7 @@ async fn a_correct_password_from_a_list_is_exposed(counting: Counting) {
     assert_eq!(exposed.body["error_code"], "InvalidCredentials", "refused as if wrong: {:?}", exposed.body);
 
     // The holder is told by e-mail, branded for the client signed in to.
-    let letter = mail.wait_for("ada@example.com").await;
+    let letter = mail.letter(&p.app, "ada@example.com").await;
     assert!(letter.data.contains("shop: your password must be changed"), "{}", letter.data);
     let compromised = p.app.events("credential_compromised").await;
     assert_eq!(compromised.len(), 1);
@@ -788,7 +788,7 @@ async fn recovery_answers_alike_and_a_code_resets_the_password_once() {
     assert_eq!(asked.status, StatusCode::ACCEPTED, "{:?}", asked.body);
     assert_eq!((asked.status, &asked.body), (unknown.status, &unknown.body), "the same answer");
 
-    let letter = mail.wait_for("ada@example.com").await;
+    let letter = mail.letter(&p.app, "ada@example.com").await;
     assert!(letter.data.contains("shop: reset your password"), "{}", letter.data);
     let code = reset_code(&letter);
     let short = p.reset(&code, "short").await;
@@ -802,7 +802,7 @@ async fn recovery_answers_alike_and_a_code_resets_the_password_once() {
     // A code lapses after 30 minutes.
     p.recover("ada", "192.0.2.1").await;
     p.app.advance(30 * MINUTE).await;
-    let codes: Vec<String> = mail.wait_for_all("ada@example.com", 2).await.iter().map(reset_code).collect();
+    let codes: Vec<String> = mail.letters(&p.app, "ada@example.com", 2).await.iter().map(reset_code).collect();
     assert_ne!(codes[0], codes[1], "a code of its own each time");
     assert_eq!(p.reset(&codes[1], "yet another passphrase").await.body["error_code"], "RecoveryTokenInvalid");
 }
@@ -868,16 +868,13 @@ impl Gateway {
         Self { url, posts }
     }
 
-    /// Waits for `count` posts (the service posts after it answers the sign-in).
-    async fn wait_for(&self, count: usize) -> Vec<Value> {
-        for _ in 0..250 {
-            let posts = self.posts.lock().unwrap().clone();
-            if posts.len() >= count {
-                return posts;
-            }
-            tokio::time::sleep(std::time::Duration::from_millis(20)).await;
-        }
-        panic!("fewer than {count} posts to the push gateway");
+    /// The posts received, at least `count`, once the service has finished what it sends after
+    /// answering a sign-in.
+    async fn posted(&self, app: &TestApp, count: usize) -> Vec<Value> {
+        app.settle().await;
+        let posts = self.posts.lock().unwrap().clone();
+        assert!(posts.len() >= count, "fewer than {count} posts to the push gateway: {posts:?}");
+        posts
     }
 }
 
@@ -964,7 +961,7 @@ async fn a_sign_in_confirmed_on_the_phone_gets_its_tokens_once() {
     assert_eq!(asked.status, StatusCode::OK, "{:?}", asked.body);
     assert!(asked.body.get("access_token").is_none(), "no token before the phone answers");
     let request = asked.body["push_request_id"].as_str().unwrap().to_owned();
-    let posted = gateway.wait_for(1).await;
+    let posted = gateway.posted(&p.app, 1).await;
     assert_eq!(posted[0]["push_token"], "fcm:ada-phone");
     assert_eq!(posted[0]["push_request_id"], request.as_str());
     assert_eq!(posted[0]["ip_address"], "192.0.2.20");
@@ -1006,7 +1003,7 @@ async fn two_refusals_on_the_phone_pause_its_pushes(counting: Counting) {
         let refused = p.decide(&phone, &request, "refuse").await;
         assert_eq!(refused.body["status"], "Refused", "refusal {n}: {:?}", refused.body);
     }
-    gateway.wait_for(2).await;
+    gateway.posted(&p.app, 2).await;
     let incident = p.only_incident().await;
     assert_eq!(incident["kind"], "PushBombing");
     assert_eq!(incident["severity"], "High");
@@ -1027,7 +1024,7 @@ async fn two_refusals_on_the_phone_pause_its_pushes(counting: Counting) {
     p.app.advance(30 * MINUTE).await;
     let request = p.push_sign_in("ada", "192.0.2.10").await.body["push_request_id"].as_str().unwrap().to_owned();
     assert_eq!(p.waiting(&phone).await[0]["push_request_id"], request.as_str());
-    gateway.wait_for(3).await;
+    gateway.posted(&p.app, 3).await;
 }
 
 in_memory_and_in_redis!(two_refusals_on_the_phone_pause_its_pushes);

@@ -4,7 +4,6 @@
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicU16, Ordering};
 use std::sync::{Arc, Mutex, OnceLock};
-use std::time::Duration;
 
 use axum::Router;
 use axum::body::Bytes;
@@ -16,6 +15,7 @@ use tokio_rustls::TlsAcceptor;
 use tokio_rustls::rustls;
 
 use crate::authority::certified_receiver;
+use crate::support::TestApp;
 
 /// The test certificate authority: its certificate in a PEM file the service is told to trust,
 /// and the server configuration of a receiver certified by it for 127.0.0.1 and localhost.
@@ -107,16 +107,13 @@ impl Receiver {
         self.shared.seen.lock().unwrap().clone()
     }
 
-    /// Waits until `count` requests have arrived (the worker sends as soon as an attempt is due).
-    pub async fn wait_for(&self, count: usize) -> Vec<Delivery> {
-        for _ in 0..500 {
-            let seen = self.received();
-            if seen.len() >= count {
-                return seen;
-            }
-            tokio::time::sleep(Duration::from_millis(20)).await;
-        }
-        panic!("expected {count} deliveries, got {}", self.received().len());
+    /// Runs the service's deliveries due now, then returns every request received, which must be
+    /// at least `count`.
+    pub async fn delivered(&self, app: &TestApp, count: usize) -> Vec<Delivery> {
+        app.settle().await;
+        let seen = self.received();
+        assert!(seen.len() >= count, "expected {count} deliveries, got {}", seen.len());
+        seen
     }
 }
 

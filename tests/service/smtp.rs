@@ -3,10 +3,11 @@
 //! DATA with dot-stuffing, RSET, NOOP, QUIT), without TLS or authentication.
 
 use std::sync::{Arc, Mutex};
-use std::time::Duration;
 
 use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
 use tokio::net::TcpListener;
+
+use crate::support::TestApp;
 
 /// One accepted message.
 #[derive(Debug, Clone)]
@@ -51,21 +52,18 @@ impl MailServer {
         self.messages.lock().unwrap().clone()
     }
 
-    /// Waits for the first message to `to` (the service sends before it answers, so this is quick).
-    pub async fn wait_for(&self, to: &str) -> Message {
-        self.wait_for_all(to, 1).await.remove(0)
+    /// The first message to `to`, once the service has sent what was due.
+    pub async fn letter(&self, app: &TestApp, to: &str) -> Message {
+        self.letters(app, to, 1).await.remove(0)
     }
 
-    /// Waits until `count` messages to `to` arrived; all of them, oldest first.
-    pub async fn wait_for_all(&self, to: &str, count: usize) -> Vec<Message> {
-        for _ in 0..250 {
-            let found: Vec<Message> = self.messages().into_iter().filter(|m| m.to.iter().any(|r| r == to)).collect();
-            if found.len() >= count {
-                return found;
-            }
-            tokio::time::sleep(Duration::from_millis(20)).await;
-        }
-        panic!("fewer than {count} messages to {to}; got {:?}", self.messages());
+    /// The messages to `to`, oldest first, once the service has sent what was due; at least
+    /// `count` of them.
+    pub async fn letters(&self, app: &TestApp, to: &str, count: usize) -> Vec<Message> {
+        app.settle().await;
+        let found: Vec<Message> = self.messages().into_iter().filter(|m| m.to.iter().any(|r| r == to)).collect();
+        assert!(found.len() >= count, "fewer than {count} messages to {to}; got {:?}", self.messages());
+        found
     }
 }
 

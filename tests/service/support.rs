@@ -200,7 +200,8 @@ impl TestApp {
         answer.data()["value"].as_str().expect("a value").to_owned()
     }
 
-    /// Moves the manual clock forward, running every job that falls due.
+    /// Moves the manual clock forward, running every job that falls due and every delivery due
+    /// on the way.
     pub async fn advance(&self, seconds: i64) {
         let response = self
             .http
@@ -210,6 +211,13 @@ impl TestApp {
             .await
             .expect("clock answers");
         assert_eq!(response.status(), StatusCode::OK);
+    }
+
+    /// Runs what is due at the clock's time without moving it: webhook deliveries, notification
+    /// posts, and the sends detached from requests already answered. Once it returns, whatever
+    /// was not sent was not due.
+    pub async fn settle(&self) {
+        self.advance(0).await;
     }
 
     /// A second connection to the service's database, for checking what was stored.

@@ -41,7 +41,7 @@ async fn accept(app: &TestApp, token: &str, username: &str) -> Answer {
 async fn join(app: &TestApp, mail: &MailServer, email: &str, username: &str, roles: &[&str]) -> String {
     let invited = app.post("/account/invitations", json!({ "email": email, "roles": roles })).await;
     assert_eq!(invited.status, StatusCode::CREATED, "{:?}", invited.body);
-    let token = token_in(&mail.wait_for(email).await);
+    let token = token_in(&mail.letter(app, email).await);
     let joined = accept(app, &token, username).await;
     assert_eq!(joined.status, StatusCode::CREATED, "{:?}", joined.body);
     joined.data()["userId"].as_str().unwrap().to_owned()
@@ -79,7 +79,7 @@ async fn an_invited_person_joins_the_team_and_signs_in_to_the_console() {
         (Some("Pending"), json!(["Admin"]))
     );
     assert!(invited.data().get("token").is_none(), "the token travels only in the e-mail");
-    let message = mail.wait_for("ada@example.com").await;
+    let message = mail.letter(&app, "ada@example.com").await;
     assert!(message.data.contains("Subject: You are invited to join Default account"), "{}", message.data);
     assert_eq!(message.from, "no-reply@localhost", "from the configured sender");
     let token = token_in(&message);
@@ -158,7 +158,7 @@ async fn invitations_are_refused_clearly_and_lapse() {
     assert_eq!(first.status, StatusCode::CREATED);
     let duplicate = app.post("/account/invitations", body.clone()).await;
     assert_eq!(duplicate.refused_fields(), vec![("email".to_owned(), "Duplicate".to_owned())]);
-    let revoked_token = token_in(&mail.wait_for("bob@example.com").await);
+    let revoked_token = token_in(&mail.letter(&app, "bob@example.com").await);
     let id = first.data()["id"].as_str().unwrap();
     assert_eq!(app.delete(&format!("/account/invitations/{id}")).await.status, StatusCode::OK);
     assert_eq!(app.delete(&format!("/account/invitations/{id}")).await.status, StatusCode::CONFLICT);
@@ -166,7 +166,7 @@ async fn invitations_are_refused_clearly_and_lapse() {
 
     let second = app.post("/account/invitations", json!({ "email": "carol@example.com", "roles": ["Auditor"] })).await;
     assert_eq!(second.status, StatusCode::CREATED);
-    let lapsing = token_in(&mail.wait_for("carol@example.com").await);
+    let lapsing = token_in(&mail.letter(&app, "carol@example.com").await);
     app.advance(7 * 24 * 3600 + 1).await;
     assert_eq!(accept(&app, &lapsing, "carol").await.refused_fields()[0].1, "NotFound", "expired after 7 days");
     let listed = app.get("/account/invitations").await;
@@ -406,7 +406,7 @@ async fn a_disabled_client_webhook_raises_a_critical_notification_posted_unsigne
     }
     assert_eq!(app.get(&format!("{SHOP_HOOKS}/{id}")).await.data()["status"], "Disabled");
 
-    let posted = notified.wait_for(1).await;
+    let posted = notified.delivered(&app, 1).await;
     let body = posted[0].json();
     assert_eq!((body["type"].as_str(), body["severity"].as_str()), (Some("webhook_disabled"), Some("Critical")));
     assert_eq!((body["resource_id"].as_str(), body["realm_id"].as_str()), (Some(id.as_str()), Some("hooks")));
@@ -417,10 +417,9 @@ async fn a_disabled_client_webhook_raises_a_critical_notification_posted_unsigne
     assert_eq!(post_state(&app, "Pending", 1).await["type"], "webhook_disabled", "to be tried again");
     notified.answer_with(200);
     app.advance(59).await;
-    tokio::time::sleep(std::time::Duration::from_millis(300)).await;
     assert_eq!(notified.received().len(), 1, "not before a minute has passed");
     app.advance(1).await;
-    let posted = notified.wait_for(2).await;
+    let posted = notified.delivered(&app, 2).await;
     assert_eq!(posted[1].body, posted[0].body, "the same post again");
     post_state(&app, "Sent", 2).await;
     let history = app.get(&format!("{SHOP_HOOKS}/deliveries?pageSize=200")).await;
@@ -433,15 +432,13 @@ async fn a_disabled_client_webhook_raises_a_critical_notification_posted_unsigne
     assert_eq!(app.get("/account/notifications").await.items().len(), 1);
 }
 
-/// Waits until the only notification's post is in `state` after `attempts`; returns it.
+/// The only notification, whose post must be in `state` after `attempts` once the posts due now
+/// have run.
 async fn post_state(app: &TestApp, state: &str, attempts: i64) -> Value {
-    for _ in 0..200 {
-        let listed = app.get("/account/notifications").await;
-        assert_eq!(listed.items().len(), 1, "{:?}", listed.body);
-        if listed.items()[0]["webhookPost"] == state && listed.items()[0]["webhookPostAttempts"] == attempts {
-            return listed.items()[0].clone();
-        }
-        tokio::time::sleep(std::time::Duration::from_millis(20)).await;
-    }
-    panic!("the notification's post never reached {state}");
+    app.settle().await;
+    let listed = app.get("/account/notifications").await;
+    assert_eq!(listed.items().len(), 1, "{:?}", listed.body);
+    let only = listed.items()[0].clone();
+    assert_eq!((&only["webhookPost"], &only["webhookPostAttempts"]), (&json!(state), &json!(attempts)), "{only}");
+    only
 }

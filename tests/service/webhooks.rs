@@ -56,22 +56,6 @@ fn verify(secret: &str, delivery: &Delivery, now: i64) -> Result<i64, String> {
     Ok(t)
 }
 
-/// Waits until the worker has fanned out every event published so far.
-async fn fanned_out(app: &TestApp) {
-    let store = app.database().await;
-    for _ in 0..500 {
-        let waiting: i64 = sqlx::query_scalar("SELECT COUNT(*) FROM event_outbox WHERE fanned_out_at IS NULL")
-            .fetch_one(store.pool())
-            .await
-            .unwrap();
-        if waiting == 0 {
-            return;
-        }
-        tokio::time::sleep(std::time::Duration::from_millis(20)).await;
-    }
-    panic!("events are still waiting to be fanned out");
-}
-
 fn now(app: &TestApp) -> i64 {
     app.state.clock.now().timestamp()
 }
@@ -90,16 +74,13 @@ async fn deliveries(app: &TestApp, path: &str) -> Vec<Value> {
     listed.items().clone()
 }
 
-/// Waits until the service has recorded `count` attempts in state `state`.
+/// The attempts listed once the deliveries due now have run, of which at least `count` are in
+/// state `state`.
 pub async fn recorded(app: &TestApp, path: &str, state: &str, count: usize) -> Vec<Value> {
-    for _ in 0..500 {
-        let all = deliveries(app, path).await;
-        if all.iter().filter(|a| a["state"] == state).count() >= count {
-            return all;
-        }
-        tokio::time::sleep(std::time::Duration::from_millis(20)).await;
-    }
-    panic!("expected {count} attempts {state}: {:?}", deliveries(app, path).await);
+    app.settle().await;
+    let all = deliveries(app, path).await;
+    assert!(all.iter().filter(|a| a["state"] == state).count() >= count, "expected {count} attempts {state}: {all:?}");
+    all
 }
 
 async fn create_user(app: &TestApp, realm: &str, username: &str) -> String {
@@ -232,7 +213,7 @@ async fn deliveries_are_signed_with_the_envelope_and_reach_only_subscribed_endpo
     .await;
 
     let user_id = create_user(&app, "hooks", "ann").await;
-    let delivered = client_hook.wait_for(1).await;
+    let delivered = client_hook.delivered(&app, 1).await;
     let delivery = &delivered[0];
     assert_eq!(verify(&client_secret, delivery, now(&app)), Ok(now(&app)));
     assert!(verify(&realm_secret, delivery, now(&app)).is_err(), "each endpoint has its own secret");
@@ -254,7 +235,7 @@ async fn deliveries_are_signed_with_the_envelope_and_reach_only_subscribed_endpo
     assert_eq!((data["id"].as_str(), data["username"].as_str()), (Some(user_id.as_str()), Some("ann")));
 
     // The realm endpoint heard the administrative change, which names the credential that made it.
-    let audit = realm_hook.wait_for(1).await;
+    let audit = realm_hook.delivered(&app, 1).await;
     let user_change = audit.iter().find(|d| d.json()["data"]["resource_type"] == "user").expect("the user's creation");
     let change = user_change.json();
     assert!(verify(&realm_secret, user_change, now(&app)).is_ok());
@@ -280,7 +261,7 @@ async fn failed_deliveries_are_retried_on_schedule_and_ten_failures_disable_the_
     let (id, secret) = register(&app, path, json!({ "name": "Flaky", "url": receiver.url, "events": ["user_created"], "retries": 2, "firstRetryAfterSeconds": 60 })).await;
 
     create_user(&app, "hooks", "bob").await;
-    let first = receiver.wait_for(1).await[0].clone();
+    let first = receiver.delivered(&app, 1).await[0].clone();
     // The failure and its retry are recorded together.
     let history = recorded(&app, path, "Failed", 1).await;
     let failed = history.iter().find(|a| a["state"] == "Failed").unwrap();
@@ -295,7 +276,7 @@ async fn failed_deliveries_are_retried_on_schedule_and_ten_failures_disable_the_
 
     // Not yet due: nothing more is sent until the clock passes the retry's time.
     app.advance(wait(retry) + 1).await;
-    let second = receiver.wait_for(2).await[1].clone();
+    let second = receiver.delivered(&app, 2).await[1].clone();
     assert_eq!(second.header("x-service-event-id"), first.header("x-service-event-id"));
     assert_eq!(second.body, first.body, "a retry sends the same payload");
     assert!(
@@ -309,7 +290,7 @@ async fn failed_deliveries_are_retried_on_schedule_and_ten_failures_disable_the_
 
     receiver.answer_with(204);
     app.advance(wait(retry) + 1).await;
-    receiver.wait_for(3).await;
+    receiver.delivered(&app, 3).await;
     let history = recorded(&app, path, "Succeeded", 1).await;
     assert!(history.iter().all(|a| a["state"] != "Scheduled"), "no retry after a success: {history:?}");
     let endpoint = app.get(&format!("{path}/{id}")).await;
@@ -349,7 +330,7 @@ async fn replay_resends_the_stored_payload_and_a_rotated_secret_signs_at_once() 
         register(&app, path, json!({ "name": "Replayed", "url": receiver.url, "events": ["user_created"] })).await;
 
     create_user(&app, "hooks", "cy").await;
-    let original = receiver.wait_for(1).await[0].clone();
+    let original = receiver.delivered(&app, 1).await[0].clone();
     let history = recorded(&app, path, "Failed", 1).await;
     let failed = history.iter().find(|a| a["state"] == "Failed").unwrap()["id"].as_str().unwrap().to_owned();
 
@@ -361,7 +342,7 @@ async fn replay_resends_the_stored_payload_and_a_rotated_secret_signs_at_once() 
     let replay = app.post(&format!("{path}/{id}/deliveries/{failed}/replay"), json!({})).await;
     assert_eq!(replay.status, StatusCode::CREATED, "{:?}", replay.body);
     assert_eq!(replay.data()["kind"], "Replay");
-    let replayed = receiver.wait_for(2).await[1].clone();
+    let replayed = receiver.delivered(&app, 2).await[1].clone();
     assert_eq!(replayed.body, original.body, "the stored payload, unchanged");
     assert_eq!(replayed.header("x-service-event-id"), original.header("x-service-event-id"));
     assert!(verify(&new_secret, &replayed, now(&app)).is_ok(), "signed with the new secret");
@@ -379,10 +360,10 @@ async fn replay_resends_the_stored_payload_and_a_rotated_secret_signs_at_once() 
     assert_eq!((refused.status, refused.error_code()), (StatusCode::CONFLICT, "WebhookNotActive"));
     // A Paused endpoint hears no new events.
     create_user(&app, "hooks", "dee").await;
-    fanned_out(&app).await;
+    app.settle().await;
     app.put(&format!("{path}/{id}"), json!({ "status": "Active" })).await;
     create_user(&app, "hooks", "eve").await;
-    let all = receiver.wait_for(3).await;
+    let all = receiver.delivered(&app, 3).await;
     assert_eq!(all[2].json()["data"]["username"], "eve");
     assert_eq!(all.len(), 3);
 }
@@ -504,7 +485,7 @@ async fn tests_replays_and_refused_changes_publish_nothing() {
     let (id, _) =
         register(&app, SHOP_HOOKS, json!({ "name": "Quiet", "url": receiver.url, "events": ["user_created"] })).await;
     create_user(&app, "hooks", "ida").await;
-    receiver.wait_for(1).await;
+    receiver.delivered(&app, 1).await;
     let delivered = recorded(&app, SHOP_HOOKS, "Succeeded", 1).await[0]["id"].as_str().unwrap().to_owned();
     let before = published(&app).await;
 
@@ -516,7 +497,7 @@ async fn tests_replays_and_refused_changes_publish_nothing() {
     assert_eq!(refused.status, StatusCode::BAD_REQUEST);
     let duplicate = app.post("/realms/hooks/users", json!({ "username": "ida" })).await;
     assert_eq!(duplicate.refused_fields(), [("username".to_owned(), "Duplicate".to_owned())]);
-    receiver.wait_for(3).await;
+    receiver.delivered(&app, 3).await;
     assert_eq!(published(&app).await, before, "no event for a test, a replay or a refused change");
     // The test and the replay are sent at once, in either order: one of them repeats the first.
     let replayed = receiver.received();

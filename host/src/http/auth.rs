@@ -27,10 +27,10 @@ use crate::error::Error;
 use crate::ids::{PLATFORM_REALM, new_guid};
 use crate::store::access_log::{AccessEntry, AccessOutcome};
 use crate::store::accounts;
+use crate::store::roles;
 use crate::store::secrets::{self, SecretType};
 use crate::store::trail::{self, ActorType, ChangeAction};
 use crate::store::users::User;
-use crate::store::{from_json_list, roles};
 use crate::tokens;
 
 pub const API_KEY_HEADER: &str = "x-api-key";
@@ -314,7 +314,7 @@ async fn identify(state: &AppState, headers: &HeaderMap, now: DateTime<Utc>) -> 
         let Some(member) = member else {
             return refuse("the person of a personal access token is no longer on the team", Some(credential));
         };
-        let held = from_json_list(&member.roles);
+        let held = member.roles.clone();
         let grants = grants_of(state, &secret.account_id, &held).await.map_err(|e| Box::new(Rejection::Failed(e)))?;
         person = Some(Principal {
             id: member.user_id,
@@ -330,9 +330,9 @@ async fn identify(state: &AppState, headers: &HeaderMap, now: DateTime<Utc>) -> 
         id: secret.id.clone(),
         account_id: secret.account_id.clone(),
         kind: PrincipalKind::Credential,
-        roles: builtin(from_json_list(&secret.roles)),
+        roles: builtin(secret.roles.clone()),
         grants: known.grants.as_ref().clone(),
-        scopes: secret.scopes.as_deref().map(|s| from_json_list(s).into_iter().collect()),
+        scopes: secret.scopes.as_ref().map(|s| s.iter().cloned().collect()),
     };
     let actor = trail::Actor {
         account_id: secret.account_id.clone(),
@@ -361,7 +361,7 @@ fn bearer_token(headers: &HeaderMap) -> Option<&str> {
 
 /// The permissions granted by the custom roles a credential holds.
 async fn custom_grants(state: &AppState, credential: &secrets::Credential) -> Result<BTreeSet<String>, Error> {
-    grants_of(state, &credential.secret.account_id, &from_json_list(&credential.secret.roles)).await
+    grants_of(state, &credential.secret.account_id, &credential.secret.roles).await
 }
 
 /// The permissions granted by the custom roles among `held`.
@@ -370,7 +370,7 @@ async fn grants_of(state: &AppState, account_id: &str, held: &[String]) -> Resul
     if held.iter().any(|role| !BUILTIN_ROLES.contains(&role.as_str())) {
         for role in roles::all_of_account(state.store.pool(), account_id).await? {
             if held.contains(&role.name) {
-                grants.extend(from_json_list(&role.permissions));
+                grants.extend(role.permissions.clone());
             }
         }
     }
@@ -385,7 +385,7 @@ async fn person_caller(state: &AppState, person: &User) -> Result<Identified, Bo
     let Some(member) = member else {
         return Err(Box::new(Rejection::Refused(Refusal { reason: "the person is on no team", credential: None })));
     };
-    let held = from_json_list(&member.roles);
+    let held = member.roles.clone();
     let grants = grants_of(state, &member.account_id, &held).await.map_err(failed)?;
     let principal = Principal {
         id: person.id.clone(),

@@ -1,5 +1,6 @@
 //! `GET/POST /_dev/clock`, present only with `--manual-clock`: read, set or advance time. An
-//! advance runs every job that became due before it answers.
+//! advance runs every job, webhook delivery and notification post that became due before it
+//! answers.
 
 use axum::extract::State;
 use axum::response::Response;
@@ -42,6 +43,6 @@ pub async fn change(State(state): State<AppState>, JsonBody(mut body): JsonBody)
         (_, Some(to)) => to,
         _ => now,
     };
-    state.scheduler.advance_to(&clock, target).await;
+    crate::jobs::advance_manual_clock(&state, &clock, target).await;
     Ok(envelope::ok(ClockView { now: iso(clock.now()) }))
 }

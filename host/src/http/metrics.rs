@@ -13,6 +13,7 @@ use crate::metrics::HttpLabels;
 
 pub async fn observe(State(state): State<AppState>, request: Request, next: Next) -> Response {
     let started = Instant::now();
+    let _in_flight = state.metrics.request_started();
     let method = request.method().as_str().to_owned();
     let route = request
         .extensions()

@@ -19,7 +19,7 @@ use crate::store::threats::{
     self as store, Exposure, Incident, IncidentKind, IncidentSeverity, IncidentStatus, Measure, MeasureType,
 };
 use crate::store::users::User;
-use crate::store::{Connection, Store, from_json_list};
+use crate::store::{Connection, Error as StoreError, Store};
 
 /// An address that this many accounts of the realm approved is a shared network.
 pub const SHARED_NETWORK_ACCOUNTS: i64 = 5;
@@ -107,12 +107,12 @@ pub async fn record(
     attack: &Attack<'_>,
     decision: &Decision,
     now: i64,
-) -> Result<Recorded, sqlx::Error> {
+) -> Result<Recorded, StoreError> {
     let protection = &state.protection;
     let realm = attack.realm;
     let mut recorded = Recorded::default();
 
-    store::serialize_detections(tx, state.store.backend(), &realm.id).await?;
+    store::serialize_detections(tx, &realm.id).await?;
     let measures = due_measures(state, attack, decision, now).await;
     if measures.is_empty() {
         return Ok(recorded);
@@ -143,7 +143,6 @@ pub async fn record(
         return Ok(recorded);
     };
     let preferences = preferences_store::preferences(&mut *tx, &realm.account_id).await?;
-    let reasons = serde_json::to_string(&decision.reasons).unwrap_or_else(|_| "[]".into());
 
     for measure in measures {
         let target = match (measure.kind, attack.user) {
@@ -197,7 +196,7 @@ pub async fn record(
             target_user_id: (kind != MeasureType::SourceBlocked).then(|| target.clone()),
             country,
             network,
-            reasons: reasons.clone(),
+            reasons: decision.reasons.clone(),
             created_at: now,
             lapses_at,
             lifted_at: None,
@@ -260,12 +259,10 @@ async fn open_or_join(
     attack: &Attack<'_>,
     decision: &Decision,
     now: i64,
-) -> Result<(Incident, Vec<Letter>), sqlx::Error> {
+) -> Result<(Incident, Vec<Letter>), StoreError> {
     let kind = incident_kind(decision.classification);
     let severity = incident_severity(decision.severity);
-    if let Some(mut incident) =
-        store::joinable(tx, state.store.backend(), &attack.realm.id, kind, now - GROUPING_MS).await?
-    {
+    if let Some(mut incident) = store::joinable(tx, &attack.realm.id, kind, now - GROUPING_MS).await? {
         incident.detections += 1;
         incident.last_detection_at = now;
         incident.last_activity_at = incident.last_activity_at.max(now);
@@ -323,7 +320,7 @@ async fn publish(
     event_type: &'static str,
     data: serde_json::Value,
     now: i64,
-) -> Result<(), sqlx::Error> {
+) -> Result<(), StoreError> {
     let event = Event {
         event_type,
         account_id: &attack.realm.account_id,
@@ -346,7 +343,7 @@ async fn notify(
     title: String,
     description: String,
     now: i64,
-) -> Result<Vec<Letter>, sqlx::Error> {
+) -> Result<Vec<Letter>, StoreError> {
     if *choice == AttacksDetected::Off {
         return Ok(Vec::new());
     }
@@ -369,7 +366,7 @@ async fn notify(
     let console = &state.public_url;
     Ok(team
         .into_iter()
-        .filter(|member| from_json_list(&member.roles).iter().any(|role| role == "Owner"))
+        .filter(|member| member.roles.iter().any(|role| role == "Owner"))
         .filter_map(|member| member.email)
         .map(|to| Letter {
             to,
@@ -391,7 +388,7 @@ async fn expose(
     preferences: &preferences_store::Preferences,
     recorded: &mut Recorded,
     now: i64,
-) -> Result<(), sqlx::Error> {
+) -> Result<(), StoreError> {
     let exposure = Exposure {
         user_id: user.id.clone(),
         account_id: attack.realm.account_id.clone(),
@@ -440,7 +437,7 @@ async fn expose(
 }
 
 /// Resolves the incidents quiet for 30 minutes at `now`; how many.
-pub async fn resolve_quiet(store: &Store, now: i64) -> Result<usize, sqlx::Error> {
+pub async fn resolve_quiet(store: &Store, now: i64) -> Result<usize, StoreError> {
     let mut tx = store.begin().await?;
     let resolved = store::resolve_quiet(&mut tx, now - QUIET_MS, now).await?;
     tx.commit().await?;

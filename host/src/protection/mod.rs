@@ -25,7 +25,7 @@ use tracking::observe;
 
 use crate::metrics::Metrics;
 use crate::plugins::detector::{AttackDetector, Attempt, Decision, Source};
-use crate::store::Store;
+use crate::store::{Error as StoreError, Store};
 
 /// How often each host stores the refusals it tallied in their incidents.
 pub const REFUSALS_STORED_EVERY_SECONDS: i64 = 15;
@@ -134,7 +134,7 @@ impl Protection {
     }
 
     /// Stores the refusals tallied on this host in their incidents.
-    pub async fn store_refusals(&self, store: &Store) -> Result<(), sqlx::Error> {
+    pub async fn store_refusals(&self, store: &Store) -> Result<(), StoreError> {
         let refusals = self.take_refusals();
         if refusals.is_empty() {
             return Ok(());
@@ -147,7 +147,7 @@ impl Protection {
     }
 
     /// The datacenter, Tor and shared-network facts about an address in the realm.
-    async fn source(&self, store: &Store, seen: &Seen<'_>) -> Result<Source, sqlx::Error> {
+    async fn source(&self, store: &Store, seen: &Seen<'_>) -> Result<Source, StoreError> {
         let ip = seen.source.parse::<IpAddr>().ok();
         let approving = crate::store::threats::approving_accounts(store.pool(), seen.realm_id, seen.source).await?;
         Ok(Source {
@@ -160,7 +160,7 @@ impl Protection {
 
     /// Counts the attempt and asks the detector about it: its decision when it takes a measure.
     /// None for an ordinary attempt, and when protection fails open.
-    pub async fn judge(&self, store: &Store, seen: &Seen<'_>, now: i64) -> Result<Option<Decision>, sqlx::Error> {
+    pub async fn judge(&self, store: &Store, seen: &Seen<'_>, now: i64) -> Result<Option<Decision>, StoreError> {
         let counts = match observe(&self.counters, seen, now).await {
             Ok(counts) => counts,
             Err(error) => {
@@ -205,10 +205,10 @@ pub fn send_letters(state: &crate::AppState, letters: Vec<crate::mail::Letter>) 
     if letters.is_empty() {
         return;
     }
-    let state = state.clone();
-    tokio::spawn(async move {
+    let sender = state.clone();
+    state.detached.spawn(async move {
         for letter in &letters {
-            state.mailer.deliver(letter).await;
+            sender.mailer.deliver(letter).await;
         }
     });
 }

@@ -28,7 +28,7 @@ use crate::store::sessions::{self, RefreshToken, Session};
 use crate::store::threats;
 use crate::store::users::{self as user_store, User, UserStatus};
 use crate::store::write_queue::QueuedEvent;
-use crate::store::{Connection, Transaction, from_json_list, to_json_list};
+use crate::store::{Connection, Transaction};
 use crate::tokens::{self, Grant, Issued, Subject};
 
 /// Where a sign-in came from.
@@ -115,8 +115,8 @@ impl From<Refusal> for SignInError {
     }
 }
 
-impl From<sqlx::Error> for SignInError {
-    fn from(error: sqlx::Error) -> Self {
+impl From<crate::store::Error> for SignInError {
+    fn from(error: crate::store::Error) -> Self {
         Self::Failed(error.into())
     }
 }
@@ -356,7 +356,7 @@ pub async fn open_session(
         user_id: user.id.clone(),
         ip_address: origin.ip_address.clone(),
         user_agent: origin.user_agent.clone(),
-        authentication_methods: to_json_list(&methods_list),
+        authentication_methods: methods_list.clone(),
         created_at: now,
         last_active_at: now,
         expires_at: now + i64::from(state.settings.session_seconds) * 1000,
@@ -394,7 +394,7 @@ fn next_refresh(
     resource: Option<&str>,
     now: i64,
 ) -> Option<(RefreshToken, String, i64)> {
-    if !from_json_list(&client.grant_types).iter().any(|g| g == "refresh_token") {
+    if !client.grant_types.iter().any(|g| g == "refresh_token") {
         return None;
     }
     let id = new_guid();
@@ -404,7 +404,7 @@ fn next_refresh(
         id,
         session_id: session.id.clone(),
         token_hash: state.hasher.hash(&value),
-        scopes: to_json_list(scopes),
+        scopes: scopes.to_vec(),
         resource: resource.map(str::to_owned),
         created_at: now,
         expires_at,

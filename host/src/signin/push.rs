@@ -13,11 +13,11 @@ use crate::ids::new_guid;
 use crate::plugins::detector::{AttemptKind, Outcome};
 use crate::protection::incidents::{self, Attack};
 use crate::protection::{Hold, Seen};
+use crate::store::Connection;
 use crate::store::clients::Client;
 use crate::store::push::{self as store, Device, PushRequest, RequestStatus};
 use crate::store::realms::Realm;
 use crate::store::users::{self as user_store, UserStatus};
-use crate::store::{Connection, from_json_list, to_json_list};
 
 /// How long a phone may answer.
 pub const REQUEST_SECONDS: i64 = 120;
@@ -60,7 +60,7 @@ pub(super) async fn ask(
         client_id: client.id.clone(),
         ip_address: origin.ip_address.clone(),
         user_agent: origin.user_agent.clone(),
-        scopes: to_json_list(scopes),
+        scopes: scopes.to_vec(),
         resource: resource.map(str::to_owned),
         status: if paused { RequestStatus::Withheld } else { RequestStatus::Pending },
         created_at: now,
@@ -106,7 +106,7 @@ pub(super) fn deliver(state: &AppState, deliveries: Vec<Delivery>) {
     if deliveries.is_empty() {
         return;
     }
-    tokio::spawn(async move {
+    state.detached.spawn(async move {
         let client = reqwest::Client::new();
         for delivery in deliveries {
             let sent =
@@ -151,7 +151,7 @@ pub async fn collect(
     if !store::transition(&mut *tx, &request.id, RequestStatus::Approved, RequestStatus::Exchanged, None, now).await? {
         return Err(Refusal::PushRequestUnknown.into());
     }
-    let scopes = from_json_list(&request.scopes);
+    let scopes = request.scopes.clone();
     let origin = Origin { ip_address: request.ip_address.clone(), user_agent: request.user_agent.clone() };
     let signed_in = SignIn {
         realm,

@@ -9,7 +9,6 @@ use super::{
 use crate::AppState;
 use crate::clock::to_millis;
 use crate::store::clients::Client;
-use crate::store::from_json_list;
 use crate::store::realms::Realm;
 use crate::store::sessions::{self, RefreshToken, Session};
 use crate::store::users::UserStatus;
@@ -54,7 +53,7 @@ pub async fn refresh(state: &AppState, attempt: RefreshAttempt<'_>) -> Result<To
     {
         return Err(Refusal::InvalidRefreshToken.into());
     }
-    let granted = from_json_list(&token.scopes);
+    let granted = token.scopes.clone();
     let scopes = match scopes {
         None => granted,
         Some(asked) => {
@@ -66,7 +65,7 @@ pub async fn refresh(state: &AppState, attempt: RefreshAttempt<'_>) -> Result<To
         }
     };
     let next = next_refresh(state, client, &session, &scopes, token.resource.as_deref(), now);
-    let methods: Vec<String> = from_json_list(&session.authentication_methods);
+    let methods: Vec<String> = session.authentication_methods.clone();
     let methods: Vec<&str> = methods.iter().map(String::as_str).collect();
     let login = Login {
         grant_type: "refresh_token",

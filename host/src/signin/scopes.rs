@@ -5,7 +5,6 @@ use super::{Refusal, SignInError};
 use crate::AppState;
 use crate::error::Error;
 use crate::store::clients::Client;
-use crate::store::from_json_list;
 use crate::store::resource_servers::{self, ResourceServer};
 
 /// Scopes of OpenID Connect every client may ask for in a person's sign-in.
@@ -20,9 +19,9 @@ pub fn requested_scopes(
     person: bool,
     server: Option<&ResourceServer>,
 ) -> Result<Vec<String>, Refusal> {
-    let mut allowed = from_json_list(&client.allowed_scopes);
+    let mut allowed = client.allowed_scopes.clone();
     if let Some(server) = server {
-        let accepted = from_json_list(&server.scopes);
+        let accepted = server.scopes.clone();
         allowed.retain(|scope| accepted.contains(scope));
     }
     let Some(scopes) = asked else { return Ok(allowed) };
@@ -66,9 +65,7 @@ pub async fn requested_resource(
     let server = resource_servers::find_by_address(state.store.pool(), &client.realm_id, address)
         .await
         .map_err(|error| ResourceError::Failed(error.into()))?;
-    let allowed = server.filter(|s| {
-        s.status == crate::store::Status::Active && from_json_list(&s.allowed_clients).contains(&client.id)
-    });
+    let allowed = server.filter(|s| s.status == crate::store::Status::Active && s.allowed_clients.contains(&client.id));
     match allowed {
         Some(server) => Ok(Some(server)),
         None => Err(ResourceError::NotAllowed { address: address.to_owned() }),

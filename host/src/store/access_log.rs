@@ -6,7 +6,8 @@
 use sqlx::{Any, Executor};
 use tokio::sync::{mpsc, oneshot};
 
-use super::page::Listing;
+use super::Error;
+use super::page::{self, Listing, Page, PageRequest, Scope};
 use super::{ROWS_PER_STATEMENT, Store, text_enum, values_placeholders};
 
 text_enum! {
@@ -119,7 +120,7 @@ async fn write_batches(store: Store, mut receiver: mpsc::Receiver<Message>) {
 }
 
 /// Stores a batch in one transaction.
-async fn insert_batch(store: &Store, entries: &[AccessEntry]) -> Result<(), sqlx::Error> {
+async fn insert_batch(store: &Store, entries: &[AccessEntry]) -> Result<(), Error> {
     const PER_ROW: usize = 12;
     let mut tx = store.begin().await?;
     for rows in entries.chunks(ROWS_PER_STATEMENT) {
@@ -146,10 +147,25 @@ async fn insert_batch(store: &Store, entries: &[AccessEntry]) -> Result<(), sqlx
 }
 
 /// Removes entries older than `cutoff` (retention).
-pub async fn delete_before<'c>(db: impl Executor<'c, Database = Any>, cutoff: i64) -> Result<u64, sqlx::Error> {
+pub async fn delete_before<'c>(db: impl Executor<'c, Database = Any>, cutoff: i64) -> Result<u64, Error> {
     sqlx::query("DELETE FROM access_log WHERE occurred_at < $1")
         .bind(cutoff)
         .execute(db)
         .await
         .map(|done| done.rows_affected())
+        .map_err(Error::from)
+}
+
+/// A page of an account's access log, optionally of one credential or one person.
+pub async fn page(
+    store: &Store,
+    account_id: &str,
+    credential_id: Option<&str>,
+    actor_user_id: Option<&str>,
+    request: &PageRequest,
+) -> Result<Page<AccessEntry>, Error> {
+    let scope = Scope::of("account_id", account_id)
+        .and_given("credential_id", credential_id)
+        .and_given("actor_user_id", actor_user_id);
+    page::fetch(store.pool(), &LISTING, &scope, request).await
 }

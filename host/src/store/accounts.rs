@@ -1,5 +1,6 @@
 //! Accounts (owners of realms and clients), the people on their teams, and their account roles.
 
+use super::Error;
 use sqlx::{Any, Executor};
 
 #[derive(Debug, Clone, PartialEq, Eq, sqlx::FromRow)]
@@ -18,16 +19,20 @@ pub struct Person {
     pub email: Option<String>,
 }
 
-pub async fn exists_any<'c>(db: impl Executor<'c, Database = Any>) -> Result<bool, sqlx::Error> {
+pub async fn exists_any<'c>(db: impl Executor<'c, Database = Any>) -> Result<bool, Error> {
     let (count,): (i64,) = sqlx::query_as("SELECT COUNT(*) FROM accounts").fetch_one(db).await?;
     Ok(count > 0)
 }
 
-pub async fn find<'c>(db: impl Executor<'c, Database = Any>, id: &str) -> Result<Option<Account>, sqlx::Error> {
-    sqlx::query_as("SELECT id, name, created_at FROM accounts WHERE id = $1").bind(id).fetch_optional(db).await
+pub async fn find<'c>(db: impl Executor<'c, Database = Any>, id: &str) -> Result<Option<Account>, Error> {
+    sqlx::query_as("SELECT id, name, created_at FROM accounts WHERE id = $1")
+        .bind(id)
+        .fetch_optional(db)
+        .await
+        .map_err(Error::from)
 }
 
-pub async fn insert<'c>(db: impl Executor<'c, Database = Any>, account: &Account) -> Result<(), sqlx::Error> {
+pub async fn insert<'c>(db: impl Executor<'c, Database = Any>, account: &Account) -> Result<(), Error> {
     sqlx::query("INSERT INTO accounts (id, name, created_at) VALUES ($1, $2, $3)")
         .bind(&account.id)
         .bind(&account.name)
@@ -35,14 +40,11 @@ pub async fn insert<'c>(db: impl Executor<'c, Database = Any>, account: &Account
         .execute(db)
         .await
         .map(|_| ())
+        .map_err(Error::from)
 }
 
 /// Creates a person with no password yet (they set one through the sign-in flows).
-pub async fn insert_person<'c>(
-    db: impl Executor<'c, Database = Any>,
-    person: &Person,
-    at: i64,
-) -> Result<(), sqlx::Error> {
+pub async fn insert_person<'c>(db: impl Executor<'c, Database = Any>, person: &Person, at: i64) -> Result<(), Error> {
     sqlx::query(
         "INSERT INTO users (id, realm_id, username, email, email_confirmed, status, must_change_password, \
          created_at, updated_at) VALUES ($1, $2, $3, $4, $5, 'Active', $6, $7, $7)",
@@ -57,10 +59,15 @@ pub async fn insert_person<'c>(
     .execute(db)
     .await
     .map(|_| ())
+    .map_err(Error::from)
 }
 
-pub async fn find_person<'c>(db: impl Executor<'c, Database = Any>, id: &str) -> Result<Option<Person>, sqlx::Error> {
-    sqlx::query_as("SELECT id, realm_id, username, email FROM users WHERE id = $1").bind(id).fetch_optional(db).await
+pub async fn find_person<'c>(db: impl Executor<'c, Database = Any>, id: &str) -> Result<Option<Person>, Error> {
+    sqlx::query_as("SELECT id, realm_id, username, email FROM users WHERE id = $1")
+        .bind(id)
+        .fetch_optional(db)
+        .await
+        .map_err(Error::from)
 }
 
 /// Puts a person on an account's team with the given account roles.
@@ -70,7 +77,7 @@ pub async fn insert_member<'c>(
     user_id: &str,
     roles: &[String],
     at: i64,
-) -> Result<(), sqlx::Error> {
+) -> Result<(), Error> {
     sqlx::query("INSERT INTO account_members (account_id, user_id, roles, created_at) VALUES ($1, $2, $3, $4)")
         .bind(account_id)
         .bind(user_id)
@@ -79,6 +86,7 @@ pub async fn insert_member<'c>(
         .execute(db)
         .await
         .map(|_| ())
+        .map_err(Error::from)
 }
 
 /// A person on an account's team.
@@ -88,8 +96,8 @@ pub struct Member {
     pub user_id: String,
     pub username: String,
     pub email: Option<String>,
-    /// JSON list of account roles.
-    pub roles: String,
+    #[sqlx(try_from = "super::JsonList")]
+    pub roles: Vec<String>,
     pub created_at: i64,
 }
 
@@ -97,25 +105,24 @@ const MEMBER_SELECT: &str = "SELECT m.account_id, m.user_id, u.username, u.email
      FROM account_members m JOIN users u ON u.id = m.user_id";
 
 /// The team, in the order people joined.
-pub async fn members<'c>(db: impl Executor<'c, Database = Any>, account_id: &str) -> Result<Vec<Member>, sqlx::Error> {
+pub async fn members<'c>(db: impl Executor<'c, Database = Any>, account_id: &str) -> Result<Vec<Member>, Error> {
     sqlx::query_as(sqlx::AssertSqlSafe(format!(
         "{MEMBER_SELECT} WHERE m.account_id = $1 ORDER BY m.created_at, m.user_id"
     )))
     .bind(account_id)
     .fetch_all(db)
     .await
+    .map_err(Error::from)
 }
 
 /// The person's place on a team, if they have one (a person of the platform realm belongs to one
 /// account).
-pub async fn membership<'c>(
-    db: impl Executor<'c, Database = Any>,
-    user_id: &str,
-) -> Result<Option<Member>, sqlx::Error> {
+pub async fn membership<'c>(db: impl Executor<'c, Database = Any>, user_id: &str) -> Result<Option<Member>, Error> {
     sqlx::query_as(sqlx::AssertSqlSafe(format!("{MEMBER_SELECT} WHERE m.user_id = $1")))
         .bind(user_id)
         .fetch_optional(db)
         .await
+        .map_err(Error::from)
 }
 
 /// Replaces a member's roles; `false` when the person is not on the account's team.
@@ -124,7 +131,7 @@ pub async fn set_member_roles<'c>(
     account_id: &str,
     user_id: &str,
     roles: &[String],
-) -> Result<bool, sqlx::Error> {
+) -> Result<bool, Error> {
     let done = sqlx::query("UPDATE account_members SET roles = $1 WHERE account_id = $2 AND user_id = $3")
         .bind(super::to_json_list(roles))
         .bind(account_id)
@@ -139,7 +146,7 @@ pub async fn delete_member<'c>(
     db: impl Executor<'c, Database = Any>,
     account_id: &str,
     user_id: &str,
-) -> Result<bool, sqlx::Error> {
+) -> Result<bool, Error> {
     let done = sqlx::query(
         "DELETE FROM users WHERE id = $1 AND id IN (SELECT user_id FROM account_members WHERE account_id = $2)",
     )

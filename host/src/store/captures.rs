@@ -2,7 +2,8 @@
 
 use sqlx::{Any, Executor};
 
-use super::page::Listing;
+use super::Error;
+use super::page::{self, Listing, Page, PageRequest, Scope};
 use super::{Backend, Store};
 
 /// A temporary address recording the requests it receives.
@@ -54,7 +55,7 @@ pub const REQUEST_LISTING: Listing = Listing {
     sortable: &[("receivedAt", "received_at")],
 };
 
-pub async fn insert<'c>(db: impl Executor<'c, Database = Any>, capture: &Capture) -> Result<(), sqlx::Error> {
+pub async fn insert<'c>(db: impl Executor<'c, Database = Any>, capture: &Capture) -> Result<(), Error> {
     sqlx::query(
         "INSERT INTO webhook_captures (id, account_id, token, created_at, expires_at) VALUES ($1, $2, $3, $4, $5)",
     )
@@ -66,6 +67,7 @@ pub async fn insert<'c>(db: impl Executor<'c, Database = Any>, capture: &Capture
     .execute(db)
     .await
     .map(|_| ())
+    .map_err(Error::from)
 }
 
 /// The account's capture with this id, unless it expired before `now`.
@@ -74,7 +76,7 @@ pub async fn find<'c>(
     account_id: &str,
     id: &str,
     now: i64,
-) -> Result<Option<Capture>, sqlx::Error> {
+) -> Result<Option<Capture>, Error> {
     sqlx::query_as(sqlx::AssertSqlSafe(format!(
         "SELECT {CAPTURE_COLUMNS} FROM webhook_captures WHERE id = $1 AND account_id = $2 AND expires_at > $3"
     )))
@@ -83,6 +85,7 @@ pub async fn find<'c>(
     .bind(now)
     .fetch_optional(db)
     .await
+    .map_err(Error::from)
 }
 
 /// The capture listening at `token`, unless it expired before `now`.
@@ -90,7 +93,7 @@ pub async fn find_by_token<'c>(
     db: impl Executor<'c, Database = Any>,
     token: &str,
     now: i64,
-) -> Result<Option<Capture>, sqlx::Error> {
+) -> Result<Option<Capture>, Error> {
     sqlx::query_as(sqlx::AssertSqlSafe(format!(
         "SELECT {CAPTURE_COLUMNS} FROM webhook_captures WHERE token = $1 AND expires_at > $2"
     )))
@@ -98,16 +101,22 @@ pub async fn find_by_token<'c>(
     .bind(now)
     .fetch_optional(db)
     .await
+    .map_err(Error::from)
 }
 
-pub async fn delete<'c>(db: impl Executor<'c, Database = Any>, id: &str) -> Result<(), sqlx::Error> {
-    sqlx::query("DELETE FROM webhook_captures WHERE id = $1").bind(id).execute(db).await.map(|_| ())
+pub async fn delete<'c>(db: impl Executor<'c, Database = Any>, id: &str) -> Result<(), Error> {
+    sqlx::query("DELETE FROM webhook_captures WHERE id = $1")
+        .bind(id)
+        .execute(db)
+        .await
+        .map(|_| ())
+        .map_err(Error::from)
 }
 
 /// Records a request unless the capture already holds `limit` of them; whether it was recorded.
 /// Concurrent requests to one capture are counted one after the other: SQLite has a single
 /// writer, and on PostgreSQL the capture's row is locked while counting.
-pub async fn record(store: &Store, request: &CapturedRequest, limit: i64) -> Result<bool, sqlx::Error> {
+pub async fn record(store: &Store, request: &CapturedRequest, limit: i64) -> Result<bool, Error> {
     let mut tx = store.begin().await?;
     if store.backend() == Backend::Postgres {
         sqlx::query("SELECT id FROM webhook_captures WHERE id = $1 FOR UPDATE")
@@ -140,10 +149,26 @@ pub async fn record(store: &Store, request: &CapturedRequest, limit: i64) -> Res
 }
 
 /// Removes the captures that expired before `now`, with their requests.
-pub async fn delete_expired<'c>(db: impl Executor<'c, Database = Any>, now: i64) -> Result<u64, sqlx::Error> {
+pub async fn delete_expired<'c>(db: impl Executor<'c, Database = Any>, now: i64) -> Result<u64, Error> {
     sqlx::query("DELETE FROM webhook_captures WHERE expires_at <= $1")
         .bind(now)
         .execute(db)
         .await
         .map(|done| done.rows_affected())
+        .map_err(Error::from)
+}
+
+/// A page of the requests a capture received.
+pub async fn request_page(
+    store: &Store,
+    capture_id: &str,
+    request: &PageRequest,
+) -> Result<Page<CapturedRequest>, Error> {
+    page::fetch(store.pool(), &REQUEST_LISTING, &Scope::of("capture_id", capture_id), request).await
+}
+
+/// A page of an account's captures that have not expired at `now`.
+pub async fn page(store: &Store, account_id: &str, now: i64, request: &PageRequest) -> Result<Page<Capture>, Error> {
+    let scope = Scope::of("account_id", account_id).and("expires_at >", now);
+    page::fetch(store.pool(), &CAPTURE_LISTING, &scope, request).await
 }

@@ -6,6 +6,7 @@ use std::time::Duration;
 
 use sqlx::postgres::PgListener;
 
+use super::Error;
 use super::{Backend, Connection, Store};
 use crate::cache::{Caches, Invalidation};
 
@@ -13,7 +14,7 @@ const CHANNEL: &str = "castellan_changes";
 
 /// Announces `what` to the other hosts when the surrounding transaction commits (PostgreSQL's
 /// `NOTIFY` is transactional). Nothing to do on SQLite, which one host owns.
-pub async fn announce(store: &Store, tx: &mut Connection, what: &Invalidation) -> Result<(), sqlx::Error> {
+pub async fn announce(store: &Store, tx: &mut Connection, what: &Invalidation) -> Result<(), Error> {
     if store.backend() == Backend::Postgres {
         sqlx::query("SELECT 1 AS sent FROM (SELECT pg_notify($1, $2)) AS notified")
             .bind(CHANNEL)
@@ -54,7 +55,7 @@ pub fn follow(store: &Store, caches: Arc<Caches>) -> Option<tokio::task::JoinHan
     }))
 }
 
-async fn listen(url: &str) -> Result<PgListener, sqlx::Error> {
+async fn listen(url: &str) -> Result<PgListener, Error> {
     let mut listener = PgListener::connect(url).await?;
     listener.listen(CHANNEL).await?;
     Ok(listener)

@@ -2,8 +2,9 @@
 
 use sqlx::{Any, Executor};
 
-use super::page::Listing;
-use super::{Status, text_enum, to_json_list};
+use super::page::{self, Listing, Page, PageRequest, Scope};
+use super::{Error, Store};
+use super::{Status, text_enum};
 use crate::crypto::SecretHasher;
 
 text_enum! {
@@ -35,12 +36,12 @@ pub struct Client {
     pub issued_tokens_revoked_before: Option<i64>,
     #[sqlx(try_from = "super::Flag")]
     pub token_exchange_enabled: bool,
-    /// JSON list.
-    pub allowed_scopes: String,
-    /// JSON list.
-    pub grant_types: String,
-    /// JSON list.
-    pub redirect_uris: String,
+    #[sqlx(try_from = "super::JsonList")]
+    pub allowed_scopes: Vec<String>,
+    #[sqlx(try_from = "super::JsonList")]
+    pub grant_types: Vec<String>,
+    #[sqlx(try_from = "super::JsonList")]
+    pub redirect_uris: Vec<String>,
     /// ES256 or RS256: the algorithm of the client's signing keys.
     pub key_algorithm: String,
     /// Days between scheduled rotations of the signing key; none when unset.
@@ -67,9 +68,9 @@ impl Client {
             previous_secret_valid_until: None,
             issued_tokens_revoked_before: None,
             token_exchange_enabled: false,
-            allowed_scopes: to_json_list(&[]),
-            grant_types: to_json_list(&["authorization_code".to_owned(), "refresh_token".to_owned()]),
-            redirect_uris: to_json_list(&[]),
+            allowed_scopes: Vec::new(),
+            grant_types: vec!["authorization_code".to_owned(), "refresh_token".to_owned()],
+            redirect_uris: Vec::new(),
             key_algorithm: "ES256".to_owned(),
             key_rotation_days: None,
             created_at: now,
@@ -114,16 +115,17 @@ pub async fn find<'c>(
     db: impl Executor<'c, Database = Any>,
     realm_id: &str,
     id: &str,
-) -> Result<Option<Client>, sqlx::Error> {
+) -> Result<Option<Client>, Error> {
     sqlx::query_as(sqlx::AssertSqlSafe(format!("SELECT {COLUMNS} FROM clients WHERE realm_id = $1 AND id = $2")))
         .bind(realm_id)
         .bind(id)
         .fetch_optional(db)
         .await
+        .map_err(Error::from)
 }
 
 /// Inserts the client; `false` when its id is taken in the realm.
-pub async fn insert<'c>(db: impl Executor<'c, Database = Any>, client: &Client) -> Result<bool, sqlx::Error> {
+pub async fn insert<'c>(db: impl Executor<'c, Database = Any>, client: &Client) -> Result<bool, Error> {
     let done = sqlx::query(
         "INSERT INTO clients (realm_id, id, name, description, client_type, status, secret_hash, secret_last_four, \
          secret_rotated_at, previous_secret_hash, previous_secret_valid_until, issued_tokens_revoked_before, \
@@ -145,9 +147,9 @@ pub async fn insert<'c>(db: impl Executor<'c, Database = Any>, client: &Client) 
     .bind(client.previous_secret_valid_until)
     .bind(client.issued_tokens_revoked_before)
     .bind(client.token_exchange_enabled)
-    .bind(&client.allowed_scopes)
-    .bind(&client.grant_types)
-    .bind(&client.redirect_uris)
+    .bind(super::to_json_list(&client.allowed_scopes))
+    .bind(super::to_json_list(&client.grant_types))
+    .bind(super::to_json_list(&client.redirect_uris))
     .bind(&client.key_algorithm)
     .bind(client.key_rotation_days)
     .bind(client.created_at)
@@ -158,7 +160,7 @@ pub async fn insert<'c>(db: impl Executor<'c, Database = Any>, client: &Client) 
 }
 
 /// Writes the fields an update may change.
-pub async fn update<'c>(db: impl Executor<'c, Database = Any>, client: &Client) -> Result<(), sqlx::Error> {
+pub async fn update<'c>(db: impl Executor<'c, Database = Any>, client: &Client) -> Result<(), Error> {
     sqlx::query(
         "UPDATE clients SET name = $3, description = $4, status = $5, token_exchange_enabled = $6, \
          allowed_scopes = $7, grant_types = $8, redirect_uris = $9, updated_at = $10, key_algorithm = $11, \
@@ -171,19 +173,20 @@ pub async fn update<'c>(db: impl Executor<'c, Database = Any>, client: &Client) 
     .bind(&client.description)
     .bind(client.status.as_str())
     .bind(client.token_exchange_enabled)
-    .bind(&client.allowed_scopes)
-    .bind(&client.grant_types)
-    .bind(&client.redirect_uris)
+    .bind(super::to_json_list(&client.allowed_scopes))
+    .bind(super::to_json_list(&client.grant_types))
+    .bind(super::to_json_list(&client.redirect_uris))
     .bind(client.updated_at)
     .bind(&client.key_algorithm)
     .bind(client.key_rotation_days)
     .execute(db)
     .await
     .map(|_| ())
+    .map_err(Error::from)
 }
 
 /// Writes a rotated secret: the new hash and last four, and what became of the previous secret.
-pub async fn rotate_secret<'c>(db: impl Executor<'c, Database = Any>, client: &Client) -> Result<(), sqlx::Error> {
+pub async fn rotate_secret<'c>(db: impl Executor<'c, Database = Any>, client: &Client) -> Result<(), Error> {
     sqlx::query(
         "UPDATE clients SET secret_hash = $3, secret_last_four = $4, secret_rotated_at = $5, \
          previous_secret_hash = $6, previous_secret_valid_until = $7, issued_tokens_revoked_before = $8, \
@@ -201,13 +204,20 @@ pub async fn rotate_secret<'c>(db: impl Executor<'c, Database = Any>, client: &C
     .execute(db)
     .await
     .map(|_| ())
+    .map_err(Error::from)
 }
 
-pub async fn delete<'c>(db: impl Executor<'c, Database = Any>, realm_id: &str, id: &str) -> Result<(), sqlx::Error> {
+pub async fn delete<'c>(db: impl Executor<'c, Database = Any>, realm_id: &str, id: &str) -> Result<(), Error> {
     sqlx::query("DELETE FROM clients WHERE realm_id = $1 AND id = $2")
         .bind(realm_id)
         .bind(id)
         .execute(db)
         .await
         .map(|_| ())
+        .map_err(Error::from)
+}
+
+/// A page of a realm's clients.
+pub async fn page(store: &Store, realm_id: &str, request: &PageRequest) -> Result<Page<Client>, Error> {
+    page::fetch(store.pool(), &LISTING, &Scope::of("realm_id", realm_id), request).await
 }

@@ -3,7 +3,8 @@
 
 use sqlx::{Any, Executor};
 
-use super::page::Listing;
+use super::page::{self, Listing, Page, PageRequest, Scope};
+use super::{Error, Store};
 use super::{Status, text_enum};
 
 text_enum! {
@@ -27,8 +28,8 @@ pub struct Consumer {
     pub status: Status,
     pub value_hash: String,
     pub value_last_four: String,
-    /// JSON list.
-    pub scopes: String,
+    #[sqlx(try_from = "super::JsonList")]
+    pub scopes: Vec<String>,
     pub expires_at: Option<i64>,
     pub created_at: i64,
     pub updated_at: i64,
@@ -59,7 +60,7 @@ pub const LISTING: Listing = Listing {
     ],
 };
 
-pub async fn insert<'c>(db: impl Executor<'c, Database = Any>, consumer: &Consumer) -> Result<(), sqlx::Error> {
+pub async fn insert<'c>(db: impl Executor<'c, Database = Any>, consumer: &Consumer) -> Result<(), Error> {
     sqlx::query(
         "INSERT INTO consumers (id, realm_id, client_id, consumer_type, name, description, status, value_hash, \
          value_last_four, scopes, expires_at, created_at, updated_at) \
@@ -74,13 +75,14 @@ pub async fn insert<'c>(db: impl Executor<'c, Database = Any>, consumer: &Consum
     .bind(consumer.status.as_str())
     .bind(&consumer.value_hash)
     .bind(&consumer.value_last_four)
-    .bind(&consumer.scopes)
+    .bind(super::to_json_list(&consumer.scopes))
     .bind(consumer.expires_at)
     .bind(consumer.created_at)
     .bind(consumer.updated_at)
     .execute(db)
     .await
     .map(|_| ())
+    .map_err(Error::from)
 }
 
 /// The consumer with this id among the client's.
@@ -89,7 +91,7 @@ pub async fn find<'c>(
     realm_id: &str,
     client_id: &str,
     id: &str,
-) -> Result<Option<Consumer>, sqlx::Error> {
+) -> Result<Option<Consumer>, Error> {
     sqlx::query_as(sqlx::AssertSqlSafe(format!(
         "SELECT {COLUMNS} FROM consumers WHERE realm_id = $1 AND client_id = $2 AND id = $3"
     )))
@@ -98,21 +100,23 @@ pub async fn find<'c>(
     .bind(id)
     .fetch_optional(db)
     .await
+    .map_err(Error::from)
 }
 
 /// The consumer whose key has this keyed hash, in any realm.
 pub async fn find_by_hash<'c>(
     db: impl Executor<'c, Database = Any>,
     value_hash: &str,
-) -> Result<Option<Consumer>, sqlx::Error> {
+) -> Result<Option<Consumer>, Error> {
     sqlx::query_as(sqlx::AssertSqlSafe(format!("SELECT {COLUMNS} FROM consumers WHERE value_hash = $1")))
         .bind(value_hash)
         .fetch_optional(db)
         .await
+        .map_err(Error::from)
 }
 
 /// Writes the fields an update may change (never the type or the value).
-pub async fn update<'c>(db: impl Executor<'c, Database = Any>, consumer: &Consumer) -> Result<(), sqlx::Error> {
+pub async fn update<'c>(db: impl Executor<'c, Database = Any>, consumer: &Consumer) -> Result<(), Error> {
     sqlx::query(
         "UPDATE consumers SET name = $2, description = $3, status = $4, scopes = $5, expires_at = $6, \
          updated_at = $7 WHERE id = $1",
@@ -121,14 +125,26 @@ pub async fn update<'c>(db: impl Executor<'c, Database = Any>, consumer: &Consum
     .bind(&consumer.name)
     .bind(&consumer.description)
     .bind(consumer.status.as_str())
-    .bind(&consumer.scopes)
+    .bind(super::to_json_list(&consumer.scopes))
     .bind(consumer.expires_at)
     .bind(consumer.updated_at)
     .execute(db)
     .await
     .map(|_| ())
+    .map_err(Error::from)
 }
 
-pub async fn delete<'c>(db: impl Executor<'c, Database = Any>, id: &str) -> Result<(), sqlx::Error> {
-    sqlx::query("DELETE FROM consumers WHERE id = $1").bind(id).execute(db).await.map(|_| ())
+pub async fn delete<'c>(db: impl Executor<'c, Database = Any>, id: &str) -> Result<(), Error> {
+    sqlx::query("DELETE FROM consumers WHERE id = $1").bind(id).execute(db).await.map(|_| ()).map_err(Error::from)
+}
+
+/// A page of a client's consumers.
+pub async fn page(
+    store: &Store,
+    realm_id: &str,
+    client_id: &str,
+    request: &PageRequest,
+) -> Result<Page<Consumer>, Error> {
+    let scope = Scope::of("realm_id", realm_id).and("client_id", client_id);
+    page::fetch(store.pool(), &LISTING, &scope, request).await
 }

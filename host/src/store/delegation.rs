@@ -2,19 +2,22 @@
 
 use sqlx::{Any, Executor};
 
-use super::page::Listing;
+use super::page::{self, Listing, Page, PageRequest, Scope};
 use super::text_enum;
 use super::trail::ActorType;
+use super::{Error, Store};
 
-/// A grant as stored. `scopes` and `allowed_resources` are JSON lists; instants are epoch ms.
+/// A grant as stored; instants are epoch ms.
 #[derive(Debug, Clone, PartialEq, Eq, sqlx::FromRow)]
 pub struct DelegationGrant {
     pub id: String,
     pub realm_id: String,
     pub client_id: String,
     pub subject_user_id: String,
-    pub scopes: String,
-    pub allowed_resources: String,
+    #[sqlx(try_from = "super::JsonList")]
+    pub scopes: Vec<String>,
+    #[sqlx(try_from = "super::JsonList")]
+    pub allowed_resources: Vec<String>,
     pub max_depth: i64,
     pub organization_id: Option<String>,
     pub expires_at: Option<i64>,
@@ -64,7 +67,7 @@ pub const LISTING: Listing = Listing {
     sortable: &[("createdAt", "created_at"), ("expiresAt", "expires_at"), ("clientId", "client_id")],
 };
 
-pub async fn insert<'c>(db: impl Executor<'c, Database = Any>, grant: &DelegationGrant) -> Result<(), sqlx::Error> {
+pub async fn insert<'c>(db: impl Executor<'c, Database = Any>, grant: &DelegationGrant) -> Result<(), Error> {
     sqlx::query(
         "INSERT INTO delegation_grants (id, realm_id, client_id, subject_user_id, scopes, allowed_resources, \
          max_depth, organization_id, expires_at, created_at, created_by_type, created_by_id) \
@@ -74,8 +77,8 @@ pub async fn insert<'c>(db: impl Executor<'c, Database = Any>, grant: &Delegatio
     .bind(&grant.realm_id)
     .bind(&grant.client_id)
     .bind(&grant.subject_user_id)
-    .bind(&grant.scopes)
-    .bind(&grant.allowed_resources)
+    .bind(super::to_json_list(&grant.scopes))
+    .bind(super::to_json_list(&grant.allowed_resources))
     .bind(grant.max_depth)
     .bind(&grant.organization_id)
     .bind(grant.expires_at)
@@ -91,7 +94,7 @@ pub async fn find<'c>(
     db: impl Executor<'c, Database = Any>,
     realm_id: &str,
     id: &str,
-) -> Result<Option<DelegationGrant>, sqlx::Error> {
+) -> Result<Option<DelegationGrant>, Error> {
     sqlx::query_as(sqlx::AssertSqlSafe(format!(
         "SELECT {COLUMNS} FROM delegation_grants WHERE realm_id = $1 AND id = $2"
     )))
@@ -99,6 +102,7 @@ pub async fn find<'c>(
     .bind(id)
     .fetch_optional(db)
     .await
+    .map_err(Error::from)
 }
 
 /// The grants not withdrawn for this client and this person, oldest first.
@@ -107,7 +111,7 @@ pub async fn unwithdrawn_for<'c>(
     realm_id: &str,
     client_id: &str,
     subject_user_id: &str,
-) -> Result<Vec<DelegationGrant>, sqlx::Error> {
+) -> Result<Vec<DelegationGrant>, Error> {
     sqlx::query_as(sqlx::AssertSqlSafe(format!(
         "SELECT {COLUMNS} FROM delegation_grants WHERE realm_id = $1 AND client_id = $2 AND subject_user_id = $3 \
          AND withdrawn_at IS NULL ORDER BY created_at, id"
@@ -117,6 +121,7 @@ pub async fn unwithdrawn_for<'c>(
     .bind(subject_user_id)
     .fetch_all(db)
     .await
+    .map_err(Error::from)
 }
 
 /// Who withdraws a grant, and why.
@@ -135,7 +140,7 @@ pub async fn withdraw<'c>(
     db: impl Executor<'c, Database = Any>,
     id: &str,
     withdrawal: &Withdrawal<'_>,
-) -> Result<Option<DelegationGrant>, sqlx::Error> {
+) -> Result<Option<DelegationGrant>, Error> {
     sqlx::query_as(sqlx::AssertSqlSafe(format!(
         "UPDATE delegation_grants SET withdrawn_at = $2, withdrawal_reason = $3, withdrawn_by_type = $4, \
          withdrawn_by_id = $5 WHERE id = $1 AND withdrawn_at IS NULL RETURNING {COLUMNS}"
@@ -147,6 +152,7 @@ pub async fn withdraw<'c>(
     .bind(withdrawal.by_id)
     .fetch_optional(db)
     .await
+    .map_err(Error::from)
 }
 
 /// Records that tokens issued under the grant live until `expires_at`, if it is still not
@@ -155,7 +161,7 @@ pub async fn record_issued<'c>(
     db: impl Executor<'c, Database = Any>,
     id: &str,
     expires_at: i64,
-) -> Result<bool, sqlx::Error> {
+) -> Result<bool, Error> {
     let done = sqlx::query(
         "UPDATE delegation_grants SET issued_tokens_expire_at = CASE \
          WHEN issued_tokens_expire_at IS NULL OR issued_tokens_expire_at < $2 THEN $2 \
@@ -186,8 +192,8 @@ pub struct Exchange {
     #[sqlx(try_from = "String")]
     pub outcome: ExchangeOutcome,
     pub error_code: Option<String>,
-    /// JSON list.
-    pub scopes: String,
+    #[sqlx(try_from = "super::JsonList")]
+    pub scopes: Vec<String>,
     pub resource: Option<String>,
     pub depth: Option<i64>,
     pub token_id: Option<String>,
@@ -210,10 +216,7 @@ pub const EXCHANGE_LISTING: Listing = Listing {
 };
 
 /// Inserts trail rows in one statement.
-pub async fn insert_exchanges<'c>(
-    db: impl Executor<'c, Database = Any>,
-    rows: &[&Exchange],
-) -> Result<(), sqlx::Error> {
+pub async fn insert_exchanges<'c>(db: impl Executor<'c, Database = Any>, rows: &[&Exchange]) -> Result<(), Error> {
     let sql = format!(
         "INSERT INTO delegation_exchanges ({EXCHANGE_COLUMNS}) VALUES {}",
         super::values_placeholders(rows.len(), EXCHANGE_FIELDS)
@@ -228,7 +231,7 @@ pub async fn insert_exchanges<'c>(
             .bind(row.grant_id.clone())
             .bind(row.outcome.as_str())
             .bind(row.error_code.clone())
-            .bind(row.scopes.clone())
+            .bind(super::to_json_list(&row.scopes))
             .bind(row.resource.clone())
             .bind(row.depth)
             .bind(row.token_id.clone())
@@ -237,4 +240,60 @@ pub async fn insert_exchanges<'c>(
     }
     query.execute(db).await?;
     Ok(())
+}
+
+/// Which grants of a realm a page shows.
+#[derive(Debug, Clone, Default)]
+pub struct GrantFilter<'a> {
+    pub client_id: Option<&'a str>,
+    pub subject_user_id: Option<&'a str>,
+    /// Grants in this state at the page's `now`.
+    pub state: Option<GrantState>,
+}
+
+/// A page of a realm's grants.
+pub async fn page(
+    store: &Store,
+    realm_id: &str,
+    now: i64,
+    filter: GrantFilter<'_>,
+    request: &PageRequest,
+) -> Result<Page<DelegationGrant>, Error> {
+    let scope = Scope::of("realm_id", realm_id)
+        .and_given("client_id", filter.client_id)
+        .and_given("subject_user_id", filter.subject_user_id);
+    // A grant without an expiry never expires.
+    let scope = match filter.state {
+        None => scope,
+        Some(GrantState::Live) => {
+            scope.and("COALESCE(withdrawn_at, 0) =", 0).and("COALESCE(expires_at, 9223372036854775807) >", now)
+        }
+        Some(GrantState::Expired) => {
+            scope.and("COALESCE(withdrawn_at, 0) =", 0).and("COALESCE(expires_at, 9223372036854775807) <=", now)
+        }
+        Some(GrantState::Withdrawn) => scope.and("COALESCE(withdrawn_at, 0) >", 0),
+    };
+    page::fetch(store.pool(), &LISTING, &scope, request).await
+}
+
+/// Which exchanges of a realm a page shows.
+#[derive(Debug, Clone, Default)]
+pub struct ExchangeFilter<'a> {
+    pub client_id: Option<&'a str>,
+    pub subject_user_id: Option<&'a str>,
+    pub grant_id: Option<&'a str>,
+}
+
+/// A page of a realm's exchange trail.
+pub async fn exchange_page(
+    store: &Store,
+    realm_id: &str,
+    filter: ExchangeFilter<'_>,
+    request: &PageRequest,
+) -> Result<Page<Exchange>, Error> {
+    let scope = Scope::of("realm_id", realm_id)
+        .and_given("client_id", filter.client_id)
+        .and_given("subject_user_id", filter.subject_user_id)
+        .and_given("grant_id", filter.grant_id);
+    page::fetch(store.pool(), &EXCHANGE_LISTING, &scope, request).await
 }

@@ -3,6 +3,7 @@
 
 use serde_json::Value;
 
+use super::Error;
 use crate::ids::new_guid;
 
 /// One event, as the SPEC's envelope names its parts.
@@ -16,7 +17,7 @@ pub struct Event<'a> {
 }
 
 /// Writes the event to the outbox; its id stays the same across every retry and replay.
-pub async fn publish(tx: &mut super::Connection, event: Event<'_>, at: i64) -> Result<String, sqlx::Error> {
+pub async fn publish(tx: &mut super::Connection, event: Event<'_>, at: i64) -> Result<String, Error> {
     let id = new_guid();
     sqlx::query(
         "INSERT INTO event_outbox (id, event_type, account_id, realm_id, client_id, created_at, data) \

@@ -2,15 +2,16 @@
 
 use sqlx::{Any, Executor};
 
-use super::page::Listing;
+use super::page::{self, Listing, Page, PageRequest, Scope};
+use super::{Error, Store};
 
 #[derive(Debug, Clone, PartialEq, Eq, sqlx::FromRow)]
 pub struct Invitation {
     pub id: String,
     pub account_id: String,
     pub email: String,
-    /// JSON list of account roles.
-    pub roles: String,
+    #[sqlx(try_from = "super::JsonList")]
+    pub roles: Vec<String>,
     pub token_hash: String,
     pub invited_by: String,
     pub created_at: i64,
@@ -45,7 +46,7 @@ pub const LISTING: Listing = Listing {
     sortable: &[("createdAt", "created_at"), ("expiresAt", "expires_at"), ("email", "email")],
 };
 
-pub async fn insert<'c>(db: impl Executor<'c, Database = Any>, invitation: &Invitation) -> Result<(), sqlx::Error> {
+pub async fn insert<'c>(db: impl Executor<'c, Database = Any>, invitation: &Invitation) -> Result<(), Error> {
     sqlx::query(
         "INSERT INTO account_invitations (id, account_id, email, roles, token_hash, invited_by, created_at, \
          expires_at) VALUES ($1, $2, $3, $4, $5, $6, $7, $8)",
@@ -53,7 +54,7 @@ pub async fn insert<'c>(db: impl Executor<'c, Database = Any>, invitation: &Invi
     .bind(&invitation.id)
     .bind(&invitation.account_id)
     .bind(&invitation.email)
-    .bind(&invitation.roles)
+    .bind(super::to_json_list(&invitation.roles))
     .bind(&invitation.token_hash)
     .bind(&invitation.invited_by)
     .bind(invitation.created_at)
@@ -61,13 +62,14 @@ pub async fn insert<'c>(db: impl Executor<'c, Database = Any>, invitation: &Invi
     .execute(db)
     .await
     .map(|_| ())
+    .map_err(Error::from)
 }
 
 pub async fn find<'c>(
     db: impl Executor<'c, Database = Any>,
     account_id: &str,
     id: &str,
-) -> Result<Option<Invitation>, sqlx::Error> {
+) -> Result<Option<Invitation>, Error> {
     sqlx::query_as(sqlx::AssertSqlSafe(format!(
         "SELECT {COLUMNS} FROM account_invitations WHERE id = $1 AND account_id = $2"
     )))
@@ -75,16 +77,18 @@ pub async fn find<'c>(
     .bind(account_id)
     .fetch_optional(db)
     .await
+    .map_err(Error::from)
 }
 
 pub async fn find_by_token<'c>(
     db: impl Executor<'c, Database = Any>,
     token_hash: &str,
-) -> Result<Option<Invitation>, sqlx::Error> {
+) -> Result<Option<Invitation>, Error> {
     sqlx::query_as(sqlx::AssertSqlSafe(format!("SELECT {COLUMNS} FROM account_invitations WHERE token_hash = $1")))
         .bind(token_hash)
         .fetch_optional(db)
         .await
+        .map_err(Error::from)
 }
 
 /// Whether a pending invitation of the account goes to this address (compared case-insensitively).
@@ -93,7 +97,7 @@ pub async fn pending_for<'c>(
     account_id: &str,
     email: &str,
     now: i64,
-) -> Result<bool, sqlx::Error> {
+) -> Result<bool, Error> {
     let found: Option<(String,)> = sqlx::query_as(
         "SELECT id FROM account_invitations WHERE account_id = $1 AND LOWER(email) = LOWER($2) \
          AND accepted_at IS NULL AND revoked_at IS NULL AND expires_at > $3 LIMIT 1",
@@ -113,7 +117,7 @@ pub async fn accept<'c>(
     id: &str,
     user_id: &str,
     now: i64,
-) -> Result<bool, sqlx::Error> {
+) -> Result<bool, Error> {
     let done = sqlx::query(
         "UPDATE account_invitations SET accepted_at = $1, accepted_user_id = $2 \
          WHERE id = $3 AND accepted_at IS NULL AND revoked_at IS NULL AND expires_at > $1",
@@ -132,7 +136,7 @@ pub async fn revoke<'c>(
     account_id: &str,
     id: &str,
     now: i64,
-) -> Result<bool, sqlx::Error> {
+) -> Result<bool, Error> {
     let done = sqlx::query(
         "UPDATE account_invitations SET revoked_at = $1 \
          WHERE id = $2 AND account_id = $3 AND accepted_at IS NULL AND revoked_at IS NULL AND expires_at > $1",
@@ -143,4 +147,9 @@ pub async fn revoke<'c>(
     .execute(db)
     .await?;
     Ok(done.rows_affected() == 1)
+}
+
+/// A page of an account's invitations.
+pub async fn page(store: &Store, account_id: &str, request: &PageRequest) -> Result<Page<Invitation>, Error> {
+    page::fetch(store.pool(), &LISTING, &Scope::of("account_id", account_id), request).await
 }

@@ -1,6 +1,7 @@
 //! The realm lockout: failed password sign-ins per account and source address, and the addresses
 //! an account is approved at (where the lockout never applies).
 
+use super::Error;
 use sqlx::{Any, Executor};
 
 /// Failures are counted within this window (the realm lockout's Max Failed Attempts).
@@ -27,8 +28,8 @@ pub async fn failures<'c>(
     db: impl Executor<'c, Database = Any>,
     target: Target<'_>,
     ip_address: &str,
-) -> Result<Option<Failures>, sqlx::Error> {
-    match target {
+) -> Result<Option<Failures>, Error> {
+    let found = match target {
         Target::Account { user_id } => {
             sqlx::query_as(
                 "SELECT failed_count, first_failed_at, locked_until FROM login_failures \
@@ -50,7 +51,8 @@ pub async fn failures<'c>(
             .fetch_optional(db)
             .await
         }
-    }
+    };
+    Ok(found?)
 }
 
 /// Stores the failures of an account or name at an address.
@@ -59,7 +61,7 @@ pub async fn save<'c>(
     target: Target<'_>,
     ip_address: &str,
     failures: &Failures,
-) -> Result<(), sqlx::Error> {
+) -> Result<(), Error> {
     let query = match target {
         Target::Account { user_id } => sqlx::query(
             "INSERT INTO login_failures (user_id, ip_address, failed_count, first_failed_at, locked_until) \
@@ -86,6 +88,7 @@ pub async fn save<'c>(
         .execute(db)
         .await
         .map(|_| ())
+        .map_err(Error::from)
 }
 
 /// Forgets failures counted before `window_start` whose lock, if any, has ended by `now`: the next
@@ -94,7 +97,7 @@ pub async fn prune<'c>(
     db: impl Executor<'c, Database = Any> + Copy,
     window_start: i64,
     now: i64,
-) -> Result<u64, sqlx::Error> {
+) -> Result<u64, Error> {
     let mut removed = 0;
     for table in ["login_failures", "unknown_login_failures"] {
         let statement =
@@ -109,7 +112,7 @@ pub async fn is_approved<'c>(
     db: impl Executor<'c, Database = Any>,
     user_id: &str,
     ip_address: &str,
-) -> Result<bool, sqlx::Error> {
+) -> Result<bool, Error> {
     let found: Option<(String,)> =
         sqlx::query_as("SELECT user_id FROM approved_addresses WHERE user_id = $1 AND ip_address = $2")
             .bind(user_id)
@@ -120,7 +123,7 @@ pub async fn is_approved<'c>(
 }
 
 /// Approves the address for the account (a successful sign-in from it) and forgets its failures.
-pub async fn approve(tx: &mut super::Connection, user_id: &str, ip_address: &str, now: i64) -> Result<(), sqlx::Error> {
+pub async fn approve(tx: &mut super::Connection, user_id: &str, ip_address: &str, now: i64) -> Result<(), Error> {
     sqlx::query(
         "INSERT INTO approved_addresses (user_id, ip_address, approved_at) VALUES ($1, $2, $3) \
          ON CONFLICT (user_id, ip_address) DO UPDATE SET approved_at = excluded.approved_at",
@@ -136,4 +139,5 @@ pub async fn approve(tx: &mut super::Connection, user_id: &str, ip_address: &str
         .execute(&mut *tx)
         .await
         .map(|_| ())
+        .map_err(Error::from)
 }

@@ -1,6 +1,7 @@
 //! Who belongs to what: people in groups and in organizations. Both memberships have the same
 //! shape (owner, person, since when); the table is all that differs.
 
+use super::Error;
 use sqlx::{Any, Executor};
 
 /// A kind of membership.
@@ -26,7 +27,7 @@ pub async fn add<'c>(
     owner_id: &str,
     user_id: &str,
     now: i64,
-) -> Result<bool, sqlx::Error> {
+) -> Result<bool, Error> {
     let (table, owner) = kind.table();
     let done = sqlx::query(sqlx::AssertSqlSafe(format!(
         "INSERT INTO {table} ({owner}, user_id, created_at) VALUES ($1, $2, $3) ON CONFLICT DO NOTHING"
@@ -45,7 +46,7 @@ pub async fn remove<'c>(
     kind: Membership,
     owner_id: &str,
     user_id: &str,
-) -> Result<bool, sqlx::Error> {
+) -> Result<bool, Error> {
     let (table, owner) = kind.table();
     let done = sqlx::query(sqlx::AssertSqlSafe(format!("DELETE FROM {table} WHERE {owner} = $1 AND user_id = $2")))
         .bind(owner_id)
@@ -60,7 +61,7 @@ pub async fn members<'c>(
     db: impl Executor<'c, Database = Any>,
     kind: Membership,
     owner_id: &str,
-) -> Result<Vec<String>, sqlx::Error> {
+) -> Result<Vec<String>, Error> {
     let (table, owner) = kind.table();
     let rows: Vec<(String,)> = sqlx::query_as(sqlx::AssertSqlSafe(format!(
         "SELECT user_id FROM {table} WHERE {owner} = $1 ORDER BY created_at, user_id"
@@ -76,7 +77,7 @@ pub async fn is_member<'c>(
     kind: Membership,
     owner_id: &str,
     user_id: &str,
-) -> Result<bool, sqlx::Error> {
+) -> Result<bool, Error> {
     let (table, owner) = kind.table();
     let found: Option<(String,)> =
         sqlx::query_as(sqlx::AssertSqlSafe(format!("SELECT user_id FROM {table} WHERE {owner} = $1 AND user_id = $2")))

@@ -12,6 +12,7 @@ pub mod changes;
 pub mod clients;
 pub mod consumers;
 pub mod delegation;
+pub mod deliveries;
 pub mod events;
 pub mod invitations;
 pub mod lockout;
@@ -82,7 +83,46 @@ text_enum! {
     }
 }
 
-pub type Transaction = sqlx::Transaction<'static, sqlx::Any>;
+/// A transaction that may write: a connection (`&mut *tx`) for the store's functions. Dropped
+/// without [`Transaction::commit`], it rolls back.
+#[derive(Debug)]
+pub struct Transaction(sqlx::Transaction<'static, sqlx::Any>);
+
+impl Transaction {
+    pub async fn commit(self) -> Result<(), Error> {
+        Ok(self.0.commit().await?)
+    }
+
+    pub async fn rollback(self) -> Result<(), Error> {
+        Ok(self.0.rollback().await?)
+    }
+}
+
+impl std::ops::Deref for Transaction {
+    type Target = Connection;
+    fn deref(&self) -> &Connection {
+        &self.0
+    }
+}
+
+impl std::ops::DerefMut for Transaction {
+    fn deref_mut(&mut self) -> &mut Connection {
+        &mut self.0
+    }
+}
+
+/// A failure of the database. Above the store only one distinction matters: whether the database
+/// could not be reached (the caller answers 503) or something else went wrong (500).
+#[derive(Debug, thiserror::Error)]
+#[error(transparent)]
+pub struct Error(#[from] sqlx::Error);
+
+impl Error {
+    /// The pool timed out or is closed, or the connection broke.
+    pub fn is_unavailable(&self) -> bool {
+        matches!(self.0, sqlx::Error::PoolTimedOut | sqlx::Error::PoolClosed | sqlx::Error::Io(_))
+    }
+}
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Backend {
@@ -93,6 +133,20 @@ pub enum Backend {
 impl Backend {
     pub fn of_url(url: &str) -> Self {
         if url.starts_with("postgres://") || url.starts_with("postgresql://") { Self::Postgres } else { Self::Sqlite }
+    }
+
+    /// The backend a connection (or a transaction, through `&mut *tx`) talks to.
+    pub fn of(connection: &Connection) -> Self {
+        if connection.backend_name() == "PostgreSQL" { Self::Postgres } else { Self::Sqlite }
+    }
+
+    /// The row lock a claim takes so that hosts sharing a PostgreSQL database never claim one row
+    /// twice; SQLite has a single writer and needs none.
+    pub fn claim_lock(self) -> &'static str {
+        match self {
+            Self::Postgres => " FOR UPDATE SKIP LOCKED",
+            Self::Sqlite => "",
+        }
     }
 }
 
@@ -198,8 +252,8 @@ impl Store {
     }
 
     /// A transaction that may write.
-    pub async fn begin(&self) -> Result<Transaction, sqlx::Error> {
-        self.writer.begin().await
+    pub async fn begin(&self) -> Result<Transaction, Error> {
+        Ok(Transaction(self.writer.begin().await?))
     }
 
     /// A transaction that claims rows of a queue (events to fan out, attempts due) in the order of
@@ -207,7 +261,7 @@ impl Store {
     /// scan, which the planner picks for a young table, never marks the index entries of rows
     /// already taken as dead, so every claim would read all of them again until the next vacuum
     /// (thousands per claim under load); an index scan marks them and stops at the batch size.
-    pub async fn begin_claim(&self) -> Result<Transaction, sqlx::Error> {
+    pub async fn begin_claim(&self) -> Result<Transaction, Error> {
         let mut tx = self.begin().await?;
         if self.backend == Backend::Postgres {
             sqlx::query("SET LOCAL enable_bitmapscan = off").execute(&mut *tx).await?;
@@ -216,8 +270,9 @@ impl Store {
     }
 
     /// Whether the database answers.
-    pub async fn ping(&self) -> Result<(), sqlx::Error> {
-        sqlx::query("SELECT 1").execute(&self.pool).await.map(|_| ())
+    pub async fn ping(&self) -> Result<(), Error> {
+        sqlx::query("SELECT 1").execute(&self.pool).await?;
+        Ok(())
     }
 
     pub async fn close(&self) {
@@ -306,13 +361,65 @@ impl<'r> sqlx::Decode<'r, sqlx::Any> for Flag {
     }
 }
 
-/// A JSON list column.
-pub fn to_json_list(items: &[String]) -> String {
+/// A list column as stored: JSON text on both backends. Rows read it into a `Vec<String>` with
+/// `#[sqlx(try_from = "super::JsonList")]`; a malformed value (never written by us) reads as empty.
+#[derive(Debug)]
+pub struct JsonList(String);
+
+/// A list column that may be NULL, read into an `Option<Vec<String>>`.
+#[derive(Debug)]
+pub struct OptionalJsonList(Option<String>);
+
+impl From<JsonList> for Vec<String> {
+    fn from(list: JsonList) -> Self {
+        from_json_list(&list.0)
+    }
+}
+
+impl From<OptionalJsonList> for Option<Vec<String>> {
+    fn from(list: OptionalJsonList) -> Self {
+        list.0.as_deref().map(from_json_list)
+    }
+}
+
+impl sqlx::Type<sqlx::Any> for JsonList {
+    fn type_info() -> sqlx::any::AnyTypeInfo {
+        <String as sqlx::Type<sqlx::Any>>::type_info()
+    }
+
+    fn compatible(ty: &sqlx::any::AnyTypeInfo) -> bool {
+        <String as sqlx::Type<sqlx::Any>>::compatible(ty)
+    }
+}
+
+impl sqlx::Type<sqlx::Any> for OptionalJsonList {
+    fn type_info() -> sqlx::any::AnyTypeInfo {
+        <String as sqlx::Type<sqlx::Any>>::type_info()
+    }
+
+    fn compatible(ty: &sqlx::any::AnyTypeInfo) -> bool {
+        <String as sqlx::Type<sqlx::Any>>::compatible(ty)
+    }
+}
+
+impl<'r> sqlx::Decode<'r, sqlx::Any> for JsonList {
+    fn decode(value: sqlx::any::AnyValueRef<'r>) -> Result<Self, sqlx::error::BoxDynError> {
+        <String as sqlx::Decode<sqlx::Any>>::decode(value).map(Self)
+    }
+}
+
+impl<'r> sqlx::Decode<'r, sqlx::Any> for OptionalJsonList {
+    fn decode(value: sqlx::any::AnyValueRef<'r>) -> Result<Self, sqlx::error::BoxDynError> {
+        <Option<String> as sqlx::Decode<sqlx::Any>>::decode(value).map(Self)
+    }
+}
+
+/// A list as its column stores it.
+fn to_json_list(items: &[String]) -> String {
     serde_json::Value::from(items).to_string()
 }
 
-/// Reads a JSON list column; a malformed value (never written by us) reads as empty.
-pub fn from_json_list(text: &str) -> Vec<String> {
+fn from_json_list(text: &str) -> Vec<String> {
     serde_json::from_str(text).unwrap_or_default()
 }
 

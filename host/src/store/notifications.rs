@@ -3,8 +3,9 @@
 
 use sqlx::{Any, Executor};
 
-use super::page::Listing;
+use super::page::{self, Listing, Page, PageRequest, Scope};
 use super::text_enum;
+use super::{Error, Store};
 
 text_enum! {
     /// Whether the Attacks detected notification is raised, and where it goes.
@@ -58,10 +59,7 @@ impl Preferences {
     }
 }
 
-pub async fn preferences<'c>(
-    db: impl Executor<'c, Database = Any>,
-    account_id: &str,
-) -> Result<Preferences, sqlx::Error> {
+pub async fn preferences<'c>(db: impl Executor<'c, Database = Any>, account_id: &str) -> Result<Preferences, Error> {
     let found: Option<Preferences> = sqlx::query_as(
         "SELECT account_id, webhook_url, attacks_detected, updated_at FROM account_notification_preferences \
          WHERE account_id = $1",
@@ -75,7 +73,7 @@ pub async fn preferences<'c>(
 pub async fn save_preferences<'c>(
     db: impl Executor<'c, Database = Any>,
     preferences: &Preferences,
-) -> Result<(), sqlx::Error> {
+) -> Result<(), Error> {
     sqlx::query(
         "INSERT INTO account_notification_preferences (account_id, webhook_url, attacks_detected, updated_at) \
          VALUES ($1, $2, $3, $4) ON CONFLICT (account_id) DO UPDATE SET webhook_url = excluded.webhook_url, \
@@ -88,6 +86,7 @@ pub async fn save_preferences<'c>(
     .execute(db)
     .await
     .map(|_| ())
+    .map_err(Error::from)
 }
 
 /// One operational notification.
@@ -125,7 +124,7 @@ pub const LISTING: Listing = Listing {
 };
 
 /// Stores a notification; it is posted when `post_url` is set (status Pending, due at once).
-pub async fn insert<'c>(db: impl Executor<'c, Database = Any>, n: &Notification) -> Result<(), sqlx::Error> {
+pub async fn insert<'c>(db: impl Executor<'c, Database = Any>, n: &Notification) -> Result<(), Error> {
     sqlx::query(
         "INSERT INTO account_notifications (id, account_id, type, severity, title, description, resource_id, \
          realm_id, created_at, post_status, post_url, post_attempts, post_next_at) \
@@ -145,15 +144,11 @@ pub async fn insert<'c>(db: impl Executor<'c, Database = Any>, n: &Notification)
     .execute(db)
     .await
     .map(|_| ())
+    .map_err(Error::from)
 }
 
 /// Claims up to `limit` posts due at `now` for `lease_ms`: no other worker takes them meanwhile.
-pub async fn claim_due(
-    store: &super::Store,
-    now: i64,
-    lease_ms: i64,
-    limit: i64,
-) -> Result<Vec<Notification>, sqlx::Error> {
+pub async fn claim_due(store: &super::Store, now: i64, lease_ms: i64, limit: i64) -> Result<Vec<Notification>, Error> {
     let mut tx = store.begin().await?;
     let lock = if store.is_shared() { " FOR UPDATE SKIP LOCKED" } else { "" };
     let due: Vec<Notification> = sqlx::query_as(sqlx::AssertSqlSafe(format!(
@@ -182,7 +177,7 @@ pub async fn record_post<'c>(
     status: PostStatus,
     error: Option<&str>,
     next_at: Option<i64>,
-) -> Result<(), sqlx::Error> {
+) -> Result<(), Error> {
     sqlx::query(
         "UPDATE account_notifications SET post_status = $1, post_attempts = post_attempts + 1, \
          post_last_error = $2, post_next_at = $3, post_claimed_until = NULL WHERE id = $4",
@@ -194,4 +189,10 @@ pub async fn record_post<'c>(
     .execute(db)
     .await
     .map(|_| ())
+    .map_err(Error::from)
+}
+
+/// A page of an account's notifications.
+pub async fn page(store: &Store, account_id: &str, request: &PageRequest) -> Result<Page<Notification>, Error> {
+    page::fetch(store.pool(), &LISTING, &Scope::of("account_id", account_id), request).await
 }

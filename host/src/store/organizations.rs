@@ -2,8 +2,9 @@
 
 use sqlx::{Any, Executor};
 
-use super::page::Listing;
-use super::{Status, from_json_list};
+use super::Status;
+use super::page::{self, Listing, Page, PageRequest, Scope};
+use super::{Error, Store};
 
 #[derive(Debug, Clone, PartialEq, Eq, sqlx::FromRow)]
 pub struct Organization {
@@ -11,8 +12,9 @@ pub struct Organization {
     pub realm_id: String,
     pub name: String,
     pub description: Option<String>,
-    /// JSON list of DNS domains.
-    pub domains: String,
+    /// DNS domains.
+    #[sqlx(try_from = "super::JsonList")]
+    pub domains: Vec<String>,
     #[sqlx(try_from = "String")]
     pub status: Status,
     pub created_at: i64,
@@ -40,29 +42,29 @@ pub enum Taken {
 }
 
 /// Claims the organization's domains in the realm; the first one another organization holds.
-async fn claim_domains(tx: &mut super::Connection, organization: &Organization) -> Result<Option<Taken>, sqlx::Error> {
+async fn claim_domains(tx: &mut super::Connection, organization: &Organization) -> Result<Option<Taken>, Error> {
     sqlx::query("DELETE FROM organization_domains WHERE organization_id = $1")
         .bind(&organization.id)
         .execute(&mut *tx)
         .await?;
-    for domain in from_json_list(&organization.domains) {
+    for domain in &organization.domains {
         let done = sqlx::query(
             "INSERT INTO organization_domains (realm_id, domain, organization_id) VALUES ($1, $2, $3) \
              ON CONFLICT DO NOTHING",
         )
         .bind(&organization.realm_id)
-        .bind(&domain)
+        .bind(domain)
         .bind(&organization.id)
         .execute(&mut *tx)
         .await?;
         if done.rows_affected() == 0 {
-            return Ok(Some(Taken::Domain(domain)));
+            return Ok(Some(Taken::Domain(domain.clone())));
         }
     }
     Ok(None)
 }
 
-pub async fn insert(tx: &mut super::Connection, organization: &Organization) -> Result<Option<Taken>, sqlx::Error> {
+pub async fn insert(tx: &mut super::Connection, organization: &Organization) -> Result<Option<Taken>, Error> {
     let done = sqlx::query(
         "INSERT INTO organizations (id, realm_id, name, description, domains, status, created_at, updated_at) \
          VALUES ($1, $2, $3, $4, $5, $6, $7, $8) ON CONFLICT DO NOTHING",
@@ -71,7 +73,7 @@ pub async fn insert(tx: &mut super::Connection, organization: &Organization) -> 
     .bind(&organization.realm_id)
     .bind(&organization.name)
     .bind(&organization.description)
-    .bind(&organization.domains)
+    .bind(super::to_json_list(&organization.domains))
     .bind(organization.status.as_str())
     .bind(organization.created_at)
     .bind(organization.updated_at)
@@ -83,7 +85,7 @@ pub async fn insert(tx: &mut super::Connection, organization: &Organization) -> 
     claim_domains(tx, organization).await
 }
 
-pub async fn update(tx: &mut super::Connection, organization: &Organization) -> Result<Option<Taken>, sqlx::Error> {
+pub async fn update(tx: &mut super::Connection, organization: &Organization) -> Result<Option<Taken>, Error> {
     let result = sqlx::query(
         "UPDATE organizations SET name = $2, description = $3, domains = $4, status = $5, updated_at = $6 \
          WHERE id = $1",
@@ -91,7 +93,7 @@ pub async fn update(tx: &mut super::Connection, organization: &Organization) -> 
     .bind(&organization.id)
     .bind(&organization.name)
     .bind(&organization.description)
-    .bind(&organization.domains)
+    .bind(super::to_json_list(&organization.domains))
     .bind(organization.status.as_str())
     .bind(organization.updated_at)
     .execute(&mut *tx)
@@ -99,7 +101,7 @@ pub async fn update(tx: &mut super::Connection, organization: &Organization) -> 
     match result {
         Ok(_) => claim_domains(tx, organization).await,
         Err(sqlx::Error::Database(error)) if error.is_unique_violation() => Ok(Some(Taken::Name)),
-        Err(error) => Err(error),
+        Err(error) => Err(error.into()),
     }
 }
 
@@ -107,14 +109,20 @@ pub async fn find<'c>(
     db: impl Executor<'c, Database = Any>,
     realm_id: &str,
     id: &str,
-) -> Result<Option<Organization>, sqlx::Error> {
+) -> Result<Option<Organization>, Error> {
     sqlx::query_as(sqlx::AssertSqlSafe(format!("SELECT {COLUMNS} FROM organizations WHERE realm_id = $1 AND id = $2")))
         .bind(realm_id)
         .bind(id)
         .fetch_optional(db)
         .await
+        .map_err(Error::from)
 }
 
-pub async fn delete<'c>(db: impl Executor<'c, Database = Any>, id: &str) -> Result<(), sqlx::Error> {
-    sqlx::query("DELETE FROM organizations WHERE id = $1").bind(id).execute(db).await.map(|_| ())
+pub async fn delete<'c>(db: impl Executor<'c, Database = Any>, id: &str) -> Result<(), Error> {
+    sqlx::query("DELETE FROM organizations WHERE id = $1").bind(id).execute(db).await.map(|_| ()).map_err(Error::from)
+}
+
+/// A page of a realm's organizations.
+pub async fn page(store: &Store, realm_id: &str, request: &PageRequest) -> Result<Page<Organization>, Error> {
+    page::fetch(store.pool(), &LISTING, &Scope::of("realm_id", realm_id), request).await
 }

@@ -4,6 +4,7 @@ use chrono::{DateTime, Utc};
 use sqlx::any::AnyRow;
 use sqlx::{AnyPool, FromRow};
 
+use super::Error;
 use crate::clock::to_millis;
 
 pub const DEFAULT_PAGE_SIZE: u32 = 10;
@@ -87,13 +88,64 @@ pub struct Listing {
     pub sortable: &'static [(&'static str, &'static str)],
 }
 
+/// The rows a page is drawn from: columns compared with values. Only the store module that owns
+/// a listing builds its scope, from typed arguments.
+#[derive(Debug, Clone)]
+pub(super) struct Scope(Vec<(&'static str, Bind)>);
+
+impl Scope {
+    /// Rows whose `column` equals `value`.
+    pub(super) fn of(column: &'static str, value: impl Into<Bind>) -> Self {
+        Self(vec![(column, value.into())])
+    }
+
+    /// Also rows whose `column` compares with `value`: a plain column is compared with `=`, and a
+    /// column may name its own operator (`expires_at >`).
+    pub(super) fn and(mut self, column: &'static str, value: impl Into<Bind>) -> Self {
+        self.0.push((column, value.into()));
+        self
+    }
+
+    /// [`Scope::and`] when the value is given.
+    pub(super) fn and_given<V: Into<Bind>>(self, column: &'static str, value: Option<V>) -> Self {
+        match value {
+            Some(value) => self.and(column, value),
+            None => self,
+        }
+    }
+}
+
 /// A value bound to a placeholder.
 #[derive(Debug, Clone)]
-pub enum Bind {
+pub(super) enum Bind {
     Text(String),
     Int(i64),
     /// A flag column (INTEGER 0/1 on SQLite, BOOLEAN on PostgreSQL).
     Flag(bool),
+}
+
+impl From<&str> for Bind {
+    fn from(text: &str) -> Self {
+        Self::Text(text.to_owned())
+    }
+}
+
+impl From<String> for Bind {
+    fn from(text: String) -> Self {
+        Self::Text(text)
+    }
+}
+
+impl From<i64> for Bind {
+    fn from(number: i64) -> Self {
+        Self::Int(number)
+    }
+}
+
+impl From<bool> for Bind {
+    fn from(flag: bool) -> Self {
+        Self::Flag(flag)
+    }
 }
 
 /// A SQL text with numbered placeholders and their values.
@@ -129,20 +181,19 @@ impl Sql {
     }
 }
 
-/// Fetches one page of `listing` rows restricted to `scope`: `column = value` pairs, or a column
-/// with its own comparison operator (`("expires_at >", now)`).
-pub async fn fetch<T>(
+/// Fetches one page of `listing` rows restricted to `scope`.
+pub(super) async fn fetch<T>(
     pool: &AnyPool,
     listing: &Listing,
-    scope: &[(&'static str, Bind)],
+    scope: &Scope,
     request: &PageRequest,
-) -> Result<Page<T>, sqlx::Error>
+) -> Result<Page<T>, Error>
 where
     T: for<'r> FromRow<'r, AnyRow> + Send + Unpin,
 {
     let mut filter = Sql::default();
     filter.push(" WHERE 1 = 1");
-    for (column, value) in scope {
+    for (column, value) in &scope.0 {
         // A scope entry is a column (compared with `=`) or a column with its operator (`expires_at >`).
         let compared =
             if column.ends_with(['=', '<', '>']) { format!(" AND {column} ") } else { format!(" AND {column} = ") };

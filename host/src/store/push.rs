@@ -2,6 +2,7 @@
 
 use sqlx::{Any, Executor};
 
+use super::Error;
 use super::text_enum;
 
 text_enum! {
@@ -37,7 +38,8 @@ pub struct PushRequest {
     pub client_id: String,
     pub ip_address: String,
     pub user_agent: Option<String>,
-    pub scopes: String,
+    #[sqlx(try_from = "super::JsonList")]
+    pub scopes: Vec<String>,
     pub resource: Option<String>,
     #[sqlx(try_from = "String")]
     pub status: RequestStatus,
@@ -51,7 +53,7 @@ const DEVICE_COLUMNS: &str = "id, realm_id, user_id, name, secret_hash, push_tok
 const REQUEST_COLUMNS: &str = "id, realm_id, user_id, client_id, ip_address, user_agent, scopes, resource, status, \
      created_at, expires_at, answered_at, device_id";
 
-pub async fn insert_device<'c>(db: impl Executor<'c, Database = Any>, d: &Device) -> Result<(), sqlx::Error> {
+pub async fn insert_device<'c>(db: impl Executor<'c, Database = Any>, d: &Device) -> Result<(), Error> {
     sqlx::query(sqlx::AssertSqlSafe(format!(
         "INSERT INTO push_devices ({DEVICE_COLUMNS}) VALUES ($1, $2, $3, $4, $5, $6, $7, $8)"
     )))
@@ -66,26 +68,29 @@ pub async fn insert_device<'c>(db: impl Executor<'c, Database = Any>, d: &Device
     .execute(db)
     .await
     .map(|_| ())
+    .map_err(Error::from)
 }
 
-pub async fn find_device<'c>(db: impl Executor<'c, Database = Any>, id: &str) -> Result<Option<Device>, sqlx::Error> {
+pub async fn find_device<'c>(db: impl Executor<'c, Database = Any>, id: &str) -> Result<Option<Device>, Error> {
     sqlx::query_as(sqlx::AssertSqlSafe(format!("SELECT {DEVICE_COLUMNS} FROM push_devices WHERE id = $1")))
         .bind(id)
         .fetch_optional(db)
         .await
+        .map_err(Error::from)
 }
 
 /// The account's devices still enrolled.
-pub async fn devices_of<'c>(db: impl Executor<'c, Database = Any>, user_id: &str) -> Result<Vec<Device>, sqlx::Error> {
+pub async fn devices_of<'c>(db: impl Executor<'c, Database = Any>, user_id: &str) -> Result<Vec<Device>, Error> {
     sqlx::query_as(sqlx::AssertSqlSafe(format!(
         "SELECT {DEVICE_COLUMNS} FROM push_devices WHERE user_id = $1 AND revoked_at IS NULL ORDER BY created_at"
     )))
     .bind(user_id)
     .fetch_all(db)
     .await
+    .map_err(Error::from)
 }
 
-pub async fn insert_request<'c>(db: impl Executor<'c, Database = Any>, r: &PushRequest) -> Result<(), sqlx::Error> {
+pub async fn insert_request<'c>(db: impl Executor<'c, Database = Any>, r: &PushRequest) -> Result<(), Error> {
     sqlx::query(sqlx::AssertSqlSafe(format!(
         "INSERT INTO push_requests ({REQUEST_COLUMNS}) \
          VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13)"
@@ -96,7 +101,7 @@ pub async fn insert_request<'c>(db: impl Executor<'c, Database = Any>, r: &PushR
     .bind(&r.client_id)
     .bind(&r.ip_address)
     .bind(&r.user_agent)
-    .bind(&r.scopes)
+    .bind(super::to_json_list(&r.scopes))
     .bind(&r.resource)
     .bind(r.status.as_str())
     .bind(r.created_at)
@@ -106,16 +111,15 @@ pub async fn insert_request<'c>(db: impl Executor<'c, Database = Any>, r: &PushR
     .execute(db)
     .await
     .map(|_| ())
+    .map_err(Error::from)
 }
 
-pub async fn find_request<'c>(
-    db: impl Executor<'c, Database = Any>,
-    id: &str,
-) -> Result<Option<PushRequest>, sqlx::Error> {
+pub async fn find_request<'c>(db: impl Executor<'c, Database = Any>, id: &str) -> Result<Option<PushRequest>, Error> {
     sqlx::query_as(sqlx::AssertSqlSafe(format!("SELECT {REQUEST_COLUMNS} FROM push_requests WHERE id = $1")))
         .bind(id)
         .fetch_optional(db)
         .await
+        .map_err(Error::from)
 }
 
 /// The requests a phone of the account may answer at `now`.
@@ -123,7 +127,7 @@ pub async fn pending_for<'c>(
     db: impl Executor<'c, Database = Any>,
     user_id: &str,
     now: i64,
-) -> Result<Vec<PushRequest>, sqlx::Error> {
+) -> Result<Vec<PushRequest>, Error> {
     sqlx::query_as(sqlx::AssertSqlSafe(format!(
         "SELECT {REQUEST_COLUMNS} FROM push_requests WHERE user_id = $1 AND status = 'Pending' AND expires_at > $2 \
          ORDER BY created_at"
@@ -132,6 +136,7 @@ pub async fn pending_for<'c>(
     .bind(now)
     .fetch_all(db)
     .await
+    .map_err(Error::from)
 }
 
 /// Moves a request from `from` to `to`; false when it was not in `from` any more.
@@ -142,7 +147,7 @@ pub async fn transition<'c>(
     to: RequestStatus,
     device_id: Option<&str>,
     now: i64,
-) -> Result<bool, sqlx::Error> {
+) -> Result<bool, Error> {
     let done = sqlx::query(
         "UPDATE push_requests SET status = $3, answered_at = COALESCE(answered_at, $4), \
          device_id = COALESCE(device_id, $5) WHERE id = $1 AND status = $2",

@@ -3,7 +3,8 @@
 
 use sqlx::{Any, Executor};
 
-use super::page::Listing;
+use super::page::{self, Listing, Page, PageRequest, Scope};
+use super::{Error, Store};
 
 #[derive(Debug, Clone, PartialEq, Eq, sqlx::FromRow)]
 pub struct Role {
@@ -30,7 +31,7 @@ pub const LISTING: Listing = Listing {
 };
 
 /// Inserts the role; `false` when its name is taken (in the realm, or in the client).
-pub async fn insert<'c>(db: impl Executor<'c, Database = Any>, role: &Role) -> Result<bool, sqlx::Error> {
+pub async fn insert<'c>(db: impl Executor<'c, Database = Any>, role: &Role) -> Result<bool, Error> {
     let done = sqlx::query(
         "INSERT INTO realm_roles (id, realm_id, client_id, name, description, created_at, updated_at) \
          VALUES ($1, $2, $3, $4, $5, $6, $7) ON CONFLICT DO NOTHING",
@@ -47,20 +48,17 @@ pub async fn insert<'c>(db: impl Executor<'c, Database = Any>, role: &Role) -> R
     Ok(done.rows_affected() == 1)
 }
 
-pub async fn find<'c>(
-    db: impl Executor<'c, Database = Any>,
-    realm_id: &str,
-    id: &str,
-) -> Result<Option<Role>, sqlx::Error> {
+pub async fn find<'c>(db: impl Executor<'c, Database = Any>, realm_id: &str, id: &str) -> Result<Option<Role>, Error> {
     sqlx::query_as(sqlx::AssertSqlSafe(format!("SELECT {COLUMNS} FROM realm_roles WHERE realm_id = $1 AND id = $2")))
         .bind(realm_id)
         .bind(id)
         .fetch_optional(db)
         .await
+        .map_err(Error::from)
 }
 
 /// Writes name and description; `false` when the new name is taken.
-pub async fn update<'c>(db: impl Executor<'c, Database = Any>, role: &Role) -> Result<bool, sqlx::Error> {
+pub async fn update<'c>(db: impl Executor<'c, Database = Any>, role: &Role) -> Result<bool, Error> {
     match sqlx::query("UPDATE realm_roles SET name = $2, description = $3, updated_at = $4 WHERE id = $1")
         .bind(&role.id)
         .bind(&role.name)
@@ -71,16 +69,16 @@ pub async fn update<'c>(db: impl Executor<'c, Database = Any>, role: &Role) -> R
     {
         Ok(_) => Ok(true),
         Err(sqlx::Error::Database(error)) if error.is_unique_violation() => Ok(false),
-        Err(error) => Err(error),
+        Err(error) => Err(error.into()),
     }
 }
 
-pub async fn delete<'c>(db: impl Executor<'c, Database = Any>, id: &str) -> Result<(), sqlx::Error> {
-    sqlx::query("DELETE FROM realm_roles WHERE id = $1").bind(id).execute(db).await.map(|_| ())
+pub async fn delete<'c>(db: impl Executor<'c, Database = Any>, id: &str) -> Result<(), Error> {
+    sqlx::query("DELETE FROM realm_roles WHERE id = $1").bind(id).execute(db).await.map(|_| ()).map_err(Error::from)
 }
 
 /// The roles a person holds directly.
-pub async fn of_user<'c>(db: impl Executor<'c, Database = Any>, user_id: &str) -> Result<Vec<Role>, sqlx::Error> {
+pub async fn of_user<'c>(db: impl Executor<'c, Database = Any>, user_id: &str) -> Result<Vec<Role>, Error> {
     sqlx::query_as(sqlx::AssertSqlSafe(format!(
         "SELECT {COLUMNS} FROM realm_roles WHERE id IN (SELECT role_id FROM user_roles WHERE user_id = $1) \
          ORDER BY name, id"
@@ -88,13 +86,11 @@ pub async fn of_user<'c>(db: impl Executor<'c, Database = Any>, user_id: &str) -
     .bind(user_id)
     .fetch_all(db)
     .await
+    .map_err(Error::from)
 }
 
 /// The roles a person holds directly and through their groups.
-pub async fn effective_of_user<'c>(
-    db: impl Executor<'c, Database = Any>,
-    user_id: &str,
-) -> Result<Vec<Role>, sqlx::Error> {
+pub async fn effective_of_user<'c>(db: impl Executor<'c, Database = Any>, user_id: &str) -> Result<Vec<Role>, Error> {
     sqlx::query_as(sqlx::AssertSqlSafe(format!(
         "SELECT {COLUMNS} FROM realm_roles WHERE id IN ( \
            SELECT role_id FROM user_roles WHERE user_id = $1 \
@@ -104,6 +100,7 @@ pub async fn effective_of_user<'c>(
     .bind(user_id)
     .fetch_all(db)
     .await
+    .map_err(Error::from)
 }
 
 /// The roles granted to a client itself.
@@ -111,7 +108,7 @@ pub async fn of_client<'c>(
     db: impl Executor<'c, Database = Any>,
     realm_id: &str,
     client_id: &str,
-) -> Result<Vec<Role>, sqlx::Error> {
+) -> Result<Vec<Role>, Error> {
     sqlx::query_as(sqlx::AssertSqlSafe(format!(
         "SELECT {COLUMNS} FROM realm_roles WHERE id IN \
          (SELECT role_id FROM client_roles WHERE realm_id = $1 AND client_id = $2) ORDER BY name, id"
@@ -120,10 +117,11 @@ pub async fn of_client<'c>(
     .bind(client_id)
     .fetch_all(db)
     .await
+    .map_err(Error::from)
 }
 
 /// The roles of a group.
-pub async fn of_group<'c>(db: impl Executor<'c, Database = Any>, group_id: &str) -> Result<Vec<Role>, sqlx::Error> {
+pub async fn of_group<'c>(db: impl Executor<'c, Database = Any>, group_id: &str) -> Result<Vec<Role>, Error> {
     sqlx::query_as(sqlx::AssertSqlSafe(format!(
         "SELECT {COLUMNS} FROM realm_roles WHERE id IN (SELECT role_id FROM group_roles WHERE group_id = $1) \
          ORDER BY name, id"
@@ -131,6 +129,7 @@ pub async fn of_group<'c>(db: impl Executor<'c, Database = Any>, group_id: &str)
     .bind(group_id)
     .fetch_all(db)
     .await
+    .map_err(Error::from)
 }
 
 /// Who holds a role: a person, a group, or a client itself.
@@ -147,7 +146,7 @@ pub async fn grant<'c>(
     holder: Holder<'_>,
     role_id: &str,
     now: i64,
-) -> Result<bool, sqlx::Error> {
+) -> Result<bool, Error> {
     let query = match holder {
         Holder::User(user) => sqlx::query(
             "INSERT INTO user_roles (user_id, role_id, created_at) VALUES ($1, $2, $3) ON CONFLICT DO NOTHING",
@@ -178,7 +177,7 @@ pub async fn withdraw<'c>(
     db: impl Executor<'c, Database = Any>,
     holder: Holder<'_>,
     role_id: &str,
-) -> Result<bool, sqlx::Error> {
+) -> Result<bool, Error> {
     let query = match holder {
         Holder::User(user) => sqlx::query("DELETE FROM user_roles WHERE user_id = $1 AND role_id = $2")
             .bind(user.to_owned())
@@ -219,7 +218,7 @@ pub const GROUP_LISTING: Listing = Listing {
 };
 
 /// Inserts the group; `false` when its name is taken in the realm.
-pub async fn insert_group<'c>(db: impl Executor<'c, Database = Any>, group: &Group) -> Result<bool, sqlx::Error> {
+pub async fn insert_group<'c>(db: impl Executor<'c, Database = Any>, group: &Group) -> Result<bool, Error> {
     let done = sqlx::query(
         "INSERT INTO groups (id, realm_id, name, description, created_at, updated_at) \
          VALUES ($1, $2, $3, $4, $5, $6) ON CONFLICT DO NOTHING",
@@ -239,16 +238,17 @@ pub async fn find_group<'c>(
     db: impl Executor<'c, Database = Any>,
     realm_id: &str,
     id: &str,
-) -> Result<Option<Group>, sqlx::Error> {
+) -> Result<Option<Group>, Error> {
     sqlx::query_as(sqlx::AssertSqlSafe(format!("SELECT {GROUP_COLUMNS} FROM groups WHERE realm_id = $1 AND id = $2")))
         .bind(realm_id)
         .bind(id)
         .fetch_optional(db)
         .await
+        .map_err(Error::from)
 }
 
 /// Writes name and description; `false` when the new name is taken.
-pub async fn update_group<'c>(db: impl Executor<'c, Database = Any>, group: &Group) -> Result<bool, sqlx::Error> {
+pub async fn update_group<'c>(db: impl Executor<'c, Database = Any>, group: &Group) -> Result<bool, Error> {
     match sqlx::query("UPDATE groups SET name = $2, description = $3, updated_at = $4 WHERE id = $1")
         .bind(&group.id)
         .bind(&group.name)
@@ -259,10 +259,26 @@ pub async fn update_group<'c>(db: impl Executor<'c, Database = Any>, group: &Gro
     {
         Ok(_) => Ok(true),
         Err(sqlx::Error::Database(error)) if error.is_unique_violation() => Ok(false),
-        Err(error) => Err(error),
+        Err(error) => Err(error.into()),
     }
 }
 
-pub async fn delete_group<'c>(db: impl Executor<'c, Database = Any>, id: &str) -> Result<(), sqlx::Error> {
-    sqlx::query("DELETE FROM groups WHERE id = $1").bind(id).execute(db).await.map(|_| ())
+pub async fn delete_group<'c>(db: impl Executor<'c, Database = Any>, id: &str) -> Result<(), Error> {
+    sqlx::query("DELETE FROM groups WHERE id = $1").bind(id).execute(db).await.map(|_| ()).map_err(Error::from)
+}
+
+/// A page of a realm's groups.
+pub async fn group_page(store: &Store, realm_id: &str, request: &PageRequest) -> Result<Page<Group>, Error> {
+    page::fetch(store.pool(), &GROUP_LISTING, &Scope::of("realm_id", realm_id), request).await
+}
+
+/// A page of the roles of a realm (`client_id` `None`) or of one of its clients.
+pub async fn page(
+    store: &Store,
+    realm_id: &str,
+    client_id: Option<&str>,
+    request: &PageRequest,
+) -> Result<Page<Role>, Error> {
+    let scope = Scope::of("realm_id", realm_id).and("COALESCE(client_id, '') =", client_id.unwrap_or(""));
+    page::fetch(store.pool(), &LISTING, &scope, request).await
 }

@@ -3,7 +3,8 @@
 use sqlx::{Any, Executor};
 
 use super::Status;
-use super::page::Listing;
+use super::page::{self, Listing, Page, PageRequest, Scope};
+use super::{Error, Store};
 
 /// Lockout and password settings, with their documented defaults.
 #[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, sqlx::FromRow)]
@@ -71,15 +72,16 @@ pub const LISTING: Listing = Listing {
     ],
 };
 
-pub async fn find<'c>(db: impl Executor<'c, Database = Any>, id: &str) -> Result<Option<Realm>, sqlx::Error> {
+pub async fn find<'c>(db: impl Executor<'c, Database = Any>, id: &str) -> Result<Option<Realm>, Error> {
     sqlx::query_as(sqlx::AssertSqlSafe(format!("SELECT {COLUMNS} FROM realms WHERE id = $1")))
         .bind(id)
         .fetch_optional(db)
         .await
+        .map_err(Error::from)
 }
 
 /// Inserts the realm; `false` when the id is taken.
-pub async fn insert<'c>(db: impl Executor<'c, Database = Any>, realm: &Realm) -> Result<bool, sqlx::Error> {
+pub async fn insert<'c>(db: impl Executor<'c, Database = Any>, realm: &Realm) -> Result<bool, Error> {
     let s = &realm.settings;
     let done = sqlx::query(
         "INSERT INTO realms (id, account_id, display_name, status, max_failed_attempts, lockout_duration_minutes, \
@@ -102,7 +104,7 @@ pub async fn insert<'c>(db: impl Executor<'c, Database = Any>, realm: &Realm) ->
     Ok(done.rows_affected() == 1)
 }
 
-pub async fn update<'c>(db: impl Executor<'c, Database = Any>, realm: &Realm) -> Result<(), sqlx::Error> {
+pub async fn update<'c>(db: impl Executor<'c, Database = Any>, realm: &Realm) -> Result<(), Error> {
     let s = &realm.settings;
     sqlx::query(
         "UPDATE realms SET display_name = $2, status = $3, max_failed_attempts = $4, lockout_duration_minutes = $5, \
@@ -121,9 +123,15 @@ pub async fn update<'c>(db: impl Executor<'c, Database = Any>, realm: &Realm) ->
     .execute(db)
     .await
     .map(|_| ())
+    .map_err(Error::from)
 }
 
 /// Deletes the realm; its clients, people and their memberships go with it.
-pub async fn delete<'c>(db: impl Executor<'c, Database = Any>, id: &str) -> Result<(), sqlx::Error> {
-    sqlx::query("DELETE FROM realms WHERE id = $1").bind(id).execute(db).await.map(|_| ())
+pub async fn delete<'c>(db: impl Executor<'c, Database = Any>, id: &str) -> Result<(), Error> {
+    sqlx::query("DELETE FROM realms WHERE id = $1").bind(id).execute(db).await.map(|_| ()).map_err(Error::from)
+}
+
+/// A page of an account's realms.
+pub async fn page(store: &Store, account_id: &str, request: &PageRequest) -> Result<Page<Realm>, Error> {
+    page::fetch(store.pool(), &LISTING, &Scope::of("account_id", account_id), request).await
 }

@@ -1,5 +1,6 @@
 //! Password reset codes sent by recovery e-mail: kept as keyed hashes, each used once.
 
+use super::Error;
 use sqlx::{Any, Executor};
 
 #[derive(Debug, Clone, PartialEq, Eq, sqlx::FromRow)]
@@ -14,7 +15,7 @@ pub struct Reset {
     pub used_at: Option<i64>,
 }
 
-pub async fn insert<'c>(db: impl Executor<'c, Database = Any>, reset: &Reset) -> Result<(), sqlx::Error> {
+pub async fn insert<'c>(db: impl Executor<'c, Database = Any>, reset: &Reset) -> Result<(), Error> {
     sqlx::query(
         "INSERT INTO password_resets (id, realm_id, user_id, client_id, token_hash, created_at, expires_at, used_at) \
          VALUES ($1, $2, $3, $4, $5, $6, $7, $8)",
@@ -30,12 +31,10 @@ pub async fn insert<'c>(db: impl Executor<'c, Database = Any>, reset: &Reset) ->
     .execute(db)
     .await
     .map(|_| ())
+    .map_err(Error::from)
 }
 
-pub async fn find_by_hash<'c>(
-    db: impl Executor<'c, Database = Any>,
-    token_hash: &str,
-) -> Result<Option<Reset>, sqlx::Error> {
+pub async fn find_by_hash<'c>(db: impl Executor<'c, Database = Any>, token_hash: &str) -> Result<Option<Reset>, Error> {
     sqlx::query_as(
         "SELECT id, realm_id, user_id, client_id, token_hash, created_at, expires_at, used_at \
          FROM password_resets WHERE token_hash = $1",
@@ -43,10 +42,11 @@ pub async fn find_by_hash<'c>(
     .bind(token_hash)
     .fetch_optional(db)
     .await
+    .map_err(Error::from)
 }
 
 /// Marks the code used; false when it already was (two resets at once: one wins).
-pub async fn use_once<'c>(db: impl Executor<'c, Database = Any>, id: &str, now: i64) -> Result<bool, sqlx::Error> {
+pub async fn use_once<'c>(db: impl Executor<'c, Database = Any>, id: &str, now: i64) -> Result<bool, Error> {
     let done = sqlx::query("UPDATE password_resets SET used_at = $2 WHERE id = $1 AND used_at IS NULL")
         .bind(id)
         .bind(now)

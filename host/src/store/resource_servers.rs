@@ -2,7 +2,8 @@
 
 use sqlx::{Any, Executor};
 
-use super::page::Listing;
+use super::page::{self, Listing, Page, PageRequest, Scope};
+use super::{Error, Store};
 use super::{Status, text_enum};
 
 text_enum! {
@@ -21,10 +22,12 @@ pub struct ResourceServer {
     pub address: String,
     #[sqlx(try_from = "String")]
     pub kind: ServerKind,
-    /// JSON list of the scopes it accepts.
-    pub scopes: String,
-    /// JSON list of the clients that may request tokens for it.
-    pub allowed_clients: String,
+    /// The scopes it accepts.
+    #[sqlx(try_from = "super::JsonList")]
+    pub scopes: Vec<String>,
+    /// The clients that may request tokens for it.
+    #[sqlx(try_from = "super::JsonList")]
+    pub allowed_clients: Vec<String>,
     #[sqlx(try_from = "String")]
     pub status: Status,
     pub created_at: i64,
@@ -44,7 +47,7 @@ pub const LISTING: Listing = Listing {
 };
 
 /// Inserts the server; `false` when its address is taken in the realm.
-pub async fn insert<'c>(db: impl Executor<'c, Database = Any>, server: &ResourceServer) -> Result<bool, sqlx::Error> {
+pub async fn insert<'c>(db: impl Executor<'c, Database = Any>, server: &ResourceServer) -> Result<bool, Error> {
     let done = sqlx::query(
         "INSERT INTO resource_servers (id, realm_id, name, address, kind, scopes, allowed_clients, status, \
          created_at, updated_at) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10) ON CONFLICT DO NOTHING",
@@ -54,8 +57,8 @@ pub async fn insert<'c>(db: impl Executor<'c, Database = Any>, server: &Resource
     .bind(&server.name)
     .bind(&server.address)
     .bind(server.kind.as_str())
-    .bind(&server.scopes)
-    .bind(&server.allowed_clients)
+    .bind(super::to_json_list(&server.scopes))
+    .bind(super::to_json_list(&server.allowed_clients))
     .bind(server.status.as_str())
     .bind(server.created_at)
     .bind(server.updated_at)
@@ -68,7 +71,7 @@ pub async fn find<'c>(
     db: impl Executor<'c, Database = Any>,
     realm_id: &str,
     id: &str,
-) -> Result<Option<ResourceServer>, sqlx::Error> {
+) -> Result<Option<ResourceServer>, Error> {
     sqlx::query_as(sqlx::AssertSqlSafe(format!(
         "SELECT {COLUMNS} FROM resource_servers WHERE realm_id = $1 AND id = $2"
     )))
@@ -76,13 +79,14 @@ pub async fn find<'c>(
     .bind(id)
     .fetch_optional(db)
     .await
+    .map_err(Error::from)
 }
 
 pub async fn find_by_address<'c>(
     db: impl Executor<'c, Database = Any>,
     realm_id: &str,
     address: &str,
-) -> Result<Option<ResourceServer>, sqlx::Error> {
+) -> Result<Option<ResourceServer>, Error> {
     sqlx::query_as(sqlx::AssertSqlSafe(format!(
         "SELECT {COLUMNS} FROM resource_servers WHERE realm_id = $1 AND address = $2"
     )))
@@ -90,10 +94,11 @@ pub async fn find_by_address<'c>(
     .bind(address)
     .fetch_optional(db)
     .await
+    .map_err(Error::from)
 }
 
 /// Writes every changeable field; `false` when the new address is taken.
-pub async fn update<'c>(db: impl Executor<'c, Database = Any>, server: &ResourceServer) -> Result<bool, sqlx::Error> {
+pub async fn update<'c>(db: impl Executor<'c, Database = Any>, server: &ResourceServer) -> Result<bool, Error> {
     let result = sqlx::query(
         "UPDATE resource_servers SET name = $2, address = $3, scopes = $4, allowed_clients = $5, status = $6, \
          updated_at = $7 WHERE id = $1",
@@ -101,8 +106,8 @@ pub async fn update<'c>(db: impl Executor<'c, Database = Any>, server: &Resource
     .bind(&server.id)
     .bind(&server.name)
     .bind(&server.address)
-    .bind(&server.scopes)
-    .bind(&server.allowed_clients)
+    .bind(super::to_json_list(&server.scopes))
+    .bind(super::to_json_list(&server.allowed_clients))
     .bind(server.status.as_str())
     .bind(server.updated_at)
     .execute(db)
@@ -110,10 +115,20 @@ pub async fn update<'c>(db: impl Executor<'c, Database = Any>, server: &Resource
     match result {
         Ok(_) => Ok(true),
         Err(sqlx::Error::Database(error)) if error.is_unique_violation() => Ok(false),
-        Err(error) => Err(error),
+        Err(error) => Err(error.into()),
     }
 }
 
-pub async fn delete<'c>(db: impl Executor<'c, Database = Any>, id: &str) -> Result<(), sqlx::Error> {
-    sqlx::query("DELETE FROM resource_servers WHERE id = $1").bind(id).execute(db).await.map(|_| ())
+pub async fn delete<'c>(db: impl Executor<'c, Database = Any>, id: &str) -> Result<(), Error> {
+    sqlx::query("DELETE FROM resource_servers WHERE id = $1")
+        .bind(id)
+        .execute(db)
+        .await
+        .map(|_| ())
+        .map_err(Error::from)
+}
+
+/// A page of a realm's resource servers.
+pub async fn page(store: &Store, realm_id: &str, request: &PageRequest) -> Result<Page<ResourceServer>, Error> {
+    page::fetch(store.pool(), &LISTING, &Scope::of("realm_id", realm_id), request).await
 }

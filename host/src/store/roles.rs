@@ -2,7 +2,8 @@
 
 use sqlx::{Any, Executor};
 
-use super::page::Listing;
+use super::page::{self, Listing, Page, PageRequest, Scope};
+use super::{Error, Store};
 
 #[derive(Debug, Clone, PartialEq, Eq, sqlx::FromRow)]
 pub struct AccountRole {
@@ -10,8 +11,9 @@ pub struct AccountRole {
     pub account_id: String,
     pub name: String,
     pub description: Option<String>,
-    /// JSON list of permission names.
-    pub permissions: String,
+    /// Permission names.
+    #[sqlx(try_from = "super::JsonList")]
+    pub permissions: Vec<String>,
     pub created_at: i64,
     pub updated_at: i64,
 }
@@ -32,7 +34,7 @@ pub async fn find<'c>(
     db: impl Executor<'c, Database = Any>,
     account_id: &str,
     id: &str,
-) -> Result<Option<AccountRole>, sqlx::Error> {
+) -> Result<Option<AccountRole>, Error> {
     sqlx::query_as(sqlx::AssertSqlSafe(format!(
         "SELECT {COLUMNS} FROM account_roles WHERE account_id = $1 AND id = $2"
     )))
@@ -40,21 +42,23 @@ pub async fn find<'c>(
     .bind(id)
     .fetch_optional(db)
     .await
+    .map_err(Error::from)
 }
 
 /// Every custom role of an account, by name (accounts have few).
 pub async fn all_of_account<'c>(
     db: impl Executor<'c, Database = Any>,
     account_id: &str,
-) -> Result<Vec<AccountRole>, sqlx::Error> {
+) -> Result<Vec<AccountRole>, Error> {
     sqlx::query_as(sqlx::AssertSqlSafe(format!("SELECT {COLUMNS} FROM account_roles WHERE account_id = $1")))
         .bind(account_id)
         .fetch_all(db)
         .await
+        .map_err(Error::from)
 }
 
 /// Inserts the role; `false` when the account has a role of that name.
-pub async fn insert<'c>(db: impl Executor<'c, Database = Any>, role: &AccountRole) -> Result<bool, sqlx::Error> {
+pub async fn insert<'c>(db: impl Executor<'c, Database = Any>, role: &AccountRole) -> Result<bool, Error> {
     let done = sqlx::query(
         "INSERT INTO account_roles (id, account_id, name, description, permissions, created_at, updated_at) \
          VALUES ($1, $2, $3, $4, $5, $6, $7) ON CONFLICT (account_id, name) DO NOTHING",
@@ -63,7 +67,7 @@ pub async fn insert<'c>(db: impl Executor<'c, Database = Any>, role: &AccountRol
     .bind(&role.account_id)
     .bind(&role.name)
     .bind(&role.description)
-    .bind(&role.permissions)
+    .bind(super::to_json_list(&role.permissions))
     .bind(role.created_at)
     .bind(role.updated_at)
     .execute(db)
@@ -71,23 +75,29 @@ pub async fn insert<'c>(db: impl Executor<'c, Database = Any>, role: &AccountRol
     Ok(done.rows_affected() == 1)
 }
 
-pub async fn update<'c>(db: impl Executor<'c, Database = Any>, role: &AccountRole) -> Result<(), sqlx::Error> {
+pub async fn update<'c>(db: impl Executor<'c, Database = Any>, role: &AccountRole) -> Result<(), Error> {
     sqlx::query("UPDATE account_roles SET description = $3, permissions = $4, updated_at = $5 WHERE account_id = $1 AND id = $2")
         .bind(&role.account_id)
         .bind(&role.id)
         .bind(&role.description)
-        .bind(&role.permissions)
+        .bind(super::to_json_list(&role.permissions))
         .bind(role.updated_at)
         .execute(db)
         .await
-        .map(|_| ())
+        .map(|_| ()).map_err(Error::from)
 }
 
-pub async fn delete<'c>(db: impl Executor<'c, Database = Any>, account_id: &str, id: &str) -> Result<(), sqlx::Error> {
+pub async fn delete<'c>(db: impl Executor<'c, Database = Any>, account_id: &str, id: &str) -> Result<(), Error> {
     sqlx::query("DELETE FROM account_roles WHERE account_id = $1 AND id = $2")
         .bind(account_id)
         .bind(id)
         .execute(db)
         .await
         .map(|_| ())
+        .map_err(Error::from)
+}
+
+/// A page of an account's roles.
+pub async fn page(store: &Store, account_id: &str, request: &PageRequest) -> Result<Page<AccountRole>, Error> {
+    page::fetch(store.pool(), &LISTING, &Scope::of("account_id", account_id), request).await
 }

@@ -2,7 +2,8 @@
 
 use sqlx::{Any, Executor};
 
-use super::page::Listing;
+use super::page::{self, Listing, Page, PageRequest, Scope as Rows};
+use super::{Error, Store};
 
 #[derive(Debug, Clone, PartialEq, Eq, sqlx::FromRow)]
 pub struct Scope {
@@ -29,7 +30,7 @@ pub const LISTING: Listing = Listing {
 };
 
 /// Inserts the scope; `false` when the name is taken (in the catalogue, or in the realm).
-pub async fn insert<'c>(db: impl Executor<'c, Database = Any>, scope: &Scope) -> Result<bool, sqlx::Error> {
+pub async fn insert<'c>(db: impl Executor<'c, Database = Any>, scope: &Scope) -> Result<bool, Error> {
     let done = sqlx::query(
         "INSERT INTO scopes (id, account_id, realm_id, name, description, created_at, updated_at) \
          VALUES ($1, $2, $3, $4, $5, $6, $7) ON CONFLICT DO NOTHING",
@@ -50,16 +51,17 @@ pub async fn find<'c>(
     db: impl Executor<'c, Database = Any>,
     account_id: &str,
     id: &str,
-) -> Result<Option<Scope>, sqlx::Error> {
+) -> Result<Option<Scope>, Error> {
     sqlx::query_as(sqlx::AssertSqlSafe(format!("SELECT {COLUMNS} FROM scopes WHERE account_id = $1 AND id = $2")))
         .bind(account_id)
         .bind(id)
         .fetch_optional(db)
         .await
+        .map_err(Error::from)
 }
 
 /// Writes the description (a scope's name is what tokens carry and never changes).
-pub async fn update<'c>(db: impl Executor<'c, Database = Any>, scope: &Scope) -> Result<(), sqlx::Error> {
+pub async fn update<'c>(db: impl Executor<'c, Database = Any>, scope: &Scope) -> Result<(), Error> {
     sqlx::query("UPDATE scopes SET description = $2, updated_at = $3 WHERE id = $1")
         .bind(&scope.id)
         .bind(&scope.description)
@@ -67,10 +69,11 @@ pub async fn update<'c>(db: impl Executor<'c, Database = Any>, scope: &Scope) ->
         .execute(db)
         .await
         .map(|_| ())
+        .map_err(Error::from)
 }
 
-pub async fn delete<'c>(db: impl Executor<'c, Database = Any>, id: &str) -> Result<(), sqlx::Error> {
-    sqlx::query("DELETE FROM scopes WHERE id = $1").bind(id).execute(db).await.map(|_| ())
+pub async fn delete<'c>(db: impl Executor<'c, Database = Any>, id: &str) -> Result<(), Error> {
+    sqlx::query("DELETE FROM scopes WHERE id = $1").bind(id).execute(db).await.map(|_| ()).map_err(Error::from)
 }
 
 /// The names of the scopes usable in a realm: the account's catalogue and the realm's own.
@@ -78,7 +81,7 @@ pub async fn names_in_realm<'c>(
     db: impl Executor<'c, Database = Any>,
     account_id: &str,
     realm_id: &str,
-) -> Result<Vec<String>, sqlx::Error> {
+) -> Result<Vec<String>, Error> {
     let rows: Vec<(String,)> = sqlx::query_as(
         "SELECT name FROM scopes WHERE account_id = $1 AND (realm_id IS NULL OR realm_id = $2) ORDER BY name",
     )
@@ -87,4 +90,15 @@ pub async fn names_in_realm<'c>(
     .fetch_all(db)
     .await?;
     Ok(rows.into_iter().map(|(name,)| name).collect())
+}
+
+/// A page of the scopes an account defined for all its realms (`realm_id` `None`) or for one.
+pub async fn page(
+    store: &Store,
+    account_id: &str,
+    realm_id: Option<&str>,
+    request: &PageRequest,
+) -> Result<Page<Scope>, Error> {
+    let scope = Rows::of("account_id", account_id).and("COALESCE(realm_id, '') =", realm_id.unwrap_or(""));
+    page::fetch(store.pool(), &LISTING, &scope, request).await
 }

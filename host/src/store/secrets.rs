@@ -2,8 +2,9 @@
 
 use sqlx::{Any, Executor};
 
-use super::page::Listing;
+use super::page::{self, Listing, Page, PageRequest, Scope};
 use super::text_enum;
+use super::{Error, Store};
 use crate::crypto::hash_matches_rotated;
 
 text_enum! {
@@ -26,10 +27,12 @@ pub struct Secret {
     pub name: String,
     pub value_hash: String,
     pub value_last_four: String,
-    /// JSON list of account role names.
-    pub roles: String,
-    /// JSON list of permission names; `None` means no bound beyond the roles.
-    pub scopes: Option<String>,
+    /// Account role names.
+    #[sqlx(try_from = "super::JsonList")]
+    pub roles: Vec<String>,
+    /// Permission names; `None` means no bound beyond the roles.
+    #[sqlx(try_from = "super::OptionalJsonList")]
+    pub scopes: Option<Vec<String>>,
     pub expires_at: Option<i64>,
     pub acts_for_user_id: Option<String>,
     pub created_at: i64,
@@ -96,7 +99,7 @@ pub const LISTING: Listing = Listing {
 pub async fn find_by_hash<'c>(
     db: impl Executor<'c, Database = Any>,
     value_hash: &str,
-) -> Result<Option<Credential>, sqlx::Error> {
+) -> Result<Option<Credential>, Error> {
     sqlx::query_as(sqlx::AssertSqlSafe(format!(
         "SELECT {CREDENTIAL_COLUMNS} FROM secrets s LEFT JOIN users u ON u.id = s.acts_for_user_id \
          WHERE s.value_hash = $1 OR s.previous_value_hash = $1"
@@ -104,34 +107,34 @@ pub async fn find_by_hash<'c>(
     .bind(value_hash)
     .fetch_optional(db)
     .await
+    .map_err(Error::from)
 }
 
 /// The secret with this id, of any account, with the person it acts for.
-pub async fn find_credential<'c>(
-    db: impl Executor<'c, Database = Any>,
-    id: &str,
-) -> Result<Option<Credential>, sqlx::Error> {
+pub async fn find_credential<'c>(db: impl Executor<'c, Database = Any>, id: &str) -> Result<Option<Credential>, Error> {
     sqlx::query_as(sqlx::AssertSqlSafe(format!(
         "SELECT {CREDENTIAL_COLUMNS} FROM secrets s LEFT JOIN users u ON u.id = s.acts_for_user_id WHERE s.id = $1"
     )))
     .bind(id)
     .fetch_optional(db)
     .await
+    .map_err(Error::from)
 }
 
 pub async fn find<'c>(
     db: impl Executor<'c, Database = Any>,
     account_id: &str,
     id: &str,
-) -> Result<Option<Secret>, sqlx::Error> {
+) -> Result<Option<Secret>, Error> {
     sqlx::query_as(sqlx::AssertSqlSafe(format!("SELECT {COLUMNS} FROM secrets WHERE account_id = $1 AND id = $2")))
         .bind(account_id)
         .bind(id)
         .fetch_optional(db)
         .await
+        .map_err(Error::from)
 }
 
-pub async fn insert<'c>(db: impl Executor<'c, Database = Any>, secret: &Secret) -> Result<(), sqlx::Error> {
+pub async fn insert<'c>(db: impl Executor<'c, Database = Any>, secret: &Secret) -> Result<(), Error> {
     sqlx::query(
         "INSERT INTO secrets (id, account_id, secret_type, name, value_hash, value_last_four, roles, scopes, \
          expires_at, acts_for_user_id, created_at, updated_at, rotated_at, previous_value_hash, \
@@ -144,8 +147,8 @@ pub async fn insert<'c>(db: impl Executor<'c, Database = Any>, secret: &Secret) 
     .bind(&secret.name)
     .bind(&secret.value_hash)
     .bind(&secret.value_last_four)
-    .bind(&secret.roles)
-    .bind(&secret.scopes)
+    .bind(super::to_json_list(&secret.roles))
+    .bind(secret.scopes.as_deref().map(super::to_json_list))
     .bind(secret.expires_at)
     .bind(&secret.acts_for_user_id)
     .bind(secret.created_at)
@@ -157,10 +160,11 @@ pub async fn insert<'c>(db: impl Executor<'c, Database = Any>, secret: &Secret) 
     .execute(db)
     .await
     .map(|_| ())
+    .map_err(Error::from)
 }
 
 /// Writes a rotated value: the new hash and last four, and what became of the previous value.
-pub async fn rotate<'c>(db: impl Executor<'c, Database = Any>, secret: &Secret) -> Result<(), sqlx::Error> {
+pub async fn rotate<'c>(db: impl Executor<'c, Database = Any>, secret: &Secret) -> Result<(), Error> {
     sqlx::query(
         "UPDATE secrets SET value_hash = $3, value_last_four = $4, rotated_at = $5, previous_value_hash = $6, \
          previous_value_valid_until = $7, issued_tokens_revoked_before = $8, updated_at = $9 \
@@ -178,13 +182,20 @@ pub async fn rotate<'c>(db: impl Executor<'c, Database = Any>, secret: &Secret) 
     .execute(db)
     .await
     .map(|_| ())
+    .map_err(Error::from)
 }
 
-pub async fn delete<'c>(db: impl Executor<'c, Database = Any>, account_id: &str, id: &str) -> Result<(), sqlx::Error> {
+pub async fn delete<'c>(db: impl Executor<'c, Database = Any>, account_id: &str, id: &str) -> Result<(), Error> {
     sqlx::query("DELETE FROM secrets WHERE account_id = $1 AND id = $2")
         .bind(account_id)
         .bind(id)
         .execute(db)
         .await
         .map(|_| ())
+        .map_err(Error::from)
+}
+
+/// A page of an account's API secrets.
+pub async fn page(store: &Store, account_id: &str, request: &PageRequest) -> Result<Page<Secret>, Error> {
+    page::fetch(store.pool(), &LISTING, &Scope::of("account_id", account_id), request).await
 }

@@ -2,7 +2,8 @@
 
 use sqlx::{Any, Executor};
 
-use super::page::Listing;
+use super::page::{self, Listing, Page, PageRequest, Scope};
+use super::{Error, Store};
 
 #[derive(Debug, Clone, PartialEq, Eq, sqlx::FromRow)]
 pub struct Session {
@@ -12,8 +13,9 @@ pub struct Session {
     pub user_id: String,
     pub ip_address: String,
     pub user_agent: Option<String>,
-    /// JSON list (`pwd`, …).
-    pub authentication_methods: String,
+    /// `pwd`, …
+    #[sqlx(try_from = "super::JsonList")]
+    pub authentication_methods: Vec<String>,
     pub created_at: i64,
     pub last_active_at: i64,
     pub expires_at: i64,
@@ -40,7 +42,7 @@ pub const LISTING: Listing = Listing {
     sortable: &[("lastActiveAt", "last_active_at"), ("expiresAt", "expires_at"), ("createdAt", "created_at")],
 };
 
-pub async fn insert<'c>(db: impl Executor<'c, Database = Any>, session: &Session) -> Result<(), sqlx::Error> {
+pub async fn insert<'c>(db: impl Executor<'c, Database = Any>, session: &Session) -> Result<(), Error> {
     sqlx::query(
         "INSERT INTO sessions (id, realm_id, client_id, user_id, ip_address, user_agent, authentication_methods, \
          created_at, last_active_at, expires_at, ended_at, end_reason) \
@@ -52,7 +54,7 @@ pub async fn insert<'c>(db: impl Executor<'c, Database = Any>, session: &Session
     .bind(&session.user_id)
     .bind(&session.ip_address)
     .bind(&session.user_agent)
-    .bind(&session.authentication_methods)
+    .bind(super::to_json_list(&session.authentication_methods))
     .bind(session.created_at)
     .bind(session.last_active_at)
     .bind(session.expires_at)
@@ -61,22 +63,19 @@ pub async fn insert<'c>(db: impl Executor<'c, Database = Any>, session: &Session
     .execute(db)
     .await
     .map(|_| ())
+    .map_err(Error::from)
 }
 
-pub async fn find<'c>(db: impl Executor<'c, Database = Any>, id: &str) -> Result<Option<Session>, sqlx::Error> {
+pub async fn find<'c>(db: impl Executor<'c, Database = Any>, id: &str) -> Result<Option<Session>, Error> {
     sqlx::query_as(sqlx::AssertSqlSafe(format!("SELECT {COLUMNS} FROM sessions WHERE id = $1")))
         .bind(id)
         .fetch_optional(db)
         .await
+        .map_err(Error::from)
 }
 
 /// Ends a live session; `false` when it had already ended.
-pub async fn end<'c>(
-    db: impl Executor<'c, Database = Any>,
-    id: &str,
-    reason: &str,
-    now: i64,
-) -> Result<bool, sqlx::Error> {
+pub async fn end<'c>(db: impl Executor<'c, Database = Any>, id: &str, reason: &str, now: i64) -> Result<bool, Error> {
     let done = sqlx::query("UPDATE sessions SET ended_at = $2, end_reason = $3 WHERE id = $1 AND ended_at IS NULL")
         .bind(id)
         .bind(now)
@@ -91,8 +90,8 @@ pub struct RefreshToken {
     pub id: String,
     pub session_id: String,
     pub token_hash: String,
-    /// JSON list.
-    pub scopes: String,
+    #[sqlx(try_from = "super::JsonList")]
+    pub scopes: Vec<String>,
     pub resource: Option<String>,
     pub created_at: i64,
     pub expires_at: i64,
@@ -103,10 +102,7 @@ pub struct RefreshToken {
 const REFRESH_COLUMNS: &str =
     "id, session_id, token_hash, scopes, resource, created_at, expires_at, exchanged_at, revoked_at";
 
-pub async fn insert_refresh<'c>(
-    db: impl Executor<'c, Database = Any>,
-    token: &RefreshToken,
-) -> Result<(), sqlx::Error> {
+pub async fn insert_refresh<'c>(db: impl Executor<'c, Database = Any>, token: &RefreshToken) -> Result<(), Error> {
     sqlx::query(
         "INSERT INTO refresh_tokens (id, session_id, token_hash, scopes, resource, created_at, expires_at, \
          exchanged_at, revoked_at) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)",
@@ -114,7 +110,7 @@ pub async fn insert_refresh<'c>(
     .bind(&token.id)
     .bind(&token.session_id)
     .bind(&token.token_hash)
-    .bind(&token.scopes)
+    .bind(super::to_json_list(&token.scopes))
     .bind(&token.resource)
     .bind(token.created_at)
     .bind(token.expires_at)
@@ -123,16 +119,15 @@ pub async fn insert_refresh<'c>(
     .execute(db)
     .await
     .map(|_| ())
+    .map_err(Error::from)
 }
 
-pub async fn find_refresh<'c>(
-    db: impl Executor<'c, Database = Any>,
-    id: &str,
-) -> Result<Option<RefreshToken>, sqlx::Error> {
+pub async fn find_refresh<'c>(db: impl Executor<'c, Database = Any>, id: &str) -> Result<Option<RefreshToken>, Error> {
     sqlx::query_as(sqlx::AssertSqlSafe(format!("SELECT {REFRESH_COLUMNS} FROM refresh_tokens WHERE id = $1")))
         .bind(id)
         .fetch_optional(db)
         .await
+        .map_err(Error::from)
 }
 
 /// Marks every listed refresh token exchanged that was not yet; the ids it marked. (A batch holds at
@@ -141,7 +136,7 @@ pub async fn mark_all_exchanged<'c>(
     db: impl Executor<'c, Database = Any>,
     ids: &[&str],
     now: i64,
-) -> Result<std::collections::HashSet<String>, sqlx::Error> {
+) -> Result<std::collections::HashSet<String>, Error> {
     let sql = format!(
         "UPDATE refresh_tokens SET exchanged_at = $1 WHERE exchanged_at IS NULL AND id IN ({}) RETURNING id",
         super::list_placeholders(2, ids.len())
@@ -157,7 +152,7 @@ pub async fn mark_all_exchanged<'c>(
 pub async fn insert_refresh_rows<'c>(
     db: impl Executor<'c, Database = Any>,
     tokens: &[&RefreshToken],
-) -> Result<(), sqlx::Error> {
+) -> Result<(), Error> {
     let sql = format!(
         "INSERT INTO refresh_tokens (id, session_id, token_hash, scopes, resource, created_at, expires_at, \
          exchanged_at, revoked_at) VALUES {}",
@@ -169,34 +164,35 @@ pub async fn insert_refresh_rows<'c>(
             .bind(token.id.clone())
             .bind(token.session_id.clone())
             .bind(token.token_hash.clone())
-            .bind(token.scopes.clone())
+            .bind(super::to_json_list(&token.scopes))
             .bind(token.resource.clone())
             .bind(token.created_at)
             .bind(token.expires_at)
             .bind(token.exchanged_at)
             .bind(token.revoked_at);
     }
-    query.execute(db).await.map(|_| ())
+    query.execute(db).await.map(|_| ()).map_err(Error::from)
 }
 
 /// Records the activity of several sessions at once.
-pub async fn touch_all<'c>(db: impl Executor<'c, Database = Any>, ids: &[&str], now: i64) -> Result<(), sqlx::Error> {
+pub async fn touch_all<'c>(db: impl Executor<'c, Database = Any>, ids: &[&str], now: i64) -> Result<(), Error> {
     let sql =
         format!("UPDATE sessions SET last_active_at = $1 WHERE id IN ({})", super::list_placeholders(2, ids.len()));
     let mut query = sqlx::query(sqlx::AssertSqlSafe(sql)).bind(now);
     for id in ids {
         query = query.bind(id.to_string());
     }
-    query.execute(db).await.map(|_| ())
+    query.execute(db).await.map(|_| ()).map_err(Error::from)
 }
 
-pub async fn revoke_refresh<'c>(db: impl Executor<'c, Database = Any>, id: &str, now: i64) -> Result<(), sqlx::Error> {
+pub async fn revoke_refresh<'c>(db: impl Executor<'c, Database = Any>, id: &str, now: i64) -> Result<(), Error> {
     sqlx::query("UPDATE refresh_tokens SET revoked_at = $2 WHERE id = $1 AND revoked_at IS NULL")
         .bind(id)
         .bind(now)
         .execute(db)
         .await
         .map(|_| ())
+        .map_err(Error::from)
 }
 
 /// Records an access token revoked before its expiry.
@@ -206,7 +202,7 @@ pub async fn revoke_access<'c>(
     realm_id: &str,
     now: i64,
     expires_at: i64,
-) -> Result<(), sqlx::Error> {
+) -> Result<(), Error> {
     sqlx::query(
         "INSERT INTO revoked_tokens (jti, realm_id, revoked_at, expires_at) VALUES ($1, $2, $3, $4) \
          ON CONFLICT (jti) DO NOTHING",
@@ -218,9 +214,10 @@ pub async fn revoke_access<'c>(
     .execute(db)
     .await
     .map(|_| ())
+    .map_err(Error::from)
 }
 
-pub async fn is_access_revoked<'c>(db: impl Executor<'c, Database = Any>, jti: &str) -> Result<bool, sqlx::Error> {
+pub async fn is_access_revoked<'c>(db: impl Executor<'c, Database = Any>, jti: &str) -> Result<bool, Error> {
     let found: Option<(String,)> =
         sqlx::query_as("SELECT jti FROM revoked_tokens WHERE jti = $1").bind(jti).fetch_optional(db).await?;
     Ok(found.is_some())
@@ -230,12 +227,16 @@ pub async fn is_access_revoked<'c>(db: impl Executor<'c, Database = Any>, jti: &
 pub async fn live_revocations<'c>(
     db: impl Executor<'c, Database = Any>,
     now: i64,
-) -> Result<Vec<(String, i64)>, sqlx::Error> {
-    sqlx::query_as("SELECT jti, expires_at FROM revoked_tokens WHERE expires_at > $1").bind(now).fetch_all(db).await
+) -> Result<Vec<(String, i64)>, Error> {
+    sqlx::query_as("SELECT jti, expires_at FROM revoked_tokens WHERE expires_at > $1")
+        .bind(now)
+        .fetch_all(db)
+        .await
+        .map_err(Error::from)
 }
 
 /// Removes revocations of tokens that have expired anyway, and refresh tokens past expiry.
-pub async fn prune<'c>(db: impl Executor<'c, Database = Any> + Copy, now: i64) -> Result<u64, sqlx::Error> {
+pub async fn prune<'c>(db: impl Executor<'c, Database = Any> + Copy, now: i64) -> Result<u64, Error> {
     let revoked = sqlx::query("DELETE FROM revoked_tokens WHERE expires_at <= $1").bind(now).execute(db).await?;
     let refresh = sqlx::query("DELETE FROM refresh_tokens WHERE expires_at <= $1").bind(now).execute(db).await?;
     Ok(revoked.rows_affected() + refresh.rows_affected())
@@ -299,7 +300,7 @@ struct SessionPersonRow {
 pub async fn find_all_with_person<'c>(
     db: impl Executor<'c, Database = Any>,
     ids: &[&str],
-) -> Result<Vec<(Session, super::users::User)>, sqlx::Error> {
+) -> Result<Vec<(Session, super::users::User)>, Error> {
     if ids.is_empty() {
         return Ok(Vec::new());
     }
@@ -328,7 +329,8 @@ struct RefreshGrantRow {
     t_id: String,
     t_session_id: String,
     t_token_hash: String,
-    t_scopes: String,
+    #[sqlx(try_from = "super::JsonList")]
+    t_scopes: Vec<String>,
     t_resource: Option<String>,
     t_created_at: i64,
     t_expires_at: i64,
@@ -344,7 +346,7 @@ struct RefreshGrantRow {
 pub async fn find_refresh_grant<'c>(
     db: impl Executor<'c, Database = Any>,
     id: &str,
-) -> Result<Option<(RefreshToken, Session, super::users::User)>, sqlx::Error> {
+) -> Result<Option<(RefreshToken, Session, super::users::User)>, Error> {
     let row: Option<RefreshGrantRow> = sqlx::query_as(sqlx::AssertSqlSafe(format!(
         "SELECT t.id AS t_id, t.session_id AS t_session_id, t.token_hash AS t_token_hash, t.scopes AS t_scopes, \
          t.resource AS t_resource, t.created_at AS t_created_at, t.expires_at AS t_expires_at, \
@@ -370,4 +372,27 @@ pub async fn find_refresh_grant<'c>(
         let user = row.person.into_user(&row.session.realm_id);
         (token, row.session, user)
     }))
+}
+
+/// Which open sessions of a realm a page shows.
+#[derive(Debug, Clone, Default)]
+pub struct SessionFilter<'a> {
+    pub user_id: Option<&'a str>,
+    pub client_id: Option<&'a str>,
+}
+
+/// A page of a realm's sessions open at `now`.
+pub async fn page(
+    store: &Store,
+    realm_id: &str,
+    now: i64,
+    filter: SessionFilter<'_>,
+    request: &PageRequest,
+) -> Result<Page<Session>, Error> {
+    let scope = Scope::of("realm_id", realm_id)
+        .and("expires_at >", now)
+        .and("COALESCE(ended_at, 0) =", 0)
+        .and_given("user_id", filter.user_id)
+        .and_given("client_id", filter.client_id);
+    page::fetch(store.pool(), &LISTING, &scope, request).await
 }

@@ -2,6 +2,7 @@
 
 use sqlx::{Any, Executor};
 
+use super::Error;
 use super::text_enum;
 
 text_enum! {
@@ -37,7 +38,7 @@ pub struct SigningKey {
 const COLUMNS: &str =
     "id, realm_id, client_id, algorithm, sealed_key, public_jwk, status, created_at, retired_at, published_until";
 
-pub async fn insert<'c>(db: impl Executor<'c, Database = Any>, key: &SigningKey) -> Result<(), sqlx::Error> {
+pub async fn insert<'c>(db: impl Executor<'c, Database = Any>, key: &SigningKey) -> Result<(), Error> {
     sqlx::query(
         "INSERT INTO signing_keys (id, realm_id, client_id, algorithm, sealed_key, public_jwk, status, created_at, \
          retired_at, published_until) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)",
@@ -55,6 +56,7 @@ pub async fn insert<'c>(db: impl Executor<'c, Database = Any>, key: &SigningKey)
     .execute(db)
     .await
     .map(|_| ())
+    .map_err(Error::from)
 }
 
 /// The client's newest active key.
@@ -62,7 +64,7 @@ pub async fn active<'c>(
     db: impl Executor<'c, Database = Any>,
     realm_id: &str,
     client_id: &str,
-) -> Result<Option<SigningKey>, sqlx::Error> {
+) -> Result<Option<SigningKey>, Error> {
     sqlx::query_as(sqlx::AssertSqlSafe(format!(
         "SELECT {COLUMNS} FROM signing_keys WHERE realm_id = $1 AND client_id = $2 AND status = 'Active' \
          ORDER BY created_at DESC, id DESC LIMIT 1"
@@ -71,13 +73,15 @@ pub async fn active<'c>(
     .bind(client_id)
     .fetch_optional(db)
     .await
+    .map_err(Error::from)
 }
 
-pub async fn find<'c>(db: impl Executor<'c, Database = Any>, id: &str) -> Result<Option<SigningKey>, sqlx::Error> {
+pub async fn find<'c>(db: impl Executor<'c, Database = Any>, id: &str) -> Result<Option<SigningKey>, Error> {
     sqlx::query_as(sqlx::AssertSqlSafe(format!("SELECT {COLUMNS} FROM signing_keys WHERE id = $1")))
         .bind(id)
         .fetch_optional(db)
         .await
+        .map_err(Error::from)
 }
 
 /// The keys of the realm whose tokens may still be alive at `now`: active ones, and retired ones
@@ -86,7 +90,7 @@ pub async fn published<'c>(
     db: impl Executor<'c, Database = Any>,
     realm_id: &str,
     now: i64,
-) -> Result<Vec<SigningKey>, sqlx::Error> {
+) -> Result<Vec<SigningKey>, Error> {
     sqlx::query_as(sqlx::AssertSqlSafe(format!(
         "SELECT {COLUMNS} FROM signing_keys WHERE realm_id = $1 \
          AND (status = 'Active' OR (status = 'Retired' AND published_until > $2)) ORDER BY created_at, id"
@@ -95,6 +99,7 @@ pub async fn published<'c>(
     .bind(now)
     .fetch_all(db)
     .await
+    .map_err(Error::from)
 }
 
 /// The client's keys that are not revoked, newest first.
@@ -102,7 +107,7 @@ pub async fn of_client<'c>(
     db: impl Executor<'c, Database = Any>,
     realm_id: &str,
     client_id: &str,
-) -> Result<Vec<SigningKey>, sqlx::Error> {
+) -> Result<Vec<SigningKey>, Error> {
     sqlx::query_as(sqlx::AssertSqlSafe(format!(
         "SELECT {COLUMNS} FROM signing_keys WHERE realm_id = $1 AND client_id = $2 AND status <> 'Revoked' \
          ORDER BY created_at DESC, id DESC"
@@ -111,6 +116,7 @@ pub async fn of_client<'c>(
     .bind(client_id)
     .fetch_all(db)
     .await
+    .map_err(Error::from)
 }
 
 /// Retires the client's active keys (kept published until `published_until`), or revokes them and
@@ -122,7 +128,7 @@ pub async fn retire_all<'c>(
     revoke: bool,
     now: i64,
     published_until: i64,
-) -> Result<u64, sqlx::Error> {
+) -> Result<u64, Error> {
     let done = if revoke {
         sqlx::query(
             "UPDATE signing_keys SET status = 'Revoked', retired_at = COALESCE(retired_at, $3), published_until = $3 \
@@ -152,7 +158,7 @@ pub async fn retire_all<'c>(
 pub async fn due_for_rotation<'c>(
     db: impl Executor<'c, Database = Any>,
     now: i64,
-) -> Result<Vec<(String, String, i64)>, sqlx::Error> {
+) -> Result<Vec<(String, String, i64)>, Error> {
     sqlx::query_as(
         "SELECT c.realm_id, c.id, c.key_rotation_days FROM clients c \
          JOIN signing_keys k ON k.realm_id = c.realm_id AND k.client_id = c.id AND k.status = 'Active' \
@@ -163,6 +169,7 @@ pub async fn due_for_rotation<'c>(
     .bind(now)
     .fetch_all(db)
     .await
+    .map_err(Error::from)
 }
 
 /// Retires the client's active keys created at or before `cutoff`; the count tells whether this
@@ -174,7 +181,7 @@ pub async fn retire_older<'c>(
     cutoff: i64,
     now: i64,
     published_until: i64,
-) -> Result<u64, sqlx::Error> {
+) -> Result<u64, Error> {
     let done = sqlx::query(
         "UPDATE signing_keys SET status = 'Retired', retired_at = $4, published_until = $5 \
          WHERE realm_id = $1 AND client_id = $2 AND status = 'Active' AND created_at <= $3",

@@ -4,8 +4,9 @@
 use sha2::{Digest, Sha256};
 use sqlx::{Any, Executor};
 
-use super::page::Listing;
+use super::page::{self, Listing, Page, PageRequest, Scope};
 use super::{Backend, Connection, text_enum};
+use super::{Error, Store};
 
 text_enum! {
     /// The kind of an incident, which is its title.
@@ -122,8 +123,9 @@ pub struct Measure {
     pub target_user_id: Option<String>,
     pub country: Option<String>,
     pub network: Option<String>,
-    /// JSON list of reasons in words.
-    pub reasons: String,
+    /// Reasons in words.
+    #[sqlx(try_from = "super::JsonList")]
+    pub reasons: Vec<String>,
     pub created_at: i64,
     pub lapses_at: Option<i64>,
     pub lifted_at: Option<i64>,
@@ -176,8 +178,8 @@ pub const EXPOSURE_LISTING: Listing = Listing {
 /// at the same moment, on any host, are recorded one after another, so that they join one incident
 /// and block their source once. SQLite needs no lock: its one write connection runs one
 /// transaction at a time.
-pub async fn serialize_detections(tx: &mut Connection, backend: Backend, realm_id: &str) -> Result<(), sqlx::Error> {
-    if backend == Backend::Postgres {
+pub async fn serialize_detections(tx: &mut Connection, realm_id: &str) -> Result<(), Error> {
+    if Backend::of(tx) == Backend::Postgres {
         sqlx::query("SELECT pg_advisory_xact_lock($1)").bind(detections_lock(realm_id)).execute(&mut *tx).await?;
     }
     Ok(())
@@ -195,12 +197,11 @@ fn detections_lock(realm_id: &str) -> i64 {
 /// PostgreSQL locked until the transaction ends, so that no dismissal is undone by a detection.
 pub async fn joinable(
     tx: &mut Connection,
-    backend: Backend,
     realm_id: &str,
     kind: IncidentKind,
     since: i64,
-) -> Result<Option<Incident>, sqlx::Error> {
-    let lock = match backend {
+) -> Result<Option<Incident>, Error> {
+    let lock = match Backend::of(tx) {
         Backend::Postgres => " FOR UPDATE",
         Backend::Sqlite => "",
     };
@@ -213,13 +214,14 @@ pub async fn joinable(
     .bind(since)
     .fetch_optional(&mut *tx)
     .await
+    .map_err(Error::from)
 }
 
 pub async fn find_incident<'c>(
     db: impl Executor<'c, Database = Any>,
     account_id: &str,
     id: &str,
-) -> Result<Option<Incident>, sqlx::Error> {
+) -> Result<Option<Incident>, Error> {
     let found = incidents_where(db, "id = $1", id, None).await?;
     Ok(found.into_iter().find(|incident| incident.account_id == account_id))
 }
@@ -230,18 +232,18 @@ async fn incidents_where<'c>(
     condition: &'static str,
     key: &str,
     instant: Option<i64>,
-) -> Result<Vec<Incident>, sqlx::Error> {
+) -> Result<Vec<Incident>, Error> {
     let query = sqlx::query_as(sqlx::AssertSqlSafe(format!(
         "SELECT {INCIDENT_COLUMNS} FROM threat_incidents WHERE {condition}"
     )))
     .bind(key);
     match instant {
-        Some(instant) => query.bind(instant).fetch_all(db).await,
-        None => query.fetch_all(db).await,
+        Some(instant) => Ok(query.bind(instant).fetch_all(db).await?),
+        None => Ok(query.fetch_all(db).await?),
     }
 }
 
-pub async fn insert_incident<'c>(db: impl Executor<'c, Database = Any>, i: &Incident) -> Result<(), sqlx::Error> {
+pub async fn insert_incident<'c>(db: impl Executor<'c, Database = Any>, i: &Incident) -> Result<(), Error> {
     sqlx::query(sqlx::AssertSqlSafe(format!(
         "INSERT INTO threat_incidents ({INCIDENT_COLUMNS}) \
          VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16)"
@@ -265,11 +267,12 @@ pub async fn insert_incident<'c>(db: impl Executor<'c, Database = Any>, i: &Inci
     .execute(db)
     .await
     .map(|_| ())
+    .map_err(Error::from)
 }
 
 /// Writes what a detection changed in an incident (severity, times and counts); its status is the
 /// operators' and the resolver's, never a detection's.
-pub async fn update_incident<'c>(db: impl Executor<'c, Database = Any>, i: &Incident) -> Result<(), sqlx::Error> {
+pub async fn update_incident<'c>(db: impl Executor<'c, Database = Any>, i: &Incident) -> Result<(), Error> {
     sqlx::query(
         "UPDATE threat_incidents SET severity = $2, last_detection_at = $3, \
          last_activity_at = CASE WHEN last_activity_at < $4 THEN $4 ELSE last_activity_at END, \
@@ -286,6 +289,7 @@ pub async fn update_incident<'c>(db: impl Executor<'c, Database = Any>, i: &Inci
     .execute(db)
     .await
     .map(|_| ())
+    .map_err(Error::from)
 }
 
 /// Adds attempts refused by an incident's measures, the latest at `last`.
@@ -294,7 +298,7 @@ pub async fn add_refusals<'c>(
     incident_id: &str,
     refused: i64,
     last: i64,
-) -> Result<(), sqlx::Error> {
+) -> Result<(), Error> {
     sqlx::query(
         "UPDATE threat_incidents SET refused_attempts = refused_attempts + $2, \
          last_activity_at = CASE WHEN last_activity_at < $3 THEN $3 ELSE last_activity_at END WHERE id = $1",
@@ -305,11 +309,12 @@ pub async fn add_refusals<'c>(
     .execute(db)
     .await
     .map(|_| ())
+    .map_err(Error::from)
 }
 
 /// Resolves active incidents with no detection and no refused attempt since `quiet_since`; their
 /// ids.
-pub async fn resolve_quiet(tx: &mut super::Connection, quiet_since: i64, now: i64) -> Result<Vec<String>, sqlx::Error> {
+pub async fn resolve_quiet(tx: &mut super::Connection, quiet_since: i64, now: i64) -> Result<Vec<String>, Error> {
     let ids: Vec<(String,)> =
         sqlx::query_as("SELECT id FROM threat_incidents WHERE status = 'Active' AND last_activity_at <= $1")
             .bind(quiet_since)
@@ -327,7 +332,7 @@ pub async fn resolve_quiet(tx: &mut super::Connection, quiet_since: i64, now: i6
     Ok(ids.into_iter().map(|(id,)| id).collect())
 }
 
-pub async fn dismiss<'c>(db: impl Executor<'c, Database = Any>, id: &str, now: i64) -> Result<bool, sqlx::Error> {
+pub async fn dismiss<'c>(db: impl Executor<'c, Database = Any>, id: &str, now: i64) -> Result<bool, Error> {
     let done = sqlx::query(
         "UPDATE threat_incidents SET status = 'Dismissed', closed_at = $2 WHERE id = $1 AND status = 'Active'",
     )
@@ -338,7 +343,7 @@ pub async fn dismiss<'c>(db: impl Executor<'c, Database = Any>, id: &str, now: i
     Ok(done.rows_affected() == 1)
 }
 
-pub async fn insert_measure<'c>(db: impl Executor<'c, Database = Any>, m: &Measure) -> Result<(), sqlx::Error> {
+pub async fn insert_measure<'c>(db: impl Executor<'c, Database = Any>, m: &Measure) -> Result<(), Error> {
     sqlx::query(sqlx::AssertSqlSafe(format!(
         "INSERT INTO threat_measures ({MEASURE_COLUMNS}) \
          VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15)"
@@ -352,7 +357,7 @@ pub async fn insert_measure<'c>(db: impl Executor<'c, Database = Any>, m: &Measu
     .bind(&m.target_user_id)
     .bind(&m.country)
     .bind(&m.network)
-    .bind(&m.reasons)
+    .bind(super::to_json_list(&m.reasons))
     .bind(m.created_at)
     .bind(m.lapses_at)
     .bind(m.lifted_at)
@@ -361,12 +366,13 @@ pub async fn insert_measure<'c>(db: impl Executor<'c, Database = Any>, m: &Measu
     .execute(db)
     .await
     .map(|_| ())
+    .map_err(Error::from)
 }
 
 pub async fn measures_of_incident<'c>(
     db: impl Executor<'c, Database = Any>,
     incident_id: &str,
-) -> Result<Vec<Measure>, sqlx::Error> {
+) -> Result<Vec<Measure>, Error> {
     measures_where(db, "incident_id = $1 ORDER BY created_at, id", incident_id, None).await
 }
 
@@ -376,13 +382,13 @@ async fn measures_where<'c>(
     condition: &'static str,
     key: &str,
     instant: Option<i64>,
-) -> Result<Vec<Measure>, sqlx::Error> {
+) -> Result<Vec<Measure>, Error> {
     let query =
         sqlx::query_as(sqlx::AssertSqlSafe(format!("SELECT {MEASURE_COLUMNS} FROM threat_measures WHERE {condition}")))
             .bind(key);
     match instant {
-        Some(instant) => query.bind(instant).fetch_all(db).await,
-        None => query.fetch_all(db).await,
+        Some(instant) => Ok(query.bind(instant).fetch_all(db).await?),
+        None => Ok(query.fetch_all(db).await?),
     }
 }
 
@@ -390,16 +396,13 @@ pub async fn find_measure<'c>(
     db: impl Executor<'c, Database = Any>,
     account_id: &str,
     id: &str,
-) -> Result<Option<Measure>, sqlx::Error> {
+) -> Result<Option<Measure>, Error> {
     let found = measures_where(db, "id = $1", id, None).await?;
     Ok(found.into_iter().find(|measure| measure.account_id == account_id))
 }
 
 /// The measures aimed at one account, newest first.
-pub async fn measures_on_user<'c>(
-    db: impl Executor<'c, Database = Any>,
-    user_id: &str,
-) -> Result<Vec<Measure>, sqlx::Error> {
+pub async fn measures_on_user<'c>(db: impl Executor<'c, Database = Any>, user_id: &str) -> Result<Vec<Measure>, Error> {
     measures_where(db, "target_user_id = $1 ORDER BY created_at DESC, id", user_id, None).await
 }
 
@@ -408,7 +411,7 @@ pub async fn incidents_since<'c>(
     db: impl Executor<'c, Database = Any>,
     account_id: &str,
     since: i64,
-) -> Result<Vec<Incident>, sqlx::Error> {
+) -> Result<Vec<Incident>, Error> {
     incidents_where(db, "account_id = $1 AND started_at >= $2", account_id, Some(since)).await
 }
 
@@ -416,7 +419,7 @@ pub async fn incidents_since<'c>(
 pub async fn active_incidents<'c>(
     db: impl Executor<'c, Database = Any>,
     account_id: &str,
-) -> Result<Vec<Incident>, sqlx::Error> {
+) -> Result<Vec<Incident>, Error> {
     incidents_where(db, "account_id = $1 AND status = 'Active'", account_id, None).await
 }
 
@@ -425,7 +428,7 @@ pub async fn measures_since<'c>(
     db: impl Executor<'c, Database = Any>,
     account_id: &str,
     since: i64,
-) -> Result<Vec<Measure>, sqlx::Error> {
+) -> Result<Vec<Measure>, Error> {
     measures_where(db, "account_id = $1 AND created_at >= $2", account_id, Some(since)).await
 }
 
@@ -434,18 +437,13 @@ pub async fn measures_in_force<'c>(
     db: impl Executor<'c, Database = Any>,
     account_id: &str,
     now: i64,
-) -> Result<Vec<Measure>, sqlx::Error> {
+) -> Result<Vec<Measure>, Error> {
     let condition = "account_id = $1 AND lifted_at IS NULL \
          AND ((kind = 'PasswordExposed' AND resolved_at IS NULL) OR lapses_at > $2)";
     measures_where(db, condition, account_id, Some(now)).await
 }
 
-pub async fn lift<'c>(
-    db: impl Executor<'c, Database = Any>,
-    id: &str,
-    by: &str,
-    now: i64,
-) -> Result<bool, sqlx::Error> {
+pub async fn lift<'c>(db: impl Executor<'c, Database = Any>, id: &str, by: &str, now: i64) -> Result<bool, Error> {
     let done = sqlx::query(
         "UPDATE threat_measures SET lifted_at = $2, lifted_by = $3 WHERE id = $1 AND lifted_at IS NULL \
          AND kind <> 'PasswordExposed' AND lapses_at > $2",
@@ -460,7 +458,7 @@ pub async fn lift<'c>(
 
 /// Records an exposure of the account's password: a first row, or the latest replacing the one
 /// before with the count raised.
-pub async fn expose<'c>(db: impl Executor<'c, Database = Any>, e: &Exposure) -> Result<(), sqlx::Error> {
+pub async fn expose<'c>(db: impl Executor<'c, Database = Any>, e: &Exposure) -> Result<(), Error> {
     sqlx::query(sqlx::AssertSqlSafe(format!(
         "INSERT INTO threat_exposures ({EXPOSURE_COLUMNS}) VALUES ($1, $2, $3, $4, $5, $6, 1, NULL) \
          ON CONFLICT (user_id) DO UPDATE SET client_id = excluded.client_id, incident_id = excluded.incident_id, \
@@ -475,21 +473,20 @@ pub async fn expose<'c>(db: impl Executor<'c, Database = Any>, e: &Exposure) -> 
     .execute(db)
     .await
     .map(|_| ())
+    .map_err(Error::from)
 }
 
-pub async fn exposure_of<'c>(
-    db: impl Executor<'c, Database = Any>,
-    user_id: &str,
-) -> Result<Option<Exposure>, sqlx::Error> {
+pub async fn exposure_of<'c>(db: impl Executor<'c, Database = Any>, user_id: &str) -> Result<Option<Exposure>, Error> {
     sqlx::query_as(sqlx::AssertSqlSafe(format!("SELECT {EXPOSURE_COLUMNS} FROM threat_exposures WHERE user_id = $1")))
         .bind(user_id)
         .fetch_optional(db)
         .await
+        .map_err(Error::from)
 }
 
 /// The password of the account changed: its exposure, and the exposed-password measures on it,
 /// are resolved.
-pub async fn password_changed(tx: &mut super::Connection, user_id: &str, now: i64) -> Result<(), sqlx::Error> {
+pub async fn password_changed(tx: &mut super::Connection, user_id: &str, now: i64) -> Result<(), Error> {
     sqlx::query("UPDATE threat_exposures SET resolved_at = $2 WHERE user_id = $1 AND resolved_at IS NULL")
         .bind(user_id)
         .bind(now)
@@ -504,6 +501,7 @@ pub async fn password_changed(tx: &mut super::Connection, user_id: &str, now: i6
     .execute(&mut *tx)
     .await
     .map(|_| ())
+    .map_err(Error::from)
 }
 
 /// How many accounts of the realm approved the address.
@@ -511,7 +509,7 @@ pub async fn approving_accounts<'c>(
     db: impl Executor<'c, Database = Any>,
     realm_id: &str,
     ip_address: &str,
-) -> Result<i64, sqlx::Error> {
+) -> Result<i64, Error> {
     let (count,): (i64,) = sqlx::query_as(
         "SELECT COUNT(*) FROM approved_addresses a JOIN users u ON u.id = a.user_id \
          WHERE a.ip_address = $1 AND u.realm_id = $2",
@@ -521,4 +519,43 @@ pub async fn approving_accounts<'c>(
     .fetch_one(db)
     .await?;
     Ok(count)
+}
+
+/// Where incidents or exposures of a page come from: an account, one of its realms, one client.
+#[derive(Debug, Clone)]
+pub struct ThreatFilter<'a> {
+    pub account_id: &'a str,
+    pub realm_id: Option<&'a str>,
+    pub client_id: Option<&'a str>,
+}
+
+impl ThreatFilter<'_> {
+    fn scope(&self) -> Scope {
+        Scope::of("account_id", self.account_id)
+            .and_given("realm_id", self.realm_id)
+            .and_given("client_id", self.client_id)
+    }
+}
+
+/// A page of incidents, optionally only those in one status.
+pub async fn incident_page(
+    store: &Store,
+    filter: ThreatFilter<'_>,
+    status: Option<IncidentStatus>,
+    request: &PageRequest,
+) -> Result<Page<Incident>, Error> {
+    let scope = filter.scope().and_given("status", status.map(IncidentStatus::as_str));
+    page::fetch(store.pool(), &INCIDENT_LISTING, &scope, request).await
+}
+
+/// A page of exposures, optionally only those not resolved by a password change.
+pub async fn exposure_page(
+    store: &Store,
+    filter: ThreatFilter<'_>,
+    unresolved_only: bool,
+    request: &PageRequest,
+) -> Result<Page<Exposure>, Error> {
+    let scope = filter.scope();
+    let scope = if unresolved_only { scope.and("COALESCE(resolved_at, 0) =", 0) } else { scope };
+    page::fetch(store.pool(), &EXPOSURE_LISTING, &scope, request).await
 }

@@ -4,8 +4,9 @@
 use serde_json::{Value, json};
 use sqlx::{Any, Executor};
 
-use super::page::Listing;
+use super::page::{self, Listing, Page, PageRequest, Scope};
 use super::text_enum;
+use super::{Error, Store};
 use crate::ids::new_guid;
 
 text_enum! {
@@ -123,7 +124,7 @@ pub async fn record_change(
     request: &Request,
     change: &Change,
     at: i64,
-) -> Result<(), sqlx::Error> {
+) -> Result<(), Error> {
     insert_row(&mut *tx, actor, request, change, Outcome::Succeeded, None, at).await?;
     if let (Some(realm_id), Some(event_type)) = (&change.realm_id, change.action.event_type()) {
         let mut data = json!({
@@ -166,7 +167,7 @@ pub async fn record_refusal<'c>(
     change: &Change,
     error_code: &str,
     at: i64,
-) -> Result<(), sqlx::Error> {
+) -> Result<(), Error> {
     insert_row(db, actor, request, change, Outcome::Refused, Some(error_code), at).await
 }
 
@@ -178,7 +179,7 @@ async fn insert_row<'c>(
     outcome: Outcome,
     error_code: Option<&str>,
     at: i64,
-) -> Result<(), sqlx::Error> {
+) -> Result<(), Error> {
     let text = |value: &Option<Value>| value.as_ref().map(Value::to_string);
     sqlx::query(
         "INSERT INTO audit_trail (id, account_id, realm_id, client_id, occurred_at, outcome, action, resource_type, \
@@ -214,6 +215,7 @@ async fn insert_row<'c>(
     .execute(db)
     .await
     .map(|_| ())
+    .map_err(Error::from)
 }
 
 /// A row of the change trail.
@@ -255,3 +257,29 @@ pub const LISTING: Listing = Listing {
     status: Some("outcome"),
     sortable: &[("occurredAt", "occurred_at"), ("resourceType", "resource_type"), ("createdAt", "occurred_at")],
 };
+
+/// Which entries of an account's trail a page shows.
+#[derive(Debug, Clone, Default)]
+pub struct TrailFilter<'a> {
+    pub realm_id: Option<&'a str>,
+    pub resource_type: Option<&'a str>,
+    pub actor_credential_id: Option<&'a str>,
+    pub actor_user_id: Option<&'a str>,
+    pub action: Option<&'a str>,
+}
+
+/// A page of an account's change trail.
+pub async fn page(
+    store: &Store,
+    account_id: &str,
+    filter: TrailFilter<'_>,
+    request: &PageRequest,
+) -> Result<Page<TrailRow>, Error> {
+    let scope = Scope::of("account_id", account_id)
+        .and_given("realm_id", filter.realm_id)
+        .and_given("resource_type", filter.resource_type)
+        .and_given("actor_credential_id", filter.actor_credential_id)
+        .and_given("actor_user_id", filter.actor_user_id)
+        .and_given("action", filter.action);
+    page::fetch(store.pool(), &LISTING, &scope, request).await
+}

@@ -2,8 +2,9 @@
 
 use sqlx::{Any, Executor};
 
-use super::page::Listing;
+use super::page::{self, Listing, Page, PageRequest, Scope};
 use super::text_enum;
+use super::{Error, Store};
 
 text_enum! {
     /// Whether a person may sign in.
@@ -46,16 +47,13 @@ pub const LISTING: Listing = Listing {
     sortable: &[("username", "username"), ("email", "email"), ("updatedAt", "updated_at"), ("createdAt", "created_at")],
 };
 
-pub async fn find<'c>(
-    db: impl Executor<'c, Database = Any>,
-    realm_id: &str,
-    id: &str,
-) -> Result<Option<User>, sqlx::Error> {
+pub async fn find<'c>(db: impl Executor<'c, Database = Any>, realm_id: &str, id: &str) -> Result<Option<User>, Error> {
     sqlx::query_as(sqlx::AssertSqlSafe(format!("SELECT {COLUMNS} FROM users WHERE realm_id = $1 AND id = $2")))
         .bind(realm_id)
         .bind(id)
         .fetch_optional(db)
         .await
+        .map_err(Error::from)
 }
 
 /// The person who signs in as `login`: a username, or an e-mail address (case-insensitive).
@@ -63,7 +61,7 @@ pub async fn find_by_login<'c>(
     db: impl Executor<'c, Database = Any>,
     realm_id: &str,
     login: &str,
-) -> Result<Option<User>, sqlx::Error> {
+) -> Result<Option<User>, Error> {
     sqlx::query_as(sqlx::AssertSqlSafe(format!(
         "SELECT {COLUMNS} FROM users WHERE realm_id = $1 AND (username = $2 OR lower(email) = lower($2)) \
          ORDER BY CASE WHEN username = $2 THEN 0 ELSE 1 END LIMIT 1"
@@ -72,6 +70,7 @@ pub async fn find_by_login<'c>(
     .bind(login)
     .fetch_optional(db)
     .await
+    .map_err(Error::from)
 }
 
 /// Which of username and e-mail another person of the realm already has.
@@ -81,7 +80,7 @@ pub async fn taken<'c>(
     except_id: &str,
     username: &str,
     email: Option<&str>,
-) -> Result<(bool, bool), sqlx::Error> {
+) -> Result<(bool, bool), Error> {
     let (username_taken, email_taken): (i64, i64) = sqlx::query_as(
         "SELECT COALESCE(SUM(CASE WHEN username = $3 THEN 1 ELSE 0 END), 0), \
                 COALESCE(SUM(CASE WHEN lower(email) = lower($4) THEN 1 ELSE 0 END), 0) \
@@ -97,7 +96,7 @@ pub async fn taken<'c>(
 }
 
 /// Inserts the person; `false` when the username is taken in the realm.
-pub async fn insert<'c>(db: impl Executor<'c, Database = Any>, user: &User) -> Result<bool, sqlx::Error> {
+pub async fn insert<'c>(db: impl Executor<'c, Database = Any>, user: &User) -> Result<bool, Error> {
     let done = sqlx::query(
         "INSERT INTO users (id, realm_id, username, email, first_name, last_name, email_confirmed, status, \
          password_hash, must_change_password, created_at, updated_at) \
@@ -121,7 +120,7 @@ pub async fn insert<'c>(db: impl Executor<'c, Database = Any>, user: &User) -> R
 }
 
 /// Writes every changeable field, the password hash included.
-pub async fn update<'c>(db: impl Executor<'c, Database = Any>, user: &User) -> Result<(), sqlx::Error> {
+pub async fn update<'c>(db: impl Executor<'c, Database = Any>, user: &User) -> Result<(), Error> {
     sqlx::query(
         "UPDATE users SET username = $3, email = $4, first_name = $5, last_name = $6, email_confirmed = $7, \
          status = $8, password_hash = $9, must_change_password = $10, updated_at = $11 \
@@ -141,6 +140,7 @@ pub async fn update<'c>(db: impl Executor<'c, Database = Any>, user: &User) -> R
     .execute(db)
     .await
     .map(|_| ())
+    .map_err(Error::from)
 }
 
 /// The account must change its password at next sign-in (its password was exposed).
@@ -148,7 +148,7 @@ pub async fn require_password_change<'c>(
     db: impl Executor<'c, Database = Any>,
     id: &str,
     now: i64,
-) -> Result<(), sqlx::Error> {
+) -> Result<(), Error> {
     sqlx::query("UPDATE users SET must_change_password = $2, updated_at = $3 WHERE id = $1")
         .bind(id)
         .bind(true)
@@ -156,13 +156,26 @@ pub async fn require_password_change<'c>(
         .execute(db)
         .await
         .map(|_| ())
+        .map_err(Error::from)
 }
 
-pub async fn delete<'c>(db: impl Executor<'c, Database = Any>, realm_id: &str, id: &str) -> Result<(), sqlx::Error> {
+pub async fn delete<'c>(db: impl Executor<'c, Database = Any>, realm_id: &str, id: &str) -> Result<(), Error> {
     sqlx::query("DELETE FROM users WHERE realm_id = $1 AND id = $2")
         .bind(realm_id)
         .bind(id)
         .execute(db)
         .await
         .map(|_| ())
+        .map_err(Error::from)
+}
+
+/// A page of a realm's users, optionally only those whose e-mail is (or is not) confirmed.
+pub async fn page(
+    store: &Store,
+    realm_id: &str,
+    email_confirmed: Option<bool>,
+    request: &PageRequest,
+) -> Result<Page<User>, Error> {
+    let scope = Scope::of("realm_id", realm_id).and_given("email_confirmed", email_confirmed);
+    page::fetch(store.pool(), &LISTING, &scope, request).await
 }

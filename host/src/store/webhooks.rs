@@ -2,9 +2,9 @@
 
 use sqlx::{Any, Executor};
 
-use super::Backend;
-use super::page::Listing;
+use super::page::{self, Listing, Page, PageRequest, Scope};
 use super::text_enum;
+use super::{Error, Store};
 
 text_enum! {
     /// Which events an endpoint can hear.
@@ -65,8 +65,9 @@ pub struct Endpoint {
     pub name: String,
     pub url: String,
     pub description: Option<String>,
-    /// JSON list of event names.
-    pub events: String,
+    /// Event names.
+    #[sqlx(try_from = "super::JsonList")]
+    pub events: Vec<String>,
     pub retries: i64,
     pub first_retry_after_seconds: i64,
     #[sqlx(try_from = "String")]
@@ -91,7 +92,7 @@ pub const ENDPOINT_LISTING: Listing = Listing {
     sortable: &[("name", "name"), ("url", "url"), ("updatedAt", "updated_at"), ("createdAt", "created_at")],
 };
 
-pub async fn insert<'c>(db: impl Executor<'c, Database = Any>, endpoint: &Endpoint) -> Result<(), sqlx::Error> {
+pub async fn insert<'c>(db: impl Executor<'c, Database = Any>, endpoint: &Endpoint) -> Result<(), Error> {
     sqlx::query(
         "INSERT INTO webhook_endpoints (id, account_id, realm_id, kind, client_id, name, url, description, events, \
          retries, first_retry_after_seconds, status, secret_sealed, secret_last_four, consecutive_failures, \
@@ -105,7 +106,7 @@ pub async fn insert<'c>(db: impl Executor<'c, Database = Any>, endpoint: &Endpoi
     .bind(&endpoint.name)
     .bind(&endpoint.url)
     .bind(&endpoint.description)
-    .bind(&endpoint.events)
+    .bind(super::to_json_list(&endpoint.events))
     .bind(endpoint.retries)
     .bind(endpoint.first_retry_after_seconds)
     .bind(endpoint.status.as_str())
@@ -117,6 +118,7 @@ pub async fn insert<'c>(db: impl Executor<'c, Database = Any>, endpoint: &Endpoi
     .execute(db)
     .await
     .map(|_| ())
+    .map_err(Error::from)
 }
 
 /// The endpoint with this id among the realm's endpoints of `kind` (and the client's, for a
@@ -126,7 +128,7 @@ pub async fn find<'c>(
     realm_id: &str,
     client_id: Option<&str>,
     id: &str,
-) -> Result<Option<Endpoint>, sqlx::Error> {
+) -> Result<Option<Endpoint>, Error> {
     let kind = if client_id.is_some() { EndpointKind::Client } else { EndpointKind::Realm };
     sqlx::query_as(sqlx::AssertSqlSafe(format!(
         "SELECT {ENDPOINT_COLUMNS} FROM webhook_endpoints WHERE id = $1 AND realm_id = $2 AND kind = $3 \
@@ -138,10 +140,11 @@ pub async fn find<'c>(
     .bind(client_id)
     .fetch_optional(db)
     .await
+    .map_err(Error::from)
 }
 
 /// Writes everything an update, a rotation or a health change may touch.
-pub async fn update<'c>(db: impl Executor<'c, Database = Any>, endpoint: &Endpoint) -> Result<(), sqlx::Error> {
+pub async fn update<'c>(db: impl Executor<'c, Database = Any>, endpoint: &Endpoint) -> Result<(), Error> {
     sqlx::query(
         "UPDATE webhook_endpoints SET name = $2, url = $3, description = $4, events = $5, retries = $6, \
          first_retry_after_seconds = $7, status = $8, secret_sealed = $9, secret_last_four = $10, \
@@ -151,7 +154,7 @@ pub async fn update<'c>(db: impl Executor<'c, Database = Any>, endpoint: &Endpoi
     .bind(&endpoint.name)
     .bind(&endpoint.url)
     .bind(&endpoint.description)
-    .bind(&endpoint.events)
+    .bind(super::to_json_list(&endpoint.events))
     .bind(endpoint.retries)
     .bind(endpoint.first_retry_after_seconds)
     .bind(endpoint.status.as_str())
@@ -162,23 +165,30 @@ pub async fn update<'c>(db: impl Executor<'c, Database = Any>, endpoint: &Endpoi
     .execute(db)
     .await
     .map(|_| ())
+    .map_err(Error::from)
 }
 
-pub async fn delete<'c>(db: impl Executor<'c, Database = Any>, id: &str) -> Result<(), sqlx::Error> {
-    sqlx::query("DELETE FROM webhook_endpoints WHERE id = $1").bind(id).execute(db).await.map(|_| ())
+pub async fn delete<'c>(db: impl Executor<'c, Database = Any>, id: &str) -> Result<(), Error> {
+    sqlx::query("DELETE FROM webhook_endpoints WHERE id = $1")
+        .bind(id)
+        .execute(db)
+        .await
+        .map(|_| ())
+        .map_err(Error::from)
 }
 
 /// The realm's Active endpoints, which receive new events.
 pub async fn active_in_realm<'c>(
     db: impl Executor<'c, Database = Any>,
     realm_id: &str,
-) -> Result<Vec<Endpoint>, sqlx::Error> {
+) -> Result<Vec<Endpoint>, Error> {
     sqlx::query_as(sqlx::AssertSqlSafe(format!(
         "SELECT {ENDPOINT_COLUMNS} FROM webhook_endpoints WHERE realm_id = $1 AND status = 'Active'"
     )))
     .bind(realm_id)
     .fetch_all(db)
     .await
+    .map_err(Error::from)
 }
 
 /// One attempt to deliver a payload to an endpoint, scheduled or made.
@@ -208,7 +218,7 @@ pub struct Attempt {
     pub created_at: i64,
 }
 
-const ATTEMPT_COLUMNS: &str = "id, endpoint_id, realm_id, endpoint_kind, client_id, event_id, event_type, kind, \
+pub(super) const ATTEMPT_COLUMNS: &str = "id, endpoint_id, realm_id, endpoint_kind, client_id, event_id, event_type, kind, \
      retry_number, payload, state, due_at, sent_at, response_status, response_headers, response_body, latency_ms, \
      error, created_at";
 
@@ -257,14 +267,17 @@ impl Attempt {
 
 /// Attempts one multi-row statement inserts: 13 values each, well under either database's limit
 /// on bound values.
-const INSERT_CHUNK: usize = 500;
+pub(super) const INSERT_CHUNK: usize = 500;
 
-pub async fn insert_attempt<'c>(db: impl Executor<'c, Database = Any>, attempt: &Attempt) -> Result<(), sqlx::Error> {
+pub async fn insert_attempt<'c>(db: impl Executor<'c, Database = Any>, attempt: &Attempt) -> Result<(), Error> {
     insert_attempts(db, std::slice::from_ref(attempt)).await
 }
 
 /// Inserts at most [`INSERT_CHUNK`] attempts in one statement.
-async fn insert_attempts<'c>(db: impl Executor<'c, Database = Any>, attempts: &[Attempt]) -> Result<(), sqlx::Error> {
+pub(super) async fn insert_attempts<'c>(
+    db: impl Executor<'c, Database = Any>,
+    attempts: &[Attempt],
+) -> Result<(), Error> {
     let mut insert = sqlx::query(sqlx::AssertSqlSafe(format!(
         "INSERT INTO webhook_attempts (id, endpoint_id, realm_id, endpoint_kind, client_id, event_id, event_type, \
          kind, retry_number, payload, state, due_at, created_at) VALUES {}",
@@ -286,98 +299,7 @@ async fn insert_attempts<'c>(db: impl Executor<'c, Database = Any>, attempts: &[
             .bind(attempt.due_at)
             .bind(attempt.created_at);
     }
-    insert.execute(db).await.map(|_| ())
-}
-
-/// Inserts many attempts: on PostgreSQL a few hundred per statement, on SQLite (in-process, where
-/// a prepared one-row statement is cheapest) one by one.
-pub async fn insert_all_attempts(
-    tx: &mut super::Connection,
-    backend: Backend,
-    attempts: &[Attempt],
-) -> Result<(), sqlx::Error> {
-    let per_statement = match backend {
-        Backend::Postgres => INSERT_CHUNK,
-        Backend::Sqlite => 1,
-    };
-    for chunk in attempts.chunks(per_statement) {
-        insert_attempts(&mut *tx, chunk).await?;
-    }
-    Ok(())
-}
-
-/// The answer to a successful attempt.
-#[derive(Debug, Clone)]
-pub struct Accepted<'a> {
-    pub id: &'a str,
-    pub sent_at: i64,
-    pub status: Option<i64>,
-    pub headers: Option<&'a str>,
-    pub body: Option<&'a str>,
-    pub latency_ms: i64,
-}
-
-/// Records successful attempts still Scheduled. On PostgreSQL, where each statement is a round
-/// trip, many per statement (`UPDATE … FROM (VALUES …)`, whose columns are named `column1`,
-/// `column2`, …); SQLite runs in-process and is faster with one prepared statement per row, as
-/// its planner does not look rows up by key from a `VALUES` list.
-pub async fn record_accepted(
-    tx: &mut super::Connection,
-    backend: Backend,
-    accepted: &[Accepted<'_>],
-) -> Result<(), sqlx::Error> {
-    if backend == Backend::Sqlite {
-        for answer in accepted {
-            sqlx::query(
-                "UPDATE webhook_attempts SET state = 'Succeeded', sent_at = $2, response_status = $3, \
-                 response_headers = $4, response_body = $5, latency_ms = $6, error = NULL, claimed_until = NULL \
-                 WHERE id = $1 AND state = 'Scheduled'",
-            )
-            .bind(answer.id)
-            .bind(answer.sent_at)
-            .bind(answer.status)
-            .bind(answer.headers)
-            .bind(answer.body)
-            .bind(answer.latency_ms)
-            .execute(&mut *tx)
-            .await?;
-        }
-        return Ok(());
-    }
-    for chunk in accepted.chunks(INSERT_CHUNK) {
-        let rows: Vec<String> = (0..chunk.len())
-            .map(|row| {
-                let n = row * 6;
-                format!(
-                    "(${}, CAST(${} AS BIGINT), CAST(${} AS BIGINT), ${}, ${}, CAST(${} AS BIGINT))",
-                    n + 1,
-                    n + 2,
-                    n + 3,
-                    n + 4,
-                    n + 5,
-                    n + 6
-                )
-            })
-            .collect();
-        let mut update = sqlx::query(sqlx::AssertSqlSafe(format!(
-            "UPDATE webhook_attempts SET state = 'Succeeded', sent_at = v.column2, response_status = v.column3, \
-             response_headers = v.column4, response_body = v.column5, latency_ms = v.column6, error = NULL, \
-             claimed_until = NULL FROM (VALUES {}) AS v WHERE webhook_attempts.id = v.column1 \
-             AND webhook_attempts.state = 'Scheduled'",
-            rows.join(", ")
-        )));
-        for answer in chunk {
-            update = update
-                .bind(answer.id)
-                .bind(answer.sent_at)
-                .bind(answer.status)
-                .bind(answer.headers)
-                .bind(answer.body)
-                .bind(answer.latency_ms);
-        }
-        update.execute(&mut *tx).await?;
-    }
-    Ok(())
+    insert.execute(db).await.map(|_| ()).map_err(Error::from)
 }
 
 /// The attempt with this id made to this endpoint.
@@ -385,7 +307,7 @@ pub async fn find_attempt<'c>(
     db: impl Executor<'c, Database = Any>,
     endpoint_id: &str,
     id: &str,
-) -> Result<Option<Attempt>, sqlx::Error> {
+) -> Result<Option<Attempt>, Error> {
     sqlx::query_as(sqlx::AssertSqlSafe(format!(
         "SELECT {ATTEMPT_COLUMNS} FROM webhook_attempts WHERE id = $1 AND endpoint_id = $2"
     )))
@@ -393,6 +315,7 @@ pub async fn find_attempt<'c>(
     .bind(endpoint_id)
     .fetch_optional(db)
     .await
+    .map_err(Error::from)
 }
 
 /// Cancels the automatic retries still scheduled for an event at an endpoint.
@@ -400,7 +323,7 @@ pub async fn cancel_retries<'c>(
     db: impl Executor<'c, Database = Any>,
     endpoint_id: &str,
     event_id: &str,
-) -> Result<u64, sqlx::Error> {
+) -> Result<u64, Error> {
     sqlx::query(
         "UPDATE webhook_attempts SET state = 'Cancelled' \
          WHERE endpoint_id = $1 AND event_id = $2 AND kind = 'Retry' AND state = 'Scheduled'",
@@ -410,13 +333,14 @@ pub async fn cancel_retries<'c>(
     .execute(db)
     .await
     .map(|done| done.rows_affected())
+    .map_err(Error::from)
 }
 
 /// Removes finished attempts and fanned-out events older than `before` (the 30-day history).
 pub async fn delete_history_before<'c>(
     db: impl Executor<'c, Database = Any> + Copy,
     before: i64,
-) -> Result<u64, sqlx::Error> {
+) -> Result<u64, Error> {
     let attempts = sqlx::query("DELETE FROM webhook_attempts WHERE created_at < $1 AND state <> 'Scheduled'")
         .bind(before)
         .execute(db)
@@ -494,7 +418,7 @@ pub async fn metrics(
     (realm_id, client_id): (&str, &str),
     endpoint_id: Option<&str>,
     (from, to): (i64, i64),
-) -> Result<Metrics, sqlx::Error> {
+) -> Result<Metrics, Error> {
     let window = "realm_id = $1 AND endpoint_kind = 'Client' AND client_id = $2 AND ($3 IS NULL OR endpoint_id = $3) \
                   AND created_at >= $4 AND created_at < $5";
     let bind = |sql: String| {
@@ -551,4 +475,64 @@ pub async fn metrics(
     .map(|(status, error, times)| (status, error.unwrap_or_default(), times))
     .collect();
     Ok(Metrics { attempts, succeeded, scheduled, latency_average_ms, latency_percentiles_ms, failures })
+}
+
+/// The endpoints of a realm (`client_id` `None`) or of one of its clients, or their deliveries.
+#[derive(Debug, Clone, Copy)]
+pub struct Place<'a> {
+    pub realm_id: &'a str,
+    pub client_id: Option<&'a str>,
+}
+
+impl Place<'_> {
+    pub fn kind(&self) -> EndpointKind {
+        if self.client_id.is_some() { EndpointKind::Client } else { EndpointKind::Realm }
+    }
+
+    fn scope(&self, kind_column: &'static str) -> Scope {
+        Scope::of("realm_id", self.realm_id)
+            .and(kind_column, self.kind().as_str())
+            .and_given("client_id", self.client_id)
+    }
+}
+
+/// A page of a place's endpoints.
+pub async fn endpoint_page(store: &Store, place: Place<'_>, request: &PageRequest) -> Result<Page<Endpoint>, Error> {
+    page::fetch(store.pool(), &ENDPOINT_LISTING, &place.scope("kind"), request).await
+}
+
+/// Which attempts of a place a page shows.
+#[derive(Debug, Clone, Default)]
+pub struct AttemptFilter<'a> {
+    pub endpoint_id: Option<&'a str>,
+    pub event_id: Option<&'a str>,
+    pub event_type: Option<&'a str>,
+    pub kind: Option<&'a str>,
+}
+
+/// A page of the delivery attempts to a place's endpoints.
+pub async fn attempt_page(
+    store: &Store,
+    place: Place<'_>,
+    filter: AttemptFilter<'_>,
+    request: &PageRequest,
+) -> Result<Page<Attempt>, Error> {
+    let scope = place
+        .scope("endpoint_kind")
+        .and_given("endpoint_id", filter.endpoint_id)
+        .and_given("event_id", filter.event_id)
+        .and_given("event_type", filter.event_type)
+        .and_given("kind", filter.kind);
+    page::fetch(store.pool(), &ATTEMPT_LISTING, &scope, request).await
+}
+
+/// A page of the events delivered to a place's endpoints, optionally of one type.
+pub async fn event_page(
+    store: &Store,
+    place: Place<'_>,
+    event_type: Option<&str>,
+    request: &PageRequest,
+) -> Result<Page<EventDelivery>, Error> {
+    let scope = place.scope("endpoint_kind").and_given("event_type", event_type);
+    page::fetch(store.pool(), &EVENT_LISTING, &scope, request).await
 }

@@ -6,6 +6,7 @@
 use serde_json::Value;
 use tokio::sync::{mpsc, oneshot};
 
+use super::Error;
 use super::delegation::{self, Exchange};
 use super::sessions::{self, RefreshToken};
 use super::{ROWS_PER_STATEMENT, Store, values_placeholders};
@@ -140,7 +141,7 @@ struct Written {
 /// exchange of every presented refresh token, one insert of the next tokens, one touch of the
 /// sessions, one update of each grant tokens were issued under, the trail rows and the events in
 /// rows of 32.
-async fn write(store: &Store, batch: &[Job]) -> Result<Written, sqlx::Error> {
+async fn write(store: &Store, batch: &[Job]) -> Result<Written, Error> {
     let rotations: Vec<&Rotation> = batch
         .iter()
         .filter_map(|job| match job {

@@ -9,16 +9,15 @@ use std::time::{Duration, Instant};
 
 use chrono::{DateTime, Utc};
 use serde_json::{Map, Value};
-use sqlx::Row as _;
 use tokio::task::JoinSet;
 
 use super::{Webhooks, retry_delay_ms, signature};
 use crate::AppState;
 use crate::clock::to_millis;
+use crate::store::deliveries::{self as queue, Target};
 use crate::store::events::StoredEvent;
 use crate::store::notifications::Severity;
 use crate::store::webhooks::{self as store, Attempt, AttemptKind, AttemptState, Endpoint, EndpointKind};
-use crate::store::{Backend, from_json_list, list_placeholders};
 
 /// Events fanned out per round.
 const FAN_OUT_BATCH: usize = 500;
@@ -89,6 +88,25 @@ pub async fn run(state: AppState) {
     }
 }
 
+/// Runs rounds until nothing is left to fan out or due at the clock's time, each round sending
+/// every attempt it claimed and recording their outcomes before the next: the manual clock's step.
+/// Retries are due later than the round that scheduled them, so the rounds end.
+pub async fn settle(state: &AppState) -> anyhow::Result<()> {
+    loop {
+        let fanned = fan_out(state).await?;
+        let claimed = claim(state, MAX_IN_FLIGHT).await?;
+        if fanned == 0 && claimed.is_empty() {
+            return Ok(());
+        }
+        let at = state.clock.now();
+        let sends = claimed.into_iter().map(|due| send(&state.webhooks, due, at));
+        let finished = futures_util::future::join_all(sends).await;
+        if !finished.is_empty() {
+            record(state, finished).await?;
+        }
+    }
+}
+
 /// Whether an endpoint hears an event: the event happened once it existed, is of its kind, in its
 /// realm, for its client (a client endpoint also hears the realm's user events, which belong to no
 /// client), and among its subscriptions.
@@ -128,25 +146,12 @@ pub fn envelope(
 /// Fans out a batch of new events: builds each payload once and schedules one attempt per
 /// subscribed Active endpoint, in the transaction that marks the events fanned out.
 async fn fan_out(state: &AppState) -> anyhow::Result<usize> {
-    let lock = match state.store.backend() {
-        Backend::Postgres => " FOR UPDATE SKIP LOCKED",
-        Backend::Sqlite => "",
-    };
     let now = to_millis(state.clock.now());
     let mut tx = state.store.begin_claim().await?;
-    // Taken and marked in one statement; the oldest first.
-    let mut events: Vec<StoredEvent> = sqlx::query_as(sqlx::AssertSqlSafe(format!(
-        "UPDATE event_outbox SET fanned_out_at = $1 WHERE id IN (SELECT id FROM event_outbox \
-         WHERE fanned_out_at IS NULL ORDER BY created_at LIMIT {FAN_OUT_BATCH}{lock}) \
-         RETURNING id, event_type, account_id, realm_id, client_id, created_at, data"
-    )))
-    .bind(now)
-    .fetch_all(&mut *tx)
-    .await?;
+    let events = queue::claim_events(&mut tx, now, FAN_OUT_BATCH).await?;
     if events.is_empty() {
         return Ok(0);
     }
-    events.sort_by(|a, b| (a.created_at, &a.id).cmp(&(b.created_at, &b.id)));
 
     // The Active endpoints of each realm met in the batch, with their subscriptions.
     let mut endpoints: HashMap<String, Vec<(Endpoint, Vec<String>)>> = HashMap::new();
@@ -158,7 +163,7 @@ async fn fan_out(state: &AppState) -> anyhow::Result<usize> {
             let found = found
                 .into_iter()
                 .map(|endpoint| {
-                    let events = from_json_list(&endpoint.events);
+                    let events = endpoint.events.clone();
                     (endpoint, events)
                 })
                 .collect();
@@ -205,7 +210,7 @@ async fn fan_out(state: &AppState) -> anyhow::Result<usize> {
             scheduled.push(attempt);
         }
     }
-    store::insert_all_attempts(&mut tx, state.store.backend(), &scheduled).await?;
+    queue::insert_all_attempts(&mut tx, &scheduled).await?;
     tx.commit().await?;
     if !scheduled.is_empty() {
         tracing::debug!(events = events.len(), scheduled = scheduled.len(), "webhook events fanned out");
@@ -213,79 +218,17 @@ async fn fan_out(state: &AppState) -> anyhow::Result<usize> {
     Ok(events.len())
 }
 
-/// An attempt claimed for sending, with what sending it needs from its endpoint.
+/// An attempt claimed for sending, with where it goes.
 #[derive(Debug)]
 struct Due {
     attempt: Attempt,
-    url: String,
-    secret_sealed: String,
-    retries: i64,
-    first_retry_after_seconds: i64,
+    target: Target,
 }
 
 async fn claim(state: &AppState, room: usize) -> anyhow::Result<Vec<Due>> {
     let now = to_millis(state.clock.now());
-    let lock = match state.store.backend() {
-        Backend::Postgres => " FOR UPDATE SKIP LOCKED",
-        Backend::Sqlite => "",
-    };
-    let mut tx = state.store.begin_claim().await?;
-    let ids: Vec<String> = sqlx::query(sqlx::AssertSqlSafe(format!(
-        "UPDATE webhook_attempts SET claimed_until = $1 WHERE id IN (SELECT id FROM webhook_attempts \
-         WHERE state = 'Scheduled' AND due_at <= $2 AND (claimed_until IS NULL OR claimed_until <= $2) \
-         ORDER BY due_at LIMIT $3{lock}) RETURNING id"
-    )))
-    .bind(now + LEASE_MS)
-    .bind(now)
-    .bind(i64::try_from(room).unwrap_or(i64::MAX))
-    .fetch_all(&mut *tx)
-    .await?
-    .iter()
-    .map(|row| row.try_get::<String, _>(0))
-    .collect::<Result<_, _>>()?;
-    tx.commit().await?;
-    if ids.is_empty() {
-        return Ok(Vec::new());
-    }
-    let mut select = sqlx::query_as::<_, Attempt>(sqlx::AssertSqlSafe(format!(
-        "SELECT id, endpoint_id, realm_id, endpoint_kind, client_id, event_id, event_type, kind, retry_number, \
-         payload, state, due_at, sent_at, response_status, response_headers, response_body, latency_ms, error, \
-         created_at FROM webhook_attempts WHERE id IN ({})",
-        list_placeholders(1, ids.len())
-    )));
-    for id in &ids {
-        select = select.bind(id);
-    }
-    let attempts = select.fetch_all(state.store.pool()).await?;
-    let endpoint_ids: Vec<&str> =
-        attempts.iter().map(|attempt| attempt.endpoint_id.as_str()).collect::<HashSet<_>>().into_iter().collect();
-    let mut endpoints = sqlx::query(sqlx::AssertSqlSafe(format!(
-        "SELECT id, url, secret_sealed, retries, first_retry_after_seconds FROM webhook_endpoints WHERE id IN ({})",
-        list_placeholders(1, endpoint_ids.len())
-    )));
-    for id in &endpoint_ids {
-        endpoints = endpoints.bind(*id);
-    }
-    let mut targets = HashMap::new();
-    for row in endpoints.fetch_all(state.store.pool()).await? {
-        let id: String = row.try_get(0)?;
-        targets.insert(
-            id,
-            (
-                row.try_get::<String, _>(1)?,
-                row.try_get::<String, _>(2)?,
-                row.try_get::<i64, _>(3)?,
-                row.try_get::<i64, _>(4)?,
-            ),
-        );
-    }
-    Ok(attempts
-        .into_iter()
-        .filter_map(|attempt| {
-            let (url, secret_sealed, retries, first) = targets.get(&attempt.endpoint_id)?.clone();
-            Some(Due { attempt, url, secret_sealed, retries, first_retry_after_seconds: first })
-        })
-        .collect())
+    let claimed = queue::claim_attempts(&state.store, now, now + LEASE_MS, room).await?;
+    Ok(claimed.into_iter().map(|(attempt, target)| Due { attempt, target }).collect())
 }
 
 /// What one attempt came to.
@@ -307,8 +250,8 @@ struct Outcome {
 async fn send(webhooks: &Webhooks, due: Due, at: DateTime<Utc>) -> Outcome {
     let started = Instant::now();
     let mut outcome = Outcome {
-        retries: due.retries,
-        first_retry_after_seconds: due.first_retry_after_seconds,
+        retries: due.target.retries,
+        first_retry_after_seconds: due.target.first_retry_after_seconds,
         succeeded: false,
         sent_at: to_millis(at),
         status: None,
@@ -318,7 +261,7 @@ async fn send(webhooks: &Webhooks, due: Due, at: DateTime<Utc>) -> Outcome {
         error: None,
         attempt: due.attempt,
     };
-    match post(webhooks, &due.url, &due.secret_sealed, &outcome.attempt, at.timestamp()).await {
+    match post(webhooks, &due.target.url, &due.target.secret_sealed, &outcome.attempt, at.timestamp()).await {
         Ok(response) => {
             let status = response.status();
             outcome.succeeded = status.is_success();
@@ -410,9 +353,9 @@ async fn record(state: &AppState, outcomes: Vec<Outcome>) -> anyhow::Result<()> 
     let mut tx = state.store.begin().await?;
     // Successes, the bulk of any round, take a few statements whatever their number: their rows,
     // then the health of their endpoints.
-    let answers: Vec<store::Accepted<'_>> = accepted
+    let answers: Vec<queue::Accepted<'_>> = accepted
         .iter()
-        .map(|outcome| store::Accepted {
+        .map(|outcome| queue::Accepted {
             id: &outcome.attempt.id,
             sent_at: outcome.sent_at,
             status: outcome.status,
@@ -421,7 +364,7 @@ async fn record(state: &AppState, outcomes: Vec<Outcome>) -> anyhow::Result<()> 
             latency_ms: outcome.latency_ms,
         })
         .collect();
-    store::record_accepted(&mut tx, state.store.backend(), &answers).await?;
+    queue::record_accepted(&mut tx, &answers).await?;
     // When each endpoint last accepted an attempt in this round: failures before that do not count.
     let mut last_success: HashMap<&str, i64> = HashMap::new();
     for outcome in &accepted {
@@ -430,33 +373,18 @@ async fn record(state: &AppState, outcomes: Vec<Outcome>) -> anyhow::Result<()> 
         *latest = (*latest).max(finished);
     }
     let healthy: Vec<&str> = last_success.keys().copied().collect();
-    if !healthy.is_empty() {
-        let mut reset = sqlx::query(sqlx::AssertSqlSafe(format!(
-            "UPDATE webhook_endpoints SET consecutive_failures = 0 WHERE id IN ({}) AND consecutive_failures <> 0",
-            list_placeholders(1, healthy.len())
-        )));
-        for id in &healthy {
-            reset = reset.bind(*id);
-        }
-        reset.execute(&mut *tx).await?;
-    }
+    queue::reset_failures(&mut tx, &healthy).await?;
     for outcome in failed {
-        let updated = sqlx::query(
-            "UPDATE webhook_attempts SET state = $2, sent_at = $3, response_status = $4, response_headers = $5, \
-             response_body = $6, latency_ms = $7, error = $8, claimed_until = NULL WHERE id = $1 AND state = 'Scheduled'",
-        )
-        .bind(&outcome.attempt.id)
-        .bind(AttemptState::Failed.as_str())
-        .bind(outcome.sent_at)
-        .bind(outcome.status)
-        .bind(&outcome.headers)
-        .bind(&outcome.body)
-        .bind(outcome.latency_ms)
-        .bind(&outcome.error)
-        .execute(&mut *tx)
-        .await?
-        .rows_affected();
-        if updated == 0 {
+        let refused = queue::Refused {
+            id: &outcome.attempt.id,
+            sent_at: outcome.sent_at,
+            status: outcome.status,
+            headers: outcome.headers.as_deref(),
+            body: outcome.body.as_deref(),
+            latency_ms: outcome.latency_ms,
+            error: outcome.error.as_deref(),
+        };
+        if !queue::record_refused(&mut tx, &refused).await? {
             // Recorded by another host after a lapsed lease, or its endpoint is gone.
             continue;
         }
@@ -464,43 +392,30 @@ async fn record(state: &AppState, outcomes: Vec<Outcome>) -> anyhow::Result<()> 
         let superseded = last_success
             .get(attempt.endpoint_id.as_str())
             .is_some_and(|&success| success > outcome.sent_at + outcome.latency_ms);
-        if attempt.kind != AttemptKind::Retry && !superseded {
-            let disabled = sqlx::query(
-                "UPDATE webhook_endpoints SET consecutive_failures = consecutive_failures + 1, \
-                 status = CASE WHEN consecutive_failures + 1 >= 10 AND status = 'Active' THEN 'Disabled' ELSE status END, \
-                 updated_at = CASE WHEN consecutive_failures + 1 = 10 AND status = 'Active' THEN $2 ELSE updated_at END \
-                 WHERE id = $1 RETURNING consecutive_failures, status, account_id, name, url",
-            )
-            .bind(&attempt.endpoint_id)
-            .bind(now)
-            .fetch_optional(&mut *tx)
-            .await?;
-            if let Some(row) = disabled {
-                let (failures, status): (i64, String) = (row.try_get(0)?, row.try_get(1)?);
-                if failures == 10 && status == "Disabled" {
-                    tracing::warn!(endpoint = %attempt.endpoint_id, "webhook endpoint disabled after 10 consecutive failed deliveries");
-                    if attempt.endpoint_kind == EndpointKind::Client {
-                        let (account_id, name, url): (String, String, String) =
-                            (row.try_get(2)?, row.try_get(3)?, row.try_get(4)?);
-                        let client = attempt.client_id.as_deref().unwrap_or_default();
-                        let raised = crate::notifications::Raised {
-                            account_id: &account_id,
-                            notification_type: "webhook_disabled",
-                            severity: Severity::Critical,
-                            title: format!("Webhook {name} disabled"),
-                            description: format!(
-                                "The webhook endpoint {name} ({url}) of client {client} in realm {} failed 10 \
-                                 deliveries in a row and was disabled. Fix the receiver, then update the endpoint to \
-                                 make it Active again.",
-                                attempt.realm_id
-                            ),
-                            resource_id: Some(&attempt.endpoint_id),
-                            realm_id: Some(&attempt.realm_id),
-                            webhook: true,
-                        };
-                        crate::notifications::raise(&mut tx, raised, now).await?;
-                    }
-                }
+        if attempt.kind != AttemptKind::Retry
+            && !superseded
+            && let Some(disabled) = queue::count_failure(&mut tx, &attempt.endpoint_id, now).await?
+        {
+            tracing::warn!(endpoint = %attempt.endpoint_id, "webhook endpoint disabled after 10 consecutive failed deliveries");
+            if attempt.endpoint_kind == EndpointKind::Client {
+                let queue::Disabled { account_id, name, url } = disabled;
+                let client = attempt.client_id.as_deref().unwrap_or_default();
+                let raised = crate::notifications::Raised {
+                    account_id: &account_id,
+                    notification_type: "webhook_disabled",
+                    severity: Severity::Critical,
+                    title: format!("Webhook {name} disabled"),
+                    description: format!(
+                        "The webhook endpoint {name} ({url}) of client {client} in realm {} failed 10 \
+                         deliveries in a row and was disabled. Fix the receiver, then update the endpoint to \
+                         make it Active again.",
+                        attempt.realm_id
+                    ),
+                    resource_id: Some(&attempt.endpoint_id),
+                    realm_id: Some(&attempt.realm_id),
+                    webhook: true,
+                };
+                crate::notifications::raise(&mut tx, raised, now).await?;
             }
         }
         let retried = matches!(attempt.kind, AttemptKind::Event | AttemptKind::Retry);

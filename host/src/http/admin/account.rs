@@ -27,9 +27,7 @@ use crate::mail::{Mail, MailError};
 use crate::store::accounts::{self, Member};
 use crate::store::invitations::{self as invitation_store, Invitation};
 use crate::store::notifications::{self as notification_store, AttacksDetected, Notification, Preferences};
-use crate::store::page::Bind;
 use crate::store::trail::{Change, ChangeAction};
-use crate::store::{from_json_list, to_json_list};
 use crate::validate::{Rule, one_of, parsed};
 
 /// Prefix of invitation tokens.
@@ -78,7 +76,7 @@ impl MemberView {
             user_id: member.user_id,
             username: member.username,
             email: member.email,
-            roles: from_json_list(&member.roles),
+            roles: member.roles.clone(),
             joined_at: iso(from_millis(member.created_at)),
         }
     }
@@ -97,9 +95,9 @@ pub async fn members(State(state): State<AppState>, caller: Caller) -> Result<Re
 async fn member_in_reach(state: &AppState, caller: &Caller, user_id: &str) -> Result<(Member, bool), Error> {
     caller.require_account(state, permission::ACCOUNT_UPDATE)?;
     let team = accounts::members(state.store.pool(), caller.account_id()).await?;
-    let owners = team.iter().filter(|m| from_json_list(&m.roles).iter().any(|r| r == "Owner")).count();
+    let owners = team.iter().filter(|m| m.roles.iter().any(|r| r == "Owner")).count();
     let member = team.into_iter().find(|m| m.user_id == user_id).ok_or(Error::NotFound("member"))?;
-    let is_owner = from_json_list(&member.roles).iter().any(|r| r == "Owner");
+    let is_owner = member.roles.iter().any(|r| r == "Owner");
     Ok((member, is_owner && owners == 1))
 }
 
@@ -132,7 +130,7 @@ pub async fn update_member(
     let before = json!(MemberView::of(member.clone()));
     let mut tx = state.store.begin().await?;
     accounts::set_member_roles(&mut *tx, caller.account_id(), &user_id, &roles).await?;
-    let updated = Member { roles: to_json_list(&roles), ..member };
+    let updated = Member { roles: roles.clone(), ..member };
     let view = MemberView::of(updated);
     let change =
         Change::outside_realms(ChangeAction::Update, "account_member", &user_id, Some(before), Some(json!(view)), 200);
@@ -198,7 +196,7 @@ impl InvitationView {
             status: invitation.status(now).to_owned(),
             id: invitation.id,
             email: invitation.email,
-            roles: from_json_list(&invitation.roles),
+            roles: invitation.roles.clone(),
             invited_by: invitation.invited_by,
             created_at: iso(from_millis(invitation.created_at)),
             expires_at: iso(from_millis(invitation.expires_at)),
@@ -255,7 +253,7 @@ pub async fn invite(
         id: new_guid(),
         account_id: caller.account_id().to_owned(),
         email: address.clone(),
-        roles: to_json_list(&roles),
+        roles: roles.clone(),
         token_hash: state.hasher.hash(&token),
         invited_by: caller.actor.user_id.clone().unwrap_or_else(|| caller.principal.id.clone()),
         created_at: now,
@@ -309,8 +307,8 @@ pub async fn invitations(
     caller.require_account(&state, permission::ACCOUNT_READ)?;
     let list = ListQuery::parse(query, &[])?;
     let now = to_millis(state.clock.now());
-    let scope = [("account_id", Bind::Text(caller.account_id().to_owned()))];
-    list.answer(&state, &invitation_store::LISTING, &scope, |i| InvitationView::of(i, now)).await
+    let found = invitation_store::page(&state.store, caller.account_id(), &list.page).await?;
+    Ok(envelope::paged(found.map(|invitation| InvitationView::of(invitation, now))))
 }
 
 #[utoipa::path(delete, path = "/account/invitations/{invitationId}", tag = "Account", params(("invitationId" = String, Path)),
@@ -460,8 +458,8 @@ pub async fn notifications(
 ) -> Result<Response, Error> {
     caller.require_account(&state, permission::ACCOUNT_READ)?;
     let list = ListQuery::parse(query, &[])?;
-    let scope = [("account_id", Bind::Text(caller.account_id().to_owned()))];
-    list.answer(&state, &notification_store::LISTING, &scope, NotificationView::of).await
+    let found = notification_store::page(&state.store, caller.account_id(), &list.page).await?;
+    Ok(envelope::paged(found.map(NotificationView::of)))
 }
 
 #[derive(Debug, ToSchema)]
@@ -538,7 +536,7 @@ pub async fn accept_invitation(
     if !invitation_store::accept(&mut *tx, &invitation.id, &user.id, now).await? {
         return Err(no_invitation());
     }
-    let roles = from_json_list(&invitation.roles);
+    let roles = invitation.roles.clone();
     accounts::insert_member(&mut *tx, &invitation.account_id, &user.id, &roles, now).await?;
     let member = Member {
         account_id: invitation.account_id.clone(),

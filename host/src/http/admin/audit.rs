@@ -12,8 +12,8 @@ use crate::authz::permission;
 use crate::clock::{from_millis, iso};
 use crate::error::Error;
 use crate::http::auth::Caller;
+use crate::http::envelope;
 use crate::store::access_log::{self, AccessEntry, AccessOutcome};
-use crate::store::page::Bind;
 use crate::store::trail::{self, TrailRow};
 
 #[derive(Debug, Serialize, ToSchema)]
@@ -106,21 +106,16 @@ pub async fn trail(
     RawQuery(query): RawQuery,
 ) -> Result<Response, Error> {
     caller.require_account(&state, permission::AUDIT_READ)?;
-    const FILTERS: [(&str, &str); 5] = [
-        ("realmId", "realm_id"),
-        ("resourceType", "resource_type"),
-        ("actorCredentialId", "actor_credential_id"),
-        ("actorUserId", "actor_user_id"),
-        ("action", "action"),
-    ];
-    let list = ListQuery::parse(query, &FILTERS.map(|(name, _)| name))?;
-    let mut scope = vec![("account_id", Bind::Text(caller.account_id().to_owned()))];
-    for (name, column) in FILTERS {
-        if let Some(value) = list.filter(name) {
-            scope.push((column, Bind::Text(value.to_owned())));
-        }
-    }
-    list.answer(&state, &trail::LISTING, &scope, |row: TrailRow| TrailView::from(row)).await
+    let list = ListQuery::parse(query, &["realmId", "resourceType", "actorCredentialId", "actorUserId", "action"])?;
+    let filter = trail::TrailFilter {
+        realm_id: list.filter("realmId"),
+        resource_type: list.filter("resourceType"),
+        actor_credential_id: list.filter("actorCredentialId"),
+        actor_user_id: list.filter("actorUserId"),
+        action: list.filter("action"),
+    };
+    let found = trail::page(&state.store, caller.account_id(), filter, &list.page).await?;
+    Ok(envelope::paged(found.map(TrailView::from)))
 }
 
 #[derive(Debug, Serialize, ToSchema)]
@@ -177,15 +172,10 @@ pub async fn access_logs(
     RawQuery(query): RawQuery,
 ) -> Result<Response, Error> {
     caller.require_account(&state, permission::AUDIT_READ)?;
-    const FILTERS: [(&str, &str); 2] = [("credentialId", "credential_id"), ("actorUserId", "actor_user_id")];
-    let list = ListQuery::parse(query, &FILTERS.map(|(name, _)| name))?;
+    let list = ListQuery::parse(query, &["credentialId", "actorUserId"])?;
     // Entries of this host still queued are written first, so a caller reads its own requests.
     state.access_log.flush().await;
-    let mut scope = vec![("account_id", Bind::Text(caller.account_id().to_owned()))];
-    for (name, column) in FILTERS {
-        if let Some(value) = list.filter(name) {
-            scope.push((column, Bind::Text(value.to_owned())));
-        }
-    }
-    list.answer(&state, &access_log::LISTING, &scope, |entry: AccessEntry| AccessView::from(entry)).await
+    let (credential, person) = (list.filter("credentialId"), list.filter("actorUserId"));
+    let found = access_log::page(&state.store, caller.account_id(), credential, person, &list.page).await?;
+    Ok(envelope::paged(found.map(AccessView::from)))
 }

@@ -20,7 +20,6 @@ use crate::http::auth::Caller;
 use crate::http::envelope;
 use crate::ids::new_guid;
 use crate::store::captures::{self as store, Capture, CapturedRequest};
-use crate::store::page::Bind;
 
 /// How long a capture records requests.
 pub const RETENTION_HOURS: i64 = 24;
@@ -124,12 +123,8 @@ pub async fn list_captures(
 ) -> Result<Response, Error> {
     caller.require_account(&state, permission::WEBHOOK_READ)?;
     let list = ListQuery::parse(query, &[])?;
-    let scope = [
-        ("account_id", Bind::Text(caller.account_id().to_owned())),
-        ("expires_at >", Bind::Int(to_millis(state.clock.now()))),
-    ];
-    let found =
-        crate::store::page::fetch::<Capture>(state.store.pool(), &store::CAPTURE_LISTING, &scope, &list.page).await?;
+    let now = to_millis(state.clock.now());
+    let found = store::page(&state.store, caller.account_id(), now, &list.page).await?;
     Ok(envelope::paged(found.map(|capture| CaptureView::of(&state, capture))))
 }
 
@@ -157,8 +152,8 @@ pub async fn captured_requests(
 ) -> Result<Response, Error> {
     let capture = capture_in_reach(&state, &caller, &id, permission::WEBHOOK_READ).await?;
     let list = ListQuery::parse(query, &[])?;
-    list.answer(&state, &store::REQUEST_LISTING, &[("capture_id", Bind::Text(capture.id))], CapturedRequestView::of)
-        .await
+    let found = store::request_page(&state.store, &capture.id, &list.page).await?;
+    Ok(envelope::paged(found.map(CapturedRequestView::of)))
 }
 
 #[utoipa::path(delete, path = "/webhook-captures/{captureId}", tag = "Webhooks", params(("captureId" = String, Path)),

@@ -17,11 +17,10 @@ use crate::http::auth::Caller;
 use crate::http::body::JsonBody;
 use crate::http::envelope;
 use crate::ids::ClientId;
+use crate::store::Status;
 use crate::store::clients::{self as client_store, Client, ClientType};
-use crate::store::page::Bind;
 use crate::store::signing_keys as key_store;
 use crate::store::trail::{Change, ChangeAction};
-use crate::store::{Status, from_json_list, to_json_list};
 use crate::tokens::keys;
 use crate::validate::{Body, Refusals, Rule, boolean, integer, list_of, one_of, parsed, text};
 
@@ -104,9 +103,9 @@ impl ClientView {
             client_secret_rotated_at: instant(client.secret_rotated_at),
             client_configuration: ClientConfigurationView {
                 token_exchange_enabled: client.token_exchange_enabled,
-                allowed_scopes: from_json_list(&client.allowed_scopes),
-                grant_types: from_json_list(&client.grant_types),
-                redirect_uris: from_json_list(&client.redirect_uris),
+                allowed_scopes: client.allowed_scopes.clone(),
+                grant_types: client.grant_types.clone(),
+                redirect_uris: client.redirect_uris.clone(),
                 previous_client_secret_valid_until: instant(
                     client.previous_secret_valid_until.filter(|until| *until > now),
                 ),
@@ -218,18 +217,16 @@ fn read_fields(body: &mut Body, client: &mut Client) {
             client.token_exchange_enabled = enabled;
         }
         if let Some(scopes) = config.optional("allowedScopes", list_of(100, scope_token)) {
-            client.allowed_scopes = to_json_list(&scopes);
+            client.allowed_scopes = scopes.clone();
         }
         if let Some(grants) = config.optional("grantTypes", list_of(GRANT_TYPES.len(), one_of(GRANT_TYPES))) {
             let grants: Vec<String> = grants.into_iter().map(str::to_owned).collect();
-            client.grant_types = to_json_list(&grants);
+            client.grant_types = grants.clone();
         }
         if let Some(uris) = config.optional("redirectUris", list_of(50, redirect_uri)) {
-            client.redirect_uris = to_json_list(&uris);
+            client.redirect_uris = uris.clone();
         }
-        if client.client_type == ClientType::Public
-            && from_json_list(&client.grant_types).iter().any(|g| g == "client_credentials")
-        {
+        if client.client_type == ClientType::Public && client.grant_types.iter().any(|g| g == "client_credentials") {
             config.refuse("grantTypes", Rule::OneOf, "a public client cannot use client_credentials");
         }
         body.absorb(config);
@@ -305,7 +302,7 @@ pub async fn create(
     read_fields(&mut body, &mut client);
     body.finish()?;
     let Some(id) = id else { return Err(Error::invalid("id", Rule::Required, "id is required")) };
-    let scopes = from_json_list(&client.allowed_scopes);
+    let scopes = client.allowed_scopes.clone();
     super::scopes::check_scopes_exist(
         &state,
         &realm.account_id,
@@ -352,8 +349,8 @@ pub async fn list(
     let realm = realm_in_reach(&state, &caller, &realm_id, permission::CLIENT_READ).await?;
     let list = ListQuery::parse(query, &[])?;
     let now = to_millis(state.clock.now());
-    let scope = [("realm_id", Bind::Text(realm.id.clone()))];
-    list.answer(&state, &client_store::LISTING, &scope, |client: Client| ClientView::of(&client, now)).await
+    let found = client_store::page(&state.store, &realm.id, &list.page).await?;
+    Ok(envelope::paged(found.map(|client| ClientView::of(&client, now))))
 }
 
 #[utoipa::path(get, path = "/realms/{realm}/clients/{client}", tag = "Clients",
@@ -387,7 +384,7 @@ pub async fn update(
     body.finish()?;
     if client.allowed_scopes != before.allowed_scopes {
         let account = caller.account_id().to_owned();
-        let scopes = from_json_list(&client.allowed_scopes);
+        let scopes = client.allowed_scopes.clone();
         super::scopes::check_scopes_exist(
             &state,
             &account,

@@ -20,11 +20,10 @@ use crate::http::auth::Caller;
 use crate::http::body::JsonBody;
 use crate::http::envelope;
 use crate::ids::new_guid;
+use crate::store::Status;
 use crate::store::clients::Client;
 use crate::store::consumers::{self as consumer_store, Consumer, ConsumerType};
-use crate::store::page::Bind;
 use crate::store::trail::{Change, ChangeAction};
-use crate::store::{Status, from_json_list, to_json_list};
 use crate::validate::{Body, Notification, Rule, instant, list_of, one_of, text};
 
 /// Prefix of consumer API key values.
@@ -64,7 +63,7 @@ impl ConsumerView {
             name: consumer.name.clone(),
             description: consumer.description.clone(),
             status: consumer.status,
-            scopes: from_json_list(&consumer.scopes),
+            scopes: consumer.scopes.clone(),
             expires_at: consumer.expires_at.map(|at| iso(from_millis(at))),
             value: None,
             value_last_four: consumer.value_last_four.clone(),
@@ -106,7 +105,7 @@ fn read_fields(body: &mut Body, consumer: &mut Consumer, client: &Client, now: i
     if let Some(status) = body.optional("status", one_of(Status::NAMES)) {
         consumer.status = status;
     }
-    let allowed = from_json_list(&client.allowed_scopes);
+    let allowed = client.allowed_scopes.clone();
     let scope = |path: &str, value: &Value| {
         let scope = text(1, 128)(path, value)?;
         if allowed.contains(&scope) {
@@ -120,7 +119,7 @@ fn read_fields(body: &mut Body, consumer: &mut Consumer, client: &Client, now: i
         }
     };
     if let Some(scopes) = body.optional("scopes", list_of(100, scope)) {
-        consumer.scopes = to_json_list(&scopes);
+        consumer.scopes = scopes.clone();
     }
     if let Some(expires_at) = body.nullable("expiresAt", instant) {
         let expires_at = expires_at.map(to_millis);
@@ -190,7 +189,7 @@ pub async fn create(
         status: Status::Active,
         value_hash: state.hasher.hash(&value),
         value_last_four: last_four(&value),
-        scopes: to_json_list(&[]),
+        scopes: Vec::new(),
         expires_at: None,
         created_at: now,
         updated_at: now,
@@ -223,8 +222,8 @@ pub async fn list(
 ) -> Result<Response, Error> {
     let client = client_in_reach(&state, &caller, &realm_id, &client_id, permission::CLIENT_READ).await?;
     let list = ListQuery::parse(query, &[])?;
-    let scope = [("realm_id", Bind::Text(client.realm_id.clone())), ("client_id", Bind::Text(client.id.clone()))];
-    list.answer(&state, &consumer_store::LISTING, &scope, |c: Consumer| ConsumerView::of(&c)).await
+    let found = consumer_store::page(&state.store, &client.realm_id, &client.id, &list.page).await?;
+    Ok(envelope::paged(found.map(|consumer| ConsumerView::of(&consumer))))
 }
 
 #[utoipa::path(get, path = "/realms/{realm}/clients/{client}/consumers/{consumerId}", tag = "Consumers",

@@ -22,10 +22,9 @@ use crate::store::delegation::{
     self as grant_store, DelegationGrant, Exchange, ExchangeOutcome, GrantState, Withdrawal,
 };
 use crate::store::memberships::{self, Membership};
-use crate::store::page::Bind;
 use crate::store::realms::Realm;
 use crate::store::trail::{ActorType, Change, ChangeAction};
-use crate::store::{clients as client_store, from_json_list, organizations, resource_servers, to_json_list, users};
+use crate::store::{clients as client_store, organizations, resource_servers, users};
 use crate::validate::{Body, Notification, Rule, instant, integer, list_of, text};
 
 /// Actors a token exchanged under a grant may already carry when `maxDepth` is not given: only the
@@ -99,10 +98,10 @@ impl DelegationGrantView {
             realm_id: grant.realm_id.clone(),
             client_id: grant.client_id.clone(),
             subject_user_id: grant.subject_user_id.clone(),
-            scopes: from_json_list(&grant.scopes),
+            scopes: grant.scopes.clone(),
             max_depth: grant.max_depth,
             expires_at: grant.expires_at.map(|at| iso(from_millis(at))),
-            allowed_resources: from_json_list(&grant.allowed_resources),
+            allowed_resources: grant.allowed_resources.clone(),
             organization_id: grant.organization_id.clone(),
             state: grant.state(now),
             created_at: iso(from_millis(grant.created_at)),
@@ -189,8 +188,8 @@ async fn check_references(state: &AppState, realm: &Realm, grant: &DelegationGra
             format!("Token Exchange is not enabled on the client {}", client.id),
         )),
         Some(client) => {
-            let allowed = from_json_list(&client.allowed_scopes);
-            for (index, scope) in from_json_list(&grant.scopes).iter().enumerate() {
+            let allowed = client.allowed_scopes.clone();
+            for (index, scope) in grant.scopes.iter().enumerate() {
                 if !allowed.contains(scope) {
                     let message = format!("{scope} is not a scope the client {} may request", client.id);
                     refused.push(refuse(format!("scopes[{index}]"), Rule::NotFound, message));
@@ -202,7 +201,7 @@ async fn check_references(state: &AppState, realm: &Realm, grant: &DelegationGra
     if person.is_none() {
         refused.push(refuse("subjectUserId", Rule::NotFound, "no person with this id in the realm"));
     }
-    for (index, address) in from_json_list(&grant.allowed_resources).iter().enumerate() {
+    for (index, address) in grant.allowed_resources.iter().enumerate() {
         if resource_servers::find_by_address(pool, &realm.id, address).await?.is_none() {
             let message = format!("{address} is not a resource server of the realm");
             refused.push(refuse(format!("allowedResources[{index}]"), Rule::NotFound, message));
@@ -278,8 +277,8 @@ fn read_grant(body: &mut Body, realm: &Realm, caller: &Caller, now: i64) -> Opti
         realm_id: realm.id.clone(),
         client_id: client_id?,
         subject_user_id: subject_user_id?,
-        scopes: to_json_list(&scopes?),
-        allowed_resources: to_json_list(&allowed_resources),
+        scopes: scopes?,
+        allowed_resources: allowed_resources.clone(),
         max_depth,
         organization_id,
         expires_at,
@@ -312,32 +311,21 @@ pub async fn list(
     let realm = realm_in_reach(&state, &caller, &realm_id, permission::REALM_READ).await?;
     let list = ListQuery::parse(query, &["clientId", "subjectUserId", "state"])?;
     let now = to_millis(state.clock.now());
-    let mut scope = vec![("realm_id", Bind::Text(realm.id.clone()))];
-    if let Some(client) = list.filter("clientId") {
-        scope.push(("client_id", Bind::Text(client.to_owned())));
-    }
-    if let Some(person) = list.filter("subjectUserId") {
-        scope.push(("subject_user_id", Bind::Text(person.to_owned())));
-    }
-    match list.filter("state") {
-        None => {}
-        Some("Live") => {
-            scope.push(("COALESCE(withdrawn_at, 0) =", Bind::Int(0)));
-            scope.push((LIVE_AFTER, Bind::Int(now)));
-        }
-        Some("Expired") => {
-            scope.push(("COALESCE(withdrawn_at, 0) =", Bind::Int(0)));
-            scope.push((EXPIRED_BY, Bind::Int(now)));
-        }
-        Some("Withdrawn") => scope.push(("COALESCE(withdrawn_at, 0) >", Bind::Int(0))),
-        Some(_) => return Err(Error::invalid("state", Rule::OneOf, "state must be Live, Expired or Withdrawn")),
-    }
-    list.answer(&state, &grant_store::LISTING, &scope, |g: DelegationGrant| DelegationGrantView::of(&g, now)).await
+    let state_filter = match list.filter("state") {
+        None => None,
+        Some(name) => Some(
+            GrantState::try_from(name.to_owned())
+                .map_err(|_| Error::invalid("state", Rule::OneOf, "state must be Live, Expired or Withdrawn"))?,
+        ),
+    };
+    let filter = grant_store::GrantFilter {
+        client_id: list.filter("clientId"),
+        subject_user_id: list.filter("subjectUserId"),
+        state: state_filter,
+    };
+    let found = grant_store::page(&state.store, &realm.id, now, filter, &list.page).await?;
+    Ok(envelope::paged(found.map(|grant| DelegationGrantView::of(&grant, now))))
 }
-
-/// The expiry comparisons of the state filter: a grant without a term reads as never expiring.
-const LIVE_AFTER: &str = "COALESCE(expires_at, 9223372036854775807) >";
-const EXPIRED_BY: &str = "COALESCE(expires_at, 9223372036854775807) <=";
 
 async fn grant_in_reach(
     state: &AppState,
@@ -440,7 +428,7 @@ impl From<Exchange> for ExchangeView {
             grant_id: row.grant_id,
             outcome: row.outcome,
             error_code: row.error_code,
-            scopes: from_json_list(&row.scopes),
+            scopes: row.scopes.clone(),
             resource: row.resource,
             depth: row.depth,
             token_id: row.token_id,
@@ -465,11 +453,11 @@ pub async fn exchanges(
 ) -> Result<Response, Error> {
     let realm = realm_in_reach(&state, &caller, &realm_id, permission::AUDIT_READ).await?;
     let list = ListQuery::parse(query, &["clientId", "subjectUserId", "grantId"])?;
-    let mut scope = vec![("realm_id", Bind::Text(realm.id.clone()))];
-    for (filter, column) in [("clientId", "client_id"), ("subjectUserId", "subject_user_id"), ("grantId", "grant_id")] {
-        if let Some(value) = list.filter(filter) {
-            scope.push((column, Bind::Text(value.to_owned())));
-        }
-    }
-    list.answer(&state, &grant_store::EXCHANGE_LISTING, &scope, |row: Exchange| ExchangeView::from(row)).await
+    let filter = grant_store::ExchangeFilter {
+        client_id: list.filter("clientId"),
+        subject_user_id: list.filter("subjectUserId"),
+        grant_id: list.filter("grantId"),
+    };
+    let found = grant_store::exchange_page(&state.store, &realm.id, filter, &list.page).await?;
+    Ok(envelope::paged(found.map(ExchangeView::from)))
 }

@@ -19,7 +19,6 @@ use crate::http::body::JsonBody;
 use crate::http::envelope;
 use crate::ids::new_guid;
 use crate::store::memberships::Membership;
-use crate::store::page::Bind;
 use crate::store::realm_roles::{self as role_store, Group};
 use crate::store::trail::{Change, ChangeAction};
 use crate::validate::{Rule, text};
@@ -153,8 +152,8 @@ pub async fn list(
 ) -> Result<Response, Error> {
     let realm = realm_in_reach(&state, &caller, &realm_id, permission::USER_READ).await?;
     let list = ListQuery::parse(query, &[])?;
-    let scope = [("realm_id", Bind::Text(realm.id.clone()))];
-    list.answer(&state, &role_store::GROUP_LISTING, &scope, |group: Group| GroupView::of(&group)).await
+    let found = role_store::group_page(&state.store, &realm.id, &list.page).await?;
+    Ok(envelope::paged(found.map(|group| GroupView::of(&group))))
 }
 
 #[utoipa::path(get, path = "/realms/{realm}/groups/{groupId}", tag = "Realm users",

@@ -24,10 +24,8 @@ pub mod webhooks;
 use std::sync::Arc;
 
 use axum::Router;
-use axum::response::Response;
 use axum::routing::{delete, get, post, put};
 use chrono::{DateTime, Utc};
-use serde::Serialize;
 
 use super::auth::Caller;
 use crate::AppState;
@@ -35,8 +33,7 @@ use crate::authz::Resource;
 use crate::cache::Invalidation;
 use crate::clock::to_millis;
 use crate::error::Error;
-use crate::http::envelope;
-use crate::store::page::{Bind, Listing, PageRequest};
+use crate::store::page::PageRequest;
 use crate::store::realms::{self as realm_store, Realm};
 use crate::store::{Transaction, changes, trail};
 use crate::validate::{Notification, Rule};
@@ -294,22 +291,6 @@ impl ListQuery {
     /// The value of one of the list's own filters, when given.
     pub fn filter(&self, name: &str) -> Option<&str> {
         self.filters.iter().find(|(n, _)| n == name).map(|(_, v)| v.as_str()).filter(|v| !v.is_empty())
-    }
-
-    /// Fetches the page of `listing` restricted to `scope` and answers it, each row shown by `view`.
-    pub async fn answer<R, V>(
-        &self,
-        state: &AppState,
-        listing: &Listing,
-        scope: &[(&'static str, Bind)],
-        view: impl FnMut(R) -> V,
-    ) -> Result<Response, Error>
-    where
-        R: for<'r> sqlx::FromRow<'r, sqlx::any::AnyRow> + Send + Unpin,
-        V: Serialize,
-    {
-        let found = crate::store::page::fetch::<R>(state.store.pool(), listing, scope, &self.page).await?;
-        Ok(envelope::paged(found.map(view)))
     }
 }
 

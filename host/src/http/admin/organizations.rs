@@ -15,11 +15,10 @@ use crate::http::auth::Caller;
 use crate::http::body::JsonBody;
 use crate::http::envelope;
 use crate::ids::new_guid;
+use crate::store::Status;
 use crate::store::memberships::Membership;
 use crate::store::organizations::{self as org_store, Organization, Taken};
-use crate::store::page::Bind;
 use crate::store::trail::{Change, ChangeAction};
-use crate::store::{Status, from_json_list, to_json_list};
 use crate::validate::{Body, Notification, Refusals, Rule, list_of, one_of, text};
 
 #[derive(Debug, Serialize, ToSchema)]
@@ -43,7 +42,7 @@ impl OrganizationView {
             realm_id: organization.realm_id.clone(),
             name: organization.name.clone(),
             description: organization.description.clone(),
-            domains: from_json_list(&organization.domains),
+            domains: organization.domains.clone(),
             status: organization.status,
             created_at: iso(from_millis(organization.created_at)),
             updated_at: iso(from_millis(organization.updated_at)),
@@ -97,7 +96,7 @@ fn read_fields(body: &mut Body, organization: &mut Organization) {
         organization.description = description.filter(|d| !d.is_empty());
     }
     if let Some(domains) = body.optional("domains", list_of(50, domain)) {
-        organization.domains = to_json_list(&domains);
+        organization.domains = domains.clone();
     }
     if let Some(status) = body.optional("status", one_of(Status::NAMES)) {
         organization.status = status;
@@ -153,7 +152,7 @@ pub async fn create(
         realm_id: realm.id.clone(),
         name: String::new(),
         description: None,
-        domains: to_json_list(&[]),
+        domains: Vec::new(),
         status: Status::Active,
         created_at: now,
         updated_at: now,
@@ -185,8 +184,8 @@ pub async fn list(
 ) -> Result<Response, Error> {
     let realm = realm_in_reach(&state, &caller, &realm_id, permission::ORGANIZATION_READ).await?;
     let list = ListQuery::parse(query, &[])?;
-    let scope = [("realm_id", Bind::Text(realm.id.clone()))];
-    list.answer(&state, &org_store::LISTING, &scope, |o: Organization| OrganizationView::of(&o)).await
+    let found = org_store::page(&state.store, &realm.id, &list.page).await?;
+    Ok(envelope::paged(found.map(|organization| OrganizationView::of(&organization))))
 }
 
 fn owner(organization: &Organization) -> members::Owner<'_> {

@@ -18,7 +18,6 @@ use crate::http::auth::Caller;
 use crate::http::body::JsonBody;
 use crate::http::envelope;
 use crate::ids::new_guid;
-use crate::store::page::Bind;
 use crate::store::realm_roles::{self as role_store, Holder, Role};
 use crate::store::realms::Realm;
 use crate::store::trail::{Change, ChangeAction};
@@ -144,11 +143,8 @@ async fn list(
 ) -> Result<Response, Error> {
     let realm = role_home(state, caller, realm_id, client_id, permission::ROLE_READ).await?;
     let list = ListQuery::parse(query, &[])?;
-    let scope = [
-        ("realm_id", Bind::Text(realm.id.clone())),
-        ("COALESCE(client_id, '') =", Bind::Text(client_id.unwrap_or("").to_owned())),
-    ];
-    list.answer(state, &role_store::LISTING, &scope, |role: Role| RoleView::of(&role)).await
+    let found = role_store::page(&state.store, &realm.id, client_id, &list.page).await?;
+    Ok(envelope::paged(found.map(|role| RoleView::of(&role))))
 }
 
 async fn role_in_reach(

@@ -15,7 +15,6 @@ use crate::http::auth::Caller;
 use crate::http::body::JsonBody;
 use crate::http::envelope;
 use crate::ids::{PLATFORM_REALM, RealmId};
-use crate::store::page::Bind;
 use crate::store::realms::{self, Realm, RealmSettings};
 use crate::store::trail::{Change, ChangeAction};
 use crate::store::{Status, realms as realm_store};
@@ -166,8 +165,8 @@ pub async fn create(
 pub async fn list(State(state): State<AppState>, caller: Caller, RawQuery(query): RawQuery) -> Result<Response, Error> {
     caller.require_account(&state, permission::REALM_READ)?;
     let list = ListQuery::parse(query, &[])?;
-    let scope = [("account_id", Bind::Text(caller.account_id().to_owned()))];
-    list.answer(&state, &realms::LISTING, &scope, |realm: Realm| RealmView::from(&realm)).await
+    let found = realms::page(&state.store, caller.account_id(), &list.page).await?;
+    Ok(envelope::paged(found.map(|realm| RealmView::from(&realm))))
 }
 
 #[utoipa::path(get, path = "/realms/{realm}", tag = "Realms", params(("realm" = String, Path)),

@@ -17,11 +17,10 @@ use crate::http::auth::Caller;
 use crate::http::body::JsonBody;
 use crate::http::envelope;
 use crate::ids::new_guid;
-use crate::store::page::Bind;
 use crate::store::realms::Realm;
 use crate::store::resource_servers::{self as server_store, ResourceServer, ServerKind};
 use crate::store::trail::{Change, ChangeAction};
-use crate::store::{Status, clients as client_store, from_json_list, to_json_list};
+use crate::store::{Status, clients as client_store};
 use crate::validate::{Body, Notification, Refusals, Rule, list_of, one_of, parsed, text};
 
 #[derive(Debug, Serialize, ToSchema)]
@@ -51,8 +50,8 @@ impl ResourceServerView {
             name: server.name.clone(),
             address: server.address.clone(),
             kind: server.kind,
-            scopes: from_json_list(&server.scopes),
-            allowed_clients: from_json_list(&server.allowed_clients),
+            scopes: server.scopes.clone(),
+            allowed_clients: server.allowed_clients.clone(),
             status: server.status,
             created_at: iso(from_millis(server.created_at)),
             updated_at: iso(from_millis(server.updated_at)),
@@ -106,10 +105,10 @@ fn read_fields(body: &mut Body, server: &mut ResourceServer) {
         server.address = address;
     }
     if let Some(scopes) = body.optional("scopes", list_of(100, super::clients::scope_token)) {
-        server.scopes = to_json_list(&scopes);
+        server.scopes = scopes.clone();
     }
     if let Some(clients) = body.optional("allowedClients", list_of(200, client_reference)) {
-        server.allowed_clients = to_json_list(&clients);
+        server.allowed_clients = clients.clone();
     }
     if let Some(status) = body.optional("status", one_of(Status::NAMES)) {
         server.status = status;
@@ -118,10 +117,10 @@ fn read_fields(body: &mut Body, server: &mut ResourceServer) {
 
 /// The scopes must exist and the clients must be clients of the realm.
 async fn check_references(state: &AppState, realm: &Realm, server: &ResourceServer) -> Result<(), Error> {
-    let scopes = from_json_list(&server.scopes);
+    let scopes = server.scopes.clone();
     super::scopes::check_scopes_exist(state, &realm.account_id, &realm.id, &scopes, "scopes").await?;
     let mut refused = Vec::new();
-    for (index, client) in from_json_list(&server.allowed_clients).iter().enumerate() {
+    for (index, client) in server.allowed_clients.iter().enumerate() {
         if client_store::find(state.store.pool(), &realm.id, client).await?.is_none() {
             let field = format!("allowedClients[{index}]");
             refused.push(Notification::new(field, Rule::NotFound, format!("no client {client} in the realm")));
@@ -171,8 +170,8 @@ pub async fn create(
         name: String::new(),
         address: String::new(),
         kind,
-        scopes: to_json_list(&[]),
-        allowed_clients: to_json_list(&[]),
+        scopes: Vec::new(),
+        allowed_clients: Vec::new(),
         status: Status::Active,
         created_at: now,
         updated_at: now,
@@ -207,8 +206,8 @@ pub async fn list(
 ) -> Result<Response, Error> {
     let realm = realm_in_reach(&state, &caller, &realm_id, permission::REALM_READ).await?;
     let list = ListQuery::parse(query, &[])?;
-    let scope = [("realm_id", Bind::Text(realm.id.clone()))];
-    list.answer(&state, &server_store::LISTING, &scope, |s: ResourceServer| ResourceServerView::of(&s)).await
+    let found = server_store::page(&state.store, &realm.id, &list.page).await?;
+    Ok(envelope::paged(found.map(|server| ResourceServerView::of(&server))))
 }
 
 async fn server_in_reach(

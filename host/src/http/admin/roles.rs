@@ -15,10 +15,8 @@ use crate::http::auth::Caller;
 use crate::http::body::JsonBody;
 use crate::http::envelope;
 use crate::ids::new_guid;
-use crate::store::page::Bind;
 use crate::store::roles::{self as role_store, AccountRole};
 use crate::store::trail::{Change, ChangeAction};
-use crate::store::{from_json_list, to_json_list};
 use crate::validate::{Body, Notification, Refusals, Rule, list_of, text};
 
 #[derive(Debug, Serialize, ToSchema)]
@@ -40,7 +38,7 @@ impl From<&AccountRole> for RoleView {
             id: role.id.clone(),
             name: role.name.clone(),
             description: role.description.clone(),
-            permissions: from_json_list(&role.permissions),
+            permissions: role.permissions.clone(),
             created_at: iso(from_millis(role.created_at)),
             updated_at: iso(from_millis(role.updated_at)),
         }
@@ -134,7 +132,7 @@ pub async fn create(
         account_id: caller.account_id().to_owned(),
         name: String::new(),
         description: None,
-        permissions: String::new(),
+        permissions: Vec::new(),
         created_at: now,
         updated_at: now,
     };
@@ -147,7 +145,7 @@ pub async fn create(
         return Err(Error::invalid("", Rule::Required, "name and permissions are required"));
     };
     role.name = name;
-    role.permissions = to_json_list(&permissions);
+    role.permissions = permissions.clone();
 
     let mut tx = state.store.begin().await?;
     if !role_store::insert(&mut *tx, &role).await? {
@@ -167,8 +165,8 @@ pub async fn create(
 pub async fn list(State(state): State<AppState>, caller: Caller, RawQuery(query): RawQuery) -> Result<Response, Error> {
     caller.require_account(&state, permission::ROLE_READ)?;
     let list = ListQuery::parse(query, &[])?;
-    let scope = [("account_id", Bind::Text(caller.account_id().to_owned()))];
-    list.answer(&state, &role_store::LISTING, &scope, |role: AccountRole| RoleView::from(&role)).await
+    let found = role_store::page(&state.store, caller.account_id(), &list.page).await?;
+    Ok(envelope::paged(found.map(|role| RoleView::from(&role))))
 }
 
 #[utoipa::path(get, path = "/roles/permissions", tag = "Roles",
@@ -203,7 +201,7 @@ pub async fn update(
     let mut role = before.clone();
     body.unchanged("name", &role.name);
     if let Some(permissions) = read_permissions(&state, &mut body, false) {
-        role.permissions = to_json_list(&permissions);
+        role.permissions = permissions.clone();
     }
     description(&mut body, &mut role);
     body.finish()?;

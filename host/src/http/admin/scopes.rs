@@ -18,10 +18,8 @@ use crate::http::body::JsonBody;
 use crate::http::envelope;
 use crate::ids::new_guid;
 use crate::store::clients::{self as client_store, Client};
-use crate::store::page::Bind;
 use crate::store::scopes::{self as scope_store, Scope};
 use crate::store::trail::{Change, ChangeAction};
-use crate::store::{from_json_list, to_json_list};
 use crate::validate::{Body, Notification, Rule, list_of, text};
 
 /// Scopes of OpenID Connect that exist in every realm without being created.
@@ -137,11 +135,8 @@ async fn list(
 ) -> Result<Response, Error> {
     require(state, caller, realm_id, permission::SCOPE_READ).await?;
     let list = ListQuery::parse(query, &[])?;
-    let scope = [
-        ("account_id", Bind::Text(caller.account_id().to_owned())),
-        ("COALESCE(realm_id, '') =", Bind::Text(realm_id.unwrap_or("").to_owned())),
-    ];
-    list.answer(state, &scope_store::LISTING, &scope, |s: Scope| ScopeView::of(&s)).await
+    let found = scope_store::page(&state.store, caller.account_id(), realm_id, &list.page).await?;
+    Ok(envelope::paged(found.map(|scope| ScopeView::of(&scope))))
 }
 
 async fn scope_in_reach(
@@ -337,7 +332,7 @@ pub async fn client_scopes(
     Path((realm_id, client_id)): Path<(String, String)>,
 ) -> Result<Response, Error> {
     let (_, client) = client_for_scopes(&state, &caller, &realm_id, &client_id, permission::CLIENT_READ).await?;
-    Ok(envelope::ok(from_json_list(&client.allowed_scopes)))
+    Ok(envelope::ok(client.allowed_scopes.clone()))
 }
 
 #[utoipa::path(put, path = "/realms/{realm}/clients/{client}/scopes", tag = "Scopes",
@@ -358,7 +353,7 @@ pub async fn replace_client_scopes(
     let scopes = scopes.unwrap_or_default();
     check_scopes_exist(&state, &account, &realm_id, &scopes, "scopes").await?;
     let mut client = before.clone();
-    client.allowed_scopes = to_json_list(&scopes);
+    client.allowed_scopes = scopes.clone();
     client.updated_at = to_millis(state.clock.now());
     let mut tx = state.store.begin().await?;
     client_store::update(&mut *tx, &client).await?;
@@ -369,7 +364,7 @@ pub async fn replace_client_scopes(
         parent_id: Some(client.realm_id.clone()),
         realm_id: Some(client.realm_id.clone()),
         client_id: Some(client.id.clone()),
-        before: Some(json!(from_json_list(&before.allowed_scopes))),
+        before: Some(json!(before.allowed_scopes.clone())),
         after: Some(json!(scopes)),
         details: None,
         status: 200,

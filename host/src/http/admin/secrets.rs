@@ -18,10 +18,9 @@ use crate::http::auth::Caller;
 use crate::http::body::JsonBody;
 use crate::http::envelope;
 use crate::ids::new_guid;
-use crate::store::page::Bind;
+use crate::store::roles as role_store;
 use crate::store::secrets::{self as secret_store, Secret, SecretType};
 use crate::store::trail::{Change, ChangeAction};
-use crate::store::{from_json_list, roles as role_store, to_json_list};
 use crate::validate::{Notification, Refusals, Rule, instant, list_of, one_of, text};
 
 #[derive(Debug, Serialize, ToSchema)]
@@ -64,8 +63,8 @@ impl SecretView {
             id: secret.id.clone(),
             name: secret.name.clone(),
             secret_type: secret.secret_type,
-            roles: from_json_list(&secret.roles),
-            scopes: secret.scopes.as_deref().map(from_json_list),
+            roles: secret.roles.clone(),
+            scopes: secret.scopes.clone(),
             expires_at: instant(secret.expires_at),
             acts_for_user_id: secret.acts_for_user_id.clone(),
             value: None,
@@ -157,8 +156,8 @@ pub async fn create(
         name,
         value_hash: state.hasher.hash(&value),
         value_last_four: last_four(&value),
-        roles: to_json_list(&roles),
-        scopes: scopes.map(|s| to_json_list(&s)),
+        roles: roles.clone(),
+        scopes,
         expires_at: expires_at.map(to_millis),
         acts_for_user_id: caller.actor.user_id.clone(),
         created_at: to_millis(now),
@@ -253,9 +252,9 @@ async fn secret_in_reach(state: &AppState, caller: &Caller, id: &str, permission
 pub async fn list(State(state): State<AppState>, caller: Caller, RawQuery(query): RawQuery) -> Result<Response, Error> {
     caller.require_account(&state, permission::SECRET_READ)?;
     let list = ListQuery::parse(query, &[])?;
-    let scope = [("account_id", Bind::Text(caller.account_id().to_owned()))];
     let now = to_millis(state.clock.now());
-    list.answer(&state, &secret_store::LISTING, &scope, |secret: Secret| SecretView::of(&secret, now)).await
+    let found = secret_store::page(&state.store, caller.account_id(), &list.page).await?;
+    Ok(envelope::paged(found.map(|secret| SecretView::of(&secret, now))))
 }
 
 #[utoipa::path(get, path = "/secrets/{id}", tag = "Secrets", params(("id" = String, Path)),

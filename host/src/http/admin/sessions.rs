@@ -13,8 +13,6 @@ use crate::clock::{from_millis, iso, to_millis};
 use crate::error::Error;
 use crate::http::auth::Caller;
 use crate::http::envelope;
-use crate::store::from_json_list;
-use crate::store::page::Bind;
 use crate::store::sessions::{self as session_store, Session};
 use crate::store::trail::{Change, ChangeAction};
 
@@ -55,7 +53,7 @@ impl SessionView {
             user_id: session.user_id.clone(),
             ip_address: session.ip_address.clone(),
             user_agent: session.user_agent.clone(),
-            authentication_methods: from_json_list(&session.authentication_methods),
+            authentication_methods: session.authentication_methods.clone(),
             status,
             created_at: iso(from_millis(session.created_at)),
             last_active_at: iso(from_millis(session.last_active_at)),
@@ -83,18 +81,9 @@ pub async fn list(
     let realm = realm_in_reach(&state, &caller, &realm_id, permission::SESSION_READ).await?;
     let list = ListQuery::parse(query, &["userId", "clientId"])?;
     let now = to_millis(state.clock.now());
-    let mut scope = vec![
-        ("realm_id", Bind::Text(realm.id.clone())),
-        ("expires_at >", Bind::Int(now)),
-        ("COALESCE(ended_at, 0) =", Bind::Int(0)),
-    ];
-    if let Some(user) = list.filter("userId") {
-        scope.push(("user_id", Bind::Text(user.to_owned())));
-    }
-    if let Some(client) = list.filter("clientId") {
-        scope.push(("client_id", Bind::Text(client.to_owned())));
-    }
-    list.answer(&state, &session_store::LISTING, &scope, |session: Session| SessionView::of(&session, now)).await
+    let filter = session_store::SessionFilter { user_id: list.filter("userId"), client_id: list.filter("clientId") };
+    let found = session_store::page(&state.store, &realm.id, now, filter, &list.page).await?;
+    Ok(envelope::paged(found.map(|session| SessionView::of(&session, now))))
 }
 
 async fn session_in_reach(

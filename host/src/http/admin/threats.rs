@@ -19,7 +19,6 @@ use crate::http::envelope;
 use crate::protection::Hold;
 use crate::protection::incidents::title;
 use crate::protection::summary::{self, Within};
-use crate::store::page::Bind;
 use crate::store::threats::{
     self as store, Exposure, Incident, IncidentKind, IncidentSeverity, IncidentStatus, Measure, MeasureType, Standing,
 };
@@ -117,7 +116,7 @@ impl MeasureView {
     fn of(measure: Measure, now: i64) -> Self {
         Self {
             standing: measure.standing(now),
-            reasons: serde_json::from_str(&measure.reasons).unwrap_or_default(),
+            reasons: measure.reasons,
             id: measure.id,
             incident_id: measure.incident_id,
             realm_id: measure.realm_id,
@@ -171,19 +170,18 @@ impl ExposureView {
 
 /// Reads the incident list's and the exposure list's `realmId` filter: a realm the caller may
 /// read, or the whole account.
-async fn realm_filter(state: &AppState, caller: &Caller, list: &ListQuery) -> Result<Vec<(&'static str, Bind)>, Error> {
-    let mut scope = vec![("account_id", Bind::Text(caller.account_id().to_owned()))];
-    match list.filter("realmId") {
-        Some(realm_id) => {
-            let realm = realm_in_reach(state, caller, realm_id, permission::AUDIT_READ).await?;
-            scope.push(("realm_id", Bind::Text(realm.id.clone())));
-        }
+async fn realm_filter<'a>(
+    state: &AppState,
+    caller: &'a Caller,
+    list: &'a ListQuery,
+) -> Result<store::ThreatFilter<'a>, Error> {
+    let realm_id = list.filter("realmId");
+    match realm_id {
+        // The realm found is the one named: its id is the filter's value.
+        Some(realm_id) => drop(realm_in_reach(state, caller, realm_id, permission::AUDIT_READ).await?),
         None => caller.require_account(state, permission::AUDIT_READ)?,
     }
-    if let Some(client_id) = list.filter("clientId") {
-        scope.push(("client_id", Bind::Text(client_id.to_owned())));
-    }
-    Ok(scope)
+    Ok(store::ThreatFilter { account_id: caller.account_id(), realm_id, client_id: list.filter("clientId") })
 }
 
 #[utoipa::path(get, path = "/threat-incidents", tag = "Attack protection",
@@ -197,19 +195,20 @@ async fn realm_filter(state: &AppState, caller: &Caller, list: &ListQuery) -> Re
     security(("apiKey" = [])))]
 pub async fn list(State(state): State<AppState>, caller: Caller, RawQuery(query): RawQuery) -> Result<Response, Error> {
     let list = ListQuery::parse(query, &["realmId", "clientId", "incidentStatus"])?;
-    let mut scope = realm_filter(&state, &caller, &list).await?;
-    if let Some(status) = list.filter("incidentStatus") {
-        let status = IncidentStatus::try_from(status.to_owned()).map_err(|_| {
+    let filter = realm_filter(&state, &caller, &list).await?;
+    let status = match list.filter("incidentStatus") {
+        None => None,
+        Some(status) => Some(IncidentStatus::try_from(status.to_owned()).map_err(|_| {
             Error::Validation(vec![Notification::new(
                 "incidentStatus",
                 Rule::OneOf,
                 "incidentStatus must be Active, Resolved or Dismissed",
             )])
-        })?;
-        scope.push(("status", Bind::Text(status.as_str().to_owned())));
-    }
+        })?),
+    };
     state.protection.store_refusals(&state.store).await?;
-    list.answer(&state, &store::INCIDENT_LISTING, &scope, IncidentView::of).await
+    let found = store::incident_page(&state.store, filter, status, &list.page).await?;
+    Ok(envelope::paged(found.map(IncidentView::of)))
 }
 
 /// The incident of the caller's account with this id, the caller holding `permission` on its realm.
@@ -348,10 +347,10 @@ pub async fn exposures(
     RawQuery(query): RawQuery,
 ) -> Result<Response, Error> {
     let list = ListQuery::parse(query, &["realmId", "clientId", "unresolvedOnly"])?;
-    let mut scope = realm_filter(&state, &caller, &list).await?;
-    match list.filter("unresolvedOnly") {
-        None | Some("false") => {}
-        Some("true") => scope.push(("COALESCE(resolved_at, 0) =", Bind::Int(0))),
+    let filter = realm_filter(&state, &caller, &list).await?;
+    let unresolved_only = match list.filter("unresolvedOnly") {
+        None | Some("false") => false,
+        Some("true") => true,
         Some(_) => {
             return Err(Error::Validation(vec![Notification::new(
                 "unresolvedOnly",
@@ -359,8 +358,9 @@ pub async fn exposures(
                 "unresolvedOnly must be true or false",
             )]));
         }
-    }
-    list.answer(&state, &store::EXPOSURE_LISTING, &scope, ExposureView::of).await
+    };
+    let found = store::exposure_page(&state.store, filter, unresolved_only, &list.page).await?;
+    Ok(envelope::paged(found.map(ExposureView::of)))
 }
 
 #[derive(Debug, Serialize, ToSchema)]

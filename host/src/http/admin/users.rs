@@ -16,7 +16,6 @@ use crate::http::body::JsonBody;
 use crate::http::envelope;
 use crate::ids::new_guid;
 use crate::store::events::{self, Event};
-use crate::store::page::Bind;
 use crate::store::realms::Realm;
 use crate::store::trail::{Change, ChangeAction};
 use crate::store::users::{self as user_store, User, UserStatus};
@@ -277,16 +276,14 @@ pub async fn list(
 ) -> Result<Response, Error> {
     let realm = realm_in_reach(&state, &caller, &realm_id, permission::USER_READ).await?;
     let list = ListQuery::parse(query, &["emailConfirmed"])?;
-    let mut scope = vec![("realm_id", Bind::Text(realm.id.clone()))];
-    if let Some(confirmed) = list.filter("emailConfirmed") {
-        let confirmed = match confirmed {
-            "true" => true,
-            "false" => false,
-            _ => return Err(Error::invalid("emailConfirmed", Rule::Type, "emailConfirmed must be true or false")),
-        };
-        scope.push(("email_confirmed", Bind::Flag(confirmed)));
-    }
-    list.answer(&state, &user_store::LISTING, &scope, |user: User| UserView::of(&user)).await
+    let email_confirmed = match list.filter("emailConfirmed") {
+        None => None,
+        Some("true") => Some(true),
+        Some("false") => Some(false),
+        Some(_) => return Err(Error::invalid("emailConfirmed", Rule::Type, "emailConfirmed must be true or false")),
+    };
+    let found = user_store::page(&state.store, &realm.id, email_confirmed, &list.page).await?;
+    Ok(envelope::paged(found.map(|user| UserView::of(&user))))
 }
 
 async fn user_in_reach(

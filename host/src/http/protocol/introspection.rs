@@ -14,7 +14,6 @@ use crate::store::changes;
 use crate::store::clients::Client;
 use crate::store::consumers::{self, Consumer};
 use crate::store::events::{self, Event};
-use crate::store::from_json_list;
 use crate::store::realms::Realm;
 use crate::store::sessions::{self, RefreshToken, Session};
 use crate::store::users::{User, UserStatus};
@@ -76,7 +75,7 @@ fn describe_consumer(consumer: &Consumer) -> Value {
         "iat": consumer.created_at / 1000,
     });
     if let Some(object) = answer.as_object_mut() {
-        let scopes = from_json_list(&consumer.scopes);
+        let scopes = consumer.scopes.clone();
         if !scopes.is_empty() {
             object.insert("scope".into(), json!(scopes.join(" ")));
         }
@@ -122,7 +121,7 @@ pub async fn introspect(
         && person.status == UserStatus::Active
         && !client.revoked_token(refresh.created_at)
     {
-        let scopes = from_json_list(&refresh.scopes);
+        let scopes = refresh.scopes.clone();
         return Ok(json_no_store(json!({
             "active": true,
             "token_type": "refresh_token",

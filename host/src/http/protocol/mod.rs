@@ -209,8 +209,8 @@ impl From<anyhow::Error> for OAuthError {
     }
 }
 
-impl From<sqlx::Error> for OAuthError {
-    fn from(error: sqlx::Error) -> Self {
+impl From<crate::store::Error> for OAuthError {
+    fn from(error: crate::store::Error) -> Self {
         Error::from(error).into()
     }
 }

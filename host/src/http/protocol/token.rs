@@ -16,7 +16,6 @@ use crate::http::address::ClientAddress;
 use crate::ids::{PLATFORM_REALM, new_guid};
 use crate::signin::{self, Origin, PasswordAttempt, PasswordOutcome, RefreshAttempt, Tokens};
 use crate::store::clients::Client;
-use crate::store::from_json_list;
 use crate::store::realms::Realm;
 use crate::store::users as user_store;
 use crate::tokens::{self, Grant, Subject};
@@ -58,7 +57,7 @@ pub async fn endpoint(
     }
     // The push grant ends a password sign-in a phone confirmed: it needs the password grant.
     let needed = if grant_type == super::push::GRANT_TYPE { "password" } else { grant_type };
-    if !from_json_list(&client.grant_types).iter().any(|g| g == needed) {
+    if !client.grant_types.iter().any(|g| g == needed) {
         return Err(OAuthError::new(
             StatusCode::BAD_REQUEST,
             "unauthorized_client",
@@ -231,7 +230,7 @@ async fn platform_token(
         return Err(OAuthError::invalid_client(basic));
     };
     let secret = &credential.secret;
-    let scopes = secret.scopes.as_deref().map(from_json_list).unwrap_or_default();
+    let scopes = secret.scopes.clone().unwrap_or_default();
     let subject =
         Subject::AccountSecret { secret_id: &secret.id, account_id: &secret.account_id, expires_at: secret.expires_at };
     let grant = Grant { client: &platform, subject, scopes: &scopes, resource: None };

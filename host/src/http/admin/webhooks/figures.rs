@@ -12,7 +12,6 @@ use crate::clock::{from_millis, iso, to_millis};
 use crate::error::Error;
 use crate::http::auth::Caller;
 use crate::http::envelope;
-use crate::store::page::Bind;
 use crate::store::webhooks::{self as store};
 use crate::validate::{Notification, Rule};
 
@@ -174,9 +173,6 @@ pub(super) async fn events(
 ) -> Result<Response, Error> {
     let place = place_in_reach(&state, &caller, realm_id, Some(client_id), Intent::Read).await?;
     let list = ListQuery::parse(query, &["eventType"])?;
-    let mut scope = place.scope("endpoint_kind");
-    if let Some(event_type) = list.filter("eventType") {
-        scope.push(("event_type", Bind::Text(event_type.to_owned())));
-    }
-    list.answer(&state, &store::EVENT_LISTING, &scope, EventView::of).await
+    let found = store::event_page(&state.store, place.rows(), list.filter("eventType"), &list.page).await?;
+    Ok(envelope::paged(found.map(EventView::of)))
 }

@@ -21,12 +21,10 @@ use crate::error::Error;
 use crate::http::auth::Caller;
 use crate::http::envelope;
 use crate::ids::new_guid;
-use crate::store::page::Bind;
 use crate::store::trail::{Change, ChangeAction};
 use crate::store::webhooks::{
     self as store, Attempt, AttemptKind, AttemptState, Endpoint, EndpointKind, EndpointStatus,
 };
-use crate::store::{from_json_list, to_json_list};
 use crate::validate::{Body, Notification, Rule, integer, list_of, one_of, text};
 use crate::webhooks::{self, SECRET_PREFIX, delivery};
 
@@ -78,7 +76,7 @@ impl EndpointView {
             name: endpoint.name.clone(),
             url: endpoint.url.clone(),
             description: endpoint.description.clone(),
-            events: from_json_list(&endpoint.events),
+            events: endpoint.events.clone(),
             retries: endpoint.retries,
             first_retry_after_seconds: endpoint.first_retry_after_seconds,
             status: endpoint.status,
@@ -182,16 +180,9 @@ impl Place {
         if self.client_id.is_some() { EndpointKind::Client } else { EndpointKind::Realm }
     }
 
-    /// The list filter selecting this place's endpoints or attempts.
-    fn scope(&self, kind_column: &'static str) -> Vec<(&'static str, Bind)> {
-        let mut scope = vec![
-            ("realm_id", Bind::Text(self.realm_id.clone())),
-            (kind_column, Bind::Text(self.kind().as_str().into())),
-        ];
-        if let Some(client_id) = &self.client_id {
-            scope.push(("client_id", Bind::Text(client_id.clone())));
-        }
-        scope
+    /// The place as the store's lists know it.
+    fn rows(&self) -> store::Place<'_> {
+        store::Place { realm_id: &self.realm_id, client_id: self.client_id.as_deref() }
     }
 }
 
@@ -313,7 +304,7 @@ async fn read_fields(state: &AppState, body: &mut Body, endpoint: &mut Endpoint)
         if events.is_empty() {
             body.refuse("events", Rule::MinLength, "events must name at least one event");
         }
-        endpoint.events = to_json_list(&events);
+        endpoint.events = events.clone();
     }
     if let Some(retries) = body.optional("retries", integer(0, 10)) {
         endpoint.retries = retries;
@@ -384,7 +375,7 @@ async fn register(
         name: String::new(),
         url: String::new(),
         description: None,
-        events: to_json_list(&[]),
+        events: Vec::new(),
         retries: 5,
         first_retry_after_seconds: 60,
         status: EndpointStatus::Active,
@@ -416,7 +407,8 @@ async fn list_endpoints(
 ) -> Result<Response, Error> {
     let place = place_in_reach(&state, &caller, realm_id, client_id, Intent::Read).await?;
     let list = ListQuery::parse(query, &[])?;
-    list.answer(&state, &store::ENDPOINT_LISTING, &place.scope("kind"), |e: Endpoint| EndpointView::of(&e)).await
+    let found = store::endpoint_page(&state.store, place.rows(), &list.page).await?;
+    Ok(envelope::paged(found.map(|endpoint| EndpointView::of(&endpoint))))
 }
 
 async fn read_endpoint(state: AppState, caller: Caller, at: (&str, Option<&str>, &str)) -> Result<Response, Error> {
@@ -527,13 +519,12 @@ async fn deliveries(
 ) -> Result<Response, Error> {
     let place = place_in_reach(&state, &caller, realm_id, client_id, Intent::Read).await?;
     let list = ListQuery::parse(query, &["webhookId", "eventId", "eventType", "kind"])?;
-    let mut scope = place.scope("endpoint_kind");
-    for (filter, column) in
-        [("webhookId", "endpoint_id"), ("eventId", "event_id"), ("eventType", "event_type"), ("kind", "kind")]
-    {
-        if let Some(value) = list.filter(filter) {
-            scope.push((column, Bind::Text(value.to_owned())));
-        }
-    }
-    list.answer(&state, &store::ATTEMPT_LISTING, &scope, AttemptView::of).await
+    let filter = store::AttemptFilter {
+        endpoint_id: list.filter("webhookId"),
+        event_id: list.filter("eventId"),
+        event_type: list.filter("eventType"),
+        kind: list.filter("kind"),
+    };
+    let found = store::attempt_page(&state.store, place.rows(), filter, &list.page).await?;
+    Ok(envelope::paged(found.map(AttemptView::of)))
 }
