@@ -11,7 +11,7 @@
 use crate::AppState;
 use crate::authz::delegation::{DelegationVerdict, ExchangeFacts, GrantFacts, Refusal as PolicyRefusal};
 use crate::clock::to_millis;
-use crate::error::Error;
+use crate::error::{Error, OAuthCode};
 use crate::ids::new_guid;
 use crate::signin::{Login, Origin, ResourceError, login_data, requested_resource};
 use crate::store::clients::Client;
@@ -82,18 +82,18 @@ pub enum ExchangeRefusal {
 }
 
 impl ExchangeRefusal {
-    pub fn code(&self) -> &'static str {
+    pub fn code(&self) -> OAuthCode {
         match self {
-            Self::NotEnabled => "GrantTypeDisabled",
-            Self::Missing(_) => "MissingParameter",
-            Self::SubjectTokenTypeUnsupported => "DelegationSubjectTokenTypeUnsupported",
-            Self::RequestedTokenTypeUnsupported => "RequestedTokenTypeUnsupported",
-            Self::SubjectTokenInactive => "DelegationSubjectTokenInactive",
-            Self::NotPermitted { .. } => PolicyRefusal::NotPermitted.code(),
-            Self::ScopesExceedGrant { .. } => PolicyRefusal::ScopesExceedGrant.code(),
-            Self::ResourceExceedsGrant { .. } => PolicyRefusal::ResourceExceedsGrant.code(),
-            Self::DepthExceeded { .. } => PolicyRefusal::DepthExceeded.code(),
-            Self::ResourceNotAllowed { .. } => "ResourceNotAllowed",
+            Self::NotEnabled => OAuthCode::GrantTypeDisabled,
+            Self::Missing(_) => OAuthCode::MissingParameter,
+            Self::SubjectTokenTypeUnsupported => OAuthCode::DelegationSubjectTokenTypeUnsupported,
+            Self::RequestedTokenTypeUnsupported => OAuthCode::RequestedTokenTypeUnsupported,
+            Self::SubjectTokenInactive => OAuthCode::DelegationSubjectTokenInactive,
+            Self::NotPermitted { .. } => OAuthCode::DelegationNotPermitted,
+            Self::ScopesExceedGrant { .. } => OAuthCode::DelegationScopesExceedGrant,
+            Self::ResourceExceedsGrant { .. } => OAuthCode::DelegationResourceExceedsGrant,
+            Self::DepthExceeded { .. } => OAuthCode::DelegationDepthExceeded,
+            Self::ResourceNotAllowed { .. } => OAuthCode::ResourceNotAllowed,
         }
     }
 }
@@ -346,7 +346,7 @@ async fn record(
     outcome: Result<(&str, i64), &ExchangeRefusal>,
 ) -> Result<bool, Error> {
     let now = to_millis(state.clock.now());
-    let reason = outcome.err().map(|refused| failure_reason(refused.code()));
+    let reason = outcome.err().map(|refused| failure_reason(refused.code().as_str()));
     let methods: Vec<&str> = attempt.methods.iter().map(String::as_str).collect();
     let data = login_data(
         Login {
@@ -362,7 +362,7 @@ async fn record(
     );
     let (event_type, outcome_name, error_code, token_id) = match outcome {
         Ok((jti, _)) => ("login_succeeded", ExchangeOutcome::Granted, None, Some(jti.to_owned())),
-        Err(refused) => ("login_failed", ExchangeOutcome::Refused, Some(refused.code().to_owned()), None),
+        Err(refused) => ("login_failed", ExchangeOutcome::Refused, Some(refused.code().as_str().to_owned()), None),
     };
     let record = ExchangeRecord {
         issued: outcome.ok().and_then(|(_, expires_at)| attempt.grant_id.clone().map(|grant| (grant, expires_at))),

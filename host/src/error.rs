@@ -60,6 +60,117 @@ impl ErrorCode {
     }
 }
 
+/// The `error_code` of a refusal at a protocol endpoint, beside its RFC 6749 `error`: stable names
+/// clients branch on. `http::protocol` maps each to its status and `error`, in one place.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum OAuthCode {
+    // The request itself.
+    MissingParameter,
+    RepeatedParameter,
+    TooManyParameters,
+    TooManyScopes,
+    ForbiddenCharacter,
+    UnreadableBody,
+    UnsupportedContentType,
+    PayloadTooLarge,
+    MethodNotAllowed,
+    RealmNotFound,
+    UnsupportedGrantType,
+    // The client.
+    InvalidClient,
+    MultipleClientAuthentications,
+    ClientMismatch,
+    GrantTypeDisabled,
+    ScopeNotAllowed,
+    ResourceNotAllowed,
+    // A person's sign-in.
+    InvalidCredentials,
+    UserTemporarilyLocked,
+    UserDisabled,
+    PasswordChangeRequired,
+    InvalidRefreshToken,
+    RefreshTokenReused,
+    // Confirmation on a phone.
+    PushDeviceMissing,
+    AuthorizationPending,
+    PushRequestExpired,
+    PushRequestRefused,
+    /// Asked for with the push grant: no such request for the client, or it was used.
+    PushRequestUnknown,
+    /// Answered from a phone: no such request waiting for it (named `PushRequestUnknown` too).
+    PushRequestNotWaiting,
+    InvalidToken,
+    InvalidName,
+    TooManyDevices,
+    InvalidDecision,
+    // Password recovery.
+    RecoveryTokenInvalid,
+    PasswordRefused,
+    // Token exchange.
+    DelegationSubjectTokenTypeUnsupported,
+    RequestedTokenTypeUnsupported,
+    DelegationSubjectTokenInactive,
+    DelegationNotPermitted,
+    DelegationScopesExceedGrant,
+    DelegationResourceExceedsGrant,
+    DelegationDepthExceeded,
+    // The service.
+    TooManyRequests,
+    InternalError,
+    ServiceUnavailable,
+}
+
+impl OAuthCode {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::MissingParameter => "MissingParameter",
+            Self::RepeatedParameter => "RepeatedParameter",
+            Self::TooManyParameters => "TooManyParameters",
+            Self::TooManyScopes => "TooManyScopes",
+            Self::ForbiddenCharacter => "ForbiddenCharacter",
+            Self::UnreadableBody => "UnreadableBody",
+            Self::UnsupportedContentType => "UnsupportedContentType",
+            Self::PayloadTooLarge => "PayloadTooLarge",
+            Self::MethodNotAllowed => "MethodNotAllowed",
+            Self::RealmNotFound => "RealmNotFound",
+            Self::UnsupportedGrantType => "UnsupportedGrantType",
+            Self::InvalidClient => "InvalidClient",
+            Self::MultipleClientAuthentications => "MultipleClientAuthentications",
+            Self::ClientMismatch => "ClientMismatch",
+            Self::GrantTypeDisabled => "GrantTypeDisabled",
+            Self::ScopeNotAllowed => "ScopeNotAllowed",
+            Self::ResourceNotAllowed => "ResourceNotAllowed",
+            Self::InvalidCredentials => "InvalidCredentials",
+            Self::UserTemporarilyLocked => "UserTemporarilyLocked",
+            Self::UserDisabled => "UserDisabled",
+            Self::PasswordChangeRequired => "PasswordChangeRequired",
+            Self::InvalidRefreshToken => "InvalidRefreshToken",
+            Self::RefreshTokenReused => "RefreshTokenReused",
+            Self::PushDeviceMissing => "PushDeviceMissing",
+            Self::AuthorizationPending => "AuthorizationPending",
+            Self::PushRequestExpired => "PushRequestExpired",
+            Self::PushRequestRefused => "PushRequestRefused",
+            Self::PushRequestUnknown | Self::PushRequestNotWaiting => "PushRequestUnknown",
+            Self::InvalidToken => "InvalidToken",
+            Self::InvalidName => "InvalidName",
+            Self::TooManyDevices => "TooManyDevices",
+            Self::InvalidDecision => "InvalidDecision",
+            Self::RecoveryTokenInvalid => "RecoveryTokenInvalid",
+            Self::PasswordRefused => "PasswordRefused",
+            Self::DelegationSubjectTokenTypeUnsupported => "DelegationSubjectTokenTypeUnsupported",
+            Self::RequestedTokenTypeUnsupported => "RequestedTokenTypeUnsupported",
+            Self::DelegationSubjectTokenInactive => "DelegationSubjectTokenInactive",
+            Self::DelegationNotPermitted => "DelegationNotPermitted",
+            Self::DelegationScopesExceedGrant => "DelegationScopesExceedGrant",
+            Self::DelegationResourceExceedsGrant => "DelegationResourceExceedsGrant",
+            Self::DelegationDepthExceeded => "DelegationDepthExceeded",
+            Self::TooManyRequests => "TooManyRequests",
+            Self::InternalError => "InternalError",
+            Self::ServiceUnavailable => "ServiceUnavailable",
+        }
+    }
+}
+
 #[derive(Debug, thiserror::Error)]
 pub enum Error {
     #[error("the request was refused by validation")]
@@ -70,10 +181,6 @@ pub enum Error {
     Forbidden(ErrorCode),
     #[error("no such {0}")]
     NotFound(&'static str),
-    #[error("no such route")]
-    NoRoute,
-    #[error("method not allowed")]
-    MethodNotAllowed,
     #[error("a {0} with this id already exists")]
     AlreadyExists(&'static str),
     #[error("{0}")]
@@ -102,8 +209,7 @@ impl Error {
             Self::Validation(_) => ErrorCode::ValidationFailed,
             Self::Unauthenticated => ErrorCode::Unauthorized,
             Self::Forbidden(code) => *code,
-            Self::NotFound(_) | Self::NoRoute => ErrorCode::NotFound,
-            Self::MethodNotAllowed => ErrorCode::MethodNotAllowed,
+            Self::NotFound(_) => ErrorCode::NotFound,
             Self::AlreadyExists(_) => ErrorCode::AlreadyExists,
             Self::Conflict(_) => ErrorCode::Conflict,
             Self::InvalidState(code, _) => *code,

@@ -3,12 +3,12 @@
 //! answers.
 
 use axum::extract::State;
-use axum::response::Response;
+use axum::response::{IntoResponse, Response};
 use chrono::TimeDelta;
 use serde::Serialize;
 
 use super::body::JsonBody;
-use super::envelope;
+use super::envelope::{self, Unrouted};
 use crate::AppState;
 use crate::clock::{Clock, iso};
 use crate::error::Error;
@@ -26,7 +26,7 @@ pub async fn read(State(state): State<AppState>) -> Response {
 /// Body: `{"advanceSeconds": n}` (n ≥ 0) or `{"set": "2030-01-01T00:00:00Z"}` (not backwards).
 pub async fn change(State(state): State<AppState>, JsonBody(mut body): JsonBody) -> Result<Response, Error> {
     let Some(clock) = state.manual_clock.clone() else {
-        return Err(Error::NoRoute);
+        return Ok(Unrouted::NoRoute.into_response());
     };
     let advance = body.optional("advanceSeconds", integer(0, 10 * 365 * 86_400));
     let set = body.optional("set", instant);

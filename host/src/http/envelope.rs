@@ -116,8 +116,7 @@ impl Error {
             Self::Validation(_) => StatusCode::BAD_REQUEST,
             Self::Unauthenticated => StatusCode::UNAUTHORIZED,
             Self::Forbidden(_) => StatusCode::FORBIDDEN,
-            Self::NotFound(_) | Self::NoRoute => StatusCode::NOT_FOUND,
-            Self::MethodNotAllowed => StatusCode::METHOD_NOT_ALLOWED,
+            Self::NotFound(_) => StatusCode::NOT_FOUND,
             Self::AlreadyExists(_) | Self::Conflict(_) | Self::InvalidState(..) => StatusCode::CONFLICT,
             Self::PayloadTooLarge { .. } => StatusCode::PAYLOAD_TOO_LARGE,
             Self::UnsupportedMediaType => StatusCode::UNSUPPORTED_MEDIA_TYPE,
@@ -149,22 +148,53 @@ impl IntoResponse for Error {
             }
             ref other => vec![message(code, &other.to_string())],
         };
-        let body = Envelope::<()> {
-            success: false,
-            status_code: status_name(status),
-            data: None,
-            pagination: None,
-            notifications,
-            error_code: Some(code),
-            request_id,
-        };
-        let mut response = (status, axum::Json(body)).into_response();
+        let mut response = refusal(status, code, notifications, request_id);
         if let Some(seconds) = retry_after {
             response.headers_mut().insert(header::RETRY_AFTER, HeaderValue::from(seconds));
         }
-        response.extensions_mut().insert(RefusedWith(code));
         response
     }
+}
+
+/// A request no route takes: an address the service does not have, or a method the address does
+/// not take. Answered in the envelope, like every admin refusal.
+#[derive(Debug, Clone, Copy)]
+pub enum Unrouted {
+    NoRoute,
+    MethodNotAllowed,
+}
+
+impl IntoResponse for Unrouted {
+    fn into_response(self) -> Response {
+        let (status, code, text) = match self {
+            Self::NoRoute => (StatusCode::NOT_FOUND, ErrorCode::NotFound, "no such route"),
+            Self::MethodNotAllowed => {
+                (StatusCode::METHOD_NOT_ALLOWED, ErrorCode::MethodNotAllowed, "method not allowed")
+            }
+        };
+        refusal(status, code, vec![message(code, text)], request_id::current())
+    }
+}
+
+/// The envelope of a refusal, with its code in the response extensions.
+fn refusal(
+    status: StatusCode,
+    code: ErrorCode,
+    notifications: Vec<NotificationBody>,
+    request_id: Option<String>,
+) -> Response {
+    let body = Envelope::<()> {
+        success: false,
+        status_code: status_name(status),
+        data: None,
+        pagination: None,
+        notifications,
+        error_code: Some(code),
+        request_id,
+    };
+    let mut response = (status, axum::Json(body)).into_response();
+    response.extensions_mut().insert(RefusedWith(code));
+    response
 }
 
 fn message(code: ErrorCode, text: &str) -> NotificationBody {

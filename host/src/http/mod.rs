@@ -22,6 +22,7 @@ use axum::routing::{any, get, post};
 
 use crate::AppState;
 use crate::error::Error;
+use crate::http::envelope::Unrouted;
 
 /// The whole service: admin API, operations endpoints and, with the manual clock, `/_dev/clock`.
 pub fn router(state: AppState) -> Router {
@@ -31,8 +32,8 @@ pub fn router(state: AppState) -> Router {
         .route("/openapi.json", get(openapi::document))
         // The invitation token is the credential here.
         .route("/account/invitations/accept", post(admin::account::accept_invitation))
-        .fallback(|| async { Error::NoRoute })
-        .method_not_allowed_fallback(|| async { Error::MethodNotAllowed });
+        .fallback(|| async { Unrouted::NoRoute })
+        .method_not_allowed_fallback(|| async { Unrouted::MethodNotAllowed });
 
     let mut app = Router::new()
         .nest("/api/v1/admin", admin)
@@ -49,8 +50,8 @@ pub fn router(state: AppState) -> Router {
     if state.manual_clock.is_some() {
         app = app.route("/_dev/clock", get(dev_clock::read).post(dev_clock::change));
     }
-    app.fallback(|| async { Error::NoRoute })
-        .method_not_allowed_fallback(|| async { Error::MethodNotAllowed })
+    app.fallback(|| async { Unrouted::NoRoute })
+        .method_not_allowed_fallback(|| async { Unrouted::MethodNotAllowed })
         .layer(DefaultBodyLimit::max(state.settings.max_body_bytes))
         .layer(from_fn_with_state(state.clone(), metrics::observe))
         .layer(from_fn_with_state(state.clone(), address::attach))

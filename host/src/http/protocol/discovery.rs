@@ -1,12 +1,13 @@
 //! OpenID Provider metadata (OIDC Discovery 1.0, RFC 8414), the JWKS, and userinfo.
 
 use axum::extract::{Path, State};
-use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
+use axum::http::{HeaderMap, HeaderValue, header};
 use axum::response::{IntoResponse, Response};
 use serde_json::{Value, json};
 
 use super::{OAuthError, no_store, realm};
 use crate::AppState;
+use crate::error::OAuthCode;
 use crate::store::users::UserStatus;
 use crate::tokens::{self, issuer, person_claims};
 
@@ -61,18 +62,7 @@ pub(super) fn bearer(headers: &HeaderMap) -> Option<&str> {
 }
 
 fn invalid_token() -> Response {
-    let mut response = (
-        StatusCode::UNAUTHORIZED,
-        axum::Json(json!({
-            "error": "invalid_token",
-            "error_description": "the access token is missing, expired or revoked",
-            "error_code": "InvalidToken",
-        })),
-    )
-        .into_response();
-    response.headers_mut().insert(header::WWW_AUTHENTICATE, HeaderValue::from_static("Bearer error=\"invalid_token\""));
-    no_store(response.headers_mut());
-    response
+    OAuthError::new(OAuthCode::InvalidToken, "the access token is missing, expired or revoked").into_response()
 }
 
 /// OIDC Core §5.3: the claims about the signed-in person that the token's scopes release.

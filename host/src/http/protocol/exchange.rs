@@ -1,7 +1,6 @@
 //! OAuth 2.0 Token Exchange (RFC 8693) at the token endpoint: the form read into an exchange
 //! request for `crate::delegation`, and its answer (RFC 8693 §2.2) or refusal.
 
-use axum::http::StatusCode;
 use axum::response::Response;
 use serde_json::json;
 
@@ -51,44 +50,32 @@ pub(super) async fn exchange(
 impl From<ExchangeRefusal> for OAuthError {
     fn from(refusal: ExchangeRefusal) -> Self {
         let code = refusal.code();
-        let bad_request = |error, description: String| Self::new(StatusCode::BAD_REQUEST, error, code, description);
-        match refusal {
-            ExchangeRefusal::NotEnabled => {
-                bad_request("unauthorized_client", "Token Exchange is not enabled on this client".into())
+        let description = match refusal {
+            ExchangeRefusal::NotEnabled => "Token Exchange is not enabled on this client".to_owned(),
+            ExchangeRefusal::Missing(name) => format!("{name} is required"),
+            ExchangeRefusal::SubjectTokenTypeUnsupported => {
+                format!("subject_token_type must be {ACCESS_TOKEN_TYPE}: only access tokens are exchanged")
             }
-            ExchangeRefusal::Missing(name) => bad_request("invalid_request", format!("{name} is required")),
-            ExchangeRefusal::SubjectTokenTypeUnsupported => bad_request(
-                "invalid_request",
-                format!("subject_token_type must be {ACCESS_TOKEN_TYPE}: only access tokens are exchanged"),
-            ),
-            ExchangeRefusal::RequestedTokenTypeUnsupported => bad_request(
-                "invalid_request",
-                format!("requested_token_type must be {ACCESS_TOKEN_TYPE}: only access tokens are issued"),
-            ),
-            ExchangeRefusal::SubjectTokenInactive => bad_request(
-                "invalid_request",
-                "the subject token is not an active access token of a person in this realm".into(),
-            ),
-            ExchangeRefusal::NotPermitted { why } => bad_request("invalid_request", why.into()),
-            ExchangeRefusal::ScopesExceedGrant { whose, excess } => {
-                bad_request("invalid_scope", format!("beyond {whose}: {}", excess.join(" ")))
+            ExchangeRefusal::RequestedTokenTypeUnsupported => {
+                format!("requested_token_type must be {ACCESS_TOKEN_TYPE}: only access tokens are issued")
             }
-            ExchangeRefusal::ResourceExceedsGrant { resource } => bad_request(
-                "invalid_target",
-                match resource {
-                    Some(resource) => format!("{resource} is not among the resources the delegation grant lists"),
-                    None => "the delegation grant confines tokens to the resources it lists: send resource".to_owned(),
-                },
-            ),
-            ExchangeRefusal::DepthExceeded { depth, max_depth } => bad_request(
-                "invalid_request",
-                format!("the subject token already carries {depth} actor(s); the delegation grant allows {max_depth}"),
-            ),
-            ExchangeRefusal::ResourceNotAllowed { address } => bad_request(
-                "invalid_target",
-                format!("{address} is not a resource server this client may request tokens for"),
-            ),
-        }
+            ExchangeRefusal::SubjectTokenInactive => {
+                "the subject token is not an active access token of a person in this realm".to_owned()
+            }
+            ExchangeRefusal::NotPermitted { why } => why.into(),
+            ExchangeRefusal::ScopesExceedGrant { whose, excess } => format!("beyond {whose}: {}", excess.join(" ")),
+            ExchangeRefusal::ResourceExceedsGrant { resource } => match resource {
+                Some(resource) => format!("{resource} is not among the resources the delegation grant lists"),
+                None => "the delegation grant confines tokens to the resources it lists: send resource".to_owned(),
+            },
+            ExchangeRefusal::DepthExceeded { depth, max_depth } => {
+                format!("the subject token already carries {depth} actor(s); the delegation grant allows {max_depth}")
+            }
+            ExchangeRefusal::ResourceNotAllowed { address } => {
+                format!("{address} is not a resource server this client may request tokens for")
+            }
+        };
+        Self::new(code, description)
     }
 }
 

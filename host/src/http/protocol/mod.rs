@@ -25,7 +25,7 @@ use base64::Engine as _;
 use base64::engine::general_purpose::STANDARD;
 
 use crate::AppState;
-use crate::error::Error;
+use crate::error::{Error, OAuthCode};
 use crate::signin::{Refusal, SignInError};
 use crate::store::Status;
 use crate::store::clients::{Client, ClientType};
@@ -45,46 +45,83 @@ pub fn routes() -> Router<AppState> {
         .route("/realms/{realm}/protocol/openid-connect/revoke", post(introspection::revoke))
         .route("/realms/{realm}/protocol/openid-connect/userinfo", get(discovery::userinfo).post(discovery::userinfo))
         .method_not_allowed_fallback(|| async {
-            OAuthError::new(
-                StatusCode::METHOD_NOT_ALLOWED,
-                "invalid_request",
-                "MethodNotAllowed",
-                "this endpoint does not take this method",
-            )
+            OAuthError::new(OAuthCode::MethodNotAllowed, "this endpoint does not take this method")
         })
         .route_layer(from_fn(crate::http::nul::refuse_in_protocol))
 }
 
-/// An RFC 6749 error answer.
+/// An RFC 6749 error answer: its code, in words for people, and whether the client is asked for
+/// HTTP Basic credentials.
 #[derive(Debug)]
 pub struct OAuthError {
-    pub status: StatusCode,
-    pub error: &'static str,
+    /// The service's own code, stable for callers to branch on; it decides the status and `error`.
+    pub code: OAuthCode,
     pub description: String,
-    /// The service's own code, stable for callers to branch on.
-    pub code: &'static str,
     /// Answer 401 with a `WWW-Authenticate: Basic` challenge (the client tried HTTP Basic).
     pub challenge: bool,
 }
 
 impl OAuthError {
-    pub fn new(status: StatusCode, error: &'static str, code: &'static str, description: impl Into<String>) -> Self {
-        Self { status, error, description: description.into(), code, challenge: false }
-    }
-
-    pub fn invalid_request(code: &'static str, description: impl Into<String>) -> Self {
-        Self::new(StatusCode::BAD_REQUEST, "invalid_request", code, description)
-    }
-
-    pub fn invalid_grant(code: &'static str, description: impl Into<String>) -> Self {
-        Self::new(StatusCode::BAD_REQUEST, "invalid_grant", code, description)
+    pub fn new(code: OAuthCode, description: impl Into<String>) -> Self {
+        Self { code, description: description.into(), challenge: false }
     }
 
     pub fn invalid_client(challenge: bool) -> Self {
-        Self {
-            challenge,
-            ..Self::new(StatusCode::UNAUTHORIZED, "invalid_client", "InvalidClient", "client authentication failed")
-        }
+        Self { challenge, ..Self::new(OAuthCode::InvalidClient, "client authentication failed") }
+    }
+
+    pub fn status(&self) -> StatusCode {
+        answer(self.code).0
+    }
+}
+
+/// The status and the RFC 6749 (or RFC 6750, 8628, 8693, 8707) `error` of each code: the one
+/// mapping of refusals to protocol bodies.
+fn answer(code: OAuthCode) -> (StatusCode, &'static str) {
+    use OAuthCode as C;
+    match code {
+        C::MissingParameter
+        | C::RepeatedParameter
+        | C::TooManyParameters
+        | C::TooManyScopes
+        | C::ForbiddenCharacter
+        | C::UnreadableBody
+        | C::UnsupportedContentType
+        | C::MultipleClientAuthentications
+        | C::ClientMismatch
+        | C::PushDeviceMissing
+        | C::InvalidName
+        | C::TooManyDevices
+        | C::InvalidDecision
+        | C::PasswordRefused
+        | C::DelegationSubjectTokenTypeUnsupported
+        | C::RequestedTokenTypeUnsupported
+        | C::DelegationSubjectTokenInactive
+        | C::DelegationNotPermitted
+        | C::DelegationDepthExceeded => (StatusCode::BAD_REQUEST, "invalid_request"),
+        C::PayloadTooLarge => (StatusCode::PAYLOAD_TOO_LARGE, "invalid_request"),
+        C::MethodNotAllowed => (StatusCode::METHOD_NOT_ALLOWED, "invalid_request"),
+        C::RealmNotFound | C::PushRequestNotWaiting => (StatusCode::NOT_FOUND, "invalid_request"),
+        C::UnsupportedGrantType => (StatusCode::BAD_REQUEST, "unsupported_grant_type"),
+        C::InvalidClient => (StatusCode::UNAUTHORIZED, "invalid_client"),
+        C::GrantTypeDisabled => (StatusCode::BAD_REQUEST, "unauthorized_client"),
+        C::ScopeNotAllowed | C::DelegationScopesExceedGrant => (StatusCode::BAD_REQUEST, "invalid_scope"),
+        C::ResourceNotAllowed | C::DelegationResourceExceedsGrant => (StatusCode::BAD_REQUEST, "invalid_target"),
+        C::InvalidCredentials
+        | C::UserTemporarilyLocked
+        | C::UserDisabled
+        | C::PasswordChangeRequired
+        | C::InvalidRefreshToken
+        | C::RefreshTokenReused
+        | C::PushRequestUnknown
+        | C::RecoveryTokenInvalid => (StatusCode::BAD_REQUEST, "invalid_grant"),
+        C::AuthorizationPending => (StatusCode::BAD_REQUEST, "authorization_pending"),
+        C::PushRequestExpired => (StatusCode::BAD_REQUEST, "expired_token"),
+        C::PushRequestRefused => (StatusCode::BAD_REQUEST, "access_denied"),
+        C::InvalidToken => (StatusCode::UNAUTHORIZED, "invalid_token"),
+        C::TooManyRequests => (StatusCode::TOO_MANY_REQUESTS, "invalid_request"),
+        C::InternalError => (StatusCode::INTERNAL_SERVER_ERROR, "server_error"),
+        C::ServiceUnavailable => (StatusCode::SERVICE_UNAVAILABLE, "temporarily_unavailable"),
     }
 }
 
@@ -93,27 +130,12 @@ impl From<Error> for OAuthError {
         match error {
             Error::Unavailable(_) => {
                 tracing::error!(%error, "protocol request failed");
-                Self::new(
-                    StatusCode::SERVICE_UNAVAILABLE,
-                    "temporarily_unavailable",
-                    "ServiceUnavailable",
-                    "try again shortly",
-                )
+                Self::new(OAuthCode::ServiceUnavailable, "try again shortly")
             }
-            Error::RateLimited { .. } => Self::new(
-                StatusCode::TOO_MANY_REQUESTS,
-                "invalid_request",
-                "TooManyRequests",
-                "wait a few minutes, then try again",
-            ),
+            Error::RateLimited { .. } => Self::new(OAuthCode::TooManyRequests, "wait a few minutes, then try again"),
             other => {
                 tracing::error!(error = %other, details = ?other, "protocol request failed");
-                Self::new(
-                    StatusCode::INTERNAL_SERVER_ERROR,
-                    "server_error",
-                    "InternalError",
-                    "the request could not be completed",
-                )
+                Self::new(OAuthCode::InternalError, "the request could not be completed")
             }
         }
     }
@@ -122,28 +144,26 @@ impl From<Error> for OAuthError {
 /// The RFC 6749 answer to each sign-in refusal.
 impl From<Refusal> for OAuthError {
     fn from(refusal: Refusal) -> Self {
-        let bad_request =
-            |error, code, description: String| Self::new(StatusCode::BAD_REQUEST, error, code, description);
         match refusal {
             // The rate-limit answer, the same whatever was typed.
             Refusal::SourceBlocked => Error::RateLimited { retry_after_seconds: 60 }.into(),
-            Refusal::InvalidCredentials => Self::invalid_grant("InvalidCredentials", "invalid username or password"),
-            Refusal::LockedOut => Self::invalid_grant(
-                "UserTemporarilyLocked",
+            Refusal::InvalidCredentials => Self::new(OAuthCode::InvalidCredentials, "invalid username or password"),
+            Refusal::LockedOut => Self::new(
+                OAuthCode::UserTemporarilyLocked,
                 "too many failed sign-ins from this address; try again later",
             ),
-            Refusal::UserDisabled => Self::invalid_grant("UserDisabled", "the account is disabled"),
+            Refusal::UserDisabled => Self::new(OAuthCode::UserDisabled, "the account is disabled"),
             Refusal::PasswordChangeRequired => {
-                Self::invalid_grant("PasswordChangeRequired", "the password must be changed before the next sign-in")
+                Self::new(OAuthCode::PasswordChangeRequired, "the password must be changed before the next sign-in")
             }
             Refusal::PushDeviceMissing => {
-                Self::invalid_request("PushDeviceMissing", "the account has no phone enrolled for push confirmation")
+                Self::new(OAuthCode::PushDeviceMissing, "the account has no phone enrolled for push confirmation")
             }
             Refusal::InvalidRefreshToken => {
-                Self::invalid_grant("InvalidRefreshToken", "the refresh token is invalid, expired or revoked")
+                Self::new(OAuthCode::InvalidRefreshToken, "the refresh token is invalid, expired or revoked")
             }
             Refusal::RefreshTokenReused => {
-                Self::invalid_grant("RefreshTokenReused", "the refresh token was already used; the session has ended")
+                Self::new(OAuthCode::RefreshTokenReused, "the refresh token was already used; the session has ended")
             }
             Refusal::ScopesNotAllowed { excess, for_resource } => {
                 let whose = if for_resource {
@@ -151,43 +171,33 @@ impl From<Refusal> for OAuthError {
                 } else {
                     "this client may not request"
                 };
-                bad_request("invalid_scope", "ScopeNotAllowed", format!("{whose}: {}", excess.join(" ")))
+                Self::new(OAuthCode::ScopeNotAllowed, format!("{whose}: {}", excess.join(" ")))
             }
-            Refusal::ScopesBeyondGrant { excess } => bad_request(
-                "invalid_scope",
-                "ScopeNotAllowed",
+            Refusal::ScopesBeyondGrant { excess } => Self::new(
+                OAuthCode::ScopeNotAllowed,
                 format!("beyond the scopes originally granted: {}", excess.join(" ")),
             ),
-            Refusal::ResourceNotAllowed { address } => bad_request(
-                "invalid_target",
-                "ResourceNotAllowed",
+            Refusal::ResourceNotAllowed { address } => Self::new(
+                OAuthCode::ResourceNotAllowed,
                 format!("{address} is not a resource server this client may request tokens for"),
             ),
-            Refusal::PushPending => {
-                bad_request("authorization_pending", "AuthorizationPending", "no phone has answered yet".into())
-            }
-            Refusal::PushExpired => {
-                bad_request("expired_token", "PushRequestExpired", "no phone approved the sign-in in time".into())
-            }
-            Refusal::PushRefused => {
-                bad_request("access_denied", "PushRequestRefused", "the sign-in was refused on the phone".into())
-            }
+            Refusal::PushPending => Self::new(OAuthCode::AuthorizationPending, "no phone has answered yet"),
+            Refusal::PushExpired => Self::new(OAuthCode::PushRequestExpired, "no phone approved the sign-in in time"),
+            Refusal::PushRefused => Self::new(OAuthCode::PushRequestRefused, "the sign-in was refused on the phone"),
             Refusal::PushRequestUnknown => {
-                Self::invalid_grant("PushRequestUnknown", "no such push request for this client, or it was used")
+                Self::new(OAuthCode::PushRequestUnknown, "no such push request for this client, or it was used")
             }
-            Refusal::PushRequestNotWaiting => {
-                Self::new(StatusCode::NOT_FOUND, "invalid_request", "PushRequestUnknown", "no such request waiting")
-            }
+            Refusal::PushRequestNotWaiting => Self::new(OAuthCode::PushRequestNotWaiting, "no such request waiting"),
             Refusal::ClientUnknown => Self::invalid_client(false),
             Refusal::RecoveryCodeInvalid => {
-                Self::invalid_grant("RecoveryTokenInvalid", "the reset code is unknown, used or expired")
+                Self::new(OAuthCode::RecoveryTokenInvalid, "the reset code is unknown, used or expired")
             }
-            Refusal::PasswordLength { minimum, maximum } => Self::invalid_request(
-                "PasswordRefused",
+            Refusal::PasswordLength { minimum, maximum } => Self::new(
+                OAuthCode::PasswordRefused,
                 format!("the password must have {minimum} to {maximum} characters"),
             ),
-            Refusal::PasswordBreached => Self::invalid_request(
-                "PasswordRefused",
+            Refusal::PasswordBreached => Self::new(
+                OAuthCode::PasswordRefused,
                 "this password appears in a list of breached passwords; choose another",
             ),
         }
@@ -217,15 +227,20 @@ impl From<crate::store::Error> for OAuthError {
 
 impl IntoResponse for OAuthError {
     fn into_response(self) -> Response {
+        let (status, error) = answer(self.code);
         let body = serde_json::json!({
-            "error": self.error,
+            "error": error,
             "error_description": self.description,
-            "error_code": self.code,
+            "error_code": self.code.as_str(),
         });
-        let mut response = (self.status, axum::Json(body)).into_response();
+        let mut response = (status, axum::Json(body)).into_response();
         no_store(response.headers_mut());
-        if self.status == StatusCode::UNAUTHORIZED {
-            let challenge = if self.challenge { "Basic realm=\"castellan\"" } else { "Bearer" };
+        if status == StatusCode::UNAUTHORIZED {
+            let challenge = match self.code {
+                OAuthCode::InvalidToken => "Bearer error=\"invalid_token\"",
+                _ if self.challenge => "Basic realm=\"castellan\"",
+                _ => "Bearer",
+            };
             response.headers_mut().insert(header::WWW_AUTHENTICATE, HeaderValue::from_static(challenge));
         }
         response
@@ -267,13 +282,11 @@ impl FromRequest<AppState> for Form {
         let bytes = Bytes::from_request(request, state).await.map_err(|rejection| {
             if rejection.status() == StatusCode::PAYLOAD_TOO_LARGE {
                 OAuthError::new(
-                    StatusCode::PAYLOAD_TOO_LARGE,
-                    "invalid_request",
-                    "PayloadTooLarge",
+                    OAuthCode::PayloadTooLarge,
                     format!("the body is larger than {} bytes", state.settings.max_body_bytes),
                 )
             } else {
-                OAuthError::invalid_request("UnreadableBody", "the body could not be read")
+                OAuthError::new(OAuthCode::UnreadableBody, "the body could not be read")
             }
         })?;
         Self::parse_body(&bytes)
@@ -290,8 +303,8 @@ impl Form {
         if form_type {
             Ok(())
         } else {
-            Err(OAuthError::invalid_request(
-                "UnsupportedContentType",
+            Err(OAuthError::new(
+                OAuthCode::UnsupportedContentType,
                 "the body must be application/x-www-form-urlencoded",
             ))
         }
@@ -302,8 +315,8 @@ impl Form {
         let mut names = HashSet::new();
         for (name, value) in url::form_urlencoded::parse(body) {
             if pairs.len() == MAX_FORM_PARAMETERS {
-                return Err(OAuthError::invalid_request(
-                    "TooManyParameters",
+                return Err(OAuthError::new(
+                    OAuthCode::TooManyParameters,
                     format!("a request carries at most {MAX_FORM_PARAMETERS} parameters"),
                 ));
             }
@@ -311,7 +324,7 @@ impl Form {
                 return Err(forbidden_character(&name));
             }
             if !names.insert(name.clone()) {
-                return Err(OAuthError::invalid_request("RepeatedParameter", format!("{name} is sent more than once")));
+                return Err(OAuthError::new(OAuthCode::RepeatedParameter, format!("{name} is sent more than once")));
             }
             pairs.push((name.into_owned(), value.into_owned()));
         }
@@ -324,7 +337,7 @@ impl Form {
     }
 
     pub fn require(&self, name: &str) -> Result<&str, OAuthError> {
-        self.get(name).ok_or_else(|| OAuthError::invalid_request("MissingParameter", format!("{name} is required")))
+        self.get(name).ok_or_else(|| OAuthError::new(OAuthCode::MissingParameter, format!("{name} is required")))
     }
 
     /// The distinct scopes of `scope` (RFC 6749 §3.3: space-delimited, order without meaning), in
@@ -336,8 +349,8 @@ impl Form {
         for scope in text.split(' ').filter(|s| !s.is_empty()) {
             if seen.insert(scope) {
                 if scopes.len() == MAX_SCOPES {
-                    return Err(OAuthError::invalid_request(
-                        "TooManyScopes",
+                    return Err(OAuthError::new(
+                        OAuthCode::TooManyScopes,
                         format!("a request names at most {MAX_SCOPES} scopes"),
                     ));
                 }
@@ -352,14 +365,14 @@ impl Form {
 /// PostgreSQL cannot store): the same on every backend.
 pub fn forbidden_character(name: &str) -> OAuthError {
     let name: String = name.chars().filter(|c| *c != '\0').collect();
-    OAuthError::invalid_request("ForbiddenCharacter", format!("{name} contains the character U+0000"))
+    OAuthError::new(OAuthCode::ForbiddenCharacter, format!("{name} contains the character U+0000"))
 }
 
 /// The realm of a protocol request; a disabled or unknown realm answers 404.
 pub async fn realm(state: &AppState, realm_id: &str) -> Result<Arc<Realm>, OAuthError> {
     match crate::http::admin::find_realm(state, realm_id).await? {
         Some(realm) if realm.status == Status::Active => Ok(realm),
-        _ => Err(OAuthError::new(StatusCode::NOT_FOUND, "invalid_request", "RealmNotFound", "no such realm")),
+        _ => Err(OAuthError::new(OAuthCode::RealmNotFound, "no such realm")),
     }
 }
 
@@ -374,8 +387,8 @@ pub(super) fn presented_credentials(
     });
     let in_body = form.get("client_secret");
     match (basic, in_body) {
-        (Some(_), Some(_)) => Err(OAuthError::invalid_request(
-            "MultipleClientAuthentications",
+        (Some(_), Some(_)) => Err(OAuthError::new(
+            OAuthCode::MultipleClientAuthentications,
             "use one client authentication method: HTTP Basic or the body, not both",
         )),
         (Some(encoded), None) => {
@@ -414,7 +427,7 @@ pub async fn authenticate_client(
         return Err(OAuthError::invalid_client(false));
     };
     if form.get("client_id").is_some_and(|named| named != id) {
-        return Err(OAuthError::invalid_request("ClientMismatch", "client_id differs from the authenticated client"));
+        return Err(OAuthError::new(OAuthCode::ClientMismatch, "client_id differs from the authenticated client"));
     }
     let client = crate::tokens::find_client(state, &realm.id, &id).await?;
     let now = crate::clock::to_millis(state.clock.now());
@@ -435,7 +448,7 @@ mod tests {
     }
 
     fn refusal(body: &str) -> &'static str {
-        form(body).err().map_or("accepted", |e| e.code)
+        form(body).err().map_or("accepted", |e| e.code.as_str())
     }
 
     #[test]
@@ -447,7 +460,7 @@ mod tests {
         let repeated = format!("scope={}+s0+s1", at_limit.join("+"));
         assert_eq!(form(&repeated).unwrap().scopes().unwrap().map(|s| s.len()), Some(MAX_SCOPES));
         let over = format!("scope={}+one-more", at_limit.join("+"));
-        assert_eq!(form(&over).unwrap().scopes().err().map(|e| e.code), Some("TooManyScopes"));
+        assert_eq!(form(&over).unwrap().scopes().err().map(|e| e.code), Some(OAuthCode::TooManyScopes));
     }
 
     #[test]

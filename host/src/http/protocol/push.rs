@@ -27,6 +27,7 @@ use super::{Form, OAuthError, json_no_store, realm};
 use crate::AppState;
 use crate::clock::{from_millis, iso, to_millis};
 use crate::crypto::generate_secret;
+use crate::error::OAuthCode;
 use crate::ids::new_guid;
 use crate::signin::{self, push::Decision};
 use crate::store::push::{self as store, Device};
@@ -57,14 +58,7 @@ pub async fn enroll(
     form: Form,
 ) -> Result<Response, OAuthError> {
     let realm = realm(&state, &realm_id).await?;
-    let invalid_token = || {
-        OAuthError::new(
-            StatusCode::UNAUTHORIZED,
-            "invalid_token",
-            "InvalidToken",
-            "a person's access token is required",
-        )
-    };
+    let invalid_token = || OAuthError::new(OAuthCode::InvalidToken, "a person's access token is required");
     let token = super::discovery::bearer(&headers).ok_or_else(invalid_token)?;
     let active = crate::tokens::active_access_token(&state, &realm.id, token).await?;
     let user = active
@@ -73,10 +67,10 @@ pub async fn enroll(
         .ok_or_else(invalid_token)?;
     let name = form.require("name")?;
     if name.chars().count() > 100 {
-        return Err(OAuthError::invalid_request("InvalidName", "name is at most 100 characters"));
+        return Err(OAuthError::new(OAuthCode::InvalidName, "name is at most 100 characters"));
     }
     if store::devices_of(state.store.pool(), &user.id).await?.len() >= MAX_DEVICES {
-        return Err(OAuthError::invalid_request("TooManyDevices", "an account enrolls at most 10 phones"));
+        return Err(OAuthError::new(OAuthCode::TooManyDevices, "an account enrolls at most 10 phones"));
     }
     let secret = generate_secret(DEVICE_SECRET_PREFIX);
     let device = Device {
@@ -130,7 +124,7 @@ pub async fn answer(
     let decision = match form.require("decision")? {
         "approve" => Decision::Approve,
         "refuse" => Decision::Refuse,
-        _ => return Err(OAuthError::invalid_request("InvalidDecision", "decision is approve or refuse")),
+        _ => return Err(OAuthError::new(OAuthCode::InvalidDecision, "decision is approve or refuse")),
     };
     let status = signin::push::answer(&state, &realm, &device, &request_id, decision).await?;
     Ok(json_no_store(json!({ "push_request_id": request_id, "status": status.as_str() })))

@@ -5,13 +5,14 @@
 
 use axum::Extension;
 use axum::extract::{Path, State};
-use axum::http::{HeaderMap, StatusCode, header};
+use axum::http::{HeaderMap, header};
 use axum::response::Response;
 use serde_json::{Value, json};
 
 use super::{Form, OAuthError, authenticate_client, exchange, json_no_store, realm};
 use crate::AppState;
 use crate::clock::to_millis;
+use crate::error::OAuthCode;
 use crate::http::address::ClientAddress;
 use crate::ids::{PLATFORM_REALM, new_guid};
 use crate::signin::{self, Origin, PasswordAttempt, PasswordOutcome, RefreshAttempt, Tokens};
@@ -34,9 +35,7 @@ pub async fn endpoint(
         "client_credentials" | "password" | "refresh_token" | exchange::GRANT_TYPE | super::push::GRANT_TYPE
     ) {
         return Err(OAuthError::new(
-            StatusCode::BAD_REQUEST,
-            "unsupported_grant_type",
-            "UnsupportedGrantType",
+            OAuthCode::UnsupportedGrantType,
             format!("grant_type {grant_type} is not supported"),
         ));
     }
@@ -59,9 +58,7 @@ pub async fn endpoint(
     let needed = if grant_type == super::push::GRANT_TYPE { "password" } else { grant_type };
     if !client.grant_types.iter().any(|g| g == needed) {
         return Err(OAuthError::new(
-            StatusCode::BAD_REQUEST,
-            "unauthorized_client",
-            "GrantTypeDisabled",
+            OAuthCode::GrantTypeDisabled,
             format!("the {grant_type} grant is not enabled on this client"),
         ));
     }
@@ -168,7 +165,9 @@ async fn console_sign_in(
     if let Some(member) = member {
         let (status, outcome, reason) = match &answer {
             Ok(_) => (200, AccessOutcome::Accepted, "console sign-in".to_owned()),
-            Err(refused) => (i64::from(refused.status.as_u16()), AccessOutcome::Refused, refused.code.to_owned()),
+            Err(refused) => {
+                (i64::from(refused.status().as_u16()), AccessOutcome::Refused, refused.code.as_str().to_owned())
+            }
         };
         let entry = AccessEntry {
             id: new_guid(),
@@ -220,9 +219,7 @@ async fn platform_token(
     };
     if grant_type != "client_credentials" {
         return Err(OAuthError::new(
-            StatusCode::BAD_REQUEST,
-            "unauthorized_client",
-            "GrantTypeDisabled",
+            OAuthCode::GrantTypeDisabled,
             "an account client secret is exchanged only with client_credentials",
         ));
     }
