@@ -16,6 +16,7 @@ use crate::ids::new_guid;
 use crate::signin::{Login, Origin, ResourceError, login_data, requested_resource};
 use crate::store::clients::Client;
 use crate::store::delegation::{DelegationGrant, Exchange, ExchangeOutcome};
+use crate::store::events::EventType;
 use crate::store::memberships::{self, Membership};
 use crate::store::realms::Realm;
 use crate::store::users::{User, UserStatus};
@@ -361,8 +362,10 @@ async fn record(
         origin,
     );
     let (event_type, outcome_name, error_code, token_id) = match outcome {
-        Ok((jti, _)) => ("login_succeeded", ExchangeOutcome::Granted, None, Some(jti.to_owned())),
-        Err(refused) => ("login_failed", ExchangeOutcome::Refused, Some(refused.code().as_str().to_owned()), None),
+        Ok((jti, _)) => (EventType::LoginSucceeded, ExchangeOutcome::Granted, None, Some(jti.to_owned())),
+        Err(refused) => {
+            (EventType::LoginFailed, ExchangeOutcome::Refused, Some(refused.code().as_str().to_owned()), None)
+        }
     };
     let record = ExchangeRecord {
         issued: outcome.ok().and_then(|(_, expires_at)| attempt.grant_id.clone().map(|grant| (grant, expires_at))),

@@ -29,6 +29,7 @@ use crate::store::access_log::{AccessEntry, AccessOutcome};
 use crate::store::accounts;
 use crate::store::roles;
 use crate::store::secrets::{self, SecretType};
+use crate::store::trail::ResourceKind;
 use crate::store::trail::{self, ActorType, ChangeAction};
 use crate::store::users::User;
 use crate::tokens;
@@ -421,7 +422,7 @@ fn rate_class(method: &Method, template: &str) -> Class {
 
 /// The resource type, id, realm and client a route addresses, read from its template:
 /// `/api/v1/admin/realms/{realm}/clients/{client}` → ("client", Some(id), Some(realm), Some(client)).
-fn describe_target(template: &str, path: &str) -> (&'static str, Option<String>, Option<String>, Option<String>) {
+fn describe_target(template: &str, path: &str) -> (ResourceKind, Option<String>, Option<String>, Option<String>) {
     let names: Vec<&str> = template.split('/').collect();
     let values: Vec<&str> = path.split('/').collect();
     let param = |name: &str| {
@@ -437,24 +438,7 @@ fn describe_target(template: &str, path: &str) -> (&'static str, Option<String>,
         .rposition(|s| !s.starts_with('{') && !s.is_empty() && !["rotate", "impersonate"].contains(s))
         .unwrap_or(0);
     let last_static = names.get(at).copied().unwrap_or("");
-    let resource_type = match last_static {
-        "realms" => "realm",
-        "clients" => "client",
-        "users" => "user",
-        "groups" => "group",
-        "members" => "member",
-        "organizations" => "organization",
-        "resource-servers" => "resource_server",
-        "scopes" => "scope",
-        "sessions" => "session",
-        "signing-keys" => "signing_key",
-        "client-secret" => "client",
-        "roles" => "role",
-        "secrets" => "secret",
-        "consumers" => "consumer",
-        "account" => "account",
-        _ => "resource",
-    };
+    let resource_type = ResourceKind::of_collection(last_static);
     let resource_id = match last_static {
         "client-secret" => param("{client}"),
         _ => names.get(at + 1).filter(|s| s.starts_with('{')).and_then(|_| values.get(at + 1)).map(|v| (*v).to_owned()),
@@ -482,20 +466,20 @@ mod tests {
     fn targets_are_read_from_the_route_template() {
         let got =
             describe_target("/api/v1/admin/realms/{realm}/clients/{client}", "/api/v1/admin/realms/acme/clients/web");
-        assert_eq!(got, ("client", Some("web".into()), Some("acme".into()), Some("web".into())));
+        assert_eq!(got, (ResourceKind::Client, Some("web".into()), Some("acme".into()), Some("web".into())));
         let got = describe_target("/api/v1/admin/realms/{realm}/clients", "/api/v1/admin/realms/acme/clients");
-        assert_eq!(got, ("client", None, Some("acme".into()), None));
+        assert_eq!(got, (ResourceKind::Client, None, Some("acme".into()), None));
         let got = describe_target(
             "/api/v1/admin/realms/{realm}/clients/{client}/client-secret/rotate",
             "/api/v1/admin/realms/acme/clients/web/client-secret/rotate",
         );
-        assert_eq!(got, ("client", Some("web".into()), Some("acme".into()), Some("web".into())));
+        assert_eq!(got, (ResourceKind::Client, Some("web".into()), Some("acme".into()), Some("web".into())));
         let got = describe_target("/api/v1/admin/secrets/{id}/rotate", "/api/v1/admin/secrets/s1/rotate");
-        assert_eq!(got, ("secret", Some("s1".into()), None, None));
+        assert_eq!(got, (ResourceKind::Secret, Some("s1".into()), None, None));
         let got = describe_target(
             "/api/v1/admin/realms/{realm}/clients/{client}/signing-keys/rotate",
             "/api/v1/admin/realms/acme/clients/web/signing-keys/rotate",
         );
-        assert_eq!(got, ("signing_key", None, Some("acme".into()), Some("web".into())));
+        assert_eq!(got, (ResourceKind::SigningKey, None, Some("acme".into()), Some("web".into())));
     }
 }

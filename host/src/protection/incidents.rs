@@ -12,7 +12,7 @@ use crate::ids::new_guid;
 use crate::mail::Letter;
 use crate::plugins::detector::{self, Classification, Decision, MeasureKind, Severity};
 use crate::store::clients::Client;
-use crate::store::events::{self, Event};
+use crate::store::events::{self, Event, EventType};
 use crate::store::notifications::{self as preferences_store, AttacksDetected, Severity as NoticeSeverity};
 use crate::store::realms::Realm;
 use crate::store::threats::{
@@ -298,7 +298,7 @@ async fn open_or_join(
         "client_id": attack.client.id,
         "reasons": decision.reasons,
     });
-    publish(tx, attack, "attack_detected", data, now).await?;
+    publish(tx, attack, EventType::AttackDetected, data, now).await?;
     let preferences = preferences_store::preferences(&mut *tx, &attack.realm.account_id).await?;
     let notice = if kind == IncidentKind::RecoveryAbuse { NoticeSeverity::Info } else { NoticeSeverity::Warning };
     let description = format!(
@@ -317,7 +317,7 @@ async fn open_or_join(
 async fn publish(
     tx: &mut Connection,
     attack: &Attack<'_>,
-    event_type: &'static str,
+    event_type: EventType,
     data: serde_json::Value,
     now: i64,
 ) -> Result<(), StoreError> {
@@ -409,7 +409,7 @@ async fn expose(
         "ip_address": attack.address,
         "detected_at": iso(from_millis(now)),
     });
-    publish(tx, attack, "credential_compromised", data, now).await?;
+    publish(tx, attack, EventType::CredentialCompromised, data, now).await?;
     let description = format!(
         "The correct password of {} (realm {}) arrived from {}, an address working through a list of \
          accounts. Sign-in from it was refused; the password must be changed at the next sign-in.",

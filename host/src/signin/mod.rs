@@ -21,7 +21,7 @@ use crate::plugins::detector::{AttemptKind, Outcome};
 use crate::protection::incidents::{self, Attack, Recorded};
 use crate::protection::{Hold, Seen};
 use crate::store::clients::Client;
-use crate::store::events::{self, Event};
+use crate::store::events::{self, Event, EventType};
 use crate::store::lockout::{self, Failures};
 use crate::store::realms::Realm;
 use crate::store::sessions::{self, RefreshToken, Session};
@@ -284,7 +284,7 @@ pub async fn password(state: &AppState, attempt: PasswordAttempt<'_>) -> Result<
             scopes: &scopes,
             methods: &["pwd"],
         };
-        publish(&mut tx, realm, client, "login_failed", login_data(login, origin), now).await?;
+        publish(&mut tx, realm, client, EventType::LoginFailed, login_data(login, origin), now).await?;
         if guarded && refusal == Refusal::InvalidCredentials {
             let mut counted = match failures.take() {
                 Some(f) if now - f.first_failed_at < lockout::FAILURE_WINDOW_MS => f,
@@ -301,7 +301,7 @@ pub async fn password(state: &AppState, attempt: PasswordAttempt<'_>) -> Result<
                         "lockout_end": crate::clock::iso(crate::clock::from_millis(until)),
                         "access_failed_count": counted.failed_count,
                     });
-                    publish(&mut tx, realm, client, "user_locked_out", data, now).await?;
+                    publish(&mut tx, realm, client, EventType::UserLockedOut, data, now).await?;
                 }
                 counted = Failures { failed_count: 0, first_failed_at: now, locked_until: Some(until) };
             }
@@ -379,7 +379,7 @@ pub async fn open_session(
         scopes,
         methods,
     };
-    publish(&mut tx, realm, client, "login_succeeded", login_data(login, origin), now).await?;
+    publish(&mut tx, realm, client, EventType::LoginSucceeded, login_data(login, origin), now).await?;
     tx.commit().await?;
     person_tokens(state, client, user, &session, scopes, resource, refresh).await
 }
@@ -473,7 +473,7 @@ pub fn login_data(login: Login<'_>, origin: &Origin) -> Value {
 /// A `login_succeeded` event for the group commit (`crate::store::write_queue`).
 fn succeeded_event(realm: &Realm, client: &Client, data: Value, at: i64) -> QueuedEvent {
     QueuedEvent {
-        event_type: "login_succeeded",
+        event_type: EventType::LoginSucceeded,
         account_id: realm.account_id.clone(),
         realm_id: Some(realm.id.clone()),
         client_id: Some(client.id.clone()),
@@ -486,7 +486,7 @@ async fn publish(
     tx: &mut Connection,
     realm: &Realm,
     client: &Client,
-    event_type: &'static str,
+    event_type: EventType,
     data: Value,
     at: i64,
 ) -> Result<(), Error> {

@@ -9,6 +9,7 @@ use super::{
 use crate::AppState;
 use crate::clock::to_millis;
 use crate::store::clients::Client;
+use crate::store::events::EventType;
 use crate::store::realms::Realm;
 use crate::store::sessions::{self, RefreshToken, Session};
 use crate::store::users::UserStatus;
@@ -115,7 +116,7 @@ async fn reuse_detected(
                 "ip_address": origin.ip_address,
                 "user_agent": origin.user_agent,
             });
-            publish(&mut tx, realm, client, "token_reuse_detected", data, now).await?;
+            publish(&mut tx, realm, client, EventType::TokenReuseDetected, data, now).await?;
         }
         tx.commit().await?;
         Ok::<(), SignInError>(())

@@ -4,12 +4,110 @@
 use serde_json::Value;
 
 use super::Error;
+use super::webhooks::EndpointKind;
 use crate::ids::new_guid;
+
+/// Every event the service publishes, by its name on the wire, each listed once with the
+/// endpoints that hear it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum EventType {
+    UserCreated,
+    UserUpdated,
+    UserDeleted,
+    LoginSucceeded,
+    LoginFailed,
+    UserLockedOut,
+    TokenRevoked,
+    KeysRotated,
+    TokenReuseDetected,
+    UserSuspended,
+    UserSuspensionEnded,
+    AdminResourceCreated,
+    AdminResourceUpdated,
+    AdminResourceDeleted,
+    AttackDetected,
+    CredentialCompromised,
+    /// Sent to one endpoint by Send test; never published, never subscribed to.
+    Ping,
+}
+
+impl EventType {
+    pub const ALL: [Self; 17] = [
+        Self::UserCreated,
+        Self::UserUpdated,
+        Self::UserDeleted,
+        Self::LoginSucceeded,
+        Self::LoginFailed,
+        Self::UserLockedOut,
+        Self::TokenRevoked,
+        Self::KeysRotated,
+        Self::TokenReuseDetected,
+        Self::UserSuspended,
+        Self::UserSuspensionEnded,
+        Self::AdminResourceCreated,
+        Self::AdminResourceUpdated,
+        Self::AdminResourceDeleted,
+        Self::AttackDetected,
+        Self::CredentialCompromised,
+        Self::Ping,
+    ];
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::UserCreated => "user_created",
+            Self::UserUpdated => "user_updated",
+            Self::UserDeleted => "user_deleted",
+            Self::LoginSucceeded => "login_succeeded",
+            Self::LoginFailed => "login_failed",
+            Self::UserLockedOut => "user_locked_out",
+            Self::TokenRevoked => "token_revoked",
+            Self::KeysRotated => "keys_rotated",
+            Self::TokenReuseDetected => "token_reuse_detected",
+            Self::UserSuspended => "user_suspended",
+            Self::UserSuspensionEnded => "user_suspension_ended",
+            Self::AdminResourceCreated => "admin_resource_created",
+            Self::AdminResourceUpdated => "admin_resource_updated",
+            Self::AdminResourceDeleted => "admin_resource_deleted",
+            Self::AttackDetected => "attack_detected",
+            Self::CredentialCompromised => "credential_compromised",
+            Self::Ping => "ping",
+        }
+    }
+
+    /// The event of this name.
+    pub fn named(name: &str) -> Option<Self> {
+        Self::ALL.into_iter().find(|event| event.as_str() == name)
+    }
+
+    /// The endpoints that may subscribe to it: client endpoints hear what happens to people,
+    /// their sign-ins, tokens and keys; realm endpoints hear administrative changes and attacks.
+    pub fn heard_by(self) -> Option<EndpointKind> {
+        match self {
+            Self::UserCreated
+            | Self::UserUpdated
+            | Self::UserDeleted
+            | Self::LoginSucceeded
+            | Self::LoginFailed
+            | Self::UserLockedOut
+            | Self::TokenRevoked
+            | Self::KeysRotated
+            | Self::TokenReuseDetected
+            | Self::UserSuspended
+            | Self::UserSuspensionEnded => Some(EndpointKind::Client),
+            Self::AdminResourceCreated
+            | Self::AdminResourceUpdated
+            | Self::AdminResourceDeleted
+            | Self::AttackDetected
+            | Self::CredentialCompromised => Some(EndpointKind::Realm),
+            Self::Ping => None,
+        }
+    }
+}
 
 /// One event, as the SPEC's envelope names its parts.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Event<'a> {
-    pub event_type: &'static str,
+    pub event_type: EventType,
     pub account_id: &'a str,
     pub realm_id: Option<&'a str>,
     pub client_id: Option<&'a str>,
@@ -24,7 +122,7 @@ pub async fn publish(tx: &mut super::Connection, event: Event<'_>, at: i64) -> R
          VALUES ($1, $2, $3, $4, $5, $6, $7)",
     )
     .bind(&id)
-    .bind(event.event_type)
+    .bind(event.event_type.as_str())
     .bind(event.account_id)
     .bind(event.realm_id)
     .bind(event.client_id)
@@ -45,4 +143,24 @@ pub struct StoredEvent {
     pub client_id: Option<String>,
     pub created_at: i64,
     pub data: String,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_event_is_found_by_its_one_name() {
+        for event in EventType::ALL {
+            assert_eq!(EventType::named(event.as_str()), Some(event));
+        }
+        assert_eq!(EventType::named("user_created "), None);
+    }
+
+    #[test]
+    fn client_endpoints_hear_people_and_realm_endpoints_hear_changes_and_attacks() {
+        let heard = |kind| EventType::ALL.into_iter().filter(|e| e.heard_by() == Some(kind)).count();
+        assert_eq!((heard(EndpointKind::Client), heard(EndpointKind::Realm)), (11, 5));
+        assert_eq!(EventType::Ping.heard_by(), None, "ping cannot be subscribed to");
+    }
 }

@@ -4,6 +4,7 @@
 use serde_json::{Value, json};
 use sqlx::{Any, Executor};
 
+use super::events::EventType;
 use super::page::{self, Listing, Page, PageRequest, Scope};
 use super::text_enum;
 use super::{Error, Store};
@@ -36,11 +37,11 @@ text_enum! {
 
 impl ChangeAction {
     /// The administrative event announcing a change of this kind; none for an impersonation.
-    pub fn event_type(self) -> Option<&'static str> {
+    pub fn event_type(self) -> Option<EventType> {
         match self {
-            Self::Create => Some("admin_resource_created"),
-            Self::Update => Some("admin_resource_updated"),
-            Self::Delete => Some("admin_resource_deleted"),
+            Self::Create => Some(EventType::AdminResourceCreated),
+            Self::Update => Some(EventType::AdminResourceUpdated),
+            Self::Delete => Some(EventType::AdminResourceDeleted),
             Self::Impersonate => None,
         }
     }
@@ -75,11 +76,132 @@ pub struct Request {
     pub path: String,
 }
 
+/// What a change (or a refused request) addressed, by its name in the trail and in
+/// `admin_resource_*` events.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ResourceKind {
+    Realm,
+    Client,
+    SigningKey,
+    ClientScopes,
+    ClientRoleGrant,
+    Consumer,
+    User,
+    Session,
+    Group,
+    GroupMember,
+    Organization,
+    OrganizationMember,
+    ResourceServer,
+    Scope,
+    Role,
+    UserRole,
+    GroupRole,
+    DelegationGrant,
+    Webhook,
+    ThreatIncident,
+    ThreatMeasure,
+    Secret,
+    AccountRole,
+    AccountMember,
+    AccountInvitation,
+    NotificationPreferences,
+    Member,
+    Account,
+    Resource,
+}
+
+impl ResourceKind {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Role | Self::AccountRole => "role",
+            Self::Realm => "realm",
+            Self::Client => "client",
+            Self::SigningKey => "signing_key",
+            Self::ClientScopes => "client_scopes",
+            Self::ClientRoleGrant => "client_role_grant",
+            Self::Consumer => "consumer",
+            Self::User => "user",
+            Self::Session => "session",
+            Self::Group => "group",
+            Self::GroupMember => "group_member",
+            Self::Organization => "organization",
+            Self::OrganizationMember => "organization_member",
+            Self::ResourceServer => "resource_server",
+            Self::Scope => "scope",
+            Self::UserRole => "user_role",
+            Self::GroupRole => "group_role",
+            Self::DelegationGrant => "delegation_grant",
+            Self::Webhook => "webhook",
+            Self::ThreatIncident => "threat_incident",
+            Self::ThreatMeasure => "threat_measure",
+            Self::Secret => "secret",
+            Self::AccountMember => "account_member",
+            Self::AccountInvitation => "account_invitation",
+            Self::NotificationPreferences => "notification_preferences",
+            Self::Member => "member",
+            Self::Account => "account",
+            Self::Resource => "resource",
+        }
+    }
+
+    /// The kind a collection of the admin API holds (`clients` → client), read from a route
+    /// template; `client-secret` addresses its client.
+    pub fn of_collection(segment: &str) -> Self {
+        match segment {
+            "realms" => Self::Realm,
+            "clients" | "client-secret" => Self::Client,
+            "users" => Self::User,
+            "groups" => Self::Group,
+            "members" => Self::Member,
+            "organizations" => Self::Organization,
+            "resource-servers" => Self::ResourceServer,
+            "scopes" => Self::Scope,
+            "sessions" => Self::Session,
+            "signing-keys" => Self::SigningKey,
+            "roles" => Self::Role,
+            "secrets" => Self::Secret,
+            "consumers" => Self::Consumer,
+            "account" => Self::Account,
+            _ => Self::Resource,
+        }
+    }
+
+    /// What a committed change of this kind makes stale in the hosts' caches.
+    pub fn makes_stale(self) -> Stale {
+        match self {
+            Self::Realm => Stale::Realm,
+            // Roles, groups and grants to people change the realm's cached role sets.
+            Self::Role | Self::UserRole | Self::Group | Self::GroupRole | Self::GroupMember => Stale::RealmRoles,
+            Self::Secret | Self::AccountRole => Stale::Account,
+            Self::DelegationGrant => Stale::Delegation,
+            Self::Client | Self::SigningKey | Self::ClientRoleGrant | Self::ClientScopes => Stale::Client,
+            _ => Stale::Nothing,
+        }
+    }
+}
+
+/// What the hosts' caches hold of a changed resource: see [`ResourceKind::makes_stale`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Stale {
+    /// The realm the change's id names.
+    Realm,
+    /// The role sets of the change's realm.
+    RealmRoles,
+    /// The credentials of the caller's account.
+    Account,
+    /// The delegation grants of the change's realm.
+    Delegation,
+    /// The change's client.
+    Client,
+    Nothing,
+}
+
 /// One administrative change.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Change {
     pub action: ChangeAction,
-    pub resource_type: &'static str,
+    pub resource_type: ResourceKind,
     pub resource_id: Option<String>,
     pub parent_id: Option<String>,
     /// The realm the change happened in; changes outside a realm publish no event.
@@ -96,7 +218,7 @@ impl Change {
     /// preferences): in the trail only, never announced.
     pub fn outside_realms(
         action: ChangeAction,
-        resource_type: &'static str,
+        resource_type: ResourceKind,
         id: &str,
         before: Option<Value>,
         after: Option<Value>,
@@ -129,7 +251,7 @@ pub async fn record_change(
     if let (Some(realm_id), Some(event_type)) = (&change.realm_id, change.action.event_type()) {
         let mut data = json!({
             "action": change.action.as_str(),
-            "resource_type": change.resource_type,
+            "resource_type": change.resource_type.as_str(),
             "resource_id": change.resource_id,
             "parent_id": change.parent_id,
             "realm_id": realm_id,
@@ -195,7 +317,7 @@ async fn insert_row<'c>(
     .bind(at)
     .bind(outcome.as_str())
     .bind(change.action.as_str())
-    .bind(change.resource_type)
+    .bind(change.resource_type.as_str())
     .bind(&change.resource_id)
     .bind(&change.parent_id)
     .bind(actor.actor_type.as_str())

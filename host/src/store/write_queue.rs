@@ -15,7 +15,7 @@ use crate::ids::new_guid;
 /// An event to store in the outbox.
 #[derive(Debug, Clone, PartialEq)]
 pub struct QueuedEvent {
-    pub event_type: &'static str,
+    pub event_type: super::events::EventType,
     pub account_id: String,
     pub realm_id: Option<String>,
     pub client_id: Option<String>,
@@ -215,7 +215,7 @@ async fn write(store: &Store, batch: &[Job]) -> Result<Written, Error> {
         for event in rows {
             query = query
                 .bind(new_guid())
-                .bind(event.event_type)
+                .bind(event.event_type.as_str())
                 .bind(event.account_id.clone())
                 .bind(event.realm_id.clone())
                 .bind(event.client_id.clone())

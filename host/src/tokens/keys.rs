@@ -17,6 +17,7 @@ use crate::AppState;
 use crate::crypto::Sealer;
 use crate::error::Error;
 use crate::ids::new_guid;
+use crate::store::events::EventType;
 use crate::store::signing_keys::{self as key_store, KeyStatus, SigningKey};
 
 /// The purpose the sealing key is derived for.
@@ -225,7 +226,7 @@ pub async fn rotate(
         }
     }
     let event = crate::store::events::Event {
-        event_type: "keys_rotated",
+        event_type: EventType::KeysRotated,
         account_id,
         realm_id: Some(&client.realm_id),
         client_id: Some(&client.id),

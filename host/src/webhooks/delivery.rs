@@ -115,9 +115,9 @@ fn hears((endpoint, subscribed): &(Endpoint, Vec<String>), event: &StoredEvent) 
         return false;
     }
     let of_its_kind = match endpoint.kind {
-        EndpointKind::Realm => super::REALM_EVENTS.contains(&event.event_type.as_str()),
+        EndpointKind::Realm => super::heard_by(EndpointKind::Realm, &event.event_type),
         EndpointKind::Client => {
-            super::CLIENT_EVENTS.contains(&event.event_type.as_str())
+            super::heard_by(EndpointKind::Client, &event.event_type)
                 && (event.client_id.is_none() || event.client_id == endpoint.client_id)
         }
     };

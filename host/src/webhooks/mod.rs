@@ -16,6 +16,7 @@ use tokio::sync::Notify;
 
 use crate::crypto::{Sealer, SecretHasher};
 use crate::plugins::payloads::PayloadBuilder;
+use crate::store::events::EventType;
 use crate::store::webhooks::EndpointKind;
 use address::AddressPolicy;
 
@@ -31,37 +32,15 @@ const LONGEST_RETRY_DELAY_SECONDS: f64 = 6.0 * 3600.0;
 /// An attempt succeeds on a 2xx within this time.
 pub const SEND_TIMEOUT: Duration = Duration::from_secs(10);
 
-/// The events a client endpoint can hear.
-pub const CLIENT_EVENTS: &[&str] = &[
-    "user_created",
-    "user_updated",
-    "user_deleted",
-    "login_succeeded",
-    "login_failed",
-    "user_locked_out",
-    "token_revoked",
-    "keys_rotated",
-    "token_reuse_detected",
-    "user_suspended",
-    "user_suspension_ended",
-];
+/// The names of the events an endpoint of `kind` can subscribe to (`ping` is sent to every
+/// endpoint by Send test and cannot be subscribed to).
+pub fn subscribable(kind: EndpointKind) -> impl Iterator<Item = &'static str> {
+    EventType::ALL.into_iter().filter(move |event| event.heard_by() == Some(kind)).map(EventType::as_str)
+}
 
-/// The events a realm endpoint can hear: administrative changes and attacks.
-pub const REALM_EVENTS: &[&str] = &[
-    "admin_resource_created",
-    "admin_resource_updated",
-    "admin_resource_deleted",
-    "attack_detected",
-    "credential_compromised",
-];
-
-/// The events an endpoint of `kind` can subscribe to (`ping` is sent to every endpoint by Send
-/// test and cannot be subscribed to).
-pub fn subscribable(kind: EndpointKind) -> &'static [&'static str] {
-    match kind {
-        EndpointKind::Client => CLIENT_EVENTS,
-        EndpointKind::Realm => REALM_EVENTS,
-    }
+/// Whether an endpoint of `kind` hears events named `name`.
+pub fn heard_by(kind: EndpointKind, name: &str) -> bool {
+    EventType::named(name).and_then(EventType::heard_by) == Some(kind)
 }
 
 /// The `X-Service-Signature` header: `t=<unix seconds>,v1=<hex HMAC-SHA256 of "<t>.<body>">`,

@@ -27,7 +27,7 @@ use crate::mail::{Mail, MailError};
 use crate::store::accounts::{self, Member};
 use crate::store::invitations::{self as invitation_store, Invitation};
 use crate::store::notifications::{self as notification_store, AttacksDetected, Notification, Preferences};
-use crate::store::trail::{Change, ChangeAction};
+use crate::store::trail::{Change, ChangeAction, ResourceKind};
 use crate::validate::{Rule, one_of, parsed};
 
 /// Prefix of invitation tokens.
@@ -132,8 +132,14 @@ pub async fn update_member(
     accounts::set_member_roles(&mut *tx, caller.account_id(), &user_id, &roles).await?;
     let updated = Member { roles: roles.clone(), ..member };
     let view = MemberView::of(updated);
-    let change =
-        Change::outside_realms(ChangeAction::Update, "account_member", &user_id, Some(before), Some(json!(view)), 200);
+    let change = Change::outside_realms(
+        ChangeAction::Update,
+        ResourceKind::AccountMember,
+        &user_id,
+        Some(before),
+        Some(json!(view)),
+        200,
+    );
     commit(&state, &caller, tx, change).await?;
     Ok(envelope::ok(view))
 }
@@ -153,7 +159,7 @@ pub async fn remove_member(
     }
     let mut tx = state.store.begin().await?;
     accounts::delete_member(&mut *tx, caller.account_id(), &user_id).await?;
-    removed(&state, &caller, tx, "account_member", &user_id, json!(MemberView::of(member))).await
+    removed(&state, &caller, tx, ResourceKind::AccountMember, &user_id, json!(MemberView::of(member))).await
 }
 
 /// Commits a removal with its trail row.
@@ -161,7 +167,7 @@ async fn removed(
     state: &AppState,
     caller: &Caller,
     tx: crate::store::Transaction,
-    resource_type: &'static str,
+    resource_type: ResourceKind,
     id: &str,
     before: Value,
 ) -> Result<Response, Error> {
@@ -289,8 +295,14 @@ pub async fn invite(
     let mut tx = state.store.begin().await?;
     invitation_store::insert(&mut *tx, &invitation).await?;
     let view = InvitationView::of(invitation, now);
-    let change =
-        Change::outside_realms(ChangeAction::Create, "account_invitation", &view.id, None, Some(json!(view)), 201);
+    let change = Change::outside_realms(
+        ChangeAction::Create,
+        ResourceKind::AccountInvitation,
+        &view.id,
+        None,
+        Some(json!(view)),
+        201,
+    );
     commit(&state, &caller, tx, change).await?;
     Ok(envelope::created(view))
 }
@@ -328,7 +340,7 @@ pub async fn revoke_invitation(
     if !invitation_store::revoke(&mut *tx, caller.account_id(), &id, now).await? {
         return Err(Error::Conflict(format!("the invitation is {}", invitation.status(now))));
     }
-    removed(&state, &caller, tx, "account_invitation", &id, json!(InvitationView::of(invitation, now))).await
+    removed(&state, &caller, tx, ResourceKind::AccountInvitation, &id, json!(InvitationView::of(invitation, now))).await
 }
 
 #[derive(Debug, Serialize, ToSchema)]
@@ -396,7 +408,7 @@ pub async fn update_preferences(
     let before = json!(PreferencesView::of(current));
     let change = Change::outside_realms(
         ChangeAction::Update,
-        "notification_preferences",
+        ResourceKind::NotificationPreferences,
         caller.account_id(),
         Some(before),
         Some(json!(view)),
@@ -558,8 +570,14 @@ pub async fn accept_invitation(
         ip_address: address.to_string(),
     };
     let request = trail::Request { method: "POST".into(), path: "/account/invitations/accept".into() };
-    let mut change =
-        Change::outside_realms(ChangeAction::Create, "account_member", &user.id, None, Some(json!(view)), 201);
+    let mut change = Change::outside_realms(
+        ChangeAction::Create,
+        ResourceKind::AccountMember,
+        &user.id,
+        None,
+        Some(json!(view)),
+        201,
+    );
     change.parent_id = Some(invitation.id.clone());
     trail::record_change(&mut tx, &actor, &request, &change, now).await?;
     tx.commit().await?;

@@ -20,7 +20,7 @@ use crate::ids::ClientId;
 use crate::store::Status;
 use crate::store::clients::{self as client_store, Client, ClientType};
 use crate::store::signing_keys as key_store;
-use crate::store::trail::{Change, ChangeAction};
+use crate::store::trail::{Change, ChangeAction, ResourceKind};
 use crate::tokens::keys;
 use crate::validate::{Body, Refusals, Rule, boolean, integer, list_of, one_of, parsed, text};
 
@@ -253,7 +253,7 @@ fn client_change(
 ) -> Change {
     Change {
         action,
-        resource_type: "client",
+        resource_type: ResourceKind::Client,
         resource_id: Some(client.id.clone()),
         parent_id: Some(client.realm_id.clone()),
         realm_id: Some(client.realm_id.clone()),
@@ -511,7 +511,7 @@ pub async fn rotate_signing_keys(
     let details = json!({ "signing_key_id": kid, "revoked_keys_count": revoked });
     let change = Change {
         action: ChangeAction::Update,
-        resource_type: "signing_key",
+        resource_type: ResourceKind::SigningKey,
         resource_id: Some(kid.clone()),
         parent_id: Some(client.id.clone()),
         realm_id: Some(client.realm_id.clone()),

@@ -23,7 +23,7 @@ use crate::ids::new_guid;
 use crate::store::Status;
 use crate::store::clients::Client;
 use crate::store::consumers::{self as consumer_store, Consumer, ConsumerType};
-use crate::store::trail::{Change, ChangeAction};
+use crate::store::trail::{Change, ChangeAction, ResourceKind};
 use crate::validate::{Body, Notification, Rule, instant, list_of, one_of, text};
 
 /// Prefix of consumer API key values.
@@ -139,7 +139,7 @@ fn change(
 ) -> Change {
     Change {
         action,
-        resource_type: "consumer",
+        resource_type: ResourceKind::Consumer,
         resource_id: Some(consumer.id.clone()),
         parent_id: Some(consumer.client_id.clone()),
         realm_id: Some(consumer.realm_id.clone()),

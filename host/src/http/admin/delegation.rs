@@ -23,7 +23,7 @@ use crate::store::delegation::{
 };
 use crate::store::memberships::{self, Membership};
 use crate::store::realms::Realm;
-use crate::store::trail::{ActorType, Change, ChangeAction};
+use crate::store::trail::{ActorType, Change, ChangeAction, ResourceKind};
 use crate::store::{clients as client_store, organizations, resource_servers, users};
 use crate::validate::{Body, Notification, Rule, instant, integer, list_of, text};
 
@@ -160,7 +160,7 @@ pub struct WithdrawalInput {
 fn change(action: ChangeAction, grant: &DelegationGrant, before: Option<Value>, after: Value, status: u16) -> Change {
     Change {
         action,
-        resource_type: "delegation_grant",
+        resource_type: ResourceKind::DelegationGrant,
         resource_id: Some(grant.id.clone()),
         parent_id: Some(grant.realm_id.clone()),
         realm_id: Some(grant.realm_id.clone()),

@@ -20,7 +20,7 @@ use crate::http::envelope;
 use crate::ids::new_guid;
 use crate::store::memberships::Membership;
 use crate::store::realm_roles::{self as role_store, Group};
-use crate::store::trail::{Change, ChangeAction};
+use crate::store::trail::{Change, ChangeAction, ResourceKind};
 use crate::validate::{Rule, text};
 
 #[derive(Debug, Serialize, ToSchema)]
@@ -84,7 +84,7 @@ fn group_change(
 ) -> Change {
     Change {
         action,
-        resource_type: "group",
+        resource_type: ResourceKind::Group,
         resource_id: Some(group.id.clone()),
         parent_id: Some(group.realm_id.clone()),
         realm_id: Some(group.realm_id.clone()),

@@ -10,7 +10,7 @@ use crate::error::Error;
 use crate::http::auth::Caller;
 use crate::http::envelope;
 use crate::store::memberships::{self, Membership};
-use crate::store::trail::{Change, ChangeAction};
+use crate::store::trail::{Change, ChangeAction, ResourceKind};
 use crate::store::users as user_store;
 use crate::validate::{Body, Notification, Refusals, Rule, text};
 
@@ -24,10 +24,10 @@ pub struct Owner<'a> {
 }
 
 impl Owner<'_> {
-    fn names(&self) -> (&'static str, &'static str, &'static str) {
+    fn names(&self) -> (ResourceKind, &'static str, &'static str) {
         match self.kind {
-            Membership::Group => ("group_member", "groupId", "group"),
-            Membership::Organization => ("organization_member", "organizationId", "organization"),
+            Membership::Group => (ResourceKind::GroupMember, "groupId", "group"),
+            Membership::Organization => (ResourceKind::OrganizationMember, "organizationId", "organization"),
         }
     }
 

@@ -35,6 +35,7 @@ use crate::clock::to_millis;
 use crate::error::Error;
 use crate::store::page::PageRequest;
 use crate::store::realms::{self as realm_store, Realm};
+use crate::store::trail::Stale;
 use crate::store::{Transaction, changes, trail};
 use crate::validate::{Notification, Rule};
 
@@ -207,17 +208,12 @@ pub async fn commit(
 ) -> Result<(), Error> {
     let at = to_millis(state.clock.now());
     trail::record_change(&mut tx, &caller.actor, &caller.request, &change, at).await?;
-    let stale = match (change.resource_type, &change.resource_id, &change.realm_id, &change.client_id) {
-        ("realm", Some(id), _, _) => Some(Invalidation::Realm(id.clone())),
-        // Roles, groups and grants to people change the realm's cached role sets.
-        ("role" | "user_role" | "group" | "group_role" | "group_member", _, Some(realm), _) => {
-            Some(Invalidation::Realm(realm.clone()))
-        }
-        ("secret" | "role", _, _, _) => Some(Invalidation::Account(caller.account_id().to_owned())),
-        ("delegation_grant", _, Some(realm), _) => Some(Invalidation::Delegation(realm.clone())),
-        ("client" | "signing_key" | "client_role_grant" | "client_scopes", _, Some(realm), Some(client)) => {
-            Some(Invalidation::Client(realm.clone(), client.clone()))
-        }
+    let stale = match (change.resource_type.makes_stale(), &change.resource_id, &change.realm_id, &change.client_id) {
+        (Stale::Realm, Some(id), _, _) => Some(Invalidation::Realm(id.clone())),
+        (Stale::RealmRoles, _, Some(realm), _) => Some(Invalidation::Realm(realm.clone())),
+        (Stale::Account, _, _, _) => Some(Invalidation::Account(caller.account_id().to_owned())),
+        (Stale::Delegation, _, Some(realm), _) => Some(Invalidation::Delegation(realm.clone())),
+        (Stale::Client, _, Some(realm), Some(client)) => Some(Invalidation::Client(realm.clone(), client.clone())),
         _ => None,
     };
     if let Some(stale) = &stale {

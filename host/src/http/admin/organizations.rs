@@ -18,7 +18,7 @@ use crate::ids::new_guid;
 use crate::store::Status;
 use crate::store::memberships::Membership;
 use crate::store::organizations::{self as org_store, Organization, Taken};
-use crate::store::trail::{Change, ChangeAction};
+use crate::store::trail::{Change, ChangeAction, ResourceKind};
 use crate::validate::{Body, Notification, Refusals, Rule, list_of, one_of, text};
 
 #[derive(Debug, Serialize, ToSchema)]
@@ -121,7 +121,7 @@ fn change(
 ) -> Change {
     Change {
         action,
-        resource_type: "organization",
+        resource_type: ResourceKind::Organization,
         resource_id: Some(organization.id.clone()),
         parent_id: Some(organization.realm_id.clone()),
         realm_id: Some(organization.realm_id.clone()),

@@ -20,7 +20,7 @@ use crate::http::envelope;
 use crate::ids::new_guid;
 use crate::store::realm_roles::{self as role_store, Holder, Role};
 use crate::store::realms::Realm;
-use crate::store::trail::{Change, ChangeAction};
+use crate::store::trail::{Change, ChangeAction, ResourceKind};
 use crate::store::{clients as client_store, users as user_store};
 use crate::validate::{Notification, Refusals, Rule, parsed, text};
 
@@ -92,7 +92,7 @@ async fn role_home(
 fn role_change(action: ChangeAction, role: &Role, before: Option<&Role>, after: Option<&Role>, status: u16) -> Change {
     Change {
         action,
-        resource_type: "role",
+        resource_type: ResourceKind::Role,
         resource_id: Some(role.id.clone()),
         parent_id: Some(role.client_id.clone().unwrap_or_else(|| role.realm_id.clone())),
         realm_id: Some(role.realm_id.clone()),
@@ -353,11 +353,11 @@ impl Grantee {
         }
     }
 
-    fn resource_type(&self) -> &'static str {
+    fn resource_type(&self) -> ResourceKind {
         match self {
-            Self::User(_) => "user_role",
-            Self::Group(_) => "group_role",
-            Self::Client(_) => "client_role_grant",
+            Self::User(_) => ResourceKind::UserRole,
+            Self::Group(_) => ResourceKind::GroupRole,
+            Self::Client(_) => ResourceKind::ClientRoleGrant,
         }
     }
 

@@ -16,7 +16,7 @@ use crate::http::body::JsonBody;
 use crate::http::envelope;
 use crate::ids::{PLATFORM_REALM, RealmId};
 use crate::store::realms::{self, Realm, RealmSettings};
-use crate::store::trail::{Change, ChangeAction};
+use crate::store::trail::{Change, ChangeAction, ResourceKind};
 use crate::store::{Status, realms as realm_store};
 use crate::validate::{Body, Rule, boolean, integer, one_of, parsed, text};
 
@@ -142,7 +142,7 @@ pub async fn create(
     let view = RealmView::from(&realm);
     let change = Change {
         action: ChangeAction::Create,
-        resource_type: "realm",
+        resource_type: ResourceKind::Realm,
         resource_id: Some(realm.id.clone()),
         parent_id: None,
         realm_id: Some(realm.id.clone()),
@@ -206,7 +206,7 @@ pub async fn update(
     let view = RealmView::from(&realm);
     let change = Change {
         action: ChangeAction::Update,
-        resource_type: "realm",
+        resource_type: ResourceKind::Realm,
         resource_id: Some(realm.id.clone()),
         parent_id: None,
         realm_id: Some(realm.id.clone()),
@@ -237,7 +237,7 @@ pub async fn delete(
     realm_store::delete(&mut *tx, &realm.id).await?;
     let change = Change {
         action: ChangeAction::Delete,
-        resource_type: "realm",
+        resource_type: ResourceKind::Realm,
         resource_id: Some(realm.id.clone()),
         parent_id: None,
         realm_id: Some(realm.id.clone()),

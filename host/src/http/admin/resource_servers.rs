@@ -19,7 +19,7 @@ use crate::http::envelope;
 use crate::ids::new_guid;
 use crate::store::realms::Realm;
 use crate::store::resource_servers::{self as server_store, ResourceServer, ServerKind};
-use crate::store::trail::{Change, ChangeAction};
+use crate::store::trail::{Change, ChangeAction, ResourceKind};
 use crate::store::{Status, clients as client_store};
 use crate::validate::{Body, Notification, Refusals, Rule, list_of, one_of, parsed, text};
 
@@ -138,7 +138,7 @@ fn change(
 ) -> Change {
     Change {
         action,
-        resource_type: "resource_server",
+        resource_type: ResourceKind::ResourceServer,
         resource_id: Some(server.id.clone()),
         parent_id: Some(server.realm_id.clone()),
         realm_id: Some(server.realm_id.clone()),

@@ -16,7 +16,7 @@ use crate::http::body::JsonBody;
 use crate::http::envelope;
 use crate::ids::new_guid;
 use crate::store::roles::{self as role_store, AccountRole};
-use crate::store::trail::{Change, ChangeAction};
+use crate::store::trail::{Change, ChangeAction, ResourceKind};
 use crate::validate::{Body, Notification, Refusals, Rule, list_of, text};
 
 #[derive(Debug, Serialize, ToSchema)]
@@ -111,7 +111,7 @@ fn change(
     status: u16,
 ) -> Change {
     // Account roles live outside any realm: trail only, no event.
-    Change::outside_realms(action, "role", &role.id, before, after, status)
+    Change::outside_realms(action, ResourceKind::AccountRole, &role.id, before, after, status)
 }
 
 #[utoipa::path(post, path = "/roles", tag = "Roles", request_body = RoleInput,

@@ -19,7 +19,7 @@ use crate::http::envelope;
 use crate::ids::new_guid;
 use crate::store::clients::{self as client_store, Client};
 use crate::store::scopes::{self as scope_store, Scope};
-use crate::store::trail::{Change, ChangeAction};
+use crate::store::trail::{Change, ChangeAction, ResourceKind};
 use crate::validate::{Body, Notification, Rule, list_of, text};
 
 /// Scopes of OpenID Connect that exist in every realm without being created.
@@ -80,7 +80,7 @@ fn scope_change(
 ) -> Change {
     Change {
         action,
-        resource_type: "scope",
+        resource_type: ResourceKind::Scope,
         resource_id: Some(scope.id.clone()),
         parent_id: scope.realm_id.clone(),
         realm_id: scope.realm_id.clone(),
@@ -359,7 +359,7 @@ pub async fn replace_client_scopes(
     client_store::update(&mut *tx, &client).await?;
     let change = Change {
         action: ChangeAction::Update,
-        resource_type: "client_scopes",
+        resource_type: ResourceKind::ClientScopes,
         resource_id: Some(client.id.clone()),
         parent_id: Some(client.realm_id.clone()),
         realm_id: Some(client.realm_id.clone()),

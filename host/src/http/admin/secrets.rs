@@ -20,7 +20,7 @@ use crate::http::envelope;
 use crate::ids::new_guid;
 use crate::store::roles as role_store;
 use crate::store::secrets::{self as secret_store, Secret, SecretType};
-use crate::store::trail::{Change, ChangeAction};
+use crate::store::trail::{Change, ChangeAction, ResourceKind};
 use crate::validate::{Notification, Refusals, Rule, instant, list_of, one_of, text};
 
 #[derive(Debug, Serialize, ToSchema)]
@@ -230,7 +230,7 @@ fn secret_change(
     status: u16,
 ) -> Change {
     // Secrets belong to the account, outside any realm: trail only, no event.
-    Change::outside_realms(action, "secret", &secret.id, before, after, status)
+    Change::outside_realms(action, ResourceKind::Secret, &secret.id, before, after, status)
 }
 
 async fn secret_in_reach(state: &AppState, caller: &Caller, id: &str, permission: &str) -> Result<Secret, Error> {

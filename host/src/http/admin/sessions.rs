@@ -14,7 +14,7 @@ use crate::error::Error;
 use crate::http::auth::Caller;
 use crate::http::envelope;
 use crate::store::sessions::{self as session_store, Session};
-use crate::store::trail::{Change, ChangeAction};
+use crate::store::trail::{Change, ChangeAction, ResourceKind};
 
 /// A session as the admin API shows it.
 #[derive(Debug, Serialize, ToSchema)]
@@ -131,7 +131,7 @@ pub async fn revoke(
     }
     let change = Change {
         action: ChangeAction::Delete,
-        resource_type: "session",
+        resource_type: ResourceKind::Session,
         resource_id: Some(session.id.clone()),
         parent_id: Some(session.realm_id.clone()),
         realm_id: Some(session.realm_id.clone()),

@@ -22,7 +22,7 @@ use crate::protection::summary::{self, Within};
 use crate::store::threats::{
     self as store, Exposure, Incident, IncidentKind, IncidentSeverity, IncidentStatus, Measure, MeasureType, Standing,
 };
-use crate::store::trail::{Change, ChangeAction};
+use crate::store::trail::{Change, ChangeAction, ResourceKind};
 use crate::validate::{Notification, Rule};
 
 #[derive(Debug, Serialize, ToSchema)]
@@ -280,7 +280,7 @@ pub async fn dismiss(State(state): State<AppState>, caller: Caller, Path(id): Pa
         IncidentView::of(Incident { status: IncidentStatus::Dismissed, closed_at: Some(now), ..incident.clone() });
     let change = Change {
         action: ChangeAction::Update,
-        resource_type: "threat_incident",
+        resource_type: ResourceKind::ThreatIncident,
         resource_id: Some(incident.id.clone()),
         parent_id: Some(incident.realm_id.clone()),
         realm_id: Some(incident.realm_id.clone()),
@@ -318,7 +318,7 @@ pub async fn revoke(State(state): State<AppState>, caller: Caller, Path(id): Pat
     let after = Measure { lifted_at: Some(now), lifted_by: Some(lifter(&caller)), ..measure.clone() };
     let change = Change {
         action: ChangeAction::Update,
-        resource_type: "threat_measure",
+        resource_type: ResourceKind::ThreatMeasure,
         resource_id: Some(measure.id.clone()),
         parent_id: Some(measure.incident_id.clone()),
         realm_id: Some(measure.realm_id.clone()),

@@ -15,9 +15,9 @@ use crate::http::auth::Caller;
 use crate::http::body::JsonBody;
 use crate::http::envelope;
 use crate::ids::new_guid;
-use crate::store::events::{self, Event};
+use crate::store::events::{self, Event, EventType};
 use crate::store::realms::Realm;
-use crate::store::trail::{Change, ChangeAction};
+use crate::store::trail::{Change, ChangeAction, ResourceKind};
 use crate::store::users::{self as user_store, User, UserStatus};
 use crate::validate::{Body, Notification, Refusals, Rule, boolean, one_of, parsed, text};
 
@@ -186,7 +186,7 @@ pub(crate) async fn refuse_breached(state: &AppState, realm: &Realm, password: &
 fn change(action: ChangeAction, user: &User, before: Option<&User>, after: Option<&User>, status: u16) -> Change {
     Change {
         action,
-        resource_type: "user",
+        resource_type: ResourceKind::User,
         resource_id: Some(user.id.clone()),
         parent_id: Some(user.realm_id.clone()),
         realm_id: Some(user.realm_id.clone()),
@@ -201,7 +201,7 @@ fn change(action: ChangeAction, user: &User, before: Option<&User>, after: Optio
 async fn publish_user_event(
     tx: &mut crate::store::Connection,
     realm: &Realm,
-    event_type: &'static str,
+    event_type: EventType,
     user: &User,
     at: i64,
 ) -> Result<(), Error> {
@@ -254,7 +254,7 @@ pub async fn create(
     if !user_store::insert(&mut *tx, &user).await? {
         return Err(Error::invalid("username", Rule::Duplicate, "another user of the realm has this username"));
     }
-    publish_user_event(&mut tx, &realm, "user_created", &user, now).await?;
+    publish_user_event(&mut tx, &realm, EventType::UserCreated, &user, now).await?;
     commit(&state, &caller, tx, change(ChangeAction::Create, &user, None, Some(&user), 201)).await?;
     Ok(envelope::created(UserView::of(&user)))
 }
@@ -346,7 +346,7 @@ pub async fn update(
         // An exposure of the old password is resolved by the change.
         crate::store::threats::password_changed(&mut tx, &user.id, now).await?;
     }
-    publish_user_event(&mut tx, &realm, "user_updated", &user, now).await?;
+    publish_user_event(&mut tx, &realm, EventType::UserUpdated, &user, now).await?;
     commit(&state, &caller, tx, change(ChangeAction::Update, &user, Some(&before), Some(&user), 200)).await?;
     Ok(envelope::ok(UserView::of(&user)))
 }
@@ -364,7 +364,7 @@ pub async fn delete(
     let now = to_millis(state.clock.now());
     let mut tx = state.store.begin().await?;
     user_store::delete(&mut *tx, &realm.id, &user.id).await?;
-    publish_user_event(&mut tx, &realm, "user_deleted", &user, now).await?;
+    publish_user_event(&mut tx, &realm, EventType::UserDeleted, &user, now).await?;
     commit(&state, &caller, tx, change(ChangeAction::Delete, &user, Some(&user), None, 200)).await?;
     Ok(envelope::done())
 }
@@ -436,7 +436,7 @@ pub async fn impersonate(
     let tx = state.store.begin().await?;
     let change = Change {
         action: ChangeAction::Impersonate,
-        resource_type: "user",
+        resource_type: ResourceKind::User,
         resource_id: Some(user.id.clone()),
         parent_id: Some(realm.id.clone()),
         realm_id: Some(realm.id.clone()),

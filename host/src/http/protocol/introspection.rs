@@ -13,7 +13,7 @@ use crate::http::admin::consumers::CONSUMER_KEY_PREFIX;
 use crate::store::changes;
 use crate::store::clients::Client;
 use crate::store::consumers::{self, Consumer};
-use crate::store::events::{self, Event};
+use crate::store::events::{self, Event, EventType};
 use crate::store::realms::Realm;
 use crate::store::sessions::{self, RefreshToken, Session};
 use crate::store::users::{User, UserStatus};
@@ -144,7 +144,7 @@ async fn announce_revocation(
     data: Value,
 ) -> Result<(), OAuthError> {
     let event = Event {
-        event_type: "token_revoked",
+        event_type: EventType::TokenRevoked,
         account_id: &realm.account_id,
         realm_id: Some(&realm.id),
         client_id: Some(&client.id),

@@ -21,7 +21,8 @@ use crate::error::Error;
 use crate::http::auth::Caller;
 use crate::http::envelope;
 use crate::ids::new_guid;
-use crate::store::trail::{Change, ChangeAction};
+use crate::store::events::EventType;
+use crate::store::trail::{Change, ChangeAction, ResourceKind};
 use crate::store::webhooks::{
     self as store, Attempt, AttemptKind, AttemptState, Endpoint, EndpointKind, EndpointStatus,
 };
@@ -288,12 +289,14 @@ async fn read_fields(state: &AppState, body: &mut Body, endpoint: &mut Endpoint)
     let kind = endpoint.kind;
     let event = move |path: &str, value: &Value| {
         let name = text(1, 64)(path, value)?;
-        if webhooks::subscribable(kind).contains(&name.as_str()) {
+        if webhooks::heard_by(kind, &name) {
             return Ok(name);
         }
         let reason = match name.as_str() {
-            "ping" => "ping is sent by Send test and cannot be subscribed to".to_owned(),
-            _ if webhooks::subscribable(other(kind)).contains(&name.as_str()) => {
+            _ if EventType::named(&name) == Some(EventType::Ping) => {
+                "ping is sent by Send test and cannot be subscribed to".to_owned()
+            }
+            _ if webhooks::heard_by(other(kind), &name) => {
                 format!("{name} is not heard by {} endpoints", kind.as_str().to_lowercase())
             }
             _ => format!("{name} is not an event"),
@@ -335,7 +338,7 @@ fn change(
 ) -> Change {
     Change {
         action,
-        resource_type: "webhook",
+        resource_type: ResourceKind::Webhook,
         resource_id: Some(endpoint.id.clone()),
         parent_id: Some(endpoint.client_id.clone().unwrap_or_else(|| endpoint.realm_id.clone())),
         realm_id: Some(endpoint.realm_id.clone()),
@@ -469,9 +472,10 @@ async fn test(state: AppState, caller: Caller, at: (&str, Option<&str>, &str)) -
     let mut data = Map::new();
     data.insert("message".into(), "This is a test delivery from Castellan.".into());
     data.insert("subscription".into(), endpoint.id.clone().into());
-    let built = state.webhooks.payloads.build("ping", &data).map_err(|error| Error::Internal(error.into()))?;
-    let payload = delivery::envelope(&event_id, "ping", now, Some(&place.realm_id), place.client_id.as_deref(), built);
-    let attempt = Attempt::scheduled(&endpoint, (&event_id, "ping"), AttemptKind::Test, payload, now);
+    let ping = EventType::Ping.as_str();
+    let built = state.webhooks.payloads.build(ping, &data).map_err(|error| Error::Internal(error.into()))?;
+    let payload = delivery::envelope(&event_id, ping, now, Some(&place.realm_id), place.client_id.as_deref(), built);
+    let attempt = Attempt::scheduled(&endpoint, (&event_id, ping), AttemptKind::Test, payload, now);
     store::insert_attempt(state.store.writer(), &attempt).await?;
     state.webhooks.wake.notify_one();
     Ok(envelope::created(AttemptView::of(attempt)))
