@@ -1,24 +1,21 @@
-//! `/account`: the caller's account, its team (people who sign in to the console at the platform
-//! realm) with their account roles, invitations by e-mail, notification preferences and the
-//! operational notifications. Reading needs `account:read`, changing `account:update`. Changes are
-//! in the trail and publish no event (they happen outside any realm).
+//! Invitations to the team by e-mail, and their acceptance.
 
 use axum::extract::{Path, RawQuery, State};
 use axum::response::Response;
 use chrono::TimeDelta;
 use serde::Serialize;
-use serde_json::{Value, json};
+use serde_json::json;
 use utoipa::ToSchema;
 
-use super::secrets::grantable_roles;
-use super::users::email;
-use super::webhooks::check_url;
-use super::{ListQuery, commit};
+use super::team::{MemberView, removed};
 use crate::AppState;
 use crate::authz::permission;
 use crate::clock::{from_millis, iso, to_millis};
 use crate::crypto::generate_secret;
 use crate::error::Error;
+use crate::http::admin::secrets::grantable_roles;
+use crate::http::admin::users::email;
+use crate::http::admin::{ListQuery, commit};
 use crate::http::auth::Caller;
 use crate::http::body::JsonBody;
 use crate::http::envelope;
@@ -26,155 +23,13 @@ use crate::ids::new_guid;
 use crate::mail::{Mail, MailError};
 use crate::store::accounts::{self, Member};
 use crate::store::invitations::{self as invitation_store, Invitation};
-use crate::store::notifications::{self as notification_store, AttacksDetected, Notification, Preferences};
 use crate::store::trail::{Change, ChangeAction, ResourceKind};
-use crate::validate::{Rule, one_of, parsed};
+use crate::validate::{Rule, parsed};
 
 /// Prefix of invitation tokens.
 pub const INVITATION_TOKEN_PREFIX: &str = "cstl_inv_";
 /// How long an invitation can be accepted.
 pub const INVITATION_DAYS: i64 = 7;
-
-#[derive(Debug, Serialize, ToSchema)]
-#[serde(rename_all = "camelCase")]
-pub struct AccountView {
-    pub id: String,
-    pub name: String,
-    pub created_at: String,
-}
-
-#[utoipa::path(get, path = "/account", tag = "Account",
-    responses((status = 200, description = "The caller's account, in `data`", body = AccountView)),
-    security(("apiKey" = [])))]
-pub async fn read(State(state): State<AppState>, caller: Caller) -> Result<Response, Error> {
-    caller.require_account(&state, permission::ACCOUNT_READ)?;
-    let account = accounts::find(state.store.pool(), caller.account_id()).await?.ok_or(Error::NotFound("account"))?;
-    Ok(envelope::ok(AccountView {
-        id: account.id,
-        name: account.name,
-        created_at: iso(from_millis(account.created_at)),
-    }))
-}
-
-/// A person on the team.
-#[derive(Debug, Serialize, ToSchema)]
-#[serde(rename_all = "camelCase")]
-pub struct MemberView {
-    /// The person's id in the platform realm.
-    pub user_id: String,
-    pub username: String,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub email: Option<String>,
-    /// Account roles: Owner, Admin, Developer, Auditor or custom roles.
-    pub roles: Vec<String>,
-    pub joined_at: String,
-}
-
-impl MemberView {
-    fn of(member: Member) -> Self {
-        Self {
-            user_id: member.user_id,
-            username: member.username,
-            email: member.email,
-            roles: member.roles.clone(),
-            joined_at: iso(from_millis(member.created_at)),
-        }
-    }
-}
-
-#[utoipa::path(get, path = "/account/members", tag = "Account",
-    responses((status = 200, description = "The team, in the order people joined, in `data`", body = [MemberView])),
-    security(("apiKey" = [])))]
-pub async fn members(State(state): State<AppState>, caller: Caller) -> Result<Response, Error> {
-    caller.require_account(&state, permission::ACCOUNT_READ)?;
-    let team = accounts::members(state.store.pool(), caller.account_id()).await?;
-    Ok(envelope::ok(team.into_iter().map(MemberView::of).collect::<Vec<_>>()))
-}
-
-/// The member, and whether they are the account's last Owner.
-async fn member_in_reach(state: &AppState, caller: &Caller, user_id: &str) -> Result<(Member, bool), Error> {
-    caller.require_account(state, permission::ACCOUNT_UPDATE)?;
-    let team = accounts::members(state.store.pool(), caller.account_id()).await?;
-    let owners = team.iter().filter(|m| m.roles.iter().any(|r| r == "Owner")).count();
-    let member = team.into_iter().find(|m| m.user_id == user_id).ok_or(Error::NotFound("member"))?;
-    let is_owner = member.roles.iter().any(|r| r == "Owner");
-    Ok((member, is_owner && owners == 1))
-}
-
-#[derive(Debug, ToSchema)]
-#[schema(rename_all = "camelCase")]
-#[allow(dead_code)]
-pub struct MemberInput {
-    /// At least one account role; only roles the caller holds, unless the caller is an Owner.
-    roles: Vec<String>,
-}
-
-#[utoipa::path(put, path = "/account/members/{userId}", tag = "Account", params(("userId" = String, Path)),
-    request_body = MemberInput,
-    responses((status = 200, description = "The member with the new roles, in `data`", body = MemberView),
-              (status = 400), (status = 404), (status = 409, description = "The account would be left without an Owner")),
-    security(("apiKey" = [])))]
-pub async fn update_member(
-    State(state): State<AppState>,
-    caller: Caller,
-    Path(user_id): Path<String>,
-    JsonBody(mut body): JsonBody,
-) -> Result<Response, Error> {
-    let (member, last_owner) = member_in_reach(&state, &caller, &user_id).await?;
-    let roles = body.required("roles", grantable_roles(&state, &caller).await?);
-    body.finish()?;
-    let Some(roles) = roles else { return Err(Error::invalid("roles", Rule::Required, "roles is required")) };
-    if last_owner && !roles.iter().any(|r| r == "Owner") {
-        return Err(Error::Conflict("the account must keep at least one Owner".into()));
-    }
-    let before = json!(MemberView::of(member.clone()));
-    let mut tx = state.store.begin().await?;
-    accounts::set_member_roles(&mut *tx, caller.account_id(), &user_id, &roles).await?;
-    let updated = Member { roles: roles.clone(), ..member };
-    let view = MemberView::of(updated);
-    let change = Change::outside_realms(
-        ChangeAction::Update,
-        ResourceKind::AccountMember,
-        &user_id,
-        Some(before),
-        Some(json!(view)),
-        200,
-    );
-    commit(&state, &caller, tx, change).await?;
-    Ok(envelope::ok(view))
-}
-
-#[utoipa::path(delete, path = "/account/members/{userId}", tag = "Account", params(("userId" = String, Path)),
-    responses((status = 200, description = "The person is removed from the team: their console sessions end and their personal access tokens stop working"),
-              (status = 404), (status = 409, description = "The last Owner cannot be removed")),
-    security(("apiKey" = [])))]
-pub async fn remove_member(
-    State(state): State<AppState>,
-    caller: Caller,
-    Path(user_id): Path<String>,
-) -> Result<Response, Error> {
-    let (member, last_owner) = member_in_reach(&state, &caller, &user_id).await?;
-    if last_owner {
-        return Err(Error::Conflict("the account must keep at least one Owner".into()));
-    }
-    let mut tx = state.store.begin().await?;
-    accounts::delete_member(&mut *tx, caller.account_id(), &user_id).await?;
-    removed(&state, &caller, tx, ResourceKind::AccountMember, &user_id, json!(MemberView::of(member))).await
-}
-
-/// Commits a removal with its trail row.
-async fn removed(
-    state: &AppState,
-    caller: &Caller,
-    tx: crate::store::Transaction,
-    resource_type: ResourceKind,
-    id: &str,
-    before: Value,
-) -> Result<Response, Error> {
-    let change = Change::outside_realms(ChangeAction::Delete, resource_type, id, Some(before), None, 200);
-    commit(state, caller, tx, change).await?;
-    Ok(envelope::done())
-}
 
 #[derive(Debug, Serialize, ToSchema)]
 #[serde(rename_all = "camelCase")]
@@ -343,137 +198,6 @@ pub async fn revoke_invitation(
     removed(&state, &caller, tx, ResourceKind::AccountInvitation, &id, json!(InvitationView::of(invitation, now))).await
 }
 
-#[derive(Debug, Serialize, ToSchema)]
-#[serde(rename_all = "camelCase")]
-pub struct PreferencesView {
-    /// Where operational notifications are posted, unsigned; absent when none.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub webhook_url: Option<String>,
-    /// `InConsole` (the default), `EmailAndWebhook` (also e-mailed to the team's Owners and posted
-    /// to the webhook URL) or `Off` (not raised at all).
-    pub attacks_detected: AttacksDetected,
-}
-
-impl PreferencesView {
-    fn of(preferences: Preferences) -> Self {
-        Self { webhook_url: preferences.webhook_url, attacks_detected: preferences.attacks_detected }
-    }
-}
-
-#[utoipa::path(get, path = "/account/notification-preferences", tag = "Account",
-    responses((status = 200, description = "The account's notification preferences, in `data`", body = PreferencesView)),
-    security(("apiKey" = [])))]
-pub async fn preferences(State(state): State<AppState>, caller: Caller) -> Result<Response, Error> {
-    caller.require_account(&state, permission::ACCOUNT_READ)?;
-    let preferences = notification_store::preferences(state.store.pool(), caller.account_id()).await?;
-    Ok(envelope::ok(PreferencesView::of(preferences)))
-}
-
-#[derive(Debug, ToSchema)]
-#[schema(rename_all = "camelCase")]
-#[allow(dead_code)]
-pub struct PreferencesInput {
-    /// Absolute `https://` address resolving to public addresses only (as webhook URLs); `null`
-    /// stops the posts. Omitted keeps the current one.
-    webhook_url: Option<String>,
-    /// `InConsole`, `EmailAndWebhook` or `Off`. Omitted keeps the current choice.
-    attacks_detected: Option<AttacksDetected>,
-}
-
-#[utoipa::path(put, path = "/account/notification-preferences", tag = "Account", request_body = PreferencesInput,
-    responses((status = 200, description = "The preferences as stored, in `data`", body = PreferencesView), (status = 400)),
-    security(("apiKey" = [])))]
-pub async fn update_preferences(
-    State(state): State<AppState>,
-    caller: Caller,
-    JsonBody(mut body): JsonBody,
-) -> Result<Response, Error> {
-    caller.require_account(&state, permission::ACCOUNT_UPDATE)?;
-    let current = notification_store::preferences(state.store.pool(), caller.account_id()).await?;
-    let mut next = current.clone();
-    if let Some(url) = body.nullable("webhookUrl", crate::validate::text(1, super::webhooks::MAX_URL_LENGTH + 1)) {
-        if let Some(url) = &url {
-            check_url(&state, &mut body, "webhookUrl", url).await;
-        }
-        next.webhook_url = url;
-    }
-    if let Some(choice) = body.optional("attacksDetected", one_of(AttacksDetected::NAMES)) {
-        next.attacks_detected = choice;
-    }
-    body.finish()?;
-    next.updated_at = to_millis(state.clock.now());
-    let mut tx = state.store.begin().await?;
-    notification_store::save_preferences(&mut *tx, &next).await?;
-    let view = PreferencesView::of(next);
-    let before = json!(PreferencesView::of(current));
-    let change = Change::outside_realms(
-        ChangeAction::Update,
-        ResourceKind::NotificationPreferences,
-        caller.account_id(),
-        Some(before),
-        Some(json!(view)),
-        200,
-    );
-    commit(&state, &caller, tx, change).await?;
-    Ok(envelope::ok(view))
-}
-
-#[derive(Debug, Serialize, ToSchema)]
-#[serde(rename_all = "camelCase")]
-pub struct NotificationView {
-    pub id: String,
-    /// What happened, such as `webhook_disabled`.
-    #[serde(rename = "type")]
-    pub notification_type: String,
-    /// Info, Warning or Critical.
-    pub severity: String,
-    pub title: String,
-    pub description: String,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub resource_id: Option<String>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub realm_id: Option<String>,
-    pub created_at: String,
-    /// The post to the notification webhook: None (no URL was set), Pending, Sent or Failed.
-    pub webhook_post: String,
-    /// Posts tried so far (at most 3: at once, a minute later, five minutes after that).
-    pub webhook_post_attempts: i64,
-}
-
-impl NotificationView {
-    fn of(n: Notification) -> Self {
-        Self {
-            webhook_post: n.post_status.as_str().to_owned(),
-            webhook_post_attempts: n.post_attempts,
-            id: n.id,
-            notification_type: n.notification_type,
-            severity: n.severity.as_str().to_owned(),
-            title: n.title,
-            description: n.description,
-            resource_id: n.resource_id,
-            realm_id: n.realm_id,
-            created_at: iso(from_millis(n.created_at)),
-        }
-    }
-}
-
-#[utoipa::path(get, path = "/account/notifications", tag = "Account",
-    params(("pageNumber" = Option<u32>, Query), ("pageSize" = Option<u32>, Query),
-           ("searchTerm" = Option<String>, Query, description = "Matched against title, description and type"),
-           ("createdFrom" = Option<String>, Query), ("createdTo" = Option<String>, Query)),
-    responses((status = 200, description = "A page of the account's operational notifications, newest first, in `pagination`", body = [NotificationView])),
-    security(("apiKey" = [])))]
-pub async fn notifications(
-    State(state): State<AppState>,
-    caller: Caller,
-    RawQuery(query): RawQuery,
-) -> Result<Response, Error> {
-    caller.require_account(&state, permission::ACCOUNT_READ)?;
-    let list = ListQuery::parse(query, &[])?;
-    let found = notification_store::page(&state.store, caller.account_id(), &list.page).await?;
-    Ok(envelope::paged(found.map(NotificationView::of)))
-}
-
 #[derive(Debug, ToSchema)]
 #[schema(rename_all = "camelCase")]
 #[allow(dead_code)]
@@ -501,7 +225,7 @@ pub async fn accept_invitation(
     use crate::store::users::{self as user_store, User, UserStatus};
 
     let token = body.required("token", crate::validate::text(1, 256));
-    let username = body.required("username", super::users::username);
+    let username = body.required("username", crate::http::admin::users::username);
     let password = body.required("password", crate::validate::text(1, crate::passwords::MAX_PASSWORD_LENGTH));
     body.finish()?;
     let (Some(token), Some(username), Some(password)) = (token, username, password) else {
@@ -513,7 +237,7 @@ pub async fn accept_invitation(
         .await?
         .filter(|i| i.status(now) == "Pending")
         .ok_or_else(no_invitation)?;
-    let realm = super::find_realm(&state, PLATFORM_REALM).await?.ok_or(Error::NotFound("realm"))?;
+    let realm = crate::http::admin::find_realm(&state, PLATFORM_REALM).await?.ok_or(Error::NotFound("realm"))?;
     let minimum = usize::try_from(realm.settings.minimum_password_length).unwrap_or(8);
     if password.chars().count() < minimum {
         return Err(Error::invalid(
@@ -537,8 +261,8 @@ pub async fn accept_invitation(
         created_at: now,
         updated_at: now,
     };
-    super::users::check_unique(&state, &user).await?;
-    super::users::refuse_breached(&state, &realm, &password).await?;
+    crate::http::admin::users::check_unique(&state, &user).await?;
+    crate::http::admin::users::refuse_breached(&state, &realm, &password).await?;
     let user = User { password_hash: Some(crate::passwords::hash(password).await?), ..user };
 
     let mut tx = state.store.begin().await?;
