@@ -7,6 +7,7 @@
 pub mod authz;
 pub mod bootstrap;
 pub mod cache;
+pub mod changes;
 pub mod clock;
 pub mod config;
 pub mod crypto;

@@ -52,6 +52,11 @@ impl Caller {
         &self.principal.account_id
     }
 
+    /// The caller as the author of a change.
+    pub fn author(&self) -> crate::changes::Author<'_> {
+        crate::changes::Author { actor: &self.actor, request: &self.request }
+    }
+
     /// Asks the policies whether the caller may do `permission` on `resource`.
     pub fn require(&self, state: &AppState, permission: &str, resource: Resource) -> Result<(), Error> {
         for principal in std::iter::once(&self.principal).chain(&self.person) {

@@ -10,6 +10,7 @@
 pub mod counting;
 pub mod incidents;
 pub mod networks;
+pub mod operators;
 pub mod scenario;
 pub mod summary;
 pub mod tracking;

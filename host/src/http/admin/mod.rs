@@ -30,13 +30,10 @@ use chrono::{DateTime, Utc};
 use super::auth::Caller;
 use crate::AppState;
 use crate::authz::Resource;
-use crate::cache::Invalidation;
-use crate::clock::to_millis;
 use crate::error::Error;
 use crate::store::page::PageRequest;
 use crate::store::realms::{self as realm_store, Realm};
-use crate::store::trail::Stale;
-use crate::store::{Transaction, changes, trail};
+use crate::store::{Transaction, trail};
 use crate::validate::{Notification, Rule};
 
 pub fn routes() -> Router<AppState> {
@@ -198,32 +195,9 @@ pub async fn realm_in_reach(
     realm.ok_or(Error::Forbidden(crate::error::ErrorCode::Forbidden))
 }
 
-/// Writes the change's trail row (and event, inside a realm), announces what it makes stale to
-/// the other hosts, commits, and drops the stale entries from this host's caches.
-pub async fn commit(
-    state: &AppState,
-    caller: &Caller,
-    mut tx: Transaction,
-    change: trail::Change,
-) -> Result<(), Error> {
-    let at = to_millis(state.clock.now());
-    trail::record_change(&mut tx, &caller.actor, &caller.request, &change, at).await?;
-    let stale = match (change.resource_type.makes_stale(), &change.resource_id, &change.realm_id, &change.client_id) {
-        (Stale::Realm, Some(id), _, _) => Some(Invalidation::Realm(id.clone())),
-        (Stale::RealmRoles, _, Some(realm), _) => Some(Invalidation::Realm(realm.clone())),
-        (Stale::Account, _, _, _) => Some(Invalidation::Account(caller.account_id().to_owned())),
-        (Stale::Delegation, _, Some(realm), _) => Some(Invalidation::Delegation(realm.clone())),
-        (Stale::Client, _, Some(realm), Some(client)) => Some(Invalidation::Client(realm.clone(), client.clone())),
-        _ => None,
-    };
-    if let Some(stale) = &stale {
-        changes::announce(&state.store, &mut tx, stale).await?;
-    }
-    tx.commit().await?;
-    if let Some(stale) = &stale {
-        state.caches.apply(stale);
-    }
-    Ok(())
+/// Commits an administrative change made by the caller (see [`crate::changes::commit`]).
+pub async fn commit(state: &AppState, caller: &Caller, tx: Transaction, change: trail::Change) -> Result<(), Error> {
+    crate::changes::commit(state, caller.author(), tx, change).await
 }
 
 /// A paged list request: the SPEC's paging and filtering parameters (`pageNumber`, `pageSize`,

@@ -9,15 +9,15 @@ use serde::Serialize;
 use serde_json::json;
 use utoipa::ToSchema;
 
-use super::{ListQuery, commit, realm_in_reach};
+use super::{ListQuery, realm_in_reach};
 use crate::AppState;
 use crate::authz::permission;
 use crate::clock::{from_millis, iso, to_millis};
 use crate::error::Error;
 use crate::http::auth::Caller;
 use crate::http::envelope;
-use crate::protection::Hold;
 use crate::protection::incidents::title;
+use crate::protection::operators::{self, Dismissed, Lifted};
 use crate::protection::summary::{self, Within};
 use crate::store::threats::{
     self as store, Exposure, Incident, IncidentKind, IncidentSeverity, IncidentStatus, Measure, MeasureType, Standing,
@@ -233,27 +233,6 @@ pub async fn read(State(state): State<AppState>, caller: Caller, Path(id): Path<
     Ok(envelope::ok(view))
 }
 
-/// Who lifted a measure, as recorded on it: the person, or the credential acting for no one.
-fn lifter(caller: &Caller) -> String {
-    let actor = &caller.actor;
-    actor.user_id.clone().or_else(|| actor.credential_id.clone()).unwrap_or_default()
-}
-
-/// Ends a measure's hold and, for a blocked source, forgets what the source did.
-async fn release(state: &AppState, measure: &Measure) {
-    let protection = &state.protection;
-    match (measure.kind, &measure.target_address, &measure.target_user_id) {
-        (MeasureType::SourceBlocked, Some(address), _) => protection.forget_source(&measure.realm_id, address).await,
-        (MeasureType::ClosedToUnknownAddresses, _, Some(user)) => {
-            protection.release(Hold::ClosedToUnknownAddresses, &measure.realm_id, user).await;
-        }
-        (MeasureType::SignInPushesPaused, _, Some(user)) => {
-            protection.release(Hold::SignInPushesPaused, &measure.realm_id, user).await;
-        }
-        _ => {}
-    }
-}
-
 #[utoipa::path(post, path = "/threat-incidents/{incidentId}/dismiss", tag = "Attack protection", params(("incidentId" = String, Path)),
     responses((status = 200, description = "Dismissed: every measure in force is lifted and what each blocked source did is forgotten; exposed passwords still must be changed", body = IncidentView),
               (status = 403), (status = 404), (status = 409, description = "The incident is not active")),
@@ -261,41 +240,20 @@ async fn release(state: &AppState, measure: &Measure) {
 pub async fn dismiss(State(state): State<AppState>, caller: Caller, Path(id): Path<String>) -> Result<Response, Error> {
     state.protection.store_refusals(&state.store).await?;
     let incident = incident_in_reach(&state, &caller, &id, permission::REALM_UPDATE).await?;
-    let now = to_millis(state.clock.now());
-    let mut tx = state.store.begin().await?;
-    if !store::dismiss(&mut *tx, &incident.id, now).await? {
-        return Err(Error::Conflict("the incident is not active".into()));
-    }
-    let measures = store::measures_of_incident(&mut *tx, &incident.id).await?;
-    let mut lifted = Vec::new();
-    for measure in &measures {
-        if measure.standing(now) == Standing::InForce
-            && store::lift(&mut *tx, &measure.id, &lifter(&caller), now).await?
-        {
-            lifted.push(measure.id.clone());
-        }
-    }
-    let before = IncidentView::of(incident.clone());
-    let after =
-        IncidentView::of(Incident { status: IncidentStatus::Dismissed, closed_at: Some(now), ..incident.clone() });
-    let change = Change {
+    let record = |dismissed: &Dismissed| Change {
         action: ChangeAction::Update,
         resource_type: ResourceKind::ThreatIncident,
-        resource_id: Some(incident.id.clone()),
-        parent_id: Some(incident.realm_id.clone()),
-        realm_id: Some(incident.realm_id.clone()),
+        resource_id: Some(dismissed.before.id.clone()),
+        parent_id: Some(dismissed.before.realm_id.clone()),
+        realm_id: Some(dismissed.before.realm_id.clone()),
         client_id: None,
-        before: Some(json!(before)),
-        after: Some(json!(after)),
-        details: Some(json!({ "liftedMeasures": lifted })),
+        before: Some(json!(IncidentView::of(dismissed.before.clone()))),
+        after: Some(json!(IncidentView::of(dismissed.after.clone()))),
+        details: Some(json!({ "liftedMeasures": dismissed.lifted })),
         status: 200,
     };
-    commit(&state, &caller, tx, change).await?;
-    // What every blocked source did is forgotten, lapsed blocks included.
-    for measure in &measures {
-        release(&state, measure).await;
-    }
-    Ok(envelope::ok(after))
+    let dismissed = operators::dismiss(&state, caller.author(), incident, record).await?;
+    Ok(envelope::ok(IncidentView::of(dismissed.after)))
 }
 
 #[utoipa::path(post, path = "/threat-incidents/mitigations/{mitigationId}/revoke", tag = "Attack protection", params(("mitigationId" = String, Path)),
@@ -307,30 +265,21 @@ pub async fn revoke(State(state): State<AppState>, caller: Caller, Path(id): Pat
     let measure = store::find_measure(state.store.pool(), caller.account_id(), &id).await?;
     let measure = measure.ok_or(Error::NotFound("measure"))?;
     realm_in_reach(&state, &caller, &measure.realm_id, permission::REALM_UPDATE).await?;
-    if measure.kind == MeasureType::PasswordExposed {
-        return Err(Error::Conflict("an exposed password is resolved only by changing the password".into()));
-    }
     let now = to_millis(state.clock.now());
-    let mut tx = state.store.begin().await?;
-    if !store::lift(&mut *tx, &measure.id, &lifter(&caller), now).await? {
-        return Err(Error::Conflict("the measure is not in force".into()));
-    }
-    let after = Measure { lifted_at: Some(now), lifted_by: Some(lifter(&caller)), ..measure.clone() };
-    let change = Change {
+    let record = |lifted: &Lifted| Change {
         action: ChangeAction::Update,
         resource_type: ResourceKind::ThreatMeasure,
-        resource_id: Some(measure.id.clone()),
-        parent_id: Some(measure.incident_id.clone()),
-        realm_id: Some(measure.realm_id.clone()),
+        resource_id: Some(lifted.before.id.clone()),
+        parent_id: Some(lifted.before.incident_id.clone()),
+        realm_id: Some(lifted.before.realm_id.clone()),
         client_id: None,
-        before: Some(json!(MeasureView::of(measure.clone(), now))),
-        after: Some(json!(MeasureView::of(after.clone(), now))),
+        before: Some(json!(MeasureView::of(lifted.before.clone(), now))),
+        after: Some(json!(MeasureView::of(lifted.after.clone(), now))),
         details: None,
         status: 200,
     };
-    commit(&state, &caller, tx, change).await?;
-    release(&state, &measure).await;
-    Ok(envelope::ok(MeasureView::of(after, now)))
+    let lifted = operators::lift(&state, caller.author(), measure, record).await?;
+    Ok(envelope::ok(MeasureView::of(lifted.after, now)))
 }
 
 #[utoipa::path(get, path = "/threat-incidents/exposures", tag = "Attack protection",

@@ -1,0 +1,40 @@
+//! Administrative changes: each is committed with its trail row (and, inside a realm, its
+//! `admin_resource_*` event) in the transaction that made it, announced to the other hosts, and
+//! dropped from this host's caches once committed.
+
+use crate::AppState;
+use crate::cache::Invalidation;
+use crate::clock::to_millis;
+use crate::error::Error;
+use crate::store::trail::{self, Actor, Change, Request, Stale};
+use crate::store::{Transaction, changes};
+
+/// Who asked for a change, and how.
+#[derive(Debug, Clone, Copy)]
+pub struct Author<'a> {
+    pub actor: &'a Actor,
+    pub request: &'a Request,
+}
+
+/// Writes the change's trail row (and event, inside a realm), announces what it makes stale to
+/// the other hosts, commits, and drops the stale entries from this host's caches.
+pub async fn commit(state: &AppState, by: Author<'_>, mut tx: Transaction, change: Change) -> Result<(), Error> {
+    let at = to_millis(state.clock.now());
+    trail::record_change(&mut tx, by.actor, by.request, &change, at).await?;
+    let stale = match (change.resource_type.makes_stale(), &change.resource_id, &change.realm_id, &change.client_id) {
+        (Stale::Realm, Some(id), _, _) => Some(Invalidation::Realm(id.clone())),
+        (Stale::RealmRoles, _, Some(realm), _) => Some(Invalidation::Realm(realm.clone())),
+        (Stale::Account, _, _, _) => Some(Invalidation::Account(by.actor.account_id.clone())),
+        (Stale::Delegation, _, Some(realm), _) => Some(Invalidation::Delegation(realm.clone())),
+        (Stale::Client, _, Some(realm), Some(client)) => Some(Invalidation::Client(realm.clone(), client.clone())),
+        _ => None,
+    };
+    if let Some(stale) = &stale {
+        changes::announce(&state.store, &mut tx, stale).await?;
+    }
+    tx.commit().await?;
+    if let Some(stale) = &stale {
+        state.caches.apply(stale);
+    }
+    Ok(())
+}

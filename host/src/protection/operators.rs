@@ -1,0 +1,100 @@
+//! What operators do to attack protection's decisions: dismiss an incident (every measure in force
+//! is lifted with it) or lift one measure. Each is an administrative change, in the trail; what a
+//! lifted hold kept out may try again at once, and what a blocked source did is forgotten.
+
+use super::{Hold, Protection};
+use crate::AppState;
+use crate::changes::{self, Author};
+use crate::clock::to_millis;
+use crate::error::Error;
+use crate::store::threats::{self as store, Incident, IncidentStatus, Measure, MeasureType, Standing};
+use crate::store::trail::{Actor, Change};
+
+/// An incident dismissed: as it was, as it is now, and the measures lifted with it.
+#[derive(Debug, Clone)]
+pub struct Dismissed {
+    pub before: Incident,
+    pub after: Incident,
+    pub lifted: Vec<String>,
+}
+
+/// A measure lifted: as it was, and as it is now.
+#[derive(Debug, Clone)]
+pub struct Lifted {
+    pub before: Measure,
+    pub after: Measure,
+}
+
+/// Who lifted a measure, as recorded on it: the person, or the credential acting for no one.
+fn lifter(actor: &Actor) -> String {
+    actor.user_id.clone().or_else(|| actor.credential_id.clone()).unwrap_or_default()
+}
+
+/// Dismisses an active incident and lifts its measures in force; `record` describes the change for
+/// the trail. What every source it blocked did is forgotten, lapsed blocks included.
+pub async fn dismiss(
+    state: &AppState,
+    by: Author<'_>,
+    incident: Incident,
+    record: impl FnOnce(&Dismissed) -> Change,
+) -> Result<Dismissed, Error> {
+    let now = to_millis(state.clock.now());
+    let mut tx = state.store.begin().await?;
+    if !store::dismiss(&mut *tx, &incident.id, now).await? {
+        return Err(Error::Conflict("the incident is not active".into()));
+    }
+    let measures = store::measures_of_incident(&mut *tx, &incident.id).await?;
+    let mut lifted = Vec::new();
+    for measure in &measures {
+        if measure.standing(now) == Standing::InForce
+            && store::lift(&mut *tx, &measure.id, &lifter(by.actor), now).await?
+        {
+            lifted.push(measure.id.clone());
+        }
+    }
+    let after = Incident { status: IncidentStatus::Dismissed, closed_at: Some(now), ..incident.clone() };
+    let dismissed = Dismissed { before: incident, after, lifted };
+    changes::commit(state, by, tx, record(&dismissed)).await?;
+    for measure in &measures {
+        release(&state.protection, measure).await;
+    }
+    Ok(dismissed)
+}
+
+/// Lifts a measure in force; `record` describes the change for the trail. An exposed password is
+/// not lifted: it is resolved only by changing the password.
+pub async fn lift(
+    state: &AppState,
+    by: Author<'_>,
+    measure: Measure,
+    record: impl FnOnce(&Lifted) -> Change,
+) -> Result<Lifted, Error> {
+    if measure.kind == MeasureType::PasswordExposed {
+        return Err(Error::Conflict("an exposed password is resolved only by changing the password".into()));
+    }
+    let now = to_millis(state.clock.now());
+    let lifted_by = lifter(by.actor);
+    let mut tx = state.store.begin().await?;
+    if !store::lift(&mut *tx, &measure.id, &lifted_by, now).await? {
+        return Err(Error::Conflict("the measure is not in force".into()));
+    }
+    let after = Measure { lifted_at: Some(now), lifted_by: Some(lifted_by), ..measure.clone() };
+    let lifted = Lifted { before: measure, after };
+    changes::commit(state, by, tx, record(&lifted)).await?;
+    release(&state.protection, &lifted.before).await;
+    Ok(lifted)
+}
+
+/// Ends a measure's hold and, for a blocked source, forgets what the source did.
+async fn release(protection: &Protection, measure: &Measure) {
+    match (measure.kind, &measure.target_address, &measure.target_user_id) {
+        (MeasureType::SourceBlocked, Some(address), _) => protection.forget_source(&measure.realm_id, address).await,
+        (MeasureType::ClosedToUnknownAddresses, _, Some(user)) => {
+            protection.release(Hold::ClosedToUnknownAddresses, &measure.realm_id, user).await;
+        }
+        (MeasureType::SignInPushesPaused, _, Some(user)) => {
+            protection.release(Hold::SignInPushesPaused, &measure.realm_id, user).await;
+        }
+        _ => {}
+    }
+}
