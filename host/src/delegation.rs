@@ -14,7 +14,7 @@ use crate::clock::to_millis;
 use crate::error::{Error, OAuthCode};
 use crate::ids::new_guid;
 use crate::signin::{Login, Origin, ResourceError, login_data, requested_resource};
-use crate::store::clients::Client;
+use crate::store::clients::{Client, GrantType};
 use crate::store::delegation::{DelegationGrant, Exchange, ExchangeOutcome};
 use crate::store::events::EventType;
 use crate::store::memberships::{self, Membership};
@@ -23,7 +23,6 @@ use crate::store::users::{User, UserStatus};
 use crate::store::write_queue::{ExchangeRecord, QueuedEvent};
 use crate::tokens::{self, Grant, Issued, Subject, delegation};
 
-pub const GRANT_TYPE: &str = "urn:ietf:params:oauth:grant-type:token-exchange";
 /// The only token type that can be exchanged, and the only one issued.
 pub const ACCESS_TOKEN_TYPE: &str = "urn:ietf:params:oauth:token-type:access_token";
 
@@ -351,7 +350,7 @@ async fn record(
     let methods: Vec<&str> = attempt.methods.iter().map(String::as_str).collect();
     let data = login_data(
         Login {
-            grant_type: GRANT_TYPE,
+            grant_type: GrantType::TokenExchange.as_str(),
             resource: attempt.resource.as_deref(),
             user: attempt.user.as_ref(),
             session_id: attempt.session_id.as_deref(),

@@ -20,7 +20,7 @@ use crate::ids::new_guid;
 use crate::plugins::detector::{AttemptKind, Outcome};
 use crate::protection::incidents::{self, Attack, Recorded};
 use crate::protection::{Hold, Seen};
-use crate::store::clients::Client;
+use crate::store::clients::{Client, GrantType};
 use crate::store::events::{self, Event, EventType};
 use crate::store::lockout::{self, Failures};
 use crate::store::realms::Realm;
@@ -177,7 +177,7 @@ pub async fn client_credentials(
     let grant = Grant { client, subject: Subject::Client, scopes: &scopes, resource };
     let access = tokens::access_token(state, &grant).await?;
     let login = Login {
-        grant_type: "client_credentials",
+        grant_type: GrantType::ClientCredentials.as_str(),
         resource,
         user: None,
         session_id: None,
@@ -276,7 +276,7 @@ pub async fn password(state: &AppState, attempt: PasswordAttempt<'_>) -> Result<
 
     if let Some(refusal) = refusal {
         let login = Login {
-            grant_type: "password",
+            grant_type: GrantType::Password.as_str(),
             resource,
             user: user.as_ref(),
             session_id: None,
@@ -371,7 +371,7 @@ pub async fn open_session(
     }
     let refresh = refresh.map(|(_, value, expires_in)| (value, expires_in));
     let login = Login {
-        grant_type: "password",
+        grant_type: GrantType::Password.as_str(),
         resource,
         user: Some(user),
         session_id: Some(&session.id),
@@ -394,7 +394,7 @@ fn next_refresh(
     resource: Option<&str>,
     now: i64,
 ) -> Option<(RefreshToken, String, i64)> {
-    if !client.grant_types.iter().any(|g| g == "refresh_token") {
+    if !client.allows(GrantType::RefreshToken) {
         return None;
     }
     let id = new_guid();

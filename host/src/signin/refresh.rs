@@ -8,7 +8,7 @@ use super::{
 };
 use crate::AppState;
 use crate::clock::to_millis;
-use crate::store::clients::Client;
+use crate::store::clients::{Client, GrantType};
 use crate::store::events::EventType;
 use crate::store::realms::Realm;
 use crate::store::sessions::{self, RefreshToken, Session};
@@ -69,7 +69,7 @@ pub async fn refresh(state: &AppState, attempt: RefreshAttempt<'_>) -> Result<To
     let methods: Vec<String> = session.authentication_methods.clone();
     let methods: Vec<&str> = methods.iter().map(String::as_str).collect();
     let login = Login {
-        grant_type: "refresh_token",
+        grant_type: GrantType::RefreshToken.as_str(),
         resource: token.resource.as_deref(),
         user: Some(&user),
         session_id: Some(&session.id),

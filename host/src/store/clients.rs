@@ -7,6 +7,52 @@ use super::{Error, Store};
 use super::{Status, text_enum};
 use crate::crypto::SecretHasher;
 
+/// The OAuth grants, by their `grant_type` on the wire, each listed once.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum GrantType {
+    AuthorizationCode,
+    ClientCredentials,
+    Password,
+    RefreshToken,
+    /// RFC 8693; enabled on a client by its own switch, not in its grant types.
+    TokenExchange,
+    /// Ends a password sign-in a phone confirmed; a client with the password grant has it.
+    Push,
+}
+
+impl GrantType {
+    /// The grants a client's `grantTypes` may name.
+    pub const ENABLEABLE: [Self; 4] =
+        [Self::AuthorizationCode, Self::ClientCredentials, Self::Password, Self::RefreshToken];
+    /// The grants the token endpoint takes, as discovery announces them.
+    pub const ANNOUNCED: [Self; 4] = [Self::ClientCredentials, Self::Password, Self::RefreshToken, Self::TokenExchange];
+
+    pub const fn as_str(self) -> &'static str {
+        match self {
+            Self::AuthorizationCode => "authorization_code",
+            Self::ClientCredentials => "client_credentials",
+            Self::Password => "password",
+            Self::RefreshToken => "refresh_token",
+            Self::TokenExchange => "urn:ietf:params:oauth:grant-type:token-exchange",
+            Self::Push => "urn:castellan:params:oauth:grant-type:push",
+        }
+    }
+
+    /// The grant of this `grant_type`, when the service knows it.
+    pub fn named(name: &str) -> Option<Self> {
+        [
+            Self::AuthorizationCode,
+            Self::ClientCredentials,
+            Self::Password,
+            Self::RefreshToken,
+            Self::TokenExchange,
+            Self::Push,
+        ]
+        .into_iter()
+        .find(|grant| grant.as_str() == name)
+    }
+}
+
 text_enum! {
     pub enum ClientType {
         /// Holds a secret (servers, agents).
@@ -51,6 +97,11 @@ pub struct Client {
 }
 
 impl Client {
+    /// Whether the client's grant types name `grant`.
+    pub fn allows(&self, grant: GrantType) -> bool {
+        self.grant_types.iter().any(|name| name == grant.as_str())
+    }
+
     /// A client with no secret yet, Active, with the default configuration: the authorization
     /// code and refresh token grants, no scopes, no redirect URIs, Token Exchange off.
     pub fn new(realm_id: &str, id: &str, client_type: ClientType, now: i64) -> Self {
@@ -69,7 +120,10 @@ impl Client {
             issued_tokens_revoked_before: None,
             token_exchange_enabled: false,
             allowed_scopes: Vec::new(),
-            grant_types: vec!["authorization_code".to_owned(), "refresh_token".to_owned()],
+            grant_types: vec![
+                GrantType::AuthorizationCode.as_str().to_owned(),
+                GrantType::RefreshToken.as_str().to_owned(),
+            ],
             redirect_uris: Vec::new(),
             key_algorithm: "ES256".to_owned(),
             key_rotation_days: None,
@@ -220,4 +274,25 @@ pub async fn delete<'c>(db: impl Executor<'c, Database = Any>, realm_id: &str, i
 /// A page of a realm's clients.
 pub async fn page(store: &Store, realm_id: &str, request: &PageRequest) -> Result<Page<Client>, Error> {
     page::fetch(store.pool(), &LISTING, &Scope::of("realm_id", realm_id), request).await
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_grant_is_found_by_its_grant_type() {
+        for grant in [
+            GrantType::AuthorizationCode,
+            GrantType::ClientCredentials,
+            GrantType::Password,
+            GrantType::RefreshToken,
+            GrantType::TokenExchange,
+            GrantType::Push,
+        ] {
+            assert_eq!(GrantType::named(grant.as_str()), Some(grant));
+        }
+        assert_eq!(GrantType::named("implicit"), None);
+        assert!(!GrantType::ENABLEABLE.contains(&GrantType::TokenExchange), "exchange has its own switch");
+    }
 }

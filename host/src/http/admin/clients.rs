@@ -18,7 +18,7 @@ use crate::http::body::JsonBody;
 use crate::http::envelope;
 use crate::ids::ClientId;
 use crate::store::Status;
-use crate::store::clients::{self as client_store, Client, ClientType};
+use crate::store::clients::{self as client_store, Client, ClientType, GrantType};
 use crate::store::signing_keys as key_store;
 use crate::store::trail::{Change, ChangeAction, ResourceKind};
 use crate::tokens::keys;
@@ -29,10 +29,10 @@ pub const CLIENT_SECRET_PREFIX: &str = "cstl_cs_";
 
 /// Grant types a client may enable (Token Exchange has its own switch).
 const GRANT_TYPES: &[(&str, &str)] = &[
-    ("authorization_code", "authorization_code"),
-    ("client_credentials", "client_credentials"),
-    ("password", "password"),
-    ("refresh_token", "refresh_token"),
+    (GrantType::AuthorizationCode.as_str(), GrantType::AuthorizationCode.as_str()),
+    (GrantType::ClientCredentials.as_str(), GrantType::ClientCredentials.as_str()),
+    (GrantType::Password.as_str(), GrantType::Password.as_str()),
+    (GrantType::RefreshToken.as_str(), GrantType::RefreshToken.as_str()),
 ];
 
 #[derive(Debug, Serialize, ToSchema)]
@@ -226,7 +226,7 @@ fn read_fields(body: &mut Body, client: &mut Client) {
         if let Some(uris) = config.optional("redirectUris", list_of(50, redirect_uri)) {
             client.redirect_uris = uris.clone();
         }
-        if client.client_type == ClientType::Public && client.grant_types.iter().any(|g| g == "client_credentials") {
+        if client.client_type == ClientType::Public && client.allows(GrantType::ClientCredentials) {
             config.refuse("grantTypes", Rule::OneOf, "a public client cannot use client_credentials");
         }
         body.absorb(config);

@@ -8,6 +8,7 @@ use serde_json::{Value, json};
 use super::{OAuthError, no_store, realm};
 use crate::AppState;
 use crate::error::OAuthCode;
+use crate::store::clients::GrantType;
 use crate::store::users::UserStatus;
 use crate::tokens::{self, issuer, person_claims};
 
@@ -27,7 +28,7 @@ pub async fn configuration(
         "userinfo_endpoint": endpoint("userinfo"),
         // No interactive sign-in page is served; the address is the one it will take.
         "authorization_endpoint": endpoint("auth"),
-        "grant_types_supported": ["client_credentials", "password", "refresh_token", super::exchange::GRANT_TYPE],
+        "grant_types_supported": GrantType::ANNOUNCED.map(GrantType::as_str),
         "response_types_supported": ["code"],
         "subject_types_supported": ["public"],
         "id_token_signing_alg_values_supported": ["ES256", "RS256"],

@@ -11,8 +11,6 @@ use crate::signin::Origin;
 use crate::store::clients::Client;
 use crate::store::realms::Realm;
 
-pub use crate::delegation::GRANT_TYPE;
-
 /// A token exchange by `client`, already authenticated.
 pub(super) async fn exchange(
     state: &AppState,

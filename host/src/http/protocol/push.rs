@@ -34,8 +34,6 @@ use crate::store::push::{self as store, Device};
 use crate::store::realms::Realm;
 use crate::store::users::UserStatus;
 
-/// The grant a client polls with for the answer to a pushed request.
-pub const GRANT_TYPE: &str = "urn:castellan:params:oauth:grant-type:push";
 const DEVICE_SECRET_PREFIX: &str = "cstl_dev_";
 /// The most phones one account enrolls.
 const MAX_DEVICES: usize = 10;

@@ -16,7 +16,7 @@ use crate::error::OAuthCode;
 use crate::http::address::ClientAddress;
 use crate::ids::{PLATFORM_REALM, new_guid};
 use crate::signin::{self, Origin, PasswordAttempt, PasswordOutcome, RefreshAttempt, Tokens};
-use crate::store::clients::Client;
+use crate::store::clients::{Client, GrantType};
 use crate::store::realms::Realm;
 use crate::store::users as user_store;
 use crate::tokens::{self, Grant, Subject};
@@ -30,47 +30,42 @@ pub async fn endpoint(
 ) -> Result<Response, OAuthError> {
     let realm = realm(&state, &realm_id).await?;
     let grant_type = form.require("grant_type")?;
-    if !matches!(
-        grant_type,
-        "client_credentials" | "password" | "refresh_token" | exchange::GRANT_TYPE | super::push::GRANT_TYPE
-    ) {
+    let Some(grant) = GrantType::named(grant_type).filter(|grant| *grant != GrantType::AuthorizationCode) else {
         return Err(OAuthError::new(
             OAuthCode::UnsupportedGrantType,
             format!("grant_type {grant_type} is not supported"),
         ));
-    }
+    };
     let origin = Origin {
         ip_address: address.to_string(),
         user_agent: headers.get(header::USER_AGENT).and_then(|v| v.to_str().ok()).map(str::to_owned),
     };
     if realm.id == PLATFORM_REALM {
-        if grant_type == "password" && super::presented_credentials(&headers, &form)?.is_none() {
+        if grant == GrantType::Password && super::presented_credentials(&headers, &form)?.is_none() {
             return console_sign_in(&state, &realm, &form, &origin).await;
         }
-        return platform_token(&state, &headers, &form, grant_type, address).await;
+        return platform_token(&state, &headers, &form, grant, address).await;
     }
     let client = authenticate_client(&state, &realm, &headers, &form).await?;
-    if grant_type == exchange::GRANT_TYPE {
+    if grant == GrantType::TokenExchange {
         // Token Exchange has its own switch, and every attempt is in the exchange trail.
         return exchange::exchange(&state, &realm, &client, &form, &origin).await;
     }
     // The push grant ends a password sign-in a phone confirmed: it needs the password grant.
-    let needed = if grant_type == super::push::GRANT_TYPE { "password" } else { grant_type };
-    if !client.grant_types.iter().any(|g| g == needed) {
+    let needed = if grant == GrantType::Push { GrantType::Password } else { grant };
+    if !client.allows(needed) {
         return Err(OAuthError::new(
             OAuthCode::GrantTypeDisabled,
             format!("the {grant_type} grant is not enabled on this client"),
         ));
     }
-    let tokens = match grant_type {
-        "client_credentials" => {
+    let tokens = match grant {
+        GrantType::ClientCredentials => {
             let (scopes, resource) = (form.scopes()?, form.get("resource"));
             signin::client_credentials(&state, &realm, &client, scopes, resource, &origin).await?
         }
-        "password" => return password(&state, &realm, &client, &form, &origin).await,
-        super::push::GRANT_TYPE => {
-            signin::push::collect(&state, &realm, &client, form.require("push_request_id")?).await?
-        }
+        GrantType::Password => return password(&state, &realm, &client, &form, &origin).await,
+        GrantType::Push => signin::push::collect(&state, &realm, &client, form.require("push_request_id")?).await?,
         _ => {
             let presented = form.require("refresh_token")?;
             let attempt =
@@ -195,7 +190,7 @@ async fn platform_token(
     state: &AppState,
     headers: &HeaderMap,
     form: &Form,
-    grant_type: &str,
+    grant: GrantType,
     address: std::net::IpAddr,
 ) -> Result<Response, OAuthError> {
     use crate::store::access_log::{AccessEntry, AccessOutcome};
@@ -217,7 +212,7 @@ async fn platform_token(
     }) else {
         return Err(OAuthError::invalid_client(basic));
     };
-    if grant_type != "client_credentials" {
+    if grant != GrantType::ClientCredentials {
         return Err(OAuthError::new(
             OAuthCode::GrantTypeDisabled,
             "an account client secret is exchanged only with client_credentials",
