@@ -1,4 +1,4 @@
-//! Time is injected (DESIGN principle 4): no code reads the wall clock except [`SystemClock`].
+//! Time is injected: no code reads the wall clock except [`SystemClock`].
 
 use std::sync::Mutex;
 

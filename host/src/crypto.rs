@@ -1,4 +1,4 @@
-//! Secrets: generation, keyed hashing for storage, constant-time comparison (DESIGN principle 7).
+//! Secrets: generation, keyed hashing for storage, constant-time comparison.
 //!
 //! API keys and client secrets carry 256 random bits, so a fast keyed hash (HMAC-SHA256 with the
 //! deployment's secret key) is the right storage form: a stolen table cannot be brute-forced

@@ -1,8 +1,7 @@
 //! Delegation at the token endpoint: OAuth 2.0 Token Exchange (RFC 8693), where a client acts for
-//! a person with a narrower access token, only under a delegation grant an administrator wrote
-//! (SPEC "Token exchange").
+//! a person with a narrower access token, only under a delegation grant an administrator wrote.
 //!
-//! The checks run in the SPEC's order: the subject token is active (check 1, the introspection
+//! The checks run in a fixed order: the subject token is active (check 1, the introspection
 //! rules); then the policies in `policies/delegation.cedar` decide, once per grant, whether the
 //! scopes fit the subject token and one grant, the depth the grant's `maxDepth`, and the person
 //! its organization (checks 2 to 4). Every attempt, granted or refused, is written to the exchange
@@ -47,7 +46,7 @@ pub struct Exchanged {
     pub scopes: Vec<String>,
 }
 
-/// Why an exchange was refused; `code` is the SPEC's `error_code`, kept in the exchange trail.
+/// Why an exchange was refused; `code` is its `error_code`, kept in the exchange trail.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum ExchangeRefusal {
     /// Token Exchange is not enabled on the acting client.

@@ -5,7 +5,7 @@ use serde::Serialize;
 
 use crate::validate::Notification;
 
-/// Stable codes callers branch on (never on messages). Names as the SPEC writes them.
+/// Stable codes callers branch on (never on messages). Names as the API reference writes them.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, utoipa::ToSchema)]
 pub enum ErrorCode {
     ValidationFailed,

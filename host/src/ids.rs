@@ -12,8 +12,7 @@ use crate::validate::Rule;
 #[serde(transparent)]
 pub struct RealmId(String);
 
-/// The realm created at bootstrap, whose client id is the same value (SPEC "Client credentials
-/// token for scripts").
+/// The realm created at bootstrap, whose client id is the same value.
 pub const PLATFORM_REALM: &str = "platform";
 
 impl RealmId {

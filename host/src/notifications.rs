@@ -1,4 +1,4 @@
-//! The account's operational notifications (SPEC "Notification webhooks"): raised inside the
+//! The account's operational notifications: raised inside the
 //! transaction of what caused them, shown in the console, and posted unsigned to the webhook URL of
 //! the account's notification preferences by a worker of their own, apart from the delivery
 //! history of event webhooks.
@@ -63,7 +63,7 @@ pub async fn raise(tx: &mut crate::store::Connection, raised: Raised<'_>, now: i
     Ok(notification.id)
 }
 
-/// The body posted for a notification (SPEC field names).
+/// The body posted for a notification (the documented field names).
 fn body(n: &Notification) -> serde_json::Value {
     json!({
         "id": n.id,

@@ -1,4 +1,4 @@
-//! SPEC "Admin API credentials", rule 3: a client's consumers hold API keys that the customer's own
+//! Admin API credentials: a client's consumers hold API keys that the customer's own
 //! API validates at the realm's introspection endpoint, and that the admin API never accepts.
 
 use reqwest::{Method, StatusCode};

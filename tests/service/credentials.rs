@@ -1,4 +1,4 @@
-//! SPEC "Admin API credentials": who gets 401, who gets 403, and the access log.
+//! Admin API credentials: who gets 401, who gets 403, and the access log.
 
 use castellan::clock::to_millis;
 use castellan::crypto::{generate_secret, last_four};

@@ -1,4 +1,4 @@
-//! SPEC "Admin API response envelope" and the request id rule.
+//! The admin API response envelope and the request id rule.
 
 use reqwest::{Method, StatusCode};
 use serde_json::json;

@@ -1,4 +1,4 @@
-//! Several hosts on one PostgreSQL database behave as one service (DESIGN principle 1): what one
+//! Several hosts on one PostgreSQL database behave as one service: what one
 //! host changes, the others stop serving from their caches at once.
 
 use std::time::{Duration, Instant};

@@ -1,4 +1,4 @@
-//! SPEC "Pagination and filtering".
+//! Paged lists: pagination and filtering.
 
 use castellan::clock::iso;
 use reqwest::StatusCode;

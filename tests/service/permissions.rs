@@ -1,4 +1,4 @@
-//! Permissions decided by the Cedar policies in `policies/` (SPEC "Authentication", rules 5–7).
+//! Permissions decided by the Cedar policies in `policies/`.
 
 use castellan::Application;
 use castellan::authz::{Authorizer, fixtures};

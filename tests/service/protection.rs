@@ -1,5 +1,4 @@
-//! Attack protection over real HTTP (SPEC "Attack protection rules", "Attack incident",
-//! "Measure", "Attack protection (admin)"): every rule at its threshold boundary, driven by the
+//! Attack protection over real HTTP: every rule at its threshold boundary, driven by the
 //! manual clock, with the counters in memory and again in a real Redis.
 //!
 //! Sources are told apart by `X-Forwarded-For` (the tests' host trusts its loopback proxy).

@@ -1,4 +1,4 @@
-//! SPEC "Limits": 300 requests a minute per caller, 50 on sensitive endpoints.
+//! Admin rate limits: 300 requests a minute per caller, 50 on sensitive endpoints.
 
 use reqwest::{Method, StatusCode};
 use serde_json::json;

@@ -1,4 +1,4 @@
-//! SPEC "Secret rotation record", "Secrets and rotation": rotating client secrets and account
+//! Secret rotation: rotating client secrets and account
 //! secrets immediately, with an overlap, or as compromised.
 
 use reqwest::{Method, StatusCode};

@@ -1,4 +1,4 @@
-//! The change trail and the administrative events it commits with (DESIGN principle 6).
+//! The change trail and the administrative events it commits with.
 
 use reqwest::{Method, StatusCode};
 use serde_json::{Value, json};

@@ -1,4 +1,4 @@
-//! Delegation ceilings, decided by `policies/delegation.cedar` (DESIGN principle 2).
+//! Delegation ceilings, decided by `policies/delegation.cedar`.
 //!
 //! The host builds the entities from the grant, the subject token and the request; the policies
 //! decide; a refusal's error code and precedence come from the annotations of the policy that

@@ -1,4 +1,4 @@
-//! Admin permissions, decided by the Cedar policies in `policies/` (DESIGN principle 2).
+//! Admin permissions, decided by the Cedar policies in `policies/`.
 //!
 //! This is the only module that talks to Cedar. The host builds the caller, the resource and the
 //! request context; the policies decide; a refusal's error code comes from the `@errorCode`

@@ -1,4 +1,4 @@
-//! The client address (DESIGN principle 5): the TCP peer, or the right-most untrusted
+//! The client address: the TCP peer, or the right-most untrusted
 //! `X-Forwarded-For` entry when the peer is a trusted proxy.
 
 use std::net::{IpAddr, SocketAddr};

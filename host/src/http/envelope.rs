@@ -1,4 +1,4 @@
-//! The admin API response envelope (SPEC "Admin API response envelope") and the one mapping of
+//! The admin API response envelope and the one mapping of
 //! errors to HTTP statuses.
 
 use axum::http::{HeaderValue, StatusCode, header};

@@ -1,4 +1,4 @@
-//! Admin API rate limits per caller (SPEC "Limits"): 300 requests a minute, 50 on sensitive
+//! Admin API rate limits per caller: 300 requests a minute, 50 on sensitive
 //! endpoints; and per source address, 30 failed authentications a minute. A token bucket per
 //! caller and class refills continuously, so a caller that keeps under the rate is never refused
 //! and a burst is refused until tokens come back.

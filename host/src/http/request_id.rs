@@ -1,4 +1,4 @@
-//! `X-Request-Id` on every response: the caller's own when it fits the SPEC rule (up to 128 of
+//! `X-Request-Id` on every response: the caller's own when it fits the rule (up to 128 of
 //! letters, digits, `-`, `_`, `:` and `.`), a fresh one otherwise.
 
 use axum::extract::Request;

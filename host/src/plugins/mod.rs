@@ -1,4 +1,4 @@
-//! Sandboxed components (DESIGN principle 3): pure functions behind the WIT worlds of `wit/`, run
+//! Sandboxed components: pure functions behind the WIT worlds of `wit/`, run
 //! under wasmtime with a memory limit and a deadline. Instances are kept warm and reused; one that
 //! traps or runs out of time is dropped and replaced by a fresh one on the next call.
 

@@ -1,5 +1,5 @@
-//! Counting attempts in sliding windows (SPEC "Attack protection rules": 10, 15 and 30 minutes, an
-//! hour, a day), per source address and per account, behind one interface with two stores: this
+//! Counting attempts in sliding windows (10, 15 and 30 minutes, an hour, a day), per source address
+//! and per account, behind one interface with two stores: this
 //! process's memory (the default; bounded, entries no window can count any more are dropped) and
 //! Redis (`redis_url`), through which several hosts count together.
 //!

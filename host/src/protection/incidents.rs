@@ -1,5 +1,4 @@
-//! What a detection leaves behind (SPEC "Attack incident", "Measure", "Attack protection
-//! notifications"): the holds that refuse attempts, the incident it joins or opens, the measures
+//! What a detection leaves behind: the holds that refuse attempts, the incident it joins or opens, the measures
 //! and exposures recorded for operators, the realm webhook events, the account's notification and
 //! the e-mail to the account holder whose password arrived from an attack.
 
@@ -67,7 +66,7 @@ fn incident_severity(severity: Option<Severity>) -> IncidentSeverity {
     }
 }
 
-/// The title of an incident of `kind` (SPEC wording).
+/// The title of an incident of `kind` (as operators read it).
 pub fn title(kind: IncidentKind) -> &'static str {
     match kind {
         IncidentKind::CredentialStuffing => "Credential stuffing",
@@ -84,7 +83,7 @@ fn measure_type(kind: MeasureKind) -> Option<MeasureType> {
         MeasureKind::ClosedToUnknownAddresses => Some(MeasureType::ClosedToUnknownAddresses),
         MeasureKind::SignInPushesPaused => Some(MeasureType::SignInPushesPaused),
         MeasureKind::PasswordExposed => Some(MeasureType::PasswordExposed),
-        // Silencing recovery e-mail is kept as a hold only: it is not one of the SPEC's measures.
+        // Silencing recovery e-mail is kept as a hold only: it is not one of the four measure types.
         MeasureKind::RecoverySilenced => None,
     }
 }

@@ -1,4 +1,4 @@
-//! Attack protection (SPEC "Attack protection rules"): what each attempt counts, the detector's
+//! Attack protection: what each attempt counts, the detector's
 //! decision on it, the holds that refuse attempts while a measure is in force, and the incidents,
 //! measures and exposures recorded for operators.
 //!

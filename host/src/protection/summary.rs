@@ -1,4 +1,4 @@
-//! The period summary operators read (SPEC "Attack protection (admin)"): totals of the incidents
+//! The period summary operators read: totals of the incidents
 //! started in the last 7, 30 or 90 days, day by day, by kind and severity, the countries and
 //! networks of the sources they blocked, and the latest measures.
 

@@ -214,7 +214,7 @@ pub async fn password(state: &AppState, attempt: PasswordAttempt<'_>) -> Result<
     };
     let typed = username.to_lowercase();
     // A name the realm does not have is locked out exactly like an account, so that the lockout's
-    // answer never tells which accounts exist (SPEC: refusals are identical whatever name was typed).
+    // answer never tells which accounts exist (refusals are identical whatever name was typed).
     let name_hash;
     let target = match &user {
         Some(user) => lockout::Target::Account { user_id: &user.id },
@@ -448,7 +448,7 @@ pub struct Login<'a> {
     pub methods: &'a [&'a str],
 }
 
-/// The `data` of `login_succeeded` and `login_failed` (SPEC "Fields of data").
+/// The `data` of `login_succeeded` and `login_failed`.
 pub fn login_data(login: Login<'_>, origin: &Origin) -> Value {
     let Login { grant_type, resource, user, session_id, failure_reason, scopes, methods } = login;
     json!({

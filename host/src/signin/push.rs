@@ -1,4 +1,4 @@
-//! Sign-ins confirmed on a phone (SPEC "Attack protection rules": push bombing). A password
+//! Sign-ins confirmed on a phone. A password
 //! sign-in that asks for confirmation creates a request (2 minutes) posted to each of the account's
 //! phones through the push gateway; the client polls for it, and once a phone approved it, the
 //! session opens. While the account's pushes are paused, the request is made as usual but withheld:

@@ -1,4 +1,4 @@
-//! Password recovery, one of the flows attack protection watches (SPEC "Attack protection rules"):
+//! Password recovery, one of the flows attack protection watches:
 //! a request for a reset code for a username or e-mail address, and a new password set with it.
 //!
 //! A request always succeeds alike, whether the account exists, has an address, or was asked for

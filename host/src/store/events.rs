@@ -1,5 +1,5 @@
 //! The event outbox: every event is written in the transaction of the change it announces
-//! (DESIGN principle 6) and delivered later by the webhook worker.
+//! and delivered later by the webhook worker.
 
 use serde_json::Value;
 
@@ -104,7 +104,7 @@ impl EventType {
     }
 }
 
-/// One event, as the SPEC's envelope names its parts.
+/// One event, as the webhook envelope names its parts.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Event<'a> {
     pub event_type: EventType,

@@ -1,4 +1,4 @@
-//! Paged lists (SPEC "Pagination and filtering"): one query builder for every listable table.
+//! Paged lists: one query builder for every listable table.
 
 use chrono::{DateTime, Utc};
 use sqlx::any::AnyRow;

@@ -1,4 +1,4 @@
-//! Attack protection's records (SPEC "Attack incident, measure, exposure"): incidents, the measures
+//! Attack protection's records: incidents, the measures
 //! they took, and exposures (one row per account, by its latest).
 
 use sha2::{Digest, Sha256};

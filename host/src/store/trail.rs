@@ -1,5 +1,4 @@
-//! The change trail of administrative changes, and the event outbox that announces them
-//! (DESIGN principle 6: a change, its trail row and its event commit in one transaction).
+//! The change trail of administrative changes, and the event outbox that announces them.
 
 use serde_json::{Value, json};
 use sqlx::{Any, Executor};

@@ -124,7 +124,7 @@ fn hears((endpoint, subscribed): &(Endpoint, Vec<String>), event: &StoredEvent) 
     of_its_kind && subscribed.contains(&event.event_type)
 }
 
-/// The message body: the SPEC envelope around the `data` the payload component built.
+/// The message body: the webhook envelope around the `data` the payload component built.
 pub fn envelope(
     event_id: &str,
     event_type: &str,

@@ -1,4 +1,4 @@
-//! Webhooks (SPEC "Events", "Delivery and retry"; DESIGN "Webhooks"). Events are written to the
+//! Webhooks. Events are written to the
 //! outbox in the transaction of the change they announce. The worker fans each one out once (its
 //! payload built by the payload component, one attempt scheduled per subscribed endpoint), then
 //! claims due attempts, signs and sends them, and records every outcome.

@@ -1,5 +1,5 @@
 //! The attack detector: from one attempt and the counts the host read around it, decides the
-//! measures of attack protection exactly as SPEC "Attack protection rules" sets them, the kind of
+//! measures of attack protection exactly as the attack protection rules set them, the kind of
 //! attack and its severity, with the reasons in words.
 //!
 //! Compiled to `wasm32-wasip2` it is a component of the `detector` world (`wit/detector.wit`),
@@ -101,7 +101,7 @@ pub enum Classification {
     RecoveryAbuse,
 }
 
-/// The severity of an incident (SPEC "Attack incident"); it never decreases.
+/// The severity of an incident; it never decreases.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
 pub enum Severity {
     Low,

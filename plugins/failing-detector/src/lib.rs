@@ -1,6 +1,6 @@
 //! A component of the `detector` world that never answers: when the source's failure count is odd
 //! it traps, otherwise it runs until the host's deadline stops it. The host must then let the
-//! attempt proceed as if protection were absent (SPEC "Attack protection rules"); the service's
+//! attempt proceed as if protection were absent; the service's
 //! tests run sign-ins against it. Never use it in production.
 
 #![cfg_attr(target_arch = "wasm32", no_std)]

@@ -1,5 +1,5 @@
 //! The webhook payload builder: turns the record of an event into the `data` object of the
-//! message delivered for it, with exactly the fields SPEC "Fields of data" lists for its type, in
+//! message delivered for it, with exactly the fields documented for its type, in
 //! that order. A fact the record lacks is `null`; a fact no field names is left out, so the
 //! service can record more than it announces.
 //!

@@ -1,4 +1,4 @@
-//! Capture endpoints (SPEC "Webhook administration"): a temporary address, protected only by its
+//! Capture endpoints: a temporary address, protected only by its
 //! random path, that records every request it receives for 24 hours; the recorded requests are
 //! read here. They let a customer see exactly what a delivery looks like before writing a receiver.
 //! Creating one needs `webhook:create`, reading `webhook:read`, removing `webhook:delete`.

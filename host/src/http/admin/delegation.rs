@@ -1,5 +1,5 @@
 //! `/realms/{realm}/delegation-grants`: the grants under which a client may act for a person
-//! through token exchange (SPEC "Delegation grant"). A grant is written once and never edited; it
+//! through token exchange. A grant is written once and never edited; it
 //! can only be withdrawn, at once and for good. Writing and withdrawing need write access to the
 //! realm (`realm:update`); reading needs `realm:read`; the exchange trail needs `audit:read`.
 

@@ -200,7 +200,7 @@ pub async fn commit(state: &AppState, caller: &Caller, tx: Transaction, change: 
     crate::changes::commit(state, caller.author(), tx, change).await
 }
 
-/// A paged list request: the SPEC's paging and filtering parameters (`pageNumber`, `pageSize`,
+/// A paged list request: the paging and filtering parameters (`pageNumber`, `pageSize`,
 /// `searchTerm`, `status`, `sortBy`, `sortDirection`, `createdFrom`, `createdTo`) and the list's own
 /// filters. Any other parameter is refused.
 #[derive(Debug)]

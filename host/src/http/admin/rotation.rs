@@ -1,4 +1,4 @@
-//! Rotation of a secret value (SPEC "Secret rotation record"), shared by account secrets and client
+//! Rotation of a secret value, shared by account secrets and client
 //! secrets: the optional request body, the three modes, and the `rotation` object of the answer.
 //!
 //! - **Immediate**: the previous value is refused at once.

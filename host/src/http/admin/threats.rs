@@ -1,4 +1,4 @@
-//! Attack protection (admin) (SPEC "Attack protection (admin)"): incidents with their measures,
+//! Attack protection (admin): incidents with their measures,
 //! the period summary, exposures and an account's threat standing; lifting a measure and
 //! dismissing an incident. Reading needs `audit:read` (`user:read` for a standing), acting
 //! `realm:update` on the realm of the incident.

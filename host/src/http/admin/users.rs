@@ -60,7 +60,7 @@ impl UserView {
     }
 }
 
-/// The `data` of `user_created`, `user_updated` and `user_deleted` (SPEC "Fields of data").
+/// The `data` of `user_created`, `user_updated` and `user_deleted`.
 pub fn event_data(user: &User, client_id: Option<&str>) -> Value {
     json!({
         "id": user.id,
@@ -432,7 +432,7 @@ pub async fn impersonate(
     let grant = crate::tokens::Grant { client: &client, subject, scopes: &[], resource: None };
     let issued = crate::tokens::access_token(&state, &grant).await?;
 
-    // In the trail, never announced (SPEC "Events", rule 3).
+    // In the trail, never announced.
     let tx = state.store.begin().await?;
     let change = Change {
         action: ChangeAction::Impersonate,

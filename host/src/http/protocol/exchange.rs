@@ -44,7 +44,7 @@ pub(super) async fn exchange(
     Ok(json_no_store(answer))
 }
 
-/// The RFC 6749 answer to each exchange refusal, with the SPEC's `error_code`.
+/// The RFC 6749 answer to each exchange refusal, with its `error_code`.
 impl From<ExchangeRefusal> for OAuthError {
     fn from(refusal: ExchangeRefusal) -> Self {
         let code = refusal.code();

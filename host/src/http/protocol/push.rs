@@ -1,5 +1,4 @@
-//! Sign-in requests pushed to phones, the third flow attack protection watches (SPEC "Attack
-//! protection rules": push bombing). The sign-in side (asking, collecting the answer) is
+//! Sign-in requests pushed to phones, the third flow attack protection watches. The sign-in side (asking, collecting the answer) is
 //! `crate::signin::push`; this is the phone's side and the grant's name.
 //!
 //! - A person enrolls a phone: `POST /realms/{realm}/account/push-devices` with their access token

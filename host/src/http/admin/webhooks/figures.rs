@@ -18,7 +18,7 @@ use crate::validate::{Notification, Rule};
 /// The window metrics cover when the caller names none: the last 24 hours.
 const DEFAULT_METRICS_WINDOW_HOURS: i64 = 24;
 
-/// How the attempts to a client's endpoints went in a window (SPEC "Delivery and retry" 6, Overview).
+/// How the attempts to a client's endpoints went in a window.
 #[derive(Debug, Serialize, ToSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct MetricsView {

@@ -1,4 +1,4 @@
-//! Webhook endpoints (SPEC "Webhook administration"): client endpoints at
+//! Webhook endpoints: client endpoints at
 //! `/realms/{realm}/clients/{client}/webhooks` hear the client's user, sign-in, token, key and
 //! suspension events; realm endpoints at `/realms/{realm}/webhooks` hear administrative changes
 //! and attacks. Registering a client endpoint requires `client:write`; a realm endpoint
@@ -206,7 +206,7 @@ async fn place_in_reach(
 ) -> Result<Place, Error> {
     let permissions: &[&str] = match (intent, client_id.is_some()) {
         (Intent::Read, _) => &[permission::WEBHOOK_READ],
-        // SPEC: registering a client endpoint requires client:write, which grants all three.
+        // Registering a client endpoint requires client:write, which grants all three.
         (Intent::Register, true) => &[permission::CLIENT_CREATE, permission::CLIENT_UPDATE, permission::CLIENT_DELETE],
         (Intent::Register, false) => &[permission::WEBHOOK_CREATE],
         (Intent::Change, _) => &[permission::WEBHOOK_UPDATE],
