@@ -29,6 +29,7 @@ async fn a_confidential_client_gets_its_secret_once_stored_hashed() {
     assert!(read.data().get("clientSecret").is_none(), "never shown again");
     assert_eq!(read.data()["clientSecretLastFour"], &secret[secret.len() - 4..]);
 
+    // The stored hash is shown by no answer (only the last four characters are): read it from the table.
     let store = app.database().await;
     let (hash,): (String,) =
         sqlx::query_as("SELECT secret_hash FROM clients WHERE id = 'agent'").fetch_one(store.pool()).await.unwrap();
@@ -94,6 +95,7 @@ async fn deleting_a_realm_deletes_its_clients() {
     app.create_realm("acme").await;
     app.post("/realms/acme/clients", json!({ "id": "web" })).await;
     assert_eq!(app.delete("/realms/acme").await.status, StatusCode::OK);
+    // The realm is gone, so no answer lists its clients: the table tells whether they went with it.
     let store = app.database().await;
     let (left,): (i64,) =
         sqlx::query_as("SELECT COUNT(*) FROM clients WHERE realm_id = 'acme'").fetch_one(store.pool()).await.unwrap();

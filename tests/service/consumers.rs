@@ -65,7 +65,8 @@ async fn the_admin_api_never_accepts_a_consumer_key() {
         let answer = app.call_as(&key, Method::GET, path, None).await;
         assert_eq!(answer.status, StatusCode::UNAUTHORIZED, "{path}");
     }
-    // A consumer key names no account of the admin API: the refusals are stored without one.
+    // A consumer key names no account of the admin API: the refusals are stored without one, so no
+    // account's access log shows them and they are counted in the table.
     app.state.access_log.flush().await;
     let store = app.database().await;
     let (refused,): (i64,) = sqlx::query_as(
@@ -107,6 +108,7 @@ async fn disabled_expired_deleted_and_other_clients_keys_are_inactive() {
     let again = app.post(CONSUMERS, json!({ "name": "Partner" })).await;
     let key = again.data()["value"].as_str().unwrap().to_owned();
     assert_eq!(app.delete("/realms/acme/clients/orders-api").await.status, StatusCode::OK);
+    // The client is gone, so no answer lists its consumers: the table tells whether they went with it.
     let store = app.database().await;
     let (left,): (i64,) = sqlx::query_as("SELECT COUNT(*) FROM consumers").fetch_one(store.pool()).await.unwrap();
     assert_eq!(left, 0, "a deleted client takes its consumers along");

@@ -178,6 +178,7 @@ async fn every_attempt_accepted_or_refused_is_in_the_access_log() {
 async fn keys_are_stored_hashed_never_in_the_clear() {
     let app = spawn_app().await;
     let value = app.key_with(&["Developer"], None).await;
+    // What is stored for a key is shown by no answer: the table is the only witness that it is hashed.
     let store = app.database().await;
     let rows: Vec<(String, String)> =
         sqlx::query_as("SELECT value_hash, value_last_four FROM secrets").fetch_all(store.pool()).await.unwrap();

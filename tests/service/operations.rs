@@ -131,6 +131,7 @@ async fn a_graceful_stop_keeps_every_access_log_entry() {
         app.get("/realms").await;
     }
     let url = app.db.url.clone();
+    // Once the service has stopped, only the database can show what it stored.
     let store = app.database().await;
     app.stop().await;
     let (count,): (i64,) = sqlx::query_as("SELECT COUNT(*) FROM access_log WHERE path = '/api/v1/admin/realms'")

@@ -760,6 +760,7 @@ impl Protected {
 
     /// Reset codes stored for the account (one per e-mail sent).
     async fn codes_sent(&self, user_id: &str) -> i64 {
+        // Reset codes are shown by no answer (they travel only by e-mail): the table counts them.
         let store = self.app.database().await;
         let (count,): (i64,) = sqlx::query_as("SELECT COUNT(*) FROM password_resets WHERE user_id = $1")
             .bind(user_id)

@@ -81,6 +81,8 @@ async fn failed_authentication_is_limited_per_source_and_its_trail_is_bounded() 
         let app = &app;
         async move {
             app.state.access_log.flush().await;
+            // Counted by source address across accounts (refusals before a credential is read
+            // name none), which no account's access log shows: read from the table.
             let store = app.database().await;
             sqlx::query_scalar::<_, i64>("SELECT COUNT(*) FROM access_log WHERE ip_address = $1")
                 .bind(address)

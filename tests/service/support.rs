@@ -306,6 +306,8 @@ impl TestApp {
 
     /// The events of this type in the outbox, oldest first, as `(realm_id, client_id, data)`.
     pub async fn events(&self, event_type: &str) -> Vec<(Option<String>, Option<String>, Value)> {
+        // The outbox itself is shown by no answer (deliveries show what endpoints received, and
+        // only for subscribed endpoints): tests of what is published read it.
         let store = self.database().await;
         let rows: Vec<(Option<String>, Option<String>, String)> = sqlx::query_as(
             "SELECT realm_id, client_id, data FROM event_outbox WHERE event_type = $1 ORDER BY created_at, id",

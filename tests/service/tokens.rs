@@ -219,13 +219,10 @@ async fn a_password_sign_in_opens_a_session_and_gives_access_refresh_and_id_toke
     assert_eq!(id_token["sid"], access["sid"]);
     assert!(tokens["refresh_token"].as_str().is_some());
 
-    let sessions = app.database().await;
-    let (count,): (i64,) = sqlx::query_as("SELECT COUNT(*) FROM sessions WHERE user_id = $1")
-        .bind(&user_id)
-        .fetch_one(sessions.pool())
-        .await
-        .unwrap();
-    assert_eq!(count, 1);
+    let sessions = app.get(&format!("/realms/acme/sessions?userId={user_id}")).await;
+    assert_eq!(sessions.status, StatusCode::OK, "{:?}", sessions.body);
+    assert_eq!(sessions.items().len(), 1, "one session opened");
+    assert_eq!(sessions.items()[0]["id"], access["sid"]);
     let login = &app.events("login_succeeded").await[0].2;
     assert_eq!(login["grant_type"], "password");
     assert_eq!(login["user_id"], user_id.as_str());

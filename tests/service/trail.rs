@@ -6,6 +6,7 @@ use serde_json::{Value, json};
 use crate::support::{TestApp, spawn_app};
 
 async fn events(app: &TestApp) -> Vec<(String, Option<String>, Value)> {
+    // Every event in the outbox, whether or not an endpoint heard it: no answer shows them all.
     let store = app.database().await;
     let rows: Vec<(String, Option<String>, String)> =
         sqlx::query_as("SELECT event_type, realm_id, data FROM event_outbox ORDER BY created_at, id")

@@ -27,6 +27,7 @@ async fn a_user_is_created_with_an_argon2id_password_that_is_never_shown() {
     assert!(!text.contains("analytical") && !text.contains("argon2"), "no password nor hash: {text}");
 
     let id = user["id"].as_str().unwrap();
+    // The password hash is shown by no answer: the table shows how it is stored.
     let store = app.database().await;
     let (hash,): (String,) =
         sqlx::query_as("SELECT password_hash FROM users WHERE id = $1").bind(id).fetch_one(store.pool()).await.unwrap();

@@ -370,6 +370,7 @@ async fn replay_resends_the_stored_payload_and_a_rotated_secret_signs_at_once() 
 
 /// The number of events published so far.
 async fn published(app: &TestApp) -> i64 {
+    // Events no endpoint heard are shown by no answer: the outbox counts them all.
     let store = app.database().await;
     sqlx::query_scalar("SELECT COUNT(*) FROM event_outbox").fetch_one(store.pool()).await.unwrap()
 }
@@ -563,6 +564,7 @@ async fn a_capture_endpoint_records_every_request_for_a_day() {
     assert_eq!(late.status(), StatusCode::NOT_FOUND);
     assert_eq!(app.get(&format!("/webhook-captures/{id}")).await.status, StatusCode::NOT_FOUND);
     assert!(app.get("/webhook-captures").await.items().is_empty());
+    // The capture is gone from the API: only the table shows whether its requests went with it.
     let store = app.database().await;
     let kept: i64 =
         sqlx::query_scalar("SELECT COUNT(*) FROM webhook_captured_requests").fetch_one(store.pool()).await.unwrap();
