@@ -7,7 +7,7 @@
 use std::path::Path;
 use std::sync::{Arc, OnceLock};
 
-use wasmtime::component::{Component, Linker};
+use wasmtime::component::Component;
 
 use super::{Limits, Pool};
 
@@ -23,7 +23,7 @@ const EMBEDDED: &[u8] = include_bytes!(concat!(env!("OUT_DIR"), "/castellan_dete
 /// Runs a detector component on a pool of warm instances.
 #[derive(Debug, Clone)]
 pub struct AttackDetector {
-    pool: Arc<Pool<Detector>>,
+    pool: Arc<Pool<Detector, DetectorPre<Limits>>>,
 }
 
 impl AttackDetector {
@@ -31,14 +31,24 @@ impl AttackDetector {
     pub fn load(path: Option<&Path>) -> anyhow::Result<Self> {
         static EMBEDDED_COMPONENT: OnceLock<Result<Component, String>> = OnceLock::new();
         let component = super::load(path, &EMBEDDED_COMPONENT, EMBEDDED, "the embedded attack detector")?;
-        let pool = Pool::new(component, instantiate);
-        pool.check()?;
+        let pool = Pool::new(&component, DetectorPre::new, |pre, store| pre.instantiate(store))?;
         Ok(Self { pool })
     }
 
-    /// The component's decision, or `None` when it could not answer (protection fails open).
-    pub fn decide(&self, attempt: Attempt) -> Option<Decision> {
-        match self.pool.call(|instance, store| instance.call_decide(store, attempt)) {
+    /// The component's decision, or `None` when it could not answer (protection fails open). The
+    /// component runs on the blocking pool.
+    pub async fn decide(&self, attempt: Attempt) -> Option<Decision> {
+        let decided = self.pool.call_blocking(move |instance, store| instance.call_decide(store, attempt)).await;
+        Self::answer(decided)
+    }
+
+    /// [`AttackDetector::decide`] on the calling thread, for callers outside the runtime.
+    pub fn decide_here(&self, attempt: Attempt) -> Option<Decision> {
+        Self::answer(self.pool.call(|instance, store| instance.call_decide(store, attempt)))
+    }
+
+    fn answer(decided: anyhow::Result<Decision>) -> Option<Decision> {
+        match decided {
             Ok(decision) => Some(decision),
             Err(error) => {
                 tracing::error!(
@@ -49,12 +59,6 @@ impl AttackDetector {
             }
         }
     }
-}
-
-fn instantiate(store: &mut wasmtime::Store<Limits>, component: &Component) -> wasmtime::Result<Detector> {
-    // The world imports nothing: the component gets no access to anything outside itself.
-    let linker = Linker::new(store.engine());
-    Detector::instantiate(store, component, &linker)
 }
 
 #[cfg(test)]
@@ -84,10 +88,10 @@ mod tests {
     #[test]
     fn the_embedded_component_blocks_a_source_working_through_accounts() {
         let detector = AttackDetector::load(None).unwrap_or_else(|error| panic!("{error:#}"));
-        let quiet = detector.decide(attempt(counts(), STRANGER)).unwrap_or_else(|| panic!("an answer"));
+        let quiet = detector.decide_here(attempt(counts(), STRANGER)).unwrap_or_else(|| panic!("an answer"));
         assert!(quiet.measures.is_empty() && quiet.classification.is_none());
         let busy = Counts { source_failures: 9, source_accounts: 8, source_unknown_account_failures: 6, ..counts() };
-        let decision = detector.decide(attempt(busy, STRANGER)).unwrap_or_else(|| panic!("an answer"));
+        let decision = detector.decide_here(attempt(busy, STRANGER)).unwrap_or_else(|| panic!("an answer"));
         assert_eq!(decision.measures.len(), 1);
         assert_eq!(decision.measures[0].kind, MeasureKind::SourceBlocked);
         assert_eq!(decision.measures[0].seconds, Some(15 * 60));

@@ -1,6 +1,8 @@
 //! Sandboxed components: pure functions behind the WIT worlds of `wit/`, run
-//! under wasmtime with a memory limit and a deadline. Instances are kept warm and reused; one that
-//! traps or runs out of time is dropped and replaced by a fresh one on the next call.
+//! under wasmtime with a memory limit and a deadline. Each component is linked once (its
+//! `InstancePre`); instances are kept warm and reused, and one that traps or runs out of time is
+//! dropped and replaced by a fresh one on the next call. Calls from async code run on the blocking
+//! pool ([`Pool::call_blocking`]), so a slow component never holds up a runtime worker.
 
 pub mod detector;
 pub mod payloads;
@@ -9,7 +11,7 @@ use std::sync::{Arc, Mutex, OnceLock};
 use std::time::Duration;
 
 use anyhow::Context as _;
-use wasmtime::component::Component;
+use wasmtime::component::{Component, InstancePre, Linker};
 use wasmtime::{Config, Engine, Store, StoreLimits, StoreLimitsBuilder};
 
 /// Largest linear memory a component may grow to.
@@ -85,34 +87,42 @@ fn new_store() -> Store<Limits> {
     store
 }
 
-/// Warm instances of one component: `T` is the world's generated bindings.
-pub struct Pool<T> {
-    component: Component,
-    instantiate: fn(&mut Store<Limits>, &Component) -> wasmtime::Result<T>,
+/// Warm instances of one component: `T` is the world's generated bindings, `P` its pre-linked
+/// form (`{World}Pre`), made once per component.
+pub struct Pool<T, P> {
+    pre: P,
+    instantiate: fn(&P, &mut Store<Limits>) -> wasmtime::Result<T>,
     idle: Mutex<Vec<(Store<Limits>, T)>>,
 }
 
-impl<T> std::fmt::Debug for Pool<T> {
+impl<T, P> std::fmt::Debug for Pool<T, P> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.write_str("Pool(..)")
     }
 }
 
-impl<T> Pool<T> {
+impl<T, P> Pool<T, P> {
+    /// Links `component` once (`link` makes the world's pre-linked form from its `InstancePre`),
+    /// then instantiates it once, so that a component that cannot run under this world is refused
+    /// at start.
     pub fn new(
-        component: Component,
-        instantiate: fn(&mut Store<Limits>, &Component) -> wasmtime::Result<T>,
-    ) -> Arc<Self> {
-        Arc::new(Self { component, instantiate, idle: Mutex::new(Vec::new()) })
-    }
-
-    /// Instantiates once, so that a component that cannot run under this world is refused at start.
-    pub fn check(&self) -> anyhow::Result<()> {
-        let mut store = new_store();
-        (self.instantiate)(&mut store, &self.component)
+        component: &Component,
+        link: fn(InstancePre<Limits>) -> wasmtime::Result<P>,
+        instantiate: fn(&P, &mut Store<Limits>) -> wasmtime::Result<T>,
+    ) -> anyhow::Result<Arc<Self>> {
+        // The worlds import nothing: a component gets no access to anything outside itself.
+        let linker = Linker::new(engine());
+        let pre = linker
+            .instantiate_pre(component)
+            .and_then(link)
             .map_err(anyhow::Error::from)
             .context("the component cannot be instantiated")?;
-        Ok(())
+        let pool = Arc::new(Self { pre, instantiate, idle: Mutex::new(Vec::new()) });
+        let mut store = new_store();
+        (pool.instantiate)(&pool.pre, &mut store)
+            .map_err(anyhow::Error::from)
+            .context("the component cannot be instantiated")?;
+        Ok(pool)
     }
 
     /// Runs `call` on a warm instance within the deadline. An instance whose call failed (a trap,
@@ -123,7 +133,7 @@ impl<T> Pool<T> {
             Some(warm) => warm,
             None => {
                 let mut store = new_store();
-                let instance = (self.instantiate)(&mut store, &self.component)?;
+                let instance = (self.instantiate)(&self.pre, &mut store)?;
                 (store, instance)
             }
         };
@@ -134,5 +144,19 @@ impl<T> Pool<T> {
             idle.push((store, instance));
         }
         Ok(answer)
+    }
+
+    /// [`Pool::call`] on the blocking pool, for async callers: the runtime's workers go on serving
+    /// while the component runs.
+    pub async fn call_blocking<R: Send + 'static>(
+        self: &Arc<Self>,
+        call: impl FnOnce(&T, &mut Store<Limits>) -> wasmtime::Result<R> + Send + 'static,
+    ) -> anyhow::Result<R>
+    where
+        T: Send + 'static,
+        P: Send + Sync + 'static,
+    {
+        let pool = self.clone();
+        tokio::task::spawn_blocking(move || pool.call(call)).await.context("the component call was cancelled")?
     }
 }

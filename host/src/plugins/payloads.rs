@@ -5,7 +5,7 @@ use std::path::Path;
 use std::sync::{Arc, OnceLock};
 
 use serde_json::{Map, Value};
-use wasmtime::component::{Component, Linker};
+use wasmtime::component::Component;
 
 use super::{Limits, Pool};
 
@@ -19,7 +19,7 @@ const EMBEDDED: &[u8] = include_bytes!(concat!(env!("OUT_DIR"), "/castellan_payl
 /// Builds payloads with a pool of warm instances of one component.
 #[derive(Debug, Clone)]
 pub struct PayloadBuilder {
-    pool: Arc<Pool<Payloads>>,
+    pool: Arc<Pool<Payloads, PayloadsPre<Limits>>>,
 }
 
 #[derive(Debug, thiserror::Error)]
@@ -37,19 +37,22 @@ impl PayloadBuilder {
     pub fn load(path: Option<&Path>) -> anyhow::Result<Self> {
         static EMBEDDED_COMPONENT: OnceLock<Result<Component, String>> = OnceLock::new();
         let component = super::load(path, &EMBEDDED_COMPONENT, EMBEDDED, "the embedded payload builder")?;
-        let pool = Pool::new(component, instantiate);
-        pool.check()?;
+        let pool = Pool::new(&component, PayloadsPre::new, |pre, store| pre.instantiate(store))?;
         Ok(Self { pool })
     }
 
     /// The `data` object for an event of `event_type` whose facts are the members of `record`.
-    pub fn build(&self, event_type: &str, record: &Map<String, Value>) -> Result<Map<String, Value>, BuildError> {
+    /// The component runs on the blocking pool.
+    pub async fn build(&self, event_type: &str, record: &Map<String, Value>) -> Result<Map<String, Value>, BuildError> {
         let event = EventRecord {
             event_type: event_type.to_owned(),
             facts: record.iter().map(|(name, value)| Fact { name: name.clone(), value: value.to_string() }).collect(),
         };
-        let answer =
-            self.pool.call(|instance, store| instance.call_build(store, &event)).map_err(BuildError::Failed)?;
+        let answer = self
+            .pool
+            .call_blocking(move |instance, store| instance.call_build(store, &event))
+            .await
+            .map_err(BuildError::Failed)?;
         let text = answer.map_err(BuildError::Refused)?;
         match serde_json::from_str(&text) {
             Ok(Value::Object(data)) => Ok(data),
@@ -57,12 +60,6 @@ impl PayloadBuilder {
             Err(error) => Err(BuildError::Failed(anyhow::anyhow!("the answer is not JSON: {error}"))),
         }
     }
-}
-
-fn instantiate(store: &mut wasmtime::Store<Limits>, component: &Component) -> wasmtime::Result<Payloads> {
-    // The world imports nothing: the component gets no access to anything outside itself.
-    let linker = Linker::new(store.engine());
-    Payloads::instantiate(store, component, &linker)
 }
 
 #[cfg(test)]
@@ -78,11 +75,12 @@ mod tests {
         }
     }
 
-    #[test]
-    fn the_embedded_component_builds_the_spec_fields_of_an_event() {
+    #[tokio::test]
+    async fn the_embedded_component_builds_the_documented_fields_of_an_event() {
         let builder = PayloadBuilder::load(None).unwrap_or_else(|error| panic!("{error:#}"));
         let data = builder
             .build("token_revoked", &record(json!({ "token_id": "t1", "subject": "u1", "internal": 5 })))
+            .await
             .unwrap_or_else(|error| panic!("{error}"));
         assert_eq!(
             Value::Object(data),
@@ -90,11 +88,19 @@ mod tests {
         );
     }
 
-    #[test]
-    fn an_event_the_component_does_not_know_is_refused_and_the_instance_stays_usable() {
+    #[tokio::test]
+    async fn an_event_the_component_does_not_know_is_refused_and_the_instance_stays_usable() {
         let builder = PayloadBuilder::load(None).unwrap_or_else(|error| panic!("{error:#}"));
-        assert!(matches!(builder.build("user_teleported", &Map::new()), Err(BuildError::Refused(_))));
-        assert!(builder.build("ping", &record(json!({ "message": "hello" }))).is_ok());
+        assert!(matches!(builder.build("user_teleported", &Map::new()).await, Err(BuildError::Refused(_))));
+        assert!(builder.build("ping", &record(json!({ "message": "hello" }))).await.is_ok());
+    }
+
+    #[tokio::test]
+    async fn component_calls_leave_the_runtime_thread() {
+        let builder = PayloadBuilder::load(None).unwrap_or_else(|error| panic!("{error:#}"));
+        let runtime_thread = std::thread::current().id();
+        let called_on = builder.pool.call_blocking(|_, _| Ok(std::thread::current().id())).await;
+        assert_ne!(called_on.unwrap_or_else(|error| panic!("{error:#}")), runtime_thread);
     }
 
     #[test]
