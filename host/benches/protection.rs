@@ -68,11 +68,11 @@ fn resident_megabytes() -> f64 {
 async fn main() -> Result<(), Box<dyn std::error::Error>> {
     let detector = AttackDetector::load(None)?;
     for _ in 0..1000 {
-        detector.decide_here(attempt(counts(1, 1)));
+        detector.decide(attempt(counts(1, 1)));
     }
-    let (median, p99) = percentiles(|| detector.decide_here(attempt(counts(3, 2))));
+    let (median, p99) = percentiles(|| detector.decide(attempt(counts(3, 2))));
     println!("detector call, ordinary failure: median {median:.2} µs, p99 {p99:.2} µs");
-    let (median, p99) = percentiles(|| detector.decide_here(attempt(counts(9, 8))));
+    let (median, p99) = percentiles(|| detector.decide(attempt(counts(9, 8))));
     println!("detector call, source blocked:   median {median:.2} µs, p99 {p99:.2} µs");
 
     // Counting and deciding, as a failed sign-in does: one source, fresh names.
@@ -92,7 +92,7 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
         };
         let now = START_MS + i64::try_from(n)?;
         let counted = observe(&counters, &seen, now).await?;
-        detector.decide(attempt(counted)).await;
+        detector.decide(attempt(counted));
     }
     let per_attempt = started.elapsed().as_secs_f64() * 1e6 / CALLS as f64;
     println!("counting in memory and deciding, per failed attempt: {per_attempt:.2} µs");
@@ -121,8 +121,7 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
             approved: false,
         };
         let counted = observe(&counters, &seen, now).await?;
-        let Some(decision) = detector.decide(Attempt { account_known: seen.account_known, ..attempt(counted) }).await
-        else {
+        let Some(decision) = detector.decide(Attempt { account_known: seen.account_known, ..attempt(counted) }) else {
             continue;
         };
         decided += 1;

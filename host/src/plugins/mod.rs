@@ -1,8 +1,8 @@
 //! Sandboxed components: pure functions behind the WIT worlds of `wit/`, run
 //! under wasmtime with a memory limit and a deadline. Each component is linked once (its
 //! `InstancePre`); instances are kept warm and reused, and one that traps or runs out of time is
-//! dropped and replaced by a fresh one on the next call. Calls from async code run on the blocking
-//! pool ([`Pool::call_blocking`]), so a slow component never holds up a runtime worker.
+//! dropped and replaced by a fresh one on the next call. A call runs on the caller's thread: the
+//! components answer in well under a microsecond, and the deadline bounds the worst case.
 
 pub mod detector;
 pub mod payloads;
@@ -144,19 +144,5 @@ impl<T, P> Pool<T, P> {
             idle.push((store, instance));
         }
         Ok(answer)
-    }
-
-    /// [`Pool::call`] on the blocking pool, for async callers: the runtime's workers go on serving
-    /// while the component runs.
-    pub async fn call_blocking<R: Send + 'static>(
-        self: &Arc<Self>,
-        call: impl FnOnce(&T, &mut Store<Limits>) -> wasmtime::Result<R> + Send + 'static,
-    ) -> anyhow::Result<R>
-    where
-        T: Send + 'static,
-        P: Send + Sync + 'static,
-    {
-        let pool = self.clone();
-        tokio::task::spawn_blocking(move || pool.call(call)).await.context("the component call was cancelled")?
     }
 }

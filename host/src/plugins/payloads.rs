@@ -42,17 +42,13 @@ impl PayloadBuilder {
     }
 
     /// The `data` object for an event of `event_type` whose facts are the members of `record`.
-    /// The component runs on the blocking pool.
-    pub async fn build(&self, event_type: &str, record: &Map<String, Value>) -> Result<Map<String, Value>, BuildError> {
+    pub fn build(&self, event_type: &str, record: &Map<String, Value>) -> Result<Map<String, Value>, BuildError> {
         let event = EventRecord {
             event_type: event_type.to_owned(),
             facts: record.iter().map(|(name, value)| Fact { name: name.clone(), value: value.to_string() }).collect(),
         };
-        let answer = self
-            .pool
-            .call_blocking(move |instance, store| instance.call_build(store, &event))
-            .await
-            .map_err(BuildError::Failed)?;
+        let answer =
+            self.pool.call(|instance, store| instance.call_build(store, &event)).map_err(BuildError::Failed)?;
         let text = answer.map_err(BuildError::Refused)?;
         match serde_json::from_str(&text) {
             Ok(Value::Object(data)) => Ok(data),
@@ -75,12 +71,11 @@ mod tests {
         }
     }
 
-    #[tokio::test]
-    async fn the_embedded_component_builds_the_documented_fields_of_an_event() {
+    #[test]
+    fn the_embedded_component_builds_the_documented_fields_of_an_event() {
         let builder = PayloadBuilder::load(None).unwrap_or_else(|error| panic!("{error:#}"));
         let data = builder
             .build("token_revoked", &record(json!({ "token_id": "t1", "subject": "u1", "internal": 5 })))
-            .await
             .unwrap_or_else(|error| panic!("{error}"));
         assert_eq!(
             Value::Object(data),
@@ -88,19 +83,11 @@ mod tests {
         );
     }
 
-    #[tokio::test]
-    async fn an_event_the_component_does_not_know_is_refused_and_the_instance_stays_usable() {
+    #[test]
+    fn an_event_the_component_does_not_know_is_refused_and_the_instance_stays_usable() {
         let builder = PayloadBuilder::load(None).unwrap_or_else(|error| panic!("{error:#}"));
-        assert!(matches!(builder.build("user_teleported", &Map::new()).await, Err(BuildError::Refused(_))));
-        assert!(builder.build("ping", &record(json!({ "message": "hello" }))).await.is_ok());
-    }
-
-    #[tokio::test]
-    async fn component_calls_leave_the_runtime_thread() {
-        let builder = PayloadBuilder::load(None).unwrap_or_else(|error| panic!("{error:#}"));
-        let runtime_thread = std::thread::current().id();
-        let called_on = builder.pool.call_blocking(|_, _| Ok(std::thread::current().id())).await;
-        assert_ne!(called_on.unwrap_or_else(|error| panic!("{error:#}")), runtime_thread);
+        assert!(matches!(builder.build("user_teleported", &Map::new()), Err(BuildError::Refused(_))));
+        assert!(builder.build("ping", &record(json!({ "message": "hello" }))).is_ok());
     }
 
     #[test]

@@ -473,7 +473,7 @@ async fn test(state: AppState, caller: Caller, at: (&str, Option<&str>, &str)) -
     data.insert("message".into(), "This is a test delivery from Castellan.".into());
     data.insert("subscription".into(), endpoint.id.clone().into());
     let ping = EventType::Ping.as_str();
-    let built = state.webhooks.payloads.build(ping, &data).await.map_err(|error| Error::Internal(error.into()))?;
+    let built = state.webhooks.payloads.build(ping, &data).map_err(|error| Error::Internal(error.into()))?;
     let payload = delivery::envelope(&event_id, ping, now, Some(&place.realm_id), place.client_id.as_deref(), built);
     let attempt = Attempt::scheduled(&endpoint, (&event_id, ping), AttemptKind::Test, payload, now);
     store::insert_attempt(state.store.writer(), &attempt).await?;
