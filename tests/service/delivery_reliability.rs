@@ -34,7 +34,7 @@ const KEY_FILE: &str = "bootstrap-api-key";
 async fn service_in_a_child_process() {
     let Ok(url) = std::env::var(CHILD_DATABASE) else { return };
     let dir = PathBuf::from(std::env::var(CHILD_DIR).unwrap());
-    let db = TestDatabase { url, dir: dir.clone() };
+    let db = TestDatabase::beside(url, dir.clone());
     let mut settings = db.settings();
     settings.listen = std::env::var(CHILD_LISTEN).unwrap().parse().unwrap();
     settings.webhook_allowed_networks = vec!["127.0.0.0/8".parse().unwrap()];

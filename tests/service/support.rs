@@ -19,6 +19,16 @@ pub fn policies_dir() -> PathBuf {
 pub struct TestDatabase {
     pub url: String,
     pub dir: PathBuf,
+    /// Whether dropping it removes its folder: only the test that made the folder does.
+    owned: bool,
+}
+
+impl Drop for TestDatabase {
+    fn drop(&mut self) {
+        if self.owned {
+            let _ = std::fs::remove_dir_all(&self.dir);
+        }
+    }
 }
 
 impl TestDatabase {
@@ -40,7 +50,13 @@ impl TestDatabase {
             }
             None => format!("sqlite://{}", dir.join("castellan.db").display()),
         };
-        Self { url, dir }
+        Self { url, dir, owned: true }
+    }
+
+    /// The database and folder another test database made, for a second host or process; the
+    /// folder stays when this one is dropped.
+    pub fn beside(url: String, dir: PathBuf) -> Self {
+        Self { url, dir, owned: false }
     }
 
     pub fn settings(&self) -> Settings {
@@ -126,7 +142,7 @@ pub async fn spawn_beside(first: &TestApp) -> TestApp {
 
 /// A second host on the same database as `first`, with its settings adjusted.
 pub async fn spawn_beside_with(first: &TestApp, adjust: impl FnOnce(&mut Settings)) -> TestApp {
-    let db = TestDatabase { url: first.db.url.clone(), dir: first.db.dir.clone() };
+    let db = TestDatabase::beside(first.db.url.clone(), first.db.dir.clone());
     let mut settings = db.settings();
     adjust(&mut settings);
     // Hosts of one deployment share one public address, hence one issuer per realm.
