@@ -59,7 +59,7 @@ pub async fn run_if_empty(
     let mut platform_client = Client::new(PLATFORM_REALM, PLATFORM_REALM, ClientType::Confidential, now);
     platform_client.name = "Platform".into();
     platform_client.description = Some("The console and the admin API's token client".into());
-    platform_client.grant_types = vec![GrantType::ClientCredentials.as_str().to_owned()];
+    platform_client.grant_types = vec![GrantType::ClientCredentials];
     clients::insert(&mut *tx, &platform_client).await?;
     let owner = Person { id: new_guid(), realm_id: PLATFORM_REALM.into(), username: "owner".into(), email: None };
     accounts::insert_person(&mut *tx, &owner, now).await?;

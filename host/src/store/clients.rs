@@ -53,6 +53,38 @@ impl GrantType {
     }
 }
 
+/// A client's grant types as stored: a JSON list of their names. A name the service no longer
+/// knows reads as no grant.
+#[derive(Debug)]
+struct GrantList(super::JsonList);
+
+impl From<GrantList> for Vec<GrantType> {
+    fn from(list: GrantList) -> Self {
+        Vec::<String>::from(list.0).iter().filter_map(|name| GrantType::named(name)).collect()
+    }
+}
+
+impl sqlx::Type<sqlx::Any> for GrantList {
+    fn type_info() -> sqlx::any::AnyTypeInfo {
+        <super::JsonList as sqlx::Type<sqlx::Any>>::type_info()
+    }
+
+    fn compatible(ty: &sqlx::any::AnyTypeInfo) -> bool {
+        <super::JsonList as sqlx::Type<sqlx::Any>>::compatible(ty)
+    }
+}
+
+impl<'r> sqlx::Decode<'r, sqlx::Any> for GrantList {
+    fn decode(value: sqlx::any::AnyValueRef<'r>) -> Result<Self, sqlx::error::BoxDynError> {
+        <super::JsonList as sqlx::Decode<sqlx::Any>>::decode(value).map(Self)
+    }
+}
+
+fn grant_list(grants: &[GrantType]) -> String {
+    let names: Vec<String> = grants.iter().map(|grant| grant.as_str().to_owned()).collect();
+    super::to_json_list(&names)
+}
+
 text_enum! {
     pub enum ClientType {
         /// Holds a secret (servers, agents).
@@ -84,8 +116,8 @@ pub struct Client {
     pub token_exchange_enabled: bool,
     #[sqlx(try_from = "super::JsonList")]
     pub allowed_scopes: Vec<String>,
-    #[sqlx(try_from = "super::JsonList")]
-    pub grant_types: Vec<String>,
+    #[sqlx(try_from = "GrantList")]
+    pub grant_types: Vec<GrantType>,
     #[sqlx(try_from = "super::JsonList")]
     pub redirect_uris: Vec<String>,
     /// ES256 or RS256: the algorithm of the client's signing keys.
@@ -99,7 +131,7 @@ pub struct Client {
 impl Client {
     /// Whether the client's grant types name `grant`.
     pub fn allows(&self, grant: GrantType) -> bool {
-        self.grant_types.iter().any(|name| name == grant.as_str())
+        self.grant_types.contains(&grant)
     }
 
     /// A client with no secret yet, Active, with the default configuration: the authorization
@@ -120,10 +152,7 @@ impl Client {
             issued_tokens_revoked_before: None,
             token_exchange_enabled: false,
             allowed_scopes: Vec::new(),
-            grant_types: vec![
-                GrantType::AuthorizationCode.as_str().to_owned(),
-                GrantType::RefreshToken.as_str().to_owned(),
-            ],
+            grant_types: vec![GrantType::AuthorizationCode, GrantType::RefreshToken],
             redirect_uris: Vec::new(),
             key_algorithm: "ES256".to_owned(),
             key_rotation_days: None,
@@ -202,7 +231,7 @@ pub async fn insert<'c>(db: impl Executor<'c, Database = Any>, client: &Client) 
     .bind(client.issued_tokens_revoked_before)
     .bind(client.token_exchange_enabled)
     .bind(super::to_json_list(&client.allowed_scopes))
-    .bind(super::to_json_list(&client.grant_types))
+    .bind(grant_list(&client.grant_types))
     .bind(super::to_json_list(&client.redirect_uris))
     .bind(&client.key_algorithm)
     .bind(client.key_rotation_days)
@@ -228,7 +257,7 @@ pub async fn update<'c>(db: impl Executor<'c, Database = Any>, client: &Client) 
     .bind(client.status.as_str())
     .bind(client.token_exchange_enabled)
     .bind(super::to_json_list(&client.allowed_scopes))
-    .bind(super::to_json_list(&client.grant_types))
+    .bind(grant_list(&client.grant_types))
     .bind(super::to_json_list(&client.redirect_uris))
     .bind(client.updated_at)
     .bind(&client.key_algorithm)

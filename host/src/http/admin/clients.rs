@@ -104,7 +104,7 @@ impl ClientView {
             client_configuration: ClientConfigurationView {
                 token_exchange_enabled: client.token_exchange_enabled,
                 allowed_scopes: client.allowed_scopes.clone(),
-                grant_types: client.grant_types.clone(),
+                grant_types: client.grant_types.iter().map(|grant| grant.as_str().to_owned()).collect(),
                 redirect_uris: client.redirect_uris.clone(),
                 previous_client_secret_valid_until: instant(
                     client.previous_secret_valid_until.filter(|until| *until > now),
@@ -221,7 +221,7 @@ fn read_fields(body: &mut Body, client: &mut Client) {
         }
         if let Some(grants) = config.optional("grantTypes", list_of(GRANT_TYPES.len(), one_of(GRANT_TYPES))) {
             let grants: Vec<String> = grants.into_iter().map(str::to_owned).collect();
-            client.grant_types = grants.clone();
+            client.grant_types = grants.iter().filter_map(|name| GrantType::named(name)).collect();
         }
         if let Some(uris) = config.optional("redirectUris", list_of(50, redirect_uri)) {
             client.redirect_uris = uris.clone();
