@@ -58,16 +58,19 @@ impl Scheduler {
 
     /// Registers a job first due one period from now, run at each of its instants.
     pub async fn every(&self, name: &'static str, every: TimeDelta, run: JobFn) {
-        let next_due = self.clock.now() + every;
-        self.jobs.lock().await.push(Job { name, every, next_due, latest_only: false, run });
+        self.register(name, every, false, run).await;
     }
 
     /// Registers a job first due one period from now whose work depends only on when it runs
     /// (forgetting what is past a horizon): a move of the manual clock past several of its
     /// instants runs it once, at the latest, as a late system clock does.
     pub async fn every_latest(&self, name: &'static str, every: TimeDelta, run: JobFn) {
+        self.register(name, every, true, run).await;
+    }
+
+    async fn register(&self, name: &'static str, every: TimeDelta, latest_only: bool, run: JobFn) {
         let next_due = self.clock.now() + every;
-        self.jobs.lock().await.push(Job { name, every, next_due, latest_only: true, run });
+        self.jobs.lock().await.push(Job { name, every, next_due, latest_only, run });
     }
 
     /// Runs every job due at the clock's current time.
@@ -140,58 +143,57 @@ mod tests {
     use super::*;
     use crate::clock::from_millis;
 
-    #[tokio::test]
-    async fn advancing_runs_each_due_occurrence_at_its_instant() {
+    type Instants = Arc<Mutex<Vec<DateTime<Utc>>>>;
+
+    /// A scheduler on a manual clock, and a job function that records the instants it ran at.
+    fn recorder() -> (DateTime<Utc>, Arc<ManualClock>, Scheduler, Instants, JobFn) {
         let start = from_millis(1_800_000_000_000);
         let clock = Arc::new(ManualClock::starting_at(start));
         let scheduler = Scheduler::new(clock.clone(), Metrics::new());
         let seen = Arc::new(Mutex::new(Vec::new()));
         let record = seen.clone();
-        scheduler
-            .every(
-                "probe",
-                TimeDelta::minutes(5),
-                Arc::new(move |at| {
-                    record.lock().unwrap().push(at);
-                    Box::pin(async { Ok(()) })
-                }),
-            )
-            .await;
+        let run: JobFn = Arc::new(move |at| {
+            record.lock().unwrap().push(at);
+            Box::pin(async { Ok(()) })
+        });
+        (start, clock, scheduler, seen, run)
+    }
+
+    fn minutes_after(start: DateTime<Utc>, instants: &Mutex<Vec<DateTime<Utc>>>) -> Vec<i64> {
+        instants.lock().unwrap().iter().map(|at| (*at - start).num_minutes()).collect()
+    }
+
+    #[tokio::test]
+    async fn advancing_runs_each_due_occurrence_at_its_instant() {
+        let (start, clock, scheduler, seen, run) = recorder();
+        scheduler.every("probe", TimeDelta::minutes(5), run).await;
         let stops = Arc::new(Mutex::new(Vec::new()));
         let step = |at| {
             stops.lock().unwrap().push(at);
             Box::pin(async {}) as BoxFuture<'_, ()>
         };
         scheduler.advance_to(&clock, start + TimeDelta::minutes(16), step).await;
-        let minutes: Vec<i64> = seen.lock().unwrap().iter().map(|at| (*at - start).num_minutes()).collect();
-        assert_eq!(minutes, vec![5, 10, 15]);
-        let stopped: Vec<i64> = stops.lock().unwrap().iter().map(|at| (*at - start).num_minutes()).collect();
-        assert_eq!(stopped, vec![0, 16], "the workers step before the clock moves and at its target");
+        assert_eq!(minutes_after(start, &seen), vec![5, 10, 15]);
+        assert_eq!(
+            minutes_after(start, &stops),
+            vec![0, 16],
+            "the workers step before the clock moves and at its target"
+        );
         assert_eq!(clock.now(), start + TimeDelta::minutes(16));
     }
 
     #[tokio::test]
     async fn a_job_of_the_latest_instant_runs_once_per_move() {
-        let start = from_millis(1_800_000_000_000);
-        let clock = Arc::new(ManualClock::starting_at(start));
-        let scheduler = Scheduler::new(clock.clone(), Metrics::new());
-        let seen = Arc::new(Mutex::new(Vec::new()));
-        let record = seen.clone();
-        scheduler
-            .every_latest(
-                "pruning",
-                TimeDelta::minutes(5),
-                Arc::new(move |at| {
-                    record.lock().unwrap().push(at);
-                    Box::pin(async { Ok(()) })
-                }),
-            )
-            .await;
+        let (start, clock, scheduler, seen, run) = recorder();
+        scheduler.every_latest("pruning", TimeDelta::minutes(5), run).await;
         let nothing = |_| Box::pin(async {}) as BoxFuture<'static, ()>;
         scheduler.advance_to(&clock, start + TimeDelta::minutes(16), nothing).await;
         scheduler.advance_to(&clock, start + TimeDelta::minutes(19), nothing).await;
         scheduler.advance_to(&clock, start + TimeDelta::minutes(20), nothing).await;
-        let minutes: Vec<i64> = seen.lock().unwrap().iter().map(|at| (*at - start).num_minutes()).collect();
-        assert_eq!(minutes, vec![15, 20], "once at 15 for the move past 5, 10 and 15; none before 20");
+        assert_eq!(
+            minutes_after(start, &seen),
+            vec![15, 20],
+            "once at 15 for the move past 5, 10 and 15; none before 20"
+        );
     }
 }

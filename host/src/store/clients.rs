@@ -55,28 +55,9 @@ impl GrantType {
 
 /// A client's grant types as stored: a JSON list of their names. A name the service no longer
 /// knows reads as no grant.
-#[derive(Debug)]
-struct GrantList(super::JsonList);
-
-impl From<GrantList> for Vec<GrantType> {
-    fn from(list: GrantList) -> Self {
-        Vec::<String>::from(list.0).iter().filter_map(|name| GrantType::named(name)).collect()
-    }
-}
-
-impl sqlx::Type<sqlx::Any> for GrantList {
-    fn type_info() -> sqlx::any::AnyTypeInfo {
-        <super::JsonList as sqlx::Type<sqlx::Any>>::type_info()
-    }
-
-    fn compatible(ty: &sqlx::any::AnyTypeInfo) -> bool {
-        <super::JsonList as sqlx::Type<sqlx::Any>>::compatible(ty)
-    }
-}
-
-impl<'r> sqlx::Decode<'r, sqlx::Any> for GrantList {
-    fn decode(value: sqlx::any::AnyValueRef<'r>) -> Result<Self, sqlx::error::BoxDynError> {
-        <super::JsonList as sqlx::Decode<sqlx::Any>>::decode(value).map(Self)
+impl From<super::JsonList> for Vec<GrantType> {
+    fn from(list: super::JsonList) -> Self {
+        Vec::<String>::from(list).iter().filter_map(|name| GrantType::named(name)).collect()
     }
 }
 
@@ -116,7 +97,7 @@ pub struct Client {
     pub token_exchange_enabled: bool,
     #[sqlx(try_from = "super::JsonList")]
     pub allowed_scopes: Vec<String>,
-    #[sqlx(try_from = "GrantList")]
+    #[sqlx(try_from = "super::JsonList")]
     pub grant_types: Vec<GrantType>,
     #[sqlx(try_from = "super::JsonList")]
     pub redirect_uris: Vec<String>,

@@ -113,22 +113,23 @@ pub async fn insert_all_attempts(tx: &mut Connection, attempts: &[Attempt]) -> R
     Ok(())
 }
 
-/// The answer to a successful attempt.
+/// What the receiver answered to an attempt (for a success, `error` is none and not stored).
 #[derive(Debug, Clone)]
-pub struct Accepted<'a> {
+pub struct Answer<'a> {
     pub id: &'a str,
     pub sent_at: i64,
     pub status: Option<i64>,
     pub headers: Option<&'a str>,
     pub body: Option<&'a str>,
     pub latency_ms: i64,
+    pub error: Option<&'a str>,
 }
 
 /// Records successful attempts still Scheduled. On PostgreSQL, where each statement is a round
 /// trip, many per statement (`UPDATE … FROM (VALUES …)`, whose columns are named `column1`,
 /// `column2`, …); SQLite runs in-process and is faster with one prepared statement per row, as
 /// its planner does not look rows up by key from a `VALUES` list.
-pub async fn record_accepted(tx: &mut Connection, accepted: &[Accepted<'_>]) -> Result<(), Error> {
+pub async fn record_accepted(tx: &mut Connection, accepted: &[Answer<'_>]) -> Result<(), Error> {
     if Backend::of(tx) == Backend::Sqlite {
         for answer in accepted {
             sqlx::query(
@@ -183,21 +184,9 @@ pub async fn record_accepted(tx: &mut Connection, accepted: &[Accepted<'_>]) -> 
     Ok(())
 }
 
-/// The answer to a failed attempt.
-#[derive(Debug, Clone)]
-pub struct Refused<'a> {
-    pub id: &'a str,
-    pub sent_at: i64,
-    pub status: Option<i64>,
-    pub headers: Option<&'a str>,
-    pub body: Option<&'a str>,
-    pub latency_ms: i64,
-    pub error: Option<&'a str>,
-}
-
 /// Records a failed attempt still Scheduled; false when it was not (another host recorded it after
 /// its lease lapsed, or its endpoint is gone).
-pub async fn record_refused(tx: &mut Connection, refused: &Refused<'_>) -> Result<bool, Error> {
+pub async fn record_refused(tx: &mut Connection, refused: &Answer<'_>) -> Result<bool, Error> {
     let updated = sqlx::query(
         "UPDATE webhook_attempts SET state = $2, sent_at = $3, response_status = $4, response_headers = $5, \
          response_body = $6, latency_ms = $7, error = $8, claimed_until = NULL WHERE id = $1 AND state = 'Scheduled'",

@@ -246,6 +246,20 @@ struct Outcome {
     error: Option<String>,
 }
 
+impl Outcome {
+    fn answer(&self) -> queue::Answer<'_> {
+        queue::Answer {
+            id: &self.attempt.id,
+            sent_at: self.sent_at,
+            status: self.status,
+            headers: self.headers.as_deref(),
+            body: self.body.as_deref(),
+            latency_ms: self.latency_ms,
+            error: self.error.as_deref(),
+        }
+    }
+}
+
 /// Sends an attempt at `at`, whose whole seconds are the signature's `t`.
 async fn send(webhooks: &Webhooks, due: Due, at: DateTime<Utc>) -> Outcome {
     let started = Instant::now();
@@ -353,17 +367,7 @@ async fn record(state: &AppState, outcomes: Vec<Outcome>) -> anyhow::Result<()> 
     let mut tx = state.store.begin().await?;
     // Successes, the bulk of any round, take a few statements whatever their number: their rows,
     // then the health of their endpoints.
-    let answers: Vec<queue::Accepted<'_>> = accepted
-        .iter()
-        .map(|outcome| queue::Accepted {
-            id: &outcome.attempt.id,
-            sent_at: outcome.sent_at,
-            status: outcome.status,
-            headers: outcome.headers.as_deref(),
-            body: outcome.body.as_deref(),
-            latency_ms: outcome.latency_ms,
-        })
-        .collect();
+    let answers: Vec<queue::Answer<'_>> = accepted.iter().map(|outcome| outcome.answer()).collect();
     queue::record_accepted(&mut tx, &answers).await?;
     // When each endpoint last accepted an attempt in this round: failures before that do not count.
     let mut last_success: HashMap<&str, i64> = HashMap::new();
@@ -375,16 +379,7 @@ async fn record(state: &AppState, outcomes: Vec<Outcome>) -> anyhow::Result<()> 
     let healthy: Vec<&str> = last_success.keys().copied().collect();
     queue::reset_failures(&mut tx, &healthy).await?;
     for outcome in failed {
-        let refused = queue::Refused {
-            id: &outcome.attempt.id,
-            sent_at: outcome.sent_at,
-            status: outcome.status,
-            headers: outcome.headers.as_deref(),
-            body: outcome.body.as_deref(),
-            latency_ms: outcome.latency_ms,
-            error: outcome.error.as_deref(),
-        };
-        if !queue::record_refused(&mut tx, &refused).await? {
+        if !queue::record_refused(&mut tx, &outcome.answer()).await? {
             // Recorded by another host after a lapsed lease, or its endpoint is gone.
             continue;
         }

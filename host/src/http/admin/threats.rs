@@ -178,7 +178,9 @@ async fn realm_filter<'a>(
     let realm_id = list.filter("realmId");
     match realm_id {
         // The realm found is the one named: its id is the filter's value.
-        Some(realm_id) => drop(realm_in_reach(state, caller, realm_id, permission::AUDIT_READ).await?),
+        Some(realm_id) => {
+            realm_in_reach(state, caller, realm_id, permission::AUDIT_READ).await?;
+        }
         None => caller.require_account(state, permission::AUDIT_READ)?,
     }
     Ok(store::ThreatFilter { account_id: caller.account_id(), realm_id, client_id: list.filter("clientId") })

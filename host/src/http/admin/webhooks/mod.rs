@@ -178,7 +178,7 @@ struct Place {
 
 impl Place {
     fn kind(&self) -> EndpointKind {
-        if self.client_id.is_some() { EndpointKind::Client } else { EndpointKind::Realm }
+        self.rows().kind()
     }
 
     /// The place as the store's lists know it.
