@@ -12,10 +12,9 @@
 
 use std::time::Instant;
 
-use castellan::plugins::detector::{
-    AttackDetector, Attempt, AttemptKind, Counts, Decision, MeasureKind, Outcome, Source,
-};
+use castellan::plugins::detector::AttackDetector;
 use castellan::protection::counting::Counters;
+use castellan::protection::detection::{Attempt, AttemptKind, Counts, Decision, MeasureKind, Outcome, Source};
 use castellan::protection::tracking::{Seen, observe, record_block};
 
 // The service's allocator, so that the memory figure is the service's.

@@ -6,7 +6,7 @@
 use castellan::AppState;
 use castellan::clock::to_millis;
 use castellan::config::Settings;
-use castellan::plugins::detector::{Classification, Decision, Measure, MeasureKind, Severity};
+use castellan::protection::detection::{Classification, Decision, Measure, MeasureKind, Severity};
 use castellan::protection::incidents::{self, Attack};
 use castellan::store::{Backend, Transaction, clients, realms};
 use reqwest::StatusCode;

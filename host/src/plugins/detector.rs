@@ -11,10 +11,14 @@ use wasmtime::component::Component;
 
 use super::{Limits, Pool};
 
-wasmtime::component::bindgen!({ world: "detector", path: "../wit" });
+mod bindings {
+    wasmtime::component::bindgen!({ world: "detector", path: "../wit" });
+}
 
-pub use castellan::plugins::detector_types::{
-    AttemptKind, Classification, Counts, Measure, MeasureKind, Outcome, Severity, Source,
+use self::bindings::castellan::plugins::detector_types as wit;
+use self::bindings::{Detector, DetectorPre};
+use crate::protection::detection::{
+    Attempt, AttemptKind, Classification, Counts, Decision, Measure, MeasureKind, Outcome, Severity, Source,
 };
 
 /// The component built from `plugins/detector` with the service.
@@ -39,12 +43,13 @@ impl AttackDetector {
     /// call runs on the caller's thread: it takes well under a microsecond, and the deadline bounds
     /// the worst case to 50 ms.
     pub fn decide(&self, attempt: Attempt) -> Option<Decision> {
+        let attempt = wit::Attempt::from(attempt);
         Self::answer(self.pool.call(|instance, store| instance.call_decide(store, attempt)))
     }
 
-    fn answer(decided: anyhow::Result<Decision>) -> Option<Decision> {
+    fn answer(decided: anyhow::Result<wit::Decision>) -> Option<Decision> {
         match decided {
-            Ok(decision) => Some(decision),
+            Ok(decision) => Some(decision.into()),
             Err(error) => {
                 tracing::error!(
                     error = format!("{error:#}"),
@@ -52,6 +57,84 @@ impl AttackDetector {
                 );
                 None
             }
+        }
+    }
+}
+
+impl From<Attempt> for wit::Attempt {
+    fn from(attempt: Attempt) -> Self {
+        let Attempt { kind, outcome, account_known, source, counts } = attempt;
+        let kind = match kind {
+            AttemptKind::Password => wit::AttemptKind::Password,
+            AttemptKind::Recovery => wit::AttemptKind::Recovery,
+            AttemptKind::PushAnswer => wit::AttemptKind::PushAnswer,
+        };
+        let outcome = match outcome {
+            Outcome::Succeeded => wit::Outcome::Succeeded,
+            Outcome::Failed => wit::Outcome::Failed,
+            Outcome::Requested => wit::Outcome::Requested,
+            Outcome::RefusedOnPhone => wit::Outcome::RefusedOnPhone,
+        };
+        let Source { approved_for_account, datacenter, tor, shared_network } = source;
+        let Counts {
+            source_failures,
+            source_accounts,
+            source_unknown_account_failures,
+            source_earlier_blocks,
+            account_unapproved_failures,
+            account_phone_refusals,
+            account_recovery_requests,
+            source_recovery_accounts,
+        } = counts;
+        Self {
+            kind,
+            outcome,
+            account_known,
+            source: wit::Source { approved_for_account, datacenter, tor, shared_network },
+            counts: wit::Counts {
+                source_failures,
+                source_accounts,
+                source_unknown_account_failures,
+                source_earlier_blocks,
+                account_unapproved_failures,
+                account_phone_refusals,
+                account_recovery_requests,
+                source_recovery_accounts,
+            },
+        }
+    }
+}
+
+impl From<wit::Decision> for Decision {
+    fn from(decision: wit::Decision) -> Self {
+        let measure = |measure: wit::Measure| Measure {
+            kind: match measure.kind {
+                wit::MeasureKind::SourceBlocked => MeasureKind::SourceBlocked,
+                wit::MeasureKind::ClosedToUnknownAddresses => MeasureKind::ClosedToUnknownAddresses,
+                wit::MeasureKind::SignInPushesPaused => MeasureKind::SignInPushesPaused,
+                wit::MeasureKind::PasswordExposed => MeasureKind::PasswordExposed,
+                wit::MeasureKind::RecoverySilenced => MeasureKind::RecoverySilenced,
+            },
+            seconds: measure.seconds,
+        };
+        let classification = |classification| match classification {
+            wit::Classification::CredentialStuffing => Classification::CredentialStuffing,
+            wit::Classification::PasswordSpraying => Classification::PasswordSpraying,
+            wit::Classification::BruteForce => Classification::BruteForce,
+            wit::Classification::PushBombing => Classification::PushBombing,
+            wit::Classification::RecoveryAbuse => Classification::RecoveryAbuse,
+        };
+        let severity = |severity| match severity {
+            wit::Severity::Low => Severity::Low,
+            wit::Severity::Medium => Severity::Medium,
+            wit::Severity::High => Severity::High,
+            wit::Severity::Critical => Severity::Critical,
+        };
+        Self {
+            measures: decision.measures.into_iter().map(measure).collect(),
+            classification: decision.classification.map(classification),
+            severity: decision.severity.map(severity),
+            reasons: decision.reasons,
         }
     }
 }
@@ -65,16 +148,7 @@ mod tests {
     }
 
     fn counts() -> Counts {
-        Counts {
-            source_failures: 0,
-            source_accounts: 0,
-            source_unknown_account_failures: 0,
-            source_earlier_blocks: 0,
-            account_unapproved_failures: 0,
-            account_phone_refusals: 0,
-            account_recovery_requests: 0,
-            source_recovery_accounts: 0,
-        }
+        Counts::default()
     }
 
     const STRANGER: Source =

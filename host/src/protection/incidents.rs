@@ -5,11 +5,11 @@
 use serde_json::json;
 
 use super::Hold;
+use super::detection::{self, Classification, Decision, MeasureKind, Severity};
 use crate::AppState;
 use crate::clock::{from_millis, iso};
 use crate::ids::new_guid;
 use crate::mail::Letter;
-use crate::plugins::detector::{self, Classification, Decision, MeasureKind, Severity};
 use crate::store::clients::Client;
 use crate::store::events::{self, Event, EventType};
 use crate::store::notifications::{self as preferences_store, AttacksDetected, Severity as NoticeSeverity};
@@ -233,7 +233,7 @@ async fn due_measures<'d>(
     attack: &Attack<'_>,
     decision: &'d Decision,
     now: i64,
-) -> Vec<&'d detector::Measure> {
+) -> Vec<&'d detection::Measure> {
     let mut due = Vec::with_capacity(decision.measures.len());
     for measure in &decision.measures {
         if measure.kind == MeasureKind::SourceBlocked {

@@ -8,6 +8,7 @@
 //! line and the `attack_protection_failed_open` metric.
 
 pub mod counting;
+pub mod detection;
 pub mod incidents;
 pub mod networks;
 pub mod operators;
@@ -24,8 +25,9 @@ use networks::{Geography, NetworkList};
 pub use tracking::Seen;
 use tracking::observe;
 
+use self::detection::{Attempt, Decision, Source};
 use crate::metrics::Metrics;
-use crate::plugins::detector::{AttackDetector, Attempt, Decision, Source};
+use crate::plugins::detector::AttackDetector;
 use crate::store::{Error as StoreError, Store};
 
 /// How often each host stores the refusals it tallied in their incidents.

@@ -2,13 +2,16 @@
 //! is lifted with it) or lift one measure. Each is an administrative change, in the trail; what a
 //! lifted hold kept out may try again at once, and what a blocked source did is forgotten.
 
+use serde::Serialize;
+use serde_json::json;
+
 use super::{Hold, Protection};
 use crate::AppState;
 use crate::changes::{self, Author};
 use crate::clock::to_millis;
 use crate::error::Error;
 use crate::store::threats::{self as store, Incident, IncidentStatus, Measure, MeasureType, Standing};
-use crate::store::trail::{Actor, Change};
+use crate::store::trail::{Change, ChangeAction, Placed};
 
 /// An incident dismissed: as it was, as it is now, and the measures lifted with it.
 #[derive(Debug, Clone)]
@@ -25,20 +28,16 @@ pub struct Lifted {
     pub after: Measure,
 }
 
-/// Who lifted a measure, as recorded on it: the person, or the credential acting for no one.
-fn lifter(actor: &Actor) -> String {
-    actor.user_id.clone().or_else(|| actor.credential_id.clone()).unwrap_or_default()
-}
-
-/// Dismisses an active incident and lifts its measures in force; `record` describes the change for
-/// the trail. What every source it blocked did is forgotten, lapsed blocks included.
-pub async fn dismiss(
+/// Dismisses an active incident and lifts its measures in force; `view` is how the trail shows the
+/// incident. What every source it blocked did is forgotten, lapsed blocks included.
+pub async fn dismiss<V: Serialize>(
     state: &AppState,
     by: Author<'_>,
     incident: Incident,
-    record: impl FnOnce(&Dismissed) -> Change,
+    view: impl Fn(&Incident) -> V,
 ) -> Result<Dismissed, Error> {
     let now = to_millis(state.clock.now());
+    let lifted_by = by.actor.acting_id().unwrap_or_default();
     let mut tx = state.store.begin().await?;
     if !store::dismiss(&mut *tx, &incident.id, now).await? {
         return Err(Error::Conflict("the incident is not active".into()));
@@ -46,41 +45,46 @@ pub async fn dismiss(
     let measures = store::measures_of_incident(&mut *tx, &incident.id).await?;
     let mut lifted = Vec::new();
     for measure in &measures {
-        if measure.standing(now) == Standing::InForce
-            && store::lift(&mut *tx, &measure.id, &lifter(by.actor), now).await?
-        {
+        if measure.standing(now) == Standing::InForce && store::lift(&mut *tx, &measure.id, &lifted_by, now).await? {
             lifted.push(measure.id.clone());
         }
     }
     let after = Incident { status: IncidentStatus::Dismissed, closed_at: Some(now), ..incident.clone() };
     let dismissed = Dismissed { before: incident, after, lifted };
-    changes::commit(state, by, tx, record(&dismissed)).await?;
+    let change = Change::of(ChangeAction::Update, dismissed.before.place(), 200)
+        .before(view(&dismissed.before))
+        .after(view(&dismissed.after))
+        .details(json!({ "liftedMeasures": dismissed.lifted }));
+    changes::commit(state, by, tx, change).await?;
     for measure in &measures {
         release(&state.protection, measure).await;
     }
     Ok(dismissed)
 }
 
-/// Lifts a measure in force; `record` describes the change for the trail. An exposed password is
+/// Lifts a measure in force; `view` is how the trail shows the measure. An exposed password is
 /// not lifted: it is resolved only by changing the password.
-pub async fn lift(
+pub async fn lift<V: Serialize>(
     state: &AppState,
     by: Author<'_>,
     measure: Measure,
-    record: impl FnOnce(&Lifted) -> Change,
+    view: impl Fn(&Measure) -> V,
 ) -> Result<Lifted, Error> {
     if measure.kind == MeasureType::PasswordExposed {
         return Err(Error::Conflict("an exposed password is resolved only by changing the password".into()));
     }
     let now = to_millis(state.clock.now());
-    let lifted_by = lifter(by.actor);
+    let lifted_by = by.actor.acting_id().unwrap_or_default();
     let mut tx = state.store.begin().await?;
     if !store::lift(&mut *tx, &measure.id, &lifted_by, now).await? {
         return Err(Error::Conflict("the measure is not in force".into()));
     }
     let after = Measure { lifted_at: Some(now), lifted_by: Some(lifted_by), ..measure.clone() };
     let lifted = Lifted { before: measure, after };
-    changes::commit(state, by, tx, record(&lifted)).await?;
+    let change = Change::of(ChangeAction::Update, lifted.before.place(), 200)
+        .before(view(&lifted.before))
+        .after(view(&lifted.after));
+    changes::commit(state, by, tx, change).await?;
     release(&state.protection, &lifted.before).await;
     Ok(lifted)
 }

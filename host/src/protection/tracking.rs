@@ -2,7 +2,7 @@
 //! decides on. Every series is scoped to a realm; sources are addresses, accounts the name typed.
 
 use crate::ids::new_guid;
-use crate::plugins::detector::{AttemptKind, Counts, Outcome};
+use crate::protection::detection::{AttemptKind, Counts, Outcome};
 
 use super::counting::{CountError, Counters, Window};
 

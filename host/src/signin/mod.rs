@@ -4,6 +4,7 @@
 //! `login_succeeded` or `login_failed` event. The token endpoint calls these operations, and any
 //! other edge that signs people in calls the same ones: the rules live here once.
 
+pub mod console;
 pub mod push;
 pub mod recovery;
 mod refresh;
@@ -17,7 +18,7 @@ use crate::AppState;
 use crate::clock::to_millis;
 use crate::error::Error;
 use crate::ids::new_guid;
-use crate::plugins::detector::{AttemptKind, Outcome};
+use crate::protection::detection::{AttemptKind, Outcome};
 use crate::protection::incidents::{self, Attack, Recorded};
 use crate::protection::{Hold, Seen};
 use crate::store::clients::{Client, GrantType};
@@ -75,8 +76,11 @@ pub enum Refusal {
     PushRequestUnknown,
     /// A phone answered a request that is not waiting for it (unknown, answered or lapsed).
     PushRequestNotWaiting,
-    /// The client named by a public request is unknown or not Active.
+    /// The client named by a public request is unknown or not Active, or an account client secret
+    /// is unknown, wrong or expired.
     ClientUnknown,
+    /// An account client secret was presented with another grant than `client_credentials`.
+    SecretOnlyForClientCredentials,
     /// A reset code that is unknown, used or expired.
     RecoveryCodeInvalid,
     /// A new password shorter than the realm's minimum or longer than the service's maximum.

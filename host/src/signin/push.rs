@@ -10,7 +10,7 @@ use super::{Origin, Refusal, SignIn, SignInError, Tokens, open_session};
 use crate::AppState;
 use crate::clock::{from_millis, iso, to_millis};
 use crate::ids::new_guid;
-use crate::plugins::detector::{AttemptKind, Outcome};
+use crate::protection::detection::{AttemptKind, Outcome};
 use crate::protection::incidents::{self, Attack};
 use crate::protection::{Hold, Seen};
 use crate::store::Connection;

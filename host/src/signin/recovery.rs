@@ -12,7 +12,7 @@ use crate::crypto::generate_secret;
 use crate::ids::new_guid;
 use crate::mail::Letter;
 use crate::passwords::MAX_PASSWORD_LENGTH;
-use crate::plugins::detector::{AttemptKind, Outcome};
+use crate::protection::detection::{AttemptKind, Outcome};
 use crate::protection::incidents::{self, Attack};
 use crate::protection::{Hold, Seen};
 use crate::store::Status;

@@ -3,6 +3,7 @@
 use sqlx::{Any, Executor};
 
 use super::page::{self, Listing, Page, PageRequest, Scope};
+use super::trail::{Place, Placed, ResourceKind};
 use super::{Error, Store};
 use super::{Status, text_enum};
 use crate::crypto::SecretHasher;
@@ -107,6 +108,12 @@ pub struct Client {
     pub key_rotation_days: Option<i64>,
     pub created_at: i64,
     pub updated_at: i64,
+}
+
+impl Placed for Client {
+    fn place(&self) -> Place {
+        Place::in_realm(ResourceKind::Client, &self.id, &self.realm_id).of_client(&self.id)
+    }
 }
 
 impl Client {

@@ -4,6 +4,7 @@
 use sqlx::{Any, Executor};
 
 use super::page::{self, Listing, Page, PageRequest, Scope};
+use super::trail::{Place, Placed, ResourceKind};
 use super::{Error, Store};
 use super::{Status, text_enum};
 
@@ -33,6 +34,14 @@ pub struct Consumer {
     pub expires_at: Option<i64>,
     pub created_at: i64,
     pub updated_at: i64,
+}
+
+impl Placed for Consumer {
+    fn place(&self) -> Place {
+        Place::in_realm(ResourceKind::Consumer, &self.id, &self.realm_id)
+            .of_client(&self.client_id)
+            .under(&self.client_id)
+    }
 }
 
 impl Consumer {

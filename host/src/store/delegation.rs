@@ -5,6 +5,7 @@ use sqlx::{Any, Executor};
 use super::page::{self, Listing, Page, PageRequest, Scope};
 use super::text_enum;
 use super::trail::ActorType;
+use super::trail::{Place, Placed, ResourceKind};
 use super::{Error, Store};
 
 /// A grant as stored; instants are epoch ms.
@@ -30,6 +31,12 @@ pub struct DelegationGrant {
     pub withdrawal_reason: Option<String>,
     pub withdrawn_by_type: Option<String>,
     pub withdrawn_by_id: Option<String>,
+}
+
+impl Placed for DelegationGrant {
+    fn place(&self) -> Place {
+        Place::in_realm(ResourceKind::DelegationGrant, &self.id, &self.realm_id)
+    }
 }
 
 text_enum! {

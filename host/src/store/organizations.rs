@@ -4,6 +4,7 @@ use sqlx::{Any, Executor};
 
 use super::Status;
 use super::page::{self, Listing, Page, PageRequest, Scope};
+use super::trail::{Place, Placed, ResourceKind};
 use super::{Error, Store};
 
 #[derive(Debug, Clone, PartialEq, Eq, sqlx::FromRow)]
@@ -19,6 +20,12 @@ pub struct Organization {
     pub status: Status,
     pub created_at: i64,
     pub updated_at: i64,
+}
+
+impl Placed for Organization {
+    fn place(&self) -> Place {
+        Place::in_realm(ResourceKind::Organization, &self.id, &self.realm_id)
+    }
 }
 
 const COLUMNS: &str = "id, realm_id, name, description, domains, status, created_at, updated_at";

@@ -4,6 +4,7 @@
 use sqlx::{Any, Executor};
 
 use super::page::{self, Listing, Page, PageRequest, Scope};
+use super::trail::{Place, Placed, ResourceKind};
 use super::{Error, Store};
 
 #[derive(Debug, Clone, PartialEq, Eq, sqlx::FromRow)]
@@ -16,6 +17,17 @@ pub struct Role {
     pub description: Option<String>,
     pub created_at: i64,
     pub updated_at: i64,
+}
+
+impl Placed for Role {
+    fn place(&self) -> Place {
+        match &self.client_id {
+            Some(client) => {
+                Place::in_realm(ResourceKind::Role, &self.id, &self.realm_id).of_client(client).under(client)
+            }
+            None => Place::in_realm(ResourceKind::Role, &self.id, &self.realm_id),
+        }
+    }
 }
 
 const COLUMNS: &str = "id, realm_id, client_id, name, description, created_at, updated_at";
@@ -203,6 +215,12 @@ pub struct Group {
     pub description: Option<String>,
     pub created_at: i64,
     pub updated_at: i64,
+}
+
+impl Placed for Group {
+    fn place(&self) -> Place {
+        Place::in_realm(ResourceKind::Group, &self.id, &self.realm_id)
+    }
 }
 
 const GROUP_COLUMNS: &str = "id, realm_id, name, description, created_at, updated_at";

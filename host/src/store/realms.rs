@@ -4,6 +4,7 @@ use sqlx::{Any, Executor};
 
 use super::Status;
 use super::page::{self, Listing, Page, PageRequest, Scope};
+use super::trail::{Place, Placed, ResourceKind};
 use super::{Error, Store};
 
 /// Lockout and password settings, with their documented defaults.
@@ -52,6 +53,18 @@ pub struct Realm {
     pub settings: RealmSettings,
     pub created_at: i64,
     pub updated_at: i64,
+}
+
+impl Placed for Realm {
+    fn place(&self) -> Place {
+        Place {
+            kind: ResourceKind::Realm,
+            id: self.id.clone(),
+            parent: None,
+            realm: Some(self.id.clone()),
+            client: None,
+        }
+    }
 }
 
 const COLUMNS: &str = "id, account_id, display_name, status, max_failed_attempts, lockout_duration_minutes, \

@@ -3,6 +3,7 @@
 use sqlx::{Any, Executor};
 
 use super::page::{self, Listing, Page, PageRequest, Scope};
+use super::trail::{Place, Placed, ResourceKind};
 use super::{Error, Store};
 use super::{Status, text_enum};
 
@@ -32,6 +33,12 @@ pub struct ResourceServer {
     pub status: Status,
     pub created_at: i64,
     pub updated_at: i64,
+}
+
+impl Placed for ResourceServer {
+    fn place(&self) -> Place {
+        Place::in_realm(ResourceKind::ResourceServer, &self.id, &self.realm_id)
+    }
 }
 
 const COLUMNS: &str = "id, realm_id, name, address, kind, scopes, allowed_clients, status, created_at, updated_at";

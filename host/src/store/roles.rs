@@ -3,6 +3,7 @@
 use sqlx::{Any, Executor};
 
 use super::page::{self, Listing, Page, PageRequest, Scope};
+use super::trail::{Place, Placed, ResourceKind};
 use super::{Error, Store};
 
 #[derive(Debug, Clone, PartialEq, Eq, sqlx::FromRow)]
@@ -16,6 +17,12 @@ pub struct AccountRole {
     pub permissions: Vec<String>,
     pub created_at: i64,
     pub updated_at: i64,
+}
+
+impl Placed for AccountRole {
+    fn place(&self) -> Place {
+        Place::outside_realms(ResourceKind::AccountRole, &self.id)
+    }
 }
 
 const COLUMNS: &str = "id, account_id, name, description, permissions, created_at, updated_at";

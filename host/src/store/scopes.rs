@@ -3,6 +3,7 @@
 use sqlx::{Any, Executor};
 
 use super::page::{self, Listing, Page, PageRequest, Scope as Rows};
+use super::trail::{Place, Placed, ResourceKind};
 use super::{Error, Store};
 
 #[derive(Debug, Clone, PartialEq, Eq, sqlx::FromRow)]
@@ -15,6 +16,18 @@ pub struct Scope {
     pub description: Option<String>,
     pub created_at: i64,
     pub updated_at: i64,
+}
+
+impl Placed for Scope {
+    fn place(&self) -> Place {
+        Place {
+            kind: ResourceKind::Scope,
+            id: self.id.clone(),
+            parent: self.realm_id.clone(),
+            realm: self.realm_id.clone(),
+            client: None,
+        }
+    }
 }
 
 const COLUMNS: &str = "id, account_id, realm_id, name, description, created_at, updated_at";

@@ -4,6 +4,7 @@ use sqlx::{Any, Executor};
 
 use super::page::{self, Listing, Page, PageRequest, Scope};
 use super::text_enum;
+use super::trail::{Place, Placed, ResourceKind};
 use super::{Error, Store};
 use crate::crypto::hash_matches_rotated;
 
@@ -44,6 +45,12 @@ pub struct Secret {
     pub previous_value_valid_until: Option<i64>,
     /// Tokens issued before this instant (epoch milliseconds) are revoked.
     pub issued_tokens_revoked_before: Option<i64>,
+}
+
+impl Placed for Secret {
+    fn place(&self) -> Place {
+        Place::outside_realms(ResourceKind::Secret, &self.id)
+    }
 }
 
 impl Secret {

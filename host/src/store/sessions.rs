@@ -3,6 +3,7 @@
 use sqlx::{Any, Executor};
 
 use super::page::{self, Listing, Page, PageRequest, Scope};
+use super::trail::{Place, Placed, ResourceKind};
 use super::{Error, Store};
 
 #[derive(Debug, Clone, PartialEq, Eq, sqlx::FromRow)]
@@ -21,6 +22,12 @@ pub struct Session {
     pub expires_at: i64,
     pub ended_at: Option<i64>,
     pub end_reason: Option<String>,
+}
+
+impl Placed for Session {
+    fn place(&self) -> Place {
+        Place::in_realm(ResourceKind::Session, &self.id, &self.realm_id).of_client(&self.client_id)
+    }
 }
 
 impl Session {

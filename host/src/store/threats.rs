@@ -5,6 +5,7 @@ use sha2::{Digest, Sha256};
 use sqlx::{Any, Executor};
 
 use super::page::{self, Listing, Page, PageRequest, Scope};
+use super::trail::{Place, Placed, ResourceKind};
 use super::{Backend, Connection, text_enum};
 use super::{Error, Store};
 
@@ -97,6 +98,12 @@ pub struct Incident {
     pub exposed_passwords: i64,
 }
 
+impl Placed for Incident {
+    fn place(&self) -> Place {
+        Place::in_realm(ResourceKind::ThreatIncident, &self.id, &self.realm_id)
+    }
+}
+
 const INCIDENT_COLUMNS: &str = "id, account_id, realm_id, client_id, kind, severity, status, started_at, \
      last_detection_at, last_activity_at, closed_at, detections, refused_attempts, blocked_sources, \
      protected_accounts, exposed_passwords";
@@ -131,6 +138,12 @@ pub struct Measure {
     pub lifted_at: Option<i64>,
     pub lifted_by: Option<String>,
     pub resolved_at: Option<i64>,
+}
+
+impl Placed for Measure {
+    fn place(&self) -> Place {
+        Place::in_realm(ResourceKind::ThreatMeasure, &self.id, &self.realm_id).under(&self.incident_id)
+    }
 }
 
 impl Measure {

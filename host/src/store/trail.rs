@@ -68,6 +68,16 @@ pub struct Actor {
     pub ip_address: String,
 }
 
+impl Actor {
+    /// The id of who acted: the person, or the credential acting for no one.
+    pub fn acting_id(&self) -> Option<String> {
+        match self.actor_type {
+            ActorType::User => self.user_id.clone(),
+            ActorType::Credential => self.credential_id.clone(),
+        }
+    }
+}
+
 /// Where and how a change was asked for.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Request {
@@ -212,29 +222,78 @@ pub struct Change {
     pub status: u16,
 }
 
+/// Where a changed thing sits, as its trail row and its `admin_resource_*` event name it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Place {
+    pub kind: ResourceKind,
+    pub id: String,
+    pub parent: Option<String>,
+    pub realm: Option<String>,
+    pub client: Option<String>,
+}
+
+impl Place {
+    /// Something of a realm, filed under the realm.
+    pub fn in_realm(kind: ResourceKind, id: &str, realm: &str) -> Self {
+        Self { kind, id: id.to_owned(), parent: Some(realm.to_owned()), realm: Some(realm.to_owned()), client: None }
+    }
+
+    /// Something the account owns outside any realm (a secret, a member, the preferences): in
+    /// the trail only, never announced.
+    pub fn outside_realms(kind: ResourceKind, id: &str) -> Self {
+        Self { kind, id: id.to_owned(), parent: None, realm: None, client: None }
+    }
+
+    /// Names the client the thing belongs to.
+    pub fn of_client(mut self, client: &str) -> Self {
+        self.client = Some(client.to_owned());
+        self
+    }
+
+    /// Files the thing under another parent than its realm.
+    pub fn under(mut self, parent: &str) -> Self {
+        self.parent = Some(parent.to_owned());
+        self
+    }
+}
+
+/// A stored thing an administrative change can address.
+pub trait Placed {
+    fn place(&self) -> Place;
+}
+
 impl Change {
-    /// A change of something the account owns outside any realm (a secret, a member, the
-    /// preferences): in the trail only, never announced.
-    pub fn outside_realms(
-        action: ChangeAction,
-        resource_type: ResourceKind,
-        id: &str,
-        before: Option<Value>,
-        after: Option<Value>,
-        status: u16,
-    ) -> Self {
+    /// A change of the thing at `place`, with neither view nor details yet.
+    pub fn of(action: ChangeAction, place: Place, status: u16) -> Self {
         Self {
             action,
-            resource_type,
-            resource_id: Some(id.to_owned()),
-            parent_id: None,
-            realm_id: None,
-            client_id: None,
-            before,
-            after,
+            resource_type: place.kind,
+            resource_id: Some(place.id),
+            parent_id: place.parent,
+            realm_id: place.realm,
+            client_id: place.client,
+            before: None,
+            after: None,
             details: None,
             status,
         }
+    }
+
+    /// The thing as it was, in the view the trail keeps.
+    pub fn before(mut self, view: impl serde::Serialize) -> Self {
+        self.before = Some(json!(view));
+        self
+    }
+
+    /// The thing as it is now.
+    pub fn after(mut self, view: impl serde::Serialize) -> Self {
+        self.after = Some(json!(view));
+        self
+    }
+
+    pub fn details(mut self, details: Value) -> Self {
+        self.details = Some(details);
+        self
     }
 }
 

@@ -4,6 +4,7 @@ use sqlx::{Any, Executor};
 
 use super::page::{self, Listing, Page, PageRequest, Scope};
 use super::text_enum;
+use super::trail::{Place, Placed, ResourceKind};
 use super::{Error, Store};
 
 text_enum! {
@@ -32,6 +33,12 @@ pub struct User {
     pub must_change_password: bool,
     pub created_at: i64,
     pub updated_at: i64,
+}
+
+impl Placed for User {
+    fn place(&self) -> Place {
+        Place::in_realm(ResourceKind::User, &self.id, &self.realm_id)
+    }
 }
 
 const COLUMNS: &str = "id, realm_id, username, email, first_name, last_name, email_confirmed, status, password_hash, \

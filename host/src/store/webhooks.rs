@@ -4,6 +4,7 @@ use sqlx::{Any, Executor};
 
 use super::page::{self, Listing, Page, PageRequest, Scope};
 use super::text_enum;
+use super::trail::{self, Placed, ResourceKind};
 use super::{Error, Store};
 
 text_enum! {
@@ -77,6 +78,17 @@ pub struct Endpoint {
     pub consecutive_failures: i64,
     pub created_at: i64,
     pub updated_at: i64,
+}
+
+impl Placed for Endpoint {
+    fn place(&self) -> trail::Place {
+        match &self.client_id {
+            Some(client) => {
+                trail::Place::in_realm(ResourceKind::Webhook, &self.id, &self.realm_id).of_client(client).under(client)
+            }
+            None => trail::Place::in_realm(ResourceKind::Webhook, &self.id, &self.realm_id),
+        }
+    }
 }
 
 const ENDPOINT_COLUMNS: &str = "id, account_id, realm_id, kind, client_id, name, url, description, events, retries, \

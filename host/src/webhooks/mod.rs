@@ -5,6 +5,7 @@
 
 pub mod address;
 pub mod delivery;
+pub mod endpoints;
 
 use std::sync::Arc;
 use std::time::Duration;

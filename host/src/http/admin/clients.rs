@@ -20,7 +20,7 @@ use crate::ids::ClientId;
 use crate::store::Status;
 use crate::store::clients::{self as client_store, Client, ClientType, GrantType};
 use crate::store::signing_keys as key_store;
-use crate::store::trail::{Change, ChangeAction, ResourceKind};
+use crate::store::trail::{Change, ChangeAction, Place, Placed, ResourceKind};
 use crate::tokens::keys;
 use crate::validate::{Body, Refusals, Rule, boolean, integer, list_of, one_of, parsed, text};
 
@@ -118,11 +118,6 @@ impl ClientView {
             created_at: iso(from_millis(client.created_at)),
             updated_at: iso(from_millis(client.updated_at)),
         }
-    }
-
-    /// The view recorded in the change trail (never a secret).
-    fn recorded(client: &Client, now: i64) -> Value {
-        json!(Self::of(client, now))
     }
 }
 
@@ -242,29 +237,6 @@ fn read_fields(body: &mut Body, client: &mut Client) {
     }
 }
 
-/// The trail entry of a change to the client (its view never holds a secret).
-fn client_change(
-    action: ChangeAction,
-    client: &Client,
-    before: Option<&Client>,
-    after: Option<&Client>,
-    now: i64,
-    status: u16,
-) -> Change {
-    Change {
-        action,
-        resource_type: ResourceKind::Client,
-        resource_id: Some(client.id.clone()),
-        parent_id: Some(client.realm_id.clone()),
-        realm_id: Some(client.realm_id.clone()),
-        client_id: Some(client.id.clone()),
-        before: before.map(|c| ClientView::recorded(c, now)),
-        after: after.map(|c| ClientView::recorded(c, now)),
-        details: None,
-        status,
-    }
-}
-
 pub(super) async fn client_in_reach(
     state: &AppState,
     caller: &Caller,
@@ -326,7 +298,7 @@ pub async fn create(
     if !client_store::insert(&mut *tx, &client).await? {
         return Err(Error::AlreadyExists("client"));
     }
-    let change = client_change(ChangeAction::Create, &client, None, Some(&client), now, 201);
+    let change = Change::of(ChangeAction::Create, client.place(), 201).after(ClientView::of(&client, now));
     commit(&state, &caller, tx, change).await?;
     let mut view = ClientView::of(&client, now);
     view.client_secret = secret;
@@ -403,7 +375,9 @@ pub async fn update(
         let account = caller.account_id().to_owned();
         keys::rotate(&state, &mut tx, &account, &client, keys::Rotation::Manual { revoke: false }, now).await?;
     }
-    let change = client_change(ChangeAction::Update, &client, Some(&before), Some(&client), now, 200);
+    let change = Change::of(ChangeAction::Update, client.place(), 200)
+        .before(ClientView::of(&before, now))
+        .after(ClientView::of(&client, now));
     commit(&state, &caller, tx, change).await?;
     Ok(envelope::ok(ClientView::of(&client, now)))
 }
@@ -425,7 +399,7 @@ pub async fn delete(
     let now = to_millis(state.clock.now());
     let mut tx = state.store.begin().await?;
     client_store::delete(&mut *tx, &client.realm_id, &client.id).await?;
-    let change = client_change(ChangeAction::Delete, &client, Some(&client), None, now, 200);
+    let change = Change::of(ChangeAction::Delete, client.place(), 200).before(ClientView::of(&client, now));
     commit(&state, &caller, tx, change).await?;
     Ok(envelope::done())
 }
@@ -509,18 +483,9 @@ pub async fn rotate_signing_keys(
         .ok_or_else(|| Error::Internal(anyhow::anyhow!("a manual rotation always rotates")))?;
     let revoked = if revoke { before.len() } else { 0 };
     let details = json!({ "signing_key_id": kid, "revoked_keys_count": revoked });
-    let change = Change {
-        action: ChangeAction::Update,
-        resource_type: ResourceKind::SigningKey,
-        resource_id: Some(kid.clone()),
-        parent_id: Some(client.id.clone()),
-        realm_id: Some(client.realm_id.clone()),
-        client_id: Some(client.id.clone()),
-        before: None,
-        after: None,
-        details: Some(details),
-        status: 200,
-    };
+    let place =
+        Place::in_realm(ResourceKind::SigningKey, &kid, &client.realm_id).of_client(&client.id).under(&client.id);
+    let change = Change::of(ChangeAction::Update, place, 200).details(details);
     commit(&state, &caller, tx, change).await?;
     Ok(envelope::ok(json!({ "signingKeyId": kid, "revokedKeysCount": revoked })))
 }
@@ -569,7 +534,9 @@ pub async fn rotate_secret(
 
     let mut tx = state.store.begin().await?;
     client_store::rotate_secret(&mut *tx, &client).await?;
-    let mut change = client_change(ChangeAction::Update, &client, Some(&before), Some(&client), now, 200);
+    let mut change = Change::of(ChangeAction::Update, client.place(), 200)
+        .before(ClientView::of(&before, now))
+        .after(ClientView::of(&client, now));
     change.details = Some(rotation.details());
     commit(&state, &caller, tx, change).await?;
     Ok(envelope::ok(RotatedClientSecret {

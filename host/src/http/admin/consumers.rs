@@ -6,7 +6,7 @@
 use axum::extract::{Path, RawQuery, State};
 use axum::response::Response;
 use serde::Serialize;
-use serde_json::{Value, json};
+use serde_json::Value;
 use utoipa::ToSchema;
 
 use super::clients::client_in_reach;
@@ -23,7 +23,7 @@ use crate::ids::new_guid;
 use crate::store::Status;
 use crate::store::clients::Client;
 use crate::store::consumers::{self as consumer_store, Consumer, ConsumerType};
-use crate::store::trail::{Change, ChangeAction, ResourceKind};
+use crate::store::trail::{Change, ChangeAction, Placed};
 use crate::validate::{Body, Notification, Rule, instant, list_of, one_of, text};
 
 /// Prefix of consumer API key values.
@@ -130,27 +130,6 @@ fn read_fields(body: &mut Body, consumer: &mut Consumer, client: &Client, now: i
     }
 }
 
-fn change(
-    action: ChangeAction,
-    consumer: &Consumer,
-    before: Option<&Consumer>,
-    after: Option<&Consumer>,
-    status: u16,
-) -> Change {
-    Change {
-        action,
-        resource_type: ResourceKind::Consumer,
-        resource_id: Some(consumer.id.clone()),
-        parent_id: Some(consumer.client_id.clone()),
-        realm_id: Some(consumer.realm_id.clone()),
-        client_id: Some(consumer.client_id.clone()),
-        before: before.map(|c| json!(ConsumerView::of(c))),
-        after: after.map(|c| json!(ConsumerView::of(c))),
-        details: None,
-        status,
-    }
-}
-
 async fn consumer_in_reach(
     state: &AppState,
     caller: &Caller,
@@ -201,7 +180,13 @@ pub async fn create(
     body.finish()?;
     let mut tx = state.store.begin().await?;
     consumer_store::insert(&mut *tx, &consumer).await?;
-    commit(&state, &caller, tx, change(ChangeAction::Create, &consumer, None, Some(&consumer), 201)).await?;
+    commit(
+        &state,
+        &caller,
+        tx,
+        Change::of(ChangeAction::Create, consumer.place(), 201).after(ConsumerView::of(&consumer)),
+    )
+    .await?;
     let mut view = ConsumerView::of(&consumer);
     view.value = Some(value);
     Ok(envelope::created(view))
@@ -263,7 +248,15 @@ pub async fn update(
     consumer.updated_at = now;
     let mut tx = state.store.begin().await?;
     consumer_store::update(&mut *tx, &consumer).await?;
-    commit(&state, &caller, tx, change(ChangeAction::Update, &consumer, Some(&before), Some(&consumer), 200)).await?;
+    commit(
+        &state,
+        &caller,
+        tx,
+        Change::of(ChangeAction::Update, consumer.place(), 200)
+            .before(ConsumerView::of(&before))
+            .after(ConsumerView::of(&consumer)),
+    )
+    .await?;
     Ok(envelope::ok(ConsumerView::of(&consumer)))
 }
 
@@ -280,6 +273,12 @@ pub async fn delete(
         consumer_in_reach(&state, &caller, (&realm_id, &client_id, &id), permission::CLIENT_UPDATE).await?;
     let mut tx = state.store.begin().await?;
     consumer_store::delete(&mut *tx, &consumer.id).await?;
-    commit(&state, &caller, tx, change(ChangeAction::Delete, &consumer, Some(&consumer), None, 200)).await?;
+    commit(
+        &state,
+        &caller,
+        tx,
+        Change::of(ChangeAction::Delete, consumer.place(), 200).before(ConsumerView::of(&consumer)),
+    )
+    .await?;
     Ok(envelope::done())
 }

@@ -6,26 +6,21 @@
 use axum::extract::{Path, RawQuery, State};
 use axum::response::Response;
 use serde::Serialize;
-use serde_json::{Value, json};
 use utoipa::ToSchema;
 
-use super::{ListQuery, commit, realm_in_reach};
+use super::{ListQuery, realm_in_reach};
 use crate::AppState;
 use crate::authz::permission;
 use crate::clock::{from_millis, iso, to_millis};
-use crate::error::{Error, ErrorCode};
+use crate::delegation::grants;
+use crate::error::Error;
 use crate::http::auth::Caller;
 use crate::http::body::JsonBody;
 use crate::http::envelope;
 use crate::ids::new_guid;
-use crate::store::delegation::{
-    self as grant_store, DelegationGrant, Exchange, ExchangeOutcome, GrantState, Withdrawal,
-};
-use crate::store::memberships::{self, Membership};
+use crate::store::delegation::{self as grant_store, DelegationGrant, Exchange, ExchangeOutcome, GrantState};
 use crate::store::realms::Realm;
-use crate::store::trail::{ActorType, Change, ChangeAction, ResourceKind};
-use crate::store::{clients as client_store, organizations, resource_servers, users};
-use crate::validate::{Body, Notification, Rule, instant, integer, list_of, text};
+use crate::validate::{Body, Rule, instant, integer, list_of, text};
 
 /// Actors a token exchanged under a grant may already carry when `maxDepth` is not given: only the
 /// person's own token can be exchanged.
@@ -157,77 +152,6 @@ pub struct WithdrawalInput {
     reason: String,
 }
 
-fn change(action: ChangeAction, grant: &DelegationGrant, before: Option<Value>, after: Value, status: u16) -> Change {
-    Change {
-        action,
-        resource_type: ResourceKind::DelegationGrant,
-        resource_id: Some(grant.id.clone()),
-        parent_id: Some(grant.realm_id.clone()),
-        realm_id: Some(grant.realm_id.clone()),
-        client_id: None,
-        before,
-        after: Some(after),
-        details: None,
-        status,
-    }
-}
-
-fn refuse(field: impl Into<String>, rule: Rule, message: impl Into<String>) -> Notification {
-    Notification::new(field, rule, message)
-}
-
-/// Checks every reference of the grant against the realm, one notification per refused field.
-async fn check_references(state: &AppState, realm: &Realm, grant: &DelegationGrant) -> Result<(), Error> {
-    let pool = state.store.pool();
-    let mut refused = Vec::new();
-    match client_store::find(pool, &realm.id, &grant.client_id).await? {
-        None => refused.push(refuse("clientId", Rule::NotFound, format!("no client {} in the realm", grant.client_id))),
-        Some(client) if !client.token_exchange_enabled => refused.push(refuse(
-            "clientId",
-            Rule::NotEnabled,
-            format!("Token Exchange is not enabled on the client {}", client.id),
-        )),
-        Some(client) => {
-            let allowed = client.allowed_scopes.clone();
-            for (index, scope) in grant.scopes.iter().enumerate() {
-                if !allowed.contains(scope) {
-                    let message = format!("{scope} is not a scope the client {} may request", client.id);
-                    refused.push(refuse(format!("scopes[{index}]"), Rule::NotFound, message));
-                }
-            }
-        }
-    }
-    let person = users::find(pool, &realm.id, &grant.subject_user_id).await?;
-    if person.is_none() {
-        refused.push(refuse("subjectUserId", Rule::NotFound, "no person with this id in the realm"));
-    }
-    for (index, address) in grant.allowed_resources.iter().enumerate() {
-        if resource_servers::find_by_address(pool, &realm.id, address).await?.is_none() {
-            let message = format!("{address} is not a resource server of the realm");
-            refused.push(refuse(format!("allowedResources[{index}]"), Rule::NotFound, message));
-        }
-    }
-    if let Some(organization) = &grant.organization_id {
-        if organizations::find(pool, &realm.id, organization).await?.is_none() {
-            refused.push(refuse("organizationId", Rule::NotFound, "no organization with this id in the realm"));
-        } else if person.is_some()
-            && !memberships::is_member(pool, Membership::Organization, organization, &grant.subject_user_id).await?
-        {
-            refused.push(refuse("organizationId", Rule::NotFound, "the person is not a member of the organization"));
-        }
-    }
-    if refused.is_empty() { Ok(()) } else { Err(Error::Validation(refused)) }
-}
-
-fn actor_of(caller: &Caller) -> (ActorType, Option<String>) {
-    let actor = &caller.actor;
-    let id = match actor.actor_type {
-        ActorType::User => actor.user_id.clone(),
-        ActorType::Credential => actor.credential_id.clone(),
-    };
-    (actor.actor_type, id)
-}
-
 #[utoipa::path(post, path = "/realms/{realm}/delegation-grants", tag = "Delegation", params(("realm" = String, Path)),
     request_body = DelegationGrantInput,
     responses((status = 201, description = "The created grant, in `data`", body = DelegationGrantView),
@@ -244,11 +168,7 @@ pub async fn create(
     let grant = read_grant(&mut body, &realm, &caller, now);
     body.finish()?;
     let Some(grant) = grant else { return Err(Error::Internal(anyhow::anyhow!("a refused body passed validation"))) };
-    check_references(&state, &realm, &grant).await?;
-    let mut tx = state.store.begin().await?;
-    grant_store::insert(&mut *tx, &grant).await?;
-    let view = json!(DelegationGrantView::of(&grant, now));
-    commit(&state, &caller, tx, change(ChangeAction::Create, &grant, None, view, 201)).await?;
+    grants::write(&state, caller.author(), &realm, &grant, |grant| DelegationGrantView::of(grant, now)).await?;
     Ok(envelope::created(DelegationGrantView::of(&grant, now)))
 }
 
@@ -271,7 +191,7 @@ fn read_grant(body: &mut Body, realm: &Realm, caller: &Caller, now: i64) -> Opti
     }
     let allowed_resources = body.optional("allowedResources", list_of(50, text(1, 2048))).unwrap_or_default();
     let organization_id = body.optional("organizationId", text(1, 64));
-    let (created_by_type, created_by_id) = actor_of(caller);
+    let (created_by_type, created_by_id) = (caller.actor.actor_type, caller.actor.acting_id());
     Some(DelegationGrant {
         id: new_guid(),
         realm_id: realm.id.clone(),
@@ -368,28 +288,11 @@ pub async fn withdraw(
     body.finish()?;
     let Some(reason) = reason else { return Err(Error::Internal(anyhow::anyhow!("a refused body passed validation"))) };
     let now = to_millis(state.clock.now());
-    let (by_type, by_id) = actor_of(&caller);
-    let withdrawal = Withdrawal { reason: &reason, by_type, by_id: by_id.as_deref(), at: now };
-    let mut tx = state.store.begin().await?;
-    let Some(grant) = grant_store::withdraw(&mut *tx, &before.id, &withdrawal).await? else {
-        return Err(Error::InvalidState(
-            ErrorCode::DelegationGrantAlreadyWithdrawn,
-            "the delegation grant is already withdrawn".into(),
-        ));
-    };
-    let limit = grant.issued_tokens_expire_at.map_or(0, |until| ((until - now).max(0) + 999) / 1000);
-    let mut change = change(
-        ChangeAction::Update,
-        &grant,
-        Some(json!(DelegationGrantView::of(&before, now))),
-        json!(DelegationGrantView::of(&grant, now)),
-        200,
-    );
-    change.details = Some(json!({ "reason": reason, "revocation_limit_seconds": limit }));
-    commit(&state, &caller, tx, change).await?;
+    let view = |grant: &DelegationGrant| DelegationGrantView::of(grant, now);
+    let withdrawn = grants::withdraw(&state, caller.author(), &before, &reason, view).await?;
     Ok(envelope::ok(WithdrawnGrantView {
-        grant: DelegationGrantView::of(&grant, now),
-        revocation_limit_seconds: limit,
+        grant: DelegationGrantView::of(&withdrawn.grant, now),
+        revocation_limit_seconds: withdrawn.revocation_limit_seconds,
     }))
 }
 

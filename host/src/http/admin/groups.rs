@@ -4,7 +4,6 @@
 use axum::extract::{Path, RawQuery, State};
 use axum::response::Response;
 use serde::Serialize;
-use serde_json::json;
 use utoipa::ToSchema;
 
 use super::members;
@@ -20,7 +19,7 @@ use crate::http::envelope;
 use crate::ids::new_guid;
 use crate::store::memberships::Membership;
 use crate::store::realm_roles::{self as role_store, Group};
-use crate::store::trail::{Change, ChangeAction, ResourceKind};
+use crate::store::trail::{Change, ChangeAction, Placed};
 use crate::validate::{Rule, text};
 
 #[derive(Debug, Serialize, ToSchema)]
@@ -75,27 +74,6 @@ pub struct MemberInput {
     user_id: String,
 }
 
-fn group_change(
-    action: ChangeAction,
-    group: &Group,
-    before: Option<&Group>,
-    after: Option<&Group>,
-    status: u16,
-) -> Change {
-    Change {
-        action,
-        resource_type: ResourceKind::Group,
-        resource_id: Some(group.id.clone()),
-        parent_id: Some(group.realm_id.clone()),
-        realm_id: Some(group.realm_id.clone()),
-        client_id: None,
-        before: before.map(|g| json!(GroupView::of(g))),
-        after: after.map(|g| json!(GroupView::of(g))),
-        details: None,
-        status,
-    }
-}
-
 fn owner(group: &Group) -> members::Owner<'_> {
     members::Owner { kind: Membership::Group, id: &group.id, realm_id: &group.realm_id }
 }
@@ -134,7 +112,8 @@ pub async fn create(
     if !role_store::insert_group(&mut *tx, &group).await? {
         return Err(Error::AlreadyExists("group"));
     }
-    commit(&state, &caller, tx, group_change(ChangeAction::Create, &group, None, Some(&group), 201)).await?;
+    commit(&state, &caller, tx, Change::of(ChangeAction::Create, group.place(), 201).after(GroupView::of(&group)))
+        .await?;
     Ok(envelope::created(GroupView::of(&group)))
 }
 
@@ -194,7 +173,15 @@ pub async fn update(
     if !role_store::update_group(&mut *tx, &group).await? {
         return Err(Error::AlreadyExists("group"));
     }
-    commit(&state, &caller, tx, group_change(ChangeAction::Update, &group, Some(&before), Some(&group), 200)).await?;
+    commit(
+        &state,
+        &caller,
+        tx,
+        Change::of(ChangeAction::Update, group.place(), 200)
+            .before(GroupView::of(&before))
+            .after(GroupView::of(&group)),
+    )
+    .await?;
     Ok(envelope::ok(GroupView::of(&group)))
 }
 
@@ -210,7 +197,8 @@ pub async fn delete(
     let group = group_in_reach(&state, &caller, &realm_id, &group_id, permission::USER_DELETE).await?;
     let mut tx = state.store.begin().await?;
     role_store::delete_group(&mut *tx, &group.id).await?;
-    commit(&state, &caller, tx, group_change(ChangeAction::Delete, &group, Some(&group), None, 200)).await?;
+    commit(&state, &caller, tx, Change::of(ChangeAction::Delete, group.place(), 200).before(GroupView::of(&group)))
+        .await?;
     Ok(envelope::done())
 }
 

@@ -10,7 +10,7 @@ use crate::error::Error;
 use crate::http::auth::Caller;
 use crate::http::envelope;
 use crate::store::memberships::{self, Membership};
-use crate::store::trail::{Change, ChangeAction, ResourceKind};
+use crate::store::trail::{Change, ChangeAction, Place, ResourceKind};
 use crate::store::users as user_store;
 use crate::validate::{Body, Notification, Refusals, Rule, text};
 
@@ -34,17 +34,10 @@ impl Owner<'_> {
     fn change(&self, user_id: &str, action: ChangeAction, status: u16) -> Change {
         let (resource_type, id_field, _) = self.names();
         let recorded = json!({ id_field: self.id, "userId": user_id });
-        Change {
-            action,
-            resource_type,
-            resource_id: Some(user_id.to_owned()),
-            parent_id: Some(self.id.to_owned()),
-            realm_id: Some(self.realm_id.to_owned()),
-            client_id: None,
-            before: (action == ChangeAction::Delete).then(|| recorded.clone()),
-            after: (action == ChangeAction::Create).then_some(recorded),
-            details: None,
-            status,
+        let change = Change::of(action, Place::in_realm(resource_type, user_id, self.realm_id).under(self.id), status);
+        match action {
+            ChangeAction::Delete => change.before(recorded),
+            _ => change.after(recorded),
         }
     }
 }

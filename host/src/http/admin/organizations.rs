@@ -3,7 +3,7 @@
 use axum::extract::{Path, RawQuery, State};
 use axum::response::Response;
 use serde::Serialize;
-use serde_json::{Value, json};
+use serde_json::Value;
 use utoipa::ToSchema;
 
 use super::{ListQuery, commit, members, realm_in_reach};
@@ -18,7 +18,7 @@ use crate::ids::new_guid;
 use crate::store::Status;
 use crate::store::memberships::Membership;
 use crate::store::organizations::{self as org_store, Organization, Taken};
-use crate::store::trail::{Change, ChangeAction, ResourceKind};
+use crate::store::trail::{Change, ChangeAction, Placed};
 use crate::validate::{Body, Notification, Refusals, Rule, list_of, one_of, text};
 
 #[derive(Debug, Serialize, ToSchema)]
@@ -112,27 +112,6 @@ fn taken(conflict: Taken) -> Error {
     }
 }
 
-fn change(
-    action: ChangeAction,
-    organization: &Organization,
-    before: Option<&Organization>,
-    after: Option<&Organization>,
-    status: u16,
-) -> Change {
-    Change {
-        action,
-        resource_type: ResourceKind::Organization,
-        resource_id: Some(organization.id.clone()),
-        parent_id: Some(organization.realm_id.clone()),
-        realm_id: Some(organization.realm_id.clone()),
-        client_id: None,
-        before: before.map(|o| json!(OrganizationView::of(o))),
-        after: after.map(|o| json!(OrganizationView::of(o))),
-        details: None,
-        status,
-    }
-}
-
 #[utoipa::path(post, path = "/realms/{realm}/organizations", tag = "Organizations", params(("realm" = String, Path)),
     request_body = OrganizationInput,
     responses((status = 201, description = "The created organization, in `data`", body = OrganizationView),
@@ -166,7 +145,13 @@ pub async fn create(
     if let Some(conflict) = org_store::insert(&mut tx, &organization).await? {
         return Err(taken(conflict));
     }
-    commit(&state, &caller, tx, change(ChangeAction::Create, &organization, None, Some(&organization), 201)).await?;
+    commit(
+        &state,
+        &caller,
+        tx,
+        Change::of(ChangeAction::Create, organization.place(), 201).after(OrganizationView::of(&organization)),
+    )
+    .await?;
     Ok(envelope::created(OrganizationView::of(&organization)))
 }
 
@@ -236,7 +221,9 @@ pub async fn update(
     if let Some(conflict) = org_store::update(&mut tx, &organization).await? {
         return Err(taken(conflict));
     }
-    let recorded = change(ChangeAction::Update, &organization, Some(&before), Some(&organization), 200);
+    let recorded = Change::of(ChangeAction::Update, organization.place(), 200)
+        .before(OrganizationView::of(&before))
+        .after(OrganizationView::of(&organization));
     commit(&state, &caller, tx, recorded).await?;
     Ok(envelope::ok(OrganizationView::of(&organization)))
 }
@@ -253,7 +240,13 @@ pub async fn delete(
     let organization = organization_in_reach(&state, &caller, &realm_id, &id, permission::ORGANIZATION_DELETE).await?;
     let mut tx = state.store.begin().await?;
     org_store::delete(&mut *tx, &organization.id).await?;
-    commit(&state, &caller, tx, change(ChangeAction::Delete, &organization, Some(&organization), None, 200)).await?;
+    commit(
+        &state,
+        &caller,
+        tx,
+        Change::of(ChangeAction::Delete, organization.place(), 200).before(OrganizationView::of(&organization)),
+    )
+    .await?;
     Ok(envelope::done())
 }
 

@@ -20,7 +20,7 @@ use crate::http::envelope;
 use crate::ids::new_guid;
 use crate::store::realm_roles::{self as role_store, Holder, Role};
 use crate::store::realms::Realm;
-use crate::store::trail::{Change, ChangeAction, ResourceKind};
+use crate::store::trail::{Change, ChangeAction, Place, Placed, ResourceKind};
 use crate::store::{clients as client_store, users as user_store};
 use crate::validate::{Notification, Refusals, Rule, parsed, text};
 
@@ -89,21 +89,6 @@ async fn role_home(
     Ok(realm)
 }
 
-fn role_change(action: ChangeAction, role: &Role, before: Option<&Role>, after: Option<&Role>, status: u16) -> Change {
-    Change {
-        action,
-        resource_type: ResourceKind::Role,
-        resource_id: Some(role.id.clone()),
-        parent_id: Some(role.client_id.clone().unwrap_or_else(|| role.realm_id.clone())),
-        realm_id: Some(role.realm_id.clone()),
-        client_id: role.client_id.clone(),
-        before: before.map(|r| json!(RoleView::of(r))),
-        after: after.map(|r| json!(RoleView::of(r))),
-        details: None,
-        status,
-    }
-}
-
 async fn create(
     state: &AppState,
     caller: &Caller,
@@ -130,7 +115,7 @@ async fn create(
     if !role_store::insert(&mut *tx, &role).await? {
         return Err(Error::AlreadyExists("role"));
     }
-    commit(state, caller, tx, role_change(ChangeAction::Create, &role, None, Some(&role), 201)).await?;
+    commit(state, caller, tx, Change::of(ChangeAction::Create, role.place(), 201).after(RoleView::of(&role))).await?;
     Ok(envelope::created(RoleView::of(&role)))
 }
 
@@ -185,7 +170,13 @@ async fn update(
     if !role_store::update(&mut *tx, &role).await? {
         return Err(Error::AlreadyExists("role"));
     }
-    commit(state, caller, tx, role_change(ChangeAction::Update, &role, Some(&before), Some(&role), 200)).await?;
+    commit(
+        state,
+        caller,
+        tx,
+        Change::of(ChangeAction::Update, role.place(), 200).before(RoleView::of(&before)).after(RoleView::of(&role)),
+    )
+    .await?;
     Ok(envelope::ok(RoleView::of(&role)))
 }
 
@@ -199,7 +190,7 @@ async fn delete(
     let role = role_in_reach(state, caller, realm_id, client_id, role_id, permission::ROLE_DELETE).await?;
     let mut tx = state.store.begin().await?;
     role_store::delete(&mut *tx, &role.id).await?;
-    commit(state, caller, tx, role_change(ChangeAction::Delete, &role, Some(&role), None, 200)).await?;
+    commit(state, caller, tx, Change::of(ChangeAction::Delete, role.place(), 200).before(RoleView::of(&role))).await?;
     Ok(envelope::done())
 }
 
@@ -474,16 +465,11 @@ fn grant_change(realm: &Realm, grantee: &Grantee, role: &Role, action: ChangeAct
         _ => None,
     };
     let recorded = json!({ "roleId": role.id, "roleName": role.name, "roleClientId": role.client_id });
-    Change {
-        action,
-        resource_type: grantee.resource_type(),
-        resource_id: Some(role.id.clone()),
-        parent_id: Some(grantee.id().to_owned()),
-        realm_id: Some(realm.id.clone()),
-        client_id,
-        before: (action == ChangeAction::Delete).then(|| recorded.clone()),
-        after: (action == ChangeAction::Create).then_some(recorded),
-        details: None,
-        status,
+    let mut place = Place::in_realm(grantee.resource_type(), &role.id, &realm.id).under(grantee.id());
+    place.client = client_id;
+    let change = Change::of(action, place, status);
+    match action {
+        ChangeAction::Delete => change.before(recorded),
+        _ => change.after(recorded),
     }
 }

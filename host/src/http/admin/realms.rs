@@ -3,7 +3,6 @@
 use axum::extract::{Path, RawQuery, State};
 use axum::response::Response;
 use serde::Serialize;
-use serde_json::json;
 use utoipa::ToSchema;
 
 use super::{ListQuery, commit, realm_in_reach};
@@ -16,7 +15,7 @@ use crate::http::body::JsonBody;
 use crate::http::envelope;
 use crate::ids::{PLATFORM_REALM, RealmId};
 use crate::store::realms::{self, Realm, RealmSettings};
-use crate::store::trail::{Change, ChangeAction, ResourceKind};
+use crate::store::trail::{Change, ChangeAction, Placed};
 use crate::store::{Status, realms as realm_store};
 use crate::validate::{Body, Rule, boolean, integer, one_of, parsed, text};
 
@@ -140,18 +139,7 @@ pub async fn create(
         return Err(Error::AlreadyExists("realm"));
     }
     let view = RealmView::from(&realm);
-    let change = Change {
-        action: ChangeAction::Create,
-        resource_type: ResourceKind::Realm,
-        resource_id: Some(realm.id.clone()),
-        parent_id: None,
-        realm_id: Some(realm.id.clone()),
-        client_id: None,
-        before: None,
-        after: Some(json!(view)),
-        details: None,
-        status: 201,
-    };
+    let change = Change::of(ChangeAction::Create, realm.place(), 201).after(&view);
     commit(&state, &caller, tx, change).await?;
     Ok(envelope::created(view))
 }
@@ -204,18 +192,8 @@ pub async fn update(
     let mut tx = state.store.begin().await?;
     realm_store::update(&mut *tx, &realm).await?;
     let view = RealmView::from(&realm);
-    let change = Change {
-        action: ChangeAction::Update,
-        resource_type: ResourceKind::Realm,
-        resource_id: Some(realm.id.clone()),
-        parent_id: None,
-        realm_id: Some(realm.id.clone()),
-        client_id: None,
-        before: Some(json!(RealmView::from(before.as_ref()))),
-        after: Some(json!(view)),
-        details: None,
-        status: 200,
-    };
+    let change =
+        Change::of(ChangeAction::Update, realm.place(), 200).before(RealmView::from(before.as_ref())).after(&view);
     commit(&state, &caller, tx, change).await?;
     Ok(envelope::ok(view))
 }
@@ -235,18 +213,7 @@ pub async fn delete(
     }
     let mut tx = state.store.begin().await?;
     realm_store::delete(&mut *tx, &realm.id).await?;
-    let change = Change {
-        action: ChangeAction::Delete,
-        resource_type: ResourceKind::Realm,
-        resource_id: Some(realm.id.clone()),
-        parent_id: None,
-        realm_id: Some(realm.id.clone()),
-        client_id: None,
-        before: Some(json!(RealmView::from(realm.as_ref()))),
-        after: None,
-        details: None,
-        status: 200,
-    };
+    let change = Change::of(ChangeAction::Delete, realm.place(), 200).before(RealmView::from(realm.as_ref()));
     commit(&state, &caller, tx, change).await?;
     Ok(envelope::done())
 }

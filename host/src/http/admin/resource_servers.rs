@@ -5,7 +5,7 @@
 use axum::extract::{Path, RawQuery, State};
 use axum::response::Response;
 use serde::Serialize;
-use serde_json::{Value, json};
+use serde_json::Value;
 use utoipa::ToSchema;
 
 use super::{ListQuery, commit, realm_in_reach};
@@ -19,7 +19,7 @@ use crate::http::envelope;
 use crate::ids::new_guid;
 use crate::store::realms::Realm;
 use crate::store::resource_servers::{self as server_store, ResourceServer, ServerKind};
-use crate::store::trail::{Change, ChangeAction, ResourceKind};
+use crate::store::trail::{Change, ChangeAction, Placed};
 use crate::store::{Status, clients as client_store};
 use crate::validate::{Body, Notification, Refusals, Rule, list_of, one_of, parsed, text};
 
@@ -129,27 +129,6 @@ async fn check_references(state: &AppState, realm: &Realm, server: &ResourceServ
     if refused.is_empty() { Ok(()) } else { Err(Error::Validation(refused)) }
 }
 
-fn change(
-    action: ChangeAction,
-    server: &ResourceServer,
-    before: Option<&ResourceServer>,
-    after: Option<&ResourceServer>,
-    status: u16,
-) -> Change {
-    Change {
-        action,
-        resource_type: ResourceKind::ResourceServer,
-        resource_id: Some(server.id.clone()),
-        parent_id: Some(server.realm_id.clone()),
-        realm_id: Some(server.realm_id.clone()),
-        client_id: None,
-        before: before.map(|s| json!(ResourceServerView::of(s))),
-        after: after.map(|s| json!(ResourceServerView::of(s))),
-        details: None,
-        status,
-    }
-}
-
 #[utoipa::path(post, path = "/realms/{realm}/resource-servers", tag = "Resource servers", params(("realm" = String, Path)),
     request_body = ResourceServerInput,
     responses((status = 201, description = "The created resource server, in `data`", body = ResourceServerView), (status = 400), (status = 403),
@@ -188,7 +167,13 @@ pub async fn create(
     if !server_store::insert(&mut *tx, &server).await? {
         return Err(Error::AlreadyExists("resource server"));
     }
-    commit(&state, &caller, tx, change(ChangeAction::Create, &server, None, Some(&server), 201)).await?;
+    commit(
+        &state,
+        &caller,
+        tx,
+        Change::of(ChangeAction::Create, server.place(), 201).after(ResourceServerView::of(&server)),
+    )
+    .await?;
     Ok(envelope::created(ResourceServerView::of(&server)))
 }
 
@@ -258,7 +243,15 @@ pub async fn update(
     if !server_store::update(&mut *tx, &server).await? {
         return Err(Error::AlreadyExists("resource server"));
     }
-    commit(&state, &caller, tx, change(ChangeAction::Update, &server, Some(&before), Some(&server), 200)).await?;
+    commit(
+        &state,
+        &caller,
+        tx,
+        Change::of(ChangeAction::Update, server.place(), 200)
+            .before(ResourceServerView::of(&before))
+            .after(ResourceServerView::of(&server)),
+    )
+    .await?;
     Ok(envelope::ok(ResourceServerView::of(&server)))
 }
 
@@ -274,6 +267,12 @@ pub async fn delete(
     let (_, server) = server_in_reach(&state, &caller, &realm_id, &id, permission::REALM_UPDATE).await?;
     let mut tx = state.store.begin().await?;
     server_store::delete(&mut *tx, &server.id).await?;
-    commit(&state, &caller, tx, change(ChangeAction::Delete, &server, Some(&server), None, 200)).await?;
+    commit(
+        &state,
+        &caller,
+        tx,
+        Change::of(ChangeAction::Delete, server.place(), 200).before(ResourceServerView::of(&server)),
+    )
+    .await?;
     Ok(envelope::done())
 }

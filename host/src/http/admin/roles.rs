@@ -3,7 +3,7 @@
 use axum::extract::{Path, RawQuery, State};
 use axum::response::Response;
 use serde::Serialize;
-use serde_json::{Value, json};
+use serde_json::Value;
 use utoipa::ToSchema;
 
 use super::{ListQuery, commit};
@@ -16,7 +16,7 @@ use crate::http::body::JsonBody;
 use crate::http::envelope;
 use crate::ids::new_guid;
 use crate::store::roles::{self as role_store, AccountRole};
-use crate::store::trail::{Change, ChangeAction, ResourceKind};
+use crate::store::trail::{Change, ChangeAction, Placed};
 use crate::validate::{Body, Notification, Refusals, Rule, list_of, text};
 
 #[derive(Debug, Serialize, ToSchema)]
@@ -103,17 +103,6 @@ async fn role_in_reach(state: &AppState, caller: &Caller, id: &str, permission: 
     role.ok_or(Error::NotFound("role"))
 }
 
-fn change(
-    action: ChangeAction,
-    role: &AccountRole,
-    before: Option<Value>,
-    after: Option<Value>,
-    status: u16,
-) -> Change {
-    // Account roles live outside any realm: trail only, no event.
-    Change::outside_realms(action, ResourceKind::AccountRole, &role.id, before, after, status)
-}
-
 #[utoipa::path(post, path = "/roles", tag = "Roles", request_body = RoleInput,
     responses((status = 201, description = "The created role, in `data`", body = RoleView), (status = 400),
               (status = 409, description = "AlreadyExists: the name is taken")),
@@ -152,7 +141,7 @@ pub async fn create(
         return Err(Error::AlreadyExists("role"));
     }
     let view = RoleView::from(&role);
-    commit(&state, &caller, tx, change(ChangeAction::Create, &role, None, Some(json!(view)), 201)).await?;
+    commit(&state, &caller, tx, Change::of(ChangeAction::Create, role.place(), 201).after(&view)).await?;
     Ok(envelope::created(view))
 }
 
@@ -210,7 +199,7 @@ pub async fn update(
     let mut tx = state.store.begin().await?;
     role_store::update(&mut *tx, &role).await?;
     let view = RoleView::from(&role);
-    let record = change(ChangeAction::Update, &role, Some(json!(RoleView::from(&before))), Some(json!(view)), 200);
+    let record = Change::of(ChangeAction::Update, role.place(), 200).before(RoleView::from(&before)).after(&view);
     commit(&state, &caller, tx, record).await?;
     Ok(envelope::ok(view))
 }
@@ -222,7 +211,7 @@ pub async fn delete(State(state): State<AppState>, caller: Caller, Path(id): Pat
     let role = role_in_reach(&state, &caller, &id, permission::ROLE_DELETE).await?;
     let mut tx = state.store.begin().await?;
     role_store::delete(&mut *tx, &role.account_id, &role.id).await?;
-    commit(&state, &caller, tx, change(ChangeAction::Delete, &role, Some(json!(RoleView::from(&role))), None, 200))
+    commit(&state, &caller, tx, Change::of(ChangeAction::Delete, role.place(), 200).before(RoleView::from(&role)))
         .await?;
     Ok(envelope::done())
 }

@@ -5,7 +5,6 @@
 use axum::extract::{Path, RawQuery, State};
 use axum::response::Response;
 use serde::Serialize;
-use serde_json::json;
 use utoipa::ToSchema;
 
 use super::{ListQuery, commit, realm_in_reach};
@@ -19,7 +18,7 @@ use crate::http::envelope;
 use crate::ids::new_guid;
 use crate::store::clients::{self as client_store, Client};
 use crate::store::scopes::{self as scope_store, Scope};
-use crate::store::trail::{Change, ChangeAction, ResourceKind};
+use crate::store::trail::{Change, ChangeAction, Place, Placed, ResourceKind};
 use crate::validate::{Body, Notification, Rule, list_of, text};
 
 /// Scopes of OpenID Connect that exist in every realm without being created.
@@ -71,27 +70,6 @@ pub struct ClientScopesInput {
     scopes: Vec<String>,
 }
 
-fn scope_change(
-    action: ChangeAction,
-    scope: &Scope,
-    before: Option<&Scope>,
-    after: Option<&Scope>,
-    status: u16,
-) -> Change {
-    Change {
-        action,
-        resource_type: ResourceKind::Scope,
-        resource_id: Some(scope.id.clone()),
-        parent_id: scope.realm_id.clone(),
-        realm_id: scope.realm_id.clone(),
-        client_id: None,
-        before: before.map(|s| json!(ScopeView::of(s))),
-        after: after.map(|s| json!(ScopeView::of(s))),
-        details: None,
-        status,
-    }
-}
-
 /// Checks the caller may act on the catalogue (no realm) or on the realm's scopes.
 async fn require(state: &AppState, caller: &Caller, realm_id: Option<&str>, permission: &str) -> Result<(), Error> {
     match realm_id {
@@ -123,7 +101,8 @@ async fn create(state: &AppState, caller: &Caller, realm_id: Option<&str>, mut b
     if !scope_store::insert(&mut *tx, &scope).await? {
         return Err(Error::AlreadyExists("scope"));
     }
-    commit(state, caller, tx, scope_change(ChangeAction::Create, &scope, None, Some(&scope), 201)).await?;
+    commit(state, caller, tx, Change::of(ChangeAction::Create, scope.place(), 201).after(ScopeView::of(&scope)))
+        .await?;
     Ok(envelope::created(ScopeView::of(&scope)))
 }
 
@@ -171,7 +150,15 @@ async fn update(
     scope.updated_at = to_millis(state.clock.now());
     let mut tx = state.store.begin().await?;
     scope_store::update(&mut *tx, &scope).await?;
-    commit(state, caller, tx, scope_change(ChangeAction::Update, &scope, Some(&before), Some(&scope), 200)).await?;
+    commit(
+        state,
+        caller,
+        tx,
+        Change::of(ChangeAction::Update, scope.place(), 200)
+            .before(ScopeView::of(&before))
+            .after(ScopeView::of(&scope)),
+    )
+    .await?;
     Ok(envelope::ok(ScopeView::of(&scope)))
 }
 
@@ -179,7 +166,8 @@ async fn delete(state: &AppState, caller: &Caller, realm_id: Option<&str>, id: &
     let scope = scope_in_reach(state, caller, realm_id, id, permission::SCOPE_DELETE).await?;
     let mut tx = state.store.begin().await?;
     scope_store::delete(&mut *tx, &scope.id).await?;
-    commit(state, caller, tx, scope_change(ChangeAction::Delete, &scope, Some(&scope), None, 200)).await?;
+    commit(state, caller, tx, Change::of(ChangeAction::Delete, scope.place(), 200).before(ScopeView::of(&scope)))
+        .await?;
     Ok(envelope::done())
 }
 
@@ -357,18 +345,8 @@ pub async fn replace_client_scopes(
     client.updated_at = to_millis(state.clock.now());
     let mut tx = state.store.begin().await?;
     client_store::update(&mut *tx, &client).await?;
-    let change = Change {
-        action: ChangeAction::Update,
-        resource_type: ResourceKind::ClientScopes,
-        resource_id: Some(client.id.clone()),
-        parent_id: Some(client.realm_id.clone()),
-        realm_id: Some(client.realm_id.clone()),
-        client_id: Some(client.id.clone()),
-        before: Some(json!(before.allowed_scopes.clone())),
-        after: Some(json!(scopes)),
-        details: None,
-        status: 200,
-    };
+    let place = Place::in_realm(ResourceKind::ClientScopes, &client.id, &client.realm_id).of_client(&client.id);
+    let change = Change::of(ChangeAction::Update, place, 200).before(&before.allowed_scopes).after(&scopes);
     commit(&state, &caller, tx, change).await?;
     Ok(envelope::ok(scopes))
 }

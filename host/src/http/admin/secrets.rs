@@ -3,7 +3,7 @@
 use axum::extract::{Path, RawQuery, State};
 use axum::response::Response;
 use serde::Serialize;
-use serde_json::{Value, json};
+use serde_json::Value;
 use utoipa::ToSchema;
 
 use super::rotation::{MAX_PREVIOUS_VALUE_VALID_FOR_MINUTES, Rotation, RotationInput, RotationView};
@@ -20,7 +20,7 @@ use crate::http::envelope;
 use crate::ids::new_guid;
 use crate::store::roles as role_store;
 use crate::store::secrets::{self as secret_store, Secret, SecretType};
-use crate::store::trail::{Change, ChangeAction, ResourceKind};
+use crate::store::trail::{Change, ChangeAction, Placed};
 use crate::validate::{Notification, Refusals, Rule, instant, list_of, one_of, text};
 
 #[derive(Debug, Serialize, ToSchema)]
@@ -170,7 +170,7 @@ pub async fn create(
     let mut tx = state.store.begin().await?;
     secret_store::insert(&mut *tx, &secret).await?;
     let mut view = SecretView::of(&secret, secret.created_at);
-    let change = secret_change(ChangeAction::Create, &secret, None, Some(json!(view)), 201);
+    let change = Change::of(ChangeAction::Create, secret.place(), 201).after(&view);
     commit(&state, &caller, tx, change).await?;
     view.value = Some(value);
     Ok(envelope::created(view))
@@ -222,17 +222,6 @@ fn value_prefix(kind: SecretType) -> &'static str {
     }
 }
 
-fn secret_change(
-    action: ChangeAction,
-    secret: &Secret,
-    before: Option<Value>,
-    after: Option<Value>,
-    status: u16,
-) -> Change {
-    // Secrets belong to the account, outside any realm: trail only, no event.
-    Change::outside_realms(action, ResourceKind::Secret, &secret.id, before, after, status)
-}
-
 async fn secret_in_reach(state: &AppState, caller: &Caller, id: &str, permission: &str) -> Result<Secret, Error> {
     let secret = secret_store::find(state.store.pool(), caller.account_id(), id).await?;
     caller.require(
@@ -272,8 +261,8 @@ pub async fn delete(State(state): State<AppState>, caller: Caller, Path(id): Pat
     let secret = secret_in_reach(&state, &caller, &id, permission::SECRET_DELETE).await?;
     let mut tx = state.store.begin().await?;
     secret_store::delete(&mut *tx, &secret.account_id, &secret.id).await?;
-    let before = json!(SecretView::of(&secret, to_millis(state.clock.now())));
-    let change = secret_change(ChangeAction::Delete, &secret, Some(before), None, 200);
+    let before = SecretView::of(&secret, to_millis(state.clock.now()));
+    let change = Change::of(ChangeAction::Delete, secret.place(), 200).before(before);
     commit(&state, &caller, tx, change).await?;
     Ok(envelope::done())
 }
@@ -304,14 +293,10 @@ pub async fn rotate(
 
     let mut tx = state.store.begin().await?;
     secret_store::rotate(&mut *tx, &secret).await?;
-    let mut change = secret_change(
-        ChangeAction::Update,
-        &secret,
-        Some(json!(SecretView::of(&before, now))),
-        Some(json!(SecretView::of(&secret, now))),
-        200,
-    );
-    change.details = Some(rotation.details());
+    let change = Change::of(ChangeAction::Update, secret.place(), 200)
+        .before(SecretView::of(&before, now))
+        .after(SecretView::of(&secret, now))
+        .details(rotation.details());
     commit(&state, &caller, tx, change).await?;
     let mut view = SecretView::of(&secret, now);
     view.value = Some(value);

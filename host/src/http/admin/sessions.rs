@@ -3,7 +3,6 @@
 use axum::extract::{Path, RawQuery, State};
 use axum::response::Response;
 use serde::Serialize;
-use serde_json::json;
 use utoipa::ToSchema;
 
 use super::{ListQuery, commit, realm_in_reach};
@@ -14,7 +13,7 @@ use crate::error::Error;
 use crate::http::auth::Caller;
 use crate::http::envelope;
 use crate::store::sessions::{self as session_store, Session};
-use crate::store::trail::{Change, ChangeAction, ResourceKind};
+use crate::store::trail::{Change, ChangeAction, Placed};
 
 /// A session as the admin API shows it.
 #[derive(Debug, Serialize, ToSchema)]
@@ -129,18 +128,7 @@ pub async fn revoke(
     if !session_store::end(&mut *tx, &session.id, "revoked_by_administrator", now).await? {
         return Err(Error::Conflict("the session has already ended".into()));
     }
-    let change = Change {
-        action: ChangeAction::Delete,
-        resource_type: ResourceKind::Session,
-        resource_id: Some(session.id.clone()),
-        parent_id: Some(session.realm_id.clone()),
-        realm_id: Some(session.realm_id.clone()),
-        client_id: Some(session.client_id.clone()),
-        before: Some(json!(SessionView::of(&session, now))),
-        after: None,
-        details: None,
-        status: 200,
-    };
+    let change = Change::of(ChangeAction::Delete, session.place(), 200).before(SessionView::of(&session, now));
     commit(&state, &caller, tx, change).await?;
     Ok(envelope::done())
 }

@@ -6,7 +6,6 @@
 use axum::extract::{Path, RawQuery, State};
 use axum::response::Response;
 use serde::Serialize;
-use serde_json::json;
 use utoipa::ToSchema;
 
 use super::{ListQuery, realm_in_reach};
@@ -17,12 +16,11 @@ use crate::error::Error;
 use crate::http::auth::Caller;
 use crate::http::envelope;
 use crate::protection::incidents::title;
-use crate::protection::operators::{self, Dismissed, Lifted};
+use crate::protection::operators::{self};
 use crate::protection::summary::{self, Within};
 use crate::store::threats::{
     self as store, Exposure, Incident, IncidentKind, IncidentSeverity, IncidentStatus, Measure, MeasureType, Standing,
 };
-use crate::store::trail::{Change, ChangeAction, ResourceKind};
 use crate::validate::{Notification, Rule};
 
 #[derive(Debug, Serialize, ToSchema)]
@@ -242,19 +240,8 @@ pub async fn read(State(state): State<AppState>, caller: Caller, Path(id): Path<
 pub async fn dismiss(State(state): State<AppState>, caller: Caller, Path(id): Path<String>) -> Result<Response, Error> {
     state.protection.store_refusals(&state.store).await?;
     let incident = incident_in_reach(&state, &caller, &id, permission::REALM_UPDATE).await?;
-    let record = |dismissed: &Dismissed| Change {
-        action: ChangeAction::Update,
-        resource_type: ResourceKind::ThreatIncident,
-        resource_id: Some(dismissed.before.id.clone()),
-        parent_id: Some(dismissed.before.realm_id.clone()),
-        realm_id: Some(dismissed.before.realm_id.clone()),
-        client_id: None,
-        before: Some(json!(IncidentView::of(dismissed.before.clone()))),
-        after: Some(json!(IncidentView::of(dismissed.after.clone()))),
-        details: Some(json!({ "liftedMeasures": dismissed.lifted })),
-        status: 200,
-    };
-    let dismissed = operators::dismiss(&state, caller.author(), incident, record).await?;
+    let view = |incident: &Incident| IncidentView::of(incident.clone());
+    let dismissed = operators::dismiss(&state, caller.author(), incident, view).await?;
     Ok(envelope::ok(IncidentView::of(dismissed.after)))
 }
 
@@ -268,19 +255,8 @@ pub async fn revoke(State(state): State<AppState>, caller: Caller, Path(id): Pat
     let measure = measure.ok_or(Error::NotFound("measure"))?;
     realm_in_reach(&state, &caller, &measure.realm_id, permission::REALM_UPDATE).await?;
     let now = to_millis(state.clock.now());
-    let record = |lifted: &Lifted| Change {
-        action: ChangeAction::Update,
-        resource_type: ResourceKind::ThreatMeasure,
-        resource_id: Some(lifted.before.id.clone()),
-        parent_id: Some(lifted.before.incident_id.clone()),
-        realm_id: Some(lifted.before.realm_id.clone()),
-        client_id: None,
-        before: Some(json!(MeasureView::of(lifted.before.clone(), now))),
-        after: Some(json!(MeasureView::of(lifted.after.clone(), now))),
-        details: None,
-        status: 200,
-    };
-    let lifted = operators::lift(&state, caller.author(), measure, record).await?;
+    let view = |measure: &Measure| MeasureView::of(measure.clone(), now);
+    let lifted = operators::lift(&state, caller.author(), measure, view).await?;
     Ok(envelope::ok(MeasureView::of(lifted.after, now)))
 }
 

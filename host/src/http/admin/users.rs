@@ -17,7 +17,7 @@ use crate::http::envelope;
 use crate::ids::new_guid;
 use crate::store::events::{self, Event, EventType};
 use crate::store::realms::Realm;
-use crate::store::trail::{Change, ChangeAction, ResourceKind};
+use crate::store::trail::{Change, ChangeAction, Placed};
 use crate::store::users::{self as user_store, User, UserStatus};
 use crate::validate::{Body, Notification, Refusals, Rule, boolean, one_of, parsed, text};
 
@@ -183,21 +183,6 @@ pub(crate) async fn refuse_breached(state: &AppState, realm: &Realm, password: &
     Ok(())
 }
 
-fn change(action: ChangeAction, user: &User, before: Option<&User>, after: Option<&User>, status: u16) -> Change {
-    Change {
-        action,
-        resource_type: ResourceKind::User,
-        resource_id: Some(user.id.clone()),
-        parent_id: Some(user.realm_id.clone()),
-        realm_id: Some(user.realm_id.clone()),
-        client_id: None,
-        before: before.map(|u| json!(UserView::of(u))),
-        after: after.map(|u| json!(UserView::of(u))),
-        details: None,
-        status,
-    }
-}
-
 async fn publish_user_event(
     tx: &mut crate::store::Connection,
     realm: &Realm,
@@ -255,7 +240,7 @@ pub async fn create(
         return Err(Error::invalid("username", Rule::Duplicate, "another user of the realm has this username"));
     }
     publish_user_event(&mut tx, &realm, EventType::UserCreated, &user, now).await?;
-    commit(&state, &caller, tx, change(ChangeAction::Create, &user, None, Some(&user), 201)).await?;
+    commit(&state, &caller, tx, Change::of(ChangeAction::Create, user.place(), 201).after(UserView::of(&user))).await?;
     Ok(envelope::created(UserView::of(&user)))
 }
 
@@ -347,7 +332,13 @@ pub async fn update(
         crate::store::threats::password_changed(&mut tx, &user.id, now).await?;
     }
     publish_user_event(&mut tx, &realm, EventType::UserUpdated, &user, now).await?;
-    commit(&state, &caller, tx, change(ChangeAction::Update, &user, Some(&before), Some(&user), 200)).await?;
+    commit(
+        &state,
+        &caller,
+        tx,
+        Change::of(ChangeAction::Update, user.place(), 200).before(UserView::of(&before)).after(UserView::of(&user)),
+    )
+    .await?;
     Ok(envelope::ok(UserView::of(&user)))
 }
 
@@ -365,7 +356,8 @@ pub async fn delete(
     let mut tx = state.store.begin().await?;
     user_store::delete(&mut *tx, &realm.id, &user.id).await?;
     publish_user_event(&mut tx, &realm, EventType::UserDeleted, &user, now).await?;
-    commit(&state, &caller, tx, change(ChangeAction::Delete, &user, Some(&user), None, 200)).await?;
+    commit(&state, &caller, tx, Change::of(ChangeAction::Delete, user.place(), 200).before(UserView::of(&user)))
+        .await?;
     Ok(envelope::done())
 }
 
@@ -434,22 +426,11 @@ pub async fn impersonate(
 
     // In the trail, never announced.
     let tx = state.store.begin().await?;
-    let change = Change {
-        action: ChangeAction::Impersonate,
-        resource_type: ResourceKind::User,
-        resource_id: Some(user.id.clone()),
-        parent_id: Some(realm.id.clone()),
-        realm_id: Some(realm.id.clone()),
-        client_id: Some(client.id.clone()),
-        before: None,
-        after: None,
-        details: Some(json!({
-            "client_id": client.id,
-            "token_id": issued.jti,
-            "expires_at": iso(from_millis(issued.expires_at * 1000)),
-        })),
-        status: 200,
-    };
+    let change = Change::of(ChangeAction::Impersonate, user.place().of_client(&client.id), 200).details(json!({
+        "client_id": client.id,
+        "token_id": issued.jti,
+        "expires_at": iso(from_millis(issued.expires_at * 1000)),
+    }));
     commit(&state, &caller, tx, change).await?;
     Ok(envelope::ok(ImpersonationView {
         access_token: issued.token,

@@ -125,19 +125,40 @@ fn answer(code: OAuthCode) -> (StatusCode, &'static str) {
     }
 }
 
+impl OAuthError {
+    /// The code and status of the answer to a sign-in that did not succeed, without answering it.
+    pub fn answer_to(error: &SignInError) -> (OAuthCode, StatusCode) {
+        let code = match error {
+            SignInError::Refused(refusal) => Self::from(refusal.clone()).code,
+            SignInError::Failed(failure) => failure_code(failure),
+        };
+        (code, answer(code).0)
+    }
+}
+
+/// The code a failure of the service itself is answered with.
+fn failure_code(error: &Error) -> OAuthCode {
+    match error {
+        Error::Unavailable(_) => OAuthCode::ServiceUnavailable,
+        Error::RateLimited { .. } => OAuthCode::TooManyRequests,
+        _ => OAuthCode::InternalError,
+    }
+}
+
 impl From<Error> for OAuthError {
     fn from(error: Error) -> Self {
-        match error {
-            Error::Unavailable(_) => {
-                tracing::error!(%error, "protocol request failed");
-                Self::new(OAuthCode::ServiceUnavailable, "try again shortly")
-            }
-            Error::RateLimited { .. } => Self::new(OAuthCode::TooManyRequests, "wait a few minutes, then try again"),
-            other => {
-                tracing::error!(error = %other, details = ?other, "protocol request failed");
-                Self::new(OAuthCode::InternalError, "the request could not be completed")
-            }
+        let code = failure_code(&error);
+        match code {
+            OAuthCode::ServiceUnavailable => tracing::error!(%error, "protocol request failed"),
+            OAuthCode::InternalError => tracing::error!(%error, details = ?error, "protocol request failed"),
+            _ => {}
         }
+        let description = match code {
+            OAuthCode::ServiceUnavailable => "try again shortly",
+            OAuthCode::TooManyRequests => "wait a few minutes, then try again",
+            _ => "the request could not be completed",
+        };
+        Self::new(code, description)
     }
 }
 
@@ -189,6 +210,10 @@ impl From<Refusal> for OAuthError {
             }
             Refusal::PushRequestNotWaiting => Self::new(OAuthCode::PushRequestNotWaiting, "no such request waiting"),
             Refusal::ClientUnknown => Self::invalid_client(false),
+            Refusal::SecretOnlyForClientCredentials => Self::new(
+                OAuthCode::GrantTypeDisabled,
+                "an account client secret is exchanged only with client_credentials",
+            ),
             Refusal::RecoveryCodeInvalid => {
                 Self::new(OAuthCode::RecoveryTokenInvalid, "the reset code is unknown, used or expired")
             }

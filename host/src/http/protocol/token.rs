@@ -14,12 +14,11 @@ use crate::AppState;
 use crate::clock::to_millis;
 use crate::error::OAuthCode;
 use crate::http::address::ClientAddress;
-use crate::ids::{PLATFORM_REALM, new_guid};
-use crate::signin::{self, Origin, PasswordAttempt, PasswordOutcome, RefreshAttempt, Tokens};
+use crate::ids::PLATFORM_REALM;
+use crate::signin::console::{self, Answered};
+use crate::signin::{self, Origin, PasswordAttempt, PasswordOutcome, RefreshAttempt, Refusal, SignInError, Tokens};
 use crate::store::clients::{Client, GrantType};
 use crate::store::realms::Realm;
-use crate::store::users as user_store;
-use crate::tokens::{self, Grant, Subject};
 
 pub async fn endpoint(
     State(state): State<AppState>,
@@ -84,7 +83,17 @@ async fn password(
     form: &Form,
     origin: &Origin,
 ) -> Result<Response, OAuthError> {
-    let attempt = PasswordAttempt {
+    password_answer(signin::password(state, password_attempt(realm, client, form, origin)?).await?)
+}
+
+/// The password sign-in a form asks for.
+fn password_attempt<'a>(
+    realm: &'a Realm,
+    client: &'a Client,
+    form: &'a Form,
+    origin: &'a Origin,
+) -> Result<PasswordAttempt<'a>, OAuthError> {
+    Ok(PasswordAttempt {
         realm,
         client,
         username: form.require("username")?,
@@ -93,8 +102,12 @@ async fn password(
         resource: form.get("resource"),
         confirm_on_phone: form.get("confirmation") == Some("push"),
         origin,
-    };
-    match signin::password(state, attempt).await? {
+    })
+}
+
+/// The answer to a password sign-in that was not refused.
+fn password_answer(outcome: PasswordOutcome) -> Result<Response, OAuthError> {
+    match outcome {
         PasswordOutcome::SignedIn(tokens) => Ok(json_no_store(token_answer(&tokens))),
         PasswordOutcome::ConfirmationAsked(asked) => Ok(json_no_store(json!({
             "push_request_id": asked.request_id,
@@ -128,64 +141,38 @@ fn token_answer(tokens: &Tokens) -> Value {
 }
 
 /// A person of the account's team signs in to the console: the password grant at the platform
-/// realm, by the platform client as a public client (`client_id=platform`, no secret). The token
-/// is a bearer token for the admin API acting with the person's account roles; the realm's lockout
-/// and events apply as to any password sign-in. The console gets no refresh token. Each attempt on
-/// a person of a team is in their account's access log.
+/// realm, by the platform client as a public client (`client_id=platform`, no secret).
 async fn console_sign_in(
     state: &AppState,
     realm: &Realm,
     form: &Form,
     origin: &Origin,
 ) -> Result<Response, OAuthError> {
-    use crate::store::access_log::{AccessEntry, AccessOutcome};
-
     if form.get("client_id") != Some(PLATFORM_REALM) {
         return Err(OAuthError::invalid_client(false));
     }
-    let Some(platform) = crate::store::clients::find(state.store.pool(), PLATFORM_REALM, PLATFORM_REALM).await? else {
-        return Err(OAuthError::invalid_client(false));
-    };
-    let now = to_millis(state.clock.now());
-    let answer = password(state, realm, &platform, form, origin).await;
-    let pool = state.store.pool();
-    let person = match form.get("username") {
-        Some(login) => user_store::find_by_login(pool, PLATFORM_REALM, login).await?,
-        None => None,
-    };
-    let member = match &person {
-        Some(person) => crate::store::accounts::membership(pool, &person.id).await?,
-        None => None,
-    };
-    if let Some(member) = member {
-        let (status, outcome, reason) = match &answer {
-            Ok(_) => (200, AccessOutcome::Accepted, "console sign-in".to_owned()),
-            Err(refused) => {
-                (i64::from(refused.status().as_u16()), AccessOutcome::Refused, refused.code.as_str().to_owned())
+    let platform = console::platform_client(state).await?;
+    let attempt = match password_attempt(realm, &platform, form, origin) {
+        Ok(attempt) => attempt,
+        Err(malformed) => {
+            // A malformed request that names a person of a team is in their access log too.
+            if let Some(login) = form.get("username") {
+                let answer = Answered { status: malformed.status().as_u16(), code: malformed.code.as_str() };
+                let now = to_millis(state.clock.now());
+                console::record_person(state, login, &origin.ip_address, now, Err(answer)).await?;
             }
-        };
-        let entry = AccessEntry {
-            id: new_guid(),
-            occurred_at: now,
-            account_id: Some(member.account_id),
-            credential_id: None,
-            credential_name: None,
-            actor_user_id: Some(member.user_id),
-            ip_address: origin.ip_address.clone(),
-            method: "POST".into(),
-            path: format!("/realms/{PLATFORM_REALM}/protocol/openid-connect/token"),
-            status,
-            outcome,
-            reason: Some(reason),
-        };
-        state.access_log.record(entry).await;
-    }
-    answer
+            return Err(malformed);
+        }
+    };
+    let answered = |refused: &SignInError| {
+        let (code, status) = OAuthError::answer_to(refused);
+        Answered { status: status.as_u16(), code: code.as_str() }
+    };
+    password_answer(console::password(state, attempt, answered).await?)
 }
 
 /// `client_credentials` at the platform realm with the platform client id and an account client
-/// secret: a bearer token for the admin API that acts with the secret's roles and scopes and never
-/// outlives it. The issuance is written to the account's access log.
+/// secret: a bearer token for the admin API.
 async fn platform_token(
     state: &AppState,
     headers: &HeaderMap,
@@ -193,56 +180,12 @@ async fn platform_token(
     grant: GrantType,
     address: std::net::IpAddr,
 ) -> Result<Response, OAuthError> {
-    use crate::store::access_log::{AccessEntry, AccessOutcome};
-    use crate::store::secrets::{self, SecretType};
-
     let Some((client_id, value, basic)) = super::presented_credentials(headers, form)? else {
         return Err(OAuthError::invalid_client(false));
     };
-    let now = to_millis(state.clock.now());
-    let value_hash = state.hasher.hash(&value);
-    let credential = match client_id == PLATFORM_REALM {
-        true => secrets::find_by_hash(state.store.pool(), &value_hash).await?,
-        false => None,
-    };
-    let Some(credential) = credential.filter(|c| {
-        c.secret.secret_type == SecretType::ClientSecret
-            && c.secret.accepts(&value_hash, now)
-            && c.secret.expires_at.is_none_or(|until| until > now)
-    }) else {
-        return Err(OAuthError::invalid_client(basic));
-    };
-    if grant != GrantType::ClientCredentials {
-        return Err(OAuthError::new(
-            OAuthCode::GrantTypeDisabled,
-            "an account client secret is exchanged only with client_credentials",
-        ));
+    match console::client_secret(state, &client_id, &value, grant, &address.to_string()).await {
+        Ok(tokens) => Ok(json_no_store(token_answer(&tokens))),
+        Err(SignInError::Refused(Refusal::ClientUnknown)) => Err(OAuthError::invalid_client(basic)),
+        Err(error) => Err(error.into()),
     }
-    let Some(platform) = crate::store::clients::find(state.store.pool(), PLATFORM_REALM, PLATFORM_REALM).await? else {
-        return Err(OAuthError::invalid_client(basic));
-    };
-    let secret = &credential.secret;
-    let scopes = secret.scopes.clone().unwrap_or_default();
-    let subject =
-        Subject::AccountSecret { secret_id: &secret.id, account_id: &secret.account_id, expires_at: secret.expires_at };
-    let grant = Grant { client: &platform, subject, scopes: &scopes, resource: None };
-    let issued = tokens::access_token(state, &grant).await?;
-    state
-        .access_log
-        .record(AccessEntry {
-            id: new_guid(),
-            occurred_at: now,
-            account_id: Some(secret.account_id.clone()),
-            credential_id: Some(secret.id.clone()),
-            credential_name: Some(secret.name.clone()),
-            actor_user_id: secret.acts_for_user_id.clone(),
-            ip_address: address.to_string(),
-            method: "POST".into(),
-            path: format!("/realms/{PLATFORM_REALM}/protocol/openid-connect/token"),
-            status: 200,
-            outcome: AccessOutcome::Accepted,
-            reason: Some("bearer token issued".into()),
-        })
-        .await;
-    Ok(json_no_store(token_answer(&Tokens { access: issued, scopes, refresh: None, id_token: None })))
 }

@@ -23,7 +23,7 @@ use crate::ids::new_guid;
 use crate::mail::{Mail, MailError};
 use crate::store::accounts::{self, Member};
 use crate::store::invitations::{self as invitation_store, Invitation};
-use crate::store::trail::{Change, ChangeAction, ResourceKind};
+use crate::store::trail::{Change, ChangeAction, Place, ResourceKind};
 use crate::validate::{Rule, parsed};
 
 /// Prefix of invitation tokens.
@@ -150,14 +150,9 @@ pub async fn invite(
     let mut tx = state.store.begin().await?;
     invitation_store::insert(&mut *tx, &invitation).await?;
     let view = InvitationView::of(invitation, now);
-    let change = Change::outside_realms(
-        ChangeAction::Create,
-        ResourceKind::AccountInvitation,
-        &view.id,
-        None,
-        Some(json!(view)),
-        201,
-    );
+    let change =
+        Change::of(ChangeAction::Create, Place::outside_realms(ResourceKind::AccountInvitation, &view.id), 201)
+            .after(&view);
     commit(&state, &caller, tx, change).await?;
     Ok(envelope::created(view))
 }
@@ -294,15 +289,8 @@ pub async fn accept_invitation(
         ip_address: address.to_string(),
     };
     let request = trail::Request { method: "POST".into(), path: "/account/invitations/accept".into() };
-    let mut change = Change::outside_realms(
-        ChangeAction::Create,
-        ResourceKind::AccountMember,
-        &user.id,
-        None,
-        Some(json!(view)),
-        201,
-    );
-    change.parent_id = Some(invitation.id.clone());
+    let place = Place::outside_realms(ResourceKind::AccountMember, &user.id).under(&invitation.id);
+    let change = Change::of(ChangeAction::Create, place, 201).after(&view);
     trail::record_change(&mut tx, &actor, &request, &change, now).await?;
     tx.commit().await?;
     Ok(envelope::created(view))

@@ -16,7 +16,7 @@ use crate::http::auth::Caller;
 use crate::http::body::JsonBody;
 use crate::http::envelope;
 use crate::store::notifications::{self as notification_store, AttacksDetected, Notification, Preferences};
-use crate::store::trail::{Change, ChangeAction, ResourceKind};
+use crate::store::trail::{Change, ChangeAction, Place, ResourceKind};
 use crate::validate::one_of;
 
 #[derive(Debug, Serialize, ToSchema)]
@@ -84,14 +84,13 @@ pub async fn update_preferences(
     notification_store::save_preferences(&mut *tx, &next).await?;
     let view = PreferencesView::of(next);
     let before = json!(PreferencesView::of(current));
-    let change = Change::outside_realms(
+    let change = Change::of(
         ChangeAction::Update,
-        ResourceKind::NotificationPreferences,
-        caller.account_id(),
-        Some(before),
-        Some(json!(view)),
+        Place::outside_realms(ResourceKind::NotificationPreferences, caller.account_id()),
         200,
-    );
+    )
+    .before(before)
+    .after(&view);
     commit(&state, &caller, tx, change).await?;
     Ok(envelope::ok(view))
 }

@@ -16,7 +16,7 @@ use crate::http::auth::Caller;
 use crate::http::body::JsonBody;
 use crate::http::envelope;
 use crate::store::accounts::{self, Member};
-use crate::store::trail::{Change, ChangeAction, ResourceKind};
+use crate::store::trail::{Change, ChangeAction, Place, ResourceKind};
 use crate::validate::Rule;
 
 #[derive(Debug, Serialize, ToSchema)]
@@ -116,14 +116,9 @@ pub async fn update_member(
     accounts::set_member_roles(&mut *tx, caller.account_id(), &user_id, &roles).await?;
     let updated = Member { roles: roles.clone(), ..member };
     let view = MemberView::of(updated);
-    let change = Change::outside_realms(
-        ChangeAction::Update,
-        ResourceKind::AccountMember,
-        &user_id,
-        Some(before),
-        Some(json!(view)),
-        200,
-    );
+    let change = Change::of(ChangeAction::Update, Place::outside_realms(ResourceKind::AccountMember, &user_id), 200)
+        .before(before)
+        .after(&view);
     commit(&state, &caller, tx, change).await?;
     Ok(envelope::ok(view))
 }
@@ -155,7 +150,7 @@ pub(super) async fn removed(
     id: &str,
     before: Value,
 ) -> Result<Response, Error> {
-    let change = Change::outside_realms(ChangeAction::Delete, resource_type, id, Some(before), None, 200);
+    let change = Change::of(ChangeAction::Delete, Place::outside_realms(resource_type, id), 200).before(before);
     commit(state, caller, tx, change).await?;
     Ok(envelope::done())
 }

@@ -8,26 +8,24 @@
 
 use axum::response::Response;
 use serde::Serialize;
-use serde_json::{Map, Value, json};
+use serde_json::Value;
 use utoipa::ToSchema;
 
 use super::clients::client_in_reach;
-use super::{ListQuery, commit, realm_in_reach};
+use super::{ListQuery, realm_in_reach};
 use crate::AppState;
 use crate::authz::{Resource, permission};
-use crate::clock::{from_millis, iso, to_millis};
-use crate::crypto::{generate_secret, last_four};
+use crate::clock::{from_millis, iso};
 use crate::error::Error;
 use crate::http::auth::Caller;
 use crate::http::envelope;
-use crate::ids::new_guid;
 use crate::store::events::EventType;
-use crate::store::trail::{Change, ChangeAction, ResourceKind};
 use crate::store::webhooks::{
     self as store, Attempt, AttemptKind, AttemptState, Endpoint, EndpointKind, EndpointStatus,
 };
 use crate::validate::{Body, Notification, Rule, integer, list_of, one_of, text};
-use crate::webhooks::{self, SECRET_PREFIX, delivery};
+use crate::webhooks;
+use crate::webhooks::endpoints::{self, Owner, WithSecret};
 
 mod figures;
 mod routes;
@@ -168,25 +166,6 @@ impl AttemptView {
     }
 }
 
-/// Where endpoints live: a realm, or a client of it.
-#[derive(Debug, Clone)]
-struct Place {
-    account_id: String,
-    realm_id: String,
-    client_id: Option<String>,
-}
-
-impl Place {
-    fn kind(&self) -> EndpointKind {
-        self.rows().kind()
-    }
-
-    /// The place as the store's lists know it.
-    fn rows(&self) -> store::Place<'_> {
-        store::Place { realm_id: &self.realm_id, client_id: self.client_id.as_deref() }
-    }
-}
-
 /// What a caller wants to do with endpoints.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Intent {
@@ -203,7 +182,7 @@ async fn place_in_reach(
     realm_id: &str,
     client_id: Option<&str>,
     intent: Intent,
-) -> Result<Place, Error> {
+) -> Result<Owner, Error> {
     let permissions: &[&str] = match (intent, client_id.is_some()) {
         (Intent::Read, _) => &[permission::WEBHOOK_READ],
         // Registering a client endpoint requires client:write, which grants all three.
@@ -224,11 +203,11 @@ async fn place_in_reach(
                 };
                 caller.require(state, permission, resource)?;
             }
-            Ok(Place { account_id: realm.account_id.clone(), realm_id: client.realm_id, client_id: Some(client.id) })
+            Ok(Owner { account_id: realm.account_id.clone(), realm_id: client.realm_id, client_id: Some(client.id) })
         }
         None => {
             let realm = realm_in_reach(state, caller, realm_id, permissions[0]).await?;
-            Ok(Place { account_id: realm.account_id.clone(), realm_id: realm.id.clone(), client_id: None })
+            Ok(Owner { account_id: realm.account_id.clone(), realm_id: realm.id.clone(), client_id: None })
         }
     }
 }
@@ -238,7 +217,7 @@ async fn endpoint_in_reach(
     caller: &Caller,
     (realm_id, client_id, id): (&str, Option<&str>, &str),
     intent: Intent,
-) -> Result<(Place, Endpoint), Error> {
+) -> Result<(Owner, Endpoint), Error> {
     let place = place_in_reach(state, caller, realm_id, client_id, intent).await?;
     let endpoint = store::find(state.store.pool(), &place.realm_id, place.client_id.as_deref(), id)
         .await?
@@ -329,27 +308,6 @@ fn other(kind: EndpointKind) -> EndpointKind {
     }
 }
 
-fn change(
-    action: ChangeAction,
-    endpoint: &Endpoint,
-    before: Option<&Endpoint>,
-    after: Option<&Endpoint>,
-    status: u16,
-) -> Change {
-    Change {
-        action,
-        resource_type: ResourceKind::Webhook,
-        resource_id: Some(endpoint.id.clone()),
-        parent_id: Some(endpoint.client_id.clone().unwrap_or_else(|| endpoint.realm_id.clone())),
-        realm_id: Some(endpoint.realm_id.clone()),
-        client_id: endpoint.client_id.clone(),
-        before: before.map(|e| json!(EndpointView::of(e))),
-        after: after.map(|e| json!(EndpointView::of(e))),
-        details: None,
-        status,
-    }
-}
-
 /// The view with the fresh secret, for a caller allowed to read secrets.
 fn with_secret(state: &AppState, caller: &Caller, endpoint: &Endpoint, secret: String) -> EndpointView {
     let mut view = EndpointView::of(endpoint);
@@ -367,27 +325,7 @@ async fn register(
     mut body: Body,
 ) -> Result<Response, Error> {
     let place = place_in_reach(&state, &caller, realm_id, client_id, Intent::Register).await?;
-    let now = to_millis(state.clock.now());
-    let secret = generate_secret(SECRET_PREFIX);
-    let mut endpoint = Endpoint {
-        id: new_guid(),
-        account_id: place.account_id.clone(),
-        realm_id: place.realm_id.clone(),
-        kind: place.kind(),
-        client_id: place.client_id.clone(),
-        name: String::new(),
-        url: String::new(),
-        description: None,
-        events: Vec::new(),
-        retries: 5,
-        first_retry_after_seconds: 60,
-        status: EndpointStatus::Active,
-        secret_sealed: state.webhooks.secrets.seal(secret.as_bytes()),
-        secret_last_four: last_four(&secret),
-        consecutive_failures: 0,
-        created_at: now,
-        updated_at: now,
-    };
+    let WithSecret { mut endpoint, secret } = endpoints::draft(&state, &place);
     for required in ["name", "url", "events"] {
         if !body.has(required) {
             body.refuse(required, Rule::Required, format!("{required} is required"));
@@ -395,9 +333,7 @@ async fn register(
     }
     read_fields(&state, &mut body, &mut endpoint).await;
     body.finish()?;
-    let mut tx = state.store.begin().await?;
-    store::insert(&mut *tx, &endpoint).await?;
-    commit(&state, &caller, tx, change(ChangeAction::Create, &endpoint, None, Some(&endpoint), 201)).await?;
+    endpoints::register(&state, caller.author(), &endpoint, EndpointView::of).await?;
     Ok(envelope::created(with_secret(&state, &caller, &endpoint, secret)))
 }
 
@@ -426,63 +362,35 @@ async fn update_endpoint(
     mut body: Body,
 ) -> Result<Response, Error> {
     let (_, before) = endpoint_in_reach(&state, &caller, at, Intent::Change).await?;
-    let mut endpoint = before.clone();
+    let mut endpoint = endpoints::reopened(&before);
     body.unchanged("id", &endpoint.id);
     body.unchanged("kind", endpoint.kind.as_str());
-    // Updating a Disabled endpoint brings it back: the receiver is taken to be fixed.
-    if endpoint.status == EndpointStatus::Disabled {
-        endpoint.status = EndpointStatus::Active;
-        endpoint.consecutive_failures = 0;
-    }
     read_fields(&state, &mut body, &mut endpoint).await;
     body.finish()?;
-    endpoint.updated_at = to_millis(state.clock.now());
-    let mut tx = state.store.begin().await?;
-    store::update(&mut *tx, &endpoint).await?;
-    commit(&state, &caller, tx, change(ChangeAction::Update, &endpoint, Some(&before), Some(&endpoint), 200)).await?;
+    let endpoint = endpoints::update(&state, caller.author(), &before, endpoint, EndpointView::of).await?;
     Ok(envelope::ok(EndpointView::of(&endpoint)))
 }
 
 async fn delete_endpoint(state: AppState, caller: Caller, at: (&str, Option<&str>, &str)) -> Result<Response, Error> {
     let (_, endpoint) = endpoint_in_reach(&state, &caller, at, Intent::Remove).await?;
-    let mut tx = state.store.begin().await?;
-    store::delete(&mut *tx, &endpoint.id).await?;
-    commit(&state, &caller, tx, change(ChangeAction::Delete, &endpoint, Some(&endpoint), None, 200)).await?;
+    endpoints::remove(&state, caller.author(), &endpoint, EndpointView::of).await?;
     Ok(envelope::done())
 }
 
 async fn rotate(state: AppState, caller: Caller, at: (&str, Option<&str>, &str)) -> Result<Response, Error> {
     let (_, before) = endpoint_in_reach(&state, &caller, at, Intent::Change).await?;
-    let secret = generate_secret(SECRET_PREFIX);
-    let mut endpoint = before.clone();
-    endpoint.secret_sealed = state.webhooks.secrets.seal(secret.as_bytes());
-    endpoint.secret_last_four = last_four(&secret);
-    endpoint.updated_at = to_millis(state.clock.now());
-    let mut tx = state.store.begin().await?;
-    store::update(&mut *tx, &endpoint).await?;
-    commit(&state, &caller, tx, change(ChangeAction::Update, &endpoint, Some(&before), Some(&endpoint), 200)).await?;
+    let WithSecret { endpoint, secret } = endpoints::rotate(&state, caller.author(), &before, EndpointView::of).await?;
     Ok(envelope::ok(with_secret(&state, &caller, &endpoint, secret)))
 }
 
-/// Schedules a `ping` for now. Nothing is published for a test, and it is never retried.
+/// Schedules a `ping` for now.
 async fn test(state: AppState, caller: Caller, at: (&str, Option<&str>, &str)) -> Result<Response, Error> {
-    let (place, endpoint) = endpoint_in_reach(&state, &caller, at, Intent::Change).await?;
-    let now = to_millis(state.clock.now());
-    let event_id = new_guid();
-    let mut data = Map::new();
-    data.insert("message".into(), "This is a test delivery from Castellan.".into());
-    data.insert("subscription".into(), endpoint.id.clone().into());
-    let ping = EventType::Ping.as_str();
-    let built = state.webhooks.payloads.build(ping, &data).map_err(|error| Error::Internal(error.into()))?;
-    let payload = delivery::envelope(&event_id, ping, now, Some(&place.realm_id), place.client_id.as_deref(), built);
-    let attempt = Attempt::scheduled(&endpoint, (&event_id, ping), AttemptKind::Test, payload, now);
-    store::insert_attempt(state.store.writer(), &attempt).await?;
-    state.webhooks.wake.notify_one();
+    let (_, endpoint) = endpoint_in_reach(&state, &caller, at, Intent::Change).await?;
+    let attempt = endpoints::test(&state, &endpoint).await?;
     Ok(envelope::created(AttemptView::of(attempt)))
 }
 
-/// Resends a delivered payload unchanged, now, while the endpoint is Active; the automatic retries
-/// still scheduled for that event are cancelled. Nothing is published for a replay.
+/// Resends a delivered payload unchanged, now.
 async fn replay(
     state: AppState,
     caller: Caller,
@@ -490,27 +398,7 @@ async fn replay(
     attempt_id: &str,
 ) -> Result<Response, Error> {
     let (_, endpoint) = endpoint_in_reach(&state, &caller, at, Intent::Change).await?;
-    let original =
-        store::find_attempt(state.store.pool(), &endpoint.id, attempt_id).await?.ok_or(Error::NotFound("delivery"))?;
-    if endpoint.status != EndpointStatus::Active {
-        return Err(Error::InvalidState(
-            crate::error::ErrorCode::WebhookNotActive,
-            format!("the webhook is {}; only an Active webhook can replay a delivery", endpoint.status.as_str()),
-        ));
-    }
-    let now = to_millis(state.clock.now());
-    let attempt = Attempt::scheduled(
-        &endpoint,
-        (&original.event_id, &original.event_type),
-        AttemptKind::Replay,
-        original.payload,
-        now,
-    );
-    let mut tx = state.store.begin().await?;
-    store::cancel_retries(&mut *tx, &endpoint.id, &original.event_id).await?;
-    store::insert_attempt(&mut *tx, &attempt).await?;
-    tx.commit().await?;
-    state.webhooks.wake.notify_one();
+    let attempt = endpoints::replay(&state, &endpoint, attempt_id).await?;
     Ok(envelope::created(AttemptView::of(attempt)))
 }
 

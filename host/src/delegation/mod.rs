@@ -7,6 +7,8 @@
 //! its organization (checks 2 to 4). Every attempt, granted or refused, is written to the exchange
 //! trail with its `login_succeeded` or `login_failed` event.
 
+pub mod grants;
+
 use crate::AppState;
 use crate::authz::delegation::{DelegationVerdict, ExchangeFacts, GrantFacts, Refusal as PolicyRefusal};
 use crate::clock::to_millis;
