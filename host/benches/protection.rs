@@ -43,16 +43,14 @@ fn attempt(counts: Counts) -> Attempt {
 }
 
 /// Median and 99th percentile of `CALLS` timed calls, in microseconds.
-fn percentiles(mut call: impl FnMut() -> Option<Decision>) -> (f64, f64) {
-    let mut times: Vec<f64> = (0..CALLS)
-        .map(|_| {
-            let started = Instant::now();
-            let decided = call();
-            let elapsed = started.elapsed().as_secs_f64() * 1e6;
-            assert!(decided.is_some(), "the embedded detector answers");
-            elapsed
-        })
-        .collect();
+async fn percentiles<F: Future<Output = Option<Decision>>>(mut call: impl FnMut() -> F) -> (f64, f64) {
+    let mut times = Vec::with_capacity(CALLS);
+    for _ in 0..CALLS {
+        let started = Instant::now();
+        let decided = call().await;
+        times.push(started.elapsed().as_secs_f64() * 1e6);
+        assert!(decided.is_some(), "the embedded detector answers");
+    }
     times.sort_by(f64::total_cmp);
     (times[CALLS / 2], times[CALLS * 99 / 100])
 }
@@ -67,11 +65,11 @@ fn resident_megabytes() -> f64 {
 async fn main() -> Result<(), Box<dyn std::error::Error>> {
     let detector = AttackDetector::load(None)?;
     for _ in 0..1000 {
-        detector.decide(attempt(counts(1, 1)));
+        detector.decide(attempt(counts(1, 1))).await;
     }
-    let (median, p99) = percentiles(|| detector.decide(attempt(counts(3, 2))));
+    let (median, p99) = percentiles(|| detector.decide(attempt(counts(3, 2)))).await;
     println!("detector call, ordinary failure: median {median:.2} µs, p99 {p99:.2} µs");
-    let (median, p99) = percentiles(|| detector.decide(attempt(counts(9, 8))));
+    let (median, p99) = percentiles(|| detector.decide(attempt(counts(9, 8)))).await;
     println!("detector call, source blocked:   median {median:.2} µs, p99 {p99:.2} µs");
 
     // Counting and deciding, as a failed sign-in does: one source, fresh names.
@@ -91,7 +89,7 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
         };
         let now = START_MS + i64::try_from(n)?;
         let counted = observe(&counters, &seen, now).await?;
-        detector.decide(attempt(counted));
+        detector.decide(attempt(counted)).await;
     }
     let per_attempt = started.elapsed().as_secs_f64() * 1e6 / CALLS as f64;
     println!("counting in memory and deciding, per failed attempt: {per_attempt:.2} µs");
@@ -120,7 +118,8 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
             approved: false,
         };
         let counted = observe(&counters, &seen, now).await?;
-        let Some(decision) = detector.decide(Attempt { account_known: seen.account_known, ..attempt(counted) }) else {
+        let Some(decision) = detector.decide(Attempt { account_known: seen.account_known, ..attempt(counted) }).await
+        else {
             continue;
         };
         decided += 1;

@@ -689,6 +689,31 @@ async fn a_detector_that_traps_or_never_answers_leaves_sign_in_working() {
     assert_eq!(failed_open(&p.app, "detector").await, 13, "each attempt logged and counted");
 }
 
+#[tokio::test(flavor = "current_thread")]
+async fn a_component_that_runs_on_gives_the_thread_back_at_every_tick_until_its_deadline() {
+    use castellan::protection::detection::{Attempt, AttemptKind, Counts, Outcome, Source};
+
+    let component = std::path::PathBuf::from(env!("FAILING_DETECTOR_COMPONENT"));
+    let detector = castellan::plugins::detector::AttackDetector::load(Some(&component)).unwrap();
+    // A task beside the call, on the same (only) thread: it runs only while the call yields.
+    let turns = std::sync::Arc::new(std::sync::atomic::AtomicU32::new(0));
+    let counting = turns.clone();
+    let beside = tokio::spawn(async move {
+        loop {
+            counting.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+            tokio::task::yield_now().await;
+        }
+    });
+    let source = Source { approved_for_account: false, datacenter: false, tor: false, shared_network: false };
+    // An even failure count makes the component spin until its deadline stops it.
+    let counts = Counts { source_failures: 2, ..Counts::default() };
+    let attempt =
+        Attempt { kind: AttemptKind::Password, outcome: Outcome::Failed, account_known: true, source, counts };
+    assert_eq!(detector.decide(attempt).await, None, "stopped at the deadline: no decision");
+    assert!(turns.load(std::sync::atomic::Ordering::Relaxed) > 0, "the task beside it ran while the component spun");
+    beside.abort();
+}
+
 /// A Redis of the test's own, on a free loopback port, stopped when dropped.
 struct OwnRedis {
     process: std::process::Child,

@@ -12,7 +12,7 @@ use wasmtime::component::Component;
 use super::{Limits, Pool};
 
 mod bindings {
-    wasmtime::component::bindgen!({ world: "detector", path: "../wit" });
+    wasmtime::component::bindgen!({ world: "detector", path: "../wit", exports: { default: async } });
 }
 
 use self::bindings::castellan::plugins::detector_types as wit;
@@ -39,12 +39,16 @@ impl AttackDetector {
         Ok(Self { pool })
     }
 
-    /// The component's decision, or `None` when it could not answer (protection fails open). The
-    /// call runs on the caller's thread: it takes well under a microsecond, and the deadline bounds
-    /// the worst case to 50 ms.
-    pub fn decide(&self, attempt: Attempt) -> Option<Decision> {
+    /// The component's decision, or `None` when it could not answer (protection fails open).
+    pub async fn decide(&self, attempt: Attempt) -> Option<Decision> {
         let attempt = wit::Attempt::from(attempt);
-        Self::answer(self.pool.call(|instance, store| instance.call_decide(store, attempt)))
+        let decided = async {
+            let mut lease = self.pool.lease().await?;
+            let decision = lease.instance.call_decide(&mut lease.store, attempt).await?;
+            lease.keep();
+            anyhow::Ok(decision)
+        };
+        Self::answer(decided.await)
     }
 
     fn answer(decided: anyhow::Result<wit::Decision>) -> Option<Decision> {
@@ -154,13 +158,13 @@ mod tests {
     const STRANGER: Source =
         Source { approved_for_account: false, datacenter: false, tor: false, shared_network: false };
 
-    #[test]
-    fn the_embedded_component_blocks_a_source_working_through_accounts() {
+    #[tokio::test]
+    async fn the_embedded_component_blocks_a_source_working_through_accounts() {
         let detector = AttackDetector::load(None).unwrap_or_else(|error| panic!("{error:#}"));
-        let quiet = detector.decide(attempt(counts(), STRANGER)).unwrap_or_else(|| panic!("an answer"));
+        let quiet = detector.decide(attempt(counts(), STRANGER)).await.unwrap_or_else(|| panic!("an answer"));
         assert!(quiet.measures.is_empty() && quiet.classification.is_none());
         let busy = Counts { source_failures: 9, source_accounts: 8, source_unknown_account_failures: 6, ..counts() };
-        let decision = detector.decide(attempt(busy, STRANGER)).unwrap_or_else(|| panic!("an answer"));
+        let decision = detector.decide(attempt(busy, STRANGER)).await.unwrap_or_else(|| panic!("an answer"));
         assert_eq!(decision.measures.len(), 1);
         assert_eq!(decision.measures[0].kind, MeasureKind::SourceBlocked);
         assert_eq!(decision.measures[0].seconds, Some(15 * 60));

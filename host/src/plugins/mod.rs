@@ -1,8 +1,12 @@
 //! Sandboxed components: pure functions behind the WIT worlds of `wit/`, run
 //! under wasmtime with a memory limit and a deadline. Each component is linked once (its
 //! `InstancePre`); instances are kept warm and reused, and one that traps or runs out of time is
-//! dropped and replaced by a fresh one on the next call. A call runs on the caller's thread: the
-//! components answer in well under a microsecond, and the deadline bounds the worst case.
+//! dropped and replaced by a fresh one on the next call.
+//!
+//! Calls are asynchronous and run in place, on the caller's task: the components answer in well
+//! under a microsecond, so handing them to another thread would cost a hundred times the call. A
+//! call that runs on yields to the runtime at every epoch tick (5 ms), so it never holds a worker
+//! thread longer than that, and is stopped at its deadline.
 
 pub mod detector;
 pub mod payloads;
@@ -12,7 +16,7 @@ use std::time::Duration;
 
 use anyhow::Context as _;
 use wasmtime::component::{Component, InstancePre, Linker};
-use wasmtime::{Config, Engine, Store, StoreLimits, StoreLimitsBuilder};
+use wasmtime::{Config, Engine, Store, StoreLimits, StoreLimitsBuilder, UpdateDeadline};
 
 /// Largest linear memory a component may grow to.
 const MEMORY_LIMIT_BYTES: usize = 16 * 1024 * 1024;
@@ -21,7 +25,7 @@ const MEMORY_LIMIT_BYTES: usize = 16 * 1024 * 1024;
 const EPOCH_TICK: Duration = Duration::from_millis(5);
 
 /// The longest a single call may run, in epoch ticks (about 50 ms).
-const DEADLINE_TICKS: u64 = 10;
+const DEADLINE_TICKS: u32 = 10;
 
 /// Warm instances kept per component.
 const POOL_SIZE: usize = 16;
@@ -74,16 +78,26 @@ pub fn load(
         .map_err(|error| anyhow::anyhow!("{error}"))
 }
 
-/// What each store holds: its limits.
+/// What each store holds: its limits, and the epoch ticks its current call may still run.
 pub struct Limits {
     limits: StoreLimits,
+    ticks_left: u32,
 }
 
-/// A fresh store with the memory limit, for one instance.
+/// A fresh store with the memory limit, for one instance. At each epoch tick a call yields to the
+/// runtime, and once its ticks are spent it traps.
 fn new_store() -> Store<Limits> {
     let limits = StoreLimitsBuilder::new().memory_size(MEMORY_LIMIT_BYTES).instances(4).build();
-    let mut store = Store::new(engine(), Limits { limits });
+    let mut store = Store::new(engine(), Limits { limits, ticks_left: DEADLINE_TICKS });
     store.limiter(|state| &mut state.limits);
+    store.epoch_deadline_callback(|mut context| {
+        let state = context.data_mut();
+        if state.ticks_left == 0 {
+            return Err(wasmtime::Error::msg("the component ran past its deadline"));
+        }
+        state.ticks_left -= 1;
+        Ok(UpdateDeadline::Yield(1))
+    });
     store
 }
 
@@ -125,9 +139,9 @@ impl<T, P> Pool<T, P> {
         Ok(pool)
     }
 
-    /// Runs `call` on a warm instance within the deadline. An instance whose call failed (a trap,
-    /// the deadline, the memory limit) is not reused.
-    pub fn call<R>(&self, call: impl FnOnce(&T, &mut Store<Limits>) -> wasmtime::Result<R>) -> anyhow::Result<R> {
+    /// A warm instance (or a fresh one) for one call, with the call's deadline set. An instance
+    /// whose call failed (a trap, the deadline, the memory limit) is not handed back.
+    pub async fn lease(&self) -> anyhow::Result<Lease<'_, T, P>> {
         let warm = self.idle.lock().unwrap_or_else(|poisoned| poisoned.into_inner()).pop();
         let (mut store, instance) = match warm {
             Some(warm) => warm,
@@ -137,12 +151,26 @@ impl<T, P> Pool<T, P> {
                 (store, instance)
             }
         };
-        store.set_epoch_deadline(DEADLINE_TICKS);
-        let answer = call(&instance, &mut store)?;
-        let mut idle = self.idle.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
+        store.data_mut().ticks_left = DEADLINE_TICKS;
+        store.set_epoch_deadline(1);
+        Ok(Lease { pool: self, store, instance })
+    }
+}
+
+/// One instance of a pool, lent for one call: [`Lease::keep`] hands it back once the call
+/// succeeded; dropped, it is discarded.
+pub struct Lease<'p, T, P> {
+    pool: &'p Pool<T, P>,
+    pub store: Store<Limits>,
+    pub instance: T,
+}
+
+impl<T, P> Lease<'_, T, P> {
+    /// Hands the instance back to its pool for the next call.
+    pub fn keep(self) {
+        let mut idle = self.pool.idle.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
         if idle.len() < POOL_SIZE {
-            idle.push((store, instance));
+            idle.push((self.store, self.instance));
         }
-        Ok(answer)
     }
 }

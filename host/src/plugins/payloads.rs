@@ -9,7 +9,7 @@ use wasmtime::component::Component;
 
 use super::{Limits, Pool};
 
-wasmtime::component::bindgen!({ world: "payloads", path: "../wit" });
+wasmtime::component::bindgen!({ world: "payloads", path: "../wit", exports: { default: async } });
 
 use castellan::plugins::payload_types::Fact;
 
@@ -42,13 +42,18 @@ impl PayloadBuilder {
     }
 
     /// The `data` object for an event of `event_type` whose facts are the members of `record`.
-    pub fn build(&self, event_type: &str, record: &Map<String, Value>) -> Result<Map<String, Value>, BuildError> {
+    pub async fn build(&self, event_type: &str, record: &Map<String, Value>) -> Result<Map<String, Value>, BuildError> {
         let event = EventRecord {
             event_type: event_type.to_owned(),
             facts: record.iter().map(|(name, value)| Fact { name: name.clone(), value: value.to_string() }).collect(),
         };
-        let answer =
-            self.pool.call(|instance, store| instance.call_build(store, &event)).map_err(BuildError::Failed)?;
+        let called = async {
+            let mut lease = self.pool.lease().await?;
+            let answer = lease.instance.call_build(&mut lease.store, &event).await?;
+            lease.keep();
+            anyhow::Ok(answer)
+        };
+        let answer = called.await.map_err(BuildError::Failed)?;
         let text = answer.map_err(BuildError::Refused)?;
         match serde_json::from_str(&text) {
             Ok(Value::Object(data)) => Ok(data),
@@ -71,11 +76,12 @@ mod tests {
         }
     }
 
-    #[test]
-    fn the_embedded_component_builds_the_documented_fields_of_an_event() {
+    #[tokio::test]
+    async fn the_embedded_component_builds_the_documented_fields_of_an_event() {
         let builder = PayloadBuilder::load(None).unwrap_or_else(|error| panic!("{error:#}"));
         let data = builder
             .build("token_revoked", &record(json!({ "token_id": "t1", "subject": "u1", "internal": 5 })))
+            .await
             .unwrap_or_else(|error| panic!("{error}"));
         assert_eq!(
             Value::Object(data),
@@ -83,11 +89,11 @@ mod tests {
         );
     }
 
-    #[test]
-    fn an_event_the_component_does_not_know_is_refused_and_the_instance_stays_usable() {
+    #[tokio::test]
+    async fn an_event_the_component_does_not_know_is_refused_and_the_instance_stays_usable() {
         let builder = PayloadBuilder::load(None).unwrap_or_else(|error| panic!("{error:#}"));
-        assert!(matches!(builder.build("user_teleported", &Map::new()), Err(BuildError::Refused(_))));
-        assert!(builder.build("ping", &record(json!({ "message": "hello" }))).is_ok());
+        assert!(matches!(builder.build("user_teleported", &Map::new()).await, Err(BuildError::Refused(_))));
+        assert!(builder.build("ping", &record(json!({ "message": "hello" }))).await.is_ok());
     }
 
     #[test]

@@ -174,7 +174,7 @@ impl Protection {
         let source = self.source(store, seen).await?;
         let attempt =
             Attempt { kind: seen.kind, outcome: seen.outcome, account_known: seen.account_known, source, counts };
-        let Some(decision) = self.detector.decide(attempt) else {
+        let Some(decision) = self.detector.decide(attempt).await else {
             self.metrics.protection_failed_open("detector");
             return Ok(None);
         };

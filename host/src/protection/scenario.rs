@@ -129,7 +129,7 @@ pub async fn replay(detector: &AttackDetector, scenario: &str) -> anyhow::Result
             shared_network: step.shared,
         };
         let attempt = Attempt { kind, outcome, account_known: step.known, source, counts };
-        let Some(decision) = detector.decide(attempt) else {
+        let Some(decision) = detector.decide(attempt).await else {
             line.push_str(": the component failed; protection fails open");
             lines.push(line);
             continue;

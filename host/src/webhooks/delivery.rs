@@ -183,7 +183,7 @@ async fn fan_out(state: &AppState) -> anyhow::Result<usize> {
             Ok(Value::Object(record)) => record,
             _ => Map::new(),
         };
-        let built = state.webhooks.payloads.build(&event.event_type, &record);
+        let built = state.webhooks.payloads.build(&event.event_type, &record).await;
         let body = built.as_ref().ok().map(|data| {
             envelope(
                 &event.id,

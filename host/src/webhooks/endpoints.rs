@@ -147,7 +147,7 @@ pub async fn test(state: &AppState, endpoint: &Endpoint) -> Result<Attempt, Erro
     data.insert("message".into(), "This is a test delivery from Castellan.".into());
     data.insert("subscription".into(), endpoint.id.clone().into());
     let ping = EventType::Ping.as_str();
-    let built = state.webhooks.payloads.build(ping, &data).map_err(|error| Error::Internal(error.into()))?;
+    let built = state.webhooks.payloads.build(ping, &data).await.map_err(|error| Error::Internal(error.into()))?;
     let at = (Some(endpoint.realm_id.as_str()), endpoint.client_id.as_deref());
     let payload = delivery::envelope(&event_id, ping, now, at.0, at.1, built);
     let attempt = Attempt::scheduled(endpoint, (&event_id, ping), AttemptKind::Test, payload, now);
