@@ -56,6 +56,23 @@ async fn the_openapi_document_describes_the_admin_api() {
     ] {
         assert!(document["paths"].get(path).is_some(), "{path} is documented");
     }
+    // Realm and client endpoints share their handlers; each operation is documented under both paths,
+    // the client's with its own parameter and operation id.
+    for (path, method, id) in [
+        ("/realms/{realm}/webhooks", "post", "create_realm_webhook"),
+        ("/realms/{realm}/clients/{client}/webhooks", "post", "create_client_webhook"),
+        ("/realms/{realm}/clients/{client}/webhooks", "get", "list_client_webhooks"),
+        ("/realms/{realm}/clients/{client}/webhooks/deliveries", "get", "client_deliveries"),
+        ("/realms/{realm}/clients/{client}/webhooks/{webhookId}", "put", "update_client_webhook"),
+        ("/realms/{realm}/clients/{client}/webhooks/{webhookId}/rotate-secret", "post", "rotate_client_webhook_secret"),
+        ("/realms/{realm}/clients/{client}/webhooks/{webhookId}/test", "post", "test_client_webhook"),
+    ] {
+        let operation = &document["paths"][path][method];
+        assert_eq!(operation["operationId"], id, "{method} {path}");
+        let names: Vec<&str> =
+            operation["parameters"].as_array().unwrap().iter().filter_map(|p| p["name"].as_str()).collect();
+        assert_eq!(names.contains(&"client"), path.contains("{client}"), "{method} {path}: {names:?}");
+    }
     assert!(document["components"]["schemas"].get("RealmView").is_some());
     assert!(document["components"]["securitySchemes"].get("apiKey").is_some());
 }

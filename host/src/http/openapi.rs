@@ -4,6 +4,7 @@ use axum::response::{IntoResponse, Response};
 use utoipa::openapi::security::{ApiKey, ApiKeyValue, SecurityScheme};
 use utoipa::{Modify, OpenApi};
 
+use super::admin::webhooks::ClientEndpointPaths;
 use super::admin::{
     account, audit, captures, clients, consumers, delegation, groups, organizations, realm_roles, realms,
     resource_servers, roles, scopes, secrets, sessions, threats, users, webhooks,
@@ -46,12 +47,9 @@ use crate::error::ErrorCode;
         consumers::create, consumers::list, consumers::read, consumers::update, consumers::delete,
         roles::create, roles::list, roles::permissions, roles::read, roles::update, roles::delete,
         secrets::create, secrets::list, secrets::read, secrets::delete, secrets::rotate, secrets::rotation_policy,
-        webhooks::create_realm_webhook, webhooks::list_realm_webhooks, webhooks::read_realm_webhook,
-        webhooks::update_realm_webhook, webhooks::delete_realm_webhook, webhooks::rotate_realm_webhook_secret,
-        webhooks::test_realm_webhook, webhooks::realm_deliveries,
-        webhooks::create_client_webhook, webhooks::list_client_webhooks, webhooks::read_client_webhook,
-        webhooks::update_client_webhook, webhooks::delete_client_webhook, webhooks::rotate_client_webhook_secret,
-        webhooks::test_client_webhook, webhooks::client_deliveries, webhooks::replay_client_delivery,
+        webhooks::create_webhook, webhooks::list_webhooks, webhooks::read_webhook, webhooks::update_webhook,
+        webhooks::delete_webhook, webhooks::rotate_webhook_secret, webhooks::test_webhook, webhooks::list_deliveries,
+        webhooks::replay_client_delivery,
         webhooks::client_webhook_metrics, webhooks::client_webhook_events,
         captures::create_capture, captures::list_captures, captures::read_capture, captures::captured_requests,
         captures::delete_capture,
@@ -60,7 +58,7 @@ use crate::error::ErrorCode;
         audit::trail, audit::access_logs,
     ),
     components(schemas(NotificationBody, ErrorCode, Pagination<realms::RealmView>)),
-    modifiers(&ApiKeyScheme),
+    modifiers(&ApiKeyScheme, &ClientEndpointPaths),
 )]
 pub struct AdminApi;
 

@@ -37,7 +37,7 @@ use crate::store::{Transaction, trail};
 use crate::validate::{Notification, Rule};
 
 pub fn routes() -> Router<AppState> {
-    Router::new()
+    let router = Router::new()
         .route("/account", get(account::read))
         .route("/account/members", get(account::members))
         .route("/account/members/{userId}", put(account::update_member).delete(account::remove_member))
@@ -123,37 +123,11 @@ pub fn routes() -> Router<AppState> {
         .route("/secrets/rotation-policy", get(secrets::rotation_policy))
         .route("/secrets/{id}", get(secrets::read).delete(secrets::delete))
         .route("/secrets/{id}/rotate", post(secrets::rotate))
-        .route("/realms/{realm}/webhooks", get(webhooks::list_realm_webhooks).post(webhooks::create_realm_webhook))
-        .route("/realms/{realm}/webhooks/deliveries", get(webhooks::realm_deliveries))
         .route("/webhook-captures", get(captures::list_captures).post(captures::create_capture))
         .route("/webhook-captures/{captureId}", get(captures::read_capture).delete(captures::delete_capture))
         .route("/webhook-captures/{captureId}/requests", get(captures::captured_requests))
-        .route(
-            "/realms/{realm}/webhooks/{webhookId}",
-            get(webhooks::read_realm_webhook)
-                .put(webhooks::update_realm_webhook)
-                .delete(webhooks::delete_realm_webhook),
-        )
-        .route("/realms/{realm}/webhooks/{webhookId}/rotate-secret", post(webhooks::rotate_realm_webhook_secret))
-        .route("/realms/{realm}/webhooks/{webhookId}/test", post(webhooks::test_realm_webhook))
-        .route(
-            "/realms/{realm}/clients/{client}/webhooks",
-            get(webhooks::list_client_webhooks).post(webhooks::create_client_webhook),
-        )
-        .route("/realms/{realm}/clients/{client}/webhooks/deliveries", get(webhooks::client_deliveries))
         .route("/realms/{realm}/clients/{client}/webhooks/metrics", get(webhooks::client_webhook_metrics))
         .route("/realms/{realm}/clients/{client}/webhooks/events", get(webhooks::client_webhook_events))
-        .route(
-            "/realms/{realm}/clients/{client}/webhooks/{webhookId}",
-            get(webhooks::read_client_webhook)
-                .put(webhooks::update_client_webhook)
-                .delete(webhooks::delete_client_webhook),
-        )
-        .route(
-            "/realms/{realm}/clients/{client}/webhooks/{webhookId}/rotate-secret",
-            post(webhooks::rotate_client_webhook_secret),
-        )
-        .route("/realms/{realm}/clients/{client}/webhooks/{webhookId}/test", post(webhooks::test_client_webhook))
         .route(
             "/realms/{realm}/clients/{client}/webhooks/{webhookId}/deliveries/{deliveryId}/replay",
             post(webhooks::replay_client_delivery),
@@ -166,7 +140,8 @@ pub fn routes() -> Router<AppState> {
         .route("/threat-incidents/mitigations/{mitigationId}/revoke", post(threats::revoke))
         .route("/realms/{realm}/users/{userId}/threat-standing", get(threats::standing))
         .route("/audit-trail", get(audit::trail))
-        .route("/access-logs", get(audit::access_logs))
+        .route("/access-logs", get(audit::access_logs));
+    webhooks::endpoint_routes(webhooks::endpoint_routes(router, webhooks::REALM_PREFIX), webhooks::CLIENT_PREFIX)
 }
 
 /// The realm with this id, from this host's cache when it holds it.

@@ -1,7 +1,16 @@
-//! The routes of realm and client endpoints, each a thin wrapper naming where the endpoint is.
+//! The webhook routes. Realm and client endpoints share one handler per operation: the path tells
+//! where the endpoints are (`/realms/{realm}/webhooks…` or
+//! `/realms/{realm}/clients/{client}/webhooks…`). The OpenAPI document gets each shared operation
+//! under both paths from [`ClientEndpointPaths`].
 
+use axum::Router;
 use axum::extract::{Path, RawQuery, State};
 use axum::response::Response;
+use axum::routing::{get, post};
+use serde::Deserialize;
+use utoipa::Modify;
+use utoipa::openapi::path::{Operation, ParameterBuilder, ParameterIn};
+use utoipa::openapi::{ObjectBuilder, OpenApi, Required, Type};
 
 use super::figures::{events, metrics};
 use super::*;
@@ -10,210 +19,147 @@ use crate::error::Error;
 use crate::http::auth::Caller;
 use crate::http::body::JsonBody;
 
-// Realm endpoints.
+/// Where the addressed endpoints are: a realm, or a client of it.
+#[derive(Debug, Deserialize)]
+pub struct At {
+    realm: String,
+    client: Option<String>,
+}
 
-#[utoipa::path(post, path = "/realms/{realm}/webhooks", tag = "Webhooks", params(("realm" = String, Path)),
-    request_body = EndpointInput,
-    responses((status = 201, description = "The realm endpoint, with `signingSecret` (shown once, to holders of `secret:read`), in `data`", body = EndpointView),
-              (status = 400, description = "ValidationFailed, one notification per refused field"), (status = 403)),
+/// One endpoint, at a realm or a client.
+#[derive(Debug, Deserialize)]
+pub struct EndpointAt {
+    realm: String,
+    client: Option<String>,
+    #[serde(rename = "webhookId")]
+    id: String,
+}
+
+impl EndpointAt {
+    fn parts(&self) -> (&str, Option<&str>, &str) {
+        (&self.realm, self.client.as_deref(), &self.id)
+    }
+}
+
+/// One attempt made to a client endpoint.
+#[derive(Debug, Deserialize)]
+pub struct DeliveryAt {
+    #[serde(flatten)]
+    endpoint: EndpointAt,
+    #[serde(rename = "deliveryId")]
+    delivery: String,
+}
+
+/// A client of a realm.
+#[derive(Debug, Deserialize)]
+pub struct ClientAt {
+    realm: String,
+    client: String,
+}
+
+#[utoipa::path(post, path = "/realms/{realm}/webhooks", tag = "Webhooks", operation_id = "create_realm_webhook",
+    params(("realm" = String, Path)), request_body = EndpointInput,
+    responses((status = 201, description = "The endpoint, with `signingSecret` (shown once, to holders of `secret:read`), in `data`", body = EndpointView),
+              (status = 400, description = "ValidationFailed, one notification per refused field"),
+              (status = 403, description = "The caller lacks webhook:create (a realm endpoint) or client:write (a client endpoint)")),
     security(("apiKey" = [])))]
-pub async fn create_realm_webhook(
+pub async fn create_webhook(
     State(state): State<AppState>,
     caller: Caller,
-    Path(realm): Path<String>,
+    Path(at): Path<At>,
     JsonBody(body): JsonBody,
 ) -> Result<Response, Error> {
-    register(state, caller, &realm, None, body).await
+    register(state, caller, &at.realm, at.client.as_deref(), body).await
 }
 
-#[utoipa::path(get, path = "/realms/{realm}/webhooks", tag = "Webhooks", params(("realm" = String, Path)),
-    responses((status = 200, description = "A page of the realm's endpoints, in `pagination`", body = [EndpointView])),
+#[utoipa::path(get, path = "/realms/{realm}/webhooks", tag = "Webhooks", operation_id = "list_realm_webhooks",
+    params(("realm" = String, Path)),
+    responses((status = 200, description = "A page of the endpoints of the realm (or of the client), in `pagination`", body = [EndpointView])),
     security(("apiKey" = [])))]
-pub async fn list_realm_webhooks(
+pub async fn list_webhooks(
     State(state): State<AppState>,
     caller: Caller,
-    Path(realm): Path<String>,
+    Path(at): Path<At>,
     RawQuery(query): RawQuery,
 ) -> Result<Response, Error> {
-    list_endpoints(state, caller, &realm, None, query).await
+    list_endpoints(state, caller, &at.realm, at.client.as_deref(), query).await
 }
 
-#[utoipa::path(get, path = "/realms/{realm}/webhooks/{webhookId}", tag = "Webhooks",
+#[utoipa::path(get, path = "/realms/{realm}/webhooks/{webhookId}", tag = "Webhooks", operation_id = "read_realm_webhook",
     params(("realm" = String, Path), ("webhookId" = String, Path)),
     responses((status = 200, body = EndpointView), (status = 404)), security(("apiKey" = [])))]
-pub async fn read_realm_webhook(
+pub async fn read_webhook(
     State(state): State<AppState>,
     caller: Caller,
-    Path((realm, id)): Path<(String, String)>,
+    Path(at): Path<EndpointAt>,
 ) -> Result<Response, Error> {
-    read_endpoint(state, caller, (&realm, None, &id)).await
+    read_endpoint(state, caller, at.parts()).await
 }
 
-#[utoipa::path(put, path = "/realms/{realm}/webhooks/{webhookId}", tag = "Webhooks",
+#[utoipa::path(put, path = "/realms/{realm}/webhooks/{webhookId}", tag = "Webhooks", operation_id = "update_realm_webhook",
     params(("realm" = String, Path), ("webhookId" = String, Path)), request_body = EndpointInput,
     responses((status = 200, description = "The updated endpoint; a Disabled one is Active again", body = EndpointView), (status = 400), (status = 404)),
     security(("apiKey" = [])))]
-pub async fn update_realm_webhook(
+pub async fn update_webhook(
     State(state): State<AppState>,
     caller: Caller,
-    Path((realm, id)): Path<(String, String)>,
+    Path(at): Path<EndpointAt>,
     JsonBody(body): JsonBody,
 ) -> Result<Response, Error> {
-    update_endpoint(state, caller, (&realm, None, &id), body).await
+    update_endpoint(state, caller, at.parts(), body).await
 }
 
-#[utoipa::path(delete, path = "/realms/{realm}/webhooks/{webhookId}", tag = "Webhooks",
+#[utoipa::path(delete, path = "/realms/{realm}/webhooks/{webhookId}", tag = "Webhooks", operation_id = "delete_realm_webhook",
     params(("realm" = String, Path), ("webhookId" = String, Path)),
     responses((status = 200, description = "Removed with its delivery history"), (status = 404)), security(("apiKey" = [])))]
-pub async fn delete_realm_webhook(
+pub async fn delete_webhook(
     State(state): State<AppState>,
     caller: Caller,
-    Path((realm, id)): Path<(String, String)>,
+    Path(at): Path<EndpointAt>,
 ) -> Result<Response, Error> {
-    delete_endpoint(state, caller, (&realm, None, &id)).await
+    delete_endpoint(state, caller, at.parts()).await
 }
 
-#[utoipa::path(post, path = "/realms/{realm}/webhooks/{webhookId}/rotate-secret", tag = "Webhooks",
+#[utoipa::path(post, path = "/realms/{realm}/webhooks/{webhookId}/rotate-secret", tag = "Webhooks", operation_id = "rotate_realm_webhook_secret",
     params(("realm" = String, Path), ("webhookId" = String, Path)),
     responses((status = 200, description = "A new signing secret (shown once); the old one is invalid at once, and pending retries are signed with the new one", body = EndpointView)),
     security(("apiKey" = [])))]
-pub async fn rotate_realm_webhook_secret(
+pub async fn rotate_webhook_secret(
     State(state): State<AppState>,
     caller: Caller,
-    Path((realm, id)): Path<(String, String)>,
+    Path(at): Path<EndpointAt>,
 ) -> Result<Response, Error> {
-    rotate(state, caller, (&realm, None, &id)).await
+    rotate(state, caller, at.parts()).await
 }
 
-#[utoipa::path(post, path = "/realms/{realm}/webhooks/{webhookId}/test", tag = "Webhooks",
+#[utoipa::path(post, path = "/realms/{realm}/webhooks/{webhookId}/test", tag = "Webhooks", operation_id = "test_realm_webhook",
     params(("realm" = String, Path), ("webhookId" = String, Path)),
     responses((status = 201, description = "The scheduled `ping` attempt; it is sent at once and never retried", body = AttemptView)),
     security(("apiKey" = [])))]
-pub async fn test_realm_webhook(
+pub async fn test_webhook(
     State(state): State<AppState>,
     caller: Caller,
-    Path((realm, id)): Path<(String, String)>,
+    Path(at): Path<EndpointAt>,
 ) -> Result<Response, Error> {
-    test(state, caller, (&realm, None, &id)).await
+    test(state, caller, at.parts()).await
 }
 
-#[utoipa::path(get, path = "/realms/{realm}/webhooks/deliveries", tag = "Webhooks",
+#[utoipa::path(get, path = "/realms/{realm}/webhooks/deliveries", tag = "Webhooks", operation_id = "realm_deliveries",
     params(("realm" = String, Path), ("webhookId" = Option<String>, Query), ("eventId" = Option<String>, Query),
            ("eventType" = Option<String>, Query), ("kind" = Option<String>, Query),
            ("status" = Option<String>, Query, description = "Scheduled, Succeeded, Failed, Cancelled")),
-    responses((status = 200, description = "A page of the attempts made to the realm's endpoints (30 days), in `pagination`", body = [AttemptView])),
+    responses((status = 200, description = "A page of the attempts made to the endpoints of the realm (or of the client) in the last 30 days, in `pagination`", body = [AttemptView])),
     security(("apiKey" = [])))]
-pub async fn realm_deliveries(
+pub async fn list_deliveries(
     State(state): State<AppState>,
     caller: Caller,
-    Path(realm): Path<String>,
+    Path(at): Path<At>,
     RawQuery(query): RawQuery,
 ) -> Result<Response, Error> {
-    deliveries(state, caller, &realm, None, query).await
+    deliveries(state, caller, &at.realm, at.client.as_deref(), query).await
 }
 
-// Client endpoints.
-
-#[utoipa::path(post, path = "/realms/{realm}/clients/{client}/webhooks", tag = "Webhooks",
-    params(("realm" = String, Path), ("client" = String, Path)), request_body = EndpointInput,
-    responses((status = 201, description = "The client endpoint, with `signingSecret` (shown once, to holders of `secret:read`), in `data`", body = EndpointView),
-              (status = 400), (status = 403, description = "The caller lacks client:write")),
-    security(("apiKey" = [])))]
-pub async fn create_client_webhook(
-    State(state): State<AppState>,
-    caller: Caller,
-    Path((realm, client)): Path<(String, String)>,
-    JsonBody(body): JsonBody,
-) -> Result<Response, Error> {
-    register(state, caller, &realm, Some(&client), body).await
-}
-
-#[utoipa::path(get, path = "/realms/{realm}/clients/{client}/webhooks", tag = "Webhooks",
-    params(("realm" = String, Path), ("client" = String, Path)),
-    responses((status = 200, description = "A page of the client's endpoints, in `pagination`", body = [EndpointView])),
-    security(("apiKey" = [])))]
-pub async fn list_client_webhooks(
-    State(state): State<AppState>,
-    caller: Caller,
-    Path((realm, client)): Path<(String, String)>,
-    RawQuery(query): RawQuery,
-) -> Result<Response, Error> {
-    list_endpoints(state, caller, &realm, Some(&client), query).await
-}
-
-#[utoipa::path(get, path = "/realms/{realm}/clients/{client}/webhooks/{webhookId}", tag = "Webhooks",
-    params(("realm" = String, Path), ("client" = String, Path), ("webhookId" = String, Path)),
-    responses((status = 200, body = EndpointView), (status = 404)), security(("apiKey" = [])))]
-pub async fn read_client_webhook(
-    State(state): State<AppState>,
-    caller: Caller,
-    Path((realm, client, id)): Path<(String, String, String)>,
-) -> Result<Response, Error> {
-    read_endpoint(state, caller, (&realm, Some(&client), &id)).await
-}
-
-#[utoipa::path(put, path = "/realms/{realm}/clients/{client}/webhooks/{webhookId}", tag = "Webhooks",
-    params(("realm" = String, Path), ("client" = String, Path), ("webhookId" = String, Path)), request_body = EndpointInput,
-    responses((status = 200, description = "The updated endpoint; a Disabled one is Active again", body = EndpointView), (status = 400), (status = 404)),
-    security(("apiKey" = [])))]
-pub async fn update_client_webhook(
-    State(state): State<AppState>,
-    caller: Caller,
-    Path((realm, client, id)): Path<(String, String, String)>,
-    JsonBody(body): JsonBody,
-) -> Result<Response, Error> {
-    update_endpoint(state, caller, (&realm, Some(&client), &id), body).await
-}
-
-#[utoipa::path(delete, path = "/realms/{realm}/clients/{client}/webhooks/{webhookId}", tag = "Webhooks",
-    params(("realm" = String, Path), ("client" = String, Path), ("webhookId" = String, Path)),
-    responses((status = 200, description = "Removed with its delivery history"), (status = 404)), security(("apiKey" = [])))]
-pub async fn delete_client_webhook(
-    State(state): State<AppState>,
-    caller: Caller,
-    Path((realm, client, id)): Path<(String, String, String)>,
-) -> Result<Response, Error> {
-    delete_endpoint(state, caller, (&realm, Some(&client), &id)).await
-}
-
-#[utoipa::path(post, path = "/realms/{realm}/clients/{client}/webhooks/{webhookId}/rotate-secret", tag = "Webhooks",
-    params(("realm" = String, Path), ("client" = String, Path), ("webhookId" = String, Path)),
-    responses((status = 200, description = "A new signing secret (shown once); the old one is invalid at once", body = EndpointView)),
-    security(("apiKey" = [])))]
-pub async fn rotate_client_webhook_secret(
-    State(state): State<AppState>,
-    caller: Caller,
-    Path((realm, client, id)): Path<(String, String, String)>,
-) -> Result<Response, Error> {
-    rotate(state, caller, (&realm, Some(&client), &id)).await
-}
-
-#[utoipa::path(post, path = "/realms/{realm}/clients/{client}/webhooks/{webhookId}/test", tag = "Webhooks",
-    params(("realm" = String, Path), ("client" = String, Path), ("webhookId" = String, Path)),
-    responses((status = 201, description = "The scheduled `ping` attempt; it is sent at once and never retried", body = AttemptView)),
-    security(("apiKey" = [])))]
-pub async fn test_client_webhook(
-    State(state): State<AppState>,
-    caller: Caller,
-    Path((realm, client, id)): Path<(String, String, String)>,
-) -> Result<Response, Error> {
-    test(state, caller, (&realm, Some(&client), &id)).await
-}
-
-#[utoipa::path(get, path = "/realms/{realm}/clients/{client}/webhooks/deliveries", tag = "Webhooks",
-    params(("realm" = String, Path), ("client" = String, Path), ("webhookId" = Option<String>, Query),
-           ("eventId" = Option<String>, Query), ("eventType" = Option<String>, Query), ("kind" = Option<String>, Query),
-           ("status" = Option<String>, Query, description = "Scheduled, Succeeded, Failed, Cancelled")),
-    responses((status = 200, description = "A page of the attempts made to the client's endpoints (30 days), in `pagination`", body = [AttemptView])),
-    security(("apiKey" = [])))]
-pub async fn client_deliveries(
-    State(state): State<AppState>,
-    caller: Caller,
-    Path((realm, client)): Path<(String, String)>,
-    RawQuery(query): RawQuery,
-) -> Result<Response, Error> {
-    deliveries(state, caller, &realm, Some(&client), query).await
-}
+// Client endpoints only.
 
 #[utoipa::path(post, path = "/realms/{realm}/clients/{client}/webhooks/{webhookId}/deliveries/{deliveryId}/replay", tag = "Webhooks",
     params(("realm" = String, Path), ("client" = String, Path), ("webhookId" = String, Path), ("deliveryId" = String, Path)),
@@ -223,9 +169,9 @@ pub async fn client_deliveries(
 pub async fn replay_client_delivery(
     State(state): State<AppState>,
     caller: Caller,
-    Path((realm, client, id, delivery)): Path<(String, String, String, String)>,
+    Path(at): Path<DeliveryAt>,
 ) -> Result<Response, Error> {
-    replay(state, caller, (&realm, Some(&client), &id), &delivery).await
+    replay(state, caller, at.endpoint.parts(), &at.delivery).await
 }
 
 #[utoipa::path(get, path = "/realms/{realm}/clients/{client}/webhooks/metrics", tag = "Webhooks",
@@ -239,10 +185,10 @@ pub async fn replay_client_delivery(
 pub async fn client_webhook_metrics(
     State(state): State<AppState>,
     caller: Caller,
-    Path((realm, client)): Path<(String, String)>,
+    Path(at): Path<ClientAt>,
     RawQuery(query): RawQuery,
 ) -> Result<Response, Error> {
-    metrics(state, caller, &realm, &client, query).await
+    metrics(state, caller, &at.realm, &at.client, query).await
 }
 
 #[utoipa::path(get, path = "/realms/{realm}/clients/{client}/webhooks/events", tag = "Webhooks",
@@ -253,8 +199,59 @@ pub async fn client_webhook_metrics(
 pub async fn client_webhook_events(
     State(state): State<AppState>,
     caller: Caller,
-    Path((realm, client)): Path<(String, String)>,
+    Path(at): Path<ClientAt>,
     RawQuery(query): RawQuery,
 ) -> Result<Response, Error> {
-    events(state, caller, &realm, &client, query).await
+    events(state, caller, &at.realm, &at.client, query).await
+}
+
+/// Where the realm's endpoint routes are, and where the client's same routes are.
+pub const REALM_PREFIX: &str = "/realms/{realm}/webhooks";
+pub const CLIENT_PREFIX: &str = "/realms/{realm}/clients/{client}/webhooks";
+
+/// The routes realm and client endpoints share, under `prefix`.
+pub fn endpoint_routes(router: Router<AppState>, prefix: &str) -> Router<AppState> {
+    router
+        .route(prefix, get(list_webhooks).post(create_webhook))
+        .route(&format!("{prefix}/deliveries"), get(list_deliveries))
+        .route(&format!("{prefix}/{{webhookId}}"), get(read_webhook).put(update_webhook).delete(delete_webhook))
+        .route(&format!("{prefix}/{{webhookId}}/rotate-secret"), post(rotate_webhook_secret))
+        .route(&format!("{prefix}/{{webhookId}}/test"), post(test_webhook))
+}
+
+/// Documents every shared operation of realm endpoints again under the client path, with the
+/// `client` parameter and its own operation id (`…_realm_…` becomes `…_client_…`).
+pub struct ClientEndpointPaths;
+
+impl Modify for ClientEndpointPaths {
+    fn modify(&self, openapi: &mut OpenApi) {
+        let shared: Vec<_> = openapi
+            .paths
+            .paths
+            .iter()
+            .filter_map(|(path, item)| {
+                let rest = path.strip_prefix(REALM_PREFIX)?;
+                Some((format!("{CLIENT_PREFIX}{rest}"), item.clone()))
+            })
+            .collect();
+        for (path, mut item) in shared {
+            for operation in [&mut item.get, &mut item.put, &mut item.post, &mut item.delete].into_iter().flatten() {
+                for_client(operation);
+            }
+            openapi.paths.paths.insert(path, item);
+        }
+    }
+}
+
+fn for_client(operation: &mut Operation) {
+    operation.operation_id = operation.operation_id.as_ref().map(|id| id.replacen("realm", "client", 1));
+    let client = ParameterBuilder::new()
+        .name("client")
+        .parameter_in(ParameterIn::Path)
+        .required(Required::True)
+        .schema(Some(ObjectBuilder::new().schema_type(Type::String)))
+        .build();
+    let parameters = operation.parameters.get_or_insert_with(Vec::new);
+    let after_realm = parameters.iter().position(|p| p.name == "realm").map_or(0, |i| i + 1);
+    parameters.insert(after_realm, client);
 }
