@@ -1,15 +1,16 @@
 //! `/realms/{realm}/clients`: applications of a realm.
 
-use axum::extract::{Path, RawQuery, State};
+use super::reach::{ClientCreate, ClientDelete, ClientRead, ClientUpdate, InClient, InRealm};
+use axum::extract::{RawQuery, State};
 use axum::response::Response;
 use serde::Serialize;
 use serde_json::{Value, json};
 use utoipa::ToSchema;
 
 use super::rotation::{Rotation, RotationInput, RotationView};
-use super::{ListQuery, commit, realm_in_reach};
+use super::{ListQuery, commit};
 use crate::AppState;
-use crate::authz::{Resource, permission};
+use crate::authz::Resource;
 use crate::clock::{from_millis, iso, to_millis};
 use crate::crypto::{generate_secret, last_four};
 use crate::error::Error;
@@ -261,11 +262,9 @@ pub(super) async fn client_in_reach(
     security(("apiKey" = [])))]
 pub async fn create(
     State(state): State<AppState>,
-    caller: Caller,
-    Path(realm_id): Path<String>,
+    InRealm { realm, caller, .. }: InRealm<ClientCreate>,
     JsonBody(mut body): JsonBody,
 ) -> Result<Response, Error> {
-    let realm = realm_in_reach(&state, &caller, &realm_id, permission::CLIENT_CREATE).await?;
     let now = to_millis(state.clock.now());
     let id = body.required("id", parsed(ClientId::parse));
     let client_type = body.optional("type", one_of(ClientType::NAMES)).unwrap_or(ClientType::Confidential);
@@ -314,11 +313,9 @@ pub async fn create(
     security(("apiKey" = [])))]
 pub async fn list(
     State(state): State<AppState>,
-    caller: Caller,
-    Path(realm_id): Path<String>,
+    InRealm { realm, .. }: InRealm<ClientRead>,
     RawQuery(query): RawQuery,
 ) -> Result<Response, Error> {
-    let realm = realm_in_reach(&state, &caller, &realm_id, permission::CLIENT_READ).await?;
     let list = ListQuery::parse(query, &[])?;
     let now = to_millis(state.clock.now());
     let found = client_store::page(&state.store, &realm.id, &list.page).await?;
@@ -331,10 +328,8 @@ pub async fn list(
     security(("apiKey" = [])))]
 pub async fn read(
     State(state): State<AppState>,
-    caller: Caller,
-    Path((realm_id, client_id)): Path<(String, String)>,
+    InClient { client, .. }: InClient<ClientRead>,
 ) -> Result<Response, Error> {
-    let client = client_in_reach(&state, &caller, &realm_id, &client_id, permission::CLIENT_READ).await?;
     Ok(envelope::ok(ClientView::of(&client, to_millis(state.clock.now()))))
 }
 
@@ -344,11 +339,9 @@ pub async fn read(
     security(("apiKey" = [])))]
 pub async fn update(
     State(state): State<AppState>,
-    caller: Caller,
-    Path((realm_id, client_id)): Path<(String, String)>,
+    InClient { client: before, caller, .. }: InClient<ClientUpdate>,
     JsonBody(mut body): JsonBody,
 ) -> Result<Response, Error> {
-    let before = client_in_reach(&state, &caller, &realm_id, &client_id, permission::CLIENT_UPDATE).await?;
     let mut client = before.clone();
     body.unchanged("id", &client.id);
     body.unchanged("type", client.client_type.as_str());
@@ -389,10 +382,8 @@ pub async fn update(
     security(("apiKey" = [])))]
 pub async fn delete(
     State(state): State<AppState>,
-    caller: Caller,
-    Path((realm_id, client_id)): Path<(String, String)>,
+    InClient { client, caller, .. }: InClient<ClientDelete>,
 ) -> Result<Response, Error> {
-    let client = client_in_reach(&state, &caller, &realm_id, &client_id, permission::CLIENT_DELETE).await?;
     if client.realm_id == crate::ids::PLATFORM_REALM && client.id == crate::ids::PLATFORM_REALM {
         return Err(Error::Conflict("the platform client cannot be deleted".into()));
     }
@@ -430,10 +421,8 @@ pub struct SigningKeyView {
     security(("apiKey" = [])))]
 pub async fn signing_keys(
     State(state): State<AppState>,
-    caller: Caller,
-    Path((realm_id, client_id)): Path<(String, String)>,
+    InClient { client, .. }: InClient<ClientRead>,
 ) -> Result<Response, Error> {
-    let client = client_in_reach(&state, &caller, &realm_id, &client_id, permission::CLIENT_READ).await?;
     let found = key_store::of_client(state.store.pool(), &client.realm_id, &client.id).await?;
     let instant = |at: Option<i64>| at.map(|ms| iso(from_millis(ms)));
     let views: Vec<SigningKeyView> = found
@@ -467,11 +456,9 @@ pub struct RotateSigningKeysInput {
     security(("apiKey" = [])))]
 pub async fn rotate_signing_keys(
     State(state): State<AppState>,
-    caller: Caller,
-    Path((realm_id, client_id)): Path<(String, String)>,
+    InClient { client, caller, .. }: InClient<ClientUpdate>,
     JsonBody(mut body): JsonBody,
 ) -> Result<Response, Error> {
-    let client = client_in_reach(&state, &caller, &realm_id, &client_id, permission::CLIENT_UPDATE).await?;
     let revoke = body.optional("revokeOldKeys", boolean).unwrap_or(false);
     body.finish()?;
     let now = to_millis(state.clock.now());
@@ -509,11 +496,9 @@ pub struct RotatedClientSecret {
     security(("apiKey" = [])))]
 pub async fn rotate_secret(
     State(state): State<AppState>,
-    caller: Caller,
-    Path((realm_id, client_id)): Path<(String, String)>,
+    InClient { client: before, caller, .. }: InClient<ClientUpdate>,
     JsonBody(body): JsonBody,
 ) -> Result<Response, Error> {
-    let before = client_in_reach(&state, &caller, &realm_id, &client_id, permission::CLIENT_UPDATE).await?;
     let now = to_millis(state.clock.now());
     let rotation = Rotation::read(body, now)?;
     if before.client_type != ClientType::Confidential {

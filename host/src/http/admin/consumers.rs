@@ -3,6 +3,7 @@
 //! (`token_type_hint=api_key`), authenticated as the consumer's client; the admin API never accepts
 //! one. Consumers are part of the client's configuration (`client:read`, `client:update`).
 
+use super::reach::{ClientRead, ClientUpdate, InClient};
 use axum::extract::{Path, RawQuery, State};
 use axum::response::Response;
 use serde::Serialize;
@@ -150,11 +151,9 @@ async fn consumer_in_reach(
     security(("apiKey" = [])))]
 pub async fn create(
     State(state): State<AppState>,
-    caller: Caller,
-    Path((realm_id, client_id)): Path<(String, String)>,
+    InClient { client, caller, .. }: InClient<ClientUpdate>,
     JsonBody(mut body): JsonBody,
 ) -> Result<Response, Error> {
-    let client = client_in_reach(&state, &caller, &realm_id, &client_id, permission::CLIENT_UPDATE).await?;
     let now = to_millis(state.clock.now());
     let consumer_type = body.optional("type", one_of(ConsumerType::NAMES)).unwrap_or(ConsumerType::ApiKey);
     let value = generate_secret(CONSUMER_KEY_PREFIX);
@@ -201,11 +200,9 @@ pub async fn create(
     security(("apiKey" = [])))]
 pub async fn list(
     State(state): State<AppState>,
-    caller: Caller,
-    Path((realm_id, client_id)): Path<(String, String)>,
+    InClient { client, .. }: InClient<ClientRead>,
     RawQuery(query): RawQuery,
 ) -> Result<Response, Error> {
-    let client = client_in_reach(&state, &caller, &realm_id, &client_id, permission::CLIENT_READ).await?;
     let list = ListQuery::parse(query, &[])?;
     let found = consumer_store::page(&state.store, &client.realm_id, &client.id, &list.page).await?;
     Ok(envelope::paged(found.map(|consumer| ConsumerView::of(&consumer))))

@@ -3,6 +3,7 @@
 //! can only be withdrawn, at once and for good. Writing and withdrawing need write access to the
 //! realm (`realm:update`); reading needs `realm:read`; the exchange trail needs `audit:read`.
 
+use super::reach::{AuditRead, InRealm, RealmRead, RealmUpdate};
 use axum::extract::{Path, RawQuery, State};
 use axum::response::Response;
 use serde::Serialize;
@@ -159,11 +160,9 @@ pub struct WithdrawalInput {
     security(("apiKey" = [])))]
 pub async fn create(
     State(state): State<AppState>,
-    caller: Caller,
-    Path(realm_id): Path<String>,
+    InRealm { realm, caller, .. }: InRealm<RealmUpdate>,
     JsonBody(mut body): JsonBody,
 ) -> Result<Response, Error> {
-    let realm = realm_in_reach(&state, &caller, &realm_id, permission::REALM_UPDATE).await?;
     let now = to_millis(state.clock.now());
     let grant = read_grant(&mut body, &realm, &caller, now);
     body.finish()?;
@@ -224,11 +223,9 @@ fn read_grant(body: &mut Body, realm: &Realm, caller: &Caller, now: i64) -> Opti
     security(("apiKey" = [])))]
 pub async fn list(
     State(state): State<AppState>,
-    caller: Caller,
-    Path(realm_id): Path<String>,
+    InRealm { realm, .. }: InRealm<RealmRead>,
     RawQuery(query): RawQuery,
 ) -> Result<Response, Error> {
-    let realm = realm_in_reach(&state, &caller, &realm_id, permission::REALM_READ).await?;
     let list = ListQuery::parse(query, &["clientId", "subjectUserId", "state"])?;
     let now = to_millis(state.clock.now());
     let state_filter = match list.filter("state") {
@@ -350,11 +347,9 @@ impl From<Exchange> for ExchangeView {
     security(("apiKey" = [])))]
 pub async fn exchanges(
     State(state): State<AppState>,
-    caller: Caller,
-    Path(realm_id): Path<String>,
+    InRealm { realm, .. }: InRealm<AuditRead>,
     RawQuery(query): RawQuery,
 ) -> Result<Response, Error> {
-    let realm = realm_in_reach(&state, &caller, &realm_id, permission::AUDIT_READ).await?;
     let list = ListQuery::parse(query, &["clientId", "subjectUserId", "grantId"])?;
     let filter = grant_store::ExchangeFilter {
         client_id: list.filter("clientId"),

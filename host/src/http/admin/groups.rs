@@ -1,6 +1,7 @@
 //! `/realms/{realm}/groups`: groups of people, their members and roles; and the role grants of
 //! people (`/users/{userId}/roles`) and of clients themselves (`/clients/{client}/granted-roles`).
 
+use super::reach::{InRealm, UserCreate, UserRead};
 use axum::extract::{Path, RawQuery, State};
 use axum::response::Response;
 use serde::Serialize;
@@ -96,11 +97,9 @@ async fn group_in_reach(
     security(("apiKey" = [])))]
 pub async fn create(
     State(state): State<AppState>,
-    caller: Caller,
-    Path(realm_id): Path<String>,
+    InRealm { realm, caller, .. }: InRealm<UserCreate>,
     JsonBody(mut body): JsonBody,
 ) -> Result<Response, Error> {
-    let realm = realm_in_reach(&state, &caller, &realm_id, permission::USER_CREATE).await?;
     let name = body.required("name", text(1, 128));
     let description = body.optional("description", text(0, 1024)).filter(|d| !d.is_empty());
     body.finish()?;
@@ -125,11 +124,9 @@ pub async fn create(
     security(("apiKey" = [])))]
 pub async fn list(
     State(state): State<AppState>,
-    caller: Caller,
-    Path(realm_id): Path<String>,
+    InRealm { realm, .. }: InRealm<UserRead>,
     RawQuery(query): RawQuery,
 ) -> Result<Response, Error> {
-    let realm = realm_in_reach(&state, &caller, &realm_id, permission::USER_READ).await?;
     let list = ListQuery::parse(query, &[])?;
     let found = role_store::group_page(&state.store, &realm.id, &list.page).await?;
     Ok(envelope::paged(found.map(|group| GroupView::of(&group))))

@@ -9,6 +9,7 @@ pub mod delegation;
 pub mod groups;
 pub mod members;
 pub mod organizations;
+pub mod reach;
 pub mod realm_roles;
 pub mod realms;
 pub mod resource_servers;

@@ -1,5 +1,6 @@
 //! `/realms/{realm}/organizations`: organizations of a realm, their e-mail domains and members.
 
+use super::reach::{InRealm, OrganizationCreate, OrganizationRead};
 use axum::extract::{Path, RawQuery, State};
 use axum::response::Response;
 use serde::Serialize;
@@ -120,11 +121,9 @@ fn taken(conflict: Taken) -> Error {
     security(("apiKey" = [])))]
 pub async fn create(
     State(state): State<AppState>,
-    caller: Caller,
-    Path(realm_id): Path<String>,
+    InRealm { realm, caller, .. }: InRealm<OrganizationCreate>,
     JsonBody(mut body): JsonBody,
 ) -> Result<Response, Error> {
-    let realm = realm_in_reach(&state, &caller, &realm_id, permission::ORGANIZATION_CREATE).await?;
     let now = to_millis(state.clock.now());
     let mut organization = Organization {
         id: new_guid(),
@@ -163,11 +162,9 @@ pub async fn create(
     security(("apiKey" = [])))]
 pub async fn list(
     State(state): State<AppState>,
-    caller: Caller,
-    Path(realm_id): Path<String>,
+    InRealm { realm, .. }: InRealm<OrganizationRead>,
     RawQuery(query): RawQuery,
 ) -> Result<Response, Error> {
-    let realm = realm_in_reach(&state, &caller, &realm_id, permission::ORGANIZATION_READ).await?;
     let list = ListQuery::parse(query, &[])?;
     let found = org_store::page(&state.store, &realm.id, &list.page).await?;
     Ok(envelope::paged(found.map(|organization| OrganizationView::of(&organization))))

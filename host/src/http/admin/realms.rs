@@ -1,11 +1,12 @@
 //! `/realms`: create, list, read, update, delete.
 
-use axum::extract::{Path, RawQuery, State};
+use super::reach::{InRealm, RealmDelete, RealmRead, RealmUpdate};
+use axum::extract::{RawQuery, State};
 use axum::response::Response;
 use serde::Serialize;
 use utoipa::ToSchema;
 
-use super::{ListQuery, commit, realm_in_reach};
+use super::{ListQuery, commit};
 use crate::AppState;
 use crate::authz::permission;
 use crate::clock::{from_millis, iso, to_millis};
@@ -162,11 +163,9 @@ pub async fn list(State(state): State<AppState>, caller: Caller, RawQuery(query)
               (status = 403, description = "Forbidden: another account's realm, or none")),
     security(("apiKey" = [])))]
 pub async fn read(
-    State(state): State<AppState>,
-    caller: Caller,
-    Path(realm_id): Path<String>,
+    State(_state): State<AppState>,
+    InRealm { realm, .. }: InRealm<RealmRead>,
 ) -> Result<Response, Error> {
-    let realm = realm_in_reach(&state, &caller, &realm_id, permission::REALM_READ).await?;
     Ok(envelope::ok(RealmView::from(realm.as_ref())))
 }
 
@@ -175,11 +174,9 @@ pub async fn read(
     security(("apiKey" = [])))]
 pub async fn update(
     State(state): State<AppState>,
-    caller: Caller,
-    Path(realm_id): Path<String>,
+    InRealm { realm: before, caller, .. }: InRealm<RealmUpdate>,
     JsonBody(mut body): JsonBody,
 ) -> Result<Response, Error> {
-    let before = realm_in_reach(&state, &caller, &realm_id, permission::REALM_UPDATE).await?;
     let mut realm = Realm::clone(&before);
     body.unchanged("id", &realm.id);
     read_fields(&mut body, &mut realm);
@@ -204,10 +201,8 @@ pub async fn update(
     security(("apiKey" = [])))]
 pub async fn delete(
     State(state): State<AppState>,
-    caller: Caller,
-    Path(realm_id): Path<String>,
+    InRealm { realm, caller, .. }: InRealm<RealmDelete>,
 ) -> Result<Response, Error> {
-    let realm = realm_in_reach(&state, &caller, &realm_id, permission::REALM_DELETE).await?;
     if realm.id == PLATFORM_REALM {
         return Err(Error::Conflict("the platform realm cannot be deleted".into()));
     }

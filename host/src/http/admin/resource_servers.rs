@@ -2,6 +2,7 @@
 //! asks for a token addressed to one with RFC 8707 `resource`; the token's `aud` is its address.
 //! Resource servers are part of the realm's configuration (`realm:read`, `realm:update`).
 
+use super::reach::{InRealm, RealmRead, RealmUpdate};
 use axum::extract::{Path, RawQuery, State};
 use axum::response::Response;
 use serde::Serialize;
@@ -136,11 +137,9 @@ async fn check_references(state: &AppState, realm: &Realm, server: &ResourceServ
     security(("apiKey" = [])))]
 pub async fn create(
     State(state): State<AppState>,
-    caller: Caller,
-    Path(realm_id): Path<String>,
+    InRealm { realm, caller, .. }: InRealm<RealmUpdate>,
     JsonBody(mut body): JsonBody,
 ) -> Result<Response, Error> {
-    let realm = realm_in_reach(&state, &caller, &realm_id, permission::REALM_UPDATE).await?;
     let now = to_millis(state.clock.now());
     let kind = body.optional("type", one_of(ServerKind::NAMES)).unwrap_or(ServerKind::Api);
     let mut server = ResourceServer {
@@ -185,11 +184,9 @@ pub async fn create(
     security(("apiKey" = [])))]
 pub async fn list(
     State(state): State<AppState>,
-    caller: Caller,
-    Path(realm_id): Path<String>,
+    InRealm { realm, .. }: InRealm<RealmRead>,
     RawQuery(query): RawQuery,
 ) -> Result<Response, Error> {
-    let realm = realm_in_reach(&state, &caller, &realm_id, permission::REALM_READ).await?;
     let list = ListQuery::parse(query, &[])?;
     let found = server_store::page(&state.store, &realm.id, &list.page).await?;
     Ok(envelope::paged(found.map(|server| ResourceServerView::of(&server))))

@@ -1,5 +1,6 @@
 //! `/realms/{realm}/sessions`: open sign-in sessions, read and revoked.
 
+use super::reach::{InRealm, SessionRead};
 use axum::extract::{Path, RawQuery, State};
 use axum::response::Response;
 use serde::Serialize;
@@ -73,11 +74,9 @@ impl SessionView {
     security(("apiKey" = [])))]
 pub async fn list(
     State(state): State<AppState>,
-    caller: Caller,
-    Path(realm_id): Path<String>,
+    InRealm { realm, .. }: InRealm<SessionRead>,
     RawQuery(query): RawQuery,
 ) -> Result<Response, Error> {
-    let realm = realm_in_reach(&state, &caller, &realm_id, permission::SESSION_READ).await?;
     let list = ListQuery::parse(query, &["userId", "clientId"])?;
     let now = to_millis(state.clock.now());
     let filter = session_store::SessionFilter { user_id: list.filter("userId"), client_id: list.filter("clientId") };

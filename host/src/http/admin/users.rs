@@ -1,5 +1,6 @@
 //! `/realms/{realm}/users`: the people of a realm.
 
+use super::reach::{InRealm, UserCreate, UserRead};
 use axum::extract::{Path, RawQuery, State};
 use axum::response::Response;
 use serde::Serialize;
@@ -204,11 +205,9 @@ async fn publish_user_event(
     security(("apiKey" = [])))]
 pub async fn create(
     State(state): State<AppState>,
-    caller: Caller,
-    Path(realm_id): Path<String>,
+    InRealm { realm, caller, .. }: InRealm<UserCreate>,
     JsonBody(mut body): JsonBody,
 ) -> Result<Response, Error> {
-    let realm = realm_in_reach(&state, &caller, &realm_id, permission::USER_CREATE).await?;
     let now = to_millis(state.clock.now());
     let mut user = User {
         id: new_guid(),
@@ -255,11 +254,9 @@ pub async fn create(
     security(("apiKey" = [])))]
 pub async fn list(
     State(state): State<AppState>,
-    caller: Caller,
-    Path(realm_id): Path<String>,
+    InRealm { realm, .. }: InRealm<UserRead>,
     RawQuery(query): RawQuery,
 ) -> Result<Response, Error> {
-    let realm = realm_in_reach(&state, &caller, &realm_id, permission::USER_READ).await?;
     let list = ListQuery::parse(query, &["emailConfirmed"])?;
     let email_confirmed = match list.filter("emailConfirmed") {
         None => None,
