@@ -3,21 +3,18 @@
 //! (`token_type_hint=api_key`), authenticated as the consumer's client; the admin API never accepts
 //! one. Consumers are part of the client's configuration (`client:read`, `client:update`).
 
-use super::reach::{ClientRead, ClientUpdate, InClient};
-use axum::extract::{Path, RawQuery, State};
+use super::reach::{ClientRead, ClientUpdate, FoundOfClient, InClient};
+use axum::extract::{RawQuery, State};
 use axum::response::Response;
 use serde::Serialize;
 use serde_json::Value;
 use utoipa::ToSchema;
 
-use super::clients::client_in_reach;
 use super::{ListQuery, commit};
 use crate::AppState;
-use crate::authz::permission;
 use crate::clock::{from_millis, iso, to_millis};
 use crate::crypto::{generate_secret, last_four};
 use crate::error::Error;
-use crate::http::auth::Caller;
 use crate::http::body::JsonBody;
 use crate::http::envelope;
 use crate::ids::new_guid;
@@ -131,19 +128,6 @@ fn read_fields(body: &mut Body, consumer: &mut Consumer, client: &Client, now: i
     }
 }
 
-async fn consumer_in_reach(
-    state: &AppState,
-    caller: &Caller,
-    (realm_id, client_id, id): (&str, &str, &str),
-    permission: &str,
-) -> Result<(Client, Consumer), Error> {
-    let client = client_in_reach(state, caller, realm_id, client_id, permission).await?;
-    let consumer = consumer_store::find(state.store.pool(), &client.realm_id, &client.id, id)
-        .await?
-        .ok_or(Error::NotFound("consumer"))?;
-    Ok((client, consumer))
-}
-
 #[utoipa::path(post, path = "/realms/{realm}/clients/{client}/consumers", tag = "Consumers",
     params(("realm" = String, Path), ("client" = String, Path)), request_body = ConsumerInput,
     responses((status = 201, description = "The consumer with its key `value` (shown once), in `data`", body = ConsumerView),
@@ -213,12 +197,8 @@ pub async fn list(
     responses((status = 200, description = "The consumer without its key, in `data`", body = ConsumerView), (status = 403), (status = 404)),
     security(("apiKey" = [])))]
 pub async fn read(
-    State(state): State<AppState>,
-    caller: Caller,
-    Path((realm_id, client_id, id)): Path<(String, String, String)>,
+    FoundOfClient { item: consumer, .. }: FoundOfClient<Consumer, ClientRead>,
 ) -> Result<Response, Error> {
-    let (_, consumer) =
-        consumer_in_reach(&state, &caller, (&realm_id, &client_id, &id), permission::CLIENT_READ).await?;
     Ok(envelope::ok(ConsumerView::of(&consumer)))
 }
 
@@ -230,12 +210,9 @@ pub async fn read(
     security(("apiKey" = [])))]
 pub async fn update(
     State(state): State<AppState>,
-    caller: Caller,
-    Path((realm_id, client_id, id)): Path<(String, String, String)>,
+    FoundOfClient { client, item: before, caller, .. }: FoundOfClient<Consumer, ClientUpdate>,
     JsonBody(mut body): JsonBody,
 ) -> Result<Response, Error> {
-    let (client, before) =
-        consumer_in_reach(&state, &caller, (&realm_id, &client_id, &id), permission::CLIENT_UPDATE).await?;
     let now = to_millis(state.clock.now());
     let mut consumer = before.clone();
     body.unchanged("id", &consumer.id);
@@ -263,11 +240,8 @@ pub async fn update(
     security(("apiKey" = [])))]
 pub async fn delete(
     State(state): State<AppState>,
-    caller: Caller,
-    Path((realm_id, client_id, id)): Path<(String, String, String)>,
+    FoundOfClient { item: consumer, caller, .. }: FoundOfClient<Consumer, ClientUpdate>,
 ) -> Result<Response, Error> {
-    let (_, consumer) =
-        consumer_in_reach(&state, &caller, (&realm_id, &client_id, &id), permission::CLIENT_UPDATE).await?;
     let mut tx = state.store.begin().await?;
     consumer_store::delete(&mut *tx, &consumer.id).await?;
     commit(

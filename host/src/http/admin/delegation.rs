@@ -3,15 +3,14 @@
 //! can only be withdrawn, at once and for good. Writing and withdrawing need write access to the
 //! realm (`realm:update`); reading needs `realm:read`; the exchange trail needs `audit:read`.
 
-use super::reach::{AuditRead, InRealm, RealmRead, RealmUpdate};
-use axum::extract::{Path, RawQuery, State};
+use super::reach::{AuditRead, Found, InRealm, RealmRead, RealmUpdate};
+use axum::extract::{RawQuery, State};
 use axum::response::Response;
 use serde::Serialize;
 use utoipa::ToSchema;
 
-use super::{ListQuery, realm_in_reach};
+use super::ListQuery;
 use crate::AppState;
-use crate::authz::permission;
 use crate::clock::{from_millis, iso, to_millis};
 use crate::delegation::grants;
 use crate::error::Error;
@@ -244,27 +243,14 @@ pub async fn list(
     Ok(envelope::paged(found.map(|grant| DelegationGrantView::of(&grant, now))))
 }
 
-async fn grant_in_reach(
-    state: &AppState,
-    caller: &Caller,
-    realm_id: &str,
-    id: &str,
-    permission: &str,
-) -> Result<DelegationGrant, Error> {
-    let realm = realm_in_reach(state, caller, realm_id, permission).await?;
-    grant_store::find(state.store.pool(), &realm.id, id).await?.ok_or(Error::NotFound("delegation grant"))
-}
-
 #[utoipa::path(get, path = "/realms/{realm}/delegation-grants/{grantId}", tag = "Delegation",
     params(("realm" = String, Path), ("grantId" = String, Path)),
     responses((status = 200, body = DelegationGrantView), (status = 403), (status = 404)),
     security(("apiKey" = [])))]
 pub async fn read(
     State(state): State<AppState>,
-    caller: Caller,
-    Path((realm_id, id)): Path<(String, String)>,
+    Found { item: grant, .. }: Found<DelegationGrant, RealmRead>,
 ) -> Result<Response, Error> {
-    let grant = grant_in_reach(&state, &caller, &realm_id, &id, permission::REALM_READ).await?;
     Ok(envelope::ok(DelegationGrantView::of(&grant, to_millis(state.clock.now()))))
 }
 
@@ -276,11 +262,9 @@ pub async fn read(
     security(("apiKey" = [])))]
 pub async fn withdraw(
     State(state): State<AppState>,
-    caller: Caller,
-    Path((realm_id, id)): Path<(String, String)>,
+    Found { item: before, caller, .. }: Found<DelegationGrant, RealmUpdate>,
     JsonBody(mut body): JsonBody,
 ) -> Result<Response, Error> {
-    let before = grant_in_reach(&state, &caller, &realm_id, &id, permission::REALM_UPDATE).await?;
     let reason = body.required("reason", text(1, 1024));
     body.finish()?;
     let Some(reason) = reason else { return Err(Error::Internal(anyhow::anyhow!("a refused body passed validation"))) };

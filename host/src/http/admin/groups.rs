@@ -1,7 +1,7 @@
 //! `/realms/{realm}/groups`: groups of people, their members and roles; and the role grants of
 //! people (`/users/{userId}/roles`) and of clients themselves (`/clients/{client}/granted-roles`).
 
-use super::reach::{InRealm, UserCreate, UserRead};
+use super::reach::{Found, InRealm, UserCreate, UserDelete, UserRead, UserUpdate};
 use axum::extract::{Path, RawQuery, State};
 use axum::response::Response;
 use serde::Serialize;
@@ -9,9 +9,8 @@ use utoipa::ToSchema;
 
 use super::members;
 use super::realm_roles::{Grantee, grant, grants_of, withdraw};
-use super::{ListQuery, commit, realm_in_reach};
+use super::{ListQuery, commit};
 use crate::AppState;
-use crate::authz::permission;
 use crate::clock::{from_millis, iso, to_millis};
 use crate::error::Error;
 use crate::http::auth::Caller;
@@ -79,17 +78,6 @@ fn owner(group: &Group) -> members::Owner<'_> {
     members::Owner { kind: Membership::Group, id: &group.id, realm_id: &group.realm_id }
 }
 
-async fn group_in_reach(
-    state: &AppState,
-    caller: &Caller,
-    realm_id: &str,
-    group_id: &str,
-    permission: &str,
-) -> Result<Group, Error> {
-    let realm = realm_in_reach(state, caller, realm_id, permission).await?;
-    role_store::find_group(state.store.pool(), &realm.id, group_id).await?.ok_or(Error::NotFound("group"))
-}
-
 #[utoipa::path(post, path = "/realms/{realm}/groups", tag = "Realm users", params(("realm" = String, Path)),
     request_body = GroupInput,
     responses((status = 201, description = "The created group, in `data`", body = GroupView), (status = 400), (status = 403),
@@ -136,12 +124,7 @@ pub async fn list(
     params(("realm" = String, Path), ("groupId" = String, Path)),
     responses((status = 200, description = "The group, in `data`", body = GroupView), (status = 403), (status = 404)),
     security(("apiKey" = [])))]
-pub async fn read(
-    State(state): State<AppState>,
-    caller: Caller,
-    Path((realm_id, group_id)): Path<(String, String)>,
-) -> Result<Response, Error> {
-    let group = group_in_reach(&state, &caller, &realm_id, &group_id, permission::USER_READ).await?;
+pub async fn read(Found { item: group, .. }: Found<Group, UserRead>) -> Result<Response, Error> {
     Ok(envelope::ok(GroupView::of(&group)))
 }
 
@@ -151,11 +134,9 @@ pub async fn read(
     security(("apiKey" = [])))]
 pub async fn update(
     State(state): State<AppState>,
-    caller: Caller,
-    Path((realm_id, group_id)): Path<(String, String)>,
+    Found { item: before, caller, .. }: Found<Group, UserUpdate>,
     JsonBody(mut body): JsonBody,
 ) -> Result<Response, Error> {
-    let before = group_in_reach(&state, &caller, &realm_id, &group_id, permission::USER_UPDATE).await?;
     let mut group = before.clone();
     body.unchanged("id", &group.id);
     if let Some(name) = body.optional("name", text(1, 128)) {
@@ -188,10 +169,8 @@ pub async fn update(
     security(("apiKey" = [])))]
 pub async fn delete(
     State(state): State<AppState>,
-    caller: Caller,
-    Path((realm_id, group_id)): Path<(String, String)>,
+    Found { item: group, caller, .. }: Found<Group, UserDelete>,
 ) -> Result<Response, Error> {
-    let group = group_in_reach(&state, &caller, &realm_id, &group_id, permission::USER_DELETE).await?;
     let mut tx = state.store.begin().await?;
     role_store::delete_group(&mut *tx, &group.id).await?;
     commit(&state, &caller, tx, Change::of(ChangeAction::Delete, group.place(), 200).before(GroupView::of(&group)))
@@ -205,10 +184,8 @@ pub async fn delete(
     security(("apiKey" = [])))]
 pub async fn members(
     State(state): State<AppState>,
-    caller: Caller,
-    Path((realm_id, group_id)): Path<(String, String)>,
+    Found { item: group, .. }: Found<Group, UserRead>,
 ) -> Result<Response, Error> {
-    let group = group_in_reach(&state, &caller, &realm_id, &group_id, permission::USER_READ).await?;
     members::list(&state, owner(&group)).await
 }
 
@@ -219,11 +196,9 @@ pub async fn members(
     security(("apiKey" = [])))]
 pub async fn add_member(
     State(state): State<AppState>,
-    caller: Caller,
-    Path((realm_id, group_id)): Path<(String, String)>,
+    Found { item: group, caller, .. }: Found<Group, UserUpdate>,
     JsonBody(body): JsonBody,
 ) -> Result<Response, Error> {
-    let group = group_in_reach(&state, &caller, &realm_id, &group_id, permission::USER_UPDATE).await?;
     members::add(&state, &caller, owner(&group), body).await
 }
 
@@ -233,10 +208,9 @@ pub async fn add_member(
     security(("apiKey" = [])))]
 pub async fn remove_member(
     State(state): State<AppState>,
-    caller: Caller,
-    Path((realm_id, group_id, user_id)): Path<(String, String, String)>,
+    Found { item: group, caller, .. }: Found<Group, UserUpdate>,
+    Path((_, _, user_id)): Path<(String, String, String)>,
 ) -> Result<Response, Error> {
-    let group = group_in_reach(&state, &caller, &realm_id, &group_id, permission::USER_UPDATE).await?;
     members::remove(&state, &caller, owner(&group), &user_id).await
 }
 

@@ -1,18 +1,16 @@
 //! `/realms/{realm}/organizations`: organizations of a realm, their e-mail domains and members.
 
-use super::reach::{InRealm, OrganizationCreate, OrganizationRead};
+use super::reach::{Found, InRealm, OrganizationCreate, OrganizationDelete, OrganizationRead, OrganizationUpdate};
 use axum::extract::{Path, RawQuery, State};
 use axum::response::Response;
 use serde::Serialize;
 use serde_json::Value;
 use utoipa::ToSchema;
 
-use super::{ListQuery, commit, members, realm_in_reach};
+use super::{ListQuery, commit, members};
 use crate::AppState;
-use crate::authz::permission;
 use crate::clock::{from_millis, iso, to_millis};
 use crate::error::Error;
-use crate::http::auth::Caller;
 use crate::http::body::JsonBody;
 use crate::http::envelope;
 use crate::ids::new_guid;
@@ -174,27 +172,11 @@ fn owner(organization: &Organization) -> members::Owner<'_> {
     members::Owner { kind: Membership::Organization, id: &organization.id, realm_id: &organization.realm_id }
 }
 
-async fn organization_in_reach(
-    state: &AppState,
-    caller: &Caller,
-    realm_id: &str,
-    id: &str,
-    permission: &str,
-) -> Result<Organization, Error> {
-    let realm = realm_in_reach(state, caller, realm_id, permission).await?;
-    org_store::find(state.store.pool(), &realm.id, id).await?.ok_or(Error::NotFound("organization"))
-}
-
 #[utoipa::path(get, path = "/realms/{realm}/organizations/{organizationId}", tag = "Organizations",
     params(("realm" = String, Path), ("organizationId" = String, Path)),
     responses((status = 200, body = OrganizationView), (status = 403), (status = 404)),
     security(("apiKey" = [])))]
-pub async fn read(
-    State(state): State<AppState>,
-    caller: Caller,
-    Path((realm_id, id)): Path<(String, String)>,
-) -> Result<Response, Error> {
-    let organization = organization_in_reach(&state, &caller, &realm_id, &id, permission::ORGANIZATION_READ).await?;
+pub async fn read(Found { item: organization, .. }: Found<Organization, OrganizationRead>) -> Result<Response, Error> {
     Ok(envelope::ok(OrganizationView::of(&organization)))
 }
 
@@ -204,11 +186,9 @@ pub async fn read(
     security(("apiKey" = [])))]
 pub async fn update(
     State(state): State<AppState>,
-    caller: Caller,
-    Path((realm_id, id)): Path<(String, String)>,
+    Found { item: before, caller, .. }: Found<Organization, OrganizationUpdate>,
     JsonBody(mut body): JsonBody,
 ) -> Result<Response, Error> {
-    let before = organization_in_reach(&state, &caller, &realm_id, &id, permission::ORGANIZATION_UPDATE).await?;
     let mut organization = before.clone();
     body.unchanged("id", &organization.id);
     read_fields(&mut body, &mut organization);
@@ -231,10 +211,8 @@ pub async fn update(
     security(("apiKey" = [])))]
 pub async fn delete(
     State(state): State<AppState>,
-    caller: Caller,
-    Path((realm_id, id)): Path<(String, String)>,
+    Found { item: organization, caller, .. }: Found<Organization, OrganizationDelete>,
 ) -> Result<Response, Error> {
-    let organization = organization_in_reach(&state, &caller, &realm_id, &id, permission::ORGANIZATION_DELETE).await?;
     let mut tx = state.store.begin().await?;
     org_store::delete(&mut *tx, &organization.id).await?;
     commit(
@@ -253,10 +231,8 @@ pub async fn delete(
     security(("apiKey" = [])))]
 pub async fn members(
     State(state): State<AppState>,
-    caller: Caller,
-    Path((realm_id, id)): Path<(String, String)>,
+    Found { item: organization, .. }: Found<Organization, OrganizationRead>,
 ) -> Result<Response, Error> {
-    let organization = organization_in_reach(&state, &caller, &realm_id, &id, permission::ORGANIZATION_READ).await?;
     members::list(&state, owner(&organization)).await
 }
 
@@ -267,11 +243,9 @@ pub async fn members(
     security(("apiKey" = [])))]
 pub async fn add_member(
     State(state): State<AppState>,
-    caller: Caller,
-    Path((realm_id, id)): Path<(String, String)>,
+    Found { item: organization, caller, .. }: Found<Organization, OrganizationUpdate>,
     JsonBody(body): JsonBody,
 ) -> Result<Response, Error> {
-    let organization = organization_in_reach(&state, &caller, &realm_id, &id, permission::ORGANIZATION_UPDATE).await?;
     members::add(&state, &caller, owner(&organization), body).await
 }
 
@@ -281,9 +255,8 @@ pub async fn add_member(
     security(("apiKey" = [])))]
 pub async fn remove_member(
     State(state): State<AppState>,
-    caller: Caller,
-    Path((realm_id, id, user_id)): Path<(String, String, String)>,
+    Found { item: organization, caller, .. }: Found<Organization, OrganizationUpdate>,
+    Path((_, _, user_id)): Path<(String, String, String)>,
 ) -> Result<Response, Error> {
-    let organization = organization_in_reach(&state, &caller, &realm_id, &id, permission::ORGANIZATION_UPDATE).await?;
     members::remove(&state, &caller, owner(&organization), &user_id).await
 }

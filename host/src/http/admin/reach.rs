@@ -1,7 +1,8 @@
 //! Tenant scoping as extractors: a handler that names [`InRealm<P>`] or [`InClient<P>`] receives
 //! the realm (and client) its path names, already loaded and already checked to be in the
-//! caller's reach for the permission `P`. A realm of another account and one that does not exist
-//! get the same 403; an unknown client of a reachable realm gets 404.
+//! caller's reach for the permission `P`; [`Found<R, P>`] adds the thing of that realm a path
+//! parameter names (a user, a group, a session…). A realm of another account and one that does not
+//! exist get the same 403; an unknown client or thing of a reachable realm gets 404.
 
 use std::collections::HashMap;
 use std::marker::PhantomData;
@@ -17,7 +18,14 @@ use crate::authz::permission;
 use crate::error::Error;
 use crate::http::auth::Caller;
 use crate::store::clients::Client;
+use crate::store::consumers::{self, Consumer};
+use crate::store::delegation::{self, DelegationGrant};
+use crate::store::organizations::{self, Organization};
+use crate::store::realm_roles::{self, Group};
 use crate::store::realms::Realm;
+use crate::store::resource_servers::{self, ResourceServer};
+use crate::store::sessions::{self, Session};
+use crate::store::users::{self, User};
 use crate::validate::Rule;
 
 /// A permission a handler needs, as a type.
@@ -49,9 +57,15 @@ permissions! {
     ClientDelete => CLIENT_DELETE,
     UserCreate => USER_CREATE,
     UserRead => USER_READ,
+    UserUpdate => USER_UPDATE,
+    UserDelete => USER_DELETE,
+    UserImpersonate => USER_IMPERSONATE,
     OrganizationCreate => ORGANIZATION_CREATE,
     OrganizationRead => ORGANIZATION_READ,
+    OrganizationUpdate => ORGANIZATION_UPDATE,
+    OrganizationDelete => ORGANIZATION_DELETE,
     SessionRead => SESSION_READ,
+    SessionDelete => SESSION_DELETE,
     AuditRead => AUDIT_READ,
 }
 
@@ -99,5 +113,129 @@ impl<P: Permission + Send> FromRequestParts<AppState> for InClient<P> {
         let client_id = path_parameter(parts, state, "client").await?;
         let client = client_in_reach(state, &caller, &realm_id, &client_id, P::NAME).await?;
         Ok(Self { client, caller, needs: PhantomData })
+    }
+}
+
+/// Something of a realm that a path parameter names.
+pub trait Addressed: Sized + Send {
+    /// The path parameter that holds its id.
+    const PARAMETER: &'static str;
+    /// Its name in a 404.
+    const WHAT: &'static str;
+
+    fn find(state: &AppState, realm: &Realm, id: &str) -> impl Future<Output = Result<Option<Self>, Error>> + Send;
+}
+
+/// The `R` the path names, of the path's realm, which is in the caller's reach for `P`. Unknown in
+/// that realm, it gets 404.
+#[derive(Debug)]
+pub struct Found<R, P> {
+    pub realm: Arc<Realm>,
+    pub item: R,
+    pub caller: Caller,
+    needs: PhantomData<P>,
+}
+
+impl<R: Addressed, P: Permission + Send> FromRequestParts<AppState> for Found<R, P> {
+    type Rejection = Error;
+
+    async fn from_request_parts(parts: &mut Parts, state: &AppState) -> Result<Self, Error> {
+        let InRealm { realm, caller, .. } = InRealm::<P>::from_request_parts(parts, state).await?;
+        let id = path_parameter(parts, state, R::PARAMETER).await?;
+        let item = R::find(state, &realm, &id).await?.ok_or(Error::NotFound(R::WHAT))?;
+        Ok(Self { realm, item, caller, needs: PhantomData })
+    }
+}
+
+impl Addressed for User {
+    const PARAMETER: &'static str = "userId";
+    const WHAT: &'static str = "user";
+
+    async fn find(state: &AppState, realm: &Realm, id: &str) -> Result<Option<Self>, Error> {
+        Ok(users::find(state.store.pool(), &realm.id, id).await?)
+    }
+}
+
+impl Addressed for Group {
+    const PARAMETER: &'static str = "groupId";
+    const WHAT: &'static str = "group";
+
+    async fn find(state: &AppState, realm: &Realm, id: &str) -> Result<Option<Self>, Error> {
+        Ok(realm_roles::find_group(state.store.pool(), &realm.id, id).await?)
+    }
+}
+
+impl Addressed for Organization {
+    const PARAMETER: &'static str = "organizationId";
+    const WHAT: &'static str = "organization";
+
+    async fn find(state: &AppState, realm: &Realm, id: &str) -> Result<Option<Self>, Error> {
+        Ok(organizations::find(state.store.pool(), &realm.id, id).await?)
+    }
+}
+
+impl Addressed for ResourceServer {
+    const PARAMETER: &'static str = "serverId";
+    const WHAT: &'static str = "resource server";
+
+    async fn find(state: &AppState, realm: &Realm, id: &str) -> Result<Option<Self>, Error> {
+        Ok(resource_servers::find(state.store.pool(), &realm.id, id).await?)
+    }
+}
+
+impl Addressed for Session {
+    const PARAMETER: &'static str = "sessionId";
+    const WHAT: &'static str = "session";
+
+    async fn find(state: &AppState, realm: &Realm, id: &str) -> Result<Option<Self>, Error> {
+        Ok(sessions::find(state.store.pool(), id).await?.filter(|session| session.realm_id == realm.id))
+    }
+}
+
+impl Addressed for DelegationGrant {
+    const PARAMETER: &'static str = "grantId";
+    const WHAT: &'static str = "delegation grant";
+
+    async fn find(state: &AppState, realm: &Realm, id: &str) -> Result<Option<Self>, Error> {
+        Ok(delegation::find(state.store.pool(), &realm.id, id).await?)
+    }
+}
+
+/// Something of a client that a path parameter names.
+pub trait OfClient: Sized + Send {
+    /// The path parameter that holds its id.
+    const PARAMETER: &'static str;
+    /// Its name in a 404.
+    const WHAT: &'static str;
+
+    fn find(state: &AppState, client: &Client, id: &str) -> impl Future<Output = Result<Option<Self>, Error>> + Send;
+}
+
+/// The `R` the path names, of the path's client, which is in the caller's reach for `P`.
+#[derive(Debug)]
+pub struct FoundOfClient<R, P> {
+    pub client: Client,
+    pub item: R,
+    pub caller: Caller,
+    needs: PhantomData<P>,
+}
+
+impl<R: OfClient, P: Permission + Send> FromRequestParts<AppState> for FoundOfClient<R, P> {
+    type Rejection = Error;
+
+    async fn from_request_parts(parts: &mut Parts, state: &AppState) -> Result<Self, Error> {
+        let InClient { client, caller, .. } = InClient::<P>::from_request_parts(parts, state).await?;
+        let id = path_parameter(parts, state, R::PARAMETER).await?;
+        let item = R::find(state, &client, &id).await?.ok_or(Error::NotFound(R::WHAT))?;
+        Ok(Self { client, item, caller, needs: PhantomData })
+    }
+}
+
+impl OfClient for Consumer {
+    const PARAMETER: &'static str = "consumerId";
+    const WHAT: &'static str = "consumer";
+
+    async fn find(state: &AppState, client: &Client, id: &str) -> Result<Option<Self>, Error> {
+        Ok(consumers::find(state.store.pool(), &client.realm_id, &client.id, id).await?)
     }
 }

@@ -162,10 +162,7 @@ pub async fn list(State(state): State<AppState>, caller: Caller, RawQuery(query)
     responses((status = 200, description = "The realm, in `data`", body = RealmView),
               (status = 403, description = "Forbidden: another account's realm, or none")),
     security(("apiKey" = [])))]
-pub async fn read(
-    State(_state): State<AppState>,
-    InRealm { realm, .. }: InRealm<RealmRead>,
-) -> Result<Response, Error> {
+pub async fn read(InRealm { realm, .. }: InRealm<RealmRead>) -> Result<Response, Error> {
     Ok(envelope::ok(RealmView::from(realm.as_ref())))
 }
 

@@ -2,19 +2,17 @@
 //! asks for a token addressed to one with RFC 8707 `resource`; the token's `aud` is its address.
 //! Resource servers are part of the realm's configuration (`realm:read`, `realm:update`).
 
-use super::reach::{InRealm, RealmRead, RealmUpdate};
-use axum::extract::{Path, RawQuery, State};
+use super::reach::{Found, InRealm, RealmRead, RealmUpdate};
+use axum::extract::{RawQuery, State};
 use axum::response::Response;
 use serde::Serialize;
 use serde_json::Value;
 use utoipa::ToSchema;
 
-use super::{ListQuery, commit, realm_in_reach};
+use super::{ListQuery, commit};
 use crate::AppState;
-use crate::authz::permission;
 use crate::clock::{from_millis, iso, to_millis};
 use crate::error::Error;
-use crate::http::auth::Caller;
 use crate::http::body::JsonBody;
 use crate::http::envelope;
 use crate::ids::new_guid;
@@ -192,29 +190,11 @@ pub async fn list(
     Ok(envelope::paged(found.map(|server| ResourceServerView::of(&server))))
 }
 
-async fn server_in_reach(
-    state: &AppState,
-    caller: &Caller,
-    realm_id: &str,
-    id: &str,
-    permission: &str,
-) -> Result<(std::sync::Arc<Realm>, ResourceServer), Error> {
-    let realm = realm_in_reach(state, caller, realm_id, permission).await?;
-    let server =
-        server_store::find(state.store.pool(), &realm.id, id).await?.ok_or(Error::NotFound("resource server"))?;
-    Ok((realm, server))
-}
-
 #[utoipa::path(get, path = "/realms/{realm}/resource-servers/{serverId}", tag = "Resource servers",
     params(("realm" = String, Path), ("serverId" = String, Path)),
     responses((status = 200, body = ResourceServerView), (status = 403), (status = 404)),
     security(("apiKey" = [])))]
-pub async fn read(
-    State(state): State<AppState>,
-    caller: Caller,
-    Path((realm_id, id)): Path<(String, String)>,
-) -> Result<Response, Error> {
-    let (_, server) = server_in_reach(&state, &caller, &realm_id, &id, permission::REALM_READ).await?;
+pub async fn read(Found { item: server, .. }: Found<ResourceServer, RealmRead>) -> Result<Response, Error> {
     Ok(envelope::ok(ResourceServerView::of(&server)))
 }
 
@@ -224,11 +204,9 @@ pub async fn read(
     security(("apiKey" = [])))]
 pub async fn update(
     State(state): State<AppState>,
-    caller: Caller,
-    Path((realm_id, id)): Path<(String, String)>,
+    Found { realm, item: before, caller, .. }: Found<ResourceServer, RealmUpdate>,
     JsonBody(mut body): JsonBody,
 ) -> Result<Response, Error> {
-    let (realm, before) = server_in_reach(&state, &caller, &realm_id, &id, permission::REALM_UPDATE).await?;
     let mut server = before.clone();
     body.unchanged("id", &server.id);
     body.unchanged("type", server.kind.as_str());
@@ -258,10 +236,8 @@ pub async fn update(
     security(("apiKey" = [])))]
 pub async fn delete(
     State(state): State<AppState>,
-    caller: Caller,
-    Path((realm_id, id)): Path<(String, String)>,
+    Found { item: server, caller, .. }: Found<ResourceServer, RealmUpdate>,
 ) -> Result<Response, Error> {
-    let (_, server) = server_in_reach(&state, &caller, &realm_id, &id, permission::REALM_UPDATE).await?;
     let mut tx = state.store.begin().await?;
     server_store::delete(&mut *tx, &server.id).await?;
     commit(

@@ -1,17 +1,15 @@
 //! `/realms/{realm}/sessions`: open sign-in sessions, read and revoked.
 
-use super::reach::{InRealm, SessionRead};
-use axum::extract::{Path, RawQuery, State};
+use super::reach::{Found, InRealm, SessionDelete, SessionRead};
+use axum::extract::{RawQuery, State};
 use axum::response::Response;
 use serde::Serialize;
 use utoipa::ToSchema;
 
-use super::{ListQuery, commit, realm_in_reach};
+use super::{ListQuery, commit};
 use crate::AppState;
-use crate::authz::permission;
 use crate::clock::{from_millis, iso, to_millis};
 use crate::error::Error;
-use crate::http::auth::Caller;
 use crate::http::envelope;
 use crate::store::sessions::{self as session_store, Session};
 use crate::store::trail::{Change, ChangeAction, Placed};
@@ -84,30 +82,14 @@ pub async fn list(
     Ok(envelope::paged(found.map(|session| SessionView::of(&session, now))))
 }
 
-async fn session_in_reach(
-    state: &AppState,
-    caller: &Caller,
-    realm_id: &str,
-    session_id: &str,
-    permission: &str,
-) -> Result<Session, Error> {
-    let realm = realm_in_reach(state, caller, realm_id, permission).await?;
-    session_store::find(state.store.pool(), session_id)
-        .await?
-        .filter(|s| s.realm_id == realm.id)
-        .ok_or(Error::NotFound("session"))
-}
-
 #[utoipa::path(get, path = "/realms/{realm}/sessions/{sessionId}", tag = "Sessions",
     params(("realm" = String, Path), ("sessionId" = String, Path)),
     responses((status = 200, description = "The session, open or not, in `data`", body = SessionView), (status = 403), (status = 404)),
     security(("apiKey" = [])))]
 pub async fn read(
     State(state): State<AppState>,
-    caller: Caller,
-    Path((realm_id, session_id)): Path<(String, String)>,
+    Found { item: session, .. }: Found<Session, SessionRead>,
 ) -> Result<Response, Error> {
-    let session = session_in_reach(&state, &caller, &realm_id, &session_id, permission::SESSION_READ).await?;
     Ok(envelope::ok(SessionView::of(&session, to_millis(state.clock.now()))))
 }
 
@@ -118,10 +100,8 @@ pub async fn read(
     security(("apiKey" = [])))]
 pub async fn revoke(
     State(state): State<AppState>,
-    caller: Caller,
-    Path((realm_id, session_id)): Path<(String, String)>,
+    Found { item: session, caller, .. }: Found<Session, SessionDelete>,
 ) -> Result<Response, Error> {
-    let session = session_in_reach(&state, &caller, &realm_id, &session_id, permission::SESSION_DELETE).await?;
     let now = to_millis(state.clock.now());
     let mut tx = state.store.begin().await?;
     if !session_store::end(&mut *tx, &session.id, "revoked_by_administrator", now).await? {

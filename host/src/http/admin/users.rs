@@ -1,18 +1,16 @@
 //! `/realms/{realm}/users`: the people of a realm.
 
-use super::reach::{InRealm, UserCreate, UserRead};
-use axum::extract::{Path, RawQuery, State};
+use super::reach::{Found, InRealm, UserCreate, UserDelete, UserImpersonate, UserRead, UserUpdate};
+use axum::extract::{RawQuery, State};
 use axum::response::Response;
 use serde::Serialize;
 use serde_json::{Value, json};
 use utoipa::ToSchema;
 
-use super::{ListQuery, commit, realm_in_reach};
+use super::{ListQuery, commit};
 use crate::AppState;
-use crate::authz::permission;
 use crate::clock::{from_millis, iso, to_millis};
 use crate::error::Error;
-use crate::http::auth::Caller;
 use crate::http::body::JsonBody;
 use crate::http::envelope;
 use crate::ids::new_guid;
@@ -268,28 +266,11 @@ pub async fn list(
     Ok(envelope::paged(found.map(|user| UserView::of(&user))))
 }
 
-async fn user_in_reach(
-    state: &AppState,
-    caller: &Caller,
-    realm_id: &str,
-    user_id: &str,
-    permission: &str,
-) -> Result<(std::sync::Arc<Realm>, User), Error> {
-    let realm = realm_in_reach(state, caller, realm_id, permission).await?;
-    let user = user_store::find(state.store.pool(), &realm.id, user_id).await?.ok_or(Error::NotFound("user"))?;
-    Ok((realm, user))
-}
-
 #[utoipa::path(get, path = "/realms/{realm}/users/{userId}", tag = "Realm users",
     params(("realm" = String, Path), ("userId" = String, Path)),
     responses((status = 200, description = "The user, in `data`", body = UserView), (status = 403), (status = 404)),
     security(("apiKey" = [])))]
-pub async fn read(
-    State(state): State<AppState>,
-    caller: Caller,
-    Path((realm_id, user_id)): Path<(String, String)>,
-) -> Result<Response, Error> {
-    let (_, user) = user_in_reach(&state, &caller, &realm_id, &user_id, permission::USER_READ).await?;
+pub async fn read(Found { item: user, .. }: Found<User, UserRead>) -> Result<Response, Error> {
     Ok(envelope::ok(UserView::of(&user)))
 }
 
@@ -299,11 +280,9 @@ pub async fn read(
     security(("apiKey" = [])))]
 pub async fn update(
     State(state): State<AppState>,
-    caller: Caller,
-    Path((realm_id, user_id)): Path<(String, String)>,
+    Found { realm, item: before, caller, .. }: Found<User, UserUpdate>,
     JsonBody(mut body): JsonBody,
 ) -> Result<Response, Error> {
-    let (realm, before) = user_in_reach(&state, &caller, &realm_id, &user_id, permission::USER_UPDATE).await?;
     let mut user = before.clone();
     body.unchanged("id", &user.id);
     let temporary = body.has("mustChangePassword");
@@ -345,10 +324,8 @@ pub async fn update(
     security(("apiKey" = [])))]
 pub async fn delete(
     State(state): State<AppState>,
-    caller: Caller,
-    Path((realm_id, user_id)): Path<(String, String)>,
+    Found { realm, item: user, caller, .. }: Found<User, UserDelete>,
 ) -> Result<Response, Error> {
-    let (realm, user) = user_in_reach(&state, &caller, &realm_id, &user_id, permission::USER_DELETE).await?;
     let now = to_millis(state.clock.now());
     let mut tx = state.store.begin().await?;
     user_store::delete(&mut *tx, &realm.id, &user.id).await?;
@@ -388,11 +365,9 @@ pub struct ImpersonationView {
     security(("apiKey" = [])))]
 pub async fn impersonate(
     State(state): State<AppState>,
-    caller: Caller,
-    Path((realm_id, user_id)): Path<(String, String)>,
+    Found { realm, item: user, caller, .. }: Found<User, UserImpersonate>,
     JsonBody(mut body): JsonBody,
 ) -> Result<Response, Error> {
-    let (realm, user) = user_in_reach(&state, &caller, &realm_id, &user_id, permission::USER_IMPERSONATE).await?;
     if realm.id == crate::ids::PLATFORM_REALM {
         // The team's own people are never impersonated.
         return Err(Error::Forbidden(crate::error::ErrorCode::Forbidden));
