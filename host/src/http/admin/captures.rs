@@ -3,7 +3,8 @@
 //! read here. They let a customer see exactly what a delivery looks like before writing a receiver.
 //! Creating one needs `webhook:create`, reading `webhook:read`, removing `webhook:delete`.
 
-use axum::extract::{Path, RawQuery, State};
+use super::reach::{Owned, WebhookDelete, WebhookRead};
+use axum::extract::{RawQuery, State};
 use axum::response::Response;
 use chrono::TimeDelta;
 use serde::Serialize;
@@ -86,14 +87,6 @@ impl CapturedRequestView {
     }
 }
 
-/// The caller's capture with this id, while it lasts.
-async fn capture_in_reach(state: &AppState, caller: &Caller, id: &str, permission: &str) -> Result<Capture, Error> {
-    caller.require_account(state, permission)?;
-    store::find(state.store.pool(), caller.account_id(), id, to_millis(state.clock.now()))
-        .await?
-        .ok_or(Error::NotFound("capture"))
-}
-
 #[utoipa::path(post, path = "/webhook-captures", tag = "Webhooks",
     responses((status = 201, description = "A new capture endpoint recording requests for 24 hours, in `data`", body = CaptureView),
               (status = 403)),
@@ -133,10 +126,8 @@ pub async fn list_captures(
     security(("apiKey" = [])))]
 pub async fn read_capture(
     State(state): State<AppState>,
-    caller: Caller,
-    Path(id): Path<String>,
+    Owned { item: capture, .. }: Owned<Capture, WebhookRead>,
 ) -> Result<Response, Error> {
-    let capture = capture_in_reach(&state, &caller, &id, permission::WEBHOOK_READ).await?;
     Ok(envelope::ok(CaptureView::of(&state, capture)))
 }
 
@@ -146,11 +137,9 @@ pub async fn read_capture(
     security(("apiKey" = [])))]
 pub async fn captured_requests(
     State(state): State<AppState>,
-    caller: Caller,
-    Path(id): Path<String>,
+    Owned { item: capture, .. }: Owned<Capture, WebhookRead>,
     RawQuery(query): RawQuery,
 ) -> Result<Response, Error> {
-    let capture = capture_in_reach(&state, &caller, &id, permission::WEBHOOK_READ).await?;
     let list = ListQuery::parse(query, &[])?;
     let found = store::request_page(&state.store, &capture.id, &list.page).await?;
     Ok(envelope::paged(found.map(CapturedRequestView::of)))
@@ -161,10 +150,8 @@ pub async fn captured_requests(
     security(("apiKey" = [])))]
 pub async fn delete_capture(
     State(state): State<AppState>,
-    caller: Caller,
-    Path(id): Path<String>,
+    Owned { item: capture, .. }: Owned<Capture, WebhookDelete>,
 ) -> Result<Response, Error> {
-    let capture = capture_in_reach(&state, &caller, &id, permission::WEBHOOK_DELETE).await?;
     store::delete(state.store.writer(), &capture.id).await?;
     Ok(envelope::done())
 }

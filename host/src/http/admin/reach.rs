@@ -2,7 +2,8 @@
 //! the realm (and client) its path names, already loaded and already checked to be in the
 //! caller's reach for the permission `P`; [`Found<R, P>`] adds the thing of that realm a path
 //! parameter names (a user, a group, a session…). A realm of another account and one that does not
-//! exist get the same 403; an unknown client or thing of a reachable realm gets 404.
+//! exist get the same 403; an unknown client or thing of a reachable realm gets 404. [`Owned<R, P>`]
+//! does the same for what the account owns outside any realm (a secret, a role, a capture).
 
 use std::collections::HashMap;
 use std::marker::PhantomData;
@@ -14,9 +15,11 @@ use axum::http::request::Parts;
 use super::clients::client_in_reach;
 use super::realm_in_reach;
 use crate::AppState;
-use crate::authz::permission;
+use crate::authz::{Resource, permission};
+use crate::clock::to_millis;
 use crate::error::Error;
 use crate::http::auth::Caller;
+use crate::store::captures::{self, Capture};
 use crate::store::clients::Client;
 use crate::store::consumers::{self, Consumer};
 use crate::store::delegation::{self, DelegationGrant};
@@ -24,6 +27,8 @@ use crate::store::organizations::{self, Organization};
 use crate::store::realm_roles::{self, Group};
 use crate::store::realms::Realm;
 use crate::store::resource_servers::{self, ResourceServer};
+use crate::store::roles::{self, AccountRole};
+use crate::store::secrets::{self, Secret};
 use crate::store::sessions::{self, Session};
 use crate::store::users::{self, User};
 use crate::validate::Rule;
@@ -66,6 +71,14 @@ permissions! {
     OrganizationDelete => ORGANIZATION_DELETE,
     SessionRead => SESSION_READ,
     SessionDelete => SESSION_DELETE,
+    SecretRead => SECRET_READ,
+    SecretUpdate => SECRET_UPDATE,
+    SecretDelete => SECRET_DELETE,
+    RoleRead => ROLE_READ,
+    RoleUpdate => ROLE_UPDATE,
+    RoleDelete => ROLE_DELETE,
+    WebhookRead => WEBHOOK_READ,
+    WebhookDelete => WEBHOOK_DELETE,
     AuditRead => AUDIT_READ,
 }
 
@@ -237,5 +250,71 @@ impl OfClient for Consumer {
 
     async fn find(state: &AppState, client: &Client, id: &str) -> Result<Option<Self>, Error> {
         Ok(consumers::find(state.store.pool(), &client.realm_id, &client.id, id).await?)
+    }
+}
+
+/// Something the caller's account owns outside any realm, named by a path parameter.
+pub trait AccountOwned: Sized + Send {
+    /// The path parameter that holds its id.
+    const PARAMETER: &'static str;
+
+    /// The caller's `id`, when the caller holds `permission` on it (refused or not found otherwise).
+    fn in_reach(
+        state: &AppState,
+        caller: &Caller,
+        id: &str,
+        permission: &'static str,
+    ) -> impl Future<Output = Result<Self, Error>> + Send;
+}
+
+/// The `R` of the caller's account the path names, in the caller's reach for `P`.
+#[derive(Debug)]
+pub struct Owned<R, P> {
+    pub item: R,
+    pub caller: Caller,
+    needs: PhantomData<P>,
+}
+
+impl<R: AccountOwned, P: Permission + Send> FromRequestParts<AppState> for Owned<R, P> {
+    type Rejection = Error;
+
+    async fn from_request_parts(parts: &mut Parts, state: &AppState) -> Result<Self, Error> {
+        let caller = Caller::from_request_parts(parts, state).await?;
+        let id = path_parameter(parts, state, R::PARAMETER).await?;
+        let item = R::in_reach(state, &caller, &id, P::NAME).await?;
+        Ok(Self { item, caller, needs: PhantomData })
+    }
+}
+
+impl AccountOwned for Secret {
+    const PARAMETER: &'static str = "id";
+
+    async fn in_reach(state: &AppState, caller: &Caller, id: &str, permission: &'static str) -> Result<Self, Error> {
+        let secret = secrets::find(state.store.pool(), caller.account_id(), id).await?;
+        let owner = secret.as_ref().map(|s| s.account_id.clone());
+        caller.require(state, permission, Resource::Secret { id: id.to_owned(), owner })?;
+        secret.ok_or(Error::NotFound("secret"))
+    }
+}
+
+impl AccountOwned for AccountRole {
+    const PARAMETER: &'static str = "roleId";
+
+    async fn in_reach(state: &AppState, caller: &Caller, id: &str, permission: &'static str) -> Result<Self, Error> {
+        let role = roles::find(state.store.pool(), caller.account_id(), id).await?;
+        let owner = role.as_ref().map(|r| r.account_id.clone());
+        caller.require(state, permission, Resource::AccountRole { id: id.to_owned(), owner })?;
+        role.ok_or(Error::NotFound("role"))
+    }
+}
+
+/// A capture is the caller's while it lasts.
+impl AccountOwned for Capture {
+    const PARAMETER: &'static str = "captureId";
+
+    async fn in_reach(state: &AppState, caller: &Caller, id: &str, permission: &'static str) -> Result<Self, Error> {
+        caller.require_account(state, permission)?;
+        let now = to_millis(state.clock.now());
+        captures::find(state.store.pool(), caller.account_id(), id, now).await?.ok_or(Error::NotFound("capture"))
     }
 }

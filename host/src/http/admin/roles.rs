@@ -1,6 +1,7 @@
 //! `/roles`: custom account roles, beside the built-in Owner, Admin, Developer and Auditor.
 
-use axum::extract::{Path, RawQuery, State};
+use super::reach::{Owned, RoleDelete, RoleRead, RoleUpdate};
+use axum::extract::{RawQuery, State};
 use axum::response::Response;
 use serde::Serialize;
 use serde_json::Value;
@@ -8,7 +9,7 @@ use utoipa::ToSchema;
 
 use super::{ListQuery, commit};
 use crate::AppState;
-use crate::authz::{BUILTIN_ROLES, Resource, permission};
+use crate::authz::{BUILTIN_ROLES, permission};
 use crate::clock::{from_millis, iso, to_millis};
 use crate::error::Error;
 use crate::http::auth::Caller;
@@ -93,16 +94,6 @@ fn description(body: &mut Body, role: &mut AccountRole) {
     }
 }
 
-async fn role_in_reach(state: &AppState, caller: &Caller, id: &str, permission: &str) -> Result<AccountRole, Error> {
-    let role = role_store::find(state.store.pool(), caller.account_id(), id).await?;
-    caller.require(
-        state,
-        permission,
-        Resource::AccountRole { id: id.to_owned(), owner: role.as_ref().map(|r| r.account_id.clone()) },
-    )?;
-    role.ok_or(Error::NotFound("role"))
-}
-
 #[utoipa::path(post, path = "/roles", tag = "Roles", request_body = RoleInput,
     responses((status = 201, description = "The created role, in `data`", body = RoleView), (status = 400),
               (status = 409, description = "AlreadyExists: the name is taken")),
@@ -172,8 +163,7 @@ pub async fn permissions(State(state): State<AppState>, caller: Caller) -> Resul
 #[utoipa::path(get, path = "/roles/{roleId}", tag = "Roles", params(("roleId" = String, Path)),
     responses((status = 200, description = "The role, in `data`", body = RoleView), (status = 404)),
     security(("apiKey" = [])))]
-pub async fn read(State(state): State<AppState>, caller: Caller, Path(id): Path<String>) -> Result<Response, Error> {
-    let role = role_in_reach(&state, &caller, &id, permission::ROLE_READ).await?;
+pub async fn read(Owned { item: role, .. }: Owned<AccountRole, RoleRead>) -> Result<Response, Error> {
     Ok(envelope::ok(RoleView::from(&role)))
 }
 
@@ -182,11 +172,9 @@ pub async fn read(State(state): State<AppState>, caller: Caller, Path(id): Path<
     security(("apiKey" = [])))]
 pub async fn update(
     State(state): State<AppState>,
-    caller: Caller,
-    Path(id): Path<String>,
+    Owned { item: before, caller, .. }: Owned<AccountRole, RoleUpdate>,
     JsonBody(mut body): JsonBody,
 ) -> Result<Response, Error> {
-    let before = role_in_reach(&state, &caller, &id, permission::ROLE_UPDATE).await?;
     let mut role = before.clone();
     body.unchanged("name", &role.name);
     if let Some(permissions) = read_permissions(&state, &mut body, false) {
@@ -207,8 +195,10 @@ pub async fn update(
 #[utoipa::path(delete, path = "/roles/{roleId}", tag = "Roles", params(("roleId" = String, Path)),
     responses((status = 200, description = "Deleted; credentials holding it lose what it granted"), (status = 404)),
     security(("apiKey" = [])))]
-pub async fn delete(State(state): State<AppState>, caller: Caller, Path(id): Path<String>) -> Result<Response, Error> {
-    let role = role_in_reach(&state, &caller, &id, permission::ROLE_DELETE).await?;
+pub async fn delete(
+    State(state): State<AppState>,
+    Owned { item: role, caller, .. }: Owned<AccountRole, RoleDelete>,
+) -> Result<Response, Error> {
     let mut tx = state.store.begin().await?;
     role_store::delete(&mut *tx, &role.account_id, &role.id).await?;
     commit(&state, &caller, tx, Change::of(ChangeAction::Delete, role.place(), 200).before(RoleView::from(&role)))

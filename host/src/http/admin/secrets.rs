@@ -1,6 +1,7 @@
 //! `/secrets`: the account's credentials for the admin API, and their rotation.
 
-use axum::extract::{Path, RawQuery, State};
+use super::reach::{Owned, SecretDelete, SecretRead, SecretUpdate};
+use axum::extract::{RawQuery, State};
 use axum::response::Response;
 use serde::Serialize;
 use serde_json::Value;
@@ -9,7 +10,7 @@ use utoipa::ToSchema;
 use super::rotation::{MAX_PREVIOUS_VALUE_VALID_FOR_MINUTES, Rotation, RotationInput, RotationView};
 use super::{ListQuery, commit};
 use crate::AppState;
-use crate::authz::{BUILTIN_ROLES, Resource, permission};
+use crate::authz::{BUILTIN_ROLES, permission};
 use crate::bootstrap::{ACCOUNT_CLIENT_SECRET_PREFIX, API_KEY_PREFIX, PERSONAL_ACCESS_TOKEN_PREFIX};
 use crate::clock::{from_millis, iso, to_millis};
 use crate::crypto::{generate_secret, last_four};
@@ -222,16 +223,6 @@ fn value_prefix(kind: SecretType) -> &'static str {
     }
 }
 
-async fn secret_in_reach(state: &AppState, caller: &Caller, id: &str, permission: &str) -> Result<Secret, Error> {
-    let secret = secret_store::find(state.store.pool(), caller.account_id(), id).await?;
-    caller.require(
-        state,
-        permission,
-        Resource::Secret { id: id.to_owned(), owner: secret.as_ref().map(|s| s.account_id.clone()) },
-    )?;
-    secret.ok_or(Error::NotFound("secret"))
-}
-
 #[utoipa::path(get, path = "/secrets", tag = "Secrets",
     params(("pageNumber" = Option<u32>, Query), ("pageSize" = Option<u32>, Query), ("searchTerm" = Option<String>, Query),
            ("status" = Option<String>, Query, description = "A secret type"), ("sortBy" = Option<String>, Query),
@@ -249,16 +240,20 @@ pub async fn list(State(state): State<AppState>, caller: Caller, RawQuery(query)
 #[utoipa::path(get, path = "/secrets/{id}", tag = "Secrets", params(("id" = String, Path)),
     responses((status = 200, description = "The secret without its value, in `data`", body = SecretView), (status = 404)),
     security(("apiKey" = [])))]
-pub async fn read(State(state): State<AppState>, caller: Caller, Path(id): Path<String>) -> Result<Response, Error> {
-    let secret = secret_in_reach(&state, &caller, &id, permission::SECRET_READ).await?;
+pub async fn read(
+    State(state): State<AppState>,
+    Owned { item: secret, .. }: Owned<Secret, SecretRead>,
+) -> Result<Response, Error> {
     Ok(envelope::ok(SecretView::of(&secret, to_millis(state.clock.now()))))
 }
 
 #[utoipa::path(delete, path = "/secrets/{id}", tag = "Secrets", params(("id" = String, Path)),
     responses((status = 200, description = "Deleted; the secret gets 401 from the next call on"), (status = 404)),
     security(("apiKey" = [])))]
-pub async fn delete(State(state): State<AppState>, caller: Caller, Path(id): Path<String>) -> Result<Response, Error> {
-    let secret = secret_in_reach(&state, &caller, &id, permission::SECRET_DELETE).await?;
+pub async fn delete(
+    State(state): State<AppState>,
+    Owned { item: secret, caller, .. }: Owned<Secret, SecretDelete>,
+) -> Result<Response, Error> {
     let mut tx = state.store.begin().await?;
     secret_store::delete(&mut *tx, &secret.account_id, &secret.id).await?;
     let before = SecretView::of(&secret, to_millis(state.clock.now()));
@@ -274,11 +269,9 @@ pub async fn delete(State(state): State<AppState>, caller: Caller, Path(id): Pat
     security(("apiKey" = [])))]
 pub async fn rotate(
     State(state): State<AppState>,
-    caller: Caller,
-    Path(id): Path<String>,
+    Owned { item: before, caller, .. }: Owned<Secret, SecretUpdate>,
     JsonBody(body): JsonBody,
 ) -> Result<Response, Error> {
-    let before = secret_in_reach(&state, &caller, &id, permission::SECRET_UPDATE).await?;
     let now = to_millis(state.clock.now());
     let rotation = Rotation::read(body, now)?;
     let value = generate_secret(value_prefix(before.secret_type));
