@@ -8,6 +8,7 @@
 # thousands of callers), warms up for 4 s, then measures. Also reports start-up to ready on the
 # existing database and the idle resident memory. Needs wrk (Debian package `wrk`).
 set -euo pipefail
+command -v wrk >/dev/null || { echo "this load run needs wrk: apt-get install wrk" >&2; exit 1; }
 backend="${1:-sqlite}"
 connections="${2:-32}"
 seconds="${3:-15}"

@@ -5,6 +5,7 @@
 #
 #   bench/failed_sign_ins.sh sqlite|postgres [connections] [seconds]
 set -euo pipefail
+command -v wrk >/dev/null || { echo "this load run needs wrk: apt-get install wrk" >&2; exit 1; }
 connections="${2:-32}"
 seconds="${3:-30}"
 # shellcheck source=bench/service.sh

@@ -16,6 +16,7 @@
 # wrk's password grants from it: every answer is 429 TooManyRequests.
 # Needs wrk (Debian package `wrk`), curl, python3 and, for PostgreSQL, psql.
 set -euo pipefail
+command -v wrk >/dev/null || { echo "this load run needs wrk: apt-get install wrk" >&2; exit 1; }
 connections="${2:-32}"
 seconds="${3:-10}"
 # shellcheck source=bench/service.sh

@@ -8,10 +8,6 @@
 backend="$1"
 port="$2"
 shift 2
-if ! command -v wrk >/dev/null; then
-  echo "the load runs need wrk: apt-get install wrk" >&2
-  exit 1
-fi
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 work="$(mktemp -d)"
 cd "$work"

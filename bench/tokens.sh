@@ -11,6 +11,7 @@
 # person; seeds single-use refresh tokens for the refresh run; warms up 3 s before the other runs.
 # Needs wrk (Debian package `wrk`), curl, python3 and, for PostgreSQL, psql.
 set -euo pipefail
+command -v wrk >/dev/null || { echo "this load run needs wrk: apt-get install wrk" >&2; exit 1; }
 connections="${2:-32}"
 seconds="${3:-15}"
 # shellcheck source=bench/service.sh
