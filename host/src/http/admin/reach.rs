@@ -1,9 +1,9 @@
-//! Tenant scoping as extractors: a handler that names [`InRealm<P>`] or [`InClient<P>`] receives
+//! Tenant scoping as extractors. A handler that names [`InRealm<P>`] or [`InClient<P>`] receives
 //! the realm (and client) its path names, already loaded and already checked to be in the
-//! caller's reach for the permission `P`; [`Found<R, P>`] adds the thing of that realm a path
-//! parameter names (a user, a group, a session…). A realm of another account and one that does not
-//! exist get the same 403; an unknown client or thing of a reachable realm gets 404. [`Owned<R, P>`]
-//! does the same for what the account owns outside any realm (a secret, a role, a capture).
+//! caller's reach for the permission `P`. [`Found<R, P>`] adds the thing of that realm a path
+//! parameter names (a user, a group, a session…), and [`Owned<R, P>`] gives what the caller's
+//! account owns outside any realm (a secret, a role, a capture). A realm of another account and one
+//! that does not exist get the same 403; an unknown client or thing of a reachable realm gets 404.
 
 use std::collections::HashMap;
 use std::marker::PhantomData;
