@@ -43,7 +43,7 @@ impl AttackDetector {
     pub async fn decide(&self, attempt: Attempt) -> Option<Decision> {
         let attempt = wit::Attempt::from(attempt);
         let decided = async {
-            let mut lease = self.pool.lease().await?;
+            let mut lease = self.pool.lease()?;
             let decision = lease.instance.call_decide(&mut lease.store, attempt).await?;
             lease.keep();
             anyhow::Ok(decision)

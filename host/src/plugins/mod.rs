@@ -141,7 +141,7 @@ impl<T, P> Pool<T, P> {
 
     /// A warm instance (or a fresh one) for one call, with the call's deadline set. An instance
     /// whose call failed (a trap, the deadline, the memory limit) is not handed back.
-    pub async fn lease(&self) -> anyhow::Result<Lease<'_, T, P>> {
+    pub fn lease(&self) -> anyhow::Result<Lease<'_, T, P>> {
         let warm = self.idle.lock().unwrap_or_else(|poisoned| poisoned.into_inner()).pop();
         let (mut store, instance) = match warm {
             Some(warm) => warm,

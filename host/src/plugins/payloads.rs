@@ -48,7 +48,7 @@ impl PayloadBuilder {
             facts: record.iter().map(|(name, value)| Fact { name: name.clone(), value: value.to_string() }).collect(),
         };
         let called = async {
-            let mut lease = self.pool.lease().await?;
+            let mut lease = self.pool.lease()?;
             let answer = lease.instance.call_build(&mut lease.store, &event).await?;
             lease.keep();
             anyhow::Ok(answer)
