@@ -3,7 +3,7 @@
 
 use anyhow::Context as _;
 
-use crate::clock::{Clock, to_millis};
+use crate::clock::Clock;
 use crate::crypto::{SecretHasher, generate_secret, last_four};
 use crate::ids::{PLATFORM_REALM, new_guid};
 use crate::store::accounts::{self, Account, Person};
@@ -39,7 +39,7 @@ pub async fn run_if_empty(
     if accounts::exists_any(&mut *tx).await? {
         return Ok(None);
     }
-    let now = to_millis(clock.now());
+    let now = clock.now();
     let account = Account { id: new_guid(), name: "Default account".into(), created_at: now };
     accounts::insert(&mut *tx, &account).await?;
     let realm = Realm {

@@ -12,6 +12,8 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, RwLock};
 use std::time::{Duration, Instant};
 
+use chrono::{DateTime, Utc};
+
 use crate::store::clients::Client;
 use crate::store::delegation::DelegationGrant;
 use crate::store::realm_roles::Role;
@@ -40,8 +42,8 @@ pub enum Invalidation {
     Realm(String),
     /// A client: its configuration, signing keys or role grants (realm id, client id).
     Client(String, String),
-    /// An access token revoked before its expiry (jti, expiry in epoch milliseconds).
-    Revoked(String, i64),
+    /// An access token revoked before its expiry (jti, expiry; sent as epoch milliseconds).
+    Revoked(String, DateTime<Utc>),
     /// The delegation grants of a realm (one was written or withdrawn).
     Delegation(String),
 }
@@ -52,7 +54,7 @@ impl Invalidation {
             Self::Account(id) => format!("account:{id}"),
             Self::Realm(id) => format!("realm:{id}"),
             Self::Client(realm, client) => format!("client:{realm}/{client}"),
-            Self::Revoked(jti, expires_at) => format!("revoked:{expires_at}/{jti}"),
+            Self::Revoked(jti, expires_at) => format!("revoked:{}/{jti}", expires_at.timestamp_millis()),
             Self::Delegation(realm) => format!("delegation:{realm}"),
         }
     }
@@ -65,7 +67,7 @@ impl Invalidation {
             ("client", pair) => pair.split_once('/').map(|(r, c)| Self::Client(r.to_owned(), c.to_owned())),
             ("revoked", pair) => {
                 let (expires_at, jti) = pair.split_once('/')?;
-                Some(Self::Revoked(jti.to_owned(), expires_at.parse().ok()?))
+                Some(Self::Revoked(jti.to_owned(), DateTime::from_timestamp_millis(expires_at.parse().ok()?)?))
             }
             _ => None,
         }
@@ -120,8 +122,7 @@ pub struct VerifiedTokens(RwLock<HashMap<String, VerifiedToken>>);
 
 struct VerifiedToken {
     claims: Arc<serde_json::Map<String, serde_json::Value>>,
-    /// Unix seconds.
-    expires_at: i64,
+    expires_at: DateTime<Utc>,
 }
 
 impl VerifiedTokens {
@@ -132,7 +133,12 @@ impl VerifiedTokens {
         self.0.read().unwrap_or_else(|p| p.into_inner()).get(token).map(|entry| entry.claims.clone())
     }
 
-    pub fn keep(&self, token: &str, claims: Arc<serde_json::Map<String, serde_json::Value>>, expires_at: i64) {
+    pub fn keep(
+        &self,
+        token: &str,
+        claims: Arc<serde_json::Map<String, serde_json::Value>>,
+        expires_at: DateTime<Utc>,
+    ) {
         let mut map = self.0.write().unwrap_or_else(|p| p.into_inner());
         if map.len() >= Self::MAX_ENTRIES {
             map.clear();
@@ -140,8 +146,8 @@ impl VerifiedTokens {
         map.insert(token.to_owned(), VerifiedToken { claims, expires_at });
     }
 
-    /// Forgets tokens expired at `now` (Unix seconds).
-    pub fn prune(&self, now: i64) {
+    /// Forgets tokens expired at `now`.
+    pub fn prune(&self, now: DateTime<Utc>) {
         self.0.write().unwrap_or_else(|p| p.into_inner()).retain(|_, entry| entry.expires_at > now);
     }
 
@@ -153,7 +159,7 @@ impl VerifiedTokens {
 
 #[derive(Debug, Default)]
 struct Revocations {
-    entries: HashMap<String, i64>,
+    entries: HashMap<String, DateTime<Utc>>,
     /// Every revocation in the database is in `entries`.
     complete: bool,
 }
@@ -294,7 +300,7 @@ impl Caches {
 
     /// Takes the revocations read from the database as the complete set (merged with any that
     /// notifications brought meanwhile).
-    pub fn keep_revocations(&self, loaded: impl IntoIterator<Item = (String, i64)>) {
+    pub fn keep_revocations(&self, loaded: impl IntoIterator<Item = (String, DateTime<Utc>)>) {
         if self.usable() {
             let mut revoked = self.revoked.write().unwrap_or_else(|p| p.into_inner());
             revoked.entries.extend(loaded);
@@ -303,8 +309,8 @@ impl Caches {
     }
 
     /// Forgets revocations of tokens that have expired anyway.
-    pub fn prune_revocations(&self, now_ms: i64) {
-        self.revoked.write().unwrap_or_else(|p| p.into_inner()).entries.retain(|_, expires_at| *expires_at > now_ms);
+    pub fn prune_revocations(&self, now: DateTime<Utc>) {
+        self.revoked.write().unwrap_or_else(|p| p.into_inner()).entries.retain(|_, expires_at| *expires_at > now);
     }
 
     pub fn verifier(&self, kid: &str) -> Option<Arc<Verifier>> {
@@ -387,8 +393,8 @@ mod tests {
             display_name: id.into(),
             status: Status::Active,
             settings: RealmSettings::default(),
-            created_at: 0,
-            updated_at: 0,
+            created_at: DateTime::UNIX_EPOCH,
+            updated_at: DateTime::UNIX_EPOCH,
         })
     }
 
@@ -420,14 +426,15 @@ mod tests {
     fn verified_tokens_are_pruned_at_expiry_and_bounded() {
         let tokens = VerifiedTokens::default();
         let claims = Arc::new(serde_json::Map::new());
-        tokens.keep("early", claims.clone(), 100);
-        tokens.keep("late", claims.clone(), 200);
-        tokens.prune(100);
+        let at = |seconds| DateTime::from_timestamp(seconds, 0).unwrap();
+        tokens.keep("early", claims.clone(), at(100));
+        tokens.keep("late", claims.clone(), at(200));
+        tokens.prune(at(100));
         assert!(tokens.get("early").is_none(), "expired at 100");
         assert!(tokens.get("late").is_some());
 
         for n in 0..VerifiedTokens::MAX_ENTRIES {
-            tokens.keep(&n.to_string(), claims.clone(), 300);
+            tokens.keep(&n.to_string(), claims.clone(), at(300));
         }
         assert!(tokens.len() <= VerifiedTokens::MAX_ENTRIES);
         assert!(tokens.get("late").is_none(), "emptied when full");

@@ -4,7 +4,6 @@
 
 use crate::AppState;
 use crate::cache::Invalidation;
-use crate::clock::to_millis;
 use crate::error::Error;
 use crate::store::trail::{self, Actor, Change, Request, Stale};
 use crate::store::{Transaction, changes};
@@ -19,7 +18,7 @@ pub struct Author<'a> {
 /// Writes the change's trail row (and event, inside a realm), announces what it makes stale to
 /// the other hosts, commits, and drops the stale entries from this host's caches.
 pub async fn commit(state: &AppState, by: Author<'_>, mut tx: Transaction, change: Change) -> Result<(), Error> {
-    let at = to_millis(state.clock.now());
+    let at = state.clock.now();
     trail::record_change(&mut tx, by.actor, by.request, &change, at).await?;
     let stale = match (change.resource_type.makes_stale(), &change.resource_id, &change.realm_id, &change.client_id) {
         (Stale::Realm, Some(id), _, _) => Some(Invalidation::Realm(id.clone())),

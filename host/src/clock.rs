@@ -53,16 +53,6 @@ impl Clock for ManualClock {
     }
 }
 
-/// Milliseconds since the Unix epoch: how instants are stored in both databases.
-pub fn to_millis(at: DateTime<Utc>) -> i64 {
-    at.timestamp_millis()
-}
-
-/// The inverse of [`to_millis`]; out-of-range values (never written by us) clamp to the epoch.
-pub fn from_millis(millis: i64) -> DateTime<Utc> {
-    DateTime::from_timestamp_millis(millis).unwrap_or_default()
-}
-
 /// ISO 8601 UTC with millisecond precision, the form every API response uses.
 pub fn iso(at: DateTime<Utc>) -> String {
     at.to_rfc3339_opts(chrono::SecondsFormat::Millis, true)
@@ -74,7 +64,7 @@ mod tests {
 
     #[test]
     fn manual_clock_moves_only_when_told() {
-        let start = from_millis(1_700_000_000_000);
+        let start = DateTime::from_timestamp_millis(1_700_000_000_000).unwrap();
         let clock = ManualClock::starting_at(start);
         assert_eq!(clock.now(), start);
         clock.advance(TimeDelta::seconds(90));
@@ -82,9 +72,8 @@ mod tests {
     }
 
     #[test]
-    fn millis_round_trip() {
-        let at = from_millis(1_763_812_345_678);
-        assert_eq!(to_millis(at), 1_763_812_345_678);
+    fn instants_are_shown_to_the_millisecond_in_utc() {
+        let at = DateTime::from_timestamp_millis(1_763_812_345_678).unwrap();
         assert_eq!(iso(at), "2025-11-22T11:52:25.678Z");
     }
 }

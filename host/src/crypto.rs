@@ -11,6 +11,7 @@ use anyhow::Context as _;
 use aws_lc_rs::aead::{AES_256_GCM, Aad, NONCE_LEN, Nonce, RandomizedNonceKey};
 use base64::Engine as _;
 use base64::engine::general_purpose::URL_SAFE_NO_PAD;
+use chrono::{DateTime, Utc};
 use hmac::{Hmac, Mac};
 use rand::RngCore;
 use sha2::Sha256;
@@ -91,22 +92,22 @@ impl SecretHasher {
         value: &str,
         current: Option<&str>,
         previous: Option<&str>,
-        previous_valid_until: Option<i64>,
-        now: i64,
+        previous_valid_until: Option<DateTime<Utc>>,
+        now: DateTime<Utc>,
     ) -> bool {
         hash_matches_rotated(&self.hash(value), current, previous, previous_valid_until, now)
     }
 }
 
 /// Whether a presented value's keyed hash is the current hash of a rotated secret, or the previous
-/// one while it still authenticates (`previous_valid_until`, epoch milliseconds, after `now`).
+/// one while it still authenticates (`previous_valid_until`, after `now`).
 /// Compared in constant time.
 pub fn hash_matches_rotated(
     presented: &str,
     current: Option<&str>,
     previous: Option<&str>,
-    previous_valid_until: Option<i64>,
-    now: i64,
+    previous_valid_until: Option<DateTime<Utc>>,
+    now: DateTime<Utc>,
 ) -> bool {
     let same = |stored: &str| constant_time_eq(presented.as_bytes(), stored.as_bytes());
     current.is_some_and(same) || previous_valid_until.is_some_and(|until| until > now) && previous.is_some_and(same)
@@ -210,14 +211,17 @@ mod tests {
     fn a_previous_value_matches_only_until_its_instant() {
         let hasher = SecretHasher::new([1; 32]);
         let (new, old) = (hasher.hash("new"), hasher.hash("old"));
-        let check = |value, until, now| hasher.matches_rotated(value, Some(&new), Some(&old), until, now);
+        let at = |seconds| DateTime::from_timestamp(seconds, 0).unwrap();
+        let check = |value, until: Option<i64>, now| {
+            hasher.matches_rotated(value, Some(&new), Some(&old), until.map(at), at(now))
+        };
         assert!(check("new", Some(10), 20));
         assert!(check("new", None, 20));
         assert!(check("old", Some(10), 9));
         assert!(!check("old", Some(10), 10));
         assert!(!check("old", None, 0));
         assert!(!check("other", Some(10), 0));
-        assert!(!hasher.matches_rotated("new", None, Some(&old), Some(10), 0));
+        assert!(!hasher.matches_rotated("new", None, Some(&old), Some(at(10)), at(0)));
     }
 
     #[test]

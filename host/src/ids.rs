@@ -90,14 +90,14 @@ pub fn guid_at(at: chrono::DateTime<chrono::Utc>) -> String {
     uuid::Uuid::new_v7(uuid::Timestamp::from_unix(uuid::NoContext, seconds, at.timestamp_subsec_nanos())).to_string()
 }
 
-/// The instant (epoch milliseconds) a uuid v7 carries; `None` for any other text.
-pub fn guid_millis(id: &str) -> Option<i64> {
+/// The instant a uuid v7 carries, to the millisecond; `None` for any other text.
+pub fn guid_instant(id: &str) -> Option<chrono::DateTime<chrono::Utc>> {
     let uuid = uuid::Uuid::parse_str(id).ok()?;
     if uuid.get_version_num() != 7 {
         return None;
     }
     let (seconds, nanos) = uuid.get_timestamp()?.to_unix();
-    i64::try_from(seconds).ok().map(|s| s * 1000 + i64::from(nanos / 1_000_000))
+    chrono::DateTime::from_timestamp(i64::try_from(seconds).ok()?, nanos / 1_000_000 * 1_000_000)
 }
 
 #[cfg(test)]
@@ -108,10 +108,10 @@ mod tests {
     fn a_guid_carries_its_instant_to_the_millisecond() {
         let at = chrono::DateTime::from_timestamp_millis(1_790_000_000_123).expect("instant");
         let id = guid_at(at);
-        assert_eq!(guid_millis(&id), Some(1_790_000_000_123));
+        assert_eq!(guid_instant(&id), Some(at));
         assert_ne!(guid_at(at), id, "random beyond the instant");
-        assert_eq!(guid_millis("not-a-guid"), None);
-        assert_eq!(guid_millis(&uuid::Uuid::new_v4().to_string()), None);
+        assert_eq!(guid_instant("not-a-guid"), None);
+        assert_eq!(guid_instant(&uuid::Uuid::new_v4().to_string()), None);
     }
 
     #[test]

@@ -141,13 +141,12 @@ mod tests {
     use std::sync::Mutex;
 
     use super::*;
-    use crate::clock::from_millis;
 
     type Instants = Arc<Mutex<Vec<DateTime<Utc>>>>;
 
     /// A scheduler on a manual clock, and a job function that records the instants it ran at.
     fn recorder() -> (DateTime<Utc>, Arc<ManualClock>, Scheduler, Instants, JobFn) {
-        let start = from_millis(1_800_000_000_000);
+        let start = DateTime::from_timestamp_millis(1_800_000_000_000).unwrap();
         let clock = Arc::new(ManualClock::starting_at(start));
         let scheduler = Scheduler::new(clock.clone(), Metrics::new());
         let seen = Arc::new(Mutex::new(Vec::new()));

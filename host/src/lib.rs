@@ -43,7 +43,7 @@ use tokio::task::JoinHandle;
 use crate::authz::Authorizer;
 use crate::bootstrap::Bootstrapped;
 use crate::cache::Caches;
-use crate::clock::{Clock, ManualClock, SystemClock, to_millis};
+use crate::clock::{Clock, ManualClock, SystemClock};
 use crate::config::Settings;
 use crate::crypto::SecretHasher;
 use crate::http::rate_limit::RateLimiter;
@@ -272,7 +272,7 @@ async fn register_jobs(state: &AppState) {
             Arc::new(move |now| {
                 let counters = counters.clone();
                 Box::pin(async move {
-                    let forgotten = counters.prune(to_millis(now));
+                    let forgotten = counters.prune(now);
                     if forgotten > 0 {
                         tracing::debug!(forgotten, "attack protection series past a day forgotten");
                     }
@@ -303,7 +303,7 @@ async fn register_jobs(state: &AppState) {
                 let (store, protection) = (store.clone(), protection.clone());
                 Box::pin(async move {
                     protection.store_refusals(&store).await?;
-                    let resolved = crate::protection::incidents::resolve_quiet(&store, to_millis(now)).await?;
+                    let resolved = crate::protection::incidents::resolve_quiet(&store, now).await?;
                     if resolved > 0 {
                         tracing::info!(resolved, "attack incidents quiet for 30 minutes resolved");
                     }
@@ -321,12 +321,12 @@ async fn register_jobs(state: &AppState) {
             Arc::new(move |now| {
                 let store = store.clone();
                 Box::pin(async move {
-                    let before = to_millis(now - TimeDelta::days(webhooks::HISTORY_DAYS));
+                    let before = now - TimeDelta::days(webhooks::HISTORY_DAYS);
                     let removed = store::webhooks::delete_history_before(store.writer(), before).await?;
                     if removed > 0 {
                         tracing::info!(removed, "webhook deliveries and events past 30 days removed");
                     }
-                    let expired = store::captures::delete_expired(store.writer(), to_millis(now)).await?;
+                    let expired = store::captures::delete_expired(store.writer(), now).await?;
                     if expired > 0 {
                         tracing::info!(expired, "expired capture endpoints removed");
                     }
@@ -345,7 +345,7 @@ async fn register_jobs(state: &AppState) {
             Arc::new(move |now| {
                 let store = store.clone();
                 Box::pin(async move {
-                    let removed = store::access_log::delete_before(store.writer(), to_millis(now - retention)).await?;
+                    let removed = store::access_log::delete_before(store.writer(), now - retention).await?;
                     if removed > 0 {
                         tracing::info!(removed, "access log entries past retention removed");
                     }
@@ -363,15 +363,15 @@ async fn register_jobs(state: &AppState) {
             TimeDelta::hours(1),
             Arc::new(move |now| {
                 let store = store.clone();
-                caches.prune_revocations(to_millis(now));
-                caches.verified_tokens.prune(now.timestamp());
+                caches.prune_revocations(now);
+                caches.verified_tokens.prune(now);
                 Box::pin(async move {
-                    let removed = store::sessions::prune(store.writer(), to_millis(now)).await?;
+                    let removed = store::sessions::prune(store.writer(), now).await?;
                     if removed > 0 {
                         tracing::info!(removed, "expired refresh tokens and token revocations removed");
                     }
-                    let window_start = to_millis(now) - store::lockout::FAILURE_WINDOW_MS;
-                    let removed = store::lockout::prune(store.writer(), window_start, to_millis(now)).await?;
+                    let window_start = now - store::lockout::FAILURE_WINDOW;
+                    let removed = store::lockout::prune(store.writer(), window_start, now).await?;
                     if removed > 0 {
                         tracing::info!(removed, "sign-in failures past the lockout window removed");
                     }
@@ -391,7 +391,7 @@ async fn register_jobs(state: &AppState) {
                 let state = keys_state.upgrade().map(AppState);
                 Box::pin(async move {
                     let Some(state) = state else { return Ok(()) };
-                    let rotated = tokens::keys::rotate_due(&state, to_millis(now)).await?;
+                    let rotated = tokens::keys::rotate_due(&state, now).await?;
                     if rotated > 0 {
                         tracing::info!(rotated, "signing keys rotated on schedule");
                     }

@@ -5,10 +5,11 @@
 
 use std::time::Duration;
 
+use chrono::{DateTime, TimeDelta, Utc};
 use serde_json::json;
 
 use crate::AppState;
-use crate::clock::{from_millis, iso, to_millis};
+use crate::clock::iso;
 use crate::ids::new_guid;
 use crate::store::Error as StoreError;
 use crate::store::notifications::{self as store, Notification, PostStatus, Severity};
@@ -16,11 +17,11 @@ use crate::store::notifications::{self as store, Notification, PostStatus, Sever
 /// How often an idle worker looks for posts that fell due.
 const IDLE_POLL: Duration = Duration::from_millis(100);
 /// How long a claimed post is this worker's before another may take it.
-const LEASE_MS: i64 = 60_000;
+const LEASE: TimeDelta = TimeDelta::minutes(1);
 /// Posts claimed per round.
 const BATCH: i64 = 20;
 /// Waits before the second and third attempt; after the third failure the post is Failed.
-const RETRY_DELAYS_MS: [i64; 2] = [60_000, 300_000];
+const RETRY_DELAYS: [TimeDelta; 2] = [TimeDelta::minutes(1), TimeDelta::minutes(5)];
 
 /// What raised a notification.
 #[derive(Debug, Clone)]
@@ -38,7 +39,11 @@ pub struct Raised<'a> {
 
 /// Stores the notification in the transaction of what caused it; unless told otherwise it is posted
 /// to the webhook URL the preferences name at this moment, if any.
-pub async fn raise(tx: &mut crate::store::Connection, raised: Raised<'_>, now: i64) -> Result<String, StoreError> {
+pub async fn raise(
+    tx: &mut crate::store::Connection,
+    raised: Raised<'_>,
+    now: DateTime<Utc>,
+) -> Result<String, StoreError> {
     let preferences = store::preferences(&mut *tx, raised.account_id).await?;
     let notification = Notification {
         id: new_guid(),
@@ -73,7 +78,7 @@ fn body(n: &Notification) -> serde_json::Value {
         "description": n.description,
         "resource_id": n.resource_id,
         "realm_id": n.realm_id,
-        "created_at": iso(from_millis(n.created_at)),
+        "created_at": iso(n.created_at),
     })
 }
 
@@ -98,19 +103,19 @@ pub async fn settle(state: &AppState) -> anyhow::Result<()> {
 }
 
 async fn post_due(state: &AppState) -> anyhow::Result<usize> {
-    let now = to_millis(state.clock.now());
-    let due = store::claim_due(&state.store, now, LEASE_MS, BATCH).await?;
+    let now = state.clock.now();
+    let due = store::claim_due(&state.store, now, now + LEASE, BATCH).await?;
     let count = due.len();
     let posts = due.into_iter().map(|n| async move {
         let outcome = post(state, &n).await;
         (n, outcome)
     });
     for (n, outcome) in futures_util::future::join_all(posts).await {
-        let now = to_millis(state.clock.now());
+        let now = state.clock.now();
         let (status, next_at) = match &outcome {
             Ok(()) => (PostStatus::Sent, None),
-            Err(_) => match usize::try_from(n.post_attempts).ok().and_then(|a| RETRY_DELAYS_MS.get(a)) {
-                Some(delay) => (PostStatus::Pending, Some(now + delay)),
+            Err(_) => match usize::try_from(n.post_attempts).ok().and_then(|a| RETRY_DELAYS.get(a)) {
+                Some(delay) => (PostStatus::Pending, Some(now + *delay)),
                 None => (PostStatus::Failed, None),
             },
         };

@@ -2,6 +2,7 @@
 //! windows as the in-process store.
 
 use castellan::protection::counting::{Counters, Window};
+use chrono::{DateTime, TimeDelta, Utc};
 
 use crate::support::{TestDatabase, spawn_with};
 
@@ -9,7 +10,10 @@ fn redis_url() -> String {
     std::env::var("TEST_REDIS_URL").ok().filter(|u| !u.is_empty()).unwrap_or_else(|| "redis://127.0.0.1:6379".into())
 }
 
-const MINUTE: i64 = 60_000;
+/// An instant of the tests' own, far from any other test's.
+fn start() -> DateTime<Utc> {
+    DateTime::from_timestamp_millis(2_000_000_000_000).unwrap()
+}
 
 #[tokio::test]
 async fn hosts_sharing_redis_count_together_in_sliding_windows() {
@@ -17,16 +21,24 @@ async fn hosts_sharing_redis_count_together_in_sliding_windows() {
     let two = Counters::redis(&redis_url()).await.expect("Redis reachable");
     // A series of its own, so tests running at once never meet.
     let key = format!("test:{}", uuid::Uuid::new_v4());
-    let start = 2_000_000_000_000;
+    let start = start();
     for n in 0..6 {
         let host = if n % 2 == 0 { &one } else { &two };
-        host.record(&key, &format!("attempt-{n}"), start + n * MINUTE).await.unwrap();
+        host.record(&key, &format!("attempt-{n}"), start + TimeDelta::minutes(n)).await.unwrap();
     }
-    let at = start + 5 * MINUTE;
+    let at = start + TimeDelta::minutes(5);
     assert_eq!(one.count(&key, Window::TenMinutes, at).await.unwrap(), 6, "both hosts' attempts");
     assert_eq!(two.count(&key, Window::TenMinutes, at).await.unwrap(), 6);
-    assert_eq!(two.count(&key, Window::TenMinutes, start + 13 * MINUTE).await.unwrap(), 2, "the window slides");
-    assert_eq!(one.count(&key, Window::FifteenMinutes, start + 15 * MINUTE).await.unwrap(), 5, "exclusive start");
+    assert_eq!(
+        two.count(&key, Window::TenMinutes, start + TimeDelta::minutes(13)).await.unwrap(),
+        2,
+        "the window slides"
+    );
+    assert_eq!(
+        one.count(&key, Window::FifteenMinutes, start + TimeDelta::minutes(15)).await.unwrap(),
+        5,
+        "exclusive start"
+    );
 
     let spray = format!("{key}:accounts");
     for (host, account) in [(&one, "ada"), (&two, "ada"), (&two, "bob"), (&one, "cy")] {
@@ -35,7 +47,7 @@ async fn hosts_sharing_redis_count_together_in_sliding_windows() {
     assert_eq!(one.count(&spray, Window::Hour, at).await.unwrap(), 3, "distinct accounts");
 
     // A day later the series has aged out of every window; the next record trims it.
-    let later = at + 24 * 60 * MINUTE;
+    let later = at + TimeDelta::days(1);
     two.record(&key, "late", later).await.unwrap();
     assert_eq!(one.count(&key, Window::Day, later).await.unwrap(), 1);
 }
@@ -46,18 +58,30 @@ async fn hosts_sharing_redis_place_a_hold_once_while_it_is_in_force() {
     let two = Counters::redis(&redis_url()).await.expect("Redis reachable");
     let key = format!("test:{}", uuid::Uuid::new_v4());
     // The service's clock, not Redis's, decides whether a hold is in force.
-    let start = 2_000_000_000_000;
+    let start = start();
     let (first, second) = tokio::join!(
-        one.hold_unless_held(&key, "first", start + 15 * MINUTE, start),
-        two.hold_unless_held(&key, "second", start + 15 * MINUTE, start),
+        one.hold_unless_held(&key, "first", start + TimeDelta::minutes(15), start),
+        two.hold_unless_held(&key, "second", start + TimeDelta::minutes(15), start),
     );
     assert!(first.unwrap() ^ second.unwrap(), "exactly one host places it");
     let held = one.held(&key, start).await.unwrap().expect("held");
-    assert_eq!(held.1, start + 15 * MINUTE);
-    assert!(!two.hold_unless_held(&key, "later", start + 75 * MINUTE, start + 15 * MINUTE - 1).await.unwrap());
-    let ended = start + 15 * MINUTE;
-    assert!(two.hold_unless_held(&key, "next", ended + 60 * MINUTE, ended).await.unwrap(), "the first ended");
-    assert_eq!(one.held(&key, ended).await.unwrap(), Some(("next".to_owned(), ended + 60 * MINUTE)));
+    assert_eq!(held.1, start + TimeDelta::minutes(15));
+    assert!(
+        !two.hold_unless_held(
+            &key,
+            "later",
+            start + TimeDelta::minutes(75),
+            start + TimeDelta::minutes(15) - TimeDelta::milliseconds(1)
+        )
+        .await
+        .unwrap()
+    );
+    let ended = start + TimeDelta::minutes(15);
+    assert!(
+        two.hold_unless_held(&key, "next", ended + TimeDelta::minutes(60), ended).await.unwrap(),
+        "the first ended"
+    );
+    assert_eq!(one.held(&key, ended).await.unwrap(), Some(("next".to_owned(), ended + TimeDelta::minutes(60))));
     one.release(&key).await.unwrap();
 }
 

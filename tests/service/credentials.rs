@@ -1,6 +1,5 @@
 //! Admin API credentials: who gets 401, who gets 403, and the access log.
 
-use castellan::clock::to_millis;
 use castellan::crypto::{generate_secret, last_four};
 use castellan::store::Status;
 use castellan::store::accounts::{self, Account};
@@ -14,7 +13,7 @@ use crate::support::{TestApp, spawn_app};
 /// Another account with a realm and an Owner key of its own, written straight to the database.
 async fn other_account(app: &TestApp, realm_id: &str) -> String {
     let store = app.database().await;
-    let now = to_millis(app.state.clock.now());
+    let now = app.state.clock.now();
     let account = Account { id: uuid::Uuid::now_v7().to_string(), name: "Other".into(), created_at: now };
     accounts::insert(store.pool(), &account).await.unwrap();
     let realm = Realm {

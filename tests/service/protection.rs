@@ -4,7 +4,6 @@
 //! Sources are told apart by `X-Forwarded-For` (the tests' host trusts its loopback proxy).
 
 use castellan::AppState;
-use castellan::clock::to_millis;
 use castellan::config::Settings;
 use castellan::protection::detection::{Classification, Decision, Measure, MeasureKind, Severity};
 use castellan::protection::incidents::{self, Attack};
@@ -272,7 +271,7 @@ async fn record_block(
     };
     let attack = Attack { realm: &realm, client: &client, user: None, address };
     let mut tx = state.store.begin().await.unwrap();
-    incidents::record(state, &mut tx, &attack, &decision, to_millis(state.clock.now())).await.unwrap();
+    incidents::record(state, &mut tx, &attack, &decision, state.clock.now()).await.unwrap();
     tx
 }
 

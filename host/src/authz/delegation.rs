@@ -11,6 +11,7 @@ use std::sync::LazyLock;
 use cedar_policy::{
     Context, Decision, Entities, Entity, EntityUid, PolicyId, PolicySet, Request, RestrictedExpression,
 };
+use chrono::{DateTime, Utc};
 
 use super::{Authorizer, EvaluationError, NAMESPACE, PolicyError, uid};
 
@@ -58,7 +59,7 @@ pub struct GrantFacts<'a> {
     pub allowed_resources: &'a [String],
     pub organization_id: Option<&'a str>,
     /// Epoch milliseconds.
-    pub expires_at: Option<i64>,
+    pub expires_at: Option<DateTime<Utc>>,
 }
 
 /// The exchange asked for, as the policies see it.
@@ -72,7 +73,7 @@ pub struct ExchangeFacts<'a> {
     /// The organizations the person belongs to, of those the grant names.
     pub person_organizations: &'a [String],
     /// Epoch milliseconds.
-    pub now: i64,
+    pub now: DateTime<Utc>,
     pub scopes: &'a [String],
     pub subject_scopes: &'a [String],
     pub client_scopes: &'a [String],
@@ -172,13 +173,13 @@ impl Authorizer {
             attributes.insert("organization".into(), RestrictedExpression::new_entity_uid(organization));
         }
         if let Some(until) = grant.expires_at {
-            attributes.insert("expires_at".into(), RestrictedExpression::new_long(until));
+            attributes.insert("expires_at".into(), RestrictedExpression::new_long(until.timestamp_millis()));
         }
         entities.push(Entity::new(grant_uid.clone(), attributes, HashSet::new()).map_err(evaluation)?);
 
         let mut context = vec![
             ("grant".to_owned(), RestrictedExpression::new_entity_uid(grant_uid)),
-            ("now".to_owned(), RestrictedExpression::new_long(exchange.now)),
+            ("now".to_owned(), RestrictedExpression::new_long(exchange.now.timestamp_millis())),
             ("scopes".to_owned(), strings(exchange.scopes)),
             ("subject_scopes".to_owned(), strings(exchange.subject_scopes)),
             ("client_scopes".to_owned(), strings(exchange.client_scopes)),
@@ -217,12 +218,16 @@ impl Authorizer {
 pub(super) mod fixtures {
     use std::path::Path;
 
+    use chrono::{DateTime, TimeDelta, Utc};
     use serde::Deserialize;
 
     use super::super::fixtures::{CaseOutcome, Expected};
     use super::{Authorizer, DelegationVerdict, ExchangeFacts, GrantFacts};
 
-    const NOW: i64 = 1_800_000_000_000;
+    /// The instant every fixture is decided at.
+    fn now() -> DateTime<Utc> {
+        DateTime::from_timestamp_millis(1_800_000_000_000).unwrap_or_default()
+    }
 
     #[derive(Debug, Deserialize)]
     #[serde(deny_unknown_fields)]
@@ -291,7 +296,7 @@ pub(super) mod fixtures {
             max_depth: case.grant.max_depth,
             allowed_resources: &case.grant.allowed_resources,
             organization_id: case.grant.organization.as_deref(),
-            expires_at: case.grant.expires_in_seconds.map(|s| NOW + s * 1000),
+            expires_at: case.grant.expires_in_seconds.map(|s| now() + TimeDelta::seconds(s)),
         };
         let request = &case.request;
         let exchange = ExchangeFacts {
@@ -299,7 +304,7 @@ pub(super) mod fixtures {
             client_id: &request.client,
             person_id: &request.person,
             person_organizations: &request.organizations,
-            now: NOW,
+            now: now(),
             scopes: &request.scopes,
             subject_scopes: &request.subject_scopes,
             client_scopes: request.client_scopes.as_deref().unwrap_or(&case.grant.scopes),

@@ -7,7 +7,6 @@ use serde_json::json;
 
 use crate::AppState;
 use crate::changes::{self, Author};
-use crate::clock::to_millis;
 use crate::error::{Error, ErrorCode};
 use crate::store::delegation::{self as store, DelegationGrant, Withdrawal};
 use crate::store::memberships::{self, Membership};
@@ -46,7 +45,7 @@ pub async fn withdraw<V: Serialize>(
     reason: &str,
     view: impl Fn(&DelegationGrant) -> V,
 ) -> Result<Withdrawn, Error> {
-    let now = to_millis(state.clock.now());
+    let now = state.clock.now();
     let by_id = by.actor.acting_id();
     let withdrawal = Withdrawal { reason, by_type: by.actor.actor_type, by_id: by_id.as_deref(), at: now };
     let mut tx = state.store.begin().await?;
@@ -56,7 +55,7 @@ pub async fn withdraw<V: Serialize>(
             "the delegation grant is already withdrawn".into(),
         ));
     };
-    let limit = grant.issued_tokens_expire_at.map_or(0, |until| ((until - now).max(0) + 999) / 1000);
+    let limit = grant.issued_tokens_expire_at.map_or(0, |until| ((until - now).num_milliseconds().max(0) + 999) / 1000);
     let change = Change::of(ChangeAction::Update, grant.place(), 200)
         .before(view(before))
         .after(view(&grant))

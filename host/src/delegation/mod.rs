@@ -9,9 +9,10 @@
 
 pub mod grants;
 
+use chrono::{DateTime, Utc};
+
 use crate::AppState;
 use crate::authz::delegation::{DelegationVerdict, ExchangeFacts, GrantFacts, Refusal as PolicyRefusal};
-use crate::clock::to_millis;
 use crate::error::{Error, OAuthCode};
 use crate::ids::new_guid;
 use crate::signin::{Login, Origin, ResourceError, login_data, requested_resource};
@@ -219,7 +220,7 @@ async fn decide(
         client_id: &client.id,
         person_id: &user.id,
         person_organizations: &organizations,
-        now: to_millis(state.clock.now()),
+        now: state.clock.now(),
         scopes: &attempt.scopes,
         subject_scopes: &subject_scopes,
         client_scopes: &client_scopes,
@@ -280,7 +281,7 @@ async fn decide(
     let issued =
         tokens::access_token(state, &Grant { client, subject, scopes: &attempt.scopes, resource: resource.as_deref() })
             .await?;
-    let stands = record(state, realm, client, origin, attempt, Ok((&issued.jti, issued.expires_at * 1000))).await?;
+    let stands = record(state, realm, client, origin, attempt, Ok((&issued.jti, issued.expires_at))).await?;
     if !stands {
         return Err(ExchangeRefusal::NotPermitted { why: "the delegation grant has been withdrawn" }.into());
     }
@@ -336,7 +337,7 @@ fn failure_reason(code: &str) -> String {
 }
 
 /// Writes the attempt's trail row and event in one group commit: `Ok` with the issued token's id
-/// and expiry (epoch ms) for a granted exchange, the refusal otherwise. `false` when the grant was
+/// and expiry for a granted exchange, the refusal otherwise. `false` when the grant was
 /// withdrawn before the exchange could commit.
 async fn record(
     state: &AppState,
@@ -344,9 +345,9 @@ async fn record(
     client: &Client,
     origin: &Origin,
     attempt: &Attempt,
-    outcome: Result<(&str, i64), &ExchangeRefusal>,
+    outcome: Result<(&str, DateTime<Utc>), &ExchangeRefusal>,
 ) -> Result<bool, Error> {
-    let now = to_millis(state.clock.now());
+    let now = state.clock.now();
     let reason = outcome.err().map(|refused| failure_reason(refused.code().as_str()));
     let methods: Vec<&str> = attempt.methods.iter().map(String::as_str).collect();
     let data = login_data(

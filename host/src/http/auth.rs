@@ -22,7 +22,6 @@ use super::rate_limit::{self, Class};
 use crate::AppState;
 use crate::authz::{BUILTIN_ROLES, Principal, PrincipalKind, Resource, Verdict};
 use crate::cache::KnownCredential;
-use crate::clock::to_millis;
 use crate::error::Error;
 use crate::ids::{PLATFORM_REALM, new_guid};
 use crate::store::access_log::{AccessEntry, AccessOutcome};
@@ -116,7 +115,7 @@ pub async fn authenticate(State(state): State<AppState>, mut request: Request, n
 
     let mut entry = AccessEntry {
         id: new_guid(),
-        occurred_at: to_millis(now),
+        occurred_at: now,
         account_id: None,
         credential_id: None,
         credential_name: None,
@@ -202,15 +201,9 @@ pub async fn authenticate(State(state): State<AppState>, mut request: Request, n
             details: None,
             status: status.as_u16(),
         };
-        if let Err(error) = trail::record_refusal(
-            state.store.writer(),
-            &caller.actor,
-            &caller.request,
-            &change,
-            code.as_str(),
-            to_millis(now),
-        )
-        .await
+        if let Err(error) =
+            trail::record_refusal(state.store.writer(), &caller.actor, &caller.request, &change, code.as_str(), now)
+                .await
         {
             tracing::error!(%error, "cannot record a refused change in the trail");
         }
@@ -269,7 +262,7 @@ async fn identify(state: &AppState, headers: &HeaderMap, now: DateTime<Utc>) -> 
             }
         };
         // The previous value of a rotated key stops here once its overlap has passed, cached or not.
-        if !known.credential.secret.accepts(&hash, to_millis(now)) {
+        if !known.credential.secret.accepts(&hash, now) {
             return refuse("previous value of a rotated credential", Some(&known.credential));
         }
         if !matches!(known.credential.secret.secret_type, SecretType::ApiKey | SecretType::PersonalAccessToken) {
@@ -293,7 +286,7 @@ async fn identify(state: &AppState, headers: &HeaderMap, now: DateTime<Utc>) -> 
         if credential.secret.secret_type != SecretType::ClientSecret {
             return refuse("bearer token not issued for an account client secret", Some(&credential));
         }
-        if credential.secret.revoked_token(active.issued_at_millis) {
+        if credential.secret.revoked_token(active.issued_at) {
             return refuse("bearer token revoked by a compromise rotation", Some(&credential));
         }
         let grants = custom_grants(state, &credential).await.map_err(|e| Box::new(Rejection::Failed(e)))?;
@@ -302,7 +295,7 @@ async fn identify(state: &AppState, headers: &HeaderMap, now: DateTime<Utc>) -> 
         return refuse("no credential", None);
     };
     let credential = known.credential.as_ref();
-    if credential.secret.expires_at.is_some_and(|at| at <= to_millis(now)) {
+    if credential.secret.expires_at.is_some_and(|at| at <= now) {
         return refuse("expired credential", Some(credential));
     }
 

@@ -13,7 +13,6 @@ use axum::response::Response;
 use serde_json::{Map, Value, json};
 
 use crate::AppState;
-use crate::clock::to_millis;
 use crate::error::{Error, ErrorCode};
 use crate::http::address::ClientAddress;
 use crate::http::admin::captures::{MAX_BODY_BYTES, MAX_REQUESTS};
@@ -37,7 +36,7 @@ pub async fn receive(
     })?;
     let token = segments.get("token").map_or("", String::as_str);
     let path = segments.get("rest").cloned().unwrap_or_default();
-    let now = to_millis(state.clock.now());
+    let now = state.clock.now();
     let capture = store::find_by_token(state.store.pool(), token, now).await?.ok_or(Error::NotFound("capture"))?;
     let mut fields = Map::new();
     for name in headers.keys() {

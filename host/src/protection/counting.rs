@@ -15,6 +15,8 @@ use std::hash::{BuildHasher, RandomState};
 use std::sync::Mutex;
 use std::time::Duration;
 
+use chrono::{DateTime, Utc};
+
 /// The longest window; nothing older is kept.
 pub const LONGEST_WINDOW_MS: i64 = 24 * 60 * 60 * 1000;
 /// The most members one series keeps (the oldest go first); thresholds are far below it.
@@ -161,8 +163,9 @@ impl Counters {
         matches!(self.store, Store::Redis(_))
     }
 
-    /// Records `member` in the series `key` at `now` (epoch ms).
-    pub async fn record(&self, key: &str, member: &str, now: i64) -> Result<(), CountError> {
+    /// Records `member` in the series `key` at `now`.
+    pub async fn record(&self, key: &str, member: &str, now: DateTime<Utc>) -> Result<(), CountError> {
+        let now = now.timestamp_millis();
         match &self.store {
             Store::Memory(memory) => {
                 let memory = &mut *lock(memory);
@@ -201,7 +204,8 @@ impl Counters {
     }
 
     /// How many members of the series `key` were last recorded within `window` up to `now`.
-    pub async fn count(&self, key: &str, window: Window, now: i64) -> Result<u64, CountError> {
+    pub async fn count(&self, key: &str, window: Window, now: DateTime<Utc>) -> Result<u64, CountError> {
+        let now = now.timestamp_millis();
         let after = now - window.millis();
         match &self.store {
             Store::Memory(memory) => {
@@ -242,8 +246,15 @@ impl Counters {
         }
     }
 
-    /// Keeps `value` under `key` until `until` (epoch ms), replacing what was held there.
-    pub async fn hold(&self, key: &str, value: &str, until: i64, now: i64) -> Result<(), CountError> {
+    /// Keeps `value` under `key` until `until`, replacing what was held there.
+    pub async fn hold(
+        &self,
+        key: &str,
+        value: &str,
+        until: DateTime<Utc>,
+        now: DateTime<Utc>,
+    ) -> Result<(), CountError> {
+        let (until, now) = (until.timestamp_millis(), now.timestamp_millis());
         match &self.store {
             Store::Memory(memory) => {
                 lock(memory).holds.insert(key.to_owned(), (value.to_owned(), until));
@@ -268,7 +279,14 @@ impl Counters {
     /// Keeps `value` under `key` until `until` unless a hold is in force there at `now`, in one
     /// step, so that two hosts (or two requests) deciding the same measure at once place it once;
     /// whether it was placed.
-    pub async fn hold_unless_held(&self, key: &str, value: &str, until: i64, now: i64) -> Result<bool, CountError> {
+    pub async fn hold_unless_held(
+        &self,
+        key: &str,
+        value: &str,
+        until: DateTime<Utc>,
+        now: DateTime<Utc>,
+    ) -> Result<bool, CountError> {
+        let (until, now) = (until.timestamp_millis(), now.timestamp_millis());
         match &self.store {
             Store::Memory(memory) => {
                 let holds = &mut lock(memory).holds;
@@ -302,7 +320,8 @@ impl Counters {
     }
 
     /// The value held under `key` at `now`, with the instant its hold ends.
-    pub async fn held(&self, key: &str, now: i64) -> Result<Option<(String, i64)>, CountError> {
+    pub async fn held(&self, key: &str, now: DateTime<Utc>) -> Result<Option<(String, DateTime<Utc>)>, CountError> {
+        let now = now.timestamp_millis();
         let found = match &self.store {
             Store::Memory(memory) => lock(memory).holds.get(key).cloned(),
             Store::Redis(connection) => {
@@ -314,7 +333,9 @@ impl Counters {
                 })
             }
         };
-        Ok(found.filter(|(_, until)| *until > now))
+        Ok(found
+            .filter(|(_, until)| *until > now)
+            .map(|(value, until)| (value, DateTime::from_timestamp_millis(until).unwrap_or_default())))
     }
 
     /// Ends the hold under `key` now.
@@ -333,8 +354,9 @@ impl Counters {
 
     /// Forgets what no window can count any more at `now`, and holds that ended. Redis series and
     /// holds expire by themselves.
-    pub fn prune(&self, now: i64) -> usize {
+    pub fn prune(&self, now: DateTime<Utc>) -> usize {
         let Store::Memory(memory) = &self.store else { return 0 };
+        let now = now.timestamp_millis();
         let mut memory = lock(memory);
         memory.holds.retain(|_, (_, until)| *until > now);
         let before = memory.series.len();
@@ -350,21 +372,32 @@ fn lock(memory: &Mutex<Memory>) -> std::sync::MutexGuard<'_, Memory> {
 
 #[cfg(test)]
 mod tests {
+    use chrono::TimeDelta;
+
     use super::*;
 
     const MINUTE: i64 = 60_000;
+
+    /// The instant `millis` after the epoch.
+    fn ms(millis: i64) -> DateTime<Utc> {
+        DateTime::from_timestamp_millis(millis).unwrap()
+    }
 
     #[tokio::test]
     async fn memory_counts_within_sliding_windows_and_forgets_what_no_window_counts() {
         let counters = Counters::in_memory();
         let start = 1_000_000_000_000;
         for n in 0..5 {
-            counters.record("src:1.2.3.4", &format!("attempt-{n}"), start + n * MINUTE).await.unwrap();
+            counters.record("src:1.2.3.4", &format!("attempt-{n}"), ms(start + n * MINUTE)).await.unwrap();
         }
-        let at = start + 4 * MINUTE;
+        let at = ms(start + 4 * MINUTE);
         assert_eq!(counters.count("src:1.2.3.4", Window::TenMinutes, at).await.unwrap(), 5);
-        assert_eq!(counters.count("src:1.2.3.4", Window::TenMinutes, start + 12 * MINUTE).await.unwrap(), 2);
-        assert_eq!(counters.count("src:1.2.3.4", Window::TenMinutes, start - MINUTE).await.unwrap(), 0, "nothing yet");
+        assert_eq!(counters.count("src:1.2.3.4", Window::TenMinutes, ms(start + 12 * MINUTE)).await.unwrap(), 2);
+        assert_eq!(
+            counters.count("src:1.2.3.4", Window::TenMinutes, ms(start - MINUTE)).await.unwrap(),
+            0,
+            "nothing yet"
+        );
         assert_eq!(counters.count("src:9.9.9.9", Window::Day, at).await.unwrap(), 0);
 
         // The same member again moves to its latest instant: a count of distinct members.
@@ -373,8 +406,8 @@ mod tests {
         }
         assert_eq!(counters.count("spray:1.2.3.4", Window::Hour, at).await.unwrap(), 2);
 
-        assert_eq!(counters.prune(at + LONGEST_WINDOW_MS - MINUTE), 0, "still within a day");
-        assert_eq!(counters.prune(at + LONGEST_WINDOW_MS), 2, "both series forgotten");
+        assert_eq!(counters.prune(at + TimeDelta::milliseconds(LONGEST_WINDOW_MS - MINUTE)), 0, "still within a day");
+        assert_eq!(counters.prune(at + TimeDelta::milliseconds(LONGEST_WINDOW_MS)), 2, "both series forgotten");
         assert_eq!(counters.count("spray:1.2.3.4", Window::Day, at).await.unwrap(), 0);
     }
 
@@ -382,20 +415,23 @@ mod tests {
     async fn a_hold_in_force_is_not_placed_again() {
         let counters = Counters::in_memory();
         let key = "blocked:acme:203.0.113.9";
-        assert!(counters.hold_unless_held(key, "first", 15 * MINUTE, 0).await.unwrap());
-        assert!(!counters.hold_unless_held(key, "second", 60 * MINUTE, MINUTE).await.unwrap());
-        assert_eq!(counters.held(key, MINUTE).await.unwrap(), Some(("first".to_owned(), 15 * MINUTE)));
-        assert!(counters.hold_unless_held(key, "third", 75 * MINUTE, 15 * MINUTE).await.unwrap(), "the first ended");
-        assert_eq!(counters.held(key, 15 * MINUTE).await.unwrap(), Some(("third".to_owned(), 75 * MINUTE)));
+        assert!(counters.hold_unless_held(key, "first", ms(15 * MINUTE), ms(0)).await.unwrap());
+        assert!(!counters.hold_unless_held(key, "second", ms(60 * MINUTE), ms(MINUTE)).await.unwrap());
+        assert_eq!(counters.held(key, ms(MINUTE)).await.unwrap(), Some(("first".to_owned(), ms(15 * MINUTE))));
+        assert!(
+            counters.hold_unless_held(key, "third", ms(75 * MINUTE), ms(15 * MINUTE)).await.unwrap(),
+            "the first ended"
+        );
+        assert_eq!(counters.held(key, ms(15 * MINUTE)).await.unwrap(), Some(("third".to_owned(), ms(75 * MINUTE))));
     }
 
     #[tokio::test]
     async fn a_series_keeps_its_newest_members_only() {
         let counters = Counters::in_memory();
         for n in 0..(MAX_MEMBERS + 5) {
-            counters.record("busy", &n.to_string(), i64::try_from(n).unwrap()).await.unwrap();
+            counters.record("busy", &n.to_string(), ms(i64::try_from(n).unwrap())).await.unwrap();
         }
-        let count = counters.count("busy", Window::Day, 20_000).await.unwrap();
+        let count = counters.count("busy", Window::Day, ms(20_000)).await.unwrap();
         assert_eq!(count, u64::try_from(MAX_MEMBERS).unwrap());
     }
 }

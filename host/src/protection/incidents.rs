@@ -2,12 +2,13 @@
 //! and exposures recorded for operators, the realm webhook events, the account's notification and
 //! the e-mail to the account holder whose password arrived from an attack.
 
+use chrono::{DateTime, TimeDelta, Utc};
 use serde_json::json;
 
 use super::Hold;
 use super::detection::{self, Classification, Decision, MeasureKind, Severity};
 use crate::AppState;
-use crate::clock::{from_millis, iso};
+use crate::clock::iso;
 use crate::ids::new_guid;
 use crate::mail::Letter;
 use crate::store::clients::Client;
@@ -23,11 +24,11 @@ use crate::store::{Connection, Error as StoreError, Store};
 /// An address that this many accounts of the realm approved is a shared network.
 pub const SHARED_NETWORK_ACCOUNTS: i64 = 5;
 /// Detections within this long of an incident's latest join it.
-pub const GROUPING_MS: i64 = 30 * 60_000;
+pub const GROUPING: TimeDelta = TimeDelta::minutes(30);
 /// An incident this long without a detection or a refused attempt is resolved.
-pub const QUIET_MS: i64 = 30 * 60_000;
+pub const QUIET: TimeDelta = TimeDelta::minutes(30);
 /// The same account is reported at most once in this long.
-const REPORTED_AGAIN_AFTER_MS: i64 = 60 * 60_000;
+const REPORTED_AGAIN_AFTER: TimeDelta = TimeDelta::hours(1);
 
 /// Where a detection happened.
 #[derive(Debug, Clone, Copy)]
@@ -105,7 +106,7 @@ pub async fn record(
     tx: &mut Connection,
     attack: &Attack<'_>,
     decision: &Decision,
-    now: i64,
+    now: DateTime<Utc>,
 ) -> Result<Recorded, StoreError> {
     let protection = &state.protection;
     let realm = attack.realm;
@@ -149,7 +150,7 @@ pub async fn record(
             (_, Some(user)) => user.id.clone(),
             (_, None) => continue,
         };
-        let lapses_at = measure.seconds.map(|seconds| now + i64::from(seconds) * 1000);
+        let lapses_at = measure.seconds.map(|seconds| now + TimeDelta::seconds(i64::from(seconds)));
         if let (Some(hold), Some(until)) = (hold_of(measure.kind), lapses_at) {
             let key = hold.key(&realm.id, &target);
             if measure.kind == MeasureKind::SourceBlocked {
@@ -216,7 +217,7 @@ pub async fn record(
     }
     if let (Some(user), None) = (on_account, &reported_in) {
         let key = Hold::Reported.key(&realm.id, &user.id);
-        if let Err(error) = protection.counters.hold(&key, &incident_id, now + REPORTED_AGAIN_AFTER_MS, now).await {
+        if let Err(error) = protection.counters.hold(&key, &incident_id, now + REPORTED_AGAIN_AFTER, now).await {
             tracing::error!(%error, "cannot remember that an account was reported");
         }
     }
@@ -232,7 +233,7 @@ async fn due_measures<'d>(
     state: &AppState,
     attack: &Attack<'_>,
     decision: &'d Decision,
-    now: i64,
+    now: DateTime<Utc>,
 ) -> Vec<&'d detection::Measure> {
     let mut due = Vec::with_capacity(decision.measures.len());
     for measure in &decision.measures {
@@ -257,11 +258,11 @@ async fn open_or_join(
     tx: &mut Connection,
     attack: &Attack<'_>,
     decision: &Decision,
-    now: i64,
+    now: DateTime<Utc>,
 ) -> Result<(Incident, Vec<Letter>), StoreError> {
     let kind = incident_kind(decision.classification);
     let severity = incident_severity(decision.severity);
-    if let Some(mut incident) = store::joinable(tx, &attack.realm.id, kind, now - GROUPING_MS).await? {
+    if let Some(mut incident) = store::joinable(tx, &attack.realm.id, kind, now - GROUPING).await? {
         incident.detections += 1;
         incident.last_detection_at = now;
         incident.last_activity_at = incident.last_activity_at.max(now);
@@ -293,7 +294,7 @@ async fn open_or_join(
         "incident_id": incident.id,
         "kind": kind.as_str(),
         "severity": severity.as_str(),
-        "started_at": iso(from_millis(now)),
+        "started_at": iso(now),
         "client_id": attack.client.id,
         "reasons": decision.reasons,
     });
@@ -318,7 +319,7 @@ async fn publish(
     attack: &Attack<'_>,
     event_type: EventType,
     data: serde_json::Value,
-    now: i64,
+    now: DateTime<Utc>,
 ) -> Result<(), StoreError> {
     let event = Event {
         event_type,
@@ -341,7 +342,7 @@ async fn notify(
     severity: NoticeSeverity,
     title: String,
     description: String,
-    now: i64,
+    now: DateTime<Utc>,
 ) -> Result<Vec<Letter>, StoreError> {
     if *choice == AttacksDetected::Off {
         return Ok(Vec::new());
@@ -386,7 +387,7 @@ async fn expose(
     incident: &mut Incident,
     preferences: &preferences_store::Preferences,
     recorded: &mut Recorded,
-    now: i64,
+    now: DateTime<Utc>,
 ) -> Result<(), StoreError> {
     let exposure = Exposure {
         user_id: user.id.clone(),
@@ -406,7 +407,7 @@ async fn expose(
         "email": user.email,
         "incident_id": incident.id,
         "ip_address": attack.address,
-        "detected_at": iso(from_millis(now)),
+        "detected_at": iso(now),
     });
     publish(tx, attack, EventType::CredentialCompromised, data, now).await?;
     let description = format!(
@@ -436,9 +437,9 @@ async fn expose(
 }
 
 /// Resolves the incidents quiet for 30 minutes at `now`; how many.
-pub async fn resolve_quiet(store: &Store, now: i64) -> Result<usize, StoreError> {
+pub async fn resolve_quiet(store: &Store, now: DateTime<Utc>) -> Result<usize, StoreError> {
     let mut tx = store.begin().await?;
-    let resolved = store::resolve_quiet(&mut tx, now - QUIET_MS, now).await?;
+    let resolved = store::resolve_quiet(&mut tx, now - QUIET, now).await?;
     tx.commit().await?;
     Ok(resolved.len())
 }

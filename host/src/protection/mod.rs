@@ -20,6 +20,7 @@ use std::collections::HashMap;
 use std::net::IpAddr;
 use std::sync::{Arc, Mutex};
 
+use chrono::{DateTime, Utc};
 use counting::{CountError, Counters};
 use networks::{Geography, NetworkList};
 pub use tracking::Seen;
@@ -70,7 +71,7 @@ pub struct Protection {
     tor_exits: NetworkList,
     geography: Geography,
     /// Attempts refused by each incident's measures, with the latest instant, not yet stored.
-    refusals: Mutex<HashMap<String, (i64, i64)>>,
+    refusals: Mutex<HashMap<String, (i64, DateTime<Utc>)>>,
     metrics: Arc<Metrics>,
 }
 
@@ -110,7 +111,7 @@ impl Protection {
 
     /// Whether `hold` on `target` is in force; a refusal is then tallied on the incident behind
     /// it. A store that cannot answer holds nothing.
-    pub async fn refuses(&self, hold: Hold, realm_id: &str, target: &str, now: i64) -> bool {
+    pub async fn refuses(&self, hold: Hold, realm_id: &str, target: &str, now: DateTime<Utc>) -> bool {
         match self.counters.held(&hold.key(realm_id, target), now).await {
             Ok(Some((incident_id, _))) => {
                 self.tally_refusal(incident_id, now);
@@ -124,7 +125,7 @@ impl Protection {
         }
     }
 
-    fn tally_refusal(&self, incident_id: String, now: i64) {
+    fn tally_refusal(&self, incident_id: String, now: DateTime<Utc>) {
         let mut refusals = self.refusals.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
         let entry = refusals.entry(incident_id).or_insert((0, now));
         entry.0 += 1;
@@ -132,7 +133,7 @@ impl Protection {
     }
 
     /// The refusals tallied since the last call, by incident: their number and the latest instant.
-    fn take_refusals(&self) -> HashMap<String, (i64, i64)> {
+    fn take_refusals(&self) -> HashMap<String, (i64, DateTime<Utc>)> {
         std::mem::take(&mut *self.refusals.lock().unwrap_or_else(std::sync::PoisonError::into_inner))
     }
 
@@ -163,7 +164,12 @@ impl Protection {
 
     /// Counts the attempt and asks the detector about it: its decision when it takes a measure.
     /// None for an ordinary attempt, and when protection fails open.
-    pub async fn judge(&self, store: &Store, seen: &Seen<'_>, now: i64) -> Result<Option<Decision>, StoreError> {
+    pub async fn judge(
+        &self,
+        store: &Store,
+        seen: &Seen<'_>,
+        now: DateTime<Utc>,
+    ) -> Result<Option<Decision>, StoreError> {
         let counts = match observe(&self.counters, seen, now).await {
             Ok(counts) => counts,
             Err(error) => {

@@ -8,7 +8,6 @@ use serde_json::json;
 use super::{Hold, Protection};
 use crate::AppState;
 use crate::changes::{self, Author};
-use crate::clock::to_millis;
 use crate::error::Error;
 use crate::store::threats::{self as store, Incident, IncidentStatus, Measure, MeasureType, Standing};
 use crate::store::trail::{Change, ChangeAction, Placed};
@@ -36,7 +35,7 @@ pub async fn dismiss<V: Serialize>(
     incident: Incident,
     view: impl Fn(&Incident) -> V,
 ) -> Result<Dismissed, Error> {
-    let now = to_millis(state.clock.now());
+    let now = state.clock.now();
     let lifted_by = by.actor.acting_id().unwrap_or_default();
     let mut tx = state.store.begin().await?;
     if !store::dismiss(&mut *tx, &incident.id, now).await? {
@@ -73,7 +72,7 @@ pub async fn lift<V: Serialize>(
     if measure.kind == MeasureType::PasswordExposed {
         return Err(Error::Conflict("an exposed password is resolved only by changing the password".into()));
     }
-    let now = to_millis(state.clock.now());
+    let now = state.clock.now();
     let lifted_by = by.actor.acting_id().unwrap_or_default();
     let mut tx = state.store.begin().await?;
     if !store::lift(&mut *tx, &measure.id, &lifted_by, now).await? {

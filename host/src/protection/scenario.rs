@@ -22,6 +22,7 @@ use std::collections::HashMap;
 use std::fmt::Write as _;
 
 use anyhow::Context as _;
+use chrono::{DateTime, TimeDelta, Utc};
 use serde::Deserialize;
 
 use super::counting::Counters;
@@ -100,15 +101,16 @@ pub async fn replay(detector: &AttackDetector, scenario: &str) -> anyhow::Result
     timeline.sort_by_key(|(at, index, n, ..)| (*at, *index, *n));
 
     let counters = Counters::in_memory();
-    let mut blocked_until: HashMap<&str, i64> = HashMap::new();
+    let start = DateTime::from_timestamp_millis(START_MS).unwrap_or_default();
+    let mut blocked_until: HashMap<&str, DateTime<Utc>> = HashMap::new();
     let mut lines = Vec::with_capacity(timeline.len());
     for (at, _, n, step, kind, outcome) in timeline {
-        let now = START_MS + at * 1000;
+        let now = start + TimeDelta::seconds(at);
         let account = step.account.replace("{n}", &n.to_string());
         let mut line = format!("+{at}s {} {account} {} {}", step.source, step.kind, step.outcome);
         let refusable = matches!(kind, AttemptKind::Password | AttemptKind::Recovery);
         if let Some(until) = blocked_until.get(step.source.as_str()).filter(|until| **until > now && refusable) {
-            let _ = write!(line, ": refused, source blocked for {} s more", (until - now) / 1000);
+            let _ = write!(line, ": refused, source blocked for {} s more", (*until - now).num_seconds());
             lines.push(line);
             continue;
         }
@@ -137,7 +139,7 @@ pub async fn replay(detector: &AttackDetector, scenario: &str) -> anyhow::Result
         for measure in &decision.measures {
             if measure.kind == MeasureKind::SourceBlocked {
                 let seconds = i64::from(measure.seconds.unwrap_or(u32::MAX));
-                blocked_until.insert(&step.source, now + seconds * 1000);
+                blocked_until.insert(&step.source, now + TimeDelta::seconds(seconds));
                 record_block(&counters, &scenario.realm, &step.source, now).await?;
             }
         }

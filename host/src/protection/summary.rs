@@ -7,7 +7,6 @@ use std::collections::{BTreeMap, HashSet};
 use chrono::{DateTime, TimeDelta, Utc};
 
 use crate::AppState;
-use crate::clock::{from_millis, to_millis};
 use crate::error::Error;
 use crate::store::threats::{self as store, Incident, Measure, MeasureType};
 
@@ -78,13 +77,9 @@ pub async fn summary(state: &AppState, within: Within<'_>, days: i64) -> Result<
     state.protection.store_refusals(&state.store).await?;
     let now = state.clock.now();
     let from = now - TimeDelta::days(days);
-    let (now_ms, from_ms) = (to_millis(now), to_millis(from));
     let pool = state.store.pool();
-    let incidents: Vec<Incident> = store::incidents_since(pool, within.account_id, from_ms)
-        .await?
-        .into_iter()
-        .filter(|i| within.holds(i))
-        .collect();
+    let incidents: Vec<Incident> =
+        store::incidents_since(pool, within.account_id, from).await?.into_iter().filter(|i| within.holds(i)).collect();
     let open_incidents =
         store::active_incidents(pool, within.account_id).await?.into_iter().filter(|i| within.holds(i)).count();
 
@@ -97,19 +92,19 @@ pub async fn summary(state: &AppState, within: Within<'_>, days: i64) -> Result<
     }
     let mut by_kind: BTreeMap<&'static str, Figures> = BTreeMap::new();
     let mut by_severity: BTreeMap<&'static str, Figures> = BTreeMap::new();
-    for incident in incidents.iter().filter(|i| i.started_at >= from_ms) {
+    for incident in incidents.iter().filter(|i| i.started_at >= from) {
         totals.add(incident);
-        by_day.entry(from_millis(incident.started_at).date_naive().to_string()).or_default().add(incident);
+        by_day.entry(incident.started_at.date_naive().to_string()).or_default().add(incident);
         by_kind.entry(incident.kind.as_str()).or_default().add(incident);
         by_severity.entry(incident.severity.as_str()).or_default().add(incident);
     }
     let ids: HashSet<&str> = incidents.iter().map(|i| i.id.as_str()).collect();
-    let measures: Vec<Measure> = store::measures_since(pool, within.account_id, from_ms)
+    let measures: Vec<Measure> = store::measures_since(pool, within.account_id, from)
         .await?
         .into_iter()
         .filter(|m| ids.contains(m.incident_id.as_str()))
         .collect();
-    let measures_in_force = store::measures_in_force(pool, within.account_id, now_ms)
+    let measures_in_force = store::measures_in_force(pool, within.account_id, now)
         .await?
         .into_iter()
         .filter(|m| within.realm_id.is_none_or(|r| m.realm_id == r))

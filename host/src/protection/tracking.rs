@@ -1,6 +1,8 @@
 //! What attack protection counts about each attempt, and the snapshot of counts the detector
 //! decides on. Every series is scoped to a realm; sources are addresses, accounts the name typed.
 
+use chrono::{DateTime, Utc};
+
 use crate::ids::new_guid;
 use crate::protection::detection::{AttemptKind, Counts, Outcome};
 
@@ -49,7 +51,7 @@ pub fn source_series(realm_id: &str, source: &str) -> Vec<String> {
 }
 
 /// Records an attempt in the counters and reads the counts around it, this attempt included.
-pub async fn observe(counters: &Counters, seen: &Seen<'_>, now: i64) -> Result<Counts, CountError> {
+pub async fn observe(counters: &Counters, seen: &Seen<'_>, now: DateTime<Utc>) -> Result<Counts, CountError> {
     let Seen { realm_id, kind, outcome, source, account, account_known, approved } = *seen;
     let source_key = |series: &str| source_key(realm_id, source, series);
     let account_key = |series: &str| account_key(realm_id, account, series);
@@ -90,6 +92,11 @@ pub async fn observe(counters: &Counters, seen: &Seen<'_>, now: i64) -> Result<C
 }
 
 /// Remembers that the source was blocked, so that its next block within a day lasts longer.
-pub async fn record_block(counters: &Counters, realm_id: &str, source: &str, now: i64) -> Result<(), CountError> {
+pub async fn record_block(
+    counters: &Counters,
+    realm_id: &str,
+    source: &str,
+    now: DateTime<Utc>,
+) -> Result<(), CountError> {
     counters.record(&source_key(realm_id, source, "blocks"), &new_guid(), now).await
 }

@@ -3,9 +3,10 @@
 //! token for the admin API, and each attempt that names someone of an account is written to that
 //! account's access log.
 
+use chrono::{DateTime, Utc};
+
 use super::{PasswordAttempt, PasswordOutcome, Refusal, SignInError, Tokens};
 use crate::AppState;
-use crate::clock::to_millis;
 use crate::ids::{PLATFORM_REALM, new_guid};
 use crate::store::access_log::{AccessEntry, AccessOutcome};
 use crate::store::clients::{self, Client, GrantType};
@@ -41,7 +42,7 @@ pub async fn password(
     attempt: PasswordAttempt<'_>,
     answered: impl Fn(&SignInError) -> Answered,
 ) -> Result<PasswordOutcome, SignInError> {
-    let now = to_millis(state.clock.now());
+    let now = state.clock.now();
     let (login, address) = (attempt.username.to_owned(), attempt.origin.ip_address.clone());
     let outcome = super::password(state, attempt).await;
     let answer = match &outcome {
@@ -58,7 +59,7 @@ pub async fn record_person(
     state: &AppState,
     login: &str,
     address: &str,
-    at: i64,
+    at: DateTime<Utc>,
     answer: Result<(), Answered>,
 ) -> Result<(), SignInError> {
     let pool = state.store.pool();
@@ -96,7 +97,7 @@ pub async fn client_secret(
     grant: GrantType,
     address: &str,
 ) -> Result<Tokens, SignInError> {
-    let now = to_millis(state.clock.now());
+    let now = state.clock.now();
     let value_hash = state.hasher.hash(value);
     let credential = match client_id == PLATFORM_REALM {
         true => secrets::find_by_hash(state.store.pool(), &value_hash).await?,

@@ -10,12 +10,12 @@ pub mod recovery;
 mod refresh;
 mod scopes;
 
+use chrono::{DateTime, TimeDelta, Utc};
 use serde_json::{Value, json};
 
 pub use self::refresh::{RefreshAttempt, refresh};
 pub use self::scopes::{ResourceError, requested_resource, requested_scopes};
 use crate::AppState;
-use crate::clock::to_millis;
 use crate::error::Error;
 use crate::ids::new_guid;
 use crate::protection::detection::{AttemptKind, Outcome};
@@ -190,7 +190,7 @@ pub async fn client_credentials(
         methods: &["client_secret"],
     };
     // Nothing else changes with this sign-in: its event goes through the group commit.
-    let event = succeeded_event(realm, client, login_data(login, origin), to_millis(state.clock.now()));
+    let event = succeeded_event(realm, client, login_data(login, origin), state.clock.now());
     state.writes.publish(event).await?;
     Ok(Tokens { access, scopes, refresh: None, id_token: None })
 }
@@ -200,7 +200,7 @@ pub async fn client_credentials(
 /// answers a name the realm does not have exactly as an account.
 pub async fn password(state: &AppState, attempt: PasswordAttempt<'_>) -> Result<PasswordOutcome, SignInError> {
     let PasswordAttempt { realm, client, username, password, scopes, resource, confirm_on_phone, origin } = attempt;
-    let now = to_millis(state.clock.now());
+    let now = state.clock.now();
     let address = origin.ip_address.as_str();
     // A blocked source is refused before anything else, whatever it typed.
     if state.protection.refuses(Hold::SourceBlocked, &realm.id, address, now).await {
@@ -291,18 +291,18 @@ pub async fn password(state: &AppState, attempt: PasswordAttempt<'_>) -> Result<
         publish(&mut tx, realm, client, EventType::LoginFailed, login_data(login, origin), now).await?;
         if guarded && refusal == Refusal::InvalidCredentials {
             let mut counted = match failures.take() {
-                Some(f) if now - f.first_failed_at < lockout::FAILURE_WINDOW_MS => f,
+                Some(f) if now - f.first_failed_at < lockout::FAILURE_WINDOW => f,
                 _ => Failures { failed_count: 0, first_failed_at: now, locked_until: None },
             };
             counted.failed_count += 1;
             if counted.failed_count >= realm.settings.max_failed_attempts {
-                let until = now + realm.settings.lockout_duration_minutes * 60_000;
+                let until = now + TimeDelta::minutes(realm.settings.lockout_duration_minutes);
                 if let Some(user) = &user {
                     let data = json!({
                         "user_id": user.id,
                         "username": user.username,
                         "email": user.email,
-                        "lockout_end": crate::clock::iso(crate::clock::from_millis(until)),
+                        "lockout_end": crate::clock::iso(until),
                         "access_failed_count": counted.failed_count,
                     });
                     publish(&mut tx, realm, client, EventType::UserLockedOut, data, now).await?;
@@ -349,7 +349,7 @@ pub async fn open_session(
     mut tx: Transaction,
     signed_in: &SignIn<'_>,
     origin: &Origin,
-    now: i64,
+    now: DateTime<Utc>,
 ) -> Result<Tokens, Error> {
     let SignIn { realm, client, user, scopes, resource, methods } = *signed_in;
     let methods_list: Vec<String> = methods.iter().map(|m| (*m).to_owned()).collect();
@@ -363,7 +363,7 @@ pub async fn open_session(
         authentication_methods: methods_list.clone(),
         created_at: now,
         last_active_at: now,
-        expires_at: now + i64::from(state.settings.session_seconds) * 1000,
+        expires_at: now + TimeDelta::seconds(i64::from(state.settings.session_seconds)),
         ended_at: None,
         end_reason: None,
     };
@@ -396,14 +396,15 @@ fn next_refresh(
     session: &Session,
     scopes: &[String],
     resource: Option<&str>,
-    now: i64,
+    now: DateTime<Utc>,
 ) -> Option<(RefreshToken, String, i64)> {
     if !client.allows(GrantType::RefreshToken) {
         return None;
     }
     let id = new_guid();
     let value = tokens::new_refresh_token(&id);
-    let expires_at = (now + i64::from(state.settings.refresh_token_seconds) * 1000).min(session.expires_at);
+    let expires_at =
+        (now + TimeDelta::seconds(i64::from(state.settings.refresh_token_seconds))).min(session.expires_at);
     let token = RefreshToken {
         id,
         session_id: session.id.clone(),
@@ -415,7 +416,7 @@ fn next_refresh(
         exchanged_at: None,
         revoked_at: None,
     };
-    Some((token, value, (expires_at - now) / 1000))
+    Some((token, value, (expires_at - now).num_seconds()))
 }
 
 /// The access token (and ID token with `openid`) of a person's session.
@@ -428,7 +429,7 @@ async fn person_tokens(
     resource: Option<&str>,
     refresh: Option<(String, i64)>,
 ) -> Result<Tokens, Error> {
-    let auth_time = session.created_at / 1000;
+    let auth_time = session.created_at;
     let subject = Subject::Person { user, session_id: &session.id, auth_time };
     let grant = Grant { client, subject, scopes, resource };
     let access = tokens::access_token(state, &grant).await?;
@@ -475,7 +476,7 @@ pub fn login_data(login: Login<'_>, origin: &Origin) -> Value {
 }
 
 /// A `login_succeeded` event for the group commit (`crate::store::write_queue`).
-fn succeeded_event(realm: &Realm, client: &Client, data: Value, at: i64) -> QueuedEvent {
+fn succeeded_event(realm: &Realm, client: &Client, data: Value, at: DateTime<Utc>) -> QueuedEvent {
     QueuedEvent {
         event_type: EventType::LoginSucceeded,
         account_id: realm.account_id.clone(),
@@ -492,7 +493,7 @@ async fn publish(
     client: &Client,
     event_type: EventType,
     data: Value,
-    at: i64,
+    at: DateTime<Utc>,
 ) -> Result<(), Error> {
     let event = Event {
         event_type,

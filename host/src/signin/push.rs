@@ -4,11 +4,12 @@
 //! session opens. While the account's pushes are paused, the request is made as usual but withheld:
 //! no phone sees it, and the client is answered as for a request nobody answered.
 
+use chrono::{DateTime, TimeDelta, Utc};
 use serde_json::{Value, json};
 
 use super::{Origin, Refusal, SignIn, SignInError, Tokens, open_session};
 use crate::AppState;
-use crate::clock::{from_millis, iso, to_millis};
+use crate::clock::iso;
 use crate::ids::new_guid;
 use crate::protection::detection::{AttemptKind, Outcome};
 use crate::protection::incidents::{self, Attack};
@@ -45,7 +46,7 @@ pub(super) async fn ask(
     tx: &mut Connection,
     signed_in: &SignIn<'_>,
     origin: &Origin,
-    now: i64,
+    now: DateTime<Utc>,
 ) -> Result<(Asked, Vec<Delivery>), SignInError> {
     let SignIn { realm, client, user, scopes, resource, .. } = *signed_in;
     let devices = store::devices_of(&mut *tx, &user.id).await?;
@@ -64,7 +65,7 @@ pub(super) async fn ask(
         resource: resource.map(str::to_owned),
         status: if paused { RequestStatus::Withheld } else { RequestStatus::Pending },
         created_at: now,
-        expires_at: now + REQUEST_SECONDS * 1000,
+        expires_at: now + TimeDelta::seconds(REQUEST_SECONDS),
         answered_at: None,
         device_id: None,
     };
@@ -85,7 +86,7 @@ pub(super) async fn ask(
                         "client_id": client.id,
                         "client_name": client.name,
                         "ip_address": request.ip_address,
-                        "expires_at": iso(from_millis(request.expires_at)),
+                        "expires_at": iso(request.expires_at),
                     }),
                 })
             })
@@ -127,7 +128,7 @@ pub async fn collect(
     client: &Client,
     request_id: &str,
 ) -> Result<Tokens, SignInError> {
-    let now = to_millis(state.clock.now());
+    let now = state.clock.now();
     let pool = state.store.pool();
     let request = store::find_request(pool, request_id)
         .await?
@@ -185,7 +186,7 @@ pub async fn answer(
         Decision::Approve => (RequestStatus::Approved, Outcome::Succeeded),
         Decision::Refuse => (RequestStatus::Refused, Outcome::RefusedOnPhone),
     };
-    let now = to_millis(state.clock.now());
+    let now = state.clock.now();
     let pool = state.store.pool();
     let request = store::find_request(pool, request_id)
         .await?

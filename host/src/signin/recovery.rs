@@ -5,9 +5,10 @@
 //! too often; the e-mail goes out only when it may. A source attack protection blocked is refused
 //! before anything is looked up.
 
+use chrono::TimeDelta;
+
 use super::{Refusal, SignInError};
 use crate::AppState;
-use crate::clock::to_millis;
 use crate::crypto::generate_secret;
 use crate::ids::new_guid;
 use crate::mail::Letter;
@@ -34,7 +35,7 @@ pub async fn request(
     login: &str,
     address: &str,
 ) -> Result<(), SignInError> {
-    let now = to_millis(state.clock.now());
+    let now = state.clock.now();
     if state.protection.refuses(Hold::SourceBlocked, &realm.id, address, now).await {
         return Err(Refusal::SourceBlocked.into());
     }
@@ -75,7 +76,7 @@ pub async fn request(
             client_id: client.id.clone(),
             token_hash: state.hasher.hash(&token),
             created_at: now,
-            expires_at: now + RESET_MINUTES * 60_000,
+            expires_at: now + TimeDelta::minutes(RESET_MINUTES),
             used_at: None,
         };
         store::insert(&mut *tx, &reset).await?;
@@ -99,7 +100,7 @@ pub async fn request(
 /// Sets a new password with a reset code, once; the password must meet the realm's rules. It
 /// clears a required change and resolves an exposure of the old password.
 pub async fn reset(state: &AppState, realm: &Realm, token: &str, password: &str) -> Result<(), SignInError> {
-    let now = to_millis(state.clock.now());
+    let now = state.clock.now();
     let reset = store::find_by_hash(state.store.pool(), &state.hasher.hash(token))
         .await?
         .filter(|r| r.realm_id == realm.id && r.used_at.is_none() && r.expires_at > now)

@@ -1,13 +1,13 @@
 //! Refresh-token rotation: each refresh exchanges the presented token for a new one in the same
 //! session; a token presented after it was exchanged means two parties hold it, so its session ends.
 
+use chrono::{DateTime, TimeDelta, Utc};
 use serde_json::json;
 
 use super::{
     Login, Origin, Refusal, SignInError, Tokens, login_data, next_refresh, person_tokens, publish, succeeded_event,
 };
 use crate::AppState;
-use crate::clock::to_millis;
 use crate::store::clients::{Client, GrantType};
 use crate::store::events::EventType;
 use crate::store::realms::Realm;
@@ -17,7 +17,7 @@ use crate::store::write_queue::Rotation;
 use crate::tokens;
 
 /// A session's last activity is written at most this often (refreshes in between leave it).
-const SESSION_ACTIVITY_GRANULARITY_MS: i64 = 60_000;
+const SESSION_ACTIVITY_GRANULARITY: TimeDelta = TimeDelta::minutes(1);
 
 /// A refresh token presented by its (authenticated) client.
 #[derive(Debug, Clone)]
@@ -33,7 +33,7 @@ pub struct RefreshAttempt<'a> {
 pub async fn refresh(state: &AppState, attempt: RefreshAttempt<'_>) -> Result<Tokens, SignInError> {
     let RefreshAttempt { realm, client, presented, scopes, origin } = attempt;
     let pool = state.store.pool();
-    let now = to_millis(state.clock.now());
+    let now = state.clock.now();
     let Some(id) = tokens::refresh_token_id(presented) else { return Err(Refusal::InvalidRefreshToken.into()) };
     let found = sessions::find_refresh_grant(pool, id).await?;
     let Some((token, session, user)) = found.filter(|(t, _, _)| state.hasher.matches(presented, &t.token_hash)) else {
@@ -81,7 +81,7 @@ pub async fn refresh(state: &AppState, attempt: RefreshAttempt<'_>) -> Result<To
     let rotation = Rotation {
         exchanged: token.id.clone(),
         session_id: session.id.clone(),
-        touch: now - session.last_active_at >= SESSION_ACTIVITY_GRANULARITY_MS,
+        touch: now - session.last_active_at >= SESSION_ACTIVITY_GRANULARITY,
         next: next.as_ref().map(|(row, _, _)| row.clone()),
         event,
     };
@@ -104,7 +104,7 @@ async fn reuse_detected(
     token: &RefreshToken,
     session: &Session,
     origin: &Origin,
-    now: i64,
+    now: DateTime<Utc>,
 ) -> SignInError {
     let ended = async {
         let mut tx = state.store.begin().await?;

@@ -3,6 +3,7 @@
 //! Rows are written by one background writer in batches, so that the request path never waits
 //! on a database write; `flush` waits until everything recorded so far is stored.
 
+use chrono::{DateTime, Utc};
 use sqlx::{Any, Executor};
 use tokio::sync::{mpsc, oneshot};
 
@@ -20,7 +21,8 @@ text_enum! {
 #[derive(Debug, Clone, PartialEq, Eq, sqlx::FromRow)]
 pub struct AccessEntry {
     pub id: String,
-    pub occurred_at: i64,
+    #[sqlx(try_from = "super::Millis")]
+    pub occurred_at: DateTime<Utc>,
     pub account_id: Option<String>,
     pub credential_id: Option<String>,
     pub credential_name: Option<String>,
@@ -129,7 +131,7 @@ async fn insert_batch(store: &Store, entries: &[AccessEntry]) -> Result<(), Erro
         for e in rows {
             query = query
                 .bind(e.id.clone())
-                .bind(e.occurred_at)
+                .bind(super::millis(e.occurred_at))
                 .bind(e.account_id.clone())
                 .bind(e.credential_id.clone())
                 .bind(e.credential_name.clone())
@@ -147,9 +149,9 @@ async fn insert_batch(store: &Store, entries: &[AccessEntry]) -> Result<(), Erro
 }
 
 /// Removes entries older than `cutoff` (retention).
-pub async fn delete_before<'c>(db: impl Executor<'c, Database = Any>, cutoff: i64) -> Result<u64, Error> {
+pub async fn delete_before<'c>(db: impl Executor<'c, Database = Any>, cutoff: DateTime<Utc>) -> Result<u64, Error> {
     sqlx::query("DELETE FROM access_log WHERE occurred_at < $1")
-        .bind(cutoff)
+        .bind(super::millis(cutoff))
         .execute(db)
         .await
         .map(|done| done.rows_affected())

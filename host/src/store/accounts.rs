@@ -1,13 +1,15 @@
 //! Accounts (owners of realms and clients), the people on their teams, and their account roles.
 
 use super::Error;
+use chrono::{DateTime, Utc};
 use sqlx::{Any, Executor};
 
 #[derive(Debug, Clone, PartialEq, Eq, sqlx::FromRow)]
 pub struct Account {
     pub id: String,
     pub name: String,
-    pub created_at: i64,
+    #[sqlx(try_from = "super::Millis")]
+    pub created_at: DateTime<Utc>,
 }
 
 /// A person of a realm, as far as the admin API needs one here (the identity core owns the rest).
@@ -36,7 +38,7 @@ pub async fn insert<'c>(db: impl Executor<'c, Database = Any>, account: &Account
     sqlx::query("INSERT INTO accounts (id, name, created_at) VALUES ($1, $2, $3)")
         .bind(&account.id)
         .bind(&account.name)
-        .bind(account.created_at)
+        .bind(super::millis(account.created_at))
         .execute(db)
         .await
         .map(|_| ())
@@ -44,7 +46,11 @@ pub async fn insert<'c>(db: impl Executor<'c, Database = Any>, account: &Account
 }
 
 /// Creates a person with no password yet (they set one through the sign-in flows).
-pub async fn insert_person<'c>(db: impl Executor<'c, Database = Any>, person: &Person, at: i64) -> Result<(), Error> {
+pub async fn insert_person<'c>(
+    db: impl Executor<'c, Database = Any>,
+    person: &Person,
+    at: DateTime<Utc>,
+) -> Result<(), Error> {
     sqlx::query(
         "INSERT INTO users (id, realm_id, username, email, email_confirmed, status, must_change_password, \
          created_at, updated_at) VALUES ($1, $2, $3, $4, $5, 'Active', $6, $7, $7)",
@@ -55,7 +61,7 @@ pub async fn insert_person<'c>(db: impl Executor<'c, Database = Any>, person: &P
     .bind(&person.email)
     .bind(false)
     .bind(false)
-    .bind(at)
+    .bind(super::millis(at))
     .execute(db)
     .await
     .map(|_| ())
@@ -76,13 +82,13 @@ pub async fn insert_member<'c>(
     account_id: &str,
     user_id: &str,
     roles: &[String],
-    at: i64,
+    at: DateTime<Utc>,
 ) -> Result<(), Error> {
     sqlx::query("INSERT INTO account_members (account_id, user_id, roles, created_at) VALUES ($1, $2, $3, $4)")
         .bind(account_id)
         .bind(user_id)
         .bind(super::to_json_list(roles))
-        .bind(at)
+        .bind(super::millis(at))
         .execute(db)
         .await
         .map(|_| ())
@@ -98,7 +104,8 @@ pub struct Member {
     pub email: Option<String>,
     #[sqlx(try_from = "super::JsonList")]
     pub roles: Vec<String>,
-    pub created_at: i64,
+    #[sqlx(try_from = "super::Millis")]
+    pub created_at: DateTime<Utc>,
 }
 
 const MEMBER_SELECT: &str = "SELECT m.account_id, m.user_id, u.username, u.email, m.roles, m.created_at \

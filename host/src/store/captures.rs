@@ -1,5 +1,6 @@
 //! Capture endpoints and the requests they recorded.
 
+use chrono::{DateTime, Utc};
 use sqlx::{Any, Executor};
 
 use super::Error;
@@ -12,8 +13,10 @@ pub struct Capture {
     pub id: String,
     pub account_id: String,
     pub token: String,
-    pub created_at: i64,
-    pub expires_at: i64,
+    #[sqlx(try_from = "super::Millis")]
+    pub created_at: DateTime<Utc>,
+    #[sqlx(try_from = "super::Millis")]
+    pub expires_at: DateTime<Utc>,
 }
 
 const CAPTURE_COLUMNS: &str = "id, account_id, token, created_at, expires_at";
@@ -40,7 +43,8 @@ pub struct CapturedRequest {
     pub body: String,
     pub body_size: i64,
     pub source_ip: String,
-    pub received_at: i64,
+    #[sqlx(try_from = "super::Millis")]
+    pub received_at: DateTime<Utc>,
 }
 
 const REQUEST_COLUMNS: &str = "id, capture_id, method, path, query, headers, body, body_size, source_ip, received_at";
@@ -62,8 +66,8 @@ pub async fn insert<'c>(db: impl Executor<'c, Database = Any>, capture: &Capture
     .bind(&capture.id)
     .bind(&capture.account_id)
     .bind(&capture.token)
-    .bind(capture.created_at)
-    .bind(capture.expires_at)
+    .bind(super::millis(capture.created_at))
+    .bind(super::millis(capture.expires_at))
     .execute(db)
     .await
     .map(|_| ())
@@ -75,14 +79,14 @@ pub async fn find<'c>(
     db: impl Executor<'c, Database = Any>,
     account_id: &str,
     id: &str,
-    now: i64,
+    now: DateTime<Utc>,
 ) -> Result<Option<Capture>, Error> {
     sqlx::query_as(sqlx::AssertSqlSafe(format!(
         "SELECT {CAPTURE_COLUMNS} FROM webhook_captures WHERE id = $1 AND account_id = $2 AND expires_at > $3"
     )))
     .bind(id)
     .bind(account_id)
-    .bind(now)
+    .bind(super::millis(now))
     .fetch_optional(db)
     .await
     .map_err(Error::from)
@@ -92,13 +96,13 @@ pub async fn find<'c>(
 pub async fn find_by_token<'c>(
     db: impl Executor<'c, Database = Any>,
     token: &str,
-    now: i64,
+    now: DateTime<Utc>,
 ) -> Result<Option<Capture>, Error> {
     sqlx::query_as(sqlx::AssertSqlSafe(format!(
         "SELECT {CAPTURE_COLUMNS} FROM webhook_captures WHERE token = $1 AND expires_at > $2"
     )))
     .bind(token)
-    .bind(now)
+    .bind(super::millis(now))
     .fetch_optional(db)
     .await
     .map_err(Error::from)
@@ -138,7 +142,7 @@ pub async fn record(store: &Store, request: &CapturedRequest, limit: i64) -> Res
     .bind(&request.body)
     .bind(request.body_size)
     .bind(&request.source_ip)
-    .bind(request.received_at)
+    .bind(super::millis(request.received_at))
     .bind(limit)
     .execute(&mut *tx)
     .await?
@@ -149,9 +153,9 @@ pub async fn record(store: &Store, request: &CapturedRequest, limit: i64) -> Res
 }
 
 /// Removes the captures that expired before `now`, with their requests.
-pub async fn delete_expired<'c>(db: impl Executor<'c, Database = Any>, now: i64) -> Result<u64, Error> {
+pub async fn delete_expired<'c>(db: impl Executor<'c, Database = Any>, now: DateTime<Utc>) -> Result<u64, Error> {
     sqlx::query("DELETE FROM webhook_captures WHERE expires_at <= $1")
-        .bind(now)
+        .bind(super::millis(now))
         .execute(db)
         .await
         .map(|done| done.rows_affected())
@@ -168,7 +172,12 @@ pub async fn request_page(
 }
 
 /// A page of an account's captures that have not expired at `now`.
-pub async fn page(store: &Store, account_id: &str, now: i64, request: &PageRequest) -> Result<Page<Capture>, Error> {
+pub async fn page(
+    store: &Store,
+    account_id: &str,
+    now: DateTime<Utc>,
+    request: &PageRequest,
+) -> Result<Page<Capture>, Error> {
     let scope = Scope::of("account_id", account_id).and("expires_at >", now);
     page::fetch(store.pool(), &CAPTURE_LISTING, &scope, request).await
 }

@@ -1,5 +1,6 @@
 //! Clients (applications) of a realm.
 
+use chrono::{DateTime, Utc};
 use sqlx::{Any, Executor};
 
 use super::page::{self, Listing, Page, PageRequest, Scope};
@@ -88,12 +89,15 @@ pub struct Client {
     pub status: Status,
     pub secret_hash: Option<String>,
     pub secret_last_four: Option<String>,
-    pub secret_rotated_at: Option<i64>,
+    #[sqlx(try_from = "super::OptionalMillis")]
+    pub secret_rotated_at: Option<DateTime<Utc>>,
     /// The keyed hash of the secret before the last rotation, while it may still authenticate.
     pub previous_secret_hash: Option<String>,
-    pub previous_secret_valid_until: Option<i64>,
-    /// Tokens of the client issued before this instant (epoch milliseconds) are revoked.
-    pub issued_tokens_revoked_before: Option<i64>,
+    #[sqlx(try_from = "super::OptionalMillis")]
+    pub previous_secret_valid_until: Option<DateTime<Utc>>,
+    /// Tokens of the client issued before this instant are revoked.
+    #[sqlx(try_from = "super::OptionalMillis")]
+    pub issued_tokens_revoked_before: Option<DateTime<Utc>>,
     #[sqlx(try_from = "super::Flag")]
     pub token_exchange_enabled: bool,
     #[sqlx(try_from = "super::JsonList")]
@@ -106,8 +110,10 @@ pub struct Client {
     pub key_algorithm: String,
     /// Days between scheduled rotations of the signing key; none when unset.
     pub key_rotation_days: Option<i64>,
-    pub created_at: i64,
-    pub updated_at: i64,
+    #[sqlx(try_from = "super::Millis")]
+    pub created_at: DateTime<Utc>,
+    #[sqlx(try_from = "super::Millis")]
+    pub updated_at: DateTime<Utc>,
 }
 
 impl Placed for Client {
@@ -124,7 +130,7 @@ impl Client {
 
     /// A client with no secret yet, Active, with the default configuration: the authorization
     /// code and refresh token grants, no scopes, no redirect URIs, Token Exchange off.
-    pub fn new(realm_id: &str, id: &str, client_type: ClientType, now: i64) -> Self {
+    pub fn new(realm_id: &str, id: &str, client_type: ClientType, now: DateTime<Utc>) -> Self {
         Self {
             realm_id: realm_id.to_owned(),
             id: id.to_owned(),
@@ -151,7 +157,7 @@ impl Client {
 
     /// Whether `secret` authenticates the client now: the current secret, or the previous one
     /// within its overlap.
-    pub fn accepts_secret(&self, hasher: &SecretHasher, secret: &str, now: i64) -> bool {
+    pub fn accepts_secret(&self, hasher: &SecretHasher, secret: &str, now: DateTime<Utc>) -> bool {
         hasher.matches_rotated(
             secret,
             self.secret_hash.as_deref(),
@@ -161,9 +167,9 @@ impl Client {
         )
     }
 
-    /// Whether a token of the client issued at `issued_at` (epoch milliseconds) was revoked by a
+    /// Whether a token of the client issued at `issued_at` was revoked by a
     /// compromise rotation of its secret.
-    pub fn revoked_token(&self, issued_at: i64) -> bool {
+    pub fn revoked_token(&self, issued_at: DateTime<Utc>) -> bool {
         self.issued_tokens_revoked_before.is_some_and(|before| issued_at < before)
     }
 }
@@ -213,18 +219,18 @@ pub async fn insert<'c>(db: impl Executor<'c, Database = Any>, client: &Client) 
     .bind(client.status.as_str())
     .bind(&client.secret_hash)
     .bind(&client.secret_last_four)
-    .bind(client.secret_rotated_at)
+    .bind(super::millis(client.secret_rotated_at))
     .bind(&client.previous_secret_hash)
-    .bind(client.previous_secret_valid_until)
-    .bind(client.issued_tokens_revoked_before)
+    .bind(super::millis(client.previous_secret_valid_until))
+    .bind(super::millis(client.issued_tokens_revoked_before))
     .bind(client.token_exchange_enabled)
     .bind(super::to_json_list(&client.allowed_scopes))
     .bind(grant_list(&client.grant_types))
     .bind(super::to_json_list(&client.redirect_uris))
     .bind(&client.key_algorithm)
     .bind(client.key_rotation_days)
-    .bind(client.created_at)
-    .bind(client.updated_at)
+    .bind(super::millis(client.created_at))
+    .bind(super::millis(client.updated_at))
     .execute(db)
     .await?;
     Ok(done.rows_affected() == 1)
@@ -247,7 +253,7 @@ pub async fn update<'c>(db: impl Executor<'c, Database = Any>, client: &Client) 
     .bind(super::to_json_list(&client.allowed_scopes))
     .bind(grant_list(&client.grant_types))
     .bind(super::to_json_list(&client.redirect_uris))
-    .bind(client.updated_at)
+    .bind(super::millis(client.updated_at))
     .bind(&client.key_algorithm)
     .bind(client.key_rotation_days)
     .execute(db)
@@ -267,11 +273,11 @@ pub async fn rotate_secret<'c>(db: impl Executor<'c, Database = Any>, client: &C
     .bind(&client.id)
     .bind(&client.secret_hash)
     .bind(&client.secret_last_four)
-    .bind(client.secret_rotated_at)
+    .bind(super::millis(client.secret_rotated_at))
     .bind(&client.previous_secret_hash)
-    .bind(client.previous_secret_valid_until)
-    .bind(client.issued_tokens_revoked_before)
-    .bind(client.updated_at)
+    .bind(super::millis(client.previous_secret_valid_until))
+    .bind(super::millis(client.issued_tokens_revoked_before))
+    .bind(super::millis(client.updated_at))
     .execute(db)
     .await
     .map(|_| ())

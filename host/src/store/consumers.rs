@@ -1,6 +1,7 @@
 //! Consumers of a client: API keys for the users of a customer's own API, validated at the realm's
 //! introspection endpoint. Values are stored as keyed hashes.
 
+use chrono::{DateTime, Utc};
 use sqlx::{Any, Executor};
 
 use super::page::{self, Listing, Page, PageRequest, Scope};
@@ -31,9 +32,12 @@ pub struct Consumer {
     pub value_last_four: String,
     #[sqlx(try_from = "super::JsonList")]
     pub scopes: Vec<String>,
-    pub expires_at: Option<i64>,
-    pub created_at: i64,
-    pub updated_at: i64,
+    #[sqlx(try_from = "super::OptionalMillis")]
+    pub expires_at: Option<DateTime<Utc>>,
+    #[sqlx(try_from = "super::Millis")]
+    pub created_at: DateTime<Utc>,
+    #[sqlx(try_from = "super::Millis")]
+    pub updated_at: DateTime<Utc>,
 }
 
 impl Placed for Consumer {
@@ -45,8 +49,8 @@ impl Placed for Consumer {
 }
 
 impl Consumer {
-    /// Whether the key authenticates at `now` (epoch milliseconds): Active and unexpired.
-    pub fn is_usable(&self, now: i64) -> bool {
+    /// Whether the key authenticates at `now`: Active and unexpired.
+    pub fn is_usable(&self, now: DateTime<Utc>) -> bool {
         self.status == Status::Active && self.expires_at.is_none_or(|until| until > now)
     }
 }
@@ -85,9 +89,9 @@ pub async fn insert<'c>(db: impl Executor<'c, Database = Any>, consumer: &Consum
     .bind(&consumer.value_hash)
     .bind(&consumer.value_last_four)
     .bind(super::to_json_list(&consumer.scopes))
-    .bind(consumer.expires_at)
-    .bind(consumer.created_at)
-    .bind(consumer.updated_at)
+    .bind(super::millis(consumer.expires_at))
+    .bind(super::millis(consumer.created_at))
+    .bind(super::millis(consumer.updated_at))
     .execute(db)
     .await
     .map(|_| ())
@@ -135,8 +139,8 @@ pub async fn update<'c>(db: impl Executor<'c, Database = Any>, consumer: &Consum
     .bind(&consumer.description)
     .bind(consumer.status.as_str())
     .bind(super::to_json_list(&consumer.scopes))
-    .bind(consumer.expires_at)
-    .bind(consumer.updated_at)
+    .bind(super::millis(consumer.expires_at))
+    .bind(super::millis(consumer.updated_at))
     .execute(db)
     .await
     .map(|_| ())

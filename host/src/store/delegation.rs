@@ -1,5 +1,6 @@
 //! Delegation grants (written once, never edited, only withdrawn) and the trail of token exchanges.
 
+use chrono::{DateTime, Utc};
 use sqlx::{Any, Executor};
 
 use super::page::{self, Listing, Page, PageRequest, Scope};
@@ -8,7 +9,7 @@ use super::trail::ActorType;
 use super::trail::{Place, Placed, ResourceKind};
 use super::{Error, Store};
 
-/// A grant as stored; instants are epoch ms.
+/// A grant as stored.
 #[derive(Debug, Clone, PartialEq, Eq, sqlx::FromRow)]
 pub struct DelegationGrant {
     pub id: String,
@@ -21,13 +22,17 @@ pub struct DelegationGrant {
     pub allowed_resources: Vec<String>,
     pub max_depth: i64,
     pub organization_id: Option<String>,
-    pub expires_at: Option<i64>,
-    pub created_at: i64,
+    #[sqlx(try_from = "super::OptionalMillis")]
+    pub expires_at: Option<DateTime<Utc>>,
+    #[sqlx(try_from = "super::Millis")]
+    pub created_at: DateTime<Utc>,
     #[sqlx(try_from = "String")]
     pub created_by_type: ActorType,
     pub created_by_id: Option<String>,
-    pub issued_tokens_expire_at: Option<i64>,
-    pub withdrawn_at: Option<i64>,
+    #[sqlx(try_from = "super::OptionalMillis")]
+    pub issued_tokens_expire_at: Option<DateTime<Utc>>,
+    #[sqlx(try_from = "super::OptionalMillis")]
+    pub withdrawn_at: Option<DateTime<Utc>>,
     pub withdrawal_reason: Option<String>,
     pub withdrawn_by_type: Option<String>,
     pub withdrawn_by_id: Option<String>,
@@ -49,7 +54,7 @@ text_enum! {
 }
 
 impl DelegationGrant {
-    pub fn state(&self, now: i64) -> GrantState {
+    pub fn state(&self, now: DateTime<Utc>) -> GrantState {
         if self.withdrawn_at.is_some() {
             GrantState::Withdrawn
         } else if self.expires_at.is_some_and(|until| until <= now) {
@@ -88,8 +93,8 @@ pub async fn insert<'c>(db: impl Executor<'c, Database = Any>, grant: &Delegatio
     .bind(super::to_json_list(&grant.allowed_resources))
     .bind(grant.max_depth)
     .bind(&grant.organization_id)
-    .bind(grant.expires_at)
-    .bind(grant.created_at)
+    .bind(super::millis(grant.expires_at))
+    .bind(super::millis(grant.created_at))
     .bind(grant.created_by_type.as_str())
     .bind(&grant.created_by_id)
     .execute(db)
@@ -137,7 +142,7 @@ pub struct Withdrawal<'a> {
     pub reason: &'a str,
     pub by_type: ActorType,
     pub by_id: Option<&'a str>,
-    pub at: i64,
+    pub at: DateTime<Utc>,
 }
 
 /// Withdraws the grant if it is not withdrawn yet, returning it as it now stands; `None` when it
@@ -153,7 +158,7 @@ pub async fn withdraw<'c>(
          withdrawn_by_id = $5 WHERE id = $1 AND withdrawn_at IS NULL RETURNING {COLUMNS}"
     )))
     .bind(id)
-    .bind(withdrawal.at)
+    .bind(super::millis(withdrawal.at))
     .bind(withdrawal.reason)
     .bind(withdrawal.by_type.as_str())
     .bind(withdrawal.by_id)
@@ -167,7 +172,7 @@ pub async fn withdraw<'c>(
 pub async fn record_issued<'c>(
     db: impl Executor<'c, Database = Any>,
     id: &str,
-    expires_at: i64,
+    expires_at: DateTime<Utc>,
 ) -> Result<bool, Error> {
     let done = sqlx::query(
         "UPDATE delegation_grants SET issued_tokens_expire_at = CASE \
@@ -175,7 +180,7 @@ pub async fn record_issued<'c>(
          ELSE issued_tokens_expire_at END WHERE id = $1 AND withdrawn_at IS NULL",
     )
     .bind(id)
-    .bind(expires_at)
+    .bind(super::millis(expires_at))
     .execute(db)
     .await?;
     Ok(done.rows_affected() == 1)
@@ -205,7 +210,8 @@ pub struct Exchange {
     pub depth: Option<i64>,
     pub token_id: Option<String>,
     pub ip_address: String,
-    pub occurred_at: i64,
+    #[sqlx(try_from = "super::Millis")]
+    pub occurred_at: DateTime<Utc>,
 }
 
 const EXCHANGE_COLUMNS: &str = "id, realm_id, client_id, subject_user_id, grant_id, outcome, error_code, scopes, \
@@ -243,7 +249,7 @@ pub async fn insert_exchanges<'c>(db: impl Executor<'c, Database = Any>, rows: &
             .bind(row.depth)
             .bind(row.token_id.clone())
             .bind(row.ip_address.clone())
-            .bind(row.occurred_at);
+            .bind(super::millis(row.occurred_at));
     }
     query.execute(db).await?;
     Ok(())
@@ -262,7 +268,7 @@ pub struct GrantFilter<'a> {
 pub async fn page(
     store: &Store,
     realm_id: &str,
-    now: i64,
+    now: DateTime<Utc>,
     filter: GrantFilter<'_>,
     request: &PageRequest,
 ) -> Result<Page<DelegationGrant>, Error> {

@@ -5,6 +5,7 @@
 
 use std::collections::{HashMap, HashSet};
 
+use chrono::{DateTime, Utc};
 use sqlx::Row as _;
 
 use super::events::StoredEvent;
@@ -13,14 +14,14 @@ use super::{Backend, Connection, Error, Store, list_placeholders};
 
 /// Takes up to `batch` events not yet fanned out, the oldest first, and marks them fanned out at
 /// `now`, in the caller's claim transaction ([`Store::begin_claim`]).
-pub async fn claim_events(tx: &mut Connection, now: i64, batch: usize) -> Result<Vec<StoredEvent>, Error> {
+pub async fn claim_events(tx: &mut Connection, now: DateTime<Utc>, batch: usize) -> Result<Vec<StoredEvent>, Error> {
     let lock = Backend::of(tx).claim_lock();
     let mut events: Vec<StoredEvent> = sqlx::query_as(sqlx::AssertSqlSafe(format!(
         "UPDATE event_outbox SET fanned_out_at = $1 WHERE id IN (SELECT id FROM event_outbox \
          WHERE fanned_out_at IS NULL ORDER BY created_at LIMIT {batch}{lock}) \
          RETURNING id, event_type, account_id, realm_id, client_id, created_at, data"
     )))
-    .bind(now)
+    .bind(super::millis(now))
     .fetch_all(&mut *tx)
     .await?;
     events.sort_by(|a, b| (a.created_at, &a.id).cmp(&(b.created_at, &b.id)));
@@ -41,8 +42,8 @@ pub struct Target {
 /// out.
 pub async fn claim_attempts(
     store: &Store,
-    now: i64,
-    lease_until: i64,
+    now: DateTime<Utc>,
+    lease_until: DateTime<Utc>,
     room: usize,
 ) -> Result<Vec<(Attempt, Target)>, Error> {
     let mut tx = store.begin_claim().await?;
@@ -52,8 +53,8 @@ pub async fn claim_attempts(
          WHERE state = 'Scheduled' AND due_at <= $2 AND (claimed_until IS NULL OR claimed_until <= $2) \
          ORDER BY due_at LIMIT $3{lock}) RETURNING id"
     )))
-    .bind(lease_until)
-    .bind(now)
+    .bind(super::millis(lease_until))
+    .bind(super::millis(now))
     .bind(i64::try_from(room).unwrap_or(i64::MAX))
     .fetch_all(&mut *tx)
     .await?
@@ -117,7 +118,7 @@ pub async fn insert_all_attempts(tx: &mut Connection, attempts: &[Attempt]) -> R
 #[derive(Debug, Clone)]
 pub struct Answer<'a> {
     pub id: &'a str,
-    pub sent_at: i64,
+    pub sent_at: DateTime<Utc>,
     pub status: Option<i64>,
     pub headers: Option<&'a str>,
     pub body: Option<&'a str>,
@@ -138,7 +139,7 @@ pub async fn record_accepted(tx: &mut Connection, accepted: &[Answer<'_>]) -> Re
                  WHERE id = $1 AND state = 'Scheduled'",
             )
             .bind(answer.id)
-            .bind(answer.sent_at)
+            .bind(super::millis(answer.sent_at))
             .bind(answer.status)
             .bind(answer.headers)
             .bind(answer.body)
@@ -173,7 +174,7 @@ pub async fn record_accepted(tx: &mut Connection, accepted: &[Answer<'_>]) -> Re
         for answer in chunk {
             update = update
                 .bind(answer.id)
-                .bind(answer.sent_at)
+                .bind(super::millis(answer.sent_at))
                 .bind(answer.status)
                 .bind(answer.headers)
                 .bind(answer.body)
@@ -193,7 +194,7 @@ pub async fn record_refused(tx: &mut Connection, refused: &Answer<'_>) -> Result
     )
     .bind(refused.id)
     .bind(AttemptState::Failed.as_str())
-    .bind(refused.sent_at)
+    .bind(super::millis(refused.sent_at))
     .bind(refused.status)
     .bind(refused.headers)
     .bind(refused.body)
@@ -234,7 +235,11 @@ pub struct Disabled {
 
 /// Counts one more consecutive failure of an endpoint, disabling an Active endpoint at the
 /// [`FAILURES_TO_DISABLE`]th; the endpoint when this failure disabled it.
-pub async fn count_failure(tx: &mut Connection, endpoint_id: &str, now: i64) -> Result<Option<Disabled>, Error> {
+pub async fn count_failure(
+    tx: &mut Connection,
+    endpoint_id: &str,
+    now: DateTime<Utc>,
+) -> Result<Option<Disabled>, Error> {
     let row = sqlx::query(
         "UPDATE webhook_endpoints SET consecutive_failures = consecutive_failures + 1, \
          status = CASE WHEN consecutive_failures + 1 >= $3 AND status = 'Active' THEN 'Disabled' ELSE status END, \
@@ -242,7 +247,7 @@ pub async fn count_failure(tx: &mut Connection, endpoint_id: &str, now: i64) -> 
          WHERE id = $1 RETURNING consecutive_failures, status, account_id, name, url",
     )
     .bind(endpoint_id)
-    .bind(now)
+    .bind(super::millis(now))
     .bind(FAILURES_TO_DISABLE)
     .fetch_optional(&mut *tx)
     .await?;

@@ -1,6 +1,7 @@
 //! The event outbox: every event is written in the transaction of the change it announces
 //! and delivered later by the webhook worker.
 
+use chrono::{DateTime, Utc};
 use serde_json::Value;
 
 use super::Error;
@@ -115,7 +116,7 @@ pub struct Event<'a> {
 }
 
 /// Writes the event to the outbox; its id stays the same across every retry and replay.
-pub async fn publish(tx: &mut super::Connection, event: Event<'_>, at: i64) -> Result<String, Error> {
+pub async fn publish(tx: &mut super::Connection, event: Event<'_>, at: DateTime<Utc>) -> Result<String, Error> {
     let id = new_guid();
     sqlx::query(
         "INSERT INTO event_outbox (id, event_type, account_id, realm_id, client_id, created_at, data) \
@@ -126,7 +127,7 @@ pub async fn publish(tx: &mut super::Connection, event: Event<'_>, at: i64) -> R
     .bind(event.account_id)
     .bind(event.realm_id)
     .bind(event.client_id)
-    .bind(at)
+    .bind(super::millis(at))
     .bind(event.data.to_string())
     .execute(&mut *tx)
     .await?;
@@ -141,7 +142,8 @@ pub struct StoredEvent {
     pub account_id: Option<String>,
     pub realm_id: Option<String>,
     pub client_id: Option<String>,
-    pub created_at: i64,
+    #[sqlx(try_from = "super::Millis")]
+    pub created_at: DateTime<Utc>,
     pub data: String,
 }
 

@@ -1,5 +1,6 @@
 //! Invitations to join an account's team.
 
+use chrono::{DateTime, Utc};
 use sqlx::{Any, Executor};
 
 use super::page::{self, Listing, Page, PageRequest, Scope};
@@ -14,16 +15,20 @@ pub struct Invitation {
     pub roles: Vec<String>,
     pub token_hash: String,
     pub invited_by: String,
-    pub created_at: i64,
-    pub expires_at: i64,
-    pub accepted_at: Option<i64>,
+    #[sqlx(try_from = "super::Millis")]
+    pub created_at: DateTime<Utc>,
+    #[sqlx(try_from = "super::Millis")]
+    pub expires_at: DateTime<Utc>,
+    #[sqlx(try_from = "super::OptionalMillis")]
+    pub accepted_at: Option<DateTime<Utc>>,
     pub accepted_user_id: Option<String>,
-    pub revoked_at: Option<i64>,
+    #[sqlx(try_from = "super::OptionalMillis")]
+    pub revoked_at: Option<DateTime<Utc>>,
 }
 
 impl Invitation {
     /// Pending, Accepted, Revoked or Expired at `now`.
-    pub fn status(&self, now: i64) -> &'static str {
+    pub fn status(&self, now: DateTime<Utc>) -> &'static str {
         match (self.accepted_at, self.revoked_at) {
             (Some(_), _) => "Accepted",
             (None, Some(_)) => "Revoked",
@@ -57,8 +62,8 @@ pub async fn insert<'c>(db: impl Executor<'c, Database = Any>, invitation: &Invi
     .bind(super::to_json_list(&invitation.roles))
     .bind(&invitation.token_hash)
     .bind(&invitation.invited_by)
-    .bind(invitation.created_at)
-    .bind(invitation.expires_at)
+    .bind(super::millis(invitation.created_at))
+    .bind(super::millis(invitation.expires_at))
     .execute(db)
     .await
     .map(|_| ())
@@ -96,7 +101,7 @@ pub async fn pending_for<'c>(
     db: impl Executor<'c, Database = Any>,
     account_id: &str,
     email: &str,
-    now: i64,
+    now: DateTime<Utc>,
 ) -> Result<bool, Error> {
     let found: Option<(String,)> = sqlx::query_as(
         "SELECT id FROM account_invitations WHERE account_id = $1 AND LOWER(email) = LOWER($2) \
@@ -104,7 +109,7 @@ pub async fn pending_for<'c>(
     )
     .bind(account_id)
     .bind(email)
-    .bind(now)
+    .bind(super::millis(now))
     .fetch_optional(db)
     .await?;
     Ok(found.is_some())
@@ -116,13 +121,13 @@ pub async fn accept<'c>(
     db: impl Executor<'c, Database = Any>,
     id: &str,
     user_id: &str,
-    now: i64,
+    now: DateTime<Utc>,
 ) -> Result<bool, Error> {
     let done = sqlx::query(
         "UPDATE account_invitations SET accepted_at = $1, accepted_user_id = $2 \
          WHERE id = $3 AND accepted_at IS NULL AND revoked_at IS NULL AND expires_at > $1",
     )
-    .bind(now)
+    .bind(super::millis(now))
     .bind(user_id)
     .bind(id)
     .execute(db)
@@ -135,13 +140,13 @@ pub async fn revoke<'c>(
     db: impl Executor<'c, Database = Any>,
     account_id: &str,
     id: &str,
-    now: i64,
+    now: DateTime<Utc>,
 ) -> Result<bool, Error> {
     let done = sqlx::query(
         "UPDATE account_invitations SET revoked_at = $1 \
          WHERE id = $2 AND account_id = $3 AND accepted_at IS NULL AND revoked_at IS NULL AND expires_at > $1",
     )
-    .bind(now)
+    .bind(super::millis(now))
     .bind(id)
     .bind(account_id)
     .execute(db)

@@ -2,17 +2,20 @@
 //! an account is approved at (where the lockout never applies).
 
 use super::Error;
+use chrono::{DateTime, TimeDelta, Utc};
 use sqlx::{Any, Executor};
 
 /// Failures are counted within this window (the realm lockout's Max Failed Attempts).
-pub const FAILURE_WINDOW_MS: i64 = 60 * 60 * 1000;
+pub const FAILURE_WINDOW: TimeDelta = TimeDelta::hours(1);
 
 /// Failures of one account from one address.
 #[derive(Debug, Clone, PartialEq, Eq, sqlx::FromRow)]
 pub struct Failures {
     pub failed_count: i64,
-    pub first_failed_at: i64,
-    pub locked_until: Option<i64>,
+    #[sqlx(try_from = "super::Millis")]
+    pub first_failed_at: DateTime<Utc>,
+    #[sqlx(try_from = "super::OptionalMillis")]
+    pub locked_until: Option<DateTime<Utc>>,
 }
 
 /// Whose failures: an account of the realm, or a name the realm does not have (by the keyed hash
@@ -83,8 +86,8 @@ pub async fn save<'c>(
     query
         .bind(ip_address)
         .bind(failures.failed_count)
-        .bind(failures.first_failed_at)
-        .bind(failures.locked_until)
+        .bind(super::millis(failures.first_failed_at))
+        .bind(super::millis(failures.locked_until))
         .execute(db)
         .await
         .map(|_| ())
@@ -95,15 +98,19 @@ pub async fn save<'c>(
 /// failure would start a new count anyway.
 pub async fn prune<'c>(
     db: impl Executor<'c, Database = Any> + Copy,
-    window_start: i64,
-    now: i64,
+    window_start: DateTime<Utc>,
+    now: DateTime<Utc>,
 ) -> Result<u64, Error> {
     let mut removed = 0;
     for table in ["login_failures", "unknown_login_failures"] {
         let statement =
             format!("DELETE FROM {table} WHERE first_failed_at < $1 AND (locked_until IS NULL OR locked_until <= $2)");
-        removed +=
-            sqlx::query(sqlx::AssertSqlSafe(statement)).bind(window_start).bind(now).execute(db).await?.rows_affected();
+        removed += sqlx::query(sqlx::AssertSqlSafe(statement))
+            .bind(super::millis(window_start))
+            .bind(super::millis(now))
+            .execute(db)
+            .await?
+            .rows_affected();
     }
     Ok(removed)
 }
@@ -123,14 +130,19 @@ pub async fn is_approved<'c>(
 }
 
 /// Approves the address for the account (a successful sign-in from it) and forgets its failures.
-pub async fn approve(tx: &mut super::Connection, user_id: &str, ip_address: &str, now: i64) -> Result<(), Error> {
+pub async fn approve(
+    tx: &mut super::Connection,
+    user_id: &str,
+    ip_address: &str,
+    now: DateTime<Utc>,
+) -> Result<(), Error> {
     sqlx::query(
         "INSERT INTO approved_addresses (user_id, ip_address, approved_at) VALUES ($1, $2, $3) \
          ON CONFLICT (user_id, ip_address) DO UPDATE SET approved_at = excluded.approved_at",
     )
     .bind(user_id)
     .bind(ip_address)
-    .bind(now)
+    .bind(super::millis(now))
     .execute(&mut *tx)
     .await?;
     sqlx::query("DELETE FROM login_failures WHERE user_id = $1 AND ip_address = $2")

@@ -2,6 +2,7 @@
 //! shape (owner, person, since when); the table is all that differs.
 
 use super::Error;
+use chrono::{DateTime, Utc};
 use sqlx::{Any, Executor};
 
 /// A kind of membership.
@@ -26,7 +27,7 @@ pub async fn add<'c>(
     kind: Membership,
     owner_id: &str,
     user_id: &str,
-    now: i64,
+    now: DateTime<Utc>,
 ) -> Result<bool, Error> {
     let (table, owner) = kind.table();
     let done = sqlx::query(sqlx::AssertSqlSafe(format!(
@@ -34,7 +35,7 @@ pub async fn add<'c>(
     )))
     .bind(owner_id)
     .bind(user_id)
-    .bind(now)
+    .bind(super::millis(now))
     .execute(db)
     .await?;
     Ok(done.rows_affected() == 1)

@@ -41,6 +41,7 @@ use std::str::FromStr;
 use std::time::Duration;
 
 use anyhow::Context as _;
+use chrono::{DateTime, Utc};
 use sqlx::any::{AnyConnectOptions, AnyPoolOptions};
 use sqlx::{AnyPool, Connection as _, Executor as _};
 
@@ -414,6 +415,89 @@ impl<'r> sqlx::Decode<'r, sqlx::Any> for OptionalJsonList {
     }
 }
 
+/// An instant column as stored: milliseconds since the Unix epoch, an integer on both backends.
+/// Rows read it into a `DateTime<Utc>` with `#[sqlx(try_from = "super::Millis")]`; a value out of
+/// chrono's range (never written by us) reads as the epoch.
+#[derive(Debug)]
+pub struct Millis(i64);
+
+/// An instant column that may be NULL, read into an `Option<DateTime<Utc>>`.
+#[derive(Debug)]
+pub struct OptionalMillis(Option<i64>);
+
+fn instant_of(millis: i64) -> DateTime<Utc> {
+    DateTime::from_timestamp_millis(millis).unwrap_or_default()
+}
+
+impl From<Millis> for DateTime<Utc> {
+    fn from(millis: Millis) -> Self {
+        instant_of(millis.0)
+    }
+}
+
+impl From<OptionalMillis> for Option<DateTime<Utc>> {
+    fn from(millis: OptionalMillis) -> Self {
+        millis.0.map(instant_of)
+    }
+}
+
+impl sqlx::Type<sqlx::Any> for Millis {
+    fn type_info() -> sqlx::any::AnyTypeInfo {
+        <i64 as sqlx::Type<sqlx::Any>>::type_info()
+    }
+
+    fn compatible(ty: &sqlx::any::AnyTypeInfo) -> bool {
+        ty.kind().is_integer()
+    }
+}
+
+impl sqlx::Type<sqlx::Any> for OptionalMillis {
+    fn type_info() -> sqlx::any::AnyTypeInfo {
+        <i64 as sqlx::Type<sqlx::Any>>::type_info()
+    }
+
+    fn compatible(ty: &sqlx::any::AnyTypeInfo) -> bool {
+        ty.kind().is_integer()
+    }
+}
+
+impl<'r> sqlx::Decode<'r, sqlx::Any> for Millis {
+    fn decode(value: sqlx::any::AnyValueRef<'r>) -> Result<Self, sqlx::error::BoxDynError> {
+        <i64 as sqlx::Decode<sqlx::Any>>::decode(value).map(Self)
+    }
+}
+
+impl<'r> sqlx::Decode<'r, sqlx::Any> for OptionalMillis {
+    fn decode(value: sqlx::any::AnyValueRef<'r>) -> Result<Self, sqlx::error::BoxDynError> {
+        <Option<i64> as sqlx::Decode<sqlx::Any>>::decode(value).map(Self)
+    }
+}
+
+/// An instant (or an optional one) as its column stores it.
+trait Stored {
+    type Column;
+    fn stored(self) -> Self::Column;
+}
+
+impl Stored for DateTime<Utc> {
+    type Column = i64;
+    fn stored(self) -> i64 {
+        self.timestamp_millis()
+    }
+}
+
+impl Stored for Option<DateTime<Utc>> {
+    type Column = Option<i64>;
+    fn stored(self) -> Option<i64> {
+        self.map(|at| at.timestamp_millis())
+    }
+}
+
+/// What to bind for an instant column: `.bind(millis(session.created_at))`.
+fn millis<T: Stored>(at: T) -> T::Column {
+    at.stored()
+}
+
 /// A list as its column stores it.
 fn to_json_list(items: &[String]) -> String {
     serde_json::Value::from(items).to_string()
@@ -438,6 +522,17 @@ mod tests {
         assert_eq!(Backend::of_url("postgresql://h/db"), Backend::Postgres);
         assert_eq!(Backend::of_url("sqlite://data/x.db"), Backend::Sqlite);
         assert_eq!(Backend::of_url("./x.db"), Backend::Sqlite);
+    }
+
+    #[test]
+    fn instants_are_stored_to_the_millisecond() {
+        let at = DateTime::from_timestamp_millis(1_763_812_345_678).unwrap();
+        assert_eq!(millis(at), 1_763_812_345_678);
+        assert_eq!(millis(Some(at)), Some(1_763_812_345_678));
+        assert_eq!(millis(None::<DateTime<Utc>>), None);
+        assert_eq!(DateTime::<Utc>::from(Millis(1_763_812_345_678)), at);
+        assert_eq!(Option::<DateTime<Utc>>::from(OptionalMillis(None)), None);
+        assert_eq!(DateTime::<Utc>::from(Millis(i64::MAX)), DateTime::UNIX_EPOCH, "out of range reads as the epoch");
     }
 
     #[test]

@@ -1,6 +1,7 @@
 //! The account's notification preferences and its operational notifications, with the state of
 //! their posts to the preferences' webhook URL.
 
+use chrono::{DateTime, Utc};
 use sqlx::{Any, Executor};
 
 use super::page::{self, Listing, Page, PageRequest, Scope};
@@ -44,7 +45,8 @@ pub struct Preferences {
     pub webhook_url: Option<String>,
     #[sqlx(try_from = "String")]
     pub attacks_detected: AttacksDetected,
-    pub updated_at: i64,
+    #[sqlx(try_from = "super::Millis")]
+    pub updated_at: DateTime<Utc>,
 }
 
 impl Preferences {
@@ -54,7 +56,7 @@ impl Preferences {
             account_id: account_id.to_owned(),
             webhook_url: None,
             attacks_detected: AttacksDetected::InConsole,
-            updated_at: 0,
+            updated_at: DateTime::UNIX_EPOCH,
         }
     }
 }
@@ -82,7 +84,7 @@ pub async fn save_preferences<'c>(
     .bind(&preferences.account_id)
     .bind(&preferences.webhook_url)
     .bind(preferences.attacks_detected.as_str())
-    .bind(preferences.updated_at)
+    .bind(super::millis(preferences.updated_at))
     .execute(db)
     .await
     .map(|_| ())
@@ -102,7 +104,8 @@ pub struct Notification {
     pub description: String,
     pub resource_id: Option<String>,
     pub realm_id: Option<String>,
-    pub created_at: i64,
+    #[sqlx(try_from = "super::Millis")]
+    pub created_at: DateTime<Utc>,
     #[sqlx(try_from = "String")]
     pub post_status: PostStatus,
     pub post_url: Option<String>,
@@ -138,7 +141,7 @@ pub async fn insert<'c>(db: impl Executor<'c, Database = Any>, n: &Notification)
     .bind(&n.description)
     .bind(&n.resource_id)
     .bind(&n.realm_id)
-    .bind(n.created_at)
+    .bind(super::millis(n.created_at))
     .bind(n.post_status.as_str())
     .bind(&n.post_url)
     .execute(db)
@@ -148,20 +151,25 @@ pub async fn insert<'c>(db: impl Executor<'c, Database = Any>, n: &Notification)
 }
 
 /// Claims up to `limit` posts due at `now` for `lease_ms`: no other worker takes them meanwhile.
-pub async fn claim_due(store: &super::Store, now: i64, lease_ms: i64, limit: i64) -> Result<Vec<Notification>, Error> {
+pub async fn claim_due(
+    store: &super::Store,
+    now: DateTime<Utc>,
+    until: DateTime<Utc>,
+    limit: i64,
+) -> Result<Vec<Notification>, Error> {
     let mut tx = store.begin().await?;
     let lock = if store.is_shared() { " FOR UPDATE SKIP LOCKED" } else { "" };
     let due: Vec<Notification> = sqlx::query_as(sqlx::AssertSqlSafe(format!(
         "SELECT {COLUMNS} FROM account_notifications WHERE post_status = 'Pending' AND post_next_at <= $1 \
          AND (post_claimed_until IS NULL OR post_claimed_until <= $1) ORDER BY post_next_at LIMIT $2{lock}"
     )))
-    .bind(now)
+    .bind(super::millis(now))
     .bind(limit)
     .fetch_all(&mut *tx)
     .await?;
     for notification in &due {
         sqlx::query("UPDATE account_notifications SET post_claimed_until = $1 WHERE id = $2")
-            .bind(now + lease_ms)
+            .bind(super::millis(until))
             .bind(&notification.id)
             .execute(&mut *tx)
             .await?;
@@ -176,7 +184,7 @@ pub async fn record_post<'c>(
     id: &str,
     status: PostStatus,
     error: Option<&str>,
-    next_at: Option<i64>,
+    next_at: Option<DateTime<Utc>>,
 ) -> Result<(), Error> {
     sqlx::query(
         "UPDATE account_notifications SET post_status = $1, post_attempts = post_attempts + 1, \
@@ -184,7 +192,7 @@ pub async fn record_post<'c>(
     )
     .bind(status.as_str())
     .bind(error)
-    .bind(next_at)
+    .bind(super::millis(next_at))
     .bind(id)
     .execute(db)
     .await

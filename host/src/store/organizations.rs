@@ -1,5 +1,6 @@
 //! Organizations of a realm: their e-mail domains and their members.
 
+use chrono::{DateTime, Utc};
 use sqlx::{Any, Executor};
 
 use super::Status;
@@ -18,8 +19,10 @@ pub struct Organization {
     pub domains: Vec<String>,
     #[sqlx(try_from = "String")]
     pub status: Status,
-    pub created_at: i64,
-    pub updated_at: i64,
+    #[sqlx(try_from = "super::Millis")]
+    pub created_at: DateTime<Utc>,
+    #[sqlx(try_from = "super::Millis")]
+    pub updated_at: DateTime<Utc>,
 }
 
 impl Placed for Organization {
@@ -82,8 +85,8 @@ pub async fn insert(tx: &mut super::Connection, organization: &Organization) -> 
     .bind(&organization.description)
     .bind(super::to_json_list(&organization.domains))
     .bind(organization.status.as_str())
-    .bind(organization.created_at)
-    .bind(organization.updated_at)
+    .bind(super::millis(organization.created_at))
+    .bind(super::millis(organization.updated_at))
     .execute(&mut *tx)
     .await?;
     if done.rows_affected() == 0 {
@@ -102,7 +105,7 @@ pub async fn update(tx: &mut super::Connection, organization: &Organization) -> 
     .bind(&organization.description)
     .bind(super::to_json_list(&organization.domains))
     .bind(organization.status.as_str())
-    .bind(organization.updated_at)
+    .bind(super::millis(organization.updated_at))
     .execute(&mut *tx)
     .await;
     match result {

@@ -5,7 +5,6 @@ use sqlx::any::AnyRow;
 use sqlx::{AnyPool, FromRow};
 
 use super::Error;
-use crate::clock::to_millis;
 
 pub const DEFAULT_PAGE_SIZE: u32 = 10;
 pub const MAX_PAGE_SIZE: u32 = 200;
@@ -142,6 +141,12 @@ impl From<i64> for Bind {
     }
 }
 
+impl From<DateTime<Utc>> for Bind {
+    fn from(at: DateTime<Utc>) -> Self {
+        Self::Int(super::millis(at))
+    }
+}
+
 impl From<bool> for Bind {
     fn from(flag: bool) -> Self {
         Self::Flag(flag)
@@ -222,11 +227,11 @@ where
     }
     if let Some(from) = request.created_from {
         filter.push(&format!(" AND {} >= ", listing.created));
-        filter.bind(Bind::Int(to_millis(from)));
+        filter.bind(Bind::from(from));
     }
     if let Some(to) = request.created_to {
         filter.push(&format!(" AND {} < ", listing.created));
-        filter.bind(Bind::Int(to_millis(to)));
+        filter.bind(Bind::from(to));
     }
 
     let mut count = Sql::default();

@@ -1,5 +1,6 @@
 //! Push devices and the sign-in requests pushed to them.
 
+use chrono::{DateTime, Utc};
 use sqlx::{Any, Executor};
 
 use super::Error;
@@ -26,8 +27,10 @@ pub struct Device {
     pub name: String,
     pub secret_hash: String,
     pub push_token: Option<String>,
-    pub created_at: i64,
-    pub revoked_at: Option<i64>,
+    #[sqlx(try_from = "super::Millis")]
+    pub created_at: DateTime<Utc>,
+    #[sqlx(try_from = "super::OptionalMillis")]
+    pub revoked_at: Option<DateTime<Utc>>,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, sqlx::FromRow)]
@@ -43,9 +46,12 @@ pub struct PushRequest {
     pub resource: Option<String>,
     #[sqlx(try_from = "String")]
     pub status: RequestStatus,
-    pub created_at: i64,
-    pub expires_at: i64,
-    pub answered_at: Option<i64>,
+    #[sqlx(try_from = "super::Millis")]
+    pub created_at: DateTime<Utc>,
+    #[sqlx(try_from = "super::Millis")]
+    pub expires_at: DateTime<Utc>,
+    #[sqlx(try_from = "super::OptionalMillis")]
+    pub answered_at: Option<DateTime<Utc>>,
     pub device_id: Option<String>,
 }
 
@@ -63,8 +69,8 @@ pub async fn insert_device<'c>(db: impl Executor<'c, Database = Any>, d: &Device
     .bind(&d.name)
     .bind(&d.secret_hash)
     .bind(&d.push_token)
-    .bind(d.created_at)
-    .bind(d.revoked_at)
+    .bind(super::millis(d.created_at))
+    .bind(super::millis(d.revoked_at))
     .execute(db)
     .await
     .map(|_| ())
@@ -104,9 +110,9 @@ pub async fn insert_request<'c>(db: impl Executor<'c, Database = Any>, r: &PushR
     .bind(super::to_json_list(&r.scopes))
     .bind(&r.resource)
     .bind(r.status.as_str())
-    .bind(r.created_at)
-    .bind(r.expires_at)
-    .bind(r.answered_at)
+    .bind(super::millis(r.created_at))
+    .bind(super::millis(r.expires_at))
+    .bind(super::millis(r.answered_at))
     .bind(&r.device_id)
     .execute(db)
     .await
@@ -126,14 +132,14 @@ pub async fn find_request<'c>(db: impl Executor<'c, Database = Any>, id: &str) -
 pub async fn pending_for<'c>(
     db: impl Executor<'c, Database = Any>,
     user_id: &str,
-    now: i64,
+    now: DateTime<Utc>,
 ) -> Result<Vec<PushRequest>, Error> {
     sqlx::query_as(sqlx::AssertSqlSafe(format!(
         "SELECT {REQUEST_COLUMNS} FROM push_requests WHERE user_id = $1 AND status = 'Pending' AND expires_at > $2 \
          ORDER BY created_at"
     )))
     .bind(user_id)
-    .bind(now)
+    .bind(super::millis(now))
     .fetch_all(db)
     .await
     .map_err(Error::from)
@@ -146,7 +152,7 @@ pub async fn transition<'c>(
     from: RequestStatus,
     to: RequestStatus,
     device_id: Option<&str>,
-    now: i64,
+    now: DateTime<Utc>,
 ) -> Result<bool, Error> {
     let done = sqlx::query(
         "UPDATE push_requests SET status = $3, answered_at = COALESCE(answered_at, $4), \
@@ -155,7 +161,7 @@ pub async fn transition<'c>(
     .bind(id)
     .bind(from.as_str())
     .bind(to.as_str())
-    .bind(now)
+    .bind(super::millis(now))
     .bind(device_id)
     .execute(db)
     .await?;

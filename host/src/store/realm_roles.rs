@@ -1,6 +1,7 @@
 //! Realm roles, client roles (exclusive to one client), groups, and who holds which role: people
 //! directly or through groups, and clients themselves.
 
+use chrono::{DateTime, Utc};
 use sqlx::{Any, Executor};
 
 use super::page::{self, Listing, Page, PageRequest, Scope};
@@ -15,8 +16,10 @@ pub struct Role {
     pub client_id: Option<String>,
     pub name: String,
     pub description: Option<String>,
-    pub created_at: i64,
-    pub updated_at: i64,
+    #[sqlx(try_from = "super::Millis")]
+    pub created_at: DateTime<Utc>,
+    #[sqlx(try_from = "super::Millis")]
+    pub updated_at: DateTime<Utc>,
 }
 
 impl Placed for Role {
@@ -53,8 +56,8 @@ pub async fn insert<'c>(db: impl Executor<'c, Database = Any>, role: &Role) -> R
     .bind(&role.client_id)
     .bind(&role.name)
     .bind(&role.description)
-    .bind(role.created_at)
-    .bind(role.updated_at)
+    .bind(super::millis(role.created_at))
+    .bind(super::millis(role.updated_at))
     .execute(db)
     .await?;
     Ok(done.rows_affected() == 1)
@@ -75,7 +78,7 @@ pub async fn update<'c>(db: impl Executor<'c, Database = Any>, role: &Role) -> R
         .bind(&role.id)
         .bind(&role.name)
         .bind(&role.description)
-        .bind(role.updated_at)
+        .bind(super::millis(role.updated_at))
         .execute(db)
         .await
     {
@@ -157,7 +160,7 @@ pub async fn grant<'c>(
     db: impl Executor<'c, Database = Any>,
     holder: Holder<'_>,
     role_id: &str,
-    now: i64,
+    now: DateTime<Utc>,
 ) -> Result<bool, Error> {
     let query = match holder {
         Holder::User(user) => sqlx::query(
@@ -165,13 +168,13 @@ pub async fn grant<'c>(
         )
         .bind(user.to_owned())
         .bind(role_id.to_owned())
-        .bind(now),
+        .bind(super::millis(now)),
         Holder::Group(group) => sqlx::query(
             "INSERT INTO group_roles (group_id, role_id, created_at) VALUES ($1, $2, $3) ON CONFLICT DO NOTHING",
         )
         .bind(group.to_owned())
         .bind(role_id.to_owned())
-        .bind(now),
+        .bind(super::millis(now)),
         Holder::Client { realm_id, client_id } => sqlx::query(
             "INSERT INTO client_roles (realm_id, client_id, role_id, created_at) VALUES ($1, $2, $3, $4) \
              ON CONFLICT DO NOTHING",
@@ -179,7 +182,7 @@ pub async fn grant<'c>(
         .bind(realm_id.to_owned())
         .bind(client_id.to_owned())
         .bind(role_id.to_owned())
-        .bind(now),
+        .bind(super::millis(now)),
     };
     Ok(query.execute(db).await?.rows_affected() == 1)
 }
@@ -213,8 +216,10 @@ pub struct Group {
     pub realm_id: String,
     pub name: String,
     pub description: Option<String>,
-    pub created_at: i64,
-    pub updated_at: i64,
+    #[sqlx(try_from = "super::Millis")]
+    pub created_at: DateTime<Utc>,
+    #[sqlx(try_from = "super::Millis")]
+    pub updated_at: DateTime<Utc>,
 }
 
 impl Placed for Group {
@@ -245,8 +250,8 @@ pub async fn insert_group<'c>(db: impl Executor<'c, Database = Any>, group: &Gro
     .bind(&group.realm_id)
     .bind(&group.name)
     .bind(&group.description)
-    .bind(group.created_at)
-    .bind(group.updated_at)
+    .bind(super::millis(group.created_at))
+    .bind(super::millis(group.updated_at))
     .execute(db)
     .await?;
     Ok(done.rows_affected() == 1)
@@ -271,7 +276,7 @@ pub async fn update_group<'c>(db: impl Executor<'c, Database = Any>, group: &Gro
         .bind(&group.id)
         .bind(&group.name)
         .bind(&group.description)
-        .bind(group.updated_at)
+        .bind(super::millis(group.updated_at))
         .execute(db)
         .await
     {

@@ -1,5 +1,6 @@
 //! Realms: the tenancy unit for end users.
 
+use chrono::{DateTime, Utc};
 use sqlx::{Any, Executor};
 
 use super::Status;
@@ -51,8 +52,10 @@ pub struct Realm {
     pub status: Status,
     #[sqlx(flatten)]
     pub settings: RealmSettings,
-    pub created_at: i64,
-    pub updated_at: i64,
+    #[sqlx(try_from = "super::Millis")]
+    pub created_at: DateTime<Utc>,
+    #[sqlx(try_from = "super::Millis")]
+    pub updated_at: DateTime<Utc>,
 }
 
 impl Placed for Realm {
@@ -110,8 +113,8 @@ pub async fn insert<'c>(db: impl Executor<'c, Database = Any>, realm: &Realm) ->
     .bind(s.lockout_enabled)
     .bind(s.minimum_password_length)
     .bind(s.block_breached_passwords)
-    .bind(realm.created_at)
-    .bind(realm.updated_at)
+    .bind(super::millis(realm.created_at))
+    .bind(super::millis(realm.updated_at))
     .execute(db)
     .await?;
     Ok(done.rows_affected() == 1)
@@ -132,7 +135,7 @@ pub async fn update<'c>(db: impl Executor<'c, Database = Any>, realm: &Realm) ->
     .bind(s.lockout_enabled)
     .bind(s.minimum_password_length)
     .bind(s.block_breached_passwords)
-    .bind(realm.updated_at)
+    .bind(super::millis(realm.updated_at))
     .execute(db)
     .await
     .map(|_| ())

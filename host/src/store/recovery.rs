@@ -1,6 +1,7 @@
 //! Password reset codes sent by recovery e-mail: kept as keyed hashes, each used once.
 
 use super::Error;
+use chrono::{DateTime, Utc};
 use sqlx::{Any, Executor};
 
 #[derive(Debug, Clone, PartialEq, Eq, sqlx::FromRow)]
@@ -10,9 +11,12 @@ pub struct Reset {
     pub user_id: String,
     pub client_id: String,
     pub token_hash: String,
-    pub created_at: i64,
-    pub expires_at: i64,
-    pub used_at: Option<i64>,
+    #[sqlx(try_from = "super::Millis")]
+    pub created_at: DateTime<Utc>,
+    #[sqlx(try_from = "super::Millis")]
+    pub expires_at: DateTime<Utc>,
+    #[sqlx(try_from = "super::OptionalMillis")]
+    pub used_at: Option<DateTime<Utc>>,
 }
 
 pub async fn insert<'c>(db: impl Executor<'c, Database = Any>, reset: &Reset) -> Result<(), Error> {
@@ -25,9 +29,9 @@ pub async fn insert<'c>(db: impl Executor<'c, Database = Any>, reset: &Reset) ->
     .bind(&reset.user_id)
     .bind(&reset.client_id)
     .bind(&reset.token_hash)
-    .bind(reset.created_at)
-    .bind(reset.expires_at)
-    .bind(reset.used_at)
+    .bind(super::millis(reset.created_at))
+    .bind(super::millis(reset.expires_at))
+    .bind(super::millis(reset.used_at))
     .execute(db)
     .await
     .map(|_| ())
@@ -46,10 +50,10 @@ pub async fn find_by_hash<'c>(db: impl Executor<'c, Database = Any>, token_hash:
 }
 
 /// Marks the code used; false when it already was (two resets at once: one wins).
-pub async fn use_once<'c>(db: impl Executor<'c, Database = Any>, id: &str, now: i64) -> Result<bool, Error> {
+pub async fn use_once<'c>(db: impl Executor<'c, Database = Any>, id: &str, now: DateTime<Utc>) -> Result<bool, Error> {
     let done = sqlx::query("UPDATE password_resets SET used_at = $2 WHERE id = $1 AND used_at IS NULL")
         .bind(id)
-        .bind(now)
+        .bind(super::millis(now))
         .execute(db)
         .await?;
     Ok(done.rows_affected() == 1)

@@ -1,5 +1,6 @@
 //! Resource servers: the APIs and MCP servers a realm issues tokens for.
 
+use chrono::{DateTime, Utc};
 use sqlx::{Any, Executor};
 
 use super::page::{self, Listing, Page, PageRequest, Scope};
@@ -31,8 +32,10 @@ pub struct ResourceServer {
     pub allowed_clients: Vec<String>,
     #[sqlx(try_from = "String")]
     pub status: Status,
-    pub created_at: i64,
-    pub updated_at: i64,
+    #[sqlx(try_from = "super::Millis")]
+    pub created_at: DateTime<Utc>,
+    #[sqlx(try_from = "super::Millis")]
+    pub updated_at: DateTime<Utc>,
 }
 
 impl Placed for ResourceServer {
@@ -67,8 +70,8 @@ pub async fn insert<'c>(db: impl Executor<'c, Database = Any>, server: &Resource
     .bind(super::to_json_list(&server.scopes))
     .bind(super::to_json_list(&server.allowed_clients))
     .bind(server.status.as_str())
-    .bind(server.created_at)
-    .bind(server.updated_at)
+    .bind(super::millis(server.created_at))
+    .bind(super::millis(server.updated_at))
     .execute(db)
     .await?;
     Ok(done.rows_affected() == 1)
@@ -116,7 +119,7 @@ pub async fn update<'c>(db: impl Executor<'c, Database = Any>, server: &Resource
     .bind(super::to_json_list(&server.scopes))
     .bind(super::to_json_list(&server.allowed_clients))
     .bind(server.status.as_str())
-    .bind(server.updated_at)
+    .bind(super::millis(server.updated_at))
     .execute(db)
     .await;
     match result {

@@ -1,5 +1,6 @@
 //! Custom account roles: a name and the permissions it grants, beside the built-in roles.
 
+use chrono::{DateTime, Utc};
 use sqlx::{Any, Executor};
 
 use super::page::{self, Listing, Page, PageRequest, Scope};
@@ -15,8 +16,10 @@ pub struct AccountRole {
     /// Permission names.
     #[sqlx(try_from = "super::JsonList")]
     pub permissions: Vec<String>,
-    pub created_at: i64,
-    pub updated_at: i64,
+    #[sqlx(try_from = "super::Millis")]
+    pub created_at: DateTime<Utc>,
+    #[sqlx(try_from = "super::Millis")]
+    pub updated_at: DateTime<Utc>,
 }
 
 impl Placed for AccountRole {
@@ -75,8 +78,8 @@ pub async fn insert<'c>(db: impl Executor<'c, Database = Any>, role: &AccountRol
     .bind(&role.name)
     .bind(&role.description)
     .bind(super::to_json_list(&role.permissions))
-    .bind(role.created_at)
-    .bind(role.updated_at)
+    .bind(super::millis(role.created_at))
+    .bind(super::millis(role.updated_at))
     .execute(db)
     .await?;
     Ok(done.rows_affected() == 1)
@@ -88,7 +91,7 @@ pub async fn update<'c>(db: impl Executor<'c, Database = Any>, role: &AccountRol
         .bind(&role.id)
         .bind(&role.description)
         .bind(super::to_json_list(&role.permissions))
-        .bind(role.updated_at)
+        .bind(super::millis(role.updated_at))
         .execute(db)
         .await
         .map(|_| ()).map_err(Error::from)

@@ -1,5 +1,6 @@
 //! Scopes: the account's catalogue, shared by all its realms, and scopes exclusive to one realm.
 
+use chrono::{DateTime, Utc};
 use sqlx::{Any, Executor};
 
 use super::page::{self, Listing, Page, PageRequest, Scope as Rows};
@@ -14,8 +15,10 @@ pub struct Scope {
     pub realm_id: Option<String>,
     pub name: String,
     pub description: Option<String>,
-    pub created_at: i64,
-    pub updated_at: i64,
+    #[sqlx(try_from = "super::Millis")]
+    pub created_at: DateTime<Utc>,
+    #[sqlx(try_from = "super::Millis")]
+    pub updated_at: DateTime<Utc>,
 }
 
 impl Placed for Scope {
@@ -53,8 +56,8 @@ pub async fn insert<'c>(db: impl Executor<'c, Database = Any>, scope: &Scope) ->
     .bind(&scope.realm_id)
     .bind(&scope.name)
     .bind(&scope.description)
-    .bind(scope.created_at)
-    .bind(scope.updated_at)
+    .bind(super::millis(scope.created_at))
+    .bind(super::millis(scope.updated_at))
     .execute(db)
     .await?;
     Ok(done.rows_affected() == 1)
@@ -78,7 +81,7 @@ pub async fn update<'c>(db: impl Executor<'c, Database = Any>, scope: &Scope) ->
     sqlx::query("UPDATE scopes SET description = $2, updated_at = $3 WHERE id = $1")
         .bind(&scope.id)
         .bind(&scope.description)
-        .bind(scope.updated_at)
+        .bind(super::millis(scope.updated_at))
         .execute(db)
         .await
         .map(|_| ())

@@ -1,5 +1,6 @@
 //! API secrets of an account (the credentials of the admin API). Values are stored as keyed hashes.
 
+use chrono::{DateTime, Utc};
 use sqlx::{Any, Executor};
 
 use super::page::{self, Listing, Page, PageRequest, Scope};
@@ -34,17 +35,23 @@ pub struct Secret {
     /// Permission names; `None` means no bound beyond the roles.
     #[sqlx(try_from = "super::OptionalJsonList")]
     pub scopes: Option<Vec<String>>,
-    pub expires_at: Option<i64>,
+    #[sqlx(try_from = "super::OptionalMillis")]
+    pub expires_at: Option<DateTime<Utc>>,
     pub acts_for_user_id: Option<String>,
-    pub created_at: i64,
-    pub updated_at: i64,
+    #[sqlx(try_from = "super::Millis")]
+    pub created_at: DateTime<Utc>,
+    #[sqlx(try_from = "super::Millis")]
+    pub updated_at: DateTime<Utc>,
     /// When the value last changed; none before the first rotation.
-    pub rotated_at: Option<i64>,
+    #[sqlx(try_from = "super::OptionalMillis")]
+    pub rotated_at: Option<DateTime<Utc>>,
     /// The keyed hash of the value before the last rotation, while it may still authenticate.
     pub previous_value_hash: Option<String>,
-    pub previous_value_valid_until: Option<i64>,
-    /// Tokens issued before this instant (epoch milliseconds) are revoked.
-    pub issued_tokens_revoked_before: Option<i64>,
+    #[sqlx(try_from = "super::OptionalMillis")]
+    pub previous_value_valid_until: Option<DateTime<Utc>>,
+    /// Tokens issued before this instant are revoked.
+    #[sqlx(try_from = "super::OptionalMillis")]
+    pub issued_tokens_revoked_before: Option<DateTime<Utc>>,
 }
 
 impl Placed for Secret {
@@ -56,7 +63,7 @@ impl Placed for Secret {
 impl Secret {
     /// Whether the value with this keyed hash authenticates now: the current value, or the previous
     /// one within its overlap.
-    pub fn accepts(&self, value_hash: &str, now: i64) -> bool {
+    pub fn accepts(&self, value_hash: &str, now: DateTime<Utc>) -> bool {
         hash_matches_rotated(
             value_hash,
             Some(&self.value_hash),
@@ -66,8 +73,8 @@ impl Secret {
         )
     }
 
-    /// Whether a token issued at `issued_at` (epoch milliseconds) was revoked by a compromise rotation.
-    pub fn revoked_token(&self, issued_at: i64) -> bool {
+    /// Whether a token issued at `issued_at` was revoked by a compromise rotation.
+    pub fn revoked_token(&self, issued_at: DateTime<Utc>) -> bool {
         self.issued_tokens_revoked_before.is_some_and(|before| issued_at < before)
     }
 }
@@ -156,14 +163,14 @@ pub async fn insert<'c>(db: impl Executor<'c, Database = Any>, secret: &Secret) 
     .bind(&secret.value_last_four)
     .bind(super::to_json_list(&secret.roles))
     .bind(secret.scopes.as_deref().map(super::to_json_list))
-    .bind(secret.expires_at)
+    .bind(super::millis(secret.expires_at))
     .bind(&secret.acts_for_user_id)
-    .bind(secret.created_at)
-    .bind(secret.updated_at)
-    .bind(secret.rotated_at)
+    .bind(super::millis(secret.created_at))
+    .bind(super::millis(secret.updated_at))
+    .bind(super::millis(secret.rotated_at))
     .bind(&secret.previous_value_hash)
-    .bind(secret.previous_value_valid_until)
-    .bind(secret.issued_tokens_revoked_before)
+    .bind(super::millis(secret.previous_value_valid_until))
+    .bind(super::millis(secret.issued_tokens_revoked_before))
     .execute(db)
     .await
     .map(|_| ())
@@ -181,11 +188,11 @@ pub async fn rotate<'c>(db: impl Executor<'c, Database = Any>, secret: &Secret) 
     .bind(&secret.id)
     .bind(&secret.value_hash)
     .bind(&secret.value_last_four)
-    .bind(secret.rotated_at)
+    .bind(super::millis(secret.rotated_at))
     .bind(&secret.previous_value_hash)
-    .bind(secret.previous_value_valid_until)
-    .bind(secret.issued_tokens_revoked_before)
-    .bind(secret.updated_at)
+    .bind(super::millis(secret.previous_value_valid_until))
+    .bind(super::millis(secret.issued_tokens_revoked_before))
+    .bind(super::millis(secret.updated_at))
     .execute(db)
     .await
     .map(|_| ())

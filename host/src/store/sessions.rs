@@ -1,5 +1,6 @@
 //! Sign-in sessions, their refresh tokens, and revoked access tokens.
 
+use chrono::{DateTime, Utc};
 use sqlx::{Any, Executor};
 
 use super::page::{self, Listing, Page, PageRequest, Scope};
@@ -17,10 +18,14 @@ pub struct Session {
     /// `pwd`, …
     #[sqlx(try_from = "super::JsonList")]
     pub authentication_methods: Vec<String>,
-    pub created_at: i64,
-    pub last_active_at: i64,
-    pub expires_at: i64,
-    pub ended_at: Option<i64>,
+    #[sqlx(try_from = "super::Millis")]
+    pub created_at: DateTime<Utc>,
+    #[sqlx(try_from = "super::Millis")]
+    pub last_active_at: DateTime<Utc>,
+    #[sqlx(try_from = "super::Millis")]
+    pub expires_at: DateTime<Utc>,
+    #[sqlx(try_from = "super::OptionalMillis")]
+    pub ended_at: Option<DateTime<Utc>>,
     pub end_reason: Option<String>,
 }
 
@@ -31,7 +36,7 @@ impl Placed for Session {
 }
 
 impl Session {
-    pub fn is_live(&self, now: i64) -> bool {
+    pub fn is_live(&self, now: DateTime<Utc>) -> bool {
         self.ended_at.is_none() && self.expires_at > now
     }
 }
@@ -62,10 +67,10 @@ pub async fn insert<'c>(db: impl Executor<'c, Database = Any>, session: &Session
     .bind(&session.ip_address)
     .bind(&session.user_agent)
     .bind(super::to_json_list(&session.authentication_methods))
-    .bind(session.created_at)
-    .bind(session.last_active_at)
-    .bind(session.expires_at)
-    .bind(session.ended_at)
+    .bind(super::millis(session.created_at))
+    .bind(super::millis(session.last_active_at))
+    .bind(super::millis(session.expires_at))
+    .bind(super::millis(session.ended_at))
     .bind(&session.end_reason)
     .execute(db)
     .await
@@ -82,10 +87,15 @@ pub async fn find<'c>(db: impl Executor<'c, Database = Any>, id: &str) -> Result
 }
 
 /// Ends a live session; `false` when it had already ended.
-pub async fn end<'c>(db: impl Executor<'c, Database = Any>, id: &str, reason: &str, now: i64) -> Result<bool, Error> {
+pub async fn end<'c>(
+    db: impl Executor<'c, Database = Any>,
+    id: &str,
+    reason: &str,
+    now: DateTime<Utc>,
+) -> Result<bool, Error> {
     let done = sqlx::query("UPDATE sessions SET ended_at = $2, end_reason = $3 WHERE id = $1 AND ended_at IS NULL")
         .bind(id)
-        .bind(now)
+        .bind(super::millis(now))
         .bind(reason)
         .execute(db)
         .await?;
@@ -100,10 +110,14 @@ pub struct RefreshToken {
     #[sqlx(try_from = "super::JsonList")]
     pub scopes: Vec<String>,
     pub resource: Option<String>,
-    pub created_at: i64,
-    pub expires_at: i64,
-    pub exchanged_at: Option<i64>,
-    pub revoked_at: Option<i64>,
+    #[sqlx(try_from = "super::Millis")]
+    pub created_at: DateTime<Utc>,
+    #[sqlx(try_from = "super::Millis")]
+    pub expires_at: DateTime<Utc>,
+    #[sqlx(try_from = "super::OptionalMillis")]
+    pub exchanged_at: Option<DateTime<Utc>>,
+    #[sqlx(try_from = "super::OptionalMillis")]
+    pub revoked_at: Option<DateTime<Utc>>,
 }
 
 const REFRESH_COLUMNS: &str =
@@ -119,10 +133,10 @@ pub async fn insert_refresh<'c>(db: impl Executor<'c, Database = Any>, token: &R
     .bind(&token.token_hash)
     .bind(super::to_json_list(&token.scopes))
     .bind(&token.resource)
-    .bind(token.created_at)
-    .bind(token.expires_at)
-    .bind(token.exchanged_at)
-    .bind(token.revoked_at)
+    .bind(super::millis(token.created_at))
+    .bind(super::millis(token.expires_at))
+    .bind(super::millis(token.exchanged_at))
+    .bind(super::millis(token.revoked_at))
     .execute(db)
     .await
     .map(|_| ())
@@ -142,13 +156,13 @@ pub async fn find_refresh<'c>(db: impl Executor<'c, Database = Any>, id: &str) -
 pub async fn mark_all_exchanged<'c>(
     db: impl Executor<'c, Database = Any>,
     ids: &[&str],
-    now: i64,
+    now: DateTime<Utc>,
 ) -> Result<std::collections::HashSet<String>, Error> {
     let sql = format!(
         "UPDATE refresh_tokens SET exchanged_at = $1 WHERE exchanged_at IS NULL AND id IN ({}) RETURNING id",
         super::list_placeholders(2, ids.len())
     );
-    let mut query = sqlx::query_as::<_, (String,)>(sqlx::AssertSqlSafe(sql)).bind(now);
+    let mut query = sqlx::query_as::<_, (String,)>(sqlx::AssertSqlSafe(sql)).bind(super::millis(now));
     for id in ids {
         query = query.bind(id.to_string());
     }
@@ -173,29 +187,37 @@ pub async fn insert_refresh_rows<'c>(
             .bind(token.token_hash.clone())
             .bind(super::to_json_list(&token.scopes))
             .bind(token.resource.clone())
-            .bind(token.created_at)
-            .bind(token.expires_at)
-            .bind(token.exchanged_at)
-            .bind(token.revoked_at);
+            .bind(super::millis(token.created_at))
+            .bind(super::millis(token.expires_at))
+            .bind(super::millis(token.exchanged_at))
+            .bind(super::millis(token.revoked_at));
     }
     query.execute(db).await.map(|_| ()).map_err(Error::from)
 }
 
 /// Records the activity of several sessions at once.
-pub async fn touch_all<'c>(db: impl Executor<'c, Database = Any>, ids: &[&str], now: i64) -> Result<(), Error> {
+pub async fn touch_all<'c>(
+    db: impl Executor<'c, Database = Any>,
+    ids: &[&str],
+    now: DateTime<Utc>,
+) -> Result<(), Error> {
     let sql =
         format!("UPDATE sessions SET last_active_at = $1 WHERE id IN ({})", super::list_placeholders(2, ids.len()));
-    let mut query = sqlx::query(sqlx::AssertSqlSafe(sql)).bind(now);
+    let mut query = sqlx::query(sqlx::AssertSqlSafe(sql)).bind(super::millis(now));
     for id in ids {
         query = query.bind(id.to_string());
     }
     query.execute(db).await.map(|_| ()).map_err(Error::from)
 }
 
-pub async fn revoke_refresh<'c>(db: impl Executor<'c, Database = Any>, id: &str, now: i64) -> Result<(), Error> {
+pub async fn revoke_refresh<'c>(
+    db: impl Executor<'c, Database = Any>,
+    id: &str,
+    now: DateTime<Utc>,
+) -> Result<(), Error> {
     sqlx::query("UPDATE refresh_tokens SET revoked_at = $2 WHERE id = $1 AND revoked_at IS NULL")
         .bind(id)
-        .bind(now)
+        .bind(super::millis(now))
         .execute(db)
         .await
         .map(|_| ())
@@ -207,8 +229,8 @@ pub async fn revoke_access<'c>(
     db: impl Executor<'c, Database = Any>,
     jti: &str,
     realm_id: &str,
-    now: i64,
-    expires_at: i64,
+    now: DateTime<Utc>,
+    expires_at: DateTime<Utc>,
 ) -> Result<(), Error> {
     sqlx::query(
         "INSERT INTO revoked_tokens (jti, realm_id, revoked_at, expires_at) VALUES ($1, $2, $3, $4) \
@@ -216,8 +238,8 @@ pub async fn revoke_access<'c>(
     )
     .bind(jti)
     .bind(realm_id)
-    .bind(now)
-    .bind(expires_at)
+    .bind(super::millis(now))
+    .bind(super::millis(expires_at))
     .execute(db)
     .await
     .map(|_| ())
@@ -233,19 +255,22 @@ pub async fn is_access_revoked<'c>(db: impl Executor<'c, Database = Any>, jti: &
 /// Every revocation of a token not yet expired: jti and expiry.
 pub async fn live_revocations<'c>(
     db: impl Executor<'c, Database = Any>,
-    now: i64,
-) -> Result<Vec<(String, i64)>, Error> {
-    sqlx::query_as("SELECT jti, expires_at FROM revoked_tokens WHERE expires_at > $1")
-        .bind(now)
-        .fetch_all(db)
-        .await
-        .map_err(Error::from)
+    now: DateTime<Utc>,
+) -> Result<Vec<(String, DateTime<Utc>)>, Error> {
+    let rows: Vec<(String, super::Millis)> =
+        sqlx::query_as("SELECT jti, expires_at FROM revoked_tokens WHERE expires_at > $1")
+            .bind(super::millis(now))
+            .fetch_all(db)
+            .await?;
+    Ok(rows.into_iter().map(|(jti, expires_at)| (jti, expires_at.into())).collect())
 }
 
 /// Removes revocations of tokens that have expired anyway, and refresh tokens past expiry.
-pub async fn prune<'c>(db: impl Executor<'c, Database = Any> + Copy, now: i64) -> Result<u64, Error> {
-    let revoked = sqlx::query("DELETE FROM revoked_tokens WHERE expires_at <= $1").bind(now).execute(db).await?;
-    let refresh = sqlx::query("DELETE FROM refresh_tokens WHERE expires_at <= $1").bind(now).execute(db).await?;
+pub async fn prune<'c>(db: impl Executor<'c, Database = Any> + Copy, now: DateTime<Utc>) -> Result<u64, Error> {
+    let revoked =
+        sqlx::query("DELETE FROM revoked_tokens WHERE expires_at <= $1").bind(super::millis(now)).execute(db).await?;
+    let refresh =
+        sqlx::query("DELETE FROM refresh_tokens WHERE expires_at <= $1").bind(super::millis(now)).execute(db).await?;
     Ok(revoked.rows_affected() + refresh.rows_affected())
 }
 
@@ -264,8 +289,10 @@ struct PersonRow {
     u_password_hash: Option<String>,
     #[sqlx(try_from = "super::Flag")]
     u_must_change_password: bool,
-    u_created_at: i64,
-    u_updated_at: i64,
+    #[sqlx(try_from = "super::Millis")]
+    u_created_at: DateTime<Utc>,
+    #[sqlx(try_from = "super::Millis")]
+    u_updated_at: DateTime<Utc>,
 }
 
 impl PersonRow {
@@ -339,10 +366,14 @@ struct RefreshGrantRow {
     #[sqlx(try_from = "super::JsonList")]
     t_scopes: Vec<String>,
     t_resource: Option<String>,
-    t_created_at: i64,
-    t_expires_at: i64,
-    t_exchanged_at: Option<i64>,
-    t_revoked_at: Option<i64>,
+    #[sqlx(try_from = "super::Millis")]
+    t_created_at: DateTime<Utc>,
+    #[sqlx(try_from = "super::Millis")]
+    t_expires_at: DateTime<Utc>,
+    #[sqlx(try_from = "super::OptionalMillis")]
+    t_exchanged_at: Option<DateTime<Utc>>,
+    #[sqlx(try_from = "super::OptionalMillis")]
+    t_revoked_at: Option<DateTime<Utc>>,
     #[sqlx(flatten)]
     session: Session,
     #[sqlx(flatten)]
@@ -392,7 +423,7 @@ pub struct SessionFilter<'a> {
 pub async fn page(
     store: &Store,
     realm_id: &str,
-    now: i64,
+    now: DateTime<Utc>,
     filter: SessionFilter<'_>,
     request: &PageRequest,
 ) -> Result<Page<Session>, Error> {

@@ -1,5 +1,6 @@
 //! The clients' token signing keys.
 
+use chrono::{DateTime, Utc};
 use sqlx::{Any, Executor};
 
 use super::Error;
@@ -30,9 +31,12 @@ pub struct SigningKey {
     pub public_jwk: String,
     #[sqlx(try_from = "String")]
     pub status: KeyStatus,
-    pub created_at: i64,
-    pub retired_at: Option<i64>,
-    pub published_until: Option<i64>,
+    #[sqlx(try_from = "super::Millis")]
+    pub created_at: DateTime<Utc>,
+    #[sqlx(try_from = "super::OptionalMillis")]
+    pub retired_at: Option<DateTime<Utc>>,
+    #[sqlx(try_from = "super::OptionalMillis")]
+    pub published_until: Option<DateTime<Utc>>,
 }
 
 const COLUMNS: &str =
@@ -50,9 +54,9 @@ pub async fn insert<'c>(db: impl Executor<'c, Database = Any>, key: &SigningKey)
     .bind(&key.sealed_key)
     .bind(&key.public_jwk)
     .bind(key.status.as_str())
-    .bind(key.created_at)
-    .bind(key.retired_at)
-    .bind(key.published_until)
+    .bind(super::millis(key.created_at))
+    .bind(super::millis(key.retired_at))
+    .bind(super::millis(key.published_until))
     .execute(db)
     .await
     .map(|_| ())
@@ -89,14 +93,14 @@ pub async fn find<'c>(db: impl Executor<'c, Database = Any>, id: &str) -> Result
 pub async fn published<'c>(
     db: impl Executor<'c, Database = Any>,
     realm_id: &str,
-    now: i64,
+    now: DateTime<Utc>,
 ) -> Result<Vec<SigningKey>, Error> {
     sqlx::query_as(sqlx::AssertSqlSafe(format!(
         "SELECT {COLUMNS} FROM signing_keys WHERE realm_id = $1 \
          AND (status = 'Active' OR (status = 'Retired' AND published_until > $2)) ORDER BY created_at, id"
     )))
     .bind(realm_id)
-    .bind(now)
+    .bind(super::millis(now))
     .fetch_all(db)
     .await
     .map_err(Error::from)
@@ -126,8 +130,8 @@ pub async fn retire_all<'c>(
     realm_id: &str,
     client_id: &str,
     revoke: bool,
-    now: i64,
-    published_until: i64,
+    now: DateTime<Utc>,
+    published_until: DateTime<Utc>,
 ) -> Result<u64, Error> {
     let done = if revoke {
         sqlx::query(
@@ -136,7 +140,7 @@ pub async fn retire_all<'c>(
         )
         .bind(realm_id)
         .bind(client_id)
-        .bind(now)
+        .bind(super::millis(now))
         .execute(db)
         .await?
     } else {
@@ -146,8 +150,8 @@ pub async fn retire_all<'c>(
         )
         .bind(realm_id)
         .bind(client_id)
-        .bind(now)
-        .bind(published_until)
+        .bind(super::millis(now))
+        .bind(super::millis(published_until))
         .execute(db)
         .await?
     };
@@ -157,7 +161,7 @@ pub async fn retire_all<'c>(
 /// Clients whose newest active key is older than their rotation period: `(realm, client, days)`.
 pub async fn due_for_rotation<'c>(
     db: impl Executor<'c, Database = Any>,
-    now: i64,
+    now: DateTime<Utc>,
 ) -> Result<Vec<(String, String, i64)>, Error> {
     sqlx::query_as(
         "SELECT c.realm_id, c.id, c.key_rotation_days FROM clients c \
@@ -166,7 +170,7 @@ pub async fn due_for_rotation<'c>(
          GROUP BY c.realm_id, c.id, c.key_rotation_days \
          HAVING MAX(k.created_at) + c.key_rotation_days * 86400000 <= $1",
     )
-    .bind(now)
+    .bind(super::millis(now))
     .fetch_all(db)
     .await
     .map_err(Error::from)
@@ -178,9 +182,9 @@ pub async fn retire_older<'c>(
     db: impl Executor<'c, Database = Any>,
     realm_id: &str,
     client_id: &str,
-    cutoff: i64,
-    now: i64,
-    published_until: i64,
+    cutoff: DateTime<Utc>,
+    now: DateTime<Utc>,
+    published_until: DateTime<Utc>,
 ) -> Result<u64, Error> {
     let done = sqlx::query(
         "UPDATE signing_keys SET status = 'Retired', retired_at = $4, published_until = $5 \
@@ -188,9 +192,9 @@ pub async fn retire_older<'c>(
     )
     .bind(realm_id)
     .bind(client_id)
-    .bind(cutoff)
-    .bind(now)
-    .bind(published_until)
+    .bind(super::millis(cutoff))
+    .bind(super::millis(now))
+    .bind(super::millis(published_until))
     .execute(db)
     .await?;
     Ok(done.rows_affected())

@@ -1,6 +1,7 @@
 //! Attack protection's records: incidents, the measures
 //! they took, and exposures (one row per account, by its latest).
 
+use chrono::{DateTime, Utc};
 use sha2::{Digest, Sha256};
 use sqlx::{Any, Executor};
 
@@ -87,10 +88,14 @@ pub struct Incident {
     pub severity: IncidentSeverity,
     #[sqlx(try_from = "String")]
     pub status: IncidentStatus,
-    pub started_at: i64,
-    pub last_detection_at: i64,
-    pub last_activity_at: i64,
-    pub closed_at: Option<i64>,
+    #[sqlx(try_from = "super::Millis")]
+    pub started_at: DateTime<Utc>,
+    #[sqlx(try_from = "super::Millis")]
+    pub last_detection_at: DateTime<Utc>,
+    #[sqlx(try_from = "super::Millis")]
+    pub last_activity_at: DateTime<Utc>,
+    #[sqlx(try_from = "super::OptionalMillis")]
+    pub closed_at: Option<DateTime<Utc>>,
     pub detections: i64,
     pub refused_attempts: i64,
     pub blocked_sources: i64,
@@ -133,11 +138,15 @@ pub struct Measure {
     /// Reasons in words.
     #[sqlx(try_from = "super::JsonList")]
     pub reasons: Vec<String>,
-    pub created_at: i64,
-    pub lapses_at: Option<i64>,
-    pub lifted_at: Option<i64>,
+    #[sqlx(try_from = "super::Millis")]
+    pub created_at: DateTime<Utc>,
+    #[sqlx(try_from = "super::OptionalMillis")]
+    pub lapses_at: Option<DateTime<Utc>>,
+    #[sqlx(try_from = "super::OptionalMillis")]
+    pub lifted_at: Option<DateTime<Utc>>,
     pub lifted_by: Option<String>,
-    pub resolved_at: Option<i64>,
+    #[sqlx(try_from = "super::OptionalMillis")]
+    pub resolved_at: Option<DateTime<Utc>>,
 }
 
 impl Placed for Measure {
@@ -147,7 +156,7 @@ impl Placed for Measure {
 }
 
 impl Measure {
-    pub fn standing(&self, now: i64) -> Standing {
+    pub fn standing(&self, now: DateTime<Utc>) -> Standing {
         match (self.kind, self.lifted_at, self.resolved_at, self.lapses_at) {
             (_, Some(_), _, _) => Standing::Lifted,
             (MeasureType::PasswordExposed, None, Some(_), _) => Standing::Resolved,
@@ -168,9 +177,11 @@ pub struct Exposure {
     pub realm_id: String,
     pub client_id: Option<String>,
     pub incident_id: String,
-    pub exposed_at: i64,
+    #[sqlx(try_from = "super::Millis")]
+    pub exposed_at: DateTime<Utc>,
     pub exposures: i64,
-    pub resolved_at: Option<i64>,
+    #[sqlx(try_from = "super::OptionalMillis")]
+    pub resolved_at: Option<DateTime<Utc>>,
 }
 
 const EXPOSURE_COLUMNS: &str =
@@ -212,7 +223,7 @@ pub async fn joinable(
     tx: &mut Connection,
     realm_id: &str,
     kind: IncidentKind,
-    since: i64,
+    since: DateTime<Utc>,
 ) -> Result<Option<Incident>, Error> {
     let lock = match Backend::of(tx) {
         Backend::Postgres => " FOR UPDATE",
@@ -224,7 +235,7 @@ pub async fn joinable(
     )))
     .bind(realm_id)
     .bind(kind.as_str())
-    .bind(since)
+    .bind(super::millis(since))
     .fetch_optional(&mut *tx)
     .await
     .map_err(Error::from)
@@ -244,14 +255,14 @@ async fn incidents_where<'c>(
     db: impl Executor<'c, Database = Any>,
     condition: &'static str,
     key: &str,
-    instant: Option<i64>,
+    instant: Option<DateTime<Utc>>,
 ) -> Result<Vec<Incident>, Error> {
     let query = sqlx::query_as(sqlx::AssertSqlSafe(format!(
         "SELECT {INCIDENT_COLUMNS} FROM threat_incidents WHERE {condition}"
     )))
     .bind(key);
     match instant {
-        Some(instant) => Ok(query.bind(instant).fetch_all(db).await?),
+        Some(instant) => Ok(query.bind(super::millis(instant)).fetch_all(db).await?),
         None => Ok(query.fetch_all(db).await?),
     }
 }
@@ -268,10 +279,10 @@ pub async fn insert_incident<'c>(db: impl Executor<'c, Database = Any>, i: &Inci
     .bind(i.kind.as_str())
     .bind(i.severity.as_str())
     .bind(i.status.as_str())
-    .bind(i.started_at)
-    .bind(i.last_detection_at)
-    .bind(i.last_activity_at)
-    .bind(i.closed_at)
+    .bind(super::millis(i.started_at))
+    .bind(super::millis(i.last_detection_at))
+    .bind(super::millis(i.last_activity_at))
+    .bind(super::millis(i.closed_at))
     .bind(i.detections)
     .bind(i.refused_attempts)
     .bind(i.blocked_sources)
@@ -293,8 +304,8 @@ pub async fn update_incident<'c>(db: impl Executor<'c, Database = Any>, i: &Inci
     )
     .bind(&i.id)
     .bind(i.severity.as_str())
-    .bind(i.last_detection_at)
-    .bind(i.last_activity_at)
+    .bind(super::millis(i.last_detection_at))
+    .bind(super::millis(i.last_activity_at))
     .bind(i.detections)
     .bind(i.blocked_sources)
     .bind(i.protected_accounts)
@@ -310,7 +321,7 @@ pub async fn add_refusals<'c>(
     db: impl Executor<'c, Database = Any>,
     incident_id: &str,
     refused: i64,
-    last: i64,
+    last: DateTime<Utc>,
 ) -> Result<(), Error> {
     sqlx::query(
         "UPDATE threat_incidents SET refused_attempts = refused_attempts + $2, \
@@ -318,7 +329,7 @@ pub async fn add_refusals<'c>(
     )
     .bind(incident_id)
     .bind(refused)
-    .bind(last)
+    .bind(super::millis(last))
     .execute(db)
     .await
     .map(|_| ())
@@ -327,10 +338,14 @@ pub async fn add_refusals<'c>(
 
 /// Resolves active incidents with no detection and no refused attempt since `quiet_since`; their
 /// ids.
-pub async fn resolve_quiet(tx: &mut super::Connection, quiet_since: i64, now: i64) -> Result<Vec<String>, Error> {
+pub async fn resolve_quiet(
+    tx: &mut super::Connection,
+    quiet_since: DateTime<Utc>,
+    now: DateTime<Utc>,
+) -> Result<Vec<String>, Error> {
     let ids: Vec<(String,)> =
         sqlx::query_as("SELECT id FROM threat_incidents WHERE status = 'Active' AND last_activity_at <= $1")
-            .bind(quiet_since)
+            .bind(super::millis(quiet_since))
             .fetch_all(&mut *tx)
             .await?;
     for (id,) in &ids {
@@ -338,19 +353,19 @@ pub async fn resolve_quiet(tx: &mut super::Connection, quiet_since: i64, now: i6
             "UPDATE threat_incidents SET status = 'Resolved', closed_at = $2 WHERE id = $1 AND status = 'Active'",
         )
         .bind(id)
-        .bind(now)
+        .bind(super::millis(now))
         .execute(&mut *tx)
         .await?;
     }
     Ok(ids.into_iter().map(|(id,)| id).collect())
 }
 
-pub async fn dismiss<'c>(db: impl Executor<'c, Database = Any>, id: &str, now: i64) -> Result<bool, Error> {
+pub async fn dismiss<'c>(db: impl Executor<'c, Database = Any>, id: &str, now: DateTime<Utc>) -> Result<bool, Error> {
     let done = sqlx::query(
         "UPDATE threat_incidents SET status = 'Dismissed', closed_at = $2 WHERE id = $1 AND status = 'Active'",
     )
     .bind(id)
-    .bind(now)
+    .bind(super::millis(now))
     .execute(db)
     .await?;
     Ok(done.rows_affected() == 1)
@@ -371,11 +386,11 @@ pub async fn insert_measure<'c>(db: impl Executor<'c, Database = Any>, m: &Measu
     .bind(&m.country)
     .bind(&m.network)
     .bind(super::to_json_list(&m.reasons))
-    .bind(m.created_at)
-    .bind(m.lapses_at)
-    .bind(m.lifted_at)
+    .bind(super::millis(m.created_at))
+    .bind(super::millis(m.lapses_at))
+    .bind(super::millis(m.lifted_at))
     .bind(&m.lifted_by)
-    .bind(m.resolved_at)
+    .bind(super::millis(m.resolved_at))
     .execute(db)
     .await
     .map(|_| ())
@@ -394,13 +409,13 @@ async fn measures_where<'c>(
     db: impl Executor<'c, Database = Any>,
     condition: &'static str,
     key: &str,
-    instant: Option<i64>,
+    instant: Option<DateTime<Utc>>,
 ) -> Result<Vec<Measure>, Error> {
     let query =
         sqlx::query_as(sqlx::AssertSqlSafe(format!("SELECT {MEASURE_COLUMNS} FROM threat_measures WHERE {condition}")))
             .bind(key);
     match instant {
-        Some(instant) => Ok(query.bind(instant).fetch_all(db).await?),
+        Some(instant) => Ok(query.bind(super::millis(instant)).fetch_all(db).await?),
         None => Ok(query.fetch_all(db).await?),
     }
 }
@@ -423,7 +438,7 @@ pub async fn measures_on_user<'c>(db: impl Executor<'c, Database = Any>, user_id
 pub async fn incidents_since<'c>(
     db: impl Executor<'c, Database = Any>,
     account_id: &str,
-    since: i64,
+    since: DateTime<Utc>,
 ) -> Result<Vec<Incident>, Error> {
     incidents_where(db, "account_id = $1 AND started_at >= $2", account_id, Some(since)).await
 }
@@ -440,7 +455,7 @@ pub async fn active_incidents<'c>(
 pub async fn measures_since<'c>(
     db: impl Executor<'c, Database = Any>,
     account_id: &str,
-    since: i64,
+    since: DateTime<Utc>,
 ) -> Result<Vec<Measure>, Error> {
     measures_where(db, "account_id = $1 AND created_at >= $2", account_id, Some(since)).await
 }
@@ -449,20 +464,25 @@ pub async fn measures_since<'c>(
 pub async fn measures_in_force<'c>(
     db: impl Executor<'c, Database = Any>,
     account_id: &str,
-    now: i64,
+    now: DateTime<Utc>,
 ) -> Result<Vec<Measure>, Error> {
     let condition = "account_id = $1 AND lifted_at IS NULL \
          AND ((kind = 'PasswordExposed' AND resolved_at IS NULL) OR lapses_at > $2)";
     measures_where(db, condition, account_id, Some(now)).await
 }
 
-pub async fn lift<'c>(db: impl Executor<'c, Database = Any>, id: &str, by: &str, now: i64) -> Result<bool, Error> {
+pub async fn lift<'c>(
+    db: impl Executor<'c, Database = Any>,
+    id: &str,
+    by: &str,
+    now: DateTime<Utc>,
+) -> Result<bool, Error> {
     let done = sqlx::query(
         "UPDATE threat_measures SET lifted_at = $2, lifted_by = $3 WHERE id = $1 AND lifted_at IS NULL \
          AND kind <> 'PasswordExposed' AND lapses_at > $2",
     )
     .bind(id)
-    .bind(now)
+    .bind(super::millis(now))
     .bind(by)
     .execute(db)
     .await?;
@@ -482,7 +502,7 @@ pub async fn expose<'c>(db: impl Executor<'c, Database = Any>, e: &Exposure) -> 
     .bind(&e.realm_id)
     .bind(&e.client_id)
     .bind(&e.incident_id)
-    .bind(e.exposed_at)
+    .bind(super::millis(e.exposed_at))
     .execute(db)
     .await
     .map(|_| ())
@@ -499,10 +519,10 @@ pub async fn exposure_of<'c>(db: impl Executor<'c, Database = Any>, user_id: &st
 
 /// The password of the account changed: its exposure, and the exposed-password measures on it,
 /// are resolved.
-pub async fn password_changed(tx: &mut super::Connection, user_id: &str, now: i64) -> Result<(), Error> {
+pub async fn password_changed(tx: &mut super::Connection, user_id: &str, now: DateTime<Utc>) -> Result<(), Error> {
     sqlx::query("UPDATE threat_exposures SET resolved_at = $2 WHERE user_id = $1 AND resolved_at IS NULL")
         .bind(user_id)
-        .bind(now)
+        .bind(super::millis(now))
         .execute(&mut *tx)
         .await?;
     sqlx::query(
@@ -510,7 +530,7 @@ pub async fn password_changed(tx: &mut super::Connection, user_id: &str, now: i6
          AND resolved_at IS NULL",
     )
     .bind(user_id)
-    .bind(now)
+    .bind(super::millis(now))
     .execute(&mut *tx)
     .await
     .map(|_| ())

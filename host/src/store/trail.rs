@@ -1,5 +1,6 @@
 //! The change trail of administrative changes, and the event outbox that announces them.
 
+use chrono::{DateTime, Utc};
 use serde_json::{Value, json};
 use sqlx::{Any, Executor};
 
@@ -303,7 +304,7 @@ pub async fn record_change(
     actor: &Actor,
     request: &Request,
     change: &Change,
-    at: i64,
+    at: DateTime<Utc>,
 ) -> Result<(), Error> {
     insert_row(&mut *tx, actor, request, change, Outcome::Succeeded, None, at).await?;
     if let (Some(realm_id), Some(event_type)) = (&change.realm_id, change.action.event_type()) {
@@ -346,7 +347,7 @@ pub async fn record_refusal<'c>(
     request: &Request,
     change: &Change,
     error_code: &str,
-    at: i64,
+    at: DateTime<Utc>,
 ) -> Result<(), Error> {
     insert_row(db, actor, request, change, Outcome::Refused, Some(error_code), at).await
 }
@@ -358,7 +359,7 @@ async fn insert_row<'c>(
     change: &Change,
     outcome: Outcome,
     error_code: Option<&str>,
-    at: i64,
+    at: DateTime<Utc>,
 ) -> Result<(), Error> {
     let text = |value: &Option<Value>| value.as_ref().map(Value::to_string);
     sqlx::query(
@@ -372,7 +373,7 @@ async fn insert_row<'c>(
     .bind(&actor.account_id)
     .bind(&change.realm_id)
     .bind(&change.client_id)
-    .bind(at)
+    .bind(super::millis(at))
     .bind(outcome.as_str())
     .bind(change.action.as_str())
     .bind(change.resource_type.as_str())
@@ -404,7 +405,8 @@ pub struct TrailRow {
     pub id: String,
     pub realm_id: Option<String>,
     pub client_id: Option<String>,
-    pub occurred_at: i64,
+    #[sqlx(try_from = "super::Millis")]
+    pub occurred_at: DateTime<Utc>,
     pub outcome: String,
     pub action: String,
     pub resource_type: String,

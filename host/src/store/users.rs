@@ -1,5 +1,6 @@
 //! The people of a realm.
 
+use chrono::{DateTime, Utc};
 use sqlx::{Any, Executor};
 
 use super::page::{self, Listing, Page, PageRequest, Scope};
@@ -31,8 +32,10 @@ pub struct User {
     pub password_hash: Option<String>,
     #[sqlx(try_from = "super::Flag")]
     pub must_change_password: bool,
-    pub created_at: i64,
-    pub updated_at: i64,
+    #[sqlx(try_from = "super::Millis")]
+    pub created_at: DateTime<Utc>,
+    #[sqlx(try_from = "super::Millis")]
+    pub updated_at: DateTime<Utc>,
 }
 
 impl Placed for User {
@@ -119,8 +122,8 @@ pub async fn insert<'c>(db: impl Executor<'c, Database = Any>, user: &User) -> R
     .bind(user.status.as_str())
     .bind(&user.password_hash)
     .bind(user.must_change_password)
-    .bind(user.created_at)
-    .bind(user.updated_at)
+    .bind(super::millis(user.created_at))
+    .bind(super::millis(user.updated_at))
     .execute(db)
     .await?;
     Ok(done.rows_affected() == 1)
@@ -143,7 +146,7 @@ pub async fn update<'c>(db: impl Executor<'c, Database = Any>, user: &User) -> R
     .bind(user.status.as_str())
     .bind(&user.password_hash)
     .bind(user.must_change_password)
-    .bind(user.updated_at)
+    .bind(super::millis(user.updated_at))
     .execute(db)
     .await
     .map(|_| ())
@@ -154,12 +157,12 @@ pub async fn update<'c>(db: impl Executor<'c, Database = Any>, user: &User) -> R
 pub async fn require_password_change<'c>(
     db: impl Executor<'c, Database = Any>,
     id: &str,
-    now: i64,
+    now: DateTime<Utc>,
 ) -> Result<(), Error> {
     sqlx::query("UPDATE users SET must_change_password = $2, updated_at = $3 WHERE id = $1")
         .bind(id)
         .bind(true)
-        .bind(now)
+        .bind(super::millis(now))
         .execute(db)
         .await
         .map(|_| ())

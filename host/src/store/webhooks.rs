@@ -1,5 +1,6 @@
 //! Webhook endpoints and their delivery attempts.
 
+use chrono::{DateTime, Utc};
 use sqlx::{Any, Executor};
 
 use super::page::{self, Listing, Page, PageRequest, Scope};
@@ -76,8 +77,10 @@ pub struct Endpoint {
     pub secret_sealed: String,
     pub secret_last_four: String,
     pub consecutive_failures: i64,
-    pub created_at: i64,
-    pub updated_at: i64,
+    #[sqlx(try_from = "super::Millis")]
+    pub created_at: DateTime<Utc>,
+    #[sqlx(try_from = "super::Millis")]
+    pub updated_at: DateTime<Utc>,
 }
 
 impl Placed for Endpoint {
@@ -125,8 +128,8 @@ pub async fn insert<'c>(db: impl Executor<'c, Database = Any>, endpoint: &Endpoi
     .bind(&endpoint.secret_sealed)
     .bind(&endpoint.secret_last_four)
     .bind(endpoint.consecutive_failures)
-    .bind(endpoint.created_at)
-    .bind(endpoint.updated_at)
+    .bind(super::millis(endpoint.created_at))
+    .bind(super::millis(endpoint.updated_at))
     .execute(db)
     .await
     .map(|_| ())
@@ -173,7 +176,7 @@ pub async fn update<'c>(db: impl Executor<'c, Database = Any>, endpoint: &Endpoi
     .bind(&endpoint.secret_sealed)
     .bind(&endpoint.secret_last_four)
     .bind(endpoint.consecutive_failures)
-    .bind(endpoint.updated_at)
+    .bind(super::millis(endpoint.updated_at))
     .execute(db)
     .await
     .map(|_| ())
@@ -220,14 +223,17 @@ pub struct Attempt {
     pub payload: String,
     #[sqlx(try_from = "String")]
     pub state: AttemptState,
-    pub due_at: i64,
-    pub sent_at: Option<i64>,
+    #[sqlx(try_from = "super::Millis")]
+    pub due_at: DateTime<Utc>,
+    #[sqlx(try_from = "super::OptionalMillis")]
+    pub sent_at: Option<DateTime<Utc>>,
     pub response_status: Option<i64>,
     pub response_headers: Option<String>,
     pub response_body: Option<String>,
     pub latency_ms: Option<i64>,
     pub error: Option<String>,
-    pub created_at: i64,
+    #[sqlx(try_from = "super::Millis")]
+    pub created_at: DateTime<Utc>,
 }
 
 pub(super) const ATTEMPT_COLUMNS: &str = "id, endpoint_id, realm_id, endpoint_kind, client_id, event_id, event_type, kind, \
@@ -251,7 +257,7 @@ impl Attempt {
         event: (&str, &str),
         kind: AttemptKind,
         payload: String,
-        due_at: i64,
+        due_at: DateTime<Utc>,
     ) -> Self {
         Self {
             id: crate::ids::new_guid(),
@@ -308,8 +314,8 @@ pub(super) async fn insert_attempts<'c>(
             .bind(attempt.retry_number)
             .bind(&attempt.payload)
             .bind(attempt.state.as_str())
-            .bind(attempt.due_at)
-            .bind(attempt.created_at);
+            .bind(super::millis(attempt.due_at))
+            .bind(super::millis(attempt.created_at));
     }
     insert.execute(db).await.map(|_| ()).map_err(Error::from)
 }
@@ -351,15 +357,15 @@ pub async fn cancel_retries<'c>(
 /// Removes finished attempts and fanned-out events older than `before` (the 30-day history).
 pub async fn delete_history_before<'c>(
     db: impl Executor<'c, Database = Any> + Copy,
-    before: i64,
+    before: DateTime<Utc>,
 ) -> Result<u64, Error> {
     let attempts = sqlx::query("DELETE FROM webhook_attempts WHERE created_at < $1 AND state <> 'Scheduled'")
-        .bind(before)
+        .bind(super::millis(before))
         .execute(db)
         .await?
         .rows_affected();
     let events = sqlx::query("DELETE FROM event_outbox WHERE created_at < $1 AND fanned_out_at IS NOT NULL")
-        .bind(before)
+        .bind(super::millis(before))
         .execute(db)
         .await?
         .rows_affected();
@@ -372,7 +378,8 @@ pub struct EventDelivery {
     pub event_id: String,
     pub event_type: String,
     /// When its first attempt was scheduled.
-    pub created_at: i64,
+    #[sqlx(try_from = "super::Millis")]
+    pub created_at: DateTime<Utc>,
     /// Endpoints the event was fanned out to.
     pub endpoints: i64,
     /// Endpoints that accepted it.
@@ -429,8 +436,9 @@ pub async fn metrics(
     pool: &sqlx::AnyPool,
     (realm_id, client_id): (&str, &str),
     endpoint_id: Option<&str>,
-    (from, to): (i64, i64),
+    (from, to): (DateTime<Utc>, DateTime<Utc>),
 ) -> Result<Metrics, Error> {
+    let (from, to) = (super::millis(from), super::millis(to));
     let window = "realm_id = $1 AND endpoint_kind = 'Client' AND client_id = $2 AND ($3 IS NULL OR endpoint_id = $3) \
                   AND created_at >= $4 AND created_at < $5";
     let bind = |sql: String| {

@@ -3,6 +3,7 @@
 //! it in one transaction, and answers each caller only after the commit, so every caller gets the
 //! durability of its own transaction at a fraction of the cost.
 
+use chrono::{DateTime, Utc};
 use serde_json::Value;
 use tokio::sync::{mpsc, oneshot};
 
@@ -20,7 +21,7 @@ pub struct QueuedEvent {
     pub realm_id: Option<String>,
     pub client_id: Option<String>,
     pub data: Value,
-    pub at: i64,
+    pub at: DateTime<Utc>,
 }
 
 /// The exchange of a refresh token for the next one, with its sign-in event.
@@ -39,8 +40,8 @@ pub struct Rotation {
 /// A token exchange with its trail row and sign-in event.
 #[derive(Debug, Clone, PartialEq)]
 pub struct ExchangeRecord {
-    /// The grant a token was issued under, and that token's expiry (epoch ms); none for a refusal.
-    pub issued: Option<(String, i64)>,
+    /// The grant a token was issued under, and that token's expiry; none for a refusal.
+    pub issued: Option<(String, DateTime<Utc>)>,
     pub trail: Exchange,
     pub event: QueuedEvent,
 }
@@ -175,7 +176,7 @@ async fn write(store: &Store, batch: &[Job]) -> Result<Written, Error> {
     }
     // Each grant is updated once, with the latest expiry issued under it; a withdrawn one refuses
     // every exchange of the batch made under it.
-    let mut latest: std::collections::BTreeMap<&str, i64> = std::collections::BTreeMap::new();
+    let mut latest: std::collections::BTreeMap<&str, DateTime<Utc>> = std::collections::BTreeMap::new();
     for (grant, expires_at) in exchanges.iter().filter_map(|e| e.issued.as_ref()) {
         let entry = latest.entry(grant.as_str()).or_insert(*expires_at);
         *entry = (*entry).max(*expires_at);
@@ -219,7 +220,7 @@ async fn write(store: &Store, batch: &[Job]) -> Result<Written, Error> {
                 .bind(event.account_id.clone())
                 .bind(event.realm_id.clone())
                 .bind(event.client_id.clone())
-                .bind(event.at)
+                .bind(super::millis(event.at))
                 .bind(event.data.to_string());
         }
         query.execute(&mut *tx).await?;

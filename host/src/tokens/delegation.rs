@@ -4,6 +4,7 @@
 
 use std::sync::Arc;
 
+use chrono::{DateTime, Utc};
 use serde_json::{Map, Value, json};
 
 use crate::AppState;
@@ -25,10 +26,10 @@ pub async fn grants_for(
     Ok(grants)
 }
 
-/// Whether the grant a token names is live at `now` (epoch ms): it exists in the realm, is not
+/// Whether the grant a token names is live at `now`: it exists in the realm, is not
 /// withdrawn and its term has not passed. Read from the database every time, never from a cache:
 /// a withdrawal deactivates the grant's tokens on every host the moment it answers.
-pub async fn is_live(state: &AppState, realm_id: &str, grant_id: &str, now: i64) -> Result<bool, Error> {
+pub async fn is_live(state: &AppState, realm_id: &str, grant_id: &str, now: DateTime<Utc>) -> Result<bool, Error> {
     let grant = grant_store::find(state.store.pool(), realm_id, grant_id).await?;
     Ok(grant.is_some_and(|g| g.state(now) == GrantState::Live))
 }

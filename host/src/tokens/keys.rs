@@ -9,6 +9,7 @@ use aws_lc_rs::rsa::{KeyPair as RsaKeyPair, KeySize};
 use aws_lc_rs::signature::{ECDSA_P256_SHA256_FIXED_SIGNING, EcdsaKeyPair};
 use base64::Engine as _;
 use base64::engine::general_purpose::STANDARD;
+use chrono::{DateTime, TimeDelta, Utc};
 use jsonwebtoken::jwk::{Jwk, KeyAlgorithm, PublicKeyUse};
 use jsonwebtoken::{Algorithm, DecodingKey, EncodingKey};
 use serde_json::Value;
@@ -87,7 +88,7 @@ pub fn generate(
     realm_id: &str,
     client_id: &str,
     algorithm_name: &str,
-    now: i64,
+    now: DateTime<Utc>,
 ) -> anyhow::Result<SigningKey> {
     let algorithm = algorithm_of(algorithm_name)?;
     let der = match algorithm {
@@ -152,7 +153,7 @@ pub async fn signer(state: &AppState, realm_id: &str, client_id: &str, algorithm
     let key = match key_store::active(state.store.pool(), realm_id, client_id).await? {
         Some(key) => key,
         None => {
-            let now = crate::clock::to_millis(state.clock.now());
+            let now = state.clock.now();
             let key = generate(&sealer, realm_id, client_id, algorithm, now)?;
             key_store::insert(state.store.writer(), &key).await?;
             key
@@ -194,15 +195,15 @@ pub async fn rotate(
     account_id: &str,
     client: &crate::store::clients::Client,
     rotation: Rotation,
-    now: i64,
+    now: DateTime<Utc>,
 ) -> Result<Option<String>, Error> {
-    let published_until = now + i64::from(state.settings.access_token_seconds) * 1000;
+    let published_until = now + TimeDelta::seconds(i64::from(state.settings.access_token_seconds));
     let revoked = match rotation {
         Rotation::Manual { revoke } => {
             key_store::retire_all(&mut *tx, &client.realm_id, &client.id, revoke, now, published_until).await?
         }
         Rotation::Scheduled { rotation_days } => {
-            let cutoff = now - rotation_days * 86_400_000;
+            let cutoff = now - TimeDelta::days(rotation_days);
             if key_store::retire_older(&mut *tx, &client.realm_id, &client.id, cutoff, now, published_until).await? == 0
             {
                 return Ok(None);
@@ -237,7 +238,7 @@ pub async fn rotate(
 }
 
 /// Rotates the keys of every client whose rotation period has run out (the scheduled job).
-pub async fn rotate_due(state: &AppState, now: i64) -> Result<usize, Error> {
+pub async fn rotate_due(state: &AppState, now: DateTime<Utc>) -> Result<usize, Error> {
     let due = key_store::due_for_rotation(state.store.pool(), now).await?;
     let mut rotated = 0;
     for (realm_id, client_id, rotation_days) in due {
@@ -258,7 +259,7 @@ pub async fn rotate_due(state: &AppState, now: i64) -> Result<usize, Error> {
 
 /// The realm's JWKS: every key whose tokens may still be alive.
 pub async fn jwks(state: &AppState, realm_id: &str) -> Result<Value, Error> {
-    let now = crate::clock::to_millis(state.clock.now());
+    let now = state.clock.now();
     let keys = key_store::published(state.store.pool(), realm_id, now).await?;
     let keys: Vec<Value> = keys.iter().filter_map(|key| serde_json::from_str(&key.public_jwk).ok()).collect();
     Ok(serde_json::json!({ "keys": keys }))
@@ -273,7 +274,7 @@ mod tests {
     fn generated_keys_sign_tokens_their_published_jwk_verifies() {
         let sealer = SecretHasher::new([3; 32]).sealer(SEALING_PURPOSE);
         for name in ["ES256", "RS256"] {
-            let key = generate(&sealer, "realm", "client", name, 0).unwrap();
+            let key = generate(&sealer, "realm", "client", name, DateTime::UNIX_EPOCH).unwrap();
             assert!(!key.sealed_key.contains("PRIVATE"), "the private key is sealed");
             let signer = signer_of(&sealer, &key).unwrap();
             let mut header = jsonwebtoken::Header::new(signer.algorithm);

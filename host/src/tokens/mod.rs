@@ -6,13 +6,13 @@ pub mod keys;
 
 use std::sync::Arc;
 
+use chrono::{DateTime, Utc};
 use serde_json::{Map, Value, json};
 
 use crate::AppState;
-use crate::clock::to_millis;
 use crate::crypto::generate_secret;
 use crate::error::Error;
-use crate::ids::{guid_at, guid_millis};
+use crate::ids::{guid_at, guid_instant};
 use crate::store::Status;
 use crate::store::clients::{self as client_store, Client};
 use crate::store::realm_roles::{self as role_store, Role};
@@ -33,19 +33,25 @@ pub fn issuer(state: &AppState, realm_id: &str) -> String {
 #[derive(Debug, Clone, Copy)]
 pub enum Subject<'a> {
     /// A person signed in through `session_id`.
-    Person { user: &'a User, session_id: &'a str, auth_time: i64 },
+    Person { user: &'a User, session_id: &'a str, auth_time: DateTime<Utc> },
     /// The client itself (client credentials).
     Client,
     /// An account client secret, at the platform realm: the token acts with the secret's roles and
     /// scopes and never outlives it.
-    AccountSecret { secret_id: &'a str, account_id: &'a str, expires_at: Option<i64> },
+    AccountSecret { secret_id: &'a str, account_id: &'a str, expires_at: Option<DateTime<Utc>> },
     /// A person, for whom the client acts under a delegation grant (token exchange): `act` names the
-    /// actors, the token never outlives the grant (`expires_at`, epoch ms) and carries no role of the
+    /// actors, the token never outlives the grant (`expires_at`) and carries no role of the
     /// client itself.
-    Delegated { user: &'a User, session_id: &'a str, act: &'a Value, delegation_id: &'a str, expires_at: Option<i64> },
+    Delegated {
+        user: &'a User,
+        session_id: &'a str,
+        act: &'a Value,
+        delegation_id: &'a str,
+        expires_at: Option<DateTime<Utc>>,
+    },
     /// A person of the realm, signed in as by a person of the account's team: `act` names the
-    /// impersonator; no session, and the token lapses at `expires_at` (epoch ms).
-    Impersonated { user: &'a User, act: &'a Value, expires_at: i64 },
+    /// impersonator; no session, and the token lapses at `expires_at`.
+    Impersonated { user: &'a User, act: &'a Value, expires_at: DateTime<Utc> },
 }
 
 /// What an access token grants.
@@ -62,8 +68,8 @@ pub struct Grant<'a> {
 pub struct Issued {
     pub token: String,
     pub jti: String,
-    /// Unix seconds.
-    pub expires_at: i64,
+    /// The `exp` claim: a whole second.
+    pub expires_at: DateTime<Utc>,
     pub lifetime_seconds: i64,
 }
 
@@ -91,10 +97,11 @@ pub async fn access_token(state: &AppState, grant: &Grant<'_>) -> Result<Issued,
         Subject::Client => (client.id.clone(), None),
         Subject::AccountSecret { secret_id, .. } => (secret_id.to_owned(), None),
     };
+    // The token never outlives what it stands on; `exp` is a whole second, rounded down.
     let expires_at = match grant.subject {
         Subject::AccountSecret { expires_at: Some(until), .. }
         | Subject::Delegated { expires_at: Some(until), .. }
-        | Subject::Impersonated { expires_at: until, .. } => (now + lifetime).min(until / 1000),
+        | Subject::Impersonated { expires_at: until, .. } => (now + lifetime).min(until.timestamp()),
         _ => now + lifetime,
     };
     let lifetime = expires_at - now;
@@ -148,6 +155,7 @@ pub async fn access_token(state: &AppState, grant: &Grant<'_>) -> Result<Issued,
         }
     }
     let token = sign(state, client, ACCESS_TOKEN_TYPE, &Value::Object(claims)).await?;
+    let expires_at = DateTime::from_timestamp(expires_at, 0).unwrap_or_default();
     Ok(Issued { token, jti, expires_at, lifetime_seconds: lifetime })
 }
 
@@ -158,7 +166,7 @@ async fn is_revoked(state: &AppState, jti: &str) -> Result<bool, Error> {
         return Ok(revoked);
     }
     if state.caches.is_synced() {
-        let now = to_millis(state.clock.now());
+        let now = state.clock.now();
         let live = sessions::live_revocations(state.store.pool(), now).await?;
         let revoked = live.iter().any(|(id, _)| id == jti);
         state.caches.keep_revocations(live);
@@ -224,7 +232,7 @@ pub async fn id_token(
     client: &Client,
     user: &User,
     session_id: &str,
-    auth_time: i64,
+    auth_time: DateTime<Utc>,
     scopes: &[String],
 ) -> Result<String, Error> {
     let now = state.clock.now().timestamp();
@@ -235,7 +243,7 @@ pub async fn id_token(
         "azp": client.id,
         "iat": now,
         "exp": now + i64::from(state.settings.access_token_seconds),
-        "auth_time": auth_time,
+        "auth_time": auth_time.timestamp(),
         "sid": session_id,
     });
     if let Some(object) = claims.as_object_mut() {
@@ -292,11 +300,11 @@ pub struct ActiveToken {
     pub session_id: Option<String>,
     /// The live session the token names, with its person (read in the same query).
     pub person: Option<(sessions::Session, User)>,
-    /// Unix seconds.
-    pub issued_at: i64,
-    /// The issuance to the millisecond (from the `jti`), for comparing with revocation instants.
-    pub issued_at_millis: i64,
-    pub expires_at: i64,
+    /// The issuance to the millisecond (from the `jti`, else the `iat` second), which revocation
+    /// instants are compared with.
+    pub issued_at: DateTime<Utc>,
+    /// The `exp` claim.
+    pub expires_at: DateTime<Utc>,
 }
 
 impl ActiveToken {
@@ -339,22 +347,24 @@ pub async fn active_access_token(state: &AppState, realm_id: &str, token: &str) 
                 return Ok(None);
             };
             let claims = Arc::new(data.claims);
-            if let Some(expires_at) = claims.get("exp").and_then(Value::as_i64) {
+            if let Some(expires_at) =
+                claims.get("exp").and_then(Value::as_i64).and_then(|s| DateTime::from_timestamp(s, 0))
+            {
                 state.caches.verified_tokens.keep(token, claims.clone(), expires_at);
             }
             claims
         }
     };
     let text = |name: &str| claims.get(name).and_then(Value::as_str).map(str::to_owned);
-    let number = |name: &str| claims.get(name).and_then(Value::as_i64);
+    let instant = |name: &str| claims.get(name).and_then(Value::as_i64).and_then(|s| DateTime::from_timestamp(s, 0));
     let (Some(jti), Some(subject), Some(client_id), Some(issued_at), Some(expires_at)) =
-        (text("jti"), text("sub"), text("client_id"), number("iat"), number("exp"))
+        (text("jti"), text("sub"), text("client_id"), instant("iat"), instant("exp"))
     else {
         return Ok(None);
     };
-    let issued_at_millis = guid_millis(&jti).unwrap_or(issued_at * 1000);
+    let issued_at = guid_instant(&jti).unwrap_or(issued_at);
     let now = state.clock.now();
-    if expires_at <= now.timestamp() || client_id != verifier.client_id {
+    if expires_at <= now || client_id != verifier.client_id {
         return Ok(None);
     }
     if is_revoked(state, &jti).await? {
@@ -365,7 +375,7 @@ pub async fn active_access_token(state: &AppState, realm_id: &str, token: &str) 
     if let Some(sid) = &session_id {
         let found = state.session_reads.find_with_person(sid).await?;
         let live = found.filter(|(s, u)| {
-            s.realm_id == realm_id && s.is_live(to_millis(now)) && u.id == subject && u.status == UserStatus::Active
+            s.realm_id == realm_id && s.is_live(now) && u.id == subject && u.status == UserStatus::Active
         });
         let Some(found) = live else { return Ok(None) };
         person = Some(found);
@@ -379,7 +389,7 @@ pub async fn active_access_token(state: &AppState, realm_id: &str, token: &str) 
     }
     if let Some(grant) = claims.get("delegation_id") {
         let live = match grant.as_str() {
-            Some(grant) => delegation::is_live(state, realm_id, grant, to_millis(now)).await?,
+            Some(grant) => delegation::is_live(state, realm_id, grant, now).await?,
             None => false,
         };
         if !live {
@@ -387,7 +397,7 @@ pub async fn active_access_token(state: &AppState, realm_id: &str, token: &str) 
         }
     }
     let client = find_client(state, realm_id, &client_id).await?;
-    let client_good = client.is_some_and(|c| c.status == Status::Active && !c.revoked_token(issued_at_millis));
+    let client_good = client.is_some_and(|c| c.status == Status::Active && !c.revoked_token(issued_at));
     if !client_good {
         return Ok(None);
     }
@@ -399,7 +409,6 @@ pub async fn active_access_token(state: &AppState, realm_id: &str, token: &str) 
         session_id,
         person,
         issued_at,
-        issued_at_millis,
         expires_at,
         claims,
     }))

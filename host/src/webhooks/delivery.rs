@@ -7,13 +7,12 @@
 use std::collections::{HashMap, HashSet};
 use std::time::{Duration, Instant};
 
-use chrono::{DateTime, Utc};
+use chrono::{DateTime, TimeDelta, Utc};
 use serde_json::{Map, Value};
 use tokio::task::JoinSet;
 
-use super::{Webhooks, retry_delay_ms, signature};
+use super::{Webhooks, retry_delay, signature};
 use crate::AppState;
-use crate::clock::to_millis;
 use crate::store::deliveries::{self as queue, Target};
 use crate::store::events::StoredEvent;
 use crate::store::notifications::Severity;
@@ -26,7 +25,7 @@ const FAN_OUT_BATCH: usize = 500;
 const MAX_IN_FLIGHT: usize = 512;
 
 /// How long a claim keeps other hosts away from an attempt: longer than a send may take.
-const LEASE_MS: i64 = 60_000;
+const LEASE: TimeDelta = TimeDelta::minutes(1);
 
 /// How often an idle worker looks for work.
 const IDLE_POLL: Duration = Duration::from_millis(50);
@@ -128,7 +127,7 @@ fn hears((endpoint, subscribed): &(Endpoint, Vec<String>), event: &StoredEvent) 
 pub fn envelope(
     event_id: &str,
     event_type: &str,
-    created_at_ms: i64,
+    created_at: DateTime<Utc>,
     realm: Option<&str>,
     client: Option<&str>,
     data: Map<String, Value>,
@@ -136,7 +135,7 @@ pub fn envelope(
     let mut envelope = Map::new();
     envelope.insert("id".into(), event_id.into());
     envelope.insert("type".into(), event_type.into());
-    envelope.insert("created_at".into(), (created_at_ms.div_euclid(1000)).into());
+    envelope.insert("created_at".into(), created_at.timestamp().into());
     envelope.insert("realm_id".into(), realm.into());
     envelope.insert("client_id".into(), client.into());
     envelope.insert("data".into(), Value::Object(data));
@@ -146,7 +145,7 @@ pub fn envelope(
 /// Fans out a batch of new events: builds each payload once and schedules one attempt per
 /// subscribed Active endpoint, in the transaction that marks the events fanned out.
 async fn fan_out(state: &AppState) -> anyhow::Result<usize> {
-    let now = to_millis(state.clock.now());
+    let now = state.clock.now();
     let mut tx = state.store.begin_claim().await?;
     let events = queue::claim_events(&mut tx, now, FAN_OUT_BATCH).await?;
     if events.is_empty() {
@@ -226,8 +225,8 @@ struct Due {
 }
 
 async fn claim(state: &AppState, room: usize) -> anyhow::Result<Vec<Due>> {
-    let now = to_millis(state.clock.now());
-    let claimed = queue::claim_attempts(&state.store, now, now + LEASE_MS, room).await?;
+    let now = state.clock.now();
+    let claimed = queue::claim_attempts(&state.store, now, now + LEASE, room).await?;
     Ok(claimed.into_iter().map(|(attempt, target)| Due { attempt, target }).collect())
 }
 
@@ -238,7 +237,7 @@ struct Outcome {
     retries: i64,
     first_retry_after_seconds: i64,
     succeeded: bool,
-    sent_at: i64,
+    sent_at: DateTime<Utc>,
     status: Option<i64>,
     headers: Option<String>,
     body: Option<String>,
@@ -258,6 +257,11 @@ impl Outcome {
             error: self.error.as_deref(),
         }
     }
+
+    /// When the receiver's answer ended.
+    fn finished_at(&self) -> DateTime<Utc> {
+        self.sent_at + TimeDelta::milliseconds(self.latency_ms)
+    }
 }
 
 /// Sends an attempt at `at`, whose whole seconds are the signature's `t`.
@@ -267,7 +271,7 @@ async fn send(webhooks: &Webhooks, due: Due, at: DateTime<Utc>) -> Outcome {
         retries: due.target.retries,
         first_retry_after_seconds: due.target.first_retry_after_seconds,
         succeeded: false,
-        sent_at: to_millis(at),
+        sent_at: at,
         status: None,
         headers: None,
         body: None,
@@ -362,7 +366,7 @@ pub(crate) fn describe(error: &reqwest::Error) -> String {
 /// disable it; automatic retries do not count, tests do; any success resets the count), and the
 /// next automatic retry of a failed event delivery.
 async fn record(state: &AppState, outcomes: Vec<Outcome>) -> anyhow::Result<()> {
-    let now = to_millis(state.clock.now());
+    let now = state.clock.now();
     let (accepted, failed): (Vec<&Outcome>, Vec<&Outcome>) = outcomes.iter().partition(|outcome| outcome.succeeded);
     let mut tx = state.store.begin().await?;
     // Successes, the bulk of any round, take a few statements whatever their number: their rows,
@@ -370,9 +374,9 @@ async fn record(state: &AppState, outcomes: Vec<Outcome>) -> anyhow::Result<()> 
     let answers: Vec<queue::Answer<'_>> = accepted.iter().map(|outcome| outcome.answer()).collect();
     queue::record_accepted(&mut tx, &answers).await?;
     // When each endpoint last accepted an attempt in this round: failures before that do not count.
-    let mut last_success: HashMap<&str, i64> = HashMap::new();
+    let mut last_success: HashMap<&str, DateTime<Utc>> = HashMap::new();
     for outcome in &accepted {
-        let finished = outcome.sent_at + outcome.latency_ms;
+        let finished = outcome.finished_at();
         let latest = last_success.entry(outcome.attempt.endpoint_id.as_str()).or_insert(finished);
         *latest = (*latest).max(finished);
     }
@@ -384,9 +388,8 @@ async fn record(state: &AppState, outcomes: Vec<Outcome>) -> anyhow::Result<()> 
             continue;
         }
         let attempt = &outcome.attempt;
-        let superseded = last_success
-            .get(attempt.endpoint_id.as_str())
-            .is_some_and(|&success| success > outcome.sent_at + outcome.latency_ms);
+        let superseded =
+            last_success.get(attempt.endpoint_id.as_str()).is_some_and(|&success| success > outcome.finished_at());
         if attempt.kind != AttemptKind::Retry
             && !superseded
             && let Some(disabled) = queue::count_failure(&mut tx, &attempt.endpoint_id, now).await?
@@ -416,7 +419,7 @@ async fn record(state: &AppState, outcomes: Vec<Outcome>) -> anyhow::Result<()> 
         let retried = matches!(attempt.kind, AttemptKind::Event | AttemptKind::Retry);
         if retried && attempt.retry_number < outcome.retries {
             let n = attempt.retry_number + 1;
-            let due = now + retry_delay_ms(outcome.first_retry_after_seconds, n, super::random_variation());
+            let due = now + retry_delay(outcome.first_retry_after_seconds, n, super::random_variation());
             let retry = Attempt {
                 id: crate::ids::new_guid(),
                 kind: AttemptKind::Retry,

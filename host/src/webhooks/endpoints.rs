@@ -8,7 +8,6 @@ use serde_json::Map;
 use super::{SECRET_PREFIX, delivery};
 use crate::AppState;
 use crate::changes::{self, Author};
-use crate::clock::to_millis;
 use crate::crypto::{generate_secret, last_four};
 use crate::error::{Error, ErrorCode};
 use crate::ids::new_guid;
@@ -46,7 +45,7 @@ pub struct WithSecret {
 /// A new Active endpoint of `owner` with a fresh signing secret and the default retries; its name,
 /// address and events are the registration's to fill.
 pub fn draft(state: &AppState, owner: &Owner) -> WithSecret {
-    let now = to_millis(state.clock.now());
+    let now = state.clock.now();
     let secret = generate_secret(SECRET_PREFIX);
     let endpoint = Endpoint {
         id: new_guid(),
@@ -102,7 +101,7 @@ pub async fn update<V: Serialize>(
     mut endpoint: Endpoint,
     view: impl Fn(&Endpoint) -> V,
 ) -> Result<Endpoint, Error> {
-    endpoint.updated_at = to_millis(state.clock.now());
+    endpoint.updated_at = state.clock.now();
     let mut tx = state.store.begin().await?;
     store::update(&mut *tx, &endpoint).await?;
     let change = Change::of(ChangeAction::Update, endpoint.place(), 200).before(view(before)).after(view(&endpoint));
@@ -141,15 +140,15 @@ pub async fn remove<V: Serialize>(
 /// Schedules a `ping` to the endpoint for now. Nothing is published for a test, and it is never
 /// retried.
 pub async fn test(state: &AppState, endpoint: &Endpoint) -> Result<Attempt, Error> {
-    let now = to_millis(state.clock.now());
+    let now = state.clock.now();
     let event_id = new_guid();
     let mut data = Map::new();
     data.insert("message".into(), "This is a test delivery from Castellan.".into());
     data.insert("subscription".into(), endpoint.id.clone().into());
     let ping = EventType::Ping.as_str();
     let built = state.webhooks.payloads.build(ping, &data).await.map_err(|error| Error::Internal(error.into()))?;
-    let at = (Some(endpoint.realm_id.as_str()), endpoint.client_id.as_deref());
-    let payload = delivery::envelope(&event_id, ping, now, at.0, at.1, built);
+    let (realm, client) = (Some(endpoint.realm_id.as_str()), endpoint.client_id.as_deref());
+    let payload = delivery::envelope(&event_id, ping, now, realm, client, built);
     let attempt = Attempt::scheduled(endpoint, (&event_id, ping), AttemptKind::Test, payload, now);
     store::insert_attempt(state.store.writer(), &attempt).await?;
     state.webhooks.wake.notify_one();
@@ -167,7 +166,7 @@ pub async fn replay(state: &AppState, endpoint: &Endpoint, attempt_id: &str) -> 
             format!("the webhook is {}; only an Active webhook can replay a delivery", endpoint.status.as_str()),
         ));
     }
-    let now = to_millis(state.clock.now());
+    let now = state.clock.now();
     let attempt = Attempt::scheduled(
         endpoint,
         (&original.event_id, &original.event_type),

@@ -10,6 +10,7 @@ pub mod endpoints;
 use std::sync::Arc;
 use std::time::Duration;
 
+use chrono::TimeDelta;
 use hmac::{Hmac, Mac};
 use rand::Rng;
 use sha2::Sha256;
@@ -56,11 +57,11 @@ pub fn signature(secret: &str, t: i64, body: &[u8]) -> String {
 }
 
 /// The wait before the `n`-th retry (n ≥ 1): first × 5^(n-1), at most 6 hours, varied by
-/// `variation` (between -0.2 and 0.2), in milliseconds.
-pub fn retry_delay_ms(first_retry_after_seconds: i64, n: i64, variation: f64) -> i64 {
+/// `variation` (between -0.2 and 0.2), to the millisecond.
+pub fn retry_delay(first_retry_after_seconds: i64, n: i64, variation: f64) -> TimeDelta {
     let exponent = i32::try_from((n - 1).clamp(0, 16)).unwrap_or(16);
     let base = (first_retry_after_seconds as f64 * 5f64.powi(exponent)).min(LONGEST_RETRY_DELAY_SECONDS);
-    (base * (1.0 + variation.clamp(-0.2, 0.2)) * 1000.0).round() as i64
+    TimeDelta::milliseconds((base * (1.0 + variation.clamp(-0.2, 0.2)) * 1000.0).round() as i64)
 }
 
 /// A random variation of a retry delay, up to 20 % either way.
@@ -125,10 +126,10 @@ mod tests {
 
     #[test]
     fn retries_wait_five_times_longer_each_time_up_to_six_hours() {
-        let minutes = |n| retry_delay_ms(60, n, 0.0) / 60_000;
+        let minutes = |n| retry_delay(60, n, 0.0).num_minutes();
         assert_eq!([minutes(1), minutes(2), minutes(3), minutes(4), minutes(5)], [1, 5, 25, 125, 360]);
-        assert_eq!(retry_delay_ms(3600, 10, 0.0), 6 * 3600 * 1000);
-        assert_eq!(retry_delay_ms(60, 1, 0.2), 72_000);
-        assert_eq!(retry_delay_ms(60, 1, -0.5), 48_000);
+        assert_eq!(retry_delay(3600, 10, 0.0), TimeDelta::hours(6));
+        assert_eq!(retry_delay(60, 1, 0.2), TimeDelta::seconds(72));
+        assert_eq!(retry_delay(60, 1, -0.5), TimeDelta::seconds(48));
     }
 }

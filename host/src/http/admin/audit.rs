@@ -9,7 +9,7 @@ use utoipa::ToSchema;
 use super::ListQuery;
 use crate::AppState;
 use crate::authz::permission;
-use crate::clock::{from_millis, iso};
+use crate::clock::iso;
 use crate::error::Error;
 use crate::http::auth::Caller;
 use crate::http::envelope;
@@ -65,7 +65,7 @@ impl From<TrailRow> for TrailView {
         let json = |text: Option<String>| text.and_then(|t| serde_json::from_str(&t).ok());
         Self {
             id: row.id,
-            occurred_at: iso(from_millis(row.occurred_at)),
+            occurred_at: iso(row.occurred_at),
             outcome: row.outcome,
             action: row.action,
             resource_type: row.resource_type,
@@ -144,7 +144,7 @@ impl From<AccessEntry> for AccessView {
     fn from(e: AccessEntry) -> Self {
         Self {
             id: e.id,
-            occurred_at: iso(from_millis(e.occurred_at)),
+            occurred_at: iso(e.occurred_at),
             credential_id: e.credential_id,
             credential_name: e.credential_name,
             actor_user_id: e.actor_user_id,

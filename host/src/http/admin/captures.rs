@@ -14,7 +14,7 @@ use utoipa::ToSchema;
 use super::ListQuery;
 use crate::AppState;
 use crate::authz::permission;
-use crate::clock::{from_millis, iso, to_millis};
+use crate::clock::iso;
 use crate::crypto::generate_secret;
 use crate::error::Error;
 use crate::http::auth::Caller;
@@ -46,8 +46,8 @@ impl CaptureView {
         Self {
             id: capture.id,
             url: format!("{}/captures/{}", state.public_url, capture.token),
-            created_at: iso(from_millis(capture.created_at)),
-            expires_at: iso(from_millis(capture.expires_at)),
+            created_at: iso(capture.created_at),
+            expires_at: iso(capture.expires_at),
         }
     }
 }
@@ -82,7 +82,7 @@ impl CapturedRequestView {
             body: request.body,
             body_size: request.body_size,
             source_ip: request.source_ip,
-            received_at: iso(from_millis(request.received_at)),
+            received_at: iso(request.received_at),
         }
     }
 }
@@ -99,8 +99,8 @@ pub async fn create_capture(State(state): State<AppState>, caller: Caller) -> Re
         account_id: caller.account_id().to_owned(),
         // 256 random bits: the path is the capture's only protection.
         token: generate_secret(""),
-        created_at: to_millis(now),
-        expires_at: to_millis(now + TimeDelta::hours(RETENTION_HOURS)),
+        created_at: now,
+        expires_at: now + TimeDelta::hours(RETENTION_HOURS),
     };
     store::insert(state.store.writer(), &capture).await?;
     Ok(envelope::created(CaptureView::of(&state, capture)))
@@ -116,7 +116,7 @@ pub async fn list_captures(
 ) -> Result<Response, Error> {
     caller.require_account(&state, permission::WEBHOOK_READ)?;
     let list = ListQuery::parse(query, &[])?;
-    let now = to_millis(state.clock.now());
+    let now = state.clock.now();
     let found = store::page(&state.store, caller.account_id(), now, &list.page).await?;
     Ok(envelope::paged(found.map(|capture| CaptureView::of(&state, capture))))
 }

@@ -3,6 +3,7 @@
 use super::reach::{ClientCreate, ClientDelete, ClientRead, ClientUpdate, InClient, InRealm};
 use axum::extract::{RawQuery, State};
 use axum::response::Response;
+use chrono::{DateTime, Utc};
 use serde::Serialize;
 use serde_json::{Value, json};
 use utoipa::ToSchema;
@@ -11,7 +12,7 @@ use super::rotation::{Rotation, RotationInput, RotationView};
 use super::{ListQuery, commit};
 use crate::AppState;
 use crate::authz::Resource;
-use crate::clock::{from_millis, iso, to_millis};
+use crate::clock::iso;
 use crate::crypto::{generate_secret, last_four};
 use crate::error::Error;
 use crate::http::auth::Caller;
@@ -90,8 +91,8 @@ pub struct ClientView {
 }
 
 impl ClientView {
-    fn of(client: &Client, now: i64) -> Self {
-        let instant = |at: Option<i64>| at.map(|ms| iso(from_millis(ms)));
+    fn of(client: &Client, now: DateTime<Utc>) -> Self {
+        let instant = |at: Option<DateTime<Utc>>| at.map(iso);
         Self {
             id: client.id.clone(),
             realm_id: client.realm_id.clone(),
@@ -116,8 +117,8 @@ impl ClientView {
                 algorithm: client.key_algorithm.clone(),
                 rotation_days: client.key_rotation_days,
             },
-            created_at: iso(from_millis(client.created_at)),
-            updated_at: iso(from_millis(client.updated_at)),
+            created_at: iso(client.created_at),
+            updated_at: iso(client.updated_at),
         }
     }
 }
@@ -265,7 +266,7 @@ pub async fn create(
     InRealm { realm, caller, .. }: InRealm<ClientCreate>,
     JsonBody(mut body): JsonBody,
 ) -> Result<Response, Error> {
-    let now = to_millis(state.clock.now());
+    let now = state.clock.now();
     let id = body.required("id", parsed(ClientId::parse));
     let client_type = body.optional("type", one_of(ClientType::NAMES)).unwrap_or(ClientType::Confidential);
     let mut client = Client::new(&realm.id, "", client_type, now);
@@ -317,7 +318,7 @@ pub async fn list(
     RawQuery(query): RawQuery,
 ) -> Result<Response, Error> {
     let list = ListQuery::parse(query, &[])?;
-    let now = to_millis(state.clock.now());
+    let now = state.clock.now();
     let found = client_store::page(&state.store, &realm.id, &list.page).await?;
     Ok(envelope::paged(found.map(|client| ClientView::of(&client, now))))
 }
@@ -330,7 +331,7 @@ pub async fn read(
     State(state): State<AppState>,
     InClient { client, .. }: InClient<ClientRead>,
 ) -> Result<Response, Error> {
-    Ok(envelope::ok(ClientView::of(&client, to_millis(state.clock.now()))))
+    Ok(envelope::ok(ClientView::of(&client, state.clock.now())))
 }
 
 #[utoipa::path(put, path = "/realms/{realm}/clients/{client}", tag = "Clients",
@@ -359,7 +360,7 @@ pub async fn update(
         )
         .await?;
     }
-    let now = to_millis(state.clock.now());
+    let now = state.clock.now();
     client.updated_at = now;
 
     let mut tx = state.store.begin().await?;
@@ -387,7 +388,7 @@ pub async fn delete(
     if client.realm_id == crate::ids::PLATFORM_REALM && client.id == crate::ids::PLATFORM_REALM {
         return Err(Error::Conflict("the platform client cannot be deleted".into()));
     }
-    let now = to_millis(state.clock.now());
+    let now = state.clock.now();
     let mut tx = state.store.begin().await?;
     client_store::delete(&mut *tx, &client.realm_id, &client.id).await?;
     let change = Change::of(ChangeAction::Delete, client.place(), 200).before(ClientView::of(&client, now));
@@ -424,7 +425,7 @@ pub async fn signing_keys(
     InClient { client, .. }: InClient<ClientRead>,
 ) -> Result<Response, Error> {
     let found = key_store::of_client(state.store.pool(), &client.realm_id, &client.id).await?;
-    let instant = |at: Option<i64>| at.map(|ms| iso(from_millis(ms)));
+    let instant = |at: Option<DateTime<Utc>>| at.map(iso);
     let views: Vec<SigningKeyView> = found
         .into_iter()
         .map(|key| SigningKeyView {
@@ -432,7 +433,7 @@ pub async fn signing_keys(
             id: key.id,
             algorithm: key.algorithm,
             status: key.status.as_str().to_owned(),
-            created_at: iso(from_millis(key.created_at)),
+            created_at: iso(key.created_at),
             retired_at: instant(key.retired_at),
             published_until: instant(key.published_until),
         })
@@ -461,7 +462,7 @@ pub async fn rotate_signing_keys(
 ) -> Result<Response, Error> {
     let revoke = body.optional("revokeOldKeys", boolean).unwrap_or(false);
     body.finish()?;
-    let now = to_millis(state.clock.now());
+    let now = state.clock.now();
     let before = key_store::of_client(state.store.pool(), &client.realm_id, &client.id).await?;
     let mut tx = state.store.begin().await?;
     let account = caller.account_id().to_owned();
@@ -499,7 +500,7 @@ pub async fn rotate_secret(
     InClient { client: before, caller, .. }: InClient<ClientUpdate>,
     JsonBody(body): JsonBody,
 ) -> Result<Response, Error> {
-    let now = to_millis(state.clock.now());
+    let now = state.clock.now();
     let rotation = Rotation::read(body, now)?;
     if before.client_type != ClientType::Confidential {
         return Err(Error::Conflict("a public client has no secret to rotate".into()));
@@ -527,7 +528,7 @@ pub async fn rotate_secret(
     Ok(envelope::ok(RotatedClientSecret {
         client_secret_last_four: last_four(&secret),
         client_secret: secret,
-        client_secret_rotated_at: iso(from_millis(now)),
+        client_secret_rotated_at: iso(now),
         rotation: rotation.view(),
     }))
 }

@@ -6,13 +6,14 @@
 use super::reach::{ClientRead, ClientUpdate, FoundOfClient, InClient};
 use axum::extract::{RawQuery, State};
 use axum::response::Response;
+use chrono::{DateTime, Utc};
 use serde::Serialize;
 use serde_json::Value;
 use utoipa::ToSchema;
 
 use super::{ListQuery, commit};
 use crate::AppState;
-use crate::clock::{from_millis, iso, to_millis};
+use crate::clock::iso;
 use crate::crypto::{generate_secret, last_four};
 use crate::error::Error;
 use crate::http::body::JsonBody;
@@ -62,11 +63,11 @@ impl ConsumerView {
             description: consumer.description.clone(),
             status: consumer.status,
             scopes: consumer.scopes.clone(),
-            expires_at: consumer.expires_at.map(|at| iso(from_millis(at))),
+            expires_at: consumer.expires_at.map(iso),
             value: None,
             value_last_four: consumer.value_last_four.clone(),
-            created_at: iso(from_millis(consumer.created_at)),
-            updated_at: iso(from_millis(consumer.updated_at)),
+            created_at: iso(consumer.created_at),
+            updated_at: iso(consumer.updated_at),
         }
     }
 }
@@ -93,7 +94,7 @@ pub struct ConsumerInput {
 }
 
 /// Reads the fields a creation and an update share; scopes must be among the client's.
-fn read_fields(body: &mut Body, consumer: &mut Consumer, client: &Client, now: i64) {
+fn read_fields(body: &mut Body, consumer: &mut Consumer, client: &Client, now: DateTime<Utc>) {
     if let Some(name) = body.optional("name", text(1, 128)) {
         consumer.name = name;
     }
@@ -120,7 +121,7 @@ fn read_fields(body: &mut Body, consumer: &mut Consumer, client: &Client, now: i
         consumer.scopes = scopes.clone();
     }
     if let Some(expires_at) = body.nullable("expiresAt", instant) {
-        let expires_at = expires_at.map(to_millis);
+        let expires_at = expires_at;
         if expires_at.is_some_and(|at| at <= now) {
             body.refuse("expiresAt", Rule::Range, "expiresAt must be in the future");
         }
@@ -138,7 +139,7 @@ pub async fn create(
     InClient { client, caller, .. }: InClient<ClientUpdate>,
     JsonBody(mut body): JsonBody,
 ) -> Result<Response, Error> {
-    let now = to_millis(state.clock.now());
+    let now = state.clock.now();
     let consumer_type = body.optional("type", one_of(ConsumerType::NAMES)).unwrap_or(ConsumerType::ApiKey);
     let value = generate_secret(CONSUMER_KEY_PREFIX);
     let mut consumer = Consumer {
@@ -213,7 +214,7 @@ pub async fn update(
     FoundOfClient { client, item: before, caller, .. }: FoundOfClient<Consumer, ClientUpdate>,
     JsonBody(mut body): JsonBody,
 ) -> Result<Response, Error> {
-    let now = to_millis(state.clock.now());
+    let now = state.clock.now();
     let mut consumer = before.clone();
     body.unchanged("id", &consumer.id);
     body.unchanged("type", consumer.consumer_type.as_str());

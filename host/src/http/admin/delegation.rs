@@ -6,12 +6,13 @@
 use super::reach::{AuditRead, Found, InRealm, RealmRead, RealmUpdate};
 use axum::extract::{RawQuery, State};
 use axum::response::Response;
+use chrono::{DateTime, TimeDelta, Utc};
 use serde::Serialize;
 use utoipa::ToSchema;
 
 use super::ListQuery;
 use crate::AppState;
-use crate::clock::{from_millis, iso, to_millis};
+use crate::clock::iso;
 use crate::delegation::grants;
 use crate::error::Error;
 use crate::http::auth::Caller;
@@ -76,11 +77,11 @@ pub struct DelegationGrantView {
 }
 
 impl DelegationGrantView {
-    fn of(grant: &DelegationGrant, now: i64) -> Self {
+    fn of(grant: &DelegationGrant, now: DateTime<Utc>) -> Self {
         let withdrawal = match (grant.withdrawn_at, &grant.withdrawal_reason) {
             (Some(at), Some(reason)) => Some(WithdrawalView {
                 reason: reason.clone(),
-                withdrawn_at: iso(from_millis(at)),
+                withdrawn_at: iso(at),
                 withdrawn_by: ActorView {
                     actor_type: grant.withdrawn_by_type.clone().unwrap_or_default(),
                     id: grant.withdrawn_by_id.clone(),
@@ -95,11 +96,11 @@ impl DelegationGrantView {
             subject_user_id: grant.subject_user_id.clone(),
             scopes: grant.scopes.clone(),
             max_depth: grant.max_depth,
-            expires_at: grant.expires_at.map(|at| iso(from_millis(at))),
+            expires_at: grant.expires_at.map(iso),
             allowed_resources: grant.allowed_resources.clone(),
             organization_id: grant.organization_id.clone(),
             state: grant.state(now),
-            created_at: iso(from_millis(grant.created_at)),
+            created_at: iso(grant.created_at),
             created_by: ActorView {
                 actor_type: grant.created_by_type.as_str().to_owned(),
                 id: grant.created_by_id.clone(),
@@ -162,7 +163,7 @@ pub async fn create(
     InRealm { realm, caller, .. }: InRealm<RealmUpdate>,
     JsonBody(mut body): JsonBody,
 ) -> Result<Response, Error> {
-    let now = to_millis(state.clock.now());
+    let now = state.clock.now();
     let grant = read_grant(&mut body, &realm, &caller, now);
     body.finish()?;
     let Some(grant) = grant else { return Err(Error::Internal(anyhow::anyhow!("a refused body passed validation"))) };
@@ -171,7 +172,7 @@ pub async fn create(
 }
 
 /// Reads the creation body; `None` when a required field is missing (the body holds the refusals).
-fn read_grant(body: &mut Body, realm: &Realm, caller: &Caller, now: i64) -> Option<DelegationGrant> {
+fn read_grant(body: &mut Body, realm: &Realm, caller: &Caller, now: DateTime<Utc>) -> Option<DelegationGrant> {
     let client_id = body.required("clientId", text(1, 128));
     let subject_user_id = body.required("subjectUserId", text(1, 64));
     let scopes = body.required("scopes", list_of(100, super::clients::scope_token));
@@ -179,11 +180,11 @@ fn read_grant(body: &mut Body, realm: &Realm, caller: &Caller, now: i64) -> Opti
         body.refuse("scopes", Rule::Required, "scopes must list at least one scope");
     }
     let max_depth = body.optional("maxDepth", integer(0, 3)).unwrap_or(DEFAULT_MAX_DEPTH);
-    let expires_at = body.optional("expiresAt", instant).map(to_millis);
+    let expires_at = body.optional("expiresAt", instant);
     if let Some(until) = expires_at {
         if until <= now {
             body.refuse("expiresAt", Rule::Range, "expiresAt must be in the future");
-        } else if until > now + MAX_TERM_DAYS * 24 * 3600 * 1000 {
+        } else if until > now + TimeDelta::days(MAX_TERM_DAYS) {
             body.refuse("expiresAt", Rule::Range, format!("expiresAt must be at most {MAX_TERM_DAYS} days ahead"));
         }
     }
@@ -226,7 +227,7 @@ pub async fn list(
     RawQuery(query): RawQuery,
 ) -> Result<Response, Error> {
     let list = ListQuery::parse(query, &["clientId", "subjectUserId", "state"])?;
-    let now = to_millis(state.clock.now());
+    let now = state.clock.now();
     let state_filter = match list.filter("state") {
         None => None,
         Some(name) => Some(
@@ -251,7 +252,7 @@ pub async fn read(
     State(state): State<AppState>,
     Found { item: grant, .. }: Found<DelegationGrant, RealmRead>,
 ) -> Result<Response, Error> {
-    Ok(envelope::ok(DelegationGrantView::of(&grant, to_millis(state.clock.now()))))
+    Ok(envelope::ok(DelegationGrantView::of(&grant, state.clock.now())))
 }
 
 #[utoipa::path(post, path = "/realms/{realm}/delegation-grants/{grantId}/withdraw", tag = "Delegation",
@@ -268,7 +269,7 @@ pub async fn withdraw(
     let reason = body.required("reason", text(1, 1024));
     body.finish()?;
     let Some(reason) = reason else { return Err(Error::Internal(anyhow::anyhow!("a refused body passed validation"))) };
-    let now = to_millis(state.clock.now());
+    let now = state.clock.now();
     let view = |grant: &DelegationGrant| DelegationGrantView::of(grant, now);
     let withdrawn = grants::withdraw(&state, caller.author(), &before, &reason, view).await?;
     Ok(envelope::ok(WithdrawnGrantView {
@@ -306,7 +307,7 @@ impl From<Exchange> for ExchangeView {
     fn from(row: Exchange) -> Self {
         Self {
             id: row.id,
-            occurred_at: iso(from_millis(row.occurred_at)),
+            occurred_at: iso(row.occurred_at),
             client_id: row.client_id,
             subject_user_id: row.subject_user_id,
             grant_id: row.grant_id,

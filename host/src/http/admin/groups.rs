@@ -11,7 +11,7 @@ use super::members;
 use super::realm_roles::{Grantee, grant, grants_of, withdraw};
 use super::{ListQuery, commit};
 use crate::AppState;
-use crate::clock::{from_millis, iso, to_millis};
+use crate::clock::iso;
 use crate::error::Error;
 use crate::http::auth::Caller;
 use crate::http::body::JsonBody;
@@ -40,8 +40,8 @@ impl GroupView {
             realm_id: group.realm_id.clone(),
             name: group.name.clone(),
             description: group.description.clone(),
-            created_at: iso(from_millis(group.created_at)),
-            updated_at: iso(from_millis(group.updated_at)),
+            created_at: iso(group.created_at),
+            updated_at: iso(group.updated_at),
         }
     }
 }
@@ -92,7 +92,7 @@ pub async fn create(
     let description = body.optional("description", text(0, 1024)).filter(|d| !d.is_empty());
     body.finish()?;
     let Some(name) = name else { return Err(Error::invalid("name", Rule::Required, "name is required")) };
-    let now = to_millis(state.clock.now());
+    let now = state.clock.now();
     let group =
         Group { id: new_guid(), realm_id: realm.id.clone(), name, description, created_at: now, updated_at: now };
     let mut tx = state.store.begin().await?;
@@ -146,7 +146,7 @@ pub async fn update(
         group.description = description.filter(|d| !d.is_empty());
     }
     body.finish()?;
-    group.updated_at = to_millis(state.clock.now());
+    group.updated_at = state.clock.now();
     let mut tx = state.store.begin().await?;
     if !role_store::update_group(&mut *tx, &group).await? {
         return Err(Error::AlreadyExists("group"));

@@ -5,7 +5,6 @@ use serde_json::{Value, json};
 
 use super::commit;
 use crate::AppState;
-use crate::clock::to_millis;
 use crate::error::Error;
 use crate::http::auth::Caller;
 use crate::http::envelope;
@@ -65,7 +64,7 @@ pub async fn add(state: &AppState, caller: &Caller, owner: Owner<'_>, mut body: 
     }
     let (_, id_field, noun) = owner.names();
     let mut tx = state.store.begin().await?;
-    if !memberships::add(&mut *tx, owner.kind, owner.id, &user_id, to_millis(state.clock.now())).await? {
+    if !memberships::add(&mut *tx, owner.kind, owner.id, &user_id, state.clock.now()).await? {
         return Err(Error::Conflict(format!("already a member of the {noun}")));
     }
     commit(state, caller, tx, owner.change(&user_id, ChangeAction::Create, 201)).await?;

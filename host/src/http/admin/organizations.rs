@@ -9,7 +9,7 @@ use utoipa::ToSchema;
 
 use super::{ListQuery, commit, members};
 use crate::AppState;
-use crate::clock::{from_millis, iso, to_millis};
+use crate::clock::iso;
 use crate::error::Error;
 use crate::http::body::JsonBody;
 use crate::http::envelope;
@@ -43,8 +43,8 @@ impl OrganizationView {
             description: organization.description.clone(),
             domains: organization.domains.clone(),
             status: organization.status,
-            created_at: iso(from_millis(organization.created_at)),
-            updated_at: iso(from_millis(organization.updated_at)),
+            created_at: iso(organization.created_at),
+            updated_at: iso(organization.updated_at),
         }
     }
 }
@@ -122,7 +122,7 @@ pub async fn create(
     InRealm { realm, caller, .. }: InRealm<OrganizationCreate>,
     JsonBody(mut body): JsonBody,
 ) -> Result<Response, Error> {
-    let now = to_millis(state.clock.now());
+    let now = state.clock.now();
     let mut organization = Organization {
         id: new_guid(),
         realm_id: realm.id.clone(),
@@ -193,7 +193,7 @@ pub async fn update(
     body.unchanged("id", &organization.id);
     read_fields(&mut body, &mut organization);
     body.finish()?;
-    organization.updated_at = to_millis(state.clock.now());
+    organization.updated_at = state.clock.now();
     let mut tx = state.store.begin().await?;
     if let Some(conflict) = org_store::update(&mut tx, &organization).await? {
         return Err(taken(conflict));

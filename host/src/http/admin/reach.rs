@@ -16,7 +16,6 @@ use super::clients::client_in_reach;
 use super::realm_in_reach;
 use crate::AppState;
 use crate::authz::{Resource, permission};
-use crate::clock::to_millis;
 use crate::error::Error;
 use crate::http::auth::Caller;
 use crate::store::captures::{self, Capture};
@@ -82,12 +81,46 @@ permissions! {
     AuditRead => AUDIT_READ,
 }
 
-/// The path's parameter `name`.
-async fn path_parameter(parts: &mut Parts, state: &AppState, name: &str) -> Result<String, Error> {
-    let Path(mut parameters) = Path::<HashMap<String, String>>::from_request_parts(parts, state)
-        .await
-        .map_err(|rejection| Error::invalid(name, Rule::Format, rejection.body_text()))?;
-    parameters.remove(name).ok_or_else(|| Error::Internal(anyhow::anyhow!("the route has no {{{name}}} parameter")))
+/// The path's parameters, read once per extractor.
+struct Parameters(HashMap<String, String>);
+
+impl Parameters {
+    async fn of(parts: &mut Parts, state: &AppState) -> Result<Self, Error> {
+        let Path(parameters) = Path::<HashMap<String, String>>::from_request_parts(parts, state)
+            .await
+            .map_err(|rejection| Error::invalid("path", Rule::Format, rejection.body_text()))?;
+        Ok(Self(parameters))
+    }
+
+    /// The parameter `name`, which the route always has.
+    fn take(&mut self, name: &str) -> Result<String, Error> {
+        self.0.remove(name).ok_or_else(|| Error::Internal(anyhow::anyhow!("the route has no {{{name}}} parameter")))
+    }
+}
+
+/// The caller, the path's realm in their reach for `permission`, and the path's other parameters.
+async fn realm_of_path(
+    parts: &mut Parts,
+    state: &AppState,
+    permission: &str,
+) -> Result<(Caller, Arc<Realm>, Parameters), Error> {
+    let caller = Caller::from_request_parts(parts, state).await?;
+    let mut parameters = Parameters::of(parts, state).await?;
+    let realm = realm_in_reach(state, &caller, &parameters.take("realm")?, permission).await?;
+    Ok((caller, realm, parameters))
+}
+
+/// The caller, the path's client in their reach for `permission`, and the path's other parameters.
+async fn client_of_path(
+    parts: &mut Parts,
+    state: &AppState,
+    permission: &str,
+) -> Result<(Caller, Client, Parameters), Error> {
+    let caller = Caller::from_request_parts(parts, state).await?;
+    let mut parameters = Parameters::of(parts, state).await?;
+    let (realm_id, client_id) = (parameters.take("realm")?, parameters.take("client")?);
+    let client = client_in_reach(state, &caller, &realm_id, &client_id, permission).await?;
+    Ok((caller, client, parameters))
 }
 
 /// The realm of the path's `{realm}`, in the caller's reach for `P`.
@@ -102,9 +135,7 @@ impl<P: Permission + Send> FromRequestParts<AppState> for InRealm<P> {
     type Rejection = Error;
 
     async fn from_request_parts(parts: &mut Parts, state: &AppState) -> Result<Self, Error> {
-        let caller = Caller::from_request_parts(parts, state).await?;
-        let realm_id = path_parameter(parts, state, "realm").await?;
-        let realm = realm_in_reach(state, &caller, &realm_id, P::NAME).await?;
+        let (caller, realm, _) = realm_of_path(parts, state, P::NAME).await?;
         Ok(Self { realm, caller, needs: PhantomData })
     }
 }
@@ -121,10 +152,7 @@ impl<P: Permission + Send> FromRequestParts<AppState> for InClient<P> {
     type Rejection = Error;
 
     async fn from_request_parts(parts: &mut Parts, state: &AppState) -> Result<Self, Error> {
-        let caller = Caller::from_request_parts(parts, state).await?;
-        let realm_id = path_parameter(parts, state, "realm").await?;
-        let client_id = path_parameter(parts, state, "client").await?;
-        let client = client_in_reach(state, &caller, &realm_id, &client_id, P::NAME).await?;
+        let (caller, client, _) = client_of_path(parts, state, P::NAME).await?;
         Ok(Self { client, caller, needs: PhantomData })
     }
 }
@@ -153,9 +181,8 @@ impl<R: Addressed, P: Permission + Send> FromRequestParts<AppState> for Found<R,
     type Rejection = Error;
 
     async fn from_request_parts(parts: &mut Parts, state: &AppState) -> Result<Self, Error> {
-        let InRealm { realm, caller, .. } = InRealm::<P>::from_request_parts(parts, state).await?;
-        let id = path_parameter(parts, state, R::PARAMETER).await?;
-        let item = R::find(state, &realm, &id).await?.ok_or(Error::NotFound(R::WHAT))?;
+        let (caller, realm, mut parameters) = realm_of_path(parts, state, P::NAME).await?;
+        let item = R::find(state, &realm, &parameters.take(R::PARAMETER)?).await?.ok_or(Error::NotFound(R::WHAT))?;
         Ok(Self { realm, item, caller, needs: PhantomData })
     }
 }
@@ -237,9 +264,8 @@ impl<R: OfClient, P: Permission + Send> FromRequestParts<AppState> for FoundOfCl
     type Rejection = Error;
 
     async fn from_request_parts(parts: &mut Parts, state: &AppState) -> Result<Self, Error> {
-        let InClient { client, caller, .. } = InClient::<P>::from_request_parts(parts, state).await?;
-        let id = path_parameter(parts, state, R::PARAMETER).await?;
-        let item = R::find(state, &client, &id).await?.ok_or(Error::NotFound(R::WHAT))?;
+        let (caller, client, mut parameters) = client_of_path(parts, state, P::NAME).await?;
+        let item = R::find(state, &client, &parameters.take(R::PARAMETER)?).await?.ok_or(Error::NotFound(R::WHAT))?;
         Ok(Self { client, item, caller, needs: PhantomData })
     }
 }
@@ -280,7 +306,7 @@ impl<R: AccountOwned, P: Permission + Send> FromRequestParts<AppState> for Owned
 
     async fn from_request_parts(parts: &mut Parts, state: &AppState) -> Result<Self, Error> {
         let caller = Caller::from_request_parts(parts, state).await?;
-        let id = path_parameter(parts, state, R::PARAMETER).await?;
+        let id = Parameters::of(parts, state).await?.take(R::PARAMETER)?;
         let item = R::in_reach(state, &caller, &id, P::NAME).await?;
         Ok(Self { item, caller, needs: PhantomData })
     }
@@ -314,7 +340,7 @@ impl AccountOwned for Capture {
 
     async fn in_reach(state: &AppState, caller: &Caller, id: &str, permission: &'static str) -> Result<Self, Error> {
         caller.require_account(state, permission)?;
-        let now = to_millis(state.clock.now());
+        let now = state.clock.now();
         captures::find(state.store.pool(), caller.account_id(), id, now).await?.ok_or(Error::NotFound("capture"))
     }
 }

@@ -12,7 +12,7 @@ use utoipa::ToSchema;
 use super::{ListQuery, commit, realm_in_reach};
 use crate::AppState;
 use crate::authz::{Resource, permission};
-use crate::clock::{from_millis, iso, to_millis};
+use crate::clock::iso;
 use crate::error::Error;
 use crate::http::auth::Caller;
 use crate::http::body::JsonBody;
@@ -45,8 +45,8 @@ impl RoleView {
             client_id: role.client_id.clone(),
             name: role.name.clone(),
             description: role.description.clone(),
-            created_at: iso(from_millis(role.created_at)),
-            updated_at: iso(from_millis(role.updated_at)),
+            created_at: iso(role.created_at),
+            updated_at: iso(role.updated_at),
         }
     }
 }
@@ -101,7 +101,7 @@ async fn create(
     let description = body.optional("description", text(0, 1024)).filter(|d| !d.is_empty());
     body.finish()?;
     let Some(name) = name else { return Err(Error::invalid("name", Rule::Required, "name is required")) };
-    let now = to_millis(state.clock.now());
+    let now = state.clock.now();
     let role = Role {
         id: new_guid(),
         realm_id: realm.id.clone(),
@@ -165,7 +165,7 @@ async fn update(
         role.description = description.filter(|d| !d.is_empty());
     }
     body.finish()?;
-    role.updated_at = to_millis(state.clock.now());
+    role.updated_at = state.clock.now();
     let mut tx = state.store.begin().await?;
     if !role_store::update(&mut *tx, &role).await? {
         return Err(Error::AlreadyExists("role"));
@@ -432,7 +432,7 @@ pub async fn grant(
     let Some(role) = role_store::find(state.store.pool(), &realm.id, &role_id).await? else {
         return Err(Error::invalid("roleId", Rule::NotFound, "no role with this id in the realm"));
     };
-    let now = to_millis(state.clock.now());
+    let now = state.clock.now();
     let mut tx = state.store.begin().await?;
     if !role_store::grant(&mut *tx, grantee.holder(&realm.id), &role.id, now).await? {
         return Err(Error::Conflict("the role is already held".into()));

@@ -9,7 +9,7 @@ use utoipa::ToSchema;
 use super::{ListQuery, commit};
 use crate::AppState;
 use crate::authz::permission;
-use crate::clock::{from_millis, iso, to_millis};
+use crate::clock::iso;
 use crate::error::Error;
 use crate::http::auth::Caller;
 use crate::http::body::JsonBody;
@@ -53,8 +53,8 @@ impl From<&Realm> for RealmView {
             lockout_enabled: s.lockout_enabled,
             minimum_password_length: s.minimum_password_length,
             block_breached_passwords: s.block_breached_passwords,
-            created_at: iso(from_millis(realm.created_at)),
-            updated_at: iso(from_millis(realm.updated_at)),
+            created_at: iso(realm.created_at),
+            updated_at: iso(realm.updated_at),
         }
     }
 }
@@ -116,7 +116,7 @@ pub async fn create(
     JsonBody(mut body): JsonBody,
 ) -> Result<Response, Error> {
     caller.require_account(&state, permission::REALM_CREATE)?;
-    let now = to_millis(state.clock.now());
+    let now = state.clock.now();
     let id = body.required("id", parsed(RealmId::parse));
     let mut realm = Realm {
         id: String::new(),
@@ -181,7 +181,7 @@ pub async fn update(
     if realm.id == PLATFORM_REALM && realm.status != Status::Active {
         return Err(Error::Conflict("the platform realm cannot be disabled".into()));
     }
-    realm.updated_at = to_millis(state.clock.now());
+    realm.updated_at = state.clock.now();
 
     let mut tx = state.store.begin().await?;
     realm_store::update(&mut *tx, &realm).await?;

@@ -11,7 +11,7 @@ use utoipa::ToSchema;
 
 use super::{ListQuery, commit};
 use crate::AppState;
-use crate::clock::{from_millis, iso, to_millis};
+use crate::clock::iso;
 use crate::error::Error;
 use crate::http::body::JsonBody;
 use crate::http::envelope;
@@ -52,8 +52,8 @@ impl ResourceServerView {
             scopes: server.scopes.clone(),
             allowed_clients: server.allowed_clients.clone(),
             status: server.status,
-            created_at: iso(from_millis(server.created_at)),
-            updated_at: iso(from_millis(server.updated_at)),
+            created_at: iso(server.created_at),
+            updated_at: iso(server.updated_at),
         }
     }
 }
@@ -138,7 +138,7 @@ pub async fn create(
     InRealm { realm, caller, .. }: InRealm<RealmUpdate>,
     JsonBody(mut body): JsonBody,
 ) -> Result<Response, Error> {
-    let now = to_millis(state.clock.now());
+    let now = state.clock.now();
     let kind = body.optional("type", one_of(ServerKind::NAMES)).unwrap_or(ServerKind::Api);
     let mut server = ResourceServer {
         id: new_guid(),
@@ -213,7 +213,7 @@ pub async fn update(
     read_fields(&mut body, &mut server);
     body.finish()?;
     check_references(&state, &realm, &server).await?;
-    server.updated_at = to_millis(state.clock.now());
+    server.updated_at = state.clock.now();
     let mut tx = state.store.begin().await?;
     if !server_store::update(&mut *tx, &server).await? {
         return Err(Error::AlreadyExists("resource server"));

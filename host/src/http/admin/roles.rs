@@ -10,7 +10,7 @@ use utoipa::ToSchema;
 use super::{ListQuery, commit};
 use crate::AppState;
 use crate::authz::{BUILTIN_ROLES, permission};
-use crate::clock::{from_millis, iso, to_millis};
+use crate::clock::iso;
 use crate::error::Error;
 use crate::http::auth::Caller;
 use crate::http::body::JsonBody;
@@ -40,8 +40,8 @@ impl From<&AccountRole> for RoleView {
             name: role.name.clone(),
             description: role.description.clone(),
             permissions: role.permissions.clone(),
-            created_at: iso(from_millis(role.created_at)),
-            updated_at: iso(from_millis(role.updated_at)),
+            created_at: iso(role.created_at),
+            updated_at: iso(role.updated_at),
         }
     }
 }
@@ -104,7 +104,7 @@ pub async fn create(
     JsonBody(mut body): JsonBody,
 ) -> Result<Response, Error> {
     caller.require_account(&state, permission::ROLE_CREATE)?;
-    let now = to_millis(state.clock.now());
+    let now = state.clock.now();
     let name = body.required("name", text(1, 64));
     let permissions = read_permissions(&state, &mut body, true);
     let mut role = AccountRole {
@@ -182,7 +182,7 @@ pub async fn update(
     }
     description(&mut body, &mut role);
     body.finish()?;
-    role.updated_at = to_millis(state.clock.now());
+    role.updated_at = state.clock.now();
 
     let mut tx = state.store.begin().await?;
     role_store::update(&mut *tx, &role).await?;

@@ -9,11 +9,12 @@
 //! Only the value just replaced can overlap: a value replaced two rotations ago is refused at once,
 //! whatever period it was given. A later rotation never moves `issuedTokensRevokedBefore` back.
 
+use chrono::{DateTime, TimeDelta, Utc};
 use serde::Serialize;
 use serde_json::{Value, json};
 use utoipa::ToSchema;
 
-use crate::clock::{from_millis, iso};
+use crate::clock::iso;
 use crate::error::Error;
 use crate::validate::{Body, Rule, boolean, integer};
 
@@ -42,16 +43,16 @@ impl RotationMode {
 pub struct Rotation {
     pub mode: RotationMode,
     /// Epoch milliseconds until which the previous value still authenticates (Overlap only).
-    pub previous_value_valid_until: Option<i64>,
+    pub previous_value_valid_until: Option<DateTime<Utc>>,
     /// Epoch milliseconds before which tokens issued with an earlier value are revoked
     /// (Compromise only).
-    pub issued_tokens_revoked_before: Option<i64>,
+    pub issued_tokens_revoked_before: Option<DateTime<Utc>>,
 }
 
 impl Rotation {
     /// Reads the optional body: `previousValueValidForMinutes` (0 to the maximum) and
     /// `revokeIssuedTokens`. A period above 0 cannot go with revoking the issued tokens.
-    pub fn read(mut body: Body, now: i64) -> Result<Self, Error> {
+    pub fn read(mut body: Body, now: DateTime<Utc>) -> Result<Self, Error> {
         let minutes = body
             .optional("previousValueValidForMinutes", integer(0, MAX_PREVIOUS_VALUE_VALID_FOR_MINUTES))
             .unwrap_or(0);
@@ -74,7 +75,7 @@ impl Rotation {
         } else if minutes > 0 {
             Self {
                 mode: RotationMode::Overlap,
-                previous_value_valid_until: Some(now + minutes * 60_000),
+                previous_value_valid_until: Some(now + TimeDelta::minutes(minutes)),
                 issued_tokens_revoked_before: None,
             }
         } else {
@@ -88,15 +89,15 @@ impl Rotation {
     }
 
     /// The revocation instant to keep after this rotation: its own, or the one already in force.
-    pub fn revoked_before(&self, current: Option<i64>) -> Option<i64> {
+    pub fn revoked_before(&self, current: Option<DateTime<Utc>>) -> Option<DateTime<Utc>> {
         self.issued_tokens_revoked_before.or(current)
     }
 
     pub fn view(&self) -> RotationView {
         RotationView {
             mode: self.mode,
-            previous_value_valid_until: self.previous_value_valid_until.map(|at| iso(from_millis(at))),
-            issued_tokens_revoked_before: self.issued_tokens_revoked_before.map(|at| iso(from_millis(at))),
+            previous_value_valid_until: self.previous_value_valid_until.map(iso),
+            issued_tokens_revoked_before: self.issued_tokens_revoked_before.map(iso),
         }
     }
 
@@ -139,8 +140,12 @@ pub struct RotationInput {
 mod tests {
     use super::*;
 
+    fn now() -> DateTime<Utc> {
+        DateTime::from_timestamp_millis(1_000_000).unwrap()
+    }
+
     fn read(body: &str) -> Result<Rotation, Error> {
-        Rotation::read(Body::parse(body.as_bytes()).expect("json"), 1_000_000)
+        Rotation::read(Body::parse(body.as_bytes()).expect("json"), now())
     }
 
     fn refused_fields(result: Result<Rotation, Error>) -> Vec<String> {
@@ -163,12 +168,13 @@ mod tests {
     fn a_period_overlaps_and_revoking_is_a_compromise() {
         let overlap = read(r#"{"previousValueValidForMinutes":30}"#).expect("valid");
         assert_eq!(overlap.mode, RotationMode::Overlap);
-        assert_eq!(overlap.previous_value_valid_until, Some(1_000_000 + 30 * 60_000));
+        assert_eq!(overlap.previous_value_valid_until, Some(now() + TimeDelta::minutes(30)));
         let compromise = read(r#"{"previousValueValidForMinutes":0,"revokeIssuedTokens":true}"#).expect("valid");
         assert_eq!(compromise.mode, RotationMode::Compromise);
-        assert_eq!(compromise.issued_tokens_revoked_before, Some(1_000_000));
-        assert_eq!(compromise.revoked_before(Some(5)), Some(1_000_000));
-        assert_eq!(overlap.revoked_before(Some(5)), Some(5));
+        let earlier = now() - TimeDelta::days(1);
+        assert_eq!(compromise.issued_tokens_revoked_before, Some(now()));
+        assert_eq!(compromise.revoked_before(Some(earlier)), Some(now()));
+        assert_eq!(overlap.revoked_before(Some(earlier)), Some(earlier));
     }
 
     #[test]

@@ -10,7 +10,7 @@ use utoipa::ToSchema;
 use super::{ListQuery, commit, realm_in_reach};
 use crate::AppState;
 use crate::authz::{Resource, permission};
-use crate::clock::{from_millis, iso, to_millis};
+use crate::clock::iso;
 use crate::error::Error;
 use crate::http::auth::Caller;
 use crate::http::body::JsonBody;
@@ -43,8 +43,8 @@ impl ScopeView {
             realm_id: scope.realm_id.clone(),
             name: scope.name.clone(),
             description: scope.description.clone(),
-            created_at: iso(from_millis(scope.created_at)),
-            updated_at: iso(from_millis(scope.updated_at)),
+            created_at: iso(scope.created_at),
+            updated_at: iso(scope.updated_at),
         }
     }
 }
@@ -87,7 +87,7 @@ async fn create(state: &AppState, caller: &Caller, realm_id: Option<&str>, mut b
     }
     body.finish()?;
     let Some(name) = name else { return Err(Error::invalid("name", Rule::Required, "name is required")) };
-    let now = to_millis(state.clock.now());
+    let now = state.clock.now();
     let scope = Scope {
         id: new_guid(),
         account_id: caller.account_id().to_owned(),
@@ -147,7 +147,7 @@ async fn update(
         scope.description = description.filter(|d| !d.is_empty());
     }
     body.finish()?;
-    scope.updated_at = to_millis(state.clock.now());
+    scope.updated_at = state.clock.now();
     let mut tx = state.store.begin().await?;
     scope_store::update(&mut *tx, &scope).await?;
     commit(
@@ -342,7 +342,7 @@ pub async fn replace_client_scopes(
     check_scopes_exist(&state, &account, &realm_id, &scopes, "scopes").await?;
     let mut client = before.clone();
     client.allowed_scopes = scopes.clone();
-    client.updated_at = to_millis(state.clock.now());
+    client.updated_at = state.clock.now();
     let mut tx = state.store.begin().await?;
     client_store::update(&mut *tx, &client).await?;
     let place = Place::in_realm(ResourceKind::ClientScopes, &client.id, &client.realm_id).of_client(&client.id);

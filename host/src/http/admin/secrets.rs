@@ -3,6 +3,7 @@
 use super::reach::{Owned, SecretDelete, SecretRead, SecretUpdate};
 use axum::extract::{RawQuery, State};
 use axum::response::Response;
+use chrono::{DateTime, Utc};
 use serde::Serialize;
 use serde_json::Value;
 use utoipa::ToSchema;
@@ -12,7 +13,7 @@ use super::{ListQuery, commit};
 use crate::AppState;
 use crate::authz::{BUILTIN_ROLES, permission};
 use crate::bootstrap::{ACCOUNT_CLIENT_SECRET_PREFIX, API_KEY_PREFIX, PERSONAL_ACCESS_TOKEN_PREFIX};
-use crate::clock::{from_millis, iso, to_millis};
+use crate::clock::iso;
 use crate::crypto::{generate_secret, last_four};
 use crate::error::Error;
 use crate::http::auth::Caller;
@@ -57,9 +58,9 @@ pub struct SecretView {
 }
 
 impl SecretView {
-    /// The secret as it reads at `now` (epoch milliseconds), without its value.
-    fn of(secret: &Secret, now: i64) -> Self {
-        let instant = |at: Option<i64>| at.map(|ms| iso(from_millis(ms)));
+    /// The secret as it reads at `now`, without its value.
+    fn of(secret: &Secret, now: DateTime<Utc>) -> Self {
+        let instant = |at: Option<DateTime<Utc>>| at.map(iso);
         Self {
             id: secret.id.clone(),
             name: secret.name.clone(),
@@ -73,7 +74,7 @@ impl SecretView {
             previous_value_valid_until: instant(secret.previous_value_valid_until.filter(|until| *until > now)),
             issued_tokens_revoked_before: instant(secret.issued_tokens_revoked_before),
             rotated_at: instant(secret.rotated_at),
-            created_at: iso(from_millis(secret.created_at)),
+            created_at: iso(secret.created_at),
         }
     }
 }
@@ -159,10 +160,10 @@ pub async fn create(
         value_last_four: last_four(&value),
         roles: roles.clone(),
         scopes,
-        expires_at: expires_at.map(to_millis),
+        expires_at: expires_at,
         acts_for_user_id: caller.actor.user_id.clone(),
-        created_at: to_millis(now),
-        updated_at: to_millis(now),
+        created_at: now,
+        updated_at: now,
         rotated_at: None,
         previous_value_hash: None,
         previous_value_valid_until: None,
@@ -232,7 +233,7 @@ fn value_prefix(kind: SecretType) -> &'static str {
 pub async fn list(State(state): State<AppState>, caller: Caller, RawQuery(query): RawQuery) -> Result<Response, Error> {
     caller.require_account(&state, permission::SECRET_READ)?;
     let list = ListQuery::parse(query, &[])?;
-    let now = to_millis(state.clock.now());
+    let now = state.clock.now();
     let found = secret_store::page(&state.store, caller.account_id(), &list.page).await?;
     Ok(envelope::paged(found.map(|secret| SecretView::of(&secret, now))))
 }
@@ -244,7 +245,7 @@ pub async fn read(
     State(state): State<AppState>,
     Owned { item: secret, .. }: Owned<Secret, SecretRead>,
 ) -> Result<Response, Error> {
-    Ok(envelope::ok(SecretView::of(&secret, to_millis(state.clock.now()))))
+    Ok(envelope::ok(SecretView::of(&secret, state.clock.now())))
 }
 
 #[utoipa::path(delete, path = "/secrets/{id}", tag = "Secrets", params(("id" = String, Path)),
@@ -256,7 +257,7 @@ pub async fn delete(
 ) -> Result<Response, Error> {
     let mut tx = state.store.begin().await?;
     secret_store::delete(&mut *tx, &secret.account_id, &secret.id).await?;
-    let before = SecretView::of(&secret, to_millis(state.clock.now()));
+    let before = SecretView::of(&secret, state.clock.now());
     let change = Change::of(ChangeAction::Delete, secret.place(), 200).before(before);
     commit(&state, &caller, tx, change).await?;
     Ok(envelope::done())
@@ -272,7 +273,7 @@ pub async fn rotate(
     Owned { item: before, caller, .. }: Owned<Secret, SecretUpdate>,
     JsonBody(body): JsonBody,
 ) -> Result<Response, Error> {
-    let now = to_millis(state.clock.now());
+    let now = state.clock.now();
     let rotation = Rotation::read(body, now)?;
     let value = generate_secret(value_prefix(before.secret_type));
     let mut secret = before.clone();

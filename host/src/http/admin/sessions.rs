@@ -3,12 +3,13 @@
 use super::reach::{Found, InRealm, SessionDelete, SessionRead};
 use axum::extract::{RawQuery, State};
 use axum::response::Response;
+use chrono::{DateTime, Utc};
 use serde::Serialize;
 use utoipa::ToSchema;
 
 use super::{ListQuery, commit};
 use crate::AppState;
-use crate::clock::{from_millis, iso, to_millis};
+use crate::clock::iso;
 use crate::error::Error;
 use crate::http::envelope;
 use crate::store::sessions::{self as session_store, Session};
@@ -38,7 +39,7 @@ pub struct SessionView {
 }
 
 impl SessionView {
-    fn of(session: &Session, now: i64) -> Self {
+    fn of(session: &Session, now: DateTime<Utc>) -> Self {
         let status = match (session.ended_at, session.expires_at > now) {
             (Some(_), _) => "Ended",
             (None, false) => "Expired",
@@ -53,10 +54,10 @@ impl SessionView {
             user_agent: session.user_agent.clone(),
             authentication_methods: session.authentication_methods.clone(),
             status,
-            created_at: iso(from_millis(session.created_at)),
-            last_active_at: iso(from_millis(session.last_active_at)),
-            expires_at: iso(from_millis(session.expires_at)),
-            ended_at: session.ended_at.map(|at| iso(from_millis(at))),
+            created_at: iso(session.created_at),
+            last_active_at: iso(session.last_active_at),
+            expires_at: iso(session.expires_at),
+            ended_at: session.ended_at.map(iso),
             end_reason: session.end_reason.clone(),
         }
     }
@@ -76,7 +77,7 @@ pub async fn list(
     RawQuery(query): RawQuery,
 ) -> Result<Response, Error> {
     let list = ListQuery::parse(query, &["userId", "clientId"])?;
-    let now = to_millis(state.clock.now());
+    let now = state.clock.now();
     let filter = session_store::SessionFilter { user_id: list.filter("userId"), client_id: list.filter("clientId") };
     let found = session_store::page(&state.store, &realm.id, now, filter, &list.page).await?;
     Ok(envelope::paged(found.map(|session| SessionView::of(&session, now))))
@@ -90,7 +91,7 @@ pub async fn read(
     State(state): State<AppState>,
     Found { item: session, .. }: Found<Session, SessionRead>,
 ) -> Result<Response, Error> {
-    Ok(envelope::ok(SessionView::of(&session, to_millis(state.clock.now()))))
+    Ok(envelope::ok(SessionView::of(&session, state.clock.now())))
 }
 
 #[utoipa::path(delete, path = "/realms/{realm}/sessions/{sessionId}", tag = "Sessions",
@@ -102,7 +103,7 @@ pub async fn revoke(
     State(state): State<AppState>,
     Found { item: session, caller, .. }: Found<Session, SessionDelete>,
 ) -> Result<Response, Error> {
-    let now = to_millis(state.clock.now());
+    let now = state.clock.now();
     let mut tx = state.store.begin().await?;
     if !session_store::end(&mut *tx, &session.id, "revoked_by_administrator", now).await? {
         return Err(Error::Conflict("the session has already ended".into()));

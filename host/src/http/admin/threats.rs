@@ -5,13 +5,14 @@
 
 use axum::extract::{Path, RawQuery, State};
 use axum::response::Response;
+use chrono::{DateTime, Utc};
 use serde::Serialize;
 use utoipa::ToSchema;
 
 use super::{ListQuery, realm_in_reach};
 use crate::AppState;
 use crate::authz::permission;
-use crate::clock::{from_millis, iso, to_millis};
+use crate::clock::iso;
 use crate::error::Error;
 use crate::http::auth::Caller;
 use crate::http::envelope;
@@ -61,9 +62,9 @@ impl IncidentView {
             kind: incident.kind,
             severity: incident.severity,
             status: incident.status,
-            started_at: iso(from_millis(incident.started_at)),
-            last_activity_at: iso(from_millis(incident.last_activity_at)),
-            closed_at: incident.closed_at.map(|at| iso(from_millis(at))),
+            started_at: iso(incident.started_at),
+            last_activity_at: iso(incident.last_activity_at),
+            closed_at: incident.closed_at.map(iso),
             detections: incident.detections,
             refused_attempts: incident.refused_attempts,
             blocked_sources: incident.blocked_sources,
@@ -111,7 +112,7 @@ pub struct MeasureView {
 }
 
 impl MeasureView {
-    fn of(measure: Measure, now: i64) -> Self {
+    fn of(measure: Measure, now: DateTime<Utc>) -> Self {
         Self {
             standing: measure.standing(now),
             reasons: measure.reasons,
@@ -123,11 +124,11 @@ impl MeasureView {
             target_user_id: measure.target_user_id,
             country: measure.country,
             network: measure.network,
-            created_at: iso(from_millis(measure.created_at)),
-            lapses_at: measure.lapses_at.map(|at| iso(from_millis(at))),
-            lifted_at: measure.lifted_at.map(|at| iso(from_millis(at))),
+            created_at: iso(measure.created_at),
+            lapses_at: measure.lapses_at.map(iso),
+            lifted_at: measure.lifted_at.map(iso),
             lifted_by: measure.lifted_by,
-            resolved_at: measure.resolved_at.map(|at| iso(from_millis(at))),
+            resolved_at: measure.resolved_at.map(iso),
         }
     }
 }
@@ -158,10 +159,10 @@ impl ExposureView {
             realm_id: exposure.realm_id,
             client_id: exposure.client_id,
             incident_id: exposure.incident_id,
-            exposed_at: iso(from_millis(exposure.exposed_at)),
+            exposed_at: iso(exposure.exposed_at),
             exposures: exposure.exposures,
             resolved: exposure.resolved_at.is_some(),
-            resolved_at: exposure.resolved_at.map(|at| iso(from_millis(at))),
+            resolved_at: exposure.resolved_at.map(iso),
         }
     }
 }
@@ -226,7 +227,7 @@ async fn incident_in_reach(state: &AppState, caller: &Caller, id: &str, permissi
 pub async fn read(State(state): State<AppState>, caller: Caller, Path(id): Path<String>) -> Result<Response, Error> {
     state.protection.store_refusals(&state.store).await?;
     let incident = incident_in_reach(&state, &caller, &id, permission::AUDIT_READ).await?;
-    let now = to_millis(state.clock.now());
+    let now = state.clock.now();
     let measures = store::measures_of_incident(state.store.pool(), &incident.id).await?;
     let mut view = IncidentView::of(incident);
     view.measures = Some(measures.into_iter().map(|m| MeasureView::of(m, now)).collect());
@@ -254,7 +255,7 @@ pub async fn revoke(State(state): State<AppState>, caller: Caller, Path(id): Pat
     let measure = store::find_measure(state.store.pool(), caller.account_id(), &id).await?;
     let measure = measure.ok_or(Error::NotFound("measure"))?;
     realm_in_reach(&state, &caller, &measure.realm_id, permission::REALM_UPDATE).await?;
-    let now = to_millis(state.clock.now());
+    let now = state.clock.now();
     let view = |measure: &Measure| MeasureView::of(measure.clone(), now);
     let lifted = operators::lift(&state, caller.author(), measure, view).await?;
     Ok(envelope::ok(MeasureView::of(lifted.after, now)))
@@ -321,7 +322,7 @@ pub async fn standing(
     let realm = realm_in_reach(&state, &caller, &realm_id, permission::USER_READ).await?;
     let pool = state.store.pool();
     let user = crate::store::users::find(pool, &realm.id, &user_id).await?.ok_or(Error::NotFound("user"))?;
-    let now = to_millis(state.clock.now());
+    let now = state.clock.now();
     let exposure = store::exposure_of(pool, &user.id).await?;
     let measures = store::measures_on_user(pool, &user.id).await?;
     let (exposures, others): (Vec<Measure>, Vec<Measure>) =
@@ -330,7 +331,7 @@ pub async fn standing(
     Ok(envelope::ok(ThreatStandingView {
         user_id: user.id,
         password_exposed: open.is_some(),
-        exposed_since: open.map(|e| iso(from_millis(e.exposed_at))),
+        exposed_since: open.map(|e| iso(e.exposed_at)),
         latest_exposure: exposure.map(ExposureView::of),
         exposures: exposures.into_iter().map(|m| MeasureView::of(m, now)).collect(),
         measures_in_force: others
@@ -430,7 +431,7 @@ pub async fn summary(
         client_id: list.filter("clientId"),
     };
     let summary = summary::summary(&state, within, days).await?;
-    let now_ms = to_millis(summary.to);
+    let now_ms = summary.to;
     let shares = |counted: Vec<(String, i64)>| {
         counted.into_iter().map(|(name, blocked_sources)| SourceShare { name, blocked_sources }).collect()
     };

@@ -3,13 +3,14 @@
 use super::reach::{Found, InRealm, UserCreate, UserDelete, UserImpersonate, UserRead, UserUpdate};
 use axum::extract::{RawQuery, State};
 use axum::response::Response;
+use chrono::{DateTime, TimeDelta, Utc};
 use serde::Serialize;
 use serde_json::{Value, json};
 use utoipa::ToSchema;
 
 use super::{ListQuery, commit};
 use crate::AppState;
-use crate::clock::{from_millis, iso, to_millis};
+use crate::clock::iso;
 use crate::error::Error;
 use crate::http::body::JsonBody;
 use crate::http::envelope;
@@ -53,8 +54,8 @@ impl UserView {
             status: user.status,
             has_password: user.password_hash.is_some(),
             must_change_password: user.must_change_password,
-            created_at: iso(from_millis(user.created_at)),
-            updated_at: iso(from_millis(user.updated_at)),
+            created_at: iso(user.created_at),
+            updated_at: iso(user.updated_at),
         }
     }
 }
@@ -187,7 +188,7 @@ async fn publish_user_event(
     realm: &Realm,
     event_type: EventType,
     user: &User,
-    at: i64,
+    at: DateTime<Utc>,
 ) -> Result<(), Error> {
     let data = event_data(user, None);
     let event = Event { event_type, account_id: &realm.account_id, realm_id: Some(&realm.id), client_id: None, data };
@@ -206,7 +207,7 @@ pub async fn create(
     InRealm { realm, caller, .. }: InRealm<UserCreate>,
     JsonBody(mut body): JsonBody,
 ) -> Result<Response, Error> {
-    let now = to_millis(state.clock.now());
+    let now = state.clock.now();
     let mut user = User {
         id: new_guid(),
         realm_id: realm.id.clone(),
@@ -298,7 +299,7 @@ pub async fn update(
             user.must_change_password = false;
         }
     }
-    let now = to_millis(state.clock.now());
+    let now = state.clock.now();
     user.updated_at = now;
 
     let mut tx = state.store.begin().await?;
@@ -326,7 +327,7 @@ pub async fn delete(
     State(state): State<AppState>,
     Found { realm, item: user, caller, .. }: Found<User, UserDelete>,
 ) -> Result<Response, Error> {
-    let now = to_millis(state.clock.now());
+    let now = state.clock.now();
     let mut tx = state.store.begin().await?;
     user_store::delete(&mut *tx, &realm.id, &user.id).await?;
     publish_user_event(&mut tx, &realm, EventType::UserDeleted, &user, now).await?;
@@ -391,7 +392,7 @@ pub async fn impersonate(
         "sub": caller.principal.id,
         "iss": crate::tokens::issuer(&state, crate::ids::PLATFORM_REALM),
     });
-    let expires_at = to_millis(now) + IMPERSONATION_SECONDS * 1000;
+    let expires_at = now + TimeDelta::seconds(IMPERSONATION_SECONDS);
     let subject = crate::tokens::Subject::Impersonated { user: &user, act: &act, expires_at };
     let grant = crate::tokens::Grant { client: &client, subject, scopes: &[], resource: None };
     let issued = crate::tokens::access_token(&state, &grant).await?;
@@ -401,7 +402,7 @@ pub async fn impersonate(
     let change = Change::of(ChangeAction::Impersonate, user.place().of_client(&client.id), 200).details(json!({
         "client_id": client.id,
         "token_id": issued.jti,
-        "expires_at": iso(from_millis(issued.expires_at * 1000)),
+        "expires_at": iso(issued.expires_at),
     }));
     commit(&state, &caller, tx, change).await?;
     Ok(envelope::ok(ImpersonationView {

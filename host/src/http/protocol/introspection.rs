@@ -8,7 +8,6 @@ use serde_json::{Value, json};
 use super::{Form, OAuthError, authenticate_client, json_no_store, no_store, realm};
 use crate::AppState;
 use crate::cache::Invalidation;
-use crate::clock::to_millis;
 use crate::http::admin::consumers::CONSUMER_KEY_PREFIX;
 use crate::store::changes;
 use crate::store::clients::Client;
@@ -32,7 +31,7 @@ async fn live_refresh_token(
     let Some((session, user)) = state.session_reads.find_with_person(&token.session_id).await? else {
         return Ok(None);
     };
-    let now = to_millis(state.clock.now());
+    let now = state.clock.now();
     let live = session.realm_id == realm.id
         && session.is_live(now)
         && token.exchanged_at.is_none()
@@ -72,7 +71,7 @@ fn describe_consumer(consumer: &Consumer) -> Value {
         "sub": consumer.id,
         "consumer_id": consumer.id,
         "consumer_name": consumer.name,
-        "iat": consumer.created_at / 1000,
+        "iat": consumer.created_at.timestamp(),
     });
     if let Some(object) = answer.as_object_mut() {
         let scopes = consumer.scopes.clone();
@@ -80,7 +79,7 @@ fn describe_consumer(consumer: &Consumer) -> Value {
             object.insert("scope".into(), json!(scopes.join(" ")));
         }
         if let Some(until) = consumer.expires_at {
-            object.insert("exp".into(), json!(until / 1000));
+            object.insert("exp".into(), json!(until.timestamp()));
         }
     }
     answer
@@ -100,7 +99,7 @@ pub async fn introspect(
 
     // Consumer API keys are described only to their own client, the customer's API.
     if hint == Some("api_key") || token.starts_with(CONSUMER_KEY_PREFIX) {
-        let now = to_millis(state.clock.now());
+        let now = state.clock.now();
         let consumer = consumers::find_by_hash(state.store.pool(), &state.hasher.hash(token)).await?;
         if let Some(consumer) = consumer {
             let live = consumer.realm_id == realm.id && consumer.client_id == client.id && consumer.is_usable(now);
@@ -129,8 +128,8 @@ pub async fn introspect(
             "sub": session.user_id,
             "sid": session.id,
             "scope": scopes.join(" "),
-            "iat": refresh.created_at / 1000,
-            "exp": refresh.expires_at / 1000,
+            "iat": refresh.created_at.timestamp(),
+            "exp": refresh.expires_at.timestamp(),
         })));
     }
     Ok(json_no_store(json!({ "active": false })))
@@ -150,7 +149,7 @@ async fn announce_revocation(
         client_id: Some(&client.id),
         data,
     };
-    events::publish(tx, event, to_millis(state.clock.now())).await?;
+    events::publish(tx, event, state.clock.now()).await?;
     Ok(())
 }
 
@@ -167,7 +166,7 @@ pub async fn revoke(
     let client = authenticate_client(&state, &realm, &headers, &form).await?;
     let token = form.require("token")?;
     let hint = form.get("token_type_hint");
-    let now = to_millis(state.clock.now());
+    let now = state.clock.now();
 
     if let Some((refresh, session, _)) = live_refresh_token(&state, &realm, token).await?
         && session.client_id == client.id
@@ -187,7 +186,7 @@ pub async fn revoke(
         && active.client_id == client.id
     {
         let mut tx = state.store.begin().await?;
-        sessions::revoke_access(&mut *tx, &active.jti, &realm.id, now, active.expires_at * 1000).await?;
+        sessions::revoke_access(&mut *tx, &active.jti, &realm.id, now, active.expires_at).await?;
         let data = json!({
             "token_id": active.jti,
             "subject": active.subject,
@@ -195,7 +194,7 @@ pub async fn revoke(
             "token_type_hint": hint,
         });
         announce_revocation(&state, &mut tx, &realm, &client, data).await?;
-        let revoked = Invalidation::Revoked(active.jti.clone(), active.expires_at * 1000);
+        let revoked = Invalidation::Revoked(active.jti.clone(), active.expires_at);
         changes::announce(&state.store, &mut tx, &revoked).await?;
         tx.commit().await?;
         state.caches.apply(&revoked);

@@ -455,7 +455,7 @@ pub async fn authenticate_client(
         return Err(OAuthError::new(OAuthCode::ClientMismatch, "client_id differs from the authenticated client"));
     }
     let client = crate::tokens::find_client(state, &realm.id, &id).await?;
-    let now = crate::clock::to_millis(state.clock.now());
+    let now = state.clock.now();
     let authenticated = client.filter(|c| {
         c.status == Status::Active
             && c.client_type == ClientType::Confidential

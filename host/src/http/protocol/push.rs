@@ -24,7 +24,7 @@ use serde_json::json;
 
 use super::{Form, OAuthError, json_no_store, realm};
 use crate::AppState;
-use crate::clock::{from_millis, iso, to_millis};
+use crate::clock::iso;
 use crate::crypto::generate_secret;
 use crate::error::OAuthCode;
 use crate::ids::new_guid;
@@ -77,7 +77,7 @@ pub async fn enroll(
         name: name.to_owned(),
         secret_hash: state.hasher.hash(&secret),
         push_token: form.get("push_token").map(str::to_owned),
-        created_at: to_millis(state.clock.now()),
+        created_at: state.clock.now(),
         revoked_at: None,
     };
     store::insert_device(state.store.writer(), &device).await?;
@@ -93,7 +93,7 @@ pub async fn waiting(
 ) -> Result<Response, OAuthError> {
     let realm = realm(&state, &realm_id).await?;
     let device = device(&state, &realm, &headers, &Form::default()).await?;
-    let now = to_millis(state.clock.now());
+    let now = state.clock.now();
     let requests = store::pending_for(state.store.pool(), &device.user_id, now).await?;
     let listed: Vec<serde_json::Value> = requests
         .iter()
@@ -102,8 +102,8 @@ pub async fn waiting(
                 "push_request_id": r.id,
                 "client_id": r.client_id,
                 "ip_address": r.ip_address,
-                "created_at": iso(from_millis(r.created_at)),
-                "expires_at": iso(from_millis(r.expires_at)),
+                "created_at": iso(r.created_at),
+                "expires_at": iso(r.expires_at),
             })
         })
         .collect();

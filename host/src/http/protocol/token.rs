@@ -11,7 +11,6 @@ use serde_json::{Value, json};
 
 use super::{Form, OAuthError, authenticate_client, exchange, json_no_store, realm};
 use crate::AppState;
-use crate::clock::to_millis;
 use crate::error::OAuthCode;
 use crate::http::address::ClientAddress;
 use crate::ids::PLATFORM_REALM;
@@ -158,7 +157,7 @@ async fn console_sign_in(
             // A malformed request that names a person of a team is in their access log too.
             if let Some(login) = form.get("username") {
                 let answer = Answered { status: malformed.status().as_u16(), code: malformed.code.as_str() };
-                let now = to_millis(state.clock.now());
+                let now = state.clock.now();
                 console::record_person(state, login, &origin.ip_address, now, Err(answer)).await?;
             }
             return Err(malformed);

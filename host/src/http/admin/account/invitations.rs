@@ -2,7 +2,7 @@
 
 use axum::extract::{Path, RawQuery, State};
 use axum::response::Response;
-use chrono::TimeDelta;
+use chrono::{DateTime, TimeDelta, Utc};
 use serde::Serialize;
 use serde_json::json;
 use utoipa::ToSchema;
@@ -10,7 +10,7 @@ use utoipa::ToSchema;
 use super::team::{MemberView, removed};
 use crate::AppState;
 use crate::authz::permission;
-use crate::clock::{from_millis, iso, to_millis};
+use crate::clock::iso;
 use crate::crypto::generate_secret;
 use crate::error::Error;
 use crate::http::admin::secrets::grantable_roles;
@@ -52,16 +52,16 @@ pub struct InvitationView {
 }
 
 impl InvitationView {
-    fn of(invitation: Invitation, now: i64) -> Self {
+    fn of(invitation: Invitation, now: DateTime<Utc>) -> Self {
         Self {
             status: invitation.status(now).to_owned(),
             id: invitation.id,
             email: invitation.email,
             roles: invitation.roles.clone(),
             invited_by: invitation.invited_by,
-            created_at: iso(from_millis(invitation.created_at)),
-            expires_at: iso(from_millis(invitation.expires_at)),
-            accepted_at: invitation.accepted_at.map(|at| iso(from_millis(at))),
+            created_at: iso(invitation.created_at),
+            expires_at: iso(invitation.expires_at),
+            accepted_at: invitation.accepted_at.map(iso),
             accepted_user_id: invitation.accepted_user_id,
         }
     }
@@ -95,7 +95,7 @@ pub async fn invite(
     let (Some(address), Some(roles)) = (address, roles) else {
         return Err(Error::invalid("", Rule::Required, "email and roles are required"));
     };
-    let now = to_millis(state.clock.now());
+    let now = state.clock.now();
     let pool = state.store.pool();
     let on_team = accounts::members(pool, caller.account_id())
         .await?
@@ -109,7 +109,7 @@ pub async fn invite(
     let account = accounts::find(pool, caller.account_id()).await?.ok_or(Error::NotFound("account"))?;
 
     let token = generate_secret(INVITATION_TOKEN_PREFIX);
-    let expires_at = now + TimeDelta::days(INVITATION_DAYS).num_milliseconds();
+    let expires_at = now + TimeDelta::days(INVITATION_DAYS);
     let invitation = Invitation {
         id: new_guid(),
         account_id: caller.account_id().to_owned(),
@@ -136,7 +136,7 @@ pub async fn invite(
             account = account.name,
             roles = roles.join(", "),
             url = state.public_url,
-            until = iso(from_millis(expires_at)),
+            until = iso(expires_at),
         ),
     };
     state.mailer.send(message).await.map_err(|error| match error {
@@ -168,7 +168,7 @@ pub async fn invitations(
 ) -> Result<Response, Error> {
     caller.require_account(&state, permission::ACCOUNT_READ)?;
     let list = ListQuery::parse(query, &[])?;
-    let now = to_millis(state.clock.now());
+    let now = state.clock.now();
     let found = invitation_store::page(&state.store, caller.account_id(), &list.page).await?;
     Ok(envelope::paged(found.map(|invitation| InvitationView::of(invitation, now))))
 }
@@ -183,7 +183,7 @@ pub async fn revoke_invitation(
     Path(id): Path<String>,
 ) -> Result<Response, Error> {
     caller.require_account(&state, permission::ACCOUNT_UPDATE)?;
-    let now = to_millis(state.clock.now());
+    let now = state.clock.now();
     let found = invitation_store::find(state.store.pool(), caller.account_id(), &id).await?;
     let invitation = found.ok_or(Error::NotFound("invitation"))?;
     let mut tx = state.store.begin().await?;
@@ -226,7 +226,7 @@ pub async fn accept_invitation(
     let (Some(token), Some(username), Some(password)) = (token, username, password) else {
         return Err(Error::invalid("", Rule::Required, "token, username and password are required"));
     };
-    let now = to_millis(state.clock.now());
+    let now = state.clock.now();
     let no_invitation = || Error::invalid("token", Rule::NotFound, "no pending invitation has this token");
     let invitation = invitation_store::find_by_token(state.store.pool(), &state.hasher.hash(&token))
         .await?

@@ -8,7 +8,7 @@ use utoipa::ToSchema;
 
 use crate::AppState;
 use crate::authz::permission;
-use crate::clock::{from_millis, iso, to_millis};
+use crate::clock::iso;
 use crate::error::Error;
 use crate::http::admin::webhooks::check_url;
 use crate::http::admin::{ListQuery, commit};
@@ -79,7 +79,7 @@ pub async fn update_preferences(
         next.attacks_detected = choice;
     }
     body.finish()?;
-    next.updated_at = to_millis(state.clock.now());
+    next.updated_at = state.clock.now();
     let mut tx = state.store.begin().await?;
     notification_store::save_preferences(&mut *tx, &next).await?;
     let view = PreferencesView::of(next);
@@ -129,7 +129,7 @@ impl NotificationView {
             description: n.description,
             resource_id: n.resource_id,
             realm_id: n.realm_id,
-            created_at: iso(from_millis(n.created_at)),
+            created_at: iso(n.created_at),
         }
     }
 }

@@ -8,7 +8,7 @@ use utoipa::ToSchema;
 
 use crate::AppState;
 use crate::authz::permission;
-use crate::clock::{from_millis, iso};
+use crate::clock::iso;
 use crate::error::Error;
 use crate::http::admin::commit;
 use crate::http::admin::secrets::grantable_roles;
@@ -33,11 +33,7 @@ pub struct AccountView {
 pub async fn read(State(state): State<AppState>, caller: Caller) -> Result<Response, Error> {
     caller.require_account(&state, permission::ACCOUNT_READ)?;
     let account = accounts::find(state.store.pool(), caller.account_id()).await?.ok_or(Error::NotFound("account"))?;
-    Ok(envelope::ok(AccountView {
-        id: account.id,
-        name: account.name,
-        created_at: iso(from_millis(account.created_at)),
-    }))
+    Ok(envelope::ok(AccountView { id: account.id, name: account.name, created_at: iso(account.created_at) }))
 }
 
 /// A person on the team.
@@ -61,7 +57,7 @@ impl MemberView {
             username: member.username,
             email: member.email,
             roles: member.roles.clone(),
-            joined_at: iso(from_millis(member.created_at)),
+            joined_at: iso(member.created_at),
         }
     }
 }

@@ -8,7 +8,7 @@ use utoipa::ToSchema;
 use super::super::ListQuery;
 use super::*;
 use crate::AppState;
-use crate::clock::{from_millis, iso, to_millis};
+use crate::clock::iso;
 use crate::error::Error;
 use crate::http::auth::Caller;
 use crate::http::envelope;
@@ -83,7 +83,7 @@ impl EventView {
         Self {
             event_id: event.event_id,
             event_type: event.event_type,
-            created_at: iso(from_millis(event.created_at)),
+            created_at: iso(event.created_at),
             endpoints: event.endpoints,
             delivered: event.delivered,
             status: event.status,
@@ -125,7 +125,7 @@ pub(super) async fn metrics(
         }
     }
     // Without an end, the window includes what happened at this very instant.
-    let end = to.map_or(to_millis(now) + 1, to_millis);
+    let end = to.unwrap_or(now + chrono::Duration::milliseconds(1));
     let to = to.unwrap_or(now);
     let from = from.unwrap_or(to - chrono::Duration::hours(DEFAULT_METRICS_WINDOW_HOURS));
     if from >= to {
@@ -140,8 +140,7 @@ pub(super) async fn metrics(
             .ok_or(Error::NotFound("webhook"))?;
     }
     let figures =
-        store::metrics(state.store.pool(), (&place.realm_id, client_id), webhook_id.as_deref(), (to_millis(from), end))
-            .await?;
+        store::metrics(state.store.pool(), (&place.realm_id, client_id), webhook_id.as_deref(), (from, end)).await?;
     let latency_ms = figures
         .latency_average_ms
         .zip(figures.latency_percentiles_ms)

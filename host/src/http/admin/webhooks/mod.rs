@@ -15,7 +15,7 @@ use super::clients::client_in_reach;
 use super::{ListQuery, realm_in_reach};
 use crate::AppState;
 use crate::authz::{Resource, permission};
-use crate::clock::{from_millis, iso};
+use crate::clock::iso;
 use crate::error::Error;
 use crate::http::auth::Caller;
 use crate::http::envelope;
@@ -82,8 +82,8 @@ impl EndpointView {
             consecutive_failures: endpoint.consecutive_failures,
             signing_secret: None,
             signing_secret_last_four: endpoint.secret_last_four.clone(),
-            created_at: iso(from_millis(endpoint.created_at)),
-            updated_at: iso(from_millis(endpoint.updated_at)),
+            created_at: iso(endpoint.created_at),
+            updated_at: iso(endpoint.updated_at),
         }
     }
 }
@@ -153,15 +153,15 @@ impl AttemptView {
             kind: attempt.kind,
             retry_number: attempt.retry_number,
             state: attempt.state,
-            due_at: iso(from_millis(attempt.due_at)),
-            sent_at: attempt.sent_at.map(|at| iso(from_millis(at))),
+            due_at: iso(attempt.due_at),
+            sent_at: attempt.sent_at.map(iso),
             request_body: attempt.payload,
             response_status: attempt.response_status,
             response_headers: attempt.response_headers.and_then(|text| serde_json::from_str(&text).ok()),
             response_body: attempt.response_body,
             latency_ms: attempt.latency_ms,
             error: attempt.error,
-            created_at: iso(from_millis(attempt.created_at)),
+            created_at: iso(attempt.created_at),
         }
     }
 }
