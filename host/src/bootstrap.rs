@@ -5,7 +5,7 @@ use anyhow::Context as _;
 
 use crate::clock::Clock;
 use crate::crypto::{SecretHasher, generate_secret, last_four};
-use crate::ids::{PLATFORM_REALM, new_guid};
+use crate::ids::{AccountId, PLATFORM_REALM, RealmId, new_guid};
 use crate::store::accounts::{self, Account, Person};
 use crate::store::clients::{self, Client, ClientType, GrantType};
 use crate::store::realms::{self, Realm, RealmSettings};
@@ -40,10 +40,10 @@ pub async fn run_if_empty(
         return Ok(None);
     }
     let now = clock.now();
-    let account = Account { id: new_guid(), name: "Default account".into(), created_at: now };
+    let account = Account { id: AccountId::fresh(), name: "Default account".into(), created_at: now };
     accounts::insert(&mut *tx, &account).await?;
     let realm = Realm {
-        id: PLATFORM_REALM.into(),
+        id: RealmId::platform(),
         account_id: account.id.clone(),
         display_name: "Platform".into(),
         status: Status::Active,
@@ -61,7 +61,7 @@ pub async fn run_if_empty(
     platform_client.description = Some("The console and the admin API's token client".into());
     platform_client.grant_types = vec![GrantType::ClientCredentials];
     clients::insert(&mut *tx, &platform_client).await?;
-    let owner = Person { id: new_guid(), realm_id: PLATFORM_REALM.into(), username: "owner".into(), email: None };
+    let owner = Person { id: new_guid(), realm_id: RealmId::platform(), username: "owner".into(), email: None };
     accounts::insert_person(&mut *tx, &owner, now).await?;
     accounts::insert_member(&mut *tx, &account.id, &owner.id, &["Owner".to_owned()], now).await?;
     let api_key = generate_secret(API_KEY_PREFIX);
@@ -85,5 +85,10 @@ pub async fn run_if_empty(
     };
     secrets::insert(&mut *tx, &secret).await?;
     tx.commit().await.context("cannot store the bootstrap account")?;
-    Ok(Some(Bootstrapped { account_id: account.id, owner_user_id: owner.id, api_key_id: secret.id, api_key }))
+    Ok(Some(Bootstrapped {
+        account_id: account.id.to_string(),
+        owner_user_id: owner.id,
+        api_key_id: secret.id,
+        api_key,
+    }))
 }

@@ -14,6 +14,7 @@ use std::time::{Duration, Instant};
 
 use chrono::{DateTime, Utc};
 
+use crate::ids::{AccountId, ClientId, RealmId};
 use crate::store::clients::Client;
 use crate::store::delegation::DelegationGrant;
 use crate::store::realm_roles::Role;
@@ -38,14 +39,14 @@ pub struct KnownCredential {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Invalidation {
     /// The credentials of an account (a secret or a custom role changed).
-    Account(String),
-    Realm(String),
+    Account(AccountId),
+    Realm(RealmId),
     /// A client: its configuration, signing keys or role grants (realm id, client id).
-    Client(String, String),
+    Client(RealmId, ClientId),
     /// An access token revoked before its expiry (jti, expiry; sent as epoch milliseconds).
     Revoked(String, DateTime<Utc>),
     /// The delegation grants of a realm (one was written or withdrawn).
-    Delegation(String),
+    Delegation(RealmId),
 }
 
 impl Invalidation {
@@ -61,10 +62,10 @@ impl Invalidation {
 
     pub fn decode(text: &str) -> Option<Self> {
         match text.split_once(':')? {
-            ("account", id) => Some(Self::Account(id.to_owned())),
-            ("realm", id) => Some(Self::Realm(id.to_owned())),
-            ("delegation", realm) => Some(Self::Delegation(realm.to_owned())),
-            ("client", pair) => pair.split_once('/').map(|(r, c)| Self::Client(r.to_owned(), c.to_owned())),
+            ("account", id) => Some(Self::Account(AccountId::known(id))),
+            ("realm", id) => Some(Self::Realm(RealmId::known(id))),
+            ("delegation", realm) => Some(Self::Delegation(RealmId::known(realm))),
+            ("client", pair) => pair.split_once('/').map(|(r, c)| Self::Client(RealmId::known(r), ClientId::known(c))),
             ("revoked", pair) => {
                 let (expires_at, jti) = pair.split_once('/')?;
                 Some(Self::Revoked(jti.to_owned(), DateTime::from_timestamp_millis(expires_at.parse().ok()?)?))
@@ -247,7 +248,7 @@ impl Caches {
 
     pub fn keep_realm(&self, realm: Arc<Realm>) {
         if self.usable() {
-            self.realms.put(realm.id.clone(), realm);
+            self.realms.put(realm.id.to_string(), realm);
         }
     }
 
@@ -388,8 +389,8 @@ mod tests {
 
     fn realm(id: &str) -> Arc<Realm> {
         Arc::new(Realm {
-            id: id.into(),
-            account_id: "a".into(),
+            id: RealmId::known(id),
+            account_id: AccountId::known("a"),
             display_name: id.into(),
             status: Status::Active,
             settings: RealmSettings::default(),
@@ -403,7 +404,7 @@ mod tests {
         let caches = Caches::new(true);
         caches.keep_realm(realm("one"));
         caches.keep_realm(realm("two"));
-        let dropped = Invalidation::decode(&Invalidation::Realm("one".into()).encode()).unwrap();
+        let dropped = Invalidation::decode(&Invalidation::Realm(RealmId::known("one")).encode()).unwrap();
         caches.apply(&dropped);
         assert!(caches.realm("one").is_none());
         assert!(caches.realm("two").is_some());

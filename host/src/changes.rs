@@ -5,6 +5,7 @@
 use crate::AppState;
 use crate::cache::Invalidation;
 use crate::error::Error;
+use crate::ids::RealmId;
 use crate::store::trail::{self, Actor, Change, Request, Stale};
 use crate::store::{Transaction, changes};
 
@@ -21,7 +22,7 @@ pub async fn commit(state: &AppState, by: Author<'_>, mut tx: Transaction, chang
     let at = state.clock.now();
     trail::record_change(&mut tx, by.actor, by.request, &change, at).await?;
     let stale = match (change.resource_type.makes_stale(), &change.resource_id, &change.realm_id, &change.client_id) {
-        (Stale::Realm, Some(id), _, _) => Some(Invalidation::Realm(id.clone())),
+        (Stale::Realm, Some(id), _, _) => Some(Invalidation::Realm(RealmId::known(id.as_str()))),
         (Stale::RealmRoles, _, Some(realm), _) => Some(Invalidation::Realm(realm.clone())),
         (Stale::Account, _, _, _) => Some(Invalidation::Account(by.actor.account_id.clone())),
         (Stale::Delegation, _, Some(realm), _) => Some(Invalidation::Delegation(realm.clone())),

@@ -1,4 +1,5 @@
-//! Identifiers chosen by callers, parsed once at the edge (realm and client ids).
+//! Identifiers: the ids of the tenancy (account, realm, client, person) as types of their own, the
+//! ones chosen by callers parsed once at the edge (realm and client ids), and GUIDs.
 
 use std::fmt;
 
@@ -6,11 +7,118 @@ use serde::Serialize;
 
 use crate::validate::Rule;
 
-/// A realm id: 1 to 64 of lowercase letters, digits, `-` and `_`, starting and ending with a
-/// letter or digit. It appears in every protocol URL of the realm.
-#[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize)]
-#[serde(transparent)]
-pub struct RealmId(String);
+/// An identifier type: text with a meaning, which only its own kind of thing carries. It reads as
+/// `&str` wherever one is wanted and serialises as its text; a value is made by parsing what a
+/// caller chose (`parse`), by minting a GUID (`fresh`), or from what the service stored (`known`).
+macro_rules! id_type {
+    ($(#[$meta:meta])* $name:ident) => {
+        $(#[$meta])*
+        #[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize)]
+        #[serde(transparent)]
+        pub struct $name(String);
+
+        impl $name {
+            /// An id the service wrote itself (a stored row, a token it signed): no rule is
+            /// checked again.
+            pub fn known(text: impl Into<String>) -> Self {
+                Self(text.into())
+            }
+
+            pub fn as_str(&self) -> &str {
+                &self.0
+            }
+        }
+
+        impl std::ops::Deref for $name {
+            type Target = str;
+            fn deref(&self) -> &str {
+                &self.0
+            }
+        }
+
+        impl AsRef<str> for $name {
+            fn as_ref(&self) -> &str {
+                &self.0
+            }
+        }
+
+        impl std::borrow::Borrow<str> for $name {
+            fn borrow(&self) -> &str {
+                &self.0
+            }
+        }
+
+        impl fmt::Display for $name {
+            fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str(&self.0)
+            }
+        }
+
+        impl From<$name> for String {
+            fn from(id: $name) -> Self {
+                id.0
+            }
+        }
+
+        impl PartialEq<str> for $name {
+            fn eq(&self, other: &str) -> bool {
+                self.0 == other
+            }
+        }
+
+        impl PartialEq<&str> for $name {
+            fn eq(&self, other: &&str) -> bool {
+                self.0 == *other
+            }
+        }
+
+        impl PartialEq<String> for $name {
+            fn eq(&self, other: &String) -> bool {
+                &self.0 == other
+            }
+        }
+
+        impl PartialEq<$name> for str {
+            fn eq(&self, other: &$name) -> bool {
+                self == other.0
+            }
+        }
+
+        impl PartialEq<$name> for &str {
+            fn eq(&self, other: &$name) -> bool {
+                *self == other.0
+            }
+        }
+
+        impl PartialEq<$name> for String {
+            fn eq(&self, other: &$name) -> bool {
+                *self == other.0
+            }
+        }
+    };
+}
+
+id_type! {
+    /// A realm id: 1 to 64 of lowercase letters, digits, `-` and `_`, starting and ending with a
+    /// letter or digit. It appears in every protocol URL of the realm.
+    RealmId
+}
+
+id_type! {
+    /// A client id, unique within its realm: 1 to 128 of letters, digits, `-`, `_`, `.` and `:`,
+    /// starting with a letter or digit.
+    ClientId
+}
+
+id_type! {
+    /// An account: the customer that owns realms, API secrets and a team. A GUID.
+    AccountId
+}
+
+id_type! {
+    /// A person of a realm. A GUID.
+    UserId
+}
 
 /// The realm created at bootstrap, whose client id is the same value.
 pub const PLATFORM_REALM: &str = "platform";
@@ -34,23 +142,7 @@ impl RealmId {
     pub fn platform() -> Self {
         Self(PLATFORM_REALM.to_owned())
     }
-
-    pub fn as_str(&self) -> &str {
-        &self.0
-    }
 }
-
-impl fmt::Display for RealmId {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(&self.0)
-    }
-}
-
-/// A client id, unique within its realm: 1 to 128 of letters, digits, `-`, `_`, `.` and `:`,
-/// starting with a letter or digit.
-#[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize)]
-#[serde(transparent)]
-pub struct ClientId(String);
 
 impl ClientId {
     pub fn parse(text: &str) -> Result<Self, (Rule, String)> {
@@ -66,15 +158,19 @@ impl ClientId {
         }
         Ok(Self(text.to_owned()))
     }
+}
 
-    pub fn as_str(&self) -> &str {
-        &self.0
+impl AccountId {
+    /// A fresh GUID, for a new one.
+    pub fn fresh() -> Self {
+        Self(new_guid())
     }
 }
 
-impl fmt::Display for ClientId {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(&self.0)
+impl UserId {
+    /// A fresh GUID, for a new one.
+    pub fn fresh() -> Self {
+        Self(new_guid())
     }
 }
 

@@ -10,6 +10,8 @@ use serde_json::json;
 
 use crate::AppState;
 use crate::clock::iso;
+use crate::ids::AccountId;
+use crate::ids::RealmId;
 use crate::ids::new_guid;
 use crate::store::Error as StoreError;
 use crate::store::notifications::{self as store, Notification, PostStatus, Severity};
@@ -47,13 +49,13 @@ pub async fn raise(
     let preferences = store::preferences(&mut *tx, raised.account_id).await?;
     let notification = Notification {
         id: new_guid(),
-        account_id: raised.account_id.to_owned(),
+        account_id: AccountId::known(raised.account_id.to_owned()),
         notification_type: raised.notification_type.to_owned(),
         severity: raised.severity,
         title: raised.title,
         description: raised.description,
         resource_id: raised.resource_id.map(str::to_owned),
-        realm_id: raised.realm_id.map(str::to_owned),
+        realm_id: raised.realm_id.map(RealmId::known),
         created_at: now,
         post_status: if raised.webhook && preferences.webhook_url.is_some() {
             PostStatus::Pending

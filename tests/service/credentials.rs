@@ -1,6 +1,7 @@
 //! Admin API credentials: who gets 401, who gets 403, and the access log.
 
 use castellan::crypto::{generate_secret, last_four};
+use castellan::ids::{AccountId, RealmId};
 use castellan::store::Status;
 use castellan::store::accounts::{self, Account};
 use castellan::store::realms::{self, Realm, RealmSettings};
@@ -14,10 +15,10 @@ use crate::support::{TestApp, spawn_app};
 async fn other_account(app: &TestApp, realm_id: &str) -> String {
     let store = app.database().await;
     let now = app.state.clock.now();
-    let account = Account { id: uuid::Uuid::now_v7().to_string(), name: "Other".into(), created_at: now };
+    let account = Account { id: AccountId::fresh(), name: "Other".into(), created_at: now };
     accounts::insert(store.pool(), &account).await.unwrap();
     let realm = Realm {
-        id: realm_id.into(),
+        id: RealmId::parse(realm_id).expect("a valid realm id"),
         account_id: account.id.clone(),
         display_name: realm_id.into(),
         status: Status::Active,

@@ -7,6 +7,7 @@ use std::path::{Path, PathBuf};
 use serde::Deserialize;
 
 use super::{Authorizer, Principal, PrincipalKind, Resource, Verdict};
+use crate::ids::AccountId;
 
 /// `castellan policies check`: loads the policies in `dir` (refused unless they validate against
 /// the schema), runs the fixtures under `dir/fixtures`, and reports both with the role ×
@@ -138,7 +139,7 @@ fn parse_case<T: serde::de::DeserializeOwned>(path: &Path, case: serde_json::Val
 fn run_case(authorizer: &Authorizer, path: &Path, case: Case) -> Result<CaseOutcome, String> {
     let principal = Principal {
         id: "fixture-caller".into(),
-        account_id: OWN_ACCOUNT.into(),
+        account_id: AccountId::known(OWN_ACCOUNT),
         kind: if case.principal.person { PrincipalKind::Person } else { PrincipalKind::Credential },
         roles: case.principal.roles,
         grants: case.principal.grants.into_iter().collect(),
@@ -152,10 +153,14 @@ fn run_case(authorizer: &Authorizer, path: &Path, case: Case) -> Result<CaseOutc
     };
     let resource = match case.resource.kind.as_str() {
         "Account" => Resource::Account(owner.unwrap_or_else(|| "missing-account".into())),
-        "Realm" => Resource::Realm { id: "fixture-realm".into(), owner },
-        "Client" => Resource::Client { realm_id: "fixture-realm".into(), id: "fixture-client".into(), owner },
-        "Secret" => Resource::Secret { id: "fixture-secret".into(), owner },
-        "AccountRole" => Resource::AccountRole { id: "fixture-role".into(), owner },
+        "Realm" => Resource::Realm { id: "fixture-realm".into(), owner: owner.map(AccountId::known) },
+        "Client" => Resource::Client {
+            realm_id: "fixture-realm".into(),
+            id: "fixture-client".into(),
+            owner: owner.map(AccountId::known),
+        },
+        "Secret" => Resource::Secret { id: "fixture-secret".into(), owner: owner.map(AccountId::known) },
+        "AccountRole" => Resource::AccountRole { id: "fixture-role".into(), owner: owner.map(AccountId::known) },
         other => return Err(format!("{}: case `{}`: unknown resource type `{other}`", path.display(), case.name)),
     };
     let verdict = authorizer

@@ -19,6 +19,7 @@ use cedar_policy::{
 };
 
 use crate::error::ErrorCode;
+use crate::ids::AccountId;
 
 /// Permission names the code asks about; the schema must declare each (checked at load).
 pub mod permission {
@@ -134,7 +135,7 @@ pub enum PolicyError {
 pub struct Principal {
     /// The credential or person id.
     pub id: String,
-    pub account_id: String,
+    pub account_id: AccountId,
     pub kind: PrincipalKind,
     /// Built-in roles held.
     pub roles: Vec<String>,
@@ -164,10 +165,10 @@ impl PrincipalKind {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Resource {
     Account(String),
-    Realm { id: String, owner: Option<String> },
-    Client { realm_id: String, id: String, owner: Option<String> },
-    Secret { id: String, owner: Option<String> },
-    AccountRole { id: String, owner: Option<String> },
+    Realm { id: String, owner: Option<AccountId> },
+    Client { realm_id: String, id: String, owner: Option<AccountId> },
+    Secret { id: String, owner: Option<AccountId> },
+    AccountRole { id: String, owner: Option<AccountId> },
 }
 
 /// Permitted, or refused with the code of the refusing policy.
@@ -340,7 +341,7 @@ impl Authorizer {
 
     /// Pushes the resource's entity and its ancestors; returns its uid.
     fn resource_entities(&self, resource: &Resource, entities: &mut Vec<Entity>) -> Result<EntityUid, EvaluationError> {
-        let owned = |kind: &str, id: &str, owner: &Option<String>, entities: &mut Vec<Entity>| {
+        let owned = |kind: &str, id: &str, owner: &Option<AccountId>, entities: &mut Vec<Entity>| {
             let this = uid(kind, id)?;
             let parents = match owner {
                 Some(account) => {
@@ -376,7 +377,7 @@ impl Authorizer {
             let _ = write!(table, "  {role:>9}");
         }
         table.push('\n');
-        let account = "matrix-account".to_owned();
+        let account = AccountId::known("matrix-account");
         for action in self.actions.keys().collect::<BTreeSet<_>>() {
             let _ = write!(table, "{action:width$}");
             for role in BUILTIN_ROLES {
@@ -388,7 +389,8 @@ impl Authorizer {
                     grants: BTreeSet::new(),
                     scopes: None,
                 };
-                let resource = Resource::Realm { id: "matrix-realm".into(), owner: Some(account.clone()) };
+                let resource =
+                    Resource::Realm { id: "matrix-realm".into(), owner: Some(AccountId::known(account.clone())) };
                 let mark = match self.decide(&principal, action, &resource)? {
                     Verdict::Allow => "allow",
                     Verdict::Deny { .. } => "-",

@@ -23,6 +23,10 @@ use crate::AppState;
 use crate::authz::{BUILTIN_ROLES, Principal, PrincipalKind, Resource, Verdict};
 use crate::cache::KnownCredential;
 use crate::error::Error;
+use crate::ids::AccountId;
+use crate::ids::ClientId;
+use crate::ids::RealmId;
+use crate::ids::UserId;
 use crate::ids::{PLATFORM_REALM, new_guid};
 use crate::store::access_log::{AccessEntry, AccessOutcome};
 use crate::store::accounts;
@@ -47,7 +51,7 @@ pub struct Caller {
 }
 
 impl Caller {
-    pub fn account_id(&self) -> &str {
+    pub fn account_id(&self) -> &AccountId {
         &self.principal.account_id
     }
 
@@ -70,7 +74,7 @@ impl Caller {
 
     /// Asks the policies whether the caller may do `permission` on its own account.
     pub fn require_account(&self, state: &AppState, permission: &str) -> Result<(), Error> {
-        self.require(state, permission, Resource::Account(self.account_id().to_owned()))
+        self.require(state, permission, Resource::Account(self.account_id().to_string()))
     }
 
     /// Whether the caller holds a built-in role (a personal access token: and its person too).
@@ -156,7 +160,7 @@ pub async fn authenticate(State(state): State<AppState>, mut request: Request, n
     entry.account_id = Some(principal.account_id.clone());
     entry.credential_id.clone_from(&actor.credential_id);
     entry.credential_name.clone_from(&actor.credential_name);
-    entry.actor_user_id.clone_from(&actor.user_id);
+    entry.actor_user_id = actor.user_id.clone().map(String::from);
 
     let class = rate_class(&method, template.as_deref().unwrap_or(&path));
     if let Err(retry_after_seconds) = state.limiter.take(&principal.id, class, now) {
@@ -194,8 +198,8 @@ pub async fn authenticate(State(state): State<AppState>, mut request: Request, n
             resource_type,
             resource_id,
             parent_id: None,
-            realm_id,
-            client_id,
+            realm_id: realm_id.map(RealmId::known),
+            client_id: client_id.map(ClientId::known),
             before: None,
             after: None,
             details: None,
@@ -316,7 +320,7 @@ async fn identify(state: &AppState, headers: &HeaderMap, now: DateTime<Utc>) -> 
         let held = member.roles.clone();
         let grants = grants_of(state, &secret.account_id, &held).await.map_err(|e| Box::new(Rejection::Failed(e)))?;
         person = Some(Principal {
-            id: member.user_id,
+            id: member.user_id.to_string(),
             account_id: member.account_id,
             // Still a machine credential: the person's roles bound it, they do not make it a person.
             kind: PrincipalKind::Credential,
@@ -336,7 +340,7 @@ async fn identify(state: &AppState, headers: &HeaderMap, now: DateTime<Utc>) -> 
     let actor = trail::Actor {
         account_id: secret.account_id.clone(),
         actor_type: ActorType::Credential,
-        user_id: secret.acts_for_user_id.clone(),
+        user_id: secret.acts_for_user_id.clone().map(UserId::known),
         username: credential.acts_for_username.clone(),
         email: credential.acts_for_email.clone(),
         credential_id: Some(secret.id.clone()),
@@ -387,7 +391,7 @@ async fn person_caller(state: &AppState, person: &User) -> Result<Identified, Bo
     let held = member.roles.clone();
     let grants = grants_of(state, &member.account_id, &held).await.map_err(failed)?;
     let principal = Principal {
-        id: person.id.clone(),
+        id: person.id.to_string(),
         account_id: member.account_id.clone(),
         kind: PrincipalKind::Person,
         roles: builtin(held),

@@ -147,7 +147,7 @@ pub async fn record(
     for measure in measures {
         let target = match (measure.kind, attack.user) {
             (MeasureKind::SourceBlocked, _) => attack.address.to_owned(),
-            (_, Some(user)) => user.id.clone(),
+            (_, Some(user)) => user.id.to_string(),
             (_, None) => continue,
         };
         let lapses_at = measure.seconds.map(|seconds| now + TimeDelta::seconds(i64::from(seconds)));

@@ -10,6 +10,7 @@ use tokio::sync::{mpsc, oneshot};
 use super::Error;
 use super::page::{self, Listing, Page, PageRequest, Scope};
 use super::{ROWS_PER_STATEMENT, Store, text_enum, values_placeholders};
+use crate::ids::AccountId;
 
 text_enum! {
     pub enum AccessOutcome {
@@ -23,7 +24,7 @@ pub struct AccessEntry {
     pub id: String,
     #[sqlx(try_from = "super::Millis")]
     pub occurred_at: DateTime<Utc>,
-    pub account_id: Option<String>,
+    pub account_id: Option<AccountId>,
     pub credential_id: Option<String>,
     pub credential_name: Option<String>,
     pub actor_user_id: Option<String>,

@@ -1,12 +1,13 @@
 //! Accounts (owners of realms and clients), the people on their teams, and their account roles.
 
 use super::Error;
+use crate::ids::{AccountId, RealmId, UserId};
 use chrono::{DateTime, Utc};
 use sqlx::{Any, Executor};
 
 #[derive(Debug, Clone, PartialEq, Eq, sqlx::FromRow)]
 pub struct Account {
-    pub id: String,
+    pub id: AccountId,
     pub name: String,
     #[sqlx(try_from = "super::Millis")]
     pub created_at: DateTime<Utc>,
@@ -16,7 +17,7 @@ pub struct Account {
 #[derive(Debug, Clone, PartialEq, Eq, sqlx::FromRow)]
 pub struct Person {
     pub id: String,
-    pub realm_id: String,
+    pub realm_id: RealmId,
     pub username: String,
     pub email: Option<String>,
 }
@@ -98,8 +99,8 @@ pub async fn insert_member<'c>(
 /// A person on an account's team.
 #[derive(Debug, Clone, PartialEq, Eq, sqlx::FromRow)]
 pub struct Member {
-    pub account_id: String,
-    pub user_id: String,
+    pub account_id: AccountId,
+    pub user_id: UserId,
     pub username: String,
     pub email: Option<String>,
     #[sqlx(try_from = "super::JsonList")]

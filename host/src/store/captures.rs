@@ -6,12 +6,13 @@ use sqlx::{Any, Executor};
 use super::Error;
 use super::page::{self, Listing, Page, PageRequest, Scope};
 use super::{Backend, Store};
+use crate::ids::AccountId;
 
 /// A temporary address recording the requests it receives.
 #[derive(Debug, Clone, PartialEq, Eq, sqlx::FromRow)]
 pub struct Capture {
     pub id: String,
-    pub account_id: String,
+    pub account_id: AccountId,
     pub token: String,
     #[sqlx(try_from = "super::Millis")]
     pub created_at: DateTime<Utc>,

@@ -8,6 +8,7 @@ use super::trail::{Place, Placed, ResourceKind};
 use super::{Error, Store};
 use super::{Status, text_enum};
 use crate::crypto::SecretHasher;
+use crate::ids::{ClientId, RealmId};
 
 /// The OAuth grants, by their `grant_type` on the wire, each listed once.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -79,8 +80,8 @@ text_enum! {
 
 #[derive(Debug, Clone, PartialEq, Eq, sqlx::FromRow)]
 pub struct Client {
-    pub realm_id: String,
-    pub id: String,
+    pub realm_id: RealmId,
+    pub id: ClientId,
     pub name: String,
     pub description: Option<String>,
     #[sqlx(try_from = "String")]
@@ -132,8 +133,8 @@ impl Client {
     /// code and refresh token grants, no scopes, no redirect URIs, Token Exchange off.
     pub fn new(realm_id: &str, id: &str, client_type: ClientType, now: DateTime<Utc>) -> Self {
         Self {
-            realm_id: realm_id.to_owned(),
-            id: id.to_owned(),
+            realm_id: RealmId::known(realm_id.to_owned()),
+            id: ClientId::known(id.to_owned()),
             name: id.to_owned(),
             description: None,
             client_type,

@@ -8,6 +8,7 @@ use super::page::{self, Listing, Page, PageRequest, Scope};
 use super::trail::{Place, Placed, ResourceKind};
 use super::{Error, Store};
 use super::{Status, text_enum};
+use crate::ids::{ClientId, RealmId};
 
 text_enum! {
     pub enum ConsumerType {
@@ -20,8 +21,8 @@ text_enum! {
 #[derive(Debug, Clone, PartialEq, Eq, sqlx::FromRow)]
 pub struct Consumer {
     pub id: String,
-    pub realm_id: String,
-    pub client_id: String,
+    pub realm_id: RealmId,
+    pub client_id: ClientId,
     #[sqlx(try_from = "String")]
     pub consumer_type: ConsumerType,
     pub name: String,

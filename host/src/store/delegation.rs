@@ -8,14 +8,15 @@ use super::text_enum;
 use super::trail::ActorType;
 use super::trail::{Place, Placed, ResourceKind};
 use super::{Error, Store};
+use crate::ids::{ClientId, RealmId, UserId};
 
 /// A grant as stored.
 #[derive(Debug, Clone, PartialEq, Eq, sqlx::FromRow)]
 pub struct DelegationGrant {
     pub id: String,
-    pub realm_id: String,
-    pub client_id: String,
-    pub subject_user_id: String,
+    pub realm_id: RealmId,
+    pub client_id: ClientId,
+    pub subject_user_id: UserId,
     #[sqlx(try_from = "super::JsonList")]
     pub scopes: Vec<String>,
     #[sqlx(try_from = "super::JsonList")]
@@ -197,9 +198,9 @@ text_enum! {
 #[derive(Debug, Clone, PartialEq, Eq, sqlx::FromRow)]
 pub struct Exchange {
     pub id: String,
-    pub realm_id: String,
-    pub client_id: String,
-    pub subject_user_id: Option<String>,
+    pub realm_id: RealmId,
+    pub client_id: ClientId,
+    pub subject_user_id: Option<UserId>,
     pub grant_id: Option<String>,
     #[sqlx(try_from = "String")]
     pub outcome: ExchangeOutcome,

@@ -11,6 +11,7 @@ use sqlx::Row as _;
 use super::events::StoredEvent;
 use super::webhooks::{ATTEMPT_COLUMNS, Attempt, AttemptState, INSERT_CHUNK, insert_attempts};
 use super::{Backend, Connection, Error, Store, list_placeholders};
+use crate::ids::AccountId;
 
 /// Takes up to `batch` events not yet fanned out, the oldest first, and marks them fanned out at
 /// `now`, in the caller's claim transaction ([`Store::begin_claim`]).
@@ -228,7 +229,7 @@ pub const FAILURES_TO_DISABLE: i64 = 10;
 /// An endpoint that this failure turned Disabled.
 #[derive(Debug, Clone)]
 pub struct Disabled {
-    pub account_id: String,
+    pub account_id: AccountId,
     pub name: String,
     pub url: String,
 }

@@ -7,6 +7,7 @@ use serde_json::Value;
 use super::Error;
 use super::webhooks::EndpointKind;
 use crate::ids::new_guid;
+use crate::ids::{AccountId, ClientId, RealmId};
 
 /// Every event the service publishes, by its name on the wire, each listed once with the
 /// endpoints that hear it.
@@ -139,9 +140,9 @@ pub async fn publish(tx: &mut super::Connection, event: Event<'_>, at: DateTime<
 pub struct StoredEvent {
     pub id: String,
     pub event_type: String,
-    pub account_id: Option<String>,
-    pub realm_id: Option<String>,
-    pub client_id: Option<String>,
+    pub account_id: Option<AccountId>,
+    pub realm_id: Option<RealmId>,
+    pub client_id: Option<ClientId>,
     #[sqlx(try_from = "super::Millis")]
     pub created_at: DateTime<Utc>,
     pub data: String,

@@ -5,11 +5,12 @@ use sqlx::{Any, Executor};
 
 use super::page::{self, Listing, Page, PageRequest, Scope};
 use super::{Error, Store};
+use crate::ids::AccountId;
 
 #[derive(Debug, Clone, PartialEq, Eq, sqlx::FromRow)]
 pub struct Invitation {
     pub id: String,
-    pub account_id: String,
+    pub account_id: AccountId,
     pub email: String,
     #[sqlx(try_from = "super::JsonList")]
     pub roles: Vec<String>,

@@ -415,6 +415,38 @@ impl<'r> sqlx::Decode<'r, sqlx::Any> for OptionalJsonList {
     }
 }
 
+/// The identifier types read and bind as their text.
+macro_rules! text_id {
+    ($($id:ty),+) => {$(
+        impl sqlx::Type<sqlx::Any> for $id {
+            fn type_info() -> sqlx::any::AnyTypeInfo {
+                <String as sqlx::Type<sqlx::Any>>::type_info()
+            }
+
+            fn compatible(ty: &sqlx::any::AnyTypeInfo) -> bool {
+                <String as sqlx::Type<sqlx::Any>>::compatible(ty)
+            }
+        }
+
+        impl<'r> sqlx::Decode<'r, sqlx::Any> for $id {
+            fn decode(value: sqlx::any::AnyValueRef<'r>) -> Result<Self, sqlx::error::BoxDynError> {
+                <String as sqlx::Decode<sqlx::Any>>::decode(value).map(<$id>::known)
+            }
+        }
+
+        impl<'q> sqlx::Encode<'q, sqlx::Any> for $id {
+            fn encode_by_ref(
+                &self,
+                buf: &mut <sqlx::Any as sqlx::Database>::ArgumentBuffer,
+            ) -> Result<sqlx::encode::IsNull, sqlx::error::BoxDynError> {
+                <String as sqlx::Encode<'q, sqlx::Any>>::encode(self.as_str().to_owned(), buf)
+            }
+        }
+    )+};
+}
+
+text_id!(crate::ids::AccountId, crate::ids::RealmId, crate::ids::ClientId, crate::ids::UserId);
+
 /// An instant column as stored: milliseconds since the Unix epoch, an integer on both backends.
 /// Rows read it into a `DateTime<Utc>` with `#[sqlx(try_from = "super::Millis")]`; a value out of
 /// chrono's range (never written by us) reads as the epoch.

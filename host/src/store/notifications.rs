@@ -7,6 +7,7 @@ use sqlx::{Any, Executor};
 use super::page::{self, Listing, Page, PageRequest, Scope};
 use super::text_enum;
 use super::{Error, Store};
+use crate::ids::{AccountId, RealmId};
 
 text_enum! {
     /// Whether the Attacks detected notification is raised, and where it goes.
@@ -41,7 +42,7 @@ text_enum! {
 
 #[derive(Debug, Clone, PartialEq, Eq, sqlx::FromRow)]
 pub struct Preferences {
-    pub account_id: String,
+    pub account_id: AccountId,
     pub webhook_url: Option<String>,
     #[sqlx(try_from = "String")]
     pub attacks_detected: AttacksDetected,
@@ -53,7 +54,7 @@ impl Preferences {
     /// What an account that never chose has.
     pub fn default_for(account_id: &str) -> Self {
         Self {
-            account_id: account_id.to_owned(),
+            account_id: AccountId::known(account_id.to_owned()),
             webhook_url: None,
             attacks_detected: AttacksDetected::InConsole,
             updated_at: DateTime::UNIX_EPOCH,
@@ -95,7 +96,7 @@ pub async fn save_preferences<'c>(
 #[derive(Debug, Clone, PartialEq, Eq, sqlx::FromRow)]
 pub struct Notification {
     pub id: String,
-    pub account_id: String,
+    pub account_id: AccountId,
     #[sqlx(rename = "type")]
     pub notification_type: String,
     #[sqlx(try_from = "String")]
@@ -103,7 +104,7 @@ pub struct Notification {
     pub title: String,
     pub description: String,
     pub resource_id: Option<String>,
-    pub realm_id: Option<String>,
+    pub realm_id: Option<RealmId>,
     #[sqlx(try_from = "super::Millis")]
     pub created_at: DateTime<Utc>,
     #[sqlx(try_from = "String")]

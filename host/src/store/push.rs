@@ -5,6 +5,7 @@ use sqlx::{Any, Executor};
 
 use super::Error;
 use super::text_enum;
+use crate::ids::{ClientId, RealmId, UserId};
 
 text_enum! {
     pub enum RequestStatus {
@@ -22,8 +23,8 @@ text_enum! {
 #[derive(Debug, Clone, PartialEq, Eq, sqlx::FromRow)]
 pub struct Device {
     pub id: String,
-    pub realm_id: String,
-    pub user_id: String,
+    pub realm_id: RealmId,
+    pub user_id: UserId,
     pub name: String,
     pub secret_hash: String,
     pub push_token: Option<String>,
@@ -36,9 +37,9 @@ pub struct Device {
 #[derive(Debug, Clone, PartialEq, Eq, sqlx::FromRow)]
 pub struct PushRequest {
     pub id: String,
-    pub realm_id: String,
-    pub user_id: String,
-    pub client_id: String,
+    pub realm_id: RealmId,
+    pub user_id: UserId,
+    pub client_id: ClientId,
     pub ip_address: String,
     pub user_agent: Option<String>,
     #[sqlx(try_from = "super::JsonList")]

@@ -7,13 +7,14 @@ use sqlx::{Any, Executor};
 use super::page::{self, Listing, Page, PageRequest, Scope};
 use super::trail::{Place, Placed, ResourceKind};
 use super::{Error, Store};
+use crate::ids::{ClientId, RealmId};
 
 #[derive(Debug, Clone, PartialEq, Eq, sqlx::FromRow)]
 pub struct Role {
     pub id: String,
-    pub realm_id: String,
+    pub realm_id: RealmId,
     /// The client the role is exclusive to; `None` for a realm role.
-    pub client_id: Option<String>,
+    pub client_id: Option<ClientId>,
     pub name: String,
     pub description: Option<String>,
     #[sqlx(try_from = "super::Millis")]
@@ -213,7 +214,7 @@ pub async fn withdraw<'c>(
 #[derive(Debug, Clone, PartialEq, Eq, sqlx::FromRow)]
 pub struct Group {
     pub id: String,
-    pub realm_id: String,
+    pub realm_id: RealmId,
     pub name: String,
     pub description: Option<String>,
     #[sqlx(try_from = "super::Millis")]

@@ -7,6 +7,7 @@ use super::Status;
 use super::page::{self, Listing, Page, PageRequest, Scope};
 use super::trail::{Place, Placed, ResourceKind};
 use super::{Error, Store};
+use crate::ids::{AccountId, RealmId};
 
 /// Lockout and password settings, with their documented defaults.
 #[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, sqlx::FromRow)]
@@ -45,8 +46,8 @@ impl Default for RealmSettings {
 
 #[derive(Debug, Clone, PartialEq, Eq, sqlx::FromRow)]
 pub struct Realm {
-    pub id: String,
-    pub account_id: String,
+    pub id: RealmId,
+    pub account_id: AccountId,
     pub display_name: String,
     #[sqlx(try_from = "String")]
     pub status: Status,
@@ -62,9 +63,9 @@ impl Placed for Realm {
     fn place(&self) -> Place {
         Place {
             kind: ResourceKind::Realm,
-            id: self.id.clone(),
+            id: self.id.to_string(),
             parent: None,
-            realm: Some(self.id.clone()),
+            realm: Some(self.id.to_string()),
             client: None,
         }
     }

@@ -1,15 +1,16 @@
 //! Password reset codes sent by recovery e-mail: kept as keyed hashes, each used once.
 
 use super::Error;
+use crate::ids::{ClientId, RealmId, UserId};
 use chrono::{DateTime, Utc};
 use sqlx::{Any, Executor};
 
 #[derive(Debug, Clone, PartialEq, Eq, sqlx::FromRow)]
 pub struct Reset {
     pub id: String,
-    pub realm_id: String,
-    pub user_id: String,
-    pub client_id: String,
+    pub realm_id: RealmId,
+    pub user_id: UserId,
+    pub client_id: ClientId,
     pub token_hash: String,
     #[sqlx(try_from = "super::Millis")]
     pub created_at: DateTime<Utc>,

@@ -7,6 +7,7 @@ use super::page::{self, Listing, Page, PageRequest, Scope};
 use super::trail::{Place, Placed, ResourceKind};
 use super::{Error, Store};
 use super::{Status, text_enum};
+use crate::ids::RealmId;
 
 text_enum! {
     pub enum ServerKind {
@@ -18,7 +19,7 @@ text_enum! {
 #[derive(Debug, Clone, PartialEq, Eq, sqlx::FromRow)]
 pub struct ResourceServer {
     pub id: String,
-    pub realm_id: String,
+    pub realm_id: RealmId,
     pub name: String,
     /// The `aud` of its tokens, as clients send it in `resource`.
     pub address: String,

@@ -6,13 +6,14 @@ use sqlx::{Any, Executor};
 use super::page::{self, Listing, Page, PageRequest, Scope as Rows};
 use super::trail::{Place, Placed, ResourceKind};
 use super::{Error, Store};
+use crate::ids::{AccountId, RealmId};
 
 #[derive(Debug, Clone, PartialEq, Eq, sqlx::FromRow)]
 pub struct Scope {
     pub id: String,
-    pub account_id: String,
+    pub account_id: AccountId,
     /// `None` for a catalogue scope.
-    pub realm_id: Option<String>,
+    pub realm_id: Option<RealmId>,
     pub name: String,
     pub description: Option<String>,
     #[sqlx(try_from = "super::Millis")]
@@ -26,8 +27,8 @@ impl Placed for Scope {
         Place {
             kind: ResourceKind::Scope,
             id: self.id.clone(),
-            parent: self.realm_id.clone(),
-            realm: self.realm_id.clone(),
+            parent: self.realm_id.clone().map(String::from),
+            realm: self.realm_id.clone().map(String::from),
             client: None,
         }
     }

@@ -8,6 +8,7 @@ use super::text_enum;
 use super::trail::{Place, Placed, ResourceKind};
 use super::{Error, Store};
 use crate::crypto::hash_matches_rotated;
+use crate::ids::AccountId;
 
 text_enum! {
     pub enum SecretType {
@@ -23,7 +24,7 @@ text_enum! {
 #[derive(Debug, Clone, PartialEq, Eq, sqlx::FromRow)]
 pub struct Secret {
     pub id: String,
-    pub account_id: String,
+    pub account_id: AccountId,
     #[sqlx(try_from = "String")]
     pub secret_type: SecretType,
     pub name: String,

@@ -6,13 +6,14 @@ use sqlx::{Any, Executor};
 use super::page::{self, Listing, Page, PageRequest, Scope};
 use super::trail::{Place, Placed, ResourceKind};
 use super::{Error, Store};
+use crate::ids::{ClientId, RealmId, UserId};
 
 #[derive(Debug, Clone, PartialEq, Eq, sqlx::FromRow)]
 pub struct Session {
     pub id: String,
-    pub realm_id: String,
-    pub client_id: String,
-    pub user_id: String,
+    pub realm_id: RealmId,
+    pub client_id: ClientId,
+    pub user_id: UserId,
     pub ip_address: String,
     pub user_agent: Option<String>,
     /// `pwd`, …
@@ -298,8 +299,8 @@ struct PersonRow {
 impl PersonRow {
     fn into_user(self, realm_id: &str) -> super::users::User {
         super::users::User {
-            id: self.u_id,
-            realm_id: realm_id.to_owned(),
+            id: UserId::known(self.u_id),
+            realm_id: RealmId::known(realm_id.to_owned()),
             username: self.u_username,
             email: self.u_email,
             first_name: self.u_first_name,

@@ -5,6 +5,7 @@ use sqlx::{Any, Executor};
 
 use super::Error;
 use super::text_enum;
+use crate::ids::{ClientId, RealmId};
 
 text_enum! {
     pub enum KeyStatus {
@@ -21,8 +22,8 @@ text_enum! {
 pub struct SigningKey {
     /// The `kid`.
     pub id: String,
-    pub realm_id: String,
-    pub client_id: String,
+    pub realm_id: RealmId,
+    pub client_id: ClientId,
     /// ES256 or RS256.
     pub algorithm: String,
     /// PKCS#8 PEM, sealed (see `crypto::Sealer`).

@@ -9,6 +9,7 @@ use super::page::{self, Listing, Page, PageRequest, Scope};
 use super::trail::{Place, Placed, ResourceKind};
 use super::{Backend, Connection, text_enum};
 use super::{Error, Store};
+use crate::ids::{AccountId, ClientId, RealmId, UserId};
 
 text_enum! {
     /// The kind of an incident, which is its title.
@@ -79,9 +80,9 @@ text_enum! {
 #[derive(Debug, Clone, PartialEq, Eq, sqlx::FromRow)]
 pub struct Incident {
     pub id: String,
-    pub account_id: String,
-    pub realm_id: String,
-    pub client_id: Option<String>,
+    pub account_id: AccountId,
+    pub realm_id: RealmId,
+    pub client_id: Option<ClientId>,
     #[sqlx(try_from = "String")]
     pub kind: IncidentKind,
     #[sqlx(try_from = "String")]
@@ -127,8 +128,8 @@ pub const INCIDENT_LISTING: Listing = Listing {
 pub struct Measure {
     pub id: String,
     pub incident_id: String,
-    pub account_id: String,
-    pub realm_id: String,
+    pub account_id: AccountId,
+    pub realm_id: RealmId,
     #[sqlx(try_from = "String")]
     pub kind: MeasureType,
     pub target_address: Option<String>,
@@ -172,10 +173,10 @@ const MEASURE_COLUMNS: &str = "id, incident_id, account_id, realm_id, kind, targ
 
 #[derive(Debug, Clone, PartialEq, Eq, sqlx::FromRow)]
 pub struct Exposure {
-    pub user_id: String,
-    pub account_id: String,
-    pub realm_id: String,
-    pub client_id: Option<String>,
+    pub user_id: UserId,
+    pub account_id: AccountId,
+    pub realm_id: RealmId,
+    pub client_id: Option<ClientId>,
     pub incident_id: String,
     #[sqlx(try_from = "super::Millis")]
     pub exposed_at: DateTime<Utc>,

@@ -9,6 +9,7 @@ use super::page::{self, Listing, Page, PageRequest, Scope};
 use super::text_enum;
 use super::{Error, Store};
 use crate::ids::new_guid;
+use crate::ids::{AccountId, ClientId, RealmId, UserId};
 
 text_enum! {
     /// Who made a change: a signed-in person, or an account credential.
@@ -59,9 +60,9 @@ impl ChangeAction {
 /// The caller behind a change or an access, as recorded.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Actor {
-    pub account_id: String,
+    pub account_id: AccountId,
     pub actor_type: ActorType,
-    pub user_id: Option<String>,
+    pub user_id: Option<UserId>,
     pub username: Option<String>,
     pub email: Option<String>,
     pub credential_id: Option<String>,
@@ -73,7 +74,7 @@ impl Actor {
     /// The id of who acted: the person, or the credential acting for no one.
     pub fn acting_id(&self) -> Option<String> {
         match self.actor_type {
-            ActorType::User => self.user_id.clone(),
+            ActorType::User => self.user_id.clone().map(String::from),
             ActorType::Credential => self.credential_id.clone(),
         }
     }
@@ -215,8 +216,8 @@ pub struct Change {
     pub resource_id: Option<String>,
     pub parent_id: Option<String>,
     /// The realm the change happened in; changes outside a realm publish no event.
-    pub realm_id: Option<String>,
-    pub client_id: Option<String>,
+    pub realm_id: Option<RealmId>,
+    pub client_id: Option<ClientId>,
     pub before: Option<Value>,
     pub after: Option<Value>,
     pub details: Option<Value>,
@@ -271,8 +272,8 @@ impl Change {
             resource_type: place.kind,
             resource_id: Some(place.id),
             parent_id: place.parent,
-            realm_id: place.realm,
-            client_id: place.client,
+            realm_id: place.realm.map(RealmId::known),
+            client_id: place.client.map(ClientId::known),
             before: None,
             after: None,
             details: None,
@@ -403,8 +404,8 @@ async fn insert_row<'c>(
 #[derive(Debug, Clone, PartialEq, Eq, sqlx::FromRow)]
 pub struct TrailRow {
     pub id: String,
-    pub realm_id: Option<String>,
-    pub client_id: Option<String>,
+    pub realm_id: Option<RealmId>,
+    pub client_id: Option<ClientId>,
     #[sqlx(try_from = "super::Millis")]
     pub occurred_at: DateTime<Utc>,
     pub outcome: String,

@@ -7,6 +7,7 @@ use super::page::{self, Listing, Page, PageRequest, Scope};
 use super::text_enum;
 use super::trail::{Place, Placed, ResourceKind};
 use super::{Error, Store};
+use crate::ids::{RealmId, UserId};
 
 text_enum! {
     /// Whether a person may sign in.
@@ -18,8 +19,8 @@ text_enum! {
 
 #[derive(Debug, Clone, PartialEq, Eq, sqlx::FromRow)]
 pub struct User {
-    pub id: String,
-    pub realm_id: String,
+    pub id: UserId,
+    pub realm_id: RealmId,
     pub username: String,
     pub email: Option<String>,
     pub first_name: Option<String>,

@@ -7,6 +7,7 @@ use super::page::{self, Listing, Page, PageRequest, Scope};
 use super::text_enum;
 use super::trail::{self, Placed, ResourceKind};
 use super::{Error, Store};
+use crate::ids::{AccountId, ClientId, RealmId};
 
 text_enum! {
     /// Which events an endpoint can hear.
@@ -59,11 +60,11 @@ text_enum! {
 #[derive(Debug, Clone, PartialEq, Eq, sqlx::FromRow)]
 pub struct Endpoint {
     pub id: String,
-    pub account_id: String,
-    pub realm_id: String,
+    pub account_id: AccountId,
+    pub realm_id: RealmId,
     #[sqlx(try_from = "String")]
     pub kind: EndpointKind,
-    pub client_id: Option<String>,
+    pub client_id: Option<ClientId>,
     pub name: String,
     pub url: String,
     pub description: Option<String>,
@@ -211,10 +212,10 @@ pub async fn active_in_realm<'c>(
 pub struct Attempt {
     pub id: String,
     pub endpoint_id: String,
-    pub realm_id: String,
+    pub realm_id: RealmId,
     #[sqlx(try_from = "String")]
     pub endpoint_kind: EndpointKind,
-    pub client_id: Option<String>,
+    pub client_id: Option<ClientId>,
     pub event_id: String,
     pub event_type: String,
     #[sqlx(try_from = "String")]

@@ -12,14 +12,15 @@ use super::delegation::{self, Exchange};
 use super::sessions::{self, RefreshToken};
 use super::{ROWS_PER_STATEMENT, Store, values_placeholders};
 use crate::ids::new_guid;
+use crate::ids::{AccountId, ClientId, RealmId};
 
 /// An event to store in the outbox.
 #[derive(Debug, Clone, PartialEq)]
 pub struct QueuedEvent {
     pub event_type: super::events::EventType,
-    pub account_id: String,
-    pub realm_id: Option<String>,
-    pub client_id: Option<String>,
+    pub account_id: AccountId,
+    pub realm_id: Option<RealmId>,
+    pub client_id: Option<ClientId>,
     pub data: Value,
     pub at: DateTime<Utc>,
 }

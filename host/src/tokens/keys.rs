@@ -17,6 +17,8 @@ use serde_json::Value;
 use crate::AppState;
 use crate::crypto::Sealer;
 use crate::error::Error;
+use crate::ids::ClientId;
+use crate::ids::RealmId;
 use crate::ids::new_guid;
 use crate::store::events::EventType;
 use crate::store::signing_keys::{self as key_store, KeyStatus, SigningKey};
@@ -114,8 +116,8 @@ pub fn generate(
         Some(if algorithm == Algorithm::RS256 { KeyAlgorithm::RS256 } else { KeyAlgorithm::ES256 });
     Ok(SigningKey {
         id: kid,
-        realm_id: realm_id.to_owned(),
-        client_id: client_id.to_owned(),
+        realm_id: RealmId::known(realm_id.to_owned()),
+        client_id: ClientId::known(client_id.to_owned()),
         algorithm: algorithm_name.to_owned(),
         sealed_key: sealer.seal(pem.as_bytes()),
         public_jwk: serde_json::to_string(&jwk)?,
@@ -136,8 +138,8 @@ fn verifier_of(key: &SigningKey) -> anyhow::Result<Verifier> {
     let jwk: Jwk = serde_json::from_str(&key.public_jwk)?;
     Ok(Verifier {
         kid: key.id.clone(),
-        realm_id: key.realm_id.clone(),
-        client_id: key.client_id.clone(),
+        realm_id: key.realm_id.to_string(),
+        client_id: key.client_id.to_string(),
         algorithm: algorithm_of(&key.algorithm)?,
         status: key.status,
         key: DecodingKey::from_jwk(&jwk)?,
@@ -247,7 +249,7 @@ pub async fn rotate_due(state: &AppState, now: DateTime<Utc>) -> Result<usize, E
         let Some(client) = crate::store::clients::find(&mut *tx, &realm_id, &client_id).await? else { continue };
         let rotation = Rotation::Scheduled { rotation_days };
         if rotate(state, &mut tx, &realm.account_id, &client, rotation, now).await?.is_some() {
-            let stale = crate::cache::Invalidation::Client(realm_id, client_id);
+            let stale = crate::cache::Invalidation::Client(RealmId::known(realm_id), ClientId::known(client_id));
             crate::store::changes::announce(&state.store, &mut tx, &stale).await?;
             tx.commit().await?;
             state.caches.apply(&stale);

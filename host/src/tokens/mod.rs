@@ -91,10 +91,10 @@ pub async fn access_token(state: &AppState, grant: &Grant<'_>) -> Result<Issued,
     let client = grant.client;
     let (sub, sid) = match grant.subject {
         Subject::Person { user, session_id, .. } | Subject::Delegated { user, session_id, .. } => {
-            (user.id.clone(), Some(session_id))
+            (user.id.to_string(), Some(session_id))
         }
-        Subject::Impersonated { user, .. } => (user.id.clone(), None),
-        Subject::Client => (client.id.clone(), None),
+        Subject::Impersonated { user, .. } => (user.id.to_string(), None),
+        Subject::Client => (client.id.to_string(), None),
         Subject::AccountSecret { secret_id, .. } => (secret_id.to_owned(), None),
     };
     // The token never outlives what it stands on; `exp` is a whole second, rounded down.

@@ -13,6 +13,7 @@ use tokio::task::JoinSet;
 
 use super::{Webhooks, retry_delay, signature};
 use crate::AppState;
+use crate::ids::RealmId;
 use crate::store::deliveries::{self as queue, Target};
 use crate::store::events::StoredEvent;
 use crate::store::notifications::Severity;
@@ -153,7 +154,7 @@ async fn fan_out(state: &AppState) -> anyhow::Result<usize> {
     }
 
     // The Active endpoints of each realm met in the batch, with their subscriptions.
-    let mut endpoints: HashMap<String, Vec<(Endpoint, Vec<String>)>> = HashMap::new();
+    let mut endpoints: HashMap<RealmId, Vec<(Endpoint, Vec<String>)>> = HashMap::new();
     let mut scheduled = Vec::new();
     for event in &events {
         let Some(realm_id) = &event.realm_id else { continue };

@@ -10,6 +10,9 @@ use crate::AppState;
 use crate::changes::{self, Author};
 use crate::crypto::{generate_secret, last_four};
 use crate::error::{Error, ErrorCode};
+use crate::ids::AccountId;
+use crate::ids::ClientId;
+use crate::ids::RealmId;
 use crate::ids::new_guid;
 use crate::store::events::EventType;
 use crate::store::trail::{Change, ChangeAction, Placed};
@@ -49,10 +52,10 @@ pub fn draft(state: &AppState, owner: &Owner) -> WithSecret {
     let secret = generate_secret(SECRET_PREFIX);
     let endpoint = Endpoint {
         id: new_guid(),
-        account_id: owner.account_id.clone(),
-        realm_id: owner.realm_id.clone(),
+        account_id: AccountId::known(owner.account_id.clone()),
+        realm_id: RealmId::known(owner.realm_id.clone()),
         kind: owner.rows().kind(),
-        client_id: owner.client_id.clone(),
+        client_id: owner.client_id.clone().map(ClientId::known),
         name: String::new(),
         url: String::new(),
         description: None,

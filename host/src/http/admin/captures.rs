@@ -96,7 +96,7 @@ pub async fn create_capture(State(state): State<AppState>, caller: Caller) -> Re
     let now = state.clock.now();
     let capture = Capture {
         id: new_guid(),
-        account_id: caller.account_id().to_owned(),
+        account_id: caller.account_id().clone(),
         // 256 random bits: the path is the capture's only protection.
         token: generate_secret(""),
         created_at: now,

@@ -94,8 +94,8 @@ impl ClientView {
     fn of(client: &Client, now: DateTime<Utc>) -> Self {
         let instant = |at: Option<DateTime<Utc>>| at.map(iso);
         Self {
-            id: client.id.clone(),
-            realm_id: client.realm_id.clone(),
+            id: client.id.to_string(),
+            realm_id: client.realm_id.to_string(),
             name: client.name.clone(),
             description: client.description.clone(),
             client_type: client.client_type,
@@ -283,9 +283,9 @@ pub async fn create(
         "clientConfiguration.allowedScopes",
     )
     .await?;
-    client.id = id.to_string();
+    client.id = id;
     if client.name.is_empty() {
-        client.name = client.id.clone();
+        client.name = client.id.to_string();
     }
     let secret = (client.client_type == ClientType::Confidential).then(|| generate_secret(CLIENT_SECRET_PREFIX));
     if let Some(secret) = &secret {

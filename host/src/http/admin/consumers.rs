@@ -56,8 +56,8 @@ impl ConsumerView {
     fn of(consumer: &Consumer) -> Self {
         Self {
             id: consumer.id.clone(),
-            realm_id: consumer.realm_id.clone(),
-            client_id: consumer.client_id.clone(),
+            realm_id: consumer.realm_id.to_string(),
+            client_id: consumer.client_id.to_string(),
             consumer_type: consumer.consumer_type,
             name: consumer.name.clone(),
             description: consumer.description.clone(),

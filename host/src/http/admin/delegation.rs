@@ -18,6 +18,8 @@ use crate::error::Error;
 use crate::http::auth::Caller;
 use crate::http::body::JsonBody;
 use crate::http::envelope;
+use crate::ids::ClientId;
+use crate::ids::UserId;
 use crate::ids::new_guid;
 use crate::store::delegation::{self as grant_store, DelegationGrant, Exchange, ExchangeOutcome, GrantState};
 use crate::store::realms::Realm;
@@ -91,9 +93,9 @@ impl DelegationGrantView {
         };
         Self {
             id: grant.id.clone(),
-            realm_id: grant.realm_id.clone(),
-            client_id: grant.client_id.clone(),
-            subject_user_id: grant.subject_user_id.clone(),
+            realm_id: grant.realm_id.to_string(),
+            client_id: grant.client_id.to_string(),
+            subject_user_id: grant.subject_user_id.to_string(),
             scopes: grant.scopes.clone(),
             max_depth: grant.max_depth,
             expires_at: grant.expires_at.map(iso),
@@ -194,8 +196,8 @@ fn read_grant(body: &mut Body, realm: &Realm, caller: &Caller, now: DateTime<Utc
     Some(DelegationGrant {
         id: new_guid(),
         realm_id: realm.id.clone(),
-        client_id: client_id?,
-        subject_user_id: subject_user_id?,
+        client_id: ClientId::known(client_id?),
+        subject_user_id: UserId::known(subject_user_id?),
         scopes: scopes?,
         allowed_resources: allowed_resources.clone(),
         max_depth,
@@ -308,8 +310,8 @@ impl From<Exchange> for ExchangeView {
         Self {
             id: row.id,
             occurred_at: iso(row.occurred_at),
-            client_id: row.client_id,
-            subject_user_id: row.subject_user_id,
+            client_id: row.client_id.to_string(),
+            subject_user_id: row.subject_user_id.map(String::from),
             grant_id: row.grant_id,
             outcome: row.outcome,
             error_code: row.error_code,

@@ -37,7 +37,7 @@ impl GroupView {
     fn of(group: &Group) -> Self {
         Self {
             id: group.id.clone(),
-            realm_id: group.realm_id.clone(),
+            realm_id: group.realm_id.to_string(),
             name: group.name.clone(),
             description: group.description.clone(),
             created_at: iso(group.created_at),

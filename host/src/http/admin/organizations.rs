@@ -38,7 +38,7 @@ impl OrganizationView {
     fn of(organization: &Organization) -> Self {
         Self {
             id: organization.id.clone(),
-            realm_id: organization.realm_id.clone(),
+            realm_id: organization.realm_id.to_string(),
             name: organization.name.clone(),
             description: organization.description.clone(),
             domains: organization.domains.clone(),

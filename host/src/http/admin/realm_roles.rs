@@ -17,6 +17,7 @@ use crate::error::Error;
 use crate::http::auth::Caller;
 use crate::http::body::JsonBody;
 use crate::http::envelope;
+use crate::ids::ClientId;
 use crate::ids::new_guid;
 use crate::store::realm_roles::{self as role_store, Holder, Role};
 use crate::store::realms::Realm;
@@ -41,8 +42,8 @@ impl RoleView {
     pub fn of(role: &Role) -> Self {
         Self {
             id: role.id.clone(),
-            realm_id: role.realm_id.clone(),
-            client_id: role.client_id.clone(),
+            realm_id: role.realm_id.to_string(),
+            client_id: role.client_id.clone().map(String::from),
             name: role.name.clone(),
             description: role.description.clone(),
             created_at: iso(role.created_at),
@@ -105,7 +106,7 @@ async fn create(
     let role = Role {
         id: new_guid(),
         realm_id: realm.id.clone(),
-        client_id: client_id.map(str::to_owned),
+        client_id: client_id.map(ClientId::known),
         name,
         description,
         created_at: now,

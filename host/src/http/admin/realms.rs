@@ -45,7 +45,7 @@ impl From<&Realm> for RealmView {
     fn from(realm: &Realm) -> Self {
         let s = &realm.settings;
         Self {
-            id: realm.id.clone(),
+            id: realm.id.to_string(),
             display_name: realm.display_name.clone(),
             status: realm.status,
             max_failed_attempts: s.max_failed_attempts,
@@ -119,8 +119,8 @@ pub async fn create(
     let now = state.clock.now();
     let id = body.required("id", parsed(RealmId::parse));
     let mut realm = Realm {
-        id: String::new(),
-        account_id: caller.account_id().to_owned(),
+        id: RealmId::known(String::new()),
+        account_id: caller.account_id().clone(),
         display_name: String::new(),
         status: Status::Active,
         settings: RealmSettings::default(),
@@ -130,9 +130,9 @@ pub async fn create(
     read_fields(&mut body, &mut realm);
     body.finish()?;
     let Some(id) = id else { return Err(Error::invalid("id", Rule::Required, "id is required")) };
-    realm.id = id.to_string();
+    realm.id = id;
     if realm.display_name.is_empty() {
-        realm.display_name = realm.id.clone();
+        realm.display_name = realm.id.to_string();
     }
 
     let mut tx = state.store.begin().await?;

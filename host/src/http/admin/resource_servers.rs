@@ -45,7 +45,7 @@ impl ResourceServerView {
     fn of(server: &ResourceServer) -> Self {
         Self {
             id: server.id.clone(),
-            realm_id: server.realm_id.clone(),
+            realm_id: server.realm_id.to_string(),
             name: server.name.clone(),
             address: server.address.clone(),
             kind: server.kind,

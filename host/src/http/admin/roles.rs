@@ -109,7 +109,7 @@ pub async fn create(
     let permissions = read_permissions(&state, &mut body, true);
     let mut role = AccountRole {
         id: new_guid(),
-        account_id: caller.account_id().to_owned(),
+        account_id: caller.account_id().clone(),
         name: String::new(),
         description: None,
         permissions: Vec::new(),

@@ -15,6 +15,7 @@ use crate::error::Error;
 use crate::http::auth::Caller;
 use crate::http::body::JsonBody;
 use crate::http::envelope;
+use crate::ids::RealmId;
 use crate::ids::new_guid;
 use crate::store::clients::{self as client_store, Client};
 use crate::store::scopes::{self as scope_store, Scope};
@@ -40,7 +41,7 @@ impl ScopeView {
     fn of(scope: &Scope) -> Self {
         Self {
             id: scope.id.clone(),
-            realm_id: scope.realm_id.clone(),
+            realm_id: scope.realm_id.clone().map(String::from),
             name: scope.name.clone(),
             description: scope.description.clone(),
             created_at: iso(scope.created_at),
@@ -90,8 +91,8 @@ async fn create(state: &AppState, caller: &Caller, realm_id: Option<&str>, mut b
     let now = state.clock.now();
     let scope = Scope {
         id: new_guid(),
-        account_id: caller.account_id().to_owned(),
-        realm_id: realm_id.map(str::to_owned),
+        account_id: caller.account_id().clone(),
+        realm_id: realm_id.map(RealmId::known),
         name,
         description,
         created_at: now,
@@ -307,7 +308,7 @@ async fn client_for_scopes(
     let resource = Resource::Client { realm_id: realm_id.to_owned(), id: client_id.to_owned(), owner: owner.clone() };
     caller.require(state, permission, resource)?;
     let client = client_store::find(state.store.pool(), realm_id, client_id).await?.ok_or(Error::NotFound("client"))?;
-    Ok((owner.unwrap_or_default(), client))
+    Ok((owner.map(String::from).unwrap_or_default(), client))
 }
 
 #[utoipa::path(get, path = "/realms/{realm}/clients/{client}/scopes", tag = "Scopes",

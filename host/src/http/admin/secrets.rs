@@ -153,7 +153,7 @@ pub async fn create(
     let value = generate_secret(value_prefix(kind));
     let secret = Secret {
         id: new_guid(),
-        account_id: caller.account_id().to_owned(),
+        account_id: caller.account_id().clone(),
         secret_type: kind,
         name,
         value_hash: state.hasher.hash(&value),
@@ -161,7 +161,7 @@ pub async fn create(
         roles: roles.clone(),
         scopes,
         expires_at: expires_at,
-        acts_for_user_id: caller.actor.user_id.clone(),
+        acts_for_user_id: caller.actor.user_id.clone().map(String::from),
         created_at: now,
         updated_at: now,
         rotated_at: None,

@@ -47,9 +47,9 @@ impl SessionView {
         };
         Self {
             id: session.id.clone(),
-            realm_id: session.realm_id.clone(),
-            client_id: session.client_id.clone(),
-            user_id: session.user_id.clone(),
+            realm_id: session.realm_id.to_string(),
+            client_id: session.client_id.to_string(),
+            user_id: session.user_id.to_string(),
             ip_address: session.ip_address.clone(),
             user_agent: session.user_agent.clone(),
             authentication_methods: session.authentication_methods.clone(),

@@ -57,8 +57,8 @@ impl IncidentView {
         Self {
             title: title(incident.kind),
             id: incident.id,
-            realm_id: incident.realm_id,
-            client_id: incident.client_id,
+            realm_id: incident.realm_id.to_string(),
+            client_id: incident.client_id.map(String::from),
             kind: incident.kind,
             severity: incident.severity,
             status: incident.status,
@@ -118,7 +118,7 @@ impl MeasureView {
             reasons: measure.reasons,
             id: measure.id,
             incident_id: measure.incident_id,
-            realm_id: measure.realm_id,
+            realm_id: measure.realm_id.to_string(),
             kind: measure.kind,
             target_address: measure.target_address,
             target_user_id: measure.target_user_id,
@@ -155,9 +155,9 @@ pub struct ExposureView {
 impl ExposureView {
     fn of(exposure: Exposure) -> Self {
         Self {
-            user_id: exposure.user_id,
-            realm_id: exposure.realm_id,
-            client_id: exposure.client_id,
+            user_id: exposure.user_id.to_string(),
+            realm_id: exposure.realm_id.to_string(),
+            client_id: exposure.client_id.map(String::from),
             incident_id: exposure.incident_id,
             exposed_at: iso(exposure.exposed_at),
             exposures: exposure.exposures,
@@ -329,7 +329,7 @@ pub async fn standing(
         measures.into_iter().partition(|m| m.kind == MeasureType::PasswordExposed);
     let open = exposure.as_ref().filter(|e| e.resolved_at.is_none());
     Ok(envelope::ok(ThreatStandingView {
-        user_id: user.id,
+        user_id: user.id.to_string(),
         password_exposed: open.is_some(),
         exposed_since: open.map(|e| iso(e.exposed_at)),
         latest_exposure: exposure.map(ExposureView::of),

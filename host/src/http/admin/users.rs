@@ -14,7 +14,7 @@ use crate::clock::iso;
 use crate::error::Error;
 use crate::http::body::JsonBody;
 use crate::http::envelope;
-use crate::ids::new_guid;
+use crate::ids::UserId;
 use crate::store::events::{self, Event, EventType};
 use crate::store::realms::Realm;
 use crate::store::trail::{Change, ChangeAction, Placed};
@@ -44,8 +44,8 @@ pub struct UserView {
 impl UserView {
     fn of(user: &User) -> Self {
         Self {
-            id: user.id.clone(),
-            realm_id: user.realm_id.clone(),
+            id: user.id.to_string(),
+            realm_id: user.realm_id.to_string(),
             username: user.username.clone(),
             email: user.email.clone(),
             first_name: user.first_name.clone(),
@@ -209,7 +209,7 @@ pub async fn create(
 ) -> Result<Response, Error> {
     let now = state.clock.now();
     let mut user = User {
-        id: new_guid(),
+        id: UserId::fresh(),
         realm_id: realm.id.clone(),
         username: String::new(),
         email: None,

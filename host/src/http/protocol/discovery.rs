@@ -80,7 +80,7 @@ pub async fn userinfo(
     let user = active.person.as_ref().map(|(_, person)| person.clone());
     let Some(user) = user.filter(|u| u.status == UserStatus::Active) else { return Ok(invalid_token()) };
     let mut claims = person_claims(&user, &active.scopes());
-    claims.insert("sub".into(), Value::String(user.id));
+    claims.insert("sub".into(), Value::String(user.id.to_string()));
     let mut response = axum::Json(Value::Object(claims)).into_response();
     no_store(response.headers_mut());
     Ok(response)

@@ -19,6 +19,8 @@ use crate::http::admin::{ListQuery, commit};
 use crate::http::auth::Caller;
 use crate::http::body::JsonBody;
 use crate::http::envelope;
+use crate::ids::RealmId;
+use crate::ids::UserId;
 use crate::ids::new_guid;
 use crate::mail::{Mail, MailError};
 use crate::store::accounts::{self, Member};
@@ -112,11 +114,11 @@ pub async fn invite(
     let expires_at = now + TimeDelta::days(INVITATION_DAYS);
     let invitation = Invitation {
         id: new_guid(),
-        account_id: caller.account_id().to_owned(),
+        account_id: caller.account_id().clone(),
         email: address.clone(),
         roles: roles.clone(),
         token_hash: state.hasher.hash(&token),
-        invited_by: caller.actor.user_id.clone().unwrap_or_else(|| caller.principal.id.clone()),
+        invited_by: caller.actor.user_id.as_deref().unwrap_or(&caller.principal.id).to_owned(),
         created_at: now,
         expires_at,
         accepted_at: None,
@@ -242,8 +244,8 @@ pub async fn accept_invitation(
         ));
     }
     let user = User {
-        id: new_guid(),
-        realm_id: PLATFORM_REALM.to_owned(),
+        id: UserId::fresh(),
+        realm_id: RealmId::platform(),
         username,
         email: Some(invitation.email.clone()),
         first_name: None,

@@ -128,7 +128,7 @@ impl NotificationView {
             title: n.title,
             description: n.description,
             resource_id: n.resource_id,
-            realm_id: n.realm_id,
+            realm_id: n.realm_id.map(String::from),
             created_at: iso(n.created_at),
         }
     }

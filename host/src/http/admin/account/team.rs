@@ -33,7 +33,11 @@ pub struct AccountView {
 pub async fn read(State(state): State<AppState>, caller: Caller) -> Result<Response, Error> {
     caller.require_account(&state, permission::ACCOUNT_READ)?;
     let account = accounts::find(state.store.pool(), caller.account_id()).await?.ok_or(Error::NotFound("account"))?;
-    Ok(envelope::ok(AccountView { id: account.id, name: account.name, created_at: iso(account.created_at) }))
+    Ok(envelope::ok(AccountView {
+        id: account.id.to_string(),
+        name: account.name,
+        created_at: iso(account.created_at),
+    }))
 }
 
 /// A person on the team.
@@ -53,7 +57,7 @@ pub struct MemberView {
 impl MemberView {
     pub(super) fn of(member: Member) -> Self {
         Self {
-            user_id: member.user_id,
+            user_id: member.user_id.to_string(),
             username: member.username,
             email: member.email,
             roles: member.roles.clone(),

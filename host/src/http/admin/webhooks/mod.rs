@@ -69,8 +69,8 @@ impl EndpointView {
     fn of(endpoint: &Endpoint) -> Self {
         Self {
             id: endpoint.id.clone(),
-            realm_id: endpoint.realm_id.clone(),
-            client_id: endpoint.client_id.clone(),
+            realm_id: endpoint.realm_id.to_string(),
+            client_id: endpoint.client_id.clone().map(String::from),
             kind: endpoint.kind,
             name: endpoint.name.clone(),
             url: endpoint.url.clone(),
@@ -197,17 +197,21 @@ async fn place_in_reach(
             let realm = super::find_realm(state, realm_id).await?.ok_or(Error::NotFound("realm"))?;
             for permission in &permissions[1..] {
                 let resource = Resource::Client {
-                    realm_id: client.realm_id.clone(),
-                    id: client.id.clone(),
+                    realm_id: client.realm_id.to_string(),
+                    id: client.id.to_string(),
                     owner: Some(realm.account_id.clone()),
                 };
                 caller.require(state, permission, resource)?;
             }
-            Ok(Owner { account_id: realm.account_id.clone(), realm_id: client.realm_id, client_id: Some(client.id) })
+            Ok(Owner {
+                account_id: realm.account_id.to_string(),
+                realm_id: client.realm_id.to_string(),
+                client_id: Some(client.id.to_string()),
+            })
         }
         None => {
             let realm = realm_in_reach(state, caller, realm_id, permissions[0]).await?;
-            Ok(Owner { account_id: realm.account_id.clone(), realm_id: realm.id.clone(), client_id: None })
+            Ok(Owner { account_id: realm.account_id.to_string(), realm_id: realm.id.to_string(), client_id: None })
         }
     }
 }
