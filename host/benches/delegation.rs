@@ -8,6 +8,7 @@ use std::time::Instant;
 
 use castellan::authz::Authorizer;
 use castellan::authz::delegation::{DelegationVerdict, ExchangeFacts, GrantFacts};
+use chrono::DateTime;
 
 const ROUNDS: u32 = 100_000;
 
@@ -26,14 +27,14 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         max_depth: 1,
         allowed_resources: &resources,
         organization_id: Some("initech"),
-        expires_at: Some(1_900_000_000_000),
+        expires_at: DateTime::from_timestamp_millis(1_900_000_000_000),
     };
     let allowed = ExchangeFacts {
         realm_id: "acme",
         client_id: "agent",
         person_id: "0193a000-0000-7000-8000-000000000002",
         person_organizations: &organizations,
-        now: 1_800_000_000_000,
+        now: DateTime::from_timestamp_millis(1_800_000_000_000).unwrap_or_default(),
         scopes: &asked,
         subject_scopes: &scopes,
         client_scopes: &scopes,

@@ -16,6 +16,7 @@ use castellan::plugins::detector::AttackDetector;
 use castellan::protection::counting::Counters;
 use castellan::protection::detection::{Attempt, AttemptKind, Counts, Decision, MeasureKind, Outcome, Source};
 use castellan::protection::tracking::{Seen, observe, record_block};
+use chrono::{DateTime, TimeDelta, Utc};
 
 // The service's allocator, so that the memory figure is the service's.
 #[global_allocator]
@@ -23,6 +24,11 @@ static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
 const CALLS: usize = 100_000;
 const START_MS: i64 = 1_893_456_000_000;
+
+/// The instant `millis` after the epoch.
+fn at(millis: i64) -> DateTime<Utc> {
+    DateTime::from_timestamp_millis(millis).unwrap_or_default()
+}
 
 fn counts(source_failures: u32, source_accounts: u32) -> Counts {
     Counts {
@@ -87,7 +93,7 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
             account_known: false,
             approved: false,
         };
-        let now = START_MS + i64::try_from(n)?;
+        let now = at(START_MS + i64::try_from(n)?);
         let counted = observe(&counters, &seen, now).await?;
         detector.decide(attempt(counted)).await;
     }
@@ -96,11 +102,11 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
 
     // Credential stuffing: 100,000 attempts, 10,000 accounts, 50 sources, 20 a second.
     let counters = Counters::in_memory();
-    let mut blocked_until = vec![0_i64; 50];
+    let mut blocked_until = vec![DateTime::UNIX_EPOCH; 50];
     let (mut blocks, mut refused, mut decided) = (0_u32, 0_u32, 0_u32);
     let started = Instant::now();
     for n in 0..100_000_usize {
-        let now = START_MS + i64::try_from(n)? * 50;
+        let now = at(START_MS + i64::try_from(n)? * 50);
         let source_index = n % 50;
         let source = format!("203.0.113.{source_index}");
         if blocked_until[source_index] > now {
@@ -124,7 +130,7 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
         };
         decided += 1;
         for measure in decision.measures.iter().filter(|m| m.kind == MeasureKind::SourceBlocked) {
-            blocked_until[source_index] = now + i64::from(measure.seconds.unwrap_or(0)) * 1000;
+            blocked_until[source_index] = now + TimeDelta::seconds(i64::from(measure.seconds.unwrap_or(0)));
             record_block(&counters, "acme", &source, now).await?;
             blocks += 1;
         }
@@ -148,10 +154,10 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
             account_known: false,
             approved: false,
         };
-        observe(&counters, &seen, START_MS + i64::from(n)).await?;
+        observe(&counters, &seen, at(START_MS + i64::from(n))).await?;
     }
     let after = resident_megabytes();
-    let forgotten = counters.prune(START_MS + 2 * 86_400_000);
+    let forgotten = counters.prune(at(START_MS) + TimeDelta::days(2));
     println!(
         "1,000,000 distinct sources: resident {before:.0} MB → {after:.0} MB; {forgotten} series forgotten a day later, resident {:.0} MB (kept by the allocator for reuse)",
         resident_megabytes()

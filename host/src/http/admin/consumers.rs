@@ -121,7 +121,6 @@ fn read_fields(body: &mut Body, consumer: &mut Consumer, client: &Client, now: D
         consumer.scopes = scopes.clone();
     }
     if let Some(expires_at) = body.nullable("expiresAt", instant) {
-        let expires_at = expires_at;
         if expires_at.is_some_and(|at| at <= now) {
             body.refuse("expiresAt", Rule::Range, "expiresAt must be in the future");
         }

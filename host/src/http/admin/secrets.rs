@@ -160,7 +160,7 @@ pub async fn create(
         value_last_four: last_four(&value),
         roles: roles.clone(),
         scopes,
-        expires_at: expires_at,
+        expires_at,
         acts_for_user_id: caller.actor.user_id.clone().map(String::from),
         created_at: now,
         updated_at: now,
