@@ -49,7 +49,7 @@ pub async fn raise(
     let preferences = store::preferences(&mut *tx, raised.account_id).await?;
     let notification = Notification {
         id: new_guid(),
-        account_id: AccountId::known(raised.account_id.to_owned()),
+        account_id: AccountId::known(raised.account_id),
         notification_type: raised.notification_type.to_owned(),
         severity: raised.severity,
         title: raised.title,

@@ -133,8 +133,8 @@ impl Client {
     /// code and refresh token grants, no scopes, no redirect URIs, Token Exchange off.
     pub fn new(realm_id: &str, id: &str, client_type: ClientType, now: DateTime<Utc>) -> Self {
         Self {
-            realm_id: RealmId::known(realm_id.to_owned()),
-            id: ClientId::known(id.to_owned()),
+            realm_id: RealmId::known(realm_id),
+            id: ClientId::known(id),
             name: id.to_owned(),
             description: None,
             client_type,

@@ -54,7 +54,7 @@ impl Preferences {
     /// What an account that never chose has.
     pub fn default_for(account_id: &str) -> Self {
         Self {
-            account_id: AccountId::known(account_id.to_owned()),
+            account_id: AccountId::known(account_id),
             webhook_url: None,
             attacks_detected: AttacksDetected::InConsole,
             updated_at: DateTime::UNIX_EPOCH,

@@ -300,7 +300,7 @@ impl PersonRow {
     fn into_user(self, realm_id: &str) -> super::users::User {
         super::users::User {
             id: UserId::known(self.u_id),
-            realm_id: RealmId::known(realm_id.to_owned()),
+            realm_id: RealmId::known(realm_id),
             username: self.u_username,
             email: self.u_email,
             first_name: self.u_first_name,

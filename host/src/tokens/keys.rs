@@ -116,8 +116,8 @@ pub fn generate(
         Some(if algorithm == Algorithm::RS256 { KeyAlgorithm::RS256 } else { KeyAlgorithm::ES256 });
     Ok(SigningKey {
         id: kid,
-        realm_id: RealmId::known(realm_id.to_owned()),
-        client_id: ClientId::known(client_id.to_owned()),
+        realm_id: RealmId::known(realm_id),
+        client_id: ClientId::known(client_id),
         algorithm: algorithm_name.to_owned(),
         sealed_key: sealer.seal(pem.as_bytes()),
         public_jwk: serde_json::to_string(&jwk)?,

@@ -26,9 +26,9 @@ const DEFAULT_FIRST_RETRY_AFTER_SECONDS: i64 = 60;
 /// Where an endpoint is registered: a realm of an account, or a client of that realm.
 #[derive(Debug, Clone)]
 pub struct Owner {
-    pub account_id: String,
-    pub realm_id: String,
-    pub client_id: Option<String>,
+    pub account_id: AccountId,
+    pub realm_id: RealmId,
+    pub client_id: Option<ClientId>,
 }
 
 impl Owner {
@@ -52,10 +52,10 @@ pub fn draft(state: &AppState, owner: &Owner) -> WithSecret {
     let secret = generate_secret(SECRET_PREFIX);
     let endpoint = Endpoint {
         id: new_guid(),
-        account_id: AccountId::known(owner.account_id.clone()),
-        realm_id: RealmId::known(owner.realm_id.clone()),
+        account_id: owner.account_id.clone(),
+        realm_id: owner.realm_id.clone(),
         kind: owner.rows().kind(),
-        client_id: owner.client_id.clone().map(ClientId::known),
+        client_id: owner.client_id.clone(),
         name: String::new(),
         url: String::new(),
         description: None,

@@ -203,15 +203,11 @@ async fn place_in_reach(
                 };
                 caller.require(state, permission, resource)?;
             }
-            Ok(Owner {
-                account_id: realm.account_id.to_string(),
-                realm_id: client.realm_id.to_string(),
-                client_id: Some(client.id.to_string()),
-            })
+            Ok(Owner { account_id: realm.account_id.clone(), realm_id: client.realm_id, client_id: Some(client.id) })
         }
         None => {
             let realm = realm_in_reach(state, caller, realm_id, permissions[0]).await?;
-            Ok(Owner { account_id: realm.account_id.to_string(), realm_id: realm.id.to_string(), client_id: None })
+            Ok(Owner { account_id: realm.account_id.clone(), realm_id: realm.id.clone(), client_id: None })
         }
     }
 }
