@@ -383,38 +383,6 @@ impl From<OptionalJsonList> for Option<Vec<String>> {
     }
 }
 
-impl sqlx::Type<sqlx::Any> for JsonList {
-    fn type_info() -> sqlx::any::AnyTypeInfo {
-        <String as sqlx::Type<sqlx::Any>>::type_info()
-    }
-
-    fn compatible(ty: &sqlx::any::AnyTypeInfo) -> bool {
-        <String as sqlx::Type<sqlx::Any>>::compatible(ty)
-    }
-}
-
-impl sqlx::Type<sqlx::Any> for OptionalJsonList {
-    fn type_info() -> sqlx::any::AnyTypeInfo {
-        <String as sqlx::Type<sqlx::Any>>::type_info()
-    }
-
-    fn compatible(ty: &sqlx::any::AnyTypeInfo) -> bool {
-        <String as sqlx::Type<sqlx::Any>>::compatible(ty)
-    }
-}
-
-impl<'r> sqlx::Decode<'r, sqlx::Any> for JsonList {
-    fn decode(value: sqlx::any::AnyValueRef<'r>) -> Result<Self, sqlx::error::BoxDynError> {
-        <String as sqlx::Decode<sqlx::Any>>::decode(value).map(Self)
-    }
-}
-
-impl<'r> sqlx::Decode<'r, sqlx::Any> for OptionalJsonList {
-    fn decode(value: sqlx::any::AnyValueRef<'r>) -> Result<Self, sqlx::error::BoxDynError> {
-        <Option<String> as sqlx::Decode<sqlx::Any>>::decode(value).map(Self)
-    }
-}
-
 /// The identifier types read and bind as their text.
 macro_rules! text_id {
     ($($id:ty),+) => {$(
@@ -473,38 +441,6 @@ impl From<OptionalMillis> for Option<DateTime<Utc>> {
     }
 }
 
-impl sqlx::Type<sqlx::Any> for Millis {
-    fn type_info() -> sqlx::any::AnyTypeInfo {
-        <i64 as sqlx::Type<sqlx::Any>>::type_info()
-    }
-
-    fn compatible(ty: &sqlx::any::AnyTypeInfo) -> bool {
-        ty.kind().is_integer()
-    }
-}
-
-impl sqlx::Type<sqlx::Any> for OptionalMillis {
-    fn type_info() -> sqlx::any::AnyTypeInfo {
-        <i64 as sqlx::Type<sqlx::Any>>::type_info()
-    }
-
-    fn compatible(ty: &sqlx::any::AnyTypeInfo) -> bool {
-        ty.kind().is_integer()
-    }
-}
-
-impl<'r> sqlx::Decode<'r, sqlx::Any> for Millis {
-    fn decode(value: sqlx::any::AnyValueRef<'r>) -> Result<Self, sqlx::error::BoxDynError> {
-        <i64 as sqlx::Decode<sqlx::Any>>::decode(value).map(Self)
-    }
-}
-
-impl<'r> sqlx::Decode<'r, sqlx::Any> for OptionalMillis {
-    fn decode(value: sqlx::any::AnyValueRef<'r>) -> Result<Self, sqlx::error::BoxDynError> {
-        <Option<i64> as sqlx::Decode<sqlx::Any>>::decode(value).map(Self)
-    }
-}
-
 /// An instant (or an optional one) as its column stores it.
 trait Stored {
     type Column;
@@ -529,6 +465,35 @@ impl Stored for Option<DateTime<Utc>> {
 fn millis<T: Stored>(at: T) -> T::Column {
     at.stored()
 }
+
+/// The column types that read through the driver's own decoding of a base type: `Name(read) as
+/// base`, where `read` is the base type or an `Option` of it.
+macro_rules! stored_column {
+    ($($name:ident($read:ty) as $base:ty),+ $(,)?) => {$(
+        impl sqlx::Type<sqlx::Any> for $name {
+            fn type_info() -> sqlx::any::AnyTypeInfo {
+                <$base as sqlx::Type<sqlx::Any>>::type_info()
+            }
+
+            fn compatible(ty: &sqlx::any::AnyTypeInfo) -> bool {
+                <$base as sqlx::Type<sqlx::Any>>::compatible(ty)
+            }
+        }
+
+        impl<'r> sqlx::Decode<'r, sqlx::Any> for $name {
+            fn decode(value: sqlx::any::AnyValueRef<'r>) -> Result<Self, sqlx::error::BoxDynError> {
+                <$read as sqlx::Decode<sqlx::Any>>::decode(value).map(Self)
+            }
+        }
+    )+};
+}
+
+stored_column!(
+    Millis(i64) as i64,
+    OptionalMillis(Option<i64>) as i64,
+    JsonList(String) as String,
+    OptionalJsonList(Option<String>) as String,
+);
 
 /// A list as its column stores it.
 fn to_json_list(items: &[String]) -> String {
