@@ -5,7 +5,7 @@ use anyhow::Context as _;
 
 use crate::clock::Clock;
 use crate::crypto::{SecretHasher, generate_secret, last_four};
-use crate::ids::{AccountId, PLATFORM_REALM, RealmId, new_guid};
+use crate::ids::{AccountId, CredentialId, PLATFORM_REALM, RealmId, UserId};
 use crate::store::accounts::{self, Account, Person};
 use crate::store::clients::{self, Client, ClientType, GrantType};
 use crate::store::realms::{self, Realm, RealmSettings};
@@ -22,9 +22,9 @@ pub const ACCOUNT_CLIENT_SECRET_PREFIX: &str = "cstl_acs_";
 /// What the first start created; the key is shown once.
 #[derive(Debug, Clone)]
 pub struct Bootstrapped {
-    pub account_id: String,
-    pub owner_user_id: String,
-    pub api_key_id: String,
+    pub account_id: AccountId,
+    pub owner_user_id: UserId,
+    pub api_key_id: CredentialId,
     pub api_key: String,
 }
 
@@ -61,12 +61,12 @@ pub async fn run_if_empty(
     platform_client.description = Some("The console and the admin API's token client".into());
     platform_client.grant_types = vec![GrantType::ClientCredentials];
     clients::insert(&mut *tx, &platform_client).await?;
-    let owner = Person { id: new_guid(), realm_id: RealmId::platform(), username: "owner".into(), email: None };
+    let owner = Person { id: UserId::fresh(), realm_id: RealmId::platform(), username: "owner".into(), email: None };
     accounts::insert_person(&mut *tx, &owner, now).await?;
     accounts::insert_member(&mut *tx, &account.id, &owner.id, &["Owner".to_owned()], now).await?;
     let api_key = generate_secret(API_KEY_PREFIX);
     let secret = Secret {
-        id: new_guid(),
+        id: CredentialId::fresh(),
         account_id: account.id.clone(),
         secret_type: SecretType::ApiKey,
         name: "Bootstrap key".into(),
@@ -85,10 +85,5 @@ pub async fn run_if_empty(
     };
     secrets::insert(&mut *tx, &secret).await?;
     tx.commit().await.context("cannot store the bootstrap account")?;
-    Ok(Some(Bootstrapped {
-        account_id: account.id.to_string(),
-        owner_user_id: owner.id,
-        api_key_id: secret.id,
-        api_key,
-    }))
+    Ok(Some(Bootstrapped { account_id: account.id.clone(), owner_user_id: owner.id, api_key_id: secret.id, api_key }))
 }

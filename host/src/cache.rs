@@ -320,7 +320,7 @@ impl Caches {
 
     pub fn keep_verifier(&self, verifier: Arc<Verifier>) {
         if self.usable() {
-            self.verifiers.put(verifier.kid.clone(), verifier);
+            self.verifiers.put(verifier.kid.clone().into(), verifier);
         }
     }
 

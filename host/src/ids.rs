@@ -1,5 +1,6 @@
-//! Identifiers: the ids of the tenancy (account, realm, client, person) as types of their own, the
-//! ones chosen by callers parsed once at the edge (realm and client ids), and GUIDs.
+//! Identifiers: every kind of record the service names has an id type of its own, so one kind's id
+//! cannot stand for another's. Ids chosen by callers (realm and client ids) are parsed once at the
+//! edge; the rest are GUIDs the service mints.
 
 use std::fmt;
 
@@ -110,14 +111,73 @@ id_type! {
     ClientId
 }
 
-id_type! {
-    /// An account: the customer that owns realms, API secrets and a team. A GUID.
-    AccountId
+/// An identifier the service mints itself: a GUID, made by `fresh`.
+macro_rules! guid_type {
+    ($($(#[$meta:meta])* $name:ident;)+) => {$(
+        id_type! { $(#[$meta])* $name }
+
+        impl $name {
+            /// A fresh GUID, for a new one.
+            pub fn fresh() -> Self {
+                Self(new_guid())
+            }
+        }
+    )+};
 }
 
-id_type! {
-    /// A person of a realm. A GUID.
-    UserId
+guid_type! {
+    /// An account: the customer that owns realms, API secrets and a team.
+    AccountId;
+    /// A person of a realm.
+    UserId;
+    /// A sign-in session of a person at a client.
+    SessionId;
+    /// One refresh token of a session's rotation chain.
+    RefreshTokenId;
+    /// An API secret (or an API key): a credential of an account, or a client's secret.
+    CredentialId;
+    /// An organization of a realm.
+    OrganizationId;
+    /// A delegation grant: what a person allowed an agent to do for them.
+    GrantId;
+    /// One token exchange, allowed or refused, as recorded.
+    ExchangeId;
+    /// An event the service published.
+    EventId;
+    /// A webhook endpoint of a realm or a client.
+    EndpointId;
+    /// One delivery attempt of an event to an endpoint.
+    AttemptId;
+    /// An attack incident of a realm.
+    IncidentId;
+    /// A measure an incident took (a block, a lock, a challenge).
+    MeasureId;
+    /// A signing key, which tokens name in their `kid` header.
+    KeyId;
+    /// A phone registered to confirm sign-ins.
+    DeviceId;
+    /// A sign-in waiting for a phone's answer.
+    PushRequestId;
+    /// A role of a realm, or a client role.
+    RoleId;
+    /// A group of a realm.
+    GroupId;
+    /// A custom role of an account's team.
+    AccountRoleId;
+    /// A scope of a realm.
+    ScopeId;
+    /// A resource server: an API or MCP server a realm issues tokens for.
+    ResourceServerId;
+    /// A consumer of a client: an API key of a customer's own API.
+    ConsumerId;
+    /// An invitation to an account's team.
+    InvitationId;
+    /// A capture: a temporary address that records the requests sent to it.
+    CaptureId;
+    /// An operational notification to an account.
+    NotificationId;
+    /// A password reset code sent by recovery e-mail.
+    ResetId;
 }
 
 /// The realm created at bootstrap, whose client id is the same value.
@@ -157,20 +217,6 @@ impl ClientId {
             ));
         }
         Ok(Self(text.to_owned()))
-    }
-}
-
-impl AccountId {
-    /// A fresh GUID, for a new one.
-    pub fn fresh() -> Self {
-        Self(new_guid())
-    }
-}
-
-impl UserId {
-    /// A fresh GUID, for a new one.
-    pub fn fresh() -> Self {
-        Self(new_guid())
     }
 }
 

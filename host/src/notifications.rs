@@ -10,9 +10,7 @@ use serde_json::json;
 
 use crate::AppState;
 use crate::clock::iso;
-use crate::ids::AccountId;
-use crate::ids::RealmId;
-use crate::ids::new_guid;
+use crate::ids::{AccountId, NotificationId, RealmId};
 use crate::store::Error as StoreError;
 use crate::store::notifications::{self as store, Notification, PostStatus, Severity};
 
@@ -48,7 +46,7 @@ pub async fn raise(
 ) -> Result<String, StoreError> {
     let preferences = store::preferences(&mut *tx, raised.account_id).await?;
     let notification = Notification {
-        id: new_guid(),
+        id: NotificationId::fresh(),
         account_id: AccountId::known(raised.account_id),
         notification_type: raised.notification_type.to_owned(),
         severity: raised.severity,
@@ -67,7 +65,7 @@ pub async fn raise(
         post_last_error: None,
     };
     store::insert(&mut *tx, &notification).await?;
-    Ok(notification.id)
+    Ok(notification.id.into())
 }
 
 /// The body posted for a notification (the documented field names).

@@ -1,7 +1,7 @@
 //! Admin API credentials: who gets 401, who gets 403, and the access log.
 
 use castellan::crypto::{generate_secret, last_four};
-use castellan::ids::{AccountId, RealmId};
+use castellan::ids::{AccountId, CredentialId, RealmId};
 use castellan::store::Status;
 use castellan::store::accounts::{self, Account};
 use castellan::store::realms::{self, Realm, RealmSettings};
@@ -29,7 +29,7 @@ async fn other_account(app: &TestApp, realm_id: &str) -> String {
     assert!(realms::insert(store.pool(), &realm).await.unwrap());
     let value = generate_secret("cstl_key_");
     let secret = Secret {
-        id: uuid::Uuid::now_v7().to_string(),
+        id: CredentialId::fresh(),
         account_id: account.id,
         secret_type: SecretType::ApiKey,
         name: "other owner".into(),

@@ -132,7 +132,7 @@ pub async fn spawn_with(db: TestDatabase, adjust: impl FnOnce(&mut Settings)) ->
     adjust(&mut settings);
     let app = Application::build(settings, &policies_dir()).await.expect("the service starts");
     let first = app.bootstrapped().cloned().expect("a fresh database is bootstrapped");
-    serve(app, db, first.api_key, first.account_id)
+    serve(app, db, first.api_key, first.account_id.into())
 }
 
 /// A second host on the same database (and secret key) as `first`.

@@ -14,7 +14,7 @@ use chrono::{DateTime, Utc};
 use crate::AppState;
 use crate::authz::delegation::{DelegationVerdict, ExchangeFacts, GrantFacts, Refusal as PolicyRefusal};
 use crate::error::{Error, OAuthCode};
-use crate::ids::new_guid;
+use crate::ids::{ExchangeId, GrantId, SessionId};
 use crate::signin::{Login, Origin, ResourceError, login_data, requested_resource};
 use crate::store::clients::{Client, GrantType};
 use crate::store::delegation::{DelegationGrant, Exchange, ExchangeOutcome};
@@ -140,9 +140,9 @@ impl From<ResourceError> for ExchangeError {
 #[derive(Debug, Default)]
 struct Attempt {
     user: Option<User>,
-    session_id: Option<String>,
+    session_id: Option<SessionId>,
     methods: Vec<String>,
-    grant_id: Option<String>,
+    grant_id: Option<GrantId>,
     scopes: Vec<String>,
     resource: Option<String>,
     depth: Option<i64>,
@@ -371,7 +371,7 @@ async fn record(
     let record = ExchangeRecord {
         issued: outcome.ok().and_then(|(_, expires_at)| attempt.grant_id.clone().map(|grant| (grant, expires_at))),
         trail: Exchange {
-            id: new_guid(),
+            id: ExchangeId::fresh(),
             realm_id: realm.id.clone(),
             client_id: client.id.clone(),
             subject_user_id: attempt.user.as_ref().map(|u| u.id.clone()),

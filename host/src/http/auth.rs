@@ -23,11 +23,7 @@ use crate::AppState;
 use crate::authz::{BUILTIN_ROLES, Principal, PrincipalKind, Resource, Verdict};
 use crate::cache::KnownCredential;
 use crate::error::Error;
-use crate::ids::AccountId;
-use crate::ids::ClientId;
-use crate::ids::RealmId;
-use crate::ids::UserId;
-use crate::ids::{PLATFORM_REALM, new_guid};
+use crate::ids::{AccountId, ClientId, PLATFORM_REALM, RealmId, UserId, new_guid};
 use crate::store::access_log::{AccessEntry, AccessOutcome};
 use crate::store::accounts;
 use crate::store::roles;
@@ -160,7 +156,7 @@ pub async fn authenticate(State(state): State<AppState>, mut request: Request, n
     entry.account_id = Some(principal.account_id.clone());
     entry.credential_id.clone_from(&actor.credential_id);
     entry.credential_name.clone_from(&actor.credential_name);
-    entry.actor_user_id = actor.user_id.clone().map(String::from);
+    entry.actor_user_id = actor.user_id.clone();
 
     let class = rate_class(&method, template.as_deref().unwrap_or(&path));
     if let Err(retry_after_seconds) = state.limiter.take(&principal.id, class, now) {
@@ -330,7 +326,7 @@ async fn identify(state: &AppState, headers: &HeaderMap, now: DateTime<Utc>) -> 
         });
     }
     let principal = Principal {
-        id: secret.id.clone(),
+        id: secret.id.clone().into(),
         account_id: secret.account_id.clone(),
         kind: PrincipalKind::Credential,
         roles: builtin(secret.roles.clone()),

@@ -9,7 +9,7 @@ use super::Hold;
 use super::detection::{self, Classification, Decision, MeasureKind, Severity};
 use crate::AppState;
 use crate::clock::iso;
-use crate::ids::new_guid;
+use crate::ids::{IncidentId, MeasureId, UserId};
 use crate::mail::Letter;
 use crate::store::clients::Client;
 use crate::store::events::{self, Event, EventType};
@@ -139,7 +139,8 @@ pub async fn record(
     } else {
         None
     };
-    let Some(incident_id) = incident.as_ref().map(|i| i.id.clone()).or(reported_in.clone()) else {
+    let Some(incident_id) = incident.as_ref().map(|i| i.id.clone()).or(reported_in.clone().map(IncidentId::known))
+    else {
         return Ok(recorded);
     };
     let preferences = preferences_store::preferences(&mut *tx, &realm.account_id).await?;
@@ -187,13 +188,13 @@ pub async fn record(
             _ => (None, None),
         };
         let row = Measure {
-            id: new_guid(),
+            id: MeasureId::fresh(),
             incident_id: incident_id.clone(),
             account_id: realm.account_id.clone(),
             realm_id: realm.id.clone(),
             kind,
             target_address: (kind == MeasureType::SourceBlocked).then(|| target.clone()),
-            target_user_id: (kind != MeasureType::SourceBlocked).then(|| target.clone()),
+            target_user_id: (kind != MeasureType::SourceBlocked).then(|| target.clone()).map(UserId::known),
             country,
             network,
             reasons: decision.reasons.clone(),
@@ -272,7 +273,7 @@ async fn open_or_join(
         return Ok((incident, Vec::new()));
     }
     let incident = Incident {
-        id: new_guid(),
+        id: IncidentId::fresh(),
         account_id: attack.realm.account_id.clone(),
         realm_id: attack.realm.id.clone(),
         client_id: Some(attack.client.id.clone()),

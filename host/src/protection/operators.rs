@@ -17,7 +17,7 @@ use crate::store::trail::{Change, ChangeAction, Placed};
 pub struct Dismissed {
     pub before: Incident,
     pub after: Incident,
-    pub lifted: Vec<String>,
+    pub lifted: Vec<crate::ids::MeasureId>,
 }
 
 /// A measure lifted: as it was, and as it is now.

@@ -75,7 +75,7 @@ pub async fn record_person(
         account_id: Some(member.account_id),
         credential_id: None,
         credential_name: None,
-        actor_user_id: Some(member.user_id.to_string()),
+        actor_user_id: Some(member.user_id.clone()),
         ip_address: address.to_owned(),
         method: "POST".into(),
         path: token_path(),

@@ -17,7 +17,7 @@ pub use self::refresh::{RefreshAttempt, refresh};
 pub use self::scopes::{ResourceError, requested_resource, requested_scopes};
 use crate::AppState;
 use crate::error::Error;
-use crate::ids::new_guid;
+use crate::ids::{RefreshTokenId, SessionId};
 use crate::protection::detection::{AttemptKind, Outcome};
 use crate::protection::incidents::{self, Attack, Recorded};
 use crate::protection::{Hold, Seen};
@@ -354,7 +354,7 @@ pub async fn open_session(
     let SignIn { realm, client, user, scopes, resource, methods } = *signed_in;
     let methods_list: Vec<String> = methods.iter().map(|m| (*m).to_owned()).collect();
     let session = Session {
-        id: new_guid(),
+        id: SessionId::fresh(),
         realm_id: realm.id.clone(),
         client_id: client.id.clone(),
         user_id: user.id.clone(),
@@ -401,7 +401,7 @@ fn next_refresh(
     if !client.allows(GrantType::RefreshToken) {
         return None;
     }
-    let id = new_guid();
+    let id = RefreshTokenId::fresh();
     let value = tokens::new_refresh_token(&id);
     let expires_at =
         (now + TimeDelta::seconds(i64::from(state.settings.refresh_token_seconds))).min(session.expires_at);

@@ -10,7 +10,7 @@ use serde_json::{Value, json};
 use super::{Origin, Refusal, SignIn, SignInError, Tokens, open_session};
 use crate::AppState;
 use crate::clock::iso;
-use crate::ids::new_guid;
+use crate::ids::PushRequestId;
 use crate::protection::detection::{AttemptKind, Outcome};
 use crate::protection::incidents::{self, Attack};
 use crate::protection::{Hold, Seen};
@@ -28,7 +28,7 @@ pub const POLL_INTERVAL_SECONDS: i64 = 2;
 /// A request made for a phone to confirm.
 #[derive(Debug, Clone)]
 pub struct Asked {
-    pub request_id: String,
+    pub request_id: PushRequestId,
     pub expires_in: i64,
     pub interval: i64,
 }
@@ -55,7 +55,7 @@ pub(super) async fn ask(
     }
     let paused = state.protection.refuses(Hold::SignInPushesPaused, &realm.id, &user.id, now).await;
     let request = PushRequest {
-        id: new_guid(),
+        id: PushRequestId::fresh(),
         realm_id: realm.id.clone(),
         user_id: user.id.clone(),
         client_id: client.id.clone(),

@@ -10,7 +10,7 @@ use chrono::TimeDelta;
 use super::{Refusal, SignInError};
 use crate::AppState;
 use crate::crypto::generate_secret;
-use crate::ids::new_guid;
+use crate::ids::ResetId;
 use crate::mail::Letter;
 use crate::passwords::MAX_PASSWORD_LENGTH;
 use crate::protection::detection::{AttemptKind, Outcome};
@@ -70,7 +70,7 @@ pub async fn request(
     {
         let token = generate_secret(TOKEN_PREFIX);
         let reset = Reset {
-            id: new_guid(),
+            id: ResetId::fresh(),
             realm_id: realm.id.clone(),
             user_id: user.id.clone(),
             client_id: client.id.clone(),

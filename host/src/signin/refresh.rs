@@ -79,7 +79,7 @@ pub async fn refresh(state: &AppState, attempt: RefreshAttempt<'_>) -> Result<To
     };
     let event = succeeded_event(realm, client, login_data(login, origin), now);
     let rotation = Rotation {
-        exchanged: token.id.clone(),
+        exchanged: token.id.clone().into(),
         session_id: session.id.clone(),
         touch: now - session.last_active_at >= SESSION_ACTIVITY_GRANULARITY,
         next: next.as_ref().map(|(row, _, _)| row.clone()),

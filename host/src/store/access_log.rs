@@ -10,7 +10,7 @@ use tokio::sync::{mpsc, oneshot};
 use super::Error;
 use super::page::{self, Listing, Page, PageRequest, Scope};
 use super::{ROWS_PER_STATEMENT, Store, text_enum, values_placeholders};
-use crate::ids::AccountId;
+use crate::ids::{AccountId, CredentialId, UserId};
 
 text_enum! {
     pub enum AccessOutcome {
@@ -25,9 +25,9 @@ pub struct AccessEntry {
     #[sqlx(try_from = "super::Millis")]
     pub occurred_at: DateTime<Utc>,
     pub account_id: Option<AccountId>,
-    pub credential_id: Option<String>,
+    pub credential_id: Option<CredentialId>,
     pub credential_name: Option<String>,
-    pub actor_user_id: Option<String>,
+    pub actor_user_id: Option<UserId>,
     pub ip_address: String,
     pub method: String,
     pub path: String,

@@ -16,7 +16,7 @@ pub struct Account {
 /// A person of a realm, as far as the admin API needs one here (the identity core owns the rest).
 #[derive(Debug, Clone, PartialEq, Eq, sqlx::FromRow)]
 pub struct Person {
-    pub id: String,
+    pub id: UserId,
     pub realm_id: RealmId,
     pub username: String,
     pub email: Option<String>,

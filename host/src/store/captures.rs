@@ -6,12 +6,12 @@ use sqlx::{Any, Executor};
 use super::Error;
 use super::page::{self, Listing, Page, PageRequest, Scope};
 use super::{Backend, Store};
-use crate::ids::AccountId;
+use crate::ids::{AccountId, CaptureId};
 
 /// A temporary address recording the requests it receives.
 #[derive(Debug, Clone, PartialEq, Eq, sqlx::FromRow)]
 pub struct Capture {
-    pub id: String,
+    pub id: CaptureId,
     pub account_id: AccountId,
     pub token: String,
     #[sqlx(try_from = "super::Millis")]
@@ -36,7 +36,7 @@ pub const CAPTURE_LISTING: Listing = Listing {
 #[derive(Debug, Clone, PartialEq, Eq, sqlx::FromRow)]
 pub struct CapturedRequest {
     pub id: String,
-    pub capture_id: String,
+    pub capture_id: CaptureId,
     pub method: String,
     pub path: String,
     pub query: Option<String>,

@@ -8,7 +8,7 @@ use super::page::{self, Listing, Page, PageRequest, Scope};
 use super::trail::{Place, Placed, ResourceKind};
 use super::{Error, Store};
 use super::{Status, text_enum};
-use crate::ids::{ClientId, RealmId};
+use crate::ids::{ClientId, ConsumerId, RealmId};
 
 text_enum! {
     pub enum ConsumerType {
@@ -20,7 +20,7 @@ text_enum! {
 
 #[derive(Debug, Clone, PartialEq, Eq, sqlx::FromRow)]
 pub struct Consumer {
-    pub id: String,
+    pub id: ConsumerId,
     pub realm_id: RealmId,
     pub client_id: ClientId,
     #[sqlx(try_from = "String")]

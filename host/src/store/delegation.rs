@@ -8,12 +8,12 @@ use super::text_enum;
 use super::trail::ActorType;
 use super::trail::{Place, Placed, ResourceKind};
 use super::{Error, Store};
-use crate::ids::{ClientId, RealmId, UserId};
+use crate::ids::{ClientId, ExchangeId, GrantId, OrganizationId, RealmId, UserId};
 
 /// A grant as stored.
 #[derive(Debug, Clone, PartialEq, Eq, sqlx::FromRow)]
 pub struct DelegationGrant {
-    pub id: String,
+    pub id: GrantId,
     pub realm_id: RealmId,
     pub client_id: ClientId,
     pub subject_user_id: UserId,
@@ -22,7 +22,7 @@ pub struct DelegationGrant {
     #[sqlx(try_from = "super::JsonList")]
     pub allowed_resources: Vec<String>,
     pub max_depth: i64,
-    pub organization_id: Option<String>,
+    pub organization_id: Option<OrganizationId>,
     #[sqlx(try_from = "super::OptionalMillis")]
     pub expires_at: Option<DateTime<Utc>>,
     #[sqlx(try_from = "super::Millis")]
@@ -197,11 +197,11 @@ text_enum! {
 /// One token exchange, granted or refused, as the trail keeps it.
 #[derive(Debug, Clone, PartialEq, Eq, sqlx::FromRow)]
 pub struct Exchange {
-    pub id: String,
+    pub id: ExchangeId,
     pub realm_id: RealmId,
     pub client_id: ClientId,
     pub subject_user_id: Option<UserId>,
-    pub grant_id: Option<String>,
+    pub grant_id: Option<GrantId>,
     #[sqlx(try_from = "String")]
     pub outcome: ExchangeOutcome,
     pub error_code: Option<String>,

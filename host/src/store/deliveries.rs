@@ -11,7 +11,7 @@ use sqlx::Row as _;
 use super::events::StoredEvent;
 use super::webhooks::{ATTEMPT_COLUMNS, Attempt, AttemptState, INSERT_CHUNK, insert_attempts};
 use super::{Backend, Connection, Error, Store, list_placeholders};
-use crate::ids::AccountId;
+use crate::ids::{AccountId, EndpointId};
 
 /// Takes up to `batch` events not yet fanned out, the oldest first, and marks them fanned out at
 /// `now`, in the caller's claim transaction ([`Store::begin_claim`]).
@@ -91,7 +91,7 @@ pub async fn claim_attempts(
             retries: row.try_get(3)?,
             first_retry_after_seconds: row.try_get(4)?,
         };
-        targets.insert(row.try_get::<String, _>(0)?, target);
+        targets.insert(row.try_get::<EndpointId, _>(0)?, target);
     }
     Ok(attempts
         .into_iter()

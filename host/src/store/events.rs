@@ -6,8 +6,7 @@ use serde_json::Value;
 
 use super::Error;
 use super::webhooks::EndpointKind;
-use crate::ids::new_guid;
-use crate::ids::{AccountId, ClientId, RealmId};
+use crate::ids::{AccountId, ClientId, EventId, RealmId};
 
 /// Every event the service publishes, by its name on the wire, each listed once with the
 /// endpoints that hear it.
@@ -117,8 +116,8 @@ pub struct Event<'a> {
 }
 
 /// Writes the event to the outbox; its id stays the same across every retry and replay.
-pub async fn publish(tx: &mut super::Connection, event: Event<'_>, at: DateTime<Utc>) -> Result<String, Error> {
-    let id = new_guid();
+pub async fn publish(tx: &mut super::Connection, event: Event<'_>, at: DateTime<Utc>) -> Result<EventId, Error> {
+    let id = EventId::fresh();
     sqlx::query(
         "INSERT INTO event_outbox (id, event_type, account_id, realm_id, client_id, created_at, data) \
          VALUES ($1, $2, $3, $4, $5, $6, $7)",
@@ -138,7 +137,7 @@ pub async fn publish(tx: &mut super::Connection, event: Event<'_>, at: DateTime<
 /// A stored event.
 #[derive(Debug, Clone, PartialEq, Eq, sqlx::FromRow)]
 pub struct StoredEvent {
-    pub id: String,
+    pub id: EventId,
     pub event_type: String,
     pub account_id: Option<AccountId>,
     pub realm_id: Option<RealmId>,

@@ -5,11 +5,11 @@ use sqlx::{Any, Executor};
 
 use super::page::{self, Listing, Page, PageRequest, Scope};
 use super::{Error, Store};
-use crate::ids::AccountId;
+use crate::ids::{AccountId, InvitationId, UserId};
 
 #[derive(Debug, Clone, PartialEq, Eq, sqlx::FromRow)]
 pub struct Invitation {
-    pub id: String,
+    pub id: InvitationId,
     pub account_id: AccountId,
     pub email: String,
     #[sqlx(try_from = "super::JsonList")]
@@ -22,7 +22,7 @@ pub struct Invitation {
     pub expires_at: DateTime<Utc>,
     #[sqlx(try_from = "super::OptionalMillis")]
     pub accepted_at: Option<DateTime<Utc>>,
-    pub accepted_user_id: Option<String>,
+    pub accepted_user_id: Option<UserId>,
     #[sqlx(try_from = "super::OptionalMillis")]
     pub revoked_at: Option<DateTime<Utc>>,
 }

@@ -413,7 +413,36 @@ macro_rules! text_id {
     )+};
 }
 
-text_id!(crate::ids::AccountId, crate::ids::RealmId, crate::ids::ClientId, crate::ids::UserId);
+text_id!(
+    crate::ids::AccountId,
+    crate::ids::RealmId,
+    crate::ids::ClientId,
+    crate::ids::UserId,
+    crate::ids::SessionId,
+    crate::ids::RefreshTokenId,
+    crate::ids::CredentialId,
+    crate::ids::OrganizationId,
+    crate::ids::GrantId,
+    crate::ids::ExchangeId,
+    crate::ids::EventId,
+    crate::ids::EndpointId,
+    crate::ids::AttemptId,
+    crate::ids::IncidentId,
+    crate::ids::MeasureId,
+    crate::ids::KeyId,
+    crate::ids::DeviceId,
+    crate::ids::PushRequestId,
+    crate::ids::RoleId,
+    crate::ids::GroupId,
+    crate::ids::AccountRoleId,
+    crate::ids::ScopeId,
+    crate::ids::ResourceServerId,
+    crate::ids::ConsumerId,
+    crate::ids::InvitationId,
+    crate::ids::CaptureId,
+    crate::ids::NotificationId,
+    crate::ids::ResetId
+);
 
 /// An instant column as stored: milliseconds since the Unix epoch, an integer on both backends.
 /// Rows read it into a `DateTime<Utc>` with `#[sqlx(try_from = "super::Millis")]`; a value out of

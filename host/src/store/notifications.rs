@@ -7,7 +7,7 @@ use sqlx::{Any, Executor};
 use super::page::{self, Listing, Page, PageRequest, Scope};
 use super::text_enum;
 use super::{Error, Store};
-use crate::ids::{AccountId, RealmId};
+use crate::ids::{AccountId, NotificationId, RealmId};
 
 text_enum! {
     /// Whether the Attacks detected notification is raised, and where it goes.
@@ -95,7 +95,7 @@ pub async fn save_preferences<'c>(
 /// One operational notification.
 #[derive(Debug, Clone, PartialEq, Eq, sqlx::FromRow)]
 pub struct Notification {
-    pub id: String,
+    pub id: NotificationId,
     pub account_id: AccountId,
     #[sqlx(rename = "type")]
     pub notification_type: String,

@@ -7,11 +7,11 @@ use super::Status;
 use super::page::{self, Listing, Page, PageRequest, Scope};
 use super::trail::{Place, Placed, ResourceKind};
 use super::{Error, Store};
-use crate::ids::RealmId;
+use crate::ids::{OrganizationId, RealmId};
 
 #[derive(Debug, Clone, PartialEq, Eq, sqlx::FromRow)]
 pub struct Organization {
-    pub id: String,
+    pub id: OrganizationId,
     pub realm_id: RealmId,
     pub name: String,
     pub description: Option<String>,

@@ -5,7 +5,7 @@ use sqlx::{Any, Executor};
 
 use super::Error;
 use super::text_enum;
-use crate::ids::{ClientId, RealmId, UserId};
+use crate::ids::{ClientId, DeviceId, PushRequestId, RealmId, UserId};
 
 text_enum! {
     pub enum RequestStatus {
@@ -22,7 +22,7 @@ text_enum! {
 
 #[derive(Debug, Clone, PartialEq, Eq, sqlx::FromRow)]
 pub struct Device {
-    pub id: String,
+    pub id: DeviceId,
     pub realm_id: RealmId,
     pub user_id: UserId,
     pub name: String,
@@ -36,7 +36,7 @@ pub struct Device {
 
 #[derive(Debug, Clone, PartialEq, Eq, sqlx::FromRow)]
 pub struct PushRequest {
-    pub id: String,
+    pub id: PushRequestId,
     pub realm_id: RealmId,
     pub user_id: UserId,
     pub client_id: ClientId,
@@ -53,7 +53,7 @@ pub struct PushRequest {
     pub expires_at: DateTime<Utc>,
     #[sqlx(try_from = "super::OptionalMillis")]
     pub answered_at: Option<DateTime<Utc>>,
-    pub device_id: Option<String>,
+    pub device_id: Option<DeviceId>,
 }
 
 const DEVICE_COLUMNS: &str = "id, realm_id, user_id, name, secret_hash, push_token, created_at, revoked_at";

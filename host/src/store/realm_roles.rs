@@ -7,11 +7,11 @@ use sqlx::{Any, Executor};
 use super::page::{self, Listing, Page, PageRequest, Scope};
 use super::trail::{Place, Placed, ResourceKind};
 use super::{Error, Store};
-use crate::ids::{ClientId, RealmId};
+use crate::ids::{ClientId, GroupId, RealmId, RoleId};
 
 #[derive(Debug, Clone, PartialEq, Eq, sqlx::FromRow)]
 pub struct Role {
-    pub id: String,
+    pub id: RoleId,
     pub realm_id: RealmId,
     /// The client the role is exclusive to; `None` for a realm role.
     pub client_id: Option<ClientId>,
@@ -213,7 +213,7 @@ pub async fn withdraw<'c>(
 
 #[derive(Debug, Clone, PartialEq, Eq, sqlx::FromRow)]
 pub struct Group {
-    pub id: String,
+    pub id: GroupId,
     pub realm_id: RealmId,
     pub name: String,
     pub description: Option<String>,

@@ -1,13 +1,13 @@
 //! Password reset codes sent by recovery e-mail: kept as keyed hashes, each used once.
 
 use super::Error;
-use crate::ids::{ClientId, RealmId, UserId};
+use crate::ids::{ClientId, RealmId, ResetId, UserId};
 use chrono::{DateTime, Utc};
 use sqlx::{Any, Executor};
 
 #[derive(Debug, Clone, PartialEq, Eq, sqlx::FromRow)]
 pub struct Reset {
-    pub id: String,
+    pub id: ResetId,
     pub realm_id: RealmId,
     pub user_id: UserId,
     pub client_id: ClientId,

@@ -7,7 +7,7 @@ use super::page::{self, Listing, Page, PageRequest, Scope};
 use super::trail::{Place, Placed, ResourceKind};
 use super::{Error, Store};
 use super::{Status, text_enum};
-use crate::ids::RealmId;
+use crate::ids::{RealmId, ResourceServerId};
 
 text_enum! {
     pub enum ServerKind {
@@ -18,7 +18,7 @@ text_enum! {
 
 #[derive(Debug, Clone, PartialEq, Eq, sqlx::FromRow)]
 pub struct ResourceServer {
-    pub id: String,
+    pub id: ResourceServerId,
     pub realm_id: RealmId,
     pub name: String,
     /// The `aud` of its tokens, as clients send it in `resource`.

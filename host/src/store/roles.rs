@@ -6,11 +6,11 @@ use sqlx::{Any, Executor};
 use super::page::{self, Listing, Page, PageRequest, Scope};
 use super::trail::{Place, Placed, ResourceKind};
 use super::{Error, Store};
-use crate::ids::AccountId;
+use crate::ids::{AccountId, AccountRoleId};
 
 #[derive(Debug, Clone, PartialEq, Eq, sqlx::FromRow)]
 pub struct AccountRole {
-    pub id: String,
+    pub id: AccountRoleId,
     pub account_id: AccountId,
     pub name: String,
     pub description: Option<String>,

@@ -6,11 +6,11 @@ use sqlx::{Any, Executor};
 use super::page::{self, Listing, Page, PageRequest, Scope as Rows};
 use super::trail::{Place, Placed, ResourceKind};
 use super::{Error, Store};
-use crate::ids::{AccountId, RealmId};
+use crate::ids::{AccountId, RealmId, ScopeId};
 
 #[derive(Debug, Clone, PartialEq, Eq, sqlx::FromRow)]
 pub struct Scope {
-    pub id: String,
+    pub id: ScopeId,
     pub account_id: AccountId,
     /// `None` for a catalogue scope.
     pub realm_id: Option<RealmId>,
@@ -26,7 +26,7 @@ impl Placed for Scope {
     fn place(&self) -> Place {
         Place {
             kind: ResourceKind::Scope,
-            id: self.id.clone(),
+            id: self.id.clone().into(),
             parent: self.realm_id.clone().map(String::from),
             realm: self.realm_id.clone().map(String::from),
             client: None,

@@ -8,7 +8,7 @@ use super::text_enum;
 use super::trail::{Place, Placed, ResourceKind};
 use super::{Error, Store};
 use crate::crypto::hash_matches_rotated;
-use crate::ids::AccountId;
+use crate::ids::{AccountId, CredentialId, UserId};
 
 text_enum! {
     pub enum SecretType {
@@ -23,7 +23,7 @@ text_enum! {
 
 #[derive(Debug, Clone, PartialEq, Eq, sqlx::FromRow)]
 pub struct Secret {
-    pub id: String,
+    pub id: CredentialId,
     pub account_id: AccountId,
     #[sqlx(try_from = "String")]
     pub secret_type: SecretType,
@@ -38,7 +38,7 @@ pub struct Secret {
     pub scopes: Option<Vec<String>>,
     #[sqlx(try_from = "super::OptionalMillis")]
     pub expires_at: Option<DateTime<Utc>>,
-    pub acts_for_user_id: Option<String>,
+    pub acts_for_user_id: Option<UserId>,
     #[sqlx(try_from = "super::Millis")]
     pub created_at: DateTime<Utc>,
     #[sqlx(try_from = "super::Millis")]

@@ -8,6 +8,8 @@ use std::collections::HashMap;
 
 use tokio::sync::{mpsc, oneshot};
 
+use crate::ids::SessionId;
+
 use super::Store;
 use super::sessions::{self, Session};
 use super::users::User;
@@ -57,11 +59,11 @@ async fn answer(store: &Store, round: Vec<Lookup>) {
     ids.sort_unstable();
     ids.dedup();
     let read = sessions::find_all_with_person(store.pool(), &ids).await.map_err(|error| error.to_string());
-    let by_id: Result<HashMap<String, (Session, User)>, String> =
+    let by_id: Result<HashMap<SessionId, (Session, User)>, String> =
         read.map(|rows| rows.into_iter().map(|(session, user)| (session.id.clone(), (session, user))).collect());
     for Lookup { session_id, reply } in round {
         let found = match &by_id {
-            Ok(rows) => Ok(rows.get(&session_id).cloned()),
+            Ok(rows) => Ok(rows.get(session_id.as_str()).cloned()),
             Err(error) => Err(error.clone()),
         };
         // A caller that stopped waiting needs no answer.

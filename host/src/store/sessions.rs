@@ -6,11 +6,11 @@ use sqlx::{Any, Executor};
 use super::page::{self, Listing, Page, PageRequest, Scope};
 use super::trail::{Place, Placed, ResourceKind};
 use super::{Error, Store};
-use crate::ids::{ClientId, RealmId, UserId};
+use crate::ids::{ClientId, RealmId, RefreshTokenId, SessionId, UserId};
 
 #[derive(Debug, Clone, PartialEq, Eq, sqlx::FromRow)]
 pub struct Session {
-    pub id: String,
+    pub id: SessionId,
     pub realm_id: RealmId,
     pub client_id: ClientId,
     pub user_id: UserId,
@@ -105,8 +105,8 @@ pub async fn end<'c>(
 
 #[derive(Debug, Clone, PartialEq, Eq, sqlx::FromRow)]
 pub struct RefreshToken {
-    pub id: String,
-    pub session_id: String,
+    pub id: RefreshTokenId,
+    pub session_id: SessionId,
     pub token_hash: String,
     #[sqlx(try_from = "super::JsonList")]
     pub scopes: Vec<String>,
@@ -278,7 +278,7 @@ pub async fn prune<'c>(db: impl Executor<'c, Database = Any> + Copy, now: DateTi
 /// A session's person, read with it: the `users` columns prefixed `u_`.
 #[derive(Debug, Clone, PartialEq, Eq, sqlx::FromRow)]
 struct PersonRow {
-    u_id: String,
+    u_id: UserId,
     u_username: String,
     u_email: Option<String>,
     u_first_name: Option<String>,
@@ -299,7 +299,7 @@ struct PersonRow {
 impl PersonRow {
     fn into_user(self, realm_id: &str) -> super::users::User {
         super::users::User {
-            id: UserId::known(self.u_id),
+            id: self.u_id,
             realm_id: RealmId::known(realm_id),
             username: self.u_username,
             email: self.u_email,
@@ -361,8 +361,8 @@ pub async fn find_all_with_person<'c>(
 /// A refresh token with its session and the session's person, read together.
 #[derive(Debug, Clone, PartialEq, Eq, sqlx::FromRow)]
 struct RefreshGrantRow {
-    t_id: String,
-    t_session_id: String,
+    t_id: RefreshTokenId,
+    t_session_id: SessionId,
     t_token_hash: String,
     #[sqlx(try_from = "super::JsonList")]
     t_scopes: Vec<String>,

@@ -5,7 +5,7 @@ use sqlx::{Any, Executor};
 
 use super::Error;
 use super::text_enum;
-use crate::ids::{ClientId, RealmId};
+use crate::ids::{ClientId, KeyId, RealmId};
 
 text_enum! {
     pub enum KeyStatus {
@@ -21,7 +21,7 @@ text_enum! {
 #[derive(Debug, Clone, PartialEq, Eq, sqlx::FromRow)]
 pub struct SigningKey {
     /// The `kid`.
-    pub id: String,
+    pub id: KeyId,
     pub realm_id: RealmId,
     pub client_id: ClientId,
     /// ES256 or RS256.

@@ -9,7 +9,7 @@ use super::page::{self, Listing, Page, PageRequest, Scope};
 use super::trail::{Place, Placed, ResourceKind};
 use super::{Backend, Connection, text_enum};
 use super::{Error, Store};
-use crate::ids::{AccountId, ClientId, RealmId, UserId};
+use crate::ids::{AccountId, ClientId, IncidentId, MeasureId, RealmId, UserId};
 
 text_enum! {
     /// The kind of an incident, which is its title.
@@ -79,7 +79,7 @@ text_enum! {
 
 #[derive(Debug, Clone, PartialEq, Eq, sqlx::FromRow)]
 pub struct Incident {
-    pub id: String,
+    pub id: IncidentId,
     pub account_id: AccountId,
     pub realm_id: RealmId,
     pub client_id: Option<ClientId>,
@@ -126,14 +126,14 @@ pub const INCIDENT_LISTING: Listing = Listing {
 
 #[derive(Debug, Clone, PartialEq, Eq, sqlx::FromRow)]
 pub struct Measure {
-    pub id: String,
-    pub incident_id: String,
+    pub id: MeasureId,
+    pub incident_id: IncidentId,
     pub account_id: AccountId,
     pub realm_id: RealmId,
     #[sqlx(try_from = "String")]
     pub kind: MeasureType,
     pub target_address: Option<String>,
-    pub target_user_id: Option<String>,
+    pub target_user_id: Option<UserId>,
     pub country: Option<String>,
     pub network: Option<String>,
     /// Reasons in words.
@@ -177,7 +177,7 @@ pub struct Exposure {
     pub account_id: AccountId,
     pub realm_id: RealmId,
     pub client_id: Option<ClientId>,
-    pub incident_id: String,
+    pub incident_id: IncidentId,
     #[sqlx(try_from = "super::Millis")]
     pub exposed_at: DateTime<Utc>,
     pub exposures: i64,

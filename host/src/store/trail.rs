@@ -8,8 +8,7 @@ use super::events::EventType;
 use super::page::{self, Listing, Page, PageRequest, Scope};
 use super::text_enum;
 use super::{Error, Store};
-use crate::ids::new_guid;
-use crate::ids::{AccountId, ClientId, RealmId, UserId};
+use crate::ids::{AccountId, ClientId, CredentialId, RealmId, UserId, new_guid};
 
 text_enum! {
     /// Who made a change: a signed-in person, or an account credential.
@@ -65,7 +64,7 @@ pub struct Actor {
     pub user_id: Option<UserId>,
     pub username: Option<String>,
     pub email: Option<String>,
-    pub credential_id: Option<String>,
+    pub credential_id: Option<CredentialId>,
     pub credential_name: Option<String>,
     pub ip_address: String,
 }
@@ -75,7 +74,7 @@ impl Actor {
     pub fn acting_id(&self) -> Option<String> {
         match self.actor_type {
             ActorType::User => self.user_id.clone().map(String::from),
-            ActorType::Credential => self.credential_id.clone(),
+            ActorType::Credential => self.credential_id.clone().map(String::from),
         }
     }
 }
@@ -414,10 +413,10 @@ pub struct TrailRow {
     pub resource_id: Option<String>,
     pub parent_id: Option<String>,
     pub actor_type: String,
-    pub actor_user_id: Option<String>,
+    pub actor_user_id: Option<UserId>,
     pub actor_username: Option<String>,
     pub actor_email: Option<String>,
-    pub actor_credential_id: Option<String>,
+    pub actor_credential_id: Option<CredentialId>,
     pub actor_credential_name: Option<String>,
     pub ip_address: String,
     pub method: String,

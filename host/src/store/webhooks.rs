@@ -7,7 +7,7 @@ use super::page::{self, Listing, Page, PageRequest, Scope};
 use super::text_enum;
 use super::trail::{self, Placed, ResourceKind};
 use super::{Error, Store};
-use crate::ids::{AccountId, ClientId, RealmId};
+use crate::ids::{AccountId, AttemptId, ClientId, EndpointId, EventId, RealmId};
 
 text_enum! {
     /// Which events an endpoint can hear.
@@ -59,7 +59,7 @@ text_enum! {
 
 #[derive(Debug, Clone, PartialEq, Eq, sqlx::FromRow)]
 pub struct Endpoint {
-    pub id: String,
+    pub id: EndpointId,
     pub account_id: AccountId,
     pub realm_id: RealmId,
     #[sqlx(try_from = "String")]
@@ -210,13 +210,13 @@ pub async fn active_in_realm<'c>(
 /// One attempt to deliver a payload to an endpoint, scheduled or made.
 #[derive(Debug, Clone, PartialEq, Eq, sqlx::FromRow)]
 pub struct Attempt {
-    pub id: String,
-    pub endpoint_id: String,
+    pub id: AttemptId,
+    pub endpoint_id: EndpointId,
     pub realm_id: RealmId,
     #[sqlx(try_from = "String")]
     pub endpoint_kind: EndpointKind,
     pub client_id: Option<ClientId>,
-    pub event_id: String,
+    pub event_id: EventId,
     pub event_type: String,
     #[sqlx(try_from = "String")]
     pub kind: AttemptKind,
@@ -255,18 +255,18 @@ impl Attempt {
     /// A new attempt, due at `due_at`, of `payload` to `endpoint`.
     pub fn scheduled(
         endpoint: &Endpoint,
-        event: (&str, &str),
+        event: (&EventId, &str),
         kind: AttemptKind,
         payload: String,
         due_at: DateTime<Utc>,
     ) -> Self {
         Self {
-            id: crate::ids::new_guid(),
+            id: AttemptId::fresh(),
             endpoint_id: endpoint.id.clone(),
             realm_id: endpoint.realm_id.clone(),
             endpoint_kind: endpoint.kind,
             client_id: endpoint.client_id.clone(),
-            event_id: event.0.to_owned(),
+            event_id: event.0.clone(),
             event_type: event.1.to_owned(),
             kind,
             retry_number: 0,
@@ -376,7 +376,7 @@ pub async fn delete_history_before<'c>(
 /// One event as delivered to a client's endpoints, with its fan-out status.
 #[derive(Debug, Clone, PartialEq, Eq, sqlx::FromRow)]
 pub struct EventDelivery {
-    pub event_id: String,
+    pub event_id: EventId,
     pub event_type: String,
     /// When its first attempt was scheduled.
     #[sqlx(try_from = "super::Millis")]

@@ -11,8 +11,7 @@ use super::Error;
 use super::delegation::{self, Exchange};
 use super::sessions::{self, RefreshToken};
 use super::{ROWS_PER_STATEMENT, Store, values_placeholders};
-use crate::ids::new_guid;
-use crate::ids::{AccountId, ClientId, RealmId};
+use crate::ids::{AccountId, ClientId, GrantId, RealmId, SessionId, new_guid};
 
 /// An event to store in the outbox.
 #[derive(Debug, Clone, PartialEq)]
@@ -30,7 +29,7 @@ pub struct QueuedEvent {
 pub struct Rotation {
     /// The token presented.
     pub exchanged: String,
-    pub session_id: String,
+    pub session_id: SessionId,
     /// Record the session's activity too.
     pub touch: bool,
     /// The token issued in its place, when the client uses refresh tokens.
@@ -42,7 +41,7 @@ pub struct Rotation {
 #[derive(Debug, Clone, PartialEq)]
 pub struct ExchangeRecord {
     /// The grant a token was issued under, and that token's expiry; none for a refusal.
-    pub issued: Option<(String, DateTime<Utc>)>,
+    pub issued: Option<(GrantId, DateTime<Utc>)>,
     pub trail: Exchange,
     pub event: QueuedEvent,
 }

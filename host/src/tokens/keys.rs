@@ -17,9 +17,7 @@ use serde_json::Value;
 use crate::AppState;
 use crate::crypto::Sealer;
 use crate::error::Error;
-use crate::ids::ClientId;
-use crate::ids::RealmId;
-use crate::ids::new_guid;
+use crate::ids::{ClientId, KeyId, RealmId};
 use crate::store::events::EventType;
 use crate::store::signing_keys::{self as key_store, KeyStatus, SigningKey};
 
@@ -31,7 +29,7 @@ pub const ALGORITHMS: &[(&str, &str)] = &[("ES256", "ES256"), ("RS256", "RS256")
 
 /// A key ready to sign a client's tokens.
 pub struct Signer {
-    pub kid: String,
+    pub kid: KeyId,
     pub algorithm: Algorithm,
     pub key: EncodingKey,
 }
@@ -44,9 +42,9 @@ impl std::fmt::Debug for Signer {
 
 /// A key ready to verify tokens, with what decides whether its tokens are still good.
 pub struct Verifier {
-    pub kid: String,
-    pub realm_id: String,
-    pub client_id: String,
+    pub kid: KeyId,
+    pub realm_id: RealmId,
+    pub client_id: ClientId,
     pub algorithm: Algorithm,
     pub status: KeyStatus,
     pub key: DecodingKey,
@@ -108,9 +106,9 @@ pub fn generate(
             .to_vec(),
     };
     let pem = pem(&der);
-    let kid = new_guid();
+    let kid = KeyId::fresh();
     let mut jwk = Jwk::from_encoding_key(&encoding_key(algorithm, pem.as_bytes())?, algorithm)?;
-    jwk.common.key_id = Some(kid.clone());
+    jwk.common.key_id = Some(kid.to_string());
     jwk.common.public_key_use = Some(PublicKeyUse::Signature);
     jwk.common.key_algorithm =
         Some(if algorithm == Algorithm::RS256 { KeyAlgorithm::RS256 } else { KeyAlgorithm::ES256 });
@@ -138,8 +136,8 @@ fn verifier_of(key: &SigningKey) -> anyhow::Result<Verifier> {
     let jwk: Jwk = serde_json::from_str(&key.public_jwk)?;
     Ok(Verifier {
         kid: key.id.clone(),
-        realm_id: key.realm_id.to_string(),
-        client_id: key.client_id.to_string(),
+        realm_id: key.realm_id.clone(),
+        client_id: key.client_id.clone(),
         algorithm: algorithm_of(&key.algorithm)?,
         status: key.status,
         key: DecodingKey::from_jwk(&jwk)?,
@@ -236,7 +234,7 @@ pub async fn rotate(
         data,
     };
     crate::store::events::publish(tx, event, now).await?;
-    Ok(Some(key.id))
+    Ok(Some(key.id.into()))
 }
 
 /// Rotates the keys of every client whose rotation period has run out (the scheduled job).
@@ -280,7 +278,7 @@ mod tests {
             assert!(!key.sealed_key.contains("PRIVATE"), "the private key is sealed");
             let signer = signer_of(&sealer, &key).unwrap();
             let mut header = jsonwebtoken::Header::new(signer.algorithm);
-            header.kid = Some(signer.kid.clone());
+            header.kid = Some(signer.kid.to_string());
             let token =
                 jsonwebtoken::encode(&header, &serde_json::json!({"sub": "x", "exp": 4_000_000_000_u64}), &signer.key)
                     .unwrap();

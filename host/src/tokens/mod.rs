@@ -12,7 +12,7 @@ use serde_json::{Map, Value, json};
 use crate::AppState;
 use crate::crypto::generate_secret;
 use crate::error::Error;
-use crate::ids::{guid_at, guid_instant};
+use crate::ids::{ClientId, RealmId, SessionId, guid_at, guid_instant};
 use crate::store::Status;
 use crate::store::clients::{self as client_store, Client};
 use crate::store::realm_roles::{self as role_store, Role};
@@ -77,7 +77,7 @@ async fn sign(state: &AppState, client: &Client, typ: &str, claims: &Value) -> R
     let signer = keys::signer(state, &client.realm_id, &client.id, &client.key_algorithm).await?;
     let mut header = jsonwebtoken::Header::new(signer.algorithm);
     header.typ = Some(typ.to_owned());
-    header.kid = Some(signer.kid.clone());
+    header.kid = Some(signer.kid.clone().into());
     jsonwebtoken::encode(&header, claims, &signer.key).map_err(|e| Error::Internal(anyhow::Error::new(e)))
 }
 
@@ -293,11 +293,11 @@ pub fn refresh_token_id(value: &str) -> Option<&str> {
 #[derive(Debug, Clone)]
 pub struct ActiveToken {
     pub claims: Arc<Map<String, Value>>,
-    pub realm_id: String,
-    pub client_id: String,
+    pub realm_id: RealmId,
+    pub client_id: ClientId,
     pub jti: String,
     pub subject: String,
-    pub session_id: Option<String>,
+    pub session_id: Option<SessionId>,
     /// The live session the token names, with its person (read in the same query).
     pub person: Option<(sessions::Session, User)>,
     /// The issuance to the millisecond (from the `jti`, else the `iat` second), which revocation
@@ -402,11 +402,11 @@ pub async fn active_access_token(state: &AppState, realm_id: &str, token: &str) 
         return Ok(None);
     }
     Ok(Some(ActiveToken {
-        realm_id: realm_id.to_owned(),
-        client_id,
+        realm_id: RealmId::known(realm_id),
+        client_id: ClientId::known(client_id),
         jti,
         subject,
-        session_id,
+        session_id: session_id.map(SessionId::known),
         person,
         issued_at,
         expires_at,

@@ -13,7 +13,7 @@ use tokio::task::JoinSet;
 
 use super::{Webhooks, retry_delay, signature};
 use crate::AppState;
-use crate::ids::RealmId;
+use crate::ids::{AttemptId, RealmId};
 use crate::store::deliveries::{self as queue, Target};
 use crate::store::events::StoredEvent;
 use crate::store::notifications::Severity;
@@ -37,7 +37,7 @@ pub const RESPONSE_BODY_LIMIT: usize = 4096;
 /// Subsystem failures are logged, and the worker carries on with the next round.
 pub async fn run(state: AppState) {
     let mut in_flight: JoinSet<Outcome> = JoinSet::new();
-    let mut sending: HashSet<String> = HashSet::new();
+    let mut sending: HashSet<AttemptId> = HashSet::new();
     loop {
         let fanned = fan_out(&state).await.unwrap_or_else(|error| {
             tracing::error!(error = %error, "webhook fan-out failed");
@@ -325,7 +325,7 @@ async fn post(
         .header("Content-Type", "application/json")
         .header("X-Service-Signature", signature(&secret, t, attempt.payload.as_bytes()))
         .header("X-Service-Event", &attempt.event_type)
-        .header("X-Service-Event-Id", &attempt.event_id)
+        .header("X-Service-Event-Id", attempt.event_id.as_str())
         .body(attempt.payload.clone())
         .send()
         .await
@@ -422,7 +422,7 @@ async fn record(state: &AppState, outcomes: Vec<Outcome>) -> anyhow::Result<()> 
             let n = attempt.retry_number + 1;
             let due = now + retry_delay(outcome.first_retry_after_seconds, n, super::random_variation());
             let retry = Attempt {
-                id: crate::ids::new_guid(),
+                id: AttemptId::fresh(),
                 kind: AttemptKind::Retry,
                 retry_number: n,
                 state: AttemptState::Scheduled,

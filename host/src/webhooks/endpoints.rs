@@ -10,10 +10,7 @@ use crate::AppState;
 use crate::changes::{self, Author};
 use crate::crypto::{generate_secret, last_four};
 use crate::error::{Error, ErrorCode};
-use crate::ids::AccountId;
-use crate::ids::ClientId;
-use crate::ids::RealmId;
-use crate::ids::new_guid;
+use crate::ids::{AccountId, ClientId, EndpointId, EventId, RealmId};
 use crate::store::events::EventType;
 use crate::store::trail::{Change, ChangeAction, Placed};
 use crate::store::webhooks::{self as store, Attempt, AttemptKind, Endpoint, EndpointStatus};
@@ -51,7 +48,7 @@ pub fn draft(state: &AppState, owner: &Owner) -> WithSecret {
     let now = state.clock.now();
     let secret = generate_secret(SECRET_PREFIX);
     let endpoint = Endpoint {
-        id: new_guid(),
+        id: EndpointId::fresh(),
         account_id: owner.account_id.clone(),
         realm_id: owner.realm_id.clone(),
         kind: owner.rows().kind(),
@@ -144,10 +141,10 @@ pub async fn remove<V: Serialize>(
 /// retried.
 pub async fn test(state: &AppState, endpoint: &Endpoint) -> Result<Attempt, Error> {
     let now = state.clock.now();
-    let event_id = new_guid();
+    let event_id = EventId::fresh();
     let mut data = Map::new();
     data.insert("message".into(), "This is a test delivery from Castellan.".into());
-    data.insert("subscription".into(), endpoint.id.clone().into());
+    data.insert("subscription".into(), endpoint.id.as_str().into());
     let ping = EventType::Ping.as_str();
     let built = state.webhooks.payloads.build(ping, &data).await.map_err(|error| Error::Internal(error.into()))?;
     let (realm, client) = (Some(endpoint.realm_id.as_str()), endpoint.client_id.as_deref());

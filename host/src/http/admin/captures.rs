@@ -19,7 +19,7 @@ use crate::crypto::generate_secret;
 use crate::error::Error;
 use crate::http::auth::Caller;
 use crate::http::envelope;
-use crate::ids::new_guid;
+use crate::ids::CaptureId;
 use crate::store::captures::{self as store, Capture, CapturedRequest};
 
 /// How long a capture records requests.
@@ -44,7 +44,7 @@ pub struct CaptureView {
 impl CaptureView {
     fn of(state: &AppState, capture: Capture) -> Self {
         Self {
-            id: capture.id,
+            id: capture.id.into(),
             url: format!("{}/captures/{}", state.public_url, capture.token),
             created_at: iso(capture.created_at),
             expires_at: iso(capture.expires_at),
@@ -95,7 +95,7 @@ pub async fn create_capture(State(state): State<AppState>, caller: Caller) -> Re
     caller.require_account(&state, permission::WEBHOOK_CREATE)?;
     let now = state.clock.now();
     let capture = Capture {
-        id: new_guid(),
+        id: CaptureId::fresh(),
         account_id: caller.account_id().clone(),
         // 256 random bits: the path is the capture's only protection.
         token: generate_secret(""),

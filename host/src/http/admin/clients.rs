@@ -430,7 +430,7 @@ pub async fn signing_keys(
         .into_iter()
         .map(|key| SigningKeyView {
             public_key: serde_json::from_str(&key.public_jwk).unwrap_or(Value::Null),
-            id: key.id,
+            id: key.id.into(),
             algorithm: key.algorithm,
             status: key.status.as_str().to_owned(),
             created_at: iso(key.created_at),

@@ -18,7 +18,7 @@ use crate::crypto::{generate_secret, last_four};
 use crate::error::Error;
 use crate::http::body::JsonBody;
 use crate::http::envelope;
-use crate::ids::new_guid;
+use crate::ids::ConsumerId;
 use crate::store::Status;
 use crate::store::clients::Client;
 use crate::store::consumers::{self as consumer_store, Consumer, ConsumerType};
@@ -55,7 +55,7 @@ pub struct ConsumerView {
 impl ConsumerView {
     fn of(consumer: &Consumer) -> Self {
         Self {
-            id: consumer.id.clone(),
+            id: consumer.id.clone().into(),
             realm_id: consumer.realm_id.to_string(),
             client_id: consumer.client_id.to_string(),
             consumer_type: consumer.consumer_type,
@@ -142,7 +142,7 @@ pub async fn create(
     let consumer_type = body.optional("type", one_of(ConsumerType::NAMES)).unwrap_or(ConsumerType::ApiKey);
     let value = generate_secret(CONSUMER_KEY_PREFIX);
     let mut consumer = Consumer {
-        id: new_guid(),
+        id: ConsumerId::fresh(),
         realm_id: client.realm_id.clone(),
         client_id: client.id.clone(),
         consumer_type,

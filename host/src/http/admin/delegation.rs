@@ -18,9 +18,7 @@ use crate::error::Error;
 use crate::http::auth::Caller;
 use crate::http::body::JsonBody;
 use crate::http::envelope;
-use crate::ids::ClientId;
-use crate::ids::UserId;
-use crate::ids::new_guid;
+use crate::ids::{ClientId, GrantId, OrganizationId, UserId};
 use crate::store::delegation::{self as grant_store, DelegationGrant, Exchange, ExchangeOutcome, GrantState};
 use crate::store::realms::Realm;
 use crate::validate::{Body, Rule, instant, integer, list_of, text};
@@ -92,7 +90,7 @@ impl DelegationGrantView {
             _ => None,
         };
         Self {
-            id: grant.id.clone(),
+            id: grant.id.clone().into(),
             realm_id: grant.realm_id.to_string(),
             client_id: grant.client_id.to_string(),
             subject_user_id: grant.subject_user_id.to_string(),
@@ -100,7 +98,7 @@ impl DelegationGrantView {
             max_depth: grant.max_depth,
             expires_at: grant.expires_at.map(iso),
             allowed_resources: grant.allowed_resources.clone(),
-            organization_id: grant.organization_id.clone(),
+            organization_id: grant.organization_id.clone().map(String::from),
             state: grant.state(now),
             created_at: iso(grant.created_at),
             created_by: ActorView {
@@ -194,14 +192,14 @@ fn read_grant(body: &mut Body, realm: &Realm, caller: &Caller, now: DateTime<Utc
     let organization_id = body.optional("organizationId", text(1, 64));
     let (created_by_type, created_by_id) = (caller.actor.actor_type, caller.actor.acting_id());
     Some(DelegationGrant {
-        id: new_guid(),
+        id: GrantId::fresh(),
         realm_id: realm.id.clone(),
         client_id: ClientId::known(client_id?),
         subject_user_id: UserId::known(subject_user_id?),
         scopes: scopes?,
         allowed_resources: allowed_resources.clone(),
         max_depth,
-        organization_id,
+        organization_id: organization_id.map(OrganizationId::known),
         expires_at,
         created_at: now,
         created_by_type,
@@ -308,11 +306,11 @@ pub struct ExchangeView {
 impl From<Exchange> for ExchangeView {
     fn from(row: Exchange) -> Self {
         Self {
-            id: row.id,
+            id: row.id.into(),
             occurred_at: iso(row.occurred_at),
             client_id: row.client_id.to_string(),
             subject_user_id: row.subject_user_id.map(String::from),
-            grant_id: row.grant_id,
+            grant_id: row.grant_id.map(String::from),
             outcome: row.outcome,
             error_code: row.error_code,
             scopes: row.scopes.clone(),

@@ -16,7 +16,7 @@ use crate::error::Error;
 use crate::http::auth::Caller;
 use crate::http::body::JsonBody;
 use crate::http::envelope;
-use crate::ids::new_guid;
+use crate::ids::GroupId;
 use crate::store::memberships::Membership;
 use crate::store::realm_roles::{self as role_store, Group};
 use crate::store::trail::{Change, ChangeAction, Placed};
@@ -36,7 +36,7 @@ pub struct GroupView {
 impl GroupView {
     fn of(group: &Group) -> Self {
         Self {
-            id: group.id.clone(),
+            id: group.id.clone().into(),
             realm_id: group.realm_id.to_string(),
             name: group.name.clone(),
             description: group.description.clone(),
@@ -94,7 +94,7 @@ pub async fn create(
     let Some(name) = name else { return Err(Error::invalid("name", Rule::Required, "name is required")) };
     let now = state.clock.now();
     let group =
-        Group { id: new_guid(), realm_id: realm.id.clone(), name, description, created_at: now, updated_at: now };
+        Group { id: GroupId::fresh(), realm_id: realm.id.clone(), name, description, created_at: now, updated_at: now };
     let mut tx = state.store.begin().await?;
     if !role_store::insert_group(&mut *tx, &group).await? {
         return Err(Error::AlreadyExists("group"));

@@ -13,7 +13,7 @@ use crate::clock::iso;
 use crate::error::Error;
 use crate::http::body::JsonBody;
 use crate::http::envelope;
-use crate::ids::new_guid;
+use crate::ids::OrganizationId;
 use crate::store::Status;
 use crate::store::memberships::Membership;
 use crate::store::organizations::{self as org_store, Organization, Taken};
@@ -37,7 +37,7 @@ pub struct OrganizationView {
 impl OrganizationView {
     fn of(organization: &Organization) -> Self {
         Self {
-            id: organization.id.clone(),
+            id: organization.id.clone().into(),
             realm_id: organization.realm_id.to_string(),
             name: organization.name.clone(),
             description: organization.description.clone(),
@@ -124,7 +124,7 @@ pub async fn create(
 ) -> Result<Response, Error> {
     let now = state.clock.now();
     let mut organization = Organization {
-        id: new_guid(),
+        id: OrganizationId::fresh(),
         realm_id: realm.id.clone(),
         name: String::new(),
         description: None,

@@ -17,8 +17,7 @@ use crate::error::Error;
 use crate::http::auth::Caller;
 use crate::http::body::JsonBody;
 use crate::http::envelope;
-use crate::ids::ClientId;
-use crate::ids::new_guid;
+use crate::ids::{ClientId, RoleId};
 use crate::store::realm_roles::{self as role_store, Holder, Role};
 use crate::store::realms::Realm;
 use crate::store::trail::{Change, ChangeAction, Place, Placed, ResourceKind};
@@ -41,7 +40,7 @@ pub struct RoleView {
 impl RoleView {
     pub fn of(role: &Role) -> Self {
         Self {
-            id: role.id.clone(),
+            id: role.id.clone().into(),
             realm_id: role.realm_id.to_string(),
             client_id: role.client_id.clone().map(String::from),
             name: role.name.clone(),
@@ -104,7 +103,7 @@ async fn create(
     let Some(name) = name else { return Err(Error::invalid("name", Rule::Required, "name is required")) };
     let now = state.clock.now();
     let role = Role {
-        id: new_guid(),
+        id: RoleId::fresh(),
         realm_id: realm.id.clone(),
         client_id: client_id.map(ClientId::known),
         name,

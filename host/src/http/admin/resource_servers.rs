@@ -15,7 +15,7 @@ use crate::clock::iso;
 use crate::error::Error;
 use crate::http::body::JsonBody;
 use crate::http::envelope;
-use crate::ids::new_guid;
+use crate::ids::ResourceServerId;
 use crate::store::realms::Realm;
 use crate::store::resource_servers::{self as server_store, ResourceServer, ServerKind};
 use crate::store::trail::{Change, ChangeAction, Placed};
@@ -44,7 +44,7 @@ pub struct ResourceServerView {
 impl ResourceServerView {
     fn of(server: &ResourceServer) -> Self {
         Self {
-            id: server.id.clone(),
+            id: server.id.clone().into(),
             realm_id: server.realm_id.to_string(),
             name: server.name.clone(),
             address: server.address.clone(),
@@ -141,7 +141,7 @@ pub async fn create(
     let now = state.clock.now();
     let kind = body.optional("type", one_of(ServerKind::NAMES)).unwrap_or(ServerKind::Api);
     let mut server = ResourceServer {
-        id: new_guid(),
+        id: ResourceServerId::fresh(),
         realm_id: realm.id.clone(),
         name: String::new(),
         address: String::new(),

@@ -15,7 +15,7 @@ use crate::error::Error;
 use crate::http::auth::Caller;
 use crate::http::body::JsonBody;
 use crate::http::envelope;
-use crate::ids::new_guid;
+use crate::ids::AccountRoleId;
 use crate::store::roles::{self as role_store, AccountRole};
 use crate::store::trail::{Change, ChangeAction, Placed};
 use crate::validate::{Body, Notification, Refusals, Rule, list_of, text};
@@ -36,7 +36,7 @@ pub struct RoleView {
 impl From<&AccountRole> for RoleView {
     fn from(role: &AccountRole) -> Self {
         Self {
-            id: role.id.clone(),
+            id: role.id.clone().into(),
             name: role.name.clone(),
             description: role.description.clone(),
             permissions: role.permissions.clone(),
@@ -108,7 +108,7 @@ pub async fn create(
     let name = body.required("name", text(1, 64));
     let permissions = read_permissions(&state, &mut body, true);
     let mut role = AccountRole {
-        id: new_guid(),
+        id: AccountRoleId::fresh(),
         account_id: caller.account_id().clone(),
         name: String::new(),
         description: None,

@@ -15,8 +15,7 @@ use crate::error::Error;
 use crate::http::auth::Caller;
 use crate::http::body::JsonBody;
 use crate::http::envelope;
-use crate::ids::RealmId;
-use crate::ids::new_guid;
+use crate::ids::{RealmId, ScopeId};
 use crate::store::clients::{self as client_store, Client};
 use crate::store::scopes::{self as scope_store, Scope};
 use crate::store::trail::{Change, ChangeAction, Place, Placed, ResourceKind};
@@ -40,7 +39,7 @@ pub struct ScopeView {
 impl ScopeView {
     fn of(scope: &Scope) -> Self {
         Self {
-            id: scope.id.clone(),
+            id: scope.id.clone().into(),
             realm_id: scope.realm_id.clone().map(String::from),
             name: scope.name.clone(),
             description: scope.description.clone(),
@@ -90,7 +89,7 @@ async fn create(state: &AppState, caller: &Caller, realm_id: Option<&str>, mut b
     let Some(name) = name else { return Err(Error::invalid("name", Rule::Required, "name is required")) };
     let now = state.clock.now();
     let scope = Scope {
-        id: new_guid(),
+        id: ScopeId::fresh(),
         account_id: caller.account_id().clone(),
         realm_id: realm_id.map(RealmId::known),
         name,

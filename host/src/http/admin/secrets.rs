@@ -19,7 +19,7 @@ use crate::error::Error;
 use crate::http::auth::Caller;
 use crate::http::body::JsonBody;
 use crate::http::envelope;
-use crate::ids::new_guid;
+use crate::ids::CredentialId;
 use crate::store::roles as role_store;
 use crate::store::secrets::{self as secret_store, Secret, SecretType};
 use crate::store::trail::{Change, ChangeAction, Placed};
@@ -62,13 +62,13 @@ impl SecretView {
     fn of(secret: &Secret, now: DateTime<Utc>) -> Self {
         let instant = |at: Option<DateTime<Utc>>| at.map(iso);
         Self {
-            id: secret.id.clone(),
+            id: secret.id.clone().into(),
             name: secret.name.clone(),
             secret_type: secret.secret_type,
             roles: secret.roles.clone(),
             scopes: secret.scopes.clone(),
             expires_at: instant(secret.expires_at),
-            acts_for_user_id: secret.acts_for_user_id.clone(),
+            acts_for_user_id: secret.acts_for_user_id.clone().map(String::from),
             value: None,
             value_last_four: secret.value_last_four.clone(),
             previous_value_valid_until: instant(secret.previous_value_valid_until.filter(|until| *until > now)),
@@ -152,7 +152,7 @@ pub async fn create(
 
     let value = generate_secret(value_prefix(kind));
     let secret = Secret {
-        id: new_guid(),
+        id: CredentialId::fresh(),
         account_id: caller.account_id().clone(),
         secret_type: kind,
         name,
@@ -161,7 +161,7 @@ pub async fn create(
         roles: roles.clone(),
         scopes,
         expires_at,
-        acts_for_user_id: caller.actor.user_id.clone().map(String::from),
+        acts_for_user_id: caller.actor.user_id.clone(),
         created_at: now,
         updated_at: now,
         rotated_at: None,

@@ -46,7 +46,7 @@ impl SessionView {
             (None, true) => "Active",
         };
         Self {
-            id: session.id.clone(),
+            id: session.id.clone().into(),
             realm_id: session.realm_id.to_string(),
             client_id: session.client_id.to_string(),
             user_id: session.user_id.to_string(),

@@ -56,7 +56,7 @@ impl IncidentView {
     fn of(incident: Incident) -> Self {
         Self {
             title: title(incident.kind),
-            id: incident.id,
+            id: incident.id.into(),
             realm_id: incident.realm_id.to_string(),
             client_id: incident.client_id.map(String::from),
             kind: incident.kind,
@@ -116,12 +116,12 @@ impl MeasureView {
         Self {
             standing: measure.standing(now),
             reasons: measure.reasons,
-            id: measure.id,
-            incident_id: measure.incident_id,
+            id: measure.id.into(),
+            incident_id: measure.incident_id.into(),
             realm_id: measure.realm_id.to_string(),
             kind: measure.kind,
             target_address: measure.target_address,
-            target_user_id: measure.target_user_id,
+            target_user_id: measure.target_user_id.map(String::from),
             country: measure.country,
             network: measure.network,
             created_at: iso(measure.created_at),
@@ -158,7 +158,7 @@ impl ExposureView {
             user_id: exposure.user_id.to_string(),
             realm_id: exposure.realm_id.to_string(),
             client_id: exposure.client_id.map(String::from),
-            incident_id: exposure.incident_id,
+            incident_id: exposure.incident_id.into(),
             exposed_at: iso(exposure.exposed_at),
             exposures: exposure.exposures,
             resolved: exposure.resolved_at.is_some(),

@@ -27,7 +27,7 @@ use crate::AppState;
 use crate::clock::iso;
 use crate::crypto::generate_secret;
 use crate::error::OAuthCode;
-use crate::ids::new_guid;
+use crate::ids::DeviceId;
 use crate::signin::{self, push::Decision};
 use crate::store::push::{self as store, Device};
 use crate::store::realms::Realm;
@@ -71,7 +71,7 @@ pub async fn enroll(
     }
     let secret = generate_secret(DEVICE_SECRET_PREFIX);
     let device = Device {
-        id: new_guid(),
+        id: DeviceId::fresh(),
         realm_id: realm.id.clone(),
         user_id: user.id.clone(),
         name: name.to_owned(),

@@ -19,9 +19,7 @@ use crate::http::admin::{ListQuery, commit};
 use crate::http::auth::Caller;
 use crate::http::body::JsonBody;
 use crate::http::envelope;
-use crate::ids::RealmId;
-use crate::ids::UserId;
-use crate::ids::new_guid;
+use crate::ids::{InvitationId, RealmId, UserId};
 use crate::mail::{Mail, MailError};
 use crate::store::accounts::{self, Member};
 use crate::store::invitations::{self as invitation_store, Invitation};
@@ -57,14 +55,14 @@ impl InvitationView {
     fn of(invitation: Invitation, now: DateTime<Utc>) -> Self {
         Self {
             status: invitation.status(now).to_owned(),
-            id: invitation.id,
+            id: invitation.id.into(),
             email: invitation.email,
             roles: invitation.roles.clone(),
             invited_by: invitation.invited_by,
             created_at: iso(invitation.created_at),
             expires_at: iso(invitation.expires_at),
             accepted_at: invitation.accepted_at.map(iso),
-            accepted_user_id: invitation.accepted_user_id,
+            accepted_user_id: invitation.accepted_user_id.map(String::from),
         }
     }
 }
@@ -113,7 +111,7 @@ pub async fn invite(
     let token = generate_secret(INVITATION_TOKEN_PREFIX);
     let expires_at = now + TimeDelta::days(INVITATION_DAYS);
     let invitation = Invitation {
-        id: new_guid(),
+        id: InvitationId::fresh(),
         account_id: caller.account_id().clone(),
         email: address.clone(),
         roles: roles.clone(),

@@ -122,7 +122,7 @@ impl NotificationView {
         Self {
             webhook_post: n.post_status.as_str().to_owned(),
             webhook_post_attempts: n.post_attempts,
-            id: n.id,
+            id: n.id.into(),
             notification_type: n.notification_type,
             severity: n.severity.as_str().to_owned(),
             title: n.title,

@@ -81,7 +81,7 @@ pub struct EventView {
 impl EventView {
     fn of(event: store::EventDelivery) -> Self {
         Self {
-            event_id: event.event_id,
+            event_id: event.event_id.into(),
             event_type: event.event_type,
             created_at: iso(event.created_at),
             endpoints: event.endpoints,

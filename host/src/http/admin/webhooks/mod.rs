@@ -68,7 +68,7 @@ pub struct EndpointView {
 impl EndpointView {
     fn of(endpoint: &Endpoint) -> Self {
         Self {
-            id: endpoint.id.clone(),
+            id: endpoint.id.clone().into(),
             realm_id: endpoint.realm_id.to_string(),
             client_id: endpoint.client_id.clone().map(String::from),
             kind: endpoint.kind,
@@ -146,9 +146,9 @@ pub struct AttemptView {
 impl AttemptView {
     fn of(attempt: Attempt) -> Self {
         Self {
-            id: attempt.id,
-            webhook_id: attempt.endpoint_id,
-            event_id: attempt.event_id,
+            id: attempt.id.into(),
+            webhook_id: attempt.endpoint_id.into(),
+            event_id: attempt.event_id.into(),
             event_type: attempt.event_type,
             kind: attempt.kind,
             retry_number: attempt.retry_number,
