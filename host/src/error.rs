@@ -90,6 +90,10 @@ pub enum OAuthCode {
     PasswordChangeRequired,
     InvalidRefreshToken,
     RefreshTokenReused,
+    // The authorization code grant.
+    InvalidAuthorizationCode,
+    AuthorizationCodeReused,
+    InvalidCodeVerifier,
     // Confirmation on a phone.
     PushDeviceMissing,
     AuthorizationPending,
@@ -146,6 +150,9 @@ impl OAuthCode {
             Self::PasswordChangeRequired => "PasswordChangeRequired",
             Self::InvalidRefreshToken => "InvalidRefreshToken",
             Self::RefreshTokenReused => "RefreshTokenReused",
+            Self::InvalidAuthorizationCode => "InvalidAuthorizationCode",
+            Self::AuthorizationCodeReused => "AuthorizationCodeReused",
+            Self::InvalidCodeVerifier => "InvalidCodeVerifier",
             Self::PushDeviceMissing => "PushDeviceMissing",
             Self::AuthorizationPending => "AuthorizationPending",
             Self::PushRequestExpired => "PushRequestExpired",

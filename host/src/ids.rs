@@ -132,6 +132,8 @@ guid_type! {
     UserId;
     /// A sign-in session of a person at a client.
     SessionId;
+    /// A browser's sign-in to a realm, which lets its clients sign the person in without a form.
+    BrowserSessionId;
     /// One refresh token of a session's rotation chain.
     RefreshTokenId;
     /// An API secret (or an API key): a credential of an account, or a client's secret.

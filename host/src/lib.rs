@@ -370,6 +370,10 @@ async fn register_jobs(state: &AppState) {
                     if removed > 0 {
                         tracing::info!(removed, "expired refresh tokens and token revocations removed");
                     }
+                    let removed = store::browser::prune(store.writer(), now).await?;
+                    if removed > 0 {
+                        tracing::info!(removed, "expired authorization codes and browser sessions removed");
+                    }
                     let window_start = now - store::lockout::FAILURE_WINDOW;
                     let removed = store::lockout::prune(store.writer(), window_start, now).await?;
                     if removed > 0 {

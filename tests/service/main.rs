@@ -9,6 +9,7 @@ mod smtp;
 mod support;
 
 mod bounds;
+mod browser;
 mod catalogue;
 mod clients;
 mod consumers;

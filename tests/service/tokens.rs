@@ -66,10 +66,15 @@ async fn discovery_names_every_endpoint_under_the_realm_issuer() {
         ("introspection_endpoint", "token/introspect"),
         ("revocation_endpoint", "revoke"),
         ("userinfo_endpoint", "userinfo"),
+        ("authorization_endpoint", "auth"),
     ] {
         assert_eq!(document[field], format!("{issuer}/protocol/openid-connect/{path}"));
     }
-    assert_eq!(document["token_endpoint_auth_methods_supported"], json!(["client_secret_basic", "client_secret_post"]));
+    // `none`: a public client names itself at the token endpoint, with a PKCE verifier for proof.
+    assert_eq!(
+        document["token_endpoint_auth_methods_supported"],
+        json!(["client_secret_basic", "client_secret_post", "none"])
+    );
     let missing =
         app.http.get(format!("{}/realms/nowhere/.well-known/openid-configuration", app.base)).send().await.unwrap();
     assert_eq!(missing.status(), StatusCode::NOT_FOUND);

@@ -4,6 +4,7 @@
 //! `login_succeeded` or `login_failed` event. The token endpoint calls these operations, and any
 //! other edge that signs people in calls the same ones: the rules live here once.
 
+pub mod browser;
 pub mod console;
 pub mod push;
 pub mod recovery;
@@ -14,7 +15,7 @@ use chrono::{DateTime, TimeDelta, Utc};
 use serde_json::{Value, json};
 
 pub use self::refresh::{RefreshAttempt, refresh};
-pub use self::scopes::{ResourceError, requested_resource, requested_scopes};
+pub use self::scopes::{MAX_SCOPES, ResourceError, requested_resource, requested_scopes};
 use crate::AppState;
 use crate::error::Error;
 use crate::ids::{RefreshTokenId, SessionId};
@@ -90,6 +91,14 @@ pub enum Refusal {
     },
     /// A new password found in the list of breached passwords.
     PasswordBreached,
+    /// An authorization code that is unknown, expired, or not the presenting client's, or presented
+    /// with another redirect URI.
+    InvalidAuthorizationCode,
+    /// An authorization code presented a second time: the session it opened has ended.
+    AuthorizationCodeReused,
+    /// A PKCE verifier that is missing, malformed or does not match the code's challenge, or one
+    /// sent for a code issued without a challenge.
+    InvalidCodeVerifier,
 }
 
 impl Refusal {
@@ -155,6 +164,26 @@ pub struct PasswordAttempt<'a> {
     /// Confirm on the account's phone before any token is issued.
     pub confirm_on_phone: bool,
     pub origin: &'a Origin,
+    /// What a successful sign-in opens.
+    pub opens: Opens,
+}
+
+/// What a successful password sign-in opens.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Opens {
+    /// A session of the client, and its tokens (the password grant).
+    ClientSession,
+    /// The browser's realm session, from which clients are then authorized (the login page).
+    BrowserSession,
+}
+
+/// A browser signed in to a realm by its login page.
+#[derive(Debug, Clone)]
+pub struct BrowserSignIn {
+    pub session: crate::store::browser::BrowserSession,
+    pub user: User,
+    /// The value of the cookie that names the session; only its keyed hash is stored.
+    pub cookie: String,
 }
 
 /// What a password sign-in that was not refused led to.
@@ -163,6 +192,8 @@ pub enum PasswordOutcome {
     SignedIn(Tokens),
     /// The password is right; a phone must confirm (see [`push`]).
     ConfirmationAsked(push::Asked),
+    /// The browser is signed in to the realm.
+    InBrowser(Box<BrowserSignIn>),
 }
 
 /// A client signing in as itself with its credentials (`client_credentials`); the client is
@@ -199,7 +230,8 @@ pub async fn client_credentials(
 /// lockout and smart lockout apply at addresses the account never signed in from, and a refusal
 /// answers a name the realm does not have exactly as an account.
 pub async fn password(state: &AppState, attempt: PasswordAttempt<'_>) -> Result<PasswordOutcome, SignInError> {
-    let PasswordAttempt { realm, client, username, password, scopes, resource, confirm_on_phone, origin } = attempt;
+    let PasswordAttempt { realm, client, username, password, scopes, resource, confirm_on_phone, origin, opens } =
+        attempt;
     let now = state.clock.now();
     let address = origin.ip_address.as_str();
     // A blocked source is refused before anything else, whatever it typed.
@@ -325,9 +357,22 @@ pub async fn password(state: &AppState, attempt: PasswordAttempt<'_>) -> Result<
         crate::protection::send_letters(state, recorded.letters);
         return Ok(PasswordOutcome::ConfirmationAsked(asked));
     }
-    let tokens = open_session(state, tx, &signed_in, origin, now).await;
+    let outcome = match opens {
+        Opens::ClientSession => open_session(state, tx, &signed_in, origin, now).await.map(PasswordOutcome::SignedIn),
+        Opens::BrowserSession => {
+            let (session, cookie) = browser::new_browser_session(state, realm, &user, signed_in.methods, origin, now);
+            let opened = async {
+                crate::store::browser::insert_session(&mut *tx, &session).await?;
+                tx.commit().await
+            };
+            opened
+                .await
+                .map_err(Error::from)
+                .map(|()| PasswordOutcome::InBrowser(Box::new(BrowserSignIn { session, user, cookie })))
+        }
+    };
     crate::protection::send_letters(state, recorded.letters);
-    Ok(PasswordOutcome::SignedIn(tokens?))
+    Ok(outcome?)
 }
 
 /// A person whose sign-in succeeded, and how.
@@ -366,6 +411,7 @@ pub async fn open_session(
         expires_at: now + TimeDelta::seconds(i64::from(state.settings.session_seconds)),
         ended_at: None,
         end_reason: None,
+        browser_session_id: None,
     };
     sessions::insert(&mut *tx, &session).await?;
     lockout::approve(&mut tx, &user.id, &origin.ip_address, now).await?;
@@ -385,7 +431,7 @@ pub async fn open_session(
     };
     publish(&mut tx, realm, client, EventType::LoginSucceeded, login_data(login, origin), now).await?;
     tx.commit().await?;
-    person_tokens(state, client, user, &session, scopes, resource, refresh).await
+    person_tokens(state, client, user, &session, Granted { scopes, resource, refresh, nonce: None }).await
 }
 
 /// A new refresh token in the session when the client uses the refresh grant, never outliving the
@@ -419,22 +465,41 @@ fn next_refresh(
     Some((token, value, (expires_at - now).num_seconds()))
 }
 
+/// What a person's session is granted at one issuance.
+#[derive(Debug, Clone)]
+struct Granted<'a> {
+    scopes: &'a [String],
+    resource: Option<&'a str>,
+    refresh: Option<(String, i64)>,
+    /// The authorization request's `nonce`, for the ID token of a code's exchange.
+    nonce: Option<&'a str>,
+}
+
 /// The access token (and ID token with `openid`) of a person's session.
 async fn person_tokens(
     state: &AppState,
     client: &Client,
     user: &User,
     session: &Session,
-    scopes: &[String],
-    resource: Option<&str>,
-    refresh: Option<(String, i64)>,
+    granted: Granted<'_>,
 ) -> Result<Tokens, Error> {
+    let Granted { scopes, resource, refresh, nonce } = granted;
     let auth_time = session.created_at;
     let subject = Subject::Person { user, session_id: &session.id, auth_time };
     let grant = Grant { client, subject, scopes, resource };
     let access = tokens::access_token(state, &grant).await?;
     let id_token = if scopes.iter().any(|s| s == "openid") {
-        Some(tokens::id_token(state, client, user, &session.id, auth_time, scopes).await?)
+        let token = tokens::IdToken {
+            client,
+            user,
+            session_id: &session.id,
+            auth_time,
+            scopes,
+            methods: &session.authentication_methods,
+            nonce,
+            access_token: &access.token,
+        };
+        Some(tokens::id_token(state, &token).await?)
     } else {
         None
     };

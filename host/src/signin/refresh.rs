@@ -5,7 +5,8 @@ use chrono::{DateTime, TimeDelta, Utc};
 use serde_json::json;
 
 use super::{
-    Login, Origin, Refusal, SignInError, Tokens, login_data, next_refresh, person_tokens, publish, succeeded_event,
+    Granted, Login, Origin, Refusal, SignInError, Tokens, login_data, next_refresh, person_tokens, publish,
+    succeeded_event,
 };
 use crate::AppState;
 use crate::store::clients::{Client, GrantType};
@@ -91,7 +92,8 @@ pub async fn refresh(state: &AppState, attempt: RefreshAttempt<'_>) -> Result<To
         return Err(reuse_detected(state, realm, client, &token, &session, origin, now).await);
     }
     let refresh = next.map(|(_, value, expires_in)| (value, expires_in));
-    Ok(person_tokens(state, client, &user, &session, &scopes, token.resource.as_deref(), refresh).await?)
+    let granted = Granted { scopes: &scopes, resource: token.resource.as_deref(), refresh, nonce: None };
+    Ok(person_tokens(state, client, &user, &session, granted).await?)
 }
 
 /// A refresh token presented after it was exchanged: the session behind it ends (its tokens go

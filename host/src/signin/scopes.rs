@@ -7,6 +7,10 @@ use crate::error::Error;
 use crate::store::clients::Client;
 use crate::store::resource_servers::{self, ResourceServer};
 
+/// Most distinct scopes one request may name. A client may be allowed at most 100, and a person's
+/// sign-in adds the OpenID Connect ones.
+pub const MAX_SCOPES: usize = 128;
+
 /// Scopes of OpenID Connect every client may ask for in a person's sign-in.
 const OIDC_SCOPES: &[&str] = &["openid", "profile", "email"];
 

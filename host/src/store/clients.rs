@@ -28,7 +28,8 @@ impl GrantType {
     pub const ENABLEABLE: [Self; 4] =
         [Self::AuthorizationCode, Self::ClientCredentials, Self::Password, Self::RefreshToken];
     /// The grants the token endpoint takes, as discovery announces them.
-    pub const ANNOUNCED: [Self; 4] = [Self::ClientCredentials, Self::Password, Self::RefreshToken, Self::TokenExchange];
+    pub const ANNOUNCED: [Self; 5] =
+        [Self::AuthorizationCode, Self::ClientCredentials, Self::Password, Self::RefreshToken, Self::TokenExchange];
 
     pub const fn as_str(self) -> &'static str {
         match self {

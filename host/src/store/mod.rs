@@ -7,6 +7,7 @@
 
 pub mod access_log;
 pub mod accounts;
+pub mod browser;
 pub mod captures;
 pub mod changes;
 pub mod clients;
@@ -419,6 +420,7 @@ text_id!(
     crate::ids::ClientId,
     crate::ids::UserId,
     crate::ids::SessionId,
+    crate::ids::BrowserSessionId,
     crate::ids::RefreshTokenId,
     crate::ids::CredentialId,
     crate::ids::OrganizationId,

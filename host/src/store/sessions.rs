@@ -6,7 +6,7 @@ use sqlx::{Any, Executor};
 use super::page::{self, Listing, Page, PageRequest, Scope};
 use super::trail::{Place, Placed, ResourceKind};
 use super::{Error, Store};
-use crate::ids::{ClientId, RealmId, RefreshTokenId, SessionId, UserId};
+use crate::ids::{BrowserSessionId, ClientId, RealmId, RefreshTokenId, SessionId, UserId};
 
 #[derive(Debug, Clone, PartialEq, Eq, sqlx::FromRow)]
 pub struct Session {
@@ -28,6 +28,9 @@ pub struct Session {
     #[sqlx(try_from = "super::OptionalMillis")]
     pub ended_at: Option<DateTime<Utc>>,
     pub end_reason: Option<String>,
+    /// The browser's sign-in this session was opened from, for sessions of the authorization code
+    /// flow: ending it ends this session too.
+    pub browser_session_id: Option<BrowserSessionId>,
 }
 
 impl Placed for Session {
@@ -43,7 +46,7 @@ impl Session {
 }
 
 const COLUMNS: &str = "id, realm_id, client_id, user_id, ip_address, user_agent, authentication_methods, \
-     created_at, last_active_at, expires_at, ended_at, end_reason";
+     created_at, last_active_at, expires_at, ended_at, end_reason, browser_session_id";
 
 pub const LISTING: Listing = Listing {
     table: "sessions",
@@ -58,8 +61,8 @@ pub const LISTING: Listing = Listing {
 pub async fn insert<'c>(db: impl Executor<'c, Database = Any>, session: &Session) -> Result<(), Error> {
     sqlx::query(
         "INSERT INTO sessions (id, realm_id, client_id, user_id, ip_address, user_agent, authentication_methods, \
-         created_at, last_active_at, expires_at, ended_at, end_reason) \
-         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12)",
+         created_at, last_active_at, expires_at, ended_at, end_reason, browser_session_id) \
+         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13)",
     )
     .bind(&session.id)
     .bind(&session.realm_id)
@@ -73,6 +76,7 @@ pub async fn insert<'c>(db: impl Executor<'c, Database = Any>, session: &Session
     .bind(super::millis(session.expires_at))
     .bind(super::millis(session.ended_at))
     .bind(&session.end_reason)
+    .bind(&session.browser_session_id)
     .execute(db)
     .await
     .map(|_| ())
@@ -317,7 +321,7 @@ impl PersonRow {
 
 /// The session columns and its person's, for a query joining `sessions s` and `users u`.
 const SESSION_AND_PERSON_COLUMNS: &str = "s.id, s.realm_id, s.client_id, s.user_id, s.ip_address, s.user_agent, \
-     s.authentication_methods, s.created_at, s.last_active_at, s.expires_at, s.ended_at, s.end_reason, \
+     s.authentication_methods, s.created_at, s.last_active_at, s.expires_at, s.ended_at, s.end_reason, s.browser_session_id, \
      u.id AS u_id, u.username AS u_username, u.email AS u_email, u.first_name AS u_first_name, \
      u.last_name AS u_last_name, u.email_confirmed AS u_email_confirmed, u.status AS u_status, \
      u.password_hash AS u_password_hash, u.must_change_password AS u_must_change_password, \

@@ -6,6 +6,8 @@ pub mod keys;
 
 use std::sync::Arc;
 
+use base64::Engine as _;
+use base64::engine::general_purpose::URL_SAFE_NO_PAD;
 use chrono::{DateTime, Utc};
 use serde_json::{Map, Value, json};
 
@@ -227,14 +229,26 @@ pub fn role_maps(roles: &[Role]) -> (Vec<String>, Value) {
 }
 
 /// Signs an OpenID Connect ID token for a person (`openid` was requested).
-pub async fn id_token(
-    state: &AppState,
-    client: &Client,
-    user: &User,
-    session_id: &str,
-    auth_time: DateTime<Utc>,
-    scopes: &[String],
-) -> Result<String, Error> {
+/// What an ID token says of a person's sign-in.
+#[derive(Debug, Clone, Copy)]
+pub struct IdToken<'a> {
+    pub client: &'a Client,
+    pub user: &'a User,
+    pub session_id: &'a str,
+    /// When the person typed their credentials.
+    pub auth_time: DateTime<Utc>,
+    pub scopes: &'a [String],
+    /// How they authenticated (`amr`, RFC 8176 where a value is listed there).
+    pub methods: &'a [String],
+    /// The authorization request's `nonce`, returned unchanged.
+    pub nonce: Option<&'a str>,
+    /// The access token issued beside it, which `at_hash` binds.
+    pub access_token: &'a str,
+}
+
+/// An OpenID Connect ID token (OIDC Core §2) for the client.
+pub async fn id_token(state: &AppState, token: &IdToken<'_>) -> Result<String, Error> {
+    let IdToken { client, user, session_id, auth_time, scopes, methods, nonce, access_token } = *token;
     let now = state.clock.now().timestamp();
     let mut claims = json!({
         "iss": issuer(state, &client.realm_id),
@@ -245,11 +259,30 @@ pub async fn id_token(
         "exp": now + i64::from(state.settings.access_token_seconds),
         "auth_time": auth_time.timestamp(),
         "sid": session_id,
+        "at_hash": at_hash(access_token),
     });
     if let Some(object) = claims.as_object_mut() {
+        if !methods.is_empty() {
+            object.insert("amr".into(), json!(methods));
+            object.insert("acr".into(), json!(ACR_PASSWORD));
+        }
+        if let Some(nonce) = nonce {
+            object.insert("nonce".into(), json!(nonce));
+        }
         object.extend(person_claims(user, scopes));
     }
     sign(state, client, "JWT", &claims).await
+}
+
+/// The `acr` of a sign-in with a password: the one level of assurance the service tells apart.
+pub const ACR_PASSWORD: &str = "1";
+
+/// OIDC Core §3.1.3.6: the left half of the SHA-256 of the access token, base64url. Both signing
+/// algorithms (ES256, RS256) hash with SHA-256.
+fn at_hash(access_token: &str) -> String {
+    use sha2::{Digest, Sha256};
+    let digest = Sha256::digest(access_token.as_bytes());
+    URL_SAFE_NO_PAD.encode(&digest[..digest.len() / 2])
 }
 
 /// The standard claims about a person that the granted scopes release (OIDC Core §5.4).

@@ -4,9 +4,11 @@
 //! Errors follow RFC 6749 §5.2 (`error`, `error_description`) plus the service's `error_code`;
 //! every answer carries `Cache-Control: no-store`.
 
+pub mod authorize;
 pub mod discovery;
 pub mod exchange;
 pub mod introspection;
+pub mod login_page;
 pub mod push;
 pub mod recovery;
 pub mod token;
@@ -35,6 +37,8 @@ pub fn routes() -> Router<AppState> {
     Router::new()
         .route("/realms/{realm}/.well-known/openid-configuration", get(discovery::configuration))
         .route("/realms/{realm}/protocol/openid-connect/certs", get(discovery::certs))
+        .route("/realms/{realm}/protocol/openid-connect/auth", get(authorize::get).post(authorize::post))
+        .route("/realms/{realm}/protocol/openid-connect/auth/login", post(authorize::login))
         .route("/realms/{realm}/protocol/openid-connect/token", post(token::endpoint))
         .route("/realms/{realm}/account/recovery", post(recovery::request))
         .route("/realms/{realm}/account/recovery/reset", post(recovery::reset))
@@ -113,6 +117,9 @@ fn answer(code: OAuthCode) -> (StatusCode, &'static str) {
         | C::PasswordChangeRequired
         | C::InvalidRefreshToken
         | C::RefreshTokenReused
+        | C::InvalidAuthorizationCode
+        | C::AuthorizationCodeReused
+        | C::InvalidCodeVerifier
         | C::PushRequestUnknown
         | C::RecoveryTokenInvalid => (StatusCode::BAD_REQUEST, "invalid_grant"),
         C::AuthorizationPending => (StatusCode::BAD_REQUEST, "authorization_pending"),
@@ -225,6 +232,17 @@ impl From<Refusal> for OAuthError {
                 OAuthCode::PasswordRefused,
                 "this password appears in a list of breached passwords; choose another",
             ),
+            Refusal::InvalidAuthorizationCode => Self::new(
+                OAuthCode::InvalidAuthorizationCode,
+                "the code is unknown or expired, or was issued to another client or redirect_uri",
+            ),
+            Refusal::AuthorizationCodeReused => Self::new(
+                OAuthCode::AuthorizationCodeReused,
+                "the code was already used; the session it opened has ended",
+            ),
+            Refusal::InvalidCodeVerifier => {
+                Self::new(OAuthCode::InvalidCodeVerifier, "the code_verifier does not match the code's challenge")
+            }
         }
     }
 }
@@ -288,9 +306,7 @@ pub fn json_no_store(body: serde_json::Value) -> Response {
 /// Most parameters one protocol form may carry; a form with more is refused before the rest is
 /// read. The longest grant (token exchange with client authentication in the body) needs eleven.
 pub const MAX_FORM_PARAMETERS: usize = 64;
-/// Most distinct scopes one request may name. A client may be allowed at most 100, and a person's
-/// sign-in adds the OpenID Connect ones.
-pub const MAX_SCOPES: usize = 128;
+pub use crate::signin::MAX_SCOPES;
 
 /// A form-encoded request body (RFC 6749 §3.2: no parameter more than once), read in one pass:
 /// at most [`MAX_FORM_PARAMETERS`] parameters, none repeated, no U+0000 in a name or value.
@@ -333,6 +349,11 @@ impl Form {
                 "the body must be application/x-www-form-urlencoded",
             ))
         }
+    }
+
+    /// The parameters of a query string, read by the same rules as a body.
+    pub fn from_query(query: &str) -> Result<Self, OAuthError> {
+        Self::parse_body(query.as_bytes())
     }
 
     fn parse_body(body: &[u8]) -> Result<Self, OAuthError> {
@@ -462,6 +483,16 @@ pub async fn authenticate_client(
             && c.accepts_secret(&state.hasher, &secret, now)
     });
     authenticated.ok_or_else(|| OAuthError::invalid_client(basic))
+}
+
+/// A public client, which holds no secret, named by `client_id` alone (RFC 6749 §2.1): only where
+/// another proof stands in for the secret, a PKCE verifier.
+pub async fn public_client(state: &AppState, realm: &Realm, form: &Form) -> Result<Arc<Client>, OAuthError> {
+    let id = form.require("client_id")?;
+    let client = crate::tokens::find_client(state, &realm.id, id).await?;
+    client
+        .filter(|c| c.status == Status::Active && c.client_type == ClientType::Public)
+        .ok_or_else(|| OAuthError::invalid_client(false))
 }
 
 #[cfg(test)]

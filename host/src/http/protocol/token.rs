@@ -1,5 +1,5 @@
-//! The token endpoint (RFC 6749 §3.2): `client_credentials`, `password`, `refresh_token`, the push
-//! grant and token exchange (RFC 8693, in `exchange`). The handler reads the form, authenticates the
+//! The token endpoint (RFC 6749 §3.2): `authorization_code` (with PKCE), `client_credentials`,
+//! `password`, `refresh_token`, the push grant and token exchange (RFC 8693, in `exchange`). The handler reads the form, authenticates the
 //! client, checks that the grant is enabled on it, calls the sign-in operation (`crate::signin`)
 //! and answers its tokens or its refusal.
 
@@ -11,11 +11,14 @@ use serde_json::{Value, json};
 
 use super::{Form, OAuthError, authenticate_client, exchange, json_no_store, realm};
 use crate::AppState;
-use crate::error::OAuthCode;
+use crate::error::{Error, OAuthCode};
 use crate::http::address::ClientAddress;
 use crate::ids::PLATFORM_REALM;
+use crate::signin::browser::CodeExchange;
 use crate::signin::console::{self, Answered};
-use crate::signin::{self, Origin, PasswordAttempt, PasswordOutcome, RefreshAttempt, Refusal, SignInError, Tokens};
+use crate::signin::{
+    self, Opens, Origin, PasswordAttempt, PasswordOutcome, RefreshAttempt, Refusal, SignInError, Tokens,
+};
 use crate::store::clients::{Client, GrantType};
 use crate::store::realms::Realm;
 
@@ -28,7 +31,7 @@ pub async fn endpoint(
 ) -> Result<Response, OAuthError> {
     let realm = realm(&state, &realm_id).await?;
     let grant_type = form.require("grant_type")?;
-    let Some(grant) = GrantType::named(grant_type).filter(|grant| *grant != GrantType::AuthorizationCode) else {
+    let Some(grant) = GrantType::named(grant_type) else {
         return Err(OAuthError::new(
             OAuthCode::UnsupportedGrantType,
             format!("grant_type {grant_type} is not supported"),
@@ -44,7 +47,12 @@ pub async fn endpoint(
         }
         return platform_token(&state, &headers, &form, grant, address).await;
     }
-    let client = authenticate_client(&state, &realm, &headers, &form).await?;
+    let public = grant == GrantType::AuthorizationCode && super::presented_credentials(&headers, &form)?.is_none();
+    let client = if public {
+        super::public_client(&state, &realm, &form).await?
+    } else {
+        authenticate_client(&state, &realm, &headers, &form).await?
+    };
     if grant == GrantType::TokenExchange {
         // Token Exchange has its own switch, and every attempt is in the exchange trail.
         return exchange::exchange(&state, &realm, &client, &form, &origin).await;
@@ -64,6 +72,16 @@ pub async fn endpoint(
         }
         GrantType::Password => return password(&state, &realm, &client, &form, &origin).await,
         GrantType::Push => signin::push::collect(&state, &realm, &client, form.require("push_request_id")?).await?,
+        GrantType::AuthorizationCode => {
+            let exchange = CodeExchange {
+                realm: &realm,
+                client: &client,
+                code: form.require("code")?,
+                redirect_uri: form.get("redirect_uri"),
+                code_verifier: form.get("code_verifier"),
+            };
+            signin::browser::exchange(&state, exchange).await?
+        }
         _ => {
             let presented = form.require("refresh_token")?;
             let attempt =
@@ -101,6 +119,7 @@ fn password_attempt<'a>(
         resource: form.get("resource"),
         confirm_on_phone: form.get("confirmation") == Some("push"),
         origin,
+        opens: Opens::ClientSession,
     })
 }
 
@@ -113,6 +132,10 @@ fn password_answer(outcome: PasswordOutcome) -> Result<Response, OAuthError> {
             "expires_in": asked.expires_in,
             "interval": asked.interval,
         }))),
+        // The token endpoint's sign-ins open client sessions, never a browser's.
+        PasswordOutcome::InBrowser(_) => {
+            Err(Error::Internal(anyhow::anyhow!("a browser sign-in at the token endpoint")).into())
+        }
     }
 }
 

@@ -1,0 +1,365 @@
+//! The authorization endpoint (RFC 6749 §3.1, OIDC Core §3.1.2) and its login form. A request is
+//! checked by `signin::browser`; a browser signed in to the realm is answered at once with a code,
+//! any other is shown the login page, whose form runs the password sign-in of `signin::password`.
+//! Answers go to the client's registered redirect URI with `iss` (RFC 9207), or, when the client or
+//! its redirect URI cannot be trusted, to a page.
+
+use axum::Extension;
+use axum::extract::{Path, RawQuery, State};
+use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
+use axum::response::{IntoResponse, Response};
+
+use super::login_page::{self, LoginForm};
+use super::{Form, OAuthError};
+use crate::AppState;
+use crate::error::Error;
+use crate::http::address::ClientAddress;
+use crate::signin::browser::{self, Asked, Authorization, AuthorizationError, Denial, Unredirectable};
+use crate::signin::{self, Opens, Origin, PasswordAttempt, PasswordOutcome, Refusal, SignInError};
+use crate::store::browser::BrowserSession;
+use crate::store::realms::Realm;
+use crate::store::users::User;
+use crate::tokens::issuer;
+
+/// The cookie naming a browser's realm session.
+const SESSION_COOKIE: &str = "castellan_session";
+/// The cookie a login form's CSRF token is derived from.
+const FORM_COOKIE: &str = "castellan_form";
+
+/// The parameters of an authorization request that the login form carries back.
+const CARRIED: &[&str] = &[
+    "client_id",
+    "redirect_uri",
+    "response_type",
+    "scope",
+    "state",
+    "nonce",
+    "code_challenge",
+    "code_challenge_method",
+    "prompt",
+    "max_age",
+    "login_hint",
+    "ui_locales",
+];
+
+fn asked(form: &Form) -> Asked<'_> {
+    Asked {
+        client_id: form.get("client_id"),
+        redirect_uri: form.get("redirect_uri"),
+        response_type: form.get("response_type"),
+        scope: form.get("scope"),
+        state: form.get("state"),
+        nonce: form.get("nonce"),
+        code_challenge: form.get("code_challenge"),
+        code_challenge_method: form.get("code_challenge_method"),
+        prompt: form.get("prompt"),
+        max_age: form.get("max_age"),
+        login_hint: form.get("login_hint"),
+        ui_locales: form.get("ui_locales"),
+        request: form.get("request"),
+        request_uri: form.get("request_uri"),
+    }
+}
+
+fn origin_of(address: std::net::IpAddr, headers: &HeaderMap) -> Origin {
+    Origin {
+        ip_address: address.to_string(),
+        user_agent: headers.get(header::USER_AGENT).and_then(|v| v.to_str().ok()).map(str::to_owned),
+    }
+}
+
+/// `GET …/auth`: the request in the query string.
+pub async fn get(
+    State(state): State<AppState>,
+    Path(realm_id): Path<String>,
+    Extension(ClientAddress(address)): Extension<ClientAddress>,
+    headers: HeaderMap,
+    RawQuery(query): RawQuery,
+) -> Response {
+    match Form::from_query(query.as_deref().unwrap_or("")) {
+        Ok(form) => authorize(&state, &realm_id, &origin_of(address, &headers), &headers, &form).await,
+        Err(refused) => malformed(&refused),
+    }
+}
+
+/// `POST …/auth`: the request as a form (OIDC Core §3.1.2.1).
+pub async fn post(
+    State(state): State<AppState>,
+    Path(realm_id): Path<String>,
+    Extension(ClientAddress(address)): Extension<ClientAddress>,
+    headers: HeaderMap,
+    form: Result<Form, OAuthError>,
+) -> Response {
+    match form {
+        Ok(form) => authorize(&state, &realm_id, &origin_of(address, &headers), &headers, &form).await,
+        Err(refused) => malformed(&refused),
+    }
+}
+
+fn malformed(refused: &OAuthError) -> Response {
+    login_page::problem(StatusCode::BAD_REQUEST, "This sign-in request cannot be read", &refused.description)
+}
+
+async fn authorize(state: &AppState, realm_id: &str, origin: &Origin, headers: &HeaderMap, form: &Form) -> Response {
+    let Ok(realm) = super::realm(state, realm_id).await else { return realm_not_found() };
+    let authorization = match browser::check(state, &realm, &asked(form)).await {
+        Ok(authorization) => authorization,
+        Err(error) => return refused(state, &realm, error),
+    };
+    let signed_in = match cookie(headers, SESSION_COOKIE) {
+        Some(value) => match browser::signed_in(state, &realm, value).await {
+            Ok(found) => found,
+            Err(failure) => return refused(state, &realm, failure.into()),
+        },
+        None => None,
+    };
+    let now = state.clock.now();
+    if let Some((session, user)) = signed_in.filter(|(session, _)| browser::satisfies(&authorization, session, now)) {
+        return answer_with_code(state, &realm, &authorization, &session, &user, origin, None).await;
+    }
+    if authorization.prompt_none {
+        return denied(state, &realm, &authorization, Denial::LoginRequired, "the person is not signed in");
+    }
+    let username = authorization.login_hint.clone().unwrap_or_default();
+    form_page(state, &realm, &authorization, form, &username, None, StatusCode::OK)
+}
+
+/// `POST …/auth/login`: the login form, with the request's parameters carried back.
+pub async fn login(
+    State(state): State<AppState>,
+    Path(realm_id): Path<String>,
+    Extension(ClientAddress(address)): Extension<ClientAddress>,
+    headers: HeaderMap,
+    form: Result<Form, OAuthError>,
+) -> Response {
+    let form = match form {
+        Ok(form) => form,
+        Err(refused) => return malformed(&refused),
+    };
+    let Ok(realm) = super::realm(&state, &realm_id).await else { return realm_not_found() };
+    let authorization = match browser::check(&state, &realm, &asked(&form)).await {
+        Ok(authorization) => authorization,
+        Err(error) => return refused(&state, &realm, error),
+    };
+    // The form must come from a page this browser was shown: its token derives from the browser's
+    // form cookie, which other sites can neither read nor send (SameSite=Lax).
+    let genuine = cookie(&headers, FORM_COOKIE).zip(form.get("csrf")).is_some_and(|(value, token)| {
+        crate::crypto::constant_time_eq(csrf_token(&state, value).as_bytes(), token.as_bytes())
+    });
+    if !genuine {
+        return login_page::problem(
+            StatusCode::FORBIDDEN,
+            "This sign-in form has expired",
+            "Go back to the application and start signing in again.",
+        );
+    }
+    let username = form.get("username").unwrap_or("");
+    let origin = origin_of(address, &headers);
+    let attempt = PasswordAttempt {
+        realm: &realm,
+        client: &authorization.client,
+        username,
+        password: form.get("password").unwrap_or(""),
+        scopes: Some(authorization.scopes.clone()),
+        resource: None,
+        confirm_on_phone: false,
+        origin: &origin,
+        opens: Opens::BrowserSession,
+    };
+    match signin::password(&state, attempt).await {
+        Ok(PasswordOutcome::InBrowser(signed_in)) => {
+            let cookie = session_cookie(&state, &realm, &signed_in.cookie);
+            let session = &signed_in.session;
+            answer_with_code(&state, &realm, &authorization, session, &signed_in.user, &origin, Some(cookie)).await
+        }
+        Ok(_) => refused(
+            &state,
+            &realm,
+            Error::Internal(anyhow::anyhow!("a password sign-in opened no browser session")).into(),
+        ),
+        Err(SignInError::Refused(refusal)) => {
+            let (status, message) = refusal_text(&refusal);
+            form_page(&state, &realm, &authorization, &form, username, Some(message), status)
+        }
+        Err(SignInError::Failed(failure)) => refused(&state, &realm, failure.into()),
+    }
+}
+
+/// What the login page says of a refused sign-in: never which of the name or password was wrong.
+fn refusal_text(refusal: &Refusal) -> (StatusCode, &'static str) {
+    match refusal {
+        Refusal::SourceBlocked => {
+            (StatusCode::TOO_MANY_REQUESTS, "Too many sign-in attempts. Wait a few minutes, then try again.")
+        }
+        Refusal::LockedOut => (StatusCode::OK, "Too many failed sign-ins. Try again later."),
+        Refusal::UserDisabled => (StatusCode::OK, "This account is disabled."),
+        Refusal::PasswordChangeRequired => (
+            StatusCode::OK,
+            "Your password must be changed before you can sign in. Use password recovery to set a new one.",
+        ),
+        _ => (StatusCode::OK, "The username or password is not correct."),
+    }
+}
+
+/// Opens the client's session from the browser's and redirects with the code.
+async fn answer_with_code(
+    state: &AppState,
+    realm: &Realm,
+    authorization: &Authorization,
+    session: &BrowserSession,
+    user: &User,
+    origin: &Origin,
+    set_cookie: Option<HeaderValue>,
+) -> Response {
+    match browser::authorize(state, realm, authorization, session, user, origin).await {
+        Ok(code) => {
+            let mut response =
+                redirect(state, realm, &authorization.redirect_uri, &authorization.state, &[("code", &code)]);
+            if let Some(cookie) = set_cookie {
+                response.headers_mut().append(header::SET_COOKIE, cookie);
+            }
+            response
+        }
+        Err(failure) => refused(state, realm, failure.into()),
+    }
+}
+
+fn form_page(
+    state: &AppState,
+    realm: &Realm,
+    authorization: &Authorization,
+    form: &Form,
+    username: &str,
+    error: Option<&str>,
+    status: StatusCode,
+) -> Response {
+    let form_secret = crate::crypto::generate_secret("");
+    let csrf = csrf_token(state, &form_secret);
+    let carried: Vec<(&str, &str)> =
+        CARRIED.iter().filter_map(|name| form.get(name).map(|value| (*name, value))).collect();
+    let action = format!("{}/protocol/openid-connect/auth/login", issuer(state, &realm.id));
+    let redirect_origin =
+        url::Url::parse(&authorization.redirect_uri).map(|url| url.origin().ascii_serialization()).unwrap_or_default();
+    let page = LoginForm {
+        client_name: &authorization.client.name,
+        action: &action,
+        carried: &carried,
+        csrf: &csrf,
+        username,
+        error,
+        redirect_origin: &redirect_origin,
+    };
+    let mut response = login_page::login(&page, status);
+    if let Ok(cookie) = HeaderValue::from_str(&cookie_text(state, realm, FORM_COOKIE, &form_secret, None)) {
+        response.headers_mut().append(header::SET_COOKIE, cookie);
+    }
+    response
+}
+
+fn csrf_token(state: &AppState, form_secret: &str) -> String {
+    state.hasher.hash(&format!("login-form:{form_secret}"))
+}
+
+fn session_cookie(state: &AppState, realm: &Realm, value: &str) -> HeaderValue {
+    let lifetime = browser::BROWSER_SESSION_LIFETIME.num_seconds();
+    let text = cookie_text(state, realm, SESSION_COOKIE, value, Some(lifetime));
+    HeaderValue::from_str(&text).unwrap_or_else(|_| HeaderValue::from_static(""))
+}
+
+/// A cookie for the realm's paths only: HttpOnly, SameSite=Lax, and Secure when the service is
+/// reached over https.
+fn cookie_text(state: &AppState, realm: &Realm, name: &str, value: &str, max_age: Option<i64>) -> String {
+    let secure = if state.public_url.starts_with("https://") { "; Secure" } else { "" };
+    let max_age = max_age.map(|seconds| format!("; Max-Age={seconds}")).unwrap_or_default();
+    format!("{name}={value}; Path=/realms/{}/; HttpOnly; SameSite=Lax{secure}{max_age}", realm.id)
+}
+
+/// The value of the request's cookie `name`.
+fn cookie<'h>(headers: &'h HeaderMap, name: &str) -> Option<&'h str> {
+    headers
+        .get_all(header::COOKIE)
+        .iter()
+        .filter_map(|value| value.to_str().ok())
+        .flat_map(|value| value.split(';'))
+        .filter_map(|pair| pair.trim().split_once('='))
+        .find(|(key, _)| *key == name)
+        .map(|(_, value)| value)
+}
+
+/// A 303 to the client's redirect URI with `params`, `state` and `iss` added to its query.
+fn redirect(
+    state: &AppState,
+    realm: &Realm,
+    redirect_uri: &str,
+    request_state: &Option<String>,
+    params: &[(&str, &str)],
+) -> Response {
+    let Ok(mut url) = url::Url::parse(redirect_uri) else {
+        return login_page::problem(StatusCode::BAD_REQUEST, "The application's address is not valid", redirect_uri);
+    };
+    {
+        let mut query = url.query_pairs_mut();
+        for (name, value) in params {
+            query.append_pair(name, value);
+        }
+        if let Some(request_state) = request_state {
+            query.append_pair("state", request_state);
+        }
+        query.append_pair("iss", &issuer(state, &realm.id));
+    }
+    let mut response = StatusCode::SEE_OTHER.into_response();
+    if let Ok(location) = HeaderValue::from_str(url.as_str()) {
+        response.headers_mut().insert(header::LOCATION, location);
+    }
+    login_page::secure(response.headers_mut());
+    response
+}
+
+fn denied(
+    state: &AppState,
+    realm: &Realm,
+    authorization: &Authorization,
+    denial: Denial,
+    description: &str,
+) -> Response {
+    let params = [("error", denial.as_str()), ("error_description", description)];
+    redirect(state, realm, &authorization.redirect_uri, &authorization.state, &params)
+}
+
+/// The answer to a refused authorization request: a redirect to a trusted redirect URI, else a page.
+fn refused(state: &AppState, realm: &Realm, error: AuthorizationError) -> Response {
+    match error {
+        AuthorizationError::Unredirectable(why) => {
+            let (title, explanation) = match why {
+                Unredirectable::ClientMissing => ("The application is not named", "The request names no client_id."),
+                Unredirectable::ClientUnknown => {
+                    ("The application is not known", "No active client of this realm has this client_id.")
+                }
+                Unredirectable::RedirectUriMissing => {
+                    ("The return address is missing", "The request names no redirect_uri.")
+                }
+                Unredirectable::RedirectUriNotRegistered => (
+                    "The return address is not registered",
+                    "The redirect_uri is not one of the client's registered redirect URIs.",
+                ),
+            };
+            login_page::problem(StatusCode::BAD_REQUEST, title, explanation)
+        }
+        AuthorizationError::Denied { redirect_uri, state: request_state, denial, description } => {
+            let params = [("error", denial.as_str()), ("error_description", description.as_str())];
+            redirect(state, realm, &redirect_uri, &request_state, &params)
+        }
+        AuthorizationError::Failed(failure) => {
+            tracing::error!(error = %failure, "an authorization request failed");
+            login_page::problem(
+                StatusCode::SERVICE_UNAVAILABLE,
+                "Signing in is not possible right now",
+                "Try again in a moment.",
+            )
+        }
+    }
+}
+
+fn realm_not_found() -> Response {
+    login_page::problem(StatusCode::NOT_FOUND, "No such realm", "This address names no active realm.")
+}

@@ -1,0 +1,409 @@
+//! Sign-in through a browser, OpenID Connect's authorization code flow: the authorization request
+//! checked once (exact redirect URIs, PKCE with S256), the realm session a browser holds for single
+//! sign-on, the client session and single-use code an authorization opens, and the code's exchange
+//! for tokens at the token endpoint. The password itself is checked by [`super::password`], the
+//! same operation as the password grant's.
+
+use chrono::{DateTime, TimeDelta, Utc};
+use sha2::{Digest, Sha256};
+
+use super::{Login, Origin, Refusal, SignInError, Tokens};
+use crate::AppState;
+use crate::crypto::generate_secret;
+use crate::error::Error;
+use crate::ids::{BrowserSessionId, SessionId};
+use crate::store::Status;
+use crate::store::browser::{self, AuthorizationCode, BrowserSession, Taken};
+use crate::store::clients::{self, Client, ClientType, GrantType};
+use crate::store::events::EventType;
+use crate::store::lockout;
+use crate::store::realms::Realm;
+use crate::store::sessions::{self, Session};
+use crate::store::users::{self as user_store, User, UserStatus};
+
+/// How long a code may wait for its exchange.
+pub const CODE_LIFETIME: TimeDelta = TimeDelta::seconds(60);
+
+/// The longest a browser stays signed in to a realm.
+pub const BROWSER_SESSION_LIFETIME: TimeDelta = TimeDelta::hours(10);
+
+/// The parameters of an authorization request as the client sent them (query or form).
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Asked<'a> {
+    pub client_id: Option<&'a str>,
+    pub redirect_uri: Option<&'a str>,
+    pub response_type: Option<&'a str>,
+    pub scope: Option<&'a str>,
+    pub state: Option<&'a str>,
+    pub nonce: Option<&'a str>,
+    pub code_challenge: Option<&'a str>,
+    pub code_challenge_method: Option<&'a str>,
+    pub prompt: Option<&'a str>,
+    pub max_age: Option<&'a str>,
+    pub login_hint: Option<&'a str>,
+    pub ui_locales: Option<&'a str>,
+    /// Request objects (`request`, `request_uri`) are not supported; named to be refused.
+    pub request: Option<&'a str>,
+    pub request_uri: Option<&'a str>,
+}
+
+/// An authorization request that passed every check.
+#[derive(Debug, Clone)]
+pub struct Authorization {
+    pub client: Client,
+    pub redirect_uri: String,
+    pub state: Option<String>,
+    pub nonce: Option<String>,
+    pub scopes: Vec<String>,
+    pub code_challenge: Option<String>,
+    /// `prompt=none`: answer at once, never show a page.
+    pub prompt_none: bool,
+    /// `prompt=login`: the person types their credentials again, signed in or not.
+    pub prompt_login: bool,
+    /// `max_age`: the longest since the person last typed their credentials.
+    pub max_age: Option<TimeDelta>,
+    pub login_hint: Option<String>,
+    pub ui_locales: Option<String>,
+}
+
+/// Why an authorization request cannot be trusted with a redirect: the person is shown a page.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Unredirectable {
+    ClientMissing,
+    ClientUnknown,
+    RedirectUriMissing,
+    RedirectUriNotRegistered,
+}
+
+/// The `error` of an authorization response sent back to the client (RFC 6749 §4.1.2.1, OIDC
+/// Core §3.1.2.6).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Denial {
+    InvalidRequest,
+    UnauthorizedClient,
+    UnsupportedResponseType,
+    InvalidScope,
+    LoginRequired,
+    RequestNotSupported,
+    RequestUriNotSupported,
+    ServerError,
+    TemporarilyUnavailable,
+}
+
+impl Denial {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::InvalidRequest => "invalid_request",
+            Self::UnauthorizedClient => "unauthorized_client",
+            Self::UnsupportedResponseType => "unsupported_response_type",
+            Self::InvalidScope => "invalid_scope",
+            Self::LoginRequired => "login_required",
+            Self::RequestNotSupported => "request_not_supported",
+            Self::RequestUriNotSupported => "request_uri_not_supported",
+            Self::ServerError => "server_error",
+            Self::TemporarilyUnavailable => "temporarily_unavailable",
+        }
+    }
+}
+
+/// An authorization request refused.
+#[derive(Debug)]
+pub enum AuthorizationError {
+    /// Shown to the person; nothing is redirected.
+    Unredirectable(Unredirectable),
+    /// Sent back to the client's registered redirect URI with the request's `state`.
+    Denied {
+        redirect_uri: String,
+        state: Option<String>,
+        denial: Denial,
+        description: String,
+    },
+    Failed(Error),
+}
+
+impl From<Error> for AuthorizationError {
+    fn from(error: Error) -> Self {
+        Self::Failed(error)
+    }
+}
+
+impl From<crate::store::Error> for AuthorizationError {
+    fn from(error: crate::store::Error) -> Self {
+        Self::Failed(error.into())
+    }
+}
+
+/// Checks an authorization request of `realm`. The client and its redirect URI are checked first:
+/// until both are trusted, no answer goes to the address the request names.
+pub async fn check(state: &AppState, realm: &Realm, asked: &Asked<'_>) -> Result<Authorization, AuthorizationError> {
+    use AuthorizationError::Unredirectable as Shown;
+    let client_id = asked.client_id.ok_or(Shown(Unredirectable::ClientMissing))?;
+    let client = clients::find(state.store.pool(), &realm.id, client_id)
+        .await?
+        .filter(|client| client.status == Status::Active)
+        .ok_or(Shown(Unredirectable::ClientUnknown))?;
+    let redirect_uri = asked.redirect_uri.ok_or(Shown(Unredirectable::RedirectUriMissing))?;
+    // Exact string comparison (RFC 9700 §4.1.3): no pattern, prefix or normalisation.
+    if !client.redirect_uris.iter().any(|registered| registered == redirect_uri) {
+        return Err(Shown(Unredirectable::RedirectUriNotRegistered));
+    }
+    let deny = |denial: Denial, description: &str| AuthorizationError::Denied {
+        redirect_uri: redirect_uri.to_owned(),
+        state: asked.state.map(str::to_owned),
+        denial,
+        description: description.to_owned(),
+    };
+    if asked.request.is_some() {
+        return Err(deny(Denial::RequestNotSupported, "request objects are not supported"));
+    }
+    if asked.request_uri.is_some() {
+        return Err(deny(Denial::RequestUriNotSupported, "request_uri is not supported"));
+    }
+    match asked.response_type {
+        None => return Err(deny(Denial::InvalidRequest, "response_type is required")),
+        Some("code") => {}
+        Some(_) => return Err(deny(Denial::UnsupportedResponseType, "only response_type=code is supported")),
+    }
+    if !client.allows(GrantType::AuthorizationCode) {
+        return Err(deny(Denial::UnauthorizedClient, "the authorization_code grant is not enabled on this client"));
+    }
+    let code_challenge = match (asked.code_challenge, asked.code_challenge_method) {
+        (None, Some(_)) => return Err(deny(Denial::InvalidRequest, "code_challenge_method needs a code_challenge")),
+        (Some(_), Some(method)) if method != "S256" => {
+            return Err(deny(Denial::InvalidRequest, "only the S256 code_challenge_method is supported"));
+        }
+        // Without a method the challenge would be `plain` (RFC 7636 §4.3), which is refused.
+        (Some(_), None) => return Err(deny(Denial::InvalidRequest, "code_challenge_method=S256 is required")),
+        (Some(challenge), Some(_)) if !is_s256_challenge(challenge) => {
+            return Err(deny(Denial::InvalidRequest, "code_challenge must be 43 base64url characters"));
+        }
+        (challenge, _) => challenge.map(str::to_owned),
+    };
+    if code_challenge.is_none() && client.client_type == ClientType::Public {
+        return Err(deny(Denial::InvalidRequest, "a public client must send a PKCE code_challenge"));
+    }
+    let asked_scopes = asked.scope.map(|text| {
+        let mut scopes: Vec<String> = Vec::new();
+        for scope in text.split(' ').filter(|s| !s.is_empty()) {
+            if !scopes.iter().any(|seen| seen == scope) {
+                scopes.push(scope.to_owned());
+            }
+        }
+        scopes
+    });
+    if asked_scopes.as_ref().is_some_and(|scopes| scopes.len() > super::MAX_SCOPES) {
+        return Err(deny(Denial::InvalidScope, "too many scopes"));
+    }
+    let scopes = super::requested_scopes(&client, asked_scopes, true, None)
+        .map_err(|_| deny(Denial::InvalidScope, "a requested scope is not allowed for this client"))?;
+    let prompts: Vec<&str> = asked.prompt.unwrap_or("").split(' ').filter(|p| !p.is_empty()).collect();
+    if let Some(unknown) = prompts.iter().find(|p| !matches!(**p, "none" | "login" | "consent" | "select_account")) {
+        return Err(deny(Denial::InvalidRequest, &format!("prompt={unknown} is not supported")));
+    }
+    let prompt_none = prompts.contains(&"none");
+    if prompt_none && prompts.len() > 1 {
+        return Err(deny(Denial::InvalidRequest, "prompt=none cannot be combined with another prompt"));
+    }
+    let max_age = match asked.max_age {
+        None => None,
+        Some(text) => match text.parse::<u32>() {
+            Ok(seconds) => Some(TimeDelta::seconds(i64::from(seconds))),
+            Err(_) => return Err(deny(Denial::InvalidRequest, "max_age must be a whole number of seconds")),
+        },
+    };
+    Ok(Authorization {
+        redirect_uri: redirect_uri.to_owned(),
+        state: asked.state.map(str::to_owned),
+        nonce: asked.nonce.map(str::to_owned),
+        scopes,
+        code_challenge,
+        prompt_none,
+        prompt_login: prompts.contains(&"login"),
+        max_age,
+        login_hint: asked.login_hint.map(str::to_owned),
+        ui_locales: asked.ui_locales.map(str::to_owned),
+        client,
+    })
+}
+
+/// RFC 7636 §4.2: BASE64URL(SHA256(verifier)) is always 43 characters.
+fn is_s256_challenge(challenge: &str) -> bool {
+    challenge.len() == 43 && challenge.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'-' || b == b'_')
+}
+
+/// RFC 7636 §4.1: 43 to 128 unreserved characters.
+fn is_verifier(verifier: &str) -> bool {
+    (43..=128).contains(&verifier.len())
+        && verifier.bytes().all(|b| b.is_ascii_alphanumeric() || matches!(b, b'-' | b'.' | b'_' | b'~'))
+}
+
+/// BASE64URL(SHA256(verifier)).
+fn s256(verifier: &str) -> String {
+    use base64::Engine as _;
+    base64::engine::general_purpose::URL_SAFE_NO_PAD.encode(Sha256::digest(verifier.as_bytes()))
+}
+
+/// A browser's realm session and its person, when the cookie names a live one of an Active person.
+pub async fn signed_in(state: &AppState, realm: &Realm, cookie: &str) -> Result<Option<(BrowserSession, User)>, Error> {
+    let pool = state.store.pool();
+    let now = state.clock.now();
+    let Some(session) = browser::find_session(pool, &realm.id, &state.hasher.hash(cookie)).await? else {
+        return Ok(None);
+    };
+    if !session.is_live(now) {
+        return Ok(None);
+    }
+    let user = user_store::find(pool, &realm.id, &session.user_id).await?;
+    Ok(user.filter(|user| user.status == UserStatus::Active).map(|user| (session, user)))
+}
+
+/// Whether the browser's sign-in is recent enough for the request (`max_age`, `prompt=login`).
+pub fn satisfies(authorization: &Authorization, session: &BrowserSession, now: DateTime<Utc>) -> bool {
+    !authorization.prompt_login && authorization.max_age.is_none_or(|max| now - session.authenticated_at <= max)
+}
+
+/// A new realm session for a browser whose person just typed their credentials: the session, and
+/// the cookie value that names it (kept only as a keyed hash).
+pub fn new_browser_session(
+    state: &AppState,
+    realm: &Realm,
+    user: &User,
+    methods: &[&str],
+    origin: &Origin,
+    now: DateTime<Utc>,
+) -> (BrowserSession, String) {
+    let cookie = generate_secret("");
+    let session = BrowserSession {
+        id: BrowserSessionId::fresh(),
+        realm_id: realm.id.clone(),
+        user_id: user.id.clone(),
+        cookie_hash: state.hasher.hash(&cookie),
+        authentication_methods: methods.iter().map(|m| (*m).to_owned()).collect(),
+        authenticated_at: now,
+        ip_address: origin.ip_address.clone(),
+        user_agent: origin.user_agent.clone(),
+        created_at: now,
+        expires_at: now + BROWSER_SESSION_LIFETIME,
+        ended_at: None,
+        end_reason: None,
+    };
+    (session, cookie)
+}
+
+/// Authorizes the client for the browser's person: opens the client's session, publishes
+/// `login_succeeded`, and returns the code the client exchanges for tokens.
+pub async fn authorize(
+    state: &AppState,
+    realm: &Realm,
+    authorization: &Authorization,
+    browser: &BrowserSession,
+    user: &User,
+    origin: &Origin,
+) -> Result<String, Error> {
+    let now = state.clock.now();
+    let client = &authorization.client;
+    let session = Session {
+        id: SessionId::fresh(),
+        realm_id: realm.id.clone(),
+        client_id: client.id.clone(),
+        user_id: user.id.clone(),
+        ip_address: origin.ip_address.clone(),
+        user_agent: origin.user_agent.clone(),
+        authentication_methods: browser.authentication_methods.clone(),
+        // The person's sign-in is the browser's: `auth_time` is when they typed their credentials.
+        created_at: browser.authenticated_at,
+        last_active_at: now,
+        expires_at: browser.expires_at,
+        ended_at: None,
+        end_reason: None,
+        browser_session_id: Some(browser.id.clone()),
+    };
+    let code = generate_secret("cstl_ac_");
+    let stored = AuthorizationCode {
+        code_hash: state.hasher.hash(&code),
+        realm_id: realm.id.clone(),
+        client_id: client.id.clone(),
+        session_id: session.id.clone(),
+        redirect_uri: authorization.redirect_uri.clone(),
+        scopes: authorization.scopes.clone(),
+        nonce: authorization.nonce.clone(),
+        code_challenge: authorization.code_challenge.clone(),
+        created_at: now,
+        expires_at: now + CODE_LIFETIME,
+        used_at: None,
+    };
+    let methods: Vec<&str> = browser.authentication_methods.iter().map(String::as_str).collect();
+    let login = Login {
+        grant_type: GrantType::AuthorizationCode.as_str(),
+        resource: None,
+        user: Some(user),
+        session_id: Some(&session.id),
+        failure_reason: None,
+        scopes: &authorization.scopes,
+        methods: &methods,
+    };
+    let mut tx = state.store.begin().await?;
+    sessions::insert(&mut *tx, &session).await?;
+    browser::insert_code(&mut *tx, &stored).await?;
+    lockout::approve(&mut tx, &user.id, &origin.ip_address, now).await?;
+    super::publish(&mut tx, realm, client, EventType::LoginSucceeded, super::login_data(login, origin), now).await?;
+    tx.commit().await?;
+    Ok(code)
+}
+
+/// A code presented at the token endpoint by an authenticated client.
+#[derive(Debug, Clone, Copy)]
+pub struct CodeExchange<'a> {
+    pub realm: &'a Realm,
+    pub client: &'a Client,
+    pub code: &'a str,
+    pub redirect_uri: Option<&'a str>,
+    pub code_verifier: Option<&'a str>,
+}
+
+/// Exchanges a code for the tokens of its session. A code is good once, for 60 seconds, for the
+/// client it was issued to, with the same redirect URI and the verifier of its PKCE challenge;
+/// presented a second time, it ends the session it opened, and every token issued from it.
+pub async fn exchange(state: &AppState, exchange: CodeExchange<'_>) -> Result<Tokens, SignInError> {
+    let CodeExchange { realm, client, code, redirect_uri, code_verifier } = exchange;
+    let now = state.clock.now();
+    let pool = state.store.pool();
+    let code = match browser::take_code(pool, &realm.id, &state.hasher.hash(code), now).await? {
+        Taken::First(code) => code,
+        Taken::Again(code) => {
+            if code.client_id == client.id {
+                sessions::end(pool, &code.session_id, "authorization_code_reused", now).await?;
+            }
+            return Err(Refusal::AuthorizationCodeReused.into());
+        }
+        Taken::Unknown => return Err(Refusal::InvalidAuthorizationCode.into()),
+    };
+    // A code issued to another client is refused as unknown (RFC 9700 §4.5: code injection).
+    if code.client_id != client.id || code.expires_at <= now {
+        return Err(Refusal::InvalidAuthorizationCode.into());
+    }
+    if redirect_uri != Some(code.redirect_uri.as_str()) {
+        return Err(Refusal::InvalidAuthorizationCode.into());
+    }
+    match (&code.code_challenge, code_verifier) {
+        (Some(challenge), Some(verifier)) if is_verifier(verifier) && s256(verifier) == *challenge => {}
+        // A verifier for a code issued without a challenge is a downgrade attempt (RFC 9700 §2.1.1).
+        (None, None) => {}
+        _ => return Err(Refusal::InvalidCodeVerifier.into()),
+    }
+    let Some(session) = sessions::find(pool, &code.session_id).await?.filter(|s| s.is_live(now)) else {
+        return Err(Refusal::InvalidAuthorizationCode.into());
+    };
+    let Some(user) =
+        user_store::find(pool, &realm.id, &session.user_id).await?.filter(|u| u.status == UserStatus::Active)
+    else {
+        return Err(Refusal::InvalidAuthorizationCode.into());
+    };
+    let refresh = super::next_refresh(state, client, &session, &code.scopes, None, now);
+    if let Some((row, _, _)) = &refresh {
+        sessions::insert_refresh(pool, row).await?;
+    }
+    let refresh = refresh.map(|(_, value, expires_in)| (value, expires_in));
+    let granted = super::Granted { scopes: &code.scopes, resource: None, refresh, nonce: code.nonce.as_deref() };
+    Ok(super::person_tokens(state, client, &user, &session, granted).await?)
+}

@@ -1,0 +1,182 @@
+//! Sign-in through a browser: the realm session a browser holds (single sign-on), named by a cookie
+//! kept as a keyed hash, and the single-use authorization codes handed to clients.
+
+use chrono::{DateTime, Utc};
+use sqlx::{Any, Executor};
+
+use super::Error;
+use crate::ids::{BrowserSessionId, ClientId, RealmId, SessionId, UserId};
+
+#[derive(Debug, Clone, PartialEq, Eq, sqlx::FromRow)]
+pub struct BrowserSession {
+    pub id: BrowserSessionId,
+    pub realm_id: RealmId,
+    pub user_id: UserId,
+    pub cookie_hash: String,
+    /// `pwd`, and `push` when a phone confirmed the sign-in.
+    #[sqlx(try_from = "super::JsonList")]
+    pub authentication_methods: Vec<String>,
+    /// When the person last typed their credentials: `auth_time`, and what `max_age` is read against.
+    #[sqlx(try_from = "super::Millis")]
+    pub authenticated_at: DateTime<Utc>,
+    pub ip_address: String,
+    pub user_agent: Option<String>,
+    #[sqlx(try_from = "super::Millis")]
+    pub created_at: DateTime<Utc>,
+    #[sqlx(try_from = "super::Millis")]
+    pub expires_at: DateTime<Utc>,
+    #[sqlx(try_from = "super::OptionalMillis")]
+    pub ended_at: Option<DateTime<Utc>>,
+    pub end_reason: Option<String>,
+}
+
+impl BrowserSession {
+    pub fn is_live(&self, now: DateTime<Utc>) -> bool {
+        self.ended_at.is_none() && self.expires_at > now
+    }
+}
+
+const SESSION_COLUMNS: &str = "id, realm_id, user_id, cookie_hash, authentication_methods, authenticated_at, \
+     ip_address, user_agent, created_at, expires_at, ended_at, end_reason";
+
+pub async fn insert_session<'c>(db: impl Executor<'c, Database = Any>, session: &BrowserSession) -> Result<(), Error> {
+    sqlx::query(
+        "INSERT INTO browser_sessions (id, realm_id, user_id, cookie_hash, authentication_methods, \
+         authenticated_at, ip_address, user_agent, created_at, expires_at, ended_at, end_reason) \
+         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12)",
+    )
+    .bind(&session.id)
+    .bind(&session.realm_id)
+    .bind(&session.user_id)
+    .bind(&session.cookie_hash)
+    .bind(super::to_json_list(&session.authentication_methods))
+    .bind(super::millis(session.authenticated_at))
+    .bind(&session.ip_address)
+    .bind(&session.user_agent)
+    .bind(super::millis(session.created_at))
+    .bind(super::millis(session.expires_at))
+    .bind(super::millis(session.ended_at))
+    .bind(&session.end_reason)
+    .execute(db)
+    .await
+    .map(|_| ())
+    .map_err(Error::from)
+}
+
+/// The realm's browser session whose cookie hashes to `cookie_hash`, ended or not.
+pub async fn find_session<'c>(
+    db: impl Executor<'c, Database = Any>,
+    realm_id: &str,
+    cookie_hash: &str,
+) -> Result<Option<BrowserSession>, Error> {
+    sqlx::query_as(sqlx::AssertSqlSafe(format!(
+        "SELECT {SESSION_COLUMNS} FROM browser_sessions WHERE cookie_hash = $1 AND realm_id = $2"
+    )))
+    .bind(cookie_hash)
+    .bind(realm_id)
+    .fetch_optional(db)
+    .await
+    .map_err(Error::from)
+}
+
+/// An authorization code as stored: everything the token endpoint checks when it is presented.
+#[derive(Debug, Clone, PartialEq, Eq, sqlx::FromRow)]
+pub struct AuthorizationCode {
+    pub code_hash: String,
+    pub realm_id: RealmId,
+    pub client_id: ClientId,
+    /// The client session the code opened.
+    pub session_id: SessionId,
+    pub redirect_uri: String,
+    #[sqlx(try_from = "super::JsonList")]
+    pub scopes: Vec<String>,
+    pub nonce: Option<String>,
+    /// The S256 PKCE challenge, when the request carried one.
+    pub code_challenge: Option<String>,
+    #[sqlx(try_from = "super::Millis")]
+    pub created_at: DateTime<Utc>,
+    #[sqlx(try_from = "super::Millis")]
+    pub expires_at: DateTime<Utc>,
+    #[sqlx(try_from = "super::OptionalMillis")]
+    pub used_at: Option<DateTime<Utc>>,
+}
+
+const CODE_COLUMNS: &str = "code_hash, realm_id, client_id, session_id, redirect_uri, scopes, nonce, code_challenge, \
+     created_at, expires_at, used_at";
+
+pub async fn insert_code<'c>(db: impl Executor<'c, Database = Any>, code: &AuthorizationCode) -> Result<(), Error> {
+    sqlx::query(
+        "INSERT INTO authorization_codes (code_hash, realm_id, client_id, session_id, redirect_uri, scopes, nonce, \
+         code_challenge, created_at, expires_at, used_at) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11)",
+    )
+    .bind(&code.code_hash)
+    .bind(&code.realm_id)
+    .bind(&code.client_id)
+    .bind(&code.session_id)
+    .bind(&code.redirect_uri)
+    .bind(super::to_json_list(&code.scopes))
+    .bind(&code.nonce)
+    .bind(&code.code_challenge)
+    .bind(super::millis(code.created_at))
+    .bind(super::millis(code.expires_at))
+    .bind(super::millis(code.used_at))
+    .execute(db)
+    .await
+    .map(|_| ())
+    .map_err(Error::from)
+}
+
+/// What presenting a code found.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Taken {
+    /// The code's first use: it is now marked used.
+    First(AuthorizationCode),
+    /// The code was used before.
+    Again(AuthorizationCode),
+    Unknown,
+}
+
+/// Marks the realm's code used at `now`, in one statement, so that of two presentations at the
+/// same moment exactly one is the first.
+pub async fn take_code<'c>(
+    db: impl Executor<'c, Database = Any> + Copy,
+    realm_id: &str,
+    code_hash: &str,
+    now: DateTime<Utc>,
+) -> Result<Taken, Error> {
+    let first: Option<AuthorizationCode> = sqlx::query_as(sqlx::AssertSqlSafe(format!(
+        "UPDATE authorization_codes SET used_at = $3 WHERE code_hash = $1 AND realm_id = $2 AND used_at IS NULL \
+         RETURNING {CODE_COLUMNS}"
+    )))
+    .bind(code_hash)
+    .bind(realm_id)
+    .bind(super::millis(now))
+    .fetch_optional(db)
+    .await?;
+    if let Some(code) = first {
+        return Ok(Taken::First(code));
+    }
+    let again: Option<AuthorizationCode> = sqlx::query_as(sqlx::AssertSqlSafe(format!(
+        "SELECT {CODE_COLUMNS} FROM authorization_codes WHERE code_hash = $1 AND realm_id = $2"
+    )))
+    .bind(code_hash)
+    .bind(realm_id)
+    .fetch_optional(db)
+    .await?;
+    Ok(again.map_or(Taken::Unknown, Taken::Again))
+}
+
+/// Removes codes an hour past their expiry (kept that long so that a late second use is still
+/// recognised as one) and browser sessions that have expired or ended.
+pub async fn prune<'c>(db: impl Executor<'c, Database = Any> + Copy, now: DateTime<Utc>) -> Result<u64, Error> {
+    let an_hour_ago = now - chrono::TimeDelta::hours(1);
+    let codes = sqlx::query("DELETE FROM authorization_codes WHERE expires_at <= $1")
+        .bind(super::millis(an_hour_ago))
+        .execute(db)
+        .await?;
+    let sessions = sqlx::query("DELETE FROM browser_sessions WHERE expires_at <= $1 OR ended_at <= $1")
+        .bind(super::millis(an_hour_ago))
+        .execute(db)
+        .await?;
+    Ok(codes.rows_affected() + sessions.rows_affected())
+}

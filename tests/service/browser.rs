@@ -1,0 +1,472 @@
+//! Sign-in through a browser: the authorization endpoint, the login page, single sign-on and the
+//! authorization code grant with PKCE. Tests named `oidcc_*` follow the module of the OpenID
+//! Foundation's Basic OP certification plan of that name; the others each show one rule of the
+//! OAuth 2.0 Security Best Current Practice (RFC 9700). A `Browser` keeps cookies and never
+//! follows redirects, so every answer is seen as a browser receives it.
+
+use std::collections::HashMap;
+
+use base64::Engine as _;
+use base64::engine::general_purpose::URL_SAFE_NO_PAD;
+use reqwest::StatusCode;
+use reqwest::header::{CONTENT_SECURITY_POLICY, LOCATION, SET_COOKIE};
+use serde_json::{Value, json};
+use sha2::{Digest, Sha256};
+
+use crate::support::{TestApp, TestClient, claims, spawn_app};
+
+const REDIRECT: &str = "http://127.0.0.1:9/callback";
+const VERIFIER: &str = "dBjftJeZ4CVP-mB92K27uhbUJU1p1r_wW1gFWFOEjXk-a-long-enough-verifier";
+
+fn challenge(verifier: &str) -> String {
+    URL_SAFE_NO_PAD.encode(Sha256::digest(verifier.as_bytes()))
+}
+
+/// A browser: keeps the cookies the service sets, follows no redirect.
+struct Browser {
+    http: reqwest::Client,
+    base: String,
+    cookies: HashMap<String, String>,
+}
+
+/// What the browser was answered.
+struct Page {
+    status: StatusCode,
+    location: Option<url::Url>,
+    policy: Option<String>,
+    body: String,
+}
+
+impl Page {
+    /// A parameter of the redirect's query.
+    fn param(&self, name: &str) -> Option<String> {
+        let location = self.location.as_ref()?;
+        location.query_pairs().find(|(n, _)| n == name).map(|(_, v)| v.into_owned())
+    }
+
+    /// The value of the form's hidden or text input `name`.
+    fn input(&self, name: &str) -> Option<String> {
+        let at = self.body.find(&format!(r#"name="{name}""#))?;
+        let tag = &self.body[at..at + self.body[at..].find('>')?];
+        let start = tag.find(r#"value=""#)? + r#"value=""#.len();
+        let end = tag[start..].find('"')?;
+        Some(tag[start..start + end].replace("&quot;", "\"").replace("&amp;", "&"))
+    }
+
+    fn shows_login_form(&self) -> bool {
+        self.status == StatusCode::OK && self.body.contains(r#"<form method="post""#)
+    }
+}
+
+impl Browser {
+    fn new(app: &TestApp) -> Self {
+        let http = reqwest::Client::builder().redirect(reqwest::redirect::Policy::none()).build().unwrap();
+        Self { http, base: app.base.clone(), cookies: HashMap::new() }
+    }
+
+    fn cookie_header(&self) -> String {
+        self.cookies.iter().map(|(k, v)| format!("{k}={v}")).collect::<Vec<_>>().join("; ")
+    }
+
+    async fn keep(&mut self, response: reqwest::Response) -> Page {
+        for value in response.headers().get_all(SET_COOKIE) {
+            let text = value.to_str().unwrap();
+            let (pair, _) = text.split_once(';').unwrap_or((text, ""));
+            let (name, value) = pair.split_once('=').unwrap();
+            self.cookies.insert(name.to_owned(), value.to_owned());
+        }
+        let status = response.status();
+        let location = response.headers().get(LOCATION).map(|l| url::Url::parse(l.to_str().unwrap()).unwrap());
+        let policy = response.headers().get(CONTENT_SECURITY_POLICY).map(|p| p.to_str().unwrap().to_owned());
+        Page { status, location, policy, body: response.text().await.unwrap() }
+    }
+
+    async fn authorize(&mut self, realm: &str, params: &[(&str, &str)]) -> Page {
+        let url = format!("{}/realms/{realm}/protocol/openid-connect/auth", self.base);
+        let response = self.http.get(url).query(params).header("cookie", self.cookie_header()).send().await.unwrap();
+        self.keep(response).await
+    }
+
+    /// Submits the login form of `page` with these credentials.
+    async fn sign_in(&mut self, realm: &str, page: &Page, username: &str, password: &str) -> Page {
+        let mut form: Vec<(String, String)> = Vec::new();
+        let mut rest = page.body.as_str();
+        while let Some(at) = rest.find(r#"<input type="hidden" name=""#) {
+            rest = &rest[at + r#"<input type="hidden" name=""#.len()..];
+            let name = &rest[..rest.find('"').unwrap()];
+            let value = page.input(name).unwrap();
+            form.push((name.to_owned(), value));
+        }
+        form.push(("username".into(), username.into()));
+        form.push(("password".into(), password.into()));
+        let url = format!("{}/realms/{realm}/protocol/openid-connect/auth/login", self.base);
+        let response = self.http.post(url).form(&form).header("cookie", self.cookie_header()).send().await.unwrap();
+        self.keep(response).await
+    }
+}
+
+async fn realm_with_clients(app: &TestApp) -> (TestClient, TestClient) {
+    app.create_realm("acme").await;
+    let web = web_client(app, "web").await;
+    let shop = web_client(app, "shop").await;
+    app.create_user("acme", "ada", "analytical engine").await;
+    (web, shop)
+}
+
+async fn web_client(app: &TestApp, id: &str) -> TestClient {
+    let client = app.create_client("acme", id, &["authorization_code", "refresh_token"], &["orders:read"]).await;
+    let body = json!({ "name": format!("The {id} app"), "clientConfiguration": { "redirectUris": [REDIRECT] } });
+    let updated = app.put(&format!("/realms/acme/clients/{id}"), body).await;
+    assert_eq!(updated.status, StatusCode::OK, "{:?}", updated.body);
+    client
+}
+
+fn request<'a>(client: &'a str, state: &'a str, nonce: &'a str, code_challenge: &'a str) -> Vec<(&'a str, &'a str)> {
+    vec![
+        ("response_type", "code"),
+        ("client_id", client),
+        ("redirect_uri", REDIRECT),
+        ("scope", "openid profile orders:read"),
+        ("state", state),
+        ("nonce", nonce),
+        ("code_challenge", code_challenge),
+        ("code_challenge_method", "S256"),
+    ]
+}
+
+async fn exchange(app: &TestApp, client: &TestClient, code: &str, verifier: &str) -> crate::support::Answer {
+    let form =
+        [("grant_type", "authorization_code"), ("code", code), ("redirect_uri", REDIRECT), ("code_verifier", verifier)];
+    app.token(client, &form).await
+}
+
+/// Signs ada in through the login page and returns the redirect carrying the code.
+async fn signed_in(browser: &mut Browser, client: &str, state: &str) -> Page {
+    let pkce = challenge(VERIFIER);
+    let page = browser.authorize("acme", &request(client, state, "n-0S6_WzA2Mj", &pkce)).await;
+    assert!(page.shows_login_form(), "{} {}", page.status, page.body);
+    let answer = browser.sign_in("acme", &page, "ada", "analytical engine").await;
+    assert_eq!(answer.status, StatusCode::SEE_OTHER, "{}", answer.body);
+    answer
+}
+
+#[tokio::test]
+async fn oidcc_server_a_person_signs_in_on_the_page_and_the_client_exchanges_the_code() {
+    let app = spawn_app().await;
+    let (web, _) = realm_with_clients(&app).await;
+    let mut browser = Browser::new(&app);
+    let pkce = challenge(VERIFIER);
+    let page = browser.authorize("acme", &request("web", "xyz", "n-0S6_WzA2Mj", &pkce)).await;
+    assert!(page.shows_login_form());
+    assert!(page.body.contains("Sign in to The web app"), "branded with the client's name");
+    assert!(page.body.contains(r#"<label for="username">"#) && page.body.contains(r#"<label for="password">"#));
+    let policy = page.policy.clone().expect("a Content-Security-Policy");
+    assert!(policy.contains("frame-ancestors 'none'") && policy.contains("default-src 'none'"), "{policy}");
+    assert!(policy.contains("form-action 'self' http://127.0.0.1:9"), "{policy}");
+
+    let answer = browser.sign_in("acme", &page, "ada", "analytical engine").await;
+    assert_eq!(answer.status, StatusCode::SEE_OTHER);
+    let location = answer.location.clone().unwrap();
+    assert!(location.as_str().starts_with(REDIRECT), "{location}");
+    assert_eq!(answer.param("state").as_deref(), Some("xyz"));
+    assert_eq!(answer.param("iss"), Some(format!("{}/realms/acme", app.base)), "RFC 9207");
+    let session_cookie = browser.cookies.get("castellan_session").expect("a session cookie").clone();
+    assert!(!session_cookie.is_empty());
+
+    let code = answer.param("code").expect("a code");
+    let tokens = exchange(&app, &web, &code, VERIFIER).await;
+    assert_eq!(tokens.status, StatusCode::OK, "{:?}", tokens.body);
+    let access = tokens.body["access_token"].as_str().unwrap();
+    assert!(tokens.body["refresh_token"].is_string());
+    let id_token = claims(tokens.body["id_token"].as_str().unwrap());
+    assert_eq!(id_token["nonce"], "n-0S6_WzA2Mj");
+    assert_eq!(id_token["aud"], "web");
+    assert_eq!(id_token["amr"], json!(["pwd"]));
+    assert_eq!(id_token["acr"], "1");
+    assert_eq!(id_token["preferred_username"], "ada");
+    let digest = Sha256::digest(access.as_bytes());
+    assert_eq!(id_token["at_hash"], URL_SAFE_NO_PAD.encode(&digest[..16]));
+    assert!(id_token["auth_time"].is_i64());
+    assert_eq!(claims(access)["sid"], id_token["sid"]);
+
+    let logins = app.events("login_succeeded").await;
+    let (_, client, data) = logins.last().expect("a login_succeeded event");
+    assert_eq!(client.as_deref(), Some("web"));
+    assert_eq!(data["grant_type"], "authorization_code");
+    assert_eq!(data["authentication_methods"], json!(["pwd"]));
+    assert_eq!(data["acr"], "1");
+    assert_eq!(data["session_id"], id_token["sid"]);
+
+    // The refresh token of this flow rotates like any other.
+    let refreshed = app
+        .token(
+            &web,
+            &[("grant_type", "refresh_token"), ("refresh_token", tokens.body["refresh_token"].as_str().unwrap())],
+        )
+        .await;
+    assert_eq!(refreshed.status, StatusCode::OK, "{:?}", refreshed.body);
+}
+
+#[tokio::test]
+async fn a_wrong_password_shows_the_page_again_with_the_error_tied_to_the_fields() {
+    let app = spawn_app().await;
+    realm_with_clients(&app).await;
+    let mut browser = Browser::new(&app);
+    let page = browser.authorize("acme", &request("web", "s", "n", &challenge(VERIFIER))).await;
+    let again = browser.sign_in("acme", &page, "ada", "difference engine").await;
+    assert!(again.shows_login_form(), "{}", again.body);
+    assert!(again.body.contains(r#"role="alert""#) && again.body.contains(r#"aria-describedby="sign-in-error""#));
+    assert!(again.body.contains("The username or password is not correct."));
+    assert_eq!(again.input("username").as_deref(), Some("ada"), "the name typed is kept");
+    assert!(!browser.cookies.contains_key("castellan_session"));
+    let failed = app.events("login_failed").await;
+    assert_eq!(failed.last().unwrap().2["failure_reason"], "invalid_credentials");
+    // An unknown name is answered exactly like a wrong password.
+    let unknown = browser.sign_in("acme", &again, "nobody", "analytical engine").await;
+    assert!(unknown.body.contains("The username or password is not correct."));
+}
+
+#[tokio::test]
+async fn a_login_form_posted_without_the_browsers_form_cookie_is_refused() {
+    let app = spawn_app().await;
+    realm_with_clients(&app).await;
+    let mut browser = Browser::new(&app);
+    let page = browser.authorize("acme", &request("web", "s", "n", &challenge(VERIFIER))).await;
+    // Another browser (a cross-site form post carries no cookie of ours) submits the same form.
+    let mut other = Browser::new(&app);
+    let forged = other.sign_in("acme", &page, "ada", "analytical engine").await;
+    assert_eq!(forged.status, StatusCode::FORBIDDEN);
+    assert!(forged.location.is_none());
+    assert!(!other.cookies.contains_key("castellan_session"));
+}
+
+#[tokio::test]
+async fn oidcc_codereuse_a_code_presented_twice_is_refused_and_ends_what_it_issued() {
+    let app = spawn_app().await;
+    let (web, _) = realm_with_clients(&app).await;
+    let mut browser = Browser::new(&app);
+    let answer = signed_in(&mut browser, "web", "s").await;
+    let code = answer.param("code").unwrap();
+    let first = exchange(&app, &web, &code, VERIFIER).await;
+    assert_eq!(first.status, StatusCode::OK);
+    let access = first.body["access_token"].as_str().unwrap();
+    let active = app.protocol(&web, "token/introspect", &[("token", access)]).await;
+    assert_eq!(active.body["active"], true);
+
+    let second = exchange(&app, &web, &code, VERIFIER).await;
+    assert_eq!(second.status, StatusCode::BAD_REQUEST);
+    assert_eq!(second.body["error"], "invalid_grant");
+    assert_eq!(second.body["error_code"], "AuthorizationCodeReused");
+    let after = app.protocol(&web, "token/introspect", &[("token", access)]).await;
+    assert_eq!(after.body["active"], false, "the tokens issued from the code are revoked");
+    let refresh = first.body["refresh_token"].as_str().unwrap();
+    let refreshed = app.token(&web, &[("grant_type", "refresh_token"), ("refresh_token", refresh)]).await;
+    assert_eq!(refreshed.body["error"], "invalid_grant");
+}
+
+#[tokio::test]
+async fn a_code_lives_sixty_seconds() {
+    let app = spawn_app().await;
+    let (web, _) = realm_with_clients(&app).await;
+    let mut browser = Browser::new(&app);
+    let code = signed_in(&mut browser, "web", "s").await.param("code").unwrap();
+    app.advance(61).await;
+    let late = exchange(&app, &web, &code, VERIFIER).await;
+    assert_eq!(late.body["error"], "invalid_grant");
+    assert_eq!(late.body["error_code"], "InvalidAuthorizationCode");
+}
+
+#[tokio::test]
+async fn oidcc_ensure_registered_redirect_uri_an_unregistered_address_is_never_redirected_to() {
+    let app = spawn_app().await;
+    realm_with_clients(&app).await;
+    let mut browser = Browser::new(&app);
+    let pkce = challenge(VERIFIER);
+    for redirect in
+        ["https://attacker.example/callback", "http://127.0.0.1:9/callback/../evil", "http://127.0.0.1:9/callback?x=1"]
+    {
+        let mut params = request("web", "s", "n", &pkce);
+        params.retain(|(name, _)| *name != "redirect_uri");
+        params.push(("redirect_uri", redirect));
+        let page = browser.authorize("acme", &params).await;
+        assert_eq!(page.status, StatusCode::BAD_REQUEST, "{redirect}");
+        assert!(page.location.is_none(), "{redirect}");
+        assert!(page.body.contains("The return address is not registered"));
+    }
+    // Nor is an unknown client's.
+    let page = browser.authorize("acme", &request("nobody", "s", "n", &pkce)).await;
+    assert_eq!(page.status, StatusCode::BAD_REQUEST);
+    assert!(page.location.is_none());
+    // Without any parameter the endpoint answers a page, not a 404.
+    let bare = browser.authorize("acme", &[]).await;
+    assert_eq!(bare.status, StatusCode::BAD_REQUEST);
+}
+
+#[tokio::test]
+async fn oidcc_prompt_none_not_logged_in_answers_login_required_to_the_client() {
+    let app = spawn_app().await;
+    realm_with_clients(&app).await;
+    let mut browser = Browser::new(&app);
+    let pkce = challenge(VERIFIER);
+    let mut params = request("web", "af0ifjsldkj", "n", &pkce);
+    params.push(("prompt", "none"));
+    let answer = browser.authorize("acme", &params).await;
+    assert_eq!(answer.status, StatusCode::SEE_OTHER);
+    assert_eq!(answer.param("error").as_deref(), Some("login_required"));
+    assert_eq!(answer.param("state").as_deref(), Some("af0ifjsldkj"));
+    assert!(answer.param("iss").is_some());
+    assert!(answer.param("code").is_none());
+}
+
+#[tokio::test]
+async fn single_sign_on_a_second_client_signs_the_person_in_without_the_form() {
+    let app = spawn_app().await;
+    let (web, shop) = realm_with_clients(&app).await;
+    let mut browser = Browser::new(&app);
+    let first = signed_in(&mut browser, "web", "s").await;
+    let web_tokens = exchange(&app, &web, &first.param("code").unwrap(), VERIFIER).await;
+
+    let pkce = challenge(VERIFIER);
+    let mut params = request("shop", "t", "n2", &pkce);
+    params.push(("prompt", "none"));
+    let second = browser.authorize("acme", &params).await;
+    assert_eq!(second.status, StatusCode::SEE_OTHER, "{}", second.body);
+    let shop_tokens = exchange(&app, &shop, &second.param("code").unwrap(), VERIFIER).await;
+    assert_eq!(shop_tokens.status, StatusCode::OK, "{:?}", shop_tokens.body);
+    let (a, b) =
+        (claims(web_tokens.body["id_token"].as_str().unwrap()), claims(shop_tokens.body["id_token"].as_str().unwrap()));
+    assert_eq!(a["sub"], b["sub"]);
+    assert_eq!(a["auth_time"], b["auth_time"], "one sign-in");
+    assert_ne!(a["sid"], b["sid"], "a session per client");
+    assert_eq!(b["nonce"], "n2");
+}
+
+#[tokio::test]
+async fn oidcc_prompt_login_and_oidcc_max_age_1_ask_for_the_password_again() {
+    let app = spawn_app().await;
+    realm_with_clients(&app).await;
+    let mut browser = Browser::new(&app);
+    signed_in(&mut browser, "web", "s").await;
+    let pkce = challenge(VERIFIER);
+
+    let mut login = request("web", "s", "n", &pkce);
+    login.push(("prompt", "login"));
+    assert!(browser.authorize("acme", &login).await.shows_login_form());
+
+    let mut max_age = request("web", "s", "n", &pkce);
+    max_age.push(("max_age", "1"));
+    assert_eq!(browser.authorize("acme", &max_age).await.status, StatusCode::SEE_OTHER, "signed in under a second ago");
+    app.advance(2).await;
+    let page = browser.authorize("acme", &max_age).await;
+    assert!(page.shows_login_form());
+    // Signing in again moves auth_time forward.
+    let answer = browser.sign_in("acme", &page, "ada", "analytical engine").await;
+    assert_eq!(answer.status, StatusCode::SEE_OTHER);
+}
+
+#[tokio::test]
+async fn pkce_plain_is_refused_and_public_clients_must_send_a_challenge() {
+    let app = spawn_app().await;
+    realm_with_clients(&app).await;
+    let created = app
+        .post(
+            "/realms/acme/clients",
+            json!({ "id": "spa", "type": "Public",
+                    "clientConfiguration": { "grantTypes": ["authorization_code"], "redirectUris": [REDIRECT],
+                                             "allowedScopes": ["orders:read"] } }),
+        )
+        .await;
+    assert_eq!(created.status, StatusCode::CREATED, "{:?}", created.body);
+    let mut browser = Browser::new(&app);
+    let mut plain = request("web", "s", "n", VERIFIER);
+    plain.retain(|(name, _)| *name != "code_challenge_method");
+    plain.push(("code_challenge_method", "plain"));
+    let answer = browser.authorize("acme", &plain).await;
+    assert_eq!(answer.param("error").as_deref(), Some("invalid_request"));
+
+    let mut without = request("spa", "s", "n", "");
+    without.retain(|(name, _)| !name.starts_with("code_challenge"));
+    let answer = browser.authorize("acme", &without).await;
+    assert_eq!(answer.param("error").as_deref(), Some("invalid_request"));
+    assert!(answer.param("error_description").unwrap().contains("PKCE"));
+
+    // The public client signs in with PKCE and exchanges its code with no secret.
+    let code = signed_in(&mut browser, "spa", "s").await.param("code").unwrap();
+    let url = format!("{}/realms/acme/protocol/openid-connect/token", app.base);
+    let form = [
+        ("grant_type", "authorization_code"),
+        ("client_id", "spa"),
+        ("code", code.as_str()),
+        ("redirect_uri", REDIRECT),
+        ("code_verifier", VERIFIER),
+    ];
+    let tokens: Value = app.http.post(url).form(&form).send().await.unwrap().json().await.unwrap();
+    assert!(tokens["access_token"].is_string(), "{tokens}");
+}
+
+#[tokio::test]
+async fn a_wrong_or_missing_verifier_and_a_verifier_without_a_challenge_are_refused() {
+    let app = spawn_app().await;
+    let (web, _) = realm_with_clients(&app).await;
+    let mut browser = Browser::new(&app);
+    let code = signed_in(&mut browser, "web", "s").await.param("code").unwrap();
+    let wrong = exchange(&app, &web, &code, &format!("{VERIFIER}x")).await;
+    assert_eq!(wrong.body["error_code"], "InvalidCodeVerifier");
+
+    // A confidential client may leave PKCE out; a verifier then is a downgrade attempt.
+    let mut params = request("web", "s", "n", "");
+    params.retain(|(name, _)| !name.starts_with("code_challenge"));
+    let answer = browser.authorize("acme", &params).await;
+    let code = answer.param("code").expect("signed in already: a code at once");
+    let downgrade = exchange(&app, &web, &code, VERIFIER).await;
+    assert_eq!(downgrade.body["error"], "invalid_grant");
+    assert_eq!(downgrade.body["error_code"], "InvalidCodeVerifier");
+}
+
+#[tokio::test]
+async fn a_code_issued_to_one_client_is_refused_to_another() {
+    let app = spawn_app().await;
+    let (web, shop) = realm_with_clients(&app).await;
+    let mut browser = Browser::new(&app);
+    let code = signed_in(&mut browser, "web", "s").await.param("code").unwrap();
+    let injected = exchange(&app, &shop, &code, VERIFIER).await;
+    assert_eq!(injected.body["error"], "invalid_grant");
+    assert_eq!(injected.body["error_code"], "InvalidAuthorizationCode");
+    // The code was spent by the attempt: the rightful client's exchange is a second use.
+    let rightful = exchange(&app, &web, &code, VERIFIER).await;
+    assert_eq!(rightful.body["error"], "invalid_grant");
+    // A code presented with another redirect URI is refused too.
+    let code = browser.authorize("acme", &request("web", "s", "n", &challenge(VERIFIER))).await.param("code").unwrap();
+    let form = [
+        ("grant_type", "authorization_code"),
+        ("code", code.as_str()),
+        ("redirect_uri", "http://127.0.0.1:9/other"),
+        ("code_verifier", VERIFIER),
+    ];
+    assert_eq!(app.token(&web, &form).await.body["error_code"], "InvalidAuthorizationCode");
+}
+
+#[tokio::test]
+async fn discovery_names_the_code_flow_and_nothing_it_names_answers_404() {
+    let app = spawn_app().await;
+    realm_with_clients(&app).await;
+    let document: Value = app
+        .http
+        .get(format!("{}/realms/acme/.well-known/openid-configuration", app.base))
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    assert_eq!(document["code_challenge_methods_supported"], json!(["S256"]));
+    assert_eq!(document["response_types_supported"], json!(["code"]));
+    assert_eq!(document["authorization_response_iss_parameter_supported"], true);
+    assert!(document["grant_types_supported"].as_array().unwrap().contains(&json!("authorization_code")));
+    for (name, value) in document.as_object().unwrap() {
+        if name.ends_with("_endpoint") || name == "jwks_uri" {
+            let answer = app.http.get(value.as_str().unwrap()).send().await.unwrap();
+            assert_ne!(answer.status(), StatusCode::NOT_FOUND, "{name}");
+        }
+    }
+}
