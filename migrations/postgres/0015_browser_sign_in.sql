@@ -20,6 +20,9 @@ CREATE TABLE browser_sessions (
 CREATE INDEX browser_sessions_by_user ON browser_sessions (user_id);
 CREATE INDEX browser_sessions_by_expiry ON browser_sessions (expires_at);
 
+-- Where a client may send a browser after signing it out (RP-Initiated Logout): a JSON list.
+ALTER TABLE clients ADD COLUMN post_logout_redirect_uris TEXT NOT NULL DEFAULT '[]';
+
 -- The browser session a client session was opened from, when it was.
 ALTER TABLE sessions ADD COLUMN browser_session_id TEXT;
 CREATE INDEX sessions_by_browser_session ON sessions (browser_session_id);

@@ -15,37 +15,37 @@ use sha2::{Digest, Sha256};
 
 use crate::support::{TestApp, TestClient, claims, spawn_app};
 
-const REDIRECT: &str = "http://127.0.0.1:9/callback";
-const VERIFIER: &str = "dBjftJeZ4CVP-mB92K27uhbUJU1p1r_wW1gFWFOEjXk-a-long-enough-verifier";
+pub const REDIRECT: &str = "http://127.0.0.1:9/callback";
+pub const VERIFIER: &str = "dBjftJeZ4CVP-mB92K27uhbUJU1p1r_wW1gFWFOEjXk-a-long-enough-verifier";
 
-fn challenge(verifier: &str) -> String {
+pub fn challenge(verifier: &str) -> String {
     URL_SAFE_NO_PAD.encode(Sha256::digest(verifier.as_bytes()))
 }
 
 /// A browser: keeps the cookies the service sets, follows no redirect.
-struct Browser {
+pub struct Browser {
     http: reqwest::Client,
     base: String,
-    cookies: HashMap<String, String>,
+    pub cookies: HashMap<String, String>,
 }
 
 /// What the browser was answered.
-struct Page {
-    status: StatusCode,
-    location: Option<url::Url>,
-    policy: Option<String>,
-    body: String,
+pub struct Page {
+    pub status: StatusCode,
+    pub location: Option<url::Url>,
+    pub policy: Option<String>,
+    pub body: String,
 }
 
 impl Page {
     /// A parameter of the redirect's query.
-    fn param(&self, name: &str) -> Option<String> {
+    pub fn param(&self, name: &str) -> Option<String> {
         let location = self.location.as_ref()?;
         location.query_pairs().find(|(n, _)| n == name).map(|(_, v)| v.into_owned())
     }
 
     /// The value of the form's hidden or text input `name`.
-    fn input(&self, name: &str) -> Option<String> {
+    pub fn input(&self, name: &str) -> Option<String> {
         let at = self.body.find(&format!(r#"name="{name}""#))?;
         let tag = &self.body[at..at + self.body[at..].find('>')?];
         let start = tag.find(r#"value=""#)? + r#"value=""#.len();
@@ -53,13 +53,13 @@ impl Page {
         Some(tag[start..start + end].replace("&quot;", "\"").replace("&amp;", "&"))
     }
 
-    fn shows_login_form(&self) -> bool {
+    pub fn shows_login_form(&self) -> bool {
         self.status == StatusCode::OK && self.body.contains(r#"<form method="post""#)
     }
 }
 
 impl Browser {
-    fn new(app: &TestApp) -> Self {
+    pub fn new(app: &TestApp) -> Self {
         let http = reqwest::Client::builder().redirect(reqwest::redirect::Policy::none()).build().unwrap();
         Self { http, base: app.base.clone(), cookies: HashMap::new() }
     }
@@ -73,7 +73,11 @@ impl Browser {
             let text = value.to_str().unwrap();
             let (pair, _) = text.split_once(';').unwrap_or((text, ""));
             let (name, value) = pair.split_once('=').unwrap();
-            self.cookies.insert(name.to_owned(), value.to_owned());
+            if value.is_empty() {
+                self.cookies.remove(name);
+            } else {
+                self.cookies.insert(name.to_owned(), value.to_owned());
+            }
         }
         let status = response.status();
         let location = response.headers().get(LOCATION).map(|l| url::Url::parse(l.to_str().unwrap()).unwrap());
@@ -81,31 +85,40 @@ impl Browser {
         Page { status, location, policy, body: response.text().await.unwrap() }
     }
 
-    async fn authorize(&mut self, realm: &str, params: &[(&str, &str)]) -> Page {
-        let url = format!("{}/realms/{realm}/protocol/openid-connect/auth", self.base);
-        let response = self.http.get(url).query(params).header("cookie", self.cookie_header()).send().await.unwrap();
-        self.keep(response).await
+    pub async fn authorize(&mut self, realm: &str, params: &[(&str, &str)]) -> Page {
+        self.visit(&format!("/realms/{realm}/protocol/openid-connect/auth"), params).await
     }
 
-    /// Submits the login form of `page` with these credentials.
-    async fn sign_in(&mut self, realm: &str, page: &Page, username: &str, password: &str) -> Page {
+    /// Posts the hidden fields of `page`'s form, and `extra`, to `path` of the realm.
+    pub async fn submit(&mut self, path: &str, page: &Page, extra: &[(&str, &str)]) -> Page {
         let mut form: Vec<(String, String)> = Vec::new();
         let mut rest = page.body.as_str();
         while let Some(at) = rest.find(r#"<input type="hidden" name=""#) {
             rest = &rest[at + r#"<input type="hidden" name=""#.len()..];
             let name = &rest[..rest.find('"').unwrap()];
-            let value = page.input(name).unwrap();
-            form.push((name.to_owned(), value));
+            form.push((name.to_owned(), page.input(name).unwrap()));
         }
-        form.push(("username".into(), username.into()));
-        form.push(("password".into(), password.into()));
-        let url = format!("{}/realms/{realm}/protocol/openid-connect/auth/login", self.base);
+        form.extend(extra.iter().map(|(n, v)| ((*n).to_owned(), (*v).to_owned())));
+        let url = format!("{}{path}", self.base);
         let response = self.http.post(url).form(&form).header("cookie", self.cookie_header()).send().await.unwrap();
         self.keep(response).await
     }
+
+    /// A GET of `path` with the browser's cookies.
+    pub async fn visit(&mut self, path: &str, params: &[(&str, &str)]) -> Page {
+        let url = format!("{}{path}", self.base);
+        let response = self.http.get(url).query(params).header("cookie", self.cookie_header()).send().await.unwrap();
+        self.keep(response).await
+    }
+
+    /// Submits the login form of `page` with these credentials.
+    pub async fn sign_in(&mut self, realm: &str, page: &Page, username: &str, password: &str) -> Page {
+        let path = format!("/realms/{realm}/protocol/openid-connect/auth/login");
+        self.submit(&path, page, &[("username", username), ("password", password)]).await
+    }
 }
 
-async fn realm_with_clients(app: &TestApp) -> (TestClient, TestClient) {
+pub async fn realm_with_clients(app: &TestApp) -> (TestClient, TestClient) {
     app.create_realm("acme").await;
     let web = web_client(app, "web").await;
     let shop = web_client(app, "shop").await;
@@ -121,7 +134,12 @@ async fn web_client(app: &TestApp, id: &str) -> TestClient {
     client
 }
 
-fn request<'a>(client: &'a str, state: &'a str, nonce: &'a str, code_challenge: &'a str) -> Vec<(&'a str, &'a str)> {
+pub fn request<'a>(
+    client: &'a str,
+    state: &'a str,
+    nonce: &'a str,
+    code_challenge: &'a str,
+) -> Vec<(&'a str, &'a str)> {
     vec![
         ("response_type", "code"),
         ("client_id", client),
@@ -134,14 +152,14 @@ fn request<'a>(client: &'a str, state: &'a str, nonce: &'a str, code_challenge: 
     ]
 }
 
-async fn exchange(app: &TestApp, client: &TestClient, code: &str, verifier: &str) -> crate::support::Answer {
+pub async fn exchange(app: &TestApp, client: &TestClient, code: &str, verifier: &str) -> crate::support::Answer {
     let form =
         [("grant_type", "authorization_code"), ("code", code), ("redirect_uri", REDIRECT), ("code_verifier", verifier)];
     app.token(client, &form).await
 }
 
 /// Signs ada in through the login page and returns the redirect carrying the code.
-async fn signed_in(browser: &mut Browser, client: &str, state: &str) -> Page {
+pub async fn signed_in(browser: &mut Browser, client: &str, state: &str) -> Page {
     let pkce = challenge(VERIFIER);
     let page = browser.authorize("acme", &request(client, state, "n-0S6_WzA2Mj", &pkce)).await;
     assert!(page.shows_login_form(), "{} {}", page.status, page.body);
@@ -435,8 +453,9 @@ async fn a_code_issued_to_one_client_is_refused_to_another() {
     // The code was spent by the attempt: the rightful client's exchange is a second use.
     let rightful = exchange(&app, &web, &code, VERIFIER).await;
     assert_eq!(rightful.body["error"], "invalid_grant");
-    // A code presented with another redirect URI is refused too.
-    let code = browser.authorize("acme", &request("web", "s", "n", &challenge(VERIFIER))).await.param("code").unwrap();
+    // That second use ended the browser's sign-in too. A code presented with another redirect URI
+    // is refused as well.
+    let code = signed_in(&mut browser, "web", "s").await.param("code").unwrap();
     let form = [
         ("grant_type", "authorization_code"),
         ("code", code.as_str()),

@@ -20,6 +20,7 @@ mod delivery_reliability;
 mod envelope;
 mod hosts;
 mod jwt_attacks;
+mod logout;
 mod openapi_fuzzing;
 mod operations;
 mod paging;

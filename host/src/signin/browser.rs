@@ -351,6 +351,42 @@ pub async fn authorize(
     Ok(code)
 }
 
+/// Signs a browser out of the realm (RP-Initiated Logout): ends its realm session, named by its
+/// cookie or by the client session an ID token hint names, and every client session opened from
+/// it, whose tokens go inactive at once. `false` when nothing was signed in.
+pub async fn sign_out(
+    state: &AppState,
+    realm: &Realm,
+    cookie: Option<&str>,
+    hinted_session: Option<&SessionId>,
+) -> Result<bool, Error> {
+    let now = state.clock.now();
+    let pool = state.store.pool();
+    let mut browsers = Vec::new();
+    if let Some(cookie) = cookie
+        && let Some(session) = browser::find_session(pool, &realm.id, &state.hasher.hash(cookie)).await?
+    {
+        browsers.push(session.id);
+    }
+    let mut hinted = None;
+    if let Some(session_id) = hinted_session
+        && let Some(session) = sessions::find(pool, session_id).await?.filter(|s| s.realm_id == realm.id)
+    {
+        browsers.extend(session.browser_session_id.clone());
+        hinted = Some(session.id);
+    }
+    let mut ended = false;
+    let mut tx = state.store.begin().await?;
+    for id in &browsers {
+        ended |= browser::end_session(&mut tx, id, "logout", now).await?;
+    }
+    if let Some(id) = hinted {
+        ended |= sessions::end(&mut tx, &id, "logout", now).await?;
+    }
+    tx.commit().await?;
+    Ok(ended)
+}
+
 /// A code presented at the token endpoint by an authenticated client.
 #[derive(Debug, Clone, Copy)]
 pub struct CodeExchange<'a> {
@@ -372,7 +408,9 @@ pub async fn exchange(state: &AppState, exchange: CodeExchange<'_>) -> Result<To
         Taken::First(code) => code,
         Taken::Again(code) => {
             if code.client_id == client.id {
-                sessions::end(pool, &code.session_id, "authorization_code_reused", now).await?;
+                let mut tx = state.store.begin().await?;
+                sessions::end(&mut tx, &code.session_id, "authorization_code_reused", now).await?;
+                tx.commit().await?;
             }
             return Err(Refusal::AuthorizationCodeReused.into());
         }

@@ -124,6 +124,7 @@ pub async fn reset(state: &AppState, realm: &Realm, token: &str, password: &str)
     }
     user_store::update(&mut *tx, &user).await?;
     crate::store::threats::password_changed(&mut tx, &user.id, now).await?;
+    crate::store::browser::end_sessions_of(&mut *tx, &user.id, "password_changed", now).await?;
     tx.commit().await?;
     Ok(())
 }

@@ -110,7 +110,7 @@ async fn reuse_detected(
 ) -> SignInError {
     let ended = async {
         let mut tx = state.store.begin().await?;
-        if sessions::end(&mut *tx, &session.id, "refresh_token_reuse", now).await? {
+        if sessions::end(&mut tx, &session.id, "refresh_token_reuse", now).await? {
             let data = json!({
                 "token_id": token.id,
                 "subject": session.user_id,

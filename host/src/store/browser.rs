@@ -79,6 +79,50 @@ pub async fn find_session<'c>(
     .map_err(Error::from)
 }
 
+/// Ends a browser session and every client session opened from it; `false` when it had ended.
+pub async fn end_session(
+    tx: &mut super::Connection,
+    id: &str,
+    reason: &str,
+    now: DateTime<Utc>,
+) -> Result<bool, Error> {
+    let done =
+        sqlx::query("UPDATE browser_sessions SET ended_at = $2, end_reason = $3 WHERE id = $1 AND ended_at IS NULL")
+            .bind(id)
+            .bind(super::millis(now))
+            .bind(reason)
+            .execute(&mut *tx)
+            .await?;
+    sqlx::query(
+        "UPDATE sessions SET ended_at = $2, end_reason = $3 WHERE browser_session_id = $1 AND ended_at IS NULL",
+    )
+    .bind(id)
+    .bind(super::millis(now))
+    .bind(reason)
+    .execute(&mut *tx)
+    .await?;
+    Ok(done.rows_affected() == 1)
+}
+
+/// Ends every browser session of a person (their password changed): no browser signs them in
+/// again without it. Their client sessions keep their own lives.
+pub async fn end_sessions_of<'c>(
+    db: impl Executor<'c, Database = Any>,
+    user_id: &str,
+    reason: &str,
+    now: DateTime<Utc>,
+) -> Result<u64, Error> {
+    let done = sqlx::query(
+        "UPDATE browser_sessions SET ended_at = $2, end_reason = $3 WHERE user_id = $1 AND ended_at IS NULL",
+    )
+    .bind(user_id)
+    .bind(super::millis(now))
+    .bind(reason)
+    .execute(db)
+    .await?;
+    Ok(done.rows_affected())
+}
+
 /// An authorization code as stored: everything the token endpoint checks when it is presented.
 #[derive(Debug, Clone, PartialEq, Eq, sqlx::FromRow)]
 pub struct AuthorizationCode {

@@ -91,19 +91,24 @@ pub async fn find<'c>(db: impl Executor<'c, Database = Any>, id: &str) -> Result
         .map_err(Error::from)
 }
 
-/// Ends a live session; `false` when it had already ended.
-pub async fn end<'c>(
-    db: impl Executor<'c, Database = Any>,
-    id: &str,
-    reason: &str,
-    now: DateTime<Utc>,
-) -> Result<bool, Error> {
+/// Ends a live session, and the browser session it was opened from (which then signs no client in
+/// again); `false` when it had already ended.
+pub async fn end(tx: &mut super::Connection, id: &str, reason: &str, now: DateTime<Utc>) -> Result<bool, Error> {
     let done = sqlx::query("UPDATE sessions SET ended_at = $2, end_reason = $3 WHERE id = $1 AND ended_at IS NULL")
         .bind(id)
         .bind(super::millis(now))
         .bind(reason)
-        .execute(db)
+        .execute(&mut *tx)
         .await?;
+    sqlx::query(
+        "UPDATE browser_sessions SET ended_at = $2, end_reason = $3 \
+         WHERE id = (SELECT browser_session_id FROM sessions WHERE id = $1) AND ended_at IS NULL",
+    )
+    .bind(id)
+    .bind(super::millis(now))
+    .bind(reason)
+    .execute(&mut *tx)
+    .await?;
     Ok(done.rows_affected() == 1)
 }
 

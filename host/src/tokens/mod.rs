@@ -350,6 +350,55 @@ impl ActiveToken {
     }
 }
 
+/// What an ID token the service issued says of its sign-in, read from an `id_token_hint`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct IdTokenHint {
+    /// The client it was issued to.
+    pub client_id: ClientId,
+    pub subject: String,
+    /// The client session it was issued in.
+    pub session_id: Option<SessionId>,
+}
+
+/// An ID token of the realm used as a hint (OIDC Core §3.1.2.1, RP-Initiated Logout §2): signed by
+/// a key of the realm that is not revoked and issued by the realm. Its expiry does not matter; a
+/// hint is not a credential. `None` for anything else.
+pub async fn id_token_hint(state: &AppState, realm_id: &str, token: &str) -> Result<Option<IdTokenHint>, Error> {
+    let Ok(header) = jsonwebtoken::decode_header(token) else { return Ok(None) };
+    if header.typ.as_deref() != Some("JWT") {
+        return Ok(None);
+    }
+    let Some(kid) = header.kid.as_deref() else { return Ok(None) };
+    let Some(verifier) = keys::verifier(state, kid).await? else { return Ok(None) };
+    if verifier.realm_id != realm_id
+        || verifier.status == crate::store::signing_keys::KeyStatus::Revoked
+        || header.alg != verifier.algorithm
+    {
+        return Ok(None);
+    }
+    let mut validation = jsonwebtoken::Validation::new(verifier.algorithm);
+    validation.validate_exp = false;
+    validation.validate_nbf = false;
+    validation.validate_aud = false;
+    validation.set_issuer(&[issuer(state, realm_id)]);
+    validation.set_required_spec_claims(&["iss", "sub", "aud"]);
+    let Ok(data) = jsonwebtoken::decode::<Map<String, Value>>(token, &verifier.key, &validation) else {
+        return Ok(None);
+    };
+    let claims = data.claims;
+    let text = |name: &str| claims.get(name).and_then(Value::as_str).map(str::to_owned);
+    let (Some(subject), Some(audience)) = (text("sub"), text("aud")) else { return Ok(None) };
+    // The key is the client's own: an ID token names its client as the audience.
+    if audience != verifier.client_id.as_str() {
+        return Ok(None);
+    }
+    Ok(Some(IdTokenHint {
+        client_id: verifier.client_id.clone(),
+        subject,
+        session_id: text("sid").map(SessionId::known),
+    }))
+}
+
 /// The access token, if it is active in `realm_id`: a well-formed `at+jwt` signed by a key of the
 /// realm that is not revoked, issued by the realm, unexpired by the service's clock, not revoked,
 /// of a live session of an Active person when it has one (of an Active person when it impersonates

@@ -47,6 +47,8 @@ pub struct ClientConfigurationView {
     /// authorization_code, client_credentials, password, refresh_token.
     pub grant_types: Vec<String>,
     pub redirect_uris: Vec<String>,
+    /// Where the client may send a browser after signing it out (RP-Initiated Logout).
+    pub post_logout_redirect_uris: Vec<String>,
     /// Filled only while the previous secret still authenticates; compare with the current time.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub previous_client_secret_valid_until: Option<String>,
@@ -108,6 +110,7 @@ impl ClientView {
                 allowed_scopes: client.allowed_scopes.clone(),
                 grant_types: client.grant_types.iter().map(|grant| grant.as_str().to_owned()).collect(),
                 redirect_uris: client.redirect_uris.clone(),
+                post_logout_redirect_uris: client.post_logout_redirect_uris.clone(),
                 previous_client_secret_valid_until: instant(
                     client.previous_secret_valid_until.filter(|until| *until > now),
                 ),
@@ -134,6 +137,8 @@ pub struct ClientConfigurationInput {
     grant_types: Option<Vec<String>>,
     /// Absolute, no fragment: https, http on a loopback host, or a private-use scheme (RFC 8252).
     redirect_uris: Option<Vec<String>>,
+    /// Where the client may send a browser after signing it out; the same rules, compared exactly.
+    post_logout_redirect_uris: Option<Vec<String>>,
 }
 
 /// The body of a client creation. An update takes the same fields but `id` and `type`, each
@@ -222,6 +227,9 @@ fn read_fields(body: &mut Body, client: &mut Client) {
         }
         if let Some(uris) = config.optional("redirectUris", list_of(50, redirect_uri)) {
             client.redirect_uris = uris.clone();
+        }
+        if let Some(uris) = config.optional("postLogoutRedirectUris", list_of(50, redirect_uri)) {
+            client.post_logout_redirect_uris = uris.clone();
         }
         if client.client_type == ClientType::Public && client.allows(GrantType::ClientCredentials) {
             config.refuse("grantTypes", Rule::OneOf, "a public client cannot use client_credentials");

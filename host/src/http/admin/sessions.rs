@@ -105,7 +105,7 @@ pub async fn revoke(
 ) -> Result<Response, Error> {
     let now = state.clock.now();
     let mut tx = state.store.begin().await?;
-    if !session_store::end(&mut *tx, &session.id, "revoked_by_administrator", now).await? {
+    if !session_store::end(&mut tx, &session.id, "revoked_by_administrator", now).await? {
         return Err(Error::Conflict("the session has already ended".into()));
     }
     let change = Change::of(ChangeAction::Delete, session.place(), 200).before(SessionView::of(&session, now));

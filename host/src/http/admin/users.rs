@@ -307,6 +307,8 @@ pub async fn update(
     if password_changed {
         // An exposure of the old password is resolved by the change.
         crate::store::threats::password_changed(&mut tx, &user.id, now).await?;
+        // No browser signs the person in again with the old password's sign-in.
+        crate::store::browser::end_sessions_of(&mut *tx, &user.id, "password_changed", now).await?;
     }
     publish_user_event(&mut tx, &realm, EventType::UserUpdated, &user, now).await?;
     commit(

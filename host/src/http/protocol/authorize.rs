@@ -22,9 +22,9 @@ use crate::store::users::User;
 use crate::tokens::issuer;
 
 /// The cookie naming a browser's realm session.
-const SESSION_COOKIE: &str = "castellan_session";
-/// The cookie a login form's CSRF token is derived from.
-const FORM_COOKIE: &str = "castellan_form";
+pub(super) const SESSION_COOKIE: &str = "castellan_session";
+/// The cookie a form's CSRF token is derived from.
+pub(super) const FORM_COOKIE: &str = "castellan_form";
 
 /// The parameters of an authorization request that the login form carries back.
 const CARRIED: &[&str] = &[
@@ -256,7 +256,7 @@ fn form_page(
     response
 }
 
-fn csrf_token(state: &AppState, form_secret: &str) -> String {
+pub(super) fn csrf_token(state: &AppState, form_secret: &str) -> String {
     state.hasher.hash(&format!("login-form:{form_secret}"))
 }
 
@@ -268,14 +268,14 @@ fn session_cookie(state: &AppState, realm: &Realm, value: &str) -> HeaderValue {
 
 /// A cookie for the realm's paths only: HttpOnly, SameSite=Lax, and Secure when the service is
 /// reached over https.
-fn cookie_text(state: &AppState, realm: &Realm, name: &str, value: &str, max_age: Option<i64>) -> String {
+pub(super) fn cookie_text(state: &AppState, realm: &Realm, name: &str, value: &str, max_age: Option<i64>) -> String {
     let secure = if state.public_url.starts_with("https://") { "; Secure" } else { "" };
     let max_age = max_age.map(|seconds| format!("; Max-Age={seconds}")).unwrap_or_default();
     format!("{name}={value}; Path=/realms/{}/; HttpOnly; SameSite=Lax{secure}{max_age}", realm.id)
 }
 
 /// The value of the request's cookie `name`.
-fn cookie<'h>(headers: &'h HeaderMap, name: &str) -> Option<&'h str> {
+pub(super) fn cookie<'h>(headers: &'h HeaderMap, name: &str) -> Option<&'h str> {
     headers
         .get_all(header::COOKIE)
         .iter()

@@ -27,6 +27,7 @@ pub async fn configuration(
         "revocation_endpoint": endpoint("revoke"),
         "userinfo_endpoint": endpoint("userinfo"),
         "authorization_endpoint": endpoint("auth"),
+        "end_session_endpoint": endpoint("logout"),
         "grant_types_supported": GrantType::ANNOUNCED.map(GrantType::as_str),
         "response_types_supported": ["code"],
         "response_modes_supported": ["query"],

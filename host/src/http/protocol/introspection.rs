@@ -173,7 +173,7 @@ pub async fn revoke(
     {
         let mut tx = state.store.begin().await?;
         sessions::revoke_refresh(&mut *tx, &refresh.id, now).await?;
-        sessions::end(&mut *tx, &session.id, "revoked", now).await?;
+        sessions::end(&mut tx, &session.id, "revoked", now).await?;
         let data = json!({
             "token_id": refresh.id,
             "subject": session.user_id,

@@ -108,6 +108,45 @@ pub fn login(form: &LoginForm<'_>, status: StatusCode) -> Response {
     page(status, body, &policy)
 }
 
+/// The question a sign-out without an ID token hint asks, so that no other site can sign a browser
+/// out by sending it to the endpoint: a button that posts the request back with a CSRF token.
+/// `redirect_origin` is where the answer may send the browser, which `form-action` must allow.
+pub fn confirm_sign_out(action: &str, carried: &[(&str, &str)], csrf: &str, redirect_origin: &str) -> Response {
+    let nonce = generate_secret("");
+    let mut hidden = String::new();
+    for (name, value) in carried {
+        let _ = write!(hidden, r#"<input type="hidden" name="{}" value="{}">"#, escape(name), escape(value));
+    }
+    let body = format!(
+        r#"<!DOCTYPE html>
+<html lang="en">
+<head>
+<meta charset="utf-8">
+<meta name="viewport" content="width=device-width, initial-scale=1">
+<title>Sign out</title>
+<style nonce="{nonce}">{STYLE}</style>
+</head>
+<body>
+<main>
+<h1>Sign out?</h1>
+<form method="post" action="{action}">
+{hidden}<input type="hidden" name="csrf" value="{csrf}">
+<button type="submit" autofocus>Sign out</button>
+</form>
+</main>
+</body>
+</html>
+"#,
+        action = escape(action),
+        csrf = escape(csrf),
+    );
+    let policy = format!(
+        "default-src 'none'; style-src 'nonce-{nonce}'; form-action 'self' {redirect_origin}; frame-ancestors 'none'; \
+         base-uri 'none'"
+    );
+    page(StatusCode::OK, body, &policy)
+}
+
 /// A page telling why an authorization request was not answered, for requests whose client or
 /// redirect URI cannot be trusted with the answer.
 pub fn problem(status: StatusCode, title: &str, explanation: &str) -> Response {

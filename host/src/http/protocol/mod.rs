@@ -9,6 +9,7 @@ pub mod discovery;
 pub mod exchange;
 pub mod introspection;
 pub mod login_page;
+pub mod logout;
 pub mod push;
 pub mod recovery;
 pub mod token;
@@ -39,6 +40,7 @@ pub fn routes() -> Router<AppState> {
         .route("/realms/{realm}/protocol/openid-connect/certs", get(discovery::certs))
         .route("/realms/{realm}/protocol/openid-connect/auth", get(authorize::get).post(authorize::post))
         .route("/realms/{realm}/protocol/openid-connect/auth/login", post(authorize::login))
+        .route("/realms/{realm}/protocol/openid-connect/logout", get(logout::get).post(logout::post))
         .route("/realms/{realm}/protocol/openid-connect/token", post(token::endpoint))
         .route("/realms/{realm}/account/recovery", post(recovery::request))
         .route("/realms/{realm}/account/recovery/reset", post(recovery::reset))

@@ -1,0 +1,154 @@
+//! The end-session endpoint (OpenID Connect RP-Initiated Logout 1.0). With an `id_token_hint` the
+//! realm issued, the browser is signed out at once; without one, the person is asked first, so
+//! that no other site can sign a browser out by sending it here. A `post_logout_redirect_uri` must
+//! be one the client registered, compared exactly; the answer goes there with `state`, or to a page.
+
+use axum::extract::{Path, RawQuery, State};
+use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
+use axum::response::{IntoResponse, Response};
+
+use super::authorize::{FORM_COOKIE, SESSION_COOKIE, cookie, cookie_text, csrf_token};
+use super::login_page;
+use super::{Form, OAuthError};
+use crate::AppState;
+use crate::signin::browser;
+use crate::store::clients::Client;
+use crate::store::realms::Realm;
+use crate::tokens::{self, IdTokenHint, issuer};
+
+/// The parameters a confirmation carries back.
+const CARRIED: &[&str] = &["id_token_hint", "post_logout_redirect_uri", "state", "client_id", "ui_locales"];
+
+/// `GET …/logout`: the request in the query string.
+pub async fn get(
+    State(state): State<AppState>,
+    Path(realm_id): Path<String>,
+    headers: HeaderMap,
+    RawQuery(query): RawQuery,
+) -> Response {
+    match Form::from_query(query.as_deref().unwrap_or("")) {
+        Ok(form) => end_session(&state, &realm_id, &headers, &form, false).await,
+        Err(refused) => unreadable(&refused),
+    }
+}
+
+/// `POST …/logout`: the request as a form, or the person's confirmation.
+pub async fn post(
+    State(state): State<AppState>,
+    Path(realm_id): Path<String>,
+    headers: HeaderMap,
+    form: Result<Form, OAuthError>,
+) -> Response {
+    match form {
+        Ok(form) => end_session(&state, &realm_id, &headers, &form, true).await,
+        Err(refused) => unreadable(&refused),
+    }
+}
+
+fn unreadable(refused: &OAuthError) -> Response {
+    login_page::problem(StatusCode::BAD_REQUEST, "This sign-out request cannot be read", &refused.description)
+}
+
+async fn end_session(state: &AppState, realm_id: &str, headers: &HeaderMap, form: &Form, posted: bool) -> Response {
+    let Ok(realm) = super::realm(state, realm_id).await else {
+        return login_page::problem(StatusCode::NOT_FOUND, "No such realm", "This address names no active realm.");
+    };
+    let hint = match form.get("id_token_hint") {
+        Some(token) => match tokens::id_token_hint(state, &realm.id, token).await {
+            Ok(Some(hint)) => Some(hint),
+            Ok(None) => return bad_request("The id_token_hint is not an ID token this realm issued."),
+            Err(failure) => return unavailable(&failure),
+        },
+        None => None,
+    };
+    let client = match client_of(state, &realm, hint.as_ref(), form.get("client_id")).await {
+        Ok(client) => client,
+        Err(response) => return *response,
+    };
+    let destination = match form.get("post_logout_redirect_uri") {
+        Some(uri) => match &client {
+            Some(client) if client.post_logout_redirect_uris.iter().any(|registered| registered == uri) => Some(uri),
+            Some(_) => return bad_request("The post_logout_redirect_uri is not one the client registered."),
+            None => return bad_request("A post_logout_redirect_uri needs an id_token_hint or a client_id."),
+        },
+        None => None,
+    };
+    let redirect_origin =
+        destination.and_then(|uri| url::Url::parse(uri).ok()).map(|url| url.origin().ascii_serialization());
+    // Confirmed: a post from the page this browser was shown.
+    let confirmed = posted
+        && cookie(headers, FORM_COOKIE).zip(form.get("csrf")).is_some_and(|(value, token)| {
+            crate::crypto::constant_time_eq(csrf_token(state, value).as_bytes(), token.as_bytes())
+        });
+    if hint.is_none() && !confirmed {
+        let form_secret = crate::crypto::generate_secret("");
+        let carried: Vec<(&str, &str)> =
+            CARRIED.iter().filter_map(|name| form.get(name).map(|value| (*name, value))).collect();
+        let action = format!("{}/protocol/openid-connect/logout", issuer(state, &realm.id));
+        let csrf = csrf_token(state, &form_secret);
+        let mut page = login_page::confirm_sign_out(&action, &carried, &csrf, redirect_origin.as_deref().unwrap_or(""));
+        append_cookie(&mut page, &cookie_text(state, &realm, FORM_COOKIE, &form_secret, None));
+        return page;
+    }
+    let hinted_session = hint.as_ref().and_then(|hint| hint.session_id.as_ref());
+    if let Err(failure) = browser::sign_out(state, &realm, cookie(headers, SESSION_COOKIE), hinted_session).await {
+        return unavailable(&failure);
+    }
+    let mut response = match destination.and_then(|uri| url::Url::parse(uri).ok()) {
+        Some(mut url) => {
+            if let Some(request_state) = form.get("state") {
+                url.query_pairs_mut().append_pair("state", request_state);
+            }
+            let mut response = StatusCode::SEE_OTHER.into_response();
+            if let Ok(location) = HeaderValue::from_str(url.as_str()) {
+                response.headers_mut().insert(header::LOCATION, location);
+            }
+            login_page::secure(response.headers_mut());
+            response
+        }
+        None => login_page::problem(StatusCode::OK, "You are signed out", "You can close this window."),
+    };
+    append_cookie(&mut response, &cookie_text(state, &realm, SESSION_COOKIE, "", Some(0)));
+    response
+}
+
+/// The client the request concerns: the hint's, or the one `client_id` names (they must agree).
+async fn client_of(
+    state: &AppState,
+    realm: &Realm,
+    hint: Option<&IdTokenHint>,
+    named: Option<&str>,
+) -> Result<Option<std::sync::Arc<Client>>, Box<Response>> {
+    let id = match (hint, named) {
+        (Some(hint), Some(named)) if hint.client_id != named => {
+            return Err(Box::new(bad_request("The client_id is not the client the id_token_hint was issued to.")));
+        }
+        (Some(hint), _) => hint.client_id.as_str(),
+        (None, Some(named)) => named,
+        (None, None) => return Ok(None),
+    };
+    match tokens::find_client(state, &realm.id, id).await {
+        Ok(Some(client)) => Ok(Some(client)),
+        Ok(None) => Err(Box::new(bad_request("No client of this realm has this client_id."))),
+        Err(failure) => Err(Box::new(unavailable(&failure))),
+    }
+}
+
+fn append_cookie(response: &mut Response, text: &str) {
+    if let Ok(value) = HeaderValue::from_str(text) {
+        response.headers_mut().append(header::SET_COOKIE, value);
+    }
+}
+
+fn bad_request(explanation: &str) -> Response {
+    login_page::problem(StatusCode::BAD_REQUEST, "This sign-out request cannot be answered", explanation)
+}
+
+fn unavailable(failure: &crate::error::Error) -> Response {
+    tracing::error!(error = %failure, "a sign-out failed");
+    login_page::problem(
+        StatusCode::SERVICE_UNAVAILABLE,
+        "Signing out is not possible right now",
+        "Try again in a moment.",
+    )
+}
