@@ -489,3 +489,25 @@ async fn discovery_names_the_code_flow_and_nothing_it_names_answers_404() {
         }
     }
 }
+
+#[tokio::test]
+async fn the_page_speaks_the_language_of_ui_locales_or_else_the_browsers() {
+    let app = spawn_app().await;
+    realm_with_clients(&app).await;
+    let mut browser = Browser::new(&app);
+    let pkce = challenge(VERIFIER);
+    let mut params = request("web", "s", "n", &pkce);
+    params.push(("ui_locales", "de fr-CA"));
+    let page = browser.authorize("acme", &params).await;
+    assert!(page.body.contains(r#"<html lang="fr">"#) && page.body.contains("Connexion à The web app"));
+    assert!(page.body.contains("Mot de passe"));
+    let refused = browser.sign_in("acme", &page, "ada", "difference engine").await;
+    assert!(refused.body.contains("Le nom d’utilisateur ou le mot de passe est incorrect."), "{}", refused.body);
+
+    let url = format!("{}/realms/acme/protocol/openid-connect/auth", app.base);
+    let plain = request("web", "s", "n", &pkce);
+    let french = app.http.get(&url).query(&plain).header("accept-language", "de;q=1, fr;q=0.9").send().await.unwrap();
+    assert!(french.text().await.unwrap().contains("Se connecter"));
+    let english = app.http.get(&url).query(&plain).header("accept-language", "ja").send().await.unwrap();
+    assert!(english.text().await.unwrap().contains(r#"<html lang="en">"#));
+}

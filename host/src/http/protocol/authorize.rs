@@ -9,7 +9,7 @@ use axum::extract::{Path, RawQuery, State};
 use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
 use axum::response::{IntoResponse, Response};
 
-use super::login_page::{self, LoginForm};
+use super::login_page::{self, Language, LoginForm, Texts};
 use super::{Form, OAuthError};
 use crate::AppState;
 use crate::error::Error;
@@ -121,7 +121,7 @@ async fn authorize(state: &AppState, realm_id: &str, origin: &Origin, headers: &
         return denied(state, &realm, &authorization, Denial::LoginRequired, "the person is not signed in");
     }
     let username = authorization.login_hint.clone().unwrap_or_default();
-    form_page(state, &realm, &authorization, form, &username, None, StatusCode::OK)
+    form_page(state, &realm, &authorization, form, headers, &username, None)
 }
 
 /// `POST …/auth/login`: the login form, with the request's parameters carried back.
@@ -178,27 +178,27 @@ pub async fn login(
             Error::Internal(anyhow::anyhow!("a password sign-in opened no browser session")).into(),
         ),
         Err(SignInError::Refused(refusal)) => {
-            let (status, message) = refusal_text(&refusal);
-            form_page(&state, &realm, &authorization, &form, username, Some(message), status)
+            form_page(&state, &realm, &authorization, &form, &headers, username, Some(&refusal))
         }
         Err(SignInError::Failed(failure)) => refused(&state, &realm, failure.into()),
     }
 }
 
 /// What the login page says of a refused sign-in: never which of the name or password was wrong.
-fn refusal_text(refusal: &Refusal) -> (StatusCode, &'static str) {
+fn refusal_text(refusal: &Refusal, texts: &'static Texts) -> (StatusCode, &'static str) {
     match refusal {
-        Refusal::SourceBlocked => {
-            (StatusCode::TOO_MANY_REQUESTS, "Too many sign-in attempts. Wait a few minutes, then try again.")
-        }
-        Refusal::LockedOut => (StatusCode::OK, "Too many failed sign-ins. Try again later."),
-        Refusal::UserDisabled => (StatusCode::OK, "This account is disabled."),
-        Refusal::PasswordChangeRequired => (
-            StatusCode::OK,
-            "Your password must be changed before you can sign in. Use password recovery to set a new one.",
-        ),
-        _ => (StatusCode::OK, "The username or password is not correct."),
+        Refusal::SourceBlocked => (StatusCode::TOO_MANY_REQUESTS, texts.too_many_attempts),
+        Refusal::LockedOut => (StatusCode::OK, texts.locked_out),
+        Refusal::UserDisabled => (StatusCode::OK, texts.disabled),
+        Refusal::PasswordChangeRequired => (StatusCode::OK, texts.change_password),
+        _ => (StatusCode::OK, texts.wrong_credentials),
     }
+}
+
+/// The language of the pages for this request: its `ui_locales`, else the browser's.
+pub(super) fn texts_for(form: &Form, headers: &HeaderMap) -> &'static Texts {
+    let accepted = headers.get(header::ACCEPT_LANGUAGE).and_then(|v| v.to_str().ok());
+    Language::choose(form.get("ui_locales"), accepted).texts()
 }
 
 /// Opens the client's session from the browser's and redirects with the code.
@@ -224,15 +224,24 @@ async fn answer_with_code(
     }
 }
 
+/// The login page, again with the refusal of the last attempt when there was one.
 fn form_page(
     state: &AppState,
     realm: &Realm,
     authorization: &Authorization,
     form: &Form,
+    headers: &HeaderMap,
     username: &str,
-    error: Option<&str>,
-    status: StatusCode,
+    refusal: Option<&Refusal>,
 ) -> Response {
+    let texts = texts_for(form, headers);
+    let (status, error) = match refusal {
+        Some(refusal) => {
+            let (status, text) = refusal_text(refusal, texts);
+            (status, Some(text))
+        }
+        None => (StatusCode::OK, None),
+    };
     let form_secret = crate::crypto::generate_secret("");
     let csrf = csrf_token(state, &form_secret);
     let carried: Vec<(&str, &str)> =
@@ -248,6 +257,7 @@ fn form_page(
         username,
         error,
         redirect_origin: &redirect_origin,
+        texts,
     };
     let mut response = login_page::login(&page, status);
     if let Ok(cookie) = HeaderValue::from_str(&cookie_text(state, realm, FORM_COOKIE, &form_secret, None)) {

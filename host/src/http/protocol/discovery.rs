@@ -38,6 +38,7 @@ pub async fn configuration(
         "request_uri_parameter_supported": false,
         "claims_parameter_supported": false,
         "acr_values_supported": [tokens::ACR_PASSWORD],
+        "ui_locales_supported": super::login_page::SUPPORTED,
         "subject_types_supported": ["public"],
         "id_token_signing_alg_values_supported": ["ES256", "RS256"],
         "token_endpoint_auth_methods_supported": ["client_secret_basic", "client_secret_post", "none"],

@@ -25,6 +25,116 @@ pub fn escape(text: &str) -> String {
     escaped
 }
 
+/// A language the pages are written in.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Language {
+    English,
+    French,
+}
+
+/// The words of the pages in one language.
+#[derive(Debug)]
+pub struct Texts {
+    /// The `lang` of the page.
+    pub tag: &'static str,
+    /// "Sign in to", followed by the client's name.
+    pub sign_in_to: &'static str,
+    pub username: &'static str,
+    pub password: &'static str,
+    pub sign_in: &'static str,
+    pub wrong_credentials: &'static str,
+    pub too_many_attempts: &'static str,
+    pub locked_out: &'static str,
+    pub disabled: &'static str,
+    pub change_password: &'static str,
+    pub sign_out_question: &'static str,
+    pub sign_out: &'static str,
+    pub signed_out: &'static str,
+    pub close_window: &'static str,
+}
+
+const ENGLISH: Texts = Texts {
+    tag: "en",
+    sign_in_to: "Sign in to",
+    username: "Username or email",
+    password: "Password",
+    sign_in: "Sign in",
+    wrong_credentials: "The username or password is not correct.",
+    too_many_attempts: "Too many sign-in attempts. Wait a few minutes, then try again.",
+    locked_out: "Too many failed sign-ins. Try again later.",
+    disabled: "This account is disabled.",
+    change_password: "Your password must be changed before you can sign in. Use password recovery to set a new one.",
+    sign_out_question: "Sign out?",
+    sign_out: "Sign out",
+    signed_out: "You are signed out",
+    close_window: "You can close this window.",
+};
+
+const FRENCH: Texts = Texts {
+    tag: "fr",
+    sign_in_to: "Connexion à",
+    username: "Nom d’utilisateur ou adresse e-mail",
+    password: "Mot de passe",
+    sign_in: "Se connecter",
+    wrong_credentials: "Le nom d’utilisateur ou le mot de passe est incorrect.",
+    too_many_attempts: "Trop de tentatives de connexion. Patientez quelques minutes, puis réessayez.",
+    locked_out: "Trop d’échecs de connexion. Réessayez plus tard.",
+    disabled: "Ce compte est désactivé.",
+    change_password: "Votre mot de passe doit être changé avant de vous connecter. Utilisez la récupération du mot \
+                      de passe pour en choisir un nouveau.",
+    sign_out_question: "Se déconnecter ?",
+    sign_out: "Se déconnecter",
+    signed_out: "Vous êtes déconnecté",
+    close_window: "Vous pouvez fermer cette fenêtre.",
+};
+
+/// The languages the pages are written in, as `ui_locales_supported` names them.
+pub const SUPPORTED: [&str; 2] = ["en", "fr"];
+
+impl Language {
+    /// The first language of `ui_locales` (OIDC Core §3.1.2.1: space-separated, in order of
+    /// preference) the pages are written in, else the browser's most preferred of
+    /// `Accept-Language`, else English.
+    pub fn choose(ui_locales: Option<&str>, accept_language: Option<&str>) -> Self {
+        let from_ui = ui_locales.and_then(|text| text.split(' ').find_map(Self::of_tag));
+        from_ui.or_else(|| accept_language.and_then(Self::preferred)).unwrap_or(Self::English)
+    }
+
+    fn of_tag(tag: &str) -> Option<Self> {
+        let primary = tag.split(['-', '_']).next()?.trim();
+        if primary.eq_ignore_ascii_case("en") {
+            Some(Self::English)
+        } else if primary.eq_ignore_ascii_case("fr") {
+            Some(Self::French)
+        } else {
+            None
+        }
+    }
+
+    /// RFC 9110 §12.5.4: the supported language of the highest weight, the first named on a tie.
+    fn preferred(header: &str) -> Option<Self> {
+        let mut best: Option<(Self, f32)> = None;
+        for item in header.split(',').take(32) {
+            let mut parts = item.split(';');
+            let Some(language) = parts.next().and_then(Self::of_tag) else { continue };
+            let weight = parts
+                .find_map(|p| p.trim().strip_prefix("q=").and_then(|q| q.trim().parse::<f32>().ok()))
+                .unwrap_or(1.0);
+            if weight > 0.0 && best.is_none_or(|(_, w)| weight > w) {
+                best = Some((language, weight));
+            }
+        }
+        best.map(|(language, _)| language)
+    }
+
+    pub fn texts(self) -> &'static Texts {
+        match self {
+            Self::English => &ENGLISH,
+            Self::French => &FRENCH,
+        }
+    }
+}
+
 /// The login form of an authorization request.
 #[derive(Debug, Clone)]
 pub struct LoginForm<'a> {
@@ -41,6 +151,7 @@ pub struct LoginForm<'a> {
     pub error: Option<&'a str>,
     /// The origin the form's answer redirects to, which `form-action` must allow.
     pub redirect_origin: &'a str,
+    pub texts: &'static Texts,
 }
 
 const STYLE: &str = "body{font-family:system-ui,sans-serif;margin:0;background:#f4f5f7;color:#1c1e21}\
@@ -55,7 +166,7 @@ background:#1a56c4;color:#fff;cursor:pointer}.error{color:#b00020;margin:.5rem 0
 /// The login page, answered `status`.
 pub fn login(form: &LoginForm<'_>, status: StatusCode) -> Response {
     let nonce = generate_secret("");
-    let LoginForm { client_name, action, carried, csrf, username, error, redirect_origin } = form;
+    let LoginForm { client_name, action, carried, csrf, username, error, redirect_origin, texts } = form;
     let mut hidden = String::new();
     for (name, value) in *carried {
         let _ = write!(hidden, r#"<input type="hidden" name="{}" value="{}">"#, escape(name), escape(value));
@@ -73,29 +184,34 @@ pub fn login(form: &LoginForm<'_>, status: StatusCode) -> Response {
     let password_focus = if username.is_empty() { "" } else { " autofocus" };
     let body = format!(
         r#"<!DOCTYPE html>
-<html lang="en">
+<html lang="{lang}">
 <head>
 <meta charset="utf-8">
 <meta name="viewport" content="width=device-width, initial-scale=1">
-<title>Sign in to {client}</title>
+<title>{sign_in_to} {client}</title>
 <style nonce="{nonce}">{STYLE}</style>
 </head>
 <body>
 <main>
-<h1>Sign in to {client}</h1>
+<h1>{sign_in_to} {client}</h1>
 <form method="post" action="{action}">
 {hidden}<input type="hidden" name="csrf" value="{csrf}">
-<label for="username">Username or email</label>
+<label for="username">{username_label}</label>
 <input id="username" name="username" type="text" autocomplete="username" required value="{username}"{autofocus}{described}{invalid}>
-<label for="password">Password</label>
+<label for="password">{password_label}</label>
 <input id="password" name="password" type="password" autocomplete="current-password" required{password_focus}{described}{invalid}>
 {message}
-<button type="submit">Sign in</button>
+<button type="submit">{sign_in}</button>
 </form>
 </main>
 </body>
 </html>
 "#,
+        lang = texts.tag,
+        sign_in_to = escape(texts.sign_in_to),
+        username_label = escape(texts.username),
+        password_label = escape(texts.password),
+        sign_in = escape(texts.sign_in),
         client = escape(client_name),
         action = escape(action),
         csrf = escape(csrf),
@@ -111,7 +227,13 @@ pub fn login(form: &LoginForm<'_>, status: StatusCode) -> Response {
 /// The question a sign-out without an ID token hint asks, so that no other site can sign a browser
 /// out by sending it to the endpoint: a button that posts the request back with a CSRF token.
 /// `redirect_origin` is where the answer may send the browser, which `form-action` must allow.
-pub fn confirm_sign_out(action: &str, carried: &[(&str, &str)], csrf: &str, redirect_origin: &str) -> Response {
+pub fn confirm_sign_out(
+    action: &str,
+    carried: &[(&str, &str)],
+    csrf: &str,
+    redirect_origin: &str,
+    texts: &Texts,
+) -> Response {
     let nonce = generate_secret("");
     let mut hidden = String::new();
     for (name, value) in carried {
@@ -119,24 +241,27 @@ pub fn confirm_sign_out(action: &str, carried: &[(&str, &str)], csrf: &str, redi
     }
     let body = format!(
         r#"<!DOCTYPE html>
-<html lang="en">
+<html lang="{lang}">
 <head>
 <meta charset="utf-8">
 <meta name="viewport" content="width=device-width, initial-scale=1">
-<title>Sign out</title>
+<title>{question}</title>
 <style nonce="{nonce}">{STYLE}</style>
 </head>
 <body>
 <main>
-<h1>Sign out?</h1>
+<h1>{question}</h1>
 <form method="post" action="{action}">
 {hidden}<input type="hidden" name="csrf" value="{csrf}">
-<button type="submit" autofocus>Sign out</button>
+<button type="submit" autofocus>{sign_out}</button>
 </form>
 </main>
 </body>
 </html>
 "#,
+        lang = texts.tag,
+        question = escape(texts.sign_out_question),
+        sign_out = escape(texts.sign_out),
         action = escape(action),
         csrf = escape(csrf),
     );
@@ -150,10 +275,15 @@ pub fn confirm_sign_out(action: &str, carried: &[(&str, &str)], csrf: &str, redi
 /// A page telling why an authorization request was not answered, for requests whose client or
 /// redirect URI cannot be trusted with the answer.
 pub fn problem(status: StatusCode, title: &str, explanation: &str) -> Response {
+    shown(status, title, explanation, &ENGLISH)
+}
+
+/// A page with a title and one paragraph, in the language of `texts`.
+pub fn shown(status: StatusCode, title: &str, explanation: &str, texts: &Texts) -> Response {
     let nonce = generate_secret("");
     let body = format!(
         r#"<!DOCTYPE html>
-<html lang="en">
+<html lang="{lang}">
 <head>
 <meta charset="utf-8">
 <meta name="viewport" content="width=device-width, initial-scale=1">
@@ -168,6 +298,7 @@ pub fn problem(status: StatusCode, title: &str, explanation: &str) -> Response {
 </body>
 </html>
 "#,
+        lang = texts.tag,
         title = escape(title),
         explanation = escape(explanation),
     );
@@ -199,6 +330,16 @@ pub fn secure(headers: &mut HeaderMap) {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_language_is_the_first_supported_of_ui_locales_then_the_browsers_preferred() {
+        assert_eq!(Language::choose(Some("de-CH fr-CA en"), Some("en")), Language::French);
+        assert_eq!(Language::choose(Some("de"), Some("de;q=1, fr;q=0.8, en;q=0.5")), Language::French);
+        assert_eq!(Language::choose(None, Some("en-GB;q=0.4, fr-FR;q=0.9")), Language::French);
+        assert_eq!(Language::choose(None, Some("fr;q=0, en;q=0.1")), Language::English);
+        assert_eq!(Language::choose(None, Some("de")), Language::English);
+        assert_eq!(Language::choose(None, None), Language::English);
+    }
 
     #[test]
     fn markup_and_quotes_are_escaped() {

@@ -7,7 +7,7 @@ use axum::extract::{Path, RawQuery, State};
 use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
 use axum::response::{IntoResponse, Response};
 
-use super::authorize::{FORM_COOKIE, SESSION_COOKIE, cookie, cookie_text, csrf_token};
+use super::authorize::{FORM_COOKIE, SESSION_COOKIE, cookie, cookie_text, csrf_token, texts_for};
 use super::login_page;
 use super::{Form, OAuthError};
 use crate::AppState;
@@ -86,7 +86,8 @@ async fn end_session(state: &AppState, realm_id: &str, headers: &HeaderMap, form
             CARRIED.iter().filter_map(|name| form.get(name).map(|value| (*name, value))).collect();
         let action = format!("{}/protocol/openid-connect/logout", issuer(state, &realm.id));
         let csrf = csrf_token(state, &form_secret);
-        let mut page = login_page::confirm_sign_out(&action, &carried, &csrf, redirect_origin.as_deref().unwrap_or(""));
+        let origin = redirect_origin.as_deref().unwrap_or("");
+        let mut page = login_page::confirm_sign_out(&action, &carried, &csrf, origin, texts_for(form, headers));
         append_cookie(&mut page, &cookie_text(state, &realm, FORM_COOKIE, &form_secret, None));
         return page;
     }
@@ -106,7 +107,10 @@ async fn end_session(state: &AppState, realm_id: &str, headers: &HeaderMap, form
             login_page::secure(response.headers_mut());
             response
         }
-        None => login_page::problem(StatusCode::OK, "You are signed out", "You can close this window."),
+        None => {
+            let texts = texts_for(form, headers);
+            login_page::shown(StatusCode::OK, texts.signed_out, texts.close_window, texts)
+        }
     };
     append_cookie(&mut response, &cookie_text(state, &realm, SESSION_COOKIE, "", Some(0)));
     response
