@@ -111,6 +111,12 @@ impl Browser {
         self.keep(response).await
     }
 
+    /// A GET of a whole address (one a relying party built) with the browser's cookies.
+    pub async fn open(&mut self, url: &str) -> Page {
+        let response = self.http.get(url).header("cookie", self.cookie_header()).send().await.unwrap();
+        self.keep(response).await
+    }
+
     /// Submits the login form of `page` with these credentials.
     pub async fn sign_in(&mut self, realm: &str, page: &Page, username: &str, password: &str) -> Page {
         let path = format!("/realms/{realm}/protocol/openid-connect/auth/login");

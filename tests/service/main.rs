@@ -30,6 +30,7 @@ mod protection;
 mod rate_limits;
 mod realm_roles;
 mod realms;
+mod relying_party;
 mod rotation;
 mod sessions;
 mod ssrf;
