@@ -28,6 +28,7 @@ mod permissions;
 mod platform;
 mod protection;
 mod rate_limits;
+mod real_browser;
 mod realm_roles;
 mod realms;
 mod relying_party;
