@@ -104,6 +104,8 @@ pub enum OAuthCode {
     /// Answered from a phone: no such request waiting for it (named `PushRequestUnknown` too).
     PushRequestNotWaiting,
     InvalidToken,
+    /// An access token in both the `Authorization` header and the body.
+    MultipleAccessTokens,
     InvalidName,
     TooManyDevices,
     InvalidDecision,
@@ -159,6 +161,7 @@ impl OAuthCode {
             Self::PushRequestRefused => "PushRequestRefused",
             Self::PushRequestUnknown | Self::PushRequestNotWaiting => "PushRequestUnknown",
             Self::InvalidToken => "InvalidToken",
+            Self::MultipleAccessTokens => "MultipleAccessTokens",
             Self::InvalidName => "InvalidName",
             Self::TooManyDevices => "TooManyDevices",
             Self::InvalidDecision => "InvalidDecision",

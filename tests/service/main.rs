@@ -11,6 +11,7 @@ mod support;
 mod bounds;
 mod browser;
 mod catalogue;
+mod certification;
 mod clients;
 mod consumers;
 mod counting;

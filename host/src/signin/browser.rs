@@ -42,6 +42,8 @@ pub struct Asked<'a> {
     pub max_age: Option<&'a str>,
     pub login_hint: Option<&'a str>,
     pub ui_locales: Option<&'a str>,
+    /// An ID token the realm issued, naming whom the client expects to be signed in.
+    pub id_token_hint: Option<&'a str>,
     /// Request objects (`request`, `request_uri`) are not supported; named to be refused.
     pub request: Option<&'a str>,
     pub request_uri: Option<&'a str>,
@@ -64,6 +66,9 @@ pub struct Authorization {
     pub max_age: Option<TimeDelta>,
     pub login_hint: Option<String>,
     pub ui_locales: Option<String>,
+    /// The person an `id_token_hint` names: a browser signed in as anyone else counts as not
+    /// signed in.
+    pub expected_subject: Option<String>,
 }
 
 /// Why an authorization request cannot be trusted with a redirect: the person is shown a page.
@@ -204,6 +209,13 @@ pub async fn check(state: &AppState, realm: &Realm, asked: &Asked<'_>) -> Result
     if prompt_none && prompts.len() > 1 {
         return Err(deny(Denial::InvalidRequest, "prompt=none cannot be combined with another prompt"));
     }
+    let expected_subject = match asked.id_token_hint {
+        None => None,
+        Some(token) => match crate::tokens::id_token_hint(state, &realm.id, token).await? {
+            Some(hint) => Some(hint.subject),
+            None => return Err(deny(Denial::InvalidRequest, "id_token_hint is not an ID token of this realm")),
+        },
+    };
     let max_age = match asked.max_age {
         None => None,
         Some(text) => match text.parse::<u32>() {
@@ -222,6 +234,7 @@ pub async fn check(state: &AppState, realm: &Realm, asked: &Asked<'_>) -> Result
         max_age,
         login_hint: asked.login_hint.map(str::to_owned),
         ui_locales: asked.ui_locales.map(str::to_owned),
+        expected_subject,
         client,
     })
 }
@@ -257,9 +270,12 @@ pub async fn signed_in(state: &AppState, realm: &Realm, cookie: &str) -> Result<
     Ok(user.filter(|user| user.status == UserStatus::Active).map(|user| (session, user)))
 }
 
-/// Whether the browser's sign-in is recent enough for the request (`max_age`, `prompt=login`).
+/// Whether the browser's sign-in answers the request: recent enough (`max_age`), not asked to be
+/// typed again (`prompt=login`), and of the person an `id_token_hint` names.
 pub fn satisfies(authorization: &Authorization, session: &BrowserSession, now: DateTime<Utc>) -> bool {
-    !authorization.prompt_login && authorization.max_age.is_none_or(|max| now - session.authenticated_at <= max)
+    !authorization.prompt_login
+        && authorization.max_age.is_none_or(|max| now - session.authenticated_at <= max)
+        && authorization.expected_subject.as_ref().is_none_or(|subject| *subject == session.user_id)
 }
 
 /// A new realm session for a browser whose person just typed their credentials: the session, and

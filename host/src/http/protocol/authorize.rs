@@ -40,6 +40,7 @@ const CARRIED: &[&str] = &[
     "max_age",
     "login_hint",
     "ui_locales",
+    "id_token_hint",
 ];
 
 fn asked(form: &Form) -> Asked<'_> {
@@ -56,6 +57,7 @@ fn asked(form: &Form) -> Asked<'_> {
         max_age: form.get("max_age"),
         login_hint: form.get("login_hint"),
         ui_locales: form.get("ui_locales"),
+        id_token_hint: form.get("id_token_hint"),
         request: form.get("request"),
         request_uri: form.get("request_uri"),
     }

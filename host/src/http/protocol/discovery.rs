@@ -76,14 +76,27 @@ fn invalid_token() -> Response {
     OAuthError::new(OAuthCode::InvalidToken, "the access token is missing, expired or revoked").into_response()
 }
 
-/// OIDC Core §5.3: the claims about the signed-in person that the token's scopes release.
+/// OIDC Core §5.3: the claims about the signed-in person that the token's scopes release. The
+/// access token comes in the `Authorization` header, or in a form body's `access_token` (RFC 6750
+/// §2.2), never both.
 pub async fn userinfo(
     State(state): State<AppState>,
     Path(realm_id): Path<String>,
     headers: HeaderMap,
+    form: Result<super::Form, OAuthError>,
 ) -> Result<Response, OAuthError> {
     let realm = realm(&state, &realm_id).await?;
-    let Some(token) = bearer(&headers) else { return Ok(invalid_token()) };
+    let in_body = form.as_ref().ok().and_then(|form| form.get("access_token"));
+    let token = match (bearer(&headers), in_body) {
+        (Some(_), Some(_)) => {
+            return Err(OAuthError::new(
+                OAuthCode::MultipleAccessTokens,
+                "send the access token in the Authorization header or the body, not both",
+            ));
+        }
+        (Some(token), None) | (None, Some(token)) => token,
+        (None, None) => return Ok(invalid_token()),
+    };
     let Some(active) = tokens::active_access_token(&state, &realm.id, token).await? else {
         return Ok(invalid_token());
     };

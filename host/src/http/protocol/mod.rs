@@ -94,6 +94,7 @@ fn answer(code: OAuthCode) -> (StatusCode, &'static str) {
         | C::UnreadableBody
         | C::UnsupportedContentType
         | C::MultipleClientAuthentications
+        | C::MultipleAccessTokens
         | C::ClientMismatch
         | C::PushDeviceMissing
         | C::InvalidName
