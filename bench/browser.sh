@@ -1,11 +1,13 @@
 #!/usr/bin/env bash
 # Load run of browser sign-in on loopback, with wrk: the login page (an authorization request of
-# a browser that is not signed in, answered with the rendered form), and single sign-on (an
+# a browser that is not signed in, answered with the rendered form), single sign-on (an
 # authorization request of a signed-in browser, answered with a code: a client session, a code
-# and a login_succeeded event written each time).
+# and a login_succeeded event written each time), and code exchanges at the token endpoint (codes
+# made by a single sign-on run just before, exchanged within their 60 seconds).
 #
 #   bench/browser.sh sqlite|postgres [connections] [seconds]
-#   ONLY=login_page bench/browser.sh sqlite         (one run: login_page or single_sign_on)
+#   ONLY=login_page bench/browser.sh sqlite         (one run: login_page, single_sign_on or
+#                                                    code_exchange)
 #
 # Needs wrk (Debian package `wrk`), curl and python3.
 set -euo pipefail
@@ -16,9 +18,11 @@ seconds="${3:-15}"
 source "$(dirname "$0")/service.sh" "${1:-sqlite}" 18193
 redirect="http://127.0.0.1:9/callback"
 admin -o /dev/null -d '{"id":"acme"}' "$base/api/v1/admin/realms"
-admin -o /dev/null -d "{\"id\":\"web\",\"name\":\"The web app\",\"clientConfiguration\":{\"grantTypes\":[\"authorization_code\"],\"redirectUris\":[\"$redirect\"]}}" \
-  "$base/api/v1/admin/realms/acme/clients"
+secret=$(admin -d "{\"id\":\"web\",\"name\":\"The web app\",\"clientConfiguration\":{\"grantTypes\":[\"authorization_code\"],\"redirectUris\":[\"$redirect\"]}}" \
+  "$base/api/v1/admin/realms/acme/clients" | python3 -c 'import json,sys; print(json.load(sys.stdin)["data"]["clientSecret"])')
 admin -o /dev/null -d '{"username":"ada","password":"analytical engine"}' "$base/api/v1/admin/realms/acme/users"
+# The verifier and challenge of RFC 7636's example.
+verifier=dBjftJeZ4CVP-mB92K27uhbUJU1p1r_wW1gFWFOEjXk
 challenge=E9Melhoa2OwvFrEMTJguCHaoeK1t8URWbuGJSstw-cM
 auth_url="$base/realms/acme/protocol/openid-connect/auth?response_type=code&client_id=web&redirect_uri=$(python3 -c "import urllib.parse,sys; print(urllib.parse.quote(sys.argv[1], safe=''))" "$redirect")&scope=openid&state=s&nonce=n&code_challenge=$challenge&code_challenge_method=S256"
 
@@ -46,3 +50,16 @@ session=$(awk '$6 == "castellan_session" { print $7 }' "$jar")
 [ -n "$session" ] || { echo "the sign-in set no session cookie" >&2; exit 1; }
 # Every answer is a 303 with a code: wrk counts it as Non-2xx.
 run "single_sign_on" -H "Cookie: castellan_session=$session" "$auth_url"
+
+if [ -z "${ONLY:-}" ] || [ "$ONLY" = code_exchange ]; then
+  # Codes live 60 seconds: made for a few seconds, then exchanged at once, each one once.
+  echo "== code_exchange"
+  COOKIE="castellan_session=$session" CODES_PREFIX="$work/codes" \
+    wrk -t2 -c"$connections" -d"${CODE_SECONDS:-10}s" -s "$root/bench/codes.lua" "$auth_url" >/dev/null
+  cat "$work"/codes* > "$work/all-codes.txt"
+  echo "codes made: $(wc -l < "$work/all-codes.txt")"
+  BASIC=$(printf 'web:%s' "$secret" | base64 -w0) CODES_FILE="$work/all-codes.txt" \
+    REST="&redirect_uri=$(python3 -c "import urllib.parse,sys; print(urllib.parse.quote(sys.argv[1], safe=''))" "$redirect")&code_verifier=$verifier" \
+    wrk -t2 -c"$connections" -d"${EXCHANGE_SECONDS:-3}s" --latency -s "$root/bench/code_exchange.lua" \
+    "$base/realms/acme/protocol/openid-connect/token" | grep -E 'Requests/sec|non-2xx|50%|99%|requests in'
+fi
