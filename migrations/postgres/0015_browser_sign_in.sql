@@ -22,6 +22,9 @@ CREATE INDEX browser_sessions_by_expiry ON browser_sessions (expires_at);
 
 -- Where a client may send a browser after signing it out (RP-Initiated Logout): a JSON list.
 ALTER TABLE clients ADD COLUMN post_logout_redirect_uris TEXT NOT NULL DEFAULT '[]';
+-- The login page's branding: the address of a logo (https) and a colour (#rrggbb), when set.
+ALTER TABLE clients ADD COLUMN logo_uri TEXT;
+ALTER TABLE clients ADD COLUMN brand_color TEXT;
 
 -- The browser session a client session was opened from, when it was.
 ALTER TABLE sessions ADD COLUMN browser_session_id TEXT;

@@ -517,3 +517,42 @@ async fn the_page_speaks_the_language_of_ui_locales_or_else_the_browsers() {
     let english = app.http.get(&url).query(&plain).header("accept-language", "ja").send().await.unwrap();
     assert!(english.text().await.unwrap().contains(r#"<html lang="en">"#));
 }
+
+#[tokio::test]
+async fn the_page_is_branded_with_the_clients_logo_and_colour() {
+    let app = spawn_app().await;
+    realm_with_clients(&app).await;
+    let refused = app
+        .put(
+            "/realms/acme/clients/web",
+            json!({ "branding": { "logoUri": "http://cdn.example/logo.png", "primaryColor": "red" } }),
+        )
+        .await;
+    assert_eq!(refused.status, StatusCode::BAD_REQUEST);
+    let mut fields = refused.refused_fields();
+    fields.sort();
+    assert_eq!(
+        fields,
+        [
+            ("branding.logoUri".to_owned(), "Format".to_owned()),
+            ("branding.primaryColor".to_owned(), "Format".to_owned())
+        ]
+    );
+    let branding = json!({ "branding": { "logoUri": "https://cdn.example/logo.png", "primaryColor": "#1A7F37" } });
+    let updated = app.put("/realms/acme/clients/web", branding).await;
+    assert_eq!(
+        updated.data()["branding"],
+        json!({ "logoUri": "https://cdn.example/logo.png", "primaryColor": "#1a7f37" })
+    );
+
+    let page = Browser::new(&app).authorize("acme", &request("web", "s", "n", &challenge(VERIFIER))).await;
+    assert!(page.body.contains(r#"<img src="https://cdn.example/logo.png" alt="""#));
+    assert!(page.body.contains("button{background:#1a7f37}"));
+    assert!(page.policy.unwrap().contains("img-src https://cdn.example;"));
+
+    let cleared = app.put("/realms/acme/clients/web", json!({ "branding": { "logoUri": null } })).await;
+    assert!(cleared.data()["branding"].get("logoUri").is_none());
+    let page = Browser::new(&app).authorize("acme", &request("web", "s", "n", &challenge(VERIFIER))).await;
+    assert!(!page.body.contains("<img"));
+    assert!(page.policy.unwrap().contains("img-src 'none'"));
+}

@@ -68,6 +68,18 @@ pub struct SigningKeySettingsView {
     pub rotation_days: Option<i64>,
 }
 
+/// How the login page looks for the client: its name, and these when set.
+#[derive(Debug, Serialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct BrandingView {
+    /// The address of a logo (https), shown above the form.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub logo_uri: Option<String>,
+    /// The colour of the page's button and focus rings, `#rrggbb`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub primary_color: Option<String>,
+}
+
 /// A client as the admin API shows it. `clientSecret` appears once, in the creation response.
 #[derive(Debug, Serialize, ToSchema)]
 #[serde(rename_all = "camelCase")]
@@ -88,6 +100,7 @@ pub struct ClientView {
     pub client_secret_rotated_at: Option<String>,
     pub client_configuration: ClientConfigurationView,
     pub signing_key: SigningKeySettingsView,
+    pub branding: BrandingView,
     pub created_at: String,
     pub updated_at: String,
 }
@@ -120,6 +133,7 @@ impl ClientView {
                 algorithm: client.key_algorithm.clone(),
                 rotation_days: client.key_rotation_days,
             },
+            branding: BrandingView { logo_uri: client.logo_uri.clone(), primary_color: client.brand_color.clone() },
             created_at: iso(client.created_at),
             updated_at: iso(client.updated_at),
         }
@@ -159,6 +173,17 @@ pub struct ClientInput {
     status: Option<Status>,
     client_configuration: Option<ClientConfigurationInput>,
     signing_key: Option<SigningKeyInput>,
+    branding: Option<BrandingInput>,
+}
+
+#[derive(Debug, ToSchema)]
+#[schema(rename_all = "camelCase")]
+#[allow(dead_code)]
+pub struct BrandingInput {
+    /// An https address of at most 2048 characters; null removes it.
+    logo_uri: Option<String>,
+    /// `#rrggbb`; null removes it.
+    primary_color: Option<String>,
 }
 
 #[derive(Debug, ToSchema)]
@@ -203,6 +228,29 @@ fn redirect_uri(path: &str, value: &Value) -> Result<String, Refusals> {
     }
 }
 
+/// A logo's address: https only, so the page never loads a picture over plain HTTP.
+fn logo_uri(path: &str, value: &Value) -> Result<String, Refusals> {
+    let text = text(1, 2048)(path, value)?;
+    match url::Url::parse(&text) {
+        Ok(uri) if uri.scheme() == "https" && uri.host_str().is_some() && uri.fragment().is_none() => Ok(text),
+        _ => Err(vec![crate::validate::Notification::new(
+            path,
+            Rule::Format,
+            format!("{path} must be an https address"),
+        )]),
+    }
+}
+
+/// A colour as `#rrggbb`.
+fn color(path: &str, value: &Value) -> Result<String, Refusals> {
+    let text = text(1, 64)(path, value)?;
+    if text.len() == 7 && text.starts_with('#') && text[1..].bytes().all(|b| b.is_ascii_hexdigit()) {
+        Ok(text.to_ascii_lowercase())
+    } else {
+        Err(vec![crate::validate::Notification::new(path, Rule::Format, format!("{path} must be a colour as #rrggbb"))])
+    }
+}
+
 /// Reads the changeable fields onto `client`.
 fn read_fields(body: &mut Body, client: &mut Client) {
     if let Some(name) = body.optional("name", text(1, 128)) {
@@ -235,6 +283,15 @@ fn read_fields(body: &mut Body, client: &mut Client) {
             config.refuse("grantTypes", Rule::OneOf, "a public client cannot use client_credentials");
         }
         body.absorb(config);
+    }
+    if let Some(mut branding) = body.nested("branding") {
+        if let Some(logo) = branding.nullable("logoUri", logo_uri) {
+            client.logo_uri = logo;
+        }
+        if let Some(color) = branding.nullable("primaryColor", color) {
+            client.brand_color = color;
+        }
+        body.absorb(branding);
     }
     if let Some(mut key) = body.nested("signingKey") {
         if let Some(algorithm) = key.optional("algorithm", one_of(crate::tokens::keys::ALGORITHMS)) {

@@ -260,6 +260,8 @@ fn form_page(
         error,
         redirect_origin: &redirect_origin,
         texts,
+        logo_uri: authorization.client.logo_uri.as_deref(),
+        color: authorization.client.brand_color.as_deref(),
     };
     let mut response = login_page::login(&page, status);
     if let Ok(cookie) = HeaderValue::from_str(&cookie_text(state, realm, FORM_COOKIE, &form_secret, None)) {

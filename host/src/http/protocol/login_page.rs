@@ -152,6 +152,9 @@ pub struct LoginForm<'a> {
     /// The origin the form's answer redirects to, which `form-action` must allow.
     pub redirect_origin: &'a str,
     pub texts: &'static Texts,
+    /// The client's logo (an https address) and colour (`#rrggbb`, checked when stored).
+    pub logo_uri: Option<&'a str>,
+    pub color: Option<&'a str>,
 }
 
 const STYLE: &str = "body{font-family:system-ui,sans-serif;margin:0;background:#f4f5f7;color:#1c1e21}\
@@ -166,7 +169,8 @@ background:#1a56c4;color:#fff;cursor:pointer}.error{color:#b00020;margin:.5rem 0
 /// The login page, answered `status`.
 pub fn login(form: &LoginForm<'_>, status: StatusCode) -> Response {
     let nonce = generate_secret("");
-    let LoginForm { client_name, action, carried, csrf, username, error, redirect_origin, texts } = form;
+    let LoginForm { client_name, action, carried, csrf, username, error, redirect_origin, texts, logo_uri, color } =
+        form;
     let mut hidden = String::new();
     for (name, value) in *carried {
         let _ = write!(hidden, r#"<input type="hidden" name="{}" value="{}">"#, escape(name), escape(value));
@@ -180,6 +184,16 @@ pub fn login(form: &LoginForm<'_>, status: StatusCode) -> Response {
         ),
         None => ("", "", String::new()),
     };
+    let logo = logo_uri.map(|uri| format!(r#"<img src="{}" alt="" height="48">"#, escape(uri))).unwrap_or_default();
+    // Pictures only from the logo's origin; none at all without a logo.
+    let images = logo_uri
+        .and_then(|uri| url::Url::parse(uri).ok())
+        .map_or_else(|| "'none'".to_owned(), |uri| uri.origin().ascii_serialization());
+    // A colour is `#rrggbb`, checked when the client was stored: safe inside the style.
+    let brand = color
+        .filter(|c| c.len() == 7 && c.starts_with('#') && c[1..].bytes().all(|b| b.is_ascii_hexdigit()))
+        .map(|c| format!("button{{background:{c}}}input:focus,button:focus{{outline-color:{c}}}"))
+        .unwrap_or_default();
     let autofocus = if username.is_empty() { " autofocus" } else { "" };
     let password_focus = if username.is_empty() { "" } else { " autofocus" };
     let body = format!(
@@ -189,11 +203,11 @@ pub fn login(form: &LoginForm<'_>, status: StatusCode) -> Response {
 <meta charset="utf-8">
 <meta name="viewport" content="width=device-width, initial-scale=1">
 <title>{sign_in_to} {client}</title>
-<style nonce="{nonce}">{STYLE}</style>
+<style nonce="{nonce}">{STYLE}{brand}</style>
 </head>
 <body>
 <main>
-<h1>{sign_in_to} {client}</h1>
+{logo}<h1>{sign_in_to} {client}</h1>
 <form method="post" action="{action}">
 {hidden}<input type="hidden" name="csrf" value="{csrf}">
 <label for="username">{username_label}</label>
@@ -218,8 +232,8 @@ pub fn login(form: &LoginForm<'_>, status: StatusCode) -> Response {
         username = escape(username),
     );
     let policy = format!(
-        "default-src 'none'; style-src 'nonce-{nonce}'; form-action 'self' {redirect_origin}; \
-         frame-ancestors 'none'; base-uri 'none'"
+        "default-src 'none'; style-src 'nonce-{nonce}'; img-src {images}; \
+         form-action 'self' {redirect_origin}; frame-ancestors 'none'; base-uri 'none'"
     );
     page(status, body, &policy)
 }
