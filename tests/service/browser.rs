@@ -475,15 +475,7 @@ async fn a_code_issued_to_one_client_is_refused_to_another() {
 async fn discovery_names_the_code_flow_and_nothing_it_names_answers_404() {
     let app = spawn_app().await;
     realm_with_clients(&app).await;
-    let document: Value = app
-        .http
-        .get(format!("{}/realms/acme/.well-known/openid-configuration", app.base))
-        .send()
-        .await
-        .unwrap()
-        .json()
-        .await
-        .unwrap();
+    let document = app.discovery("acme").await;
     assert_eq!(document["code_challenge_methods_supported"], json!(["S256"]));
     assert_eq!(document["response_types_supported"], json!(["code"]));
     assert_eq!(document["authorization_response_iss_parameter_supported"], true);

@@ -126,15 +126,7 @@ fn hmac_signed(alg: &str, key: &[u8], header: &Value, claims: &Value) -> String 
 
 /// The realm's public key of `kid`, in every encoding an HMAC key confusion could use.
 async fn public_key_encodings(app: &TestApp, kid: &str) -> Vec<(String, Vec<u8>)> {
-    let jwks: Value = app
-        .http
-        .get(format!("{}/realms/acme/protocol/openid-connect/certs", app.base))
-        .send()
-        .await
-        .unwrap()
-        .json()
-        .await
-        .unwrap();
+    let jwks = app.get_json(&format!("{}/realms/acme/protocol/openid-connect/certs", app.base)).await;
     let jwk = jwks["keys"].as_array().unwrap().iter().find(|k| k["kid"] == kid).unwrap().clone();
     let coordinate = |name: &str| URL_SAFE_NO_PAD.decode(jwk[name].as_str().unwrap()).unwrap();
     let (x, y) = (coordinate("x"), coordinate("y"));

@@ -315,6 +315,16 @@ impl TestApp {
         answer(response).await
     }
 
+    /// A GET of `url` on the service answered with JSON, its body.
+    pub async fn get_json(&self, url: &str) -> Value {
+        self.http.get(url).send().await.expect("the service answers").json().await.expect("a JSON body")
+    }
+
+    /// The realm's OpenID Provider metadata.
+    pub async fn discovery(&self, realm: &str) -> Value {
+        self.get_json(&format!("{}/realms/{realm}/.well-known/openid-configuration", self.base)).await
+    }
+
     /// The token endpoint.
     pub async fn token(&self, client: &TestClient, form: &[(&str, &str)]) -> Answer {
         self.protocol(client, "token", form).await

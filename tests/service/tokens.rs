@@ -11,15 +11,7 @@ use crate::support::{TestApp, TestClient, spawn_app};
 /// Verifies `token` the way a relying party does, knowing only the realm's discovery address:
 /// discovery → `jwks_uri` → the key named by `kid` → signature and issuer.
 async fn verify_with_discovery(app: &TestApp, realm: &str, token: &str) -> Value {
-    let discovery: Value = app
-        .http
-        .get(format!("{}/realms/{realm}/.well-known/openid-configuration", app.base))
-        .send()
-        .await
-        .unwrap()
-        .json()
-        .await
-        .unwrap();
+    let discovery = app.discovery(realm).await;
     let jwks: JwkSet =
         app.http.get(discovery["jwks_uri"].as_str().unwrap()).send().await.unwrap().json().await.unwrap();
     let header = jsonwebtoken::decode_header(token).unwrap();

@@ -168,13 +168,8 @@ background:#1a56c4;color:#fff;cursor:pointer}.error{color:#b00020;margin:.5rem 0
 
 /// The login page, answered `status`.
 pub fn login(form: &LoginForm<'_>, status: StatusCode) -> Response {
-    let nonce = generate_secret("");
     let LoginForm { client_name, action, carried, csrf, username, error, redirect_origin, texts, logo_uri, color } =
         form;
-    let mut hidden = String::new();
-    for (name, value) in *carried {
-        let _ = write!(hidden, r#"<input type="hidden" name="{}" value="{}">"#, escape(name), escape(value));
-    }
     // The error is tied to the field it concerns, and announced when the page loads.
     let (described, invalid, message) = match error {
         Some(text) => (
@@ -186,9 +181,7 @@ pub fn login(form: &LoginForm<'_>, status: StatusCode) -> Response {
     };
     let logo = logo_uri.map(|uri| format!(r#"<img src="{}" alt="" height="48">"#, escape(uri))).unwrap_or_default();
     // Pictures only from the logo's origin; none at all without a logo.
-    let images = logo_uri
-        .and_then(|uri| url::Url::parse(uri).ok())
-        .map_or_else(|| "'none'".to_owned(), |uri| uri.origin().ascii_serialization());
+    let images = logo_uri.and_then(|uri| url::Url::parse(uri).ok()).map(|uri| uri.origin().ascii_serialization());
     // A colour is `#rrggbb`, checked when the client was stored: safe inside the style.
     let brand = color
         .filter(|c| c.len() == 7 && c.starts_with('#') && c[1..].bytes().all(|b| b.is_ascii_hexdigit()))
@@ -196,18 +189,9 @@ pub fn login(form: &LoginForm<'_>, status: StatusCode) -> Response {
         .unwrap_or_default();
     let autofocus = if username.is_empty() { " autofocus" } else { "" };
     let password_focus = if username.is_empty() { "" } else { " autofocus" };
-    let body = format!(
-        r#"<!DOCTYPE html>
-<html lang="{lang}">
-<head>
-<meta charset="utf-8">
-<meta name="viewport" content="width=device-width, initial-scale=1">
-<title>{sign_in_to} {client}</title>
-<style nonce="{nonce}">{STYLE}{brand}</style>
-</head>
-<body>
-<main>
-{logo}<h1>{sign_in_to} {client}</h1>
+    let title = format!("{} {}", escape(texts.sign_in_to), escape(client_name));
+    let main = format!(
+        r#"{logo}<h1>{title}</h1>
 <form method="post" action="{action}">
 {hidden}<input type="hidden" name="csrf" value="{csrf}">
 <label for="username">{username_label}</label>
@@ -216,26 +200,18 @@ pub fn login(form: &LoginForm<'_>, status: StatusCode) -> Response {
 <input id="password" name="password" type="password" autocomplete="current-password" required{password_focus}{described}{invalid}>
 {message}
 <button type="submit">{sign_in}</button>
-</form>
-</main>
-</body>
-</html>
-"#,
-        lang = texts.tag,
-        sign_in_to = escape(texts.sign_in_to),
+</form>"#,
+        hidden = hidden_fields(carried),
         username_label = escape(texts.username),
         password_label = escape(texts.password),
         sign_in = escape(texts.sign_in),
-        client = escape(client_name),
         action = escape(action),
         csrf = escape(csrf),
         username = escape(username),
     );
-    let policy = format!(
-        "default-src 'none'; style-src 'nonce-{nonce}'; img-src {images}; \
-         form-action 'self' {redirect_origin}; frame-ancestors 'none'; base-uri 'none'"
-    );
-    page(status, body, &policy)
+    let document =
+        Document { texts, title: &title, style: &brand, main: &main, images, form_targets: Some(redirect_origin) };
+    document.answer(status)
 }
 
 /// The question a sign-out without an ID token hint asks, so that no other site can sign a browser
@@ -246,44 +222,23 @@ pub fn confirm_sign_out(
     carried: &[(&str, &str)],
     csrf: &str,
     redirect_origin: &str,
-    texts: &Texts,
+    texts: &'static Texts,
 ) -> Response {
-    let nonce = generate_secret("");
-    let mut hidden = String::new();
-    for (name, value) in carried {
-        let _ = write!(hidden, r#"<input type="hidden" name="{}" value="{}">"#, escape(name), escape(value));
-    }
-    let body = format!(
-        r#"<!DOCTYPE html>
-<html lang="{lang}">
-<head>
-<meta charset="utf-8">
-<meta name="viewport" content="width=device-width, initial-scale=1">
-<title>{question}</title>
-<style nonce="{nonce}">{STYLE}</style>
-</head>
-<body>
-<main>
-<h1>{question}</h1>
+    let title = escape(texts.sign_out_question);
+    let main = format!(
+        r#"<h1>{title}</h1>
 <form method="post" action="{action}">
 {hidden}<input type="hidden" name="csrf" value="{csrf}">
 <button type="submit" autofocus>{sign_out}</button>
-</form>
-</main>
-</body>
-</html>
-"#,
-        lang = texts.tag,
-        question = escape(texts.sign_out_question),
+</form>"#,
+        hidden = hidden_fields(carried),
         sign_out = escape(texts.sign_out),
         action = escape(action),
         csrf = escape(csrf),
     );
-    let policy = format!(
-        "default-src 'none'; style-src 'nonce-{nonce}'; form-action 'self' {redirect_origin}; frame-ancestors 'none'; \
-         base-uri 'none'"
-    );
-    page(StatusCode::OK, body, &policy)
+    let document =
+        Document { texts, title: &title, style: "", main: &main, images: None, form_targets: Some(redirect_origin) };
+    document.answer(StatusCode::OK)
 }
 
 /// A page telling why an authorization request was not answered, for requests whose client or
@@ -293,31 +248,65 @@ pub fn problem(status: StatusCode, title: &str, explanation: &str) -> Response {
 }
 
 /// A page with a title and one paragraph, in the language of `texts`.
-pub fn shown(status: StatusCode, title: &str, explanation: &str, texts: &Texts) -> Response {
-    let nonce = generate_secret("");
-    let body = format!(
-        r#"<!DOCTYPE html>
+pub fn shown(status: StatusCode, title: &str, explanation: &str, texts: &'static Texts) -> Response {
+    let title = escape(title);
+    let main = format!("<h1>{title}</h1>\n<p>{}</p>", escape(explanation));
+    let document = Document { texts, title: &title, style: "", main: &main, images: None, form_targets: None };
+    document.answer(status)
+}
+
+/// The hidden inputs carrying a request's parameters back.
+fn hidden_fields(carried: &[(&str, &str)]) -> String {
+    let mut hidden = String::new();
+    for (name, value) in carried {
+        let _ = write!(hidden, r#"<input type="hidden" name="{}" value="{}">"#, escape(name), escape(value));
+    }
+    hidden
+}
+
+/// A whole page: its language, escaped title, style beyond the common one, the inside of `<main>`,
+/// and what its Content-Security-Policy allows besides its own style.
+struct Document<'a> {
+    texts: &'static Texts,
+    title: &'a str,
+    style: &'a str,
+    main: &'a str,
+    /// The one origin pictures may come from; none without.
+    images: Option<String>,
+    /// Where its form's answer may send the browser, besides the service (no form without).
+    form_targets: Option<&'a str>,
+}
+
+impl Document<'_> {
+    fn answer(&self, status: StatusCode) -> Response {
+        let nonce = generate_secret("");
+        let Document { texts, title, style, main, images, form_targets } = self;
+        let body = format!(
+            r#"<!DOCTYPE html>
 <html lang="{lang}">
 <head>
 <meta charset="utf-8">
 <meta name="viewport" content="width=device-width, initial-scale=1">
 <title>{title}</title>
-<style nonce="{nonce}">{STYLE}</style>
+<style nonce="{nonce}">{STYLE}{style}</style>
 </head>
 <body>
 <main>
-<h1>{title}</h1>
-<p>{explanation}</p>
+{main}
 </main>
 </body>
 </html>
 "#,
-        lang = texts.tag,
-        title = escape(title),
-        explanation = escape(explanation),
-    );
-    let policy = format!("default-src 'none'; style-src 'nonce-{nonce}'; frame-ancestors 'none'; base-uri 'none'");
-    page(status, body, &policy)
+            lang = texts.tag,
+        );
+        let images = images.as_deref().unwrap_or("'none'");
+        let forms = form_targets.map(|targets| format!(" form-action 'self' {targets};")).unwrap_or_default();
+        let policy = format!(
+            "default-src 'none'; style-src 'nonce-{nonce}'; img-src {images};{forms} frame-ancestors 'none'; \
+             base-uri 'none'"
+        );
+        page(status, body, &policy)
+    }
 }
 
 fn page(status: StatusCode, body: String, policy: &str) -> Response {
