@@ -350,6 +350,26 @@ impl ActiveToken {
     }
 }
 
+/// The key that may have signed `token`, a JWT of type `typ`: a key of the realm, not revoked, of
+/// the algorithm the header names. `None` for anything else.
+async fn realm_verifier(
+    state: &AppState,
+    realm_id: &str,
+    token: &str,
+    typ: &str,
+) -> Result<Option<Arc<keys::Verifier>>, Error> {
+    let Ok(header) = jsonwebtoken::decode_header(token) else { return Ok(None) };
+    if header.typ.as_deref() != Some(typ) {
+        return Ok(None);
+    }
+    let Some(kid) = header.kid.as_deref() else { return Ok(None) };
+    let Some(verifier) = keys::verifier(state, kid).await? else { return Ok(None) };
+    let usable = verifier.realm_id == realm_id
+        && verifier.status != crate::store::signing_keys::KeyStatus::Revoked
+        && header.alg == verifier.algorithm;
+    Ok(usable.then_some(verifier))
+}
+
 /// What an ID token the service issued says of its sign-in, read from an `id_token_hint`.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct IdTokenHint {
@@ -364,18 +384,7 @@ pub struct IdTokenHint {
 /// a key of the realm that is not revoked and issued by the realm. Its expiry does not matter; a
 /// hint is not a credential. `None` for anything else.
 pub async fn id_token_hint(state: &AppState, realm_id: &str, token: &str) -> Result<Option<IdTokenHint>, Error> {
-    let Ok(header) = jsonwebtoken::decode_header(token) else { return Ok(None) };
-    if header.typ.as_deref() != Some("JWT") {
-        return Ok(None);
-    }
-    let Some(kid) = header.kid.as_deref() else { return Ok(None) };
-    let Some(verifier) = keys::verifier(state, kid).await? else { return Ok(None) };
-    if verifier.realm_id != realm_id
-        || verifier.status == crate::store::signing_keys::KeyStatus::Revoked
-        || header.alg != verifier.algorithm
-    {
-        return Ok(None);
-    }
+    let Some(verifier) = realm_verifier(state, realm_id, token, "JWT").await? else { return Ok(None) };
     let mut validation = jsonwebtoken::Validation::new(verifier.algorithm);
     validation.validate_exp = false;
     validation.validate_nbf = false;
@@ -404,18 +413,7 @@ pub async fn id_token_hint(state: &AppState, realm_id: &str, token: &str) -> Res
 /// of a live session of an Active person when it has one (of an Active person when it impersonates
 /// one), and of a client still Active whose tokens of that time were not revoked. `None` for anything else; only a database failure is an error.
 pub async fn active_access_token(state: &AppState, realm_id: &str, token: &str) -> Result<Option<ActiveToken>, Error> {
-    let Ok(header) = jsonwebtoken::decode_header(token) else { return Ok(None) };
-    if header.typ.as_deref() != Some(ACCESS_TOKEN_TYPE) {
-        return Ok(None);
-    }
-    let Some(kid) = header.kid.as_deref() else { return Ok(None) };
-    let Some(verifier) = keys::verifier(state, kid).await? else { return Ok(None) };
-    if verifier.realm_id != realm_id
-        || verifier.status == crate::store::signing_keys::KeyStatus::Revoked
-        || header.alg != verifier.algorithm
-    {
-        return Ok(None);
-    }
+    let Some(verifier) = realm_verifier(state, realm_id, token, ACCESS_TOKEN_TYPE).await? else { return Ok(None) };
     let claims = match state.caches.verified_tokens.get(token) {
         Some(claims) => claims,
         None => {
