@@ -24,8 +24,10 @@ use crate::store::users::{self as user_store, User, UserStatus};
 /// How long a code may wait for its exchange.
 pub const CODE_LIFETIME: TimeDelta = TimeDelta::seconds(60);
 
-/// The longest a browser stays signed in to a realm.
-pub const BROWSER_SESSION_LIFETIME: TimeDelta = TimeDelta::hours(10);
+/// The longest a browser stays signed in to a realm: a session's lifetime (`session_seconds`).
+pub fn browser_session_lifetime(state: &AppState) -> TimeDelta {
+    TimeDelta::seconds(i64::from(state.settings.session_seconds))
+}
 
 /// The parameters of an authorization request as the client sent them (query or form).
 #[derive(Debug, Clone, Copy, Default)]
@@ -299,7 +301,7 @@ pub fn new_browser_session(
         ip_address: origin.ip_address.clone(),
         user_agent: origin.user_agent.clone(),
         created_at: now,
-        expires_at: now + BROWSER_SESSION_LIFETIME,
+        expires_at: now + browser_session_lifetime(state),
         ended_at: None,
         end_reason: None,
     };

@@ -275,7 +275,7 @@ pub(super) fn csrf_token(state: &AppState, form_secret: &str) -> String {
 }
 
 fn session_cookie(state: &AppState, realm: &Realm, value: &str) -> HeaderValue {
-    let lifetime = browser::BROWSER_SESSION_LIFETIME.num_seconds();
+    let lifetime = browser::browser_session_lifetime(state).num_seconds();
     let text = cookie_text(state, realm, SESSION_COOKIE, value, Some(lifetime));
     HeaderValue::from_str(&text).unwrap_or_else(|_| HeaderValue::from_static(""))
 }
