@@ -548,3 +548,50 @@ async fn the_page_is_branded_with_the_clients_logo_and_colour() {
     assert!(!page.body.contains("<img"));
     assert!(page.policy.unwrap().contains("img-src 'none'"));
 }
+
+#[tokio::test]
+async fn a_person_who_must_change_their_password_chooses_a_new_one_on_the_page_then_signs_in() {
+    let app = spawn_app().await;
+    let (web, _) = realm_with_clients(&app).await;
+    let users = app.get("/realms/acme/users?searchTerm=ada").await;
+    let id = users.items()[0]["id"].as_str().unwrap().to_owned();
+    let marked = app.put(&format!("/realms/acme/users/{id}"), json!({ "mustChangePassword": true })).await;
+    assert_eq!(marked.status, StatusCode::OK, "{:?}", marked.body);
+    let mut browser = Browser::new(&app);
+    let page = browser.authorize("acme", &request("web", "s", "n", &challenge(VERIFIER))).await;
+    // A wrong password is refused as ever: only the right one leads to the change.
+    let wrong = browser.sign_in("acme", &page, "ada", "difference engine").await;
+    assert!(wrong.body.contains("The username or password is not correct."));
+    let step = browser.sign_in("acme", &wrong, "ada", "analytical engine").await;
+    assert!(step.body.contains("Choose a new password"), "{}", step.body);
+    assert!(!browser.cookies.contains_key("castellan_session"), "not signed in before the change");
+    assert_eq!(app.events("login_failed").await.last().unwrap().2["failure_reason"], "password_change_required");
+
+    let change = "/realms/acme/protocol/openid-connect/auth/password";
+    let short = browser.submit(change, &step, &[("new_password", "short")]).await;
+    assert_eq!(short.status, StatusCode::BAD_REQUEST);
+    assert!(short.body.contains(r#"role="alert""#) && short.body.contains("too short or too long"));
+    // The form without this browser's cookie is refused.
+    let forged = Browser::new(&app).submit(change, &short, &[("new_password", "a brand new passphrase")]).await;
+    assert_eq!(forged.status, StatusCode::FORBIDDEN);
+    let changed = browser.submit(change, &short, &[("new_password", "a brand new passphrase")]).await;
+    assert!(changed.shows_login_form(), "{}", changed.body);
+    assert!(changed.body.contains("Your password was changed."));
+    // The ticket sets a password once (posted with the fresh form's token: each page has its own).
+    let ticket = short.input("ticket").unwrap();
+    let again =
+        browser.submit(change, &changed, &[("ticket", &ticket), ("new_password", "yet another passphrase")]).await;
+    assert!(again.body.contains("That took too long."), "{}", again.body);
+
+    let old = browser.sign_in("acme", &again, "ada", "analytical engine").await;
+    assert!(old.body.contains("The username or password is not correct."));
+    let signed_in = browser.sign_in("acme", &old, "ada", "a brand new passphrase").await;
+    assert_eq!(signed_in.status, StatusCode::SEE_OTHER, "{}", signed_in.body);
+    let tokens = exchange(&app, &web, &signed_in.param("code").unwrap(), VERIFIER).await;
+    assert_eq!(tokens.status, StatusCode::OK);
+    // The password grant refuses until the change, and takes the new password after it.
+    let granted = app
+        .token(&web, &[("grant_type", "password"), ("username", "ada"), ("password", "a brand new passphrase")])
+        .await;
+    assert_ne!(granted.body["error_code"], "PasswordChangeRequired");
+}

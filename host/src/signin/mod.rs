@@ -194,6 +194,11 @@ pub enum PasswordOutcome {
     ConfirmationAsked(push::Asked),
     /// The browser is signed in to the realm.
     InBrowser(Box<BrowserSignIn>),
+    /// The password is right but must be changed first (browser sign-ins only): `ticket` sets a
+    /// new one once, within minutes (see [`recovery::reset`]).
+    MustChangePassword {
+        ticket: String,
+    },
 }
 
 /// A client signing in as itself with its credentials (`client_credentials`); the client is
@@ -343,9 +348,20 @@ pub async fn password(state: &AppState, attempt: PasswordAttempt<'_>) -> Result<
             }
             lockout::save(&mut *tx, target, address, &counted).await?;
         }
+        // A browser whose person typed the right password goes on to choosing a new one, with a
+        // ticket that sets it once; the token endpoint answers the refusal.
+        let ticket = match (&user, &refusal, opens) {
+            (Some(user), Refusal::PasswordChangeRequired, Opens::BrowserSession) => {
+                Some(recovery::change_ticket(state, &mut tx, realm, client, user, now).await?)
+            }
+            _ => None,
+        };
         tx.commit().await?;
         crate::protection::send_letters(state, recorded.letters);
-        return Err(refusal.into());
+        return match ticket {
+            Some(ticket) => Ok(PasswordOutcome::MustChangePassword { ticket }),
+            None => Err(refusal.into()),
+        };
     }
     let Some(user) = user else { return Err(Refusal::InvalidCredentials.into()) };
     let signed_in = SignIn { realm, client, user: &user, scopes: &scopes, resource, methods: &["pwd"] };

@@ -97,6 +97,34 @@ pub async fn request(
     Ok(())
 }
 
+/// How long a person who must change their password has to choose the new one on the page.
+pub const CHANGE_MINUTES: i64 = 10;
+
+/// A reset code for a person who just typed their right password but must change it: the login
+/// page hands it to the change form, never to anyone else.
+pub async fn change_ticket(
+    state: &AppState,
+    tx: &mut crate::store::Connection,
+    realm: &Realm,
+    client: &crate::store::clients::Client,
+    user: &crate::store::users::User,
+    now: chrono::DateTime<chrono::Utc>,
+) -> Result<String, SignInError> {
+    let token = generate_secret(TOKEN_PREFIX);
+    let reset = Reset {
+        id: ResetId::fresh(),
+        realm_id: realm.id.clone(),
+        user_id: user.id.clone(),
+        client_id: client.id.clone(),
+        token_hash: state.hasher.hash(&token),
+        created_at: now,
+        expires_at: now + TimeDelta::minutes(CHANGE_MINUTES),
+        used_at: None,
+    };
+    store::insert(&mut *tx, &reset).await?;
+    Ok(token)
+}
+
 /// Sets a new password with a reset code, once; the password must meet the realm's rules. It
 /// clears a required change and resolves an exposure of the old password.
 pub async fn reset(state: &AppState, realm: &Realm, token: &str, password: &str) -> Result<(), SignInError> {

@@ -143,17 +143,8 @@ pub async fn login(
         Ok(authorization) => authorization,
         Err(error) => return refused(&state, &realm, error),
     };
-    // The form must come from a page this browser was shown: its token derives from the browser's
-    // form cookie, which other sites can neither read nor send (SameSite=Lax).
-    let genuine = cookie(&headers, FORM_COOKIE).zip(form.get("csrf")).is_some_and(|(value, token)| {
-        crate::crypto::constant_time_eq(csrf_token(&state, value).as_bytes(), token.as_bytes())
-    });
-    if !genuine {
-        return login_page::problem(
-            StatusCode::FORBIDDEN,
-            "This sign-in form has expired",
-            "Go back to the application and start signing in again.",
-        );
+    if !genuine_form(&state, &headers, &form) {
+        return expired_form();
     }
     let username = form.get("username").unwrap_or("");
     let origin = origin_of(address, &headers);
@@ -174,13 +165,19 @@ pub async fn login(
             let session = &signed_in.session;
             answer_with_code(&state, &realm, &authorization, session, &signed_in.user, &origin, Some(cookie)).await
         }
+        Ok(PasswordOutcome::MustChangePassword { ticket }) => {
+            let page =
+                Page { state: &state, realm: &realm, authorization: &authorization, form: &form, headers: &headers };
+            page.change(&ticket, None)
+        }
         Ok(_) => refused(
             &state,
             &realm,
             Error::Internal(anyhow::anyhow!("a password sign-in opened no browser session")).into(),
         ),
         Err(SignInError::Refused(refusal)) => {
-            form_page(&state, &realm, &authorization, &form, &headers, username, Some(&refusal))
+            let message = refusal_text(&refusal, texts_for(&form, &headers));
+            form_page(&state, &realm, &authorization, &form, &headers, username, Some(message))
         }
         Err(SignInError::Failed(failure)) => refused(&state, &realm, failure.into()),
     }
@@ -226,7 +223,109 @@ async fn answer_with_code(
     }
 }
 
-/// The login page, again with the refusal of the last attempt when there was one.
+/// `POST …/auth/password`: the new password of a person who had to change it, with the ticket
+/// their sign-in was given. Set, it leads back to the login form.
+pub async fn change_password(
+    State(state): State<AppState>,
+    Path(realm_id): Path<String>,
+    headers: HeaderMap,
+    form: Result<Form, OAuthError>,
+) -> Response {
+    let form = match form {
+        Ok(form) => form,
+        Err(refused) => return malformed(&refused),
+    };
+    let Ok(realm) = super::realm(&state, &realm_id).await else { return realm_not_found() };
+    let authorization = match browser::check(&state, &realm, &asked(&form)).await {
+        Ok(authorization) => authorization,
+        Err(error) => return refused(&state, &realm, error),
+    };
+    if !genuine_form(&state, &headers, &form) {
+        return expired_form();
+    }
+    let texts = texts_for(&form, &headers);
+    let (ticket, password) = (form.get("ticket").unwrap_or(""), form.get("new_password").unwrap_or(""));
+    let page = Page { state: &state, realm: &realm, authorization: &authorization, form: &form, headers: &headers };
+    match signin::recovery::reset(&state, &realm, ticket, password).await {
+        Ok(()) => form_page(
+            &state,
+            &realm,
+            &authorization,
+            &form,
+            &headers,
+            "",
+            Some((StatusCode::OK, texts.password_changed)),
+        ),
+        Err(SignInError::Refused(Refusal::PasswordLength { .. })) => page.change(ticket, Some(texts.password_length)),
+        Err(SignInError::Refused(Refusal::PasswordBreached)) => page.change(ticket, Some(texts.password_breached)),
+        Err(SignInError::Refused(_)) => {
+            form_page(&state, &realm, &authorization, &form, &headers, "", Some((StatusCode::OK, texts.took_too_long)))
+        }
+        Err(SignInError::Failed(failure)) => refused(&state, &realm, failure.into()),
+    }
+}
+
+/// What a page of the sign-in answers: the request it serves.
+struct Page<'a> {
+    state: &'a AppState,
+    realm: &'a Realm,
+    authorization: &'a Authorization,
+    form: &'a Form,
+    headers: &'a HeaderMap,
+}
+
+impl Page<'_> {
+    /// The change-password step, again with the refusal of the last new password when there was one.
+    fn change(&self, ticket: &str, error: Option<&str>) -> Response {
+        let Page { state, realm, authorization, form, headers } = *self;
+        let texts = texts_for(form, headers);
+        let form_secret = crate::crypto::generate_secret("");
+        let csrf = csrf_token(state, &form_secret);
+        let carried: Vec<(&str, &str)> =
+            CARRIED.iter().filter_map(|name| form.get(name).map(|value| (*name, value))).collect();
+        let action = format!("{}/protocol/openid-connect/auth/password", issuer(state, &realm.id));
+        let redirect_origin = url::Url::parse(&authorization.redirect_uri)
+            .map(|url| url.origin().ascii_serialization())
+            .unwrap_or_default();
+        let page = LoginForm {
+            client_name: &authorization.client.name,
+            action: &action,
+            carried: &carried,
+            csrf: &csrf,
+            username: "",
+            error,
+            redirect_origin: &redirect_origin,
+            texts,
+            logo_uri: None,
+            color: None,
+        };
+        let status = if error.is_some() { StatusCode::BAD_REQUEST } else { StatusCode::OK };
+        let mut response = login_page::change_password(&page, ticket, status);
+        if let Ok(cookie) = HeaderValue::from_str(&cookie_text(state, realm, FORM_COOKIE, &form_secret, None)) {
+            response.headers_mut().append(header::SET_COOKIE, cookie);
+        }
+        response
+    }
+}
+
+/// Whether a form comes from a page this browser was shown: its token derives from the browser's
+/// form cookie, which other sites can neither read nor send (SameSite=Lax).
+pub(super) fn genuine_form(state: &AppState, headers: &HeaderMap, form: &Form) -> bool {
+    cookie(headers, FORM_COOKIE).zip(form.get("csrf")).is_some_and(|(value, token)| {
+        crate::crypto::constant_time_eq(csrf_token(state, value).as_bytes(), token.as_bytes())
+    })
+}
+
+fn expired_form() -> Response {
+    login_page::problem(
+        StatusCode::FORBIDDEN,
+        "This sign-in form has expired",
+        "Go back to the application and start signing in again.",
+    )
+}
+
+/// The login page, again with a message when there is one (the refusal of the last attempt, or
+/// news of a changed password).
 fn form_page(
     state: &AppState,
     realm: &Realm,
@@ -234,14 +333,11 @@ fn form_page(
     form: &Form,
     headers: &HeaderMap,
     username: &str,
-    refusal: Option<&Refusal>,
+    message: Option<(StatusCode, &'static str)>,
 ) -> Response {
     let texts = texts_for(form, headers);
-    let (status, error) = match refusal {
-        Some(refusal) => {
-            let (status, text) = refusal_text(refusal, texts);
-            (status, Some(text))
-        }
+    let (status, error) = match message {
+        Some((status, text)) => (status, Some(text)),
         None => (StatusCode::OK, None),
     };
     let form_secret = crate::crypto::generate_secret("");

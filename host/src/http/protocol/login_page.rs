@@ -51,6 +51,13 @@ pub struct Texts {
     pub sign_out: &'static str,
     pub signed_out: &'static str,
     pub close_window: &'static str,
+    pub choose_password: &'static str,
+    pub new_password: &'static str,
+    pub save_password: &'static str,
+    pub password_length: &'static str,
+    pub password_breached: &'static str,
+    pub password_changed: &'static str,
+    pub took_too_long: &'static str,
 }
 
 const ENGLISH: Texts = Texts {
@@ -68,6 +75,13 @@ const ENGLISH: Texts = Texts {
     sign_out: "Sign out",
     signed_out: "You are signed out",
     close_window: "You can close this window.",
+    choose_password: "Choose a new password",
+    new_password: "New password",
+    save_password: "Save the password",
+    password_length: "The password is too short or too long for this service.",
+    password_breached: "This password appears in a list of breached passwords. Choose another.",
+    password_changed: "Your password was changed. Sign in with the new one.",
+    took_too_long: "That took too long. Sign in again.",
 };
 
 const FRENCH: Texts = Texts {
@@ -86,6 +100,13 @@ const FRENCH: Texts = Texts {
     sign_out: "Se déconnecter",
     signed_out: "Vous êtes déconnecté",
     close_window: "Vous pouvez fermer cette fenêtre.",
+    choose_password: "Choisissez un nouveau mot de passe",
+    new_password: "Nouveau mot de passe",
+    save_password: "Enregistrer le mot de passe",
+    password_length: "Le mot de passe est trop court ou trop long pour ce service.",
+    password_breached: "Ce mot de passe figure dans une liste de mots de passe divulgués. Choisissez-en un autre.",
+    password_changed: "Votre mot de passe a été changé. Connectez-vous avec le nouveau.",
+    took_too_long: "Le délai est dépassé. Connectez-vous à nouveau.",
 };
 
 /// The languages the pages are written in, as `ui_locales_supported` names them.
@@ -211,6 +232,39 @@ pub fn login(form: &LoginForm<'_>, status: StatusCode) -> Response {
     );
     let document =
         Document { texts, title: &title, style: &brand, main: &main, images, form_targets: Some(redirect_origin) };
+    document.answer(status)
+}
+
+/// The step of a person who typed the right password but must change it: one field for the new
+/// password, posted back with the request, the CSRF token and the change ticket.
+pub fn change_password(form: &LoginForm<'_>, ticket: &str, status: StatusCode) -> Response {
+    let LoginForm { action, carried, csrf, error, redirect_origin, texts, .. } = form;
+    let (described, message) = match error {
+        Some(text) => (
+            r#" aria-describedby="password-error" aria-invalid="true""#,
+            format!(r#"<p id="password-error" class="error" role="alert">{}</p>"#, escape(text)),
+        ),
+        None => ("", String::new()),
+    };
+    let title = escape(texts.choose_password);
+    let main = format!(
+        r#"<h1>{title}</h1>
+<form method="post" action="{action}">
+{hidden}<input type="hidden" name="csrf" value="{csrf}"><input type="hidden" name="ticket" value="{ticket}">
+<label for="new-password">{label}</label>
+<input id="new-password" name="new_password" type="password" autocomplete="new-password" required autofocus{described}>
+{message}
+<button type="submit">{save}</button>
+</form>"#,
+        hidden = hidden_fields(carried),
+        action = escape(action),
+        csrf = escape(csrf),
+        ticket = escape(ticket),
+        label = escape(texts.new_password),
+        save = escape(texts.save_password),
+    );
+    let document =
+        Document { texts, title: &title, style: "", main: &main, images: None, form_targets: Some(redirect_origin) };
     document.answer(status)
 }
 

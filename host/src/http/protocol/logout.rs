@@ -7,7 +7,7 @@ use axum::extract::{Path, RawQuery, State};
 use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
 use axum::response::{IntoResponse, Response};
 
-use super::authorize::{FORM_COOKIE, SESSION_COOKIE, cookie, cookie_text, csrf_token, texts_for};
+use super::authorize::{FORM_COOKIE, SESSION_COOKIE, cookie, cookie_text, csrf_token, genuine_form, texts_for};
 use super::login_page;
 use super::{Form, OAuthError};
 use crate::AppState;
@@ -76,10 +76,7 @@ async fn end_session(state: &AppState, realm_id: &str, headers: &HeaderMap, form
     let redirect_origin =
         destination.and_then(|uri| url::Url::parse(uri).ok()).map(|url| url.origin().ascii_serialization());
     // Confirmed: a post from the page this browser was shown.
-    let confirmed = posted
-        && cookie(headers, FORM_COOKIE).zip(form.get("csrf")).is_some_and(|(value, token)| {
-            crate::crypto::constant_time_eq(csrf_token(state, value).as_bytes(), token.as_bytes())
-        });
+    let confirmed = posted && genuine_form(state, headers, form);
     if hint.is_none() && !confirmed {
         let form_secret = crate::crypto::generate_secret("");
         let carried: Vec<(&str, &str)> =

@@ -40,6 +40,7 @@ pub fn routes() -> Router<AppState> {
         .route("/realms/{realm}/protocol/openid-connect/certs", get(discovery::certs))
         .route("/realms/{realm}/protocol/openid-connect/auth", get(authorize::get).post(authorize::post))
         .route("/realms/{realm}/protocol/openid-connect/auth/login", post(authorize::login))
+        .route("/realms/{realm}/protocol/openid-connect/auth/password", post(authorize::change_password))
         .route("/realms/{realm}/protocol/openid-connect/logout", get(logout::get).post(logout::post))
         .route("/realms/{realm}/protocol/openid-connect/token", post(token::endpoint))
         .route("/realms/{realm}/account/recovery", post(recovery::request))

@@ -133,7 +133,7 @@ fn password_answer(outcome: PasswordOutcome) -> Result<Response, OAuthError> {
             "interval": asked.interval,
         }))),
         // The token endpoint's sign-ins open client sessions, never a browser's.
-        PasswordOutcome::InBrowser(_) => {
+        PasswordOutcome::InBrowser(_) | PasswordOutcome::MustChangePassword { .. } => {
             Err(Error::Internal(anyhow::anyhow!("a browser sign-in at the token endpoint")).into())
         }
     }
