@@ -68,18 +68,7 @@ pub async fn request(
     if let Some((user, to)) = recipient
         && !state.protection.refuses(Hold::RecoverySilenced, &realm.id, &user.id, now).await
     {
-        let token = generate_secret(TOKEN_PREFIX);
-        let reset = Reset {
-            id: ResetId::fresh(),
-            realm_id: realm.id.clone(),
-            user_id: user.id.clone(),
-            client_id: client.id.clone(),
-            token_hash: state.hasher.hash(&token),
-            created_at: now,
-            expires_at: now + TimeDelta::minutes(RESET_MINUTES),
-            used_at: None,
-        };
-        store::insert(&mut *tx, &reset).await?;
+        let token = new_reset(state, &mut tx, (realm, &client, user), TimeDelta::minutes(RESET_MINUTES), now).await?;
         let name = &client.name;
         letters.push(Letter {
             to,
@@ -110,6 +99,17 @@ pub async fn change_ticket(
     user: &crate::store::users::User,
     now: chrono::DateTime<chrono::Utc>,
 ) -> Result<String, SignInError> {
+    new_reset(state, tx, (realm, client, user), TimeDelta::minutes(CHANGE_MINUTES), now).await
+}
+
+/// Stores a new reset code of the person, good once for `lifetime`; returns its value.
+async fn new_reset(
+    state: &AppState,
+    tx: &mut crate::store::Connection,
+    (realm, client, user): (&Realm, &crate::store::clients::Client, &crate::store::users::User),
+    lifetime: TimeDelta,
+    now: chrono::DateTime<chrono::Utc>,
+) -> Result<String, SignInError> {
     let token = generate_secret(TOKEN_PREFIX);
     let reset = Reset {
         id: ResetId::fresh(),
@@ -118,7 +118,7 @@ pub async fn change_ticket(
         client_id: client.id.clone(),
         token_hash: state.hasher.hash(&token),
         created_at: now,
-        expires_at: now + TimeDelta::minutes(CHANGE_MINUTES),
+        expires_at: now + lifetime,
         used_at: None,
     };
     store::insert(&mut *tx, &reset).await?;

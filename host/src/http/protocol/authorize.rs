@@ -4,6 +4,8 @@
 //! Answers go to the client's registered redirect URI with `iss` (RFC 9207), or, when the client or
 //! its redirect URI cannot be trusted, to a page.
 
+use std::sync::Arc;
+
 use axum::Extension;
 use axum::extract::{Path, RawQuery, State};
 use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
@@ -134,18 +136,10 @@ pub async fn login(
     headers: HeaderMap,
     form: Result<Form, OAuthError>,
 ) -> Response {
-    let form = match form {
-        Ok(form) => form,
-        Err(refused) => return malformed(&refused),
+    let (form, realm, authorization) = match posted(&state, &realm_id, &headers, form).await {
+        Ok(posted) => posted,
+        Err(answer) => return *answer,
     };
-    let Ok(realm) = super::realm(&state, &realm_id).await else { return realm_not_found() };
-    let authorization = match browser::check(&state, &realm, &asked(&form)).await {
-        Ok(authorization) => authorization,
-        Err(error) => return refused(&state, &realm, error),
-    };
-    if !genuine_form(&state, &headers, &form) {
-        return expired_form();
-    }
     let username = form.get("username").unwrap_or("");
     let origin = origin_of(address, &headers);
     let attempt = PasswordAttempt {
@@ -231,18 +225,10 @@ pub async fn change_password(
     headers: HeaderMap,
     form: Result<Form, OAuthError>,
 ) -> Response {
-    let form = match form {
-        Ok(form) => form,
-        Err(refused) => return malformed(&refused),
+    let (form, realm, authorization) = match posted(&state, &realm_id, &headers, form).await {
+        Ok(posted) => posted,
+        Err(answer) => return *answer,
     };
-    let Ok(realm) = super::realm(&state, &realm_id).await else { return realm_not_found() };
-    let authorization = match browser::check(&state, &realm, &asked(&form)).await {
-        Ok(authorization) => authorization,
-        Err(error) => return refused(&state, &realm, error),
-    };
-    if !genuine_form(&state, &headers, &form) {
-        return expired_form();
-    }
     let texts = texts_for(&form, &headers);
     let (ticket, password) = (form.get("ticket").unwrap_or(""), form.get("new_password").unwrap_or(""));
     let page = Page { state: &state, realm: &realm, authorization: &authorization, form: &form, headers: &headers };
@@ -306,6 +292,26 @@ impl Page<'_> {
         }
         response
     }
+}
+
+/// A form of the sign-in pages, read: its realm, its authorization request checked again, and its
+/// token matched with this browser's; else the answer to give.
+async fn posted(
+    state: &AppState,
+    realm_id: &str,
+    headers: &HeaderMap,
+    form: Result<Form, OAuthError>,
+) -> Result<(Form, Arc<Realm>, Authorization), Box<Response>> {
+    let form = form.map_err(|refused| Box::new(malformed(&refused)))?;
+    let Ok(realm) = super::realm(state, realm_id).await else { return Err(Box::new(realm_not_found())) };
+    let authorization = match browser::check(state, &realm, &asked(&form)).await {
+        Ok(authorization) => authorization,
+        Err(error) => return Err(Box::new(refused(state, &realm, error))),
+    };
+    if !genuine_form(state, headers, &form) {
+        return Err(Box::new(expired_form()));
+    }
+    Ok((form, realm, authorization))
 }
 
 /// Whether a form comes from a page this browser was shown: its token derives from the browser's
