@@ -270,9 +270,7 @@ impl Page<'_> {
         let carried: Vec<(&str, &str)> =
             CARRIED.iter().filter_map(|name| form.get(name).map(|value| (*name, value))).collect();
         let action = format!("{}/protocol/openid-connect/auth/password", issuer(state, &realm.id));
-        let redirect_origin = url::Url::parse(&authorization.redirect_uri)
-            .map(|url| url.origin().ascii_serialization())
-            .unwrap_or_default();
+        let redirect_origin = login_page::form_target(&authorization.redirect_uri);
         let page = LoginForm {
             client_name: &authorization.client.name,
             action: &action,
@@ -351,8 +349,7 @@ fn form_page(
     let carried: Vec<(&str, &str)> =
         CARRIED.iter().filter_map(|name| form.get(name).map(|value| (*name, value))).collect();
     let action = format!("{}/protocol/openid-connect/auth/login", issuer(state, &realm.id));
-    let redirect_origin =
-        url::Url::parse(&authorization.redirect_uri).map(|url| url.origin().ascii_serialization()).unwrap_or_default();
+    let redirect_origin = login_page::form_target(&authorization.redirect_uri);
     let page = LoginForm {
         client_name: &authorization.client.name,
         action: &action,

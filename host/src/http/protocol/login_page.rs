@@ -9,6 +9,18 @@ use axum::response::{IntoResponse, Response};
 
 use crate::crypto::generate_secret;
 
+/// The Content-Security-Policy source that lets a form's answer go on to `uri`: its origin, or for
+/// an address without one (a native app's private-use scheme, RFC 8252) its scheme.
+pub fn form_target(uri: &str) -> String {
+    match url::Url::parse(uri) {
+        Ok(url) => match url.origin() {
+            origin @ url::Origin::Tuple(..) => origin.ascii_serialization(),
+            url::Origin::Opaque(_) => format!("{}:", url.scheme()),
+        },
+        Err(_) => String::new(),
+    }
+}
+
 /// Text escaped for HTML element content and double-quoted attribute values.
 pub fn escape(text: &str) -> String {
     let mut escaped = String::with_capacity(text.len());
@@ -396,6 +408,12 @@ mod tests {
         assert_eq!(Language::choose(None, Some("fr;q=0, en;q=0.1")), Language::English);
         assert_eq!(Language::choose(None, Some("de")), Language::English);
         assert_eq!(Language::choose(None, None), Language::English);
+    }
+
+    #[test]
+    fn a_form_may_go_on_to_the_origin_of_a_web_address_or_the_scheme_of_a_native_apps() {
+        assert_eq!(form_target("https://app.example:8443/cb?x=1"), "https://app.example:8443");
+        assert_eq!(form_target("com.example.app:/callback"), "com.example.app:");
     }
 
     #[test]

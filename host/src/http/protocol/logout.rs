@@ -73,8 +73,7 @@ async fn end_session(state: &AppState, realm_id: &str, headers: &HeaderMap, form
         },
         None => None,
     };
-    let redirect_origin =
-        destination.and_then(|uri| url::Url::parse(uri).ok()).map(|url| url.origin().ascii_serialization());
+    let redirect_origin = destination.map(login_page::form_target);
     // Confirmed: a post from the page this browser was shown.
     let confirmed = posted && genuine_form(state, headers, form);
     if hint.is_none() && !confirmed {
