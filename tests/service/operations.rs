@@ -56,6 +56,11 @@ async fn the_openapi_document_describes_the_admin_api() {
     ] {
         assert!(document["paths"].get(path).is_some(), "{path} is documented");
     }
+    // A client's sign-in settings: where a browser may go after logout, and the login page's branding.
+    let schemas = &document["components"]["schemas"];
+    assert!(schemas["ClientConfigurationView"]["properties"].get("postLogoutRedirectUris").is_some());
+    assert!(schemas["ClientView"]["properties"].get("branding").is_some());
+    assert!(schemas["BrandingView"]["properties"].get("primaryColor").is_some());
     // Realm and client endpoints share their handlers; each operation is documented under both paths,
     // the client's with its own parameter and operation id.
     for (path, method, id) in [

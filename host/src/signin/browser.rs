@@ -4,6 +4,8 @@
 //! for tokens at the token endpoint. The password itself is checked by [`super::password`], the
 //! same operation as the password grant's.
 
+use std::sync::Arc;
+
 use chrono::{DateTime, TimeDelta, Utc};
 use sha2::{Digest, Sha256};
 
@@ -14,7 +16,7 @@ use crate::error::Error;
 use crate::ids::{BrowserSessionId, SessionId};
 use crate::store::Status;
 use crate::store::browser::{self, AuthorizationCode, BrowserSession, Taken};
-use crate::store::clients::{self, Client, ClientType, GrantType};
+use crate::store::clients::{Client, ClientType, GrantType};
 use crate::store::events::EventType;
 use crate::store::lockout;
 use crate::store::realms::Realm;
@@ -54,7 +56,7 @@ pub struct Asked<'a> {
 /// An authorization request that passed every check.
 #[derive(Debug, Clone)]
 pub struct Authorization {
-    pub client: Client,
+    pub client: Arc<Client>,
     pub redirect_uri: String,
     pub state: Option<String>,
     pub nonce: Option<String>,
@@ -145,7 +147,7 @@ impl From<crate::store::Error> for AuthorizationError {
 pub async fn check(state: &AppState, realm: &Realm, asked: &Asked<'_>) -> Result<Authorization, AuthorizationError> {
     use AuthorizationError::Unredirectable as Shown;
     let client_id = asked.client_id.ok_or(Shown(Unredirectable::ClientMissing))?;
-    let client = clients::find(state.store.pool(), &realm.id, client_id)
+    let client = crate::tokens::find_client(state, &realm.id, client_id)
         .await?
         .filter(|client| client.status == Status::Active)
         .ok_or(Shown(Unredirectable::ClientUnknown))?;

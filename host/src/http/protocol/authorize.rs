@@ -125,7 +125,7 @@ async fn authorize(state: &AppState, realm_id: &str, origin: &Origin, headers: &
         return denied(state, &realm, &authorization, Denial::LoginRequired, "the person is not signed in");
     }
     let username = authorization.login_hint.clone().unwrap_or_default();
-    form_page(state, &realm, &authorization, form, headers, &username, None)
+    Page { state, realm: &realm, authorization: &authorization, form, headers }.login(&username, None)
 }
 
 /// `POST …/auth/login`: the login form, with the request's parameters carried back.
@@ -171,7 +171,9 @@ pub async fn login(
         ),
         Err(SignInError::Refused(refusal)) => {
             let message = refusal_text(&refusal, texts_for(&form, &headers));
-            form_page(&state, &realm, &authorization, &form, &headers, username, Some(message))
+            let page =
+                Page { state: &state, realm: &realm, authorization: &authorization, form: &form, headers: &headers };
+            page.login(username, Some(message))
         }
         Err(SignInError::Failed(failure)) => refused(&state, &realm, failure.into()),
     }
@@ -233,20 +235,10 @@ pub async fn change_password(
     let (ticket, password) = (form.get("ticket").unwrap_or(""), form.get("new_password").unwrap_or(""));
     let page = Page { state: &state, realm: &realm, authorization: &authorization, form: &form, headers: &headers };
     match signin::recovery::reset(&state, &realm, ticket, password).await {
-        Ok(()) => form_page(
-            &state,
-            &realm,
-            &authorization,
-            &form,
-            &headers,
-            "",
-            Some((StatusCode::OK, texts.password_changed)),
-        ),
+        Ok(()) => page.login("", Some((StatusCode::OK, texts.password_changed))),
         Err(SignInError::Refused(Refusal::PasswordLength { .. })) => page.change(ticket, Some(texts.password_length)),
         Err(SignInError::Refused(Refusal::PasswordBreached)) => page.change(ticket, Some(texts.password_breached)),
-        Err(SignInError::Refused(_)) => {
-            form_page(&state, &realm, &authorization, &form, &headers, "", Some((StatusCode::OK, texts.took_too_long)))
-        }
+        Err(SignInError::Refused(_)) => page.login("", Some((StatusCode::OK, texts.took_too_long))),
         Err(SignInError::Failed(failure)) => refused(&state, &realm, failure.into()),
     }
 }
@@ -261,34 +253,68 @@ struct Page<'a> {
 }
 
 impl Page<'_> {
+    /// The login page, again with a message when there is one (the refusal of the last attempt, or
+    /// news of a changed password).
+    fn login(&self, username: &str, message: Option<(StatusCode, &'static str)>) -> Response {
+        let (status, error) = match message {
+            Some((status, text)) => (status, Some(text)),
+            None => (StatusCode::OK, None),
+        };
+        self.render("login", username, error, |page| login_page::login(page, status))
+    }
+
     /// The change-password step, again with the refusal of the last new password when there was one.
     fn change(&self, ticket: &str, error: Option<&str>) -> Response {
+        let status = if error.is_some() { StatusCode::BAD_REQUEST } else { StatusCode::OK };
+        self.render("password", "", error, |page| login_page::change_password(page, ticket, status))
+    }
+
+    /// A form of the request posting to `…/auth/{path}`, drawn by `draw`, with a fresh CSRF token
+    /// and the cookie it is bound to.
+    fn render(
+        &self,
+        path: &str,
+        username: &str,
+        error: Option<&str>,
+        draw: impl FnOnce(&LoginForm<'_>) -> Response,
+    ) -> Response {
         let Page { state, realm, authorization, form, headers } = *self;
-        let texts = texts_for(form, headers);
-        let form_secret = crate::crypto::generate_secret("");
-        let csrf = csrf_token(state, &form_secret);
-        let carried: Vec<(&str, &str)> =
-            CARRIED.iter().filter_map(|name| form.get(name).map(|value| (*name, value))).collect();
-        let action = format!("{}/protocol/openid-connect/auth/password", issuer(state, &realm.id));
+        let (csrf, form_cookie) = fresh_form(state, realm);
+        let carried = carried(form, CARRIED);
+        let action = format!("{}/protocol/openid-connect/auth/{path}", issuer(state, &realm.id));
         let redirect_origin = login_page::form_target(&authorization.redirect_uri);
         let page = LoginForm {
             client_name: &authorization.client.name,
             action: &action,
             carried: &carried,
             csrf: &csrf,
-            username: "",
+            username,
             error,
             redirect_origin: &redirect_origin,
-            texts,
-            logo_uri: None,
-            color: None,
+            texts: texts_for(form, headers),
+            logo_uri: authorization.client.logo_uri.as_deref(),
+            color: authorization.client.brand_color.as_deref(),
         };
-        let status = if error.is_some() { StatusCode::BAD_REQUEST } else { StatusCode::OK };
-        let mut response = login_page::change_password(&page, ticket, status);
-        if let Ok(cookie) = HeaderValue::from_str(&cookie_text(state, realm, FORM_COOKIE, &form_secret, None)) {
-            response.headers_mut().append(header::SET_COOKIE, cookie);
-        }
+        let mut response = draw(&page);
+        append_cookie(&mut response, &form_cookie);
         response
+    }
+}
+
+/// The parameters among `names` that the form carries, to post back unchanged.
+pub(super) fn carried<'f>(form: &'f Form, names: &[&'static str]) -> Vec<(&'static str, &'f str)> {
+    names.iter().filter_map(|name| form.get(name).map(|value| (*name, value))).collect()
+}
+
+/// A new form's CSRF token, and the cookie (as a `Set-Cookie` value) it is bound to.
+pub(super) fn fresh_form(state: &AppState, realm: &Realm) -> (String, String) {
+    let form_secret = crate::crypto::generate_secret("");
+    (csrf_token(state, &form_secret), cookie_text(state, realm, FORM_COOKIE, &form_secret, None))
+}
+
+pub(super) fn append_cookie(response: &mut Response, text: &str) {
+    if let Ok(value) = HeaderValue::from_str(text) {
+        response.headers_mut().append(header::SET_COOKIE, value);
     }
 }
 
@@ -326,47 +352,6 @@ fn expired_form() -> Response {
         "This sign-in form has expired",
         "Go back to the application and start signing in again.",
     )
-}
-
-/// The login page, again with a message when there is one (the refusal of the last attempt, or
-/// news of a changed password).
-fn form_page(
-    state: &AppState,
-    realm: &Realm,
-    authorization: &Authorization,
-    form: &Form,
-    headers: &HeaderMap,
-    username: &str,
-    message: Option<(StatusCode, &'static str)>,
-) -> Response {
-    let texts = texts_for(form, headers);
-    let (status, error) = match message {
-        Some((status, text)) => (status, Some(text)),
-        None => (StatusCode::OK, None),
-    };
-    let form_secret = crate::crypto::generate_secret("");
-    let csrf = csrf_token(state, &form_secret);
-    let carried: Vec<(&str, &str)> =
-        CARRIED.iter().filter_map(|name| form.get(name).map(|value| (*name, value))).collect();
-    let action = format!("{}/protocol/openid-connect/auth/login", issuer(state, &realm.id));
-    let redirect_origin = login_page::form_target(&authorization.redirect_uri);
-    let page = LoginForm {
-        client_name: &authorization.client.name,
-        action: &action,
-        carried: &carried,
-        csrf: &csrf,
-        username,
-        error,
-        redirect_origin: &redirect_origin,
-        texts,
-        logo_uri: authorization.client.logo_uri.as_deref(),
-        color: authorization.client.brand_color.as_deref(),
-    };
-    let mut response = login_page::login(&page, status);
-    if let Ok(cookie) = HeaderValue::from_str(&cookie_text(state, realm, FORM_COOKIE, &form_secret, None)) {
-        response.headers_mut().append(header::SET_COOKIE, cookie);
-    }
-    response
 }
 
 pub(super) fn csrf_token(state: &AppState, form_secret: &str) -> String {

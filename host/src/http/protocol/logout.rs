@@ -7,7 +7,9 @@ use axum::extract::{Path, RawQuery, State};
 use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
 use axum::response::{IntoResponse, Response};
 
-use super::authorize::{FORM_COOKIE, SESSION_COOKIE, cookie, cookie_text, csrf_token, genuine_form, texts_for};
+use super::authorize::{
+    SESSION_COOKIE, append_cookie, carried, cookie, cookie_text, fresh_form, genuine_form, texts_for,
+};
 use super::login_page;
 use super::{Form, OAuthError};
 use crate::AppState;
@@ -77,14 +79,12 @@ async fn end_session(state: &AppState, realm_id: &str, headers: &HeaderMap, form
     // Confirmed: a post from the page this browser was shown.
     let confirmed = posted && genuine_form(state, headers, form);
     if hint.is_none() && !confirmed {
-        let form_secret = crate::crypto::generate_secret("");
-        let carried: Vec<(&str, &str)> =
-            CARRIED.iter().filter_map(|name| form.get(name).map(|value| (*name, value))).collect();
+        let (csrf, form_cookie) = fresh_form(state, &realm);
         let action = format!("{}/protocol/openid-connect/logout", issuer(state, &realm.id));
-        let csrf = csrf_token(state, &form_secret);
         let origin = redirect_origin.as_deref().unwrap_or("");
-        let mut page = login_page::confirm_sign_out(&action, &carried, &csrf, origin, texts_for(form, headers));
-        append_cookie(&mut page, &cookie_text(state, &realm, FORM_COOKIE, &form_secret, None));
+        let texts = texts_for(form, headers);
+        let mut page = login_page::confirm_sign_out(&action, &carried(form, CARRIED), &csrf, origin, texts);
+        append_cookie(&mut page, &form_cookie);
         return page;
     }
     let hinted_session = hint.as_ref().and_then(|hint| hint.session_id.as_ref());
@@ -131,12 +131,6 @@ async fn client_of(
         Ok(Some(client)) => Ok(Some(client)),
         Ok(None) => Err(Box::new(bad_request("No client of this realm has this client_id."))),
         Err(failure) => Err(Box::new(unavailable(&failure))),
-    }
-}
-
-fn append_cookie(response: &mut Response, text: &str) {
-    if let Ok(value) = HeaderValue::from_str(text) {
-        response.headers_mut().append(header::SET_COOKIE, value);
     }
 }
 
