@@ -3,11 +3,15 @@
 # a browser that is not signed in, answered with the rendered form), single sign-on (an
 # authorization request of a signed-in browser, answered with a code: a client session, a code
 # and a login_succeeded event written each time), and code exchanges at the token endpoint (codes
-# made by a single sign-on run just before, exchanged within their 60 seconds).
+# made by a single sign-on run just before, exchanged within their 60 seconds); then whole browser
+# sign-ins (the page, the form with the password, the code exchanged) beside password grants at
+# the same concurrency (PAIR_CONNECTIONS, 4 by default, one per wrk thread): both are bounded by
+# the password hash.
 #
 #   bench/browser.sh sqlite|postgres [connections] [seconds]
-#   ONLY=login_page bench/browser.sh sqlite         (one run: login_page, single_sign_on or
-#                                                    code_exchange)
+#   ONLY=login_page bench/browser.sh sqlite         (one run: login_page, single_sign_on,
+#                                                    code_exchange or whole_sign_in, which runs
+#                                                    the password grant beside it)
 #
 # Needs wrk (Debian package `wrk`), curl and python3.
 set -euo pipefail
@@ -18,7 +22,7 @@ seconds="${3:-15}"
 source "$(dirname "$0")/service.sh" "${1:-sqlite}" 18193
 redirect="http://127.0.0.1:9/callback"
 admin -o /dev/null -d '{"id":"acme"}' "$base/api/v1/admin/realms"
-secret=$(admin -d "{\"id\":\"web\",\"name\":\"The web app\",\"clientConfiguration\":{\"grantTypes\":[\"authorization_code\"],\"redirectUris\":[\"$redirect\"]}}" \
+secret=$(admin -d "{\"id\":\"web\",\"name\":\"The web app\",\"clientConfiguration\":{\"grantTypes\":[\"authorization_code\",\"password\"],\"redirectUris\":[\"$redirect\"]}}" \
   "$base/api/v1/admin/realms/acme/clients" | python3 -c 'import json,sys; print(json.load(sys.stdin)["data"]["clientSecret"])')
 admin -o /dev/null -d '{"username":"ada","password":"analytical engine"}' "$base/api/v1/admin/realms/acme/users"
 # The verifier and challenge of RFC 7636's example.
@@ -62,4 +66,24 @@ if [ -z "${ONLY:-}" ] || [ "$ONLY" = code_exchange ]; then
     REST="&redirect_uri=$(python3 -c "import urllib.parse,sys; print(urllib.parse.quote(sys.argv[1], safe=''))" "$redirect")&code_verifier=$verifier" \
     wrk -t2 -c"$connections" -d"${EXCHANGE_SECONDS:-3}s" --latency -s "$root/bench/code_exchange.lua" \
     "$base/realms/acme/protocol/openid-connect/token" | grep -E 'Requests/sec|non-2xx|50%|99%|requests in'
+fi
+
+if [ -z "${ONLY:-}" ] || [ "$ONLY" = whole_sign_in ]; then
+  pair="${PAIR_CONNECTIONS:-4}"
+  rest="&redirect_uri=$(python3 -c "import urllib.parse,sys; print(urllib.parse.quote(sys.argv[1], safe=''))" "$redirect")&code_verifier=$verifier"
+  whole() { # wrk duration
+    QUERY="${auth_url#*\?}" REALM_PATH=/realms/acme BASIC=$(printf 'web:%s' "$secret" | base64 -w0) \
+      USERNAME=ada PASSWORD=analytical%20engine REST="$rest" \
+      wrk -t"$pair" -c"$pair" -d"$1" -s "$root/bench/sign_in.lua" "$base"
+  }
+  grants() { # wrk duration
+    FORM="grant_type=password&username=ada&password=analytical%20engine" BASIC=$(printf 'web:%s' "$secret" | base64 -w0) \
+      wrk -t"$pair" -c"$pair" -d"$1" --latency -s "$root/bench/form.lua" "$base/realms/acme/protocol/openid-connect/token"
+  }
+  echo "== whole_sign_in ($pair connections)"
+  whole 3s >/dev/null
+  whole "${seconds}s" | grep -E 'sign-ins completed|requests in'
+  echo "== password_grant ($pair connections)"
+  grants 3s >/dev/null
+  grants "${seconds}s" | grep -E 'Requests/sec|Non-2xx|requests in'
 fi

@@ -1,14 +1,16 @@
-//! First start on an empty database: the platform realm and client, an account, its Owner, and
-//! an API key holding every permission. Never again on later starts.
+//! First start on an empty database: the platform realm and client, an account, its Owner, an API
+//! key holding every permission, and a one-time code for the Owner to choose a password (the link
+//! to the page that takes it is printed with the key). Never again on later starts.
 
 use anyhow::Context as _;
 
 use crate::clock::Clock;
 use crate::crypto::{SecretHasher, generate_secret, last_four};
-use crate::ids::{AccountId, CredentialId, PLATFORM_REALM, RealmId, UserId};
+use crate::ids::{AccountId, CredentialId, PLATFORM_REALM, RealmId, ResetId, UserId};
 use crate::store::accounts::{self, Account, Person};
 use crate::store::clients::{self, Client, ClientType, GrantType};
 use crate::store::realms::{self, Realm, RealmSettings};
+use crate::store::recovery::{self, Reset};
 use crate::store::secrets::{self, Secret, SecretType};
 use crate::store::{Status, Store};
 
@@ -26,7 +28,12 @@ pub struct Bootstrapped {
     pub owner_user_id: UserId,
     pub api_key_id: CredentialId,
     pub api_key: String,
+    /// The Owner's one-time code to choose a password, good for [`OWNER_CODE_HOURS`].
+    pub owner_code: String,
 }
+
+/// How long the Owner's first-start code works.
+pub const OWNER_CODE_HOURS: i64 = 24;
 
 /// Creates the first account when the database has none; `None` when it already has one (or
 /// another host created it at the same moment).
@@ -84,6 +91,24 @@ pub async fn run_if_empty(
         issued_tokens_revoked_before: None,
     };
     secrets::insert(&mut *tx, &secret).await?;
+    let owner_code = generate_secret(crate::signin::recovery::RESET_CODE_PREFIX);
+    let reset = Reset {
+        id: ResetId::fresh(),
+        realm_id: RealmId::platform(),
+        user_id: owner.id.clone(),
+        client_id: platform_client.id.clone(),
+        token_hash: hasher.hash(&owner_code),
+        created_at: now,
+        expires_at: now + chrono::TimeDelta::hours(OWNER_CODE_HOURS),
+        used_at: None,
+    };
+    recovery::insert(&mut *tx, &reset).await?;
     tx.commit().await.context("cannot store the bootstrap account")?;
-    Ok(Some(Bootstrapped { account_id: account.id.clone(), owner_user_id: owner.id, api_key_id: secret.id, api_key }))
+    Ok(Some(Bootstrapped {
+        account_id: account.id.clone(),
+        owner_user_id: owner.id,
+        api_key_id: secret.id,
+        api_key,
+        owner_code,
+    }))
 }

@@ -216,6 +216,18 @@ impl Application {
         self.bootstrapped.as_ref()
     }
 
+    /// The link the Owner of the first account follows to choose a password, when this start
+    /// bootstrapped the database.
+    pub fn owner_link(&self) -> Option<String> {
+        let first = self.bootstrapped.as_ref()?;
+        Some(format!(
+            "{}/realms/{}/account/password?code={}",
+            self.state.public_url,
+            ids::PLATFORM_REALM,
+            first.owner_code
+        ))
+    }
+
     pub fn state(&self) -> &AppState {
         &self.state
     }

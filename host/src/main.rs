@@ -126,6 +126,13 @@ async fn serve(settings: Settings, policies: PathBuf) -> anyhow::Result<()> {
         if let Some(path) = key_file {
             println!("The key was also written to {} (mode 0600).", path.display());
         }
+        if let Some(link) = app.owner_link() {
+            let hours = castellan::bootstrap::OWNER_CODE_HOURS;
+            println!(
+                "The account's Owner (username `owner`) signs in to the console with a password, chosen once \
+                 within {hours} hours at:\n\n    {link}\n"
+            );
+        }
     }
     app.run_until_stopped(shutdown_signal()).await
 }

@@ -361,6 +361,39 @@ pub fn parsed<T>(parse: impl Fn(&str) -> Result<T, (Rule, String)>) -> impl Fn(&
     }
 }
 
+/// Whether `name` can be a username: 1–255 characters, none a space or a control character.
+pub fn is_username(name: &str) -> bool {
+    (1..=255).contains(&name.chars().count()) && !name.chars().any(|c| c.is_whitespace() || c.is_control())
+}
+
+/// A username field (see [`is_username`]).
+pub fn username(path: &str, value: &Value) -> Result<String, Refusals> {
+    let name = text(1, 255)(path, value)?;
+    if !is_username(&name) {
+        return refuse(path, Rule::Pattern, format!("{path} must not contain spaces"));
+    }
+    Ok(name)
+}
+
+/// Whether `text` reads as an e-mail address: one `@`, something before it, a dotted domain
+/// after it, no spaces, at most 254 characters.
+pub fn is_email(text: &str) -> bool {
+    text.len() <= 254
+        && !text.chars().any(|c| c.is_whitespace() || c.is_control())
+        && text.split_once('@').is_some_and(|(local, domain)| {
+            !local.is_empty()
+                && domain.contains('.')
+                && !domain.starts_with('.')
+                && !domain.ends_with('.')
+                && !domain.contains('@')
+        })
+}
+
+/// An e-mail address field, for [`parsed`] (see [`is_email`]).
+pub fn email(text: &str) -> Result<String, (Rule, String)> {
+    if is_email(text) { Ok(text.to_owned()) } else { Err((Rule::Format, "email must be an e-mail address".into())) }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

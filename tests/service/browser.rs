@@ -239,7 +239,7 @@ async fn a_wrong_password_shows_the_page_again_with_the_error_tied_to_the_fields
     let page = browser.authorize("acme", &request("web", "s", "n", &challenge(VERIFIER))).await;
     let again = browser.sign_in("acme", &page, "ada", "difference engine").await;
     assert!(again.shows_login_form(), "{}", again.body);
-    assert!(again.body.contains(r#"role="alert""#) && again.body.contains(r#"aria-describedby="sign-in-error""#));
+    assert!(again.body.contains(r#"role="alert""#) && again.body.contains(r#"aria-describedby="form-error""#));
     assert!(again.body.contains("The username or password is not correct."));
     assert_eq!(again.input("username").as_deref(), Some("ada"), "the name typed is kept");
     assert!(!browser.cookies.contains_key("castellan_session"));

@@ -35,6 +35,7 @@ mod realms;
 mod relying_party;
 mod rotation;
 mod sessions;
+mod sign_in_steps;
 mod ssrf;
 mod team;
 mod tokens;

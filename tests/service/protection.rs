@@ -795,7 +795,7 @@ impl Protected {
     }
 }
 
-fn reset_code(message: &crate::smtp::Message) -> String {
+pub(crate) fn reset_code(message: &crate::smtp::Message) -> String {
     let text = message.data.replace("=\r\n", "");
     let start = text.find("cstl_reset_").expect("a code in the e-mail");
     text[start..].chars().take_while(|c| c.is_ascii_alphanumeric() || *c == '_' || *c == '-').collect()

@@ -82,6 +82,8 @@ pub struct TestApp {
     pub state: AppState,
     pub http: reqwest::Client,
     pub db: TestDatabase,
+    /// The link the first start gave the Owner to choose a password (the first host only).
+    pub owner_link: Option<String>,
     stop: Option<oneshot::Sender<()>>,
     server: Option<tokio::task::JoinHandle<anyhow::Result<()>>>,
 }
@@ -155,6 +157,7 @@ pub async fn spawn_beside_with(first: &TestApp, adjust: impl FnOnce(&mut Setting
 fn serve(app: Application, db: TestDatabase, key: String, account_id: String) -> TestApp {
     let address = app.local_addr();
     let state = app.state().clone();
+    let owner_link = app.owner_link();
     let (stop, stopped) = oneshot::channel::<()>();
     let server = tokio::spawn(app.run_until_stopped(async move {
         let _ = stopped.await;
@@ -168,6 +171,7 @@ fn serve(app: Application, db: TestDatabase, key: String, account_id: String) ->
         state,
         http: reqwest::Client::new(),
         db,
+        owner_link,
         stop: Some(stop),
         server: Some(server),
     }

@@ -13,7 +13,7 @@ use super::{Login, Origin, Refusal, SignInError, Tokens};
 use crate::AppState;
 use crate::crypto::generate_secret;
 use crate::error::Error;
-use crate::ids::{BrowserSessionId, SessionId};
+use crate::ids::{BrowserSessionId, PLATFORM_REALM, SessionId};
 use crate::store::Status;
 use crate::store::browser::{self, AuthorizationCode, BrowserSession, Taken};
 use crate::store::clients::{Client, ClientType, GrantType};
@@ -66,6 +66,8 @@ pub struct Authorization {
     pub prompt_none: bool,
     /// `prompt=login`: the person types their credentials again, signed in or not.
     pub prompt_login: bool,
+    /// `prompt=create`: the person is shown the sign-up form first.
+    pub prompt_create: bool,
     /// `max_age`: the longest since the person last typed their credentials.
     pub max_age: Option<TimeDelta>,
     pub login_hint: Option<String>,
@@ -151,6 +153,12 @@ pub async fn check(state: &AppState, realm: &Realm, asked: &Asked<'_>) -> Result
         .await?
         .filter(|client| client.status == Status::Active)
         .ok_or(Shown(Unredirectable::ClientUnknown))?;
+    // People sign in to the console through the platform client.
+    let client = if realm.id == PLATFORM_REALM && client.id == PLATFORM_REALM {
+        Arc::new(super::console::for_browsers(state, &client))
+    } else {
+        client
+    };
     let redirect_uri = asked.redirect_uri.ok_or(Shown(Unredirectable::RedirectUriMissing))?;
     // Exact string comparison (RFC 9700 §4.1.3): no pattern, prefix or normalisation.
     if !client.redirect_uris.iter().any(|registered| registered == redirect_uri) {
@@ -206,7 +214,9 @@ pub async fn check(state: &AppState, realm: &Realm, asked: &Asked<'_>) -> Result
     let scopes = super::requested_scopes(&client, asked_scopes, true, None)
         .map_err(|_| deny(Denial::InvalidScope, "a requested scope is not allowed for this client"))?;
     let prompts: Vec<&str> = asked.prompt.unwrap_or("").split(' ').filter(|p| !p.is_empty()).collect();
-    if let Some(unknown) = prompts.iter().find(|p| !matches!(**p, "none" | "login" | "consent" | "select_account")) {
+    // `create` (Initiating User Registration via OpenID Connect) only where people may sign up.
+    let supported = |p: &str| matches!(p, "none" | "login" | "consent" | "select_account" | "create");
+    if let Some(unknown) = prompts.iter().find(|p| !supported(p) || (**p == "create" && !realm.settings.self_sign_up)) {
         return Err(deny(Denial::InvalidRequest, &format!("prompt={unknown} is not supported")));
     }
     let prompt_none = prompts.contains(&"none");
@@ -235,6 +245,7 @@ pub async fn check(state: &AppState, realm: &Realm, asked: &Asked<'_>) -> Result
         code_challenge,
         prompt_none,
         prompt_login: prompts.contains(&"login"),
+        prompt_create: prompts.contains(&"create"),
         max_age,
         login_hint: asked.login_hint.map(str::to_owned),
         ui_locales: asked.ui_locales.map(str::to_owned),

@@ -9,13 +9,13 @@ use super::{PasswordAttempt, PasswordOutcome, Refusal, SignInError, Tokens};
 use crate::AppState;
 use crate::ids::{PLATFORM_REALM, new_guid};
 use crate::store::access_log::{AccessEntry, AccessOutcome};
-use crate::store::clients::{self, Client, GrantType};
+use crate::store::clients::{self, Client, ClientType, GrantType};
 use crate::store::secrets::{self, SecretType};
 use crate::store::{accounts, users};
 use crate::tokens::{self, Grant, Subject};
 
-/// The access log's path for both kinds of console sign-in.
-fn token_path() -> String {
+/// The access log's path for console sign-ins at the token endpoint.
+pub fn token_path() -> String {
     format!("/realms/{PLATFORM_REALM}/protocol/openid-connect/token")
 }
 
@@ -34,12 +34,34 @@ pub async fn platform_client(state: &AppState) -> Result<Client, SignInError> {
         .ok_or(SignInError::Refused(Refusal::ClientUnknown))
 }
 
+/// Where the platform realm's login page sends a person back to the console, with the code: the
+/// console's own address, derived from the service's public URL so that it follows it.
+pub fn redirect_uri(state: &AppState) -> String {
+    format!("{}/console/callback", state.public_url)
+}
+
+/// The platform client as a browser's sign-in sees it: for people it is a public client of the
+/// authorization code flow (PKCE required), whose redirect URIs are its registered ones and the
+/// console's own. Programs keep authenticating with account client secrets.
+pub fn for_browsers(state: &AppState, platform: &Client) -> Client {
+    let mut client = platform.clone();
+    client.client_type = ClientType::Public;
+    client.grant_types = vec![GrantType::AuthorizationCode];
+    let console = redirect_uri(state);
+    if !client.redirect_uris.contains(&console) {
+        client.redirect_uris.push(console);
+    }
+    client
+}
+
 /// A person of a team signs in with a password, through the platform client: the realm lockout and
-/// events apply as to any password sign-in, and the console gets no refresh token. `answered` tells
-/// what the edge answers a refusal, for the access log of the person's account.
+/// events apply as to any password sign-in, and the console gets no refresh token. `path` is where
+/// they typed it (the token endpoint, or the login page's form), and `answered` tells what that
+/// edge answers a refusal, both for the access log of the person's account.
 pub async fn password(
     state: &AppState,
     attempt: PasswordAttempt<'_>,
+    path: &str,
     answered: impl Fn(&SignInError) -> Answered,
 ) -> Result<PasswordOutcome, SignInError> {
     let now = state.clock.now();
@@ -49,19 +71,30 @@ pub async fn password(
         Ok(_) => Ok(()),
         Err(refused) => Err(answered(refused)),
     };
-    record_person(state, &login, &address, now, answer).await?;
+    let attempt = Attempted { login: &login, address: &address, path, at: now };
+    record_person(state, attempt, answer).await?;
     outcome
+}
+
+/// A console sign-in attempt, as the access log keeps it.
+#[derive(Debug, Clone, Copy)]
+pub struct Attempted<'a> {
+    /// What the person typed to name themselves.
+    pub login: &'a str,
+    pub address: &'a str,
+    /// Where they typed it.
+    pub path: &'a str,
+    pub at: DateTime<Utc>,
 }
 
 /// Writes a console sign-in of the person who signs in as `login` to their account's access log,
 /// when `login` names a person of a team: accepted, or refused with the edge's answer.
 pub async fn record_person(
     state: &AppState,
-    login: &str,
-    address: &str,
-    at: DateTime<Utc>,
+    attempt: Attempted<'_>,
     answer: Result<(), Answered>,
 ) -> Result<(), SignInError> {
+    let Attempted { login, address, path, at } = attempt;
     let pool = state.store.pool();
     let Some(person) = users::find_by_login(pool, PLATFORM_REALM, login).await? else { return Ok(()) };
     let Some(member) = accounts::membership(pool, &person.id).await? else { return Ok(()) };
@@ -78,7 +111,7 @@ pub async fn record_person(
         actor_user_id: Some(member.user_id.clone()),
         ip_address: address.to_owned(),
         method: "POST".into(),
-        path: token_path(),
+        path: path.to_owned(),
         status: i64::from(status),
         outcome,
         reason: Some(reason),

@@ -6,14 +6,18 @@
 
 pub mod browser;
 pub mod console;
+mod login_events;
 pub mod push;
 pub mod recovery;
 mod refresh;
 mod scopes;
+pub mod signup;
 
 use chrono::{DateTime, TimeDelta, Utc};
-use serde_json::{Value, json};
+use serde_json::json;
 
+pub use self::login_events::{Login, login_data};
+use self::login_events::{publish, succeeded_event};
 pub use self::refresh::{RefreshAttempt, refresh};
 pub use self::scopes::{MAX_SCOPES, ResourceError, requested_resource, requested_scopes};
 use crate::AppState;
@@ -22,15 +26,14 @@ use crate::ids::{RefreshTokenId, SessionId};
 use crate::protection::detection::{AttemptKind, Outcome};
 use crate::protection::incidents::{self, Attack, Recorded};
 use crate::protection::{Hold, Seen};
+use crate::store::Transaction;
 use crate::store::clients::{Client, GrantType};
-use crate::store::events::{self, Event, EventType};
+use crate::store::events::EventType;
 use crate::store::lockout::{self, Failures};
 use crate::store::realms::Realm;
 use crate::store::sessions::{self, RefreshToken, Session};
 use crate::store::threats;
 use crate::store::users::{self as user_store, User, UserStatus};
-use crate::store::write_queue::QueuedEvent;
-use crate::store::{Connection, Transaction};
 use crate::tokens::{self, Grant, Issued, Subject};
 
 /// Where a sign-in came from.
@@ -161,11 +164,23 @@ pub struct PasswordAttempt<'a> {
     pub scopes: Option<Vec<String>>,
     /// The resource server's address, when the request names one (RFC 8707).
     pub resource: Option<&'a str>,
-    /// Confirm on the account's phone before any token is issued.
-    pub confirm_on_phone: bool,
+    /// Whether a phone confirms the sign-in before it opens anything.
+    pub phone: PhoneConfirmation,
     pub origin: &'a Origin,
     /// What a successful sign-in opens.
     pub opens: Opens,
+}
+
+/// Whether a password sign-in waits for the account's phone to confirm it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum PhoneConfirmation {
+    /// Never: the password grant without `confirmation=push`.
+    NotAsked,
+    /// Always; an account without a phone is refused (`confirmation=push`).
+    Required,
+    /// When the account has a phone enrolled: the login page, where an enrolled phone is the
+    /// person's second factor.
+    IfEnrolled,
 }
 
 /// What a successful password sign-in opens.
@@ -235,8 +250,7 @@ pub async fn client_credentials(
 /// lockout and smart lockout apply at addresses the account never signed in from, and a refusal
 /// answers a name the realm does not have exactly as an account.
 pub async fn password(state: &AppState, attempt: PasswordAttempt<'_>) -> Result<PasswordOutcome, SignInError> {
-    let PasswordAttempt { realm, client, username, password, scopes, resource, confirm_on_phone, origin, opens } =
-        attempt;
+    let PasswordAttempt { realm, client, username, password, scopes, resource, phone, origin, opens } = attempt;
     let now = state.clock.now();
     let address = origin.ip_address.as_str();
     // A blocked source is refused before anything else, whatever it typed.
@@ -365,30 +379,45 @@ pub async fn password(state: &AppState, attempt: PasswordAttempt<'_>) -> Result<
     }
     let Some(user) = user else { return Err(Refusal::InvalidCredentials.into()) };
     let signed_in = SignIn { realm, client, user: &user, scopes: &scopes, resource, methods: &["pwd"] };
+    let confirm_on_phone = match phone {
+        PhoneConfirmation::NotAsked => false,
+        PhoneConfirmation::Required => true,
+        PhoneConfirmation::IfEnrolled => push::has_phone(&mut tx, &user.id).await?,
+    };
     if confirm_on_phone {
-        // The password is right; the person confirms on a phone before any token is issued.
+        // The password is right; the person confirms on a phone before anything opens.
         let (asked, deliveries) = push::ask(state, &mut tx, &signed_in, origin, now).await?;
         tx.commit().await?;
         push::deliver(state, deliveries);
         crate::protection::send_letters(state, recorded.letters);
         return Ok(PasswordOutcome::ConfirmationAsked(asked));
     }
-    let outcome = match opens {
-        Opens::ClientSession => open_session(state, tx, &signed_in, origin, now).await.map(PasswordOutcome::SignedIn),
-        Opens::BrowserSession => {
-            let (session, cookie) = browser::new_browser_session(state, realm, &user, signed_in.methods, origin, now);
-            let opened = async {
-                crate::store::browser::insert_session(&mut *tx, &session).await?;
-                tx.commit().await
-            };
-            opened
-                .await
-                .map_err(Error::from)
-                .map(|()| PasswordOutcome::InBrowser(Box::new(BrowserSignIn { session, user, cookie })))
-        }
-    };
+    let outcome = open(state, tx, &signed_in, origin, opens, now).await;
     crate::protection::send_letters(state, recorded.letters);
     Ok(outcome?)
+}
+
+/// Opens what a successful sign-in opens, in `tx`: a client session and its tokens, or the
+/// browser's realm session.
+async fn open(
+    state: &AppState,
+    mut tx: Transaction,
+    signed_in: &SignIn<'_>,
+    origin: &Origin,
+    opens: Opens,
+    now: DateTime<Utc>,
+) -> Result<PasswordOutcome, Error> {
+    match opens {
+        Opens::ClientSession => open_session(state, tx, signed_in, origin, now).await.map(PasswordOutcome::SignedIn),
+        Opens::BrowserSession => {
+            let SignIn { realm, user, methods, .. } = *signed_in;
+            let (session, cookie) = browser::new_browser_session(state, realm, user, methods, origin, now);
+            crate::store::browser::insert_session(&mut *tx, &session).await?;
+            tx.commit().await?;
+            let user = user.clone();
+            Ok(PasswordOutcome::InBrowser(Box::new(BrowserSignIn { session, user, cookie })))
+        }
+    }
 }
 
 /// A person whose sign-in succeeded, and how.
@@ -520,69 +549,4 @@ async fn person_tokens(
         None
     };
     Ok(Tokens { access, scopes: scopes.to_vec(), refresh, id_token })
-}
-
-/// What a sign-in event tells about one attempt.
-#[derive(Debug, Clone, Copy)]
-pub struct Login<'a> {
-    pub grant_type: &'a str,
-    pub resource: Option<&'a str>,
-    pub user: Option<&'a User>,
-    pub session_id: Option<&'a str>,
-    pub failure_reason: Option<&'a str>,
-    pub scopes: &'a [String],
-    pub methods: &'a [&'a str],
-}
-
-/// The `data` of `login_succeeded` and `login_failed`.
-pub fn login_data(login: Login<'_>, origin: &Origin) -> Value {
-    let Login { grant_type, resource, user, session_id, failure_reason, scopes, methods } = login;
-    json!({
-        "grant_type": grant_type,
-        "user_id": user.map(|u| u.id.clone()),
-        "username": user.map(|u| u.username.clone()),
-        "email": user.and_then(|u| u.email.clone()),
-        "ip_address": origin.ip_address,
-        "user_agent": origin.user_agent,
-        "session_id": session_id,
-        "failure_reason": failure_reason,
-        "resource": resource,
-        "scopes": scopes,
-        "authentication_methods": methods,
-        "acr": if methods.is_empty() { Value::Null } else { json!("1") },
-        "identity_provider": null,
-        "consumer_id": null,
-        "consumer_name": null,
-    })
-}
-
-/// A `login_succeeded` event for the group commit (`crate::store::write_queue`).
-fn succeeded_event(realm: &Realm, client: &Client, data: Value, at: DateTime<Utc>) -> QueuedEvent {
-    QueuedEvent {
-        event_type: EventType::LoginSucceeded,
-        account_id: realm.account_id.clone(),
-        realm_id: Some(realm.id.clone()),
-        client_id: Some(client.id.clone()),
-        data,
-        at,
-    }
-}
-
-async fn publish(
-    tx: &mut Connection,
-    realm: &Realm,
-    client: &Client,
-    event_type: EventType,
-    data: Value,
-    at: DateTime<Utc>,
-) -> Result<(), Error> {
-    let event = Event {
-        event_type,
-        account_id: &realm.account_id,
-        realm_id: Some(&realm.id),
-        client_id: Some(&client.id),
-        data,
-    };
-    events::publish(tx, event, at).await?;
-    Ok(())
 }

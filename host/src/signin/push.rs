@@ -7,7 +7,7 @@
 use chrono::{DateTime, TimeDelta, Utc};
 use serde_json::{Value, json};
 
-use super::{Origin, Refusal, SignIn, SignInError, Tokens, open_session};
+use super::{Opens, Origin, PasswordOutcome, Refusal, SignIn, SignInError};
 use crate::AppState;
 use crate::clock::iso;
 use crate::ids::PushRequestId;
@@ -37,6 +37,11 @@ pub struct Asked {
 #[derive(Debug, Clone)]
 pub struct Delivery {
     body: Value,
+}
+
+/// Whether the person has a phone enrolled to confirm their sign-ins.
+pub(super) async fn has_phone(tx: &mut Connection, user_id: &str) -> Result<bool, SignInError> {
+    Ok(!store::devices_of(&mut *tx, user_id).await?.is_empty())
 }
 
 /// Creates the pushed request of a sign-in whose password was right in `tx`; the deliveries go to
@@ -120,14 +125,15 @@ pub(super) fn deliver(state: &AppState, deliveries: Vec<Delivery>) {
     });
 }
 
-/// The answer to the client polling for `request_id`: the tokens of a sign-in a phone approved,
-/// once; pending, expired or refused otherwise.
+/// The answer to the client (or the login page) polling for `request_id`: once a phone approved
+/// the sign-in, what it opens (`opens`), once; pending, expired or refused otherwise.
 pub async fn collect(
     state: &AppState,
     realm: &Realm,
     client: &Client,
     request_id: &str,
-) -> Result<Tokens, SignInError> {
+    opens: Opens,
+) -> Result<PasswordOutcome, SignInError> {
     let now = state.clock.now();
     let pool = state.store.pool();
     let request = store::find_request(pool, request_id)
@@ -162,7 +168,7 @@ pub async fn collect(
         resource: request.resource.as_deref(),
         methods: &["pwd", "push"],
     };
-    Ok(open_session(state, tx, &signed_in, &origin, now).await?)
+    Ok(super::open(state, tx, &signed_in, &origin, opens, now).await?)
 }
 
 /// A phone's answer to a pushed request.

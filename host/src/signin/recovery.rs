@@ -24,7 +24,7 @@ use crate::store::users::{self as user_store, UserStatus};
 /// How long a reset code works.
 pub const RESET_MINUTES: i64 = 30;
 /// Prefix of reset codes.
-const TOKEN_PREFIX: &str = "cstl_reset_";
+pub const RESET_CODE_PREFIX: &str = "cstl_reset_";
 
 /// Asks for a reset code for `login` (a username or an e-mail address), sent through `client_id`'s
 /// name. `Ok` whatever happened to the account, so that the answer tells nothing about it.
@@ -110,7 +110,7 @@ async fn new_reset(
     lifetime: TimeDelta,
     now: chrono::DateTime<chrono::Utc>,
 ) -> Result<String, SignInError> {
-    let token = generate_secret(TOKEN_PREFIX);
+    let token = generate_secret(RESET_CODE_PREFIX);
     let reset = Reset {
         id: ResetId::fresh(),
         realm_id: realm.id.clone(),
@@ -125,6 +125,20 @@ async fn new_reset(
     Ok(token)
 }
 
+/// Whether `password` meets the realm's rules for a new password: its length, and when the realm
+/// blocks them, not one known from a breach.
+pub async fn acceptable(state: &AppState, realm: &Realm, password: &str) -> Result<(), Refusal> {
+    let minimum = usize::try_from(realm.settings.minimum_password_length).unwrap_or(8);
+    let length = password.chars().count();
+    if length < minimum || length > MAX_PASSWORD_LENGTH {
+        return Err(Refusal::PasswordLength { minimum, maximum: MAX_PASSWORD_LENGTH });
+    }
+    if realm.settings.block_breached_passwords && state.breached_passwords.contains(password).await {
+        return Err(Refusal::PasswordBreached);
+    }
+    Ok(())
+}
+
 /// Sets a new password with a reset code, once; the password must meet the realm's rules. It
 /// clears a required change and resolves an exposure of the old password.
 pub async fn reset(state: &AppState, realm: &Realm, token: &str, password: &str) -> Result<(), SignInError> {
@@ -133,14 +147,7 @@ pub async fn reset(state: &AppState, realm: &Realm, token: &str, password: &str)
         .await?
         .filter(|r| r.realm_id == realm.id && r.used_at.is_none() && r.expires_at > now)
         .ok_or(Refusal::RecoveryCodeInvalid)?;
-    let minimum = usize::try_from(realm.settings.minimum_password_length).unwrap_or(8);
-    let length = password.chars().count();
-    if length < minimum || length > MAX_PASSWORD_LENGTH {
-        return Err(Refusal::PasswordLength { minimum, maximum: MAX_PASSWORD_LENGTH }.into());
-    }
-    if realm.settings.block_breached_passwords && state.breached_passwords.contains(password).await {
-        return Err(Refusal::PasswordBreached.into());
-    }
+    acceptable(state, realm, password).await?;
     let mut user =
         user_store::find(state.store.pool(), &realm.id, &reset.user_id).await?.ok_or(Refusal::RecoveryCodeInvalid)?;
     user.password_hash = Some(crate::passwords::hash(password.to_owned()).await?);

@@ -147,6 +147,22 @@ pub struct StoredEvent {
     pub data: String,
 }
 
+/// The `data` of `user_created`, `user_updated` and `user_deleted`: the person as they are, and
+/// the client through which they were created when there was one.
+pub fn user_data(user: &super::users::User, client_id: Option<&str>) -> Value {
+    serde_json::json!({
+        "id": user.id,
+        "username": user.username,
+        "email": user.email,
+        "first_name": user.first_name,
+        "last_name": user.last_name,
+        "email_confirmed": user.email_confirmed,
+        "status": user.status.as_str(),
+        "realm_id": user.realm_id,
+        "client_id": client_id,
+    })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

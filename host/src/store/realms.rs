@@ -24,6 +24,9 @@ pub struct RealmSettings {
     /// Refuse passwords found in the breached-password list.
     #[sqlx(try_from = "super::Flag")]
     pub block_breached_passwords: bool,
+    /// Whether the login page lets people create their own account.
+    #[sqlx(try_from = "super::Flag")]
+    pub self_sign_up: bool,
 }
 
 impl RealmSettings {
@@ -40,6 +43,7 @@ impl Default for RealmSettings {
             lockout_enabled: true,
             minimum_password_length: 8,
             block_breached_passwords: false,
+            self_sign_up: false,
         }
     }
 }
@@ -72,7 +76,7 @@ impl Placed for Realm {
 }
 
 const COLUMNS: &str = "id, account_id, display_name, status, max_failed_attempts, lockout_duration_minutes, \
-     lockout_enabled, minimum_password_length, block_breached_passwords, created_at, updated_at";
+     lockout_enabled, minimum_password_length, block_breached_passwords, self_sign_up, created_at, updated_at";
 
 pub const LISTING: Listing = Listing {
     table: "realms",
@@ -102,8 +106,8 @@ pub async fn insert<'c>(db: impl Executor<'c, Database = Any>, realm: &Realm) ->
     let s = &realm.settings;
     let done = sqlx::query(
         "INSERT INTO realms (id, account_id, display_name, status, max_failed_attempts, lockout_duration_minutes, \
-         lockout_enabled, minimum_password_length, block_breached_passwords, created_at, updated_at) \
-         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11) ON CONFLICT (id) DO NOTHING",
+         lockout_enabled, minimum_password_length, block_breached_passwords, self_sign_up, created_at, updated_at) \
+         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12) ON CONFLICT (id) DO NOTHING",
     )
     .bind(&realm.id)
     .bind(&realm.account_id)
@@ -114,6 +118,7 @@ pub async fn insert<'c>(db: impl Executor<'c, Database = Any>, realm: &Realm) ->
     .bind(s.lockout_enabled)
     .bind(s.minimum_password_length)
     .bind(s.block_breached_passwords)
+    .bind(s.self_sign_up)
     .bind(super::millis(realm.created_at))
     .bind(super::millis(realm.updated_at))
     .execute(db)
@@ -125,8 +130,8 @@ pub async fn update<'c>(db: impl Executor<'c, Database = Any>, realm: &Realm) ->
     let s = &realm.settings;
     sqlx::query(
         "UPDATE realms SET display_name = $2, status = $3, max_failed_attempts = $4, lockout_duration_minutes = $5, \
-         lockout_enabled = $6, minimum_password_length = $7, block_breached_passwords = $8, updated_at = $9 \
-         WHERE id = $1",
+         lockout_enabled = $6, minimum_password_length = $7, block_breached_passwords = $8, self_sign_up = $9, \
+         updated_at = $10 WHERE id = $1",
     )
     .bind(&realm.id)
     .bind(&realm.display_name)
@@ -136,6 +141,7 @@ pub async fn update<'c>(db: impl Executor<'c, Database = Any>, realm: &Realm) ->
     .bind(s.lockout_enabled)
     .bind(s.minimum_password_length)
     .bind(s.block_breached_passwords)
+    .bind(s.self_sign_up)
     .bind(super::millis(realm.updated_at))
     .execute(db)
     .await

@@ -37,6 +37,9 @@ pub struct RealmView {
     pub minimum_password_length: i64,
     /// Refuse passwords found in the breached-password list (default false).
     pub block_breached_passwords: bool,
+    /// Whether the login page offers people to create their own account (default false); a new
+    /// account raises `user_created`.
+    pub self_sign_up: bool,
     pub created_at: String,
     pub updated_at: String,
 }
@@ -53,6 +56,7 @@ impl From<&Realm> for RealmView {
             lockout_enabled: s.lockout_enabled,
             minimum_password_length: s.minimum_password_length,
             block_breached_passwords: s.block_breached_passwords,
+            self_sign_up: s.self_sign_up,
             created_at: iso(realm.created_at),
             updated_at: iso(realm.updated_at),
         }
@@ -75,6 +79,7 @@ pub struct RealmInput {
     lockout_enabled: Option<bool>,
     minimum_password_length: Option<i64>,
     block_breached_passwords: Option<bool>,
+    self_sign_up: Option<bool>,
 }
 
 /// Reads the changeable fields onto `realm`.
@@ -103,6 +108,9 @@ fn read_fields(body: &mut Body, realm: &mut Realm) {
     }
     if let Some(value) = body.optional("blockBreachedPasswords", boolean) {
         s.block_breached_passwords = value;
+    }
+    if let Some(value) = body.optional("selfSignUp", boolean) {
+        s.self_sign_up = value;
     }
 }
 
@@ -167,7 +175,8 @@ pub async fn read(InRealm { realm, .. }: InRealm<RealmRead>) -> Result<Response,
 }
 
 #[utoipa::path(put, path = "/realms/{realm}", tag = "Realms", params(("realm" = String, Path)), request_body = RealmInput,
-    responses((status = 200, description = "The updated realm, in `data`", body = RealmView), (status = 400), (status = 403)),
+    responses((status = 200, description = "The updated realm, in `data`", body = RealmView), (status = 400), (status = 403),
+              (status = 409, description = "Conflict: the platform realm stays active, without self sign-up")),
     security(("apiKey" = [])))]
 pub async fn update(
     State(state): State<AppState>,
@@ -180,6 +189,9 @@ pub async fn update(
     body.finish()?;
     if realm.id == PLATFORM_REALM && realm.status != Status::Active {
         return Err(Error::Conflict("the platform realm cannot be disabled".into()));
+    }
+    if realm.id == PLATFORM_REALM && realm.settings.self_sign_up {
+        return Err(Error::Conflict("people join the platform realm by invitation, never by sign-up".into()));
     }
     realm.updated_at = state.clock.now();
 

@@ -19,7 +19,7 @@ use crate::store::events::{self, Event, EventType};
 use crate::store::realms::Realm;
 use crate::store::trail::{Change, ChangeAction, Placed};
 use crate::store::users::{self as user_store, User, UserStatus};
-use crate::validate::{Body, Notification, Refusals, Rule, boolean, one_of, parsed, text};
+use crate::validate::{Body, Notification, Rule, boolean, email, one_of, parsed, text, username};
 
 /// A person as the admin API shows it. The password never leaves the service, hashed or not.
 #[derive(Debug, Serialize, ToSchema)]
@@ -60,21 +60,6 @@ impl UserView {
     }
 }
 
-/// The `data` of `user_created`, `user_updated` and `user_deleted`.
-pub fn event_data(user: &User, client_id: Option<&str>) -> Value {
-    json!({
-        "id": user.id,
-        "username": user.username,
-        "email": user.email,
-        "first_name": user.first_name,
-        "last_name": user.last_name,
-        "email_confirmed": user.email_confirmed,
-        "status": user.status.as_str(),
-        "realm_id": user.realm_id,
-        "client_id": client_id,
-    })
-}
-
 /// The body of a user creation. An update takes the same fields, each optional; omitted fields
 /// keep their value.
 #[derive(Debug, ToSchema)]
@@ -96,27 +81,6 @@ pub struct UserInput {
     password: Option<String>,
     /// Ask for a new password at the next sign-in.
     must_change_password: Option<bool>,
-}
-
-pub(crate) fn username(path: &str, value: &Value) -> Result<String, Refusals> {
-    let name = text(1, 255)(path, value)?;
-    if name.chars().any(|c| c.is_whitespace() || c.is_control()) {
-        return Err(vec![Notification::new(path, Rule::Pattern, format!("{path} must not contain spaces"))]);
-    }
-    Ok(name)
-}
-
-pub(crate) fn email(text_value: &str) -> Result<String, (Rule, String)> {
-    let well_formed = text_value.len() <= 254
-        && text_value.split_once('@').is_some_and(|(local, domain)| {
-            !local.is_empty()
-                && domain.contains('.')
-                && !domain.starts_with('.')
-                && !domain.ends_with('.')
-                && !text_value.chars().any(|c| c.is_whitespace() || c.is_control())
-                && !domain.contains('@')
-        });
-    if well_formed { Ok(text_value.to_owned()) } else { Err((Rule::Format, "email must be an e-mail address".into())) }
 }
 
 /// Reads the changeable fields onto `user`; returns a new password when one was given.
@@ -190,7 +154,7 @@ async fn publish_user_event(
     user: &User,
     at: DateTime<Utc>,
 ) -> Result<(), Error> {
-    let data = event_data(user, None);
+    let data = events::user_data(user, None);
     let event = Event { event_type, account_id: &realm.account_id, realm_id: Some(&realm.id), client_id: None, data };
     events::publish(tx, event, at).await?;
     Ok(())

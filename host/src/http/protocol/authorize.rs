@@ -1,8 +1,9 @@
-//! The authorization endpoint (RFC 6749 §3.1, OIDC Core §3.1.2) and its login form. A request is
-//! checked by `signin::browser`; a browser signed in to the realm is answered at once with a code,
-//! any other is shown the login page, whose form runs the password sign-in of `signin::password`.
-//! Answers go to the client's registered redirect URI with `iss` (RFC 9207), or, when the client or
-//! its redirect URI cannot be trusted, to a page.
+//! The authorization endpoint (RFC 6749 §3.1, OIDC Core §3.1.2). A request is checked by
+//! `signin::browser`; a browser signed in to the realm is answered at once with a code, any other
+//! is shown the login page (or with `prompt=create`, the sign-up form), whose steps are
+//! `sign_in_steps`. Answers go to the client's registered redirect URI with `iss` (RFC 9207), or,
+//! when the client or its redirect URI cannot be trusted, to a page. This module also holds what
+//! every step shares: the request carried from page to page, the forms' CSRF tokens, and cookies.
 
 use std::sync::Arc;
 
@@ -11,13 +12,13 @@ use axum::extract::{Path, RawQuery, State};
 use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
 use axum::response::{IntoResponse, Response};
 
-use super::login_page::{self, Language, LoginForm, Texts};
+use super::login_page::{self, Field, FormPage, Frame, Problem};
+use super::page_texts::{Language, Texts};
 use super::{Form, OAuthError};
 use crate::AppState;
-use crate::error::Error;
 use crate::http::address::ClientAddress;
 use crate::signin::browser::{self, Asked, Authorization, AuthorizationError, Denial, Unredirectable};
-use crate::signin::{self, Opens, Origin, PasswordAttempt, PasswordOutcome, Refusal, SignInError};
+use crate::signin::{BrowserSignIn, Origin};
 use crate::store::browser::BrowserSession;
 use crate::store::realms::Realm;
 use crate::store::users::User;
@@ -27,6 +28,8 @@ use crate::tokens::issuer;
 pub(super) const SESSION_COOKIE: &str = "castellan_session";
 /// The cookie a form's CSRF token is derived from.
 pub(super) const FORM_COOKIE: &str = "castellan_form";
+/// The cookie naming the sign-in a browser waits for a phone to confirm.
+pub(super) const PUSH_COOKIE: &str = "castellan_push";
 
 /// The parameters of an authorization request that the login form carries back.
 const CARRIED: &[&str] = &[
@@ -65,7 +68,7 @@ fn asked(form: &Form) -> Asked<'_> {
     }
 }
 
-fn origin_of(address: std::net::IpAddr, headers: &HeaderMap) -> Origin {
+pub(super) fn origin_of(address: std::net::IpAddr, headers: &HeaderMap) -> Origin {
     Origin {
         ip_address: address.to_string(),
         user_agent: headers.get(header::USER_AGENT).and_then(|v| v.to_str().ok()).map(str::to_owned),
@@ -100,7 +103,7 @@ pub async fn post(
     }
 }
 
-fn malformed(refused: &OAuthError) -> Response {
+pub(super) fn malformed(refused: &OAuthError) -> Response {
     login_page::problem(StatusCode::BAD_REQUEST, "This sign-in request cannot be read", &refused.description)
 }
 
@@ -117,6 +120,10 @@ async fn authorize(state: &AppState, realm_id: &str, origin: &Origin, headers: &
         },
         None => None,
     };
+    let page = Page { state, realm: &realm, authorization: &authorization, form, headers };
+    if authorization.prompt_create {
+        return page.sign_up("", "", None);
+    }
     let now = state.clock.now();
     if let Some((session, user)) = signed_in.filter(|(session, _)| browser::satisfies(&authorization, session, now)) {
         return answer_with_code(state, &realm, &authorization, &session, &user, origin, None).await;
@@ -124,76 +131,25 @@ async fn authorize(state: &AppState, realm_id: &str, origin: &Origin, headers: &
     if authorization.prompt_none {
         return denied(state, &realm, &authorization, Denial::LoginRequired, "the person is not signed in");
     }
-    let username = authorization.login_hint.clone().unwrap_or_default();
-    Page { state, realm: &realm, authorization: &authorization, form, headers }.login(&username, None)
-}
-
-/// `POST …/auth/login`: the login form, with the request's parameters carried back.
-pub async fn login(
-    State(state): State<AppState>,
-    Path(realm_id): Path<String>,
-    Extension(ClientAddress(address)): Extension<ClientAddress>,
-    headers: HeaderMap,
-    form: Result<Form, OAuthError>,
-) -> Response {
-    let (form, realm, authorization) = match posted(&state, &realm_id, &headers, form).await {
-        Ok(posted) => posted,
-        Err(answer) => return *answer,
-    };
-    let username = form.get("username").unwrap_or("");
-    let origin = origin_of(address, &headers);
-    let attempt = PasswordAttempt {
-        realm: &realm,
-        client: &authorization.client,
-        username,
-        password: form.get("password").unwrap_or(""),
-        scopes: Some(authorization.scopes.clone()),
-        resource: None,
-        confirm_on_phone: false,
-        origin: &origin,
-        opens: Opens::BrowserSession,
-    };
-    match signin::password(&state, attempt).await {
-        Ok(PasswordOutcome::InBrowser(signed_in)) => {
-            let cookie = session_cookie(&state, &realm, &signed_in.cookie);
-            let session = &signed_in.session;
-            answer_with_code(&state, &realm, &authorization, session, &signed_in.user, &origin, Some(cookie)).await
-        }
-        Ok(PasswordOutcome::MustChangePassword { ticket }) => {
-            let page =
-                Page { state: &state, realm: &realm, authorization: &authorization, form: &form, headers: &headers };
-            page.change(&ticket, None)
-        }
-        Ok(_) => refused(
-            &state,
-            &realm,
-            Error::Internal(anyhow::anyhow!("a password sign-in opened no browser session")).into(),
-        ),
-        Err(SignInError::Refused(refusal)) => {
-            let message = refusal_text(&refusal, texts_for(&form, &headers));
-            let page =
-                Page { state: &state, realm: &realm, authorization: &authorization, form: &form, headers: &headers };
-            page.login(username, Some(message))
-        }
-        Err(SignInError::Failed(failure)) => refused(&state, &realm, failure.into()),
-    }
-}
-
-/// What the login page says of a refused sign-in: never which of the name or password was wrong.
-fn refusal_text(refusal: &Refusal, texts: &'static Texts) -> (StatusCode, &'static str) {
-    match refusal {
-        Refusal::SourceBlocked => (StatusCode::TOO_MANY_REQUESTS, texts.too_many_attempts),
-        Refusal::LockedOut => (StatusCode::OK, texts.locked_out),
-        Refusal::UserDisabled => (StatusCode::OK, texts.disabled),
-        Refusal::PasswordChangeRequired => (StatusCode::OK, texts.change_password),
-        _ => (StatusCode::OK, texts.wrong_credentials),
-    }
+    page.login(authorization.login_hint.as_deref().unwrap_or(""), None)
 }
 
 /// The language of the pages for this request: its `ui_locales`, else the browser's.
 pub(super) fn texts_for(form: &Form, headers: &HeaderMap) -> &'static Texts {
     let accepted = headers.get(header::ACCEPT_LANGUAGE).and_then(|v| v.to_str().ok());
     Language::choose(form.get("ui_locales"), accepted).texts()
+}
+
+/// A browser just signed in to the realm: its session cookie is set, and the client answered.
+pub(super) async fn answer_signed_in(
+    state: &AppState,
+    realm: &Realm,
+    authorization: &Authorization,
+    signed_in: &BrowserSignIn,
+    origin: &Origin,
+) -> Response {
+    let cookie = session_cookie(state, realm, &signed_in.cookie);
+    answer_with_code(state, realm, authorization, &signed_in.session, &signed_in.user, origin, Some(cookie)).await
 }
 
 /// Opens the client's session from the browser's and redirects with the code.
@@ -219,83 +175,92 @@ async fn answer_with_code(
     }
 }
 
-/// `POST …/auth/password`: the new password of a person who had to change it, with the ticket
-/// their sign-in was given. Set, it leads back to the login form.
-pub async fn change_password(
-    State(state): State<AppState>,
-    Path(realm_id): Path<String>,
-    headers: HeaderMap,
-    form: Result<Form, OAuthError>,
-) -> Response {
-    let (form, realm, authorization) = match posted(&state, &realm_id, &headers, form).await {
-        Ok(posted) => posted,
-        Err(answer) => return *answer,
-    };
-    let texts = texts_for(&form, &headers);
-    let (ticket, password) = (form.get("ticket").unwrap_or(""), form.get("new_password").unwrap_or(""));
-    let page = Page { state: &state, realm: &realm, authorization: &authorization, form: &form, headers: &headers };
-    match signin::recovery::reset(&state, &realm, ticket, password).await {
-        Ok(()) => page.login("", Some((StatusCode::OK, texts.password_changed))),
-        Err(SignInError::Refused(Refusal::PasswordLength { .. })) => page.change(ticket, Some(texts.password_length)),
-        Err(SignInError::Refused(Refusal::PasswordBreached)) => page.change(ticket, Some(texts.password_breached)),
-        Err(SignInError::Refused(_)) => page.login("", Some((StatusCode::OK, texts.took_too_long))),
-        Err(SignInError::Failed(failure)) => refused(&state, &realm, failure.into()),
-    }
-}
-
 /// What a page of the sign-in answers: the request it serves.
-struct Page<'a> {
-    state: &'a AppState,
-    realm: &'a Realm,
-    authorization: &'a Authorization,
-    form: &'a Form,
-    headers: &'a HeaderMap,
+pub(super) struct Page<'a> {
+    pub state: &'a AppState,
+    pub realm: &'a Realm,
+    pub authorization: &'a Authorization,
+    pub form: &'a Form,
+    pub headers: &'a HeaderMap,
 }
 
 impl Page<'_> {
+    pub fn texts(&self) -> &'static Texts {
+        texts_for(self.form, self.headers)
+    }
+
     /// The login page, again with a message when there is one (the refusal of the last attempt, or
     /// news of a changed password).
-    fn login(&self, username: &str, message: Option<(StatusCode, &'static str)>) -> Response {
-        let (status, error) = match message {
-            Some((status, text)) => (status, Some(text)),
+    pub fn login(&self, username: &str, message: Option<(StatusCode, &'static str)>) -> Response {
+        let texts = self.texts();
+        let (status, problem) = match message {
+            Some((status, text)) => (status, Some(Problem { text, field: None })),
             None => (StatusCode::OK, None),
         };
-        self.render("login", username, error, |page| login_page::login(page, status))
+        self.show(
+            |frame| {
+                let mut links = vec![(frame.link("recovery"), texts.forgot_password)];
+                if self.realm.settings.self_sign_up {
+                    links.push((frame.link("register"), texts.create_account));
+                }
+                FormPage {
+                    title: format!("{} {}", texts.sign_in_to, self.authorization.client.name),
+                    path: "login",
+                    fields: vec![
+                        Field::text("username", texts.username, "username", username),
+                        Field::password("password", texts.password, "current-password"),
+                    ],
+                    button: texts.sign_in,
+                    problem,
+                    links,
+                    ..FormPage::default()
+                }
+            },
+            status,
+        )
     }
 
-    /// The change-password step, again with the refusal of the last new password when there was one.
-    fn change(&self, ticket: &str, error: Option<&str>) -> Response {
-        let status = if error.is_some() { StatusCode::BAD_REQUEST } else { StatusCode::OK };
-        self.render("password", "", error, |page| login_page::change_password(page, ticket, status))
+    /// The sign-up form, again with the refusal of the last try when there was one.
+    pub fn sign_up(&self, username: &str, email: &str, problem: Option<Problem<'_>>) -> Response {
+        let texts = self.texts();
+        let status = if problem.is_some() { StatusCode::BAD_REQUEST } else { StatusCode::OK };
+        self.show(
+            |frame| FormPage {
+                title: format!("{} {}", texts.create_account_for, self.authorization.client.name),
+                path: "register",
+                fields: vec![
+                    Field::text("username", texts.new_username, "username", username),
+                    Field { kind: "email", ..Field::text("email", texts.email, "email", email) },
+                    Field::password("password", texts.password, "new-password"),
+                ],
+                button: texts.create_account,
+                problem,
+                links: vec![(frame.link(""), texts.back_to_sign_in)],
+                ..FormPage::default()
+            },
+            status,
+        )
     }
 
-    /// A form of the request posting to `…/auth/{path}`, drawn by `draw`, with a fresh CSRF token
+    /// A form of the request, drawn by `page` within the request's frame, with a fresh CSRF token
     /// and the cookie it is bound to.
-    fn render(
-        &self,
-        path: &str,
-        username: &str,
-        error: Option<&str>,
-        draw: impl FnOnce(&LoginForm<'_>) -> Response,
-    ) -> Response {
+    pub fn show<'p>(&self, page: impl FnOnce(&Frame<'_>) -> FormPage<'p>, status: StatusCode) -> Response {
         let Page { state, realm, authorization, form, headers } = *self;
         let (csrf, form_cookie) = fresh_form(state, realm);
         let carried = carried(form, CARRIED);
-        let action = format!("{}/protocol/openid-connect/auth/{path}", issuer(state, &realm.id));
+        let endpoint = format!("{}/protocol/openid-connect/auth", issuer(state, &realm.id));
         let redirect_origin = login_page::form_target(&authorization.redirect_uri);
-        let page = LoginForm {
+        let frame = Frame {
             client_name: &authorization.client.name,
-            action: &action,
+            endpoint: &endpoint,
             carried: &carried,
             csrf: &csrf,
-            username,
-            error,
             redirect_origin: &redirect_origin,
             texts: texts_for(form, headers),
             logo_uri: authorization.client.logo_uri.as_deref(),
             color: authorization.client.brand_color.as_deref(),
         };
-        let mut response = draw(&page);
+        let mut response = login_page::form_page(&frame, &page(&frame), status);
         append_cookie(&mut response, &form_cookie);
         response
     }
@@ -320,22 +285,45 @@ pub(super) fn append_cookie(response: &mut Response, text: &str) {
 
 /// A form of the sign-in pages, read: its realm, its authorization request checked again, and its
 /// token matched with this browser's; else the answer to give.
-async fn posted(
+pub(super) async fn posted(
     state: &AppState,
     realm_id: &str,
     headers: &HeaderMap,
     form: Result<Form, OAuthError>,
-) -> Result<(Form, Arc<Realm>, Authorization), Box<Response>> {
-    let form = form.map_err(|refused| Box::new(malformed(&refused)))?;
-    let Ok(realm) = super::realm(state, realm_id).await else { return Err(Box::new(realm_not_found())) };
-    let authorization = match browser::check(state, &realm, &asked(&form)).await {
-        Ok(authorization) => authorization,
-        Err(error) => return Err(Box::new(refused(state, &realm, error))),
-    };
-    if !genuine_form(state, headers, &form) {
+) -> Result<Requested, Box<Response>> {
+    let request = requested(state, realm_id, form).await?;
+    if !genuine_form(state, headers, &request.form) {
         return Err(Box::new(expired_form()));
     }
-    Ok((form, realm, authorization))
+    Ok(request)
+}
+
+/// The authorization request a page of the sign-in carries, checked again; else the answer to give.
+pub(super) async fn requested(
+    state: &AppState,
+    realm_id: &str,
+    form: Result<Form, OAuthError>,
+) -> Result<Requested, Box<Response>> {
+    let form = form.map_err(|refused| Box::new(malformed(&refused)))?;
+    let Ok(realm) = super::realm(state, realm_id).await else { return Err(Box::new(realm_not_found())) };
+    match browser::check(state, &realm, &asked(&form)).await {
+        Ok(authorization) => Ok(Requested { form, realm, authorization }),
+        Err(error) => Err(Box::new(refused(state, &realm, error))),
+    }
+}
+
+/// A page's form with the authorization request it carries, checked.
+pub(super) struct Requested {
+    pub form: Form,
+    pub realm: Arc<Realm>,
+    pub authorization: Authorization,
+}
+
+impl Requested {
+    /// The pages this request is answered with, for this browser.
+    pub fn page<'a>(&'a self, state: &'a AppState, headers: &'a HeaderMap) -> Page<'a> {
+        Page { state, realm: &self.realm, authorization: &self.authorization, form: &self.form, headers }
+    }
 }
 
 /// Whether a form comes from a page this browser was shown: its token derives from the browser's
@@ -358,7 +346,7 @@ pub(super) fn csrf_token(state: &AppState, form_secret: &str) -> String {
     state.hasher.hash(&format!("login-form:{form_secret}"))
 }
 
-fn session_cookie(state: &AppState, realm: &Realm, value: &str) -> HeaderValue {
+pub(super) fn session_cookie(state: &AppState, realm: &Realm, value: &str) -> HeaderValue {
     let lifetime = browser::browser_session_lifetime(state).num_seconds();
     let text = cookie_text(state, realm, SESSION_COOKIE, value, Some(lifetime));
     HeaderValue::from_str(&text).unwrap_or_else(|_| HeaderValue::from_static(""))
@@ -425,7 +413,7 @@ fn denied(
 }
 
 /// The answer to a refused authorization request: a redirect to a trusted redirect URI, else a page.
-fn refused(state: &AppState, realm: &Realm, error: AuthorizationError) -> Response {
+pub(super) fn refused(state: &AppState, realm: &Realm, error: AuthorizationError) -> Response {
     match error {
         AuthorizationError::Unredirectable(why) => {
             let (title, explanation) = match why {

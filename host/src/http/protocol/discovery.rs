@@ -19,6 +19,11 @@ pub async fn configuration(
     let realm = realm(&state, &realm_id).await?;
     let issuer = issuer(&state, &realm.id);
     let endpoint = |path: &str| format!("{issuer}/protocol/openid-connect/{path}");
+    // `create` is named only where people may sign up, as the authorization endpoint refuses it elsewhere.
+    let mut prompts = vec!["none", "login", "consent", "select_account"];
+    if realm.settings.self_sign_up {
+        prompts.push("create");
+    }
     let document = json!({
         "issuer": issuer,
         "token_endpoint": endpoint("token"),
@@ -32,13 +37,13 @@ pub async fn configuration(
         "response_types_supported": ["code"],
         "response_modes_supported": ["query"],
         "code_challenge_methods_supported": ["S256"],
-        "prompt_values_supported": ["none", "login", "consent", "select_account"],
+        "prompt_values_supported": prompts,
         "authorization_response_iss_parameter_supported": true,
         "request_parameter_supported": false,
         "request_uri_parameter_supported": false,
         "claims_parameter_supported": false,
         "acr_values_supported": [tokens::ACR_PASSWORD],
-        "ui_locales_supported": super::login_page::SUPPORTED,
+        "ui_locales_supported": super::page_texts::SUPPORTED,
         "subject_types_supported": ["public"],
         "id_token_signing_alg_values_supported": ["ES256", "RS256"],
         "token_endpoint_auth_methods_supported": ["client_secret_basic", "client_secret_post", "none"],

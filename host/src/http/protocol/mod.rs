@@ -10,8 +10,11 @@ pub mod exchange;
 pub mod introspection;
 pub mod login_page;
 pub mod logout;
+pub mod page_texts;
+pub mod password_page;
 pub mod push;
 pub mod recovery;
+pub mod sign_in_steps;
 pub mod token;
 
 use std::collections::HashSet;
@@ -39,12 +42,26 @@ pub fn routes() -> Router<AppState> {
         .route("/realms/{realm}/.well-known/openid-configuration", get(discovery::configuration))
         .route("/realms/{realm}/protocol/openid-connect/certs", get(discovery::certs))
         .route("/realms/{realm}/protocol/openid-connect/auth", get(authorize::get).post(authorize::post))
-        .route("/realms/{realm}/protocol/openid-connect/auth/login", post(authorize::login))
-        .route("/realms/{realm}/protocol/openid-connect/auth/password", post(authorize::change_password))
+        .route("/realms/{realm}/protocol/openid-connect/auth/login", post(sign_in_steps::login))
+        .route("/realms/{realm}/protocol/openid-connect/auth/password", post(sign_in_steps::change_password))
+        .route(
+            "/realms/{realm}/protocol/openid-connect/auth/push",
+            get(sign_in_steps::wait_reloaded).post(sign_in_steps::wait_continued),
+        )
+        .route(
+            "/realms/{realm}/protocol/openid-connect/auth/recovery",
+            get(sign_in_steps::recovery_form).post(sign_in_steps::recovery_asked),
+        )
+        .route("/realms/{realm}/protocol/openid-connect/auth/recovery/reset", post(sign_in_steps::recovery_reset))
+        .route(
+            "/realms/{realm}/protocol/openid-connect/auth/register",
+            get(sign_in_steps::register_form).post(sign_in_steps::register),
+        )
         .route("/realms/{realm}/protocol/openid-connect/logout", get(logout::get).post(logout::post))
         .route("/realms/{realm}/protocol/openid-connect/token", post(token::endpoint))
         .route("/realms/{realm}/account/recovery", post(recovery::request))
         .route("/realms/{realm}/account/recovery/reset", post(recovery::reset))
+        .route("/realms/{realm}/account/password", get(password_page::shown).post(password_page::set))
         .route("/realms/{realm}/account/push-devices", post(push::enroll))
         .route("/realms/{realm}/account/push-requests", get(push::waiting))
         .route("/realms/{realm}/account/push-requests/{requestId}/answer", post(push::answer))

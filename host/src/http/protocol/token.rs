@@ -15,9 +15,10 @@ use crate::error::{Error, OAuthCode};
 use crate::http::address::ClientAddress;
 use crate::ids::PLATFORM_REALM;
 use crate::signin::browser::CodeExchange;
-use crate::signin::console::{self, Answered};
+use crate::signin::console::{self, Answered, Attempted};
 use crate::signin::{
-    self, Opens, Origin, PasswordAttempt, PasswordOutcome, RefreshAttempt, Refusal, SignInError, Tokens,
+    self, Opens, Origin, PasswordAttempt, PasswordOutcome, PhoneConfirmation, RefreshAttempt, Refusal, SignInError,
+    Tokens,
 };
 use crate::store::clients::{Client, GrantType};
 use crate::store::realms::Realm;
@@ -42,8 +43,12 @@ pub async fn endpoint(
         user_agent: headers.get(header::USER_AGENT).and_then(|v| v.to_str().ok()).map(str::to_owned),
     };
     if realm.id == PLATFORM_REALM {
-        if grant == GrantType::Password && super::presented_credentials(&headers, &form)?.is_none() {
+        let people = super::presented_credentials(&headers, &form)?.is_none();
+        if grant == GrantType::Password && people {
             return console_sign_in(&state, &realm, &form, &origin).await;
+        }
+        if grant == GrantType::AuthorizationCode && people {
+            return console_code(&state, &realm, &form).await;
         }
         return platform_token(&state, &headers, &form, grant, address).await;
     }
@@ -71,16 +76,13 @@ pub async fn endpoint(
             signin::client_credentials(&state, &realm, &client, scopes, resource, &origin).await?
         }
         GrantType::Password => return password(&state, &realm, &client, &form, &origin).await,
-        GrantType::Push => signin::push::collect(&state, &realm, &client, form.require("push_request_id")?).await?,
+        GrantType::Push => {
+            let request_id = form.require("push_request_id")?;
+            let outcome = signin::push::collect(&state, &realm, &client, request_id, Opens::ClientSession).await?;
+            return password_answer(outcome);
+        }
         GrantType::AuthorizationCode => {
-            let exchange = CodeExchange {
-                realm: &realm,
-                client: &client,
-                code: form.require("code")?,
-                redirect_uri: form.get("redirect_uri"),
-                code_verifier: form.get("code_verifier"),
-            };
-            signin::browser::exchange(&state, exchange).await?
+            signin::browser::exchange(&state, code_exchange(&realm, &client, &form)?).await?
         }
         _ => {
             let presented = form.require("refresh_token")?;
@@ -117,7 +119,10 @@ fn password_attempt<'a>(
         password: form.require("password")?,
         scopes: form.scopes()?,
         resource: form.get("resource"),
-        confirm_on_phone: form.get("confirmation") == Some("push"),
+        phone: match form.get("confirmation") {
+            Some("push") => PhoneConfirmation::Required,
+            _ => PhoneConfirmation::NotAsked,
+        },
         origin,
         opens: Opens::ClientSession,
     })
@@ -180,8 +185,9 @@ async fn console_sign_in(
             // A malformed request that names a person of a team is in their access log too.
             if let Some(login) = form.get("username") {
                 let answer = Answered { status: malformed.status().as_u16(), code: malformed.code.as_str() };
-                let now = state.clock.now();
-                console::record_person(state, login, &origin.ip_address, now, Err(answer)).await?;
+                let path = console::token_path();
+                let attempt = Attempted { login, address: &origin.ip_address, path: &path, at: state.clock.now() };
+                console::record_person(state, attempt, Err(answer)).await?;
             }
             return Err(malformed);
         }
@@ -190,7 +196,29 @@ async fn console_sign_in(
         let (code, status) = OAuthError::answer_to(refused);
         Answered { status: status.as_u16(), code: code.as_str() }
     };
-    password_answer(console::password(state, attempt, answered).await?)
+    password_answer(console::password(state, attempt, &console::token_path(), answered).await?)
+}
+
+/// A code of the platform realm's login page, exchanged by the console (the platform client as a
+/// public client, with its PKCE verifier) for a bearer token of the person.
+async fn console_code(state: &AppState, realm: &Realm, form: &Form) -> Result<Response, OAuthError> {
+    if form.get("client_id") != Some(PLATFORM_REALM) {
+        return Err(OAuthError::invalid_client(false));
+    }
+    let platform = console::for_browsers(state, &console::platform_client(state).await?);
+    let exchange = code_exchange(realm, &platform, form)?;
+    Ok(json_no_store(token_answer(&signin::browser::exchange(state, exchange).await?)))
+}
+
+/// The code exchange a form asks for.
+fn code_exchange<'a>(realm: &'a Realm, client: &'a Client, form: &'a Form) -> Result<CodeExchange<'a>, OAuthError> {
+    Ok(CodeExchange {
+        realm,
+        client,
+        code: form.require("code")?,
+        redirect_uri: form.get("redirect_uri"),
+        code_verifier: form.get("code_verifier"),
+    })
 }
 
 /// `client_credentials` at the platform realm with the platform client id and an account client

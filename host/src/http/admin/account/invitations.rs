@@ -14,7 +14,6 @@ use crate::clock::iso;
 use crate::crypto::generate_secret;
 use crate::error::Error;
 use crate::http::admin::secrets::grantable_roles;
-use crate::http::admin::users::email;
 use crate::http::admin::{ListQuery, commit};
 use crate::http::auth::Caller;
 use crate::http::body::JsonBody;
@@ -24,6 +23,7 @@ use crate::mail::{Mail, MailError};
 use crate::store::accounts::{self, Member};
 use crate::store::invitations::{self as invitation_store, Invitation};
 use crate::store::trail::{Change, ChangeAction, Place, ResourceKind};
+use crate::validate::email;
 use crate::validate::{Rule, parsed};
 
 /// Prefix of invitation tokens.
@@ -220,7 +220,7 @@ pub async fn accept_invitation(
     use crate::store::users::{self as user_store, User, UserStatus};
 
     let token = body.required("token", crate::validate::text(1, 256));
-    let username = body.required("username", crate::http::admin::users::username);
+    let username = body.required("username", crate::validate::username);
     let password = body.required("password", crate::validate::text(1, crate::passwords::MAX_PASSWORD_LENGTH));
     body.finish()?;
     let (Some(token), Some(username), Some(password)) = (token, username, password) else {

@@ -1,0 +1,227 @@
+//! The words of the sign-in pages, in each language they are written in, and the choice of a
+//! language for a request: its `ui_locales`, else the browser's `Accept-Language`.
+
+/// A language the pages are written in.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Language {
+    English,
+    French,
+}
+
+/// The words of the pages in one language.
+#[derive(Debug)]
+pub struct Texts {
+    /// The `lang` of the page.
+    pub tag: &'static str,
+    /// "Sign in to", followed by the client's name.
+    pub sign_in_to: &'static str,
+    pub username: &'static str,
+    pub password: &'static str,
+    pub sign_in: &'static str,
+    pub wrong_credentials: &'static str,
+    pub too_many_attempts: &'static str,
+    pub locked_out: &'static str,
+    pub disabled: &'static str,
+    pub change_password: &'static str,
+    pub sign_out_question: &'static str,
+    pub sign_out: &'static str,
+    pub signed_out: &'static str,
+    pub close_window: &'static str,
+    pub choose_password: &'static str,
+    pub new_password: &'static str,
+    pub save_password: &'static str,
+    pub password_length: &'static str,
+    pub password_breached: &'static str,
+    pub password_changed: &'static str,
+    pub took_too_long: &'static str,
+    pub confirm_on_phone: &'static str,
+    pub phone_asked: &'static str,
+    pub continue_on: &'static str,
+    pub phone_refused: &'static str,
+    pub phone_expired: &'static str,
+    pub forgot_password: &'static str,
+    pub reset_password: &'static str,
+    pub reset_asked: &'static str,
+    pub send_code: &'static str,
+    pub code_sent: &'static str,
+    pub reset_code: &'static str,
+    pub code_invalid: &'static str,
+    pub back_to_sign_in: &'static str,
+    pub create_account: &'static str,
+    /// "Create your account for", followed by the client's name.
+    pub create_account_for: &'static str,
+    pub new_username: &'static str,
+    pub email: &'static str,
+    pub username_taken: &'static str,
+    pub email_taken: &'static str,
+    pub username_invalid: &'static str,
+    pub email_invalid: &'static str,
+    pub password_set: &'static str,
+    pub form_expired: &'static str,
+}
+
+const ENGLISH: Texts = Texts {
+    tag: "en",
+    sign_in_to: "Sign in to",
+    username: "Username or email",
+    password: "Password",
+    sign_in: "Sign in",
+    wrong_credentials: "The username or password is not correct.",
+    too_many_attempts: "Too many sign-in attempts. Wait a few minutes, then try again.",
+    locked_out: "Too many failed sign-ins. Try again later.",
+    disabled: "This account is disabled.",
+    change_password: "Your password must be changed before you can sign in. Use password recovery to set a new one.",
+    sign_out_question: "Sign out?",
+    sign_out: "Sign out",
+    signed_out: "You are signed out",
+    close_window: "You can close this window.",
+    choose_password: "Choose a new password",
+    new_password: "New password",
+    save_password: "Save the password",
+    password_length: "The password is too short or too long for this service.",
+    password_breached: "This password appears in a list of breached passwords. Choose another.",
+    password_changed: "Your password was changed. Sign in with the new one.",
+    took_too_long: "That took too long. Sign in again.",
+    confirm_on_phone: "Confirm on your phone",
+    phone_asked: "A sign-in request was sent to your phone. Approve it there; this page goes on by itself.",
+    continue_on: "Continue",
+    phone_refused: "The sign-in was refused on the phone.",
+    phone_expired: "The phone did not answer in time. Sign in again.",
+    forgot_password: "Forgot your password?",
+    reset_password: "Reset your password",
+    reset_asked: "Type your username or email. If the account has an email address, a code is sent to it.",
+    send_code: "Send the code",
+    code_sent: "If the account exists and has an email address, a code is on its way. Type it here with your new \
+                password.",
+    reset_code: "Code from the email",
+    code_invalid: "This code is not valid or has expired.",
+    back_to_sign_in: "Back to sign in",
+    create_account: "Create an account",
+    create_account_for: "Create your account for",
+    new_username: "Username",
+    email: "Email",
+    username_taken: "Another account has this username.",
+    email_taken: "Another account has this email address.",
+    username_invalid: "A username has no spaces and at most 255 characters.",
+    email_invalid: "This is not an email address.",
+    password_set: "Your password is set. You can now sign in.",
+    form_expired: "This form has expired. Try again.",
+};
+
+const FRENCH: Texts = Texts {
+    tag: "fr",
+    sign_in_to: "Connexion à",
+    username: "Nom d’utilisateur ou adresse e-mail",
+    password: "Mot de passe",
+    sign_in: "Se connecter",
+    wrong_credentials: "Le nom d’utilisateur ou le mot de passe est incorrect.",
+    too_many_attempts: "Trop de tentatives de connexion. Patientez quelques minutes, puis réessayez.",
+    locked_out: "Trop d’échecs de connexion. Réessayez plus tard.",
+    disabled: "Ce compte est désactivé.",
+    change_password: "Votre mot de passe doit être changé avant de vous connecter. Utilisez la récupération du mot \
+                      de passe pour en choisir un nouveau.",
+    sign_out_question: "Se déconnecter ?",
+    sign_out: "Se déconnecter",
+    signed_out: "Vous êtes déconnecté",
+    close_window: "Vous pouvez fermer cette fenêtre.",
+    choose_password: "Choisissez un nouveau mot de passe",
+    new_password: "Nouveau mot de passe",
+    save_password: "Enregistrer le mot de passe",
+    password_length: "Le mot de passe est trop court ou trop long pour ce service.",
+    password_breached: "Ce mot de passe figure dans une liste de mots de passe divulgués. Choisissez-en un autre.",
+    password_changed: "Votre mot de passe a été changé. Connectez-vous avec le nouveau.",
+    took_too_long: "Le délai est dépassé. Connectez-vous à nouveau.",
+    confirm_on_phone: "Confirmez sur votre téléphone",
+    phone_asked: "Une demande de connexion a été envoyée à votre téléphone. Acceptez-la ; cette page continue \
+                  d’elle-même.",
+    continue_on: "Continuer",
+    phone_refused: "La connexion a été refusée sur le téléphone.",
+    phone_expired: "Le téléphone n’a pas répondu à temps. Connectez-vous à nouveau.",
+    forgot_password: "Mot de passe oublié ?",
+    reset_password: "Réinitialiser le mot de passe",
+    reset_asked: "Saisissez votre nom d’utilisateur ou votre adresse e-mail. Si le compte a une adresse e-mail, un \
+                  code y est envoyé.",
+    send_code: "Envoyer le code",
+    code_sent: "Si le compte existe et a une adresse e-mail, un code est en route. Saisissez-le ici avec votre \
+                nouveau mot de passe.",
+    reset_code: "Code reçu par e-mail",
+    code_invalid: "Ce code n’est pas valide ou a expiré.",
+    back_to_sign_in: "Retour à la connexion",
+    create_account: "Créer un compte",
+    create_account_for: "Créez votre compte pour",
+    new_username: "Nom d’utilisateur",
+    email: "Adresse e-mail",
+    username_taken: "Un autre compte a ce nom d’utilisateur.",
+    email_taken: "Un autre compte a cette adresse e-mail.",
+    username_invalid: "Un nom d’utilisateur n’a pas d’espace et au plus 255 caractères.",
+    email_invalid: "Ce n’est pas une adresse e-mail.",
+    password_set: "Votre mot de passe est enregistré. Vous pouvez maintenant vous connecter.",
+    form_expired: "Ce formulaire a expiré. Réessayez.",
+};
+
+/// The languages the pages are written in, as `ui_locales_supported` names them.
+pub const SUPPORTED: [&str; 2] = ["en", "fr"];
+
+impl Language {
+    /// The first language of `ui_locales` (OIDC Core §3.1.2.1: space-separated, in order of
+    /// preference) the pages are written in, else the browser's most preferred of
+    /// `Accept-Language`, else English.
+    pub fn choose(ui_locales: Option<&str>, accept_language: Option<&str>) -> Self {
+        let from_ui = ui_locales.and_then(|text| text.split(' ').find_map(Self::of_tag));
+        from_ui.or_else(|| accept_language.and_then(Self::preferred)).unwrap_or(Self::English)
+    }
+
+    fn of_tag(tag: &str) -> Option<Self> {
+        let primary = tag.split(['-', '_']).next()?.trim();
+        if primary.eq_ignore_ascii_case("en") {
+            Some(Self::English)
+        } else if primary.eq_ignore_ascii_case("fr") {
+            Some(Self::French)
+        } else {
+            None
+        }
+    }
+
+    /// RFC 9110 §12.5.4: the supported language of the highest weight, the first named on a tie.
+    fn preferred(header: &str) -> Option<Self> {
+        let mut best: Option<(Self, f32)> = None;
+        for item in header.split(',').take(32) {
+            let mut parts = item.split(';');
+            let Some(language) = parts.next().and_then(Self::of_tag) else { continue };
+            let weight = parts
+                .find_map(|p| p.trim().strip_prefix("q=").and_then(|q| q.trim().parse::<f32>().ok()))
+                .unwrap_or(1.0);
+            if weight > 0.0 && best.is_none_or(|(_, w)| weight > w) {
+                best = Some((language, weight));
+            }
+        }
+        best.map(|(language, _)| language)
+    }
+
+    pub fn texts(self) -> &'static Texts {
+        match self {
+            Self::English => &ENGLISH,
+            Self::French => &FRENCH,
+        }
+    }
+
+    /// The English words, for pages shown before any request is known.
+    pub fn english() -> &'static Texts {
+        &ENGLISH
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_language_is_the_first_supported_of_ui_locales_then_the_browsers_preferred() {
+        assert_eq!(Language::choose(Some("de-CH fr-CA en"), Some("en")), Language::French);
+        assert_eq!(Language::choose(Some("de"), Some("de;q=1, fr;q=0.8, en;q=0.5")), Language::French);
+        assert_eq!(Language::choose(None, Some("en-GB;q=0.4, fr-FR;q=0.9")), Language::French);
+        assert_eq!(Language::choose(None, Some("fr;q=0, en;q=0.1")), Language::English);
+        assert_eq!(Language::choose(None, Some("de")), Language::English);
+        assert_eq!(Language::choose(None, None), Language::English);
+    }
+}

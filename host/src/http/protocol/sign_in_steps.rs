@@ -1,0 +1,398 @@
+//! The steps of a browser sign-in after the first page, each a form posted under the authorization
+//! endpoint with the request carried along and a CSRF token bound to the browser:
+//!
+//! - `POST …/auth/login`: the password, checked by the password grant's own operation
+//!   (`signin::password`); at the platform realm, the console's sign-in, in the account's access log.
+//! - `POST …/auth/password`: the new password of a person who must change theirs.
+//! - `GET|POST …/auth/push`: the page that waits for the person's phone, reloading every two seconds.
+//! - `GET|POST …/auth/recovery`, `POST …/auth/recovery/reset`: password recovery, the code sent by
+//!   e-mail typed here with the new password.
+//! - `GET|POST …/auth/register`: self sign-up, where the realm allows it.
+
+use axum::Extension;
+use axum::extract::{Path, RawQuery, State};
+use axum::http::{HeaderMap, StatusCode};
+use axum::response::Response;
+
+use super::authorize::{
+    PUSH_COOKIE, Page, Requested, answer_signed_in, append_cookie, cookie, cookie_text, origin_of, posted, refused,
+    requested,
+};
+use super::login_page::{Field, FormPage, Problem};
+use super::page_texts::Texts;
+use super::{Form, OAuthError};
+use crate::AppState;
+use crate::error::Error;
+use crate::http::address::ClientAddress;
+use crate::ids::PLATFORM_REALM;
+use crate::signin::signup::{self, SignUp, SignUpError, SignUpRefusal};
+use crate::signin::{
+    self, Opens, PasswordAttempt, PasswordOutcome, PhoneConfirmation, Refusal, SignInError, console, recovery,
+};
+use crate::store::realms::Realm;
+
+type Posted = Result<Form, OAuthError>;
+
+/// Unpacks a checked form, or returns the answer its check gave.
+macro_rules! checked {
+    ($read:expr) => {
+        match $read.await {
+            Ok(read) => read,
+            Err(answer) => return *answer,
+        }
+    };
+}
+
+/// `POST …/auth/login`: the login form.
+pub async fn login(
+    State(state): State<AppState>,
+    Path(realm_id): Path<String>,
+    Extension(ClientAddress(address)): Extension<ClientAddress>,
+    headers: HeaderMap,
+    form: Posted,
+) -> Response {
+    let request = checked!(posted(&state, &realm_id, &headers, form));
+    let (page, Requested { form, realm, authorization }) = (request.page(&state, &headers), &request);
+    let username = form.get("username").unwrap_or("");
+    let origin = origin_of(address, &headers);
+    let attempt = PasswordAttempt {
+        realm,
+        client: &authorization.client,
+        username,
+        password: form.get("password").unwrap_or(""),
+        scopes: Some(authorization.scopes.clone()),
+        resource: None,
+        phone: PhoneConfirmation::IfEnrolled,
+        origin: &origin,
+        opens: Opens::BrowserSession,
+    };
+    let outcome = if realm.id == PLATFORM_REALM {
+        let path = format!("/realms/{PLATFORM_REALM}/protocol/openid-connect/auth/login");
+        let answered = |refused: &SignInError| {
+            let (code, _) = OAuthError::answer_to(refused);
+            let status = match refused {
+                SignInError::Refused(refusal) => refusal_text(refusal, page.texts()).0,
+                SignInError::Failed(_) => StatusCode::SERVICE_UNAVAILABLE,
+            };
+            console::Answered { status: status.as_u16(), code: code.as_str() }
+        };
+        console::password(&state, attempt, &path, answered).await
+    } else {
+        signin::password(&state, attempt).await
+    };
+    match outcome {
+        Ok(PasswordOutcome::InBrowser(signed_in)) => {
+            answer_signed_in(&state, realm, authorization, &signed_in, &origin).await
+        }
+        Ok(PasswordOutcome::ConfirmationAsked(asked)) => {
+            let mut response = page.waiting();
+            let binding = push_binding(&state, asked.request_id.as_str());
+            let text = cookie_text(&state, realm, PUSH_COOKIE, &binding, Some(asked.expires_in));
+            append_cookie(&mut response, &text);
+            response
+        }
+        Ok(PasswordOutcome::MustChangePassword { ticket }) => page.change(&ticket, None),
+        Ok(PasswordOutcome::SignedIn(_)) => failed(&state, realm, "a password sign-in opened no browser session"),
+        Err(SignInError::Refused(refusal)) => page.login(username, Some(refusal_text(&refusal, page.texts()))),
+        Err(SignInError::Failed(failure)) => refused(&state, realm, failure.into()),
+    }
+}
+
+/// What the login page says of a refused sign-in: never which of the name or password was wrong.
+fn refusal_text(refusal: &Refusal, texts: &'static Texts) -> (StatusCode, &'static str) {
+    match refusal {
+        Refusal::SourceBlocked => (StatusCode::TOO_MANY_REQUESTS, texts.too_many_attempts),
+        Refusal::LockedOut => (StatusCode::OK, texts.locked_out),
+        Refusal::UserDisabled => (StatusCode::OK, texts.disabled),
+        Refusal::PasswordChangeRequired => (StatusCode::OK, texts.change_password),
+        _ => (StatusCode::OK, texts.wrong_credentials),
+    }
+}
+
+fn failed(state: &AppState, realm: &Realm, what: &'static str) -> Response {
+    refused(state, realm, Error::Internal(anyhow::anyhow!(what)).into())
+}
+
+/// `POST …/auth/password`: the new password of a person who had to change it, with the ticket
+/// their sign-in was given. Set, it leads back to the login form.
+pub async fn change_password(
+    State(state): State<AppState>,
+    Path(realm_id): Path<String>,
+    headers: HeaderMap,
+    form: Posted,
+) -> Response {
+    let request = checked!(posted(&state, &realm_id, &headers, form));
+    let (page, Requested { form, realm, .. }) = (request.page(&state, &headers), &request);
+    let texts = page.texts();
+    let (ticket, password) = (form.get("ticket").unwrap_or(""), form.get("new_password").unwrap_or(""));
+    match recovery::reset(&state, realm, ticket, password).await {
+        Ok(()) => page.login("", Some((StatusCode::OK, texts.password_changed))),
+        Err(SignInError::Refused(Refusal::PasswordLength { .. })) => page.change(ticket, Some(texts.password_length)),
+        Err(SignInError::Refused(Refusal::PasswordBreached)) => page.change(ticket, Some(texts.password_breached)),
+        Err(SignInError::Refused(_)) => page.login("", Some((StatusCode::OK, texts.took_too_long))),
+        Err(SignInError::Failed(failure)) => refused(&state, realm, failure.into()),
+    }
+}
+
+/// The waiting page's binding to the sign-in it waits for: the request's id with the service's
+/// keyed hash of it, kept in a cookie, so that only the browser that typed the password collects
+/// the sign-in its phone approves.
+fn push_binding(state: &AppState, request_id: &str) -> String {
+    format!("{request_id}.{}", state.hasher.hash(&format!("push-wait:{request_id}")))
+}
+
+/// The request a waiting browser's cookie names, when its binding holds.
+fn bound_request<'c>(state: &AppState, headers: &'c HeaderMap) -> Option<&'c str> {
+    let presented = cookie(headers, PUSH_COOKIE)?;
+    let (request_id, _) = presented.split_once('.')?;
+    let expected = push_binding(state, request_id);
+    crate::crypto::constant_time_eq(expected.as_bytes(), presented.as_bytes()).then_some(request_id)
+}
+
+/// `GET …/auth/push`: the waiting page reloading itself.
+pub async fn wait_reloaded(
+    State(state): State<AppState>,
+    Path(realm_id): Path<String>,
+    Extension(ClientAddress(address)): Extension<ClientAddress>,
+    headers: HeaderMap,
+    RawQuery(query): RawQuery,
+) -> Response {
+    let form = Form::from_query(query.as_deref().unwrap_or(""));
+    wait(&state, &realm_id, address, &headers, form).await
+}
+
+/// `POST …/auth/push`: the waiting page's button.
+pub async fn wait_continued(
+    State(state): State<AppState>,
+    Path(realm_id): Path<String>,
+    Extension(ClientAddress(address)): Extension<ClientAddress>,
+    headers: HeaderMap,
+    form: Posted,
+) -> Response {
+    wait(&state, &realm_id, address, &headers, form).await
+}
+
+/// Once the phone approved, the browser is signed in and the client answered; until then the
+/// page waits; refused or lapsed, the login page says so.
+async fn wait(
+    state: &AppState,
+    realm_id: &str,
+    address: std::net::IpAddr,
+    headers: &HeaderMap,
+    form: Posted,
+) -> Response {
+    let request = checked!(posted(state, realm_id, headers, form));
+    let (page, Requested { realm, authorization, .. }) = (request.page(state, headers), &request);
+    let texts = page.texts();
+    let outcome = match bound_request(state, headers) {
+        Some(request_id) => {
+            signin::push::collect(state, realm, &authorization.client, request_id, Opens::BrowserSession).await
+        }
+        None => Err(Refusal::PushRequestUnknown.into()),
+    };
+    let mut response = match outcome {
+        Ok(PasswordOutcome::InBrowser(signed_in)) => {
+            answer_signed_in(state, realm, authorization, &signed_in, &origin_of(address, headers)).await
+        }
+        Ok(_) => failed(state, realm, "a confirmed browser sign-in opened no browser session"),
+        Err(SignInError::Refused(Refusal::PushPending)) => return page.waiting(),
+        Err(SignInError::Refused(Refusal::PushRefused)) => page.login("", Some((StatusCode::OK, texts.phone_refused))),
+        Err(SignInError::Refused(Refusal::PushExpired)) => page.login("", Some((StatusCode::OK, texts.phone_expired))),
+        Err(SignInError::Refused(_)) => page.login("", Some((StatusCode::OK, texts.took_too_long))),
+        Err(SignInError::Failed(failure)) => refused(state, realm, failure.into()),
+    };
+    // The sign-in it named is over, one way or the other.
+    append_cookie(&mut response, &cookie_text(state, realm, PUSH_COOKIE, "", Some(0)));
+    response
+}
+
+/// `GET …/auth/recovery`: the form asking for a reset code.
+pub async fn recovery_form(
+    State(state): State<AppState>,
+    Path(realm_id): Path<String>,
+    headers: HeaderMap,
+    RawQuery(query): RawQuery,
+) -> Response {
+    let form = Form::from_query(query.as_deref().unwrap_or(""));
+    let request = checked!(requested(&state, &realm_id, form));
+    let page = request.page(&state, &headers);
+    page.recovery("", None)
+}
+
+/// `POST …/auth/recovery`: a reset code for the account named, sent by e-mail; the answer is the
+/// same whatever the account, and asks for the code.
+pub async fn recovery_asked(
+    State(state): State<AppState>,
+    Path(realm_id): Path<String>,
+    Extension(ClientAddress(address)): Extension<ClientAddress>,
+    headers: HeaderMap,
+    form: Posted,
+) -> Response {
+    let request = checked!(posted(&state, &realm_id, &headers, form));
+    let (page, Requested { form, realm, authorization }) = (request.page(&state, &headers), &request);
+    let login = form.get("username").unwrap_or("").trim();
+    match recovery::request(&state, realm, &authorization.client.id, login, &address.to_string()).await {
+        Ok(()) => page.recovery_code(None),
+        Err(SignInError::Refused(Refusal::SourceBlocked)) => {
+            page.recovery(login, Some(Problem { text: page.texts().too_many_attempts, field: None }))
+        }
+        Err(SignInError::Refused(other)) => {
+            refused(&state, realm, Error::Internal(anyhow::anyhow!("{other:?}")).into())
+        }
+        Err(SignInError::Failed(failure)) => refused(&state, realm, failure.into()),
+    }
+}
+
+/// `POST …/auth/recovery/reset`: the code and the new password. Set, it leads back to the login
+/// form, the request still carried.
+pub async fn recovery_reset(
+    State(state): State<AppState>,
+    Path(realm_id): Path<String>,
+    headers: HeaderMap,
+    form: Posted,
+) -> Response {
+    let request = checked!(posted(&state, &realm_id, &headers, form));
+    let (page, Requested { form, realm, .. }) = (request.page(&state, &headers), &request);
+    let texts = page.texts();
+    let (code, password) = (form.get("code").unwrap_or("").trim(), form.get("new_password").unwrap_or(""));
+    let problem = match recovery::reset(&state, realm, code, password).await {
+        Ok(()) => return page.login("", Some((StatusCode::OK, texts.password_changed))),
+        Err(SignInError::Refused(Refusal::PasswordLength { .. })) => (texts.password_length, "new_password"),
+        Err(SignInError::Refused(Refusal::PasswordBreached)) => (texts.password_breached, "new_password"),
+        Err(SignInError::Refused(_)) => (texts.code_invalid, "code"),
+        Err(SignInError::Failed(failure)) => return refused(&state, realm, failure.into()),
+    };
+    page.recovery_code(Some(Problem { text: problem.0, field: Some(problem.1) }))
+}
+
+/// `GET …/auth/register`: the sign-up form, where the realm allows it; the login page elsewhere.
+pub async fn register_form(
+    State(state): State<AppState>,
+    Path(realm_id): Path<String>,
+    headers: HeaderMap,
+    RawQuery(query): RawQuery,
+) -> Response {
+    let form = Form::from_query(query.as_deref().unwrap_or(""));
+    let request = checked!(requested(&state, &realm_id, form));
+    let (page, Requested { realm, .. }) = (request.page(&state, &headers), &request);
+    if realm.settings.self_sign_up { page.sign_up("", "", None) } else { page.login("", None) }
+}
+
+/// `POST …/auth/register`: a new account, and the browser signed in with it.
+pub async fn register(
+    State(state): State<AppState>,
+    Path(realm_id): Path<String>,
+    Extension(ClientAddress(address)): Extension<ClientAddress>,
+    headers: HeaderMap,
+    form: Posted,
+) -> Response {
+    let request = checked!(posted(&state, &realm_id, &headers, form));
+    let (page, Requested { form, realm, authorization }) = (request.page(&state, &headers), &request);
+    let texts = page.texts();
+    let origin = origin_of(address, &headers);
+    let (username, email) = (form.get("username").unwrap_or("").trim(), form.get("email").unwrap_or("").trim());
+    let attempt = SignUp {
+        realm,
+        client: &authorization.client,
+        username,
+        email,
+        password: form.get("password").unwrap_or(""),
+        origin: &origin,
+    };
+    let (text, field) = match signup::sign_up(&state, attempt).await {
+        Ok(signed_in) => return answer_signed_in(&state, realm, authorization, &signed_in, &origin).await,
+        Err(SignUpError::Refused(refusal)) => match refusal {
+            SignUpRefusal::Closed => return page.login("", None),
+            SignUpRefusal::SourceBlocked => (texts.too_many_attempts, None),
+            SignUpRefusal::UsernameInvalid => (texts.username_invalid, Some("username")),
+            SignUpRefusal::UsernameTaken => (texts.username_taken, Some("username")),
+            SignUpRefusal::EmailInvalid => (texts.email_invalid, Some("email")),
+            SignUpRefusal::EmailTaken => (texts.email_taken, Some("email")),
+            SignUpRefusal::Password(Refusal::PasswordBreached) => (texts.password_breached, Some("password")),
+            SignUpRefusal::Password(_) => (texts.password_length, Some("password")),
+        },
+        Err(SignUpError::Failed(failure)) => return refused(&state, realm, failure.into()),
+    };
+    page.sign_up(username, email, Some(Problem { text, field }))
+}
+
+impl Page<'_> {
+    /// The change-password step, again with the refusal of the last new password when there was one.
+    pub fn change(&self, ticket: &str, error: Option<&'static str>) -> Response {
+        let texts = self.texts();
+        let status = if error.is_some() { StatusCode::BAD_REQUEST } else { StatusCode::OK };
+        self.show(
+            |_| FormPage {
+                title: texts.choose_password.to_owned(),
+                path: "password",
+                fields: vec![Field::password("new_password", texts.new_password, "new-password")],
+                hidden: vec![("ticket", ticket)],
+                button: texts.save_password,
+                problem: error.map(|text| Problem { text, field: Some("new_password") }),
+                ..FormPage::default()
+            },
+            status,
+        )
+    }
+
+    /// The page that waits for the person's phone: it reloads itself, and a button does the same
+    /// where reloading is turned off.
+    pub fn waiting(&self) -> Response {
+        let texts = self.texts();
+        self.show(
+            |frame| {
+                let token: String = url::form_urlencoded::byte_serialize(frame.csrf.as_bytes()).collect();
+                FormPage {
+                    title: texts.confirm_on_phone.to_owned(),
+                    intro: Some(texts.phone_asked),
+                    path: "push",
+                    button: texts.continue_on,
+                    refresh: Some(format!("{}&csrf={token}", frame.link("push"))),
+                    ..FormPage::default()
+                }
+            },
+            StatusCode::OK,
+        )
+    }
+
+    /// The form asking for a reset code.
+    pub fn recovery(&self, login: &str, problem: Option<Problem<'_>>) -> Response {
+        let texts = self.texts();
+        let status = if problem.is_some() { StatusCode::TOO_MANY_REQUESTS } else { StatusCode::OK };
+        self.show(
+            |frame| FormPage {
+                title: texts.reset_password.to_owned(),
+                intro: Some(texts.reset_asked),
+                path: "recovery",
+                fields: vec![Field::text("username", texts.username, "username", login)],
+                button: texts.send_code,
+                problem,
+                links: vec![(frame.link(""), texts.back_to_sign_in)],
+                ..FormPage::default()
+            },
+            status,
+        )
+    }
+
+    /// The form taking the code from the e-mail and the new password.
+    pub fn recovery_code(&self, problem: Option<Problem<'_>>) -> Response {
+        let texts = self.texts();
+        let status = if problem.is_some() { StatusCode::BAD_REQUEST } else { StatusCode::OK };
+        self.show(
+            |frame| FormPage {
+                title: texts.reset_password.to_owned(),
+                intro: Some(texts.code_sent),
+                path: "recovery/reset",
+                fields: vec![
+                    Field::text("code", texts.reset_code, "one-time-code", ""),
+                    Field::password("new_password", texts.new_password, "new-password"),
+                ],
+                button: texts.save_password,
+                problem,
+                links: vec![(frame.link(""), texts.back_to_sign_in)],
+                ..FormPage::default()
+            },
+            status,
+        )
+    }
+}
