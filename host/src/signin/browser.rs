@@ -435,7 +435,8 @@ pub async fn exchange(state: &AppState, exchange: CodeExchange<'_>) -> Result<To
     let CodeExchange { realm, client, code, redirect_uri, code_verifier } = exchange;
     let now = state.clock.now();
     let pool = state.store.pool();
-    let code = match browser::take_code(pool, &realm.id, &state.hasher.hash(code), now).await? {
+    // Writes go through the writer: on SQLite, the one connection that writes.
+    let code = match browser::take_code(state.store.writer(), &realm.id, &state.hasher.hash(code), now).await? {
         Taken::First(code) => code,
         Taken::Again(code) => {
             if code.client_id == client.id {
@@ -470,7 +471,7 @@ pub async fn exchange(state: &AppState, exchange: CodeExchange<'_>) -> Result<To
     };
     let refresh = super::next_refresh(state, client, &session, &code.scopes, None, now);
     if let Some((row, _, _)) = &refresh {
-        sessions::insert_refresh(pool, row).await?;
+        sessions::insert_refresh(state.store.writer(), row).await?;
     }
     let refresh = refresh.map(|(_, value, expires_in)| (value, expires_in));
     let granted = super::Granted { scopes: &code.scopes, resource: None, refresh, nonce: code.nonce.as_deref() };

@@ -303,6 +303,12 @@ pub async fn password(state: &AppState, attempt: PasswordAttempt<'_>) -> Result<
     };
     // Every attempt counts, those the realm lockout refuses included.
     let decision = state.protection.judge(&state.store, &seen, now).await?;
+    // Read before the transaction, which holds the one write connection on SQLite.
+    let confirm_on_phone = match (phone, &user) {
+        (PhoneConfirmation::Required, _) => true,
+        (PhoneConfirmation::IfEnrolled, Some(user)) if matched && !closed => push::has_phone(state, &user.id).await?,
+        _ => false,
+    };
     let mut tx = state.store.begin().await?;
     let recorded = match &decision {
         Some(decision) => {
@@ -379,11 +385,6 @@ pub async fn password(state: &AppState, attempt: PasswordAttempt<'_>) -> Result<
     }
     let Some(user) = user else { return Err(Refusal::InvalidCredentials.into()) };
     let signed_in = SignIn { realm, client, user: &user, scopes: &scopes, resource, methods: &["pwd"] };
-    let confirm_on_phone = match phone {
-        PhoneConfirmation::NotAsked => false,
-        PhoneConfirmation::Required => true,
-        PhoneConfirmation::IfEnrolled => push::has_phone(&mut tx, &user.id).await?,
-    };
     if confirm_on_phone {
         // The password is right; the person confirms on a phone before anything opens.
         let (asked, deliveries) = push::ask(state, &mut tx, &signed_in, origin, now).await?;

@@ -40,8 +40,8 @@ pub struct Delivery {
 }
 
 /// Whether the person has a phone enrolled to confirm their sign-ins.
-pub(super) async fn has_phone(tx: &mut Connection, user_id: &str) -> Result<bool, SignInError> {
-    Ok(!store::devices_of(&mut *tx, user_id).await?.is_empty())
+pub(super) async fn has_phone(state: &AppState, user_id: &str) -> Result<bool, SignInError> {
+    Ok(!store::devices_of(state.store.pool(), user_id).await?.is_empty())
 }
 
 /// Creates the pushed request of a sign-in whose password was right in `tx`; the deliveries go to
