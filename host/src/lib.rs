@@ -31,7 +31,6 @@ pub mod webhooks;
 
 use std::future::Future;
 use std::net::SocketAddr;
-use std::path::Path;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -111,12 +110,12 @@ pub struct Application {
 impl Application {
     /// Connects and migrates the database, loads and validates the policies (refusing to start on
     /// an invalid one), bootstraps an empty database, and binds the listen address.
-    pub async fn build(settings: Settings, policies: &Path) -> anyhow::Result<Self> {
+    pub async fn build(settings: Settings, policies: &authz::PolicyFiles) -> anyhow::Result<Self> {
         // Outgoing TLS (the breached-password range API, webhooks) uses aws-lc, the same crypto
         // as token signing. Installing twice (several applications in one process) is harmless.
         let _ = rustls::crypto::aws_lc_rs::default_provider().install_default();
         let authz =
-            Authorizer::load(policies).with_context(|| format!("invalid policies in {}", policies.display()))?;
+            Authorizer::from_files(policies).with_context(|| format!("invalid policies: {}", policies.origin))?;
         let (hasher, created) = SecretHasher::load_or_create(&settings.secret_key_file)?;
         if created {
             tracing::warn!(

@@ -1,9 +1,9 @@
-//! The `castellan` command: `serve`, `migrate`, `policies check`, `plugins test`.
+//! The `castellan` command: `serve`, `migrate`, `policies check`, `policies export`, `plugins test`.
 
 use std::path::PathBuf;
 use std::process::ExitCode;
 
-use castellan::authz::fixtures;
+use castellan::authz::{PolicyFiles, fixtures};
 use castellan::config::{LogFormat, Overrides, Settings};
 use castellan::{Application, store};
 use clap::{Parser, Subcommand};
@@ -27,9 +27,10 @@ enum Command {
     Serve {
         #[command(flatten)]
         overrides: Overrides,
-        /// Folder of the Cedar schema, policies and fixtures.
-        #[arg(long, env = "CASTELLAN_POLICIES", default_value = "policies")]
-        policies: PathBuf,
+        /// Folder of the Cedar schema, policies and fixtures; without it, the policies built into
+        /// the binary (`policies export` writes them out).
+        #[arg(long, env = "CASTELLAN_POLICIES")]
+        policies: Option<PathBuf>,
     },
     /// Apply pending database migrations and exit.
     Migrate {
@@ -57,11 +58,20 @@ enum PluginsCommand {
 
 #[derive(Debug, Subcommand)]
 enum PoliciesCommand {
-    /// Validate the policies against the schema, run the fixtures, print the role × permission matrix.
-    Check {
-        #[arg(default_value = "policies")]
-        dir: PathBuf,
-    },
+    /// Validate the policies against the schema, run the fixtures, print the role × permission
+    /// matrix: those of DIR, or without it the policies built into the binary.
+    Check { dir: Option<PathBuf> },
+    /// Write the policies built into the binary (schema, policies, fixtures) into DIR, a new or
+    /// empty folder, to audit or change them and serve with `--policies DIR`.
+    Export { dir: PathBuf },
+}
+
+/// The policies of `dir`, or those built into the binary.
+fn policy_files(dir: Option<&std::path::Path>) -> anyhow::Result<PolicyFiles> {
+    Ok(match dir {
+        Some(dir) => PolicyFiles::read(dir)?,
+        None => PolicyFiles::shipped(),
+    })
 }
 
 fn main() -> ExitCode {
@@ -97,7 +107,14 @@ async fn run(cli: Cli) -> anyhow::Result<()> {
             println!("migrations applied");
             Ok(())
         }
-        Command::Policies { command: PoliciesCommand::Check { dir } } => check_policies(&dir),
+        Command::Policies { command: PoliciesCommand::Check { dir } } => {
+            print!("{}", fixtures::check(&policy_files(dir.as_deref())?)?);
+            Ok(())
+        }
+        Command::Policies { command: PoliciesCommand::Export { dir } } => {
+            print!("{}", PolicyFiles::shipped().export(&dir)?);
+            Ok(())
+        }
         Command::Plugins { command: PluginsCommand::Test { component, scenario } } => {
             test_detector(&component, &scenario).await
         }
@@ -115,9 +132,9 @@ async fn test_detector(component: &std::path::Path, scenario: &std::path::Path) 
     Ok(())
 }
 
-async fn serve(settings: Settings, policies: PathBuf) -> anyhow::Result<()> {
+async fn serve(settings: Settings, policies: Option<PathBuf>) -> anyhow::Result<()> {
     let key_file = settings.bootstrap_key_file.clone();
-    let app = Application::build(settings, &policies).await?;
+    let app = Application::build(settings, &policy_files(policies.as_deref())?).await?;
     let address = app.local_addr();
     if let Some(first) = app.bootstrapped() {
         println!("Castellan bootstrapped an account ({}) with an Owner API key.", first.account_id);
@@ -157,11 +174,6 @@ async fn shutdown_signal() {
         () = terminate => {},
     }
     tracing::info!("shutting down: finishing in-flight requests");
-}
-
-fn check_policies(dir: &std::path::Path) -> anyhow::Result<()> {
-    print!("{}", fixtures::check(dir)?);
-    Ok(())
 }
 
 fn init_logging(format: LogFormat) {

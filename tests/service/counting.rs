@@ -94,7 +94,7 @@ async fn the_service_counts_in_redis_when_configured_and_refuses_to_start_withou
     let db = TestDatabase::new().await;
     let mut settings = db.settings();
     settings.redis_url = Some("redis://127.0.0.1:1/".into());
-    let refused = castellan::Application::build(settings, &crate::support::policies_dir()).await;
+    let refused = castellan::Application::build(settings, &crate::support::policies()).await;
     let error = format!("{:#}", refused.err().expect("no Redis, no start"));
     assert!(error.contains("cannot reach Redis"), "{error}");
 }

@@ -14,7 +14,7 @@ use reqwest::StatusCode;
 use serde_json::{Value, json};
 
 use crate::receiver::{Receiver, authority_file};
-use crate::support::{TestApp, TestDatabase, policies_dir, spawn_beside_with, spawn_with};
+use crate::support::{TestApp, TestDatabase, policies, spawn_beside_with, spawn_with};
 use crate::webhooks::{SHOP_HOOKS, receiving};
 
 /// The environment that makes `service_in_a_child_process` run the service.
@@ -39,7 +39,7 @@ async fn service_in_a_child_process() {
     settings.listen = std::env::var(CHILD_LISTEN).unwrap().parse().unwrap();
     settings.webhook_allowed_networks = vec!["127.0.0.0/8".parse().unwrap()];
     settings.webhook_ca_file = Some(std::env::var(CHILD_AUTHORITY).unwrap().into());
-    let app = Application::build(settings, &policies_dir()).await.unwrap();
+    let app = Application::build(settings, &policies()).await.unwrap();
     if let Some(first) = app.bootstrapped() {
         let written = dir.join(format!("{KEY_FILE}.new"));
         std::fs::write(&written, &first.api_key).unwrap();

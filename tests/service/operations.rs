@@ -8,7 +8,7 @@ use castellan::store::Backend;
 use reqwest::StatusCode;
 use serde_json::json;
 
-use crate::support::{TestDatabase, answer, policies_dir, spawn_app, spawn_with};
+use crate::support::{TestDatabase, answer, policies, spawn_app, spawn_with};
 
 #[tokio::test]
 async fn health_readiness_and_metrics_answer() {
@@ -129,7 +129,7 @@ async fn bootstrap_happens_once_and_writes_the_key_file_privately() {
     let key_file = db.dir.join("bootstrap.key");
     let mut settings = db.settings();
     settings.bootstrap_key_file = Some(key_file.clone());
-    let first = Application::build(settings.clone(), &policies_dir()).await.unwrap();
+    let first = Application::build(settings.clone(), &policies()).await.unwrap();
     let key = first.bootstrapped().expect("the first start bootstraps").api_key.clone();
     assert_eq!(std::fs::read_to_string(&key_file).unwrap().trim(), key);
     #[cfg(unix)]
@@ -141,7 +141,7 @@ async fn bootstrap_happens_once_and_writes_the_key_file_privately() {
     drop(first);
     std::fs::remove_file(&key_file).unwrap();
 
-    let second = Application::build(settings, &policies_dir()).await.unwrap();
+    let second = Application::build(settings, &policies()).await.unwrap();
     assert!(second.bootstrapped().is_none(), "never again on later starts");
     assert!(!key_file.exists(), "no key is written again");
 }

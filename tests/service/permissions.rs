@@ -1,7 +1,7 @@
 //! Permissions decided by the Cedar policies in `policies/`.
 
 use castellan::Application;
-use castellan::authz::{Authorizer, fixtures};
+use castellan::authz::{Authorizer, PolicyFiles, fixtures};
 use reqwest::{Method, StatusCode};
 use serde_json::json;
 
@@ -11,15 +11,16 @@ use crate::support::{TestDatabase, policies_dir, spawn_app};
 /// the role × permission matrix is printed.
 #[test]
 fn the_policy_check_validates_runs_every_fixture_and_prints_the_role_matrix() {
-    let report = fixtures::check(&policies_dir()).expect("the policies pass their check");
-    assert!(report.contains("policies validate against"), "{report}");
+    let report = fixtures::check(&PolicyFiles::read(&policies_dir()).unwrap()).expect("the policies pass their check");
+    assert!(report.contains("validate against their schema"), "{report}");
+    assert!(report.contains(&format!("Roles × permissions of the policies in {}", policies_dir().display())));
     assert!(report.contains(" failed\n") && report.contains(", 0 failed"), "{report}");
     assert!(report.contains("Owner") && report.contains("realm:update"), "{report}");
     // A fixture expecting the wrong decision fails the check.
     let dir = copy_of_policies();
     let wrong = std::fs::read_to_string(dir.join("fixtures/roles.json")).unwrap().replacen("\"ALLOW\"", "\"DENY\"", 1);
     std::fs::write(dir.join("fixtures/roles.json"), wrong).unwrap();
-    let error = fixtures::check(&dir).expect_err("a failing fixture fails the check").to_string();
+    let error = fixtures::check(&PolicyFiles::read(&dir).unwrap()).expect_err("a failing fixture fails").to_string();
     assert!(error.contains("FAIL"), "{error}");
 }
 
@@ -41,8 +42,9 @@ fn copy_of_policies() -> std::path::PathBuf {
 
 #[test]
 fn every_policy_fixture_gets_its_expected_decision() {
-    let authz = Authorizer::load(&policies_dir()).expect("policies validate");
-    let outcomes = fixtures::run(&authz, &policies_dir().join("fixtures")).expect("fixtures load");
+    let files = PolicyFiles::read(&policies_dir()).unwrap();
+    let authz = Authorizer::from_files(&files).expect("policies validate");
+    let outcomes = fixtures::run(&authz, &files).expect("fixtures load");
     assert!(outcomes.len() >= 30, "fixtures cover the roles and boundaries");
     let failed: Vec<String> =
         outcomes.iter().filter(|o| !o.passed).map(|o| format!("{}: {}", o.name, o.detail)).collect();
@@ -62,12 +64,51 @@ async fn the_host_refuses_to_start_on_a_policy_that_does_not_validate() {
         "@id(\"typo\")\npermit (principal, action == Castellan::Action::\"realm:udpate\", resource);\n",
     )
     .unwrap();
-    let error = Application::build(db.settings(), &dir).await.err().expect("start-up is refused");
-    assert!(format!("{error:#}").contains("realm:udpate"), "{error:#}");
+    let files = PolicyFiles::read(&dir).unwrap();
+    let error = Application::build(db.settings(), &files).await.err().expect("start-up is refused");
+    // The validator's complaint, placed in its file.
+    let text = format!("{error:#}");
+    assert!(text.contains("realm:udpate") && text.contains("broken.cedar: line 2, column"), "{text}");
 
     std::fs::write(dir.join("broken.cedar"), "permit (principal, action, resource);\n").unwrap();
-    let error = Application::build(db.settings(), &dir).await.err().expect("a policy without @id is refused");
+    let files = PolicyFiles::read(&dir).unwrap();
+    let error = Application::build(db.settings(), &files).await.err().expect("a policy without @id is refused");
     assert!(format!("{error:#}").contains("@id"), "{error:#}");
+
+    // A syntax error names its file, line and column, with the parser's own words.
+    std::fs::write(dir.join("broken.cedar"), "@id(\"typo\")\npermit (principal, action, resource)\nwhen { true ;\n")
+        .unwrap();
+    let error = Authorizer::load(&dir).expect_err("a syntax error is refused").to_string();
+    assert!(error.contains("broken.cedar") && error.contains("line 3, column"), "{error}");
+    assert!(!error.contains("ParseErrors("), "not a debug dump: {error}");
+}
+
+#[test]
+fn the_policies_built_into_the_binary_are_those_of_the_policies_folder() {
+    let shipped = PolicyFiles::shipped();
+    let folder = PolicyFiles::read(&policies_dir()).unwrap();
+    assert_eq!(shipped.paths(), folder.paths(), "every file of the folder is built in, and no other");
+    for path in folder.paths() {
+        assert_eq!(shipped.get(&path), folder.get(&path), "{path} is built in as it is in the folder");
+    }
+    assert!(fixtures::check(&shipped).unwrap().contains("Roles × permissions of the policies built into castellan"));
+}
+
+#[test]
+fn the_built_in_policies_export_to_a_folder_the_service_can_run_from() {
+    let dir = std::env::temp_dir().join(format!("castellan-export-{}", uuid::Uuid::new_v4()));
+    let written = PolicyFiles::shipped().export(&dir).expect("exported");
+    assert!(written.contains("roles.cedar") && written.contains("fixtures/roles.json"), "{written}");
+    let exported = PolicyFiles::read(&dir).unwrap();
+    assert_eq!(exported.paths(), PolicyFiles::shipped().paths());
+    assert!(fixtures::check(&exported).is_ok());
+    let again = PolicyFiles::shipped().export(&dir).expect_err("never over a folder that holds files");
+    assert!(again.to_string().contains("not empty"), "{again}");
+    // A folder that does not exist says what to do.
+    let missing = PolicyFiles::read(&dir.join("nowhere")).expect_err("no folder").to_string();
+    assert!(missing.contains("--policies") && missing.contains("CASTELLAN_POLICIES"), "{missing}");
+    assert!(missing.contains("castellan policies export"), "{missing}");
+    std::fs::remove_dir_all(&dir).unwrap();
 }
 
 #[tokio::test]

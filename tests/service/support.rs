@@ -14,6 +14,11 @@ pub fn policies_dir() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../policies")
 }
 
+/// The policies the service runs with by default: those built into it.
+pub fn policies() -> castellan::authz::PolicyFiles {
+    castellan::authz::PolicyFiles::shipped()
+}
+
 /// A database for one test: a temporary SQLite file, or a new schema in the PostgreSQL database
 /// named by `TEST_DATABASE_URL`.
 pub struct TestDatabase {
@@ -132,7 +137,7 @@ pub async fn spawn_app() -> TestApp {
 pub async fn spawn_with(db: TestDatabase, adjust: impl FnOnce(&mut Settings)) -> TestApp {
     let mut settings = db.settings();
     adjust(&mut settings);
-    let app = Application::build(settings, &policies_dir()).await.expect("the service starts");
+    let app = Application::build(settings, &policies()).await.expect("the service starts");
     let first = app.bootstrapped().cloned().expect("a fresh database is bootstrapped");
     serve(app, db, first.api_key, first.account_id.into())
 }
@@ -149,7 +154,7 @@ pub async fn spawn_beside_with(first: &TestApp, adjust: impl FnOnce(&mut Setting
     adjust(&mut settings);
     // Hosts of one deployment share one public address, hence one issuer per realm.
     settings.public_url = Some(first.state.public_url.clone());
-    let app = Application::build(settings, &policies_dir()).await.expect("the second host starts");
+    let app = Application::build(settings, &policies()).await.expect("the second host starts");
     assert!(app.bootstrapped().is_none());
     serve(app, db, first.key.clone(), first.account_id.clone())
 }

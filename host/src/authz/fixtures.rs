@@ -6,19 +6,18 @@ use std::path::{Path, PathBuf};
 
 use serde::Deserialize;
 
-use super::{Authorizer, Principal, PrincipalKind, Resource, Verdict};
+use super::{Authorizer, PolicyFiles, Principal, PrincipalKind, Resource, Verdict};
 use crate::ids::AccountId;
 
-/// `castellan policies check`: loads the policies in `dir` (refused unless they validate against
-/// the schema), runs the fixtures under `dir/fixtures`, and reports both with the role ×
-/// permission matrix. An error when anything does not validate or a fixture fails.
-pub fn check(dir: &Path) -> anyhow::Result<String> {
-    let authz = Authorizer::load(dir)?;
-    let mut report =
-        format!("{} policies validate against {}\n", authz.policy_count(), dir.join("schema.cedarschema").display());
-    let fixture_dir = dir.join("fixtures");
-    if fixture_dir.is_dir() {
-        let outcomes = run(&authz, &fixture_dir).map_err(anyhow::Error::msg)?;
+/// `castellan policies check`: loads the policies (refused unless they validate against the
+/// schema), runs the fixtures among them (`fixtures/*.json`), and reports both with the role ×
+/// permission matrix, each labelled with where the policies come from. An error when anything
+/// does not validate or a fixture fails.
+pub fn check(files: &PolicyFiles) -> anyhow::Result<String> {
+    let authz = Authorizer::from_files(files)?;
+    let mut report = format!("{} policies of {} validate against their schema\n", authz.policy_count(), files.origin);
+    let outcomes = run(&authz, files).map_err(anyhow::Error::msg)?;
+    if !outcomes.is_empty() {
         let failed: Vec<_> = outcomes.iter().filter(|o| !o.passed).collect();
         for outcome in &failed {
             report.push_str(&format!("FAIL {}: {}: {}\n", outcome.file.display(), outcome.name, outcome.detail));
@@ -28,7 +27,7 @@ pub fn check(dir: &Path) -> anyhow::Result<String> {
             anyhow::bail!("policy fixtures failed:\n{report}");
         }
     }
-    report.push_str(&format!("\n{}\n", authz.role_matrix()?));
+    report.push_str(&format!("\nRoles × permissions of {}:\n{}\n", files.origin, authz.role_matrix()?));
     Ok(report)
 }
 
@@ -104,26 +103,19 @@ pub struct CaseOutcome {
     pub detail: String,
 }
 
-/// Runs every case of every `*.json` file in `dir`.
-pub fn run(authorizer: &Authorizer, dir: &Path) -> Result<Vec<CaseOutcome>, String> {
-    let mut files: Vec<PathBuf> = std::fs::read_dir(dir)
-        .map_err(|e| format!("cannot read {}: {e}", dir.display()))?
-        .filter_map(|entry| entry.ok().map(|e| e.path()))
-        .filter(|path| path.extension().is_some_and(|ext| ext == "json"))
-        .collect();
-    files.sort();
+/// Runs every case of every fixture file (`fixtures/*.json`) among `files`.
+pub fn run(authorizer: &Authorizer, files: &PolicyFiles) -> Result<Vec<CaseOutcome>, String> {
     let mut outcomes = Vec::new();
-    for path in files {
-        let text = std::fs::read_to_string(&path).map_err(|e| format!("cannot read {}: {e}", path.display()))?;
+    for (path, text) in files.of("fixtures", "json") {
         let file: FixtureFile =
-            serde_json::from_str(&text).map_err(|e| format!("invalid fixture file {}: {e}", path.display()))?;
+            serde_json::from_str(text).map_err(|e| format!("invalid fixture file {}: {e}", path.display()))?;
         if file.cases.is_empty() {
             return Err(format!("{} ({}) has no cases", path.display(), file.description));
         }
         for case in file.cases {
             let outcome = match file.kind {
-                Kind::Admin => run_case(authorizer, &path, parse_case(&path, case)?)?,
-                Kind::Delegation => super::delegation::fixtures::run_case(authorizer, &path, parse_case(&path, case)?)?,
+                Kind::Admin => run_case(authorizer, path, parse_case(path, case)?)?,
+                Kind::Delegation => super::delegation::fixtures::run_case(authorizer, path, parse_case(path, case)?)?,
             };
             outcomes.push(outcome);
         }

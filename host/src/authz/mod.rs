@@ -5,6 +5,7 @@
 //! annotation of the policy that refused.
 
 pub mod delegation;
+pub mod files;
 pub mod fixtures;
 
 use std::collections::{BTreeSet, HashMap, HashSet};
@@ -18,6 +19,7 @@ use cedar_policy::{
     RestrictedExpression, Schema, ValidationMode, Validator,
 };
 
+pub use self::files::PolicyFiles;
 use crate::error::ErrorCode;
 use crate::ids::AccountId;
 
@@ -114,8 +116,16 @@ const NAMESPACE: &str = "Castellan";
 
 #[derive(Debug, thiserror::Error)]
 pub enum PolicyError {
-    #[error("cannot read {path}: {source}")]
-    Read { path: PathBuf, source: std::io::Error },
+    #[error(
+        "cannot read the policies folder {path}: {cause}. Give the folder holding schema.cedarschema and the \
+         *.cedar policies with --policies (or CASTELLAN_POLICIES), or leave it unset to use the policies built \
+         into castellan (`castellan policies export DIR` writes them out)"
+    )]
+    Folder { path: PathBuf, cause: std::io::Error },
+    #[error("cannot read {path}: {cause}")]
+    Read { path: PathBuf, cause: std::io::Error },
+    #[error("{origin}: no schema ({})", files::SCHEMA)]
+    NoSchema { origin: String },
     #[error("invalid schema {path}: {message}")]
     Schema { path: PathBuf, message: String },
     #[error("cannot parse {path}: {message}")]
@@ -126,8 +136,8 @@ pub enum PolicyError {
     Invalid(String),
     #[error("the schema does not declare the permission `{0}` the service checks")]
     MissingPermission(String),
-    #[error("no policies (*.cedar) in {0}")]
-    Empty(PathBuf),
+    #[error("{0}: no policies (*.cedar)")]
+    Empty(String),
 }
 
 /// Who asks: an account's person or credential, with what its roles and scopes allow.
@@ -213,42 +223,55 @@ impl Authorizer {
     /// Loads `schema.cedarschema` and every `*.cedar` in `dir`, and refuses anything that does not
     /// validate strictly. Each policy must carry a unique `@id`.
     pub fn load(dir: &Path) -> Result<Self, PolicyError> {
-        let schema_path = dir.join("schema.cedarschema");
-        let schema_text = read(&schema_path)?;
-        let (schema, _warnings) = Schema::from_cedarschema_str(&schema_text)
-            .map_err(|e| PolicyError::Schema { path: schema_path.clone(), message: format!("{e:?}") })?;
+        Self::from_files(&PolicyFiles::read(dir)?)
+    }
 
-        let mut files: Vec<PathBuf> = std::fs::read_dir(dir)
-            .map_err(|source| PolicyError::Read { path: dir.to_owned(), source })?
-            .filter_map(|entry| entry.ok().map(|e| e.path()))
-            .filter(|path| path.extension().is_some_and(|ext| ext == "cedar"))
-            .collect();
-        files.sort();
-        if files.is_empty() {
-            return Err(PolicyError::Empty(dir.to_owned()));
-        }
+    /// Validates and indexes a set of policy files (see [`Self::load`]). An error names the file,
+    /// and the line and column where the parser or the validator points.
+    pub fn from_files(files: &PolicyFiles) -> Result<Self, PolicyError> {
+        let schema_path = PathBuf::from(files::SCHEMA);
+        let schema_text =
+            files.get(files::SCHEMA).ok_or_else(|| PolicyError::NoSchema { origin: files.origin.clone() })?;
+        let (schema, _warnings) = Schema::from_cedarschema_str(schema_text).map_err(|e| PolicyError::Schema {
+            path: files.name_of(&schema_path),
+            message: located(&e, schema_text),
+        })?;
+
         let mut policies = PolicySet::new();
-        for path in &files {
-            let text = read(path)?;
-            let parsed = PolicySet::from_str(&text)
-                .map_err(|e| PolicyError::Parse { path: path.clone(), message: format!("{e:?}") })?;
+        // Where each policy was read, to place what the validator says of it.
+        let mut sources: HashMap<PolicyId, (&Path, &str)> = HashMap::new();
+        for (path, text) in files.of("", "cedar") {
+            let parsed = PolicySet::from_str(text).map_err(|errors| PolicyError::Parse {
+                path: files.name_of(path),
+                message: errors.iter().map(|e| located(e, text)).collect::<Vec<_>>().join("\n"),
+            })?;
             for policy in parsed.policies() {
                 let Some(id) = policy.annotation("id") else {
                     return Err(PolicyError::Policy {
-                        path: path.clone(),
+                        path: files.name_of(path),
                         message: format!("a policy has no @id annotation:\n{policy}"),
                     });
                 };
+                let id = PolicyId::new(id);
+                sources.insert(id.clone(), (path, text));
                 policies
-                    .add(policy.new_id(PolicyId::new(id)))
-                    .map_err(|e| PolicyError::Policy { path: path.clone(), message: e.to_string() })?;
+                    .add(policy.new_id(id))
+                    .map_err(|e| PolicyError::Policy { path: files.name_of(path), message: e.to_string() })?;
             }
+        }
+        if sources.is_empty() {
+            return Err(PolicyError::Empty(files.origin.clone()));
         }
         let validation = Validator::new(schema.clone()).validate(&policies, ValidationMode::Strict);
         if !validation.validation_passed() {
             let mut report = String::new();
             for error in validation.validation_errors() {
-                let _ = writeln!(report, "  {error}");
+                let _ = match sources.get(error.policy_id()) {
+                    Some((path, text)) => {
+                        writeln!(report, "  {}: {}", files.name_of(path).display(), located(error, text))
+                    }
+                    None => writeln!(report, "  {error}"),
+                };
             }
             return Err(PolicyError::Invalid(report));
         }
@@ -403,8 +426,14 @@ impl Authorizer {
     }
 }
 
-fn read(path: &Path) -> Result<String, PolicyError> {
-    std::fs::read_to_string(path).map_err(|source| PolicyError::Read { path: path.to_owned(), source })
+/// An error of Cedar's parser or validator, with the line and column it points at in `text`.
+fn located(error: &(impl miette::Diagnostic + std::fmt::Display), text: &str) -> String {
+    let at = error.labels().and_then(|mut labels| labels.next()).map(|label| files::position(text, label.offset()));
+    let help = error.help().map(|help| format!(" ({help})")).unwrap_or_default();
+    match at {
+        Some(at) => format!("{at}: {error}{help}"),
+        None => format!("{error}{help}"),
+    }
 }
 
 /// The entity types requests are built of, parsed once: parsing a name runs Cedar's parser, which
