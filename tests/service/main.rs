@@ -22,6 +22,7 @@ mod envelope;
 mod hosts;
 mod jwt_attacks;
 mod logout;
+mod metadata;
 mod openapi_fuzzing;
 mod operations;
 mod paging;

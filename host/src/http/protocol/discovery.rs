@@ -1,4 +1,6 @@
-//! OpenID Provider metadata (OIDC Discovery 1.0, RFC 8414), the JWKS, and userinfo.
+//! OpenID Provider metadata (OIDC Discovery 1.0, and RFC 8414 at its own address), the JWKS, and
+//! userinfo. The metadata and the JWKS are readable by code in a browser of any origin: they hold
+//! nothing private and carry no credential.
 
 use axum::extract::{Path, State};
 use axum::http::{HeaderMap, HeaderValue, header};
@@ -23,6 +25,13 @@ pub async fn configuration(
     let mut prompts = vec!["none", "login", "consent", "select_account"];
     if realm.settings.self_sign_up {
         prompts.push("create");
+    }
+    // The standard scopes, then those the realm has (the account's catalogue and its own).
+    let mut scopes: Vec<String> = ["openid", "profile", "email"].map(String::from).to_vec();
+    for name in crate::store::scopes::names_in_realm(state.store.pool(), &realm.account_id, &realm.id).await? {
+        if !scopes.contains(&name) {
+            scopes.push(name);
+        }
     }
     let document = json!({
         "issuer": issuer,
@@ -49,7 +58,7 @@ pub async fn configuration(
         "token_endpoint_auth_methods_supported": ["client_secret_basic", "client_secret_post", "none"],
         "introspection_endpoint_auth_methods_supported": ["client_secret_basic", "client_secret_post"],
         "revocation_endpoint_auth_methods_supported": ["client_secret_basic", "client_secret_post"],
-        "scopes_supported": ["openid", "profile", "email"],
+        "scopes_supported": scopes,
         "claims_supported": [
             "iss", "sub", "aud", "exp", "iat", "auth_time", "nonce", "acr", "amr", "at_hash", "sid", "azp",
             "preferred_username", "name",
@@ -68,6 +77,23 @@ pub async fn certs(State(state): State<AppState>, Path(realm_id): Path<String>) 
     // Keys can be revoked at once: caches must ask again soon.
     response.headers_mut().insert(header::CACHE_CONTROL, HeaderValue::from_static("max-age=60"));
     Ok(response)
+}
+
+/// Lets code in a browser of any origin read the answer (no credential is ever involved).
+pub async fn open_to_every_origin(request: axum::extract::Request, next: axum::middleware::Next) -> Response {
+    let mut response = next.run(request).await;
+    response.headers_mut().insert(header::ACCESS_CONTROL_ALLOW_ORIGIN, HeaderValue::from_static("*"));
+    response
+}
+
+/// The answer to a CORS preflight of the metadata or the JWKS: reads only.
+pub async fn preflight() -> Response {
+    let mut response = axum::http::StatusCode::NO_CONTENT.into_response();
+    let headers = response.headers_mut();
+    headers.insert(header::ACCESS_CONTROL_ALLOW_METHODS, HeaderValue::from_static("GET, OPTIONS"));
+    headers.insert(header::ACCESS_CONTROL_ALLOW_HEADERS, HeaderValue::from_static("*"));
+    headers.insert(header::ACCESS_CONTROL_MAX_AGE, HeaderValue::from_static("86400"));
+    response
 }
 
 /// The bearer token of the `Authorization` header (RFC 6750 §2.1; the scheme in any case).

@@ -1,5 +1,6 @@
 //! The OAuth 2.0 / OpenID Connect protocol endpoints of each realm, under
-//! `/realms/{realm}/protocol/openid-connect/` and `/realms/{realm}/.well-known/`.
+//! `/realms/{realm}/protocol/openid-connect/` and `/realms/{realm}/.well-known/`, and the realm's
+//! RFC 8414 metadata at `/.well-known/oauth-authorization-server/realms/{realm}`.
 //!
 //! Errors follow RFC 6749 §5.2 (`error`, `error_description`) plus the service's `error_code`;
 //! every answer carries `Cache-Control: no-store`.
@@ -38,9 +39,21 @@ use crate::store::clients::{Client, ClientType};
 use crate::store::realms::Realm;
 
 pub fn routes() -> Router<AppState> {
+    // What code in a browser of any origin may read: the metadata, at the address of OIDC
+    // Discovery and at RFC 8414's, and the JWKS.
+    let metadata = Router::new()
+        .route(
+            "/realms/{realm}/.well-known/openid-configuration",
+            get(discovery::configuration).options(discovery::preflight),
+        )
+        .route(
+            "/.well-known/oauth-authorization-server/realms/{realm}",
+            get(discovery::configuration).options(discovery::preflight),
+        )
+        .route("/realms/{realm}/protocol/openid-connect/certs", get(discovery::certs).options(discovery::preflight))
+        .route_layer(from_fn(discovery::open_to_every_origin));
     Router::new()
-        .route("/realms/{realm}/.well-known/openid-configuration", get(discovery::configuration))
-        .route("/realms/{realm}/protocol/openid-connect/certs", get(discovery::certs))
+        .merge(metadata)
         .route("/realms/{realm}/protocol/openid-connect/auth", get(authorize::get).post(authorize::post))
         .route("/realms/{realm}/protocol/openid-connect/auth/login", post(sign_in_steps::login))
         .route("/realms/{realm}/protocol/openid-connect/auth/password", post(sign_in_steps::change_password))
