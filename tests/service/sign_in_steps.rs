@@ -188,6 +188,34 @@ async fn a_forgotten_password_is_reset_on_the_pages_and_the_sign_in_goes_on() {
 }
 
 #[tokio::test]
+async fn the_recovery_e_mail_links_to_a_page_that_takes_the_code() {
+    let mail = MailServer::start().await;
+    let url = mail.url.clone();
+    let app = spawn_with(TestDatabase::new().await, move |settings| settings.smtp_url = Some(url)).await;
+    realm_with_clients(&app).await;
+    let asked = app.http.post(format!("{}/realms/acme/account/recovery", app.base));
+    let asked = asked.form(&[("client_id", "web"), ("username", "ada")]).send().await.unwrap();
+    assert_eq!(asked.status(), StatusCode::ACCEPTED);
+    let letter = mail.letter(&app, "ada@example.com").await;
+    let code = crate::protection::reset_code(&letter);
+    let link = format!("{}/realms/acme/account/password?code={code}", app.base);
+    // Quoted-printable writes `=` as `=3D` and folds long lines.
+    let text = letter.data.replace("=\r\n", "").replace("=3D", "=");
+    assert!(text.contains(&link), "{text}");
+
+    let mut browser = Browser::new(&app);
+    let form = browser.open(&link).await;
+    assert!(form.shows_login_form() && form.body.contains("Choose a new password"), "{}", form.body);
+    let done =
+        browser.submit("/realms/acme/account/password", &form, &[("new_password", "a passphrase from a link")]).await;
+    assert!(done.body.contains("Your password is set."), "{}", done.body);
+    let pkce = challenge(VERIFIER);
+    let login = browser.authorize("acme", &request("web", "s", "n", &pkce)).await;
+    let signed_in = browser.sign_in("acme", &login, "ada", "a passphrase from a link").await;
+    assert_eq!(signed_in.status, StatusCode::SEE_OTHER, "{}", signed_in.body);
+}
+
+#[tokio::test]
 async fn self_sign_up_is_off_until_the_realm_allows_it() {
     let app = spawn_app().await;
     realm_with_clients(&app).await;

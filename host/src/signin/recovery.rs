@@ -70,13 +70,15 @@ pub async fn request(
     {
         let token = new_reset(state, &mut tx, (realm, &client, user), TimeDelta::minutes(RESET_MINUTES), now).await?;
         let name = &client.name;
+        // The page that takes the code on its own, for a person who is not on the login page.
+        let link = format!("{}/realms/{}/account/password?code={token}", state.public_url, realm.id);
         letters.push(Letter {
             to,
             subject: format!("{name}: reset your password"),
             body: format!(
                 "Hello {},\n\nSomeone asked to reset the password of your {name} account. If it was you, use this \
-                 code within {RESET_MINUTES} minutes to choose a new password:\n\n{token}\n\nIf it was not you, \
-                 ignore this message: your password stays as it is.\n",
+                 code within {RESET_MINUTES} minutes to choose a new password:\n\n{token}\n\nor open \
+                 {link}\n\nIf it was not you, ignore this message: your password stays as it is.\n",
                 user.first_name.as_deref().unwrap_or(&user.username)
             ),
         });

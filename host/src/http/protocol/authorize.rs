@@ -103,7 +103,7 @@ pub async fn post(
     }
 }
 
-pub(super) fn malformed(refused: &OAuthError) -> Response {
+fn malformed(refused: &OAuthError) -> Response {
     login_page::problem(StatusCode::BAD_REQUEST, "This sign-in request cannot be read", &refused.description)
 }
 
