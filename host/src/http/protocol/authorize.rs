@@ -83,7 +83,7 @@ pub async fn get(
     headers: HeaderMap,
     RawQuery(query): RawQuery,
 ) -> Response {
-    match Form::from_query(query.as_deref().unwrap_or("")) {
+    match Form::from_query(query.as_deref()) {
         Ok(form) => authorize(&state, &realm_id, &origin_of(address, &headers), &headers, &form).await,
         Err(refused) => malformed(&refused),
     }

@@ -28,7 +28,7 @@ pub async fn get(
     headers: HeaderMap,
     RawQuery(query): RawQuery,
 ) -> Response {
-    match Form::from_query(query.as_deref().unwrap_or("")) {
+    match Form::from_query(query.as_deref()) {
         Ok(form) => end_session(&state, &realm_id, &headers, &form, false).await,
         Err(refused) => unreadable(&refused),
     }

@@ -385,9 +385,9 @@ impl Form {
         }
     }
 
-    /// The parameters of a query string, read by the same rules as a body.
-    pub fn from_query(query: &str) -> Result<Self, OAuthError> {
-        Self::parse_body(query.as_bytes())
+    /// The parameters of a query string (none when absent), read by the same rules as a body.
+    pub fn from_query(query: Option<&str>) -> Result<Self, OAuthError> {
+        Self::parse_body(query.unwrap_or("").as_bytes())
     }
 
     fn parse_body(body: &[u8]) -> Result<Self, OAuthError> {

@@ -9,9 +9,10 @@ use axum::response::Response;
 
 use super::authorize::{append_cookie, fresh_form, genuine_form, texts_for};
 use super::login_page::{self, Field, FormPage, Frame, Problem};
+use super::sign_in_steps::password_refused;
 use super::{Form, OAuthError};
 use crate::AppState;
-use crate::signin::{Refusal, SignInError, recovery};
+use crate::signin::{SignInError, recovery};
 use crate::store::realms::Realm;
 use crate::tokens::issuer;
 
@@ -22,7 +23,7 @@ pub async fn shown(
     headers: HeaderMap,
     RawQuery(query): RawQuery,
 ) -> Response {
-    let Ok(form) = Form::from_query(query.as_deref().unwrap_or("")) else { return unusable() };
+    let Ok(form) = Form::from_query(query.as_deref()) else { return unusable() };
     let Ok(realm) = super::realm(&state, &realm_id).await else { return unusable() };
     let Some(code) = form.get("code") else { return unusable() };
     render(&state, &realm, &form, &headers, code, None)
@@ -44,9 +45,7 @@ pub async fn set(
     }
     let problem = match recovery::reset(&state, &realm, code, form.get("new_password").unwrap_or("")).await {
         Ok(()) => return login_page::shown(StatusCode::OK, texts.password_set, texts.close_window, texts),
-        Err(SignInError::Refused(Refusal::PasswordLength { .. })) => texts.password_length,
-        Err(SignInError::Refused(Refusal::PasswordBreached)) => texts.password_breached,
-        Err(SignInError::Refused(_)) => texts.code_invalid,
+        Err(SignInError::Refused(refusal)) => password_refused(&refusal, texts).unwrap_or(texts.code_invalid),
         Err(SignInError::Failed(failure)) => {
             tracing::error!(error = %failure, "setting a password failed");
             return login_page::problem(

@@ -127,10 +127,20 @@ pub async fn change_password(
     let (ticket, password) = (form.get("ticket").unwrap_or(""), form.get("new_password").unwrap_or(""));
     match recovery::reset(&state, realm, ticket, password).await {
         Ok(()) => page.login("", Some((StatusCode::OK, texts.password_changed))),
-        Err(SignInError::Refused(Refusal::PasswordLength { .. })) => page.change(ticket, Some(texts.password_length)),
-        Err(SignInError::Refused(Refusal::PasswordBreached)) => page.change(ticket, Some(texts.password_breached)),
-        Err(SignInError::Refused(_)) => page.login("", Some((StatusCode::OK, texts.took_too_long))),
+        Err(SignInError::Refused(refusal)) => match password_refused(&refusal, texts) {
+            Some(text) => page.change(ticket, Some(text)),
+            None => page.login("", Some((StatusCode::OK, texts.took_too_long))),
+        },
         Err(SignInError::Failed(failure)) => refused(&state, realm, failure.into()),
+    }
+}
+
+/// What the pages say of a new password the realm's rules refuse; `None` for any other refusal.
+pub(super) fn password_refused(refusal: &Refusal, texts: &'static Texts) -> Option<&'static str> {
+    match refusal {
+        Refusal::PasswordLength { .. } => Some(texts.password_length),
+        Refusal::PasswordBreached => Some(texts.password_breached),
+        _ => None,
     }
 }
 
@@ -157,7 +167,7 @@ pub async fn wait_reloaded(
     headers: HeaderMap,
     RawQuery(query): RawQuery,
 ) -> Response {
-    let form = Form::from_query(query.as_deref().unwrap_or(""));
+    let form = Form::from_query(query.as_deref());
     wait(&state, &realm_id, address, &headers, form).await
 }
 
@@ -213,7 +223,7 @@ pub async fn recovery_form(
     headers: HeaderMap,
     RawQuery(query): RawQuery,
 ) -> Response {
-    let form = Form::from_query(query.as_deref().unwrap_or(""));
+    let form = Form::from_query(query.as_deref());
     let request = checked!(requested(&state, &realm_id, form));
     let page = request.page(&state, &headers);
     page.recovery("", None)
@@ -257,9 +267,10 @@ pub async fn recovery_reset(
     let (code, password) = (form.get("code").unwrap_or("").trim(), form.get("new_password").unwrap_or(""));
     let problem = match recovery::reset(&state, realm, code, password).await {
         Ok(()) => return page.login("", Some((StatusCode::OK, texts.password_changed))),
-        Err(SignInError::Refused(Refusal::PasswordLength { .. })) => (texts.password_length, "new_password"),
-        Err(SignInError::Refused(Refusal::PasswordBreached)) => (texts.password_breached, "new_password"),
-        Err(SignInError::Refused(_)) => (texts.code_invalid, "code"),
+        Err(SignInError::Refused(refusal)) => match password_refused(&refusal, texts) {
+            Some(text) => (text, "new_password"),
+            None => (texts.code_invalid, "code"),
+        },
         Err(SignInError::Failed(failure)) => return refused(&state, realm, failure.into()),
     };
     page.recovery_code(Some(Problem { text: problem.0, field: Some(problem.1) }))
@@ -272,7 +283,7 @@ pub async fn register_form(
     headers: HeaderMap,
     RawQuery(query): RawQuery,
 ) -> Response {
-    let form = Form::from_query(query.as_deref().unwrap_or(""));
+    let form = Form::from_query(query.as_deref());
     let request = checked!(requested(&state, &realm_id, form));
     let (page, Requested { realm, .. }) = (request.page(&state, &headers), &request);
     if realm.settings.self_sign_up { page.sign_up("", "", None) } else { page.login("", None) }
@@ -308,8 +319,9 @@ pub async fn register(
             SignUpRefusal::UsernameTaken => (texts.username_taken, Some("username")),
             SignUpRefusal::EmailInvalid => (texts.email_invalid, Some("email")),
             SignUpRefusal::EmailTaken => (texts.email_taken, Some("email")),
-            SignUpRefusal::Password(Refusal::PasswordBreached) => (texts.password_breached, Some("password")),
-            SignUpRefusal::Password(_) => (texts.password_length, Some("password")),
+            SignUpRefusal::Password(refusal) => {
+                (password_refused(&refusal, texts).unwrap_or(texts.password_length), Some("password"))
+            }
         },
         Err(SignUpError::Failed(failure)) => return refused(&state, realm, failure.into()),
     };
