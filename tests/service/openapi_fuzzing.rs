@@ -3,31 +3,17 @@
 //! may answer 5xx or take more than two seconds. `scripts/test` installs it, pinned in
 //! `tests/attacks/requirements.txt`; the suite runs it on SQLite and again on PostgreSQL.
 
-use std::path::PathBuf;
-
 use castellan::config::AdminRateLimits;
 use serde_json::{Value, json};
 
-use crate::support::{TestDatabase, spawn_with};
-
-/// The fuzzer's command: `CASTELLAN_SCHEMATHESIS`, or where `scripts/test` installs it.
-fn schemathesis() -> PathBuf {
-    std::env::var_os("CASTELLAN_SCHEMATHESIS")
-        .map(PathBuf::from)
-        .unwrap_or_else(|| PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../target/attack-tools/bin/schemathesis"))
-}
+use crate::support::{TestDatabase, python_tool, spawn_with};
 
 /// Fewest generated cases a run must send.
 const LEAST_CASES: u64 = 2_000;
 
 #[tokio::test]
 async fn generated_admin_requests_never_fail_the_service_nor_take_over_two_seconds() {
-    let tool = schemathesis();
-    assert!(
-        tool.exists(),
-        "schemathesis is not installed at {}: scripts/test installs it (or set CASTELLAN_SCHEMATHESIS)",
-        tool.display()
-    );
+    let tool = python_tool("schemathesis");
     // The fuzzer sends thousands of requests in a moment of the manual clock, many of them
     // without valid credentials: the limits would answer 429 to nearly all of them.
     let raised =

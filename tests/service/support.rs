@@ -15,6 +15,21 @@ pub fn policies_dir() -> PathBuf {
 }
 
 /// The policies the service runs with by default: those built into it.
+/// A command of the suite's Python tools: in `CASTELLAN_PYTHON_TOOLS`, or where `scripts/test`
+/// installs them; the test that needs it says how to get it when it is missing.
+pub fn python_tool(name: &str) -> PathBuf {
+    let bin = std::env::var_os("CASTELLAN_PYTHON_TOOLS")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../target/python-tools/bin"));
+    let tool = bin.join(name);
+    assert!(
+        tool.exists(),
+        "{name} is not installed at {}: scripts/test installs the suite's Python tools (or set CASTELLAN_PYTHON_TOOLS)",
+        tool.display()
+    );
+    tool
+}
+
 pub fn policies() -> castellan::authz::PolicyFiles {
     castellan::authz::PolicyFiles::shipped()
 }

@@ -637,3 +637,63 @@ async fn every_connection_checks_the_address_again() {
     assert!(error_of(&by_address).contains("127.0.0.1 is not a public address"));
     assert!(receiver.received().is_empty(), "nothing reached inside");
 }
+
+/// The verdicts of Stripe's and Standard Webhooks' own libraries on `delivery` checked with
+/// `secret` (`tests/receivers/verify.py`): "verified" or the error each raised.
+fn library_verdicts(secret: &str, delivery: &Delivery) -> (String, String) {
+    use std::io::Write;
+    let headers: serde_json::Map<String, Value> = delivery
+        .headers
+        .iter()
+        .map(|(name, value)| (name.as_str().to_owned(), value.to_str().unwrap().into()))
+        .collect();
+    let input =
+        json!({ "secret": secret, "body": String::from_utf8(delivery.body.to_vec()).unwrap(), "headers": headers });
+    let script = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("receivers/verify.py");
+    let mut child = std::process::Command::new(crate::support::python_tool("python"))
+        .arg(script)
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .expect("the verifiers run");
+    child.stdin.take().unwrap().write_all(input.to_string().as_bytes()).unwrap();
+    let output = child.wait_with_output().unwrap();
+    assert!(output.status.success(), "{}", String::from_utf8_lossy(&output.stderr));
+    let verdicts: Value = serde_json::from_slice(&output.stdout).unwrap();
+    (verdicts["stripe"].as_str().unwrap().to_owned(), verdicts["standardwebhooks"].as_str().unwrap().to_owned())
+}
+
+#[tokio::test]
+async fn stripes_and_standard_webhooks_libraries_both_verify_a_delivery_until_the_secret_rotates() {
+    let app = spawn_receiving().await;
+    let receiver = Receiver::start().await;
+    let path = SHOP_HOOKS;
+    let (id, old_secret) =
+        register(&app, path, json!({ "name": "Both", "url": receiver.url, "events": ["user_created"] })).await;
+
+    create_user(&app, "hooks", "fay").await;
+    let first = receiver.delivered(&app, 1).await[0].clone();
+    let verified = ("verified".to_owned(), "verified".to_owned());
+    assert_eq!(library_verdicts(&old_secret, &first), verified);
+    assert_eq!(first.header("webhook-id"), first.header("x-service-event-id"));
+    assert_eq!(first.header("webhook-id"), first.json()["id"]);
+    assert_eq!(first.header("webhook-timestamp"), &first.header("x-service-signature")[2..12]);
+    // A body changed on the way verifies with neither.
+    let mut tampered = first.clone();
+    tampered.body = first.body.iter().map(|&b| if b == b'f' { b'g' } else { b }).collect::<Vec<u8>>().into();
+    let (stripe, standard) = library_verdicts(&old_secret, &tampered);
+    assert!(stripe.starts_with("SignatureVerificationError"), "{stripe}");
+    assert!(standard.starts_with("WebhookVerificationError"), "{standard}");
+
+    let rotated = app.post(&format!("{path}/{id}/rotate-secret"), json!({})).await;
+    let new_secret = rotated.data()["signingSecret"].as_str().unwrap().to_owned();
+    create_user(&app, "hooks", "gil").await;
+    let second = receiver.delivered(&app, 2).await[1].clone();
+    assert_eq!(library_verdicts(&new_secret, &second), verified);
+    let (stripe, standard) = library_verdicts(&old_secret, &second);
+    assert!(
+        stripe.starts_with("SignatureVerificationError") && standard.starts_with("WebhookVerificationError"),
+        "the old secret is invalid at once: {stripe} / {standard}"
+    );
+}

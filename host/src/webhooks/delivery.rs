@@ -11,7 +11,7 @@ use chrono::{DateTime, TimeDelta, Utc};
 use serde_json::{Map, Value};
 use tokio::task::JoinSet;
 
-use super::{Webhooks, retry_delay, signature};
+use super::{Webhooks, retry_delay, signature, standard_signature};
 use crate::AppState;
 use crate::ids::{AttemptId, RealmId};
 use crate::store::deliveries::{self as queue, Target};
@@ -319,13 +319,17 @@ async fn post(
     }
     let secret = webhooks.secrets.open(secret_sealed).map_err(|_| "the signing secret cannot be read".to_owned())?;
     let secret = String::from_utf8(secret).map_err(|_| "the signing secret cannot be read".to_owned())?;
+    let (id, body) = (attempt.event_id.as_str(), attempt.payload.as_bytes());
     webhooks
         .http
         .post(url)
         .header("Content-Type", "application/json")
-        .header("X-Service-Signature", signature(&secret, t, attempt.payload.as_bytes()))
+        .header("X-Service-Signature", signature(&secret, t, body))
         .header("X-Service-Event", &attempt.event_type)
-        .header("X-Service-Event-Id", attempt.event_id.as_str())
+        .header("X-Service-Event-Id", id)
+        .header("webhook-id", id)
+        .header("webhook-timestamp", t.to_string())
+        .header("webhook-signature", standard_signature(&secret, id, t, body))
         .body(attempt.payload.clone())
         .send()
         .await

@@ -5,10 +5,10 @@
 use serde::Serialize;
 use serde_json::Map;
 
-use super::{SECRET_PREFIX, delivery};
+use super::{delivery, mint_secret};
 use crate::AppState;
 use crate::changes::{self, Author};
-use crate::crypto::{generate_secret, last_four};
+use crate::crypto::last_four;
 use crate::error::{Error, ErrorCode};
 use crate::ids::{AccountId, ClientId, EndpointId, EventId, RealmId};
 use crate::store::events::EventType;
@@ -46,7 +46,7 @@ pub struct WithSecret {
 /// address and events are the registration's to fill.
 pub fn draft(state: &AppState, owner: &Owner) -> WithSecret {
     let now = state.clock.now();
-    let secret = generate_secret(SECRET_PREFIX);
+    let secret = mint_secret();
     let endpoint = Endpoint {
         id: EndpointId::fresh(),
         account_id: owner.account_id.clone(),
@@ -116,7 +116,7 @@ pub async fn rotate<V: Serialize>(
     before: &Endpoint,
     view: impl Fn(&Endpoint) -> V,
 ) -> Result<WithSecret, Error> {
-    let secret = generate_secret(SECRET_PREFIX);
+    let secret = mint_secret();
     let mut endpoint = before.clone();
     endpoint.secret_sealed = state.webhooks.secrets.seal(secret.as_bytes());
     endpoint.secret_last_four = last_four(&secret);

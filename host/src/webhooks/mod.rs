@@ -10,9 +10,11 @@ pub mod endpoints;
 use std::sync::Arc;
 use std::time::Duration;
 
+use base64::Engine;
+use base64::engine::general_purpose::{STANDARD, URL_SAFE_NO_PAD};
 use chrono::TimeDelta;
 use hmac::{Hmac, Mac};
-use rand::Rng;
+use rand::{Rng, RngCore};
 use sha2::Sha256;
 use tokio::sync::Notify;
 
@@ -45,15 +47,42 @@ pub fn heard_by(kind: EndpointKind, name: &str) -> bool {
     EventType::named(name).and_then(EventType::heard_by) == Some(kind)
 }
 
-/// The `X-Service-Signature` header: `t=<unix seconds>,v1=<hex HMAC-SHA256 of "<t>.<body>">`,
-/// keyed with the whole secret, `whsec_` prefix included.
+/// A new signing secret: `whsec_` and 32 random bytes in standard base64, so that receivers of
+/// both schools read it as they expect (Stripe's verifiers key with the whole string, Standard
+/// Webhooks libraries with the bytes the base64 stands for).
+pub fn mint_secret() -> String {
+    let mut bytes = [0u8; 32];
+    rand::rng().fill_bytes(&mut bytes);
+    format!("{SECRET_PREFIX}{}", STANDARD.encode(bytes))
+}
+
+fn hmac_sha256(key: &[u8], parts: &[&[u8]]) -> [u8; 32] {
+    let mut mac =
+        <Hmac<Sha256> as Mac>::new_from_slice(key).unwrap_or_else(|_| unreachable!("HMAC accepts keys of any length"));
+    for part in parts {
+        mac.update(part);
+    }
+    mac.finalize().into_bytes().into()
+}
+
+/// The `X-Service-Signature` header (Stripe's scheme): `t=<unix seconds>,v1=<hex HMAC-SHA256 of
+/// "<t>.<body>">`, keyed with the whole secret, `whsec_` prefix included.
 pub fn signature(secret: &str, t: i64, body: &[u8]) -> String {
-    let mut mac = <Hmac<Sha256> as Mac>::new_from_slice(secret.as_bytes())
-        .unwrap_or_else(|_| unreachable!("HMAC accepts keys of any length"));
-    mac.update(t.to_string().as_bytes());
-    mac.update(b".");
-    mac.update(body);
-    format!("t={t},v1={}", hex::encode(mac.finalize().into_bytes()))
+    let mac = hmac_sha256(secret.as_bytes(), &[t.to_string().as_bytes(), b".", body]);
+    format!("t={t},v1={}", hex::encode(mac))
+}
+
+/// The `webhook-signature` header (Standard Webhooks): `v1,<base64 HMAC-SHA256 of
+/// "<id>.<t>.<body>">`, keyed with the bytes the secret's base64 stands for. Secrets minted before
+/// they were standard base64 are read in the URL-safe alphabet they were written in.
+pub fn standard_signature(secret: &str, id: &str, t: i64, body: &[u8]) -> String {
+    let encoded = secret.strip_prefix(SECRET_PREFIX).unwrap_or(secret);
+    let key = STANDARD
+        .decode(encoded)
+        .or_else(|_| URL_SAFE_NO_PAD.decode(encoded))
+        .unwrap_or_else(|_| secret.as_bytes().to_vec());
+    let mac = hmac_sha256(&key, &[id.as_bytes(), b".", t.to_string().as_bytes(), b".", body]);
+    format!("v1,{}", STANDARD.encode(mac))
 }
 
 /// The wait before the `n`-th retry (n ≥ 1): first × 5^(n-1), at most 6 hours, varied by
@@ -122,6 +151,25 @@ mod tests {
             signature("whsec_test", 1_700_000_000, br#"{"id":"e"}"#),
             "t=1700000000,v1=7d00fb8eebc2d72903387c74cb0a32f29849952b82c96e35325cc89d264f93c9"
         );
+    }
+
+    #[test]
+    fn the_standard_signature_follows_the_standard_webhooks_scheme() {
+        // The example of the Standard Webhooks specification's reference libraries.
+        let secret = "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw";
+        let body = br#"{"test": 2432232314}"#;
+        assert_eq!(
+            standard_signature(secret, "msg_p5jXN8AQM9LWM0D4loKWxJek", 1_614_265_330, body),
+            "v1,g0hM9SsE+OTPJTGt/tmIKtSyZlE3uFJELVlNIOLJ1OE="
+        );
+    }
+
+    #[test]
+    fn a_minted_secret_is_standard_base64_of_32_bytes() {
+        let secret = mint_secret();
+        let encoded = secret.strip_prefix(SECRET_PREFIX).unwrap();
+        assert_eq!(STANDARD.decode(encoded).unwrap().len(), 32);
+        assert_ne!(mint_secret(), secret);
     }
 
     #[test]

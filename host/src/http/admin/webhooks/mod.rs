@@ -57,7 +57,9 @@ pub struct EndpointView {
     pub status: EndpointStatus,
     /// Failed deliveries in a row (automatic retries not counted); 10 disable the endpoint.
     pub consecutive_failures: i64,
-    /// Shown once, after creation or rotation, to holders of `secret:read`.
+    /// Shown once, after creation or rotation, to holders of `secret:read`: `whsec_` and 32 bytes in
+    /// standard base64. Deliveries are signed with it in Stripe's scheme (`X-Service-Signature`) and
+    /// in Standard Webhooks' (`webhook-signature`).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub signing_secret: Option<String>,
     pub signing_secret_last_four: String,
