@@ -21,6 +21,7 @@ mod delivery_reliability;
 mod envelope;
 mod hosts;
 mod jwt_attacks;
+mod key_rollover;
 mod logout;
 mod metadata;
 mod openapi_fuzzing;

@@ -7,7 +7,7 @@ use utoipa::{Modify, OpenApi};
 use super::admin::webhooks::ClientEndpointPaths;
 use super::admin::{
     account, audit, captures, clients, consumers, delegation, groups, organizations, realm_roles, realms,
-    resource_servers, roles, scopes, secrets, sessions, threats, users, webhooks,
+    resource_servers, roles, scopes, secrets, sessions, signing_keys, threats, users, webhooks,
 };
 use super::envelope::{NotificationBody, Pagination};
 use crate::error::ErrorCode;
@@ -43,7 +43,7 @@ use crate::error::ErrorCode;
         groups::user_roles, groups::grant_user_role, groups::withdraw_user_role,
         groups::group_roles, groups::grant_group_role, groups::withdraw_group_role,
         groups::client_roles, groups::grant_client_role, groups::withdraw_client_role,
-        clients::signing_keys, clients::rotate_signing_keys, clients::rotate_secret,
+        signing_keys::signing_keys, signing_keys::rotate_signing_keys, clients::rotate_secret,
         consumers::create, consumers::list, consumers::read, consumers::update, consumers::delete,
         roles::create, roles::list, roles::permissions, roles::read, roles::update, roles::delete,
         secrets::create, secrets::list, secrets::read, secrets::delete, secrets::rotate, secrets::rotation_policy,

@@ -9,9 +9,9 @@ use crate::ids::{ClientId, KeyId, RealmId};
 
 text_enum! {
     pub enum KeyStatus {
-        /// Signs the client's new tokens.
+        /// Signs the client's new tokens from `signs_from` on, and is published from its creation.
         Active,
-        /// Signs nothing; published until the tokens it signed have expired.
+        /// Signs until `retired_at`, then nothing; published until the tokens it signed have expired.
         Retired,
         /// Withdrawn at once: its tokens no longer verify.
         Revoked,
@@ -34,19 +34,23 @@ pub struct SigningKey {
     pub status: KeyStatus,
     #[sqlx(try_from = "super::Millis")]
     pub created_at: DateTime<Utc>,
+    /// When it starts signing: at its creation for a client's first key or a revoking rotation,
+    /// later for a rotation that lets verifiers fetch it first.
+    #[sqlx(try_from = "super::Millis")]
+    pub signs_from: DateTime<Utc>,
     #[sqlx(try_from = "super::OptionalMillis")]
     pub retired_at: Option<DateTime<Utc>>,
     #[sqlx(try_from = "super::OptionalMillis")]
     pub published_until: Option<DateTime<Utc>>,
 }
 
-const COLUMNS: &str =
-    "id, realm_id, client_id, algorithm, sealed_key, public_jwk, status, created_at, retired_at, published_until";
+const COLUMNS: &str = "id, realm_id, client_id, algorithm, sealed_key, public_jwk, status, created_at, signs_from, \
+     retired_at, published_until";
 
 pub async fn insert<'c>(db: impl Executor<'c, Database = Any>, key: &SigningKey) -> Result<(), Error> {
     sqlx::query(
         "INSERT INTO signing_keys (id, realm_id, client_id, algorithm, sealed_key, public_jwk, status, created_at, \
-         retired_at, published_until) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)",
+         signs_from, retired_at, published_until) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11)",
     )
     .bind(&key.id)
     .bind(&key.realm_id)
@@ -56,6 +60,7 @@ pub async fn insert<'c>(db: impl Executor<'c, Database = Any>, key: &SigningKey)
     .bind(&key.public_jwk)
     .bind(key.status.as_str())
     .bind(super::millis(key.created_at))
+    .bind(super::millis(key.signs_from))
     .bind(super::millis(key.retired_at))
     .bind(super::millis(key.published_until))
     .execute(db)
@@ -64,19 +69,22 @@ pub async fn insert<'c>(db: impl Executor<'c, Database = Any>, key: &SigningKey)
     .map_err(Error::from)
 }
 
-/// The client's newest active key.
-pub async fn active<'c>(
+/// The client's keys that sign now or will: active ones (signing from their `signs_from`) and
+/// retired ones still signing until their `retired_at`.
+pub async fn signing<'c>(
     db: impl Executor<'c, Database = Any>,
     realm_id: &str,
     client_id: &str,
-) -> Result<Option<SigningKey>, Error> {
+    now: DateTime<Utc>,
+) -> Result<Vec<SigningKey>, Error> {
     sqlx::query_as(sqlx::AssertSqlSafe(format!(
-        "SELECT {COLUMNS} FROM signing_keys WHERE realm_id = $1 AND client_id = $2 AND status = 'Active' \
-         ORDER BY created_at DESC, id DESC LIMIT 1"
+        "SELECT {COLUMNS} FROM signing_keys WHERE realm_id = $1 AND client_id = $2 \
+         AND (status = 'Active' OR (status = 'Retired' AND retired_at > $3)) ORDER BY signs_from DESC, id DESC"
     )))
     .bind(realm_id)
     .bind(client_id)
-    .fetch_optional(db)
+    .bind(super::millis(now))
+    .fetch_all(db)
     .await
     .map_err(Error::from)
 }
@@ -124,39 +132,47 @@ pub async fn of_client<'c>(
     .map_err(Error::from)
 }
 
-/// Retires the client's active keys (kept published until `published_until`), or revokes them and
-/// every retired key when `revoke`. Returns how many keys were revoked.
+/// Retires the client's active keys: each signs until `retire_at` (when the next key starts) and
+/// stays published until `published_until`. Returns how many keys were retired.
 pub async fn retire_all<'c>(
     db: impl Executor<'c, Database = Any>,
     realm_id: &str,
     client_id: &str,
-    revoke: bool,
-    now: DateTime<Utc>,
+    retire_at: DateTime<Utc>,
     published_until: DateTime<Utc>,
 ) -> Result<u64, Error> {
-    let done = if revoke {
-        sqlx::query(
-            "UPDATE signing_keys SET status = 'Revoked', retired_at = COALESCE(retired_at, $3), published_until = $3 \
-             WHERE realm_id = $1 AND client_id = $2 AND status <> 'Revoked'",
-        )
-        .bind(realm_id)
-        .bind(client_id)
-        .bind(super::millis(now))
-        .execute(db)
-        .await?
-    } else {
-        sqlx::query(
-            "UPDATE signing_keys SET status = 'Retired', retired_at = $3, published_until = $4 \
-             WHERE realm_id = $1 AND client_id = $2 AND status = 'Active'",
-        )
-        .bind(realm_id)
-        .bind(client_id)
-        .bind(super::millis(now))
-        .bind(super::millis(published_until))
-        .execute(db)
-        .await?
-    };
-    Ok(if revoke { done.rows_affected() } else { 0 })
+    let done = sqlx::query(
+        "UPDATE signing_keys SET status = 'Retired', retired_at = $3, published_until = $4 \
+         WHERE realm_id = $1 AND client_id = $2 AND status = 'Active'",
+    )
+    .bind(realm_id)
+    .bind(client_id)
+    .bind(super::millis(retire_at))
+    .bind(super::millis(published_until))
+    .execute(db)
+    .await?;
+    Ok(done.rows_affected())
+}
+
+/// Revokes every key of the client that is not revoked yet: withdrawn from the JWKS at once, its
+/// tokens no longer verify. Returns how many keys were revoked.
+pub async fn revoke_all<'c>(
+    db: impl Executor<'c, Database = Any>,
+    realm_id: &str,
+    client_id: &str,
+    now: DateTime<Utc>,
+) -> Result<u64, Error> {
+    let done = sqlx::query(
+        "UPDATE signing_keys SET status = 'Revoked', retired_at = CASE WHEN retired_at IS NULL OR retired_at > $3 \
+         THEN $3 ELSE retired_at END, published_until = $3 \
+         WHERE realm_id = $1 AND client_id = $2 AND status <> 'Revoked'",
+    )
+    .bind(realm_id)
+    .bind(client_id)
+    .bind(super::millis(now))
+    .execute(db)
+    .await?;
+    Ok(done.rows_affected())
 }
 
 /// Clients whose newest active key is older than their rotation period: `(realm, client, days)`.
@@ -177,14 +193,15 @@ pub async fn due_for_rotation<'c>(
     .map_err(Error::from)
 }
 
-/// Retires the client's active keys created at or before `cutoff`; the count tells whether this
-/// caller won the rotation (another host that got there first leaves nothing to retire).
+/// Retires, as `retire_all` does, the client's active keys created at or before `cutoff`; the
+/// count tells whether this caller won the rotation (another host that got there first leaves
+/// nothing to retire).
 pub async fn retire_older<'c>(
     db: impl Executor<'c, Database = Any>,
     realm_id: &str,
     client_id: &str,
     cutoff: DateTime<Utc>,
-    now: DateTime<Utc>,
+    retire_at: DateTime<Utc>,
     published_until: DateTime<Utc>,
 ) -> Result<u64, Error> {
     let done = sqlx::query(
@@ -194,7 +211,7 @@ pub async fn retire_older<'c>(
     .bind(realm_id)
     .bind(client_id)
     .bind(super::millis(cutoff))
-    .bind(super::millis(now))
+    .bind(super::millis(retire_at))
     .bind(super::millis(published_until))
     .execute(db)
     .await?;

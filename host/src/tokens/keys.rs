@@ -1,5 +1,12 @@
 //! Signing keys: generation (ES256 by default, RS256 selectable), sealing at rest, the JWKS, and
 //! the per-host caches of ready-to-use signing and verification keys.
+//!
+//! Each client has keys of its own, so that revoking one client's keys touches no other client.
+//! A key is published before it signs: a client's first key is created with the client, and a
+//! rotation publishes the next key `NEXT_KEY_LEAD` before it starts signing, long after every
+//! verifier that honours the JWKS `Cache-Control` has fetched it again. The key it replaces keeps
+//! signing until then and stays published until the last token it signed has expired. Only a
+//! rotation that revokes switches at once: its purpose is that earlier tokens stop verifying.
 
 use std::sync::Arc;
 
@@ -24,14 +31,22 @@ use crate::store::signing_keys::{self as key_store, KeyStatus, SigningKey};
 /// The purpose the sealing key is derived for.
 pub const SEALING_PURPOSE: &str = "signing keys";
 
+/// How long verifiers may keep the JWKS (its `Cache-Control: max-age`).
+pub const JWKS_MAX_AGE_SECONDS: i64 = 60;
+
+/// How long a rotation publishes the next key before it signs: five times the JWKS lifetime, which
+/// also covers verifiers that refetch on an unknown `kid` at most every few minutes.
+pub const NEXT_KEY_LEAD: TimeDelta = TimeDelta::seconds(5 * JWKS_MAX_AGE_SECONDS);
+
 /// Algorithms a client may sign with.
 pub const ALGORITHMS: &[(&str, &str)] = &[("ES256", "ES256"), ("RS256", "RS256")];
 
-/// A key ready to sign a client's tokens.
+/// A key ready to sign a client's tokens, until the instant another key takes over, if one is set.
 pub struct Signer {
     pub kid: KeyId,
     pub algorithm: Algorithm,
     pub key: EncodingKey,
+    pub until: Option<DateTime<Utc>>,
 }
 
 impl std::fmt::Debug for Signer {
@@ -82,7 +97,7 @@ fn encoding_key(algorithm: Algorithm, pem: &[u8]) -> anyhow::Result<EncodingKey>
     })
 }
 
-/// A fresh key for the client, sealed, Active.
+/// A fresh key for the client, sealed, Active, signing from `now`.
 pub fn generate(
     sealer: &Sealer,
     realm_id: &str,
@@ -121,15 +136,51 @@ pub fn generate(
         public_jwk: serde_json::to_string(&jwk)?,
         status: KeyStatus::Active,
         created_at: now,
+        signs_from: now,
         retired_at: None,
         published_until: None,
     })
 }
 
-fn signer_of(sealer: &Sealer, key: &SigningKey) -> anyhow::Result<Signer> {
+/// A client's new key, signing from `now`: generated before any transaction is opened, since an
+/// RSA key takes a while.
+pub fn fresh(
+    state: &AppState,
+    client: &crate::store::clients::Client,
+    now: DateTime<Utc>,
+) -> Result<SigningKey, Error> {
+    let sealer = state.hasher.sealer(SEALING_PURPOSE);
+    Ok(generate(&sealer, &client.realm_id, &client.id, &client.key_algorithm, now)?)
+}
+
+fn signer_of(sealer: &Sealer, key: &SigningKey, until: Option<DateTime<Utc>>) -> anyhow::Result<Signer> {
     let algorithm = algorithm_of(&key.algorithm)?;
     let pem = sealer.open(&key.sealed_key).with_context(|| format!("signing key {}", key.id))?;
-    Ok(Signer { kid: key.id.clone(), algorithm, key: encoding_key(algorithm, &pem)? })
+    Ok(Signer { kid: key.id.clone(), algorithm, key: encoding_key(algorithm, &pem)?, until })
+}
+
+/// Of the client's keys that sign now or will (newest `signs_from` first), the one that signs at
+/// `now`, and the instant that choice ends: the next key's start or this key's retirement.
+fn signing_at(keys: &[SigningKey], now: DateTime<Utc>) -> Option<(&SigningKey, Option<DateTime<Utc>>)> {
+    let current = keys.iter().find(|key| key.signs_from <= now)?;
+    let next_start = keys.iter().filter(|key| key.signs_from > now).map(|key| key.signs_from).min();
+    let retirement = current.retired_at.filter(|at| *at > now);
+    let until = match (next_start, retirement) {
+        (Some(a), Some(b)) => Some(a.min(b)),
+        (a, b) => a.or(b),
+    };
+    Some((current, until))
+}
+
+/// How a key stands at `now`, as the key listing shows it: `Next` (published, not signing yet),
+/// `Active` (signing), `Retired` (published until its tokens expire) or `Revoked`.
+pub fn stage(key: &SigningKey, now: DateTime<Utc>) -> &'static str {
+    match key.status {
+        KeyStatus::Revoked => "Revoked",
+        _ if key.signs_from > now => "Next",
+        KeyStatus::Retired if key.retired_at.is_none_or(|at| at <= now) => "Retired",
+        _ => "Active",
+    }
 }
 
 fn verifier_of(key: &SigningKey) -> anyhow::Result<Verifier> {
@@ -144,22 +195,25 @@ fn verifier_of(key: &SigningKey) -> anyhow::Result<Verifier> {
     })
 }
 
-/// The key that signs the client's tokens now, created on first use with the client's algorithm.
+/// The key that signs the client's tokens now. A client created before keys came with clients
+/// gets its first one here, signing at once.
 pub async fn signer(state: &AppState, realm_id: &str, client_id: &str, algorithm: &str) -> Result<Arc<Signer>, Error> {
-    if let Some(signer) = state.caches.signer(realm_id, client_id) {
+    let now = state.clock.now();
+    if let Some(signer) = state.caches.signer(realm_id, client_id).filter(|s| s.until.is_none_or(|until| now < until)) {
         return Ok(signer);
     }
     let sealer = state.hasher.sealer(SEALING_PURPOSE);
-    let key = match key_store::active(state.store.pool(), realm_id, client_id).await? {
-        Some(key) => key,
+    let keys = key_store::signing(state.store.pool(), realm_id, client_id, now).await?;
+    let signer = match signing_at(&keys, now) {
+        Some((key, until)) => signer_of(&sealer, key, until)?,
         None => {
-            let now = state.clock.now();
             let key = generate(&sealer, realm_id, client_id, algorithm, now)?;
             key_store::insert(state.store.writer(), &key).await?;
-            key
+            let until = keys.iter().map(|next| next.signs_from).min();
+            signer_of(&sealer, &key, until)?
         }
     };
-    let signer = Arc::new(signer_of(&sealer, &key)?);
+    let signer = Arc::new(signer);
     state.caches.keep_signer(realm_id, client_id, signer.clone());
     Ok(signer)
 }
@@ -184,35 +238,48 @@ pub enum Rotation {
     Scheduled { rotation_days: i64 },
 }
 
-/// Rotates the client's signing key inside `tx`: a new key signs from now on; the earlier active
-/// key retires and stays in the JWKS until every token it signed has expired, or, for a manual
-/// rotation that revokes, every earlier key leaves the JWKS at once and its tokens stop verifying.
-/// Writes the `keys_rotated` event. Returns the new key's id; `None` when a scheduled rotation
-/// found nothing left to rotate (another host did it).
+/// The answer to a rotation: the new key and when it starts signing.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Rotated {
+    pub key_id: KeyId,
+    pub signs_from: DateTime<Utc>,
+    /// Keys withdrawn at once by a rotation that revokes.
+    pub revoked: u64,
+}
+
+/// Rotates the client's signing key inside `tx`, `key` (from `fresh`) being the new one. It is
+/// published now and signs `NEXT_KEY_LEAD` later; until then the key it replaces goes on signing,
+/// then retires and stays in the JWKS until every token it signed has expired. A manual rotation
+/// that revokes withdraws every earlier key from the JWKS at once (their tokens stop verifying) and
+/// the new key signs at once; so does the first key of a client that had none. Writes the
+/// `keys_rotated` event. `None` when a scheduled rotation found nothing left to rotate (another
+/// host did it).
 pub async fn rotate(
     state: &AppState,
     tx: &mut crate::store::Connection,
     account_id: &str,
     client: &crate::store::clients::Client,
     rotation: Rotation,
-    now: DateTime<Utc>,
-) -> Result<Option<String>, Error> {
-    let published_until = now + TimeDelta::seconds(i64::from(state.settings.access_token_seconds));
-    let revoked = match rotation {
-        Rotation::Manual { revoke } => {
-            key_store::retire_all(&mut *tx, &client.realm_id, &client.id, revoke, now, published_until).await?
+    mut key: SigningKey,
+) -> Result<Option<Rotated>, Error> {
+    let now = key.created_at;
+    let lifetime = TimeDelta::seconds(i64::from(state.settings.access_token_seconds));
+    let starts = now + NEXT_KEY_LEAD;
+    let (realm, id) = (&client.realm_id, &client.id);
+    let (retired, revoked) = match rotation {
+        Rotation::Manual { revoke: true } => (0, key_store::revoke_all(&mut *tx, realm, id, now).await?),
+        Rotation::Manual { revoke: false } => {
+            (key_store::retire_all(&mut *tx, realm, id, starts, starts + lifetime).await?, 0)
         }
         Rotation::Scheduled { rotation_days } => {
             let cutoff = now - TimeDelta::days(rotation_days);
-            if key_store::retire_older(&mut *tx, &client.realm_id, &client.id, cutoff, now, published_until).await? == 0
-            {
-                return Ok(None);
+            match key_store::retire_older(&mut *tx, realm, id, cutoff, starts, starts + lifetime).await? {
+                0 => return Ok(None),
+                retired => (retired, 0),
             }
-            0
         }
     };
-    let key =
-        generate(&state.hasher.sealer(SEALING_PURPOSE), &client.realm_id, &client.id, &client.key_algorithm, now)?;
+    key.signs_from = if retired > 0 { starts } else { now };
     key_store::insert(&mut *tx, &key).await?;
     let mut data = serde_json::json!({ "signing_key_id": key.id, "encryption_key_id": null });
     if let Some(object) = data.as_object_mut() {
@@ -234,7 +301,7 @@ pub async fn rotate(
         data,
     };
     crate::store::events::publish(tx, event, now).await?;
-    Ok(Some(key.id.into()))
+    Ok(Some(Rotated { key_id: key.id, signs_from: key.signs_from, revoked }))
 }
 
 /// Rotates the keys of every client whose rotation period has run out (the scheduled job).
@@ -243,10 +310,13 @@ pub async fn rotate_due(state: &AppState, now: DateTime<Utc>) -> Result<usize, E
     let mut rotated = 0;
     for (realm_id, client_id, rotation_days) in due {
         let Some(realm) = crate::store::realms::find(state.store.pool(), &realm_id).await? else { continue };
+        let Some(client) = crate::store::clients::find(state.store.pool(), &realm_id, &client_id).await? else {
+            continue;
+        };
+        let key = fresh(state, &client, now)?;
         let mut tx = state.store.begin().await?;
-        let Some(client) = crate::store::clients::find(&mut *tx, &realm_id, &client_id).await? else { continue };
         let rotation = Rotation::Scheduled { rotation_days };
-        if rotate(state, &mut tx, &realm.account_id, &client, rotation, now).await?.is_some() {
+        if rotate(state, &mut tx, &realm.account_id, &client, rotation, key).await?.is_some() {
             let stale = crate::cache::Invalidation::Client(RealmId::known(realm_id), ClientId::known(client_id));
             crate::store::changes::announce(&state.store, &mut tx, &stale).await?;
             tx.commit().await?;
@@ -276,7 +346,7 @@ mod tests {
         for name in ["ES256", "RS256"] {
             let key = generate(&sealer, "realm", "client", name, DateTime::UNIX_EPOCH).unwrap();
             assert!(!key.sealed_key.contains("PRIVATE"), "the private key is sealed");
-            let signer = signer_of(&sealer, &key).unwrap();
+            let signer = signer_of(&sealer, &key, None).unwrap();
             let mut header = jsonwebtoken::Header::new(signer.algorithm);
             header.kid = Some(signer.kid.to_string());
             let token =

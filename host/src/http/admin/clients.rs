@@ -5,7 +5,7 @@ use axum::extract::{RawQuery, State};
 use axum::response::Response;
 use chrono::{DateTime, Utc};
 use serde::Serialize;
-use serde_json::{Value, json};
+use serde_json::Value;
 use utoipa::ToSchema;
 
 use super::rotation::{Rotation, RotationInput, RotationView};
@@ -22,7 +22,7 @@ use crate::ids::ClientId;
 use crate::store::Status;
 use crate::store::clients::{self as client_store, Client, ClientType, GrantType};
 use crate::store::signing_keys as key_store;
-use crate::store::trail::{Change, ChangeAction, Place, Placed, ResourceKind};
+use crate::store::trail::{Change, ChangeAction, Placed};
 use crate::tokens::keys;
 use crate::validate::{Body, Refusals, Rule, boolean, integer, list_of, one_of, parsed, text};
 
@@ -359,10 +359,12 @@ pub async fn create(
         client.secret_rotated_at = Some(now);
     }
 
+    let first_key = keys::fresh(&state, &client, now)?;
     let mut tx = state.store.begin().await?;
     if !client_store::insert(&mut *tx, &client).await? {
         return Err(Error::AlreadyExists("client"));
     }
+    key_store::insert(&mut *tx, &first_key).await?;
     let change = Change::of(ChangeAction::Create, client.place(), 201).after(ClientView::of(&client, now));
     commit(&state, &caller, tx, change).await?;
     let mut view = ClientView::of(&client, now);
@@ -428,11 +430,13 @@ pub async fn update(
     let now = state.clock.now();
     client.updated_at = now;
 
+    let next_key =
+        (client.key_algorithm != before.key_algorithm).then(|| keys::fresh(&state, &client, now)).transpose()?;
     let mut tx = state.store.begin().await?;
     client_store::update(&mut *tx, &client).await?;
-    if client.key_algorithm != before.key_algorithm {
+    if let Some(key) = next_key {
         let account = caller.account_id().to_owned();
-        keys::rotate(&state, &mut tx, &account, &client, keys::Rotation::Manual { revoke: false }, now).await?;
+        keys::rotate(&state, &mut tx, &account, &client, keys::Rotation::Manual { revoke: false }, key).await?;
     }
     let change = Change::of(ChangeAction::Update, client.place(), 200)
         .before(ClientView::of(&before, now))
@@ -459,88 +463,6 @@ pub async fn delete(
     let change = Change::of(ChangeAction::Delete, client.place(), 200).before(ClientView::of(&client, now));
     commit(&state, &caller, tx, change).await?;
     Ok(envelope::done())
-}
-
-/// A signing key as the admin API shows it (public part only).
-#[derive(Debug, Serialize, ToSchema)]
-#[serde(rename_all = "camelCase")]
-pub struct SigningKeyView {
-    /// The `kid` of the tokens it signs.
-    pub id: String,
-    pub algorithm: String,
-    /// Active (signs new tokens) or Retired (published until its tokens expire).
-    pub status: String,
-    /// The public JWK.
-    #[schema(value_type = Object)]
-    pub public_key: Value,
-    pub created_at: String,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub retired_at: Option<String>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub published_until: Option<String>,
-}
-
-#[utoipa::path(get, path = "/realms/{realm}/clients/{client}/signing-keys", tag = "Clients",
-    params(("realm" = String, Path), ("client" = String, Path)),
-    responses((status = 200, description = "The client's keys that are not revoked, newest first, in `data`", body = [SigningKeyView]),
-              (status = 403), (status = 404)),
-    security(("apiKey" = [])))]
-pub async fn signing_keys(
-    State(state): State<AppState>,
-    InClient { client, .. }: InClient<ClientRead>,
-) -> Result<Response, Error> {
-    let found = key_store::of_client(state.store.pool(), &client.realm_id, &client.id).await?;
-    let instant = |at: Option<DateTime<Utc>>| at.map(iso);
-    let views: Vec<SigningKeyView> = found
-        .into_iter()
-        .map(|key| SigningKeyView {
-            public_key: serde_json::from_str(&key.public_jwk).unwrap_or(Value::Null),
-            id: key.id.into(),
-            algorithm: key.algorithm,
-            status: key.status.as_str().to_owned(),
-            created_at: iso(key.created_at),
-            retired_at: instant(key.retired_at),
-            published_until: instant(key.published_until),
-        })
-        .collect();
-    Ok(envelope::ok(views))
-}
-
-#[derive(Debug, ToSchema)]
-#[schema(rename_all = "camelCase")]
-#[allow(dead_code)]
-pub struct RotateSigningKeysInput {
-    /// Revoke every earlier key at once (its tokens stop verifying); default false keeps them
-    /// published until their tokens expire.
-    revoke_old_keys: Option<bool>,
-}
-
-#[utoipa::path(post, path = "/realms/{realm}/clients/{client}/signing-keys/rotate", tag = "Clients",
-    params(("realm" = String, Path), ("client" = String, Path)), request_body = RotateSigningKeysInput,
-    responses((status = 200, description = "`signingKeyId` of the new key and `revokedKeysCount`, in `data`"),
-              (status = 400), (status = 403), (status = 404)),
-    security(("apiKey" = [])))]
-pub async fn rotate_signing_keys(
-    State(state): State<AppState>,
-    InClient { client, caller, .. }: InClient<ClientUpdate>,
-    JsonBody(mut body): JsonBody,
-) -> Result<Response, Error> {
-    let revoke = body.optional("revokeOldKeys", boolean).unwrap_or(false);
-    body.finish()?;
-    let now = state.clock.now();
-    let before = key_store::of_client(state.store.pool(), &client.realm_id, &client.id).await?;
-    let mut tx = state.store.begin().await?;
-    let account = caller.account_id().to_owned();
-    let kid = keys::rotate(&state, &mut tx, &account, &client, keys::Rotation::Manual { revoke }, now)
-        .await?
-        .ok_or_else(|| Error::Internal(anyhow::anyhow!("a manual rotation always rotates")))?;
-    let revoked = if revoke { before.len() } else { 0 };
-    let details = json!({ "signing_key_id": kid, "revoked_keys_count": revoked });
-    let place =
-        Place::in_realm(ResourceKind::SigningKey, &kid, &client.realm_id).of_client(&client.id).under(&client.id);
-    let change = Change::of(ChangeAction::Update, place, 200).details(details);
-    commit(&state, &caller, tx, change).await?;
-    Ok(envelope::ok(json!({ "signingKeyId": kid, "revokedKeysCount": revoked })))
 }
 
 /// The answer to a client secret rotation.

@@ -18,6 +18,7 @@ pub mod rotation;
 pub mod scopes;
 pub mod secrets;
 pub mod sessions;
+pub mod signing_keys;
 pub mod threats;
 pub mod users;
 pub mod webhooks;
@@ -50,8 +51,8 @@ pub fn routes() -> Router<AppState> {
         .route("/realms/{realm}", get(realms::read).put(realms::update).delete(realms::delete))
         .route("/realms/{realm}/clients", get(clients::list).post(clients::create))
         .route("/realms/{realm}/clients/{client}", get(clients::read).put(clients::update).delete(clients::delete))
-        .route("/realms/{realm}/clients/{client}/signing-keys", get(clients::signing_keys))
-        .route("/realms/{realm}/clients/{client}/signing-keys/rotate", post(clients::rotate_signing_keys))
+        .route("/realms/{realm}/clients/{client}/signing-keys", get(signing_keys::signing_keys))
+        .route("/realms/{realm}/clients/{client}/signing-keys/rotate", post(signing_keys::rotate_signing_keys))
         .route("/realms/{realm}/clients/{client}/client-secret/rotate", post(clients::rotate_secret))
         .route("/realms/{realm}/clients/{client}/consumers", get(consumers::list).post(consumers::create))
         .route(

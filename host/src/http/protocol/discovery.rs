@@ -72,11 +72,11 @@ pub async fn configuration(
 pub async fn certs(State(state): State<AppState>, Path(realm_id): Path<String>) -> Result<Response, OAuthError> {
     let realm = realm(&state, &realm_id).await?;
     let jwks = tokens::keys::jwks(&state, &realm.id).await?;
-    let mut response = axum::Json(jwks).into_response();
-    response.headers_mut().insert(header::CONTENT_TYPE, HeaderValue::from_static("application/jwk-set+json"));
-    // Keys can be revoked at once: caches must ask again soon.
-    response.headers_mut().insert(header::CACHE_CONTROL, HeaderValue::from_static("max-age=60"));
-    Ok(response)
+    // Keys can be revoked at once: caches must ask again soon. A rotation publishes the next key
+    // well before this lifetime runs out, so a cached copy never lacks a key that signs.
+    let max_age = format!("max-age={}", tokens::keys::JWKS_MAX_AGE_SECONDS);
+    let headers = [(header::CONTENT_TYPE, "application/jwk-set+json".to_owned()), (header::CACHE_CONTROL, max_age)];
+    Ok((headers, axum::Json(jwks)).into_response())
 }
 
 /// Lets code in a browser of any origin read the answer (no credential is ever involved).
