@@ -204,14 +204,18 @@ pub enum Error {
     UnsupportedMediaType,
     #[error("rate limit exceeded")]
     RateLimited { retry_after_seconds: u64 },
-    #[error("the database is unreachable")]
-    Unavailable(#[source] crate::store::Error),
+    /// The database could not be reached; the caller may try again shortly.
+    #[error("the database is unreachable: {0:#}")]
+    Unavailable(anyhow::Error),
     /// An e-mail the request depends on could not be sent; nothing was stored.
     #[error("{0}")]
     MailUnavailable(String),
     #[error(transparent)]
-    Internal(#[from] anyhow::Error),
+    Internal(anyhow::Error),
 }
+
+/// Seconds an answer of an unreachable database asks the caller to wait (`Retry-After`).
+pub const RETRY_AFTER_UNAVAILABLE_SECONDS: u64 = 5;
 
 impl Error {
     pub fn code(&self) -> ErrorCode {
@@ -239,7 +243,15 @@ impl Error {
 
 impl From<crate::store::Error> for Error {
     fn from(error: crate::store::Error) -> Self {
-        if error.is_unavailable() { Self::Unavailable(error) } else { Self::Internal(anyhow::Error::new(error)) }
+        anyhow::Error::new(error).into()
+    }
+}
+
+/// A failure of the service itself: unavailable when a database that could not be reached is
+/// anywhere in its chain (however it was wrapped on the way), internal otherwise.
+impl From<anyhow::Error> for Error {
+    fn from(error: anyhow::Error) -> Self {
+        if crate::store::is_unreachable(&error) { Self::Unavailable(error) } else { Self::Internal(error) }
     }
 }
 

@@ -13,6 +13,7 @@ use std::sync::Arc;
 use chrono::{DateTime, TimeDelta, Utc};
 use futures_util::future::BoxFuture;
 
+use crate::backoff::Backoff;
 use crate::clock::{Clock, ManualClock};
 use crate::metrics::Metrics;
 
@@ -26,6 +27,9 @@ struct Job {
     /// latest; see [`Scheduler::every_latest`].
     latest_only: bool,
     run: JobFn,
+    /// Its failures in a row: logged when they start and when they end, not at every run. A job
+    /// keeps its period while failing (the shortest is fifteen seconds): no back-off is needed.
+    health: Backoff,
 }
 
 impl Job {
@@ -70,7 +74,8 @@ impl Scheduler {
 
     async fn register(&self, name: &'static str, every: TimeDelta, latest_only: bool, run: JobFn) {
         let next_due = self.clock.now() + every;
-        self.jobs.lock().await.push(Job { name, every, next_due, latest_only, run });
+        let health = Backoff::new(name, std::time::Duration::ZERO, std::time::Duration::ZERO);
+        self.jobs.lock().await.push(Job { name, every, next_due, latest_only, run, health });
     }
 
     /// Runs every job due at the clock's current time.
@@ -78,7 +83,7 @@ impl Scheduler {
         let now = self.clock.now();
         let mut jobs = self.jobs.lock().await;
         for job in jobs.iter_mut().filter(|job| job.next_due <= now) {
-            self.run(job.name, &job.run, now).await;
+            self.run(job, now).await;
             while job.next_due <= now {
                 job.next_due += job.every;
             }
@@ -104,17 +109,20 @@ impl Scheduler {
                 clock.set(due);
             }
             let job = &mut jobs[index];
-            self.run(job.name, &job.run, due).await;
+            self.run(job, due).await;
             job.next_due = due + job.every;
         }
         clock.set(target);
         step(target).await;
     }
 
-    async fn run(&self, name: &'static str, run: &JobFn, at: DateTime<Utc>) {
-        if let Err(error) = run(at).await {
-            self.metrics.job_failed(name);
-            tracing::error!(job = name, error = format!("{error:#}"), "job failed");
+    async fn run(&self, job: &mut Job, at: DateTime<Utc>) {
+        match (job.run)(at).await {
+            Ok(()) => job.health.succeeded(),
+            Err(error) => {
+                self.metrics.job_failed(job.name);
+                job.health.failed(&format!("{error:#}"));
+            }
         }
     }
 }

@@ -5,6 +5,7 @@
 //! cloneable [`AppState`].
 
 pub mod authz;
+pub mod backoff;
 pub mod bootstrap;
 pub mod cache;
 pub mod changes;

@@ -9,6 +9,7 @@ use chrono::{DateTime, TimeDelta, Utc};
 use serde_json::json;
 
 use crate::AppState;
+use crate::backoff::{Backoff, WORKER_CEILING};
 use crate::clock::iso;
 use crate::ids::{AccountId, NotificationId, RealmId};
 use crate::store::Error as StoreError;
@@ -84,13 +85,16 @@ fn body(n: &Notification) -> serde_json::Value {
 
 /// Posts due notifications until the service stops; failures are logged and retried.
 pub async fn run(state: AppState) {
+    let mut backoff = Backoff::new("account notifications", IDLE_POLL, WORKER_CEILING);
     loop {
-        let posted = post_due(&state).await.unwrap_or_else(|error| {
-            tracing::error!(%error, "posting account notifications failed");
-            0
-        });
-        if posted == 0 {
-            tokio::time::sleep(IDLE_POLL).await;
+        match post_due(&state).await {
+            Ok(posted) => {
+                backoff.succeeded();
+                if posted == 0 {
+                    tokio::time::sleep(IDLE_POLL).await;
+                }
+            }
+            Err(error) => tokio::time::sleep(backoff.failed(&format!("{error:#}"))).await,
         }
     }
 }

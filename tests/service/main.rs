@@ -23,6 +23,7 @@ mod hosts;
 mod jwt_attacks;
 mod key_rollover;
 mod logout;
+mod logs_and_outages;
 mod metadata;
 mod openapi_fuzzing;
 mod operations;

@@ -153,6 +153,14 @@ pub async fn authenticate(State(state): State<AppState>, mut request: Request, n
         },
     };
     actor.ip_address = ip;
+    // Who calls, by identifier: the credential, and the person it acts for.
+    let caller = match (&actor.credential_id, &actor.user_id) {
+        (Some(credential), Some(user)) => format!("credential:{credential} user:{user}"),
+        (Some(credential), None) => format!("credential:{credential}"),
+        (None, Some(user)) => format!("user:{user}"),
+        (None, None) => format!("principal:{}", principal.id),
+    };
+    crate::http::observe::note_caller(caller);
     entry.account_id = Some(principal.account_id.clone());
     entry.credential_id.clone_from(&actor.credential_id);
     entry.credential_name.clone_from(&actor.credential_name);

@@ -134,6 +134,7 @@ impl IntoResponse for Error {
         let request_id = request_id::current();
         let retry_after = match self {
             Self::RateLimited { retry_after_seconds } => Some(retry_after_seconds),
+            Self::Unavailable(_) => Some(crate::error::RETRY_AFTER_UNAVAILABLE_SECONDS),
             _ => None,
         };
         let notifications = match self {
@@ -143,7 +144,11 @@ impl IntoResponse for Error {
                 vec![message(code, "An unexpected error occurred; quote the request id when reporting it.")]
             }
             Self::Unavailable(ref error) => {
-                tracing::error!(request_id = request_id.as_deref(), %error, "database unavailable");
+                tracing::error!(
+                    request_id = request_id.as_deref(),
+                    error = format!("{error:#}"),
+                    "database unavailable"
+                );
                 vec![message(code, "The service is temporarily unavailable; try again shortly.")]
             }
             ref other => vec![message(code, &other.to_string())],

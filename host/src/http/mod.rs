@@ -9,6 +9,7 @@ pub mod dev_clock;
 pub mod envelope;
 pub mod metrics;
 pub mod nul;
+pub mod observe;
 pub mod openapi;
 pub mod protocol;
 pub mod rate_limit;
@@ -53,7 +54,7 @@ pub fn router(state: AppState) -> Router {
     app.fallback(|| async { Unrouted::NoRoute })
         .method_not_allowed_fallback(|| async { Unrouted::MethodNotAllowed })
         .layer(DefaultBodyLimit::max(state.settings.max_body_bytes))
-        .layer(from_fn_with_state(state.clone(), metrics::observe))
+        .layer(from_fn_with_state(state.clone(), observe::observe))
         .layer(from_fn_with_state(state.clone(), address::attach))
         .layer(from_fn(request_id::assign))
         .with_state(state)
@@ -63,6 +64,6 @@ pub fn router(state: AppState) -> Router {
 async fn ready(State(state): State<AppState>) -> Response {
     match state.store.ping().await {
         Ok(()) => "ready".into_response(),
-        Err(error) => Error::Unavailable(error).into_response(),
+        Err(error) => Error::Unavailable(error.into()).into_response(),
     }
 }

@@ -8,6 +8,7 @@ use sqlx::postgres::PgListener;
 
 use super::Error;
 use super::{Backend, Connection, Store};
+use crate::backoff::Backoff;
 use crate::cache::{Caches, Invalidation};
 
 const CHANNEL: &str = "castellan_changes";
@@ -33,9 +34,11 @@ pub fn follow(store: &Store, caches: Arc<Caches>) -> Option<tokio::task::JoinHan
     }
     let url = store.url.clone();
     Some(tokio::spawn(async move {
+        let mut backoff = Backoff::new("change notifications", Duration::from_secs(1), Duration::from_secs(30));
         loop {
             match listen(&url).await {
                 Ok(mut listener) => {
+                    backoff.succeeded();
                     caches.reset(true);
                     while let Ok(Some(notification)) = listener.try_recv().await {
                         if let Some(what) = Invalidation::decode(notification.payload()) {
@@ -47,8 +50,7 @@ pub fn follow(store: &Store, caches: Arc<Caches>) -> Option<tokio::task::JoinHan
                 }
                 Err(error) => {
                     caches.reset(false);
-                    tracing::warn!(%error, "cannot listen for change notifications; retrying");
-                    tokio::time::sleep(Duration::from_secs(1)).await;
+                    tokio::time::sleep(backoff.failed(&error)).await;
                 }
             }
         }

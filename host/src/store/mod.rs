@@ -120,10 +120,34 @@ impl std::ops::DerefMut for Transaction {
 pub struct Error(#[from] sqlx::Error);
 
 impl Error {
-    /// The pool timed out or is closed, or the connection broke.
+    /// The database could not be reached: the pool timed out or is closed, the connection broke or
+    /// could not be made, or PostgreSQL reports a connection exception (class 08) or that it is
+    /// shutting down or not yet taking connections (57P0x).
     pub fn is_unavailable(&self) -> bool {
-        matches!(self.0, sqlx::Error::PoolTimedOut | sqlx::Error::PoolClosed | sqlx::Error::Io(_))
+        unreachable(&self.0)
     }
+}
+
+fn unreachable(error: &sqlx::Error) -> bool {
+    match error {
+        sqlx::Error::PoolTimedOut
+        | sqlx::Error::PoolClosed
+        | sqlx::Error::Io(_)
+        | sqlx::Error::Tls(_)
+        | sqlx::Error::WorkerCrashed => true,
+        sqlx::Error::Database(error) => {
+            error.code().is_some_and(|code| code.starts_with("08") || code.starts_with("57P0"))
+        }
+        _ => false,
+    }
+}
+
+/// Whether a failure anywhere in `error`'s chain is a database that could not be reached.
+pub fn is_unreachable(error: &anyhow::Error) -> bool {
+    error.chain().any(|cause| {
+        cause.downcast_ref::<Error>().is_some_and(Error::is_unavailable)
+            || cause.downcast_ref::<sqlx::Error>().is_some_and(unreachable)
+    })
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

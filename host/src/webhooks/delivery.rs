@@ -13,6 +13,7 @@ use tokio::task::JoinSet;
 
 use super::{Webhooks, retry_delay, signature, standard_signature};
 use crate::AppState;
+use crate::backoff::{Backoff, WORKER_CEILING};
 use crate::ids::{AttemptId, RealmId};
 use crate::store::deliveries::{self as queue, Target};
 use crate::store::events::StoredEvent;
@@ -34,20 +35,24 @@ const IDLE_POLL: Duration = Duration::from_millis(50);
 /// The response body kept with an attempt is cut at this many bytes.
 pub const RESPONSE_BODY_LIMIT: usize = 4096;
 
-/// Subsystem failures are logged, and the worker carries on with the next round.
+/// The worker of a host on the system clock. A round that fails (the database is unreachable, say)
+/// is followed by a wait that doubles with each failure in a row, logged when the worker starts
+/// failing and when it recovers.
 pub async fn run(state: AppState) {
     let mut in_flight: JoinSet<Outcome> = JoinSet::new();
     let mut sending: HashSet<AttemptId> = HashSet::new();
+    let mut backoff = Backoff::new("webhook deliveries", IDLE_POLL, WORKER_CEILING);
     loop {
+        let mut failure = None;
         let fanned = fan_out(&state).await.unwrap_or_else(|error| {
-            tracing::error!(error = %error, "webhook fan-out failed");
+            failure = Some(format!("fanning out events: {error:#}"));
             0
         });
         let room = MAX_IN_FLIGHT.saturating_sub(in_flight.len());
         let claimed = match room {
             0 => Vec::new(),
             room => claim(&state, room).await.unwrap_or_else(|error| {
-                tracing::error!(error = %error, "claiming webhook attempts failed");
+                failure = Some(format!("claiming due attempts: {error:#}"));
                 Vec::new()
             }),
         };
@@ -67,7 +72,7 @@ pub async fn run(state: AppState) {
         while let Some(done) = in_flight.try_join_next() {
             finished.extend(done.ok());
         }
-        if finished.is_empty() && !behind {
+        if finished.is_empty() && !behind && failure.is_none() {
             tokio::select! {
                 () = state.webhooks.wake.notified() => {}
                 () = tokio::time::sleep(IDLE_POLL) => {}
@@ -81,9 +86,14 @@ pub async fn run(state: AppState) {
             for outcome in &finished {
                 sending.remove(&outcome.attempt.id);
             }
+            // Outcomes not recorded are claimed again once their lease runs out.
             if let Err(error) = record(&state, finished).await {
-                tracing::error!(error = %error, "recording webhook outcomes failed; the attempts will be claimed again");
+                failure = Some(format!("recording outcomes: {error:#}"));
             }
+        }
+        match failure {
+            Some(failure) => tokio::time::sleep(backoff.failed(&failure)).await,
+            None => backoff.succeeded(),
         }
     }
 }

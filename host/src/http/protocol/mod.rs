@@ -96,11 +96,13 @@ pub struct OAuthError {
     pub description: String,
     /// Answer 401 with a `WWW-Authenticate: Basic` challenge (the client tried HTTP Basic).
     pub challenge: bool,
+    /// Seconds to wait before trying again (`Retry-After`), on 429 and 503.
+    pub retry_after_seconds: Option<u64>,
 }
 
 impl OAuthError {
     pub fn new(code: OAuthCode, description: impl Into<String>) -> Self {
-        Self { code, description: description.into(), challenge: false }
+        Self { code, description: description.into(), challenge: false, retry_after_seconds: None }
     }
 
     pub fn invalid_client(challenge: bool) -> Self {
@@ -189,9 +191,14 @@ fn failure_code(error: &Error) -> OAuthCode {
 impl From<Error> for OAuthError {
     fn from(error: Error) -> Self {
         let code = failure_code(&error);
+        let request_id = crate::http::request_id::current();
         match code {
-            OAuthCode::ServiceUnavailable => tracing::error!(%error, "protocol request failed"),
-            OAuthCode::InternalError => tracing::error!(%error, details = ?error, "protocol request failed"),
+            OAuthCode::ServiceUnavailable => {
+                tracing::error!(request_id = request_id.as_deref(), %error, "protocol request failed");
+            }
+            OAuthCode::InternalError => {
+                tracing::error!(request_id = request_id.as_deref(), %error, details = ?error, "protocol request failed");
+            }
             _ => {}
         }
         let description = match code {
@@ -199,7 +206,12 @@ impl From<Error> for OAuthError {
             OAuthCode::TooManyRequests => "wait a few minutes, then try again",
             _ => "the request could not be completed",
         };
-        Self::new(code, description)
+        let retry_after_seconds = match error {
+            Error::RateLimited { retry_after_seconds } => Some(retry_after_seconds),
+            Error::Unavailable(_) => Some(crate::error::RETRY_AFTER_UNAVAILABLE_SECONDS),
+            _ => None,
+        };
+        Self { retry_after_seconds, ..Self::new(code, description) }
     }
 }
 
@@ -319,6 +331,9 @@ impl IntoResponse for OAuthError {
                 _ => "Bearer",
             };
             response.headers_mut().insert(header::WWW_AUTHENTICATE, HeaderValue::from_static(challenge));
+        }
+        if let Some(seconds) = self.retry_after_seconds {
+            response.headers_mut().insert(header::RETRY_AFTER, HeaderValue::from(seconds));
         }
         response
     }
@@ -506,6 +521,7 @@ pub async fn authenticate_client(
     let Some((id, secret, basic)) = presented_credentials(headers, form)? else {
         return Err(OAuthError::invalid_client(false));
     };
+    crate::http::observe::note_caller(format!("client:{id}"));
     if form.get("client_id").is_some_and(|named| named != id) {
         return Err(OAuthError::new(OAuthCode::ClientMismatch, "client_id differs from the authenticated client"));
     }
@@ -523,6 +539,7 @@ pub async fn authenticate_client(
 /// another proof stands in for the secret, a PKCE verifier.
 pub async fn public_client(state: &AppState, realm: &Realm, form: &Form) -> Result<Arc<Client>, OAuthError> {
     let id = form.require("client_id")?;
+    crate::http::observe::note_caller(format!("client:{id}"));
     let client = crate::tokens::find_client(state, &realm.id, id).await?;
     client
         .filter(|c| c.status == Status::Active && c.client_type == ClientType::Public)

@@ -1,0 +1,176 @@
+//! What operators read: one structured log line per request, every line of a request naming its
+//! id, no secret in any line; and with the database unreachable, 503 answers that say to come back
+//! (`Retry-After`) from the admin API, the token endpoint and readiness alike.
+
+use std::io::Write;
+use std::sync::{Arc, Mutex};
+
+use reqwest::StatusCode;
+use serde_json::Value;
+
+use crate::support::{TestApp, TestClient, answer, spawn_app};
+
+/// The JSON log lines written while it lives, on this test's thread (where its service runs).
+struct CapturedLog {
+    lines: Arc<Mutex<Vec<u8>>>,
+    _guard: tracing::subscriber::DefaultGuard,
+}
+
+#[derive(Clone)]
+struct Sink(Arc<Mutex<Vec<u8>>>);
+
+impl Write for Sink {
+    fn write(&mut self, bytes: &[u8]) -> std::io::Result<usize> {
+        self.0.lock().unwrap().extend_from_slice(bytes);
+        Ok(bytes.len())
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        Ok(())
+    }
+}
+
+impl CapturedLog {
+    /// Captures at `info`, in the service's JSON format.
+    fn start() -> Self {
+        let lines = Arc::new(Mutex::new(Vec::new()));
+        let sink = Sink(lines.clone());
+        let subscriber = tracing_subscriber::fmt()
+            .json()
+            .with_env_filter("info,sqlx=warn")
+            .with_writer(move || sink.clone())
+            .finish();
+        Self { lines, _guard: tracing::subscriber::set_default(subscriber) }
+    }
+
+    fn text(&self) -> String {
+        String::from_utf8(self.lines.lock().unwrap().clone()).unwrap()
+    }
+
+    fn lines(&self) -> Vec<Value> {
+        self.text().lines().map(|line| serde_json::from_str(line).unwrap()).collect()
+    }
+
+    /// The lines logged while serving the request with this id.
+    fn of_request(&self, id: &str) -> Vec<Value> {
+        self.lines().into_iter().filter(|line| line["span"]["request_id"] == id).collect()
+    }
+
+    /// The one request line of the request with this id.
+    fn request_line(&self, id: &str) -> Value {
+        let lines: Vec<Value> =
+            self.of_request(id).into_iter().filter(|line| line["fields"]["message"] == "request").collect();
+        assert_eq!(lines.len(), 1, "one request line for {id}: {}", self.text());
+        lines[0]["fields"].clone()
+    }
+}
+
+/// A client credentials grant sent with the request id `id`.
+async fn token_with_id(app: &TestApp, client: &TestClient, secret: &str, id: &str) -> crate::support::Answer {
+    let url = format!("{}/realms/{}/protocol/openid-connect/token", app.base, client.realm);
+    let sent = app
+        .http
+        .post(url)
+        .basic_auth(&client.id, Some(secret))
+        .header("x-request-id", id)
+        .form(&[("grant_type", "client_credentials")])
+        .send()
+        .await
+        .unwrap();
+    answer(sent).await
+}
+
+/// An admin GET sent with the request id `id`.
+async fn admin_get_with_id(app: &TestApp, path: &str, id: &str) -> crate::support::Answer {
+    let sent = app
+        .http
+        .get(format!("{}{path}", app.admin))
+        .header("x-api-key", &app.key)
+        .header("x-request-id", id)
+        .send()
+        .await
+        .unwrap();
+    answer(sent).await
+}
+
+#[tokio::test]
+async fn every_request_is_logged_in_one_line_with_its_route_realm_caller_and_id_and_no_secret() {
+    let log = CapturedLog::start();
+    let app = spawn_app().await;
+    app.create_realm("acme").await;
+    let shop = app.create_client("acme", "shop", &["client_credentials"], &[]).await;
+
+    let listed = admin_get_with_id(&app, "/realms/acme/clients", "listing-1").await;
+    assert_eq!(listed.status, StatusCode::OK);
+    let line = log.request_line("listing-1");
+    assert_eq!(line["method"], "GET");
+    assert_eq!(line["route"], "/api/v1/admin/realms/{realm}/clients");
+    assert_eq!(line["status"], 200);
+    assert_eq!(line["realm"], "acme");
+    assert!(line["caller"].as_str().unwrap().starts_with("credential:"), "{line}");
+    assert!(line["duration_ms"].as_f64().unwrap() >= 0.0);
+
+    let issued = token_with_id(&app, &shop, &shop.secret, "token-1").await;
+    assert_eq!(issued.status, StatusCode::OK);
+    let line = log.request_line("token-1");
+    assert_eq!(
+        (&line["method"], &line["route"], &line["status"], &line["realm"], &line["caller"]),
+        (
+            &Value::from("POST"),
+            &Value::from("/realms/{realm}/protocol/openid-connect/token"),
+            &Value::from(200),
+            &Value::from("acme"),
+            &Value::from("client:shop")
+        )
+    );
+    let refused = token_with_id(&app, &shop, "cstl_cs_wrong", "token-2").await;
+    assert_eq!(refused.status, StatusCode::UNAUTHORIZED);
+    assert_eq!(log.request_line("token-2")["status"], 401);
+
+    // Neither the API key, the client secret nor the token appear in any line.
+    let text = log.text();
+    let token = issued.body["access_token"].as_str().unwrap();
+    for secret in [app.key.as_str(), shop.secret.as_str(), token] {
+        assert!(!text.contains(secret), "a secret was logged");
+    }
+}
+
+#[tokio::test]
+async fn with_the_database_unreachable_the_admin_api_and_the_token_endpoint_answer_503_to_retry() {
+    let log = CapturedLog::start();
+    let app = spawn_app().await;
+    app.create_realm("acme").await;
+    let web = app.create_client("acme", "web", &["password"], &[]).await;
+    app.create_user("acme", "ada", "analytical engine").await;
+    app.state.store.close().await;
+
+    let admin = admin_get_with_id(&app, "/realms/acme/users", "outage-admin").await;
+    assert_eq!((admin.status, admin.error_code()), (StatusCode::SERVICE_UNAVAILABLE, "ServiceUnavailable"));
+    assert_eq!(admin.headers["retry-after"], "5");
+
+    let url = format!("{}/realms/acme/protocol/openid-connect/token", app.base);
+    let form = [("grant_type", "password"), ("username", "ada"), ("password", "analytical engine")];
+    let sent = app
+        .http
+        .post(url)
+        .basic_auth(&web.id, Some(&web.secret))
+        .header("x-request-id", "outage-token")
+        .form(&form)
+        .send()
+        .await
+        .unwrap();
+    let token = answer(sent).await;
+    assert_eq!(token.status, StatusCode::SERVICE_UNAVAILABLE, "{:?}", token.body);
+    assert_eq!(token.body["error"], "temporarily_unavailable");
+    assert_eq!(token.headers["retry-after"], "5");
+
+    let ready = app.http.get(format!("{}/readyz", app.base)).send().await.unwrap();
+    assert_eq!(ready.status(), StatusCode::SERVICE_UNAVAILABLE);
+
+    // Each failure is logged at error level under the id of the request that met it.
+    for id in ["outage-admin", "outage-token"] {
+        let lines = log.of_request(id);
+        assert!(lines.iter().any(|line| line["level"] == "ERROR"), "an error line for {id}: {lines:?}");
+        assert_eq!(log.request_line(id)["status"], 503);
+    }
+}
