@@ -32,6 +32,7 @@ mod permissions;
 mod platform;
 mod protection;
 mod rate_limits;
+mod readme;
 mod real_browser;
 mod realm_roles;
 mod realms;

@@ -1,6 +1,6 @@
 //! The metadata around the token service: OpenID Provider metadata at both of its addresses (OIDC
-//! Discovery and RFC 8414), the realm's scopes in it, and cross-origin reads of it and of the JWKS
-//! by code in a browser.
+//! Discovery and RFC 8414), the realm's scopes in it, cross-origin reads of it and of the JWKS by
+//! code in a browser, and of the token and revocation endpoints from the origins a client allows.
 
 use reqwest::{Method, StatusCode};
 use serde_json::json;
@@ -69,4 +69,78 @@ async fn code_in_a_browser_reads_discovery_and_the_jwks_from_any_origin() {
     let admin = app.http.get(format!("{}/realms", app.admin)).header("origin", "https://app.example");
     let admin = admin.header("x-api-key", &app.key).send().await.unwrap();
     assert!(admin.headers().get("access-control-allow-origin").is_none());
+}
+
+/// A POST to a protocol endpoint of `acme` as the client `shop`, from a page at `origin`.
+async fn post_from(
+    app: &crate::support::TestApp,
+    endpoint: &str,
+    secret: &str,
+    origin: &str,
+    form: &[(&str, &str)],
+) -> reqwest::Response {
+    let url = format!("{}/realms/acme/protocol/openid-connect/{endpoint}", app.base);
+    app.http.post(url).basic_auth("shop", Some(secret)).header("origin", origin).form(form).send().await.unwrap()
+}
+
+fn allowed_origin(response: &reqwest::Response) -> Option<&str> {
+    response.headers().get("access-control-allow-origin").map(|value| value.to_str().unwrap())
+}
+
+#[tokio::test]
+async fn the_token_and_revocation_endpoints_are_readable_only_from_the_clients_own_origins() {
+    let app = spawn_app().await;
+    app.create_realm("acme").await;
+    let shop = app.create_client("acme", "shop", &["client_credentials"], &[]).await;
+    let origins = |list: serde_json::Value| json!({ "clientConfiguration": { "allowedOrigins": list } });
+
+    let bad = ["https://app.example.com/", "http://app.example.com", "https://app.example.com/path", "*", "null"];
+    let refused = app.put("/realms/acme/clients/shop", origins(json!(bad))).await;
+    assert_eq!(refused.status, StatusCode::BAD_REQUEST);
+    let fields: Vec<String> = refused.refused_fields().into_iter().map(|(field, _)| field).collect();
+    let expected: Vec<String> = (0..bad.len()).map(|i| format!("clientConfiguration.allowedOrigins[{i}]")).collect();
+    assert_eq!(fields, expected);
+    let set = app
+        .put("/realms/acme/clients/shop", origins(json!(["https://app.example.com", "http://localhost:3000"])))
+        .await;
+    assert_eq!(set.status, StatusCode::OK, "{:?}", set.body);
+    assert_eq!(set.data()["clientConfiguration"]["allowedOrigins"][1], "http://localhost:3000");
+
+    // A preflight names no client: it is answered for any origin, for a POST with credentials.
+    let token_url = format!("{}/realms/acme/protocol/openid-connect/token", app.base);
+    let preflight = app
+        .http
+        .request(Method::OPTIONS, &token_url)
+        .header("origin", "https://app.example.com")
+        .header("access-control-request-method", "POST")
+        .header("access-control-request-headers", "authorization, content-type")
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(preflight.status(), StatusCode::NO_CONTENT);
+    assert_eq!(allowed_origin(&preflight), Some("https://app.example.com"));
+    assert_eq!(preflight.headers()["access-control-allow-methods"], "POST");
+    assert!(preflight.headers()["access-control-allow-headers"].to_str().unwrap().contains("authorization"));
+
+    // The answer itself is readable from the client's origins only.
+    let grant = [("grant_type", "client_credentials")];
+    let allowed = post_from(&app, "token", &shop.secret, "https://app.example.com", &grant).await;
+    assert_eq!(allowed.status(), StatusCode::OK);
+    assert_eq!(allowed_origin(&allowed), Some("https://app.example.com"));
+    assert!(allowed.headers().get_all("vary").iter().any(|value| value == "Origin"));
+    let token: serde_json::Value = allowed.json().await.unwrap();
+    let other = post_from(&app, "token", &shop.secret, "https://elsewhere.example", &grant).await;
+    assert_eq!(other.status(), StatusCode::OK, "the service answers; the browser withholds it");
+    assert_eq!(allowed_origin(&other), None);
+    let wrong_secret = post_from(&app, "token", "cstl_cs_wrong", "http://localhost:3000", &grant).await;
+    assert_eq!(wrong_secret.status(), StatusCode::UNAUTHORIZED);
+    assert_eq!(allowed_origin(&wrong_secret), Some("http://localhost:3000"), "its refusal is readable too");
+
+    let access_token = token["access_token"].as_str().unwrap();
+    let revoked = post_from(&app, "revoke", &shop.secret, "https://app.example.com", &[("token", access_token)]).await;
+    assert_eq!(revoked.status(), StatusCode::OK);
+    assert_eq!(allowed_origin(&revoked), Some("https://app.example.com"));
+    let foreign =
+        post_from(&app, "revoke", &shop.secret, "https://elsewhere.example", &[("token", access_token)]).await;
+    assert_eq!(allowed_origin(&foreign), None);
 }

@@ -111,6 +111,10 @@ pub struct Client {
     /// Where the client may send a browser after signing it out, compared exactly.
     #[sqlx(try_from = "super::JsonList")]
     pub post_logout_redirect_uris: Vec<String>,
+    /// The web origins (`scheme://host[:port]`) whose browser code may call the token and
+    /// revocation endpoints as this client (CORS).
+    #[sqlx(try_from = "super::JsonList")]
+    pub allowed_origins: Vec<String>,
     /// The address of the logo the login page shows (https).
     pub logo_uri: Option<String>,
     /// The login page's colour, `#rrggbb`.
@@ -158,6 +162,7 @@ impl Client {
             grant_types: vec![GrantType::AuthorizationCode, GrantType::RefreshToken],
             redirect_uris: Vec::new(),
             post_logout_redirect_uris: Vec::new(),
+            allowed_origins: Vec::new(),
             logo_uri: None,
             brand_color: None,
             key_algorithm: "ES256".to_owned(),
@@ -189,7 +194,7 @@ impl Client {
 const COLUMNS: &str = "realm_id, id, name, description, client_type, status, secret_hash, secret_last_four, \
      secret_rotated_at, previous_secret_hash, previous_secret_valid_until, issued_tokens_revoked_before, \
      token_exchange_enabled, allowed_scopes, grant_types, redirect_uris, key_algorithm, key_rotation_days, created_at, updated_at, \
-     post_logout_redirect_uris, logo_uri, brand_color";
+     post_logout_redirect_uris, logo_uri, brand_color, allowed_origins";
 
 pub const LISTING: Listing = Listing {
     table: "clients",
@@ -220,9 +225,9 @@ pub async fn insert<'c>(db: impl Executor<'c, Database = Any>, client: &Client) 
         "INSERT INTO clients (realm_id, id, name, description, client_type, status, secret_hash, secret_last_four, \
          secret_rotated_at, previous_secret_hash, previous_secret_valid_until, issued_tokens_revoked_before, \
          token_exchange_enabled, allowed_scopes, grant_types, redirect_uris, key_algorithm, key_rotation_days, \
-         created_at, updated_at, post_logout_redirect_uris, logo_uri, brand_color) \
+         created_at, updated_at, post_logout_redirect_uris, logo_uri, brand_color, allowed_origins) \
          VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, $20, $21, \
-         $22, $23) \
+         $22, $23, $24) \
          ON CONFLICT (realm_id, id) DO NOTHING",
     )
     .bind(&client.realm_id)
@@ -248,6 +253,7 @@ pub async fn insert<'c>(db: impl Executor<'c, Database = Any>, client: &Client) 
     .bind(super::to_json_list(&client.post_logout_redirect_uris))
     .bind(&client.logo_uri)
     .bind(&client.brand_color)
+    .bind(super::to_json_list(&client.allowed_origins))
     .execute(db)
     .await?;
     Ok(done.rows_affected() == 1)
@@ -258,8 +264,8 @@ pub async fn update<'c>(db: impl Executor<'c, Database = Any>, client: &Client) 
     sqlx::query(
         "UPDATE clients SET name = $3, description = $4, status = $5, token_exchange_enabled = $6, \
          allowed_scopes = $7, grant_types = $8, redirect_uris = $9, updated_at = $10, key_algorithm = $11, \
-         key_rotation_days = $12, post_logout_redirect_uris = $13, logo_uri = $14, brand_color = $15 \
-         WHERE realm_id = $1 AND id = $2",
+         key_rotation_days = $12, post_logout_redirect_uris = $13, logo_uri = $14, brand_color = $15, \
+         allowed_origins = $16 WHERE realm_id = $1 AND id = $2",
     )
     .bind(&client.realm_id)
     .bind(&client.id)
@@ -276,6 +282,7 @@ pub async fn update<'c>(db: impl Executor<'c, Database = Any>, client: &Client) 
     .bind(super::to_json_list(&client.post_logout_redirect_uris))
     .bind(&client.logo_uri)
     .bind(&client.brand_color)
+    .bind(super::to_json_list(&client.allowed_origins))
     .execute(db)
     .await
     .map(|_| ())

@@ -49,6 +49,8 @@ pub struct ClientConfigurationView {
     pub redirect_uris: Vec<String>,
     /// Where the client may send a browser after signing it out (RP-Initiated Logout).
     pub post_logout_redirect_uris: Vec<String>,
+    /// The web origins whose browser code may call the token and revocation endpoints (CORS).
+    pub allowed_origins: Vec<String>,
     /// Filled only while the previous secret still authenticates; compare with the current time.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub previous_client_secret_valid_until: Option<String>,
@@ -124,6 +126,7 @@ impl ClientView {
                 grant_types: client.grant_types.iter().map(|grant| grant.as_str().to_owned()).collect(),
                 redirect_uris: client.redirect_uris.clone(),
                 post_logout_redirect_uris: client.post_logout_redirect_uris.clone(),
+                allowed_origins: client.allowed_origins.clone(),
                 previous_client_secret_valid_until: instant(
                     client.previous_secret_valid_until.filter(|until| *until > now),
                 ),
@@ -153,6 +156,9 @@ pub struct ClientConfigurationInput {
     redirect_uris: Option<Vec<String>>,
     /// Where the client may send a browser after signing it out; the same rules, compared exactly.
     post_logout_redirect_uris: Option<Vec<String>>,
+    /// Up to 20 web origins, `https://host[:port]` (http on a loopback host), whose browser code may
+    /// call the token and revocation endpoints as this client (CORS).
+    allowed_origins: Option<Vec<String>>,
 }
 
 /// The body of a client creation. An update takes the same fields but `id` and `type`, each
@@ -228,6 +234,22 @@ fn redirect_uri(path: &str, value: &Value) -> Result<String, Refusals> {
     }
 }
 
+/// A web origin as browsers send it in `Origin`: `https://host[:port]` (http on a loopback host),
+/// with no path, query or trailing slash.
+fn web_origin(path: &str, value: &Value) -> Result<String, Refusals> {
+    let text = text(1, 300)(path, value)?;
+    let parsed = url::Url::parse(&text).ok().filter(|uri| uri.origin().ascii_serialization() == text);
+    let loopback = |uri: &url::Url| matches!(uri.host_str(), Some("localhost" | "127.0.0.1" | "[::1]"));
+    match parsed {
+        Some(uri) if uri.scheme() == "https" || (uri.scheme() == "http" && loopback(&uri)) => Ok(text),
+        _ => Err(vec![crate::validate::Notification::new(
+            path,
+            Rule::Format,
+            format!("{path} must be an origin such as https://app.example.com (http only on a loopback host)"),
+        )]),
+    }
+}
+
 /// A logo's address: https only, so the page never loads a picture over plain HTTP.
 fn logo_uri(path: &str, value: &Value) -> Result<String, Refusals> {
     let text = text(1, 2048)(path, value)?;
@@ -278,6 +300,9 @@ fn read_fields(body: &mut Body, client: &mut Client) {
         }
         if let Some(uris) = config.optional("postLogoutRedirectUris", list_of(50, redirect_uri)) {
             client.post_logout_redirect_uris = uris.clone();
+        }
+        if let Some(origins) = config.optional("allowedOrigins", list_of(20, web_origin)) {
+            client.allowed_origins = origins.clone();
         }
         if client.client_type == ClientType::Public && client.allows(GrantType::ClientCredentials) {
             config.refuse("grantTypes", Rule::OneOf, "a public client cannot use client_credentials");

@@ -6,6 +6,7 @@
 //! every answer carries `Cache-Control: no-store`.
 
 pub mod authorize;
+pub mod cors;
 pub mod discovery;
 pub mod exchange;
 pub mod introspection;
@@ -52,8 +53,14 @@ pub fn routes() -> Router<AppState> {
         )
         .route("/realms/{realm}/protocol/openid-connect/certs", get(discovery::certs).options(discovery::preflight))
         .route_layer(from_fn(discovery::open_to_every_origin));
+    // What code in a browser may read at an origin its client allows.
+    let by_client = Router::new()
+        .route("/realms/{realm}/protocol/openid-connect/token", post(token::endpoint).options(cors::preflight))
+        .route("/realms/{realm}/protocol/openid-connect/revoke", post(introspection::revoke).options(cors::preflight))
+        .route_layer(from_fn(cors::by_client));
     Router::new()
         .merge(metadata)
+        .merge(by_client)
         .route("/realms/{realm}/protocol/openid-connect/auth", get(authorize::get).post(authorize::post))
         .route("/realms/{realm}/protocol/openid-connect/auth/login", post(sign_in_steps::login))
         .route("/realms/{realm}/protocol/openid-connect/auth/password", post(sign_in_steps::change_password))
@@ -71,7 +78,6 @@ pub fn routes() -> Router<AppState> {
             get(sign_in_steps::register_form).post(sign_in_steps::register),
         )
         .route("/realms/{realm}/protocol/openid-connect/logout", get(logout::get).post(logout::post))
-        .route("/realms/{realm}/protocol/openid-connect/token", post(token::endpoint))
         .route("/realms/{realm}/account/recovery", post(recovery::request))
         .route("/realms/{realm}/account/recovery/reset", post(recovery::reset))
         .route("/realms/{realm}/account/password", get(password_page::shown).post(password_page::set))
@@ -79,7 +85,6 @@ pub fn routes() -> Router<AppState> {
         .route("/realms/{realm}/account/push-requests", get(push::waiting))
         .route("/realms/{realm}/account/push-requests/{requestId}/answer", post(push::answer))
         .route("/realms/{realm}/protocol/openid-connect/token/introspect", post(introspection::introspect))
-        .route("/realms/{realm}/protocol/openid-connect/revoke", post(introspection::revoke))
         .route("/realms/{realm}/protocol/openid-connect/userinfo", get(discovery::userinfo).post(discovery::userinfo))
         .method_not_allowed_fallback(|| async {
             OAuthError::new(OAuthCode::MethodNotAllowed, "this endpoint does not take this method")
@@ -526,6 +531,9 @@ pub async fn authenticate_client(
         return Err(OAuthError::new(OAuthCode::ClientMismatch, "client_id differs from the authenticated client"));
     }
     let client = crate::tokens::find_client(state, &realm.id, &id).await?;
+    if let Some(named) = &client {
+        cors::note_client(named);
+    }
     let now = state.clock.now();
     let authenticated = client.filter(|c| {
         c.status == Status::Active
@@ -541,6 +549,9 @@ pub async fn public_client(state: &AppState, realm: &Realm, form: &Form) -> Resu
     let id = form.require("client_id")?;
     crate::http::observe::note_caller(format!("client:{id}"));
     let client = crate::tokens::find_client(state, &realm.id, id).await?;
+    if let Some(named) = &client {
+        cors::note_client(named);
+    }
     client
         .filter(|c| c.status == Status::Active && c.client_type == ClientType::Public)
         .ok_or_else(|| OAuthError::invalid_client(false))
