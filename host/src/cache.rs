@@ -13,8 +13,11 @@ use std::sync::{Arc, RwLock};
 use std::time::{Duration, Instant};
 
 use chrono::{DateTime, Utc};
+use prometheus_client::metrics::counter::Counter;
+use prometheus_client::metrics::family::Family;
 
 use crate::ids::{AccountId, ClientId, RealmId};
+use crate::metrics::{CACHES, CacheLabels};
 use crate::store::clients::Client;
 use crate::store::delegation::DelegationGrant;
 use crate::store::realm_roles::Role;
@@ -165,7 +168,29 @@ struct Revocations {
     complete: bool,
 }
 
+/// The caches whose lookups are counted, in the order of `metrics::CACHES`.
+#[derive(Debug, Clone, Copy)]
+enum Cached {
+    Credentials,
+    Realms,
+    Signers,
+    Clients,
+    ClientRoles,
+    UserRoles,
+    Verifiers,
+    Grants,
+}
+
+/// The hit and miss counters of one cache.
+#[derive(Debug, Default)]
+struct Tally {
+    hit: Counter,
+    miss: Counter,
+}
+
 pub struct Caches {
+    /// Hits and misses of each cache, by `Cached`.
+    tallies: Vec<Tally>,
     /// By the keyed hash of the API key.
     credentials: Map<KnownCredential>,
     realms: Map<Arc<Realm>>,
@@ -198,8 +223,14 @@ impl std::fmt::Debug for Caches {
 }
 
 impl Caches {
-    pub fn new(synced: bool) -> Self {
+    /// Caches that count their lookups in `lookups` (the metrics' family).
+    pub fn new(synced: bool, lookups: &Family<CacheLabels, Counter>) -> Self {
+        let counter = |cache: &str, result: &str| {
+            lookups.get_or_create(&CacheLabels { cache: cache.to_owned(), result: result.to_owned() }).clone()
+        };
+        let tallies = CACHES.iter().map(|cache| Tally { hit: counter(cache, "hit"), miss: counter(cache, "miss") });
         Self {
+            tallies: tallies.collect(),
             credentials: Map::new(),
             realms: Map::new(),
             signers: Map::new(),
@@ -230,8 +261,24 @@ impl Caches {
         self.synced.load(Ordering::Acquire)
     }
 
+    /// A lookup in `cache` while the caches are in use, counted as a hit or a miss.
+    fn counted<T>(&self, cache: Cached, look: impl FnOnce() -> Option<T>) -> Option<T> {
+        if !self.usable() {
+            return None;
+        }
+        let found = look();
+        if let Some(tally) = self.tallies.get(cache as usize) {
+            if found.is_some() {
+                tally.hit.inc()
+            } else {
+                tally.miss.inc()
+            };
+        }
+        found
+    }
+
     pub fn credential(&self, value_hash: &str) -> Option<KnownCredential> {
-        self.usable().then(|| self.credentials.get(value_hash)).flatten()
+        self.counted(Cached::Credentials, || self.credentials.get(value_hash))
     }
 
     /// Keeps the credential under the keyed hash it was presented with (its current value, or its
@@ -243,7 +290,7 @@ impl Caches {
     }
 
     pub fn realm(&self, id: &str) -> Option<Arc<Realm>> {
-        self.usable().then(|| self.realms.get(id)).flatten()
+        self.counted(Cached::Realms, || self.realms.get(id))
     }
 
     pub fn keep_realm(&self, realm: Arc<Realm>) {
@@ -253,7 +300,7 @@ impl Caches {
     }
 
     pub fn signer(&self, realm_id: &str, client_id: &str) -> Option<Arc<Signer>> {
-        self.usable().then(|| self.signers.get(&format!("{realm_id}/{client_id}"))).flatten()
+        self.counted(Cached::Signers, || self.signers.get(&format!("{realm_id}/{client_id}")))
     }
 
     pub fn keep_signer(&self, realm_id: &str, client_id: &str, signer: Arc<Signer>) {
@@ -263,7 +310,7 @@ impl Caches {
     }
 
     pub fn client(&self, realm_id: &str, client_id: &str) -> Option<Arc<Client>> {
-        self.usable().then(|| self.clients.get(&format!("{realm_id}/{client_id}"))).flatten()
+        self.counted(Cached::Clients, || self.clients.get(&format!("{realm_id}/{client_id}")))
     }
 
     pub fn keep_client(&self, client: Arc<Client>) {
@@ -273,7 +320,7 @@ impl Caches {
     }
 
     pub fn client_roles(&self, realm_id: &str, client_id: &str) -> Option<Arc<Vec<Role>>> {
-        self.usable().then(|| self.client_roles.get(&format!("{realm_id}/{client_id}"))).flatten()
+        self.counted(Cached::ClientRoles, || self.client_roles.get(&format!("{realm_id}/{client_id}")))
     }
 
     pub fn keep_client_roles(&self, realm_id: &str, client_id: &str, roles: Arc<Vec<Role>>) {
@@ -283,7 +330,7 @@ impl Caches {
     }
 
     pub fn user_roles(&self, realm_id: &str, user_id: &str) -> Option<Arc<Vec<Role>>> {
-        self.usable().then(|| self.user_roles.get(&format!("{realm_id}/{user_id}"))).flatten()
+        self.counted(Cached::UserRoles, || self.user_roles.get(&format!("{realm_id}/{user_id}")))
     }
 
     pub fn keep_user_roles(&self, realm_id: &str, user_id: &str, roles: Arc<Vec<Role>>) {
@@ -315,7 +362,7 @@ impl Caches {
     }
 
     pub fn verifier(&self, kid: &str) -> Option<Arc<Verifier>> {
-        self.usable().then(|| self.verifiers.get(kid)).flatten()
+        self.counted(Cached::Verifiers, || self.verifiers.get(kid))
     }
 
     pub fn keep_verifier(&self, verifier: Arc<Verifier>) {
@@ -325,7 +372,7 @@ impl Caches {
     }
 
     pub fn grants(&self, realm_id: &str, client_id: &str, person_id: &str) -> Option<Arc<Vec<DelegationGrant>>> {
-        self.usable().then(|| self.grants.get(&format!("{realm_id}/{client_id}/{person_id}"))).flatten()
+        self.counted(Cached::Grants, || self.grants.get(&format!("{realm_id}/{client_id}/{person_id}")))
     }
 
     pub fn keep_grants(&self, realm_id: &str, client_id: &str, person_id: &str, grants: Arc<Vec<DelegationGrant>>) {
@@ -401,7 +448,7 @@ mod tests {
 
     #[test]
     fn invalidations_round_trip_and_drop_their_entries() {
-        let caches = Caches::new(true);
+        let caches = Caches::new(true, &Family::default());
         caches.keep_realm(realm("one"));
         caches.keep_realm(realm("two"));
         let dropped = Invalidation::decode(&Invalidation::Realm(RealmId::known("one")).encode()).unwrap();
@@ -413,7 +460,7 @@ mod tests {
 
     #[test]
     fn an_unsynced_cache_is_bypassed() {
-        let caches = Caches::new(true);
+        let caches = Caches::new(true, &Family::default());
         caches.keep_realm(realm("one"));
         caches.reset(false);
         caches.keep_realm(realm("one"));

@@ -143,7 +143,7 @@ impl Application {
         let (access_log, access_writer) = AccessLog::start(store.clone());
         let (writes, queue_writer) = store::write_queue::WriteQueue::start(store.clone());
         let session_reads = store::session_reads::SessionReads::start(store.clone());
-        let caches = Arc::new(Caches::new(!store.is_shared()));
+        let caches = Arc::new(Caches::new(!store.is_shared(), &metrics.cache_lookups()));
         let change_follower = store::changes::follow(&store, caches.clone());
         let listener = TcpListener::bind(settings.listen)
             .await

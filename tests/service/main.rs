@@ -25,6 +25,7 @@ mod key_rollover;
 mod logout;
 mod logs_and_outages;
 mod metadata;
+mod metrics;
 mod openapi_fuzzing;
 mod operations;
 mod paging;

@@ -171,6 +171,7 @@ pub async fn authenticate(State(state): State<AppState>, mut request: Request, n
         entry.status = 429;
         entry.reason = Some("TooManyRequests".into());
         state.access_log.record(entry).await;
+        state.metrics.rate_limited(if class == Class::Sensitive { "sensitive" } else { "standard" });
         return Error::RateLimited { retry_after_seconds }.into_response();
     }
 
@@ -235,6 +236,7 @@ async fn throttled(
             Some("too many failed authentications from this source; later refusals this minute are not listed".into());
         state.access_log.record(entry).await;
     }
+    state.metrics.rate_limited("failed_authentication");
     Error::RateLimited { retry_after_seconds }.into_response()
 }
 

@@ -85,6 +85,32 @@ pub enum MeasureKind {
     RecoverySilenced,
 }
 
+impl MeasureKind {
+    /// Its name in the metrics.
+    pub fn metric_name(self) -> &'static str {
+        match self {
+            Self::SourceBlocked => "source_blocked",
+            Self::ClosedToUnknownAddresses => "closed_to_unknown_addresses",
+            Self::SignInPushesPaused => "sign_in_pushes_paused",
+            Self::PasswordExposed => "password_exposed",
+            Self::RecoverySilenced => "recovery_silenced",
+        }
+    }
+}
+
+impl Classification {
+    /// Its name in the metrics.
+    pub fn metric_name(self) -> &'static str {
+        match self {
+            Self::CredentialStuffing => "credential_stuffing",
+            Self::PasswordSpraying => "password_spraying",
+            Self::BruteForce => "brute_force",
+            Self::PushBombing => "push_bombing",
+            Self::RecoveryAbuse => "recovery_abuse",
+        }
+    }
+}
+
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Measure {
     pub kind: MeasureKind,

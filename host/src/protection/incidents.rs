@@ -291,6 +291,8 @@ async fn open_or_join(
         exposed_passwords: 0,
     };
     store::insert_incident(&mut *tx, &incident).await?;
+    let classified = decision.classification.unwrap_or(Classification::BruteForce);
+    state.metrics.incident_opened(classified.metric_name());
     let data = json!({
         "incident_id": incident.id,
         "kind": kind.as_str(),

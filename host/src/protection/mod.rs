@@ -184,6 +184,9 @@ impl Protection {
             self.metrics.protection_failed_open("detector");
             return Ok(None);
         };
+        for measure in &decision.measures {
+            self.metrics.protection_measure(measure.kind.metric_name());
+        }
         Ok((!decision.measures.is_empty()).then_some(decision))
     }
 

@@ -346,6 +346,7 @@ pub async fn password(state: &AppState, attempt: PasswordAttempt<'_>) -> Result<
             methods: &["pwd"],
         };
         publish(&mut tx, realm, client, EventType::LoginFailed, login_data(login, origin), now).await?;
+        state.metrics.sign_in_failed(refusal.reason());
         if guarded && refusal == Refusal::InvalidCredentials {
             let mut counted = match failures.take() {
                 Some(f) if now - f.first_failed_at < lockout::FAILURE_WINDOW => f,
@@ -365,6 +366,7 @@ pub async fn password(state: &AppState, attempt: PasswordAttempt<'_>) -> Result<
                     publish(&mut tx, realm, client, EventType::UserLockedOut, data, now).await?;
                 }
                 counted = Failures { failed_count: 0, first_failed_at: now, locked_until: Some(until) };
+                state.metrics.locked_out();
             }
             lockout::save(&mut *tx, target, address, &counted).await?;
         }

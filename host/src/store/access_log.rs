@@ -81,6 +81,11 @@ impl AccessLog {
     }
 
     /// Queues an entry; waits only when the queue is full.
+    /// How many are waiting for the writer.
+    pub fn queued(&self) -> usize {
+        self.sender.max_capacity() - self.sender.capacity()
+    }
+
     pub async fn record(&self, entry: AccessEntry) {
         if self.sender.send(Message::Entry(Box::new(entry))).await.is_err() {
             tracing::error!("access log writer has stopped; an entry was not recorded");

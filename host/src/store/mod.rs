@@ -14,6 +14,7 @@ pub mod clients;
 pub mod consumers;
 pub mod delegation;
 pub mod deliveries;
+mod error;
 pub mod events;
 pub mod invitations;
 pub mod lockout;
@@ -22,6 +23,7 @@ pub mod notifications;
 pub mod organizations;
 pub mod page;
 pub mod push;
+pub mod readings;
 pub mod realm_roles;
 pub mod realms;
 pub mod recovery;
@@ -37,6 +39,8 @@ pub mod trail;
 pub mod users;
 pub mod webhooks;
 pub mod write_queue;
+
+pub use error::{Error, is_unreachable};
 
 use std::str::FromStr;
 use std::time::Duration;
@@ -113,43 +117,6 @@ impl std::ops::DerefMut for Transaction {
     }
 }
 
-/// A failure of the database. Above the store only one distinction matters: whether the database
-/// could not be reached (the caller answers 503) or something else went wrong (500).
-#[derive(Debug, thiserror::Error)]
-#[error(transparent)]
-pub struct Error(#[from] sqlx::Error);
-
-impl Error {
-    /// The database could not be reached: the pool timed out or is closed, the connection broke or
-    /// could not be made, or PostgreSQL reports a connection exception (class 08) or that it is
-    /// shutting down or not yet taking connections (57P0x).
-    pub fn is_unavailable(&self) -> bool {
-        unreachable(&self.0)
-    }
-}
-
-fn unreachable(error: &sqlx::Error) -> bool {
-    match error {
-        sqlx::Error::PoolTimedOut
-        | sqlx::Error::PoolClosed
-        | sqlx::Error::Io(_)
-        | sqlx::Error::Tls(_)
-        | sqlx::Error::WorkerCrashed => true,
-        sqlx::Error::Database(error) => {
-            error.code().is_some_and(|code| code.starts_with("08") || code.starts_with("57P0"))
-        }
-        _ => false,
-    }
-}
-
-/// Whether a failure anywhere in `error`'s chain is a database that could not be reached.
-pub fn is_unreachable(error: &anyhow::Error) -> bool {
-    error.chain().any(|cause| {
-        cause.downcast_ref::<Error>().is_some_and(Error::is_unavailable)
-            || cause.downcast_ref::<sqlx::Error>().is_some_and(unreachable)
-    })
-}
-
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Backend {
     Sqlite,
@@ -188,6 +155,8 @@ pub struct Store {
     writer: AnyPool,
     backend: Backend,
     url: String,
+    /// How long transactions waited for their connection.
+    waits: std::sync::Arc<readings::Waits>,
 }
 
 impl Store {
@@ -244,7 +213,7 @@ impl Store {
             Backend::Sqlite => open(1).await.context("cannot open the SQLite write connection")?,
             Backend::Postgres => pool.clone(),
         };
-        Ok(Self { pool, writer, backend, url })
+        Ok(Self { pool, writer, backend, url, waits: std::sync::Arc::default() })
     }
 
     /// Applies every migration of this backend not yet applied.
@@ -279,7 +248,12 @@ impl Store {
 
     /// A transaction that may write.
     pub async fn begin(&self) -> Result<Transaction, Error> {
-        Ok(Transaction(self.writer.begin().await?))
+        Ok(Transaction(self.waits.time(self.writer.begin()).await?))
+    }
+
+    /// How long transactions waited for their connection, so far.
+    pub fn waits(&self) -> readings::Waited {
+        self.waits.so_far()
     }
 
     /// A transaction that claims rows of a queue (events to fan out, attempts due) in the order of

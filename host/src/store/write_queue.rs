@@ -77,6 +77,11 @@ impl WriteQueue {
     }
 
     /// Stores the event, returning once it is committed.
+    /// How many are waiting for the writer.
+    pub fn queued(&self) -> usize {
+        self.sender.max_capacity() - self.sender.capacity()
+    }
+
     pub async fn publish(&self, event: QueuedEvent) -> anyhow::Result<()> {
         let (reply, stored) = oneshot::channel();
         self.sender.send(Job::Event(event, reply)).await.map_err(|_| stopped())?;

@@ -382,6 +382,9 @@ pub(crate) fn describe(error: &reqwest::Error) -> String {
 /// next automatic retry of a failed event delivery.
 async fn record(state: &AppState, outcomes: Vec<Outcome>) -> anyhow::Result<()> {
     let now = state.clock.now();
+    for outcome in &outcomes {
+        state.metrics.webhook_attempt(outcome.succeeded, outcome.latency_ms as f64 / 1000.0);
+    }
     let (accepted, failed): (Vec<&Outcome>, Vec<&Outcome>) = outcomes.iter().partition(|outcome| outcome.succeeded);
     let mut tx = state.store.begin().await?;
     // Successes, the bulk of any round, take a few statements whatever their number: their rows,

@@ -117,6 +117,11 @@ impl OAuthError {
     pub fn status(&self) -> StatusCode {
         answer(self.code).0
     }
+
+    /// The RFC 6749 `error` of the answer.
+    pub fn error(&self) -> &'static str {
+        answer(self.code).1
+    }
 }
 
 /// The status and the RFC 6749 (or RFC 6750, 8628, 8693, 8707) `error` of each code: the one

@@ -23,14 +23,38 @@ use crate::signin::{
 use crate::store::clients::{Client, GrantType};
 use crate::store::realms::Realm;
 
+/// Answers a token request, counted in the metrics by realm, grant type and outcome (`issued`, or
+/// the OAuth `error`); requests naming no realm of the service are not counted, so that no caller
+/// can make up label values.
 pub async fn endpoint(
     State(state): State<AppState>,
     Path(realm_id): Path<String>,
-    Extension(ClientAddress(address)): Extension<ClientAddress>,
+    Extension(address): Extension<ClientAddress>,
     headers: HeaderMap,
     form: Form,
 ) -> Result<Response, OAuthError> {
-    let realm = realm(&state, &realm_id).await?;
+    let grant = form.get("grant_type").and_then(GrantType::named).map_or("unsupported", GrantType::as_str);
+    let answered = token(&state, &realm_id, address, &headers, &form).await;
+    let outcome = match &answered {
+        Ok(response) if response.status().is_success() => Some("issued"),
+        Ok(_) => Some("refused"),
+        Err(refused) if refused.code == OAuthCode::RealmNotFound => None,
+        Err(refused) => Some(refused.error()),
+    };
+    if let Some(outcome) = outcome {
+        state.metrics.token_request(&realm_id, grant, outcome);
+    }
+    answered
+}
+
+async fn token(
+    state: &AppState,
+    realm_id: &str,
+    ClientAddress(address): ClientAddress,
+    headers: &HeaderMap,
+    form: &Form,
+) -> Result<Response, OAuthError> {
+    let realm = realm(state, realm_id).await?;
     let grant_type = form.require("grant_type")?;
     let Some(grant) = GrantType::named(grant_type) else {
         return Err(OAuthError::new(
@@ -43,24 +67,24 @@ pub async fn endpoint(
         user_agent: headers.get(header::USER_AGENT).and_then(|v| v.to_str().ok()).map(str::to_owned),
     };
     if realm.id == PLATFORM_REALM {
-        let people = super::presented_credentials(&headers, &form)?.is_none();
+        let people = super::presented_credentials(headers, form)?.is_none();
         if grant == GrantType::Password && people {
-            return console_sign_in(&state, &realm, &form, &origin).await;
+            return console_sign_in(state, &realm, form, &origin).await;
         }
         if grant == GrantType::AuthorizationCode && people {
-            return console_code(&state, &realm, &form).await;
+            return console_code(state, &realm, form).await;
         }
-        return platform_token(&state, &headers, &form, grant, address).await;
+        return platform_token(state, headers, form, grant, address).await;
     }
-    let public = grant == GrantType::AuthorizationCode && super::presented_credentials(&headers, &form)?.is_none();
+    let public = grant == GrantType::AuthorizationCode && super::presented_credentials(headers, form)?.is_none();
     let client = if public {
-        super::public_client(&state, &realm, &form).await?
+        super::public_client(state, &realm, form).await?
     } else {
-        authenticate_client(&state, &realm, &headers, &form).await?
+        authenticate_client(state, &realm, headers, form).await?
     };
     if grant == GrantType::TokenExchange {
         // Token Exchange has its own switch, and every attempt is in the exchange trail.
-        return exchange::exchange(&state, &realm, &client, &form, &origin).await;
+        return exchange::exchange(state, &realm, &client, form, &origin).await;
     }
     // The push grant ends a password sign-in a phone confirmed: it needs the password grant.
     let needed = if grant == GrantType::Push { GrantType::Password } else { grant };
@@ -73,22 +97,20 @@ pub async fn endpoint(
     let tokens = match grant {
         GrantType::ClientCredentials => {
             let (scopes, resource) = (form.scopes()?, form.get("resource"));
-            signin::client_credentials(&state, &realm, &client, scopes, resource, &origin).await?
+            signin::client_credentials(state, &realm, &client, scopes, resource, &origin).await?
         }
-        GrantType::Password => return password(&state, &realm, &client, &form, &origin).await,
+        GrantType::Password => return password(state, &realm, &client, form, &origin).await,
         GrantType::Push => {
             let request_id = form.require("push_request_id")?;
-            let outcome = signin::push::collect(&state, &realm, &client, request_id, Opens::ClientSession).await?;
+            let outcome = signin::push::collect(state, &realm, &client, request_id, Opens::ClientSession).await?;
             return password_answer(outcome);
         }
-        GrantType::AuthorizationCode => {
-            signin::browser::exchange(&state, code_exchange(&realm, &client, &form)?).await?
-        }
+        GrantType::AuthorizationCode => signin::browser::exchange(state, code_exchange(&realm, &client, form)?).await?,
         _ => {
             let presented = form.require("refresh_token")?;
             let attempt =
                 RefreshAttempt { realm: &realm, client: &client, presented, scopes: form.scopes()?, origin: &origin };
-            signin::refresh(&state, attempt).await?
+            signin::refresh(state, attempt).await?
         }
     };
     Ok(json_no_store(token_answer(&tokens)))
