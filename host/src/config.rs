@@ -32,6 +32,9 @@ pub struct Settings {
     pub secret_key_file: PathBuf,
     /// `text` or `json`.
     pub log_format: LogFormat,
+    /// Base address of an OpenTelemetry collector (`http://collector:4318`) to export traces to
+    /// over OTLP/HTTP. None by default: no traces are exported.
+    pub otlp_endpoint: Option<String>,
     /// Largest accepted request body; larger ones get 413.
     pub max_body_bytes: usize,
     /// Days the access log keeps its rows.
@@ -113,6 +116,7 @@ impl Default for Settings {
             breached_passwords_file: Some(PathBuf::from("/usr/share/john/password.lst")),
             breached_passwords_api: None,
             payloads_component: None,
+            otlp_endpoint: None,
             webhook_allowed_networks: Vec::new(),
             webhook_ca_file: None,
             smtp_url: None,
@@ -211,6 +215,9 @@ pub struct Overrides {
     /// Payload builder component file [default: the embedded one].
     #[arg(long, env = "CASTELLAN_PAYLOADS_COMPONENT")]
     pub payloads_component: Option<PathBuf>,
+    /// OpenTelemetry collector to export traces to over OTLP/HTTP, e.g. http://collector:4318 [default: none].
+    #[arg(long, env = "CASTELLAN_OTLP_ENDPOINT")]
+    pub otlp_endpoint: Option<String>,
     /// Networks webhooks may reach besides public addresses, comma separated (development and tests only).
     #[arg(long, env = "CASTELLAN_WEBHOOK_ALLOWED_NETWORKS", value_delimiter = ',', value_parser = parse_network)]
     pub webhook_allowed_networks: Option<Vec<IpNet>>,
@@ -308,6 +315,9 @@ impl Settings {
         }
         if o.payloads_component.is_some() {
             self.payloads_component.clone_from(&o.payloads_component);
+        }
+        if o.otlp_endpoint.is_some() {
+            self.otlp_endpoint.clone_from(&o.otlp_endpoint);
         }
         set(&mut self.webhook_allowed_networks, &o.webhook_allowed_networks);
         if o.webhook_ca_file.is_some() {

@@ -26,6 +26,7 @@ pub mod plugins;
 pub mod protection;
 pub mod signin;
 pub mod store;
+pub mod telemetry;
 pub mod tokens;
 pub mod validate;
 pub mod webhooks;

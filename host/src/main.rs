@@ -5,9 +5,13 @@ use std::process::ExitCode;
 
 use castellan::authz::{PolicyFiles, fixtures};
 use castellan::config::{LogFormat, Overrides, Settings};
+use castellan::telemetry::Traces;
 use castellan::{Application, store};
 use clap::{Parser, Subcommand};
 use tracing_subscriber::EnvFilter;
+use tracing_subscriber::Layer as _;
+use tracing_subscriber::layer::SubscriberExt as _;
+use tracing_subscriber::util::SubscriberInitExt as _;
 
 // Request handling allocates many small short-lived values across threads; mimalloc serves that
 // pattern markedly faster than the system allocator (see BENCHMARKS.md).
@@ -96,12 +100,13 @@ async fn run(cli: Cli) -> anyhow::Result<()> {
     match cli.command {
         Command::Serve { overrides, policies } => {
             let settings = Settings::load(&overrides)?;
-            init_logging(settings.log_format);
+            // Kept until the service stops; dropping it sends the spans it still holds.
+            let _traces = init_logging(&settings)?;
             serve(settings, policies).await
         }
         Command::Migrate { overrides } => {
             let settings = Settings::load(&overrides)?;
-            init_logging(settings.log_format);
+            let _traces = init_logging(&settings)?;
             let store = store::Store::connect(&settings.database_url, 1).await?;
             store.migrate().await?;
             println!("migrations applied");
@@ -176,11 +181,17 @@ async fn shutdown_signal() {
     tracing::info!("shutting down: finishing in-flight requests");
 }
 
-fn init_logging(format: LogFormat) {
+/// The log on stderr, filtered by `CASTELLAN_LOG`, and the traces exporter when an OTLP endpoint
+/// is set.
+fn init_logging(settings: &Settings) -> anyhow::Result<Option<Traces>> {
     let filter = EnvFilter::try_from_env("CASTELLAN_LOG").unwrap_or_else(|_| EnvFilter::new("info,sqlx=warn"));
-    let builder = tracing_subscriber::fmt().with_env_filter(filter).with_writer(std::io::stderr);
-    match format {
-        LogFormat::Json => builder.json().init(),
-        LogFormat::Text => builder.init(),
-    }
+    let log = tracing_subscriber::fmt::layer().with_writer(std::io::stderr);
+    let log = match settings.log_format {
+        LogFormat::Json => log.json().boxed(),
+        LogFormat::Text => log.boxed(),
+    };
+    let traces = settings.otlp_endpoint.as_deref().map(Traces::export_to).transpose()?;
+    let exported = traces.as_ref().map(Traces::layer);
+    tracing_subscriber::registry().with(filter).with(log).with(exported).init();
+    Ok(traces)
 }

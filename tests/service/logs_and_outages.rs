@@ -174,3 +174,54 @@ async fn with_the_database_unreachable_the_admin_api_and_the_token_endpoint_answ
         assert_eq!(log.request_line(id)["status"], 503);
     }
 }
+
+/// What a collector received: the content type and body of each post.
+type Posts = Arc<Mutex<Vec<(String, Vec<u8>)>>>;
+
+/// A collector on loopback that keeps the bodies posted to `/v1/traces`.
+async fn collector() -> (String, Posts) {
+    let received: Posts = Arc::default();
+    let kept = received.clone();
+    let app = axum::Router::new().route(
+        "/v1/traces",
+        axum::routing::post(move |headers: axum::http::HeaderMap, body: axum::body::Bytes| {
+            let kept = kept.clone();
+            async move {
+                let content_type = headers.get("content-type").and_then(|v| v.to_str().ok()).unwrap_or("").to_owned();
+                kept.lock().unwrap().push((content_type, body.to_vec()));
+                axum::http::StatusCode::OK
+            }
+        }),
+    );
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let address = listener.local_addr().unwrap();
+    tokio::spawn(async move { axum::serve(listener, app).await });
+    (format!("http://{address}"), received)
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn with_an_otlp_endpoint_each_request_is_exported_as_a_trace_holding_its_route_and_id() {
+    use tracing_subscriber::layer::SubscriberExt as _;
+
+    let (endpoint, received) = collector().await;
+    let traces = Arc::new(castellan::telemetry::Traces::export_to(&endpoint).unwrap());
+    let subscriber =
+        tracing_subscriber::registry().with(tracing_subscriber::EnvFilter::new("info,sqlx=warn")).with(traces.layer());
+    // The service's tasks run on the runtime's threads: the subscriber is the process's.
+    tracing::subscriber::set_global_default(subscriber).unwrap();
+    let app = spawn_app().await;
+    app.create_realm("acme").await;
+    let listed = admin_get_with_id(&app, "/realms/acme/clients", "traced-request-1").await;
+    assert_eq!(listed.status, StatusCode::OK);
+
+    let flushing = traces.clone();
+    tokio::task::spawn_blocking(move || flushing.flush()).await.unwrap().unwrap();
+    let posts = received.lock().unwrap().clone();
+    assert!(!posts.is_empty(), "the collector received the spans");
+    assert!(posts.iter().all(|(content_type, _)| content_type == "application/x-protobuf"), "OTLP/HTTP protobuf");
+    let bytes: Vec<u8> = posts.into_iter().flat_map(|(_, body)| body).collect();
+    let holds = |text: &str| bytes.windows(text.len()).any(|window| window == text.as_bytes());
+    assert!(holds("traced-request-1"), "the request's span carries its id");
+    assert!(holds("/api/v1/admin/realms/{realm}/clients"), "and its route, logged inside it");
+    assert!(holds("castellan"), "under the service's name");
+}
