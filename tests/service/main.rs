@@ -19,6 +19,7 @@ mod credentials;
 mod delegation;
 mod delivery_reliability;
 mod envelope;
+mod generated_clients;
 mod hosts;
 mod jwt_attacks;
 mod key_rollover;

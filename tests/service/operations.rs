@@ -64,13 +64,17 @@ async fn the_openapi_document_describes_the_admin_api() {
     // Realm and client endpoints share their handlers; each operation is documented under both paths,
     // the client's with its own parameter and operation id.
     for (path, method, id) in [
-        ("/realms/{realm}/webhooks", "post", "create_realm_webhook"),
-        ("/realms/{realm}/clients/{client}/webhooks", "post", "create_client_webhook"),
-        ("/realms/{realm}/clients/{client}/webhooks", "get", "list_client_webhooks"),
-        ("/realms/{realm}/clients/{client}/webhooks/deliveries", "get", "client_deliveries"),
-        ("/realms/{realm}/clients/{client}/webhooks/{webhookId}", "put", "update_client_webhook"),
-        ("/realms/{realm}/clients/{client}/webhooks/{webhookId}/rotate-secret", "post", "rotate_client_webhook_secret"),
-        ("/realms/{realm}/clients/{client}/webhooks/{webhookId}/test", "post", "test_client_webhook"),
+        ("/realms/{realm}/webhooks", "post", "createRealmWebhook"),
+        ("/realms/{realm}/clients/{client}/webhooks", "post", "createRealmClientWebhook"),
+        ("/realms/{realm}/clients/{client}/webhooks", "get", "listRealmClientWebhooks"),
+        ("/realms/{realm}/clients/{client}/webhooks/deliveries", "get", "listRealmClientWebhooksDeliveries"),
+        ("/realms/{realm}/clients/{client}/webhooks/{webhookId}", "put", "updateRealmClientWebhook"),
+        (
+            "/realms/{realm}/clients/{client}/webhooks/{webhookId}/rotate-secret",
+            "post",
+            "rotateSecretRealmClientWebhook",
+        ),
+        ("/realms/{realm}/clients/{client}/webhooks/{webhookId}/test", "post", "testRealmClientWebhook"),
     ] {
         let operation = &document["paths"][path][method];
         assert_eq!(operation["operationId"], id, "{method} {path}");

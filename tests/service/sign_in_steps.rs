@@ -242,6 +242,21 @@ async fn self_sign_up_is_off_until_the_realm_allows_it() {
 }
 
 #[tokio::test]
+async fn a_request_for_consent_is_answered_consent_required_as_no_consent_page_exists() {
+    let app = spawn_app().await;
+    realm_with_clients(&app).await;
+    let prompts = app.discovery("acme").await["prompt_values_supported"].clone();
+    assert!(!prompts.as_array().unwrap().contains(&json!("consent")), "not advertised: {prompts}");
+    let mut browser = Browser::new(&app);
+    let pkce = challenge(VERIFIER);
+    let mut asked = request("web", "kept", "n", &pkce);
+    asked.push(("prompt", "login consent"));
+    let refused = browser.authorize("acme", &asked).await;
+    assert_eq!(refused.param("error").as_deref(), Some("consent_required"));
+    assert_eq!(refused.param("state").as_deref(), Some("kept"));
+}
+
+#[tokio::test]
 async fn a_person_signs_up_on_the_page_and_is_signed_in_to_the_application() {
     let app = spawn_app().await;
     let (web, _) = realm_with_clients(&app).await;

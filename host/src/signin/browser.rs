@@ -95,6 +95,7 @@ pub enum Denial {
     UnsupportedResponseType,
     InvalidScope,
     LoginRequired,
+    ConsentRequired,
     RequestNotSupported,
     RequestUriNotSupported,
     ServerError,
@@ -109,6 +110,7 @@ impl Denial {
             Self::UnsupportedResponseType => "unsupported_response_type",
             Self::InvalidScope => "invalid_scope",
             Self::LoginRequired => "login_required",
+            Self::ConsentRequired => "consent_required",
             Self::RequestNotSupported => "request_not_supported",
             Self::RequestUriNotSupported => "request_uri_not_supported",
             Self::ServerError => "server_error",
@@ -218,6 +220,14 @@ pub async fn check(state: &AppState, realm: &Realm, asked: &Asked<'_>) -> Result
     let supported = |p: &str| matches!(p, "none" | "login" | "consent" | "select_account" | "create");
     if let Some(unknown) = prompts.iter().find(|p| !supported(p) || (**p == "create" && !realm.settings.self_sign_up)) {
         return Err(deny(Denial::InvalidRequest, &format!("prompt={unknown} is not supported")));
+    }
+    // No consent page exists yet: the clients are the realm's own, whose consent the realm gives.
+    // Asked to obtain it anyway, the answer is the one OIDC Core §3.1.2.1 requires when it cannot.
+    if prompts.contains(&"consent") {
+        return Err(deny(
+            Denial::ConsentRequired,
+            "this service shows no consent page; the realm consents for its own clients",
+        ));
     }
     let prompt_none = prompts.contains(&"none");
     if prompt_none && prompts.len() > 1 {

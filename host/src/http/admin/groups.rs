@@ -8,7 +8,7 @@ use serde::Serialize;
 use utoipa::ToSchema;
 
 use super::members;
-use super::realm_roles::{Grantee, grant, grants_of, withdraw};
+use super::realm_roles::{Grantee, RoleView, UserRolesView, grant, grants_of, withdraw};
 use super::{ListQuery, commit};
 use crate::AppState;
 use crate::clock::iso;
@@ -189,9 +189,18 @@ pub async fn members(
     members::list(&state, owner(&group)).await
 }
 
+/// What adding a member answers.
+#[derive(Debug, ToSchema)]
+#[schema(rename_all = "camelCase")]
+#[allow(dead_code)]
+pub struct GroupMembership {
+    group_id: String,
+    user_id: String,
+}
+
 #[utoipa::path(post, path = "/realms/{realm}/groups/{groupId}/members", tag = "Realm users",
     params(("realm" = String, Path), ("groupId" = String, Path)), request_body = MemberInput,
-    responses((status = 201, description = "Added"), (status = 400, description = "ValidationFailed: no such user in the realm"),
+    responses((status = 201, description = "Added: `groupId` and `userId`, in `data`", body = GroupMembership), (status = 400, description = "ValidationFailed: no such user in the realm"),
               (status = 403), (status = 404), (status = 409, description = "Conflict: already a member")),
     security(("apiKey" = [])))]
 pub async fn add_member(
@@ -216,7 +225,7 @@ pub async fn remove_member(
 
 #[utoipa::path(get, path = "/realms/{realm}/users/{userId}/roles", tag = "Realm users",
     params(("realm" = String, Path), ("userId" = String, Path)),
-    responses((status = 200, description = "`direct` roles and `effective` roles (direct and through groups), in `data`"), (status = 403), (status = 404)),
+    responses((status = 200, description = "`direct` roles and `effective` roles (direct and through groups), in `data`", body = UserRolesView), (status = 403), (status = 404)),
     security(("apiKey" = [])))]
 pub async fn user_roles(
     State(state): State<AppState>,
@@ -228,7 +237,7 @@ pub async fn user_roles(
 
 #[utoipa::path(post, path = "/realms/{realm}/users/{userId}/roles", tag = "Realm users",
     params(("realm" = String, Path), ("userId" = String, Path)), request_body = RoleGrantInput,
-    responses((status = 201, description = "Granted; the role, in `data`"), (status = 400), (status = 403), (status = 404), (status = 409)),
+    responses((status = 201, description = "Granted; the role, in `data`", body = RoleView), (status = 400), (status = 403), (status = 404), (status = 409)),
     security(("apiKey" = [])))]
 pub async fn grant_user_role(
     State(state): State<AppState>,
@@ -253,7 +262,7 @@ pub async fn withdraw_user_role(
 
 #[utoipa::path(get, path = "/realms/{realm}/groups/{groupId}/roles", tag = "Realm users",
     params(("realm" = String, Path), ("groupId" = String, Path)),
-    responses((status = 200, description = "The group's roles, in `data`"), (status = 403), (status = 404)),
+    responses((status = 200, description = "The group's roles, in `data`", body = [RoleView]), (status = 403), (status = 404)),
     security(("apiKey" = [])))]
 pub async fn group_roles(
     State(state): State<AppState>,
@@ -265,7 +274,7 @@ pub async fn group_roles(
 
 #[utoipa::path(post, path = "/realms/{realm}/groups/{groupId}/roles", tag = "Realm users",
     params(("realm" = String, Path), ("groupId" = String, Path)), request_body = RoleGrantInput,
-    responses((status = 201, description = "Granted to every member"), (status = 400), (status = 403), (status = 404), (status = 409)),
+    responses((status = 201, description = "Granted to every member; the role, in `data`", body = RoleView), (status = 400), (status = 403), (status = 404), (status = 409)),
     security(("apiKey" = [])))]
 pub async fn grant_group_role(
     State(state): State<AppState>,
@@ -290,7 +299,7 @@ pub async fn withdraw_group_role(
 
 #[utoipa::path(get, path = "/realms/{realm}/clients/{client}/granted-roles", tag = "Clients",
     params(("realm" = String, Path), ("client" = String, Path)),
-    responses((status = 200, description = "The roles granted to the client itself (its client-credentials tokens carry them), in `data`"),
+    responses((status = 200, description = "The roles granted to the client itself (its client-credentials tokens carry them), in `data`", body = [RoleView]),
               (status = 403), (status = 404)),
     security(("apiKey" = [])))]
 pub async fn client_roles(
@@ -303,7 +312,7 @@ pub async fn client_roles(
 
 #[utoipa::path(post, path = "/realms/{realm}/clients/{client}/granted-roles", tag = "Clients",
     params(("realm" = String, Path), ("client" = String, Path)), request_body = RoleGrantInput,
-    responses((status = 201, description = "Granted"), (status = 400), (status = 403), (status = 404), (status = 409)),
+    responses((status = 201, description = "Granted; the role, in `data`", body = RoleView), (status = 400), (status = 403), (status = 404), (status = 409)),
     security(("apiKey" = [])))]
 pub async fn grant_client_role(
     State(state): State<AppState>,

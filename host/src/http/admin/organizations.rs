@@ -236,9 +236,18 @@ pub async fn members(
     members::list(&state, owner(&organization)).await
 }
 
+/// What adding a member answers.
+#[derive(Debug, ToSchema)]
+#[schema(rename_all = "camelCase")]
+#[allow(dead_code)]
+pub struct OrganizationMembership {
+    organization_id: String,
+    user_id: String,
+}
+
 #[utoipa::path(post, path = "/realms/{realm}/organizations/{organizationId}/members", tag = "Organizations",
     params(("realm" = String, Path), ("organizationId" = String, Path)), request_body = OrganizationMemberInput,
-    responses((status = 201, description = "Added"), (status = 400, description = "ValidationFailed: no such user in the realm"),
+    responses((status = 201, description = "Added: `organizationId` and `userId`, in `data`", body = OrganizationMembership), (status = 400, description = "ValidationFailed: no such user in the realm"),
               (status = 403), (status = 404), (status = 409, description = "Conflict: already a member")),
     security(("apiKey" = [])))]
 pub async fn add_member(

@@ -402,16 +402,23 @@ fn role_id_field(path: &str, value: &Value) -> Result<String, Refusals> {
     Ok(id)
 }
 
+/// A person's roles: those granted to them, and all they hold (through their groups too).
+#[derive(Debug, Serialize, ToSchema)]
+pub struct UserRolesView {
+    pub direct: Vec<RoleView>,
+    pub effective: Vec<RoleView>,
+}
+
 /// The roles a grantee holds directly, and for people also their effective roles.
 pub async fn grants_of(state: &AppState, caller: &Caller, realm_id: &str, grantee: Grantee) -> Result<Response, Error> {
     let realm = grantee.in_reach(state, caller, realm_id, false).await?;
     let pool = state.store.pool();
     let views = |roles: Vec<Role>| roles.iter().map(RoleView::of).collect::<Vec<_>>();
     Ok(match &grantee {
-        Grantee::User(id) => envelope::ok(json!({
-            "direct": views(role_store::of_user(pool, id).await?),
-            "effective": views(role_store::effective_of_user(pool, id).await?),
-        })),
+        Grantee::User(id) => envelope::ok(UserRolesView {
+            direct: views(role_store::of_user(pool, id).await?),
+            effective: views(role_store::effective_of_user(pool, id).await?),
+        }),
         Grantee::Group(id) => envelope::ok(views(role_store::of_group(pool, id).await?)),
         Grantee::Client(id) => envelope::ok(views(role_store::of_client(pool, &realm.id, id).await?)),
     })

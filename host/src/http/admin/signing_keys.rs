@@ -80,9 +80,22 @@ pub struct RotateSigningKeysInput {
     revoke_old_keys: Option<bool>,
 }
 
+/// The answer to a rotation of a client's signing keys.
+#[derive(Debug, Serialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct RotatedSigningKeys {
+    /// The new key's `kid`.
+    pub signing_key_id: String,
+    /// When it starts signing: five minutes on (it is published first, and the current key signs
+    /// until then), or at once when the rotation revokes.
+    pub signs_from: String,
+    /// Earlier keys withdrawn at once by a rotation that revokes.
+    pub revoked_keys_count: u64,
+}
+
 #[utoipa::path(post, path = "/realms/{realm}/clients/{client}/signing-keys/rotate", tag = "Clients",
     params(("realm" = String, Path), ("client" = String, Path)), request_body = RotateSigningKeysInput,
-    responses((status = 200, description = "`signingKeyId` of the new key, `signsFrom` (five minutes on: it is published first, and the current key signs until then; at once when revoking) and `revokedKeysCount`, in `data`"),
+    responses((status = 200, description = "The new key, in `data`", body = RotatedSigningKeys),
               (status = 400), (status = 403), (status = 404)),
     security(("apiKey" = [])))]
 pub async fn rotate_signing_keys(
@@ -104,9 +117,9 @@ pub async fn rotate_signing_keys(
         Place::in_realm(ResourceKind::SigningKey, &kid, &client.realm_id).of_client(&client.id).under(&client.id);
     let change = Change::of(ChangeAction::Update, place, 200).details(details);
     commit(&state, &caller, tx, change).await?;
-    Ok(envelope::ok(json!({
-        "signingKeyId": kid,
-        "signsFrom": iso(rotated.signs_from),
-        "revokedKeysCount": rotated.revoked,
-    })))
+    Ok(envelope::ok(RotatedSigningKeys {
+        signing_key_id: kid,
+        signs_from: iso(rotated.signs_from),
+        revoked_keys_count: rotated.revoked,
+    }))
 }

@@ -1,4 +1,9 @@
-//! The OpenAPI 3.1 document of the admin API, generated from the handlers' annotations.
+//! The OpenAPI 3.1 document of the admin API: generated from the handlers' annotations, then made
+//! the contract clients are generated from (`contract`).
+
+mod contract;
+
+use std::sync::OnceLock;
 
 use axum::response::{IntoResponse, Response};
 use utoipa::openapi::security::{ApiKey, ApiKeyValue, SecurityScheme};
@@ -71,6 +76,16 @@ impl Modify for ApiKeyScheme {
     }
 }
 
+/// The document as served: generated once, with the contract applied.
+pub fn contract() -> &'static serde_json::Value {
+    static DOCUMENT: OnceLock<serde_json::Value> = OnceLock::new();
+    DOCUMENT.get_or_init(|| {
+        let mut document = serde_json::to_value(AdminApi::openapi()).unwrap_or_default();
+        contract::apply(&mut document);
+        document
+    })
+}
+
 pub async fn document() -> Response {
-    axum::Json(AdminApi::openapi()).into_response()
+    axum::Json(contract()).into_response()
 }

@@ -22,7 +22,8 @@ pub async fn configuration(
     let issuer = issuer(&state, &realm.id);
     let endpoint = |path: &str| format!("{issuer}/protocol/openid-connect/{path}");
     // `create` is named only where people may sign up, as the authorization endpoint refuses it elsewhere.
-    let mut prompts = vec!["none", "login", "consent", "select_account"];
+    // `consent` is answered `consent_required`: no consent page exists to show.
+    let mut prompts = vec!["none", "login", "select_account"];
     if realm.settings.self_sign_up {
         prompts.push("create");
     }

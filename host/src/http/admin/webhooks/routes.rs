@@ -57,7 +57,7 @@ pub struct ClientAt {
     client: String,
 }
 
-#[utoipa::path(post, path = "/realms/{realm}/webhooks", tag = "Webhooks", operation_id = "create_realm_webhook",
+#[utoipa::path(post, path = "/realms/{realm}/webhooks", tag = "Webhooks",
     params(("realm" = String, Path)), request_body = EndpointInput,
     responses((status = 201, description = "The endpoint, with `signingSecret` (shown once, to holders of `secret:read`), in `data`", body = EndpointView),
               (status = 400, description = "ValidationFailed, one notification per refused field"),
@@ -72,7 +72,7 @@ pub async fn create_webhook(
     register(state, caller, &at.realm, at.client.as_deref(), body).await
 }
 
-#[utoipa::path(get, path = "/realms/{realm}/webhooks", tag = "Webhooks", operation_id = "list_realm_webhooks",
+#[utoipa::path(get, path = "/realms/{realm}/webhooks", tag = "Webhooks",
     params(("realm" = String, Path)),
     responses((status = 200, description = "A page of the endpoints of the realm (or of the client), in `pagination`", body = [EndpointView])),
     security(("apiKey" = [])))]
@@ -85,7 +85,7 @@ pub async fn list_webhooks(
     list_endpoints(state, caller, &at.realm, at.client.as_deref(), query).await
 }
 
-#[utoipa::path(get, path = "/realms/{realm}/webhooks/{webhookId}", tag = "Webhooks", operation_id = "read_realm_webhook",
+#[utoipa::path(get, path = "/realms/{realm}/webhooks/{webhookId}", tag = "Webhooks",
     params(("realm" = String, Path), ("webhookId" = String, Path)),
     responses((status = 200, body = EndpointView), (status = 404)), security(("apiKey" = [])))]
 pub async fn read_webhook(
@@ -96,7 +96,7 @@ pub async fn read_webhook(
     read_endpoint(state, caller, at.parts()).await
 }
 
-#[utoipa::path(put, path = "/realms/{realm}/webhooks/{webhookId}", tag = "Webhooks", operation_id = "update_realm_webhook",
+#[utoipa::path(put, path = "/realms/{realm}/webhooks/{webhookId}", tag = "Webhooks",
     params(("realm" = String, Path), ("webhookId" = String, Path)), request_body = EndpointInput,
     responses((status = 200, description = "The updated endpoint; a Disabled one is Active again", body = EndpointView), (status = 400), (status = 404)),
     security(("apiKey" = [])))]
@@ -109,7 +109,7 @@ pub async fn update_webhook(
     update_endpoint(state, caller, at.parts(), body).await
 }
 
-#[utoipa::path(delete, path = "/realms/{realm}/webhooks/{webhookId}", tag = "Webhooks", operation_id = "delete_realm_webhook",
+#[utoipa::path(delete, path = "/realms/{realm}/webhooks/{webhookId}", tag = "Webhooks",
     params(("realm" = String, Path), ("webhookId" = String, Path)),
     responses((status = 200, description = "Removed with its delivery history"), (status = 404)), security(("apiKey" = [])))]
 pub async fn delete_webhook(
@@ -120,7 +120,7 @@ pub async fn delete_webhook(
     delete_endpoint(state, caller, at.parts()).await
 }
 
-#[utoipa::path(post, path = "/realms/{realm}/webhooks/{webhookId}/rotate-secret", tag = "Webhooks", operation_id = "rotate_realm_webhook_secret",
+#[utoipa::path(post, path = "/realms/{realm}/webhooks/{webhookId}/rotate-secret", tag = "Webhooks",
     params(("realm" = String, Path), ("webhookId" = String, Path)),
     responses((status = 200, description = "A new signing secret (shown once); the old one is invalid at once, and pending retries are signed with the new one", body = EndpointView)),
     security(("apiKey" = [])))]
@@ -132,7 +132,7 @@ pub async fn rotate_webhook_secret(
     rotate(state, caller, at.parts()).await
 }
 
-#[utoipa::path(post, path = "/realms/{realm}/webhooks/{webhookId}/test", tag = "Webhooks", operation_id = "test_realm_webhook",
+#[utoipa::path(post, path = "/realms/{realm}/webhooks/{webhookId}/test", tag = "Webhooks",
     params(("realm" = String, Path), ("webhookId" = String, Path)),
     responses((status = 201, description = "The scheduled `ping` attempt; it is sent at once and never retried", body = AttemptView)),
     security(("apiKey" = [])))]
@@ -144,7 +144,7 @@ pub async fn test_webhook(
     test(state, caller, at.parts()).await
 }
 
-#[utoipa::path(get, path = "/realms/{realm}/webhooks/deliveries", tag = "Webhooks", operation_id = "realm_deliveries",
+#[utoipa::path(get, path = "/realms/{realm}/webhooks/deliveries", tag = "Webhooks",
     params(("realm" = String, Path), ("webhookId" = Option<String>, Query), ("eventId" = Option<String>, Query),
            ("eventType" = Option<String>, Query), ("kind" = Option<String>, Query),
            ("status" = Option<String>, Query, description = "Scheduled, Succeeded, Failed, Cancelled")),
@@ -220,7 +220,7 @@ pub fn endpoint_routes(router: Router<AppState>, prefix: &str) -> Router<AppStat
 }
 
 /// Documents every shared operation of realm endpoints again under the client path, with the
-/// `client` parameter and its own operation id (`…_realm_…` becomes `…_client_…`).
+/// `client` parameter (each path gets its own operation id in `http::openapi`).
 pub struct ClientEndpointPaths;
 
 impl Modify for ClientEndpointPaths {
@@ -244,7 +244,6 @@ impl Modify for ClientEndpointPaths {
 }
 
 fn for_client(operation: &mut Operation) {
-    operation.operation_id = operation.operation_id.as_ref().map(|id| id.replacen("realm", "client", 1));
     let client = ParameterBuilder::new()
         .name("client")
         .parameter_in(ParameterIn::Path)
