@@ -2,14 +2,10 @@
 //! publishes the next key before it signs, and resource servers that cache the JWKS (node's `jose`,
 //! and a strict cache that never refetches on an unknown key) accept every token across a rotation.
 
-use std::path::PathBuf;
-use std::process::Stdio;
-use std::time::Duration;
-
 use reqwest::StatusCode;
 use serde_json::{Value, json};
-use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
 
+use crate::node::NodeScript;
 use crate::support::{TestApp, TestClient, spawn_app};
 
 /// How long a rotation publishes the next key before it signs.
@@ -45,15 +41,7 @@ async fn introspect_active(app: &TestApp, client: &TestClient, token: &str) -> b
 }
 
 async fn published_kids(app: &TestApp, realm: &str) -> Vec<String> {
-    let jwks: Value = app
-        .http
-        .get(format!("{}/realms/{realm}/protocol/openid-connect/certs", app.base))
-        .send()
-        .await
-        .unwrap()
-        .json()
-        .await
-        .unwrap();
+    let jwks = app.jwks(realm).await;
     jwks["keys"].as_array().unwrap().iter().map(|k| k["kid"].as_str().unwrap().to_owned()).collect()
 }
 
@@ -143,45 +131,20 @@ async fn keys_rotate_on_schedule_when_the_clock_passes_the_rotation_period() {
 /// node's `jose` as a resource server (`tests/relying-party/resource_server.mjs`): each token is
 /// checked by a verifier with jose's defaults and by one that keeps the JWKS for its `max-age` and
 /// never fetches it on an unknown key; the service's clock is aged into their caches.
-struct ResourceServer {
-    stdin: tokio::process::ChildStdin,
-    lines: tokio::io::Lines<BufReader<tokio::process::ChildStdout>>,
-    _child: tokio::process::Child,
-}
+struct ResourceServer(NodeScript);
 
 impl ResourceServer {
     fn start(app: &TestApp, realm: &str) -> Self {
-        let party = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("relying-party");
-        assert!(
-            party.join("node_modules/jose").is_dir(),
-            "jose is not installed: run `npm ci --prefix tests/relying-party` (scripts/test does)"
-        );
         let issuer = format!("{}/realms/{realm}", app.base);
         let jwks = format!("{issuer}/protocol/openid-connect/certs");
-        let mut child = tokio::process::Command::new("node")
-            .arg(party.join("resource_server.mjs"))
-            .args([jwks.as_str(), issuer.as_str()])
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::inherit())
-            .kill_on_drop(true)
-            .spawn()
-            .expect("node runs");
-        let lines = BufReader::new(child.stdout.take().unwrap()).lines();
-        Self { stdin: child.stdin.take().unwrap(), lines, _child: child }
+        Self(NodeScript::start("resource_server.mjs", "jose", &[&jwks, &issuer]))
     }
 
     /// Both verifiers' answers on `token` at the service's present instant.
     async fn verify(&mut self, app: &TestApp, token: &str) -> Value {
         let line = json!({ "token": token, "now": app.state.clock.now().timestamp() });
-        self.stdin.write_all(format!("{line}\n").as_bytes()).await.unwrap();
-        // A guard against a hung process, not a measure of speed.
-        let answer = tokio::time::timeout(Duration::from_secs(60), self.lines.next_line())
-            .await
-            .expect("the resource server answers")
-            .unwrap()
-            .expect("a line (its errors are on stderr)");
-        serde_json::from_str(&answer).unwrap()
+        self.0.send(&line.to_string()).await;
+        self.0.next().await
     }
 }
 

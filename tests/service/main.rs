@@ -27,6 +27,7 @@ mod logout;
 mod logs_and_outages;
 mod metadata;
 mod metrics;
+mod node;
 mod openapi_fuzzing;
 mod operations;
 mod paging;

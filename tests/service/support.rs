@@ -344,6 +344,11 @@ impl TestApp {
         self.http.get(url).send().await.expect("the service answers").json().await.expect("a JSON body")
     }
 
+    /// The realm's JWKS.
+    pub async fn jwks(&self, realm: &str) -> Value {
+        self.get_json(&format!("{}/realms/{realm}/protocol/openid-connect/certs", self.base)).await
+    }
+
     /// The realm's OpenID Provider metadata.
     pub async fn discovery(&self, realm: &str) -> Value {
         self.get_json(&format!("{}/realms/{realm}/.well-known/openid-configuration", self.base)).await

@@ -123,15 +123,7 @@ async fn an_rs256_client_signs_with_rsa_and_both_keys_are_in_the_realm_jwks() {
     assert_eq!(jsonwebtoken::decode_header(rs_token).unwrap().alg, jsonwebtoken::Algorithm::RS256);
     assert_eq!(verify_with_discovery(&app, "acme", rs_token).await["sub"], "rs");
     assert_eq!(verify_with_discovery(&app, "acme", es_token.as_str().unwrap()).await["sub"], "es");
-    let jwks: Value = app
-        .http
-        .get(format!("{}/realms/acme/protocol/openid-connect/certs", app.base))
-        .send()
-        .await
-        .unwrap()
-        .json()
-        .await
-        .unwrap();
+    let jwks = app.jwks("acme").await;
     let types: Vec<&str> = jwks["keys"].as_array().unwrap().iter().map(|k| k["kty"].as_str().unwrap()).collect();
     assert!(types.contains(&"EC") && types.contains(&"RSA"), "{jwks}");
     assert!(!jwks.to_string().contains("\"d\""), "no private key material");
