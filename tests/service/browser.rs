@@ -132,12 +132,21 @@ pub async fn realm_with_clients(app: &TestApp) -> (TestClient, TestClient) {
     (web, shop)
 }
 
+/// A web application's client, created naming no grant type: every browser test signs in with a
+/// new client's defaults, the code flow and refresh tokens.
 async fn web_client(app: &TestApp, id: &str) -> TestClient {
-    let client = app.create_client("acme", id, &["authorization_code", "refresh_token"], &["orders:read"]).await;
-    let body = json!({ "name": format!("The {id} app"), "clientConfiguration": { "redirectUris": [REDIRECT] } });
-    let updated = app.put(&format!("/realms/acme/clients/{id}"), body).await;
-    assert_eq!(updated.status, StatusCode::OK, "{:?}", updated.body);
-    client
+    app.create_scopes("acme", &["orders:read"]).await;
+    let body = json!({
+        "id": id,
+        "name": format!("The {id} app"),
+        "clientConfiguration": { "allowedScopes": ["orders:read"], "redirectUris": [REDIRECT] },
+    });
+    let created = app.post("/realms/acme/clients", body).await;
+    assert_eq!(created.status, StatusCode::CREATED, "{:?}", created.body);
+    let grants = &created.data()["clientConfiguration"]["grantTypes"];
+    assert_eq!(grants, &json!(["authorization_code", "refresh_token"]), "the defaults");
+    let secret = created.data()["clientSecret"].as_str().expect("a secret").to_owned();
+    TestClient { realm: "acme".to_owned(), id: id.to_owned(), secret }
 }
 
 pub fn request<'a>(
