@@ -438,6 +438,59 @@ async fn pkce_plain_is_refused_and_public_clients_must_send_a_challenge() {
 }
 
 #[tokio::test]
+async fn a_public_client_with_the_default_grants_refreshes_and_revokes_naming_itself() {
+    let app = spawn_app().await;
+    realm_with_clients(&app).await;
+    let body = json!({ "id": "spa", "type": "Public",
+                       "clientConfiguration": { "redirectUris": [REDIRECT], "allowedScopes": ["orders:read"] } });
+    let created = app.post("/realms/acme/clients", body).await;
+    assert_eq!(created.data()["clientConfiguration"]["grantTypes"], json!(["authorization_code", "refresh_token"]));
+    let mut browser = Browser::new(&app);
+    let code = signed_in(&mut browser, "spa", "s").await.param("code").unwrap();
+    let token_url = format!("{}/realms/acme/protocol/openid-connect/token", app.base);
+    let post = |url: String, form: Vec<(&'static str, String)>| {
+        let http = app.http.clone();
+        async move { crate::support::answer(http.post(url).form(&form).send().await.unwrap()).await }
+    };
+    let exchange = vec![
+        ("grant_type", "authorization_code".to_owned()),
+        ("client_id", "spa".to_owned()),
+        ("code", code),
+        ("redirect_uri", REDIRECT.to_owned()),
+        ("code_verifier", VERIFIER.to_owned()),
+    ];
+    let tokens = post(token_url.clone(), exchange).await;
+    let first = tokens.body["refresh_token"].as_str().expect("a refresh token the client can use").to_owned();
+
+    // It refreshes with its client_id alone; each refresh token is single-use.
+    let refresh = |token: &str| {
+        vec![
+            ("grant_type", "refresh_token".to_owned()),
+            ("client_id", "spa".to_owned()),
+            ("refresh_token", token.to_owned()),
+        ]
+    };
+    let refreshed = post(token_url.clone(), refresh(&first)).await;
+    assert_eq!(refreshed.status, StatusCode::OK, "{:?}", refreshed.body);
+    let second = refreshed.body["refresh_token"].as_str().unwrap().to_owned();
+    assert_ne!(second, first);
+    // Another client, confidential, cannot use it by naming itself without its secret.
+    let mut borrowed = refresh(&second);
+    borrowed[1].1 = "web".to_owned();
+    assert_eq!(post(token_url.clone(), borrowed).await.body["error"], "invalid_client");
+    // Neither credentials nor a client_id: the client is asked to authenticate.
+    let anonymous = vec![("grant_type", "refresh_token".to_owned()), ("refresh_token", second.clone())];
+    assert_eq!(post(token_url.clone(), anonymous).await.status, StatusCode::UNAUTHORIZED);
+
+    // It revokes its own refresh token the same way, which ends the session.
+    let revoke_url = format!("{}/realms/acme/protocol/openid-connect/revoke", app.base);
+    let revoked = post(revoke_url, vec![("client_id", "spa".to_owned()), ("token", second.clone())]).await;
+    assert_eq!(revoked.status, StatusCode::OK, "{:?}", revoked.body);
+    let after = post(token_url, refresh(&second)).await;
+    assert_eq!(after.body["error"], "invalid_grant", "{:?}", after.body);
+}
+
+#[tokio::test]
 async fn a_wrong_or_missing_verifier_and_a_verifier_without_a_challenge_are_refused() {
     let app = spawn_app().await;
     let (web, _) = realm_with_clients(&app).await;

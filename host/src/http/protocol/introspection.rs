@@ -163,7 +163,13 @@ pub async fn revoke(
     form: Form,
 ) -> Result<Response, OAuthError> {
     let realm = realm(&state, &realm_id).await?;
-    let client = authenticate_client(&state, &realm, &headers, &form).await?;
+    // A public client revokes its own tokens naming itself by `client_id` (RFC 7009 §2.1).
+    let public = super::presented_credentials(&headers, &form)?.is_none() && form.get("client_id").is_some();
+    let client = if public {
+        super::public_client(&state, &realm, &form).await?
+    } else {
+        authenticate_client(&state, &realm, &headers, &form).await?
+    };
     let token = form.require("token")?;
     let hint = form.get("token_type_hint");
     let now = state.clock.now();

@@ -76,7 +76,12 @@ async fn token(
         }
         return platform_token(state, headers, form, grant, address).await;
     }
-    let public = grant == GrantType::AuthorizationCode && super::presented_credentials(headers, form)?.is_none();
+    // A public client holds no secret: it exchanges its code (PKCE proves it) and refreshes (each
+    // refresh token is single-use and its reuse ends the session) naming itself by `client_id`.
+    let unauthenticated = super::presented_credentials(headers, form)?.is_none();
+    let public = unauthenticated
+        && (grant == GrantType::AuthorizationCode
+            || (grant == GrantType::RefreshToken && form.get("client_id").is_some()));
     let client = if public {
         super::public_client(state, &realm, form).await?
     } else {
