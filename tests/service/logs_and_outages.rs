@@ -225,3 +225,78 @@ async fn with_an_otlp_endpoint_each_request_is_exported_as_a_trace_holding_its_r
     assert!(holds("/api/v1/admin/realms/{realm}/clients"), "and its route, logged inside it");
     assert!(holds("castellan"), "under the service's name");
 }
+
+/// A TCP proxy on loopback in front of the database, which the test can cut: it stops taking
+/// connections and drops those it carries, as a network failure or a stopped server would.
+struct Proxy {
+    address: std::net::SocketAddr,
+    cut: tokio::sync::watch::Sender<bool>,
+}
+
+impl Proxy {
+    async fn to(upstream: String) -> Self {
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let address = listener.local_addr().unwrap();
+        let (cut, mut watching) = tokio::sync::watch::channel(false);
+        tokio::spawn(async move {
+            loop {
+                let accepted = tokio::select! {
+                    accepted = listener.accept() => accepted,
+                    _ = watching.changed() => return,
+                };
+                let Ok((mut inbound, _)) = accepted else { return };
+                let upstream = upstream.clone();
+                let mut carried = watching.clone();
+                tokio::spawn(async move {
+                    let Ok(mut outbound) = tokio::net::TcpStream::connect(&upstream).await else { return };
+                    tokio::select! {
+                        _ = tokio::io::copy_bidirectional(&mut inbound, &mut outbound) => {}
+                        _ = carried.changed() => {}
+                    }
+                });
+            }
+        });
+        Self { address, cut }
+    }
+
+    fn cut(&self) {
+        self.cut.send_replace(true);
+    }
+}
+
+#[tokio::test]
+async fn a_postgresql_server_that_stops_answering_gives_503s_not_500s() {
+    let db = crate::support::TestDatabase::new().await;
+    if !db.url.starts_with("postgres") {
+        // SQLite is a file of this process: there is no server to lose. Its closed pool gives the
+        // same 503s (the test above).
+        return;
+    }
+    let upstream = url::Url::parse(&db.url).unwrap();
+    let upstream_address = format!("{}:{}", upstream.host_str().unwrap(), upstream.port().unwrap_or(5432));
+    let proxy = Proxy::to(upstream_address.clone()).await;
+    let mut through = upstream.clone();
+    through.set_port(Some(proxy.address.port())).unwrap();
+    let through = through.to_string();
+    let app = crate::support::spawn_with(db, |settings| settings.database_url = through).await;
+    app.create_realm("acme").await;
+    let web = app.create_client("acme", "web", &["password"], &[]).await;
+    app.create_user("acme", "ada", "analytical engine").await;
+
+    proxy.cut();
+    let admin = admin_get_with_id(&app, "/realms/acme/users", "lost-admin").await;
+    assert_eq!(
+        (admin.status, admin.error_code()),
+        (StatusCode::SERVICE_UNAVAILABLE, "ServiceUnavailable"),
+        "{:?}",
+        admin.body
+    );
+    assert_eq!(admin.headers["retry-after"], "5");
+    let form = [("grant_type", "password"), ("username", "ada"), ("password", "analytical engine")];
+    let token = app.token(&web, &form).await;
+    assert_eq!(
+        (token.status, token.body["error"].as_str()),
+        (StatusCode::SERVICE_UNAVAILABLE, Some("temporarily_unavailable"))
+    );
+    assert_eq!(token.headers["retry-after"], "5");
+}
