@@ -75,6 +75,8 @@ pub enum OAuthCode {
     PayloadTooLarge,
     MethodNotAllowed,
     RealmNotFound,
+    /// A resource server's metadata asked for, and the realm has no such server in service.
+    ResourceServerNotFound,
     UnsupportedGrantType,
     // The client.
     InvalidClient,
@@ -139,6 +141,7 @@ impl OAuthCode {
             Self::PayloadTooLarge => "PayloadTooLarge",
             Self::MethodNotAllowed => "MethodNotAllowed",
             Self::RealmNotFound => "RealmNotFound",
+            Self::ResourceServerNotFound => "ResourceServerNotFound",
             Self::UnsupportedGrantType => "UnsupportedGrantType",
             Self::InvalidClient => "InvalidClient",
             Self::MultipleClientAuthentications => "MultipleClientAuthentications",

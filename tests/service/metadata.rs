@@ -144,3 +144,43 @@ async fn the_token_and_revocation_endpoints_are_readable_only_from_the_clients_o
         post_from(&app, "revoke", &shop.secret, "https://elsewhere.example", &[("token", access_token)]).await;
     assert_eq!(allowed_origin(&foreign), None);
 }
+
+#[tokio::test]
+async fn each_resource_server_has_protected_resource_metadata_naming_the_realm_as_its_issuer() {
+    let app = spawn_app().await;
+    app.create_realm("acme").await;
+    app.create_realm("other").await;
+    app.create_scopes("acme", &["tools:run"]).await;
+    let body = json!({ "name": "Tools", "address": "https://mcp.example.com/mcp", "type": "McpServer", "scopes": ["tools:run"] });
+    let created = app.post("/realms/acme/resource-servers", body).await;
+    assert_eq!(created.status, StatusCode::CREATED, "{:?}", created.body);
+    let id = created.data()["id"].as_str().unwrap().to_owned();
+    let url = |realm: &str, id: &str| {
+        format!("{}/realms/{realm}/resource-servers/{id}/protected-resource-metadata", app.base)
+    };
+
+    let answer = app.http.get(url("acme", &id)).header("origin", "https://agent.example").send().await.unwrap();
+    assert_eq!(answer.status(), StatusCode::OK);
+    assert_eq!(answer.headers()["access-control-allow-origin"], "*");
+    let metadata: serde_json::Value = answer.json().await.unwrap();
+    assert_eq!(
+        metadata,
+        json!({
+            "resource": "https://mcp.example.com/mcp",
+            "resource_name": "Tools",
+            "authorization_servers": [format!("{}/realms/acme", app.base)],
+            "scopes_supported": ["tools:run"],
+            "bearer_methods_supported": ["header"],
+        })
+    );
+    // The issuer it names is the realm's, as its own metadata says.
+    assert_eq!(app.discovery("acme").await["issuer"], metadata["authorization_servers"][0]);
+
+    for (realm, server) in [("other", id.as_str()), ("acme", "no-such-server")] {
+        let missing = app.http.get(url(realm, server)).send().await.unwrap();
+        assert_eq!(missing.status(), StatusCode::NOT_FOUND, "{realm} {server}");
+    }
+    let disabled = app.put(&format!("/realms/acme/resource-servers/{id}"), json!({ "status": "Disabled" })).await;
+    assert_eq!(disabled.status, StatusCode::OK, "{:?}", disabled.body);
+    assert_eq!(app.http.get(url("acme", &id)).send().await.unwrap().status(), StatusCode::NOT_FOUND);
+}

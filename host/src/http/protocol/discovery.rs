@@ -140,3 +140,27 @@ pub async fn userinfo(
     no_store(response.headers_mut());
     Ok(response)
 }
+
+/// RFC 9728 protected resource metadata of a resource server of the realm, for it to publish (or
+/// proxy) at its own `/.well-known/oauth-protected-resource`: what an MCP client reads to learn
+/// which authorization server issues tokens for it and which scopes it takes. Public, like the
+/// provider metadata; a disabled or unknown server is 404.
+pub async fn protected_resource(
+    State(state): State<AppState>,
+    Path((realm_id, server_id)): Path<(String, String)>,
+) -> Result<Response, OAuthError> {
+    let realm = realm(&state, &realm_id).await?;
+    let server = crate::store::resource_servers::find(state.store.pool(), &realm.id, &server_id)
+        .await
+        .map_err(crate::error::Error::from)?
+        .filter(|server| server.status == crate::store::Status::Active)
+        .ok_or_else(|| OAuthError::new(OAuthCode::ResourceServerNotFound, "no such resource server in the realm"))?;
+    let document = json!({
+        "resource": server.address,
+        "resource_name": server.name,
+        "authorization_servers": [issuer(&state, &realm.id)],
+        "scopes_supported": server.scopes,
+        "bearer_methods_supported": ["header"],
+    });
+    Ok(axum::Json(document).into_response())
+}

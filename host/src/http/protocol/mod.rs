@@ -6,6 +6,7 @@
 //! every answer carries `Cache-Control: no-store`.
 
 pub mod authorize;
+pub mod client_auth;
 pub mod cors;
 pub mod discovery;
 pub mod exchange;
@@ -29,14 +30,11 @@ use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
 use axum::middleware::from_fn;
 use axum::response::{IntoResponse, Response};
 use axum::routing::{get, post};
-use base64::Engine as _;
-use base64::engine::general_purpose::STANDARD;
 
 use crate::AppState;
 use crate::error::{Error, OAuthCode};
 use crate::signin::{Refusal, SignInError};
 use crate::store::Status;
-use crate::store::clients::{Client, ClientType};
 use crate::store::realms::Realm;
 
 pub fn routes() -> Router<AppState> {
@@ -52,6 +50,10 @@ pub fn routes() -> Router<AppState> {
             get(discovery::configuration).options(discovery::preflight),
         )
         .route("/realms/{realm}/protocol/openid-connect/certs", get(discovery::certs).options(discovery::preflight))
+        .route(
+            "/realms/{realm}/resource-servers/{serverId}/protected-resource-metadata",
+            get(discovery::protected_resource).options(discovery::preflight),
+        )
         .route_layer(from_fn(discovery::open_to_every_origin));
     // What code in a browser may read at an origin its client allows.
     let by_client = Router::new()
@@ -151,7 +153,9 @@ fn answer(code: OAuthCode) -> (StatusCode, &'static str) {
         | C::DelegationDepthExceeded => (StatusCode::BAD_REQUEST, "invalid_request"),
         C::PayloadTooLarge => (StatusCode::PAYLOAD_TOO_LARGE, "invalid_request"),
         C::MethodNotAllowed => (StatusCode::METHOD_NOT_ALLOWED, "invalid_request"),
-        C::RealmNotFound | C::PushRequestNotWaiting => (StatusCode::NOT_FOUND, "invalid_request"),
+        C::RealmNotFound | C::ResourceServerNotFound | C::PushRequestNotWaiting => {
+            (StatusCode::NOT_FOUND, "invalid_request")
+        }
         C::UnsupportedGrantType => (StatusCode::BAD_REQUEST, "unsupported_grant_type"),
         C::InvalidClient => (StatusCode::UNAUTHORIZED, "invalid_client"),
         C::GrantTypeDisabled => (StatusCode::BAD_REQUEST, "unauthorized_client"),
@@ -366,6 +370,7 @@ pub fn json_no_store(body: serde_json::Value) -> Response {
 /// read. The longest grant (token exchange with client authentication in the body) needs eleven.
 pub const MAX_FORM_PARAMETERS: usize = 64;
 pub use crate::signin::MAX_SCOPES;
+pub use client_auth::{authenticate_client, presented_credentials, public_client};
 
 /// A form-encoded request body (RFC 6749 §3.2: no parameter more than once), read in one pass:
 /// at most [`MAX_FORM_PARAMETERS`] parameters, none repeated, no U+0000 in a name or value.
@@ -479,87 +484,6 @@ pub async fn realm(state: &AppState, realm_id: &str) -> Result<Arc<Realm>, OAuth
         Some(realm) if realm.status == Status::Active => Ok(realm),
         _ => Err(OAuthError::new(OAuthCode::RealmNotFound, "no such realm")),
     }
-}
-
-/// Client credentials from HTTP Basic (RFC 6749 §2.3.1: both parts form-encoded) or the body.
-pub(super) fn presented_credentials(
-    headers: &HeaderMap,
-    form: &Form,
-) -> Result<Option<(String, String, bool)>, OAuthError> {
-    let basic = headers.get(header::AUTHORIZATION).and_then(|v| v.to_str().ok()).and_then(|v| {
-        let (scheme, rest) = v.split_once(' ')?;
-        scheme.eq_ignore_ascii_case("basic").then(|| rest.trim().to_owned())
-    });
-    let in_body = form.get("client_secret");
-    match (basic, in_body) {
-        (Some(_), Some(_)) => Err(OAuthError::new(
-            OAuthCode::MultipleClientAuthentications,
-            "use one client authentication method: HTTP Basic or the body, not both",
-        )),
-        (Some(encoded), None) => {
-            let decoded = STANDARD.decode(encoded).ok().and_then(|b| String::from_utf8(b).ok());
-            let Some((id, secret)) = decoded.as_deref().and_then(|d| d.split_once(':')) else {
-                return Err(OAuthError::invalid_client(true));
-            };
-            let decode = |part: &str| {
-                url::form_urlencoded::parse(format!("x={part}").as_bytes()).next().map(|(_, v)| v.into_owned())
-            };
-            match (decode(id), decode(secret)) {
-                (Some(id), _) if id.contains('\0') => Err(forbidden_character("client_id")),
-                (_, Some(secret)) if secret.contains('\0') => Err(forbidden_character("client_secret")),
-                (Some(id), Some(secret)) => Ok(Some((id, secret, true))),
-                _ => Err(OAuthError::invalid_client(true)),
-            }
-        }
-        (None, Some(secret)) => match form.get("client_id") {
-            Some(id) => Ok(Some((id.to_owned(), secret.to_owned(), false))),
-            None => Err(OAuthError::invalid_client(false)),
-        },
-        (None, None) => Ok(None),
-    }
-}
-
-/// Authenticates the confidential client of the request (`client_secret_basic` or
-/// `client_secret_post`). Unknown client, wrong secret, disabled client and a public client all get
-/// the same 401 `invalid_client`.
-pub async fn authenticate_client(
-    state: &AppState,
-    realm: &Realm,
-    headers: &HeaderMap,
-    form: &Form,
-) -> Result<Arc<Client>, OAuthError> {
-    let Some((id, secret, basic)) = presented_credentials(headers, form)? else {
-        return Err(OAuthError::invalid_client(false));
-    };
-    crate::http::observe::note_caller(format!("client:{id}"));
-    if form.get("client_id").is_some_and(|named| named != id) {
-        return Err(OAuthError::new(OAuthCode::ClientMismatch, "client_id differs from the authenticated client"));
-    }
-    let client = crate::tokens::find_client(state, &realm.id, &id).await?;
-    if let Some(named) = &client {
-        cors::note_client(named);
-    }
-    let now = state.clock.now();
-    let authenticated = client.filter(|c| {
-        c.status == Status::Active
-            && c.client_type == ClientType::Confidential
-            && c.accepts_secret(&state.hasher, &secret, now)
-    });
-    authenticated.ok_or_else(|| OAuthError::invalid_client(basic))
-}
-
-/// A public client, which holds no secret, named by `client_id` alone (RFC 6749 §2.1): only where
-/// another proof stands in for the secret, a PKCE verifier.
-pub async fn public_client(state: &AppState, realm: &Realm, form: &Form) -> Result<Arc<Client>, OAuthError> {
-    let id = form.require("client_id")?;
-    crate::http::observe::note_caller(format!("client:{id}"));
-    let client = crate::tokens::find_client(state, &realm.id, id).await?;
-    if let Some(named) = &client {
-        cors::note_client(named);
-    }
-    client
-        .filter(|c| c.status == Status::Active && c.client_type == ClientType::Public)
-        .ok_or_else(|| OAuthError::invalid_client(false))
 }
 
 #[cfg(test)]
