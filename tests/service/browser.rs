@@ -491,6 +491,51 @@ async fn a_public_client_with_the_default_grants_refreshes_and_revokes_naming_it
 }
 
 #[tokio::test]
+async fn a_resource_named_in_the_authorization_request_is_the_audience_of_the_codes_tokens() {
+    let app = spawn_app().await;
+    let (web, _) = realm_with_clients(&app).await;
+    app.create_scopes("acme", &["tools:run"]).await;
+    let scopes = json!({ "clientConfiguration": { "allowedScopes": ["orders:read", "tools:run"] } });
+    assert_eq!(app.put("/realms/acme/clients/web", scopes).await.status, StatusCode::OK);
+    let server = json!({ "name": "Tools", "address": "https://mcp.example.com/mcp", "type": "McpServer",
+                         "scopes": ["tools:run"], "allowedClients": ["web"] });
+    assert_eq!(app.post("/realms/acme/resource-servers", server).await.status, StatusCode::CREATED);
+
+    // A resource the client may not ask for goes back to the client as invalid_target (RFC 8707).
+    let mut browser = Browser::new(&app);
+    let pkce = challenge(VERIFIER);
+    let mut elsewhere = request("web", "s", "n", &pkce);
+    elsewhere.push(("resource", "https://unknown.example.com"));
+    let refused = browser.authorize("acme", &elsewhere).await;
+    assert_eq!(refused.param("error").as_deref(), Some("invalid_target"));
+
+    // The resource travels through the login page; the tokens carry it as their audience, and only
+    // the scopes the resource server takes.
+    let mut asked = request("web", "s", "n", &pkce);
+    asked.retain(|(name, _)| *name != "scope");
+    asked.push(("scope", "openid tools:run"));
+    asked.push(("resource", "https://mcp.example.com/mcp"));
+    let page = browser.authorize("acme", &asked).await;
+    assert!(page.shows_login_form(), "{}", page.body);
+    let answer = browser.sign_in("acme", &page, "ada", "analytical engine").await;
+    let code = answer.param("code").expect("a code");
+    let tokens = exchange(&app, &web, &code, VERIFIER).await;
+    assert_eq!(tokens.status, StatusCode::OK, "{:?}", tokens.body);
+    let access = crate::support::claims(tokens.body["access_token"].as_str().unwrap());
+    assert_eq!(access["aud"], "https://mcp.example.com/mcp", "{access}");
+    assert_eq!(access["scope"], "openid tools:run");
+    let refresh = tokens.body["refresh_token"].as_str().unwrap();
+    let refreshed = app.token(&web, &[("grant_type", "refresh_token"), ("refresh_token", refresh)]).await;
+    assert_eq!(crate::support::claims(refreshed.body["access_token"].as_str().unwrap())["aud"], access["aud"]);
+
+    // A scope the resource server does not take is refused for it.
+    let mut too_wide = request("web", "s", "n", &pkce);
+    too_wide.push(("resource", "https://mcp.example.com/mcp"));
+    let refused = browser.authorize("acme", &too_wide).await;
+    assert_eq!(refused.param("error").as_deref(), Some("invalid_scope"));
+}
+
+#[tokio::test]
 async fn a_wrong_or_missing_verifier_and_a_verifier_without_a_challenge_are_refused() {
     let app = spawn_app().await;
     let (web, _) = realm_with_clients(&app).await;

@@ -48,6 +48,8 @@ pub struct Asked<'a> {
     pub ui_locales: Option<&'a str>,
     /// An ID token the realm issued, naming whom the client expects to be signed in.
     pub id_token_hint: Option<&'a str>,
+    /// The resource server the tokens are for (RFC 8707): one of the realm's, open to the client.
+    pub resource: Option<&'a str>,
     /// Request objects (`request`, `request_uri`) are not supported; named to be refused.
     pub request: Option<&'a str>,
     pub request_uri: Option<&'a str>,
@@ -61,6 +63,8 @@ pub struct Authorization {
     pub state: Option<String>,
     pub nonce: Option<String>,
     pub scopes: Vec<String>,
+    /// The resource server's address the tokens will carry as their audience.
+    pub resource: Option<String>,
     pub code_challenge: Option<String>,
     /// `prompt=none`: answer at once, never show a page.
     pub prompt_none: bool,
@@ -96,6 +100,7 @@ pub enum Denial {
     InvalidScope,
     LoginRequired,
     ConsentRequired,
+    InvalidTarget,
     RequestNotSupported,
     RequestUriNotSupported,
     ServerError,
@@ -111,6 +116,7 @@ impl Denial {
             Self::InvalidScope => "invalid_scope",
             Self::LoginRequired => "login_required",
             Self::ConsentRequired => "consent_required",
+            Self::InvalidTarget => "invalid_target",
             Self::RequestNotSupported => "request_not_supported",
             Self::RequestUriNotSupported => "request_uri_not_supported",
             Self::ServerError => "server_error",
@@ -213,7 +219,14 @@ pub async fn check(state: &AppState, realm: &Realm, asked: &Asked<'_>) -> Result
     if asked_scopes.as_ref().is_some_and(|scopes| scopes.len() > super::MAX_SCOPES) {
         return Err(deny(Denial::InvalidScope, "too many scopes"));
     }
-    let scopes = super::requested_scopes(&client, asked_scopes, true, None)
+    let server = match super::requested_resource(state, &client, asked.resource).await {
+        Ok(server) => server,
+        Err(super::ResourceError::NotAllowed { address }) => {
+            return Err(deny(Denial::InvalidTarget, &format!("{address} is not a resource this client may ask for")));
+        }
+        Err(super::ResourceError::Failed(error)) => return Err(error.into()),
+    };
+    let scopes = super::requested_scopes(&client, asked_scopes, true, server.as_ref())
         .map_err(|_| deny(Denial::InvalidScope, "a requested scope is not allowed for this client"))?;
     let prompts: Vec<&str> = asked.prompt.unwrap_or("").split(' ').filter(|p| !p.is_empty()).collect();
     // `create` (Initiating User Registration via OpenID Connect) only where people may sign up.
@@ -252,6 +265,7 @@ pub async fn check(state: &AppState, realm: &Realm, asked: &Asked<'_>) -> Result
         state: asked.state.map(str::to_owned),
         nonce: asked.nonce.map(str::to_owned),
         scopes,
+        resource: server.map(|server| server.address),
         code_challenge,
         prompt_none,
         prompt_login: prompts.contains(&"login"),
@@ -369,6 +383,7 @@ pub async fn authorize(
         scopes: authorization.scopes.clone(),
         nonce: authorization.nonce.clone(),
         code_challenge: authorization.code_challenge.clone(),
+        resource: authorization.resource.clone(),
         created_at: now,
         expires_at: now + CODE_LIFETIME,
         used_at: None,
@@ -376,7 +391,7 @@ pub async fn authorize(
     let methods: Vec<&str> = browser.authentication_methods.iter().map(String::as_str).collect();
     let login = Login {
         grant_type: GrantType::AuthorizationCode.as_str(),
-        resource: None,
+        resource: authorization.resource.as_deref(),
         user: Some(user),
         session_id: Some(&session.id),
         failure_reason: None,
@@ -479,11 +494,12 @@ pub async fn exchange(state: &AppState, exchange: CodeExchange<'_>) -> Result<To
     else {
         return Err(Refusal::InvalidAuthorizationCode.into());
     };
-    let refresh = super::next_refresh(state, client, &session, &code.scopes, None, now);
+    let resource = code.resource.as_deref();
+    let refresh = super::next_refresh(state, client, &session, &code.scopes, resource, now);
     if let Some((row, _, _)) = &refresh {
         sessions::insert_refresh(state.store.writer(), row).await?;
     }
     let refresh = refresh.map(|(_, value, expires_in)| (value, expires_in));
-    let granted = super::Granted { scopes: &code.scopes, resource: None, refresh, nonce: code.nonce.as_deref() };
+    let granted = super::Granted { scopes: &code.scopes, resource, refresh, nonce: code.nonce.as_deref() };
     Ok(super::person_tokens(state, client, &user, &session, granted).await?)
 }

@@ -137,6 +137,8 @@ pub struct AuthorizationCode {
     pub nonce: Option<String>,
     /// The S256 PKCE challenge, when the request carried one.
     pub code_challenge: Option<String>,
+    /// The resource server's address the request named (RFC 8707), the tokens' audience.
+    pub resource: Option<String>,
     #[sqlx(try_from = "super::Millis")]
     pub created_at: DateTime<Utc>,
     #[sqlx(try_from = "super::Millis")]
@@ -146,12 +148,13 @@ pub struct AuthorizationCode {
 }
 
 const CODE_COLUMNS: &str = "code_hash, realm_id, client_id, session_id, redirect_uri, scopes, nonce, code_challenge, \
-     created_at, expires_at, used_at";
+     created_at, expires_at, used_at, resource";
 
 pub async fn insert_code<'c>(db: impl Executor<'c, Database = Any>, code: &AuthorizationCode) -> Result<(), Error> {
     sqlx::query(
         "INSERT INTO authorization_codes (code_hash, realm_id, client_id, session_id, redirect_uri, scopes, nonce, \
-         code_challenge, created_at, expires_at, used_at) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11)",
+         code_challenge, created_at, expires_at, used_at, resource) \
+         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12)",
     )
     .bind(&code.code_hash)
     .bind(&code.realm_id)
@@ -164,6 +167,7 @@ pub async fn insert_code<'c>(db: impl Executor<'c, Database = Any>, code: &Autho
     .bind(super::millis(code.created_at))
     .bind(super::millis(code.expires_at))
     .bind(super::millis(code.used_at))
+    .bind(&code.resource)
     .execute(db)
     .await
     .map(|_| ())

@@ -46,6 +46,7 @@ const CARRIED: &[&str] = &[
     "login_hint",
     "ui_locales",
     "id_token_hint",
+    "resource",
 ];
 
 fn asked(form: &Form) -> Asked<'_> {
@@ -63,6 +64,7 @@ fn asked(form: &Form) -> Asked<'_> {
         login_hint: form.get("login_hint"),
         ui_locales: form.get("ui_locales"),
         id_token_hint: form.get("id_token_hint"),
+        resource: form.get("resource"),
         request: form.get("request"),
         request_uri: form.get("request_uri"),
     }
