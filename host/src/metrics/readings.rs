@@ -4,6 +4,7 @@
 
 use std::sync::Mutex;
 use std::sync::atomic::AtomicU64;
+use std::time::{Duration, Instant};
 
 use prometheus_client::metrics::counter::Counter;
 use prometheus_client::metrics::family::Family;
@@ -27,6 +28,9 @@ pub struct Gauges {
     transaction_wait: Counter<f64, AtomicU64>,
     /// The waits counted at the last scrape, to add only what came since.
     last_waited: Mutex<Waited>,
+    /// When the database was last read for the gauges: `/metrics` is open to anyone, so scrapes
+    /// closer together than `DATABASE_READINGS_EVERY` share one reading.
+    database_read_at: Mutex<Option<Instant>>,
     read_failures: Counter,
 }
 
@@ -110,18 +114,36 @@ impl Gauges {
             transactions,
             transaction_wait,
             last_waited: Mutex::new(Waited::default()),
+            database_read_at: Mutex::new(None),
             read_failures,
         }
     }
 }
 
 /// Sets every gauge read at scrape time. Without the database the gauges it feeds keep their
-/// values and the failure is counted; the others are read all the same.
+/// values and the failure is counted; the others are read all the same. The database is read at
+/// most once every `DATABASE_READINGS_EVERY`.
+/// The shortest time between two readings of the database for the gauges, however often
+/// `/metrics` is asked (a scraper asks every 15 s or more).
+pub const DATABASE_READINGS_EVERY: Duration = Duration::from_secs(5);
+
+/// Whether the database may be read now, noting the reading if so.
+fn database_reading_due(gauges: &Gauges) -> bool {
+    let Ok(mut read_at) = gauges.database_read_at.lock() else { return false };
+    let due = read_at.is_none_or(|at| at.elapsed() >= DATABASE_READINGS_EVERY);
+    if due {
+        *read_at = Some(Instant::now());
+    }
+    due
+}
+
 pub async fn refresh(state: &AppState) {
     let gauges = &state.metrics.gauges;
     let now = state.clock.now();
-    match readings::read(state.store.pool(), now).await {
-        Ok(counts) => {
+    let reading = if database_reading_due(gauges) { Some(readings::read(state.store.pool(), now).await) } else { None };
+    match reading {
+        None => {}
+        Some(Ok(counts)) => {
             for measure in MEASURES {
                 let in_force = counts
                     .measures_in_force
@@ -136,7 +158,7 @@ pub async fn refresh(state: &AppState) {
             let age = counts.oldest_signing_key.map_or(0.0, |since| (now - since).as_seconds_f64().max(0.0));
             gauges.signing_key_age.set(age);
         }
-        Err(error) => {
+        Some(Err(error)) => {
             gauges.read_failures.inc();
             tracing::debug!(%error, "metrics readings of the database failed");
         }
@@ -177,6 +199,15 @@ fn snake_case(name: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn scrapes_close_together_share_one_reading_of_the_database() {
+        let gauges = Gauges::register(&mut Registry::default());
+        assert!(database_reading_due(&gauges), "the first scrape reads");
+        assert!(!database_reading_due(&gauges), "one right after it does not");
+        *gauges.database_read_at.lock().unwrap() = Instant::now().checked_sub(DATABASE_READINGS_EVERY);
+        assert!(database_reading_due(&gauges), "one a period later reads again");
+    }
 
     #[test]
     fn kinds_are_named_in_snake_case() {
