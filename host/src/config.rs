@@ -143,11 +143,13 @@ pub struct AdminRateLimits {
     pub sensitive_requests: u32,
     /// Requests from one source address (an IPv6 /64) whose credentials were refused.
     pub failed_authentications: u32,
+    /// Client registrations (RFC 7591) asked from one source address, allowed or not.
+    pub client_registrations: u32,
 }
 
 impl Default for AdminRateLimits {
     fn default() -> Self {
-        Self { requests: 300, sensitive_requests: 50, failed_authentications: 30 }
+        Self { requests: 300, sensitive_requests: 50, failed_authentications: 30, client_registrations: 10 }
     }
 }
 
@@ -355,7 +357,9 @@ impl Settings {
             return Err(ConfigError::Invalid { name: "max_body_bytes", reason: "must be at least 1024".into() });
         }
         let limits = self.admin_rate_limits;
-        if limits.requests == 0 || limits.sensitive_requests == 0 || limits.failed_authentications == 0 {
+        let every =
+            [limits.requests, limits.sensitive_requests, limits.failed_authentications, limits.client_registrations];
+        if every.contains(&0) {
             return Err(ConfigError::Invalid {
                 name: "admin_rate_limits",
                 reason: "each limit must be at least 1".into(),

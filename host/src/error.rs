@@ -122,6 +122,12 @@ pub enum OAuthCode {
     DelegationScopesExceedGrant,
     DelegationResourceExceedsGrant,
     DelegationDepthExceeded,
+    // Client registration (RFC 7591, 7592).
+    RegistrationClosed,
+    InvalidRedirectUri,
+    InvalidClientMetadata,
+    /// A consent withdrawn that the person never gave.
+    ConsentNotFound,
     // The service.
     TooManyRequests,
     InternalError,
@@ -177,6 +183,10 @@ impl OAuthCode {
             Self::DelegationScopesExceedGrant => "DelegationScopesExceedGrant",
             Self::DelegationResourceExceedsGrant => "DelegationResourceExceedsGrant",
             Self::DelegationDepthExceeded => "DelegationDepthExceeded",
+            Self::RegistrationClosed => "RegistrationClosed",
+            Self::InvalidRedirectUri => "InvalidRedirectUri",
+            Self::InvalidClientMetadata => "InvalidClientMetadata",
+            Self::ConsentNotFound => "ConsentNotFound",
             Self::TooManyRequests => "TooManyRequests",
             Self::InternalError => "InternalError",
             Self::ServiceUnavailable => "ServiceUnavailable",

@@ -180,6 +180,8 @@ guid_type! {
     NotificationId;
     /// A password reset code sent by recovery e-mail.
     ResetId;
+    /// A token an administrator hands out for clients to register with (RFC 7591).
+    InitialAccessTokenId;
 }
 
 /// The realm created at bootstrap, whose client id is the same value.

@@ -39,6 +39,7 @@ mod readme;
 mod real_browser;
 mod realm_roles;
 mod realms;
+mod registration;
 mod relying_party;
 mod rotation;
 mod sessions;

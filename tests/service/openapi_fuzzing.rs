@@ -16,8 +16,12 @@ async fn generated_admin_requests_never_fail_the_service_nor_take_over_two_secon
     let tool = python_tool("schemathesis");
     // The fuzzer sends thousands of requests in a moment of the manual clock, many of them
     // without valid credentials: the limits would answer 429 to nearly all of them.
-    let raised =
-        AdminRateLimits { requests: 1_000_000, sensitive_requests: 1_000_000, failed_authentications: 1_000_000 };
+    let raised = AdminRateLimits {
+        requests: 1_000_000,
+        sensitive_requests: 1_000_000,
+        failed_authentications: 1_000_000,
+        client_registrations: 1_000_000,
+    };
     let app = spawn_with(TestDatabase::new().await, |settings| settings.admin_rate_limits = raised).await;
     app.create_realm("acme").await;
     app.create_client("acme", "web", &["password", "client_credentials"], &["orders:read"]).await;

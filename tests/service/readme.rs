@@ -13,11 +13,11 @@ fn shell_block(readme: &str, heading: &str) -> String {
     block.split("\n```").next().expect("a closed block").to_owned()
 }
 
-#[tokio::test]
-async fn the_readme_first_steps_run_as_written() {
-    let app = spawn_app().await;
+/// Runs the first `sh` block after `heading` against `app`, failing on any refused request; what
+/// it printed.
+async fn run_block(app: &crate::support::TestApp, heading: &str) -> String {
     let readme = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/../README.md")).unwrap();
-    let block = shell_block(&readme, "## First steps with curl");
+    let block = shell_block(&readme, heading);
     assert!(block.contains("http://127.0.0.1:8080"), "the block uses the documented address");
     let script: Vec<String> = block
         .replace("http://127.0.0.1:8080", &app.base)
@@ -35,9 +35,16 @@ async fn the_readme_first_steps_run_as_written() {
     let printed = String::from_utf8_lossy(&output.stdout);
     assert!(
         output.status.success(),
-        "the README's first steps failed:\n{printed}\n{}",
+        "the README's block under {heading} failed:\n{printed}\n{}",
         String::from_utf8_lossy(&output.stderr)
     );
+    printed.into_owned()
+}
+
+#[tokio::test]
+async fn the_readme_first_steps_run_as_written() {
+    let app = spawn_app().await;
+    let printed = run_block(&app, "## First steps with curl").await;
 
     // They did what they say: the clients and the person exist, and she got a token.
     let clients = app.get("/realms/acme/clients").await;
@@ -47,4 +54,16 @@ async fn the_readme_first_steps_run_as_written() {
     assert_eq!(ids, ["orders-agent", "web"]);
     assert!(printed.contains("\"access_token\""), "{printed}");
     assert!(printed.contains("\"id_token\""), "the openid scope gave an ID token: {printed}");
+}
+
+#[tokio::test]
+async fn the_readme_steps_that_open_a_realm_to_mcp_clients_run_as_written() {
+    let app = spawn_app().await;
+    app.create_realm("acme").await;
+    let printed = run_block(&app, "## Agents and MCP servers").await;
+    assert!(printed.contains("/realms/acme/protocol/openid-connect/register\""), "discovery names it: {printed}");
+    assert!(printed.contains("\"registration_access_token\""), "the agent registered: {printed}");
+    let clients = app.get("/realms/acme/clients").await;
+    let registered = &clients.items()[0];
+    assert_eq!((registered["registration"].as_str(), registered["name"].as_str()), (Some("Dynamic"), Some("An agent")));
 }

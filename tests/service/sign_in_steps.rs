@@ -242,18 +242,31 @@ async fn self_sign_up_is_off_until_the_realm_allows_it() {
 }
 
 #[tokio::test]
-async fn a_request_for_consent_is_answered_consent_required_as_no_consent_page_exists() {
+async fn prompt_consent_asks_the_person_even_for_the_realms_own_client() {
     let app = spawn_app().await;
     realm_with_clients(&app).await;
     let prompts = app.discovery("acme").await["prompt_values_supported"].clone();
-    assert!(!prompts.as_array().unwrap().contains(&json!("consent")), "not advertised: {prompts}");
+    assert!(prompts.as_array().unwrap().contains(&json!("consent")), "advertised: {prompts}");
     let mut browser = Browser::new(&app);
     let pkce = challenge(VERIFIER);
+    // The realm's own client asks nobody without the prompt.
+    let first = signed_in(&mut browser, "web", "s").await;
+    assert!(first.param("code").is_some());
     let mut asked = request("web", "kept", "n", &pkce);
-    asked.push(("prompt", "login consent"));
-    let refused = browser.authorize("acme", &asked).await;
-    assert_eq!(refused.param("error").as_deref(), Some("consent_required"));
-    assert_eq!(refused.param("state").as_deref(), Some("kept"));
+    asked.push(("prompt", "consent"));
+    let page = browser.authorize("acme", &asked).await;
+    assert_eq!(page.status, StatusCode::OK, "{:?}", page.location);
+    assert!(page.body.contains("The web app asks for access to your account"), "{}", page.body);
+    assert!(!page.body.contains("served from"), "the realm's own client is not presented as a third party");
+    let denied =
+        browser.submit("/realms/acme/protocol/openid-connect/auth/consent", &page, &[("decision", "deny")]).await;
+    assert_eq!(denied.param("error").as_deref(), Some("access_denied"));
+    assert_eq!(denied.param("state").as_deref(), Some("kept"));
+    let page = browser.authorize("acme", &asked).await;
+    let allowed =
+        browser.submit("/realms/acme/protocol/openid-connect/auth/consent", &page, &[("decision", "allow")]).await;
+    assert_eq!(allowed.status, StatusCode::SEE_OTHER);
+    assert!(allowed.param("code").is_some());
 }
 
 #[tokio::test]

@@ -20,6 +20,8 @@ pub enum Class {
     /// Requests whose credentials were refused, per source address: 30 a minute by default. Once spent,
     /// every request from the address is refused before its credential is looked up.
     FailedAuthentication,
+    /// Client registrations asked from one source address: 10 a minute by default.
+    ClientRegistration,
     /// Access-log entries of requests refused by [`Class::FailedAuthentication`], per source
     /// address: one a minute, so a flood leaves a bounded trail.
     ThrottledRecord,
@@ -64,6 +66,7 @@ impl RateLimiter {
             Class::Standard => self.limits.requests,
             Class::Sensitive => self.limits.sensitive_requests,
             Class::FailedAuthentication => self.limits.failed_authentications,
+            Class::ClientRegistration => self.limits.client_registrations,
             Class::ThrottledRecord => 1,
         })
     }

@@ -72,6 +72,8 @@ pub struct Authorization {
     pub prompt_login: bool,
     /// `prompt=create`: the person is shown the sign-up form first.
     pub prompt_create: bool,
+    /// `prompt=consent`: the person is asked to consent again, whatever they allowed before.
+    pub prompt_consent: bool,
     /// `max_age`: the longest since the person last typed their credentials.
     pub max_age: Option<TimeDelta>,
     pub login_hint: Option<String>,
@@ -100,6 +102,8 @@ pub enum Denial {
     InvalidScope,
     LoginRequired,
     ConsentRequired,
+    /// The person refused the consent the client asked for.
+    AccessDenied,
     InvalidTarget,
     RequestNotSupported,
     RequestUriNotSupported,
@@ -116,6 +120,7 @@ impl Denial {
             Self::InvalidScope => "invalid_scope",
             Self::LoginRequired => "login_required",
             Self::ConsentRequired => "consent_required",
+            Self::AccessDenied => "access_denied",
             Self::InvalidTarget => "invalid_target",
             Self::RequestNotSupported => "request_not_supported",
             Self::RequestUriNotSupported => "request_uri_not_supported",
@@ -234,14 +239,6 @@ pub async fn check(state: &AppState, realm: &Realm, asked: &Asked<'_>) -> Result
     if let Some(unknown) = prompts.iter().find(|p| !supported(p) || (**p == "create" && !realm.settings.self_sign_up)) {
         return Err(deny(Denial::InvalidRequest, &format!("prompt={unknown} is not supported")));
     }
-    // No consent page exists yet: the clients are the realm's own, whose consent the realm gives.
-    // Asked to obtain it anyway, the answer is the one OIDC Core §3.1.2.1 requires when it cannot.
-    if prompts.contains(&"consent") {
-        return Err(deny(
-            Denial::ConsentRequired,
-            "this service shows no consent page; the realm consents for its own clients",
-        ));
-    }
     let prompt_none = prompts.contains(&"none");
     if prompt_none && prompts.len() > 1 {
         return Err(deny(Denial::InvalidRequest, "prompt=none cannot be combined with another prompt"));
@@ -270,6 +267,7 @@ pub async fn check(state: &AppState, realm: &Realm, asked: &Asked<'_>) -> Result
         prompt_none,
         prompt_login: prompts.contains(&"login"),
         prompt_create: prompts.contains(&"create"),
+        prompt_consent: prompts.contains(&"consent"),
         max_age,
         login_hint: asked.login_hint.map(str::to_owned),
         ui_locales: asked.ui_locales.map(str::to_owned),
@@ -451,13 +449,15 @@ pub struct CodeExchange<'a> {
     pub code: &'a str,
     pub redirect_uri: Option<&'a str>,
     pub code_verifier: Option<&'a str>,
+    /// The resource named at the token endpoint (RFC 8707 §2.2): when named, the code's.
+    pub resource: Option<&'a str>,
 }
 
 /// Exchanges a code for the tokens of its session. A code is good once, for 60 seconds, for the
 /// client it was issued to, with the same redirect URI and the verifier of its PKCE challenge;
 /// presented a second time, it ends the session it opened, and every token issued from it.
 pub async fn exchange(state: &AppState, exchange: CodeExchange<'_>) -> Result<Tokens, SignInError> {
-    let CodeExchange { realm, client, code, redirect_uri, code_verifier } = exchange;
+    let CodeExchange { realm, client, code, redirect_uri, code_verifier, resource: named } = exchange;
     let now = state.clock.now();
     let pool = state.store.pool();
     // Writes go through the writer: on SQLite, the one connection that writes.
@@ -495,6 +495,9 @@ pub async fn exchange(state: &AppState, exchange: CodeExchange<'_>) -> Result<To
         return Err(Refusal::InvalidAuthorizationCode.into());
     };
     let resource = code.resource.as_deref();
+    if let Some(address) = named.filter(|address| Some(*address) != resource) {
+        return Err(Refusal::ResourceNotAllowed { address: address.to_owned() }.into());
+    }
     let refresh = super::next_refresh(state, client, &session, &code.scopes, resource, now);
     if let Some((row, _, _)) = &refresh {
         sessions::insert_refresh(state.store.writer(), row).await?;

@@ -28,11 +28,13 @@ pub struct RefreshAttempt<'a> {
     pub presented: &'a str,
     /// Scopes asked for, at most those the token was granted; all of them when `None`.
     pub scopes: Option<Vec<String>>,
+    /// The resource named (RFC 8707): when named, the one the token was granted for.
+    pub resource: Option<&'a str>,
     pub origin: &'a Origin,
 }
 
 pub async fn refresh(state: &AppState, attempt: RefreshAttempt<'_>) -> Result<Tokens, SignInError> {
-    let RefreshAttempt { realm, client, presented, scopes, origin } = attempt;
+    let RefreshAttempt { realm, client, presented, scopes, resource, origin } = attempt;
     let pool = state.store.pool();
     let now = state.clock.now();
     let Some(id) = tokens::refresh_token_id(presented) else { return Err(Refusal::InvalidRefreshToken.into()) };
@@ -54,6 +56,9 @@ pub async fn refresh(state: &AppState, attempt: RefreshAttempt<'_>) -> Result<To
         || user.status != UserStatus::Active
     {
         return Err(Refusal::InvalidRefreshToken.into());
+    }
+    if let Some(address) = resource.filter(|address| Some(*address) != token.resource.as_deref()) {
+        return Err(Refusal::ResourceNotAllowed { address: address.to_owned() }.into());
     }
     let granted = token.scopes.clone();
     let scopes = match scopes {

@@ -69,9 +69,7 @@ pub async fn requested_resource(
     let server = resource_servers::find_by_address(state.store.pool(), &client.realm_id, address)
         .await
         .map_err(|error| ResourceError::Failed(error.into()))?;
-    let allowed = server.filter(|s| {
-        s.status == crate::store::Status::Active && s.allowed_clients.iter().any(|allowed| *allowed == client.id)
-    });
+    let allowed = server.filter(|s| s.status == crate::store::Status::Active && s.accepts(client));
     match allowed {
         Some(server) => Ok(Some(server)),
         None => Err(ResourceError::NotAllowed { address: address.to_owned() }),

@@ -10,6 +10,9 @@ use super::{Status, text_enum};
 use crate::crypto::SecretHasher;
 use crate::ids::{ClientId, RealmId};
 
+/// Prefix of client secret values.
+pub const CLIENT_SECRET_PREFIX: &str = "cstl_cs_";
+
 /// The OAuth grants, by their `grant_type` on the wire, each listed once.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum GrantType {
@@ -79,6 +82,17 @@ text_enum! {
     }
 }
 
+text_enum! {
+    /// How a client came to be.
+    pub enum Registration {
+        /// Created through the admin API: one of the realm's own applications.
+        Admin,
+        /// Registered itself at the realm's registration endpoint (RFC 7591): a third party,
+        /// whose sign-ins ask the person's consent.
+        Dynamic,
+    }
+}
+
 #[derive(Debug, Clone, PartialEq, Eq, sqlx::FromRow)]
 pub struct Client {
     pub realm_id: RealmId,
@@ -123,6 +137,14 @@ pub struct Client {
     pub key_algorithm: String,
     /// Days between scheduled rotations of the signing key; none when unset.
     pub key_rotation_days: Option<i64>,
+    /// How the client came to be: created by an administrator, or registered by itself.
+    #[sqlx(try_from = "String")]
+    pub registration: Registration,
+    /// The keyed hash of a self-registered client's registration access token (RFC 7592).
+    pub registration_token_hash: Option<String>,
+    /// What a self-registered client said of itself that the service keeps only to show it back
+    /// (`client_uri`, `contacts`, `software_id`, `software_version`), a JSON object.
+    pub registered_metadata: String,
     #[sqlx(try_from = "super::Millis")]
     pub created_at: DateTime<Utc>,
     #[sqlx(try_from = "super::Millis")]
@@ -136,6 +158,11 @@ impl Placed for Client {
 }
 
 impl Client {
+    /// Whether the client is a third party, whose sign-ins ask the person's consent.
+    pub fn third_party(&self) -> bool {
+        self.registration != Registration::Admin
+    }
+
     /// Whether the client's grant types name `grant`.
     pub fn allows(&self, grant: GrantType) -> bool {
         self.grant_types.contains(&grant)
@@ -167,6 +194,9 @@ impl Client {
             brand_color: None,
             key_algorithm: "ES256".to_owned(),
             key_rotation_days: None,
+            registration: Registration::Admin,
+            registration_token_hash: None,
+            registered_metadata: "{}".to_owned(),
             created_at: now,
             updated_at: now,
         }
@@ -194,7 +224,8 @@ impl Client {
 const COLUMNS: &str = "realm_id, id, name, description, client_type, status, secret_hash, secret_last_four, \
      secret_rotated_at, previous_secret_hash, previous_secret_valid_until, issued_tokens_revoked_before, \
      token_exchange_enabled, allowed_scopes, grant_types, redirect_uris, key_algorithm, key_rotation_days, created_at, updated_at, \
-     post_logout_redirect_uris, logo_uri, brand_color, allowed_origins";
+     post_logout_redirect_uris, logo_uri, brand_color, allowed_origins, registration, registration_token_hash, \
+     registered_metadata";
 
 pub const LISTING: Listing = Listing {
     table: "clients",
@@ -225,9 +256,10 @@ pub async fn insert<'c>(db: impl Executor<'c, Database = Any>, client: &Client) 
         "INSERT INTO clients (realm_id, id, name, description, client_type, status, secret_hash, secret_last_four, \
          secret_rotated_at, previous_secret_hash, previous_secret_valid_until, issued_tokens_revoked_before, \
          token_exchange_enabled, allowed_scopes, grant_types, redirect_uris, key_algorithm, key_rotation_days, \
-         created_at, updated_at, post_logout_redirect_uris, logo_uri, brand_color, allowed_origins) \
+         created_at, updated_at, post_logout_redirect_uris, logo_uri, brand_color, allowed_origins, registration, \
+         registration_token_hash, registered_metadata) \
          VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, $20, $21, \
-         $22, $23, $24) \
+         $22, $23, $24, $25, $26, $27) \
          ON CONFLICT (realm_id, id) DO NOTHING",
     )
     .bind(&client.realm_id)
@@ -254,6 +286,9 @@ pub async fn insert<'c>(db: impl Executor<'c, Database = Any>, client: &Client) 
     .bind(&client.logo_uri)
     .bind(&client.brand_color)
     .bind(super::to_json_list(&client.allowed_origins))
+    .bind(client.registration.as_str())
+    .bind(&client.registration_token_hash)
+    .bind(&client.registered_metadata)
     .execute(db)
     .await?;
     Ok(done.rows_affected() == 1)
@@ -265,7 +300,8 @@ pub async fn update<'c>(db: impl Executor<'c, Database = Any>, client: &Client) 
         "UPDATE clients SET name = $3, description = $4, status = $5, token_exchange_enabled = $6, \
          allowed_scopes = $7, grant_types = $8, redirect_uris = $9, updated_at = $10, key_algorithm = $11, \
          key_rotation_days = $12, post_logout_redirect_uris = $13, logo_uri = $14, brand_color = $15, \
-         allowed_origins = $16 WHERE realm_id = $1 AND id = $2",
+         allowed_origins = $16, registered_metadata = $17, registration_token_hash = $18 \
+         WHERE realm_id = $1 AND id = $2",
     )
     .bind(&client.realm_id)
     .bind(&client.id)
@@ -283,6 +319,8 @@ pub async fn update<'c>(db: impl Executor<'c, Database = Any>, client: &Client) 
     .bind(&client.logo_uri)
     .bind(&client.brand_color)
     .bind(super::to_json_list(&client.allowed_origins))
+    .bind(&client.registered_metadata)
+    .bind(&client.registration_token_hash)
     .execute(db)
     .await
     .map(|_| ())

@@ -11,6 +11,7 @@ pub mod browser;
 pub mod captures;
 pub mod changes;
 pub mod clients;
+pub mod consents;
 pub mod consumers;
 pub mod delegation;
 pub mod deliveries;
@@ -27,6 +28,7 @@ pub mod readings;
 pub mod realm_roles;
 pub mod realms;
 pub mod recovery;
+pub mod registration;
 pub mod resource_servers;
 pub mod roles;
 pub mod scopes;
@@ -441,7 +443,8 @@ text_id!(
     crate::ids::InvitationId,
     crate::ids::CaptureId,
     crate::ids::NotificationId,
-    crate::ids::ResetId
+    crate::ids::ResetId,
+    crate::ids::InitialAccessTokenId
 );
 
 /// An instant column as stored: milliseconds since the Unix epoch, an integer on both backends.

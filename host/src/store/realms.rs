@@ -3,10 +3,10 @@
 use chrono::{DateTime, Utc};
 use sqlx::{Any, Executor};
 
-use super::Status;
 use super::page::{self, Listing, Page, PageRequest, Scope};
 use super::trail::{Place, Placed, ResourceKind};
 use super::{Error, Store};
+use super::{Status, text_enum};
 use crate::ids::{AccountId, RealmId};
 
 /// Lockout and password settings, with their documented defaults.
@@ -27,6 +27,24 @@ pub struct RealmSettings {
     /// Whether the login page lets people create their own account.
     #[sqlx(try_from = "super::Flag")]
     pub self_sign_up: bool,
+    /// Whether clients may register themselves (RFC 7591), and with what.
+    #[sqlx(try_from = "String")]
+    pub client_registration: ClientRegistration,
+    /// The most scopes a self-registered client may be allowed.
+    #[sqlx(try_from = "super::JsonList")]
+    pub registration_scopes: Vec<String>,
+}
+
+text_enum! {
+    /// Who may register a client at the realm's registration endpoint.
+    pub enum ClientRegistration {
+        /// Nobody: clients are created through the admin API only (the default).
+        Closed,
+        /// Anyone, within the per-source rate limit.
+        Open,
+        /// Whoever presents an initial access token an administrator created.
+        InitialAccessToken,
+    }
 }
 
 impl RealmSettings {
@@ -44,6 +62,8 @@ impl Default for RealmSettings {
             minimum_password_length: 8,
             block_breached_passwords: false,
             self_sign_up: false,
+            client_registration: ClientRegistration::Closed,
+            registration_scopes: Vec::new(),
         }
     }
 }
@@ -76,7 +96,7 @@ impl Placed for Realm {
 }
 
 const COLUMNS: &str = "id, account_id, display_name, status, max_failed_attempts, lockout_duration_minutes, \
-     lockout_enabled, minimum_password_length, block_breached_passwords, self_sign_up, created_at, updated_at";
+     lockout_enabled, minimum_password_length, block_breached_passwords, self_sign_up, client_registration, registration_scopes, created_at, updated_at";
 
 pub const LISTING: Listing = Listing {
     table: "realms",
@@ -106,8 +126,9 @@ pub async fn insert<'c>(db: impl Executor<'c, Database = Any>, realm: &Realm) ->
     let s = &realm.settings;
     let done = sqlx::query(
         "INSERT INTO realms (id, account_id, display_name, status, max_failed_attempts, lockout_duration_minutes, \
-         lockout_enabled, minimum_password_length, block_breached_passwords, self_sign_up, created_at, updated_at) \
-         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12) ON CONFLICT (id) DO NOTHING",
+         lockout_enabled, minimum_password_length, block_breached_passwords, self_sign_up, created_at, updated_at, \
+         client_registration, registration_scopes) \
+         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14) ON CONFLICT (id) DO NOTHING",
     )
     .bind(&realm.id)
     .bind(&realm.account_id)
@@ -121,6 +142,8 @@ pub async fn insert<'c>(db: impl Executor<'c, Database = Any>, realm: &Realm) ->
     .bind(s.self_sign_up)
     .bind(super::millis(realm.created_at))
     .bind(super::millis(realm.updated_at))
+    .bind(s.client_registration.as_str())
+    .bind(super::to_json_list(&s.registration_scopes))
     .execute(db)
     .await?;
     Ok(done.rows_affected() == 1)
@@ -131,7 +154,7 @@ pub async fn update<'c>(db: impl Executor<'c, Database = Any>, realm: &Realm) ->
     sqlx::query(
         "UPDATE realms SET display_name = $2, status = $3, max_failed_attempts = $4, lockout_duration_minutes = $5, \
          lockout_enabled = $6, minimum_password_length = $7, block_breached_passwords = $8, self_sign_up = $9, \
-         updated_at = $10 WHERE id = $1",
+         updated_at = $10, client_registration = $11, registration_scopes = $12 WHERE id = $1",
     )
     .bind(&realm.id)
     .bind(&realm.display_name)
@@ -143,6 +166,8 @@ pub async fn update<'c>(db: impl Executor<'c, Database = Any>, realm: &Realm) ->
     .bind(s.block_breached_passwords)
     .bind(s.self_sign_up)
     .bind(super::millis(realm.updated_at))
+    .bind(s.client_registration.as_str())
+    .bind(super::to_json_list(&s.registration_scopes))
     .execute(db)
     .await
     .map(|_| ())

@@ -31,6 +31,10 @@ pub struct ResourceServer {
     /// The clients that may request tokens for it.
     #[sqlx(try_from = "super::JsonList")]
     pub allowed_clients: Vec<String>,
+    /// Whether self-registered clients may request tokens for it too (an MCP server that any
+    /// agent may reach, with the person's consent).
+    #[sqlx(try_from = "super::Flag")]
+    pub accepts_self_registered: bool,
     #[sqlx(try_from = "String")]
     pub status: Status,
     #[sqlx(try_from = "super::Millis")]
@@ -39,13 +43,21 @@ pub struct ResourceServer {
     pub updated_at: DateTime<Utc>,
 }
 
+impl ResourceServer {
+    /// Whether `client` may request tokens addressed to this server.
+    pub fn accepts(&self, client: &super::clients::Client) -> bool {
+        self.allowed_clients.iter().any(|allowed| *allowed == client.id)
+            || (self.accepts_self_registered && client.third_party())
+    }
+}
+
 impl Placed for ResourceServer {
     fn place(&self) -> Place {
         Place::in_realm(ResourceKind::ResourceServer, &self.id, &self.realm_id)
     }
 }
 
-const COLUMNS: &str = "id, realm_id, name, address, kind, scopes, allowed_clients, status, created_at, updated_at";
+const COLUMNS: &str = "id, realm_id, name, address, kind, scopes, allowed_clients, status, created_at, updated_at, accepts_self_registered";
 
 pub const LISTING: Listing = Listing {
     table: "resource_servers",
@@ -61,7 +73,8 @@ pub const LISTING: Listing = Listing {
 pub async fn insert<'c>(db: impl Executor<'c, Database = Any>, server: &ResourceServer) -> Result<bool, Error> {
     let done = sqlx::query(
         "INSERT INTO resource_servers (id, realm_id, name, address, kind, scopes, allowed_clients, status, \
-         created_at, updated_at) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10) ON CONFLICT DO NOTHING",
+         created_at, updated_at, accepts_self_registered) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11) \
+         ON CONFLICT DO NOTHING",
     )
     .bind(&server.id)
     .bind(&server.realm_id)
@@ -73,6 +86,7 @@ pub async fn insert<'c>(db: impl Executor<'c, Database = Any>, server: &Resource
     .bind(server.status.as_str())
     .bind(super::millis(server.created_at))
     .bind(super::millis(server.updated_at))
+    .bind(server.accepts_self_registered)
     .execute(db)
     .await?;
     Ok(done.rows_affected() == 1)
@@ -112,7 +126,7 @@ pub async fn find_by_address<'c>(
 pub async fn update<'c>(db: impl Executor<'c, Database = Any>, server: &ResourceServer) -> Result<bool, Error> {
     let result = sqlx::query(
         "UPDATE resource_servers SET name = $2, address = $3, scopes = $4, allowed_clients = $5, status = $6, \
-         updated_at = $7 WHERE id = $1",
+         updated_at = $7, accepts_self_registered = $8 WHERE id = $1",
     )
     .bind(&server.id)
     .bind(&server.name)
@@ -121,6 +135,7 @@ pub async fn update<'c>(db: impl Executor<'c, Database = Any>, server: &Resource
     .bind(super::to_json_list(&server.allowed_clients))
     .bind(server.status.as_str())
     .bind(super::millis(server.updated_at))
+    .bind(server.accepts_self_registered)
     .execute(db)
     .await;
     match result {

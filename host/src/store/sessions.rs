@@ -112,6 +112,30 @@ pub async fn end(tx: &mut super::Connection, id: &str, reason: &str, now: DateTi
     Ok(done.rows_affected() == 1)
 }
 
+/// Ends the person's live sessions at the client, leaving their browser signed in to the realm;
+/// the number ended.
+pub async fn end_at_client<'c>(
+    db: impl Executor<'c, Database = Any>,
+    realm_id: &str,
+    user_id: &str,
+    client_id: &str,
+    reason: &str,
+    now: DateTime<Utc>,
+) -> Result<u64, Error> {
+    let done = sqlx::query(
+        "UPDATE sessions SET ended_at = $4, end_reason = $5 \
+         WHERE realm_id = $1 AND user_id = $2 AND client_id = $3 AND ended_at IS NULL",
+    )
+    .bind(realm_id)
+    .bind(user_id)
+    .bind(client_id)
+    .bind(super::millis(now))
+    .bind(reason)
+    .execute(db)
+    .await?;
+    Ok(done.rows_affected())
+}
+
 #[derive(Debug, Clone, PartialEq, Eq, sqlx::FromRow)]
 pub struct RefreshToken {
     pub id: RefreshTokenId,

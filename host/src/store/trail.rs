@@ -15,6 +15,8 @@ text_enum! {
     pub enum ActorType {
         User,
         Credential,
+        /// A client that registered itself, changing its own registration (RFC 7592).
+        Client,
     }
 }
 
@@ -75,6 +77,9 @@ impl Actor {
         match self.actor_type {
             ActorType::User => self.user_id.clone().map(String::from),
             ActorType::Credential => self.credential_id.clone().map(String::from),
+            // A self-registered client acts with its registration access token, named by the
+            // client's id.
+            ActorType::Client => self.credential_name.clone(),
         }
     }
 }
@@ -118,6 +123,8 @@ pub enum ResourceKind {
     NotificationPreferences,
     Member,
     Account,
+    InitialAccessToken,
+    Consent,
     Resource,
 }
 
@@ -151,6 +158,8 @@ impl ResourceKind {
             Self::NotificationPreferences => "notification_preferences",
             Self::Member => "member",
             Self::Account => "account",
+            Self::InitialAccessToken => "initial_access_token",
+            Self::Consent => "consent",
             Self::Resource => "resource",
         }
     }
@@ -173,6 +182,8 @@ impl ResourceKind {
             "secrets" => Self::Secret,
             "consumers" => Self::Consumer,
             "account" => Self::Account,
+            "initial-access-tokens" => Self::InitialAccessToken,
+            "consents" => Self::Consent,
             _ => Self::Resource,
         }
     }

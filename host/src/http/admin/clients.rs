@@ -20,14 +20,13 @@ use crate::http::body::JsonBody;
 use crate::http::envelope;
 use crate::ids::ClientId;
 use crate::store::Status;
-use crate::store::clients::{self as client_store, Client, ClientType, GrantType};
+use crate::store::clients::{self as client_store, Client, ClientType, GrantType, Registration};
 use crate::store::signing_keys as key_store;
 use crate::store::trail::{Change, ChangeAction, Placed};
 use crate::tokens::keys;
 use crate::validate::{Body, Refusals, Rule, boolean, integer, list_of, one_of, parsed, text};
 
-/// Prefix of client secret values.
-pub const CLIENT_SECRET_PREFIX: &str = "cstl_cs_";
+pub use crate::store::clients::CLIENT_SECRET_PREFIX;
 
 /// Grant types a client may enable (Token Exchange has its own switch).
 const GRANT_TYPES: &[(&str, &str)] = &[
@@ -103,6 +102,14 @@ pub struct ClientView {
     pub client_configuration: ClientConfigurationView,
     pub signing_key: SigningKeySettingsView,
     pub branding: BrandingView,
+    /// Admin (created through this API) or Dynamic (registered itself, RFC 7591: a third party
+    /// whose sign-ins ask the person's consent). Read-only.
+    pub registration: Registration,
+    /// What a self-registered client said of itself (`client_uri`, `contacts`, `software_id`,
+    /// `software_version`); absent for the realm's own clients.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    #[schema(value_type = Option<Object>)]
+    pub registered_metadata: Option<Value>,
     pub created_at: String,
     pub updated_at: String,
 }
@@ -137,6 +144,10 @@ impl ClientView {
                 rotation_days: client.key_rotation_days,
             },
             branding: BrandingView { logo_uri: client.logo_uri.clone(), primary_color: client.brand_color.clone() },
+            registration: client.registration,
+            registered_metadata: client
+                .third_party()
+                .then(|| serde_json::from_str(&client.registered_metadata).unwrap_or(Value::Null)),
             created_at: iso(client.created_at),
             updated_at: iso(client.updated_at),
         }
@@ -438,6 +449,7 @@ pub async fn update(
     let mut client = before.clone();
     body.unchanged("id", &client.id);
     body.unchanged("type", client.client_type.as_str());
+    body.unchanged("registration", client.registration.as_str());
     read_fields(&mut body, &mut client);
     body.finish()?;
     if client.allowed_scopes != before.allowed_scopes {

@@ -12,6 +12,7 @@ pub mod organizations;
 pub mod reach;
 pub mod realm_roles;
 pub mod realms;
+pub mod registration;
 pub mod resource_servers;
 pub mod roles;
 pub mod rotation;
@@ -62,6 +63,13 @@ pub fn routes() -> Router<AppState> {
         .route("/realms/{realm}/users", get(users::list).post(users::create))
         .route("/realms/{realm}/users/{userId}", get(users::read).put(users::update).delete(users::delete))
         .route("/realms/{realm}/users/{userId}/impersonate", post(users::impersonate))
+        .route("/realms/{realm}/users/{userId}/consents", get(registration::user_consents))
+        .route("/realms/{realm}/users/{userId}/consents/{client}", delete(registration::withdraw_user_consent))
+        .route(
+            "/realms/{realm}/initial-access-tokens",
+            get(registration::list_initial_access_tokens).post(registration::create_initial_access_token),
+        )
+        .route("/realms/{realm}/initial-access-tokens/{tokenId}", delete(registration::delete_initial_access_token))
         .route("/realms/{realm}/roles", get(realm_roles::list_realm_roles).post(realm_roles::create_realm_role))
         .route(
             "/realms/{realm}/roles/{roleId}",

@@ -15,10 +15,10 @@ use crate::http::auth::Caller;
 use crate::http::body::JsonBody;
 use crate::http::envelope;
 use crate::ids::{PLATFORM_REALM, RealmId};
-use crate::store::realms::{self, Realm, RealmSettings};
+use crate::store::realms::{self, ClientRegistration, Realm, RealmSettings};
 use crate::store::trail::{Change, ChangeAction, Placed};
 use crate::store::{Status, realms as realm_store};
-use crate::validate::{Body, Rule, boolean, integer, one_of, parsed, text};
+use crate::validate::{Body, Rule, boolean, integer, list_of, one_of, parsed, text};
 
 /// A realm as the admin API shows it.
 #[derive(Debug, Serialize, ToSchema)]
@@ -40,6 +40,12 @@ pub struct RealmView {
     /// Whether the login page offers people to create their own account (default false); a new
     /// account raises `user_created`.
     pub self_sign_up: bool,
+    /// Who may register clients at the realm's registration endpoint (RFC 7591): Closed
+    /// (default), Open, or InitialAccessToken.
+    pub client_registration: ClientRegistration,
+    /// The most scopes a self-registered client may be allowed (default none: only `openid`,
+    /// `profile` and `email`).
+    pub registration_scopes: Vec<String>,
     pub created_at: String,
     pub updated_at: String,
 }
@@ -57,6 +63,8 @@ impl From<&Realm> for RealmView {
             minimum_password_length: s.minimum_password_length,
             block_breached_passwords: s.block_breached_passwords,
             self_sign_up: s.self_sign_up,
+            client_registration: s.client_registration,
+            registration_scopes: s.registration_scopes.clone(),
             created_at: iso(realm.created_at),
             updated_at: iso(realm.updated_at),
         }
@@ -80,6 +88,9 @@ pub struct RealmInput {
     minimum_password_length: Option<i64>,
     block_breached_passwords: Option<bool>,
     self_sign_up: Option<bool>,
+    client_registration: Option<ClientRegistration>,
+    /// Scopes of the catalogue or the realm.
+    registration_scopes: Option<Vec<String>>,
 }
 
 /// Reads the changeable fields onto `realm`.
@@ -112,6 +123,18 @@ fn read_fields(body: &mut Body, realm: &mut Realm) {
     if let Some(value) = body.optional("selfSignUp", boolean) {
         s.self_sign_up = value;
     }
+    if let Some(value) = body.optional("clientRegistration", one_of(ClientRegistration::NAMES)) {
+        s.client_registration = value;
+    }
+    if let Some(scopes) = body.optional("registrationScopes", list_of(100, super::clients::scope_token)) {
+        s.registration_scopes = scopes;
+    }
+}
+
+/// The registration scopes must be scopes the realm has.
+async fn check_registration_scopes(state: &AppState, realm: &Realm) -> Result<(), Error> {
+    let scopes = realm.settings.registration_scopes.clone();
+    super::scopes::check_scopes_exist(state, &realm.account_id, &realm.id, &scopes, "registrationScopes").await
 }
 
 #[utoipa::path(post, path = "/realms", tag = "Realms", request_body = RealmInput,
@@ -142,6 +165,7 @@ pub async fn create(
     if realm.display_name.is_empty() {
         realm.display_name = realm.id.to_string();
     }
+    check_registration_scopes(&state, &realm).await?;
 
     let mut tx = state.store.begin().await?;
     if !realm_store::insert(&mut *tx, &realm).await? {
@@ -192,6 +216,9 @@ pub async fn update(
     }
     if realm.id == PLATFORM_REALM && realm.settings.self_sign_up {
         return Err(Error::Conflict("people join the platform realm by invitation, never by sign-up".into()));
+    }
+    if realm.settings.registration_scopes != before.settings.registration_scopes {
+        check_registration_scopes(&state, &realm).await?;
     }
     realm.updated_at = state.clock.now();
 

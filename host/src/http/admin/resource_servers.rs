@@ -20,7 +20,7 @@ use crate::store::realms::Realm;
 use crate::store::resource_servers::{self as server_store, ResourceServer, ServerKind};
 use crate::store::trail::{Change, ChangeAction, Placed};
 use crate::store::{Status, clients as client_store};
-use crate::validate::{Body, Notification, Refusals, Rule, list_of, one_of, parsed, text};
+use crate::validate::{Body, Notification, Refusals, Rule, boolean, list_of, one_of, parsed, text};
 
 #[derive(Debug, Serialize, ToSchema)]
 #[serde(rename_all = "camelCase")]
@@ -36,6 +36,9 @@ pub struct ResourceServerView {
     pub scopes: Vec<String>,
     /// The clients that may request tokens for it.
     pub allowed_clients: Vec<String>,
+    /// Whether clients that registered themselves may request tokens for it too, each with the
+    /// consent of the person signing in (default false).
+    pub accepts_self_registered_clients: bool,
     pub status: Status,
     pub created_at: String,
     pub updated_at: String,
@@ -51,6 +54,7 @@ impl ResourceServerView {
             kind: server.kind,
             scopes: server.scopes.clone(),
             allowed_clients: server.allowed_clients.clone(),
+            accepts_self_registered_clients: server.accepts_self_registered,
             status: server.status,
             created_at: iso(server.created_at),
             updated_at: iso(server.updated_at),
@@ -75,6 +79,8 @@ pub struct ResourceServerInput {
     scopes: Option<Vec<String>>,
     /// Ids of the realm's clients that may request tokens for it.
     allowed_clients: Option<Vec<String>>,
+    /// Whether self-registered clients may request tokens for it too (default false).
+    accepts_self_registered_clients: Option<bool>,
     status: Option<Status>,
 }
 
@@ -108,6 +114,9 @@ fn read_fields(body: &mut Body, server: &mut ResourceServer) {
     }
     if let Some(clients) = body.optional("allowedClients", list_of(200, client_reference)) {
         server.allowed_clients = clients.clone();
+    }
+    if let Some(accepts) = body.optional("acceptsSelfRegisteredClients", boolean) {
+        server.accepts_self_registered = accepts;
     }
     if let Some(status) = body.optional("status", one_of(Status::NAMES)) {
         server.status = status;
@@ -148,6 +157,7 @@ pub async fn create(
         kind,
         scopes: Vec::new(),
         allowed_clients: Vec::new(),
+        accepts_self_registered: false,
         status: Status::Active,
         created_at: now,
         updated_at: now,

@@ -11,7 +11,7 @@ use utoipa::{Modify, OpenApi};
 
 use super::admin::webhooks::ClientEndpointPaths;
 use super::admin::{
-    account, audit, captures, clients, consumers, delegation, groups, organizations, realm_roles, realms,
+    account, audit, captures, clients, consumers, delegation, groups, organizations, realm_roles, realms, registration,
     resource_servers, roles, scopes, secrets, sessions, signing_keys, threats, users, webhooks,
 };
 use super::envelope::{NotificationBody, Pagination};
@@ -30,6 +30,9 @@ use crate::error::ErrorCode;
         realms::create, realms::list, realms::read, realms::update, realms::delete,
         clients::create, clients::list, clients::read, clients::update, clients::delete,
         users::create, users::list, users::read, users::update, users::delete,
+        registration::user_consents, registration::withdraw_user_consent,
+        registration::create_initial_access_token, registration::list_initial_access_tokens,
+        registration::delete_initial_access_token,
         sessions::list, sessions::read, sessions::revoke,
         organizations::create, organizations::list, organizations::read, organizations::update, organizations::delete,
         organizations::members, organizations::add_member, organizations::remove_member,

@@ -16,6 +16,7 @@ use super::login_page::{self, Field, FormPage, Frame, Problem};
 use super::page_texts::{Language, Texts};
 use super::{Form, OAuthError};
 use crate::AppState;
+use crate::consent;
 use crate::http::address::ClientAddress;
 use crate::signin::browser::{self, Asked, Authorization, AuthorizationError, Denial, Unredirectable};
 use crate::signin::{BrowserSignIn, Origin};
@@ -128,7 +129,7 @@ async fn authorize(state: &AppState, realm_id: &str, origin: &Origin, headers: &
     }
     let now = state.clock.now();
     if let Some((session, user)) = signed_in.filter(|(session, _)| browser::satisfies(&authorization, session, now)) {
-        return answer_with_code(state, &realm, &authorization, &session, &user, origin, None).await;
+        return answer_with_code(&page, &session, &user, origin, None).await;
     }
     if authorization.prompt_none {
         return denied(state, &realm, &authorization, Denial::LoginRequired, "the person is not signed in");
@@ -143,36 +144,46 @@ pub(super) fn texts_for(form: &Form, headers: &HeaderMap) -> &'static Texts {
 }
 
 /// A browser just signed in to the realm: its session cookie is set, and the client answered.
-pub(super) async fn answer_signed_in(
-    state: &AppState,
-    realm: &Realm,
-    authorization: &Authorization,
-    signed_in: &BrowserSignIn,
+pub(super) async fn answer_signed_in(page: &Page<'_>, signed_in: &BrowserSignIn, origin: &Origin) -> Response {
+    let cookie = session_cookie(page.state, page.realm, &signed_in.cookie);
+    answer_with_code(page, &signed_in.session, &signed_in.user, origin, Some(cookie)).await
+}
+
+/// Answers the client for the browser's person: with the consent page when the person must be
+/// asked first, else by opening the client's session and redirecting with the code.
+async fn answer_with_code(
+    page: &Page<'_>,
+    session: &BrowserSession,
+    user: &User,
     origin: &Origin,
+    set_cookie: Option<HeaderValue>,
 ) -> Response {
-    let cookie = session_cookie(state, realm, &signed_in.cookie);
-    answer_with_code(state, realm, authorization, &signed_in.session, &signed_in.user, origin, Some(cookie)).await
+    let Page { state, realm, authorization, .. } = *page;
+    let mut response = match consent::question(state, authorization, user).await {
+        Ok(Some(_)) if authorization.prompt_none => {
+            denied(state, realm, authorization, Denial::ConsentRequired, "the person has not consented to this client")
+        }
+        Ok(Some(question)) => page.consent(&question),
+        Ok(None) => code_response(state, realm, authorization, session, user, origin).await,
+        Err(failure) => refused(state, realm, failure.into()),
+    };
+    if let Some(cookie) = set_cookie {
+        response.headers_mut().append(header::SET_COOKIE, cookie);
+    }
+    response
 }
 
 /// Opens the client's session from the browser's and redirects with the code.
-async fn answer_with_code(
+pub(super) async fn code_response(
     state: &AppState,
     realm: &Realm,
     authorization: &Authorization,
     session: &BrowserSession,
     user: &User,
     origin: &Origin,
-    set_cookie: Option<HeaderValue>,
 ) -> Response {
     match browser::authorize(state, realm, authorization, session, user, origin).await {
-        Ok(code) => {
-            let mut response =
-                redirect(state, realm, &authorization.redirect_uri, &authorization.state, &[("code", &code)]);
-            if let Some(cookie) = set_cookie {
-                response.headers_mut().append(header::SET_COOKIE, cookie);
-            }
-            response
-        }
+        Ok(code) => redirect(state, realm, &authorization.redirect_uri, &authorization.state, &[("code", &code)]),
         Err(failure) => refused(state, realm, failure.into()),
     }
 }
@@ -219,6 +230,34 @@ impl Page<'_> {
                 }
             },
             status,
+        )
+    }
+
+    /// The consent page: what the client asks and, for a third party, where it is served from.
+    pub fn consent(&self, question: &consent::Question) -> Response {
+        let texts = self.texts();
+        let client = &self.authorization.client;
+        let mut intro = String::new();
+        if client.third_party() {
+            intro = format!("{} {}. {}", texts.consent_served_from, question.host, texts.consent_not_operated);
+        }
+        if let Some(resource) = &question.resource {
+            intro = format!("{intro} {} {resource}.", texts.consent_for_resource).trim().to_owned();
+        }
+        self.show(
+            |_| FormPage {
+                title: format!("{} {}", client.name, texts.consent_asks),
+                intro: (!intro.is_empty()).then_some(intro.as_str()),
+                path: "consent",
+                lists: vec![
+                    (texts.consent_new, question.missing.clone()),
+                    (texts.consent_earlier, question.allowed.clone()),
+                ],
+                button: texts.allow,
+                refusal: Some(texts.deny),
+                ..FormPage::default()
+            },
+            StatusCode::OK,
         )
     }
 
@@ -403,7 +442,7 @@ fn redirect(
     response
 }
 
-fn denied(
+pub(super) fn denied(
     state: &AppState,
     realm: &Realm,
     authorization: &Authorization,

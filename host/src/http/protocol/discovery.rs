@@ -11,6 +11,7 @@ use super::{OAuthError, no_store, realm};
 use crate::AppState;
 use crate::error::OAuthCode;
 use crate::store::clients::GrantType;
+use crate::store::realms::ClientRegistration;
 use crate::store::users::UserStatus;
 use crate::tokens::{self, issuer, person_claims};
 
@@ -22,8 +23,7 @@ pub async fn configuration(
     let issuer = issuer(&state, &realm.id);
     let endpoint = |path: &str| format!("{issuer}/protocol/openid-connect/{path}");
     // `create` is named only where people may sign up, as the authorization endpoint refuses it elsewhere.
-    // `consent` is answered `consent_required`: no consent page exists to show.
-    let mut prompts = vec!["none", "login", "select_account"];
+    let mut prompts = vec!["none", "login", "consent", "select_account"];
     if realm.settings.self_sign_up {
         prompts.push("create");
     }
@@ -34,7 +34,7 @@ pub async fn configuration(
             scopes.push(name);
         }
     }
-    let document = json!({
+    let mut document = json!({
         "issuer": issuer,
         "token_endpoint": endpoint("token"),
         "jwks_uri": endpoint("certs"),
@@ -67,6 +67,12 @@ pub async fn configuration(
         ],
         "access_token_issuer": issuer,
     });
+    // Where clients register themselves (RFC 7591), named only where the realm takes registrations.
+    if realm.settings.client_registration != ClientRegistration::Closed
+        && let Value::Object(fields) = &mut document
+    {
+        fields.insert("registration_endpoint".into(), Value::String(endpoint("register")));
+    }
     Ok(axum::Json(document).into_response())
 }
 
@@ -102,6 +108,23 @@ pub(super) fn bearer(headers: &HeaderMap) -> Option<&str> {
     let value = headers.get(header::AUTHORIZATION)?.to_str().ok()?;
     let (scheme, token) = value.split_once(' ')?;
     scheme.eq_ignore_ascii_case("bearer").then(|| token.trim())
+}
+
+/// The Active person whose access token the `Authorization` header carries, and the client it was
+/// issued to; else `invalid_token` saying `needed`.
+pub(super) async fn bearer_person(
+    state: &AppState,
+    realm_id: &str,
+    headers: &HeaderMap,
+    needed: &'static str,
+) -> Result<(crate::store::users::User, crate::ids::ClientId), OAuthError> {
+    let refused = || OAuthError::new(OAuthCode::InvalidToken, needed);
+    let token = bearer(headers).ok_or_else(refused)?;
+    let active = tokens::active_access_token(state, realm_id, token).await?.ok_or_else(refused)?;
+    let client_id = active.client_id.clone();
+    let user =
+        active.person.map(|(_, person)| person).filter(|u| u.status == UserStatus::Active).ok_or_else(refused)?;
+    Ok((user, client_id))
 }
 
 fn invalid_token() -> Response {

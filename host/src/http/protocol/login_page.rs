@@ -105,12 +105,16 @@ pub struct FormPage<'a> {
     pub title: String,
     /// A paragraph above the fields.
     pub intro: Option<&'a str>,
+    /// Lists under the paragraph, each with the sentence that introduces it.
+    pub lists: Vec<(&'static str, Vec<String>)>,
     /// Where it posts, under the endpoint.
     pub path: &'static str,
     pub fields: Vec<Field<'a>>,
     /// Hidden values beyond the request and the CSRF token.
     pub hidden: Vec<(&'static str, &'a str)>,
     pub button: &'static str,
+    /// A second button, posting `decision=deny` where the first posts `decision=allow`.
+    pub refusal: Option<&'static str>,
     pub problem: Option<Problem<'a>>,
     /// Links under the form: address and words.
     pub links: Vec<(String, &'static str)>,
@@ -154,7 +158,20 @@ pub fn form_page(frame: &Frame<'_>, page: &FormPage<'_>, status: StatusCode) -> 
     let mut hidden = hidden_fields(carried);
     let _ = write!(hidden, r#"<input type="hidden" name="csrf" value="{}">"#, escape(csrf));
     hidden.push_str(&hidden_fields(&page.hidden));
-    let intro = page.intro.map(|text| format!("<p>{}</p>\n", escape(text))).unwrap_or_default();
+    let mut intro = page.intro.map(|text| format!("<p>{}</p>\n", escape(text))).unwrap_or_default();
+    for (sentence, items) in page.lists.iter().filter(|(_, items)| !items.is_empty()) {
+        let items: String = items.iter().map(|item| format!("<li>{}</li>", escape(item))).collect();
+        let _ = writeln!(intro, "<p>{}</p>\n<ul>{items}</ul>", escape(sentence));
+    }
+    let buttons = match page.refusal {
+        None => format!(r#"<button type="submit"{button_focus}>{}</button>"#, escape(page.button)),
+        Some(refusal) => format!(
+            r#"<button type="submit" name="decision" value="allow"{button_focus}>{}</button>
+<button type="submit" name="decision" value="deny" class="secondary">{}</button>"#,
+            escape(page.button),
+            escape(refusal)
+        ),
+    };
     let links: String = page
         .links
         .iter()
@@ -167,11 +184,10 @@ pub fn form_page(frame: &Frame<'_>, page: &FormPage<'_>, status: StatusCode) -> 
 {intro}<form method="post" action="{action}">
 {hidden}
 {inputs}{message}
-<button type="submit"{button_focus}>{button}</button>
+{buttons}
 </form>
 {links}"#,
         action = escape(&format!("{endpoint}/{}", page.path)),
-        button = escape(page.button),
     );
     // Pictures only from the logo's origin; none at all without a logo.
     let images = logo_uri.and_then(|uri| url::Url::parse(uri).ok()).map(|uri| uri.origin().ascii_serialization());
@@ -257,7 +273,8 @@ label{display:block;font-weight:600;margin:1rem 0 .3rem}input{width:100%;box-siz
 padding:.6rem;font-size:1rem;border:1px solid #8a8d91;border-radius:4px}\
 input:focus,button:focus,a:focus{outline:3px solid #1a73e8;outline-offset:1px}\
 button{margin-top:1.5rem;width:100%;padding:.7rem;font-size:1rem;border:0;border-radius:4px;\
-background:#1a56c4;color:#fff;cursor:pointer}.error{color:#b00020;margin:.5rem 0 0}a{color:#1a56c4}";
+background:#1a56c4;color:#fff;cursor:pointer}button.secondary{background:#fff;color:#1c1e21;\
+border:1px solid #8a8d91}li{margin:.2rem 0}.error{color:#b00020;margin:.5rem 0 0}a{color:#1a56c4}";
 
 /// A whole page: its language, escaped title, style beyond the common one, the inside of `<main>`,
 /// and what its Content-Security-Policy allows besides its own style.

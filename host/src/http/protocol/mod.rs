@@ -5,6 +5,7 @@
 //! Errors follow RFC 6749 §5.2 (`error`, `error_description`) plus the service's `error_code`;
 //! every answer carries `Cache-Control: no-store`.
 
+pub mod account_consents;
 pub mod authorize;
 pub mod client_auth;
 pub mod cors;
@@ -17,6 +18,7 @@ pub mod page_texts;
 pub mod password_page;
 pub mod push;
 pub mod recovery;
+pub mod registration;
 pub mod sign_in_steps;
 pub mod token;
 
@@ -39,7 +41,8 @@ use crate::store::realms::Realm;
 
 pub fn routes() -> Router<AppState> {
     // What code in a browser of any origin may read: the metadata, at the address of OIDC
-    // Discovery and at RFC 8414's, and the JWKS.
+    // Discovery and at RFC 8414's, and the JWKS; and where any may register a client (no cookie
+    // is ever read there).
     let metadata = Router::new()
         .route(
             "/realms/{realm}/.well-known/openid-configuration",
@@ -54,6 +57,17 @@ pub fn routes() -> Router<AppState> {
             "/realms/{realm}/resource-servers/{serverId}/protected-resource-metadata",
             get(discovery::protected_resource).options(discovery::preflight),
         )
+        .route(
+            "/realms/{realm}/protocol/openid-connect/register",
+            post(registration::register).options(registration::preflight),
+        )
+        .route(
+            "/realms/{realm}/protocol/openid-connect/register/{clientId}",
+            get(registration::read)
+                .put(registration::replace)
+                .delete(registration::delete)
+                .options(registration::preflight),
+        )
         .route_layer(from_fn(discovery::open_to_every_origin));
     // What code in a browser may read at an origin its client allows.
     let by_client = Router::new()
@@ -66,6 +80,7 @@ pub fn routes() -> Router<AppState> {
         .route("/realms/{realm}/protocol/openid-connect/auth", get(authorize::get).post(authorize::post))
         .route("/realms/{realm}/protocol/openid-connect/auth/login", post(sign_in_steps::login))
         .route("/realms/{realm}/protocol/openid-connect/auth/password", post(sign_in_steps::change_password))
+        .route("/realms/{realm}/protocol/openid-connect/auth/consent", post(sign_in_steps::consent))
         .route(
             "/realms/{realm}/protocol/openid-connect/auth/push",
             get(sign_in_steps::wait_reloaded).post(sign_in_steps::wait_continued),
@@ -84,6 +99,8 @@ pub fn routes() -> Router<AppState> {
         .route("/realms/{realm}/account/recovery/reset", post(recovery::reset))
         .route("/realms/{realm}/account/password", get(password_page::shown).post(password_page::set))
         .route("/realms/{realm}/account/push-devices", post(push::enroll))
+        .route("/realms/{realm}/account/consents", get(account_consents::list))
+        .route("/realms/{realm}/account/consents/{client}", axum::routing::delete(account_consents::withdraw))
         .route("/realms/{realm}/account/push-requests", get(push::waiting))
         .route("/realms/{realm}/account/push-requests/{requestId}/answer", post(push::answer))
         .route("/realms/{realm}/protocol/openid-connect/token/introspect", post(introspection::introspect))
@@ -153,7 +170,7 @@ fn answer(code: OAuthCode) -> (StatusCode, &'static str) {
         | C::DelegationDepthExceeded => (StatusCode::BAD_REQUEST, "invalid_request"),
         C::PayloadTooLarge => (StatusCode::PAYLOAD_TOO_LARGE, "invalid_request"),
         C::MethodNotAllowed => (StatusCode::METHOD_NOT_ALLOWED, "invalid_request"),
-        C::RealmNotFound | C::ResourceServerNotFound | C::PushRequestNotWaiting => {
+        C::RealmNotFound | C::ResourceServerNotFound | C::PushRequestNotWaiting | C::ConsentNotFound => {
             (StatusCode::NOT_FOUND, "invalid_request")
         }
         C::UnsupportedGrantType => (StatusCode::BAD_REQUEST, "unsupported_grant_type"),
@@ -176,6 +193,9 @@ fn answer(code: OAuthCode) -> (StatusCode, &'static str) {
         C::PushRequestExpired => (StatusCode::BAD_REQUEST, "expired_token"),
         C::PushRequestRefused => (StatusCode::BAD_REQUEST, "access_denied"),
         C::InvalidToken => (StatusCode::UNAUTHORIZED, "invalid_token"),
+        C::RegistrationClosed => (StatusCode::FORBIDDEN, "access_denied"),
+        C::InvalidRedirectUri => (StatusCode::BAD_REQUEST, "invalid_redirect_uri"),
+        C::InvalidClientMetadata => (StatusCode::BAD_REQUEST, "invalid_client_metadata"),
         C::TooManyRequests => (StatusCode::TOO_MANY_REQUESTS, "invalid_request"),
         C::InternalError => (StatusCode::INTERNAL_SERVER_ERROR, "server_error"),
         C::ServiceUnavailable => (StatusCode::SERVICE_UNAVAILABLE, "temporarily_unavailable"),

@@ -58,6 +58,19 @@ pub struct Texts {
     pub email_invalid: &'static str,
     pub password_set: &'static str,
     pub form_expired: &'static str,
+    /// "asks for access to your account", after the client's name.
+    pub consent_asks: &'static str,
+    /// Followed by the client's host: where a third-party application is served from.
+    pub consent_served_from: &'static str,
+    pub consent_not_operated: &'static str,
+    /// Followed by the resource server's address.
+    pub consent_for_resource: &'static str,
+    /// Before the list of what is newly asked.
+    pub consent_new: &'static str,
+    /// Before the list of what was allowed earlier.
+    pub consent_earlier: &'static str,
+    pub allow: &'static str,
+    pub deny: &'static str,
 }
 
 const ENGLISH: Texts = Texts {
@@ -106,6 +119,14 @@ const ENGLISH: Texts = Texts {
     email_invalid: "This is not an email address.",
     password_set: "Your password is set. You can now sign in.",
     form_expired: "This form has expired. Try again.",
+    consent_asks: "asks for access to your account",
+    consent_served_from: "This application is served from",
+    consent_not_operated: "It registered itself: the operator of this sign-in service does not vouch for it.",
+    consent_for_resource: "For use at",
+    consent_new: "It asks for:",
+    consent_earlier: "You allowed it earlier:",
+    allow: "Allow",
+    deny: "Deny",
 };
 
 const FRENCH: Texts = Texts {
@@ -157,6 +178,15 @@ const FRENCH: Texts = Texts {
     email_invalid: "Ce n’est pas une adresse e-mail.",
     password_set: "Votre mot de passe est enregistré. Vous pouvez maintenant vous connecter.",
     form_expired: "Ce formulaire a expiré. Réessayez.",
+    consent_asks: "demande l’accès à votre compte",
+    consent_served_from: "Cette application est servie depuis",
+    consent_not_operated: "Elle s’est enregistrée elle-même : l’opérateur de ce service de connexion ne s’en porte \
+                           pas garant.",
+    consent_for_resource: "Pour un usage auprès de",
+    consent_new: "Elle demande :",
+    consent_earlier: "Vous lui avez déjà permis :",
+    allow: "Autoriser",
+    deny: "Refuser",
 };
 
 /// The languages the pages are written in, as `ui_locales_supported` names them.

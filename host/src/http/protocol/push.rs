@@ -31,7 +31,6 @@ use crate::ids::DeviceId;
 use crate::signin::{self, push::Decision};
 use crate::store::push::{self as store, Device};
 use crate::store::realms::Realm;
-use crate::store::users::UserStatus;
 
 const DEVICE_SECRET_PREFIX: &str = "cstl_dev_";
 /// The most phones one account enrolls.
@@ -55,13 +54,8 @@ pub async fn enroll(
     form: Form,
 ) -> Result<Response, OAuthError> {
     let realm = realm(&state, &realm_id).await?;
-    let invalid_token = || OAuthError::new(OAuthCode::InvalidToken, "a person's access token is required");
-    let token = super::discovery::bearer(&headers).ok_or_else(invalid_token)?;
-    let active = crate::tokens::active_access_token(&state, &realm.id, token).await?;
-    let user = active
-        .and_then(|a| a.person.map(|(_, person)| person))
-        .filter(|u| u.status == UserStatus::Active)
-        .ok_or_else(invalid_token)?;
+    let needed = "a person's access token is required";
+    let (user, _) = super::discovery::bearer_person(&state, &realm.id, &headers, needed).await?;
     let name = form.require("name")?;
     if name.chars().count() > 100 {
         return Err(OAuthError::new(OAuthCode::InvalidName, "name is at most 100 characters"));

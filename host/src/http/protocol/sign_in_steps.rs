@@ -8,6 +8,7 @@
 //! - `GET|POST …/auth/recovery`, `POST …/auth/recovery/reset`: password recovery, the code sent by
 //!   e-mail typed here with the new password.
 //! - `GET|POST …/auth/register`: self sign-up, where the realm allows it.
+//! - `POST …/auth/consent`: the person's answer on the consent page.
 
 use axum::Extension;
 use axum::extract::{Path, RawQuery, State};
@@ -15,8 +16,8 @@ use axum::http::{HeaderMap, StatusCode};
 use axum::response::Response;
 
 use super::authorize::{
-    PUSH_COOKIE, Page, Requested, answer_signed_in, append_cookie, cookie, cookie_text, origin_of, posted, refused,
-    requested,
+    PUSH_COOKIE, Page, Requested, SESSION_COOKIE, answer_signed_in, append_cookie, code_response, cookie, cookie_text,
+    denied, origin_of, posted, refused, requested,
 };
 use super::login_page::{Field, FormPage, Problem};
 use super::page_texts::Texts;
@@ -25,6 +26,7 @@ use crate::AppState;
 use crate::error::Error;
 use crate::http::address::ClientAddress;
 use crate::ids::PLATFORM_REALM;
+use crate::signin::browser::{self, Denial};
 use crate::signin::signup::{self, SignUp, SignUpError, SignUpRefusal};
 use crate::signin::{
     self, Opens, PasswordAttempt, PasswordOutcome, PhoneConfirmation, Refusal, SignInError, console, recovery,
@@ -41,6 +43,49 @@ macro_rules! checked {
             Err(answer) => return *answer,
         }
     };
+}
+
+/// `POST …/auth/consent`: the person allows the client what the consent page asked, or denies it.
+/// The browser must still be signed in as the person the page was shown to, recently enough for
+/// the request's `max_age`.
+pub async fn consent(
+    State(state): State<AppState>,
+    Path(realm_id): Path<String>,
+    Extension(ClientAddress(address)): Extension<ClientAddress>,
+    headers: HeaderMap,
+    form: Posted,
+) -> Response {
+    let request = checked!(posted(&state, &realm_id, &headers, form));
+    let (page, Requested { form, realm, authorization }) = (request.page(&state, &headers), &request);
+    let signed_in = match cookie(&headers, SESSION_COOKIE) {
+        Some(value) => match browser::signed_in(&state, realm, value).await {
+            Ok(found) => found,
+            Err(failure) => return refused(&state, realm, failure.into()),
+        },
+        None => None,
+    };
+    let now = state.clock.now();
+    let recent = |session: &crate::store::browser::BrowserSession| {
+        authorization.max_age.is_none_or(|max| now - session.authenticated_at <= max)
+            && authorization.expected_subject.as_ref().is_none_or(|subject| *subject == session.user_id)
+    };
+    let Some((session, user)) = signed_in.filter(|(session, _)| recent(session)) else {
+        return page.login("", Some((StatusCode::OK, page.texts().took_too_long)));
+    };
+    match form.get("decision") {
+        Some("allow") => {
+            if let Err(failure) = crate::consent::give(&state, authorization, &user, now).await {
+                return refused(&state, realm, failure.into());
+            }
+            code_response(&state, realm, authorization, &session, &user, &origin_of(address, &headers)).await
+        }
+        Some("deny") => denied(&state, realm, authorization, Denial::AccessDenied, "the person denied the request"),
+        _ => super::login_page::problem(
+            StatusCode::BAD_REQUEST,
+            "This answer cannot be read",
+            "Allow or deny the request with one of the page's buttons.",
+        ),
+    }
 }
 
 /// `POST …/auth/login`: the login form.
@@ -81,9 +126,7 @@ pub async fn login(
         signin::password(&state, attempt).await
     };
     match outcome {
-        Ok(PasswordOutcome::InBrowser(signed_in)) => {
-            answer_signed_in(&state, realm, authorization, &signed_in, &origin).await
-        }
+        Ok(PasswordOutcome::InBrowser(signed_in)) => answer_signed_in(&page, &signed_in, &origin).await,
         Ok(PasswordOutcome::ConfirmationAsked(asked)) => {
             let mut response = page.waiting();
             let binding = push_binding(&state, asked.request_id.as_str());
@@ -202,7 +245,7 @@ async fn wait(
     };
     let mut response = match outcome {
         Ok(PasswordOutcome::InBrowser(signed_in)) => {
-            answer_signed_in(state, realm, authorization, &signed_in, &origin_of(address, headers)).await
+            answer_signed_in(&page, &signed_in, &origin_of(address, headers)).await
         }
         Ok(_) => failed(state, realm, "a confirmed browser sign-in opened no browser session"),
         Err(SignInError::Refused(Refusal::PushPending)) => return page.waiting(),
@@ -311,7 +354,7 @@ pub async fn register(
         origin: &origin,
     };
     let (text, field) = match signup::sign_up(&state, attempt).await {
-        Ok(signed_in) => return answer_signed_in(&state, realm, authorization, &signed_in, &origin).await,
+        Ok(signed_in) => return answer_signed_in(&page, &signed_in, &origin).await,
         Err(SignUpError::Refused(refusal)) => match refusal {
             SignUpRefusal::Closed => return page.login("", None),
             SignUpRefusal::SourceBlocked => (texts.too_many_attempts, None),

@@ -113,8 +113,14 @@ async fn token(
         GrantType::AuthorizationCode => signin::browser::exchange(state, code_exchange(&realm, &client, form)?).await?,
         _ => {
             let presented = form.require("refresh_token")?;
-            let attempt =
-                RefreshAttempt { realm: &realm, client: &client, presented, scopes: form.scopes()?, origin: &origin };
+            let attempt = RefreshAttempt {
+                realm: &realm,
+                client: &client,
+                presented,
+                scopes: form.scopes()?,
+                resource: form.get("resource"),
+                origin: &origin,
+            };
             signin::refresh(state, attempt).await?
         }
     };
@@ -245,6 +251,7 @@ fn code_exchange<'a>(realm: &'a Realm, client: &'a Client, form: &'a Form) -> Re
         code: form.require("code")?,
         redirect_uri: form.get("redirect_uri"),
         code_verifier: form.get("code_verifier"),
+        resource: form.get("resource"),
     })
 }
 
