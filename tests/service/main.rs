@@ -25,6 +25,7 @@ mod jwt_attacks;
 mod key_rollover;
 mod logout;
 mod logs_and_outages;
+mod mcp;
 mod metadata;
 mod metrics;
 mod node;

@@ -1,4 +1,4 @@
-//! Scripts of `tests/relying-party` run by node (stock OpenID Connect and JOSE libraries that no
+//! Scripts of `tests/relying-party` run by node (stock OpenID Connect, JOSE and MCP libraries that no
 //! one here wrote), spoken to in JSON lines: the test writes a line, the script prints one.
 
 use std::path::PathBuf;
