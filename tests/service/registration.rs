@@ -461,3 +461,48 @@ async fn a_person_lists_and_withdraws_their_consents_with_a_token_of_the_realms_
     let listed = answer(app.http.get(&consents).bearer_auth(&own).send().await.unwrap()).await;
     assert_eq!(listed.body["consents"], json!([]));
 }
+
+#[tokio::test]
+async fn a_person_withdraws_an_application_on_the_page_of_what_they_allowed() {
+    let app = spawn_app().await;
+    open_realm(&app).await;
+    let client =
+        register(&app, "acme", None, mcp_client("mcp:tools")).await.body["client_id"].as_str().unwrap().to_owned();
+    let pkce = challenge(VERIFIER);
+    let page = "/realms/acme/account/applications";
+    let mut stranger = Browser::new(&app);
+    let refused = stranger.visit(page, &[]).await;
+    assert_eq!(refused.status, StatusCode::UNAUTHORIZED);
+    assert!(refused.body.contains("You are not signed in"), "{}", refused.body);
+
+    let mut browser = Browser::new(&app);
+    let login = browser.authorize("acme", &authorization(&client, "mcp:tools", &pkce)).await;
+    let asked = browser.sign_in("acme", &login, "ada", "analytical engine").await;
+    let allowed = browser.submit(consent_path(), &asked, &[("decision", "allow")]).await;
+    let refresh = exchange(&app, &client, &allowed.param("code").unwrap()).await.body["refresh_token"].clone();
+
+    let listed = browser.visit(page, &[]).await;
+    assert_eq!(listed.status, StatusCode::OK);
+    assert!(listed.body.contains("<h2>Claude Desktop</h2>"), "{}", listed.body);
+    assert!(listed.body.contains(&format!("mcp:tools (For use at {MCP})")), "{}", listed.body);
+    let policy = listed.policy.clone().unwrap();
+    assert!(policy.contains("frame-ancestors 'none'") && policy.contains("form-action 'self'"), "{policy}");
+
+    // A withdrawal posted from elsewhere (no CSRF token of this browser) changes nothing.
+    let mut forged = Browser::new(&app);
+    forged.cookies.insert("castellan_session".into(), browser.cookies["castellan_session"].clone());
+    let kept = forged.submit(page, &listed, &[]).await;
+    assert!(kept.body.contains("This form has expired"), "{}", kept.body);
+    let ada = app.get("/realms/acme/users?searchTerm=ada").await.items()[0]["id"].as_str().unwrap().to_owned();
+    assert_eq!(app.get(&format!("/realms/acme/users/{ada}/consents")).await.data().as_array().unwrap().len(), 1);
+
+    let withdrawn = browser.submit(page, &listed, &[]).await;
+    assert!(withdrawn.body.contains("Access withdrawn"), "{}", withdrawn.body);
+    assert!(withdrawn.body.contains("You have allowed no application."), "{}", withdrawn.body);
+    assert_eq!(app.get(&format!("/realms/acme/users/{ada}/consents")).await.data(), &json!([]));
+    let url = format!("{}/realms/acme/protocol/openid-connect/token", app.base);
+    let form =
+        [("grant_type", "refresh_token"), ("client_id", client.as_str()), ("refresh_token", refresh.as_str().unwrap())];
+    let refreshed = answer(app.http.post(url).form(&form).send().await.unwrap()).await;
+    assert_eq!(refreshed.body["error"], "invalid_grant", "the application is signed out: {:?}", refreshed.body);
+}

@@ -242,6 +242,56 @@ pub fn confirm_sign_out(
     document.answer(StatusCode::OK)
 }
 
+/// One application on the page of what a person allowed: its name, lines about it, and the value
+/// its withdrawal posts as `client_id`.
+#[derive(Debug, Clone)]
+pub struct Allowed {
+    pub name: String,
+    pub lines: Vec<String>,
+    pub client_id: String,
+}
+
+/// The page listing what the person allowed applications, each with a button that withdraws it
+/// (a form posting `client_id` and the CSRF token to `action`), and `notice` above the list.
+pub fn applications(
+    texts: &'static Texts,
+    action: &str,
+    csrf: &str,
+    allowed: &[Allowed],
+    notice: Option<&str>,
+) -> Response {
+    let title = escape(texts.your_applications);
+    let mut main = format!("<h1>{title}</h1>\n");
+    if let Some(notice) = notice {
+        let _ = writeln!(main, r#"<p role="status">{}</p>"#, escape(notice));
+    }
+    if allowed.is_empty() {
+        let _ = writeln!(main, "<p>{}</p>", escape(texts.no_applications));
+    }
+    for one in allowed {
+        let lines: String = one.lines.iter().map(|line| format!("<li>{}</li>", escape(line))).collect();
+        let _ = write!(
+            main,
+            r#"<section><h2>{name}</h2>
+<ul>{lines}</ul>
+<form method="post" action="{action}">
+<input type="hidden" name="client_id" value="{client}"><input type="hidden" name="csrf" value="{csrf}">
+<button type="submit" class="secondary">{withdraw}</button>
+</form></section>
+"#,
+            name = escape(&one.name),
+            action = escape(action),
+            client = escape(&one.client_id),
+            csrf = escape(csrf),
+            withdraw = escape(texts.withdraw),
+        );
+    }
+    let style = "h2{font-size:1.1rem;margin:1.5rem 0 .5rem}section+section{border-top:1px solid #dadce0}";
+    let document =
+        Document { texts, title: &title, style, main: &main, images: None, form_targets: Some(""), refresh: None };
+    document.answer(StatusCode::OK)
+}
+
 /// A page telling why an authorization request was not answered, for requests whose client or
 /// redirect URI cannot be trusted with the answer.
 pub fn problem(status: StatusCode, title: &str, explanation: &str) -> Response {

@@ -6,6 +6,7 @@
 //! every answer carries `Cache-Control: no-store`.
 
 pub mod account_consents;
+pub mod applications_page;
 pub mod authorize;
 pub mod client_auth;
 pub mod cors;
@@ -100,6 +101,7 @@ pub fn routes() -> Router<AppState> {
         .route("/realms/{realm}/account/password", get(password_page::shown).post(password_page::set))
         .route("/realms/{realm}/account/push-devices", post(push::enroll))
         .route("/realms/{realm}/account/consents", get(account_consents::list))
+        .route("/realms/{realm}/account/applications", get(applications_page::shown).post(applications_page::withdrawn))
         .route("/realms/{realm}/account/consents/{client}", axum::routing::delete(account_consents::withdraw))
         .route("/realms/{realm}/account/push-requests", get(push::waiting))
         .route("/realms/{realm}/account/push-requests/{requestId}/answer", post(push::answer))

@@ -71,6 +71,13 @@ pub struct Texts {
     pub consent_earlier: &'static str,
     pub allow: &'static str,
     pub deny: &'static str,
+    /// The title of the page listing what the person allowed applications.
+    pub your_applications: &'static str,
+    pub no_applications: &'static str,
+    pub withdraw: &'static str,
+    pub withdrawn: &'static str,
+    pub not_signed_in: &'static str,
+    pub sign_in_first: &'static str,
 }
 
 const ENGLISH: Texts = Texts {
@@ -127,6 +134,12 @@ const ENGLISH: Texts = Texts {
     consent_earlier: "You allowed it earlier:",
     allow: "Allow",
     deny: "Deny",
+    your_applications: "Applications you allowed",
+    no_applications: "You have allowed no application.",
+    withdraw: "Withdraw access",
+    withdrawn: "Access withdrawn: the application is signed out and must ask you again.",
+    not_signed_in: "You are not signed in",
+    sign_in_first: "Sign in to one of this service's applications, then come back to this page.",
 };
 
 const FRENCH: Texts = Texts {
@@ -187,6 +200,12 @@ const FRENCH: Texts = Texts {
     consent_earlier: "Vous lui avez déjà permis :",
     allow: "Autoriser",
     deny: "Refuser",
+    your_applications: "Applications que vous avez autorisées",
+    no_applications: "Vous n’avez autorisé aucune application.",
+    withdraw: "Retirer l’accès",
+    withdrawn: "Accès retiré : l’application est déconnectée et devra vous redemander.",
+    not_signed_in: "Vous n’êtes pas connecté",
+    sign_in_first: "Connectez-vous à l’une des applications de ce service, puis revenez sur cette page.",
 };
 
 /// The languages the pages are written in, as `ui_locales_supported` names them.
