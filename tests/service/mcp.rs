@@ -1,21 +1,29 @@
-//! The official MCP TypeScript SDK against the service, as an MCP client and server that no one
-//! here wrote: a server built with the SDK, protected by the service (tokens verified with the
-//! realm's JWKS), and the SDK's client with its OAuth support finding its way alone: protected
-//! resource metadata, the realm's metadata, registration, sign-in with PKCE and `resource`, a tool
-//! call, then a step-up for a tool that needs one more scope.
+//! The official MCP SDKs against the service, as MCP clients and a server that no one here wrote: a
+//! server built with the TypeScript SDK, protected by the service (tokens verified with the realm's
+//! JWKS), and the TypeScript and Python SDKs' clients with their OAuth support finding their way
+//! alone: protected resource metadata, the realm's metadata, registration, sign-in with PKCE and
+//! `resource`, a tool call, then a step-up for a tool that needs one more scope.
 
 use serde_json::{Value, json};
 
 use crate::node::NodeScript;
-use crate::support::{created_id, spawn_app};
+use crate::support::{TestApp, created_id, python_tool, spawn_app};
 
 /// A port nothing listens on now, for the MCP server to take.
 fn free_port() -> u16 {
     std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port()
 }
 
-#[tokio::test]
-async fn the_mcp_sdk_registers_signs_a_person_in_and_steps_up_for_a_tool() {
+/// Realm `acme` open to registrations, ada, and an MCP server built with the SDK listening on a
+/// resource server of the realm that accepts self-registered clients.
+struct Tools {
+    app: TestApp,
+    ada: String,
+    resource: String,
+    _server: NodeScript,
+}
+
+async fn tools() -> Tools {
     let app = spawn_app().await;
     app.create_realm("acme").await;
     app.create_scopes("acme", &["mcp:tools", "mcp:admin"]).await;
@@ -31,21 +39,28 @@ async fn the_mcp_sdk_registers_signs_a_person_in_and_steps_up_for_a_tool() {
     let server_id = created_id(&app, "/realms/acme/resource-servers", server).await;
     let metadata = format!("{}/realms/acme/resource-servers/{server_id}/protected-resource-metadata", app.base);
     let issuer = format!("{}/realms/acme", app.base);
-
-    let sdk = "@modelcontextprotocol/sdk";
-    let mut mcp_server = NodeScript::start("mcp_server.mjs", sdk, &[&port.to_string(), &issuer, &metadata]);
+    let mut mcp_server = NodeScript::start("mcp_server.mjs", SDK, &[&port.to_string(), &issuer, &metadata]);
     assert_eq!(mcp_server.next().await["listening"], json!(resource));
-    let mut agent = NodeScript::start("mcp_client.mjs", sdk, &[&resource, &issuer, "ada", "analytical engine"]);
-    let mut steps: Vec<Value> = Vec::new();
-    loop {
-        let line = agent.next().await;
-        if line["done"] == true {
-            break;
-        }
-        steps.push(line);
-    }
-    assert!(agent.finished().await, "the agent ran to its end: {steps:?}");
+    Tools { app, ada, resource, _server: mcp_server }
+}
 
+const SDK: &str = "@modelcontextprotocol/sdk";
+
+/// Runs an agent to its end; the JSON lines it printed before `{"done": true}`.
+async fn steps_of(mut agent: tokio::process::Command) -> Vec<Value> {
+    let run = agent.kill_on_drop(true).stderr(std::process::Stdio::inherit()).output();
+    // The timeout guards against a hung agent; it measures nothing.
+    let output = tokio::time::timeout(std::time::Duration::from_secs(90), run).await.expect("the agent ends").unwrap();
+    let printed = String::from_utf8_lossy(&output.stdout);
+    assert!(output.status.success(), "the agent failed after:\n{printed}");
+    let lines: Vec<Value> = printed.lines().map(|line| serde_json::from_str(line).expect("a JSON line")).collect();
+    assert_eq!(lines.last(), Some(&json!({ "done": true })), "{printed}");
+    lines[..lines.len() - 1].to_vec()
+}
+
+/// What every agent does against the tools, step by step; its client id.
+async fn check_steps(tools: &Tools, steps: &[Value]) -> String {
+    let Tools { app, ada, resource, .. } = tools;
     // Registered by Dynamic Client Registration, then sent to sign in for the server's first scope.
     let client_id = steps[0]["registered"].as_str().expect("it registered first").to_owned();
     let first = &steps[1]["asked"];
@@ -66,10 +81,34 @@ async fn the_mcp_sdk_registers_signs_a_person_in_and_steps_up_for_a_tool() {
     assert_eq!(steps.len(), 8, "{steps:?}");
 
     // Administrators see the agent and what ada allowed it.
-    let seen = app.get(&format!("/realms/acme/clients/{client_id}")).await;
-    assert_eq!(seen.data()["registration"], "Dynamic");
-    assert_eq!(seen.data()["registeredMetadata"]["software_id"], "mcp-typescript-sdk");
+    assert_eq!(app.get(&format!("/realms/acme/clients/{client_id}")).await.data()["registration"], "Dynamic");
     let consents = app.get(&format!("/realms/acme/users/{ada}/consents")).await;
-    assert_eq!(consents.data()[0]["scopes"], json!(["mcp:tools", "mcp:admin"]));
-    assert_eq!(consents.data()[0]["resource"], json!(resource));
+    let consent = consents.data().as_array().unwrap().iter().find(|c| c["clientId"] == client_id.as_str()).unwrap();
+    assert_eq!((&consent["scopes"], &consent["resource"]), (&json!(["mcp:tools", "mcp:admin"]), &json!(resource)));
+    client_id
+}
+
+#[tokio::test]
+async fn the_mcp_typescript_sdk_registers_signs_a_person_in_and_steps_up_for_a_tool() {
+    let tools = tools().await;
+    let issuer = format!("{}/realms/acme", tools.app.base);
+    let mut agent = tokio::process::Command::new("node");
+    let script = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("relying-party/mcp_client.mjs");
+    agent.arg(script).args([tools.resource.as_str(), &issuer, "ada", "analytical engine"]);
+    let steps = steps_of(agent).await;
+    let client_id = check_steps(&tools, &steps).await;
+    let seen = tools.app.get(&format!("/realms/acme/clients/{client_id}")).await;
+    assert_eq!(seen.data()["registeredMetadata"]["software_id"], "mcp-typescript-sdk");
+}
+
+#[tokio::test]
+async fn the_mcp_python_sdk_registers_signs_a_person_in_and_steps_up_for_a_tool() {
+    let tools = tools().await;
+    let mut agent = tokio::process::Command::new(python_tool("python"));
+    let script = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("clients/mcp_agent.py");
+    agent.arg(script).args([tools.resource.as_str(), "ada", "analytical engine"]);
+    let steps = steps_of(agent).await;
+    let client_id = check_steps(&tools, &steps).await;
+    let seen = tools.app.get(&format!("/realms/acme/clients/{client_id}")).await;
+    assert_eq!(seen.data()["registeredMetadata"]["software_id"], "mcp-python-sdk");
 }
