@@ -9,6 +9,7 @@ pub mod backoff;
 pub mod bootstrap;
 pub mod cache;
 pub mod changes;
+pub mod client_keys;
 pub mod clock;
 pub mod config;
 pub mod consent;
@@ -93,6 +94,8 @@ pub struct Services {
     pub protection: Arc<protection::Protection>,
     /// Sends that run after their request was answered.
     pub detached: Arc<detached::Detached>,
+    /// The JWK Sets fetched from clients' `jwks_uri`.
+    pub client_keys: client_keys::FetchedKeys,
 }
 
 impl std::fmt::Debug for dyn Clock {
@@ -205,6 +208,7 @@ impl Application {
             mailer,
             protection,
             detached: detached::Detached::new(),
+            client_keys: client_keys::FetchedKeys::default(),
         }));
         register_jobs(&state).await;
         Ok(Self { listener, state, bootstrapped, access_writer, queue_writer, change_follower })
@@ -384,6 +388,10 @@ async fn register_jobs(state: &AppState) {
                     let removed = store::sessions::prune(store.writer(), now).await?;
                     if removed > 0 {
                         tracing::info!(removed, "expired refresh tokens and token revocations removed");
+                    }
+                    let removed = store::assertions::prune(store.writer(), now).await?;
+                    if removed > 0 {
+                        tracing::info!(removed, "expired client assertions removed");
                     }
                     let removed = store::browser::prune(store.writer(), now).await?;
                     if removed > 0 {

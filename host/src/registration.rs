@@ -65,21 +65,33 @@ pub enum AuthMethod {
     None,
     ClientSecretBasic,
     ClientSecretPost,
+    /// Keys instead of a secret (RFC 7523): the client registers its `jwks` or `jwks_uri`.
+    PrivateKeyJwt,
 }
 
 impl AuthMethod {
-    const ALL: [Self; 3] = [Self::None, Self::ClientSecretBasic, Self::ClientSecretPost];
+    const ALL: [Self; 4] = [Self::None, Self::ClientSecretBasic, Self::ClientSecretPost, Self::PrivateKeyJwt];
 
     pub fn as_str(self) -> &'static str {
         match self {
             Self::None => "none",
             Self::ClientSecretBasic => "client_secret_basic",
             Self::ClientSecretPost => "client_secret_post",
+            Self::PrivateKeyJwt => "private_key_jwt",
         }
     }
 
     fn client_type(self) -> ClientType {
         if self == Self::None { ClientType::Public } else { ClientType::Confidential }
+    }
+
+    /// What the client proves itself with: nothing, a secret, or keys.
+    fn holds(self) -> &'static str {
+        match self {
+            Self::None => "nothing",
+            Self::ClientSecretBasic | Self::ClientSecretPost => "a secret",
+            Self::PrivateKeyJwt => "keys",
+        }
     }
 }
 
@@ -94,6 +106,9 @@ pub struct Metadata {
     pub logo_uri: Option<String>,
     /// The scopes named, each checked to be one the realm lets such clients have.
     pub scopes: Option<Vec<String>>,
+    /// The public keys of a `private_key_jwt` client, by value or by address.
+    pub jwks: Option<String>,
+    pub jwks_uri: Option<String>,
     /// `client_uri`, `contacts`, `software_id`, `software_version`: kept to be shown back.
     pub described: Map<String, Value>,
 }
@@ -131,7 +146,10 @@ impl Metadata {
             // RFC 7591 §2: client_secret_basic when none is named.
             None => AuthMethod::ClientSecretBasic,
             Some(name) => AuthMethod::ALL.into_iter().find(|method| method.as_str() == name).ok_or_else(|| {
-                invalid(format!("token_endpoint_auth_method {name} is not supported: none, client_secret_basic or client_secret_post"))
+                invalid(format!(
+                    "token_endpoint_auth_method {name} is not supported: none, client_secret_basic, \
+                     client_secret_post or private_key_jwt"
+                ))
             })?,
         };
         let grant_names = texts("grant_types")?.unwrap_or_else(|| vec!["authorization_code".to_owned()]);
@@ -177,6 +195,22 @@ impl Metadata {
             }
             scopes
         });
+        let jwks = match object.get("jwks") {
+            None | Some(Value::Null) => None,
+            Some(value) => Some(crate::client_keys::check_jwks(value).map_err(|why| invalid(format!("jwks {why}")))?),
+        };
+        let jwks_uri = text("jwks_uri", 2048)?;
+        if let Some(uri) = &jwks_uri {
+            https_address("jwks_uri", uri).map_err(invalid)?;
+        }
+        match (auth_method, jwks.is_some(), jwks_uri.is_some()) {
+            (AuthMethod::PrivateKeyJwt, true, true) => return Err(invalid("give jwks or jwks_uri, not both".into())),
+            (AuthMethod::PrivateKeyJwt, false, false) => {
+                return Err(invalid("private_key_jwt needs the client's public keys: jwks or jwks_uri".into()));
+            }
+            (AuthMethod::PrivateKeyJwt, _, _) | (_, false, false) => {}
+            _ => return Err(invalid("jwks and jwks_uri go with token_endpoint_auth_method private_key_jwt".into())),
+        }
         let mut described = Map::new();
         if let Some(uri) = text("client_uri", 2048)? {
             https_address("client_uri", &uri).map_err(invalid)?;
@@ -197,6 +231,8 @@ impl Metadata {
             client_name: text("client_name", 128)?,
             logo_uri,
             scopes,
+            jwks,
+            jwks_uri,
             described,
         })
     }
@@ -205,6 +241,7 @@ impl Metadata {
     fn of(client: &Client) -> Self {
         let auth_method = match client.client_type {
             ClientType::Public => AuthMethod::None,
+            ClientType::Confidential if client.uses_keys() => AuthMethod::PrivateKeyJwt,
             ClientType::Confidential => AuthMethod::ClientSecretBasic,
         };
         Self {
@@ -214,6 +251,8 @@ impl Metadata {
             client_name: Some(client.name.clone()),
             logo_uri: client.logo_uri.clone(),
             scopes: Some(client.allowed_scopes.clone()),
+            jwks: client.jwks.clone(),
+            jwks_uri: client.jwks_uri.clone(),
             described: serde_json::from_str(&client.registered_metadata).unwrap_or_default(),
         }
     }
@@ -242,6 +281,8 @@ impl Metadata {
         client.grant_types = self.grant_types.clone();
         client.allowed_scopes = allowed.clone();
         client.logo_uri = self.logo_uri.clone();
+        client.jwks = self.jwks.clone();
+        client.jwks_uri = self.jwks_uri.clone();
         client.registered_metadata = Value::Object(self.described.clone()).to_string();
         Ok(())
     }
@@ -306,7 +347,8 @@ pub async fn register(
     let mut client = Client::new(&realm.id, &new_guid(), client_type, now);
     client.registration = Registration::Dynamic;
     metadata.apply(realm, &mut client)?;
-    let secret = (client_type == ClientType::Confidential).then(|| generate_secret(client_store::CLIENT_SECRET_PREFIX));
+    let secret = (client_type == ClientType::Confidential && !client.uses_keys())
+        .then(|| generate_secret(client_store::CLIENT_SECRET_PREFIX));
     if let Some(secret) = &secret {
         client.secret_hash = Some(state.hasher.hash(secret));
         client.secret_last_four = Some(last_four(secret));
@@ -363,9 +405,9 @@ pub async fn update(
     metadata: &Metadata,
     asker: &Asker,
 ) -> Result<Client, RegistrationError> {
-    if metadata.auth_method.client_type() != before.client_type {
+    if metadata.auth_method.holds() != Metadata::of(before).auth_method.holds() {
         return Err(RegistrationError::InvalidMetadata(
-            "token_endpoint_auth_method cannot change between none and a client secret".into(),
+            "token_endpoint_auth_method cannot change between none, a client secret and keys".into(),
         ));
     }
     let mut client = before.clone();
@@ -405,9 +447,15 @@ pub fn described(state: &AppState, realm: &Realm, client: &Client) -> Value {
         "registration_client_uri": registration_client_uri(state, &realm.id, &client.id),
     });
     if let Value::Object(fields) = &mut document {
-        if client.client_type == ClientType::Confidential {
+        if client.client_type == ClientType::Confidential && !client.uses_keys() {
             // The secret never expires by itself: it is rotated (RFC 7591 §3.2.1: 0).
             fields.insert("client_secret_expires_at".into(), Value::from(0));
+        }
+        if let Some(jwks) = client.jwks.as_deref().and_then(|text| serde_json::from_str::<Value>(text).ok()) {
+            fields.insert("jwks".into(), jwks);
+        }
+        if let Some(uri) = &client.jwks_uri {
+            fields.insert("jwks_uri".into(), Value::String(uri.clone()));
         }
         if let Some(logo) = &client.logo_uri {
             fields.insert("logo_uri".into(), Value::String(logo.clone()));

@@ -12,6 +12,7 @@ mod bounds;
 mod browser;
 mod catalogue;
 mod certification;
+mod client_keys;
 mod clients;
 mod consumers;
 mod counting;

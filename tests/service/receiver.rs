@@ -1,14 +1,16 @@
 //! A webhook receiver: HTTPS on loopback with a certificate from a test authority, recording every
-//! request it gets and answering with a status the test chooses.
+//! request it gets and answering with a status the test chooses (and, serving a document, a JSON
+//! body with its `Cache-Control`).
 
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicU16, Ordering};
 use std::sync::{Arc, Mutex, OnceLock};
 
-use axum::Router;
 use axum::body::Bytes;
 use axum::extract::State;
-use axum::http::{HeaderMap, StatusCode};
+use axum::http::{HeaderMap, StatusCode, header};
+use axum::response::{IntoResponse, Response};
+use axum::{Json, Router};
 use hyper_util::rt::TokioIo;
 use hyper_util::service::TowerToHyperService;
 use tokio_rustls::TlsAcceptor;
@@ -60,6 +62,8 @@ impl Delivery {
 struct Shared {
     seen: Arc<Mutex<Vec<Delivery>>>,
     status: Arc<AtomicU16>,
+    /// The JSON body answered, and its `Cache-Control`.
+    document: Arc<Mutex<Option<(serde_json::Value, String)>>>,
 }
 
 pub struct Receiver {
@@ -103,6 +107,11 @@ impl Receiver {
         self.shared.status.store(status, Ordering::SeqCst);
     }
 
+    /// Answers every later request with `document` as JSON and this `Cache-Control`.
+    pub fn serve(&self, document: serde_json::Value, cache_control: &str) {
+        *self.shared.document.lock().unwrap() = Some((document, cache_control.to_owned()));
+    }
+
     pub fn received(&self) -> Vec<Delivery> {
         self.shared.seen.lock().unwrap().clone()
     }
@@ -117,7 +126,13 @@ impl Receiver {
     }
 }
 
-async fn record(State(shared): State<Shared>, headers: HeaderMap, body: Bytes) -> StatusCode {
+async fn record(State(shared): State<Shared>, headers: HeaderMap, body: Bytes) -> Response {
     shared.seen.lock().unwrap().push(Delivery { headers, body });
-    StatusCode::from_u16(shared.status.load(Ordering::SeqCst)).unwrap()
+    let status = StatusCode::from_u16(shared.status.load(Ordering::SeqCst)).unwrap();
+    match shared.document.lock().unwrap().clone() {
+        Some((document, cache_control)) => {
+            (status, [(header::CACHE_CONTROL, cache_control)], Json(document)).into_response()
+        }
+        None => status.into_response(),
+    }
 }

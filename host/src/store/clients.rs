@@ -142,6 +142,10 @@ pub struct Client {
     pub registration: Registration,
     /// The keyed hash of a self-registered client's registration access token (RFC 7592).
     pub registration_token_hash: Option<String>,
+    /// The public keys the client signs its assertions with (`private_key_jwt`), a JWK Set.
+    pub jwks: Option<String>,
+    /// Where the client publishes its JWK Set (https), instead of `jwks`.
+    pub jwks_uri: Option<String>,
     /// What a self-registered client said of itself that the service keeps only to show it back
     /// (`client_uri`, `contacts`, `software_id`, `software_version`), a JSON object.
     pub registered_metadata: String,
@@ -158,6 +162,12 @@ impl Placed for Client {
 }
 
 impl Client {
+    /// Whether the client authenticates with signed assertions (`private_key_jwt`, RFC 7523) and
+    /// never with a secret.
+    pub fn uses_keys(&self) -> bool {
+        self.jwks.is_some() || self.jwks_uri.is_some()
+    }
+
     /// Whether the client is a third party, whose sign-ins ask the person's consent.
     pub fn third_party(&self) -> bool {
         self.registration != Registration::Admin
@@ -196,6 +206,8 @@ impl Client {
             key_rotation_days: None,
             registration: Registration::Admin,
             registration_token_hash: None,
+            jwks: None,
+            jwks_uri: None,
             registered_metadata: "{}".to_owned(),
             created_at: now,
             updated_at: now,
@@ -225,7 +237,7 @@ const COLUMNS: &str = "realm_id, id, name, description, client_type, status, sec
      secret_rotated_at, previous_secret_hash, previous_secret_valid_until, issued_tokens_revoked_before, \
      token_exchange_enabled, allowed_scopes, grant_types, redirect_uris, key_algorithm, key_rotation_days, created_at, updated_at, \
      post_logout_redirect_uris, logo_uri, brand_color, allowed_origins, registration, registration_token_hash, \
-     registered_metadata";
+     registered_metadata, jwks, jwks_uri";
 
 pub const LISTING: Listing = Listing {
     table: "clients",
@@ -257,9 +269,9 @@ pub async fn insert<'c>(db: impl Executor<'c, Database = Any>, client: &Client) 
          secret_rotated_at, previous_secret_hash, previous_secret_valid_until, issued_tokens_revoked_before, \
          token_exchange_enabled, allowed_scopes, grant_types, redirect_uris, key_algorithm, key_rotation_days, \
          created_at, updated_at, post_logout_redirect_uris, logo_uri, brand_color, allowed_origins, registration, \
-         registration_token_hash, registered_metadata) \
+         registration_token_hash, registered_metadata, jwks, jwks_uri) \
          VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, $20, $21, \
-         $22, $23, $24, $25, $26, $27) \
+         $22, $23, $24, $25, $26, $27, $28, $29) \
          ON CONFLICT (realm_id, id) DO NOTHING",
     )
     .bind(&client.realm_id)
@@ -289,6 +301,8 @@ pub async fn insert<'c>(db: impl Executor<'c, Database = Any>, client: &Client) 
     .bind(client.registration.as_str())
     .bind(&client.registration_token_hash)
     .bind(&client.registered_metadata)
+    .bind(&client.jwks)
+    .bind(&client.jwks_uri)
     .execute(db)
     .await?;
     Ok(done.rows_affected() == 1)
@@ -300,8 +314,8 @@ pub async fn update<'c>(db: impl Executor<'c, Database = Any>, client: &Client) 
         "UPDATE clients SET name = $3, description = $4, status = $5, token_exchange_enabled = $6, \
          allowed_scopes = $7, grant_types = $8, redirect_uris = $9, updated_at = $10, key_algorithm = $11, \
          key_rotation_days = $12, post_logout_redirect_uris = $13, logo_uri = $14, brand_color = $15, \
-         allowed_origins = $16, registered_metadata = $17, registration_token_hash = $18 \
-         WHERE realm_id = $1 AND id = $2",
+         allowed_origins = $16, registered_metadata = $17, registration_token_hash = $18, \
+         jwks = $19, jwks_uri = $20 WHERE realm_id = $1 AND id = $2",
     )
     .bind(&client.realm_id)
     .bind(&client.id)
@@ -321,6 +335,8 @@ pub async fn update<'c>(db: impl Executor<'c, Database = Any>, client: &Client) 
     .bind(super::to_json_list(&client.allowed_origins))
     .bind(&client.registered_metadata)
     .bind(&client.registration_token_hash)
+    .bind(&client.jwks)
+    .bind(&client.jwks_uri)
     .execute(db)
     .await
     .map(|_| ())

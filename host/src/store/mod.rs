@@ -7,6 +7,7 @@
 
 pub mod access_log;
 pub mod accounts;
+pub mod assertions;
 pub mod browser;
 pub mod captures;
 pub mod changes;

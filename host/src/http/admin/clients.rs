@@ -50,6 +50,12 @@ pub struct ClientConfigurationView {
     pub post_logout_redirect_uris: Vec<String>,
     /// The web origins whose browser code may call the token and revocation endpoints (CORS).
     pub allowed_origins: Vec<String>,
+    /// The client's public keys for `private_key_jwt`, when it holds keys instead of a secret.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    #[schema(value_type = Option<Object>)]
+    pub jwks: Option<Value>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub jwks_uri: Option<String>,
     /// Filled only while the previous secret still authenticates; compare with the current time.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub previous_client_secret_valid_until: Option<String>,
@@ -134,6 +140,8 @@ impl ClientView {
                 redirect_uris: client.redirect_uris.clone(),
                 post_logout_redirect_uris: client.post_logout_redirect_uris.clone(),
                 allowed_origins: client.allowed_origins.clone(),
+                jwks: client.jwks.as_deref().and_then(|text| serde_json::from_str(text).ok()),
+                jwks_uri: client.jwks_uri.clone(),
                 previous_client_secret_valid_until: instant(
                     client.previous_secret_valid_until.filter(|until| *until > now),
                 ),
@@ -170,6 +178,12 @@ pub struct ClientConfigurationInput {
     /// Up to 20 web origins, `https://host[:port]` (http on a loopback host), whose browser code may
     /// call the token and revocation endpoints as this client (CORS).
     allowed_origins: Option<Vec<String>>,
+    /// The public keys (a JWK Set, up to 20 keys, no private part) the client signs its assertions
+    /// with: it then authenticates with `private_key_jwt` only, never with its secret. Null removes it.
+    #[schema(value_type = Option<Object>)]
+    jwks: Option<Value>,
+    /// Where the client publishes that JWK Set (https), instead of `jwks`. Null removes it.
+    jwks_uri: Option<String>,
 }
 
 /// The body of a client creation. An update takes the same fields but `id` and `type`, each
@@ -261,8 +275,8 @@ fn web_origin(path: &str, value: &Value) -> Result<String, Refusals> {
     }
 }
 
-/// A logo's address: https only, so the page never loads a picture over plain HTTP.
-fn logo_uri(path: &str, value: &Value) -> Result<String, Refusals> {
+/// An https address (a logo, so that the page never loads a picture over plain HTTP; a JWK Set).
+fn https_address(path: &str, value: &Value) -> Result<String, Refusals> {
     let text = text(1, 2048)(path, value)?;
     match url::Url::parse(&text) {
         Ok(uri) if uri.scheme() == "https" && uri.host_str().is_some() && uri.fragment().is_none() => Ok(text),
@@ -272,6 +286,12 @@ fn logo_uri(path: &str, value: &Value) -> Result<String, Refusals> {
             format!("{path} must be an https address"),
         )]),
     }
+}
+
+/// A JWK Set of public keys, kept as its text.
+fn jwk_set(path: &str, value: &Value) -> Result<String, Refusals> {
+    crate::client_keys::check_jwks(value)
+        .map_err(|why| vec![crate::validate::Notification::new(path, Rule::Format, format!("{path} {why}"))])
 }
 
 /// A colour as `#rrggbb`.
@@ -315,13 +335,25 @@ fn read_fields(body: &mut Body, client: &mut Client) {
         if let Some(origins) = config.optional("allowedOrigins", list_of(20, web_origin)) {
             client.allowed_origins = origins.clone();
         }
+        if let Some(jwks) = config.nullable("jwks", jwk_set) {
+            client.jwks = jwks;
+        }
+        if let Some(uri) = config.nullable("jwksUri", https_address) {
+            client.jwks_uri = uri;
+        }
+        if client.jwks.is_some() && client.jwks_uri.is_some() {
+            config.refuse("jwksUri", Rule::OneOf, "give the keys by value (jwks) or by address (jwksUri), not both");
+        }
+        if client.client_type == ClientType::Public && client.uses_keys() {
+            config.refuse("jwks", Rule::OneOf, "a public client holds no keys");
+        }
         if client.client_type == ClientType::Public && client.allows(GrantType::ClientCredentials) {
             config.refuse("grantTypes", Rule::OneOf, "a public client cannot use client_credentials");
         }
         body.absorb(config);
     }
     if let Some(mut branding) = body.nested("branding") {
-        if let Some(logo) = branding.nullable("logoUri", logo_uri) {
+        if let Some(logo) = branding.nullable("logoUri", https_address) {
             client.logo_uri = logo;
         }
         if let Some(color) = branding.nullable("primaryColor", color) {
@@ -388,7 +420,9 @@ pub async fn create(
     if client.name.is_empty() {
         client.name = client.id.to_string();
     }
-    let secret = (client.client_type == ClientType::Confidential).then(|| generate_secret(CLIENT_SECRET_PREFIX));
+    // A client that holds keys authenticates with them alone: it is given no secret.
+    let secret = (client.client_type == ClientType::Confidential && !client.uses_keys())
+        .then(|| generate_secret(CLIENT_SECRET_PREFIX));
     if let Some(secret) = &secret {
         client.secret_hash = Some(state.hasher.hash(secret));
         client.secret_last_four = Some(last_four(secret));
@@ -528,6 +562,9 @@ pub async fn rotate_secret(
     let rotation = Rotation::read(body, now)?;
     if before.client_type != ClientType::Confidential {
         return Err(Error::Conflict("a public client has no secret to rotate".into()));
+    }
+    if before.uses_keys() {
+        return Err(Error::Conflict("a client that holds keys authenticates with them, never with a secret".into()));
     }
     if before.realm_id == crate::ids::PLATFORM_REALM && before.id == crate::ids::PLATFORM_REALM {
         return Err(Error::Conflict("the platform client authenticates with account client secrets (/secrets)".into()));

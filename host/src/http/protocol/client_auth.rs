@@ -1,6 +1,7 @@
-//! Who the client of a protocol request is: the credentials it presents (HTTP Basic or the body),
-//! a confidential client they authenticate, or a public client naming itself by `client_id`. Each
-//! notes the client for the request's log line and for CORS.
+//! Who the client of a protocol request is: the credentials it presents (a secret by HTTP Basic or
+//! in the body, or a signed assertion: `private_key_jwt`), a confidential client they
+//! authenticate, or a public client naming itself by `client_id`. Each notes the client for the
+//! request's log line and for CORS.
 
 use std::sync::Arc;
 
@@ -10,6 +11,7 @@ use base64::engine::general_purpose::STANDARD;
 
 use super::{Form, OAuthError, cors, forbidden_character};
 use crate::AppState;
+use crate::client_keys::{self, AssertionError};
 use crate::error::OAuthCode;
 use crate::store::Status;
 use crate::store::clients::{Client, ClientType};
@@ -50,15 +52,24 @@ pub fn presented_credentials(headers: &HeaderMap, form: &Form) -> Result<Option<
     }
 }
 
-/// Authenticates the confidential client of the request (`client_secret_basic` or
-/// `client_secret_post`). Unknown client, wrong secret, disabled client and a public client all get
-/// the same 401 `invalid_client`.
+/// Whether the request carries client credentials: a secret or an assertion.
+pub fn authenticates(headers: &HeaderMap, form: &Form) -> Result<bool, OAuthError> {
+    Ok(form.get("client_assertion_type").is_some() || presented_credentials(headers, form)?.is_some())
+}
+
+/// Authenticates the confidential client of the request (`client_secret_basic`,
+/// `client_secret_post` or `private_key_jwt`). Unknown client, wrong secret or assertion, disabled
+/// client and a public client all get the same 401 `invalid_client`. A client that holds keys
+/// authenticates with them alone.
 pub async fn authenticate_client(
     state: &AppState,
     realm: &Realm,
     headers: &HeaderMap,
     form: &Form,
 ) -> Result<Arc<Client>, OAuthError> {
+    if let Some(kind) = form.get("client_assertion_type") {
+        return asserted_client(state, realm, headers, form, kind).await;
+    }
     let Some((id, secret, basic)) = presented_credentials(headers, form)? else {
         return Err(OAuthError::invalid_client(false));
     };
@@ -74,9 +85,54 @@ pub async fn authenticate_client(
     let authenticated = client.filter(|c| {
         c.status == Status::Active
             && c.client_type == ClientType::Confidential
+            && !c.uses_keys()
             && c.accepts_secret(&state.hasher, &secret, now)
     });
     authenticated.ok_or_else(|| OAuthError::invalid_client(basic))
+}
+
+/// The client a signed assertion authenticates (RFC 7523 §2.2), named by `client_id` or by the
+/// assertion's `sub`.
+async fn asserted_client(
+    state: &AppState,
+    realm: &Realm,
+    headers: &HeaderMap,
+    form: &Form,
+    kind: &str,
+) -> Result<Arc<Client>, OAuthError> {
+    if presented_credentials(headers, form)?.is_some() {
+        return Err(OAuthError::new(
+            OAuthCode::MultipleClientAuthentications,
+            "use one client authentication method: a secret or an assertion, not both",
+        ));
+    }
+    if kind != client_keys::ASSERTION_TYPE {
+        return Err(OAuthError::new(
+            OAuthCode::InvalidClient,
+            format!("client_assertion_type {kind} is not supported"),
+        ));
+    }
+    let assertion = form.require("client_assertion")?;
+    let named = client_keys::named_client(assertion);
+    let Some(id) = form.get("client_id").map(str::to_owned).or(named) else {
+        return Err(OAuthError::invalid_client(false));
+    };
+    crate::http::observe::note_caller(format!("client:{id}"));
+    let client = crate::tokens::find_client(state, &realm.id, &id).await?;
+    if let Some(named) = &client {
+        cors::note_client(named);
+    }
+    let client = client
+        .filter(|c| c.status == Status::Active && c.client_type == ClientType::Confidential && c.uses_keys())
+        .ok_or_else(|| OAuthError::invalid_client(false))?;
+    match client_keys::verify(state, &crate::tokens::issuer(state, &realm.id), &client, assertion).await {
+        Ok(()) => Ok(client),
+        Err(AssertionError::Refused(why)) => {
+            tracing::info!(client = %id, why, "a client assertion was refused");
+            Err(OAuthError::invalid_client(false))
+        }
+        Err(AssertionError::Failed(failure)) => Err(failure.into()),
+    }
 }
 
 /// A public client, which holds no secret, named by `client_id` alone (RFC 6749 §2.1): only where

@@ -164,7 +164,7 @@ pub async fn revoke(
 ) -> Result<Response, OAuthError> {
     let realm = realm(&state, &realm_id).await?;
     // A public client revokes its own tokens naming itself by `client_id` (RFC 7009 §2.1).
-    let public = super::presented_credentials(&headers, &form)?.is_none() && form.get("client_id").is_some();
+    let public = !super::authenticates(&headers, &form)? && form.get("client_id").is_some();
     let client = if public {
         super::public_client(&state, &realm, &form).await?
     } else {

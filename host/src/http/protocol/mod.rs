@@ -392,7 +392,7 @@ pub fn json_no_store(body: serde_json::Value) -> Response {
 /// read. The longest grant (token exchange with client authentication in the body) needs eleven.
 pub const MAX_FORM_PARAMETERS: usize = 64;
 pub use crate::signin::MAX_SCOPES;
-pub use client_auth::{authenticate_client, presented_credentials, public_client};
+pub use client_auth::{authenticate_client, authenticates, presented_credentials, public_client};
 
 /// A form-encoded request body (RFC 6749 §3.2: no parameter more than once), read in one pass:
 /// at most [`MAX_FORM_PARAMETERS`] parameters, none repeated, no U+0000 in a name or value.

@@ -67,7 +67,7 @@ async fn token(
         user_agent: headers.get(header::USER_AGENT).and_then(|v| v.to_str().ok()).map(str::to_owned),
     };
     if realm.id == PLATFORM_REALM {
-        let people = super::presented_credentials(headers, form)?.is_none();
+        let people = !super::authenticates(headers, form)?;
         if grant == GrantType::Password && people {
             return console_sign_in(state, &realm, form, &origin).await;
         }
@@ -78,7 +78,7 @@ async fn token(
     }
     // A public client holds no secret: it exchanges its code (PKCE proves it) and refreshes (each
     // refresh token is single-use and its reuse ends the session) naming itself by `client_id`.
-    let unauthenticated = super::presented_credentials(headers, form)?.is_none();
+    let unauthenticated = !super::authenticates(headers, form)?;
     let public = unauthenticated
         && (grant == GrantType::AuthorizationCode
             || (grant == GrantType::RefreshToken && form.get("client_id").is_some()));
