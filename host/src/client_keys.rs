@@ -187,26 +187,33 @@ fn keep_for(cache_control: Option<&str>) -> TimeDelta {
         .map_or(DEFAULT_KEEP, |seconds| TimeDelta::seconds(seconds.max(0)).min(MAX_KEEP))
 }
 
-/// The JWK Sets fetched from clients' `jwks_uri`, by address, with when each was fetched and until
-/// when it may be used.
+/// A JWK Set fetched from a `jwks_uri`: when, and until when it may be used.
+#[derive(Debug)]
+struct Fetched {
+    keys: JwkSet,
+    at: DateTime<Utc>,
+    until: DateTime<Utc>,
+}
+
+/// The JWK Sets fetched from clients' `jwks_uri`, by address.
 #[derive(Debug, Default)]
 pub struct FetchedKeys {
-    sets: Mutex<HashMap<String, (JwkSet, DateTime<Utc>, DateTime<Utc>)>>,
+    sets: Mutex<HashMap<String, Fetched>>,
 }
 
 impl FetchedKeys {
     fn kept(&self, uri: &str, now: DateTime<Utc>, again: bool) -> Option<JwkSet> {
         let sets = self.sets.lock().unwrap_or_else(|p| p.into_inner());
-        let (keys, fetched, until) = sets.get(uri)?;
-        let fresh = now < *until && !(again && now - *fetched >= REFETCH_AFTER);
-        fresh.then(|| keys.clone())
+        let fetched = sets.get(uri)?;
+        let fresh = now < fetched.until && !(again && now - fetched.at >= REFETCH_AFTER);
+        fresh.then(|| fetched.keys.clone())
     }
 
     fn keep(&self, uri: &str, keys: JwkSet, now: DateTime<Utc>, keep: TimeDelta) {
         let mut sets = self.sets.lock().unwrap_or_else(|p| p.into_inner());
-        sets.retain(|_, (_, _, until)| *until > now);
+        sets.retain(|_, fetched| fetched.until > now);
         if keep > TimeDelta::zero() && sets.len() < 10_000 {
-            sets.insert(uri.to_owned(), (keys, now, now + keep));
+            sets.insert(uri.to_owned(), Fetched { keys, at: now, until: now + keep });
         }
     }
 }
