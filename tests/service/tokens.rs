@@ -62,11 +62,18 @@ async fn discovery_names_every_endpoint_under_the_realm_issuer() {
     ] {
         assert_eq!(document[field], format!("{issuer}/protocol/openid-connect/{path}"));
     }
-    // `none`: a public client names itself at the token endpoint, with a PKCE verifier for proof.
+    // `none`: a public client names itself at the token endpoint, with a PKCE verifier for proof;
+    // `private_key_jwt`: a client holding keys signs an assertion with one.
     assert_eq!(
         document["token_endpoint_auth_methods_supported"],
-        json!(["client_secret_basic", "client_secret_post", "none"])
+        json!(["client_secret_basic", "client_secret_post", "private_key_jwt", "none"])
     );
+    for endpoint in ["introspection", "revocation"] {
+        let methods = &document[format!("{endpoint}_endpoint_auth_methods_supported")];
+        assert_eq!(methods, &json!(["client_secret_basic", "client_secret_post", "private_key_jwt"]));
+    }
+    // Registration is named only where the realm takes it.
+    assert!(document.get("registration_endpoint").is_none());
     let missing =
         app.http.get(format!("{}/realms/nowhere/.well-known/openid-configuration", app.base)).send().await.unwrap();
     assert_eq!(missing.status(), StatusCode::NOT_FOUND);
