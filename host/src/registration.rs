@@ -426,6 +426,7 @@ pub async fn update(
 pub async fn delete(state: &AppState, realm: &Realm, client: &Client, asker: &Asker) -> Result<(), RegistrationError> {
     let mut tx = state.store.begin().await?;
     client_store::delete(&mut *tx, &client.realm_id, &client.id).await?;
+    crate::store::consents::forget_client(&mut *tx, &client.realm_id, &client.id).await?;
     let change = Change::of(ChangeAction::Delete, client.place(), 204).before(described(state, realm, client));
     crate::changes::commit(state, author(realm, client, asker).as_author(), tx, change).await?;
     Ok(())

@@ -460,6 +460,16 @@ async fn a_person_lists_and_withdraws_their_consents_with_a_token_of_the_realms_
     assert_eq!(introspected.body["active"], false, "the client's session of the person ended: {:?}", introspected.body);
     let listed = answer(app.http.get(&consents).bearer_auth(&own).send().await.unwrap()).await;
     assert_eq!(listed.body["consents"], json!([]));
+
+    // A client deleted takes the consents given to it along.
+    let pkce = challenge(VERIFIER);
+    let again = browser.authorize("acme", &authorization(&client, "mcp:tools", &pkce)).await;
+    browser.submit(consent_path(), &again, &[("decision", "allow")]).await;
+    let listed = answer(app.http.get(&consents).bearer_auth(&own).send().await.unwrap()).await;
+    assert_eq!(listed.body["consents"].as_array().unwrap().len(), 1);
+    assert_eq!(app.delete(&format!("/realms/acme/clients/{client}")).await.status, StatusCode::OK);
+    let listed = answer(app.http.get(&consents).bearer_auth(&own).send().await.unwrap()).await;
+    assert_eq!(listed.body["consents"], json!([]), "no consent outlives its client");
 }
 
 #[tokio::test]

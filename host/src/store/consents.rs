@@ -102,3 +102,18 @@ pub async fn withdraw<'c>(
         .await?;
     Ok(done.rows_affected() > 0)
 }
+
+/// Forgets every consent given to a client, deleted.
+pub async fn forget_client<'c>(
+    db: impl Executor<'c, Database = Any>,
+    realm_id: &str,
+    client_id: &str,
+) -> Result<(), Error> {
+    sqlx::query("DELETE FROM consents WHERE realm_id = $1 AND client_id = $2")
+        .bind(realm_id)
+        .bind(client_id)
+        .execute(db)
+        .await
+        .map(|_| ())
+        .map_err(Error::from)
+}

@@ -531,6 +531,7 @@ pub async fn delete(
     let now = state.clock.now();
     let mut tx = state.store.begin().await?;
     client_store::delete(&mut *tx, &client.realm_id, &client.id).await?;
+    crate::store::consents::forget_client(&mut *tx, &client.realm_id, &client.id).await?;
     let change = Change::of(ChangeAction::Delete, client.place(), 200).before(ClientView::of(&client, now));
     commit(&state, &caller, tx, change).await?;
     Ok(envelope::done())
