@@ -102,6 +102,11 @@ async fn a_realm_takes_registrations_only_once_its_setting_opens_them() {
     assert_eq!(seen.data()["registeredMetadata"]["software_version"], "1.4.2");
     let own = app.post("/realms/acme/clients", json!({ "id": "web" })).await;
     assert_eq!(own.data()["registration"], "Admin");
+    let listed = app.get("/realms/acme/clients?registration=Dynamic").await;
+    let ids: Vec<&str> = listed.items().iter().map(|client| client["id"].as_str().unwrap()).collect();
+    assert_eq!(ids, vec![id], "administrators list self-registered clients apart");
+    assert_eq!(app.get("/realms/acme/clients?registration=Admin").await.items()[0]["id"], "web");
+    assert_eq!(app.get("/realms/acme/clients?registration=Other").await.status, StatusCode::BAD_REQUEST);
     let relabelled = app.put("/realms/acme/clients/web", json!({ "registration": "Dynamic" })).await;
     assert_eq!(relabelled.status, StatusCode::BAD_REQUEST, "{:?}", relabelled.body);
 

@@ -375,9 +375,15 @@ pub async fn delete<'c>(db: impl Executor<'c, Database = Any>, realm_id: &str, i
         .map_err(Error::from)
 }
 
-/// A page of a realm's clients.
-pub async fn page(store: &Store, realm_id: &str, request: &PageRequest) -> Result<Page<Client>, Error> {
-    page::fetch(store.pool(), &LISTING, &Scope::of("realm_id", realm_id), request).await
+/// A page of a realm's clients; only those that came to be this way, when `registration` is given.
+pub async fn page(
+    store: &Store,
+    realm_id: &str,
+    registration: Option<Registration>,
+    request: &PageRequest,
+) -> Result<Page<Client>, Error> {
+    let scope = Scope::of("realm_id", realm_id).and_given("registration", registration.map(Registration::as_str));
+    page::fetch(store.pool(), &LISTING, &scope, request).await
 }
 
 #[cfg(test)]

@@ -446,7 +446,8 @@ pub async fn create(
     params(("realm" = String, Path), ("pageNumber" = Option<u32>, Query), ("pageSize" = Option<u32>, Query),
            ("searchTerm" = Option<String>, Query), ("status" = Option<String>, Query),
            ("sortBy" = Option<String>, Query, description = "id, name, createdAt, updatedAt"), ("sortDirection" = Option<String>, Query),
-           ("createdFrom" = Option<String>, Query), ("createdTo" = Option<String>, Query)),
+           ("createdFrom" = Option<String>, Query), ("createdTo" = Option<String>, Query),
+           ("registration" = Option<String>, Query, description = "Admin or Dynamic: only the realm's own clients, or only self-registered ones")),
     responses((status = 200, description = "A page of the realm's clients, in `pagination`", body = [ClientView])),
     security(("apiKey" = [])))]
 pub async fn list(
@@ -454,9 +455,16 @@ pub async fn list(
     InRealm { realm, .. }: InRealm<ClientRead>,
     RawQuery(query): RawQuery,
 ) -> Result<Response, Error> {
-    let list = ListQuery::parse(query, &[])?;
+    let list = ListQuery::parse(query, &["registration"])?;
+    let registration = match list.filter("registration") {
+        None => None,
+        Some(name) => match Registration::NAMES.iter().find(|(known, _)| *known == name) {
+            Some((_, registration)) => Some(*registration),
+            None => return Err(Error::invalid("registration", Rule::OneOf, "registration must be Admin or Dynamic")),
+        },
+    };
     let now = state.clock.now();
-    let found = client_store::page(&state.store, &realm.id, &list.page).await?;
+    let found = client_store::page(&state.store, &realm.id, registration, &list.page).await?;
     Ok(envelope::paged(found.map(|client| ClientView::of(&client, now))))
 }
 
