@@ -128,6 +128,9 @@ pub enum OAuthCode {
     InvalidClientMetadata,
     /// A consent withdrawn that the person never gave.
     ConsentNotFound,
+    // DPoP (RFC 9449).
+    InvalidDpopProof,
+    UseDpopNonce,
     // The service.
     TooManyRequests,
     InternalError,
@@ -187,6 +190,8 @@ impl OAuthCode {
             Self::InvalidRedirectUri => "InvalidRedirectUri",
             Self::InvalidClientMetadata => "InvalidClientMetadata",
             Self::ConsentNotFound => "ConsentNotFound",
+            Self::InvalidDpopProof => "InvalidDpopProof",
+            Self::UseDpopNonce => "UseDpopNonce",
             Self::TooManyRequests => "TooManyRequests",
             Self::InternalError => "InternalError",
             Self::ServiceUnavailable => "ServiceUnavailable",

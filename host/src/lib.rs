@@ -16,6 +16,7 @@ pub mod consent;
 pub mod crypto;
 pub mod delegation;
 pub mod detached;
+pub mod dpop;
 pub mod error;
 pub mod http;
 pub mod ids;
@@ -391,7 +392,7 @@ async fn register_jobs(state: &AppState) {
                     }
                     let removed = store::assertions::prune(store.writer(), now).await?;
                     if removed > 0 {
-                        tracing::info!(removed, "expired client assertions removed");
+                        tracing::info!(removed, "expired client assertions and DPoP proofs removed");
                     }
                     let removed = store::browser::prune(store.writer(), now).await?;
                     if removed > 0 {

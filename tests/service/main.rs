@@ -19,6 +19,7 @@ mod counting;
 mod credentials;
 mod delegation;
 mod delivery_reliability;
+mod dpop;
 mod envelope;
 mod generated_clients;
 mod hosts;

@@ -278,9 +278,18 @@ async fn decide(
         delegation_id: &grant.id,
         expires_at: grant.expires_at,
     };
-    let issued =
-        tokens::access_token(state, &Grant { client, subject, scopes: &attempt.scopes, resource: resource.as_deref() })
-            .await?;
+    let issued = tokens::access_token(
+        state,
+        &Grant {
+            client,
+            subject,
+            scopes: &attempt.scopes,
+            resource: resource.as_deref(),
+            // Delegated tokens are bearer tokens: Token Exchange takes no DPoP proof here.
+            dpop_jkt: None,
+        },
+    )
+    .await?;
     let stands = record(state, realm, client, origin, attempt, Ok((&issued.jti, issued.expires_at))).await?;
     if !stands {
         return Err(ExchangeRefusal::NotPermitted { why: "the delegation grant has been withdrawn" }.into());

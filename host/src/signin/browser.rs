@@ -451,13 +451,15 @@ pub struct CodeExchange<'a> {
     pub code_verifier: Option<&'a str>,
     /// The resource named at the token endpoint (RFC 8707 §2.2): when named, the code's.
     pub resource: Option<&'a str>,
+    /// The thumbprint of the DPoP key the tokens are bound to.
+    pub dpop_jkt: Option<&'a str>,
 }
 
 /// Exchanges a code for the tokens of its session. A code is good once, for 60 seconds, for the
 /// client it was issued to, with the same redirect URI and the verifier of its PKCE challenge;
 /// presented a second time, it ends the session it opened, and every token issued from it.
 pub async fn exchange(state: &AppState, exchange: CodeExchange<'_>) -> Result<Tokens, SignInError> {
-    let CodeExchange { realm, client, code, redirect_uri, code_verifier, resource: named } = exchange;
+    let CodeExchange { realm, client, code, redirect_uri, code_verifier, resource: named, dpop_jkt } = exchange;
     let now = state.clock.now();
     let pool = state.store.pool();
     // Writes go through the writer: on SQLite, the one connection that writes.
@@ -498,11 +500,11 @@ pub async fn exchange(state: &AppState, exchange: CodeExchange<'_>) -> Result<To
     if let Some(address) = named.filter(|address| Some(*address) != resource) {
         return Err(Refusal::ResourceNotAllowed { address: address.to_owned() }.into());
     }
-    let refresh = super::next_refresh(state, client, &session, &code.scopes, resource, now);
+    let refresh = super::next_refresh(state, client, &session, &code.scopes, resource, dpop_jkt, now);
     if let Some((row, _, _)) = &refresh {
         sessions::insert_refresh(state.store.writer(), row).await?;
     }
     let refresh = refresh.map(|(_, value, expires_in)| (value, expires_in));
-    let granted = super::Granted { scopes: &code.scopes, resource, refresh, nonce: code.nonce.as_deref() };
+    let granted = super::Granted { scopes: &code.scopes, resource, refresh, nonce: code.nonce.as_deref(), dpop_jkt };
     Ok(super::person_tokens(state, client, &user, &session, granted).await?)
 }

@@ -151,7 +151,7 @@ pub async fn client_secret(
     let scopes = secret.scopes.clone().unwrap_or_default();
     let subject =
         Subject::AccountSecret { secret_id: &secret.id, account_id: &secret.account_id, expires_at: secret.expires_at };
-    let grant = Grant { client: &platform, subject, scopes: &scopes, resource: None };
+    let grant = Grant { client: &platform, subject, scopes: &scopes, resource: None, dpop_jkt: None };
     let issued = tokens::access_token(state, &grant).await?;
     state
         .access_log

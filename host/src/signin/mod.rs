@@ -60,6 +60,8 @@ pub enum Refusal {
     InvalidRefreshToken,
     /// An exchanged refresh token came back: its session has ended.
     RefreshTokenReused,
+    /// The refresh token is bound to a DPoP key, and the request has no proof by that key.
+    RefreshTokenBoundToKey,
     /// Scopes the client may not request (for the resource, when one was named).
     ScopesNotAllowed {
         excess: Vec<String>,
@@ -169,6 +171,8 @@ pub struct PasswordAttempt<'a> {
     pub origin: &'a Origin,
     /// What a successful sign-in opens.
     pub opens: Opens,
+    /// The thumbprint of the DPoP key its tokens are bound to.
+    pub dpop_jkt: Option<&'a str>,
 }
 
 /// Whether a password sign-in waits for the account's phone to confirm it.
@@ -224,12 +228,13 @@ pub async fn client_credentials(
     client: &Client,
     asked: Option<Vec<String>>,
     resource: Option<&str>,
+    dpop_jkt: Option<&str>,
     origin: &Origin,
 ) -> Result<Tokens, SignInError> {
     let server = requested_resource(state, client, resource).await?;
     let scopes = requested_scopes(client, asked, false, server.as_ref())?;
     let resource = server.as_ref().map(|s| s.address.as_str());
-    let grant = Grant { client, subject: Subject::Client, scopes: &scopes, resource };
+    let grant = Grant { client, subject: Subject::Client, scopes: &scopes, resource, dpop_jkt };
     let access = tokens::access_token(state, &grant).await?;
     let login = Login {
         grant_type: GrantType::ClientCredentials.as_str(),
@@ -250,7 +255,8 @@ pub async fn client_credentials(
 /// lockout and smart lockout apply at addresses the account never signed in from, and a refusal
 /// answers a name the realm does not have exactly as an account.
 pub async fn password(state: &AppState, attempt: PasswordAttempt<'_>) -> Result<PasswordOutcome, SignInError> {
-    let PasswordAttempt { realm, client, username, password, scopes, resource, phone, origin, opens } = attempt;
+    let PasswordAttempt { realm, client, username, password, scopes, resource, phone, origin, opens, dpop_jkt } =
+        attempt;
     let now = state.clock.now();
     let address = origin.ip_address.as_str();
     // A blocked source is refused before anything else, whatever it typed.
@@ -386,7 +392,7 @@ pub async fn password(state: &AppState, attempt: PasswordAttempt<'_>) -> Result<
         };
     }
     let Some(user) = user else { return Err(Refusal::InvalidCredentials.into()) };
-    let signed_in = SignIn { realm, client, user: &user, scopes: &scopes, resource, methods: &["pwd"] };
+    let signed_in = SignIn { realm, client, user: &user, scopes: &scopes, resource, methods: &["pwd"], dpop_jkt };
     if confirm_on_phone {
         // The password is right; the person confirms on a phone before anything opens.
         let (asked, deliveries) = push::ask(state, &mut tx, &signed_in, origin, now).await?;
@@ -433,6 +439,8 @@ pub struct SignIn<'a> {
     pub resource: Option<&'a str>,
     /// `pwd`, and `push` when a phone confirmed it.
     pub methods: &'a [&'a str],
+    /// The thumbprint of the DPoP key the session's tokens are bound to.
+    pub dpop_jkt: Option<&'a str>,
 }
 
 /// Opens the session of a successful sign-in in `tx`: the address is approved for the account,
@@ -444,7 +452,7 @@ pub async fn open_session(
     origin: &Origin,
     now: DateTime<Utc>,
 ) -> Result<Tokens, Error> {
-    let SignIn { realm, client, user, scopes, resource, methods } = *signed_in;
+    let SignIn { realm, client, user, scopes, resource, methods, dpop_jkt } = *signed_in;
     let methods_list: Vec<String> = methods.iter().map(|m| (*m).to_owned()).collect();
     let session = Session {
         id: SessionId::fresh(),
@@ -463,7 +471,7 @@ pub async fn open_session(
     };
     sessions::insert(&mut *tx, &session).await?;
     lockout::approve(&mut tx, &user.id, &origin.ip_address, now).await?;
-    let refresh = next_refresh(state, client, &session, scopes, resource, now);
+    let refresh = next_refresh(state, client, &session, scopes, resource, dpop_jkt, now);
     if let Some((row, _, _)) = &refresh {
         sessions::insert_refresh(&mut *tx, row).await?;
     }
@@ -479,7 +487,7 @@ pub async fn open_session(
     };
     publish(&mut tx, realm, client, EventType::LoginSucceeded, login_data(login, origin), now).await?;
     tx.commit().await?;
-    person_tokens(state, client, user, &session, Granted { scopes, resource, refresh, nonce: None }).await
+    person_tokens(state, client, user, &session, Granted { scopes, resource, refresh, nonce: None, dpop_jkt }).await
 }
 
 /// A new refresh token in the session when the client uses the refresh grant, never outliving the
@@ -490,6 +498,7 @@ fn next_refresh(
     session: &Session,
     scopes: &[String],
     resource: Option<&str>,
+    dpop_jkt: Option<&str>,
     now: DateTime<Utc>,
 ) -> Option<(RefreshToken, String, i64)> {
     if !client.allows(GrantType::RefreshToken) {
@@ -509,6 +518,7 @@ fn next_refresh(
         expires_at,
         exchanged_at: None,
         revoked_at: None,
+        dpop_jkt: dpop_jkt.map(str::to_owned),
     };
     Some((token, value, (expires_at - now).num_seconds()))
 }
@@ -521,6 +531,8 @@ struct Granted<'a> {
     refresh: Option<(String, i64)>,
     /// The authorization request's `nonce`, for the ID token of a code's exchange.
     nonce: Option<&'a str>,
+    /// The thumbprint of the DPoP key the access token is bound to.
+    dpop_jkt: Option<&'a str>,
 }
 
 /// The access token (and ID token with `openid`) of a person's session.
@@ -531,10 +543,10 @@ async fn person_tokens(
     session: &Session,
     granted: Granted<'_>,
 ) -> Result<Tokens, Error> {
-    let Granted { scopes, resource, refresh, nonce } = granted;
+    let Granted { scopes, resource, refresh, nonce, dpop_jkt } = granted;
     let auth_time = session.created_at;
     let subject = Subject::Person { user, session_id: &session.id, auth_time };
-    let grant = Grant { client, subject, scopes, resource };
+    let grant = Grant { client, subject, scopes, resource, dpop_jkt };
     let access = tokens::access_token(state, &grant).await?;
     let id_token = if scopes.iter().any(|s| s == "openid") {
         let token = tokens::IdToken {

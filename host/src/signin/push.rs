@@ -167,6 +167,8 @@ pub async fn collect(
         scopes: &scopes,
         resource: request.resource.as_deref(),
         methods: &["pwd", "push"],
+        // A sign-in a phone confirmed is not bound to a DPoP key.
+        dpop_jkt: None,
     };
     Ok(super::open(state, tx, &signed_in, &origin, opens, now).await?)
 }

@@ -30,11 +30,14 @@ pub struct RefreshAttempt<'a> {
     pub scopes: Option<Vec<String>>,
     /// The resource named (RFC 8707): when named, the one the token was granted for.
     pub resource: Option<&'a str>,
+    /// The thumbprint of the key of the request's DPoP proof: a token bound to a key refreshes
+    /// only with a proof by it, and the new tokens are bound to the same key.
+    pub dpop_jkt: Option<&'a str>,
     pub origin: &'a Origin,
 }
 
 pub async fn refresh(state: &AppState, attempt: RefreshAttempt<'_>) -> Result<Tokens, SignInError> {
-    let RefreshAttempt { realm, client, presented, scopes, resource, origin } = attempt;
+    let RefreshAttempt { realm, client, presented, scopes, resource, dpop_jkt, origin } = attempt;
     let pool = state.store.pool();
     let now = state.clock.now();
     let Some(id) = tokens::refresh_token_id(presented) else { return Err(Refusal::InvalidRefreshToken.into()) };
@@ -57,6 +60,12 @@ pub async fn refresh(state: &AppState, attempt: RefreshAttempt<'_>) -> Result<To
     {
         return Err(Refusal::InvalidRefreshToken.into());
     }
+    if token.dpop_jkt.is_some() && token.dpop_jkt.as_deref() != dpop_jkt {
+        return Err(Refusal::RefreshTokenBoundToKey.into());
+    }
+    // The new refresh token keeps the old one's binding (bound or not); the access token is bound
+    // to the key of the proof presented now, if any.
+    let refresh_binding = token.dpop_jkt.clone();
     if let Some(address) = resource.filter(|address| Some(*address) != token.resource.as_deref()) {
         return Err(Refusal::ResourceNotAllowed { address: address.to_owned() }.into());
     }
@@ -71,7 +80,8 @@ pub async fn refresh(state: &AppState, attempt: RefreshAttempt<'_>) -> Result<To
             asked
         }
     };
-    let next = next_refresh(state, client, &session, &scopes, token.resource.as_deref(), now);
+    let next =
+        next_refresh(state, client, &session, &scopes, token.resource.as_deref(), refresh_binding.as_deref(), now);
     let methods: Vec<String> = session.authentication_methods.clone();
     let methods: Vec<&str> = methods.iter().map(String::as_str).collect();
     let login = Login {
@@ -97,7 +107,7 @@ pub async fn refresh(state: &AppState, attempt: RefreshAttempt<'_>) -> Result<To
         return Err(reuse_detected(state, realm, client, &token, &session, origin, now).await);
     }
     let refresh = next.map(|(_, value, expires_in)| (value, expires_in));
-    let granted = Granted { scopes: &scopes, resource: token.resource.as_deref(), refresh, nonce: None };
+    let granted = Granted { scopes: &scopes, resource: token.resource.as_deref(), refresh, nonce: None, dpop_jkt };
     Ok(person_tokens(state, client, &user, &session, granted).await?)
 }
 

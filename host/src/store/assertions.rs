@@ -1,5 +1,5 @@
-//! The client assertions accepted (RFC 7523), by `jti`, until they expire: one presented again is
-//! a replay.
+//! The client assertions (RFC 7523) and DPoP proofs (RFC 9449) accepted, by `jti`, until they
+//! expire: one presented again is a replay.
 
 use chrono::{DateTime, Utc};
 use sqlx::{Any, Executor};
@@ -27,11 +27,32 @@ pub async fn record_once<'c>(
     Ok(done.rows_affected() == 1)
 }
 
-/// Forgets assertions that have expired, which no one can present again anyway.
-pub async fn prune<'c>(db: impl Executor<'c, Database = Any>, now: DateTime<Utc>) -> Result<u64, Error> {
-    let done = sqlx::query("DELETE FROM client_assertions WHERE expires_at <= $1")
+/// Records a DPoP proof of the key with thumbprint `jkt`; `false` when the key already signed one
+/// with this `jti`.
+pub async fn record_proof_once<'c>(
+    db: impl Executor<'c, Database = Any>,
+    jkt: &str,
+    jti: &str,
+    expires_at: DateTime<Utc>,
+) -> Result<bool, Error> {
+    let done = sqlx::query(
+        "INSERT INTO dpop_proofs (jkt, jti, expires_at) VALUES ($1, $2, $3) ON CONFLICT (jkt, jti) DO NOTHING",
+    )
+    .bind(jkt)
+    .bind(jti)
+    .bind(super::millis(expires_at))
+    .execute(db)
+    .await?;
+    Ok(done.rows_affected() == 1)
+}
+
+/// Forgets assertions and proofs that have expired, which no one can present again anyway.
+pub async fn prune<'c>(db: impl Executor<'c, Database = Any> + Copy, now: DateTime<Utc>) -> Result<u64, Error> {
+    let assertions = sqlx::query("DELETE FROM client_assertions WHERE expires_at <= $1")
         .bind(super::millis(now))
         .execute(db)
         .await?;
-    Ok(done.rows_affected())
+    let proofs =
+        sqlx::query("DELETE FROM dpop_proofs WHERE expires_at <= $1").bind(super::millis(now)).execute(db).await?;
+    Ok(assertions.rows_affected() + proofs.rows_affected())
 }

@@ -152,15 +152,18 @@ pub struct RefreshToken {
     pub exchanged_at: Option<DateTime<Utc>>,
     #[sqlx(try_from = "super::OptionalMillis")]
     pub revoked_at: Option<DateTime<Utc>>,
+    /// The thumbprint of the DPoP key the token is bound to (RFC 9449 §5): only a proof signed
+    /// with that key refreshes it.
+    pub dpop_jkt: Option<String>,
 }
 
 const REFRESH_COLUMNS: &str =
-    "id, session_id, token_hash, scopes, resource, created_at, expires_at, exchanged_at, revoked_at";
+    "id, session_id, token_hash, scopes, resource, created_at, expires_at, exchanged_at, revoked_at, dpop_jkt";
 
 pub async fn insert_refresh<'c>(db: impl Executor<'c, Database = Any>, token: &RefreshToken) -> Result<(), Error> {
     sqlx::query(
         "INSERT INTO refresh_tokens (id, session_id, token_hash, scopes, resource, created_at, expires_at, \
-         exchanged_at, revoked_at) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)",
+         exchanged_at, revoked_at, dpop_jkt) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)",
     )
     .bind(&token.id)
     .bind(&token.session_id)
@@ -171,6 +174,7 @@ pub async fn insert_refresh<'c>(db: impl Executor<'c, Database = Any>, token: &R
     .bind(super::millis(token.expires_at))
     .bind(super::millis(token.exchanged_at))
     .bind(super::millis(token.revoked_at))
+    .bind(&token.dpop_jkt)
     .execute(db)
     .await
     .map(|_| ())
@@ -210,8 +214,8 @@ pub async fn insert_refresh_rows<'c>(
 ) -> Result<(), Error> {
     let sql = format!(
         "INSERT INTO refresh_tokens (id, session_id, token_hash, scopes, resource, created_at, expires_at, \
-         exchanged_at, revoked_at) VALUES {}",
-        super::values_placeholders(tokens.len(), 9)
+         exchanged_at, revoked_at, dpop_jkt) VALUES {}",
+        super::values_placeholders(tokens.len(), 10)
     );
     let mut query = sqlx::query(sqlx::AssertSqlSafe(sql));
     for token in tokens {
@@ -224,7 +228,8 @@ pub async fn insert_refresh_rows<'c>(
             .bind(super::millis(token.created_at))
             .bind(super::millis(token.expires_at))
             .bind(super::millis(token.exchanged_at))
-            .bind(super::millis(token.revoked_at));
+            .bind(super::millis(token.revoked_at))
+            .bind(token.dpop_jkt.clone());
     }
     query.execute(db).await.map(|_| ()).map_err(Error::from)
 }
@@ -408,6 +413,7 @@ struct RefreshGrantRow {
     t_exchanged_at: Option<DateTime<Utc>>,
     #[sqlx(try_from = "super::OptionalMillis")]
     t_revoked_at: Option<DateTime<Utc>>,
+    t_dpop_jkt: Option<String>,
     #[sqlx(flatten)]
     session: Session,
     #[sqlx(flatten)]
@@ -422,7 +428,8 @@ pub async fn find_refresh_grant<'c>(
     let row: Option<RefreshGrantRow> = sqlx::query_as(sqlx::AssertSqlSafe(format!(
         "SELECT t.id AS t_id, t.session_id AS t_session_id, t.token_hash AS t_token_hash, t.scopes AS t_scopes, \
          t.resource AS t_resource, t.created_at AS t_created_at, t.expires_at AS t_expires_at, \
-         t.exchanged_at AS t_exchanged_at, t.revoked_at AS t_revoked_at, {SESSION_AND_PERSON_COLUMNS} \
+         t.exchanged_at AS t_exchanged_at, t.revoked_at AS t_revoked_at, t.dpop_jkt AS t_dpop_jkt, \
+         {SESSION_AND_PERSON_COLUMNS} \
          FROM refresh_tokens t JOIN sessions s ON s.id = t.session_id JOIN users u ON u.id = s.user_id \
          WHERE t.id = $1"
     )))
@@ -440,6 +447,7 @@ pub async fn find_refresh_grant<'c>(
             expires_at: row.t_expires_at,
             exchanged_at: row.t_exchanged_at,
             revoked_at: row.t_revoked_at,
+            dpop_jkt: row.t_dpop_jkt,
         };
         let user = row.person.into_user(&row.session.realm_id);
         (token, row.session, user)

@@ -63,6 +63,8 @@ pub struct Grant<'a> {
     pub subject: Subject<'a>,
     pub scopes: &'a [String],
     pub resource: Option<&'a str>,
+    /// The thumbprint of the DPoP key the token is bound to (`cnf.jkt`, RFC 9449 §6).
+    pub dpop_jkt: Option<&'a str>,
 }
 
 /// An issued token and its identity.
@@ -121,6 +123,9 @@ pub async fn access_token(state: &AppState, grant: &Grant<'_>) -> Result<Issued,
     }
     if let Some(sid) = sid {
         claims.insert("sid".into(), json!(sid));
+    }
+    if let Some(jkt) = grant.dpop_jkt {
+        claims.insert("cnf".into(), json!({ "jkt": jkt }));
     }
     match grant.subject {
         Subject::AccountSecret { account_id, .. } => {

@@ -360,7 +360,7 @@ pub async fn impersonate(
     });
     let expires_at = now + TimeDelta::seconds(IMPERSONATION_SECONDS);
     let subject = crate::tokens::Subject::Impersonated { user: &user, act: &act, expires_at };
-    let grant = crate::tokens::Grant { client: &client, subject, scopes: &[], resource: None };
+    let grant = crate::tokens::Grant { client: &client, subject, scopes: &[], resource: None, dpop_jkt: None };
     let issued = crate::tokens::access_token(&state, &grant).await?;
 
     // In the trail, never announced.

@@ -16,9 +16,14 @@ use crate::error::OAuthCode;
 use crate::store::users::User;
 
 /// The person whose access token the request carries, issued to one of the realm's own clients.
-async fn person(state: &AppState, realm_id: &str, headers: &HeaderMap) -> Result<User, OAuthError> {
+async fn person(
+    state: &AppState,
+    realm_id: &str,
+    headers: &HeaderMap,
+    request: (&str, &str),
+) -> Result<User, OAuthError> {
     let needed = "an access token of the person, from one of the realm's own clients, is required";
-    let (user, client_id) = super::discovery::bearer_person(state, realm_id, headers, needed).await?;
+    let (user, client_id) = super::discovery::bearer_person(state, realm_id, headers, request, needed).await?;
     match crate::tokens::find_client(state, realm_id, &client_id).await? {
         Some(client) if !client.third_party() => Ok(user),
         _ => Err(OAuthError::new(OAuthCode::InvalidToken, needed)),
@@ -31,7 +36,7 @@ pub async fn list(
     headers: HeaderMap,
 ) -> Result<Response, OAuthError> {
     let realm = realm(&state, &realm_id).await?;
-    let user = person(&state, &realm.id, &headers).await?;
+    let user = person(&state, &realm.id, &headers, ("GET", "/account/consents")).await?;
     let consents: Vec<_> = consent::of_person(&state, &user)
         .await?
         .iter()
@@ -54,7 +59,8 @@ pub async fn withdraw(
     headers: HeaderMap,
 ) -> Result<Response, OAuthError> {
     let realm = realm(&state, &realm_id).await?;
-    let user = person(&state, &realm.id, &headers).await?;
+    let path = format!("/account/consents/{client_id}");
+    let user = person(&state, &realm.id, &headers, ("DELETE", &path)).await?;
     if !consent::withdraw(&state, &user, &client_id, None).await? {
         return Err(OAuthError::new(OAuthCode::ConsentNotFound, "no consent to this client"));
     }

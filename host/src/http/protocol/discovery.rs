@@ -69,6 +69,7 @@ pub async fn configuration(
             "given_name", "family_name", "email", "email_verified"
         ],
         "access_token_issuer": issuer,
+        "dpop_signing_alg_values_supported": crate::dpop::ALGORITHMS,
     });
     // Where clients register themselves (RFC 7591), named only where the realm takes registrations.
     if realm.settings.client_registration != ClientRegistration::Closed
@@ -113,17 +114,55 @@ pub(super) fn bearer(headers: &HeaderMap) -> Option<&str> {
     scheme.eq_ignore_ascii_case("bearer").then(|| token.trim())
 }
 
+/// The access token of the `Authorization` header, and whether it came with the `DPoP` scheme.
+fn presented(headers: &HeaderMap) -> Option<(&str, bool)> {
+    let value = headers.get(header::AUTHORIZATION)?.to_str().ok()?;
+    let (scheme, token) = value.split_once(' ')?;
+    if scheme.eq_ignore_ascii_case("bearer") {
+        Some((token.trim(), false))
+    } else {
+        scheme.eq_ignore_ascii_case("dpop").then(|| (token.trim(), true))
+    }
+}
+
+/// The token, active and presented as its binding asks (RFC 9449 §7): a token bound to no key as a
+/// bearer token; a bound one with the `DPoP` scheme and a proof by its key for this request
+/// (`method`, the address `path` names under the realm's issuer, the token's hash). Otherwise none.
+pub(super) async fn active_presented(
+    state: &AppState,
+    realm_id: &str,
+    headers: &HeaderMap,
+    (token, with_dpop): (&str, bool),
+    (method, path): (&str, &str),
+) -> Result<Option<tokens::ActiveToken>, OAuthError> {
+    let Some(active) = tokens::active_access_token(state, realm_id, token).await? else { return Ok(None) };
+    let bound = active.claims.get("cnf").and_then(|cnf| cnf.get("jkt")).and_then(Value::as_str);
+    let Some(jkt) = bound else { return Ok((!with_dpop).then_some(active)) };
+    if !with_dpop {
+        return Ok(None);
+    }
+    let url = format!("{}{path}", issuer(state, realm_id));
+    let request = crate::dpop::Request { method, url: &url, access_token: Some(token), nonce_required: false };
+    // A refused proof leaves the token refused: `invalid_token`, as for any token not usable here.
+    match super::dpop_proof::proven_key(state, headers, request).await {
+        Ok(proven) => Ok((proven.as_deref() == Some(jkt)).then_some(active)),
+        Err(refused) if refused.code == OAuthCode::InvalidDpopProof => Ok(None),
+        Err(failure) => Err(failure),
+    }
+}
+
 /// The Active person whose access token the `Authorization` header carries, and the client it was
 /// issued to; else `invalid_token` saying `needed`.
 pub(super) async fn bearer_person(
     state: &AppState,
     realm_id: &str,
     headers: &HeaderMap,
+    request: (&str, &str),
     needed: &'static str,
 ) -> Result<(crate::store::users::User, crate::ids::ClientId), OAuthError> {
     let refused = || OAuthError::new(OAuthCode::InvalidToken, needed);
-    let token = bearer(headers).ok_or_else(refused)?;
-    let active = tokens::active_access_token(state, realm_id, token).await?.ok_or_else(refused)?;
+    let presented = presented(headers).ok_or_else(refused)?;
+    let active = active_presented(state, realm_id, headers, presented, request).await?.ok_or_else(refused)?;
     let client_id = active.client_id.clone();
     let user =
         active.person.map(|(_, person)| person).filter(|u| u.status == UserStatus::Active).ok_or_else(refused)?;
@@ -140,22 +179,25 @@ fn invalid_token() -> Response {
 pub async fn userinfo(
     State(state): State<AppState>,
     Path(realm_id): Path<String>,
+    method: axum::http::Method,
     headers: HeaderMap,
     form: Result<super::Form, OAuthError>,
 ) -> Result<Response, OAuthError> {
     let realm = realm(&state, &realm_id).await?;
     let in_body = form.as_ref().ok().and_then(|form| form.get("access_token"));
-    let token = match (bearer(&headers), in_body) {
+    let token = match (presented(&headers), in_body) {
         (Some(_), Some(_)) => {
             return Err(OAuthError::new(
                 OAuthCode::MultipleAccessTokens,
                 "send the access token in the Authorization header or the body, not both",
             ));
         }
-        (Some(token), None) | (None, Some(token)) => token,
+        (Some(token), None) => token,
+        (None, Some(token)) => (token, false),
         (None, None) => return Ok(invalid_token()),
     };
-    let Some(active) = tokens::active_access_token(&state, &realm.id, token).await? else {
+    let request = (method.as_str(), "/protocol/openid-connect/userinfo");
+    let Some(active) = active_presented(&state, &realm.id, &headers, token, request).await? else {
         return Ok(invalid_token());
     };
     let user = active.person.as_ref().map(|(_, person)| person.clone());

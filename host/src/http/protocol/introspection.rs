@@ -43,7 +43,7 @@ async fn live_refresh_token(
 fn describe_access(token: &ActiveToken, username: Option<String>) -> Value {
     let mut answer = json!({
         "active": true,
-        "token_type": "Bearer",
+        "token_type": if token.claims.contains_key("cnf") { "DPoP" } else { "Bearer" },
         "client_id": token.client_id,
         "sub": token.subject,
         "exp": token.expires_at,
@@ -51,7 +51,8 @@ fn describe_access(token: &ActiveToken, username: Option<String>) -> Value {
         "jti": token.jti,
     });
     if let Some(object) = answer.as_object_mut() {
-        for claim in ["iss", "aud", "scope", "sid", "act", "delegation_id"] {
+        // `cnf`: the key a DPoP-bound token is bound to (RFC 9449 §6.2).
+        for claim in ["iss", "aud", "scope", "sid", "act", "delegation_id", "cnf"] {
             if let Some(value) = token.claims.get(claim) {
                 object.insert(claim.into(), value.clone());
             }

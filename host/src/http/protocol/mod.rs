@@ -11,6 +11,7 @@ pub mod authorize;
 pub mod client_auth;
 pub mod cors;
 pub mod discovery;
+pub mod dpop_proof;
 pub mod exchange;
 pub mod introspection;
 pub mod login_page;
@@ -124,11 +125,13 @@ pub struct OAuthError {
     pub challenge: bool,
     /// Seconds to wait before trying again (`Retry-After`), on 429 and 503.
     pub retry_after_seconds: Option<u64>,
+    /// A nonce for the client's next DPoP proof (`DPoP-Nonce`, RFC 9449 §8).
+    pub dpop_nonce: Option<String>,
 }
 
 impl OAuthError {
     pub fn new(code: OAuthCode, description: impl Into<String>) -> Self {
-        Self { code, description: description.into(), challenge: false, retry_after_seconds: None }
+        Self { code, description: description.into(), challenge: false, retry_after_seconds: None, dpop_nonce: None }
     }
 
     pub fn invalid_client(challenge: bool) -> Self {
@@ -196,6 +199,8 @@ fn answer(code: OAuthCode) -> (StatusCode, &'static str) {
         C::PushRequestRefused => (StatusCode::BAD_REQUEST, "access_denied"),
         C::InvalidToken => (StatusCode::UNAUTHORIZED, "invalid_token"),
         C::RegistrationClosed => (StatusCode::FORBIDDEN, "access_denied"),
+        C::InvalidDpopProof => (StatusCode::BAD_REQUEST, "invalid_dpop_proof"),
+        C::UseDpopNonce => (StatusCode::BAD_REQUEST, "use_dpop_nonce"),
         C::InvalidRedirectUri => (StatusCode::BAD_REQUEST, "invalid_redirect_uri"),
         C::InvalidClientMetadata => (StatusCode::BAD_REQUEST, "invalid_client_metadata"),
         C::TooManyRequests => (StatusCode::TOO_MANY_REQUESTS, "invalid_request"),
@@ -272,6 +277,10 @@ impl From<Refusal> for OAuthError {
             Refusal::InvalidRefreshToken => {
                 Self::new(OAuthCode::InvalidRefreshToken, "the refresh token is invalid, expired or revoked")
             }
+            Refusal::RefreshTokenBoundToKey => Self::new(
+                OAuthCode::InvalidDpopProof,
+                "the refresh token is bound to a DPoP key: send a proof signed with it",
+            ),
             Refusal::RefreshTokenReused => {
                 Self::new(OAuthCode::RefreshTokenReused, "the refresh token was already used; the session has ended")
             }
@@ -371,9 +380,15 @@ impl IntoResponse for OAuthError {
         if let Some(seconds) = self.retry_after_seconds {
             response.headers_mut().insert(header::RETRY_AFTER, HeaderValue::from(seconds));
         }
+        if let Some(nonce) = self.dpop_nonce.and_then(|nonce| HeaderValue::from_str(&nonce).ok()) {
+            response.headers_mut().insert(DPOP_NONCE, nonce);
+        }
         response
     }
 }
+
+/// The header carrying the nonce a DPoP proof must include (RFC 9449 §8).
+pub const DPOP_NONCE: header::HeaderName = header::HeaderName::from_static("dpop-nonce");
 
 /// `Cache-Control: no-store` and `Pragma: no-cache` (RFC 6749 §5.1).
 pub fn no_store(headers: &mut HeaderMap) {

@@ -55,7 +55,8 @@ pub async fn enroll(
 ) -> Result<Response, OAuthError> {
     let realm = realm(&state, &realm_id).await?;
     let needed = "a person's access token is required";
-    let (user, _) = super::discovery::bearer_person(&state, &realm.id, &headers, needed).await?;
+    let request = ("POST", "/account/push-devices");
+    let (user, _) = super::discovery::bearer_person(&state, &realm.id, &headers, request, needed).await?;
     let name = form.require("name")?;
     if name.chars().count() > 100 {
         return Err(OAuthError::new(OAuthCode::InvalidName, "name is at most 100 characters"));

@@ -110,6 +110,7 @@ pub async fn login(
         phone: PhoneConfirmation::IfEnrolled,
         origin: &origin,
         opens: Opens::BrowserSession,
+        dpop_jkt: None,
     };
     let outcome = if realm.id == PLATFORM_REALM {
         let path = format!("/realms/{PLATFORM_REALM}/protocol/openid-connect/auth/login");

@@ -87,6 +87,11 @@ async fn token(
     } else {
         authenticate_client(state, &realm, headers, form).await?
     };
+    // A DPoP proof binds the tokens to its key (RFC 9449 §5).
+    let url = format!("{}/protocol/openid-connect/token", crate::tokens::issuer(state, &realm.id));
+    let request = crate::dpop::Request { method: "POST", url: &url, access_token: None, nonce_required: true };
+    let dpop_jkt = super::dpop_proof::proven_key(state, headers, request).await?;
+    let dpop_jkt = dpop_jkt.as_deref();
     if grant == GrantType::TokenExchange {
         // Token Exchange has its own switch, and every attempt is in the exchange trail.
         return exchange::exchange(state, &realm, &client, form, &origin).await;
@@ -102,15 +107,22 @@ async fn token(
     let tokens = match grant {
         GrantType::ClientCredentials => {
             let (scopes, resource) = (form.scopes()?, form.get("resource"));
-            signin::client_credentials(state, &realm, &client, scopes, resource, &origin).await?
+            signin::client_credentials(state, &realm, &client, scopes, resource, dpop_jkt, &origin).await?
         }
-        GrantType::Password => return password(state, &realm, &client, form, &origin).await,
+        GrantType::Password => {
+            let attempt = PasswordAttempt { dpop_jkt, ..password_attempt(&realm, &client, form, &origin)? };
+            return password_answer(signin::password(state, attempt).await?, dpop_jkt.is_some());
+        }
         GrantType::Push => {
             let request_id = form.require("push_request_id")?;
             let outcome = signin::push::collect(state, &realm, &client, request_id, Opens::ClientSession).await?;
-            return password_answer(outcome);
+            // A sign-in a phone confirmed is not bound to a key.
+            return password_answer(outcome, false);
         }
-        GrantType::AuthorizationCode => signin::browser::exchange(state, code_exchange(&realm, &client, form)?).await?,
+        GrantType::AuthorizationCode => {
+            let exchange = CodeExchange { dpop_jkt, ..code_exchange(&realm, &client, form)? };
+            signin::browser::exchange(state, exchange).await?
+        }
         _ => {
             let presented = form.require("refresh_token")?;
             let attempt = RefreshAttempt {
@@ -119,23 +131,13 @@ async fn token(
                 presented,
                 scopes: form.scopes()?,
                 resource: form.get("resource"),
+                dpop_jkt,
                 origin: &origin,
             };
             signin::refresh(state, attempt).await?
         }
     };
-    Ok(json_no_store(token_answer(&tokens)))
-}
-
-/// A password sign-in: its tokens, or the id of the request a phone must confirm first.
-async fn password(
-    state: &AppState,
-    realm: &Realm,
-    client: &Client,
-    form: &Form,
-    origin: &Origin,
-) -> Result<Response, OAuthError> {
-    password_answer(signin::password(state, password_attempt(realm, client, form, origin)?).await?)
+    Ok(json_no_store(token_answer(&tokens, dpop_jkt.is_some())))
 }
 
 /// The password sign-in a form asks for.
@@ -158,13 +160,14 @@ fn password_attempt<'a>(
         },
         origin,
         opens: Opens::ClientSession,
+        dpop_jkt: None,
     })
 }
 
 /// The answer to a password sign-in that was not refused.
-fn password_answer(outcome: PasswordOutcome) -> Result<Response, OAuthError> {
+fn password_answer(outcome: PasswordOutcome, bound: bool) -> Result<Response, OAuthError> {
     match outcome {
-        PasswordOutcome::SignedIn(tokens) => Ok(json_no_store(token_answer(&tokens))),
+        PasswordOutcome::SignedIn(tokens) => Ok(json_no_store(token_answer(&tokens, bound))),
         PasswordOutcome::ConfirmationAsked(asked) => Ok(json_no_store(json!({
             "push_request_id": asked.request_id,
             "expires_in": asked.expires_in,
@@ -177,12 +180,12 @@ fn password_answer(outcome: PasswordOutcome) -> Result<Response, OAuthError> {
     }
 }
 
-/// The RFC 6749 §5.1 answer.
-fn token_answer(tokens: &Tokens) -> Value {
+/// The RFC 6749 §5.1 answer; `bound`: the access token is bound to a DPoP key (RFC 9449 §5).
+fn token_answer(tokens: &Tokens, bound: bool) -> Value {
     let Tokens { access, scopes, refresh, id_token } = tokens;
     let mut answer = json!({
         "access_token": access.token,
-        "token_type": "Bearer",
+        "token_type": if bound { "DPoP" } else { "Bearer" },
         "expires_in": access.lifetime_seconds,
     });
     if let Some(object) = answer.as_object_mut() {
@@ -229,7 +232,7 @@ async fn console_sign_in(
         let (code, status) = OAuthError::answer_to(refused);
         Answered { status: status.as_u16(), code: code.as_str() }
     };
-    password_answer(console::password(state, attempt, &console::token_path(), answered).await?)
+    password_answer(console::password(state, attempt, &console::token_path(), answered).await?, false)
 }
 
 /// A code of the platform realm's login page, exchanged by the console (the platform client as a
@@ -240,7 +243,7 @@ async fn console_code(state: &AppState, realm: &Realm, form: &Form) -> Result<Re
     }
     let platform = console::for_browsers(state, &console::platform_client(state).await?);
     let exchange = code_exchange(realm, &platform, form)?;
-    Ok(json_no_store(token_answer(&signin::browser::exchange(state, exchange).await?)))
+    Ok(json_no_store(token_answer(&signin::browser::exchange(state, exchange).await?, false)))
 }
 
 /// The code exchange a form asks for.
@@ -252,6 +255,7 @@ fn code_exchange<'a>(realm: &'a Realm, client: &'a Client, form: &'a Form) -> Re
         redirect_uri: form.get("redirect_uri"),
         code_verifier: form.get("code_verifier"),
         resource: form.get("resource"),
+        dpop_jkt: None,
     })
 }
 
@@ -268,7 +272,7 @@ async fn platform_token(
         return Err(OAuthError::invalid_client(false));
     };
     match console::client_secret(state, &client_id, &value, grant, &address.to_string()).await {
-        Ok(tokens) => Ok(json_no_store(token_answer(&tokens))),
+        Ok(tokens) => Ok(json_no_store(token_answer(&tokens, false))),
         Err(SignInError::Refused(Refusal::ClientUnknown)) => Err(OAuthError::invalid_client(basic)),
         Err(error) => Err(error.into()),
     }
