@@ -24,8 +24,10 @@ use crate::store::clients::{self as client_store, Client, ClientType, GrantType,
 use crate::store::signing_keys as key_store;
 use crate::store::trail::{Change, ChangeAction, Placed};
 use crate::tokens::keys;
-use crate::validate::{Body, Refusals, Rule, boolean, integer, list_of, one_of, parsed, text};
+use crate::validate::{Body, Rule, boolean, integer, list_of, one_of, parsed, text};
 
+pub use super::client_fields::scope_token;
+use super::client_fields::{color, https_address, jwk_set, redirect_uri, web_origin};
 pub use crate::store::clients::CLIENT_SECRET_PREFIX;
 
 /// Grant types a client may enable (Token Exchange has its own switch).
@@ -225,83 +227,6 @@ pub struct SigningKeyInput {
     algorithm: Option<String>,
     /// 1–365 days between scheduled rotations; null stops them.
     rotation_days: Option<i64>,
-}
-
-pub fn scope_token(path: &str, value: &Value) -> Result<String, Refusals> {
-    let scope = text(1, 128)(path, value)?;
-    if scope.chars().all(|c| c == '!' || ('#'..='[').contains(&c) || (']'..='~').contains(&c)) {
-        Ok(scope)
-    } else {
-        Err(vec![crate::validate::Notification::new(
-            path,
-            Rule::Pattern,
-            format!("{path} must be a scope token: printable ASCII without spaces, quotes or backslashes"),
-        )])
-    }
-}
-
-fn redirect_uri(path: &str, value: &Value) -> Result<String, Refusals> {
-    let text = text(1, 2048)(path, value)?;
-    let refuse = |why: &str| Err(vec![crate::validate::Notification::new(path, Rule::Format, format!("{path} {why}"))]);
-    let Ok(uri) = url::Url::parse(&text) else {
-        return refuse("must be an absolute URI");
-    };
-    if uri.fragment().is_some() {
-        return refuse("must not have a fragment");
-    }
-    let loopback = matches!(uri.host_str(), Some("localhost" | "127.0.0.1" | "[::1]"));
-    match uri.scheme() {
-        "https" if uri.host_str().is_some() => Ok(text),
-        "http" if loopback => Ok(text),
-        "http" | "https" => refuse("must use https (http only on a loopback host)"),
-        scheme if scheme.contains('.') => Ok(text),
-        _ => refuse("must use https, http on a loopback host, or a private-use scheme such as com.example.app"),
-    }
-}
-
-/// A web origin as browsers send it in `Origin`: `https://host[:port]` (http on a loopback host),
-/// with no path, query or trailing slash.
-fn web_origin(path: &str, value: &Value) -> Result<String, Refusals> {
-    let text = text(1, 300)(path, value)?;
-    let parsed = url::Url::parse(&text).ok().filter(|uri| uri.origin().ascii_serialization() == text);
-    let loopback = |uri: &url::Url| matches!(uri.host_str(), Some("localhost" | "127.0.0.1" | "[::1]"));
-    match parsed {
-        Some(uri) if uri.scheme() == "https" || (uri.scheme() == "http" && loopback(&uri)) => Ok(text),
-        _ => Err(vec![crate::validate::Notification::new(
-            path,
-            Rule::Format,
-            format!("{path} must be an origin such as https://app.example.com (http only on a loopback host)"),
-        )]),
-    }
-}
-
-/// An https address (a logo, so that the page never loads a picture over plain HTTP; a JWK Set).
-fn https_address(path: &str, value: &Value) -> Result<String, Refusals> {
-    let text = text(1, 2048)(path, value)?;
-    match url::Url::parse(&text) {
-        Ok(uri) if uri.scheme() == "https" && uri.host_str().is_some() && uri.fragment().is_none() => Ok(text),
-        _ => Err(vec![crate::validate::Notification::new(
-            path,
-            Rule::Format,
-            format!("{path} must be an https address"),
-        )]),
-    }
-}
-
-/// A JWK Set of public keys, kept as its text.
-fn jwk_set(path: &str, value: &Value) -> Result<String, Refusals> {
-    crate::client_keys::check_jwks(value)
-        .map_err(|why| vec![crate::validate::Notification::new(path, Rule::Format, format!("{path} {why}"))])
-}
-
-/// A colour as `#rrggbb`.
-fn color(path: &str, value: &Value) -> Result<String, Refusals> {
-    let text = text(1, 64)(path, value)?;
-    if text.len() == 7 && text.starts_with('#') && text[1..].bytes().all(|b| b.is_ascii_hexdigit()) {
-        Ok(text.to_ascii_lowercase())
-    } else {
-        Err(vec![crate::validate::Notification::new(path, Rule::Format, format!("{path} must be a colour as #rrggbb"))])
-    }
 }
 
 /// Reads the changeable fields onto `client`.

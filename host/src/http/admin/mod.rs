@@ -3,6 +3,7 @@
 pub mod account;
 pub mod audit;
 pub mod captures;
+pub mod client_fields;
 pub mod clients;
 pub mod consumers;
 pub mod delegation;
