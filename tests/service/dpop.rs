@@ -123,6 +123,8 @@ async fn a_token_bound_to_a_key_is_used_only_with_a_fresh_proof_by_that_key() {
     let scheme = format!("DPoP {access}");
     let without = app.http.get(&userinfo).header("authorization", &scheme).send().await.unwrap();
     assert_eq!(without.status(), StatusCode::UNAUTHORIZED);
+    let challenge = without.headers()["www-authenticate"].to_str().unwrap();
+    assert!(challenge.starts_with("DPoP error=\"invalid_token\", algs=\"ES256"), "{challenge}");
     let proof = key.proof(&app, "GET", &userinfo, json!({ "ath": ath }));
     let with = app.http.get(&userinfo).header("authorization", &scheme).header("DPoP", &proof).send().await.unwrap();
     assert_eq!(with.status(), StatusCode::OK);

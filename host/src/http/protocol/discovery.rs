@@ -173,6 +173,17 @@ fn invalid_token() -> Response {
     OAuthError::new(OAuthCode::InvalidToken, "the access token is missing, expired or revoked").into_response()
 }
 
+/// `invalid_token` for a token presented with the `DPoP` scheme: the challenge names that scheme
+/// and the algorithms its proofs may use (RFC 9449 §7.1).
+fn invalid_dpop_token() -> Response {
+    let mut response = invalid_token();
+    let challenge = format!("DPoP error=\"invalid_token\", algs=\"{}\"", crate::dpop::ALGORITHMS.join(" "));
+    if let Ok(value) = HeaderValue::from_str(&challenge) {
+        response.headers_mut().insert(header::WWW_AUTHENTICATE, value);
+    }
+    response
+}
+
 /// OIDC Core §5.3: the claims about the signed-in person that the token's scopes release. The
 /// access token comes in the `Authorization` header, or in a form body's `access_token` (RFC 6750
 /// §2.2), never both.
@@ -198,7 +209,7 @@ pub async fn userinfo(
     };
     let request = (method.as_str(), "/protocol/openid-connect/userinfo");
     let Some(active) = active_presented(&state, &realm.id, &headers, token, request).await? else {
-        return Ok(invalid_token());
+        return Ok(if token.1 { invalid_dpop_token() } else { invalid_token() });
     };
     let user = active.person.as_ref().map(|(_, person)| person.clone());
     let Some(user) = user.filter(|u| u.status == UserStatus::Active) else { return Ok(invalid_token()) };
