@@ -25,8 +25,21 @@ use crate::store::clients::Client;
 
 /// The `client_assertion_type` of a JWT assertion (RFC 7523 §2.2).
 pub const ASSERTION_TYPE: &str = "urn:ietf:params:oauth:client-assertion-type:jwt-bearer";
-/// The algorithms an assertion may be signed with, as discovery announces them: asymmetric only.
+/// The algorithms an assertion (or a DPoP proof) may be signed with, as discovery announces them:
+/// asymmetric only.
 pub const ALGORITHMS: [&str; 5] = ["ES256", "ES384", "RS256", "PS256", "EdDSA"];
+const SIGNING: [Algorithm; 5] =
+    [Algorithm::ES256, Algorithm::ES384, Algorithm::RS256, Algorithm::PS256, Algorithm::EdDSA];
+
+/// Whether a JWT signed with `algorithm` may prove a client's key: one of [`ALGORITHMS`].
+pub fn proves_key(algorithm: Algorithm) -> bool {
+    SIGNING.contains(&algorithm)
+}
+
+/// Whether a JWK carries a private or symmetric part, which no client ever sends.
+pub fn has_private_part(jwk: &Value) -> bool {
+    ["d", "p", "q", "dp", "dq", "qi", "k"].iter().any(|part| jwk.get(part).is_some())
+}
 /// The longest an assertion may still live when presented.
 const MAX_LIFETIME: TimeDelta = TimeDelta::minutes(10);
 /// Clock difference tolerated between the client and the service.
@@ -71,9 +84,8 @@ pub fn check_jwks(value: &Value) -> Result<String, String> {
     if set.keys.is_empty() || set.keys.len() > 20 {
         return Err("must hold 1 to 20 keys".into());
     }
-    let private = ["d", "p", "q", "dp", "dq", "qi", "k"];
     for key in value["keys"].as_array().into_iter().flatten() {
-        if private.iter().any(|part| key.get(part).is_some()) {
+        if has_private_part(key) {
             return Err("must hold public keys only: a private or symmetric key was given".into());
         }
     }
@@ -87,8 +99,7 @@ pub fn check_jwks(value: &Value) -> Result<String, String> {
 /// records its `jti` so that it is never taken again.
 pub async fn verify(state: &AppState, issuer: &str, client: &Client, assertion: &str) -> Result<(), AssertionError> {
     let header = jsonwebtoken::decode_header(assertion).map_err(|_| refused("not a JWT"))?;
-    let asymmetric = [Algorithm::ES256, Algorithm::ES384, Algorithm::RS256, Algorithm::PS256, Algorithm::EdDSA];
-    if !asymmetric.contains(&header.alg) {
+    if !proves_key(header.alg) {
         return Err(refused(format!("{:?} is not an algorithm assertions may use", header.alg)));
     }
     let now = state.clock.now();

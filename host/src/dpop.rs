@@ -9,7 +9,7 @@ use base64::Engine as _;
 use base64::engine::general_purpose::URL_SAFE_NO_PAD;
 use chrono::{DateTime, TimeDelta, Utc};
 use jsonwebtoken::jwk::Jwk;
-use jsonwebtoken::{Algorithm, DecodingKey, Validation};
+use jsonwebtoken::{DecodingKey, Validation};
 use serde_json::{Value, json};
 use sha2::{Digest, Sha256};
 
@@ -17,8 +17,9 @@ use crate::AppState;
 use crate::error::Error;
 use crate::store::assertions;
 
-/// The algorithms a proof may be signed with, as discovery announces them.
-pub const ALGORITHMS: [&str; 5] = ["ES256", "ES384", "RS256", "PS256", "EdDSA"];
+/// The algorithms a proof may be signed with, as discovery announces them: those of client
+/// assertions.
+pub use crate::client_keys::ALGORITHMS;
 /// How long a nonce the service gave is good for.
 const NONCE_LIFETIME: TimeDelta = TimeDelta::minutes(5);
 /// How old a proof's `iat` may be, and how far ahead of the service's clock.
@@ -105,15 +106,14 @@ pub async fn verify(state: &AppState, proof: &str, request: Request<'_>) -> Resu
     if header.typ.as_deref() != Some("dpop+jwt") {
         return Err(invalid("a DPoP proof has typ dpop+jwt"));
     }
-    let asymmetric = [Algorithm::ES256, Algorithm::ES384, Algorithm::RS256, Algorithm::PS256, Algorithm::EdDSA];
-    if !asymmetric.contains(&header.alg) {
+    if !crate::client_keys::proves_key(header.alg) {
         return Err(invalid(format!("{:?} is not an algorithm DPoP proofs may use", header.alg)));
     }
     // The key as sent, to refuse private members and to compute the thumbprint over its text.
     let raw = proof.split('.').next().and_then(|part| URL_SAFE_NO_PAD.decode(part).ok());
     let raw: Value = raw.and_then(|bytes| serde_json::from_slice(&bytes).ok()).unwrap_or_default();
     let sent = raw.get("jwk").ok_or_else(|| invalid("the DPoP proof carries no jwk"))?;
-    if ["d", "p", "q", "dp", "dq", "qi", "k"].iter().any(|part| sent.get(part).is_some()) {
+    if crate::client_keys::has_private_part(sent) {
         return Err(invalid("the DPoP proof's jwk must be a public key"));
     }
     let jwk: Jwk = serde_json::from_value(sent.clone()).map_err(|_| invalid("the DPoP proof's jwk cannot be read"))?;
