@@ -46,9 +46,6 @@ const MAX_LIFETIME: TimeDelta = TimeDelta::minutes(10);
 const LEEWAY: TimeDelta = TimeDelta::seconds(30);
 /// The largest JWK Set fetched from a `jwks_uri`.
 const MAX_JWKS_BYTES: usize = 64 * 1024;
-/// How long a fetched JWK Set is kept when its answer says nothing; and at most.
-const DEFAULT_KEEP: TimeDelta = TimeDelta::minutes(5);
-const MAX_KEEP: TimeDelta = TimeDelta::hours(1);
 /// An assertion signed with a key the kept set lacks fetches the set again, at most this often.
 const REFETCH_AFTER: TimeDelta = TimeDelta::seconds(60);
 
@@ -163,39 +160,9 @@ async fn keys_of(state: &AppState, client: &Client, now: DateTime<Utc>, again: b
 }
 
 async fn fetch(state: &AppState, uri: &str) -> Result<(JwkSet, TimeDelta), AssertionError> {
-    let url = url::Url::parse(uri).map_err(|_| refused("the client's jwks_uri is not an address"))?;
-    if let Some(why) = state.webhooks.addresses.refuses_literal(&url) {
-        return Err(refused(format!("the client's jwks_uri is refused: {why}")));
-    }
-    let unreachable = |error: reqwest::Error| refused(format!("the client's jwks_uri cannot be read: {error}"));
-    let mut response = state.webhooks.http.get(url).send().await.map_err(unreachable)?;
-    if !response.status().is_success() {
-        return Err(refused(format!("the client's jwks_uri answered {}", response.status())));
-    }
-    let keep = keep_for(response.headers().get(reqwest::header::CACHE_CONTROL).and_then(|v| v.to_str().ok()));
-    let mut body = Vec::new();
-    while let Some(chunk) = response.chunk().await.map_err(unreachable)? {
-        body.extend_from_slice(&chunk);
-        if body.len() > MAX_JWKS_BYTES {
-            return Err(refused("the client's JWK Set is larger than 64 KiB"));
-        }
-    }
-    let keys = serde_json::from_slice(&body).map_err(|_| refused("the client's jwks_uri holds no JWK Set"))?;
-    Ok((keys, keep))
-}
-
-/// How long a fetched set is kept: its `max-age`, at most an hour; nothing with `no-store` or
-/// `no-cache`; five minutes when the answer says nothing.
-fn keep_for(cache_control: Option<&str>) -> TimeDelta {
-    let Some(text) = cache_control else { return DEFAULT_KEEP };
-    let directives: Vec<&str> = text.split(',').map(str::trim).collect();
-    if directives.iter().any(|d| d.eq_ignore_ascii_case("no-store") || d.eq_ignore_ascii_case("no-cache")) {
-        return TimeDelta::zero();
-    }
-    directives
-        .iter()
-        .find_map(|d| d.strip_prefix("max-age=").and_then(|seconds| seconds.parse::<i64>().ok()))
-        .map_or(DEFAULT_KEEP, |seconds| TimeDelta::seconds(seconds.max(0)).min(MAX_KEEP))
+    let fetched = crate::remote::fetch(state, "the client's jwks_uri", uri, MAX_JWKS_BYTES).await.map_err(refused)?;
+    let keys = serde_json::from_slice(&fetched.body).map_err(|_| refused("the client's jwks_uri holds no JWK Set"))?;
+    Ok((keys, fetched.keep))
 }
 
 /// A JWK Set fetched from a `jwks_uri`: when, and until when it may be used.
@@ -232,15 +199,6 @@ impl FetchedKeys {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn a_fetched_set_is_kept_as_its_cache_control_says_within_an_hour() {
-        assert_eq!(keep_for(None), DEFAULT_KEEP);
-        assert_eq!(keep_for(Some("public, max-age=120")), TimeDelta::seconds(120));
-        assert_eq!(keep_for(Some("max-age=86400")), MAX_KEEP);
-        assert_eq!(keep_for(Some("no-store")), TimeDelta::zero());
-        assert_eq!(keep_for(Some("private")), DEFAULT_KEEP);
-    }
 
     #[test]
     fn private_and_symmetric_keys_are_refused() {

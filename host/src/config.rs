@@ -145,11 +145,19 @@ pub struct AdminRateLimits {
     pub failed_authentications: u32,
     /// Client registrations (RFC 7591) asked from one source address, allowed or not.
     pub client_registrations: u32,
+    /// Unknown or expired user codes (RFC 8628) typed from one source address.
+    pub wrong_user_codes: u32,
 }
 
 impl Default for AdminRateLimits {
     fn default() -> Self {
-        Self { requests: 300, sensitive_requests: 50, failed_authentications: 30, client_registrations: 10 }
+        Self {
+            requests: 300,
+            sensitive_requests: 50,
+            failed_authentications: 30,
+            client_registrations: 10,
+            wrong_user_codes: 10,
+        }
     }
 }
 
@@ -357,8 +365,13 @@ impl Settings {
             return Err(ConfigError::Invalid { name: "max_body_bytes", reason: "must be at least 1024".into() });
         }
         let limits = self.admin_rate_limits;
-        let every =
-            [limits.requests, limits.sensitive_requests, limits.failed_authentications, limits.client_registrations];
+        let every = [
+            limits.requests,
+            limits.sensitive_requests,
+            limits.failed_authentications,
+            limits.client_registrations,
+            limits.wrong_user_codes,
+        ];
         if every.contains(&0) {
             return Err(ConfigError::Invalid {
                 name: "admin_rate_limits",

@@ -14,6 +14,7 @@ use crate::AppState;
 use crate::changes::Author;
 use crate::error::Error;
 use crate::signin::browser::Authorization;
+use crate::store::clients::Registration;
 use crate::store::consents::{self, Consent};
 use crate::store::trail::{Change, ChangeAction, Placed};
 use crate::store::users::User;
@@ -27,7 +28,8 @@ pub struct Question {
     pub allowed: Vec<String>,
     /// The resource server's address the tokens will carry as their audience.
     pub resource: Option<String>,
-    /// The host the client's redirect URI names: where the application is served from.
+    /// Where the application is served from: the host its redirect URI names, or for a client
+    /// known by its metadata document, the host of the document.
     pub host: String,
 }
 
@@ -47,7 +49,12 @@ pub async fn question(state: &AppState, authorization: &Authorization, user: &Us
     let earlier = earlier.map(|consent| consent.scopes).unwrap_or_default();
     let (allowed, missing): (Vec<String>, Vec<String>) =
         authorization.scopes.iter().cloned().partition(|scope| earlier.contains(scope));
-    let host = host_of(&authorization.redirect_uri);
+    // A client known by its metadata document is named by the host of its address, which the
+    // document was read from; any other by where it sends the person back.
+    let host = match client.registration {
+        Registration::MetadataDocument => host_of(&client.id),
+        Registration::Admin | Registration::Dynamic => host_of(&authorization.redirect_uri),
+    };
     Ok(Some(Question { missing, allowed, resource: authorization.resource.clone(), host }))
 }
 

@@ -105,6 +105,11 @@ pub enum OAuthCode {
     PushRequestUnknown,
     /// Answered from a phone: no such request waiting for it (named `PushRequestUnknown` too).
     PushRequestNotWaiting,
+    // The device authorization grant (RFC 8628).
+    SlowDown,
+    DeviceCodeExpired,
+    DeviceAccessDenied,
+    InvalidDeviceCode,
     InvalidToken,
     /// An access token in both the `Authorization` header and the body.
     MultipleAccessTokens,
@@ -172,6 +177,10 @@ impl OAuthCode {
             Self::PushRequestExpired => "PushRequestExpired",
             Self::PushRequestRefused => "PushRequestRefused",
             Self::PushRequestUnknown | Self::PushRequestNotWaiting => "PushRequestUnknown",
+            Self::SlowDown => "SlowDown",
+            Self::DeviceCodeExpired => "DeviceCodeExpired",
+            Self::DeviceAccessDenied => "DeviceAccessDenied",
+            Self::InvalidDeviceCode => "InvalidDeviceCode",
             Self::InvalidToken => "InvalidToken",
             Self::MultipleAccessTokens => "MultipleAccessTokens",
             Self::InvalidName => "InvalidName",

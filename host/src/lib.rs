@@ -4,6 +4,7 @@
 //! bootstrap, background workers and the HTTP listener. Everything a request needs travels in the
 //! cloneable [`AppState`].
 
+pub mod addresses;
 pub mod authz;
 pub mod backoff;
 pub mod bootstrap;
@@ -22,12 +23,14 @@ pub mod http;
 pub mod ids;
 pub mod jobs;
 pub mod mail;
+pub mod metadata_documents;
 pub mod metrics;
 pub mod notifications;
 pub mod passwords;
 pub mod plugins;
 pub mod protection;
 pub mod registration;
+pub mod remote;
 pub mod signin;
 pub mod store;
 pub mod telemetry;
@@ -397,6 +400,10 @@ async fn register_jobs(state: &AppState) {
                     let removed = store::browser::prune(store.writer(), now).await?;
                     if removed > 0 {
                         tracing::info!(removed, "expired authorization codes and browser sessions removed");
+                    }
+                    let removed = store::devices::prune(store.writer(), now).await?;
+                    if removed > 0 {
+                        tracing::info!(removed, "expired device authorizations removed");
                     }
                     let window_start = now - store::lockout::FAILURE_WINDOW;
                     let removed = store::lockout::prune(store.writer(), window_start, now).await?;

@@ -31,7 +31,7 @@ pub const INITIAL_ACCESS_TOKEN_PREFIX: &str = "cstl_iat_";
 /// The most redirect URIs (and contacts) one registration may name.
 const MAX_LISTED: usize = 20;
 /// Scopes every client may ask for in a person's sign-in, whatever the realm allows.
-const OIDC_SCOPES: [&str; 3] = ["openid", "profile", "email"];
+pub const OIDC_SCOPES: [&str; 3] = ["openid", "profile", "email"];
 
 /// Why a registration, or a registration's management, was refused; each maps to an error of
 /// RFC 7591 §3.2.2 or RFC 6750 at the endpoint.
@@ -81,7 +81,7 @@ impl AuthMethod {
         }
     }
 
-    fn client_type(self) -> ClientType {
+    pub fn client_type(self) -> ClientType {
         if self == Self::None { ClientType::Public } else { ClientType::Confidential }
     }
 
@@ -261,7 +261,7 @@ impl Metadata {
     /// refused; the client may then ask for every scope the realm lets them have, each with the
     /// person's consent: MCP clients register with the first scope they need and ask for more
     /// later (RFC 7591 §3.2.1 lets the server replace what was asked).
-    fn apply(&self, realm: &Realm, client: &mut Client) -> Result<(), RegistrationError> {
+    pub fn apply(&self, realm: &Realm, client: &mut Client) -> Result<(), RegistrationError> {
         let allowed = &realm.settings.registration_scopes;
         let excess: Vec<&str> = self
             .scopes
@@ -288,29 +288,13 @@ impl Metadata {
     }
 }
 
-/// A redirect URI a self-registered client may use (RFC 8252 §7, RFC 9700 §4.1): https; http only
-/// on a loopback address; or a private-use scheme in reverse domain order (`com.example.app:/cb`).
-/// Never a fragment, never a pattern.
+/// A redirect URI a self-registered client may use, by the rules of every client.
 fn check_redirect_uri(text: &str) -> Result<(), String> {
-    let Ok(uri) = url::Url::parse(text) else { return Err(format!("{text} is not an absolute URI")) };
-    if uri.fragment().is_some() {
-        return Err(format!("{text} has a fragment"));
-    }
-    let loopback = matches!(uri.host_str(), Some("localhost" | "127.0.0.1" | "[::1]"));
-    match uri.scheme() {
-        "https" if uri.host_str().is_some() => Ok(()),
-        "http" if loopback => Ok(()),
-        "http" => Err(format!("{text} uses http on a host that is not a loopback address")),
-        scheme if scheme.contains('.') => Ok(()),
-        _ => Err(format!("{text} must use https, http on a loopback address, or a reverse-domain scheme")),
-    }
+    crate::addresses::redirect_uri_problem(text).map_or(Ok(()), |why| Err(format!("{text} {why}")))
 }
 
 fn https_address(name: &str, text: &str) -> Result<(), String> {
-    match url::Url::parse(text) {
-        Ok(uri) if uri.scheme() == "https" && uri.host_str().is_some() && uri.fragment().is_none() => Ok(()),
-        _ => Err(format!("{name} must be an https address")),
-    }
+    if crate::addresses::is_https_address(text) { Ok(()) } else { Err(format!("{name} must be an https address")) }
 }
 
 /// Where a registration came from, for the trail.
@@ -433,7 +417,8 @@ pub async fn delete(state: &AppState, realm: &Realm, client: &Client, asker: &As
 }
 
 /// The client's registration as the endpoint shows it (RFC 7591 §3.2.1, RFC 7592 §3): its
-/// metadata, its id and, when given, its secret and registration access token.
+/// metadata, its id and, when given, its secret and registration access token. A client known
+/// by its metadata document is shown the same way, without a management address.
 pub fn described(state: &AppState, realm: &Realm, client: &Client) -> Value {
     let metadata = Metadata::of(client);
     let mut document = json!({
@@ -445,9 +430,12 @@ pub fn described(state: &AppState, realm: &Realm, client: &Client) -> Value {
         "response_types": if client.allows(GrantType::AuthorizationCode) { vec!["code"] } else { vec![] },
         "token_endpoint_auth_method": metadata.auth_method.as_str(),
         "scope": client.allowed_scopes.join(" "),
-        "registration_client_uri": registration_client_uri(state, &realm.id, &client.id),
     });
     if let Value::Object(fields) = &mut document {
+        if client.registration == Registration::Dynamic {
+            let uri = registration_client_uri(state, &realm.id, &client.id);
+            fields.insert("registration_client_uri".into(), Value::String(uri));
+        }
         if client.client_type == ClientType::Confidential && !client.uses_keys() {
             // The secret never expires by itself: it is rotated (RFC 7591 §3.2.1: 0).
             fields.insert("client_secret_expires_at".into(), Value::from(0));
@@ -472,18 +460,18 @@ pub fn registration_client_uri(state: &AppState, realm_id: &str, client_id: &Cli
 }
 
 /// The self-registered client as the author of its own registration's changes.
-struct ClientAuthor {
+pub struct ClientAuthor {
     actor: Actor,
     request: Request,
 }
 
 impl ClientAuthor {
-    fn as_author(&self) -> Author<'_> {
+    pub fn as_author(&self) -> Author<'_> {
         Author { actor: &self.actor, request: &self.request }
     }
 }
 
-fn author(realm: &Realm, client: &Client, asker: &Asker) -> ClientAuthor {
+pub fn author(realm: &Realm, client: &Client, asker: &Asker) -> ClientAuthor {
     ClientAuthor {
         actor: Actor {
             account_id: realm.account_id.clone(),
@@ -528,18 +516,6 @@ pub fn new_initial_access_token(
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn redirect_uris_are_https_loopback_http_or_reverse_domain_schemes() {
-        assert!(check_redirect_uri("https://agent.example/callback").is_ok());
-        assert!(check_redirect_uri("http://127.0.0.1:33418/callback").is_ok());
-        assert!(check_redirect_uri("http://localhost:6274/oauth/callback").is_ok());
-        assert!(check_redirect_uri("com.example.agent:/oauth2redirect").is_ok());
-        assert!(check_redirect_uri("http://agent.example/callback").is_err());
-        assert!(check_redirect_uri("https://agent.example/callback#x").is_err());
-        assert!(check_redirect_uri("myapp:/callback").is_err());
-        assert!(check_redirect_uri("/callback").is_err());
-    }
 
     #[test]
     fn metadata_defaults_follow_rfc_7591() {

@@ -1,19 +1,20 @@
 // An MCP client built with the official TypeScript SDK and its OAuth support, meeting an MCP server
 // it has never seen: the SDK reads the server's protected resource metadata, the realm's metadata,
-// registers itself (Dynamic Client Registration), and sends the person to the authorization
+// registers itself (Dynamic Client Registration, or none at all when it is given the https address
+// of its Client ID Metadata Document and the realm takes those), and sends the person to the authorization
 // endpoint with PKCE and `resource`. The script plays the person's browser: it signs in on the
 // login page, allows what the consent page asks, checks the answer's `iss` (RFC 9207) and hands
 // the code back to the SDK. Then it calls a tool; a tool that needs one more scope is answered
 // `insufficient_scope`, and the SDK asks again for it.
 //
-// Usage: node mcp_client.mjs SERVER_URL ISSUER USERNAME PASSWORD. It prints one JSON line per
-// step ({"page": "login"|"consent", ...}, {"tool": name, "text": ...}), then {"done": true}.
+// Usage: node mcp_client.mjs SERVER_URL ISSUER USERNAME PASSWORD [METADATA_DOCUMENT_URL]. It
+// prints one JSON line per step ({"page": "login"|"consent", ...}, {"tool": name, "text": ...}), then {"done": true}.
 
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { UnauthorizedError } from '@modelcontextprotocol/sdk/client/auth.js';
 
-const [serverUrl, issuer, username, password] = process.argv.slice(2);
+const [serverUrl, issuer, username, password, metadataDocument] = process.argv.slice(2);
 const redirectUrl = 'http://127.0.0.1:9/callback';
 const say = (line) => console.log(JSON.stringify(line));
 
@@ -23,6 +24,10 @@ class Provider {
   saved = {};
   get redirectUrl() {
     return redirectUrl;
+  }
+  // The SDK uses it as the client_id where the realm's metadata says it takes such documents.
+  get clientMetadataUrl() {
+    return metadataDocument;
   }
   get clientMetadata() {
     return {

@@ -1,13 +1,15 @@
 //! The official MCP SDKs against the service, as MCP clients and a server that no one here wrote: a
 //! server built with the TypeScript SDK, protected by the service (tokens verified with the realm's
 //! JWKS), and the TypeScript and Python SDKs' clients with their OAuth support finding their way
-//! alone: protected resource metadata, the realm's metadata, registration, sign-in with PKCE and
-//! `resource`, a tool call, then a step-up for a tool that needs one more scope.
+//! alone: protected resource metadata, the realm's metadata, registration (Dynamic Client
+//! Registration, or a Client ID Metadata Document), sign-in with PKCE and `resource`, a tool call,
+//! then a step-up for a tool that needs one more scope.
 
 use serde_json::{Value, json};
 
 use crate::node::NodeScript;
-use crate::support::{TestApp, created_id, python_tool, spawn_app};
+use crate::receiver::{Receiver, authority_file};
+use crate::support::{TestApp, TestDatabase, created_id, python_tool, spawn_app, spawn_with};
 
 /// A port nothing listens on now, for the MCP server to take.
 fn free_port() -> u16 {
@@ -23,8 +25,7 @@ struct Tools {
     _server: NodeScript,
 }
 
-async fn tools() -> Tools {
-    let app = spawn_app().await;
+async fn tools(app: TestApp) -> Tools {
     app.create_realm("acme").await;
     app.create_scopes("acme", &["mcp:tools", "mcp:admin"]).await;
     let settings = json!({ "clientRegistration": "Open", "registrationScopes": ["mcp:tools", "mcp:admin"] });
@@ -58,10 +59,11 @@ async fn steps_of(mut agent: tokio::process::Command) -> Vec<Value> {
     lines[..lines.len() - 1].to_vec()
 }
 
-/// What every agent does against the tools, step by step; its client id.
-async fn check_steps(tools: &Tools, steps: &[Value]) -> String {
+/// What every agent does against the tools, step by step; its client id, which came to be as
+/// `registration` says.
+async fn check_steps(tools: &Tools, steps: &[Value], registration: &str) -> String {
     let Tools { app, ada, resource, .. } = tools;
-    // Registered by Dynamic Client Registration, then sent to sign in for the server's first scope.
+    // Registered (or named by its metadata document), then sent to sign in for the server's first scope.
     let client_id = steps[0]["registered"].as_str().expect("it registered first").to_owned();
     let first = &steps[1]["asked"];
     assert_eq!(
@@ -81,7 +83,8 @@ async fn check_steps(tools: &Tools, steps: &[Value]) -> String {
     assert_eq!(steps.len(), 8, "{steps:?}");
 
     // Administrators see the agent and what ada allowed it.
-    assert_eq!(app.get(&format!("/realms/acme/clients/{client_id}")).await.data()["registration"], "Dynamic");
+    let seen = app.get(&format!("/realms/acme/clients/{}", crate::support::segment(&client_id))).await;
+    assert_eq!(seen.data()["registration"], registration, "{:?}", seen.body);
     let consents = app.get(&format!("/realms/acme/users/{ada}/consents")).await;
     let consent = consents.data().as_array().unwrap().iter().find(|c| c["clientId"] == client_id.as_str()).unwrap();
     assert_eq!((&consent["scopes"], &consent["resource"]), (&json!(["mcp:tools", "mcp:admin"]), &json!(resource)));
@@ -90,25 +93,53 @@ async fn check_steps(tools: &Tools, steps: &[Value]) -> String {
 
 #[tokio::test]
 async fn the_mcp_typescript_sdk_registers_signs_a_person_in_and_steps_up_for_a_tool() {
-    let tools = tools().await;
+    let tools = tools(spawn_app().await).await;
     let issuer = format!("{}/realms/acme", tools.app.base);
     let mut agent = tokio::process::Command::new("node");
     let script = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("relying-party/mcp_client.mjs");
     agent.arg(script).args([tools.resource.as_str(), &issuer, "ada", "analytical engine"]);
     let steps = steps_of(agent).await;
-    let client_id = check_steps(&tools, &steps).await;
+    let client_id = check_steps(&tools, &steps, "Dynamic").await;
     let seen = tools.app.get(&format!("/realms/acme/clients/{client_id}")).await;
     assert_eq!(seen.data()["registeredMetadata"]["software_id"], "mcp-typescript-sdk");
 }
 
 #[tokio::test]
+async fn the_mcp_typescript_sdk_signs_a_person_in_as_the_client_its_metadata_document_describes() {
+    let trusting = |settings: &mut castellan::config::Settings| {
+        settings.webhook_allowed_networks = vec!["127.0.0.0/8".parse().unwrap()];
+        settings.webhook_ca_file = Some(authority_file());
+    };
+    let tools = tools(spawn_with(TestDatabase::new().await, trusting).await).await;
+    let settings = json!({ "clientIdMetadataDocuments": true, "metadataDocumentHosts": ["127.0.0.1"] });
+    assert!(tools.app.put("/realms/acme", settings).await.status.is_success());
+    let document = Receiver::start().await;
+    document.serve(
+        json!({
+            "client_id": document.url, "client_name": "SDK agent", "application_type": "native",
+            "redirect_uris": ["http://127.0.0.1:9/callback"], "grant_types": ["authorization_code", "refresh_token"],
+            "token_endpoint_auth_method": "none", "software_id": "mcp-typescript-sdk",
+        }),
+        "max-age=3600",
+    );
+    let issuer = format!("{}/realms/acme", tools.app.base);
+    let mut agent = tokio::process::Command::new("node");
+    let script = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("relying-party/mcp_client.mjs");
+    agent.arg(script).args([tools.resource.as_str(), &issuer, "ada", "analytical engine", &document.url]);
+    let steps = steps_of(agent).await;
+    let client_id = check_steps(&tools, &steps, "MetadataDocument").await;
+    assert_eq!(client_id, document.url, "the document's address is the client id");
+    assert_eq!(document.received().len(), 1, "read once, then kept as its max-age allows");
+}
+
+#[tokio::test]
 async fn the_mcp_python_sdk_registers_signs_a_person_in_and_steps_up_for_a_tool() {
-    let tools = tools().await;
+    let tools = tools(spawn_app().await).await;
     let mut agent = tokio::process::Command::new(python_tool("python"));
     let script = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("clients/mcp_agent.py");
     agent.arg(script).args([tools.resource.as_str(), "ada", "analytical engine"]);
     let steps = steps_of(agent).await;
-    let client_id = check_steps(&tools, &steps).await;
+    let client_id = check_steps(&tools, &steps, "Dynamic").await;
     let seen = tools.app.get(&format!("/realms/acme/clients/{client_id}")).await;
     assert_eq!(seen.data()["registeredMetadata"]["software_id"], "mcp-python-sdk");
 }

@@ -150,9 +150,18 @@ pub async fn spawn_app() -> TestApp {
 }
 
 pub async fn spawn_with(db: TestDatabase, adjust: impl FnOnce(&mut Settings)) -> TestApp {
+    spawn_with_policies(db, adjust, &policies()).await
+}
+
+/// The service serving `policies` instead of those it ships.
+pub async fn spawn_with_policies(
+    db: TestDatabase,
+    adjust: impl FnOnce(&mut Settings),
+    policies: &castellan::authz::PolicyFiles,
+) -> TestApp {
     let mut settings = db.settings();
     adjust(&mut settings);
-    let app = Application::build(settings, &policies()).await.expect("the service starts");
+    let app = Application::build(settings, policies).await.expect("the service starts");
     let first = app.bootstrapped().cloned().expect("a fresh database is bootstrapped");
     serve(app, db, first.api_key, first.account_id.into())
 }
@@ -388,4 +397,10 @@ pub async fn created_id(app: &TestApp, path: &str, body: Value) -> String {
     let created = app.post(path, body).await;
     assert_eq!(created.status, StatusCode::CREATED, "{path}: {:?}", created.body);
     created.data()["id"].as_str().expect("an id").to_owned()
+}
+
+/// `text` as one segment of a path: a client id that is an address, say, with its `/` and `:`
+/// escaped.
+pub fn segment(text: &str) -> String {
+    url::form_urlencoded::byte_serialize(text.as_bytes()).collect()
 }

@@ -5,21 +5,12 @@
 //! refused. One decision is made per grant: a request is allowed when one grant allows all of it.
 
 use std::collections::{HashMap, HashSet};
-use std::str::FromStr;
-use std::sync::LazyLock;
 
-use cedar_policy::{
-    Context, Decision, Entities, Entity, EntityUid, PolicyId, PolicySet, Request, RestrictedExpression,
-};
+use cedar_policy::{Context, Entities, Entity, EntityUid, Request, RestrictedExpression};
 use chrono::{DateTime, Utc};
 
-use super::{Authorizer, EvaluationError, NAMESPACE, PolicyError, uid};
-
-/// The action the delegation policies decide.
-const ACTION: &str = "delegate";
-
-static DELEGATE: LazyLock<Result<EntityUid, String>> =
-    LazyLock::new(|| EntityUid::from_str(&format!("{NAMESPACE}::Action::\"{ACTION}\"")).map_err(|e| e.to_string()));
+use super::refusals::{Code, Ruling};
+use super::{Authorizer, EvaluationError, uid};
 
 /// Why a grant does not allow an exchange; each is an `error_code` of the token endpoint.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -30,10 +21,21 @@ pub enum Refusal {
     DepthExceeded,
 }
 
-impl Refusal {
-    const ALL: [Self; 4] =
-        [Self::NotPermitted, Self::ScopesExceedGrant, Self::ResourceExceedsGrant, Self::DepthExceeded];
+impl Code for Refusal {
+    const ACTION: &'static str = "delegate";
+    // No permit applied (a grant of another client or person): no delegation at all.
+    const UNPERMITTED: Self = Self::NotPermitted;
 
+    fn all() -> &'static [Self] {
+        &[Self::NotPermitted, Self::ScopesExceedGrant, Self::ResourceExceedsGrant, Self::DepthExceeded]
+    }
+
+    fn code(self) -> &'static str {
+        Refusal::code(self)
+    }
+}
+
+impl Refusal {
     pub fn code(self) -> &'static str {
         match self {
             Self::NotPermitted => "DelegationNotPermitted",
@@ -41,10 +43,6 @@ impl Refusal {
             Self::ResourceExceedsGrant => "DelegationResourceExceedsGrant",
             Self::DepthExceeded => "DelegationDepthExceeded",
         }
-    }
-
-    fn of_code(code: &str) -> Option<Self> {
-        Self::ALL.into_iter().find(|refusal| refusal.code() == code)
     }
 }
 
@@ -82,53 +80,8 @@ pub struct ExchangeFacts<'a> {
     pub resource: Option<&'a str>,
 }
 
-/// Allowed, or refused by the policy with the lowest precedence among those that refused.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum DelegationVerdict {
-    Allow,
-    Deny { refusal: Refusal, precedence: u32, policy: Option<String> },
-}
-
-/// What each policy about `delegate` that refuses stands for: its error code and precedence, read
-/// from its annotations once, at load. Refuses a policy set in which one lacks either.
-pub(super) fn refusals_of(
-    schema: &cedar_policy::Schema,
-    delegation: &PolicySet,
-) -> Result<HashMap<PolicyId, (Refusal, u32)>, PolicyError> {
-    let invalid = |message: String| PolicyError::Invalid(format!("  {message}"));
-    if !schema.actions().any(|action| action.id().unescaped() == ACTION) {
-        return Err(invalid(format!("the schema does not declare the action `{ACTION}`")));
-    }
-    let mut refusals = HashMap::new();
-    for policy in delegation.policies() {
-        if policy.effect() != cedar_policy::Effect::Forbid {
-            continue;
-        }
-        let id = policy.id();
-        let code = policy.annotation("errorCode").ok_or_else(|| invalid(format!("{id}: no @errorCode")))?;
-        let refusal = Refusal::of_code(code)
-            .ok_or_else(|| invalid(format!("{id}: @errorCode(\"{code}\") is not a delegation error code")))?;
-        let precedence = policy
-            .annotation("precedence")
-            .and_then(|p| p.parse::<u32>().ok())
-            .ok_or_else(|| invalid(format!("{id}: @precedence must be a whole number")))?;
-        refusals.insert(id.clone(), (refusal, precedence));
-    }
-    Ok(refusals)
-}
-
-/// The policies about `delegate`: a delegation decision evaluates these alone, not the admin ones.
-pub(super) fn policies_of(all: &PolicySet) -> Result<PolicySet, PolicyError> {
-    let mut subset = PolicySet::new();
-    for policy in all.policies().filter(|p| is_about_delegation(p)) {
-        subset.add(policy.clone()).map_err(|e| PolicyError::Invalid(format!("  {e}")))?;
-    }
-    Ok(subset)
-}
-
-fn is_about_delegation(policy: &cedar_policy::Policy) -> bool {
-    policy.to_string().contains(&format!("Action::\"{ACTION}\""))
-}
+/// Allowed, or refused with the code of the policy that answers.
+pub type DelegationVerdict = Ruling<Refusal>;
 
 fn strings(items: &[String]) -> RestrictedExpression {
     RestrictedExpression::new_set(items.iter().cloned().map(RestrictedExpression::new_string))
@@ -189,28 +142,11 @@ impl Authorizer {
             context.push(("resource".to_owned(), RestrictedExpression::new_string(resource.to_owned())));
         }
         let context = Context::from_pairs(context).map_err(evaluation)?;
-        let action = DELEGATE.clone().map_err(evaluation)?;
-        let request = Request::new(client, action, person, context, Some(&self.schema)).map_err(evaluation)?;
+        let delegation = &self.delegation;
+        let request =
+            Request::new(client, delegation.action.clone(), person, context, Some(&self.schema)).map_err(evaluation)?;
         let entities = Entities::from_entities(entities, None).map_err(evaluation)?;
-        let response = self.cedar.is_authorized(&request, &self.delegation, &entities);
-        if let Some(error) = response.diagnostics().errors().next() {
-            return Err(evaluation(error));
-        }
-        if response.decision() == Decision::Allow {
-            return Ok(DelegationVerdict::Allow);
-        }
-        // No permit applied (a grant of another client or person): no delegation at all.
-        let mut verdict = DelegationVerdict::Deny { refusal: Refusal::NotPermitted, precedence: 0, policy: None };
-        let mut lowest = u32::MAX;
-        for id in response.diagnostics().reason() {
-            if let Some(&(refusal, precedence)) = self.delegation_refusals.get(id)
-                && precedence < lowest
-            {
-                lowest = precedence;
-                verdict = DelegationVerdict::Deny { refusal, precedence, policy: Some(id.to_string()) };
-            }
-        }
-        Ok(verdict)
+        delegation.ruling(&self.cedar.is_authorized(&request, &delegation.policies, &entities))
     }
 }
 
@@ -222,7 +158,7 @@ pub(super) mod fixtures {
     use serde::Deserialize;
 
     use super::super::fixtures::{CaseOutcome, Expected};
-    use super::{Authorizer, DelegationVerdict, ExchangeFacts, GrantFacts};
+    use super::{Authorizer, ExchangeFacts, GrantFacts};
 
     /// The instant every fixture is decided at.
     fn now() -> DateTime<Utc> {
@@ -314,17 +250,7 @@ pub(super) mod fixtures {
         let verdict = authorizer
             .decide_delegation(&grant, &exchange)
             .map_err(|e| format!("{}: case `{}`: {e}", path.display(), case.name))?;
-        let (passed, detail) = match (&verdict, case.decision) {
-            (DelegationVerdict::Allow, Expected::Allow) => (true, "allowed".to_owned()),
-            (DelegationVerdict::Deny { refusal, policy, .. }, Expected::Deny) => {
-                let matches = case.error_code.as_deref().is_none_or(|want| want == refusal.code());
-                (matches, format!("denied with {} by {}", refusal.code(), policy.as_deref().unwrap_or("no permit")))
-            }
-            (DelegationVerdict::Allow, Expected::Deny) => (false, "allowed, expected DENY".to_owned()),
-            (DelegationVerdict::Deny { refusal, .. }, Expected::Allow) => {
-                (false, format!("denied with {}, expected ALLOW", refusal.code()))
-            }
-        };
+        let (passed, detail) = verdict.judged(case.decision, case.error_code.as_deref());
         Ok(CaseOutcome { file: path.to_owned(), name: case.name, passed, detail })
     }
 }
@@ -362,7 +288,7 @@ mod tests {
         assert!(error.contains("x: no @errorCode"), "{error}");
         let unknown = format!("@id(\"y\")\n@errorCode(\"Nope\")\n@precedence(\"8\")\n{body}");
         let error = load_with(&unknown).expect_err("refused").to_string();
-        assert!(error.contains("y: @errorCode(\"Nope\") is not a delegation error code"), "{error}");
+        assert!(error.contains("y: @errorCode(\"Nope\") is not an error code of `delegate`"), "{error}");
         let unordered = format!("@id(\"z\")\n@errorCode(\"DelegationDepthExceeded\")\n{body}");
         let error = load_with(&unordered).expect_err("refused").to_string();
         assert!(error.contains("z: @precedence must be a whole number"), "{error}");

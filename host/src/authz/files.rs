@@ -12,10 +12,12 @@ const SHIPPED: &[(&str, &str)] = &[
     ("schema.cedarschema", include_str!("../../../policies/schema.cedarschema")),
     ("boundaries.cedar", include_str!("../../../policies/boundaries.cedar")),
     ("delegation.cedar", include_str!("../../../policies/delegation.cedar")),
+    ("metadata_documents.cedar", include_str!("../../../policies/metadata_documents.cedar")),
     ("roles.cedar", include_str!("../../../policies/roles.cedar")),
     ("fixtures/boundaries.json", include_str!("../../../policies/fixtures/boundaries.json")),
     ("fixtures/custom_roles.json", include_str!("../../../policies/fixtures/custom_roles.json")),
     ("fixtures/delegation.json", include_str!("../../../policies/fixtures/delegation.json")),
+    ("fixtures/metadata_documents.json", include_str!("../../../policies/fixtures/metadata_documents.json")),
     ("fixtures/roles.json", include_str!("../../../policies/fixtures/roles.json")),
 ];
 

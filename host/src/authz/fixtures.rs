@@ -38,7 +38,8 @@ const OTHER_ACCOUNT: &str = "other-account";
 #[serde(deny_unknown_fields)]
 struct FixtureFile {
     description: String,
-    /// `admin` (the default): admin permission cases; `delegation`: token exchange cases.
+    /// `admin` (the default): admin permission cases; `delegation`: token exchange cases;
+    /// `admission`: metadata-document client cases.
     #[serde(default)]
     kind: Kind,
     cases: Vec<serde_json::Value>,
@@ -50,6 +51,7 @@ enum Kind {
     #[default]
     Admin,
     Delegation,
+    Admission,
 }
 
 #[derive(Debug, Deserialize)]
@@ -116,6 +118,7 @@ pub fn run(authorizer: &Authorizer, files: &PolicyFiles) -> Result<Vec<CaseOutco
             let outcome = match file.kind {
                 Kind::Admin => run_case(authorizer, path, parse_case(path, case)?)?,
                 Kind::Delegation => super::delegation::fixtures::run_case(authorizer, path, parse_case(path, case)?)?,
+                Kind::Admission => super::admission::fixtures::run_case(authorizer, path, parse_case(path, case)?)?,
             };
             outcomes.push(outcome);
         }

@@ -4,9 +4,11 @@
 //! request context; the policies decide; a refusal's error code comes from the `@errorCode`
 //! annotation of the policy that refused.
 
+pub mod admission;
 pub mod delegation;
 pub mod files;
 pub mod fixtures;
+mod refusals;
 
 use std::collections::{BTreeSet, HashMap, HashSet};
 use std::fmt::Write as _;
@@ -205,9 +207,9 @@ pub struct Authorizer {
     schema: Schema,
     policies: PolicySet,
     /// The policies about `delegate`, which delegation decisions evaluate alone.
-    delegation: PolicySet,
-    /// The error code and precedence of each of them that refuses.
-    delegation_refusals: HashMap<cedar_policy::PolicyId, (delegation::Refusal, u32)>,
+    delegation: refusals::Refusing<delegation::Refusal>,
+    /// The policies about `admit`, which admission decisions evaluate alone.
+    admission: refusals::Refusing<admission::Refusal>,
     actions: HashMap<String, ActionInfo>,
     permissions: BTreeSet<String>,
     cedar: cedar_policy::Authorizer,
@@ -282,13 +284,13 @@ impl Authorizer {
                 return Err(PolicyError::MissingPermission((*used).to_owned()));
             }
         }
-        let delegation = delegation::policies_of(&policies)?;
-        let delegation_refusals = delegation::refusals_of(&schema, &delegation)?;
+        let delegation = refusals::Refusing::of(&schema, &policies)?;
+        let admission = refusals::Refusing::of(&schema, &policies)?;
         Ok(Self {
             schema,
             policies,
             delegation,
-            delegation_refusals,
+            admission,
             actions,
             permissions,
             cedar: cedar_policy::Authorizer::new(),

@@ -22,6 +22,9 @@ pub enum Class {
     FailedAuthentication,
     /// Client registrations asked from one source address: 10 a minute by default.
     ClientRegistration,
+    /// Unknown or expired user codes typed from one source address: 10 a minute by default. Once
+    /// spent, no code from the address is looked up.
+    WrongUserCode,
     /// Access-log entries of requests refused by [`Class::FailedAuthentication`], per source
     /// address: one a minute, so a flood leaves a bounded trail.
     ThrottledRecord,
@@ -67,6 +70,7 @@ impl RateLimiter {
             Class::Sensitive => self.limits.sensitive_requests,
             Class::FailedAuthentication => self.limits.failed_authentications,
             Class::ClientRegistration => self.limits.client_registrations,
+            Class::WrongUserCode => self.limits.wrong_user_codes,
             Class::ThrottledRecord => 1,
         })
     }

@@ -11,12 +11,14 @@ use sha2::{Digest, Sha256};
 
 use super::{Login, Origin, Refusal, SignInError, Tokens};
 use crate::AppState;
+use crate::authz::admission::{AdmissionVerdict, Refusal as Admission};
 use crate::crypto::generate_secret;
 use crate::error::Error;
 use crate::ids::{BrowserSessionId, PLATFORM_REALM, SessionId};
-use crate::store::Status;
+use crate::store::Transaction;
 use crate::store::browser::{self, AuthorizationCode, BrowserSession, Taken};
-use crate::store::clients::{Client, ClientType, GrantType};
+use crate::store::clients::{Client, ClientType, GrantType, Registration};
+use crate::store::devices::DeviceAuthorization;
 use crate::store::events::EventType;
 use crate::store::lockout;
 use crate::store::realms::Realm;
@@ -53,6 +55,9 @@ pub struct Asked<'a> {
     /// Request objects (`request`, `request_uri`) are not supported; named to be refused.
     pub request: Option<&'a str>,
     pub request_uri: Option<&'a str>,
+    /// A device's authorization (RFC 8628) the person approves, named by its user code's hash
+    /// once they typed the code on the verification page; instead of a client's request.
+    pub device: Option<&'a str>,
 }
 
 /// An authorization request that passed every check.
@@ -81,6 +86,9 @@ pub struct Authorization {
     /// The person an `id_token_hint` names: a browser signed in as anyone else counts as not
     /// signed in.
     pub expected_subject: Option<String>,
+    /// The device authorization this request approves (RFC 8628): answered with a page, not a
+    /// redirect.
+    pub device: Option<DeviceAuthorization>,
 }
 
 /// Why an authorization request cannot be trusted with a redirect: the person is shown a page.
@@ -90,6 +98,8 @@ pub enum Unredirectable {
     ClientUnknown,
     RedirectUriMissing,
     RedirectUriNotRegistered,
+    /// The device authorization is unknown, answered or expired.
+    DeviceNotWaiting,
 }
 
 /// The `error` of an authorization response sent back to the client (RFC 6749 §4.1.2.1, OIDC
@@ -161,10 +171,13 @@ impl From<crate::store::Error> for AuthorizationError {
 /// until both are trusted, no answer goes to the address the request names.
 pub async fn check(state: &AppState, realm: &Realm, asked: &Asked<'_>) -> Result<Authorization, AuthorizationError> {
     use AuthorizationError::Unredirectable as Shown;
+    if let Some(handle) = asked.device {
+        return device_request(state, realm, handle, asked).await;
+    }
     let client_id = asked.client_id.ok_or(Shown(Unredirectable::ClientMissing))?;
     let client = crate::tokens::find_client(state, &realm.id, client_id)
         .await?
-        .filter(|client| client.status == Status::Active)
+        .filter(|client| crate::metadata_documents::usable(realm, client))
         .ok_or(Shown(Unredirectable::ClientUnknown))?;
     // People sign in to the console through the platform client.
     let client = if realm.id == PLATFORM_REALM && client.id == PLATFORM_REALM {
@@ -233,6 +246,17 @@ pub async fn check(state: &AppState, realm: &Realm, asked: &Asked<'_>) -> Result
     };
     let scopes = super::requested_scopes(&client, asked_scopes, true, server.as_ref())
         .map_err(|_| deny(Denial::InvalidScope, "a requested scope is not allowed for this client"))?;
+    if client.registration == Registration::MetadataDocument {
+        let verdict = crate::metadata_documents::admission(state, realm, &client.id, &scopes, server.as_ref())?;
+        if let AdmissionVerdict::Deny { refusal, .. } = verdict {
+            let (denial, description) = match refusal {
+                Admission::UnauthorizedClient => (Denial::UnauthorizedClient, "this realm does not take this client"),
+                Admission::InvalidScope => (Denial::InvalidScope, "a requested scope is not open to this client"),
+                Admission::InvalidTarget => (Denial::InvalidTarget, "the resource is not open to this client"),
+            };
+            return Err(deny(denial, description));
+        }
+    }
     let prompts: Vec<&str> = asked.prompt.unwrap_or("").split(' ').filter(|p| !p.is_empty()).collect();
     // `create` (Initiating User Registration via OpenID Connect) only where people may sign up.
     let supported = |p: &str| matches!(p, "none" | "login" | "consent" | "select_account" | "create");
@@ -273,6 +297,43 @@ pub async fn check(state: &AppState, realm: &Realm, asked: &Asked<'_>) -> Result
         ui_locales: asked.ui_locales.map(str::to_owned),
         expected_subject,
         client,
+        device: None,
+    })
+}
+
+/// The request a person approves for a device whose user code they typed: the device's client,
+/// scopes and resource, always put to the person on the consent page.
+async fn device_request(
+    state: &AppState,
+    realm: &Realm,
+    handle: &str,
+    asked: &Asked<'_>,
+) -> Result<Authorization, AuthorizationError> {
+    use AuthorizationError::Unredirectable as Shown;
+    let now = state.clock.now();
+    let device =
+        super::device::pending(state, realm, handle, now).await?.ok_or(Shown(Unredirectable::DeviceNotWaiting))?;
+    let client = crate::tokens::find_client(state, &realm.id, &device.client_id)
+        .await?
+        .filter(|client| crate::metadata_documents::usable(realm, client) && client.allows(GrantType::DeviceCode))
+        .ok_or(Shown(Unredirectable::ClientUnknown))?;
+    Ok(Authorization {
+        client,
+        redirect_uri: String::new(),
+        state: None,
+        nonce: None,
+        scopes: device.scopes.clone(),
+        resource: device.resource.clone(),
+        code_challenge: None,
+        prompt_none: false,
+        prompt_login: false,
+        prompt_create: false,
+        prompt_consent: true,
+        max_age: None,
+        login_hint: asked.login_hint.map(str::to_owned),
+        ui_locales: asked.ui_locales.map(str::to_owned),
+        expected_subject: None,
+        device: Some(device),
     })
 }
 
@@ -354,28 +415,13 @@ pub async fn authorize(
     origin: &Origin,
 ) -> Result<String, Error> {
     let now = state.clock.now();
-    let client = &authorization.client;
-    let session = Session {
-        id: SessionId::fresh(),
-        realm_id: realm.id.clone(),
-        client_id: client.id.clone(),
-        user_id: user.id.clone(),
-        ip_address: origin.ip_address.clone(),
-        user_agent: origin.user_agent.clone(),
-        authentication_methods: browser.authentication_methods.clone(),
-        // The person's sign-in is the browser's: `auth_time` is when they typed their credentials.
-        created_at: browser.authenticated_at,
-        last_active_at: now,
-        expires_at: browser.expires_at,
-        ended_at: None,
-        end_reason: None,
-        browser_session_id: Some(browser.id.clone()),
-    };
+    let opening = Opening { realm, authorization, browser, user, origin, grant_type: GrantType::AuthorizationCode };
+    let session = opening.session(now);
     let code = generate_secret("cstl_ac_");
     let stored = AuthorizationCode {
         code_hash: state.hasher.hash(&code),
         realm_id: realm.id.clone(),
-        client_id: client.id.clone(),
+        client_id: authorization.client.id.clone(),
         session_id: session.id.clone(),
         redirect_uri: authorization.redirect_uri.clone(),
         scopes: authorization.scopes.clone(),
@@ -386,23 +432,64 @@ pub async fn authorize(
         expires_at: now + CODE_LIFETIME,
         used_at: None,
     };
-    let methods: Vec<&str> = browser.authentication_methods.iter().map(String::as_str).collect();
-    let login = Login {
-        grant_type: GrantType::AuthorizationCode.as_str(),
-        resource: authorization.resource.as_deref(),
-        user: Some(user),
-        session_id: Some(&session.id),
-        failure_reason: None,
-        scopes: &authorization.scopes,
-        methods: &methods,
-    };
     let mut tx = state.store.begin().await?;
-    sessions::insert(&mut *tx, &session).await?;
+    opening.open(&mut tx, &session, now).await?;
     browser::insert_code(&mut *tx, &stored).await?;
-    lockout::approve(&mut tx, &user.id, &origin.ip_address, now).await?;
-    super::publish(&mut tx, realm, client, EventType::LoginSucceeded, super::login_data(login, origin), now).await?;
     tx.commit().await?;
     Ok(code)
+}
+
+/// A client session a browser's person opens by signing in: through a code, or by approving a
+/// device.
+pub(super) struct Opening<'a> {
+    pub realm: &'a Realm,
+    pub authorization: &'a Authorization,
+    pub browser: &'a BrowserSession,
+    pub user: &'a User,
+    pub origin: &'a Origin,
+    pub grant_type: GrantType,
+}
+
+impl Opening<'_> {
+    /// The client session, part of the browser's.
+    pub fn session(&self, now: DateTime<Utc>) -> Session {
+        let browser = self.browser;
+        Session {
+            id: SessionId::fresh(),
+            realm_id: self.realm.id.clone(),
+            client_id: self.authorization.client.id.clone(),
+            user_id: self.user.id.clone(),
+            ip_address: self.origin.ip_address.clone(),
+            user_agent: self.origin.user_agent.clone(),
+            authentication_methods: browser.authentication_methods.clone(),
+            // The person's sign-in is the browser's: `auth_time` is when they typed their credentials.
+            created_at: browser.authenticated_at,
+            last_active_at: now,
+            expires_at: browser.expires_at,
+            ended_at: None,
+            end_reason: None,
+            browser_session_id: Some(browser.id.clone()),
+        }
+    }
+
+    /// Writes the session, approves the address for the account, and publishes `login_succeeded`.
+    pub async fn open(&self, tx: &mut Transaction, session: &Session, now: DateTime<Utc>) -> Result<(), Error> {
+        let authorization = self.authorization;
+        let methods: Vec<&str> = self.browser.authentication_methods.iter().map(String::as_str).collect();
+        let login = Login {
+            grant_type: self.grant_type.as_str(),
+            resource: authorization.resource.as_deref(),
+            user: Some(self.user),
+            session_id: Some(&session.id),
+            failure_reason: None,
+            scopes: &authorization.scopes,
+            methods: &methods,
+        };
+        sessions::insert(&mut **tx, session).await?;
+        lockout::approve(tx, &self.user.id, &self.origin.ip_address, now).await?;
+        let data = super::login_data(login, self.origin);
+        super::publish(tx, self.realm, &authorization.client, EventType::LoginSucceeded, data, now).await
+    }
 }
 
 /// Signs a browser out of the realm (RP-Initiated Logout): ends its realm session, named by its

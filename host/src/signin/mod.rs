@@ -6,6 +6,7 @@
 
 pub mod browser;
 pub mod console;
+pub mod device;
 mod login_events;
 pub mod push;
 pub mod recovery;
@@ -104,6 +105,14 @@ pub enum Refusal {
     /// A PKCE verifier that is missing, malformed or does not match the code's challenge, or one
     /// sent for a code issued without a challenge.
     InvalidCodeVerifier,
+    /// No person has answered the device authorization yet.
+    DevicePending,
+    /// The device polled sooner than its interval allows.
+    DeviceSlowDown,
+    DeviceExpired,
+    DeviceDenied,
+    /// A device code that is unknown, another client's, or already exchanged.
+    DeviceCodeUnknown,
 }
 
 impl Refusal {

@@ -24,15 +24,23 @@ pub enum GrantType {
     TokenExchange,
     /// Ends a password sign-in a phone confirmed; a client with the password grant has it.
     Push,
+    /// The device authorization grant (RFC 8628): a device polls while a person approves it.
+    DeviceCode,
 }
 
 impl GrantType {
     /// The grants a client's `grantTypes` may name.
-    pub const ENABLEABLE: [Self; 4] =
-        [Self::AuthorizationCode, Self::ClientCredentials, Self::Password, Self::RefreshToken];
+    pub const ENABLEABLE: [Self; 5] =
+        [Self::AuthorizationCode, Self::ClientCredentials, Self::Password, Self::RefreshToken, Self::DeviceCode];
     /// The grants the token endpoint takes, as discovery announces them.
-    pub const ANNOUNCED: [Self; 5] =
-        [Self::AuthorizationCode, Self::ClientCredentials, Self::Password, Self::RefreshToken, Self::TokenExchange];
+    pub const ANNOUNCED: [Self; 6] = [
+        Self::AuthorizationCode,
+        Self::ClientCredentials,
+        Self::Password,
+        Self::RefreshToken,
+        Self::TokenExchange,
+        Self::DeviceCode,
+    ];
 
     pub const fn as_str(self) -> &'static str {
         match self {
@@ -42,6 +50,7 @@ impl GrantType {
             Self::RefreshToken => "refresh_token",
             Self::TokenExchange => "urn:ietf:params:oauth:grant-type:token-exchange",
             Self::Push => "urn:castellan:params:oauth:grant-type:push",
+            Self::DeviceCode => "urn:ietf:params:oauth:grant-type:device_code",
         }
     }
 
@@ -54,6 +63,7 @@ impl GrantType {
             Self::RefreshToken,
             Self::TokenExchange,
             Self::Push,
+            Self::DeviceCode,
         ]
         .into_iter()
         .find(|grant| grant.as_str() == name)
@@ -90,6 +100,9 @@ text_enum! {
         /// Registered itself at the realm's registration endpoint (RFC 7591): a third party,
         /// whose sign-ins ask the person's consent.
         Dynamic,
+        /// Known by the metadata document its `client_id` is the https address of, fetched by
+        /// the service: a third party too.
+        MetadataDocument,
     }
 }
 
@@ -149,6 +162,10 @@ pub struct Client {
     /// What a self-registered client said of itself that the service keeps only to show it back
     /// (`client_uri`, `contacts`, `software_id`, `software_version`), a JSON object.
     pub registered_metadata: String,
+    /// For a client known by its metadata document: until when the stored copy is used without
+    /// fetching the document again.
+    #[sqlx(try_from = "super::OptionalMillis")]
+    pub document_fresh_until: Option<DateTime<Utc>>,
     #[sqlx(try_from = "super::Millis")]
     pub created_at: DateTime<Utc>,
     #[sqlx(try_from = "super::Millis")]
@@ -209,6 +226,7 @@ impl Client {
             jwks: None,
             jwks_uri: None,
             registered_metadata: "{}".to_owned(),
+            document_fresh_until: None,
             created_at: now,
             updated_at: now,
         }
@@ -237,7 +255,7 @@ const COLUMNS: &str = "realm_id, id, name, description, client_type, status, sec
      secret_rotated_at, previous_secret_hash, previous_secret_valid_until, issued_tokens_revoked_before, \
      token_exchange_enabled, allowed_scopes, grant_types, redirect_uris, key_algorithm, key_rotation_days, created_at, updated_at, \
      post_logout_redirect_uris, logo_uri, brand_color, allowed_origins, registration, registration_token_hash, \
-     registered_metadata, jwks, jwks_uri";
+     registered_metadata, jwks, jwks_uri, document_fresh_until";
 
 pub const LISTING: Listing = Listing {
     table: "clients",
@@ -269,9 +287,9 @@ pub async fn insert<'c>(db: impl Executor<'c, Database = Any>, client: &Client) 
          secret_rotated_at, previous_secret_hash, previous_secret_valid_until, issued_tokens_revoked_before, \
          token_exchange_enabled, allowed_scopes, grant_types, redirect_uris, key_algorithm, key_rotation_days, \
          created_at, updated_at, post_logout_redirect_uris, logo_uri, brand_color, allowed_origins, registration, \
-         registration_token_hash, registered_metadata, jwks, jwks_uri) \
+         registration_token_hash, registered_metadata, jwks, jwks_uri, document_fresh_until) \
          VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, $20, $21, \
-         $22, $23, $24, $25, $26, $27, $28, $29) \
+         $22, $23, $24, $25, $26, $27, $28, $29, $30) \
          ON CONFLICT (realm_id, id) DO NOTHING",
     )
     .bind(&client.realm_id)
@@ -303,6 +321,7 @@ pub async fn insert<'c>(db: impl Executor<'c, Database = Any>, client: &Client) 
     .bind(&client.registered_metadata)
     .bind(&client.jwks)
     .bind(&client.jwks_uri)
+    .bind(super::millis(client.document_fresh_until))
     .execute(db)
     .await?;
     Ok(done.rows_affected() == 1)
@@ -315,7 +334,7 @@ pub async fn update<'c>(db: impl Executor<'c, Database = Any>, client: &Client) 
          allowed_scopes = $7, grant_types = $8, redirect_uris = $9, updated_at = $10, key_algorithm = $11, \
          key_rotation_days = $12, post_logout_redirect_uris = $13, logo_uri = $14, brand_color = $15, \
          allowed_origins = $16, registered_metadata = $17, registration_token_hash = $18, \
-         jwks = $19, jwks_uri = $20 WHERE realm_id = $1 AND id = $2",
+         jwks = $19, jwks_uri = $20, client_type = $21, document_fresh_until = $22 WHERE realm_id = $1 AND id = $2",
     )
     .bind(&client.realm_id)
     .bind(&client.id)
@@ -337,6 +356,8 @@ pub async fn update<'c>(db: impl Executor<'c, Database = Any>, client: &Client) 
     .bind(&client.registration_token_hash)
     .bind(&client.jwks)
     .bind(&client.jwks_uri)
+    .bind(client.client_type.as_str())
+    .bind(super::millis(client.document_fresh_until))
     .execute(db)
     .await
     .map(|_| ())
@@ -399,6 +420,7 @@ mod tests {
             GrantType::RefreshToken,
             GrantType::TokenExchange,
             GrantType::Push,
+            GrantType::DeviceCode,
         ] {
             assert_eq!(GrantType::named(grant.as_str()), Some(grant));
         }

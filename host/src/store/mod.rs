@@ -16,6 +16,7 @@ pub mod consents;
 pub mod consumers;
 pub mod delegation;
 pub mod deliveries;
+pub mod devices;
 mod error;
 pub mod events;
 pub mod invitations;

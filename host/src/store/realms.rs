@@ -33,6 +33,12 @@ pub struct RealmSettings {
     /// The most scopes a self-registered client may be allowed.
     #[sqlx(try_from = "super::JsonList")]
     pub registration_scopes: Vec<String>,
+    /// Whether a `client_id` that is the https address of a client metadata document is taken.
+    #[sqlx(try_from = "super::Flag")]
+    pub client_id_metadata_documents: bool,
+    /// The hosts such documents may be served from: names, `*.domain` patterns, or `*`.
+    #[sqlx(try_from = "super::JsonList")]
+    pub metadata_document_hosts: Vec<String>,
 }
 
 text_enum! {
@@ -64,6 +70,8 @@ impl Default for RealmSettings {
             self_sign_up: false,
             client_registration: ClientRegistration::Closed,
             registration_scopes: Vec::new(),
+            client_id_metadata_documents: false,
+            metadata_document_hosts: Vec::new(),
         }
     }
 }
@@ -96,7 +104,8 @@ impl Placed for Realm {
 }
 
 const COLUMNS: &str = "id, account_id, display_name, status, max_failed_attempts, lockout_duration_minutes, \
-     lockout_enabled, minimum_password_length, block_breached_passwords, self_sign_up, client_registration, registration_scopes, created_at, updated_at";
+     lockout_enabled, minimum_password_length, block_breached_passwords, self_sign_up, client_registration, registration_scopes, client_id_metadata_documents, metadata_document_hosts, \
+     created_at, updated_at";
 
 pub const LISTING: Listing = Listing {
     table: "realms",
@@ -127,8 +136,8 @@ pub async fn insert<'c>(db: impl Executor<'c, Database = Any>, realm: &Realm) ->
     let done = sqlx::query(
         "INSERT INTO realms (id, account_id, display_name, status, max_failed_attempts, lockout_duration_minutes, \
          lockout_enabled, minimum_password_length, block_breached_passwords, self_sign_up, created_at, updated_at, \
-         client_registration, registration_scopes) \
-         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14) ON CONFLICT (id) DO NOTHING",
+         client_registration, registration_scopes, client_id_metadata_documents, metadata_document_hosts) \
+         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16) ON CONFLICT (id) DO NOTHING",
     )
     .bind(&realm.id)
     .bind(&realm.account_id)
@@ -144,6 +153,8 @@ pub async fn insert<'c>(db: impl Executor<'c, Database = Any>, realm: &Realm) ->
     .bind(super::millis(realm.updated_at))
     .bind(s.client_registration.as_str())
     .bind(super::to_json_list(&s.registration_scopes))
+    .bind(s.client_id_metadata_documents)
+    .bind(super::to_json_list(&s.metadata_document_hosts))
     .execute(db)
     .await?;
     Ok(done.rows_affected() == 1)
@@ -154,7 +165,8 @@ pub async fn update<'c>(db: impl Executor<'c, Database = Any>, realm: &Realm) ->
     sqlx::query(
         "UPDATE realms SET display_name = $2, status = $3, max_failed_attempts = $4, lockout_duration_minutes = $5, \
          lockout_enabled = $6, minimum_password_length = $7, block_breached_passwords = $8, self_sign_up = $9, \
-         updated_at = $10, client_registration = $11, registration_scopes = $12 WHERE id = $1",
+         updated_at = $10, client_registration = $11, registration_scopes = $12, \
+         client_id_metadata_documents = $13, metadata_document_hosts = $14 WHERE id = $1",
     )
     .bind(&realm.id)
     .bind(&realm.display_name)
@@ -168,6 +180,8 @@ pub async fn update<'c>(db: impl Executor<'c, Database = Any>, realm: &Realm) ->
     .bind(super::millis(realm.updated_at))
     .bind(s.client_registration.as_str())
     .bind(super::to_json_list(&s.registration_scopes))
+    .bind(s.client_id_metadata_documents)
+    .bind(super::to_json_list(&s.metadata_document_hosts))
     .execute(db)
     .await
     .map(|_| ())

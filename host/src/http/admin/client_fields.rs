@@ -21,20 +21,9 @@ pub fn scope_token(path: &str, value: &Value) -> Result<String, Refusals> {
 
 pub(super) fn redirect_uri(path: &str, value: &Value) -> Result<String, Refusals> {
     let text = text(1, 2048)(path, value)?;
-    let refuse = |why: &str| Err(vec![crate::validate::Notification::new(path, Rule::Format, format!("{path} {why}"))]);
-    let Ok(uri) = url::Url::parse(&text) else {
-        return refuse("must be an absolute URI");
-    };
-    if uri.fragment().is_some() {
-        return refuse("must not have a fragment");
-    }
-    let loopback = matches!(uri.host_str(), Some("localhost" | "127.0.0.1" | "[::1]"));
-    match uri.scheme() {
-        "https" if uri.host_str().is_some() => Ok(text),
-        "http" if loopback => Ok(text),
-        "http" | "https" => refuse("must use https (http only on a loopback host)"),
-        scheme if scheme.contains('.') => Ok(text),
-        _ => refuse("must use https, http on a loopback host, or a private-use scheme such as com.example.app"),
+    match crate::addresses::redirect_uri_problem(&text) {
+        None => Ok(text),
+        Some(why) => Err(vec![crate::validate::Notification::new(path, Rule::Format, format!("{path} {why}"))]),
     }
 }
 
@@ -43,9 +32,10 @@ pub(super) fn redirect_uri(path: &str, value: &Value) -> Result<String, Refusals
 pub(super) fn web_origin(path: &str, value: &Value) -> Result<String, Refusals> {
     let text = text(1, 300)(path, value)?;
     let parsed = url::Url::parse(&text).ok().filter(|uri| uri.origin().ascii_serialization() == text);
-    let loopback = |uri: &url::Url| matches!(uri.host_str(), Some("localhost" | "127.0.0.1" | "[::1]"));
     match parsed {
-        Some(uri) if uri.scheme() == "https" || (uri.scheme() == "http" && loopback(&uri)) => Ok(text),
+        Some(uri) if uri.scheme() == "https" || (uri.scheme() == "http" && crate::addresses::is_loopback(&uri)) => {
+            Ok(text)
+        }
         _ => Err(vec![crate::validate::Notification::new(
             path,
             Rule::Format,
@@ -57,14 +47,10 @@ pub(super) fn web_origin(path: &str, value: &Value) -> Result<String, Refusals> 
 /// An https address (a logo, so that the page never loads a picture over plain HTTP; a JWK Set).
 pub(super) fn https_address(path: &str, value: &Value) -> Result<String, Refusals> {
     let text = text(1, 2048)(path, value)?;
-    match url::Url::parse(&text) {
-        Ok(uri) if uri.scheme() == "https" && uri.host_str().is_some() && uri.fragment().is_none() => Ok(text),
-        _ => Err(vec![crate::validate::Notification::new(
-            path,
-            Rule::Format,
-            format!("{path} must be an https address"),
-        )]),
+    if crate::addresses::is_https_address(&text) {
+        return Ok(text);
     }
+    Err(vec![crate::validate::Notification::new(path, Rule::Format, format!("{path} must be an https address"))])
 }
 
 /// A JWK Set of public keys, kept as its text.

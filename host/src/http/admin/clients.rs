@@ -36,6 +36,7 @@ const GRANT_TYPES: &[(&str, &str)] = &[
     (GrantType::ClientCredentials.as_str(), GrantType::ClientCredentials.as_str()),
     (GrantType::Password.as_str(), GrantType::Password.as_str()),
     (GrantType::RefreshToken.as_str(), GrantType::RefreshToken.as_str()),
+    (GrantType::DeviceCode.as_str(), GrantType::DeviceCode.as_str()),
 ];
 
 #[derive(Debug, Serialize, ToSchema)]
@@ -45,7 +46,8 @@ pub struct ClientConfigurationView {
     pub token_exchange_enabled: bool,
     /// The scopes the client may request.
     pub allowed_scopes: Vec<String>,
-    /// authorization_code, client_credentials, password, refresh_token.
+    /// authorization_code, client_credentials, password, refresh_token,
+    /// urn:ietf:params:oauth:grant-type:device_code.
     pub grant_types: Vec<String>,
     pub redirect_uris: Vec<String>,
     /// Where the client may send a browser after signing it out (RP-Initiated Logout).
@@ -110,11 +112,13 @@ pub struct ClientView {
     pub client_configuration: ClientConfigurationView,
     pub signing_key: SigningKeySettingsView,
     pub branding: BrandingView,
-    /// Admin (created through this API) or Dynamic (registered itself, RFC 7591: a third party
-    /// whose sign-ins ask the person's consent). Read-only.
+    /// Admin (created through this API), Dynamic (registered itself, RFC 7591) or
+    /// MetadataDocument (its id is the https address of its metadata document, which the service
+    /// reads). The last two are third parties whose sign-ins ask the person's consent. Read-only.
     pub registration: Registration,
     /// What a self-registered client said of itself (`client_uri`, `contacts`, `software_id`,
-    /// `software_version`); absent for the realm's own clients.
+    /// `software_version`, and for a metadata document its `application_type`); absent for the
+    /// realm's own clients.
     #[serde(skip_serializing_if = "Option::is_none")]
     #[schema(value_type = Option<Object>)]
     pub registered_metadata: Option<Value>,
@@ -171,7 +175,9 @@ pub struct ClientConfigurationInput {
     token_exchange_enabled: Option<bool>,
     /// Scope tokens (RFC 6749 §3.3), up to 100.
     allowed_scopes: Option<Vec<String>>,
-    /// Default: authorization_code and refresh_token. A public client cannot use client_credentials.
+    /// Default: authorization_code and refresh_token; also client_credentials, password and
+    /// urn:ietf:params:oauth:grant-type:device_code (RFC 8628). A public client cannot use
+    /// client_credentials.
     grant_types: Option<Vec<String>>,
     /// Absolute, no fragment: https, http on a loopback host, or a private-use scheme (RFC 8252).
     redirect_uris: Option<Vec<String>>,
@@ -372,7 +378,7 @@ pub async fn create(
            ("searchTerm" = Option<String>, Query), ("status" = Option<String>, Query),
            ("sortBy" = Option<String>, Query, description = "id, name, createdAt, updatedAt"), ("sortDirection" = Option<String>, Query),
            ("createdFrom" = Option<String>, Query), ("createdTo" = Option<String>, Query),
-           ("registration" = Option<String>, Query, description = "Admin or Dynamic: only the realm's own clients, or only self-registered ones")),
+           ("registration" = Option<String>, Query, description = "Admin, Dynamic or MetadataDocument: only the clients that came to be this way")),
     responses((status = 200, description = "A page of the realm's clients, in `pagination`", body = [ClientView])),
     security(("apiKey" = [])))]
 pub async fn list(
@@ -385,7 +391,13 @@ pub async fn list(
         None => None,
         Some(name) => match Registration::NAMES.iter().find(|(known, _)| *known == name) {
             Some((_, registration)) => Some(*registration),
-            None => return Err(Error::invalid("registration", Rule::OneOf, "registration must be Admin or Dynamic")),
+            None => {
+                return Err(Error::invalid(
+                    "registration",
+                    Rule::OneOf,
+                    "registration must be Admin, Dynamic or MetadataDocument",
+                ));
+            }
         },
     };
     let now = state.clock.now();

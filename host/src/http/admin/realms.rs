@@ -46,6 +46,13 @@ pub struct RealmView {
     /// The most scopes a self-registered client may be allowed (default none: only `openid`,
     /// `profile` and `email`).
     pub registration_scopes: Vec<String>,
+    /// Whether a `client_id` that is the https address of a client metadata document is taken
+    /// (default false): the document is fetched and describes a public or key-holding client.
+    pub client_id_metadata_documents: bool,
+    /// The hosts such documents may be served from: host names, `*.domain` for any host under a
+    /// domain, or `*` for any host (default none). `policies/metadata_documents.cedar` decides
+    /// with them.
+    pub metadata_document_hosts: Vec<String>,
     pub created_at: String,
     pub updated_at: String,
 }
@@ -65,6 +72,8 @@ impl From<&Realm> for RealmView {
             self_sign_up: s.self_sign_up,
             client_registration: s.client_registration,
             registration_scopes: s.registration_scopes.clone(),
+            client_id_metadata_documents: s.client_id_metadata_documents,
+            metadata_document_hosts: s.metadata_document_hosts.clone(),
             created_at: iso(realm.created_at),
             updated_at: iso(realm.updated_at),
         }
@@ -91,6 +100,9 @@ pub struct RealmInput {
     client_registration: Option<ClientRegistration>,
     /// Scopes of the catalogue or the realm.
     registration_scopes: Option<Vec<String>>,
+    client_id_metadata_documents: Option<bool>,
+    /// Up to 100: host names, `*.domain`, or `*`.
+    metadata_document_hosts: Option<Vec<String>>,
 }
 
 /// Reads the changeable fields onto `realm`.
@@ -129,6 +141,34 @@ fn read_fields(body: &mut Body, realm: &mut Realm) {
     if let Some(scopes) = body.optional("registrationScopes", list_of(100, super::clients::scope_token)) {
         s.registration_scopes = scopes;
     }
+    if let Some(value) = body.optional("clientIdMetadataDocuments", boolean) {
+        s.client_id_metadata_documents = value;
+    }
+    if let Some(hosts) = body.optional("metadataDocumentHosts", list_of(100, host_pattern)) {
+        s.metadata_document_hosts = hosts;
+    }
+}
+
+/// A host a client metadata document may be served from: a lowercase host name, `*.` before a
+/// domain, or `*`.
+fn host_pattern(path: &str, value: &serde_json::Value) -> Result<String, crate::validate::Refusals> {
+    let pattern = text(1, 255)(path, value)?;
+    let name = pattern.strip_prefix("*.").unwrap_or(&pattern);
+    let label = |label: &str| {
+        !label.is_empty()
+            && label.len() <= 63
+            && label.chars().all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '-')
+            && !label.starts_with('-')
+            && !label.ends_with('-')
+    };
+    if pattern == "*" || name.split('.').all(label) {
+        return Ok(pattern);
+    }
+    Err(vec![crate::validate::Notification::new(
+        path,
+        Rule::Pattern,
+        format!("{path} must be a lowercase host name, `*.` and a domain, or `*`"),
+    )])
 }
 
 /// The registration scopes must be scopes the realm has.

@@ -8,7 +8,7 @@
 use std::sync::Arc;
 
 use axum::Extension;
-use axum::extract::{Path, RawQuery, State};
+use axum::extract::{OriginalUri, Path, RawQuery, State};
 use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
 use axum::response::{IntoResponse, Response};
 
@@ -18,10 +18,13 @@ use super::{Form, OAuthError};
 use crate::AppState;
 use crate::consent;
 use crate::http::address::ClientAddress;
+use crate::metadata_documents::{self, DocumentError};
+use crate::registration::Asker;
 use crate::signin::browser::{self, Asked, Authorization, AuthorizationError, Denial, Unredirectable};
-use crate::signin::{BrowserSignIn, Origin};
+use crate::signin::{BrowserSignIn, Origin, device};
 use crate::store::browser::BrowserSession;
 use crate::store::realms::Realm;
+use crate::store::trail::Request;
 use crate::store::users::User;
 use crate::tokens::issuer;
 
@@ -48,6 +51,7 @@ const CARRIED: &[&str] = &[
     "ui_locales",
     "id_token_hint",
     "resource",
+    "device",
 ];
 
 fn asked(form: &Form) -> Asked<'_> {
@@ -68,6 +72,7 @@ fn asked(form: &Form) -> Asked<'_> {
         resource: form.get("resource"),
         request: form.get("request"),
         request_uri: form.get("request_uri"),
+        device: form.get("device"),
     }
 }
 
@@ -83,11 +88,13 @@ pub async fn get(
     State(state): State<AppState>,
     Path(realm_id): Path<String>,
     Extension(ClientAddress(address)): Extension<ClientAddress>,
+    uri: OriginalUri,
     headers: HeaderMap,
     RawQuery(query): RawQuery,
 ) -> Response {
+    let asker = asker(address, "GET", &uri);
     match Form::from_query(query.as_deref()) {
-        Ok(form) => authorize(&state, &realm_id, &origin_of(address, &headers), &headers, &form).await,
+        Ok(form) => authorize(&state, &realm_id, &asker, &origin_of(address, &headers), &headers, &form).await,
         Err(refused) => malformed(&refused),
     }
 }
@@ -97,11 +104,13 @@ pub async fn post(
     State(state): State<AppState>,
     Path(realm_id): Path<String>,
     Extension(ClientAddress(address)): Extension<ClientAddress>,
+    uri: OriginalUri,
     headers: HeaderMap,
     form: Result<Form, OAuthError>,
 ) -> Response {
+    let asker = asker(address, "POST", &uri);
     match form {
-        Ok(form) => authorize(&state, &realm_id, &origin_of(address, &headers), &headers, &form).await,
+        Ok(form) => authorize(&state, &realm_id, &asker, &origin_of(address, &headers), &headers, &form).await,
         Err(refused) => malformed(&refused),
     }
 }
@@ -110,8 +119,33 @@ fn malformed(refused: &OAuthError) -> Response {
     login_page::problem(StatusCode::BAD_REQUEST, "This sign-in request cannot be read", &refused.description)
 }
 
-async fn authorize(state: &AppState, realm_id: &str, origin: &Origin, headers: &HeaderMap, form: &Form) -> Response {
+/// Who sent an authorization request, for the audit trail of a client its metadata document
+/// brings in.
+fn asker(address: std::net::IpAddr, method: &str, uri: &OriginalUri) -> Asker {
+    Asker {
+        ip_address: address.to_string(),
+        request: Request { method: method.to_owned(), path: uri.path().to_owned() },
+    }
+}
+
+async fn authorize(
+    state: &AppState,
+    realm_id: &str,
+    asker: &Asker,
+    origin: &Origin,
+    headers: &HeaderMap,
+    form: &Form,
+) -> Response {
     let Ok(realm) = super::realm(state, realm_id).await else { return realm_not_found() };
+    if let Some(client_id) = form.get("client_id") {
+        match metadata_documents::refresh(state, &realm, client_id, asker).await {
+            Ok(()) => {}
+            Err(DocumentError::Refused(why)) => {
+                return login_page::problem(StatusCode::BAD_REQUEST, "The application cannot be used", &why);
+            }
+            Err(DocumentError::Failed(failure)) => return refused(state, &realm, failure.into()),
+        }
+    }
     let authorization = match browser::check(state, &realm, &asked(form)).await {
         Ok(authorization) => authorization,
         Err(error) => return refused(state, &realm, error),
@@ -182,10 +216,23 @@ pub(super) async fn code_response(
     user: &User,
     origin: &Origin,
 ) -> Response {
+    if let Some(device) = &authorization.device {
+        let texts = device_texts(authorization);
+        return match device::approve(state, realm, authorization, device, (session, user), origin).await {
+            Ok(true) => login_page::shown(StatusCode::OK, texts.device_approved_title, texts.device_approved, texts),
+            Ok(false) => login_page::shown(StatusCode::BAD_REQUEST, texts.device_title, texts.device_gone, texts),
+            Err(failure) => refused(state, realm, failure.into()),
+        };
+    }
     match browser::authorize(state, realm, authorization, session, user, origin).await {
         Ok(code) => redirect(state, realm, &authorization.redirect_uri, &authorization.state, &[("code", &code)]),
         Err(failure) => refused(state, realm, failure.into()),
     }
+}
+
+/// The language of the page ending a device's approval: the request's `ui_locales`.
+fn device_texts(authorization: &Authorization) -> &'static Texts {
+    Language::choose(authorization.ui_locales.as_deref(), None).texts()
 }
 
 /// What a page of the sign-in answers: the request it serves.
@@ -243,6 +290,9 @@ impl Page<'_> {
         }
         if let Some(resource) = &question.resource {
             intro = format!("{intro} {} {resource}.", texts.consent_for_resource).trim().to_owned();
+        }
+        if self.authorization.device.is_some() {
+            intro = format!("{} {intro}", texts.consent_device).trim().to_owned();
         }
         self.show(
             |_| FormPage {
@@ -453,6 +503,20 @@ pub(super) fn denied(
     redirect(state, realm, &authorization.redirect_uri, &authorization.state, &params)
 }
 
+/// The person denied the request on the consent page: the client is told `access_denied`, or a
+/// device is refused and the person told so.
+pub(super) async fn declined(state: &AppState, realm: &Realm, authorization: &Authorization) -> Response {
+    let Some(device) = &authorization.device else {
+        return denied(state, realm, authorization, Denial::AccessDenied, "the person denied the request");
+    };
+    let texts = device_texts(authorization);
+    match device::deny(state, device).await {
+        Ok(true) => login_page::shown(StatusCode::OK, texts.device_denied_title, texts.device_denied, texts),
+        Ok(false) => login_page::shown(StatusCode::BAD_REQUEST, texts.device_title, texts.device_gone, texts),
+        Err(failure) => refused(state, realm, failure.into()),
+    }
+}
+
 /// The answer to a refused authorization request: a redirect to a trusted redirect URI, else a page.
 pub(super) fn refused(state: &AppState, realm: &Realm, error: AuthorizationError) -> Response {
     match error {
@@ -468,6 +532,10 @@ pub(super) fn refused(state: &AppState, realm: &Realm, error: AuthorizationError
                 Unredirectable::RedirectUriNotRegistered => (
                     "The return address is not registered",
                     "The redirect_uri is not one of the client's registered redirect URIs.",
+                ),
+                Unredirectable::DeviceNotWaiting => (
+                    "This device request is not waiting",
+                    "It has expired or was already answered. Start again on your device.",
                 ),
             };
             login_page::problem(StatusCode::BAD_REQUEST, title, explanation)

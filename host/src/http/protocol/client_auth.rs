@@ -13,7 +13,6 @@ use super::{Form, OAuthError, cors, forbidden_character};
 use crate::AppState;
 use crate::client_keys::{self, AssertionError};
 use crate::error::OAuthCode;
-use crate::store::Status;
 use crate::store::clients::{Client, ClientType};
 use crate::store::realms::Realm;
 
@@ -83,7 +82,7 @@ pub async fn authenticate_client(
     }
     let now = state.clock.now();
     let authenticated = client.filter(|c| {
-        c.status == Status::Active
+        crate::metadata_documents::usable(realm, c)
             && c.client_type == ClientType::Confidential
             && !c.uses_keys()
             && c.accepts_secret(&state.hasher, &secret, now)
@@ -123,7 +122,9 @@ async fn asserted_client(
         cors::note_client(named);
     }
     let client = client
-        .filter(|c| c.status == Status::Active && c.client_type == ClientType::Confidential && c.uses_keys())
+        .filter(|c| {
+            crate::metadata_documents::usable(realm, c) && c.client_type == ClientType::Confidential && c.uses_keys()
+        })
         .ok_or_else(|| OAuthError::invalid_client(false))?;
     match client_keys::verify(state, &crate::tokens::issuer(state, &realm.id), &client, assertion).await {
         Ok(()) => Ok(client),
@@ -145,6 +146,6 @@ pub async fn public_client(state: &AppState, realm: &Realm, form: &Form) -> Resu
         cors::note_client(named);
     }
     client
-        .filter(|c| c.status == Status::Active && c.client_type == ClientType::Public)
+        .filter(|c| crate::metadata_documents::usable(realm, c) && c.client_type == ClientType::Public)
         .ok_or_else(|| OAuthError::invalid_client(false))
 }

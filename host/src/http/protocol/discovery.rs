@@ -43,6 +43,7 @@ pub async fn configuration(
         "userinfo_endpoint": endpoint("userinfo"),
         "authorization_endpoint": endpoint("auth"),
         "end_session_endpoint": endpoint("logout"),
+        "device_authorization_endpoint": endpoint("auth/device"),
         "grant_types_supported": GrantType::ANNOUNCED.map(GrantType::as_str),
         "response_types_supported": ["code"],
         "response_modes_supported": ["query"],
@@ -71,11 +72,15 @@ pub async fn configuration(
         "access_token_issuer": issuer,
         "dpop_signing_alg_values_supported": crate::dpop::ALGORITHMS,
     });
-    // Where clients register themselves (RFC 7591), named only where the realm takes registrations.
-    if realm.settings.client_registration != ClientRegistration::Closed
-        && let Value::Object(fields) = &mut document
-    {
-        fields.insert("registration_endpoint".into(), Value::String(endpoint("register")));
+    if let Value::Object(fields) = &mut document {
+        // Where clients register themselves (RFC 7591), named only where the realm takes registrations.
+        if realm.settings.client_registration != ClientRegistration::Closed {
+            fields.insert("registration_endpoint".into(), Value::String(endpoint("register")));
+        }
+        // Said only where the realm takes clients known by a metadata document.
+        if realm.settings.client_id_metadata_documents {
+            fields.insert("client_id_metadata_document_supported".into(), Value::Bool(true));
+        }
     }
     Ok(axum::Json(document).into_response())
 }

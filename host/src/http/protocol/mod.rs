@@ -10,6 +10,7 @@ pub mod applications_page;
 pub mod authorize;
 pub mod client_auth;
 pub mod cors;
+pub mod device;
 pub mod discovery;
 pub mod dpop_proof;
 pub mod exchange;
@@ -83,6 +84,8 @@ pub fn routes() -> Router<AppState> {
         .route("/realms/{realm}/protocol/openid-connect/auth/login", post(sign_in_steps::login))
         .route("/realms/{realm}/protocol/openid-connect/auth/password", post(sign_in_steps::change_password))
         .route("/realms/{realm}/protocol/openid-connect/auth/consent", post(sign_in_steps::consent))
+        .route("/realms/{realm}/protocol/openid-connect/auth/device", post(device::authorization))
+        .route("/realms/{realm}/device", get(device::shown).post(device::entered))
         .route(
             "/realms/{realm}/protocol/openid-connect/auth/push",
             get(sign_in_steps::wait_reloaded).post(sign_in_steps::wait_continued),
@@ -193,10 +196,12 @@ fn answer(code: OAuthCode) -> (StatusCode, &'static str) {
         | C::AuthorizationCodeReused
         | C::InvalidCodeVerifier
         | C::PushRequestUnknown
+        | C::InvalidDeviceCode
         | C::RecoveryTokenInvalid => (StatusCode::BAD_REQUEST, "invalid_grant"),
         C::AuthorizationPending => (StatusCode::BAD_REQUEST, "authorization_pending"),
-        C::PushRequestExpired => (StatusCode::BAD_REQUEST, "expired_token"),
-        C::PushRequestRefused => (StatusCode::BAD_REQUEST, "access_denied"),
+        C::PushRequestExpired | C::DeviceCodeExpired => (StatusCode::BAD_REQUEST, "expired_token"),
+        C::PushRequestRefused | C::DeviceAccessDenied => (StatusCode::BAD_REQUEST, "access_denied"),
+        C::SlowDown => (StatusCode::BAD_REQUEST, "slow_down"),
         C::InvalidToken => (StatusCode::UNAUTHORIZED, "invalid_token"),
         C::RegistrationClosed => (StatusCode::FORBIDDEN, "access_denied"),
         C::InvalidDpopProof => (StatusCode::BAD_REQUEST, "invalid_dpop_proof"),
@@ -334,6 +339,18 @@ impl From<Refusal> for OAuthError {
             Refusal::InvalidCodeVerifier => {
                 Self::new(OAuthCode::InvalidCodeVerifier, "the code_verifier does not match the code's challenge")
             }
+            Refusal::DevicePending => Self::new(OAuthCode::AuthorizationPending, "no person has answered yet"),
+            Refusal::DeviceSlowDown => {
+                Self::new(OAuthCode::SlowDown, "polled too soon: wait five seconds more between polls from now on")
+            }
+            Refusal::DeviceExpired => {
+                Self::new(OAuthCode::DeviceCodeExpired, "no person approved the device in time; start again")
+            }
+            Refusal::DeviceDenied => Self::new(OAuthCode::DeviceAccessDenied, "the person denied the device"),
+            Refusal::DeviceCodeUnknown => Self::new(
+                OAuthCode::InvalidDeviceCode,
+                "the device code is unknown, another client's, or was already exchanged",
+            ),
         }
     }
 }

@@ -78,6 +78,19 @@ pub struct Texts {
     pub withdrawn: &'static str,
     pub not_signed_in: &'static str,
     pub sign_in_first: &'static str,
+    /// The page where a person types the code a device shows (RFC 8628).
+    pub device_title: &'static str,
+    pub device_intro: &'static str,
+    pub user_code: &'static str,
+    pub next: &'static str,
+    pub user_code_unknown: &'static str,
+    /// On the consent page of a device's request.
+    pub consent_device: &'static str,
+    pub device_approved_title: &'static str,
+    pub device_approved: &'static str,
+    pub device_denied_title: &'static str,
+    pub device_denied: &'static str,
+    pub device_gone: &'static str,
 }
 
 const ENGLISH: Texts = Texts {
@@ -140,6 +153,17 @@ const ENGLISH: Texts = Texts {
     withdrawn: "Access withdrawn: the application is signed out and must ask you again.",
     not_signed_in: "You are not signed in",
     sign_in_first: "Sign in to one of this service's applications, then come back to this page.",
+    device_title: "Connect a device",
+    device_intro: "Type the code your device shows. Only type a code from a device you are using yourself.",
+    user_code: "Code",
+    next: "Continue",
+    user_code_unknown: "This code is not known or has expired. Check it on your device, or start again there.",
+    consent_device: "A device you are connecting asks for this access. Allow it only if you started this yourself.",
+    device_approved_title: "Your device is connected",
+    device_approved: "You may go back to your device: it is signed in.",
+    device_denied_title: "Access denied",
+    device_denied: "Your device was refused. You may close this window.",
+    device_gone: "This request has expired or was already answered. Start again on your device.",
 };
 
 const FRENCH: Texts = Texts {
@@ -206,6 +230,18 @@ const FRENCH: Texts = Texts {
     withdrawn: "Accès retiré : l’application est déconnectée et devra vous redemander.",
     not_signed_in: "Vous n’êtes pas connecté",
     sign_in_first: "Connectez-vous à l’une des applications de ce service, puis revenez sur cette page.",
+    device_title: "Connecter un appareil",
+    device_intro: "Saisissez le code affiché par votre appareil. Ne saisissez que le code d’un appareil que vous \
+                   utilisez vous-même.",
+    user_code: "Code",
+    next: "Continuer",
+    user_code_unknown: "Ce code est inconnu ou a expiré. Vérifiez-le sur votre appareil, ou recommencez depuis celui-ci.",
+    consent_device: "Un appareil que vous connectez demande cet accès. Ne l’autorisez que si vous en êtes à l’origine.",
+    device_approved_title: "Votre appareil est connecté",
+    device_approved: "Vous pouvez revenir à votre appareil : il est connecté.",
+    device_denied_title: "Accès refusé",
+    device_denied: "Votre appareil a été refusé. Vous pouvez fermer cette fenêtre.",
+    device_gone: "Cette demande a expiré ou a déjà reçu une réponse. Recommencez depuis votre appareil.",
 };
 
 /// The languages the pages are written in, as `ui_locales_supported` names them.

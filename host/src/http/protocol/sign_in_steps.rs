@@ -17,7 +17,7 @@ use axum::response::Response;
 
 use super::authorize::{
     PUSH_COOKIE, Page, Requested, SESSION_COOKIE, answer_signed_in, append_cookie, code_response, cookie, cookie_text,
-    denied, origin_of, posted, refused, requested,
+    declined, origin_of, posted, refused, requested,
 };
 use super::login_page::{Field, FormPage, Problem};
 use super::page_texts::Texts;
@@ -26,7 +26,7 @@ use crate::AppState;
 use crate::error::Error;
 use crate::http::address::ClientAddress;
 use crate::ids::PLATFORM_REALM;
-use crate::signin::browser::{self, Denial};
+use crate::signin::browser;
 use crate::signin::signup::{self, SignUp, SignUpError, SignUpRefusal};
 use crate::signin::{
     self, Opens, PasswordAttempt, PasswordOutcome, PhoneConfirmation, Refusal, SignInError, console, recovery,
@@ -79,7 +79,7 @@ pub async fn consent(
             }
             code_response(&state, realm, authorization, &session, &user, &origin_of(address, &headers)).await
         }
-        Some("deny") => denied(&state, realm, authorization, Denial::AccessDenied, "the person denied the request"),
+        Some("deny") => declined(&state, realm, authorization).await,
         _ => super::login_page::problem(
             StatusCode::BAD_REQUEST,
             "This answer cannot be read",

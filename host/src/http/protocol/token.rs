@@ -1,5 +1,5 @@
 //! The token endpoint (RFC 6749 §3.2): `authorization_code` (with PKCE), `client_credentials`,
-//! `password`, `refresh_token`, the push grant and token exchange (RFC 8693, in `exchange`). The handler reads the form, authenticates the
+//! `password`, `refresh_token`, the device code (RFC 8628), the push grant and token exchange (RFC 8693, in `exchange`). The handler reads the form, authenticates the
 //! client, checks that the grant is enabled on it, calls the sign-in operation (`crate::signin`)
 //! and answers its tokens or its refusal.
 
@@ -16,6 +16,7 @@ use crate::http::address::ClientAddress;
 use crate::ids::PLATFORM_REALM;
 use crate::signin::browser::CodeExchange;
 use crate::signin::console::{self, Answered, Attempted};
+use crate::signin::device::Poll;
 use crate::signin::{
     self, Opens, Origin, PasswordAttempt, PasswordOutcome, PhoneConfirmation, RefreshAttempt, Refusal, SignInError,
     Tokens,
@@ -76,11 +77,13 @@ async fn token(
         }
         return platform_token(state, headers, form, grant, address).await;
     }
-    // A public client holds no secret: it exchanges its code (PKCE proves it) and refreshes (each
-    // refresh token is single-use and its reuse ends the session) naming itself by `client_id`.
+    // A public client holds no secret: it exchanges its code (PKCE proves it), polls with its
+    // device code (the person's approval proves it) and refreshes (each refresh token is
+    // single-use and its reuse ends the session) naming itself by `client_id`.
     let unauthenticated = !super::authenticates(headers, form)?;
     let public = unauthenticated
         && (grant == GrantType::AuthorizationCode
+            || grant == GrantType::DeviceCode
             || (grant == GrantType::RefreshToken && form.get("client_id").is_some()));
     let client = if public {
         super::public_client(state, &realm, form).await?
@@ -122,6 +125,10 @@ async fn token(
         GrantType::AuthorizationCode => {
             let exchange = CodeExchange { dpop_jkt, ..code_exchange(&realm, &client, form)? };
             signin::browser::exchange(state, exchange).await?
+        }
+        GrantType::DeviceCode => {
+            let poll = Poll { realm: &realm, client: &client, device_code: form.require("device_code")?, dpop_jkt };
+            signin::device::poll(state, poll).await?
         }
         _ => {
             let presented = form.require("refresh_token")?;

@@ -1,0 +1,78 @@
+//! Documents the service reads from addresses clients name: a client's JWK Set (`jwks_uri`) and
+//! a client's metadata document. Each is fetched through the webhooks' address-checked HTTP
+//! client (public addresses only, checked again after DNS resolution, no redirects), within a
+//! time and a size limit, and kept as long as its `Cache-Control` allows, up to an hour.
+
+use std::time::Duration;
+
+use chrono::TimeDelta;
+
+use crate::AppState;
+
+/// How long a fetched document is kept when its answer says nothing; and at most.
+const DEFAULT_KEEP: TimeDelta = TimeDelta::minutes(5);
+const MAX_KEEP: TimeDelta = TimeDelta::hours(1);
+/// The longest a fetch may take, from connecting to the last byte.
+const FETCH_TIMEOUT: Duration = Duration::from_secs(5);
+
+/// A document read, and how long it may be kept.
+#[derive(Debug)]
+pub struct Fetched {
+    pub body: Vec<u8>,
+    pub keep: TimeDelta,
+}
+
+/// Reads the document at `address`, refusing one larger than `max_bytes`. The error says why, in
+/// words that name the document as `what` (`"the client's jwks_uri"`).
+pub async fn fetch(state: &AppState, what: &str, address: &str, max_bytes: usize) -> Result<Fetched, String> {
+    let url = url::Url::parse(address).map_err(|_| format!("{what} is not an address"))?;
+    if url.scheme() != "https" {
+        return Err(format!("{what} is not an https address"));
+    }
+    if let Some(why) = state.webhooks.addresses.refuses_literal(&url) {
+        return Err(format!("{what} is refused: {why}"));
+    }
+    let unreachable = |error: reqwest::Error| format!("{what} cannot be read: {error}");
+    let request = state.webhooks.http.get(url).header(reqwest::header::ACCEPT, "application/json");
+    let mut response = request.timeout(FETCH_TIMEOUT).send().await.map_err(unreachable)?;
+    if !response.status().is_success() {
+        return Err(format!("{what} answered {}", response.status()));
+    }
+    let keep = keep_for(response.headers().get(reqwest::header::CACHE_CONTROL).and_then(|v| v.to_str().ok()));
+    let mut body = Vec::new();
+    while let Some(chunk) = response.chunk().await.map_err(unreachable)? {
+        body.extend_from_slice(&chunk);
+        if body.len() > max_bytes {
+            return Err(format!("{what} holds more than {} KiB", max_bytes / 1024));
+        }
+    }
+    Ok(Fetched { body, keep })
+}
+
+/// How long a fetched document is kept: its `max-age`, at most an hour; nothing with `no-store`
+/// or `no-cache`; five minutes when the answer says nothing.
+fn keep_for(cache_control: Option<&str>) -> TimeDelta {
+    let Some(text) = cache_control else { return DEFAULT_KEEP };
+    let directives: Vec<&str> = text.split(',').map(str::trim).collect();
+    if directives.iter().any(|d| d.eq_ignore_ascii_case("no-store") || d.eq_ignore_ascii_case("no-cache")) {
+        return TimeDelta::zero();
+    }
+    directives
+        .iter()
+        .find_map(|d| d.strip_prefix("max-age=").and_then(|seconds| seconds.parse::<i64>().ok()))
+        .map_or(DEFAULT_KEEP, |seconds| TimeDelta::seconds(seconds.max(0)).min(MAX_KEEP))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_document_is_kept_as_its_cache_control_says_within_an_hour() {
+        assert_eq!(keep_for(None), DEFAULT_KEEP);
+        assert_eq!(keep_for(Some("public, max-age=120")), TimeDelta::seconds(120));
+        assert_eq!(keep_for(Some("max-age=86400")), MAX_KEEP);
+        assert_eq!(keep_for(Some("no-store")), TimeDelta::zero());
+        assert_eq!(keep_for(Some("private")), DEFAULT_KEEP);
+    }
+}
