@@ -8,9 +8,9 @@
 
 use std::collections::HashSet;
 
-use cedar_policy::{Context, Entities, Entity, Request, RestrictedExpression};
+use cedar_policy::{Entity, RestrictedExpression};
 
-use super::refusals::{Code, Ruling};
+use super::refusals::{Code, Ruling, strings};
 use super::{Authorizer, EvaluationError, uid};
 
 /// Why a metadata-document client is not admitted; each is an OAuth error code.
@@ -79,14 +79,6 @@ pub fn host_patterns(host: &str) -> Vec<String> {
     patterns
 }
 
-fn strings(items: &[String]) -> RestrictedExpression {
-    RestrictedExpression::new_set(items.iter().cloned().map(RestrictedExpression::new_string))
-}
-
-fn evaluation(error: impl std::fmt::Display) -> EvaluationError {
-    EvaluationError(error.to_string())
-}
-
 impl Authorizer {
     /// Decides whether the client of `facts` is admitted for what it asks.
     pub fn decide_admission(&self, facts: &AdmissionFacts<'_>) -> Result<AdmissionVerdict, EvaluationError> {
@@ -110,12 +102,7 @@ impl Authorizer {
                 RestrictedExpression::new_bool(resource.accepts_self_registered),
             ));
         }
-        let context = Context::from_pairs(context).map_err(evaluation)?;
-        let admission = &self.admission;
-        let request =
-            Request::new(client, admission.action.clone(), realm, context, Some(&self.schema)).map_err(evaluation)?;
-        let entities = Entities::from_entities(entities, None).map_err(evaluation)?;
-        admission.ruling(&self.cedar.is_authorized(&request, &admission.policies, &entities))
+        self.admission.decide(self, (client, realm), context, entities)
     }
 }
 

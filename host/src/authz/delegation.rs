@@ -6,10 +6,10 @@
 
 use std::collections::{HashMap, HashSet};
 
-use cedar_policy::{Context, Entities, Entity, EntityUid, Request, RestrictedExpression};
+use cedar_policy::{Entity, EntityUid, RestrictedExpression};
 use chrono::{DateTime, Utc};
 
-use super::refusals::{Code, Ruling};
+use super::refusals::{Code, Ruling, evaluation, strings};
 use super::{Authorizer, EvaluationError, uid};
 
 /// Why a grant does not allow an exchange; each is an `error_code` of the token endpoint.
@@ -83,14 +83,6 @@ pub struct ExchangeFacts<'a> {
 /// Allowed, or refused with the code of the policy that answers.
 pub type DelegationVerdict = Ruling<Refusal>;
 
-fn strings(items: &[String]) -> RestrictedExpression {
-    RestrictedExpression::new_set(items.iter().cloned().map(RestrictedExpression::new_string))
-}
-
-fn evaluation(error: impl std::fmt::Display) -> EvaluationError {
-    EvaluationError(error.to_string())
-}
-
 impl Authorizer {
     /// Decides whether `grant` allows the whole `exchange`.
     pub fn decide_delegation(
@@ -141,12 +133,7 @@ impl Authorizer {
         if let Some(resource) = exchange.resource {
             context.push(("resource".to_owned(), RestrictedExpression::new_string(resource.to_owned())));
         }
-        let context = Context::from_pairs(context).map_err(evaluation)?;
-        let delegation = &self.delegation;
-        let request =
-            Request::new(client, delegation.action.clone(), person, context, Some(&self.schema)).map_err(evaluation)?;
-        let entities = Entities::from_entities(entities, None).map_err(evaluation)?;
-        delegation.ruling(&self.cedar.is_authorized(&request, &delegation.policies, &entities))
+        self.delegation.decide(self, (client, person), context, entities)
     }
 }
 

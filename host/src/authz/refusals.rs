@@ -6,9 +6,11 @@
 use std::collections::HashMap;
 use std::str::FromStr;
 
-use cedar_policy::{Decision, EntityUid, PolicyId, PolicySet};
+use cedar_policy::{
+    Context, Decision, Entities, Entity, EntityUid, PolicyId, PolicySet, Request, RestrictedExpression,
+};
 
-use super::{EvaluationError, NAMESPACE, PolicyError};
+use super::{Authorizer, EvaluationError, NAMESPACE, PolicyError};
 
 /// The error codes one action's refusals may carry.
 pub trait Code: Copy + 'static {
@@ -74,8 +76,22 @@ impl<C: Code> Refusing<C> {
         Ok(Self { action, policies, refusals })
     }
 
-    /// What a response of these policies rules.
-    pub(super) fn ruling(&self, response: &cedar_policy::Response) -> Result<Ruling<C>, EvaluationError> {
+    /// What these policies rule on `principal` doing the action on `resource` in `context`.
+    pub(super) fn decide(
+        &self,
+        authorizer: &Authorizer,
+        (principal, resource): (EntityUid, EntityUid),
+        context: Vec<(String, RestrictedExpression)>,
+        entities: Vec<Entity>,
+    ) -> Result<Ruling<C>, EvaluationError> {
+        let context = Context::from_pairs(context).map_err(evaluation)?;
+        let request = Request::new(principal, self.action.clone(), resource, context, Some(&authorizer.schema))
+            .map_err(evaluation)?;
+        let entities = Entities::from_entities(entities, None).map_err(evaluation)?;
+        self.ruling(&authorizer.cedar.is_authorized(&request, &self.policies, &entities))
+    }
+
+    fn ruling(&self, response: &cedar_policy::Response) -> Result<Ruling<C>, EvaluationError> {
         if let Some(error) = response.diagnostics().errors().next() {
             return Err(EvaluationError(error.to_string()));
         }
@@ -94,6 +110,15 @@ impl<C: Code> Refusing<C> {
         }
         Ok(ruling)
     }
+}
+
+/// A set of strings, as the policies read it.
+pub(super) fn strings(items: &[String]) -> RestrictedExpression {
+    RestrictedExpression::new_set(items.iter().cloned().map(RestrictedExpression::new_string))
+}
+
+pub(super) fn evaluation(error: impl std::fmt::Display) -> EvaluationError {
+    EvaluationError(error.to_string())
 }
 
 impl<C: Code> Ruling<C> {

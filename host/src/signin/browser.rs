@@ -548,7 +548,6 @@ pub struct CodeExchange<'a> {
 pub async fn exchange(state: &AppState, exchange: CodeExchange<'_>) -> Result<Tokens, SignInError> {
     let CodeExchange { realm, client, code, redirect_uri, code_verifier, resource: named, dpop_jkt } = exchange;
     let now = state.clock.now();
-    let pool = state.store.pool();
     // Writes go through the writer: on SQLite, the one connection that writes.
     let code = match browser::take_code(state.store.writer(), &realm.id, &state.hasher.hash(code), now).await? {
         Taken::First(code) => code,
@@ -575,23 +574,11 @@ pub async fn exchange(state: &AppState, exchange: CodeExchange<'_>) -> Result<To
         (None, None) => {}
         _ => return Err(Refusal::InvalidCodeVerifier.into()),
     }
-    let Some(session) = sessions::find(pool, &code.session_id).await?.filter(|s| s.is_live(now)) else {
-        return Err(Refusal::InvalidAuthorizationCode.into());
-    };
-    let Some(user) =
-        user_store::find(pool, &realm.id, &session.user_id).await?.filter(|u| u.status == UserStatus::Active)
-    else {
-        return Err(Refusal::InvalidAuthorizationCode.into());
-    };
     let resource = code.resource.as_deref();
     if let Some(address) = named.filter(|address| Some(*address) != resource) {
         return Err(Refusal::ResourceNotAllowed { address: address.to_owned() }.into());
     }
-    let refresh = super::next_refresh(state, client, &session, &code.scopes, resource, dpop_jkt, now);
-    if let Some((row, _, _)) = &refresh {
-        sessions::insert_refresh(state.store.writer(), row).await?;
-    }
-    let refresh = refresh.map(|(_, value, expires_in)| (value, expires_in));
-    let granted = super::Granted { scopes: &code.scopes, resource, refresh, nonce: code.nonce.as_deref(), dpop_jkt };
-    Ok(super::person_tokens(state, client, &user, &session, granted).await?)
+    let granted =
+        super::Granted { scopes: &code.scopes, resource, refresh: None, nonce: code.nonce.as_deref(), dpop_jkt };
+    super::redeem(state, (realm, client), &code.session_id, granted, Refusal::InvalidAuthorizationCode).await
 }

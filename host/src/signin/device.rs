@@ -23,8 +23,7 @@ use crate::store::browser::BrowserSession;
 use crate::store::clients::{Client, GrantType};
 use crate::store::devices::{self, DeviceAuthorization, DeviceStatus};
 use crate::store::realms::Realm;
-use crate::store::sessions;
-use crate::store::users::{self as user_store, User, UserStatus};
+use crate::store::users::User;
 
 /// How long a device may wait for the person's answer.
 pub const LIFETIME: TimeDelta = TimeDelta::minutes(10);
@@ -204,22 +203,10 @@ pub async fn poll(state: &AppState, poll: Poll<'_>) -> Result<Tokens, SignInErro
     if !devices::issue(state.store.writer(), &hash).await? {
         return Err(Refusal::DeviceCodeUnknown.into());
     }
-    let pool = state.store.pool();
-    let session = match &device.session_id {
-        Some(id) => sessions::find(pool, id).await?.filter(|session| session.is_live(now)),
-        None => None,
-    };
-    let Some(session) = session else { return Err(Refusal::DeviceCodeUnknown.into()) };
-    let user = user_store::find(pool, &realm.id, &session.user_id).await?.filter(|u| u.status == UserStatus::Active);
-    let Some(user) = user else { return Err(Refusal::DeviceCodeUnknown.into()) };
+    let Some(session_id) = &device.session_id else { return Err(Refusal::DeviceCodeUnknown.into()) };
     let resource = device.resource.as_deref();
-    let refresh = super::next_refresh(state, client, &session, &device.scopes, resource, dpop_jkt, now);
-    if let Some((row, _, _)) = &refresh {
-        sessions::insert_refresh(state.store.writer(), row).await?;
-    }
-    let refresh = refresh.map(|(_, value, expires_in)| (value, expires_in));
-    let granted = Granted { scopes: &device.scopes, resource, refresh, nonce: None, dpop_jkt };
-    Ok(super::person_tokens(state, client, &user, &session, granted).await?)
+    let granted = Granted { scopes: &device.scopes, resource, refresh: None, nonce: None, dpop_jkt };
+    super::redeem(state, (realm, client), session_id, granted, Refusal::DeviceCodeUnknown).await
 }
 
 #[cfg(test)]

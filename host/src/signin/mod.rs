@@ -532,6 +532,31 @@ fn next_refresh(
     Some((token, value, (expires_at - now).num_seconds()))
 }
 
+/// The tokens of the client session a browser's sign-in opened (an authorization code's, an
+/// approved device's), with a refresh token when the client has the grant; refused with `gone`
+/// once that session ended or its person is no longer active.
+async fn redeem(
+    state: &AppState,
+    (realm, client): (&Realm, &Client),
+    session_id: &SessionId,
+    mut granted: Granted<'_>,
+    gone: Refusal,
+) -> Result<Tokens, SignInError> {
+    let now = state.clock.now();
+    let pool = state.store.pool();
+    let Some(session) = sessions::find(pool, session_id).await?.filter(|s| s.is_live(now)) else {
+        return Err(gone.into());
+    };
+    let active = user_store::find(pool, &realm.id, &session.user_id).await?.filter(|u| u.status == UserStatus::Active);
+    let Some(user) = active else { return Err(gone.into()) };
+    let refresh = next_refresh(state, client, &session, granted.scopes, granted.resource, granted.dpop_jkt, now);
+    if let Some((row, _, _)) = &refresh {
+        sessions::insert_refresh(state.store.writer(), row).await?;
+    }
+    granted.refresh = refresh.map(|(_, value, expires_in)| (value, expires_in));
+    Ok(person_tokens(state, client, &user, &session, granted).await?)
+}
+
 /// What a person's session is granted at one issuance.
 #[derive(Debug, Clone)]
 struct Granted<'a> {

@@ -146,16 +146,7 @@ fn entry(
 ) -> Response {
     let (csrf, form_cookie) = fresh_form(state, realm);
     let endpoint = issuer(state, &realm.id);
-    let frame = Frame {
-        client_name: "",
-        endpoint: &endpoint,
-        carried: &[],
-        csrf: &csrf,
-        redirect_origin: "",
-        texts,
-        logo_uri: None,
-        color: None,
-    };
+    let frame = Frame::plain("", &endpoint, &csrf, texts);
     let (status, problem) = match problem {
         Some((status, text)) => (status, Some(Problem { text, field: Some("user_code") })),
         None => (StatusCode::OK, None),

@@ -59,7 +59,22 @@ pub struct Frame<'a> {
     pub color: Option<&'a str>,
 }
 
-impl Frame<'_> {
+impl<'a> Frame<'a> {
+    /// The frame of a form that serves no authorization request: unbranded, carrying nothing,
+    /// posting under `endpoint` and back to this service only.
+    pub fn plain(name: &'a str, endpoint: &'a str, csrf: &'a str, texts: &'static Texts) -> Self {
+        Frame {
+            client_name: name,
+            endpoint,
+            carried: &[],
+            csrf,
+            redirect_origin: "",
+            texts,
+            logo_uri: None,
+            color: None,
+        }
+    }
+
     /// The address of `path` under the endpoint (`""`: the endpoint), the request in its query.
     pub fn link(&self, path: &str) -> String {
         let mut query = url::form_urlencoded::Serializer::new(String::new());

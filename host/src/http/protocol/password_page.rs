@@ -69,16 +69,7 @@ fn render(
     let texts = texts_for(form, headers);
     let (csrf, form_cookie) = fresh_form(state, realm);
     let endpoint = format!("{}/account", issuer(state, &realm.id));
-    let frame = Frame {
-        client_name: &realm.display_name,
-        endpoint: &endpoint,
-        carried: &[],
-        csrf: &csrf,
-        redirect_origin: "",
-        texts,
-        logo_uri: None,
-        color: None,
-    };
+    let frame = Frame::plain(&realm.display_name, &endpoint, &csrf, texts);
     let page = FormPage {
         title: texts.choose_password.to_owned(),
         path: "password",
