@@ -4,7 +4,7 @@
 //! (openid-client).
 
 use reqwest::StatusCode;
-use serde_json::{Value, json};
+use serde_json::json;
 
 use crate::browser::{Browser, Page};
 use crate::support::{Answer, TestApp, answer, claims, spawn_app};
@@ -64,15 +64,7 @@ fn title(page: &Page) -> &str {
 async fn a_device_polls_while_a_person_types_its_code_signs_in_and_approves() {
     let app = spawn_app().await;
     realm_with_a_device_client(&app).await;
-    let discovery: Value = app
-        .http
-        .get(format!("{}/realms/acme/.well-known/openid-configuration", app.base))
-        .send()
-        .await
-        .unwrap()
-        .json()
-        .await
-        .unwrap();
+    let discovery = app.discovery("acme").await;
     let endpoint = format!("{}/realms/acme/protocol/openid-connect/auth/device", app.base);
     assert_eq!(discovery["device_authorization_endpoint"], json!(endpoint));
     assert!(discovery["grant_types_supported"].as_array().unwrap().contains(&json!(DEVICE_GRANT)));

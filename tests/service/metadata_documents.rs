@@ -89,10 +89,7 @@ async fn take(app: &TestApp, settings: Value) {
 async fn a_realm_takes_metadata_documents_only_once_its_setting_says_so_and_from_the_hosts_it_lists() {
     let app = service().await;
     let agent = published("max-age=300").await;
-    let discovery = || async {
-        let url = format!("{}/realms/acme/.well-known/openid-configuration", app.base);
-        app.http.get(url).send().await.unwrap().json::<Value>().await.unwrap()
-    };
+    let discovery = || app.discovery("acme");
     assert!(discovery().await.get("client_id_metadata_document_supported").is_none(), "off by default");
     let pkce = challenge(VERIFIER);
     let asked = authorization(&agent.url, "mcp:tools", MCP, &pkce);
