@@ -138,6 +138,16 @@ async fn a_token_bound_to_a_key_is_used_only_with_a_fresh_proof_by_that_key() {
     let unhashed =
         app.http.get(&userinfo).header("authorization", &scheme).header("DPoP", &no_ath).send().await.unwrap();
     assert_eq!(unhashed.status(), StatusCode::UNAUTHORIZED, "the proof must name the token");
+    // The account endpoints challenge in the scheme the token came with.
+    let consents = format!("{}/realms/acme/account/consents", app.base);
+    let unproven = app.http.get(&consents).header("authorization", &scheme).send().await.unwrap();
+    assert_eq!(unproven.status(), StatusCode::UNAUTHORIZED);
+    assert!(unproven.headers()["www-authenticate"].to_str().unwrap().starts_with("DPoP error=\"invalid_token\""));
+    let as_bearer = app.http.get(&consents).bearer_auth(&access).send().await.unwrap();
+    assert_eq!(as_bearer.headers()["www-authenticate"], "Bearer error=\"invalid_token\"");
+    let proof = key.proof(&app, "GET", &consents, json!({ "ath": ath }));
+    let proven = app.http.get(&consents).header("authorization", &scheme).header("DPoP", &proof).send().await.unwrap();
+    assert_eq!(proven.status(), StatusCode::OK, "bound and proven");
 
     // Introspection shows the binding.
     let introspected = app.protocol(&agent, "token/introspect", &[("token", &access)]).await;

@@ -165,8 +165,8 @@ pub(super) async fn bearer_person(
     request: (&str, &str),
     needed: &'static str,
 ) -> Result<(crate::store::users::User, crate::ids::ClientId), OAuthError> {
-    let refused = || OAuthError::new(OAuthCode::InvalidToken, needed);
-    let presented = presented(headers).ok_or_else(refused)?;
+    let presented = presented(headers).ok_or_else(|| OAuthError::invalid_token(needed, false))?;
+    let refused = || OAuthError::invalid_token(needed, presented.1);
     let active = active_presented(state, realm_id, headers, presented, request).await?.ok_or_else(refused)?;
     let client_id = active.client_id.clone();
     let user =
@@ -174,19 +174,8 @@ pub(super) async fn bearer_person(
     Ok((user, client_id))
 }
 
-fn invalid_token() -> Response {
-    OAuthError::new(OAuthCode::InvalidToken, "the access token is missing, expired or revoked").into_response()
-}
-
-/// `invalid_token` for a token presented with the `DPoP` scheme: the challenge names that scheme
-/// and the algorithms its proofs may use (RFC 9449 §7.1).
-fn invalid_dpop_token() -> Response {
-    let mut response = invalid_token();
-    let challenge = format!("DPoP error=\"invalid_token\", algs=\"{}\"", crate::dpop::ALGORITHMS.join(" "));
-    if let Ok(value) = HeaderValue::from_str(&challenge) {
-        response.headers_mut().insert(header::WWW_AUTHENTICATE, value);
-    }
-    response
+fn invalid_token(with_dpop: bool) -> Response {
+    OAuthError::invalid_token("the access token is missing, expired or revoked", with_dpop).into_response()
 }
 
 /// OIDC Core §5.3: the claims about the signed-in person that the token's scopes release. The
@@ -210,14 +199,14 @@ pub async fn userinfo(
         }
         (Some(token), None) => token,
         (None, Some(token)) => (token, false),
-        (None, None) => return Ok(invalid_token()),
+        (None, None) => return Ok(invalid_token(false)),
     };
     let request = (method.as_str(), "/protocol/openid-connect/userinfo");
     let Some(active) = active_presented(&state, &realm.id, &headers, token, request).await? else {
-        return Ok(if token.1 { invalid_dpop_token() } else { invalid_token() });
+        return Ok(invalid_token(token.1));
     };
     let user = active.person.as_ref().map(|(_, person)| person.clone());
-    let Some(user) = user.filter(|u| u.status == UserStatus::Active) else { return Ok(invalid_token()) };
+    let Some(user) = user.filter(|u| u.status == UserStatus::Active) else { return Ok(invalid_token(token.1)) };
     let mut claims = person_claims(&user, &active.scopes());
     claims.insert("sub".into(), Value::String(user.id.to_string()));
     let mut response = axum::Json(Value::Object(claims)).into_response();

@@ -130,11 +130,26 @@ pub struct OAuthError {
     pub retry_after_seconds: Option<u64>,
     /// A nonce for the client's next DPoP proof (`DPoP-Nonce`, RFC 9449 §8).
     pub dpop_nonce: Option<String>,
+    /// The refused access token came with the `DPoP` scheme: the challenge names that scheme and
+    /// the algorithms its proofs may use (RFC 9449 §7.1).
+    pub dpop_scheme: bool,
 }
 
 impl OAuthError {
     pub fn new(code: OAuthCode, description: impl Into<String>) -> Self {
-        Self { code, description: description.into(), challenge: false, retry_after_seconds: None, dpop_nonce: None }
+        Self {
+            code,
+            description: description.into(),
+            challenge: false,
+            retry_after_seconds: None,
+            dpop_nonce: None,
+            dpop_scheme: false,
+        }
+    }
+
+    /// `invalid_token` saying `description`, challenging in the scheme the token came with.
+    pub fn invalid_token(description: &str, with_dpop: bool) -> Self {
+        Self { dpop_scheme: with_dpop, ..Self::new(OAuthCode::InvalidToken, description) }
     }
 
     pub fn invalid_client(challenge: bool) -> Self {
@@ -388,11 +403,16 @@ impl IntoResponse for OAuthError {
         no_store(response.headers_mut());
         if status == StatusCode::UNAUTHORIZED {
             let challenge = match self.code {
-                OAuthCode::InvalidToken => "Bearer error=\"invalid_token\"",
-                _ if self.challenge => "Basic realm=\"castellan\"",
-                _ => "Bearer",
+                OAuthCode::InvalidToken if self.dpop_scheme => {
+                    format!("DPoP error=\"invalid_token\", algs=\"{}\"", crate::dpop::ALGORITHMS.join(" "))
+                }
+                OAuthCode::InvalidToken => "Bearer error=\"invalid_token\"".to_owned(),
+                _ if self.challenge => "Basic realm=\"castellan\"".to_owned(),
+                _ => "Bearer".to_owned(),
             };
-            response.headers_mut().insert(header::WWW_AUTHENTICATE, HeaderValue::from_static(challenge));
+            if let Ok(value) = HeaderValue::from_str(&challenge) {
+                response.headers_mut().insert(header::WWW_AUTHENTICATE, value);
+            }
         }
         if let Some(seconds) = self.retry_after_seconds {
             response.headers_mut().insert(header::RETRY_AFTER, HeaderValue::from(seconds));
