@@ -147,6 +147,8 @@ pub struct AdminRateLimits {
     pub client_registrations: u32,
     /// Unknown or expired user codes (RFC 8628) typed from one source address.
     pub wrong_user_codes: u32,
+    /// Device authorizations (RFC 8628) asked from one source address.
+    pub device_authorizations: u32,
 }
 
 impl Default for AdminRateLimits {
@@ -157,6 +159,7 @@ impl Default for AdminRateLimits {
             failed_authentications: 30,
             client_registrations: 10,
             wrong_user_codes: 10,
+            device_authorizations: 30,
         }
     }
 }
@@ -371,6 +374,7 @@ impl Settings {
             limits.failed_authentications,
             limits.client_registrations,
             limits.wrong_user_codes,
+            limits.device_authorizations,
         ];
         if every.contains(&0) {
             return Err(ConfigError::Invalid {

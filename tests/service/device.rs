@@ -160,6 +160,18 @@ async fn a_denied_an_expired_and_a_disabled_device_get_no_tokens() {
     let response = app.http.post(&url).basic_auth(&web.id, Some(&web.secret)).form(&form).send();
     assert_eq!(answer(response.await.unwrap()).await.body["error"], "unauthorized_client");
 
+    // One source asks for at most 30 device authorizations a minute.
+    let mut answered = Vec::new();
+    for _ in 0..30 {
+        answered.push(start(&app, "tv", "orders:read").await.status);
+    }
+    let spent = answered.iter().position(|status| *status == StatusCode::TOO_MANY_REQUESTS);
+    let limited = start(&app, "tv", "orders:read").await;
+    assert_eq!(limited.status, StatusCode::TOO_MANY_REQUESTS, "{spent:?}");
+    assert!(limited.headers.contains_key("retry-after"));
+    app.advance(2).await;
+    assert_eq!(start(&app, "tv", "orders:read").await.status, StatusCode::OK, "one comes back every two seconds");
+
     // A client disabled meanwhile: its pending code leads nowhere.
     assert_eq!(app.put("/realms/acme/clients/tv", json!({ "status": "Disabled" })).await.status, StatusCode::OK);
     let login = enter(&mut browser, started.body["user_code"].as_str().unwrap()).await;

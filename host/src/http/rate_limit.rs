@@ -25,6 +25,9 @@ pub enum Class {
     /// Unknown or expired user codes typed from one source address: 10 a minute by default. Once
     /// spent, no code from the address is looked up.
     WrongUserCode,
+    /// Device authorizations asked from one source address: 30 a minute by default, so that no
+    /// source fills the store with codes nobody will type.
+    DeviceAuthorization,
     /// Access-log entries of requests refused by [`Class::FailedAuthentication`], per source
     /// address: one a minute, so a flood leaves a bounded trail.
     ThrottledRecord,
@@ -71,6 +74,7 @@ impl RateLimiter {
             Class::FailedAuthentication => self.limits.failed_authentications,
             Class::ClientRegistration => self.limits.client_registrations,
             Class::WrongUserCode => self.limits.wrong_user_codes,
+            Class::DeviceAuthorization => self.limits.device_authorizations,
             Class::ThrottledRecord => 1,
         })
     }

@@ -4,7 +4,8 @@
 //! - `POST …/protocol/openid-connect/auth/device`: the device authorization endpoint. A public
 //!   client names itself with `client_id`, any other authenticates as at the token endpoint; the
 //!   answer holds the device code, the user code, the verification page's address (plain and
-//!   with the code in it), its lifetime and the polling interval.
+//!   with the code in it), its lifetime and the polling interval. One source address asks at most
+//!   `device_authorizations` a minute.
 //! - `GET /realms/{realm}/device[?user_code=…]`: the verification page, where the person types
 //!   the code (or sees it filled in, and confirms it). `POST` looks the code up: a known one
 //!   leads to the authorization endpoint, where the person signs in and approves the device on
@@ -36,10 +37,15 @@ use crate::tokens::issuer;
 pub async fn authorization(
     State(state): State<AppState>,
     Path(realm_id): Path<String>,
+    Extension(ClientAddress(address)): Extension<ClientAddress>,
     headers: HeaderMap,
     form: Form,
 ) -> Result<Response, OAuthError> {
     let realm = realm(&state, &realm_id).await?;
+    let now = state.clock.now();
+    if let Err(retry_after_seconds) = state.limiter.take(&source_key(address), Class::DeviceAuthorization, now) {
+        return Err(crate::error::Error::RateLimited { retry_after_seconds }.into());
+    }
     let client = if super::authenticates(&headers, &form)? {
         authenticate_client(&state, &realm, &headers, &form).await?
     } else {
