@@ -11,16 +11,16 @@ use serde_json::{Value, json};
 use crate::receiver::{Receiver, authority_file};
 use crate::support::{Answer, TestApp, TestDatabase, answer, claims, spawn_app, spawn_with};
 
-const ASSERTION_TYPE: &str = "urn:ietf:params:oauth:client-assertion-type:jwt-bearer";
+pub const ASSERTION_TYPE: &str = "urn:ietf:params:oauth:client-assertion-type:jwt-bearer";
 
 /// A P-256 key of a client: its private key for signing, its public JWK.
-struct ClientKey {
+pub struct ClientKey {
     kid: String,
     signing: EncodingKey,
 }
 
 impl ClientKey {
-    fn new(kid: &str) -> (Self, Value) {
+    pub fn new(kid: &str) -> (Self, Value) {
         let pair = rcgen::KeyPair::generate_for(&rcgen::PKCS_ECDSA_P256_SHA256).unwrap();
         let signing = EncodingKey::from_ec_pem(pair.serialize_pem().as_bytes()).unwrap();
         let point = pair.public_key_raw();
@@ -33,7 +33,7 @@ impl ClientKey {
 
     /// An assertion of `client` with these claims over the defaults: for the realm's token
     /// endpoint, living a minute from the service's now, with a fresh jti.
-    fn assertion(&self, app: &TestApp, client: &str, changes: Value) -> String {
+    pub fn assertion(&self, app: &TestApp, client: &str, changes: Value) -> String {
         let now = app.state.clock.now().timestamp();
         let mut claims = json!({
             "iss": client, "sub": client, "aud": format!("{}/realms/acme/protocol/openid-connect/token", app.base),

@@ -7,6 +7,7 @@ use reqwest::StatusCode;
 use serde_json::{Value, json};
 
 use crate::browser::{Browser, Page, VERIFIER, challenge};
+use crate::client_keys::{ASSERTION_TYPE, ClientKey};
 use crate::receiver::{Receiver, authority_file};
 use crate::support::{Answer, TestApp, TestDatabase, answer, claims, segment, spawn_with_policies};
 
@@ -311,4 +312,47 @@ when { context.host == "127.0.0.1" && context.scopes.contains("mcp:admin") };
     assert_eq!(admin.param("error").as_deref(), Some("invalid_scope"), "{}", admin.body);
     let tools = Browser::new(&app).authorize("acme", &authorization(&agent.url, "mcp:tools", MCP, &pkce)).await;
     assert!(tools.shows_login_form(), "{}", tools.body);
+}
+
+#[tokio::test]
+async fn a_document_may_name_keys_the_client_then_proves_itself_with() {
+    let app = service().await;
+    take(&app, json!({ "clientIdMetadataDocuments": true, "metadataDocumentHosts": ["127.0.0.1"] })).await;
+    let agent = Receiver::start().await;
+    let (key, jwk) = ClientKey::new("agent-key");
+    let mut served = document(&agent.url, &[NATIVE_REDIRECT]);
+    served["token_endpoint_auth_method"] = json!("private_key_jwt");
+    served["jwks"] = json!({ "keys": [jwk] });
+    agent.serve(served, "max-age=300");
+    let client = agent.url.as_str();
+    let pkce = challenge(VERIFIER);
+    let mut browser = Browser::new(&app);
+    let login = browser.authorize("acme", &authorization(client, "mcp:tools", MCP, &pkce)).await;
+    let asked = browser.sign_in("acme", &login, "ada", "analytical engine").await;
+    let path = "/realms/acme/protocol/openid-connect/auth/consent";
+    let code = browser.submit(path, &asked, &[("decision", "allow")]).await.param("code").expect("a code");
+    let seen = app.get(&format!("/realms/acme/clients/{}", segment(client))).await;
+    assert_eq!(seen.data()["type"], "Confidential", "{:?}", seen.body);
+
+    let exchange = |assertion: Option<String>| {
+        let mut form = vec![
+            ("grant_type", "authorization_code".to_owned()),
+            ("client_id", client.to_owned()),
+            ("code", code.clone()),
+            ("redirect_uri", NATIVE_REDIRECT.to_owned()),
+            ("code_verifier", VERIFIER.to_owned()),
+        ];
+        if let Some(assertion) = assertion {
+            form.push(("client_assertion_type", ASSERTION_TYPE.to_owned()));
+            form.push(("client_assertion", assertion));
+        }
+        let url = format!("{}/realms/acme/protocol/openid-connect/token", app.base);
+        let request = app.http.post(url).form(&form);
+        async move { answer(request.send().await.unwrap()).await }
+    };
+    let unproven = exchange(None).await;
+    assert_eq!(unproven.body["error"], "invalid_client", "a client holding keys proves itself: {:?}", unproven.body);
+    let tokens = exchange(Some(key.assertion(&app, client, json!({})))).await;
+    assert_eq!(tokens.status, StatusCode::OK, "{:?}", tokens.body);
+    assert_eq!(claims(tokens.body["access_token"].as_str().unwrap())["client_id"], client);
 }
