@@ -27,6 +27,8 @@ pub struct Browser {
     http: reqwest::Client,
     base: String,
     pub cookies: HashMap<String, String>,
+    /// The `Accept-Language` it sends, if any.
+    pub language: Option<&'static str>,
 }
 
 /// What the browser was answered.
@@ -61,7 +63,16 @@ impl Page {
 impl Browser {
     pub fn new(app: &TestApp) -> Self {
         let http = reqwest::Client::builder().redirect(reqwest::redirect::Policy::none()).build().unwrap();
-        Self { http, base: app.base.clone(), cookies: HashMap::new() }
+        Self { http, base: app.base.clone(), cookies: HashMap::new(), language: None }
+    }
+
+    /// A request with the browser's cookies and language.
+    fn request(&self, method: reqwest::Method, url: &str) -> reqwest::RequestBuilder {
+        let request = self.http.request(method, url).header("cookie", self.cookie_header());
+        match self.language {
+            Some(language) => request.header("accept-language", language),
+            None => request,
+        }
     }
 
     fn cookie_header(&self) -> String {
@@ -100,20 +111,20 @@ impl Browser {
         }
         form.extend(extra.iter().map(|(n, v)| ((*n).to_owned(), (*v).to_owned())));
         let url = format!("{}{path}", self.base);
-        let response = self.http.post(url).form(&form).header("cookie", self.cookie_header()).send().await.unwrap();
+        let response = self.request(reqwest::Method::POST, &url).form(&form).send().await.unwrap();
         self.keep(response).await
     }
 
     /// A GET of `path` with the browser's cookies.
     pub async fn visit(&mut self, path: &str, params: &[(&str, &str)]) -> Page {
         let url = format!("{}{path}", self.base);
-        let response = self.http.get(url).query(params).header("cookie", self.cookie_header()).send().await.unwrap();
+        let response = self.request(reqwest::Method::GET, &url).query(params).send().await.unwrap();
         self.keep(response).await
     }
 
     /// A GET of a whole address (one a relying party built) with the browser's cookies.
     pub async fn open(&mut self, url: &str) -> Page {
-        let response = self.http.get(url).header("cookie", self.cookie_header()).send().await.unwrap();
+        let response = self.request(reqwest::Method::GET, url).send().await.unwrap();
         self.keep(response).await
     }
 

@@ -137,6 +137,15 @@ async fn a_denied_an_expired_and_a_disabled_device_get_no_tokens() {
     let login = enter(&mut browser, started.body["user_code"].as_str().unwrap()).await;
     let denied = answer_as_ada(&mut browser, &login, "deny").await;
     assert_eq!(title(&denied), "Access denied", "{}", denied.body);
+    // A French browser is answered in French to the end.
+    let mut french = Browser::new(&app);
+    french.language = Some("fr-FR,fr;q=0.9");
+    let started_fr = start(&app, "tv", "orders:read").await;
+    let login = enter(&mut french, started_fr.body["user_code"].as_str().unwrap()).await;
+    let consent = french.sign_in("acme", &login, "ada", "analytical engine").await;
+    let path = "/realms/acme/protocol/openid-connect/auth/consent";
+    let refused = french.submit(path, &consent, &[("decision", "deny")]).await;
+    assert_eq!(title(&refused), "Accès refusé", "{}", refused.body);
     assert_eq!(poll(&app, started.body["device_code"].as_str().unwrap()).await.body["error"], "access_denied");
 
     // Ten minutes without an answer: expired, and its code is no longer known.

@@ -113,9 +113,8 @@ pub async fn entered(
         Ok(Some(found)) => {
             let mut query = url::form_urlencoded::Serializer::new(String::new());
             query.append_pair("device", &found.user_code_hash);
-            if let Some(locales) = form.get("ui_locales") {
-                query.append_pair("ui_locales", locales);
-            }
+            // The pages that follow speak the language this one spoke, the last one included.
+            query.append_pair("ui_locales", form.get("ui_locales").unwrap_or(texts.tag));
             let approval = format!("{}/protocol/openid-connect/auth?{}", issuer(&state, &realm.id), query.finish());
             let mut response = StatusCode::SEE_OTHER.into_response();
             if let Ok(location) = HeaderValue::from_str(&approval) {
