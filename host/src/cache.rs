@@ -23,6 +23,7 @@ use crate::store::delegation::DelegationGrant;
 use crate::store::realm_roles::Role;
 use crate::store::realms::Realm;
 use crate::store::secrets::Credential;
+use crate::store::suspensions::Suspension;
 use crate::tokens::keys::{Signer, Verifier};
 
 /// Entries are refreshed from the database at least this often, notifications or not.
@@ -50,6 +51,8 @@ pub enum Invalidation {
     Revoked(String, DateTime<Utc>),
     /// The delegation grants of a realm (one was written or withdrawn).
     Delegation(RealmId),
+    /// The suspensions of a realm (one was written or lifted).
+    Suspensions(RealmId),
 }
 
 impl Invalidation {
@@ -60,6 +63,7 @@ impl Invalidation {
             Self::Client(realm, client) => format!("client:{realm}/{client}"),
             Self::Revoked(jti, expires_at) => format!("revoked:{}/{jti}", expires_at.timestamp_millis()),
             Self::Delegation(realm) => format!("delegation:{realm}"),
+            Self::Suspensions(realm) => format!("suspensions:{realm}"),
         }
     }
 
@@ -68,6 +72,7 @@ impl Invalidation {
             ("account", id) => Some(Self::Account(AccountId::known(id))),
             ("realm", id) => Some(Self::Realm(RealmId::known(id))),
             ("delegation", realm) => Some(Self::Delegation(RealmId::known(realm))),
+            ("suspensions", realm) => Some(Self::Suspensions(RealmId::known(realm))),
             ("client", pair) => pair.split_once('/').map(|(r, c)| Self::Client(RealmId::known(r), ClientId::known(c))),
             ("revoked", pair) => {
                 let (expires_at, jti) = pair.split_once('/')?;
@@ -179,6 +184,7 @@ enum Cached {
     UserRoles,
     Verifiers,
     Grants,
+    Suspensions,
 }
 
 /// The hit and miss counters of one cache.
@@ -206,6 +212,8 @@ pub struct Caches {
     verifiers: Map<Arc<Verifier>>,
     /// The grants not withdrawn of each client for each person, by `realm/client/person`.
     grants: Map<Arc<Vec<DelegationGrant>>>,
+    /// The suspensions of each realm whose end was not announced, by realm.
+    suspensions: Map<Arc<Vec<Suspension>>>,
     /// Access tokens revoked before their expiry, by jti, with that expiry; complete once loaded.
     revoked: RwLock<Revocations>,
     /// Access tokens whose signature was checked; a fact no change can make stale.
@@ -239,6 +247,7 @@ impl Caches {
             user_roles: Map::new(),
             verifiers: Map::new(),
             grants: Map::new(),
+            suspensions: Map::new(),
             revoked: RwLock::new(Revocations::default()),
             verified_tokens: VerifiedTokens::default(),
             synced: AtomicBool::new(synced),
@@ -381,6 +390,16 @@ impl Caches {
         }
     }
 
+    pub fn suspensions(&self, realm_id: &str) -> Option<Arc<Vec<Suspension>>> {
+        self.counted(Cached::Suspensions, || self.suspensions.get(realm_id))
+    }
+
+    pub fn keep_suspensions(&self, realm_id: &str, suspensions: Arc<Vec<Suspension>>) {
+        if self.usable() {
+            self.suspensions.put(realm_id.to_owned(), suspensions);
+        }
+    }
+
     pub fn apply(&self, invalidation: &Invalidation) {
         match invalidation {
             Invalidation::Account(account) => {
@@ -393,7 +412,9 @@ impl Caches {
                 self.client_roles.retain(|key, _| !key.starts_with(&prefix));
                 self.user_roles.retain(|key, _| !key.starts_with(&prefix));
                 self.grants.retain(|key, _| !key.starts_with(&prefix));
+                self.suspensions.remove(id);
             }
+            Invalidation::Suspensions(realm) => self.suspensions.remove(realm),
             Invalidation::Delegation(realm) => {
                 let prefix = format!("{realm}/");
                 self.grants.retain(|key, _| !key.starts_with(&prefix));
@@ -423,6 +444,7 @@ impl Caches {
         self.user_roles.clear();
         self.verifiers.clear();
         self.grants.clear();
+        self.suspensions.clear();
         *self.revoked.write().unwrap_or_else(|p| p.into_inner()) = Revocations::default();
         self.applied.send_modify(|count| *count += 1);
     }

@@ -26,6 +26,7 @@ pub async fn commit(state: &AppState, by: Author<'_>, mut tx: Transaction, chang
         (Stale::RealmRoles, _, Some(realm), _) => Some(Invalidation::Realm(realm.clone())),
         (Stale::Account, _, _, _) => Some(Invalidation::Account(by.actor.account_id.clone())),
         (Stale::Delegation, _, Some(realm), _) => Some(Invalidation::Delegation(realm.clone())),
+        (Stale::Suspensions, _, Some(realm), _) => Some(Invalidation::Suspensions(realm.clone())),
         (Stale::Client, _, Some(realm), Some(client)) => Some(Invalidation::Client(realm.clone(), client.clone())),
         _ => None,
     };

@@ -18,6 +18,8 @@ pub enum ErrorCode {
     Conflict,
     /// Withdrawing a delegation grant that is already withdrawn.
     DelegationGrantAlreadyWithdrawn,
+    /// Lifting a suspension that was already lifted or ran out.
+    SuspensionAlreadyEnded,
     /// Replaying a delivery to a webhook endpoint that is Paused or Disabled.
     WebhookNotActive,
     /// Sending to a capture endpoint that already recorded as many requests as it may hold.
@@ -41,6 +43,7 @@ impl ErrorCode {
             Self::AlreadyExists => "AlreadyExists",
             Self::Conflict => "Conflict",
             Self::DelegationGrantAlreadyWithdrawn => "DelegationGrantAlreadyWithdrawn",
+            Self::SuspensionAlreadyEnded => "SuspensionAlreadyEnded",
             Self::WebhookNotActive => "WebhookNotActive",
             Self::CaptureFull => "CaptureFull",
             Self::PayloadTooLarge => "PayloadTooLarge",
@@ -89,6 +92,8 @@ pub enum OAuthCode {
     InvalidCredentials,
     UserTemporarilyLocked,
     UserDisabled,
+    /// A Full suspension of the person at the client is in force.
+    UserSuspended,
     PasswordChangeRequired,
     InvalidRefreshToken,
     RefreshTokenReused,
@@ -166,6 +171,7 @@ impl OAuthCode {
             Self::InvalidCredentials => "InvalidCredentials",
             Self::UserTemporarilyLocked => "UserTemporarilyLocked",
             Self::UserDisabled => "UserDisabled",
+            Self::UserSuspended => "UserSuspended",
             Self::PasswordChangeRequired => "PasswordChangeRequired",
             Self::InvalidRefreshToken => "InvalidRefreshToken",
             Self::RefreshTokenReused => "RefreshTokenReused",

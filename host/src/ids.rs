@@ -182,6 +182,8 @@ guid_type! {
     ResetId;
     /// A token an administrator hands out for clients to register with (RFC 7591).
     InitialAccessTokenId;
+    /// A suspension of a person's use of a client.
+    SuspensionId;
 }
 
 /// The realm created at bootstrap, whose client id is the same value.

@@ -33,6 +33,7 @@ pub mod registration;
 pub mod remote;
 pub mod signin;
 pub mod store;
+pub mod suspensions;
 pub mod telemetry;
 pub mod tokens;
 pub mod validate;
@@ -429,6 +430,24 @@ async fn register_jobs(state: &AppState) {
                     let rotated = tokens::keys::rotate_due(&state, now).await?;
                     if rotated > 0 {
                         tracing::info!(rotated, "signing keys rotated on schedule");
+                    }
+                    Ok(())
+                })
+            }),
+        )
+        .await;
+    let store = state.store.clone();
+    state
+        .scheduler
+        .every_latest(
+            "suspensions",
+            TimeDelta::seconds(15),
+            Arc::new(move |now| {
+                let store = store.clone();
+                Box::pin(async move {
+                    let settled = suspensions::settle(&store, now).await?;
+                    if settled > 0 {
+                        tracing::info!(settled, "suspensions started or ran out");
                     }
                     Ok(())
                 })

@@ -545,3 +545,20 @@ async fn a_withdrawal_on_one_host_is_in_force_on_the_other_when_it_answers() {
     assert_eq!(introspect(&two, &agent, &token).await["active"], false, "no wait for a notification");
     assert_refused(&exchange(&two, &agent, &own, &[]).await, "invalid_request", "DelegationNotPermitted");
 }
+
+#[tokio::test]
+async fn a_person_fully_suspended_at_the_agent_cannot_be_acted_for_and_delegated_tokens_go_inactive() {
+    let app = spawn_app().await;
+    let Realm { web, agent, ada } = realm(&app).await;
+    grant(&app, json!({ "clientId": "agent", "subjectUserId": ada, "scopes": ["orders:read"] })).await;
+    let own = sign_in(&app, &web, "orders:read").await;
+    let acting = delegated(&app, &agent, &own, &[("scope", "orders:read")]).await;
+    assert_eq!(introspect(&app, &agent, &acting).await["active"], true);
+
+    let path = format!("/realms/acme/clients/agent/users/{ada}/suspensions");
+    created_id(&app, &path, json!({ "level": "Full" })).await;
+    assert_eq!(introspect(&app, &agent, &acting).await["active"], false, "at once");
+    let refused = exchange(&app, &agent, &own, &[("scope", "orders:read")]).await;
+    assert_refused(&refused, "invalid_request", "DelegationNotPermitted");
+    assert_eq!(introspect(&app, &web, &own).await["active"], true, "her own token at another client is untouched");
+}

@@ -50,6 +50,7 @@ mod rotation;
 mod sessions;
 mod sign_in_steps;
 mod ssrf;
+mod suspensions;
 mod team;
 mod tokens;
 mod trail;

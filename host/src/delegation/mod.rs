@@ -203,6 +203,9 @@ async fn decide(
     attempt.session_id = Some(session_id.clone());
     attempt.methods = session.authentication_methods.clone();
     attempt.depth = Some(depth);
+    if crate::suspensions::standing(state, &realm.id, &client.id, &user.id, state.clock.now()).await?.refuses() {
+        return Err(ExchangeRefusal::NotPermitted { why: "the person is suspended at this client" }.into());
+    }
 
     // Checks 2 to 4, by the policies, under one grant at a time: grants never add up.
     let grants = delegation::grants_for(state, &realm.id, &client.id, &user.id).await?;
@@ -294,7 +297,7 @@ async fn decide(
     if !stands {
         return Err(ExchangeRefusal::NotPermitted { why: "the delegation grant has been withdrawn" }.into());
     }
-    Ok(Exchanged { access: issued, scopes: attempt.scopes.clone() })
+    Ok(Exchanged { scopes: issued.scopes.clone(), access: issued })
 }
 
 const NO_GRANT: &str = "no live delegation grant lets this client act for this person";

@@ -443,7 +443,7 @@ fn describe_target(template: &str, path: &str) -> (ResourceKind, Option<String>,
     // The last named collection, skipping verbs such as `rotate`; its id is the segment after it.
     let at = names
         .iter()
-        .rposition(|s| !s.starts_with('{') && !s.is_empty() && !["rotate", "impersonate"].contains(s))
+        .rposition(|s| !s.starts_with('{') && !s.is_empty() && !["rotate", "impersonate", "lift"].contains(s))
         .unwrap_or(0);
     let last_static = names.get(at).copied().unwrap_or("");
     let resource_type = ResourceKind::of_collection(last_static);

@@ -90,8 +90,17 @@ pub const INCIDENT_KINDS: &[&str] =
     &["credential_stuffing", "password_spraying", "brute_force", "push_bombing", "recovery_abuse"];
 
 /// The caches of each host.
-pub const CACHES: &[&str] =
-    &["credentials", "realms", "signers", "clients", "client_roles", "user_roles", "verifiers", "grants"];
+pub const CACHES: &[&str] = &[
+    "credentials",
+    "realms",
+    "signers",
+    "clients",
+    "client_roles",
+    "user_roles",
+    "verifiers",
+    "grants",
+    "suspensions",
+];
 
 /// The rate limit classes.
 pub const RATE_LIMIT_CLASSES: &[&str] = &["standard", "sensitive", "failed_authentication"];

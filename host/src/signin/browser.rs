@@ -405,7 +405,8 @@ pub fn new_browser_session(
 }
 
 /// Authorizes the client for the browser's person: opens the client's session, publishes
-/// `login_succeeded`, and returns the code the client exchanges for tokens.
+/// `login_succeeded`, and returns the code the client exchanges for tokens. A person under a Full
+/// suspension at the client is sent back to it with `access_denied`.
 pub async fn authorize(
     state: &AppState,
     realm: &Realm,
@@ -413,8 +414,16 @@ pub async fn authorize(
     browser: &BrowserSession,
     user: &User,
     origin: &Origin,
-) -> Result<String, Error> {
+) -> Result<String, AuthorizationError> {
     let now = state.clock.now();
+    if super::suspended(state, &authorization.client, &user.id, now).await? {
+        return Err(AuthorizationError::Denied {
+            redirect_uri: authorization.redirect_uri.clone(),
+            state: authorization.state.clone(),
+            denial: Denial::AccessDenied,
+            description: "the person is suspended at this client".into(),
+        });
+    }
     let opening = Opening { realm, authorization, browser, user, origin, grant_type: GrantType::AuthorizationCode };
     let session = opening.session(now);
     let code = generate_secret("cstl_ac_");

@@ -64,6 +64,9 @@ pub(super) async fn redeem(
     };
     let active = user_store::find(pool, &realm.id, &session.user_id).await?.filter(|u| u.status == UserStatus::Active);
     let Some(user) = active else { return Err(gone.into()) };
+    if super::suspended(state, client, &user.id, now).await? {
+        return Err(Refusal::Suspended.into());
+    }
     let refresh = next_refresh(state, client, &session, granted.scopes, granted.resource, granted.dpop_jkt, now);
     if let Some((row, _, _)) = &refresh {
         sessions::insert_refresh(state.store.writer(), row).await?;
@@ -97,6 +100,8 @@ pub(super) async fn person_tokens(
     let subject = Subject::Person { user, session_id: &session.id, auth_time };
     let grant = Grant { client, subject, scopes, resource, dpop_jkt };
     let access = tokens::access_token(state, &grant).await?;
+    // The scopes the access token carries: a suspension may withhold some of those granted.
+    let scopes = access.scopes.as_slice();
     let id_token = if scopes.iter().any(|s| s == "openid") {
         let token = tokens::IdToken {
             client,
@@ -112,5 +117,5 @@ pub(super) async fn person_tokens(
     } else {
         None
     };
-    Ok(Tokens { access, scopes: scopes.to_vec(), refresh, id_token })
+    Ok(Tokens { scopes: scopes.to_vec(), access, refresh, id_token })
 }

@@ -57,6 +57,8 @@ pub enum Refusal {
     /// The realm lockout holds the account (or name) at this address.
     LockedOut,
     UserDisabled,
+    /// A Full suspension of the person at the client is in force.
+    Suspended,
     PasswordChangeRequired,
     /// Confirmation on a phone was asked of an account with none enrolled.
     PushDeviceMissing,
@@ -123,6 +125,7 @@ impl Refusal {
         match self {
             Self::LockedOut => "user_locked_out",
             Self::UserDisabled => "user_disabled",
+            Self::Suspended => "user_suspended",
             Self::PasswordChangeRequired => "password_change_required",
             _ => "invalid_credentials",
         }
@@ -321,6 +324,10 @@ pub async fn password(state: &AppState, attempt: PasswordAttempt<'_>) -> Result<
     // Every attempt counts, those the realm lockout refuses included.
     let decision = state.protection.judge(&state.store, &seen, now).await?;
     // Read before the transaction, which holds the one write connection on SQLite.
+    let suspended = match &user {
+        Some(user) if matched && opens == Opens::ClientSession => suspended(state, client, &user.id, now).await?,
+        _ => false,
+    };
     let confirm_on_phone = match (phone, &user) {
         (PhoneConfirmation::Required, _) => true,
         (PhoneConfirmation::IfEnrolled, Some(user)) if matched && !closed => push::has_phone(state, &user.id).await?,
@@ -339,6 +346,7 @@ pub async fn password(state: &AppState, attempt: PasswordAttempt<'_>) -> Result<
         // Closed to this address, or the correct password from an attack: refused as if wrong.
         _ if !matched || closed || recorded.password_exposed => Some(Refusal::InvalidCredentials),
         Some(user) if user.status != UserStatus::Active => Some(Refusal::UserDisabled),
+        Some(_) if suspended => Some(Refusal::Suspended),
         Some(user) if user.must_change_password => {
             // An exposed password is told apart from a wrong one only where the account signed in
             // before: anywhere else it may be the attacker holding it.
@@ -438,6 +446,11 @@ async fn open(
             Ok(PasswordOutcome::InBrowser(Box::new(BrowserSignIn { session, user, cookie })))
         }
     }
+}
+
+/// Whether a Full suspension of the person at the client is in force: no sign-in, no token.
+async fn suspended(state: &AppState, client: &Client, user_id: &str, now: DateTime<Utc>) -> Result<bool, Error> {
+    Ok(crate::suspensions::standing(state, &client.realm_id, &client.id, user_id, now).await?.refuses())
 }
 
 /// A person whose sign-in succeeded, and how.

@@ -154,6 +154,9 @@ pub async fn collect(
         .await?
         .filter(|u| u.status == UserStatus::Active)
         .ok_or(Refusal::PushRequestUnknown)?;
+    if opens == Opens::ClientSession && super::suspended(state, client, &user.id, now).await? {
+        return Err(Refusal::Suspended.into());
+    }
     let mut tx = state.store.begin().await?;
     if !store::transition(&mut *tx, &request.id, RequestStatus::Approved, RequestStatus::Exchanged, None, now).await? {
         return Err(Refusal::PushRequestUnknown.into());

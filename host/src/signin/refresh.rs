@@ -60,6 +60,9 @@ pub async fn refresh(state: &AppState, attempt: RefreshAttempt<'_>) -> Result<To
     {
         return Err(Refusal::InvalidRefreshToken.into());
     }
+    if super::suspended(state, client, &user.id, now).await? {
+        return Err(Refusal::Suspended.into());
+    }
     if token.dpop_jkt.is_some() && token.dpop_jkt.as_deref() != dpop_jkt {
         return Err(Refusal::RefreshTokenBoundToKey.into());
     }

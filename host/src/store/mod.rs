@@ -38,6 +38,7 @@ pub mod secrets;
 pub mod session_reads;
 pub mod sessions;
 pub mod signing_keys;
+pub mod suspensions;
 pub mod threats;
 pub mod trail;
 pub mod users;
@@ -446,7 +447,8 @@ text_id!(
     crate::ids::CaptureId,
     crate::ids::NotificationId,
     crate::ids::ResetId,
-    crate::ids::InitialAccessTokenId
+    crate::ids::InitialAccessTokenId,
+    crate::ids::SuspensionId
 );
 
 /// An instant column as stored: milliseconds since the Unix epoch, an integer on both backends.

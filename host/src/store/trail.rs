@@ -125,6 +125,7 @@ pub enum ResourceKind {
     Account,
     InitialAccessToken,
     Consent,
+    Suspension,
     Resource,
 }
 
@@ -160,6 +161,7 @@ impl ResourceKind {
             Self::Account => "account",
             Self::InitialAccessToken => "initial_access_token",
             Self::Consent => "consent",
+            Self::Suspension => "suspension",
             Self::Resource => "resource",
         }
     }
@@ -184,6 +186,7 @@ impl ResourceKind {
             "account" => Self::Account,
             "initial-access-tokens" => Self::InitialAccessToken,
             "consents" => Self::Consent,
+            "suspensions" => Self::Suspension,
             _ => Self::Resource,
         }
     }
@@ -196,6 +199,7 @@ impl ResourceKind {
             Self::Role | Self::UserRole | Self::Group | Self::GroupRole | Self::GroupMember => Stale::RealmRoles,
             Self::Secret | Self::AccountRole => Stale::Account,
             Self::DelegationGrant => Stale::Delegation,
+            Self::Suspension => Stale::Suspensions,
             Self::Client | Self::SigningKey | Self::ClientRoleGrant | Self::ClientScopes => Stale::Client,
             _ => Stale::Nothing,
         }
@@ -213,6 +217,8 @@ pub enum Stale {
     Account,
     /// The delegation grants of the change's realm.
     Delegation,
+    /// The suspensions of the change's realm.
+    Suspensions,
     /// The change's client.
     Client,
     Nothing,

@@ -20,6 +20,7 @@ use crate::store::clients::{self as client_store, Client};
 use crate::store::realm_roles::{self as role_store, Role};
 use crate::store::sessions;
 use crate::store::users::{self as user_store, User, UserStatus};
+use crate::suspensions::{self, Standing};
 
 /// The RFC 9068 media type of access tokens, in the JOSE header.
 pub const ACCESS_TOKEN_TYPE: &str = "at+jwt";
@@ -75,6 +76,9 @@ pub struct Issued {
     /// The `exp` claim: a whole second.
     pub expires_at: DateTime<Utc>,
     pub lifetime_seconds: i64,
+    /// The scopes the token carries: those granted, less any a suspension of the person at the
+    /// client withholds.
+    pub scopes: Vec<String>,
 }
 
 async fn sign(state: &AppState, client: &Client, typ: &str, claims: &Value) -> Result<String, Error> {
@@ -109,6 +113,14 @@ pub async fn access_token(state: &AppState, grant: &Grant<'_>) -> Result<Issued,
         _ => now + lifetime,
     };
     let lifetime = expires_at - now;
+    // What a suspension of the person at the client withholds from new tokens.
+    let standing = match grant.subject {
+        Subject::Person { user, .. } | Subject::Impersonated { user, .. } | Subject::Delegated { user, .. } => {
+            suspensions::standing(state, &client.realm_id, &client.id, &user.id, instant).await?
+        }
+        _ => Standing::default(),
+    };
+    let scopes = standing.narrow(grant.scopes);
     let mut claims = Map::new();
     claims.insert("iss".into(), json!(issuer(state, &client.realm_id)));
     claims.insert("sub".into(), json!(sub));
@@ -118,8 +130,8 @@ pub async fn access_token(state: &AppState, grant: &Grant<'_>) -> Result<Issued,
     claims.insert("iat".into(), json!(now));
     claims.insert("exp".into(), json!(expires_at));
     claims.insert("jti".into(), json!(jti));
-    if !grant.scopes.is_empty() {
-        claims.insert("scope".into(), json!(grant.scopes.join(" ")));
+    if !scopes.is_empty() {
+        claims.insert("scope".into(), json!(scopes.join(" ")));
     }
     if let Some(sid) = sid {
         claims.insert("sid".into(), json!(sid));
@@ -132,20 +144,20 @@ pub async fn access_token(state: &AppState, grant: &Grant<'_>) -> Result<Issued,
             claims.insert("account_id".into(), json!(account_id));
         }
         Subject::Person { user, .. } => {
-            let roles = person_roles(state, user).await?;
+            let roles = standing.roles(&person_roles(state, user).await?);
             let (realm_roles, client_roles) = role_maps(&roles);
             claims.insert("realm_resource_access".into(), json!({ "roles": realm_roles }));
             claims.insert("resource_access".into(), client_roles);
         }
         Subject::Impersonated { user, act, .. } => {
-            let roles = person_roles(state, user).await?;
+            let roles = standing.roles(&person_roles(state, user).await?);
             let (realm_roles, client_roles) = role_maps(&roles);
             claims.insert("realm_resource_access".into(), json!({ "roles": realm_roles }));
             claims.insert("resource_access".into(), client_roles);
             claims.insert("act".into(), act.clone());
         }
         Subject::Delegated { user, act, delegation_id, .. } => {
-            let roles = person_roles(state, user).await?;
+            let roles = standing.roles(&person_roles(state, user).await?);
             let (realm_roles, client_roles) = role_maps(&roles);
             claims.insert("realm_resource_access".into(), json!({ "roles": realm_roles }));
             claims.insert("resource_access".into(), client_roles);
@@ -163,7 +175,7 @@ pub async fn access_token(state: &AppState, grant: &Grant<'_>) -> Result<Issued,
     }
     let token = sign(state, client, ACCESS_TOKEN_TYPE, &Value::Object(claims)).await?;
     let expires_at = DateTime::from_timestamp(expires_at, 0).unwrap_or_default();
-    Ok(Issued { token, jti, expires_at, lifetime_seconds: lifetime })
+    Ok(Issued { token, jti, expires_at, lifetime_seconds: lifetime, scopes })
 }
 
 /// Whether the access token was revoked: from this host's set of revocations when it is complete
@@ -416,7 +428,8 @@ pub async fn id_token_hint(state: &AppState, realm_id: &str, token: &str) -> Res
 /// The access token, if it is active in `realm_id`: a well-formed `at+jwt` signed by a key of the
 /// realm that is not revoked, issued by the realm, unexpired by the service's clock, not revoked,
 /// of a live session of an Active person when it has one (of an Active person when it impersonates
-/// one), and of a client still Active whose tokens of that time were not revoked. `None` for anything else; only a database failure is an error.
+/// one) who is not under a Full suspension at the client, and of a client still Active whose
+/// tokens of that time were not revoked. `None` for anything else; only a database failure is an error.
 pub async fn active_access_token(state: &AppState, realm_id: &str, token: &str) -> Result<Option<ActiveToken>, Error> {
     let Some(verifier) = realm_verifier(state, realm_id, token, ACCESS_TOKEN_TYPE).await? else { return Ok(None) };
     let claims = match state.caches.verified_tokens.get(token) {
@@ -480,6 +493,12 @@ pub async fn active_access_token(state: &AppState, realm_id: &str, token: &str) 
         if !live {
             return Ok(None);
         }
+    }
+    // A person's token goes inactive the moment a Full suspension of them at its client starts.
+    if (session_id.is_some() || claims.contains_key("act"))
+        && suspensions::standing(state, realm_id, &client_id, &subject, now).await?.refuses()
+    {
+        return Ok(None);
     }
     let client = find_client(state, realm_id, &client_id).await?;
     let client_good = client.is_some_and(|c| c.status == Status::Active && !c.revoked_token(issued_at));

@@ -21,6 +21,7 @@ pub mod scopes;
 pub mod secrets;
 pub mod sessions;
 pub mod signing_keys;
+pub mod suspensions;
 pub mod threats;
 pub mod users;
 pub mod webhooks;
@@ -120,6 +121,16 @@ pub fn routes() -> Router<AppState> {
         .route("/realms/{realm}/delegation-grants/{grantId}", get(delegation::read))
         .route("/realms/{realm}/delegation-grants/{grantId}/withdraw", post(delegation::withdraw))
         .route("/realms/{realm}/delegation-exchanges", get(delegation::exchanges))
+        .route("/suspensions", get(suspensions::list))
+        .route(
+            "/realms/{realm}/clients/{client}/users/{userId}/suspensions",
+            get(suspensions::list_of_user).post(suspensions::create),
+        )
+        .route("/realms/{realm}/clients/{client}/users/{userId}/suspensions/{suspensionId}", get(suspensions::read))
+        .route(
+            "/realms/{realm}/clients/{client}/users/{userId}/suspensions/{suspensionId}/lift",
+            post(suspensions::lift),
+        )
         .route("/realms/{realm}/resource-servers", get(resource_servers::list).post(resource_servers::create))
         .route(
             "/realms/{realm}/resource-servers/{serverId}",

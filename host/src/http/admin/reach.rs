@@ -157,6 +157,28 @@ impl<P: Permission + Send> FromRequestParts<AppState> for InClient<P> {
     }
 }
 
+/// The client of the path's `{realm}` and `{client}`, in the caller's reach for `P`, and the person
+/// of its realm the path's `{userId}` names (404 when the realm has none).
+#[derive(Debug)]
+pub struct ClientUser<P> {
+    pub client: Client,
+    pub user: User,
+    pub caller: Caller,
+    needs: PhantomData<P>,
+}
+
+impl<P: Permission + Send> FromRequestParts<AppState> for ClientUser<P> {
+    type Rejection = Error;
+
+    async fn from_request_parts(parts: &mut Parts, state: &AppState) -> Result<Self, Error> {
+        let (caller, client, mut parameters) = client_of_path(parts, state, P::NAME).await?;
+        let user = users::find(state.store.pool(), &client.realm_id, &parameters.take("userId")?)
+            .await?
+            .ok_or(Error::NotFound("user"))?;
+        Ok(Self { client, user, caller, needs: PhantomData })
+    }
+}
+
 /// Something of a realm that a path parameter names.
 pub trait Addressed: Sized + Send {
     /// The path parameter that holds its id.

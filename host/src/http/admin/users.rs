@@ -328,7 +328,7 @@ pub struct ImpersonationView {
     responses((status = 200, description = "A short-lived access token for the user, in `data`", body = ImpersonationView),
               (status = 400, description = "`clientId` names no client of the realm"),
               (status = 403, description = "`ImpersonationActorNotAPerson` for an API key, a personal access token or a token from an account client secret, whatever its roles; `Forbidden` without `user:impersonate`"),
-              (status = 404), (status = 409, description = "The user or the client is not Active")),
+              (status = 404), (status = 409, description = "The user or the client is not Active, or the user is under a Full suspension at the client")),
     security(("apiKey" = [])))]
 pub async fn impersonate(
     State(state): State<AppState>,
@@ -354,6 +354,9 @@ pub async fn impersonate(
         return Err(Error::Conflict("the client is not Active".into()));
     }
     let now = state.clock.now();
+    if crate::suspensions::standing(&state, &realm.id, &client.id, &user.id, now).await?.refuses() {
+        return Err(Error::Conflict("the user is under a Full suspension at the client".into()));
+    }
     let act = json!({
         "sub": caller.principal.id,
         "iss": crate::tokens::issuer(&state, crate::ids::PLATFORM_REALM),

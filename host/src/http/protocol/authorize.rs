@@ -226,7 +226,7 @@ pub(super) async fn code_response(
     }
     match browser::authorize(state, realm, authorization, session, user, origin).await {
         Ok(code) => redirect(state, realm, &authorization.redirect_uri, &authorization.state, &[("code", &code)]),
-        Err(failure) => refused(state, realm, failure.into()),
+        Err(failure) => refused(state, realm, failure),
     }
 }
 

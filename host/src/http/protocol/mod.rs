@@ -204,6 +204,7 @@ fn answer(code: OAuthCode) -> (StatusCode, &'static str) {
         C::InvalidCredentials
         | C::UserTemporarilyLocked
         | C::UserDisabled
+        | C::UserSuspended
         | C::PasswordChangeRequired
         | C::InvalidRefreshToken
         | C::RefreshTokenReused
@@ -288,6 +289,7 @@ impl From<Refusal> for OAuthError {
                 "too many failed sign-ins from this address; try again later",
             ),
             Refusal::UserDisabled => Self::new(OAuthCode::UserDisabled, "the account is disabled"),
+            Refusal::Suspended => Self::new(OAuthCode::UserSuspended, "the person is suspended at this client"),
             Refusal::PasswordChangeRequired => {
                 Self::new(OAuthCode::PasswordChangeRequired, "the password must be changed before the next sign-in")
             }
