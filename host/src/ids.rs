@@ -184,6 +184,8 @@ guid_type! {
     InitialAccessTokenId;
     /// A suspension of a person's use of a client.
     SuspensionId;
+    /// An import of users into a realm.
+    ImportId;
 }
 
 /// The realm created at bootstrap, whose client id is the same value.

@@ -21,6 +21,7 @@ pub mod dpop;
 pub mod error;
 pub mod http;
 pub mod ids;
+pub mod import;
 pub mod jobs;
 pub mod mail;
 pub mod metadata_documents;

@@ -24,6 +24,7 @@ mod dpop;
 mod envelope;
 mod generated_clients;
 mod hosts;
+mod imports;
 mod jwt_attacks;
 mod key_rollover;
 mod logout;

@@ -6,6 +6,11 @@
 //! request workers stay free.
 //!
 //! Realms with "Block breached passwords" refuse passwords found in [`BreachedPasswords`].
+//!
+//! Hashes imported from other providers ([`imported`]) are checked as they are, and replaced by
+//! the service's own at the next sign-in ([`needs_rehash`]).
+
+pub mod imported;
 
 use argon2::password_hash::{PasswordHash, PasswordHasher as _, PasswordVerifier as _, SaltString};
 use argon2::{Algorithm, Argon2, Params, Version};
@@ -40,9 +45,19 @@ pub fn hash_blocking(password: &str) -> String {
         .to_string()
 }
 
-/// Whether `password` matches the PHC string `stored` (constant time in the comparison). Blocking.
+/// Whether `password` matches `stored`: the service's own PHC string, or an imported hash
+/// (constant time in the comparison). Blocking.
 pub fn verify_blocking(password: &str, stored: &str) -> bool {
+    if needs_rehash(stored) {
+        return imported::verify(password, stored);
+    }
     PasswordHash::new(stored).is_ok_and(|parsed| argon2().verify_password(password.as_bytes(), &parsed).is_ok())
+}
+
+/// Whether `stored` is anything but an Argon2id hash with the service's parameters: an imported
+/// hash, to be replaced once the person's password is known to match it.
+pub fn needs_rehash(stored: &str) -> bool {
+    !stored.starts_with(&format!("$argon2id$v=19$m={MEMORY_KIB},t={ITERATIONS},p={PARALLELISM}$"))
 }
 
 /// At most one hash per core at a time: more would only share the cores, add 19 MiB of memory
@@ -164,5 +179,7 @@ mod tests {
         assert!(!verify_blocking("correct horse battery stable", &stored));
         assert!(!verify_blocking("anything", "not a phc string"));
         assert_ne!(stored, hash_blocking("correct horse battery staple"), "salts differ");
+        assert!(!needs_rehash(&stored));
+        assert!(needs_rehash("$2b$04$abcdefghijklmnopqrstuu"));
     }
 }

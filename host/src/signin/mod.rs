@@ -310,7 +310,14 @@ pub async fn password(state: &AppState, attempt: PasswordAttempt<'_>) -> Result<
         _ => false,
     };
     let stored = user.as_ref().and_then(|u| u.password_hash.clone());
-    let matched = !locked && crate::passwords::verify(password.to_owned(), stored).await? && user.is_some();
+    let matched = !locked && crate::passwords::verify(password.to_owned(), stored.clone()).await? && user.is_some();
+    // An imported hash that matched gives way to the service's own, hashed before the transaction.
+    let rehashed = match &stored {
+        Some(stored) if matched && crate::passwords::needs_rehash(stored) => {
+            Some((stored.clone(), crate::passwords::hash(password.to_owned()).await?))
+        }
+        _ => None,
+    };
 
     let seen = Seen {
         realm_id: &realm.id,
@@ -411,6 +418,9 @@ pub async fn password(state: &AppState, attempt: PasswordAttempt<'_>) -> Result<
         };
     }
     let Some(user) = user else { return Err(Refusal::InvalidCredentials.into()) };
+    if let Some((imported, own)) = &rehashed {
+        user_store::replace_password_hash(&mut *tx, &user.id, imported, own).await?;
+    }
     let signed_in = SignIn { realm, client, user: &user, scopes: &scopes, resource, methods: &["pwd"], dpop_jkt };
     if confirm_on_phone {
         // The password is right; the person confirms on a phone before anything opens.

@@ -19,6 +19,7 @@ pub mod deliveries;
 pub mod devices;
 mod error;
 pub mod events;
+pub mod imports;
 pub mod invitations;
 pub mod lockout;
 pub mod memberships;
@@ -448,7 +449,8 @@ text_id!(
     crate::ids::NotificationId,
     crate::ids::ResetId,
     crate::ids::InitialAccessTokenId,
-    crate::ids::SuspensionId
+    crate::ids::SuspensionId,
+    crate::ids::ImportId
 );
 
 /// An instant column as stored: milliseconds since the Unix epoch, an integer on both backends.

@@ -45,7 +45,7 @@ impl Placed for User {
     }
 }
 
-const COLUMNS: &str = "id, realm_id, username, email, first_name, last_name, email_confirmed, status, password_hash, \
+pub(super) const COLUMNS: &str = "id, realm_id, username, email, first_name, last_name, email_confirmed, status, password_hash, \
      must_change_password, created_at, updated_at";
 
 pub const LISTING: Listing = Listing {
@@ -168,6 +168,23 @@ pub async fn require_password_change<'c>(
         .await
         .map(|_| ())
         .map_err(Error::from)
+}
+
+/// Replaces the person's password hash with `from`'s successor `to`, unless it changed meanwhile:
+/// an imported hash giving way to the service's own once the password is known to match it.
+pub async fn replace_password_hash<'c>(
+    db: impl Executor<'c, Database = Any>,
+    id: &str,
+    from: &str,
+    to: &str,
+) -> Result<bool, Error> {
+    let done = sqlx::query("UPDATE users SET password_hash = $3 WHERE id = $1 AND password_hash = $2")
+        .bind(id)
+        .bind(from)
+        .bind(to)
+        .execute(db)
+        .await?;
+    Ok(done.rows_affected() == 1)
 }
 
 pub async fn delete<'c>(db: impl Executor<'c, Database = Any>, realm_id: &str, id: &str) -> Result<(), Error> {

@@ -8,6 +8,7 @@ pub mod clients;
 pub mod consumers;
 pub mod delegation;
 pub mod groups;
+pub mod imports;
 pub mod members;
 pub mod organizations;
 pub mod reach;
@@ -122,6 +123,8 @@ pub fn routes() -> Router<AppState> {
         .route("/realms/{realm}/delegation-grants/{grantId}/withdraw", post(delegation::withdraw))
         .route("/realms/{realm}/delegation-exchanges", get(delegation::exchanges))
         .route("/suspensions", get(suspensions::list))
+        .route("/realms/{realm}/clients/{client}/users/import", get(imports::list).post(imports::create))
+        .route("/realms/{realm}/clients/{client}/users/import/{importId}", get(imports::read))
         .route(
             "/realms/{realm}/clients/{client}/users/{userId}/suspensions",
             get(suspensions::list_of_user).post(suspensions::create),

@@ -1,0 +1,419 @@
+//! A user import: a job fed batches of rows (JSON objects with their line numbers). Each batch is
+//! checked row by row and written in one transaction with its `user_created` (and, when rows
+//! overwrite people, `user_updated`) events, its refused rows and the job's progress, so the job
+//! can be read while it runs and a failure keeps what was written before it.
+//!
+//! A row names a person by username; a row whose username or e-mail address another person of the
+//! realm already has (an earlier row of the same import included) is a conflict, handled by the
+//! job's [`OnConflict`]. Password hashes are stored as exported ([`crate::passwords::imported`]),
+//! never re-hashed at import: the person's next sign-in checks and replaces them.
+
+use std::collections::HashMap;
+
+use chrono::{DateTime, Utc};
+use serde_json::{Value, json};
+
+use crate::AppState;
+use crate::changes::{self, Author};
+use crate::error::Error;
+use crate::ids::{ImportId, UserId};
+use crate::passwords::imported::{self, Exported};
+use crate::store::clients::Client;
+use crate::store::events::{self, EventType};
+use crate::store::imports::{self as store, ImportStatus, Link, OnConflict, Refusal, UserImport};
+use crate::store::trail::{Change, ChangeAction, Place, ResourceKind};
+use crate::store::users::{self as user_store, User, UserStatus};
+use crate::validate::{Body, Notification, Rule, boolean, email, integer, list_of, one_of, parsed, text, username};
+
+/// A row with its line (its position in a JSON array): the JSON value, or why the line is not JSON.
+pub type Row = (i64, Result<Value, String>);
+
+/// Rows written in one transaction.
+pub const BATCH_ROWS: usize = 500;
+
+/// The names a row may use for roles, groups and organizations, with their ids.
+#[derive(Debug, Default)]
+struct Directory {
+    realm_roles: HashMap<String, String>,
+    client_roles: HashMap<String, String>,
+    groups: HashMap<String, String>,
+    organizations: HashMap<String, String>,
+}
+
+/// A row read into a person, with where they are added.
+#[derive(Debug)]
+struct Candidate {
+    line: i64,
+    user: User,
+    /// Which of the optional fields the row gave, for an overwrite.
+    given: Given,
+    links: Vec<(Link, String)>,
+}
+
+#[derive(Debug, Default, Clone, Copy)]
+struct Given {
+    email: bool,
+    first_name: bool,
+    last_name: bool,
+    email_confirmed: bool,
+    status: bool,
+    password: bool,
+}
+
+/// A running import.
+pub struct Importer<'a> {
+    state: &'a AppState,
+    by: Author<'a>,
+    client: &'a Client,
+    job: UserImport,
+    directory: Directory,
+}
+
+impl<'a> Importer<'a> {
+    /// Starts an import into the client's realm: the job is stored Running before any row is read.
+    pub async fn start(
+        state: &'a AppState,
+        by: Author<'a>,
+        client: &'a Client,
+        on_conflict: OnConflict,
+    ) -> Result<Importer<'a>, Error> {
+        let now = state.clock.now();
+        let job = UserImport {
+            id: ImportId::fresh(),
+            account_id: by.actor.account_id.clone(),
+            realm_id: client.realm_id.clone(),
+            client_id: client.id.clone(),
+            status: ImportStatus::Running,
+            on_conflict,
+            rows_read: 0,
+            created: 0,
+            updated: 0,
+            skipped: 0,
+            refused: 0,
+            failure: None,
+            created_by_type: by.actor.actor_type,
+            created_by_id: by.actor.acting_id(),
+            started_at: now,
+            updated_at: now,
+            finished_at: None,
+        };
+        store::insert(state.store.writer(), &job).await?;
+        let directory = directory(state, client).await?;
+        Ok(Self { state, by, client, job, directory })
+    }
+
+    pub fn job(&self) -> &UserImport {
+        &self.job
+    }
+
+    /// Reads and writes one batch of rows: `(line, row)`, the row `Err` when it was not JSON.
+    pub async fn take(&mut self, rows: Vec<Row>) -> Result<(), Error> {
+        let now = self.state.clock.now();
+        let mut refusals = Vec::new();
+        let mut candidates = Vec::new();
+        for (line, row) in rows {
+            self.job.rows_read += 1;
+            match row
+                .map_err(|why| vec![Notification::new("", Rule::Json, why)])
+                .and_then(|row| self.read(line, row, now))
+            {
+                Ok(candidate) => candidates.push(candidate),
+                Err(problems) => refusals.push(refusal(line, None, &problems)),
+            }
+        }
+        let (creates, updates) = self.sort(candidates, &mut refusals).await?;
+        let mut tx = self.state.store.begin().await?;
+        let new_users: Vec<User> = creates.iter().map(|c| c.user.clone()).collect();
+        store::insert_users(&mut *tx, &new_users).await?;
+        let mut links: Vec<(Link, String, String)> = Vec::new();
+        for candidate in creates.iter().chain(&updates) {
+            links.extend(candidate.links.iter().map(|(link, id)| (*link, id.clone(), candidate.user.id.to_string())));
+        }
+        for kind in [Link::Role, Link::Group, Link::Organization] {
+            let pairs: Vec<(String, String)> = links
+                .iter()
+                .filter(|(k, ..)| *k == kind)
+                .map(|(_, owner, user)| (owner.clone(), user.clone()))
+                .collect();
+            store::link(&mut *tx, kind, &pairs, now).await?;
+        }
+        for candidate in &updates {
+            user_store::update(&mut *tx, &candidate.user).await?;
+        }
+        let client = Some(self.client.id.as_str());
+        let mut published: Vec<(&'static str, Value)> =
+            creates.iter().map(|c| (EventType::UserCreated.as_str(), events::user_data(&c.user, client))).collect();
+        published.extend(updates.iter().map(|c| (EventType::UserUpdated.as_str(), events::user_data(&c.user, client))));
+        let place = (self.job.account_id.as_str(), self.job.realm_id.as_str(), self.job.client_id.as_str());
+        store::publish_events(&mut *tx, place, &published, now).await?;
+        store::insert_refusals(&mut *tx, &self.job.id, &refusals).await?;
+        self.job.created += i64::try_from(creates.len()).unwrap_or(i64::MAX);
+        self.job.updated += i64::try_from(updates.len()).unwrap_or(i64::MAX);
+        self.job.refused += i64::try_from(refusals.len()).unwrap_or(i64::MAX);
+        self.job.updated_at = now;
+        store::save_progress(&mut *tx, &self.job).await?;
+        tx.commit().await?;
+        Ok(())
+    }
+
+    /// Ends the import: Completed, or Failed with `failure`; its change is trailed with no
+    /// `resource_id` (it touched many people) and the counts in its details.
+    pub async fn finish(mut self, failure: Option<String>) -> Result<UserImport, Error> {
+        let now = self.state.clock.now();
+        self.job.status = if failure.is_some() { ImportStatus::Failed } else { ImportStatus::Completed };
+        self.job.failure = failure;
+        self.job.updated_at = now;
+        self.job.finished_at = Some(now);
+        let mut tx = self.state.store.begin().await?;
+        store::save_progress(&mut *tx, &self.job).await?;
+        let place = Place::in_realm(ResourceKind::User, "", &self.job.realm_id).of_client(&self.job.client_id);
+        let mut change = Change::of(ChangeAction::Create, place, 200).details(json!({
+            "import_id": self.job.id,
+            "status": self.job.status.as_str(),
+            "rows_read": self.job.rows_read,
+            "created": self.job.created,
+            "updated": self.job.updated,
+            "skipped": self.job.skipped,
+            "refused": self.job.refused,
+        }));
+        (change.resource_id, change.parent_id) = (None, None);
+        changes::commit(self.state, self.by, tx, change).await?;
+        Ok(self.job)
+    }
+
+    /// Reads one row into a person; the problems of its fields otherwise.
+    fn read(&self, line: i64, row: Value, now: DateTime<Utc>) -> Result<Candidate, Vec<Notification>> {
+        let Value::Object(fields) = row else {
+            return Err(vec![Notification::new("", Rule::Type, "a row must be a JSON object")]);
+        };
+        let mut body = Body::from_map(fields);
+        let mut given = Given::default();
+        let name = body.required("username", username);
+        let mail = body.nullable("email", parsed(email));
+        given.email = mail.is_some();
+        let short = |path: &str, value: &Value| text(0, 255)(path, value);
+        let first_name = body.nullable("firstName", short);
+        let last_name = body.nullable("lastName", short);
+        (given.first_name, given.last_name) = (first_name.is_some(), last_name.is_some());
+        let confirmed = body.optional("emailConfirmed", boolean);
+        let status = body.optional("status", one_of(UserStatus::NAMES));
+        (given.email_confirmed, given.status) = (confirmed.is_some(), status.is_some());
+        let password_hash = body.nested("passwordHash").and_then(|mut hash| {
+            let stored = read_hash(&mut hash);
+            body.absorb(hash);
+            stored
+        });
+        given.password = password_hash.is_some();
+        let mut links = Vec::new();
+        let lists = [
+            ("roles", Link::Role, &self.directory.realm_roles, "realm role"),
+            ("clientRoles", Link::Role, &self.directory.client_roles, "role of the client"),
+            ("groups", Link::Group, &self.directory.groups, "group"),
+            ("organizations", Link::Organization, &self.directory.organizations, "organization"),
+        ];
+        for (field, link, known, what) in lists {
+            let names = body.optional(field, list_of(100, text(1, 255))).unwrap_or_default();
+            for (index, name) in names.iter().enumerate() {
+                match known.get(name) {
+                    Some(id) => links.push((link, id.clone())),
+                    None => body.refuse(
+                        &format!("{field}[{index}]"),
+                        Rule::NotFound,
+                        format!("the realm has no {what} named {name}"),
+                    ),
+                }
+            }
+        }
+        let problems = match body.finish() {
+            Ok(()) => Vec::new(),
+            Err(Error::Validation(problems)) => problems,
+            Err(_) => vec![Notification::new("", Rule::Type, "the row could not be read")],
+        };
+        let Some(username) = name.filter(|_| problems.is_empty()) else { return Err(problems) };
+        let user = User {
+            id: UserId::fresh(),
+            realm_id: self.client.realm_id.clone(),
+            username,
+            email: mail.flatten(),
+            first_name: first_name.flatten().filter(|n| !n.is_empty()),
+            last_name: last_name.flatten().filter(|n| !n.is_empty()),
+            email_confirmed: confirmed.unwrap_or(false),
+            status: status.unwrap_or(UserStatus::Active),
+            password_hash,
+            must_change_password: false,
+            created_at: now,
+            updated_at: now,
+        };
+        Ok(Candidate { line, user, given, links })
+    }
+
+    /// Splits the batch's people into those to create and those to overwrite, refusing or skipping
+    /// the conflicts as the job says.
+    async fn sort(
+        &mut self,
+        candidates: Vec<Candidate>,
+        refusals: &mut Vec<Refusal>,
+    ) -> Result<(Vec<Candidate>, Vec<Candidate>), Error> {
+        let usernames: Vec<String> = candidates.iter().map(|c| c.user.username.clone()).collect();
+        let emails: Vec<String> =
+            candidates.iter().filter_map(|c| c.user.email.as_ref().map(|e| e.to_lowercase())).collect();
+        let existing = store::existing(self.state.store.pool(), &self.job.realm_id, &usernames, &emails).await?;
+        let by_name: HashMap<&str, &User> = existing.iter().map(|u| (u.username.as_str(), u)).collect();
+        let by_email: HashMap<String, &User> =
+            existing.iter().filter_map(|u| u.email.as_ref().map(|e| (e.to_lowercase(), u))).collect();
+        // Rows of this batch seen so far, by username and e-mail: a later one is a conflict too.
+        let mut names_seen: HashMap<String, i64> = HashMap::new();
+        let mut emails_seen: HashMap<String, i64> = HashMap::new();
+        let (mut creates, mut updates) = (Vec::new(), Vec::new());
+        for mut candidate in candidates {
+            let email = candidate.user.email.as_ref().map(|e| e.to_lowercase());
+            let earlier = match names_seen.get(&candidate.user.username) {
+                Some(line) => Some(("username", *line)),
+                None => email.as_ref().and_then(|e| emails_seen.get(e)).map(|line| ("email", *line)),
+            };
+            let named = by_name.get(candidate.user.username.as_str()).copied();
+            let mailed = email.as_ref().and_then(|e| by_email.get(e)).copied();
+            let conflict = match (earlier, named, mailed) {
+                (Some((field, line)), ..) => Some(Notification::new(
+                    field,
+                    Rule::Duplicate,
+                    format!("line {line} of this import has the same {field}"),
+                )),
+                (None, _, Some(owner)) if named.is_none_or(|n| n.id != owner.id) => Some(Notification::new(
+                    "email",
+                    Rule::Duplicate,
+                    "another person of the realm has this e-mail address",
+                )),
+                (None, Some(_), _) => None,
+                (None, None, _) => {
+                    names_seen.insert(candidate.user.username.clone(), candidate.line);
+                    if let Some(email) = email {
+                        emails_seen.insert(email, candidate.line);
+                    }
+                    creates.push(candidate);
+                    continue;
+                }
+            };
+            let overwritten = named.filter(|_| conflict.is_none());
+            match (self.job.on_conflict, overwritten) {
+                (OnConflict::Skip, _) => self.job.skipped += 1,
+                (OnConflict::Overwrite, Some(person)) => {
+                    names_seen.insert(candidate.user.username.clone(), candidate.line);
+                    if let Some(email) = email {
+                        emails_seen.insert(email, candidate.line);
+                    }
+                    candidate.user = overwrite(person, &candidate);
+                    updates.push(candidate);
+                }
+                _ => {
+                    let why = conflict.unwrap_or_else(|| {
+                        Notification::new("username", Rule::Duplicate, "a person of the realm has this username")
+                    });
+                    refusals.push(refusal(candidate.line, Some(&candidate.user.username), &[why]));
+                }
+            }
+        }
+        Ok((creates, updates))
+    }
+}
+
+/// `person` with the fields the row gave written over theirs.
+fn overwrite(person: &User, candidate: &Candidate) -> User {
+    let (row, given) = (&candidate.user, candidate.given);
+    let mut user = person.clone();
+    if given.email {
+        user.email.clone_from(&row.email);
+    }
+    if given.first_name {
+        user.first_name.clone_from(&row.first_name);
+    }
+    if given.last_name {
+        user.last_name.clone_from(&row.last_name);
+    }
+    if given.email_confirmed {
+        user.email_confirmed = row.email_confirmed;
+    }
+    if given.status {
+        user.status = row.status;
+    }
+    if given.password {
+        user.password_hash.clone_from(&row.password_hash);
+    }
+    user.updated_at = row.updated_at;
+    user
+}
+
+/// The stored form of a row's `passwordHash`: `{algorithm, value, salt?, iterations?, saltPosition?}`.
+fn read_hash(hash: &mut Body) -> Option<String> {
+    const ALGORITHMS: &[(&str, &str)] =
+        &[("bcrypt", "bcrypt"), ("argon2", "argon2"), ("pbkdf2-sha256", "pbkdf2-sha256"), ("sha256", "sha256")];
+    let algorithm = hash.required("algorithm", one_of(ALGORITHMS));
+    let value = hash.required("value", text(1, 1024));
+    let salt = hash.optional("salt", text(0, 1024)).unwrap_or_default();
+    let iterations = hash.optional("iterations", integer(1, i64::from(u32::MAX)));
+    let salt_first = hash.optional("saltPosition", one_of(&[("prefix", true), ("suffix", false)])).unwrap_or(true);
+    let (algorithm, value) = (algorithm?, value?);
+    let exported = match algorithm {
+        "bcrypt" => Exported::Bcrypt(&value),
+        "argon2" => Exported::Argon2(&value),
+        "pbkdf2-sha256" => {
+            let Some(iterations) = iterations.and_then(|n| u32::try_from(n).ok()) else {
+                hash.refuse("iterations", Rule::Required, "a pbkdf2-sha256 hash needs its iterations");
+                return None;
+            };
+            Exported::Pbkdf2Sha256 { value: &value, salt: &salt, iterations }
+        }
+        _ => Exported::Sha256 { value: &value, salt: &salt, salt_first },
+    };
+    match imported::stored_form(&exported) {
+        Ok(stored) => Some(stored),
+        Err(why) => {
+            hash.refuse("value", Rule::Format, why);
+            None
+        }
+    }
+}
+
+fn refusal(line: i64, username: Option<&str>, problems: &[Notification]) -> Refusal {
+    Refusal {
+        line,
+        username: username.map(str::to_owned),
+        reasons: serde_json::to_string(problems).unwrap_or_else(|_| "[]".into()),
+    }
+}
+
+/// The realm's roles (and the client's), groups and organizations by name.
+async fn directory(state: &AppState, client: &Client) -> Result<Directory, Error> {
+    let names = store::names(state.store.pool(), &client.realm_id, &client.id).await?;
+    let mut directory = Directory::default();
+    for (kind, name, id) in names {
+        let map = match kind.as_str() {
+            "realm_role" => &mut directory.realm_roles,
+            "client_role" => &mut directory.client_roles,
+            "group" => &mut directory.groups,
+            _ => &mut directory.organizations,
+        };
+        map.insert(name, id);
+    }
+    Ok(directory)
+}
+
+/// Reads a whole JSON document: an array of rows, or `{"users": [...]}`.
+pub fn rows_of_document(document: Value) -> Result<Vec<Row>, Error> {
+    let rows = match document {
+        Value::Array(rows) => rows,
+        Value::Object(mut fields) if fields.len() == 1 && fields.contains_key("users") => {
+            match fields.remove("users") {
+                Some(Value::Array(rows)) => rows,
+                _ => return Err(Error::invalid("users", Rule::Type, "users must be an array of rows")),
+            }
+        }
+        _ => return Err(Error::invalid("", Rule::Type, "the body must be an array of rows or {\"users\": [...]}")),
+    };
+    Ok(rows.into_iter().zip(1..).map(|(row, position)| (position, Ok(row))).collect())
+}
+
+/// The `reasons` of a refused row, as stored.
+pub fn reasons(refusal: &Refusal) -> Value {
+    serde_json::from_str(&refusal.reasons).unwrap_or_else(|_| Value::Array(Vec::new()))
+}

@@ -1,0 +1,229 @@
+//! Password hashes brought from other providers: bcrypt (`$2a$`, `$2b$`, `$2y$`), Argon2 in PHC
+//! form (any variant), PBKDF2-SHA256 as Keycloak stores it (base64 hash and salt, iterations), and
+//! salted SHA-256 (a hex or base64 digest of the salt before or after the password). They are
+//! stored as imported, checked as they are at the person's next sign-in, and replaced then by the
+//! service's own Argon2id hash.
+//!
+//! Costs are bounded at import, so that no imported hash can make a sign-in cost more than the
+//! service's own hashes by much: bcrypt up to cost 14, Argon2 up to 256 MiB and 10 passes,
+//! PBKDF2 up to 1,000,000 iterations.
+
+use std::num::NonZeroU32;
+
+use argon2::password_hash::{PasswordHash, PasswordVerifier as _};
+use argon2::{Argon2, Params};
+use base64::Engine as _;
+use base64::engine::general_purpose::{STANDARD, STANDARD_NO_PAD};
+use sha2::{Digest as _, Sha256};
+use subtle::ConstantTimeEq as _;
+
+/// The most costly bcrypt accepted.
+const MAX_BCRYPT_COST: u32 = 14;
+/// The most memory (KiB) and passes of an Argon2 hash accepted.
+const MAX_ARGON2_KIB: u32 = 256 * 1024;
+const MAX_ARGON2_PASSES: u32 = 10;
+const MAX_PBKDF2_ITERATIONS: u32 = 1_000_000;
+/// The prefixes of the stored forms this module writes.
+const PBKDF2_PREFIX: &str = "$pbkdf2-sha256$";
+const SHA256_PREFIX: &str = "$sha256$";
+
+/// A hash as another provider exported it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Exported<'a> {
+    Bcrypt(&'a str),
+    Argon2(&'a str),
+    /// Keycloak's `pbkdf2-sha256` credential: base64 digest and salt, and the iteration count.
+    Pbkdf2Sha256 {
+        value: &'a str,
+        salt: &'a str,
+        iterations: u32,
+    },
+    /// SHA-256 of the salt and the password: the digest in hex or base64, the salt as text, before
+    /// (`prefix`) or after the password.
+    Sha256 {
+        value: &'a str,
+        salt: &'a str,
+        salt_first: bool,
+    },
+}
+
+/// The stored form of an exported hash; why it cannot be used otherwise.
+pub fn stored_form(exported: &Exported<'_>) -> Result<String, String> {
+    match *exported {
+        Exported::Bcrypt(hash) => {
+            let parts: Vec<&str> = hash.split('$').collect();
+            let cost = match parts.as_slice() {
+                ["", "2a" | "2b" | "2y", cost, rest] if rest.len() == 53 => cost.parse::<u32>().ok(),
+                _ => None,
+            };
+            match cost {
+                Some(cost) if (4..=MAX_BCRYPT_COST).contains(&cost) => Ok(hash.to_owned()),
+                Some(cost) => Err(format!("bcrypt cost {cost} is outside 4 to {MAX_BCRYPT_COST}")),
+                None => Err("not a bcrypt hash ($2a$, $2b$ or $2y$, cost, 53 characters)".into()),
+            }
+        }
+        Exported::Argon2(hash) => {
+            let parsed = PasswordHash::new(hash).map_err(|_| "not an Argon2 hash in PHC form".to_owned())?;
+            if !["argon2id", "argon2i", "argon2d"].contains(&parsed.algorithm.as_str()) {
+                return Err(format!("{} is not an Argon2 variant", parsed.algorithm));
+            }
+            let params = Params::try_from(&parsed).map_err(|_| "the Argon2 parameters are invalid".to_owned())?;
+            if params.m_cost() > MAX_ARGON2_KIB || params.t_cost() > MAX_ARGON2_PASSES {
+                return Err(format!(
+                    "Argon2 costs above {MAX_ARGON2_KIB} KiB of memory or {MAX_ARGON2_PASSES} passes are refused"
+                ));
+            }
+            Ok(hash.to_owned())
+        }
+        Exported::Pbkdf2Sha256 { value, salt, iterations } => {
+            if !(1..=MAX_PBKDF2_ITERATIONS).contains(&iterations) {
+                return Err(format!("iterations must be 1 to {MAX_PBKDF2_ITERATIONS}"));
+            }
+            let digest = STANDARD.decode(value).map_err(|_| "the PBKDF2 value is not base64".to_owned())?;
+            let salt = STANDARD.decode(salt).map_err(|_| "the PBKDF2 salt is not base64".to_owned())?;
+            if digest.is_empty() || salt.is_empty() {
+                return Err("the PBKDF2 value and salt must not be empty".into());
+            }
+            Ok(format!(
+                "{PBKDF2_PREFIX}i={iterations}${}${}",
+                STANDARD_NO_PAD.encode(salt),
+                STANDARD_NO_PAD.encode(digest)
+            ))
+        }
+        Exported::Sha256 { value, salt, salt_first } => {
+            let digest = if value.len() == 64 {
+                hex::decode(value).map_err(|_| "the SHA-256 value is not hex".to_owned())?
+            } else {
+                STANDARD.decode(value).map_err(|_| "the SHA-256 value is neither hex nor base64".to_owned())?
+            };
+            if digest.len() != 32 {
+                return Err("a SHA-256 digest has 32 bytes".into());
+            }
+            let position = if salt_first { "prefix" } else { "suffix" };
+            Ok(format!(
+                "{SHA256_PREFIX}{position}${}${}",
+                STANDARD_NO_PAD.encode(salt.as_bytes()),
+                STANDARD_NO_PAD.encode(digest)
+            ))
+        }
+    }
+}
+
+/// Whether `stored` is an imported hash (anything but the service's own Argon2id).
+pub fn is_imported(stored: &str) -> bool {
+    stored.starts_with("$2") || stored.starts_with(PBKDF2_PREFIX) || stored.starts_with(SHA256_PREFIX)
+}
+
+/// Whether `password` matches the imported hash `stored`. Blocking.
+pub fn verify(password: &str, stored: &str) -> bool {
+    if stored.starts_with("$2") {
+        return bcrypt::verify(password, stored).unwrap_or(false);
+    }
+    if let Some(rest) = stored.strip_prefix(PBKDF2_PREFIX) {
+        return verify_pbkdf2(password, rest).unwrap_or(false);
+    }
+    if let Some(rest) = stored.strip_prefix(SHA256_PREFIX) {
+        return verify_sha256(password, rest).unwrap_or(false);
+    }
+    // Argon2 of any variant and cost, read from the hash itself.
+    PasswordHash::new(stored)
+        .is_ok_and(|parsed| Argon2::default().verify_password(password.as_bytes(), &parsed).is_ok())
+}
+
+fn verify_pbkdf2(password: &str, rest: &str) -> Option<bool> {
+    let mut parts = rest.split('$');
+    let iterations: u32 = parts.next()?.strip_prefix("i=")?.parse().ok()?;
+    let salt = STANDARD_NO_PAD.decode(parts.next()?).ok()?;
+    let digest = STANDARD_NO_PAD.decode(parts.next()?).ok()?;
+    let iterations = NonZeroU32::new(iterations)?;
+    let algorithm = aws_lc_rs::pbkdf2::PBKDF2_HMAC_SHA256;
+    Some(aws_lc_rs::pbkdf2::verify(algorithm, iterations, &salt, password.as_bytes(), &digest).is_ok())
+}
+
+fn verify_sha256(password: &str, rest: &str) -> Option<bool> {
+    let mut parts = rest.split('$');
+    let salt_first = parts.next()? == "prefix";
+    let salt = STANDARD_NO_PAD.decode(parts.next()?).ok()?;
+    let digest = STANDARD_NO_PAD.decode(parts.next()?).ok()?;
+    let mut hasher = Sha256::new();
+    if salt_first {
+        hasher.update(&salt);
+        hasher.update(password.as_bytes());
+    } else {
+        hasher.update(password.as_bytes());
+        hasher.update(&salt);
+    }
+    Some(bool::from(hasher.finalize().as_slice().ct_eq(&digest)))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const PASSWORD: &str = "correct horse battery staple";
+
+    fn stored(exported: Exported<'_>) -> String {
+        stored_form(&exported).unwrap_or_else(|why| panic!("{why}"))
+    }
+
+    #[test]
+    fn bcrypt_hashes_verify_their_password_and_costs_are_bounded() {
+        let hash = bcrypt::hash(PASSWORD, 4).unwrap();
+        let kept = stored(Exported::Bcrypt(&hash));
+        assert!(is_imported(&kept));
+        assert!(verify(PASSWORD, &kept));
+        assert!(!verify("correct horse battery stable", &kept));
+        let costly = hash.replacen("$04$", "$15$", 1);
+        assert!(stored_form(&Exported::Bcrypt(&costly)).is_err());
+        assert!(stored_form(&Exported::Bcrypt("$2b$10$short")).is_err());
+    }
+
+    #[test]
+    fn argon2_hashes_of_any_variant_verify_with_their_own_parameters() {
+        use argon2::password_hash::{PasswordHasher as _, SaltString};
+        let salt = SaltString::encode_b64(b"sixteen byte salt").unwrap();
+        let params = Params::new(8 * 1024, 3, 1, None).unwrap();
+        let argon2i = Argon2::new(argon2::Algorithm::Argon2i, argon2::Version::V0x13, params);
+        let hash = argon2i.hash_password(PASSWORD.as_bytes(), &salt).unwrap().to_string();
+        let kept = stored(Exported::Argon2(&hash));
+        assert!(verify(PASSWORD, &kept));
+        assert!(!verify("wrong", &kept));
+        let huge = hash.replace("m=8192", "m=1048576");
+        assert!(stored_form(&Exported::Argon2(&huge)).is_err());
+        assert!(stored_form(&Exported::Argon2("$scrypt$ln=16,r=8,p=1$c2FsdA$aGFzaA")).is_err());
+    }
+
+    #[test]
+    fn keycloak_pbkdf2_sha256_credentials_verify() {
+        let salt = b"0123456789abcdef";
+        let mut digest = [0u8; 32];
+        let iterations = NonZeroU32::new(27_500).unwrap();
+        aws_lc_rs::pbkdf2::derive(
+            aws_lc_rs::pbkdf2::PBKDF2_HMAC_SHA256,
+            iterations,
+            salt,
+            PASSWORD.as_bytes(),
+            &mut digest,
+        );
+        let (value, salt) = (STANDARD.encode(digest), STANDARD.encode(salt));
+        let kept = stored(Exported::Pbkdf2Sha256 { value: &value, salt: &salt, iterations: 27_500 });
+        assert!(kept.starts_with("$pbkdf2-sha256$i=27500$"), "{kept}");
+        assert!(verify(PASSWORD, &kept));
+        assert!(!verify("wrong", &kept));
+        let slow = Exported::Pbkdf2Sha256 { value: &value, salt: &salt, iterations: 2_000_000 };
+        assert!(stored_form(&slow).is_err());
+    }
+
+    #[test]
+    fn salted_sha256_verifies_with_the_salt_on_its_side() {
+        let digest = hex::encode(Sha256::digest(format!("pepper{PASSWORD}").as_bytes()));
+        let before = stored(Exported::Sha256 { value: &digest, salt: "pepper", salt_first: true });
+        assert!(verify(PASSWORD, &before));
+        let after = stored(Exported::Sha256 { value: &digest, salt: "pepper", salt_first: false });
+        assert!(!verify(PASSWORD, &after), "the salt's side matters");
+        let encoded = STANDARD.encode(Sha256::digest(format!("{PASSWORD}pepper").as_bytes()));
+        let suffixed = stored(Exported::Sha256 { value: &encoded, salt: "pepper", salt_first: false });
+        assert!(verify(PASSWORD, &suffixed));
+        assert!(stored_form(&Exported::Sha256 { value: "abcd", salt: "", salt_first: true }).is_err());
+    }
+}

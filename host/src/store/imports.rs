@@ -1,0 +1,356 @@
+//! User imports: the job rows with their progress and refused lines, and the many-row inserts an
+//! import writes a batch with (people, their `user_created` events, roles and memberships).
+
+use chrono::{DateTime, Utc};
+use serde_json::Value;
+use sqlx::{Any, Executor};
+
+use super::page::{self, Listing, Page, PageRequest, Scope};
+use super::text_enum;
+use super::trail::ActorType;
+use super::users::User;
+use super::{Error, Store};
+use crate::ids::{AccountId, ClientId, EventId, ImportId, RealmId};
+
+text_enum! {
+    /// Where an import stands.
+    pub enum ImportStatus {
+        Running,
+        Completed,
+        /// Stopped by the service (the body could not be read, the database failed); what was
+        /// written before stays.
+        Failed,
+    }
+}
+
+text_enum! {
+    /// What a row naming a person the realm already has does.
+    pub enum OnConflict {
+        /// Leaves the person as they are; the row counts as skipped.
+        Skip,
+        /// Writes the row's fields over the person's.
+        Overwrite,
+        /// Refuses the row, reported with its line.
+        Fail,
+    }
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, sqlx::FromRow)]
+pub struct UserImport {
+    pub id: ImportId,
+    pub account_id: AccountId,
+    pub realm_id: RealmId,
+    pub client_id: ClientId,
+    #[sqlx(try_from = "String")]
+    pub status: ImportStatus,
+    #[sqlx(try_from = "String")]
+    pub on_conflict: OnConflict,
+    pub rows_read: i64,
+    pub created: i64,
+    pub updated: i64,
+    pub skipped: i64,
+    pub refused: i64,
+    pub failure: Option<String>,
+    #[sqlx(try_from = "String")]
+    pub created_by_type: ActorType,
+    pub created_by_id: Option<String>,
+    #[sqlx(try_from = "super::Millis")]
+    pub started_at: DateTime<Utc>,
+    #[sqlx(try_from = "super::Millis")]
+    pub updated_at: DateTime<Utc>,
+    #[sqlx(try_from = "super::OptionalMillis")]
+    pub finished_at: Option<DateTime<Utc>>,
+}
+
+const COLUMNS: &str = "id, account_id, realm_id, client_id, status, on_conflict, rows_read, created, updated, skipped, \
+     refused, failure, created_by_type, created_by_id, started_at, updated_at, finished_at";
+
+pub const LISTING: Listing = Listing {
+    table: "user_imports",
+    columns: COLUMNS,
+    created: "started_at",
+    tie_breaker: "id",
+    search: &[],
+    status: Some("status"),
+    sortable: &[("startedAt", "started_at")],
+};
+
+pub async fn insert<'c>(db: impl Executor<'c, Database = Any>, import: &UserImport) -> Result<(), Error> {
+    sqlx::query(
+        "INSERT INTO user_imports (id, account_id, realm_id, client_id, status, on_conflict, rows_read, created, \
+         updated, skipped, refused, failure, created_by_type, created_by_id, started_at, updated_at, finished_at) \
+         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17)",
+    )
+    .bind(&import.id)
+    .bind(&import.account_id)
+    .bind(&import.realm_id)
+    .bind(&import.client_id)
+    .bind(import.status.as_str())
+    .bind(import.on_conflict.as_str())
+    .bind(import.rows_read)
+    .bind(import.created)
+    .bind(import.updated)
+    .bind(import.skipped)
+    .bind(import.refused)
+    .bind(&import.failure)
+    .bind(import.created_by_type.as_str())
+    .bind(&import.created_by_id)
+    .bind(super::millis(import.started_at))
+    .bind(super::millis(import.updated_at))
+    .bind(super::millis(import.finished_at))
+    .execute(db)
+    .await?;
+    Ok(())
+}
+
+/// Writes the import's counts, status, failure and end.
+pub async fn save_progress<'c>(db: impl Executor<'c, Database = Any>, import: &UserImport) -> Result<(), Error> {
+    sqlx::query(
+        "UPDATE user_imports SET status = $2, rows_read = $3, created = $4, updated = $5, skipped = $6, refused = $7, \
+         failure = $8, updated_at = $9, finished_at = $10 WHERE id = $1",
+    )
+    .bind(&import.id)
+    .bind(import.status.as_str())
+    .bind(import.rows_read)
+    .bind(import.created)
+    .bind(import.updated)
+    .bind(import.skipped)
+    .bind(import.refused)
+    .bind(&import.failure)
+    .bind(super::millis(import.updated_at))
+    .bind(super::millis(import.finished_at))
+    .execute(db)
+    .await?;
+    Ok(())
+}
+
+pub async fn find<'c>(
+    db: impl Executor<'c, Database = Any>,
+    realm_id: &str,
+    client_id: &str,
+    id: &str,
+) -> Result<Option<UserImport>, Error> {
+    sqlx::query_as(sqlx::AssertSqlSafe(format!(
+        "SELECT {COLUMNS} FROM user_imports WHERE realm_id = $1 AND client_id = $2 AND id = $3"
+    )))
+    .bind(realm_id)
+    .bind(client_id)
+    .bind(id)
+    .fetch_optional(db)
+    .await
+    .map_err(Error::from)
+}
+
+/// A page of the client's imports, newest first by default.
+pub async fn page(
+    store: &Store,
+    realm_id: &str,
+    client_id: &str,
+    request: &PageRequest,
+) -> Result<Page<UserImport>, Error> {
+    let scope = Scope::of("realm_id", realm_id).and("client_id", client_id);
+    page::fetch(store.pool(), &LISTING, &scope, request).await
+}
+
+/// A refused row of an import.
+#[derive(Debug, Clone, PartialEq, Eq, sqlx::FromRow)]
+pub struct Refusal {
+    pub line: i64,
+    pub username: Option<String>,
+    /// A JSON list of `{field, rule, message}`.
+    pub reasons: String,
+}
+
+pub async fn insert_refusals<'c>(
+    db: impl Executor<'c, Database = Any>,
+    import_id: &str,
+    refusals: &[Refusal],
+) -> Result<(), Error> {
+    if refusals.is_empty() {
+        return Ok(());
+    }
+    let sql = format!(
+        "INSERT INTO user_import_refusals (import_id, line, username, reasons) VALUES {}",
+        placeholders(refusals.len(), 4)
+    );
+    let mut query = sqlx::query(sqlx::AssertSqlSafe(sql));
+    for refusal in refusals {
+        query = query
+            .bind(import_id.to_owned())
+            .bind(refusal.line)
+            .bind(refusal.username.clone())
+            .bind(refusal.reasons.clone());
+    }
+    query.execute(db).await?;
+    Ok(())
+}
+
+/// Every refused row of the import, by line.
+pub async fn refusals<'c>(db: impl Executor<'c, Database = Any>, import_id: &str) -> Result<Vec<Refusal>, Error> {
+    sqlx::query_as("SELECT line, username, reasons FROM user_import_refusals WHERE import_id = $1 ORDER BY line")
+        .bind(import_id)
+        .fetch_all(db)
+        .await
+        .map_err(Error::from)
+}
+
+/// The people of the realm who have one of these usernames or one of these e-mail addresses
+/// (given in lowercase, compared case-insensitively).
+pub async fn existing<'c>(
+    db: impl Executor<'c, Database = Any>,
+    realm_id: &str,
+    usernames: &[String],
+    emails: &[String],
+) -> Result<Vec<User>, Error> {
+    let mut clauses = Vec::new();
+    if !usernames.is_empty() {
+        clauses.push(format!("username IN ({})", numbered(2, usernames.len())));
+    }
+    if !emails.is_empty() {
+        clauses.push(format!("lower(email) IN ({})", numbered(2 + usernames.len(), emails.len())));
+    }
+    if clauses.is_empty() {
+        return Ok(Vec::new());
+    }
+    let sql = format!("SELECT {} FROM users WHERE realm_id = $1 AND ({})", super::users::COLUMNS, clauses.join(" OR "));
+    let mut query = sqlx::query_as(sqlx::AssertSqlSafe(sql)).bind(realm_id.to_owned());
+    for value in usernames.iter().chain(emails) {
+        query = query.bind(value.clone());
+    }
+    query.fetch_all(db).await.map_err(Error::from)
+}
+
+/// The names of the realm's roles (`realm_role`), the client's roles (`client_role`), the realm's
+/// groups and organizations: `(kind, name, id)`.
+pub async fn names<'c>(
+    db: impl Executor<'c, Database = Any>,
+    realm_id: &str,
+    client_id: &str,
+) -> Result<Vec<(String, String, String)>, Error> {
+    sqlx::query_as(
+        "SELECT 'realm_role', name, id FROM realm_roles WHERE realm_id = $1 AND client_id IS NULL \
+         UNION ALL SELECT 'client_role', name, id FROM realm_roles WHERE realm_id = $1 AND client_id = $2 \
+         UNION ALL SELECT 'group', name, id FROM groups WHERE realm_id = $1 \
+         UNION ALL SELECT 'organization', name, id FROM organizations WHERE realm_id = $1",
+    )
+    .bind(realm_id)
+    .bind(client_id)
+    .fetch_all(db)
+    .await
+    .map_err(Error::from)
+}
+
+/// Inserts the people in one statement.
+pub async fn insert_users<'c>(db: impl Executor<'c, Database = Any>, users: &[User]) -> Result<(), Error> {
+    if users.is_empty() {
+        return Ok(());
+    }
+    let sql = format!(
+        "INSERT INTO users (id, realm_id, username, email, first_name, last_name, email_confirmed, status, \
+         password_hash, must_change_password, created_at, updated_at) VALUES {}",
+        placeholders(users.len(), 12)
+    );
+    let mut query = sqlx::query(sqlx::AssertSqlSafe(sql));
+    for user in users {
+        query = query
+            .bind(user.id.to_string())
+            .bind(user.realm_id.to_string())
+            .bind(user.username.clone())
+            .bind(user.email.clone())
+            .bind(user.first_name.clone())
+            .bind(user.last_name.clone())
+            .bind(user.email_confirmed)
+            .bind(user.status.as_str())
+            .bind(user.password_hash.clone())
+            .bind(user.must_change_password)
+            .bind(super::millis(user.created_at))
+            .bind(super::millis(user.updated_at));
+    }
+    query.execute(db).await?;
+    Ok(())
+}
+
+/// Inserts events of one account, realm and client in one statement, each with its type and data.
+pub async fn publish_events<'c>(
+    db: impl Executor<'c, Database = Any>,
+    (account_id, realm_id, client_id): (&str, &str, &str),
+    events: &[(&'static str, Value)],
+    at: DateTime<Utc>,
+) -> Result<(), Error> {
+    if events.is_empty() {
+        return Ok(());
+    }
+    let sql = format!(
+        "INSERT INTO event_outbox (id, event_type, account_id, realm_id, client_id, created_at, data) VALUES {}",
+        placeholders(events.len(), 7)
+    );
+    let mut query = sqlx::query(sqlx::AssertSqlSafe(sql));
+    for (event_type, data) in events {
+        query = query
+            .bind(EventId::fresh().to_string())
+            .bind(*event_type)
+            .bind(account_id.to_owned())
+            .bind(realm_id.to_owned())
+            .bind(client_id.to_owned())
+            .bind(super::millis(at))
+            .bind(data.to_string());
+    }
+    query.execute(db).await?;
+    Ok(())
+}
+
+/// Where a person is added: a role, a group or an organization (the table and its owner column).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Link {
+    Role,
+    Group,
+    Organization,
+}
+
+/// Adds people to roles, groups or organizations in one statement: `(owner id, user id)` pairs.
+pub async fn link<'c>(
+    db: impl Executor<'c, Database = Any>,
+    link: Link,
+    pairs: &[(String, String)],
+    at: DateTime<Utc>,
+) -> Result<(), Error> {
+    if pairs.is_empty() {
+        return Ok(());
+    }
+    let (table, owner) = match link {
+        Link::Role => ("user_roles", "role_id"),
+        Link::Group => ("group_members", "group_id"),
+        Link::Organization => ("organization_members", "organization_id"),
+    };
+    let sql = format!(
+        "INSERT INTO {table} ({owner}, user_id, created_at) VALUES {} ON CONFLICT DO NOTHING",
+        placeholders(pairs.len(), 3)
+    );
+    let mut query = sqlx::query(sqlx::AssertSqlSafe(sql));
+    for (owner, user) in pairs {
+        query = query.bind(owner.clone()).bind(user.clone()).bind(super::millis(at));
+    }
+    query.execute(db).await?;
+    Ok(())
+}
+
+/// `($1, $2), ($3, $4)` for two rows of two columns.
+fn placeholders(rows: usize, columns: usize) -> String {
+    (0..rows).map(|row| format!("({})", numbered(row * columns + 1, columns))).collect::<Vec<_>>().join(", ")
+}
+
+/// `$first, …` for `count` placeholders.
+fn numbered(first: usize, count: usize) -> String {
+    (first..first + count).map(|n| format!("${n}")).collect::<Vec<_>>().join(", ")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn placeholders_number_rows_then_columns() {
+        assert_eq!(placeholders(2, 3), "($1, $2, $3), ($4, $5, $6)");
+        assert_eq!(numbered(2, 2), "$2, $3");
+    }
+}
