@@ -38,6 +38,7 @@ for n in range(int(sys.argv[1])):
     }))
 PY
 size=$(stat -c %s "$work/users.jsonl")
+grep VmRSS "/proc/$pid/status" | awk '{print "resident memory of the service before the import:", $2 / 1024, "MB"}'
 import_url="$base/api/v1/admin/realms/acme/clients/web/users/import"
 (
   while sleep 1; do
@@ -48,8 +49,9 @@ for job in json.load(sys.stdin)["pagination"]["items"]:
   done
 ) &
 watcher=$!
+trap 'kill $watcher $pid 2>/dev/null || true; rm -rf "$work"' EXIT
 start=$(date +%s.%N)
-admin -H 'content-type: application/x-ndjson' --data-binary "@$work/users.jsonl" "$import_url" >"$work/report.json"
+curl -sS -H "x-api-key: $key" -H "content-type: application/x-ndjson" --data-binary "@$work/users.jsonl" "$import_url" >"$work/report.json"
 end=$(date +%s.%N)
 kill $watcher 2>/dev/null || true
 python3 - "$work/report.json" "$start" "$end" "$users" "$size" <<'PY'

@@ -214,12 +214,21 @@ async fn with_an_otlp_endpoint_each_request_is_exported_as_a_trace_holding_its_r
     let listed = admin_get_with_id(&app, "/realms/acme/clients", "traced-request-1").await;
     assert_eq!(listed.status, StatusCode::OK);
 
-    let flushing = traces.clone();
-    tokio::task::spawn_blocking(move || flushing.flush()).await.unwrap().unwrap();
-    let posts = received.lock().unwrap().clone();
-    assert!(!posts.is_empty(), "the collector received the spans");
-    assert!(posts.iter().all(|(content_type, _)| content_type == "application/x-protobuf"), "OTLP/HTTP protobuf");
-    let bytes: Vec<u8> = posts.into_iter().flat_map(|(_, body)| body).collect();
+    // The request's span closes on the server's thread once its answer is sent, which may be a
+    // moment after the client read it: flush again (each flush a round trip to the collector)
+    // until it arrived, a bounded number of times.
+    let mut bytes: Vec<u8> = Vec::new();
+    for _ in 0..50 {
+        let flushing = traces.clone();
+        tokio::task::spawn_blocking(move || flushing.flush()).await.unwrap().unwrap();
+        let posts = received.lock().unwrap().clone();
+        assert!(!posts.is_empty(), "the collector received the spans");
+        assert!(posts.iter().all(|(content_type, _)| content_type == "application/x-protobuf"), "OTLP/HTTP protobuf");
+        bytes = posts.into_iter().flat_map(|(_, body)| body).collect();
+        if bytes.windows(16).any(|window| window == b"traced-request-1") {
+            break;
+        }
+    }
     let holds = |text: &str| bytes.windows(text.len()).any(|window| window == text.as_bytes());
     assert!(holds("traced-request-1"), "the request's span carries its id");
     assert!(holds("/api/v1/admin/realms/{realm}/clients"), "and its route, logged inside it");

@@ -257,7 +257,7 @@ impl<'a> Importer<'a> {
         let usernames: Vec<String> = candidates.iter().map(|c| c.user.username.clone()).collect();
         let emails: Vec<String> =
             candidates.iter().filter_map(|c| c.user.email.as_ref().map(|e| e.to_lowercase())).collect();
-        let existing = store::existing(self.state.store.pool(), &self.job.realm_id, &usernames, &emails).await?;
+        let existing = store::existing(&self.state.store, &self.job.realm_id, &usernames, &emails).await?;
         let by_name: HashMap<&str, &User> = existing.iter().map(|u| (u.username.as_str(), u)).collect();
         let by_email: HashMap<String, &User> =
             existing.iter().filter_map(|u| u.email.as_ref().map(|e| (e.to_lowercase(), u))).collect();

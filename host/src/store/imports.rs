@@ -9,7 +9,7 @@ use super::page::{self, Listing, Page, PageRequest, Scope};
 use super::text_enum;
 use super::trail::ActorType;
 use super::users::User;
-use super::{Error, Store};
+use super::{Backend, Error, Store};
 use crate::ids::{AccountId, ClientId, EventId, ImportId, RealmId};
 
 text_enum! {
@@ -195,29 +195,44 @@ pub async fn refusals<'c>(db: impl Executor<'c, Database = Any>, import_id: &str
 }
 
 /// The people of the realm who have one of these usernames or one of these e-mail addresses
-/// (given in lowercase, compared case-insensitively).
-pub async fn existing<'c>(
-    db: impl Executor<'c, Database = Any>,
+/// (given in lowercase, compared case-insensitively). One statement per column, each answered from
+/// its index whatever plan the database keeps for it: on PostgreSQL, a lookup per value (a lateral
+/// join kept apart by `OFFSET 0`), since a cached plan for an `IN` list may read the whole realm.
+pub async fn existing(
+    store: &Store,
     realm_id: &str,
     usernames: &[String],
     emails: &[String],
 ) -> Result<Vec<User>, Error> {
-    let mut clauses = Vec::new();
-    if !usernames.is_empty() {
-        clauses.push(format!("username IN ({})", numbered(2, usernames.len())));
+    let mut found: Vec<User> = Vec::new();
+    for (column, values) in [("username", usernames), ("lower(email)", emails)] {
+        if values.is_empty() {
+            continue;
+        }
+        let columns = super::users::COLUMNS;
+        let sql = match store.backend() {
+            Backend::Postgres => {
+                let wanted = (2..values.len() + 2).map(|n| format!("(${n})")).collect::<Vec<_>>().join(", ");
+                format!(
+                    "SELECT {columns} FROM (VALUES {wanted}) AS wanted (value) CROSS JOIN LATERAL \
+                     (SELECT {columns} FROM users WHERE realm_id = $1 AND {column} = wanted.value OFFSET 0) AS found"
+                )
+            }
+            Backend::Sqlite => {
+                format!(
+                    "SELECT {columns} FROM users WHERE realm_id = $1 AND {column} IN ({})",
+                    numbered(2, values.len())
+                )
+            }
+        };
+        let mut query = sqlx::query_as(sqlx::AssertSqlSafe(sql)).bind(realm_id.to_owned());
+        for value in values {
+            query = query.bind(value.clone());
+        }
+        let rows: Vec<User> = query.fetch_all(store.pool()).await?;
+        found.extend(rows.into_iter().filter(|row| !found.iter().any(|known| known.id == row.id)).collect::<Vec<_>>());
     }
-    if !emails.is_empty() {
-        clauses.push(format!("lower(email) IN ({})", numbered(2 + usernames.len(), emails.len())));
-    }
-    if clauses.is_empty() {
-        return Ok(Vec::new());
-    }
-    let sql = format!("SELECT {} FROM users WHERE realm_id = $1 AND ({})", super::users::COLUMNS, clauses.join(" OR "));
-    let mut query = sqlx::query_as(sqlx::AssertSqlSafe(sql)).bind(realm_id.to_owned());
-    for value in usernames.iter().chain(emails) {
-        query = query.bind(value.clone());
-    }
-    query.fetch_all(db).await.map_err(Error::from)
+    Ok(found)
 }
 
 /// The names of the realm's roles (`realm_role`), the client's roles (`client_role`), the realm's
