@@ -308,3 +308,47 @@ async fn suspensions_are_checked_field_by_field_and_need_user_update() {
     let bad = app.get("/suspensions?status=Sleeping").await;
     assert!(bad.refused_fields().contains(&("status".into(), "OneOf".into())), "{:?}", bad.body);
 }
+
+#[tokio::test]
+async fn the_clients_endpoint_receives_both_events_with_every_field() {
+    let app = crate::support::spawn_with(crate::support::TestDatabase::new().await, crate::webhooks::receiving).await;
+    let Realm { ada, .. } = realm(&app).await;
+    let receiver = crate::receiver::Receiver::start().await;
+    let events = ["user_suspended", "user_suspension_ended"];
+    crate::webhooks::register(
+        &app,
+        "/realms/acme/clients/web/webhooks",
+        json!({ "name": "Trust and safety", "url": receiver.url, "events": events }),
+    )
+    .await;
+
+    let suspension =
+        suspend(&app, "web", &ada, json!({ "level": "Restricted", "restrictedScopes": ["orders:write"] })).await;
+    assert_eq!(lift(&app, &suspension).await.status, StatusCode::OK);
+    let delivered = receiver.delivered(&app, 2).await;
+    // Deliveries run side by side: they arrive in any order.
+    let mut bodies: Vec<Value> = delivered.iter().map(crate::receiver::Delivery::json).collect();
+    bodies.sort_by_key(|body| body["type"] != "user_suspended");
+    let fields = [
+        "id",
+        "user_id",
+        "level",
+        "status",
+        "starts_at",
+        "ends_at",
+        "restricted_scopes",
+        "revokes_every_role",
+        "revoked_role_ids",
+        "sessions_terminated_at",
+        "lifted_at",
+    ];
+    for (body, (event, status)) in
+        bodies.iter().zip([("user_suspended", "Active"), ("user_suspension_ended", "Lifted")])
+    {
+        assert_eq!((body["type"].as_str(), body["client_id"].as_str()), (Some(event), Some("web")), "{body}");
+        let data = body["data"].as_object().unwrap();
+        assert_eq!(data.keys().map(String::as_str).collect::<Vec<_>>(), fields, "every field, in the table's order");
+        assert_eq!((&data["status"], &data["restricted_scopes"]), (&json!(status), &json!(["orders:write"])));
+    }
+    assert!(bodies[0]["data"]["lifted_at"].is_null() && bodies[1]["data"]["lifted_at"].is_string());
+}

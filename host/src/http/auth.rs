@@ -464,6 +464,9 @@ mod tests {
         assert_eq!(rate_class(&Method::DELETE, "/api/v1/admin/secrets/{id}"), Class::Sensitive);
         assert_eq!(rate_class(&Method::GET, "/api/v1/admin/secrets"), Class::Standard);
         assert_eq!(rate_class(&Method::POST, "/api/v1/admin/realms"), Class::Standard);
+        let import = "/api/v1/admin/realms/{realm}/clients/{client}/users/import";
+        assert_eq!(rate_class(&Method::POST, import), Class::Sensitive);
+        assert_eq!(rate_class(&Method::GET, import), Class::Standard, "reading the reports is not");
         assert_eq!(
             rate_class(&Method::POST, "/api/v1/admin/realms/{realm}/users/{userId}/impersonate"),
             Class::Sensitive
