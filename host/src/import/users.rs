@@ -17,7 +17,7 @@ use crate::AppState;
 use crate::changes::{self, Author};
 use crate::error::Error;
 use crate::ids::{ImportId, UserId};
-use crate::passwords::imported::{self, Exported};
+use crate::passwords::imported::{self, Exported, Pbkdf2Digest};
 use crate::store::clients::Client;
 use crate::store::events::{self, EventType};
 use crate::store::imports::{self as store, ImportStatus, Link, OnConflict, Refusal, UserImport};
@@ -345,8 +345,14 @@ fn overwrite(person: &User, candidate: &Candidate) -> User {
 
 /// The stored form of a row's `passwordHash`: `{algorithm, value, salt?, iterations?, saltPosition?}`.
 fn read_hash(hash: &mut Body) -> Option<String> {
-    const ALGORITHMS: &[(&str, &str)] =
-        &[("bcrypt", "bcrypt"), ("argon2", "argon2"), ("pbkdf2-sha256", "pbkdf2-sha256"), ("sha256", "sha256")];
+    const ALGORITHMS: &[(&str, &str)] = &[
+        ("bcrypt", "bcrypt"),
+        ("argon2", "argon2"),
+        ("pbkdf2-sha512", "pbkdf2-sha512"),
+        ("pbkdf2-sha256", "pbkdf2-sha256"),
+        ("pbkdf2", "pbkdf2"),
+        ("sha256", "sha256"),
+    ];
     let algorithm = hash.required("algorithm", one_of(ALGORITHMS));
     let value = hash.required("value", text(1, 1024));
     let salt = hash.optional("salt", text(0, 1024)).unwrap_or_default();
@@ -356,14 +362,15 @@ fn read_hash(hash: &mut Body) -> Option<String> {
     let exported = match algorithm {
         "bcrypt" => Exported::Bcrypt(&value),
         "argon2" => Exported::Argon2(&value),
-        "pbkdf2-sha256" => {
+        "sha256" => Exported::Sha256 { value: &value, salt: &salt, salt_first },
+        pbkdf2 => {
             let Some(iterations) = iterations.and_then(|n| u32::try_from(n).ok()) else {
-                hash.refuse("iterations", Rule::Required, "a pbkdf2-sha256 hash needs its iterations");
+                hash.refuse("iterations", Rule::Required, format!("a {pbkdf2} hash needs its iterations"));
                 return None;
             };
-            Exported::Pbkdf2Sha256 { value: &value, salt: &salt, iterations }
+            let digest = Pbkdf2Digest::named(pbkdf2).unwrap_or(Pbkdf2Digest::Sha256);
+            Exported::Pbkdf2 { digest, value: &value, salt: &salt, iterations }
         }
-        _ => Exported::Sha256 { value: &value, salt: &salt, salt_first },
     };
     match imported::stored_form(&exported) {
         Ok(stored) => Some(stored),

@@ -1,5 +1,6 @@
 //! Password hashes brought from other providers: bcrypt (`$2a$`, `$2b$`, `$2y$`), Argon2 in PHC
-//! form (any variant), PBKDF2-SHA256 as Keycloak stores it (base64 hash and salt, iterations), and
+//! form (any variant), PBKDF2 with HMAC-SHA-512, -SHA-256 or -SHA-1 as Keycloak stores it (base64
+//! hash and salt, iterations: `pbkdf2-sha512` is its default since version 24), and
 //! salted SHA-256 (a hex or base64 digest of the salt before or after the password). They are
 //! stored as imported, checked as they are at the person's next sign-in, and replaced then by the
 //! service's own Argon2id hash.
@@ -24,7 +25,7 @@ const MAX_ARGON2_KIB: u32 = 256 * 1024;
 const MAX_ARGON2_PASSES: u32 = 10;
 const MAX_PBKDF2_ITERATIONS: u32 = 1_000_000;
 /// The prefixes of the stored forms this module writes.
-const PBKDF2_PREFIX: &str = "$pbkdf2-sha256$";
+const PBKDF2_PREFIX: &str = "$pbkdf2-";
 const SHA256_PREFIX: &str = "$sha256$";
 
 /// A hash as another provider exported it.
@@ -32,8 +33,10 @@ const SHA256_PREFIX: &str = "$sha256$";
 pub enum Exported<'a> {
     Bcrypt(&'a str),
     Argon2(&'a str),
-    /// Keycloak's `pbkdf2-sha256` credential: base64 digest and salt, and the iteration count.
-    Pbkdf2Sha256 {
+    /// Keycloak's `pbkdf2-sha512`, `pbkdf2-sha256` and `pbkdf2` (SHA-1) credentials: base64 digest
+    /// and salt, and the iteration count.
+    Pbkdf2 {
+        digest: Pbkdf2Digest,
         value: &'a str,
         salt: &'a str,
         iterations: u32,
@@ -45,6 +48,42 @@ pub enum Exported<'a> {
         salt: &'a str,
         salt_first: bool,
     },
+}
+
+/// The HMAC of a PBKDF2 hash, by the name Keycloak gives its algorithm.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Pbkdf2Digest {
+    Sha1,
+    Sha256,
+    Sha512,
+}
+
+impl Pbkdf2Digest {
+    /// `pbkdf2` (SHA-1), `pbkdf2-sha256`, `pbkdf2-sha512`.
+    pub fn named(name: &str) -> Option<Self> {
+        match name {
+            "pbkdf2" | "pbkdf2-sha1" => Some(Self::Sha1),
+            "pbkdf2-sha256" => Some(Self::Sha256),
+            "pbkdf2-sha512" => Some(Self::Sha512),
+            _ => None,
+        }
+    }
+
+    fn label(self) -> &'static str {
+        match self {
+            Self::Sha1 => "sha1",
+            Self::Sha256 => "sha256",
+            Self::Sha512 => "sha512",
+        }
+    }
+
+    fn algorithm(self) -> aws_lc_rs::pbkdf2::Algorithm {
+        match self {
+            Self::Sha1 => aws_lc_rs::pbkdf2::PBKDF2_HMAC_SHA1,
+            Self::Sha256 => aws_lc_rs::pbkdf2::PBKDF2_HMAC_SHA256,
+            Self::Sha512 => aws_lc_rs::pbkdf2::PBKDF2_HMAC_SHA512,
+        }
+    }
 }
 
 /// The stored form of an exported hash; why it cannot be used otherwise.
@@ -75,7 +114,7 @@ pub fn stored_form(exported: &Exported<'_>) -> Result<String, String> {
             }
             Ok(hash.to_owned())
         }
-        Exported::Pbkdf2Sha256 { value, salt, iterations } => {
+        Exported::Pbkdf2 { digest: hmac, value, salt, iterations } => {
             if !(1..=MAX_PBKDF2_ITERATIONS).contains(&iterations) {
                 return Err(format!("iterations must be 1 to {MAX_PBKDF2_ITERATIONS}"));
             }
@@ -85,7 +124,8 @@ pub fn stored_form(exported: &Exported<'_>) -> Result<String, String> {
                 return Err("the PBKDF2 value and salt must not be empty".into());
             }
             Ok(format!(
-                "{PBKDF2_PREFIX}i={iterations}${}${}",
+                "{PBKDF2_PREFIX}{}$i={iterations}${}${}",
+                hmac.label(),
                 STANDARD_NO_PAD.encode(salt),
                 STANDARD_NO_PAD.encode(digest)
             ))
@@ -132,12 +172,17 @@ pub fn verify(password: &str, stored: &str) -> bool {
 
 fn verify_pbkdf2(password: &str, rest: &str) -> Option<bool> {
     let mut parts = rest.split('$');
+    let hmac = match parts.next()? {
+        "sha1" => Pbkdf2Digest::Sha1,
+        "sha256" => Pbkdf2Digest::Sha256,
+        "sha512" => Pbkdf2Digest::Sha512,
+        _ => return None,
+    };
     let iterations: u32 = parts.next()?.strip_prefix("i=")?.parse().ok()?;
     let salt = STANDARD_NO_PAD.decode(parts.next()?).ok()?;
     let digest = STANDARD_NO_PAD.decode(parts.next()?).ok()?;
     let iterations = NonZeroU32::new(iterations)?;
-    let algorithm = aws_lc_rs::pbkdf2::PBKDF2_HMAC_SHA256;
-    Some(aws_lc_rs::pbkdf2::verify(algorithm, iterations, &salt, password.as_bytes(), &digest).is_ok())
+    Some(aws_lc_rs::pbkdf2::verify(hmac.algorithm(), iterations, &salt, password.as_bytes(), &digest).is_ok())
 }
 
 fn verify_sha256(password: &str, rest: &str) -> Option<bool> {
@@ -194,24 +239,28 @@ mod tests {
     }
 
     #[test]
-    fn keycloak_pbkdf2_sha256_credentials_verify() {
+    fn keycloak_pbkdf2_credentials_of_each_digest_verify() {
         let salt = b"0123456789abcdef";
-        let mut digest = [0u8; 32];
-        let iterations = NonZeroU32::new(27_500).unwrap();
-        aws_lc_rs::pbkdf2::derive(
-            aws_lc_rs::pbkdf2::PBKDF2_HMAC_SHA256,
-            iterations,
-            salt,
-            PASSWORD.as_bytes(),
-            &mut digest,
-        );
-        let (value, salt) = (STANDARD.encode(digest), STANDARD.encode(salt));
-        let kept = stored(Exported::Pbkdf2Sha256 { value: &value, salt: &salt, iterations: 27_500 });
-        assert!(kept.starts_with("$pbkdf2-sha256$i=27500$"), "{kept}");
-        assert!(verify(PASSWORD, &kept));
-        assert!(!verify("wrong", &kept));
-        let slow = Exported::Pbkdf2Sha256 { value: &value, salt: &salt, iterations: 2_000_000 };
-        assert!(stored_form(&slow).is_err());
+        for (digest, length, prefix) in [
+            (Pbkdf2Digest::Sha512, 64, "$pbkdf2-sha512$i=27500$"),
+            (Pbkdf2Digest::Sha256, 32, "$pbkdf2-sha256$i=27500$"),
+            (Pbkdf2Digest::Sha1, 20, "$pbkdf2-sha1$i=27500$"),
+        ] {
+            let mut derived = vec![0u8; length];
+            let iterations = NonZeroU32::new(27_500).unwrap();
+            aws_lc_rs::pbkdf2::derive(digest.algorithm(), iterations, salt, PASSWORD.as_bytes(), &mut derived);
+            let (value, salt) = (STANDARD.encode(&derived), STANDARD.encode(salt));
+            let kept = stored(Exported::Pbkdf2 { digest, value: &value, salt: &salt, iterations: 27_500 });
+            assert!(kept.starts_with(prefix), "{kept}");
+            assert!(verify(PASSWORD, &kept));
+            assert!(!verify("wrong", &kept));
+            let other = if digest == Pbkdf2Digest::Sha1 { "sha256" } else { "sha1" };
+            assert!(!verify(PASSWORD, &kept.replacen(digest.label(), other, 1)), "the digest is part of the hash");
+            let slow = Exported::Pbkdf2 { digest, value: &value, salt: &salt, iterations: 2_000_000 };
+            assert!(stored_form(&slow).is_err());
+        }
+        assert_eq!(Pbkdf2Digest::named("pbkdf2"), Some(Pbkdf2Digest::Sha1));
+        assert_eq!(Pbkdf2Digest::named("pbkdf2-md5"), None);
     }
 
     #[test]

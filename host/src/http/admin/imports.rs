@@ -113,7 +113,7 @@ fn format_of(headers: &HeaderMap) -> Result<Format, Error> {
 #[utoipa::path(post, path = "/realms/{realm}/clients/{client}/users/import", tag = "Realm users",
     params(("realm" = String, Path), ("client" = String, Path),
            ("onConflict" = Option<String>, Query, description = "Skip (default), Overwrite or Fail: what a row naming a person the realm has does")),
-    request_body(content = Vec<Value>, description = "Rows: `username` (required), `email`, `firstName`, `lastName`, `emailConfirmed`, `status`, `passwordHash` {`algorithm` bcrypt, argon2, pbkdf2-sha256 or sha256; `value`; `salt`; `iterations`; `saltPosition` prefix or suffix}, `roles`, `clientRoles`, `groups`, `organizations` (names). As a JSON array or `{\"users\": [...]}` (`application/json`), or JSON Lines (`application/x-ndjson`)."),
+    request_body(content = Vec<Value>, description = "Rows: `username` (required), `email`, `firstName`, `lastName`, `emailConfirmed`, `status`, `passwordHash` {`algorithm` bcrypt, argon2, pbkdf2-sha512, pbkdf2-sha256, pbkdf2 or sha256; `value`; `salt`; `iterations`; `saltPosition` prefix or suffix}, `roles`, `clientRoles`, `groups`, `organizations` (names). As a JSON array or `{\"users\": [...]}` (`application/json`), or JSON Lines (`application/x-ndjson`)."),
     responses((status = 200, description = "The import's report, every refused row with its line and reasons", body = ImportView),
               (status = 400, description = "ValidationFailed: onConflict, or a JSON body that is not a list of rows"),
               (status = 403), (status = 404), (status = 415)),
