@@ -228,3 +228,56 @@ async fn imports_need_user_create_and_refuse_what_is_not_a_list_of_rows() {
     assert!(app.call_as(&auditor, Method::GET, IMPORT, None).await.items().is_empty(), "nothing was started");
     assert_eq!(import(&app, "", "application/x-ndjson", String::new()).await.data()["rowsRead"], 0);
 }
+
+#[tokio::test]
+async fn a_dry_run_answers_what_the_import_would_whatever_the_batches_and_writes_and_publishes_nothing() {
+    let app = spawn_app().await;
+    realm(&app).await;
+    app.create_user("acme", "ada", "analytical engine").await;
+    // 605 lines: two batches of 500 rows. A person met again in the next batch, and one met again
+    // in the same batch, are overwritten alike.
+    let mut lines = vec![json!({ "username": "ada", "lastName": "King" }).to_string()];
+    lines.extend(
+        (0..600).map(|n| {
+            json!({ "username": format!("person{n}"), "email": format!("person{n}@example.com") }).to_string()
+        }),
+    );
+    lines.push(json!({ "username": "person5", "lastName": "Again" }).to_string());
+    lines.push(json!({ "username": "person599", "lastName": "Merged" }).to_string());
+    lines.push(json!({ "username": "zed", "email": "PERSON1@example.com" }).to_string());
+    lines.push("not json".to_owned());
+    let body = lines.join("\n");
+    let changes_before = app.events("admin_resource_created").await.len();
+
+    let dry = import(&app, "?onConflict=Overwrite&dryRun=true", "application/x-ndjson", body.clone()).await;
+    assert_eq!(dry.status, StatusCode::OK, "{:?}", dry.body);
+    let dry = dry.data().clone();
+    assert_eq!((dry["dryRun"].as_bool(), counts(&dry)), (Some(true), [605, 600, 3, 0, 2]), "{dry:?}");
+    let lines_refused = |report: &Value| -> Vec<i64> {
+        report["refusals"].as_array().unwrap().iter().map(|r| r["line"].as_i64().unwrap()).collect()
+    };
+    assert_eq!(lines_refused(&dry), vec![604, 605]);
+    assert_eq!(app.get("/realms/acme/users").await.body["pagination"]["totalItems"], 1, "nothing written");
+    assert_eq!(app.events("user_created").await.len(), 1, "nothing published");
+    assert_eq!(app.events("user_updated").await.len(), 0);
+    assert_eq!(app.events("admin_resource_created").await.len(), changes_before);
+    assert!(app.get(IMPORT).await.items().is_empty(), "no job is kept");
+
+    let real = import(&app, "?onConflict=Overwrite", "application/x-ndjson", body).await.data().clone();
+    assert_eq!(counts(&real), counts(&dry), "the import does what its dry run said: {real:?}");
+    assert_eq!(lines_refused(&real), lines_refused(&dry));
+    assert_eq!(app.get("/realms/acme/users").await.body["pagination"]["totalItems"], 601);
+    let last_name = |name: &'static str| {
+        let app = &app;
+        async move {
+            let found = app.get(&format!("/realms/acme/users?pageSize=200&searchTerm={name}")).await;
+            let person = found.items().iter().find(|u| u["username"] == name).cloned().unwrap();
+            person["lastName"].clone()
+        }
+    };
+    assert_eq!(last_name("person5").await, "Again");
+    assert_eq!(last_name("person599").await, "Merged");
+    assert_eq!(last_name("ada").await, "King");
+    let bogus = import(&app, "?dryRun=maybe", "application/json", "[]".into()).await;
+    assert!(bogus.refused_fields().contains(&("dryRun".into(), "Type".into())), "{:?}", bogus.body);
+}

@@ -67,15 +67,30 @@ pub struct Importer<'a> {
     client: &'a Client,
     job: UserImport,
     directory: Directory,
+    /// The rows taken so far by username and by lowercase e-mail, with their lines: those of the
+    /// batch being sorted, and in a dry run (where earlier batches are not written) all of them.
+    names_seen: HashMap<String, i64>,
+    emails_seen: HashMap<String, i64>,
+    /// In a dry run, the refused rows, which are kept nowhere else.
+    dry_run: Option<Vec<Refusal>>,
+}
+
+/// An import ended: the job, and in a dry run the refused rows (a real run keeps them with the job).
+#[derive(Debug)]
+pub struct Finished {
+    pub job: UserImport,
+    pub dry_run_refusals: Option<Vec<Refusal>>,
 }
 
 impl<'a> Importer<'a> {
     /// Starts an import into the client's realm: the job is stored Running before any row is read.
+    /// A dry run checks every row as the import would, and writes and publishes nothing.
     pub async fn start(
         state: &'a AppState,
         by: Author<'a>,
         client: &'a Client,
         on_conflict: OnConflict,
+        dry_run: bool,
     ) -> Result<Importer<'a>, Error> {
         let now = state.clock.now();
         let job = UserImport {
@@ -97,9 +112,13 @@ impl<'a> Importer<'a> {
             updated_at: now,
             finished_at: None,
         };
-        store::insert(state.store.writer(), &job).await?;
+        if !dry_run {
+            store::insert(state.store.writer(), &job).await?;
+        }
         let directory = directory(state, client).await?;
-        Ok(Self { state, by, client, job, directory })
+        let (names_seen, emails_seen) = (HashMap::new(), HashMap::new());
+        let dry_run = dry_run.then(Vec::new);
+        Ok(Self { state, by, client, job, directory, names_seen, emails_seen, dry_run })
     }
 
     pub fn job(&self) -> &UserImport {
@@ -121,7 +140,19 @@ impl<'a> Importer<'a> {
                 Err(problems) => refusals.push(refusal(line, None, &problems)),
             }
         }
+        if self.dry_run.is_none() {
+            // Earlier batches are written: their people are found as existing ones.
+            self.names_seen.clear();
+            self.emails_seen.clear();
+        }
         let (creates, updates) = self.sort(candidates, &mut refusals).await?;
+        if let Some(kept) = &mut self.dry_run {
+            self.job.created += i64::try_from(creates.len()).unwrap_or(i64::MAX);
+            self.job.updated += i64::try_from(updates.len()).unwrap_or(i64::MAX);
+            self.job.refused += i64::try_from(refusals.len()).unwrap_or(i64::MAX);
+            kept.extend(refusals);
+            return Ok(());
+        }
         let mut tx = self.state.store.begin().await?;
         let new_users: Vec<User> = creates.iter().map(|c| c.user.clone()).collect();
         store::insert_users(&mut *tx, &new_users).await?;
@@ -158,12 +189,16 @@ impl<'a> Importer<'a> {
 
     /// Ends the import: Completed, or Failed with `failure`; its change is trailed with no
     /// `resource_id` (it touched many people) and the counts in its details.
-    pub async fn finish(mut self, failure: Option<String>) -> Result<UserImport, Error> {
+    pub async fn finish(mut self, failure: Option<String>) -> Result<Finished, Error> {
         let now = self.state.clock.now();
         self.job.status = if failure.is_some() { ImportStatus::Failed } else { ImportStatus::Completed };
         self.job.failure = failure;
         self.job.updated_at = now;
         self.job.finished_at = Some(now);
+        if let Some(mut refusals) = self.dry_run {
+            refusals.sort_by_key(|refusal| refusal.line);
+            return Ok(Finished { job: self.job, dry_run_refusals: Some(refusals) });
+        }
         let mut tx = self.state.store.begin().await?;
         store::save_progress(&mut *tx, &self.job).await?;
         let place = Place::in_realm(ResourceKind::User, "", &self.job.realm_id).of_client(&self.job.client_id);
@@ -178,7 +213,7 @@ impl<'a> Importer<'a> {
         }));
         (change.resource_id, change.parent_id) = (None, None);
         changes::commit(self.state, self.by, tx, change).await?;
-        Ok(self.job)
+        Ok(Finished { job: self.job, dry_run_refusals: None })
     }
 
     /// Reads one row into a person; the problems of its fields otherwise.
@@ -247,8 +282,11 @@ impl<'a> Importer<'a> {
         Ok(Candidate { line, user, given, links })
     }
 
-    /// Splits the batch's people into those to create and those to overwrite, refusing or skipping
-    /// the conflicts as the job says.
+    /// Splits the batch's people into those to create and those to overwrite, skipping or
+    /// refusing the conflicts as the job says. A person is known to the import when the realm has
+    /// them or an earlier row of the import named them (in a dry run, where nothing is written,
+    /// rows of earlier batches too), and a row naming a known person is a conflict either way, so a
+    /// dry run and the import answer alike, whatever the batches.
     async fn sort(
         &mut self,
         candidates: Vec<Candidate>,
@@ -261,59 +299,82 @@ impl<'a> Importer<'a> {
         let by_name: HashMap<&str, &User> = existing.iter().map(|u| (u.username.as_str(), u)).collect();
         let by_email: HashMap<String, &User> =
             existing.iter().filter_map(|u| u.email.as_ref().map(|e| (e.to_lowercase(), u))).collect();
-        // Rows of this batch seen so far, by username and e-mail: a later one is a conflict too.
-        let mut names_seen: HashMap<String, i64> = HashMap::new();
-        let mut emails_seen: HashMap<String, i64> = HashMap::new();
-        let (mut creates, mut updates) = (Vec::new(), Vec::new());
+        let (names_seen, emails_seen) = (&mut self.names_seen, &mut self.emails_seen);
+        let (mut creates, mut updates): (Vec<Candidate>, Vec<Candidate>) = (Vec::new(), Vec::new());
+        // Where each row of this batch taken so far went: the people to create, by line.
+        let mut taken: HashMap<i64, usize> = HashMap::new();
         for mut candidate in candidates {
             let email = candidate.user.email.as_ref().map(|e| e.to_lowercase());
-            let earlier = match names_seen.get(&candidate.user.username) {
-                Some(line) => Some(("username", *line)),
-                None => email.as_ref().and_then(|e| emails_seen.get(e)).map(|line| ("email", *line)),
+            let named = match by_name.get(candidate.user.username.as_str()) {
+                Some(user) => Some(Known::Stored(user)),
+                None => names_seen.get(&candidate.user.username).map(|line| Known::Row(*line)),
             };
-            let named = by_name.get(candidate.user.username.as_str()).copied();
-            let mailed = email.as_ref().and_then(|e| by_email.get(e)).copied();
-            let conflict = match (earlier, named, mailed) {
-                (Some((field, line)), ..) => Some(Notification::new(
-                    field,
-                    Rule::Duplicate,
-                    format!("line {line} of this import has the same {field}"),
-                )),
-                (None, _, Some(owner)) if named.is_none_or(|n| n.id != owner.id) => Some(Notification::new(
-                    "email",
-                    Rule::Duplicate,
-                    "another person of the realm has this e-mail address",
-                )),
-                (None, Some(_), _) => None,
-                (None, None, _) => {
+            let mailed = match email.as_ref().and_then(|e| by_email.get(e)) {
+                Some(user) => Some(Known::Stored(user)),
+                None => email.as_ref().and_then(|e| emails_seen.get(e)).map(|line| Known::Row(*line)),
+            };
+            let email_elsewhere = mailed.as_ref().is_some_and(|owner| named.as_ref().is_none_or(|n| !n.same(owner)));
+            let policy = self.job.on_conflict;
+            let refused = match (&named, email_elsewhere, policy) {
+                (None, false, _) => {
                     names_seen.insert(candidate.user.username.clone(), candidate.line);
                     if let Some(email) = email {
                         emails_seen.insert(email, candidate.line);
                     }
+                    taken.insert(candidate.line, creates.len());
                     creates.push(candidate);
                     continue;
                 }
-            };
-            let overwritten = named.filter(|_| conflict.is_none());
-            match (self.job.on_conflict, overwritten) {
-                (OnConflict::Skip, _) => self.job.skipped += 1,
-                (OnConflict::Overwrite, Some(person)) => {
-                    names_seen.insert(candidate.user.username.clone(), candidate.line);
+                (_, _, OnConflict::Skip) => {
+                    self.job.skipped += 1;
+                    continue;
+                }
+                (_, true, _) => {
+                    Notification::new("email", Rule::Duplicate, "another person of the realm has this e-mail address")
+                }
+                (Some(_), false, OnConflict::Fail) => {
+                    Notification::new("username", Rule::Duplicate, "a person of the realm has this username")
+                }
+                (Some(known), false, OnConflict::Overwrite) => {
                     if let Some(email) = email {
                         emails_seen.insert(email, candidate.line);
                     }
-                    candidate.user = overwrite(person, &candidate);
-                    updates.push(candidate);
+                    match known {
+                        Known::Stored(person) => {
+                            candidate.user = overwrite(person, &candidate);
+                            updates.push(candidate);
+                        }
+                        // A person an earlier row of this batch creates: the row's fields go over theirs.
+                        Known::Row(line) => {
+                            if let Some(earlier) = taken.get(line).and_then(|index| creates.get_mut(*index)) {
+                                earlier.user = overwrite(&earlier.user, &candidate);
+                                earlier.links.append(&mut candidate.links);
+                            }
+                            self.job.updated += 1;
+                        }
+                    }
+                    continue;
                 }
-                _ => {
-                    let why = conflict.unwrap_or_else(|| {
-                        Notification::new("username", Rule::Duplicate, "a person of the realm has this username")
-                    });
-                    refusals.push(refusal(candidate.line, Some(&candidate.user.username), &[why]));
-                }
-            }
+            };
+            refusals.push(refusal(candidate.line, Some(&candidate.user.username), &[refused]));
         }
         Ok((creates, updates))
+    }
+}
+
+/// A person the import knows: one the realm has, or one an earlier row named.
+enum Known<'u> {
+    Stored(&'u User),
+    Row(i64),
+}
+
+impl Known<'_> {
+    fn same(&self, other: &Known<'_>) -> bool {
+        match (self, other) {
+            (Self::Stored(a), Known::Stored(b)) => a.id == b.id,
+            (Self::Row(a), Known::Row(b)) => a == b,
+            _ => false,
+        }
     }
 }
 

@@ -21,7 +21,7 @@ use crate::AppState;
 use crate::clock::iso;
 use crate::error::Error;
 use crate::http::envelope;
-use crate::import::users::{self as import, BATCH_ROWS, Importer, Row};
+use crate::import::users::{self as import, BATCH_ROWS, Finished, Importer, Row};
 use crate::store::imports::{self as store, ImportStatus, OnConflict, UserImport};
 use crate::validate::Rule;
 
@@ -55,6 +55,9 @@ pub struct ImportView {
     /// Every refused row (in the report of one import).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub refusals: Option<Vec<RefusalView>>,
+    /// A dry run: every row checked as the import would, nothing written or published, no job kept.
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub dry_run: bool,
 }
 
 /// A refused row.
@@ -90,6 +93,7 @@ impl ImportView {
                     .map(|r| RefusalView { line: r.line, username: r.username.clone(), reasons: import::reasons(r) })
                     .collect()
             }),
+            dry_run: false,
         }
     }
 }
@@ -112,7 +116,8 @@ fn format_of(headers: &HeaderMap) -> Result<Format, Error> {
 
 #[utoipa::path(post, path = "/realms/{realm}/clients/{client}/users/import", tag = "Realm users",
     params(("realm" = String, Path), ("client" = String, Path),
-           ("onConflict" = Option<String>, Query, description = "Skip (default), Overwrite or Fail: what a row naming a person the realm has does")),
+           ("onConflict" = Option<String>, Query, description = "Skip (default), Overwrite or Fail: what a row naming a person the realm has does"),
+           ("dryRun" = Option<bool>, Query, description = "true: check every row and answer the report the import would, writing and publishing nothing")),
     request_body(content = Vec<Value>, description = "Rows: `username` (required), `email`, `firstName`, `lastName`, `emailConfirmed`, `status`, `passwordHash` {`algorithm` bcrypt, argon2, pbkdf2-sha512, pbkdf2-sha256, pbkdf2 or sha256; `value`; `salt`; `iterations`; `saltPosition` prefix or suffix}, `roles`, `clientRoles`, `groups`, `organizations` (names). As a JSON array or `{\"users\": [...]}` (`application/json`), or JSON Lines (`application/x-ndjson`)."),
     responses((status = 200, description = "The import's report, every refused row with its line and reasons", body = ImportView),
               (status = 400, description = "ValidationFailed: onConflict, or a JSON body that is not a list of rows"),
@@ -125,7 +130,7 @@ pub async fn create(
     headers: HeaderMap,
     body: RequestBody,
 ) -> Result<Response, Error> {
-    let on_conflict = on_conflict(query)?;
+    let Parameters { on_conflict, dry_run } = parameters(query)?;
     let format = format_of(&headers)?;
     let (document, lines) = match format {
         Format::Document => {
@@ -138,7 +143,7 @@ pub async fn create(
         }
         Format::Lines => (None, Some(body)),
     };
-    let mut importer = Importer::start(&state, caller.author(), &client, on_conflict).await?;
+    let mut importer = Importer::start(&state, caller.author(), &client, on_conflict, dry_run).await?;
     let outcome = match (document, lines) {
         (Some(rows), _) => feed_rows(&mut importer, rows).await,
         (None, Some(body)) => feed_lines(&mut importer, body).await,
@@ -155,8 +160,14 @@ pub async fn create(
             return Err(error);
         }
     };
-    let refusals = store::refusals(state.store.pool(), &job.id).await?;
-    Ok(envelope::ok(ImportView::of(&job, Some(refusals))))
+    let Finished { job, dry_run_refusals } = job;
+    let refusals = match dry_run_refusals {
+        Some(refusals) => refusals,
+        None => store::refusals(state.store.pool(), &job.id).await?,
+    };
+    let mut view = ImportView::of(&job, Some(refusals));
+    view.dry_run = dry_run;
+    Ok(envelope::ok(view))
 }
 
 /// Why an import stopped before the end of its body.
@@ -234,16 +245,35 @@ fn take_line(batch: &mut Vec<Row>, line: i64, pending: &mut Vec<u8>, overlong: &
     *overlong = false;
 }
 
-fn on_conflict(query: Option<String>) -> Result<OnConflict, Error> {
+/// The parameters of an import.
+struct Parameters {
+    on_conflict: OnConflict,
+    dry_run: bool,
+}
+
+fn parameters(query: Option<String>) -> Result<Parameters, Error> {
     let pairs: Vec<(String, String)> =
         query.map(|q| url::form_urlencoded::parse(q.as_bytes()).into_owned().collect()).unwrap_or_default();
-    let mut chosen = OnConflict::Skip;
+    let mut chosen = Parameters { on_conflict: OnConflict::Skip, dry_run: false };
     for (name, value) in pairs {
-        if name != "onConflict" {
-            return Err(Error::invalid(name.clone(), Rule::Unknown, format!("{name} is not a parameter of an import")));
+        match name.as_str() {
+            "onConflict" => {
+                chosen.on_conflict = OnConflict::try_from(value).map_err(|_| {
+                    Error::invalid("onConflict", Rule::OneOf, "onConflict must be Skip, Overwrite or Fail")
+                })?;
+            }
+            "dryRun" => {
+                chosen.dry_run = match value.as_str() {
+                    "true" => true,
+                    "false" => false,
+                    _ => return Err(Error::invalid("dryRun", Rule::Type, "dryRun must be true or false")),
+                };
+            }
+            _ => {
+                let message = format!("{name} is not a parameter of an import");
+                return Err(Error::invalid(name, Rule::Unknown, message));
+            }
         }
-        chosen = OnConflict::try_from(value)
-            .map_err(|_| Error::invalid("onConflict", Rule::OneOf, "onConflict must be Skip, Overwrite or Fail"))?;
     }
     Ok(chosen)
 }
