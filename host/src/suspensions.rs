@@ -64,11 +64,6 @@ impl Standing {
         held.iter().filter(|role| !self.roles.contains(role.id.as_str())).cloned().collect()
     }
 
-    /// Whether it takes nothing.
-    pub fn is_clear(&self) -> bool {
-        *self == Self::default()
-    }
-
     fn add(&mut self, suspension: &Suspension) {
         self.refused |= suspension.level == SuspensionLevel::Full;
         self.scopes.extend(suspension.restricted_scopes.iter().cloned());
@@ -92,6 +87,18 @@ pub async fn standing(
         standing.add(suspension);
     }
     Ok(standing)
+}
+
+/// Whether a Full suspension of the person at the client is in force at `now`: no sign-in, no
+/// token, and the tokens already issued are inactive.
+pub async fn refuses(
+    state: &AppState,
+    realm_id: &str,
+    client_id: &str,
+    user_id: &str,
+    now: DateTime<Utc>,
+) -> Result<bool, Error> {
+    Ok(standing(state, realm_id, client_id, user_id, now).await?.refuses())
 }
 
 /// The realm's suspensions whose end was not announced, from this host's cache when it holds them.

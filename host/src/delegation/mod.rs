@@ -203,7 +203,7 @@ async fn decide(
     attempt.session_id = Some(session_id.clone());
     attempt.methods = session.authentication_methods.clone();
     attempt.depth = Some(depth);
-    if crate::suspensions::standing(state, &realm.id, &client.id, &user.id, state.clock.now()).await?.refuses() {
+    if crate::suspensions::refuses(state, &realm.id, &client.id, &user.id, state.clock.now()).await? {
         return Err(ExchangeRefusal::NotPermitted { why: "the person is suspended at this client" }.into());
     }
 

@@ -121,10 +121,6 @@ impl<'a> Importer<'a> {
         Ok(Self { state, by, client, job, directory, names_seen, emails_seen, dry_run })
     }
 
-    pub fn job(&self) -> &UserImport {
-        &self.job
-    }
-
     /// Reads and writes one batch of rows: `(line, row)`, the row `Err` when it was not JSON.
     pub async fn take(&mut self, rows: Vec<Row>) -> Result<(), Error> {
         let now = self.state.clock.now();
@@ -155,7 +151,7 @@ impl<'a> Importer<'a> {
         }
         let mut tx = self.state.store.begin().await?;
         let new_users: Vec<User> = creates.iter().map(|c| c.user.clone()).collect();
-        store::insert_users(&mut *tx, &new_users).await?;
+        user_store::insert_many(&mut *tx, &new_users).await?;
         let mut links: Vec<(Link, String, String)> = Vec::new();
         for candidate in creates.iter().chain(&updates) {
             links.extend(candidate.links.iter().map(|(link, id)| (*link, id.clone(), candidate.user.id.to_string())));
@@ -176,7 +172,7 @@ impl<'a> Importer<'a> {
             creates.iter().map(|c| (EventType::UserCreated.as_str(), events::user_data(&c.user, client))).collect();
         published.extend(updates.iter().map(|c| (EventType::UserUpdated.as_str(), events::user_data(&c.user, client))));
         let place = (self.job.account_id.as_str(), self.job.realm_id.as_str(), self.job.client_id.as_str());
-        store::publish_events(&mut *tx, place, &published, now).await?;
+        events::publish_many(&mut *tx, place, &published, now).await?;
         store::insert_refusals(&mut *tx, &self.job.id, &refusals).await?;
         self.job.created += i64::try_from(creates.len()).unwrap_or(i64::MAX);
         self.job.updated += i64::try_from(updates.len()).unwrap_or(i64::MAX);

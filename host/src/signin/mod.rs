@@ -313,7 +313,7 @@ pub async fn password(state: &AppState, attempt: PasswordAttempt<'_>) -> Result<
     let matched = !locked && crate::passwords::verify(password.to_owned(), stored.clone()).await? && user.is_some();
     // An imported hash that matched gives way to the service's own, hashed before the transaction.
     let rehashed = match &stored {
-        Some(stored) if matched && crate::passwords::needs_rehash(stored) => {
+        Some(stored) if matched && !closed && crate::passwords::needs_rehash(stored) => {
             Some((stored.clone(), crate::passwords::hash(password.to_owned()).await?))
         }
         _ => None,
@@ -460,7 +460,7 @@ async fn open(
 
 /// Whether a Full suspension of the person at the client is in force: no sign-in, no token.
 async fn suspended(state: &AppState, client: &Client, user_id: &str, now: DateTime<Utc>) -> Result<bool, Error> {
-    Ok(crate::suspensions::standing(state, &client.realm_id, &client.id, user_id, now).await?.refuses())
+    crate::suspensions::refuses(state, &client.realm_id, &client.id, user_id, now).await
 }
 
 /// A person whose sign-in succeeded, and how.

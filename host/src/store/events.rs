@@ -3,6 +3,7 @@
 
 use chrono::{DateTime, Utc};
 use serde_json::Value;
+use sqlx::{Any, Executor};
 
 use super::Error;
 use super::webhooks::EndpointKind;
@@ -132,6 +133,36 @@ pub async fn publish(tx: &mut super::Connection, event: Event<'_>, at: DateTime<
     .execute(&mut *tx)
     .await?;
     Ok(id)
+}
+
+/// Writes events of one account, realm and client to the outbox in one statement (a batch of an
+/// import), each with its type and data.
+pub async fn publish_many<'c>(
+    db: impl Executor<'c, Database = Any>,
+    (account_id, realm_id, client_id): (&str, &str, &str),
+    events: &[(&'static str, Value)],
+    at: DateTime<Utc>,
+) -> Result<(), Error> {
+    if events.is_empty() {
+        return Ok(());
+    }
+    let sql = format!(
+        "INSERT INTO event_outbox (id, event_type, account_id, realm_id, client_id, created_at, data) VALUES {}",
+        super::placeholders(events.len(), 7)
+    );
+    let mut query = sqlx::query(sqlx::AssertSqlSafe(sql));
+    for (event_type, data) in events {
+        query = query
+            .bind(EventId::fresh().to_string())
+            .bind(*event_type)
+            .bind(account_id.to_owned())
+            .bind(realm_id.to_owned())
+            .bind(client_id.to_owned())
+            .bind(super::millis(at))
+            .bind(data.to_string());
+    }
+    query.execute(db).await?;
+    Ok(())
 }
 
 /// A stored event.

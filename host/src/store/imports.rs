@@ -1,8 +1,8 @@
-//! User imports: the job rows with their progress and refused lines, and the many-row inserts an
-//! import writes a batch with (people, their `user_created` events, roles and memberships).
+//! User imports: the job rows with their progress and refused lines, the lookup of the people a
+//! batch names, and the batch's roles and memberships in one statement each (the people and their
+//! events go in through `users::insert_many` and `events::publish_many`).
 
 use chrono::{DateTime, Utc};
-use serde_json::Value;
 use sqlx::{Any, Executor};
 
 use super::page::{self, Listing, Page, PageRequest, Scope};
@@ -10,7 +10,7 @@ use super::text_enum;
 use super::trail::ActorType;
 use super::users::User;
 use super::{Backend, Error, Store};
-use crate::ids::{AccountId, ClientId, EventId, ImportId, RealmId};
+use crate::ids::{AccountId, ClientId, ImportId, RealmId};
 
 text_enum! {
     /// Where an import stands.
@@ -171,7 +171,7 @@ pub async fn insert_refusals<'c>(
     }
     let sql = format!(
         "INSERT INTO user_import_refusals (import_id, line, username, reasons) VALUES {}",
-        placeholders(refusals.len(), 4)
+        super::placeholders(refusals.len(), 4)
     );
     let mut query = sqlx::query(sqlx::AssertSqlSafe(sql));
     for refusal in refusals {
@@ -221,7 +221,7 @@ pub async fn existing(
             Backend::Sqlite => {
                 format!(
                     "SELECT {columns} FROM users WHERE realm_id = $1 AND {column} IN ({})",
-                    numbered(2, values.len())
+                    super::numbered(2, values.len())
                 )
             }
         };
@@ -255,65 +255,6 @@ pub async fn names<'c>(
     .map_err(Error::from)
 }
 
-/// Inserts the people in one statement.
-pub async fn insert_users<'c>(db: impl Executor<'c, Database = Any>, users: &[User]) -> Result<(), Error> {
-    if users.is_empty() {
-        return Ok(());
-    }
-    let sql = format!(
-        "INSERT INTO users (id, realm_id, username, email, first_name, last_name, email_confirmed, status, \
-         password_hash, must_change_password, created_at, updated_at) VALUES {}",
-        placeholders(users.len(), 12)
-    );
-    let mut query = sqlx::query(sqlx::AssertSqlSafe(sql));
-    for user in users {
-        query = query
-            .bind(user.id.to_string())
-            .bind(user.realm_id.to_string())
-            .bind(user.username.clone())
-            .bind(user.email.clone())
-            .bind(user.first_name.clone())
-            .bind(user.last_name.clone())
-            .bind(user.email_confirmed)
-            .bind(user.status.as_str())
-            .bind(user.password_hash.clone())
-            .bind(user.must_change_password)
-            .bind(super::millis(user.created_at))
-            .bind(super::millis(user.updated_at));
-    }
-    query.execute(db).await?;
-    Ok(())
-}
-
-/// Inserts events of one account, realm and client in one statement, each with its type and data.
-pub async fn publish_events<'c>(
-    db: impl Executor<'c, Database = Any>,
-    (account_id, realm_id, client_id): (&str, &str, &str),
-    events: &[(&'static str, Value)],
-    at: DateTime<Utc>,
-) -> Result<(), Error> {
-    if events.is_empty() {
-        return Ok(());
-    }
-    let sql = format!(
-        "INSERT INTO event_outbox (id, event_type, account_id, realm_id, client_id, created_at, data) VALUES {}",
-        placeholders(events.len(), 7)
-    );
-    let mut query = sqlx::query(sqlx::AssertSqlSafe(sql));
-    for (event_type, data) in events {
-        query = query
-            .bind(EventId::fresh().to_string())
-            .bind(*event_type)
-            .bind(account_id.to_owned())
-            .bind(realm_id.to_owned())
-            .bind(client_id.to_owned())
-            .bind(super::millis(at))
-            .bind(data.to_string());
-    }
-    query.execute(db).await?;
-    Ok(())
-}
-
 /// Where a person is added: a role, a group or an organization (the table and its owner column).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Link {
@@ -339,7 +280,7 @@ pub async fn link<'c>(
     };
     let sql = format!(
         "INSERT INTO {table} ({owner}, user_id, created_at) VALUES {} ON CONFLICT DO NOTHING",
-        placeholders(pairs.len(), 3)
+        super::placeholders(pairs.len(), 3)
     );
     let mut query = sqlx::query(sqlx::AssertSqlSafe(sql));
     for (owner, user) in pairs {
@@ -347,25 +288,4 @@ pub async fn link<'c>(
     }
     query.execute(db).await?;
     Ok(())
-}
-
-/// `($1, $2), ($3, $4)` for two rows of two columns.
-fn placeholders(rows: usize, columns: usize) -> String {
-    (0..rows).map(|row| format!("({})", numbered(row * columns + 1, columns))).collect::<Vec<_>>().join(", ")
-}
-
-/// `$first, …` for `count` placeholders.
-fn numbered(first: usize, count: usize) -> String {
-    (first..first + count).map(|n| format!("${n}")).collect::<Vec<_>>().join(", ")
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn placeholders_number_rows_then_columns() {
-        assert_eq!(placeholders(2, 3), "($1, $2, $3), ($4, $5, $6)");
-        assert_eq!(numbered(2, 2), "$2, $3");
-    }
 }

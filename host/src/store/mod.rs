@@ -534,6 +534,16 @@ stored_column!(
 );
 
 /// A list as its column stores it.
+/// `($1, $2), ($3, $4)` for two rows of two columns.
+pub(super) fn placeholders(rows: usize, columns: usize) -> String {
+    (0..rows).map(|row| format!("({})", numbered(row * columns + 1, columns))).collect::<Vec<_>>().join(", ")
+}
+
+/// `$first, …` for `count` placeholders.
+pub(super) fn numbered(first: usize, count: usize) -> String {
+    (first..first + count).map(|n| format!("${n}")).collect::<Vec<_>>().join(", ")
+}
+
 fn to_json_list(items: &[String]) -> String {
     serde_json::Value::from(items).to_string()
 }
@@ -545,6 +555,12 @@ fn from_json_list(text: &str) -> Vec<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn placeholders_number_rows_then_columns() {
+        assert_eq!(placeholders(2, 3), "($1, $2, $3), ($4, $5, $6)");
+        assert_eq!(numbered(2, 2), "$2, $3");
+    }
 
     #[test]
     fn list_placeholders_are_numbered_from_the_first() {

@@ -213,7 +213,8 @@ pub async fn mark_ended<'c>(db: impl Executor<'c, Database = Any>, id: &str, at:
     Ok(done.rows_affected() == 1)
 }
 
-/// Suspensions in force at `now` that end the person's sessions at their start and have not yet.
+/// Suspensions in force at `now` that end the person's sessions at their start and have not yet
+/// (one that started and ran out between two runs of the job ends none).
 pub async fn sessions_to_end<'c>(
     db: impl Executor<'c, Database = Any>,
     now: DateTime<Utc>,
@@ -221,7 +222,8 @@ pub async fn sessions_to_end<'c>(
 ) -> Result<Vec<Suspension>, Error> {
     sqlx::query_as(sqlx::AssertSqlSafe(format!(
         "SELECT {COLUMNS} FROM suspensions WHERE terminates_sessions = $1 AND sessions_terminated_at IS NULL \
-         AND ended_at IS NULL AND starts_at <= $2 ORDER BY starts_at, id LIMIT $3"
+         AND ended_at IS NULL AND starts_at <= $2 AND COALESCE(ends_at, 9223372036854775807) > $2 \
+         ORDER BY starts_at, id LIMIT $3"
     )))
     .bind(true)
     .bind(super::millis(now))

@@ -170,6 +170,36 @@ pub async fn require_password_change<'c>(
         .map_err(Error::from)
 }
 
+/// Inserts the people in one statement.
+pub async fn insert_many<'c>(db: impl Executor<'c, Database = Any>, users: &[User]) -> Result<(), Error> {
+    if users.is_empty() {
+        return Ok(());
+    }
+    let sql = format!(
+        "INSERT INTO users (id, realm_id, username, email, first_name, last_name, email_confirmed, status, \
+         password_hash, must_change_password, created_at, updated_at) VALUES {}",
+        super::placeholders(users.len(), 12)
+    );
+    let mut query = sqlx::query(sqlx::AssertSqlSafe(sql));
+    for user in users {
+        query = query
+            .bind(user.id.to_string())
+            .bind(user.realm_id.to_string())
+            .bind(user.username.clone())
+            .bind(user.email.clone())
+            .bind(user.first_name.clone())
+            .bind(user.last_name.clone())
+            .bind(user.email_confirmed)
+            .bind(user.status.as_str())
+            .bind(user.password_hash.clone())
+            .bind(user.must_change_password)
+            .bind(super::millis(user.created_at))
+            .bind(super::millis(user.updated_at));
+    }
+    query.execute(db).await?;
+    Ok(())
+}
+
 /// Replaces the person's password hash with `from`'s successor `to`, unless it changed meanwhile:
 /// an imported hash giving way to the service's own once the password is known to match it.
 pub async fn replace_password_hash<'c>(

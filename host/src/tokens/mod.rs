@@ -496,7 +496,7 @@ pub async fn active_access_token(state: &AppState, realm_id: &str, token: &str) 
     }
     // A person's token goes inactive the moment a Full suspension of them at its client starts.
     if (session_id.is_some() || claims.contains_key("act"))
-        && suspensions::standing(state, realm_id, &client_id, &subject, now).await?.refuses()
+        && suspensions::refuses(state, realm_id, &client_id, &subject, now).await?
     {
         return Ok(None);
     }

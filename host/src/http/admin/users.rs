@@ -354,7 +354,7 @@ pub async fn impersonate(
         return Err(Error::Conflict("the client is not Active".into()));
     }
     let now = state.clock.now();
-    if crate::suspensions::standing(&state, &realm.id, &client.id, &user.id, now).await?.refuses() {
+    if crate::suspensions::refuses(&state, &realm.id, &client.id, &user.id, now).await? {
         return Err(Error::Conflict("the user is under a Full suspension at the client".into()));
     }
     let act = json!({
