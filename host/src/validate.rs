@@ -106,6 +106,11 @@ impl Body {
         Self { fields, prefix: String::new(), refused: Vec::new() }
     }
 
+    /// The fields not read yet, as a JSON object: for a body that is a document to be read whole.
+    pub fn into_value(self) -> Value {
+        Value::Object(self.fields)
+    }
+
     fn path(&self, key: &str) -> String {
         format!("{}{key}", self.prefix)
     }

@@ -121,6 +121,33 @@ impl<'a> Importer<'a> {
         Ok(Self { state, by, client, job, directory, names_seen, emails_seen, dry_run })
     }
 
+    /// In a dry run, the names an import of configuration made first would add: realm roles,
+    /// client roles (`client/role`), groups and organizations, so rows naming them are checked as
+    /// they will be. A real import knows only what the realm holds.
+    pub fn foresee(
+        &mut self,
+        roles: Vec<String>,
+        client_roles: Vec<String>,
+        groups: Vec<String>,
+        organizations: Vec<String>,
+    ) {
+        if self.dry_run.is_none() {
+            return;
+        }
+        let directory = &mut self.directory;
+        let lists = [
+            (&mut directory.realm_roles, roles),
+            (&mut directory.client_roles, client_roles),
+            (&mut directory.groups, groups),
+            (&mut directory.organizations, organizations),
+        ];
+        for (known, names) in lists {
+            for name in names {
+                known.entry(name).or_default();
+            }
+        }
+    }
+
     /// Reads and writes one batch of rows: `(line, row)`, the row `Err` when it was not JSON.
     pub async fn take(&mut self, rows: Vec<Row>) -> Result<(), Error> {
         let now = self.state.clock.now();
@@ -128,12 +155,14 @@ impl<'a> Importer<'a> {
         let mut candidates = Vec::new();
         for (line, row) in rows {
             self.job.rows_read += 1;
+            // A refused row is reported with the username it gives, when it gives one.
+            let named = row.as_ref().ok().and_then(|row| row.get("username")?.as_str().map(str::to_owned));
             match row
                 .map_err(|why| vec![Notification::new("", Rule::Json, why)])
                 .and_then(|row| self.read(line, row, now))
             {
                 Ok(candidate) => candidates.push(candidate),
-                Err(problems) => refusals.push(refusal(line, None, &problems)),
+                Err(problems) => refusals.push(refusal(line, named.as_deref(), &problems)),
             }
         }
         if self.dry_run.is_none() {
@@ -238,7 +267,6 @@ impl<'a> Importer<'a> {
         let mut links = Vec::new();
         let lists = [
             ("roles", Link::Role, &self.directory.realm_roles, "realm role"),
-            ("clientRoles", Link::Role, &self.directory.client_roles, "role of the client"),
             ("groups", Link::Group, &self.directory.groups, "group"),
             ("organizations", Link::Organization, &self.directory.organizations, "organization"),
         ];
@@ -251,6 +279,30 @@ impl<'a> Importer<'a> {
                         &format!("{field}[{index}]"),
                         Rule::NotFound,
                         format!("the realm has no {what} named {name}"),
+                    ),
+                }
+            }
+        }
+        // `clientRoles`: names of the client's roles, or names by client for any client's.
+        let client_roles = match body.optional("clientRoles", |_, value| Ok(value.clone())) {
+            None => Vec::new(),
+            Some(Value::Object(by_client)) => {
+                by_client.into_iter().map(|(client, names)| (format!("clientRoles.{client}"), client, names)).collect()
+            }
+            Some(names) => vec![("clientRoles".to_owned(), self.client.id.to_string(), names)],
+        };
+        for (field, client, names) in client_roles {
+            let Ok(names) = list_of(100, text(1, 255))(&field, &names) else {
+                body.refuse(&field, Rule::Type, format!("{field} must be a list of role names"));
+                continue;
+            };
+            for (index, name) in names.iter().enumerate() {
+                match self.directory.client_roles.get(&format!("{client}/{name}")) {
+                    Some(id) => links.push((Link::Role, id.clone())),
+                    None => body.refuse(
+                        &format!("{field}[{index}]"),
+                        Rule::NotFound,
+                        format!("the client {client} has no role named {name}"),
                     ),
                 }
             }
@@ -448,7 +500,7 @@ fn refusal(line: i64, username: Option<&str>, problems: &[Notification]) -> Refu
 
 /// The realm's roles (and the client's), groups and organizations by name.
 async fn directory(state: &AppState, client: &Client) -> Result<Directory, Error> {
-    let names = store::names(state.store.pool(), &client.realm_id, &client.id).await?;
+    let names = store::names(state.store.pool(), &client.realm_id).await?;
     let mut directory = Directory::default();
     for (kind, name, id) in names {
         let map = match kind.as_str() {

@@ -235,21 +235,20 @@ pub async fn existing(
     Ok(found)
 }
 
-/// The names of the realm's roles (`realm_role`), the client's roles (`client_role`), the realm's
-/// groups and organizations: `(kind, name, id)`.
+/// The names of the realm's roles (`realm_role`), its clients' roles (`client_role`, named
+/// `client/role`), its groups and organizations: `(kind, name, id)`.
 pub async fn names<'c>(
     db: impl Executor<'c, Database = Any>,
     realm_id: &str,
-    client_id: &str,
 ) -> Result<Vec<(String, String, String)>, Error> {
     sqlx::query_as(
         "SELECT 'realm_role', name, id FROM realm_roles WHERE realm_id = $1 AND client_id IS NULL \
-         UNION ALL SELECT 'client_role', name, id FROM realm_roles WHERE realm_id = $1 AND client_id = $2 \
+         UNION ALL SELECT 'client_role', client_id || '/' || name, id FROM realm_roles \
+           WHERE realm_id = $1 AND client_id IS NOT NULL \
          UNION ALL SELECT 'group', name, id FROM groups WHERE realm_id = $1 \
          UNION ALL SELECT 'organization', name, id FROM organizations WHERE realm_id = $1",
     )
     .bind(realm_id)
-    .bind(client_id)
     .fetch_all(db)
     .await
     .map_err(Error::from)

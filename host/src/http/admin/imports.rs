@@ -72,7 +72,7 @@ pub struct RefusalView {
 }
 
 impl ImportView {
-    fn of(job: &UserImport, refusals: Option<Vec<store::Refusal>>) -> Self {
+    pub fn of(job: &UserImport, refusals: Option<Vec<store::Refusal>>) -> Self {
         Self {
             id: job.id.to_string(),
             realm_id: job.realm_id.to_string(),
@@ -246,15 +246,26 @@ fn take_line(batch: &mut Vec<Row>, line: i64, pending: &mut Vec<u8>, overlong: &
 }
 
 /// The parameters of an import.
-struct Parameters {
-    on_conflict: OnConflict,
-    dry_run: bool,
+pub struct Parameters {
+    pub on_conflict: OnConflict,
+    pub dry_run: bool,
 }
 
-fn parameters(query: Option<String>) -> Result<Parameters, Error> {
+pub fn parameters(query: Option<String>) -> Result<Parameters, Error> {
+    Ok(parameters_with(query, &[], false)?.0)
+}
+
+/// The parameters of an import (`dry_run` by default, or not), and the values of the `own` ones
+/// an endpoint adds; any other is refused.
+pub fn parameters_with(
+    query: Option<String>,
+    own: &[&str],
+    dry_run: bool,
+) -> Result<(Parameters, Vec<(String, String)>), Error> {
     let pairs: Vec<(String, String)> =
         query.map(|q| url::form_urlencoded::parse(q.as_bytes()).into_owned().collect()).unwrap_or_default();
-    let mut chosen = Parameters { on_conflict: OnConflict::Skip, dry_run: false };
+    let mut chosen = Parameters { on_conflict: OnConflict::Skip, dry_run };
+    let mut given = Vec::new();
     for (name, value) in pairs {
         match name.as_str() {
             "onConflict" => {
@@ -269,13 +280,14 @@ fn parameters(query: Option<String>) -> Result<Parameters, Error> {
                     _ => return Err(Error::invalid("dryRun", Rule::Type, "dryRun must be true or false")),
                 };
             }
+            _ if own.contains(&name.as_str()) => given.push((name, value)),
             _ => {
-                let message = format!("{name} is not a parameter of an import");
+                let message = format!("{name} is not a parameter of this import");
                 return Err(Error::invalid(name, Rule::Unknown, message));
             }
         }
     }
-    Ok(chosen)
+    Ok((chosen, given))
 }
 
 #[utoipa::path(get, path = "/realms/{realm}/clients/{client}/users/import", tag = "Realm users",

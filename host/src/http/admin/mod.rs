@@ -5,6 +5,7 @@ pub mod audit;
 pub mod captures;
 pub mod client_fields;
 pub mod clients;
+pub mod configuration;
 pub mod consumers;
 pub mod delegation;
 pub mod groups;
@@ -122,6 +123,12 @@ pub fn routes() -> Router<AppState> {
         .route("/realms/{realm}/delegation-grants/{grantId}", get(delegation::read))
         .route("/realms/{realm}/delegation-grants/{grantId}/withdraw", post(delegation::withdraw))
         .route("/realms/{realm}/delegation-exchanges", get(delegation::exchanges))
+        .route("/export", get(configuration::export))
+        .route("/export/{resourceType}", get(configuration::export_part))
+        .route("/import", post(configuration::import))
+        .route("/import/translate", post(configuration::migration::translate))
+        .route("/import/migrate", post(configuration::migration::migrate))
+        .route("/import/{resourceType}", post(configuration::import_part))
         .route("/suspensions", get(suspensions::list))
         .route("/realms/{realm}/clients/{client}/users/import", get(imports::list).post(imports::create))
         .route("/realms/{realm}/clients/{client}/users/import/{importId}", get(imports::read))

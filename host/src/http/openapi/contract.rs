@@ -8,11 +8,25 @@ use serde_json::{Map, Value, json};
 
 /// GET addresses that name one thing, not a collection: read, not listed.
 const SINGLETONS: &[&str] =
-    &["account", "summary", "threat-standing", "rotation-policy", "metrics", "notification-preferences"];
+    &["account", "summary", "threat-standing", "rotation-policy", "metrics", "notification-preferences", "export"];
 
 /// POST addresses that name an action on what precedes them.
-const ACTIONS: &[&str] =
-    &["accept", "dismiss", "impersonate", "replay", "revoke", "rotate", "rotate-secret", "test", "withdraw"];
+const ACTIONS: &[&str] = &[
+    "accept",
+    "dismiss",
+    "impersonate",
+    "migrate",
+    "replay",
+    "revoke",
+    "rotate",
+    "rotate-secret",
+    "test",
+    "translate",
+    "withdraw",
+];
+
+/// Path parameters that choose a part of what precedes them, not one item of a collection.
+const PARTS: &[&str] = &["{resourceType}"];
 
 const METHODS: &[&str] = &["get", "post", "put", "delete", "patch"];
 
@@ -75,6 +89,9 @@ pub fn operation_id(method: &str, path: &str) -> String {
         }
     }
     let last = segments.last().copied().unwrap_or_default();
+    if PARTS.contains(&last) {
+        nouns.push("part".to_owned());
+    }
     let verb = if is_param(last) {
         match method {
             "get" => "get",
@@ -249,6 +266,11 @@ mod tests {
             ("get", "/realms/{realm}/users/{userId}/threat-standing", "getRealmUserThreatStanding"),
             ("get", "/realms/{realm}/clients/{client}/webhooks/deliveries", "listRealmClientWebhooksDeliveries"),
             ("post", "/realms/{realm}/webhooks/{webhookId}/rotate-secret", "rotateSecretRealmWebhook"),
+            ("post", "/import", "createImport"),
+            ("post", "/import/{resourceType}", "createImportPart"),
+            ("get", "/export", "getExport"),
+            ("get", "/export/{resourceType}", "getExportPart"),
+            ("post", "/import/migrate", "migrateImport"),
             ("get", "/secrets/rotation-policy", "getSecretsRotationPolicy"),
         ];
         for (method, path, id) in cases {

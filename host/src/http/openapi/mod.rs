@@ -11,9 +11,9 @@ use utoipa::{Modify, OpenApi};
 
 use super::admin::webhooks::ClientEndpointPaths;
 use super::admin::{
-    account, audit, captures, clients, consumers, delegation, groups, imports, organizations, realm_roles, realms,
-    registration, resource_servers, roles, scopes, secrets, sessions, signing_keys, suspensions, threats, users,
-    webhooks,
+    account, audit, captures, clients, configuration, consumers, delegation, groups, imports, organizations,
+    realm_roles, realms, registration, resource_servers, roles, scopes, secrets, sessions, signing_keys, suspensions,
+    threats, users, webhooks,
 };
 use super::envelope::{NotificationBody, Pagination};
 use crate::error::ErrorCode;
@@ -39,6 +39,8 @@ use crate::error::ErrorCode;
         organizations::members, organizations::add_member, organizations::remove_member,
         delegation::create, delegation::list, delegation::read, delegation::withdraw, delegation::exchanges,
         imports::create, imports::list, imports::read,
+        configuration::export, configuration::export_part, configuration::import, configuration::import_part,
+        configuration::migration::translate, configuration::migration::migrate,
         suspensions::create, suspensions::list_of_user, suspensions::read, suspensions::lift, suspensions::list,
         resource_servers::create, resource_servers::list, resource_servers::read, resource_servers::update,
         resource_servers::delete,
