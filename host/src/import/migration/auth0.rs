@@ -8,7 +8,7 @@ use std::collections::HashSet;
 
 use serde_json::{Map, Value, json};
 
-use super::{Translation, client_id, exact_addresses, flag, item, realm_id, text, texts};
+use super::{Translation, client_id, exact_addresses, flag, item, person_row, realm_id, text, texts};
 use crate::import::configuration::{Client, Collection, Realm};
 use crate::validate::{Notification, Rule};
 
@@ -270,20 +270,8 @@ fn users(t: &mut Translation, export: &Map<String, Value>) {
         if text(user, "username").is_none() {
             by_email += 1;
         }
-        let mut row = Map::new();
-        row.insert("username".into(), json!(username));
-        if let Some(email) = email {
-            row.insert("email".into(), json!(email));
-        }
-        for (from, to) in [("given_name", "firstName"), ("family_name", "lastName")] {
-            if let Some(value) = text(user, from) {
-                row.insert(to.into(), json!(value));
-            }
-        }
-        row.insert("emailConfirmed".into(), json!(flag(user, "email_verified").unwrap_or(false)));
-        if flag(user, "blocked") == Some(true) {
-            row.insert("status".into(), json!("Disabled"));
-        }
+        let names = ["email", "given_name", "family_name", "email_verified"];
+        let mut row = person_row(user, username, names, flag(user, "blocked") == Some(true));
         match password_hash(user) {
             Some(hash) => {
                 row.insert("passwordHash".into(), hash);

@@ -6,7 +6,7 @@ use std::collections::HashSet;
 
 use serde_json::{Map, Value, json};
 
-use super::{Translation, client_id, exact_addresses, flag, item, realm_id, text, texts};
+use super::{Translation, client_id, exact_addresses, flag, item, person_row, realm_id, text, texts};
 use crate::import::configuration::{Client, Collection, Group, Realm, RoleName};
 use crate::validate::{Notification, Rule};
 
@@ -421,17 +421,8 @@ fn users(t: &mut Translation, export: &Map<String, Value>, clients: &HashSet<Str
             continue;
         }
         let Some(username) = text(user, "username") else { continue };
-        let mut row = Map::new();
-        row.insert("username".into(), json!(username));
-        for (from, to) in [("email", "email"), ("firstName", "firstName"), ("lastName", "lastName")] {
-            if let Some(value) = text(user, from) {
-                row.insert(to.into(), json!(value));
-            }
-        }
-        row.insert("emailConfirmed".into(), json!(flag(user, "emailVerified").unwrap_or(false)));
-        if flag(user, "enabled") == Some(false) {
-            row.insert("status".into(), json!("Disabled"));
-        }
+        let names = ["email", "firstName", "lastName", "emailVerified"];
+        let mut row = person_row(user, username, names, flag(user, "enabled") == Some(false));
         let credentials = user.get("credentials").and_then(Value::as_array).cloned().unwrap_or_default();
         let password = credentials.iter().find(|c| c.get("type").and_then(Value::as_str) == Some("password"));
         match password.and_then(password_hash) {

@@ -163,6 +163,24 @@ fn item(collection: Collection, fields: Map<String, Value>) -> Item {
     Item { key, fields, id: None }
 }
 
+/// The start of a user import row: `username`, and from the provider's names of the e-mail
+/// address, given name, family name and e-mail confirmation, `email`, `firstName`, `lastName` and
+/// `emailConfirmed`; `status` Disabled for a person the provider had disabled.
+fn person_row(user: &Map<String, Value>, username: &str, names: [&str; 4], disabled: bool) -> Map<String, Value> {
+    let mut row = Map::new();
+    row.insert("username".into(), Value::from(username));
+    for (from, to) in names.iter().zip(["email", "firstName", "lastName"]) {
+        if let Some(value) = text(user, from) {
+            row.insert(to.into(), Value::from(value));
+        }
+    }
+    row.insert("emailConfirmed".into(), Value::from(flag(user, names[3]).unwrap_or(false)));
+    if disabled {
+        row.insert("status".into(), Value::from("Disabled"));
+    }
+    row
+}
+
 /// Addresses a browser may be sent back to here: compared exactly, so a wildcard cannot come.
 fn exact_addresses(addresses: Vec<String>) -> (Vec<String>, Vec<String>) {
     addresses.into_iter().filter(|a| !a.is_empty()).partition(|address| !address.contains('*'))
