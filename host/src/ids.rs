@@ -111,6 +111,12 @@ id_type! {
     ClientId
 }
 
+id_type! {
+    /// An identity provider's id, unique within its realm and named by `idp_hint`: the form of a
+    /// realm id.
+    IdentityProviderId
+}
+
 /// An identifier the service mints itself: a GUID, made by `fresh`.
 macro_rules! guid_type {
     ($($(#[$meta:meta])* $name:ident;)+) => {$(
@@ -193,23 +199,34 @@ pub const PLATFORM_REALM: &str = "platform";
 
 impl RealmId {
     pub fn parse(text: &str) -> Result<Self, (Rule, String)> {
-        let valid_char = |c: char| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '-' || c == '_';
-        let edge = |c: Option<char>| c.is_some_and(|c| c.is_ascii_lowercase() || c.is_ascii_digit());
-        if text.is_empty() || text.len() > 64 {
-            return Err((Rule::Pattern, "must have 1 to 64 characters".into()));
-        }
-        if !text.chars().all(valid_char) || !edge(text.chars().next()) || !edge(text.chars().last()) {
-            return Err((
-                Rule::Pattern,
-                "only lowercase letters, digits, '-' and '_', starting and ending with a letter or digit".into(),
-            ));
-        }
-        Ok(Self(text.to_owned()))
+        lowercase_name(text).map(Self)
     }
 
     pub fn platform() -> Self {
         Self(PLATFORM_REALM.to_owned())
     }
+}
+
+impl IdentityProviderId {
+    pub fn parse(text: &str) -> Result<Self, (Rule, String)> {
+        lowercase_name(text).map(Self)
+    }
+}
+
+/// 1 to 64 of lowercase letters, digits, `-` and `_`, starting and ending with a letter or digit.
+fn lowercase_name(text: &str) -> Result<String, (Rule, String)> {
+    let valid_char = |c: char| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '-' || c == '_';
+    let edge = |c: Option<char>| c.is_some_and(|c| c.is_ascii_lowercase() || c.is_ascii_digit());
+    if text.is_empty() || text.len() > 64 {
+        return Err((Rule::Pattern, "must have 1 to 64 characters".into()));
+    }
+    if !text.chars().all(valid_char) || !edge(text.chars().next()) || !edge(text.chars().last()) {
+        return Err((
+            Rule::Pattern,
+            "only lowercase letters, digits, '-' and '_', starting and ending with a letter or digit".into(),
+        ));
+    }
+    Ok(text.to_owned())
 }
 
 impl ClientId {

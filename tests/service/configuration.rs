@@ -45,6 +45,10 @@ async fn configure(app: &TestApp, receiver: &Receiver) {
         let granted = app.post(&format!("/realms/acme/groups/{staff}/roles"), json!({ "roleId": role })).await;
         assert_eq!(granted.status, StatusCode::CREATED, "{:?}", granted.body);
     }
+    let google = json!({ "id": "google", "protocol": "OpenIdConnect", "clientId": "acme-at-google",
+        "discoveryUrl": "https://accounts.google.com/.well-known/openid-configuration", "clientSecret": "GOCSPX-secret-1234",
+        "trustVerifiedEmail": true, "roleMappings": [{ "claim": "hd", "value": "acme.example", "roles": ["admin"], "groups": ["staff"] }] });
+    assert_eq!(app.post("/realms/acme/identity-providers", google).await.status, StatusCode::CREATED);
     let initech = json!({ "name": "Initech", "domains": ["initech.example"] });
     created_id(app, "/realms/acme/organizations", initech).await;
     let api = json!({ "name": "Orders API", "address": "https://api.example.com/orders",
@@ -102,13 +106,15 @@ async fn an_exported_account_imported_into_an_empty_one_exports_the_same() {
     let acme = &document["realms"][0];
     assert_eq!(document["realms"].as_array().map(Vec::len), Some(1), "the service's own realm is not exported");
     assert_eq!(acme["registrationScopes"], json!(["reports:read"]));
+    assert_eq!(acme["identityProviders"][0]["roleMappings"][0]["groups"], json!(["staff"]));
+    assert!(!text.contains("GOCSPX"), "nor an identity provider's secret");
     assert_eq!(acme["groups"][0]["roles"], json!([{ "name": "admin" }, { "name": "clerk", "clientId": "web" }]));
     let web = acme["clients"].as_array().unwrap().iter().find(|c| c["id"] == "web").unwrap();
     assert_eq!(web["grantedRoles"], json!([{ "name": "admin" }]));
 
     let target = spawn_with(TestDatabase::new().await, receiving).await;
     let report = import(&target, "/import", &document).await;
-    assert_eq!(counts(&report), [16, 0, 0, 0, 0, 0], "{report:#}");
+    assert_eq!(counts(&report), [17, 0, 0, 0, 0, 0], "{report:#}");
     let web = item(&report, "Client", "web");
     assert!(web["secret"].as_str().is_some_and(|s| s.len() > 20), "a new secret is shown once: {web}");
     assert!(item(&report, "Client", "spa").get("secret").is_none(), "a public client has none");
@@ -123,7 +129,7 @@ async fn an_exported_account_imported_into_an_empty_one_exports_the_same() {
     let trail = trail_length(&target).await;
     for policy in ["Skip", "Overwrite", "Fail"] {
         let again = import(&target, &format!("/import?onConflict={policy}"), &document).await;
-        assert_eq!(counts(&again), [0, 0, 15, 0, 0, 0], "{policy}: {again:#}");
+        assert_eq!(counts(&again), [0, 0, 16, 0, 0, 0], "{policy}: {again:#}");
     }
     assert_eq!(trail_length(&target).await, trail, "nothing was written");
 }
@@ -148,7 +154,7 @@ async fn conflicts_follow_the_policy_and_a_dry_run_writes_and_publishes_nothing(
     assert_eq!(item(&dry, "RealmRole", "auditor")["outcome"], "Created");
     assert_eq!(item(&dry, "GroupRole", "auditor")["outcome"], "Created");
     assert_eq!(item(&dry, "GroupRole", "web/clerk")["outcome"], "Withdrawn");
-    assert_eq!(counts(&dry), [2, 1, 13, 0, 1, 0], "{dry:#}");
+    assert_eq!(counts(&dry), [2, 1, 14, 0, 1, 0], "{dry:#}");
     assert_eq!(export(&app).await, before, "a dry run writes nothing");
     assert_eq!(trail_length(&app).await, trail);
     let published = app.events("admin_resource_created").await.len() + app.events("admin_resource_updated").await.len();

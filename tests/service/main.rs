@@ -25,6 +25,7 @@ mod dpop;
 mod envelope;
 mod generated_clients;
 mod hosts;
+mod identity_providers;
 mod imports;
 mod jwt_attacks;
 mod key_rollover;

@@ -19,6 +19,7 @@ pub mod deliveries;
 pub mod devices;
 mod error;
 pub mod events;
+pub mod identity_providers;
 pub mod imports;
 pub mod invitations;
 pub mod lockout;
@@ -422,6 +423,7 @@ text_id!(
     crate::ids::AccountId,
     crate::ids::RealmId,
     crate::ids::ClientId,
+    crate::ids::IdentityProviderId,
     crate::ids::UserId,
     crate::ids::SessionId,
     crate::ids::BrowserSessionId,

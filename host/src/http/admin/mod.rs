@@ -9,6 +9,7 @@ pub mod configuration;
 pub mod consumers;
 pub mod delegation;
 pub mod groups;
+pub mod identity_providers;
 pub mod imports;
 pub mod members;
 pub mod organizations;
@@ -145,6 +146,11 @@ pub fn routes() -> Router<AppState> {
         .route(
             "/realms/{realm}/resource-servers/{serverId}",
             get(resource_servers::read).put(resource_servers::update).delete(resource_servers::delete),
+        )
+        .route("/realms/{realm}/identity-providers", get(identity_providers::list).post(identity_providers::create))
+        .route(
+            "/realms/{realm}/identity-providers/{providerId}",
+            get(identity_providers::read).put(identity_providers::update).delete(identity_providers::delete),
         )
         .route("/realms/{realm}/sessions", get(sessions::list))
         .route("/realms/{realm}/sessions/{sessionId}", get(sessions::read).delete(sessions::revoke))

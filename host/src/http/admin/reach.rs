@@ -22,6 +22,7 @@ use crate::store::captures::{self, Capture};
 use crate::store::clients::Client;
 use crate::store::consumers::{self, Consumer};
 use crate::store::delegation::{self, DelegationGrant};
+use crate::store::identity_providers::{self, IdentityProvider};
 use crate::store::organizations::{self, Organization};
 use crate::store::realm_roles::{self, Group};
 use crate::store::realms::Realm;
@@ -242,6 +243,15 @@ impl Addressed for ResourceServer {
 
     async fn find(state: &AppState, realm: &Realm, id: &str) -> Result<Option<Self>, Error> {
         Ok(resource_servers::find(state.store.pool(), &realm.id, id).await?)
+    }
+}
+
+impl Addressed for IdentityProvider {
+    const PARAMETER: &'static str = "providerId";
+    const WHAT: &'static str = "identity provider";
+
+    async fn find(state: &AppState, realm: &Realm, id: &str) -> Result<Option<Self>, Error> {
+        Ok(identity_providers::find(state.store.pool(), &realm.id, id).await?)
     }
 }
 

@@ -84,7 +84,7 @@ pub struct ResourceServerInput {
     status: Option<Status>,
 }
 
-fn address(text_value: &str) -> Result<String, (Rule, String)> {
+pub(super) fn address(text_value: &str) -> Result<String, (Rule, String)> {
     let refuse = |why: &str| Err((Rule::Format, format!("address {why}")));
     let Ok(uri) = url::Url::parse(text_value) else { return refuse("must be an absolute URI") };
     if uri.fragment().is_some() {

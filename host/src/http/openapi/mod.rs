@@ -11,9 +11,9 @@ use utoipa::{Modify, OpenApi};
 
 use super::admin::webhooks::ClientEndpointPaths;
 use super::admin::{
-    account, audit, captures, clients, configuration, consumers, delegation, groups, imports, organizations,
-    realm_roles, realms, registration, resource_servers, roles, scopes, secrets, sessions, signing_keys, suspensions,
-    threats, users, webhooks,
+    account, audit, captures, clients, configuration, consumers, delegation, groups, identity_providers, imports,
+    organizations, realm_roles, realms, registration, resource_servers, roles, scopes, secrets, sessions, signing_keys,
+    suspensions, threats, users, webhooks,
 };
 use super::envelope::{NotificationBody, Pagination};
 use crate::error::ErrorCode;
@@ -42,6 +42,8 @@ use crate::error::ErrorCode;
         configuration::export, configuration::export_part, configuration::import, configuration::import_part,
         configuration::migration::translate, configuration::migration::migrate,
         suspensions::create, suspensions::list_of_user, suspensions::read, suspensions::lift, suspensions::list,
+        identity_providers::create, identity_providers::list, identity_providers::read, identity_providers::update,
+        identity_providers::delete,
         resource_servers::create, resource_servers::list, resource_servers::read, resource_servers::update,
         resource_servers::delete,
         scopes::create_catalogue_scope, scopes::list_catalogue, scopes::update_catalogue_scope, scopes::delete_catalogue_scope,

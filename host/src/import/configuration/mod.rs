@@ -1,7 +1,8 @@
 //! An account's configuration as one JSON document, and the plan of importing one.
 //!
 //! A [`Document`] holds the account's catalogue scopes and its realms, each with its scopes, roles,
-//! groups (with the roles they grant), organizations, resource servers, clients (with their roles,
+//! groups (with the roles they grant), organizations, resource servers, identity providers (without
+//! their client secrets), clients (with their roles,
 //! the roles granted to them and their webhook endpoints) and webhook endpoints. Each item is the
 //! body its creation takes in the admin API, and items name one another by what the account's
 //! people chose (a realm's or client's id, a role's name and, for a client role, its client), never
@@ -37,11 +38,12 @@ pub enum Kind {
     Group,
     Organization,
     ResourceServer,
+    IdentityProvider,
     Webhook,
 }
 
 impl Kind {
-    pub const ALL: [Kind; 8] = [
+    pub const ALL: [Kind; 9] = [
         Kind::Scope,
         Kind::Realm,
         Kind::Role,
@@ -49,6 +51,7 @@ impl Kind {
         Kind::Group,
         Kind::Organization,
         Kind::ResourceServer,
+        Kind::IdentityProvider,
         Kind::Webhook,
     ];
 
@@ -62,6 +65,7 @@ impl Kind {
             Kind::Group => "groups",
             Kind::Organization => "organizations",
             Kind::ResourceServer => "resource-servers",
+            Kind::IdentityProvider => "identity-providers",
             Kind::Webhook => "webhooks",
         }
     }
@@ -88,6 +92,7 @@ pub enum Collection {
     GroupRole,
     Organization,
     ResourceServer,
+    IdentityProvider,
     RealmWebhook,
     ClientWebhook,
 }
@@ -102,6 +107,7 @@ impl Collection {
             Collection::Group | Collection::GroupRole => Kind::Group,
             Collection::Organization => Kind::Organization,
             Collection::ResourceServer => Kind::ResourceServer,
+            Collection::IdentityProvider => Kind::IdentityProvider,
             Collection::RealmWebhook | Collection::ClientWebhook => Kind::Webhook,
         }
     }
@@ -109,7 +115,7 @@ impl Collection {
     /// The field that names an item in its place.
     pub fn key_field(self) -> &'static str {
         match self {
-            Collection::Realm | Collection::RealmSettings | Collection::Client => "id",
+            Collection::Realm | Collection::RealmSettings | Collection::Client | Collection::IdentityProvider => "id",
             Collection::ResourceServer => "address",
             Collection::RealmWebhook | Collection::ClientWebhook => "url",
             _ => "name",
@@ -166,6 +172,26 @@ impl Collection {
             Collection::RealmWebhook | Collection::ClientWebhook => {
                 &["name", "url", "description", "events", "retries", "firstRetryAfterSeconds", "status"]
             }
+            // The client secret is never exported: an imported provider needs it set again.
+            Collection::IdentityProvider => &[
+                "id",
+                "displayName",
+                "protocol",
+                "status",
+                "discoveryUrl",
+                "authorizationUrl",
+                "tokenUrl",
+                "userinfoUrl",
+                "clientId",
+                "scopes",
+                "claims.username",
+                "claims.email",
+                "claims.emailVerified",
+                "claims.givenName",
+                "claims.familyName",
+                "trustVerifiedEmail",
+                "roleMappings",
+            ],
             Collection::ClientGrantedRole | Collection::GroupRole => &[],
         }
     }
@@ -265,6 +291,7 @@ pub struct Realm {
     pub groups: Vec<Group>,
     pub organizations: Vec<Item>,
     pub resource_servers: Vec<Item>,
+    pub identity_providers: Vec<Item>,
     pub clients: Vec<Client>,
     pub webhooks: Vec<Item>,
 }
@@ -288,7 +315,8 @@ pub struct Document {
     pub realms: Vec<Realm>,
 }
 
-const REALM_PARTS: [&str; 7] = ["scopes", "roles", "groups", "organizations", "resourceServers", "clients", "webhooks"];
+const REALM_PARTS: [&str; 8] =
+    ["scopes", "roles", "groups", "organizations", "resourceServers", "identityProviders", "clients", "webhooks"];
 const CLIENT_PARTS: [&str; 3] = ["roles", "grantedRoles", "webhooks"];
 
 impl Document {
@@ -336,6 +364,7 @@ impl Document {
             put(&mut fields, "groups", groups.collect());
             put(&mut fields, "organizations", plain(&realm.organizations));
             put(&mut fields, "resourceServers", plain(&realm.resource_servers));
+            put(&mut fields, "identityProviders", plain(&realm.identity_providers));
             let clients = realm.clients.iter().filter_map(|client| {
                 let mut fields = client.item.as_ref()?.fields.clone();
                 put(&mut fields, "roles", plain(&client.roles));
@@ -378,6 +407,9 @@ impl Document {
             }
             if !keep(Kind::ResourceServer) {
                 realm.resource_servers.clear();
+            }
+            if !keep(Kind::IdentityProvider) {
+                realm.identity_providers.clear();
             }
             if !keep(Kind::Webhook) {
                 realm.webhooks.clear();
@@ -490,12 +522,17 @@ impl Reader {
 
     fn realm(&mut self, path: &str, mut fields: Map<String, Value>) -> Realm {
         let mut part = |name: &str| fields.remove(name);
-        let [scopes, roles, groups, organizations, servers, clients, webhooks] = REALM_PARTS.map(&mut part);
+        let [scopes, roles, groups, organizations, servers, providers, clients, webhooks] = REALM_PARTS.map(&mut part);
         let mut realm = Realm {
             scopes: self.items(&format!("{path}.scopes"), scopes, Collection::RealmScope),
             roles: self.items(&format!("{path}.roles"), roles, Collection::RealmRole),
             organizations: self.items(&format!("{path}.organizations"), organizations, Collection::Organization),
             resource_servers: self.items(&format!("{path}.resourceServers"), servers, Collection::ResourceServer),
+            identity_providers: self.items(
+                &format!("{path}.identityProviders"),
+                providers,
+                Collection::IdentityProvider,
+            ),
             webhooks: self.items(&format!("{path}.webhooks"), webhooks, Collection::RealmWebhook),
             ..Realm::default()
         };

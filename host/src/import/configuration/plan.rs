@@ -230,6 +230,10 @@ impl<'a> Planner<'a> {
         }
         for (given, held) in &realms {
             let place = (Some(given.key()), None);
+            self.items(Collection::IdentityProvider, place, &given.identity_providers, &held.identity_providers);
+        }
+        for (given, held) in &realms {
+            let place = (Some(given.key()), None);
             self.items(Collection::Organization, place, &given.organizations, &held.organizations);
         }
         for (given, held) in &realms {

@@ -187,7 +187,7 @@ fn exact_addresses(addresses: Vec<String>) -> (Vec<String>, Vec<String>) {
 }
 
 /// The kinds of configuration a migration imports: all of them.
-pub const KINDS: [Kind; 8] = Kind::ALL;
+pub const KINDS: [Kind; 9] = Kind::ALL;
 
 #[cfg(test)]
 mod tests {

@@ -33,7 +33,8 @@ use crate::validate::Rule;
 #[serde(rename_all = "camelCase")]
 pub struct ItemOutcomeView {
     /// CatalogueScope, Realm, RealmSettings, RealmScope, RealmRole, Client, ClientRole,
-    /// ClientGrantedRole, Group, GroupRole, Organization, ResourceServer, RealmWebhook or ClientWebhook.
+    /// ClientGrantedRole, Group, GroupRole, Organization, ResourceServer, IdentityProvider, RealmWebhook
+    /// or ClientWebhook.
     pub collection: String,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub realm_id: Option<String>,
@@ -77,7 +78,8 @@ pub struct ConfigurationImportView {
     pub dry_run: bool,
     /// Skip, Overwrite or Fail.
     pub on_conflict: OnConflict,
-    /// The parts imported: scopes, realms, roles, clients, groups, organizations, resource-servers, webhooks.
+    /// The parts imported: scopes, realms, roles, clients, groups, organizations, resource-servers,
+    /// identity-providers, webhooks.
     pub resource_types: Vec<String>,
     pub counts: OutcomeCounts,
     /// Every item, in the order the import takes them.
@@ -115,7 +117,7 @@ pub async fn export(State(state): State<AppState>, caller: Caller) -> Result<Res
 }
 
 #[utoipa::path(get, path = "/export/{resourceType}", tag = "Import",
-    params(("resourceType" = String, Path, description = "scopes, realms, roles, clients, groups, organizations, resource-servers or webhooks")),
+    params(("resourceType" = String, Path, description = "scopes, realms, roles, clients, groups, organizations, resource-servers, identity-providers or webhooks")),
     responses((status = 200, description = "The document with that part only (realms stay, named by id, as the places of their parts), in `data`", body = Object),
               (status = 400), (status = 403)),
     security(("apiKey" = [])))]
@@ -151,7 +153,7 @@ pub async fn import(
 }
 
 #[utoipa::path(post, path = "/import/{resourceType}", tag = "Import",
-    params(("resourceType" = String, Path, description = "scopes, realms, roles, clients, groups, organizations, resource-servers or webhooks"),
+    params(("resourceType" = String, Path, description = "scopes, realms, roles, clients, groups, organizations, resource-servers, identity-providers or webhooks"),
            ("onConflict" = Option<String>, Query, description = "Skip (default), Overwrite or Fail"),
            ("dryRun" = Option<bool>, Query)),
     request_body(content = Object, description = "A configuration document: only its items of that part are imported, into realms the account holds"),

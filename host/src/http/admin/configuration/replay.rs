@@ -110,6 +110,9 @@ impl Replay {
                 roles: self.items(Collection::RealmRole, &format!("{at}/roles")).await?,
                 organizations: self.items(Collection::Organization, &format!("{at}/organizations")).await?,
                 resource_servers: self.items(Collection::ResourceServer, &format!("{at}/resource-servers")).await?,
+                identity_providers: self
+                    .items(Collection::IdentityProvider, &format!("{at}/identity-providers"))
+                    .await?,
                 webhooks: self.items(Collection::RealmWebhook, &format!("{at}/webhooks")).await?,
                 ..Realm::default()
             };
@@ -315,6 +318,7 @@ impl<'a> Executor<'a> {
             }
             Collection::Organization => format!("/realms/{at}/organizations"),
             Collection::ResourceServer => format!("/realms/{at}/resource-servers"),
+            Collection::IdentityProvider => format!("/realms/{at}/identity-providers"),
             Collection::RealmWebhook => format!("/realms/{at}/webhooks"),
             Collection::ClientWebhook => format!("/realms/{at}/clients/{client}/webhooks"),
         };

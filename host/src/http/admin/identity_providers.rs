@@ -1,0 +1,420 @@
+//! `/realms/{realm}/identity-providers`: the external providers people of a realm may sign in
+//! through. Reading needs `realm:read`, changing `realm:update`. The client secret is write-only:
+//! sealed at rest, shown by its last four characters.
+
+use std::collections::HashSet;
+
+use axum::extract::{RawQuery, State};
+use axum::response::Response;
+use serde::{Deserialize, Serialize};
+use serde_json::{Value, json};
+use utoipa::ToSchema;
+
+use super::reach::{Found, InRealm, RealmRead, RealmUpdate};
+use super::resource_servers::address;
+use super::{ListQuery, commit};
+use crate::AppState;
+use crate::clock::iso;
+use crate::crypto::last_four;
+use crate::error::Error;
+use crate::http::body::JsonBody;
+use crate::http::envelope;
+use crate::ids::IdentityProviderId;
+use crate::store::Status;
+use crate::store::identity_providers::{self as provider_store, IdentityProvider, Protocol};
+use crate::store::realms::Realm;
+use crate::store::trail::{Change, ChangeAction, Placed};
+use crate::validate::{Body, Notification, Refusals, Rule, boolean, list_of, one_of, parsed, text};
+
+/// What the client secret is sealed for.
+pub const SEALING_PURPOSE: &str = "identity provider secrets";
+
+/// The upstream claims a person's fields are read from.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct ClaimsView {
+    pub username: String,
+    pub email: String,
+    /// Absent for a provider that says nothing of it (the address is then never taken as verified).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub email_verified: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub given_name: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub family_name: Option<String>,
+}
+
+impl ClaimsView {
+    /// OpenID Connect's standard claims; for OAuth 2.0, the names GitHub's user-info uses.
+    fn default_for(protocol: Protocol) -> Self {
+        match protocol {
+            Protocol::OpenIdConnect => Self {
+                username: "preferred_username".into(),
+                email: "email".into(),
+                email_verified: Some("email_verified".into()),
+                given_name: Some("given_name".into()),
+                family_name: Some("family_name".into()),
+            },
+            Protocol::OAuth2 => Self {
+                username: "login".into(),
+                email: "email".into(),
+                email_verified: None,
+                given_name: None,
+                family_name: None,
+            },
+        }
+    }
+}
+
+/// Roles and groups given at every sign-in to a person whose upstream `claim` holds `value` (or,
+/// for a list claim, contains it).
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct RoleMappingView {
+    pub claim: String,
+    pub value: String,
+    /// Realm roles, by name.
+    #[serde(default)]
+    pub roles: Vec<String>,
+    /// Groups of the realm, by name.
+    #[serde(default)]
+    pub groups: Vec<String>,
+}
+
+#[derive(Debug, Serialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct IdentityProviderView {
+    /// What `idp_hint` names.
+    pub id: String,
+    pub realm_id: String,
+    pub display_name: String,
+    /// OpenIdConnect or OAuth2.
+    pub protocol: Protocol,
+    pub status: Status,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub discovery_url: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub authorization_url: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub token_url: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub userinfo_url: Option<String>,
+    pub client_id: String,
+    /// The secret itself is never shown.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub client_secret_last_four: Option<String>,
+    pub scopes: Vec<String>,
+    pub claims: ClaimsView,
+    /// An upstream e-mail address said to be verified may link to a person of the realm who has it.
+    pub trust_verified_email: bool,
+    pub role_mappings: Vec<RoleMappingView>,
+    pub created_at: String,
+    pub updated_at: String,
+}
+
+impl IdentityProviderView {
+    fn of(provider: &IdentityProvider) -> Self {
+        Self {
+            id: provider.id.to_string(),
+            realm_id: provider.realm_id.to_string(),
+            display_name: provider.display_name.clone(),
+            protocol: provider.protocol,
+            status: provider.status,
+            discovery_url: provider.discovery_url.clone(),
+            authorization_url: provider.authorization_url.clone(),
+            token_url: provider.token_url.clone(),
+            userinfo_url: provider.userinfo_url.clone(),
+            client_id: provider.client_id.clone(),
+            client_secret_last_four: provider.client_secret_last_four.clone(),
+            scopes: provider.scopes.clone(),
+            claims: serde_json::from_str(&provider.claims)
+                .unwrap_or_else(|_| ClaimsView::default_for(provider.protocol)),
+            trust_verified_email: provider.trust_verified_email,
+            role_mappings: serde_json::from_str(&provider.role_mappings).unwrap_or_default(),
+            created_at: iso(provider.created_at),
+            updated_at: iso(provider.updated_at),
+        }
+    }
+}
+
+/// The body of a creation. An update takes the same fields but `id` and `protocol`, each optional.
+#[derive(Debug, ToSchema)]
+#[schema(rename_all = "camelCase")]
+#[allow(dead_code)]
+pub struct IdentityProviderInput {
+    /// 1–64 lowercase letters, digits, `-`, `_`; unique in the realm. Required at creation.
+    id: String,
+    /// Up to 128 characters, on the login page's button; defaults to the id.
+    display_name: Option<String>,
+    /// OpenIdConnect or OAuth2; required at creation, cannot change.
+    protocol: Protocol,
+    status: Option<Status>,
+    /// OpenIdConnect: the provider's discovery address (`…/.well-known/openid-configuration`), https
+    /// (http on a loopback host). Required for OpenID Connect.
+    discovery_url: Option<String>,
+    /// OAuth2: the authorization, token and user-info addresses, each required.
+    authorization_url: Option<String>,
+    token_url: Option<String>,
+    userinfo_url: Option<String>,
+    /// The client id registered at the provider. Required at creation.
+    client_id: String,
+    /// Write-only; null removes it.
+    client_secret: Option<String>,
+    /// Up to 50; by default `openid profile email` for OpenID Connect, none for OAuth 2.0.
+    scopes: Option<Vec<String>>,
+    /// The upstream claims read for `username`, `email`, `emailVerified`, `givenName`, `familyName`.
+    claims: Option<ClaimsView>,
+    /// Default false: an upstream e-mail never links to an existing person.
+    trust_verified_email: Option<bool>,
+    /// Up to 50.
+    role_mappings: Option<Vec<RoleMappingView>>,
+}
+
+fn claim_name(path: &str, value: &Value) -> Result<String, Refusals> {
+    text(1, 128)(path, value)
+}
+
+fn read_claims(body: &mut Body, provider: &mut IdentityProvider) {
+    let Some(mut claims) = body.nested("claims") else { return };
+    let mut current: ClaimsView =
+        serde_json::from_str(&provider.claims).unwrap_or_else(|_| ClaimsView::default_for(provider.protocol));
+    if let Some(name) = claims.optional("username", claim_name) {
+        current.username = name;
+    }
+    if let Some(name) = claims.optional("email", claim_name) {
+        current.email = name;
+    }
+    for (field, slot) in [
+        ("emailVerified", &mut current.email_verified),
+        ("givenName", &mut current.given_name),
+        ("familyName", &mut current.family_name),
+    ] {
+        if let Some(name) = claims.nullable(field, claim_name) {
+            *slot = name;
+        }
+    }
+    body.absorb(claims);
+    provider.claims = json!(current).to_string();
+}
+
+fn role_mapping(path: &str, value: &Value) -> Result<RoleMappingView, Refusals> {
+    let Value::Object(fields) = value else {
+        return Err(vec![Notification::new(path, Rule::Type, format!("{path} must be an object"))]);
+    };
+    let mut body = Body::from_map(fields.clone());
+    let claim = body.required("claim", claim_name);
+    let value = body.required("value", text(1, 512));
+    let roles = body.optional("roles", list_of(50, text(1, 128))).unwrap_or_default();
+    let groups = body.optional("groups", list_of(50, text(1, 128))).unwrap_or_default();
+    if roles.is_empty() && groups.is_empty() {
+        body.refuse("roles", Rule::Required, "a mapping gives at least one role or group");
+    }
+    let prefixed = |problems: Vec<Notification>| {
+        problems.into_iter().map(|n| Notification::new(format!("{path}.{}", n.field), n.code, n.message)).collect()
+    };
+    match body.finish() {
+        Ok(()) => {
+            Ok(RoleMappingView { claim: claim.unwrap_or_default(), value: value.unwrap_or_default(), roles, groups })
+        }
+        Err(Error::Validation(problems)) => Err(prefixed(problems)),
+        Err(_) => Err(vec![Notification::new(path, Rule::Type, "the mapping could not be read")]),
+    }
+}
+
+/// Reads the changeable fields onto `provider`; a new client secret is sealed at once.
+fn read_fields(state: &AppState, body: &mut Body, provider: &mut IdentityProvider) {
+    if let Some(name) = body.optional("displayName", text(1, 128)) {
+        provider.display_name = name;
+    }
+    if let Some(status) = body.optional("status", one_of(Status::NAMES)) {
+        provider.status = status;
+    }
+    for (field, slot) in [
+        ("discoveryUrl", &mut provider.discovery_url),
+        ("authorizationUrl", &mut provider.authorization_url),
+        ("tokenUrl", &mut provider.token_url),
+        ("userinfoUrl", &mut provider.userinfo_url),
+    ] {
+        if let Some(url) = body.nullable(field, parsed(address)) {
+            *slot = url;
+        }
+    }
+    if let Some(client_id) = body.optional("clientId", text(1, 255)) {
+        provider.client_id = client_id;
+    }
+    if let Some(secret) = body.nullable("clientSecret", text(1, 1024)) {
+        let sealer = state.hasher.sealer(SEALING_PURPOSE);
+        provider.client_secret_last_four = secret.as_deref().map(last_four);
+        provider.client_secret = secret.map(|secret| sealer.seal(secret.as_bytes()));
+    }
+    if let Some(scopes) = body.optional("scopes", list_of(50, super::clients::scope_token)) {
+        provider.scopes = scopes.clone();
+    }
+    read_claims(body, provider);
+    if let Some(trust) = body.optional("trustVerifiedEmail", boolean) {
+        provider.trust_verified_email = trust;
+    }
+    if let Some(mappings) = body.optional("roleMappings", list_of(50, role_mapping)) {
+        provider.role_mappings = json!(mappings).to_string();
+    }
+    let (which, addresses) = match provider.protocol {
+        Protocol::OpenIdConnect => ("an OpenID Connect provider", vec![("discoveryUrl", &provider.discovery_url)]),
+        Protocol::OAuth2 => (
+            "an OAuth 2.0 provider",
+            vec![
+                ("authorizationUrl", &provider.authorization_url),
+                ("tokenUrl", &provider.token_url),
+                ("userinfoUrl", &provider.userinfo_url),
+            ],
+        ),
+    };
+    let missing: Vec<&str> = addresses.into_iter().filter(|(_, url)| url.is_none()).map(|(field, _)| field).collect();
+    for field in missing {
+        body.refuse(field, Rule::Required, format!("{field} is required for {which}"));
+    }
+}
+
+/// The roles and groups the mappings name must be the realm's.
+async fn check_mappings(state: &AppState, realm: &Realm, provider: &IdentityProvider) -> Result<(), Error> {
+    let mappings: Vec<RoleMappingView> = serde_json::from_str(&provider.role_mappings).unwrap_or_default();
+    if mappings.is_empty() {
+        return Ok(());
+    }
+    let names = crate::store::imports::names(state.store.pool(), &realm.id).await?;
+    let known = |kind: &str| -> HashSet<String> {
+        names.iter().filter(|(k, _, _)| k == kind).map(|(_, name, _)| name.clone()).collect()
+    };
+    let (roles, groups) = (known("realm_role"), known("group"));
+    let mut refused = Vec::new();
+    for (index, mapping) in mappings.iter().enumerate() {
+        for (list, known, field, what) in
+            [(&mapping.roles, &roles, "roles", "realm role"), (&mapping.groups, &groups, "groups", "group")]
+        {
+            for (at, name) in list.iter().enumerate().filter(|(_, name)| !known.contains(*name)) {
+                let field = format!("roleMappings[{index}].{field}[{at}]");
+                refused.push(Notification::new(field, Rule::NotFound, format!("the realm has no {what} named {name}")));
+            }
+        }
+    }
+    if refused.is_empty() { Ok(()) } else { Err(Error::Validation(refused)) }
+}
+
+#[utoipa::path(post, path = "/realms/{realm}/identity-providers", tag = "Identity providers", params(("realm" = String, Path)),
+    request_body = IdentityProviderInput,
+    responses((status = 201, description = "The created provider, in `data` (its secret never shown)", body = IdentityProviderView),
+              (status = 400), (status = 403), (status = 409, description = "AlreadyExists: the id is taken in the realm")),
+    security(("apiKey" = [])))]
+pub async fn create(
+    State(state): State<AppState>,
+    InRealm { realm, caller, .. }: InRealm<RealmUpdate>,
+    JsonBody(mut body): JsonBody,
+) -> Result<Response, Error> {
+    let now = state.clock.now();
+    let id = body.required("id", parsed(IdentityProviderId::parse));
+    let protocol = body.required("protocol", one_of(Protocol::NAMES));
+    let client_required = !body.has("clientId");
+    let protocol = protocol.unwrap_or(Protocol::OpenIdConnect);
+    let mut provider = IdentityProvider {
+        realm_id: realm.id.clone(),
+        id: id.clone().unwrap_or_else(|| IdentityProviderId::known("")),
+        display_name: String::new(),
+        protocol,
+        status: Status::Active,
+        discovery_url: None,
+        authorization_url: None,
+        token_url: None,
+        userinfo_url: None,
+        client_id: String::new(),
+        client_secret: None,
+        client_secret_last_four: None,
+        scopes: match protocol {
+            Protocol::OpenIdConnect => ["openid", "profile", "email"].map(str::to_owned).to_vec(),
+            Protocol::OAuth2 => Vec::new(),
+        },
+        claims: json!(ClaimsView::default_for(protocol)).to_string(),
+        trust_verified_email: false,
+        role_mappings: "[]".into(),
+        created_at: now,
+        updated_at: now,
+    };
+    if client_required {
+        body.refuse("clientId", Rule::Required, "clientId is required");
+    }
+    read_fields(&state, &mut body, &mut provider);
+    body.finish()?;
+    if provider.display_name.is_empty() {
+        provider.display_name = provider.id.to_string();
+    }
+    check_mappings(&state, &realm, &provider).await?;
+    let mut tx = state.store.begin().await?;
+    if !provider_store::insert(&mut *tx, &provider).await? {
+        return Err(Error::AlreadyExists("identity provider"));
+    }
+    let view = IdentityProviderView::of(&provider);
+    commit(&state, &caller, tx, Change::of(ChangeAction::Create, provider.place(), 201).after(&view)).await?;
+    Ok(envelope::created(view))
+}
+
+#[utoipa::path(get, path = "/realms/{realm}/identity-providers", tag = "Identity providers",
+    params(("realm" = String, Path), ("pageNumber" = Option<u32>, Query), ("pageSize" = Option<u32>, Query),
+           ("searchTerm" = Option<String>, Query), ("status" = Option<String>, Query),
+           ("sortBy" = Option<String>, Query, description = "id, displayName, createdAt, updatedAt"), ("sortDirection" = Option<String>, Query)),
+    responses((status = 200, description = "A page of the realm's identity providers, in `pagination`", body = [IdentityProviderView])),
+    security(("apiKey" = [])))]
+pub async fn list(
+    State(state): State<AppState>,
+    InRealm { realm, .. }: InRealm<RealmRead>,
+    RawQuery(query): RawQuery,
+) -> Result<Response, Error> {
+    let list = ListQuery::parse(query, &[])?;
+    let found = provider_store::page(&state.store, &realm.id, &list.page).await?;
+    Ok(envelope::paged(found.map(|provider| IdentityProviderView::of(&provider))))
+}
+
+#[utoipa::path(get, path = "/realms/{realm}/identity-providers/{providerId}", tag = "Identity providers",
+    params(("realm" = String, Path), ("providerId" = String, Path)),
+    responses((status = 200, body = IdentityProviderView), (status = 403), (status = 404)),
+    security(("apiKey" = [])))]
+pub async fn read(Found { item: provider, .. }: Found<IdentityProvider, RealmRead>) -> Result<Response, Error> {
+    Ok(envelope::ok(IdentityProviderView::of(&provider)))
+}
+
+#[utoipa::path(put, path = "/realms/{realm}/identity-providers/{providerId}", tag = "Identity providers",
+    params(("realm" = String, Path), ("providerId" = String, Path)), request_body = IdentityProviderInput,
+    responses((status = 200, body = IdentityProviderView), (status = 400), (status = 403), (status = 404)),
+    security(("apiKey" = [])))]
+pub async fn update(
+    State(state): State<AppState>,
+    Found { realm, item: before, caller, .. }: Found<IdentityProvider, RealmUpdate>,
+    JsonBody(mut body): JsonBody,
+) -> Result<Response, Error> {
+    let mut provider = before.clone();
+    body.unchanged("id", &provider.id);
+    body.unchanged("protocol", provider.protocol.as_str());
+    read_fields(&state, &mut body, &mut provider);
+    body.finish()?;
+    check_mappings(&state, &realm, &provider).await?;
+    provider.updated_at = state.clock.now();
+    let mut tx = state.store.begin().await?;
+    provider_store::update(&mut *tx, &provider).await?;
+    let view = IdentityProviderView::of(&provider);
+    let change =
+        Change::of(ChangeAction::Update, provider.place(), 200).before(IdentityProviderView::of(&before)).after(&view);
+    commit(&state, &caller, tx, change).await?;
+    Ok(envelope::ok(view))
+}
+
+#[utoipa::path(delete, path = "/realms/{realm}/identity-providers/{providerId}", tag = "Identity providers",
+    params(("realm" = String, Path), ("providerId" = String, Path)),
+    responses((status = 200, description = "Deleted"), (status = 403), (status = 404)),
+    security(("apiKey" = [])))]
+pub async fn delete(
+    State(state): State<AppState>,
+    Found { item: provider, caller, .. }: Found<IdentityProvider, RealmUpdate>,
+) -> Result<Response, Error> {
+    let mut tx = state.store.begin().await?;
+    provider_store::delete(&mut *tx, &provider.realm_id, &provider.id).await?;
+    let change = Change::of(ChangeAction::Delete, provider.place(), 200).before(IdentityProviderView::of(&provider));
+    commit(&state, &caller, tx, change).await?;
+    Ok(envelope::done())
+}

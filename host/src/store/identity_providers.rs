@@ -1,0 +1,165 @@
+//! External identity providers of a realm: where people may sign in instead of with a password
+//! here. The client secret is kept sealed (`client_secret`), its last four characters beside it.
+
+use chrono::{DateTime, Utc};
+use sqlx::{Any, Executor};
+
+use super::page::{self, Listing, Page, PageRequest, Scope};
+use super::trail::{Place, Placed, ResourceKind};
+use super::{Error, Status, Store, text_enum};
+use crate::ids::{IdentityProviderId, RealmId};
+
+text_enum! {
+    /// How the service speaks to the provider.
+    pub enum Protocol {
+        /// OpenID Connect: found from its discovery address; the person is read from its ID token.
+        OpenIdConnect,
+        /// Plain OAuth 2.0 (GitHub-style): the person is read from its user-info address.
+        OAuth2,
+    }
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, sqlx::FromRow)]
+pub struct IdentityProvider {
+    pub realm_id: RealmId,
+    pub id: IdentityProviderId,
+    pub display_name: String,
+    #[sqlx(try_from = "String")]
+    pub protocol: Protocol,
+    #[sqlx(try_from = "String")]
+    pub status: Status,
+    pub discovery_url: Option<String>,
+    pub authorization_url: Option<String>,
+    pub token_url: Option<String>,
+    pub userinfo_url: Option<String>,
+    pub client_id: String,
+    /// Sealed with the service's secret key.
+    pub client_secret: Option<String>,
+    pub client_secret_last_four: Option<String>,
+    #[sqlx(try_from = "super::JsonList")]
+    pub scopes: Vec<String>,
+    /// JSON object: the upstream claim read for each of the person's fields.
+    pub claims: String,
+    #[sqlx(try_from = "super::Flag")]
+    pub trust_verified_email: bool,
+    /// JSON list of `{claim, value, roles, groups}`.
+    pub role_mappings: String,
+    #[sqlx(try_from = "super::Millis")]
+    pub created_at: DateTime<Utc>,
+    #[sqlx(try_from = "super::Millis")]
+    pub updated_at: DateTime<Utc>,
+}
+
+impl Placed for IdentityProvider {
+    fn place(&self) -> Place {
+        Place::in_realm(ResourceKind::IdentityProvider, &self.id, &self.realm_id)
+    }
+}
+
+const COLUMNS: &str = "realm_id, id, display_name, protocol, status, discovery_url, authorization_url, token_url, \
+     userinfo_url, client_id, client_secret, client_secret_last_four, scopes, claims, trust_verified_email, \
+     role_mappings, created_at, updated_at";
+
+pub const LISTING: Listing = Listing {
+    table: "identity_providers",
+    columns: COLUMNS,
+    created: "created_at",
+    tie_breaker: "id",
+    search: &["id", "display_name"],
+    status: Some("status"),
+    sortable: &[
+        ("id", "id"),
+        ("displayName", "display_name"),
+        ("updatedAt", "updated_at"),
+        ("createdAt", "created_at"),
+    ],
+};
+
+/// Inserts the provider; `false` when its id is taken in the realm.
+pub async fn insert<'c>(db: impl Executor<'c, Database = Any>, provider: &IdentityProvider) -> Result<bool, Error> {
+    let done = sqlx::query(
+        "INSERT INTO identity_providers (realm_id, id, display_name, protocol, status, discovery_url, \
+         authorization_url, token_url, userinfo_url, client_id, client_secret, client_secret_last_four, scopes, \
+         claims, trust_verified_email, role_mappings, created_at, updated_at) \
+         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18) \
+         ON CONFLICT DO NOTHING",
+    )
+    .bind(&provider.realm_id)
+    .bind(&provider.id)
+    .bind(&provider.display_name)
+    .bind(provider.protocol.as_str())
+    .bind(provider.status.as_str())
+    .bind(&provider.discovery_url)
+    .bind(&provider.authorization_url)
+    .bind(&provider.token_url)
+    .bind(&provider.userinfo_url)
+    .bind(&provider.client_id)
+    .bind(&provider.client_secret)
+    .bind(&provider.client_secret_last_four)
+    .bind(super::to_json_list(&provider.scopes))
+    .bind(&provider.claims)
+    .bind(provider.trust_verified_email)
+    .bind(&provider.role_mappings)
+    .bind(super::millis(provider.created_at))
+    .bind(super::millis(provider.updated_at))
+    .execute(db)
+    .await?;
+    Ok(done.rows_affected() == 1)
+}
+
+/// Writes every field but the keys and the creation instant.
+pub async fn update<'c>(db: impl Executor<'c, Database = Any>, provider: &IdentityProvider) -> Result<(), Error> {
+    sqlx::query(
+        "UPDATE identity_providers SET display_name = $3, status = $4, discovery_url = $5, authorization_url = $6, \
+         token_url = $7, userinfo_url = $8, client_id = $9, client_secret = $10, client_secret_last_four = $11, \
+         scopes = $12, claims = $13, trust_verified_email = $14, role_mappings = $15, updated_at = $16 \
+         WHERE realm_id = $1 AND id = $2",
+    )
+    .bind(&provider.realm_id)
+    .bind(&provider.id)
+    .bind(&provider.display_name)
+    .bind(provider.status.as_str())
+    .bind(&provider.discovery_url)
+    .bind(&provider.authorization_url)
+    .bind(&provider.token_url)
+    .bind(&provider.userinfo_url)
+    .bind(&provider.client_id)
+    .bind(&provider.client_secret)
+    .bind(&provider.client_secret_last_four)
+    .bind(super::to_json_list(&provider.scopes))
+    .bind(&provider.claims)
+    .bind(provider.trust_verified_email)
+    .bind(&provider.role_mappings)
+    .bind(super::millis(provider.updated_at))
+    .execute(db)
+    .await?;
+    Ok(())
+}
+
+pub async fn find<'c>(
+    db: impl Executor<'c, Database = Any>,
+    realm_id: &str,
+    id: &str,
+) -> Result<Option<IdentityProvider>, Error> {
+    sqlx::query_as(sqlx::AssertSqlSafe(format!(
+        "SELECT {COLUMNS} FROM identity_providers WHERE realm_id = $1 AND id = $2"
+    )))
+    .bind(realm_id)
+    .bind(id)
+    .fetch_optional(db)
+    .await
+    .map_err(Error::from)
+}
+
+pub async fn delete<'c>(db: impl Executor<'c, Database = Any>, realm_id: &str, id: &str) -> Result<(), Error> {
+    sqlx::query("DELETE FROM identity_providers WHERE realm_id = $1 AND id = $2")
+        .bind(realm_id)
+        .bind(id)
+        .execute(db)
+        .await?;
+    Ok(())
+}
+
+pub async fn page(store: &Store, realm_id: &str, request: &PageRequest) -> Result<Page<IdentityProvider>, Error> {
+    page::fetch(store.pool(), &LISTING, &Scope::of("realm_id", realm_id), request).await
+}

@@ -1,0 +1,33 @@
+-- External identity providers of a realm: OpenID Connect providers found from their discovery
+-- address, and plain OAuth 2.0 providers that read the person from a user-info address. The id is
+-- chosen by the realm's administrators (it is what `idp_hint` names); the client secret is sealed
+-- with the service's secret key, never stored in the clear.
+CREATE TABLE identity_providers (
+    realm_id            TEXT NOT NULL REFERENCES realms (id) ON DELETE CASCADE,
+    id                  TEXT NOT NULL,
+    display_name        TEXT NOT NULL,
+    -- OpenIdConnect or OAuth2.
+    protocol            TEXT NOT NULL,
+    status              TEXT NOT NULL,
+    discovery_url       TEXT,
+    authorization_url   TEXT,
+    token_url           TEXT,
+    userinfo_url        TEXT,
+    client_id           TEXT NOT NULL,
+    client_secret       TEXT,
+    client_secret_last_four TEXT,
+    -- JSON list of the scopes asked for upstream.
+    scopes              TEXT NOT NULL,
+    -- JSON object: the upstream claim read for each of username, email, emailVerified, givenName,
+    -- familyName.
+    claims              TEXT NOT NULL,
+    -- Whether an e-mail address the provider says is verified may link to an existing person.
+    trust_verified_email BOOLEAN NOT NULL,
+    -- JSON list of {claim, value, roles, groups}: roles and groups (by name) given at each sign-in
+    -- to a person whose upstream claim holds the value.
+    role_mappings       TEXT NOT NULL,
+    created_at          BIGINT NOT NULL,
+    updated_at          BIGINT NOT NULL,
+    PRIMARY KEY (realm_id, id)
+);
+CREATE INDEX identity_providers_by_creation ON identity_providers (realm_id, created_at);

@@ -1,0 +1,99 @@
+//! Identity providers of a realm: OpenID Connect providers by their discovery address and plain
+//! OAuth 2.0 providers by their three addresses; a client secret sealed at rest and never shown;
+//! role mappings that must name the realm's roles and groups.
+
+use reqwest::{Method, StatusCode};
+use serde_json::json;
+
+use crate::support::{created_id, spawn_app};
+
+const PROVIDERS: &str = "/realms/acme/identity-providers";
+
+#[tokio::test]
+async fn a_provider_is_written_read_and_deleted_with_its_secret_never_shown() {
+    let app = spawn_app().await;
+    app.create_realm("acme").await;
+    created_id(&app, "/realms/acme/roles", json!({ "name": "admin" })).await;
+    created_id(&app, "/realms/acme/groups", json!({ "name": "staff" })).await;
+    let google = json!({
+        "id": "google", "protocol": "OpenIdConnect", "clientId": "acme-at-google", "clientSecret": "GOCSPX-very-secret-9876",
+        "discoveryUrl": "https://accounts.google.com/.well-known/openid-configuration",
+        "roleMappings": [{ "claim": "hd", "value": "acme.example", "roles": ["admin"], "groups": ["staff"] }],
+    });
+    let created = app.post(PROVIDERS, google).await;
+    assert_eq!(created.status, StatusCode::CREATED, "{:?}", created.body);
+    let view = created.data();
+    assert_eq!((&view["displayName"], &view["clientSecretLastFour"]), (&json!("google"), &json!("9876")));
+    assert_eq!(view["scopes"], json!(["openid", "profile", "email"]), "OpenID Connect's defaults");
+    assert_eq!(view["claims"]["username"], "preferred_username");
+    assert_eq!(view["trustVerifiedEmail"], false, "no upstream e-mail links to a person unless trusted");
+    assert!(!created.body.to_string().contains("very-secret"), "the secret is never shown");
+
+    let store = app.database().await;
+    let (sealed,): (String,) = sqlx::query_as("SELECT client_secret FROM identity_providers WHERE id = 'google'")
+        .fetch_one(store.pool())
+        .await
+        .expect("the provider is stored");
+    assert!(!sealed.contains("very-secret"), "sealed at rest: {sealed}");
+
+    let changed =
+        app.put(&format!("{PROVIDERS}/google"), json!({ "displayName": "Google", "clientSecret": null })).await;
+    assert_eq!(changed.status, StatusCode::OK, "{:?}", changed.body);
+    assert_eq!(changed.data()["displayName"], "Google");
+    assert!(changed.data().get("clientSecretLastFour").is_none(), "the secret was removed");
+    let moved = app.put(&format!("{PROVIDERS}/google"), json!({ "protocol": "OAuth2" })).await;
+    assert_eq!(moved.refused_fields(), [("protocol".to_owned(), "Immutable".to_owned())]);
+    assert_eq!(app.get(PROVIDERS).await.items().len(), 1);
+
+    let created = app.events("admin_resource_created").await;
+    assert!(
+        created
+            .iter()
+            .any(|(_, _, data)| data["resource_type"] == "identity_provider" && data["resource_id"] == "google")
+    );
+    assert_eq!(app.delete(&format!("{PROVIDERS}/google")).await.status, StatusCode::OK);
+    assert_eq!(app.get(&format!("{PROVIDERS}/google")).await.status, StatusCode::NOT_FOUND);
+}
+
+#[tokio::test]
+async fn a_provider_is_refused_with_every_problem_named() {
+    let app = spawn_app().await;
+    app.create_realm("acme").await;
+    let github = json!({ "id": "github", "protocol": "OAuth2", "clientId": "Iv1.abc",
+        "authorizationUrl": "https://github.com/login/oauth/authorize", "tokenUrl": "http://github.com/login/oauth/access_token" });
+    let refused = app.post(PROVIDERS, github.clone()).await;
+    let fields = refused.refused_fields();
+    assert!(fields.contains(&("tokenUrl".to_owned(), "Format".to_owned())), "http only on loopback: {fields:?}");
+    assert!(fields.contains(&("userinfoUrl".to_owned(), "Required".to_owned())), "{fields:?}");
+
+    let mut github = github;
+    github["tokenUrl"] = json!("https://github.com/login/oauth/access_token");
+    github["userinfoUrl"] = json!("https://api.github.com/user");
+    github["roleMappings"] =
+        json!([{ "claim": "org", "value": "acme", "roles": ["owner"] }, { "claim": "org", "value": "x" }]);
+    let refused = app.post(PROVIDERS, github.clone()).await;
+    assert_eq!(refused.refused_fields(), [("roleMappings[1].roles".to_owned(), "Required".to_owned())]);
+    github["roleMappings"] = json!([{ "claim": "org", "value": "acme", "roles": ["owner"] }]);
+    let refused = app.post(PROVIDERS, github.clone()).await;
+    assert_eq!(refused.refused_fields(), [("roleMappings[0].roles[0]".to_owned(), "NotFound".to_owned())]);
+    github["roleMappings"] = json!([]);
+    let created = app.post(PROVIDERS, github.clone()).await;
+    assert_eq!(created.status, StatusCode::CREATED, "{:?}", created.body);
+    assert_eq!(created.data()["claims"], json!({ "username": "login", "email": "email" }), "GitHub's names");
+    assert_eq!(app.post(PROVIDERS, github).await.status, StatusCode::CONFLICT, "the id is taken");
+
+    let bad_id = app
+        .post(
+            PROVIDERS,
+            json!({ "id": "Google!", "protocol": "OpenIdConnect", "clientId": "x",
+        "discoveryUrl": "https://accounts.google.com/.well-known/openid-configuration" }),
+        )
+        .await;
+    assert_eq!(bad_id.refused_fields(), [("id".to_owned(), "Pattern".to_owned())]);
+
+    let auditor = app.key_with(&["Auditor"], None).await;
+    let read = app.call_as(&auditor, Method::GET, &format!("{PROVIDERS}/github"), None).await;
+    assert_eq!(read.status, StatusCode::OK);
+    let write = app.call_as(&auditor, Method::DELETE, &format!("{PROVIDERS}/github"), None).await;
+    assert_eq!(write.status, StatusCode::FORBIDDEN);
+}
