@@ -31,3 +31,24 @@ CREATE TABLE identity_providers (
     PRIMARY KEY (realm_id, id)
 );
 CREATE INDEX identity_providers_by_creation ON identity_providers (realm_id, created_at);
+
+-- The providers a client's login page offers, in the order of its buttons.
+CREATE TABLE client_identity_providers (
+    realm_id     TEXT NOT NULL,
+    client_id    TEXT NOT NULL,
+    provider_id  TEXT NOT NULL,
+    position     BIGINT NOT NULL,
+    PRIMARY KEY (realm_id, client_id, provider_id),
+    FOREIGN KEY (realm_id, client_id) REFERENCES clients (realm_id, id) ON DELETE CASCADE,
+    FOREIGN KEY (realm_id, provider_id) REFERENCES identity_providers (realm_id, id) ON DELETE CASCADE
+);
+
+-- The providers of an organization, chosen for a person whose e-mail domain is the organization's.
+CREATE TABLE organization_identity_providers (
+    realm_id         TEXT NOT NULL,
+    organization_id  TEXT NOT NULL REFERENCES organizations (id) ON DELETE CASCADE,
+    provider_id      TEXT NOT NULL,
+    position         BIGINT NOT NULL,
+    PRIMARY KEY (organization_id, provider_id),
+    FOREIGN KEY (realm_id, provider_id) REFERENCES identity_providers (realm_id, id) ON DELETE CASCADE
+);

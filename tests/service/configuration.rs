@@ -50,7 +50,11 @@ async fn configure(app: &TestApp, receiver: &Receiver) {
         "trustVerifiedEmail": true, "roleMappings": [{ "claim": "hd", "value": "acme.example", "roles": ["admin"], "groups": ["staff"] }] });
     assert_eq!(app.post("/realms/acme/identity-providers", google).await.status, StatusCode::CREATED);
     let initech = json!({ "name": "Initech", "domains": ["initech.example"] });
-    created_id(app, "/realms/acme/organizations", initech).await;
+    let initech = created_id(app, "/realms/acme/organizations", initech).await;
+    let offer = json!({ "identityProviders": ["google"] });
+    assert_eq!(app.put("/realms/acme/clients/web/identity-providers", offer.clone()).await.status, StatusCode::OK);
+    let offered = app.put(&format!("/realms/acme/organizations/{initech}/identity-providers"), offer).await;
+    assert_eq!(offered.status, StatusCode::OK, "{:?}", offered.body);
     let api = json!({ "name": "Orders API", "address": "https://api.example.com/orders",
                       "scopes": ["orders:read"], "allowedClients": ["web"] });
     created_id(app, "/realms/acme/resource-servers", api).await;
@@ -111,10 +115,12 @@ async fn an_exported_account_imported_into_an_empty_one_exports_the_same() {
     assert_eq!(acme["groups"][0]["roles"], json!([{ "name": "admin" }, { "name": "clerk", "clientId": "web" }]));
     let web = acme["clients"].as_array().unwrap().iter().find(|c| c["id"] == "web").unwrap();
     assert_eq!(web["grantedRoles"], json!([{ "name": "admin" }]));
+    assert_eq!(web["identityProviders"], json!(["google"]));
+    assert_eq!(acme["organizations"][0]["identityProviders"], json!(["google"]));
 
     let target = spawn_with(TestDatabase::new().await, receiving).await;
     let report = import(&target, "/import", &document).await;
-    assert_eq!(counts(&report), [17, 0, 0, 0, 0, 0], "{report:#}");
+    assert_eq!(counts(&report), [19, 0, 0, 0, 0, 0], "{report:#}");
     let web = item(&report, "Client", "web");
     assert!(web["secret"].as_str().is_some_and(|s| s.len() > 20), "a new secret is shown once: {web}");
     assert!(item(&report, "Client", "spa").get("secret").is_none(), "a public client has none");
@@ -129,7 +135,7 @@ async fn an_exported_account_imported_into_an_empty_one_exports_the_same() {
     let trail = trail_length(&target).await;
     for policy in ["Skip", "Overwrite", "Fail"] {
         let again = import(&target, &format!("/import?onConflict={policy}"), &document).await;
-        assert_eq!(counts(&again), [0, 0, 16, 0, 0, 0], "{policy}: {again:#}");
+        assert_eq!(counts(&again), [0, 0, 18, 0, 0, 0], "{policy}: {again:#}");
     }
     assert_eq!(trail_length(&target).await, trail, "nothing was written");
 }
@@ -154,7 +160,7 @@ async fn conflicts_follow_the_policy_and_a_dry_run_writes_and_publishes_nothing(
     assert_eq!(item(&dry, "RealmRole", "auditor")["outcome"], "Created");
     assert_eq!(item(&dry, "GroupRole", "auditor")["outcome"], "Created");
     assert_eq!(item(&dry, "GroupRole", "web/clerk")["outcome"], "Withdrawn");
-    assert_eq!(counts(&dry), [2, 1, 14, 0, 1, 0], "{dry:#}");
+    assert_eq!(counts(&dry), [2, 1, 16, 0, 1, 0], "{dry:#}");
     assert_eq!(export(&app).await, before, "a dry run writes nothing");
     assert_eq!(trail_length(&app).await, trail);
     let published = app.events("admin_resource_created").await.len() + app.events("admin_resource_updated").await.len();

@@ -45,6 +45,18 @@ async fn a_provider_is_written_read_and_deleted_with_its_secret_never_shown() {
     assert_eq!(moved.refused_fields(), [("protocol".to_owned(), "Immutable".to_owned())]);
     assert_eq!(app.get(PROVIDERS).await.items().len(), 1);
 
+    app.create_client("acme", "web", &["authorization_code"], &[]).await;
+    let unknown = app
+        .put("/realms/acme/clients/web/identity-providers", json!({ "identityProviders": ["google", "okta"] }))
+        .await;
+    assert_eq!(unknown.refused_fields(), [("identityProviders[1]".to_owned(), "NotFound".to_owned())]);
+    let offer = json!({ "identityProviders": ["google"] });
+    assert_eq!(app.put("/realms/acme/clients/web/identity-providers", offer.clone()).await.data(), &json!(["google"]));
+    let initech = created_id(&app, "/realms/acme/organizations", json!({ "name": "Initech" })).await;
+    let organization = format!("/realms/acme/organizations/{initech}/identity-providers");
+    assert_eq!(app.put(&organization, offer).await.status, StatusCode::OK);
+    assert_eq!(app.get(&organization).await.data(), &json!(["google"]));
+
     let created = app.events("admin_resource_created").await;
     assert!(
         created
@@ -53,6 +65,8 @@ async fn a_provider_is_written_read_and_deleted_with_its_secret_never_shown() {
     );
     assert_eq!(app.delete(&format!("{PROVIDERS}/google")).await.status, StatusCode::OK);
     assert_eq!(app.get(&format!("{PROVIDERS}/google")).await.status, StatusCode::NOT_FOUND);
+    assert_eq!(app.get("/realms/acme/clients/web/identity-providers").await.data(), &json!([]), "no longer offered");
+    assert_eq!(app.get(&organization).await.data(), &json!([]));
 }
 
 #[tokio::test]

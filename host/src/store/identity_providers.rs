@@ -163,3 +163,63 @@ pub async fn delete<'c>(db: impl Executor<'c, Database = Any>, realm_id: &str, i
 pub async fn page(store: &Store, realm_id: &str, request: &PageRequest) -> Result<Page<IdentityProvider>, Error> {
     page::fetch(store.pool(), &LISTING, &Scope::of("realm_id", realm_id), request).await
 }
+
+/// Who offers providers: a client's login page, or an organization's people.
+#[derive(Debug, Clone, Copy)]
+pub enum Offer<'a> {
+    Client { realm_id: &'a str, client_id: &'a str },
+    Organization { realm_id: &'a str, organization_id: &'a str },
+}
+
+impl Offer<'_> {
+    fn table(self) -> (&'static str, &'static str) {
+        match self {
+            Offer::Client { .. } => ("client_identity_providers", "client_id"),
+            Offer::Organization { .. } => ("organization_identity_providers", "organization_id"),
+        }
+    }
+
+    fn keys(self) -> (String, String) {
+        match self {
+            Offer::Client { realm_id, client_id } => (realm_id.to_owned(), client_id.to_owned()),
+            Offer::Organization { realm_id, organization_id } => (realm_id.to_owned(), organization_id.to_owned()),
+        }
+    }
+}
+
+/// The ids of the providers offered, in order.
+pub async fn offered<'c>(db: impl Executor<'c, Database = Any>, offer: Offer<'_>) -> Result<Vec<String>, Error> {
+    let (table, owner) = offer.table();
+    let (realm_id, owner_id) = offer.keys();
+    let rows: Vec<(String,)> = sqlx::query_as(sqlx::AssertSqlSafe(format!(
+        "SELECT provider_id FROM {table} WHERE realm_id = $1 AND {owner} = $2 ORDER BY position"
+    )))
+    .bind(realm_id)
+    .bind(owner_id)
+    .fetch_all(db)
+    .await?;
+    Ok(rows.into_iter().map(|(id,)| id).collect())
+}
+
+/// Replaces the providers offered with `providers`, in their order.
+pub async fn offer(tx: &mut super::Connection, offer: Offer<'_>, providers: &[String]) -> Result<(), Error> {
+    let (table, owner) = offer.table();
+    let (realm_id, owner_id) = offer.keys();
+    sqlx::query(sqlx::AssertSqlSafe(format!("DELETE FROM {table} WHERE realm_id = $1 AND {owner} = $2")))
+        .bind(&realm_id)
+        .bind(&owner_id)
+        .execute(&mut *tx)
+        .await?;
+    for (position, provider) in (0_i64..).zip(providers) {
+        sqlx::query(sqlx::AssertSqlSafe(format!(
+            "INSERT INTO {table} (realm_id, {owner}, provider_id, position) VALUES ($1, $2, $3, $4)"
+        )))
+        .bind(&realm_id)
+        .bind(&owner_id)
+        .bind(provider)
+        .bind(position)
+        .execute(&mut *tx)
+        .await?;
+    }
+    Ok(())
+}

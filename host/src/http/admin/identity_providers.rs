@@ -1,6 +1,7 @@
 //! `/realms/{realm}/identity-providers`: the external providers people of a realm may sign in
 //! through. Reading needs `realm:read`, changing `realm:update`. The client secret is write-only:
-//! sealed at rest, shown by its last four characters.
+//! sealed at rest, shown by its last four characters. Which providers a client's login page offers
+//! (`client:*`) and an organization's people use (`organization:*`) are lists of their ids.
 
 use std::collections::HashSet;
 
@@ -10,7 +11,9 @@ use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 use utoipa::ToSchema;
 
-use super::reach::{Found, InRealm, RealmRead, RealmUpdate};
+use super::reach::{
+    ClientRead, ClientUpdate, Found, InClient, InRealm, OrganizationRead, OrganizationUpdate, RealmRead, RealmUpdate,
+};
 use super::resource_servers::address;
 use super::{ListQuery, commit};
 use crate::AppState;
@@ -21,7 +24,8 @@ use crate::http::body::JsonBody;
 use crate::http::envelope;
 use crate::ids::IdentityProviderId;
 use crate::store::Status;
-use crate::store::identity_providers::{self as provider_store, IdentityProvider, Protocol};
+use crate::store::identity_providers::{self as provider_store, IdentityProvider, Offer, Protocol};
+use crate::store::organizations::Organization;
 use crate::store::realms::Realm;
 use crate::store::trail::{Change, ChangeAction, Placed};
 use crate::validate::{Body, Notification, Refusals, Rule, boolean, list_of, one_of, parsed, text};
@@ -417,4 +421,103 @@ pub async fn delete(
     let change = Change::of(ChangeAction::Delete, provider.place(), 200).before(IdentityProviderView::of(&provider));
     commit(&state, &caller, tx, change).await?;
     Ok(envelope::done())
+}
+
+/// The providers a client's login page offers, or an organization's people sign in through.
+#[derive(Debug, ToSchema)]
+#[schema(rename_all = "camelCase")]
+#[allow(dead_code)]
+pub struct OfferedProvidersInput {
+    /// Ids of the realm's identity providers, up to 20, in the order their buttons are shown.
+    identity_providers: Vec<String>,
+}
+
+/// Replaces what `offer` offers with the body's providers, each one of the realm's; trailed as a
+/// change of `place`.
+async fn replace_offer(
+    state: &AppState,
+    caller: &crate::http::auth::Caller,
+    offer: Offer<'_>,
+    place: crate::store::trail::Place,
+    mut body: Body,
+) -> Result<Response, Error> {
+    let providers = body.required("identityProviders", list_of(20, text(1, 64)));
+    body.finish()?;
+    let providers = providers.unwrap_or_default();
+    let (realm_id, _) = match offer {
+        Offer::Client { realm_id, client_id } => (realm_id, client_id),
+        Offer::Organization { realm_id, organization_id } => (realm_id, organization_id),
+    };
+    let mut refused = Vec::new();
+    for (index, id) in providers.iter().enumerate() {
+        if provider_store::find(state.store.pool(), realm_id, id).await?.is_none() {
+            let field = format!("identityProviders[{index}]");
+            refused.push(Notification::new(field, Rule::NotFound, format!("the realm has no identity provider {id}")));
+        }
+    }
+    if !refused.is_empty() {
+        return Err(Error::Validation(refused));
+    }
+    let before = provider_store::offered(state.store.pool(), offer).await?;
+    let mut tx = state.store.begin().await?;
+    provider_store::offer(&mut tx, offer, &providers).await?;
+    let change = Change::of(ChangeAction::Update, place, 200)
+        .before(json!({ "identityProviders": before }))
+        .after(json!({ "identityProviders": &providers }));
+    commit(state, caller, tx, change).await?;
+    Ok(envelope::ok(providers))
+}
+
+#[utoipa::path(get, path = "/realms/{realm}/clients/{client}/identity-providers", tag = "Identity providers",
+    params(("realm" = String, Path), ("client" = String, Path)),
+    responses((status = 200, description = "The ids of the providers the client's login page offers, in order, in `data`", body = [String]),
+              (status = 403), (status = 404)),
+    security(("apiKey" = [])))]
+pub async fn client_providers(
+    State(state): State<AppState>,
+    InClient { client, .. }: InClient<ClientRead>,
+) -> Result<Response, Error> {
+    let offer = Offer::Client { realm_id: &client.realm_id, client_id: &client.id };
+    Ok(envelope::ok(provider_store::offered(state.store.pool(), offer).await?))
+}
+
+#[utoipa::path(put, path = "/realms/{realm}/clients/{client}/identity-providers", tag = "Identity providers",
+    params(("realm" = String, Path), ("client" = String, Path)), request_body = OfferedProvidersInput,
+    responses((status = 200, description = "The providers now offered, in `data`", body = [String]),
+              (status = 400, description = "ValidationFailed: a provider the realm does not have"), (status = 403), (status = 404)),
+    security(("apiKey" = [])))]
+pub async fn offer_client_providers(
+    State(state): State<AppState>,
+    InClient { client, caller, .. }: InClient<ClientUpdate>,
+    JsonBody(body): JsonBody,
+) -> Result<Response, Error> {
+    let offer = Offer::Client { realm_id: &client.realm_id, client_id: &client.id };
+    replace_offer(&state, &caller, offer, client.place(), body).await
+}
+
+#[utoipa::path(get, path = "/realms/{realm}/organizations/{organizationId}/identity-providers", tag = "Identity providers",
+    params(("realm" = String, Path), ("organizationId" = String, Path)),
+    responses((status = 200, description = "The ids of the organization's providers, in order, in `data`", body = [String]),
+              (status = 403), (status = 404)),
+    security(("apiKey" = [])))]
+pub async fn organization_providers(
+    State(state): State<AppState>,
+    Found { item: organization, .. }: Found<Organization, OrganizationRead>,
+) -> Result<Response, Error> {
+    let offer = Offer::Organization { realm_id: &organization.realm_id, organization_id: &organization.id };
+    Ok(envelope::ok(provider_store::offered(state.store.pool(), offer).await?))
+}
+
+#[utoipa::path(put, path = "/realms/{realm}/organizations/{organizationId}/identity-providers", tag = "Identity providers",
+    params(("realm" = String, Path), ("organizationId" = String, Path)), request_body = OfferedProvidersInput,
+    responses((status = 200, description = "The organization's providers now, in `data`", body = [String]),
+              (status = 400, description = "ValidationFailed: a provider the realm does not have"), (status = 403), (status = 404)),
+    security(("apiKey" = [])))]
+pub async fn offer_organization_providers(
+    State(state): State<AppState>,
+    Found { item: organization, caller, .. }: Found<Organization, OrganizationUpdate>,
+    JsonBody(body): JsonBody,
+) -> Result<Response, Error> {
+    let offer = Offer::Organization { realm_id: &organization.realm_id, organization_id: &organization.id };
+    replace_offer(&state, &caller, offer, organization.place(), body).await
 }

@@ -152,6 +152,14 @@ pub fn routes() -> Router<AppState> {
             "/realms/{realm}/identity-providers/{providerId}",
             get(identity_providers::read).put(identity_providers::update).delete(identity_providers::delete),
         )
+        .route(
+            "/realms/{realm}/clients/{client}/identity-providers",
+            get(identity_providers::client_providers).put(identity_providers::offer_client_providers),
+        )
+        .route(
+            "/realms/{realm}/organizations/{organizationId}/identity-providers",
+            get(identity_providers::organization_providers).put(identity_providers::offer_organization_providers),
+        )
         .route("/realms/{realm}/sessions", get(sessions::list))
         .route("/realms/{realm}/sessions/{sessionId}", get(sessions::read).delete(sessions::revoke))
         .route("/roles", get(roles::list).post(roles::create))

@@ -25,6 +25,10 @@ use serde_json::{Map, Value};
 pub use self::plan::{Action, Step, plan};
 use crate::validate::{Notification, Rule};
 
+/// The field of a client or organization item that lists the identity providers it offers: not
+/// part of its creation, imported as a step of its own once the providers exist.
+pub const OFFERED_PROVIDERS: &str = "identityProviders";
+
 /// The `format` an export writes and an import reads.
 pub const FORMAT: &str = "castellan-configuration/1";
 
@@ -93,6 +97,10 @@ pub enum Collection {
     Organization,
     ResourceServer,
     IdentityProvider,
+    /// The identity providers a client's login page offers.
+    ClientIdentityProviders,
+    /// The identity providers of an organization.
+    OrganizationIdentityProviders,
     RealmWebhook,
     ClientWebhook,
 }
@@ -103,9 +111,9 @@ impl Collection {
             Collection::CatalogueScope | Collection::RealmScope => Kind::Scope,
             Collection::Realm | Collection::RealmSettings => Kind::Realm,
             Collection::RealmRole | Collection::ClientRole => Kind::Role,
-            Collection::Client | Collection::ClientGrantedRole => Kind::Client,
+            Collection::Client | Collection::ClientGrantedRole | Collection::ClientIdentityProviders => Kind::Client,
             Collection::Group | Collection::GroupRole => Kind::Group,
-            Collection::Organization => Kind::Organization,
+            Collection::Organization | Collection::OrganizationIdentityProviders => Kind::Organization,
             Collection::ResourceServer => Kind::ResourceServer,
             Collection::IdentityProvider => Kind::IdentityProvider,
             Collection::RealmWebhook | Collection::ClientWebhook => Kind::Webhook,
@@ -192,7 +200,10 @@ impl Collection {
                 "trustVerifiedEmail",
                 "roleMappings",
             ],
-            Collection::ClientGrantedRole | Collection::GroupRole => &[],
+            Collection::ClientGrantedRole
+            | Collection::GroupRole
+            | Collection::ClientIdentityProviders
+            | Collection::OrganizationIdentityProviders => &[],
         }
     }
 }

@@ -6,7 +6,7 @@ use std::collections::HashSet;
 use serde::Serialize;
 use serde_json::{Map, Value};
 
-use super::{Collection, Document, Item, Kind, Realm, RoleName};
+use super::{Collection, Document, Item, Kind, OFFERED_PROVIDERS, Realm, RoleName};
 use crate::store::imports::OnConflict;
 
 /// What an import does with one item.
@@ -59,6 +59,13 @@ impl Step {
     }
 }
 
+/// The item without the providers it offers, and those providers when it names them.
+fn without_offer(item: &Item) -> (Item, Option<Value>) {
+    let mut item = item.clone();
+    let offered = item.fields.remove(OFFERED_PROVIDERS);
+    (item, offered)
+}
+
 /// Whether every field `given` names has that value in `held` (nested objects field by field).
 fn covers(held: &Map<String, Value>, given: &Map<String, Value>) -> bool {
     given.iter().all(|(name, value)| match (held.get(name), value) {
@@ -71,7 +78,7 @@ fn covers(held: &Map<String, Value>, given: &Map<String, Value>) -> bool {
 /// The steps of importing the `kinds` of `document` into an account that holds `held`, the
 /// conflicts handled as `on_conflict` says, in an order where what an item names exists before it.
 pub fn plan(document: &Document, held: &Document, kinds: &[Kind], on_conflict: OnConflict) -> Vec<Step> {
-    let mut planner = Planner { held, on_conflict, steps: Vec::new() };
+    let mut planner = Planner { held, on_conflict, steps: Vec::new(), offers: Vec::new() };
     planner.run(document);
     planner.steps.retain(|step| kinds.contains(&step.collection.kind()));
     planner.refuse_orphans();
@@ -82,6 +89,8 @@ struct Planner<'a> {
     held: &'a Document,
     on_conflict: OnConflict,
     steps: Vec<Step>,
+    /// The identity providers clients and organizations offer: set once the providers exist.
+    offers: Vec<Step>,
 }
 
 fn find<'a>(items: &'a [Item], key: &str) -> Option<&'a Item> {
@@ -92,16 +101,17 @@ impl<'a> Planner<'a> {
     /// The action for an item the account may already hold.
     fn decide(&self, given: &Item, held: Option<&Item>) -> (Action, Option<String>) {
         let Some(held) = held else { return (Action::Create, None) };
-        let action = if covers(&held.fields, &given.fields) {
-            Action::Unchanged
-        } else {
-            match self.on_conflict {
-                OnConflict::Skip => Action::Skip,
-                OnConflict::Overwrite => Action::Update,
-                OnConflict::Fail => Action::Refuse("the account already holds it, different".into()),
-            }
-        };
+        let action = if covers(&held.fields, &given.fields) { Action::Unchanged } else { self.conflict() };
         (action, held.id.clone())
+    }
+
+    /// What an item the account holds, different, does.
+    fn conflict(&self) -> Action {
+        match self.on_conflict {
+            OnConflict::Skip => Action::Skip,
+            OnConflict::Overwrite => Action::Update,
+            OnConflict::Fail => Action::Refuse("the account already holds it, different".into()),
+        }
     }
 
     /// The steps of the items of one place; returns where they start.
@@ -113,12 +123,35 @@ impl<'a> Planner<'a> {
         held: &[Item],
     ) -> usize {
         let first = self.steps.len();
+        let offering = match collection {
+            Collection::Client => Some(Collection::ClientIdentityProviders),
+            Collection::Organization => Some(Collection::OrganizationIdentityProviders),
+            _ => None,
+        };
         for item in given {
-            let (action, id) = self.decide(item, find(held, &item.key));
+            let (item, offered) = without_offer(item);
+            let held_item = find(held, &item.key).map(without_offer);
+            let (action, id) = self.decide(&item, held_item.as_ref().map(|(held, _)| held));
             let mut step = Step::of(collection, &item.key, action);
             (step.realm, step.client) = (place.0.map(str::to_owned), place.1.map(str::to_owned));
-            (step.fields, step.id) = (item.fields.clone(), id);
+            (step.fields, step.id) = (item.fields.clone(), id.clone());
             self.steps.push(step);
+            if let (Some(offering), Some(offered)) = (offering, offered) {
+                let held_offer = held_item.and_then(|(_, offer)| offer).unwrap_or(Value::Array(Vec::new()));
+                let action = if held_offer == offered {
+                    Action::Unchanged
+                } else if held_offer.as_array().is_some_and(Vec::is_empty) {
+                    Action::Create
+                } else {
+                    self.conflict()
+                };
+                let mut step = Step::of(offering, &item.key, action);
+                step.realm = place.0.map(str::to_owned);
+                step.client = (offering == Collection::ClientIdentityProviders).then(|| item.key.clone());
+                step.id = id;
+                step.fields.insert(OFFERED_PROVIDERS.into(), offered);
+                self.offers.push(step);
+            }
         }
         first
     }
@@ -232,10 +265,17 @@ impl<'a> Planner<'a> {
             let place = (Some(given.key()), None);
             self.items(Collection::IdentityProvider, place, &given.identity_providers, &held.identity_providers);
         }
+        let offers = std::mem::take(&mut self.offers);
+        let (clients, organizations): (Vec<Step>, Vec<Step>) =
+            offers.into_iter().partition(|step| step.collection == Collection::ClientIdentityProviders);
+        self.steps.extend(clients);
+        self.offers = organizations;
         for (given, held) in &realms {
             let place = (Some(given.key()), None);
             self.items(Collection::Organization, place, &given.organizations, &held.organizations);
         }
+        let organizations = std::mem::take(&mut self.offers);
+        self.steps.extend(organizations);
         for (given, held) in &realms {
             let place = (Some(given.key()), None);
             self.items(Collection::ResourceServer, place, &given.resource_servers, &held.resource_servers);

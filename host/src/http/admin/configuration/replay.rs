@@ -15,7 +15,9 @@ use crate::AppState;
 use crate::error::{Error, ErrorCode};
 use crate::http::auth::Caller;
 use crate::ids::PLATFORM_REALM;
-use crate::import::configuration::{Action, Client, Collection, Document, Group, Item, Realm, RoleName, Step};
+use crate::import::configuration::{
+    Action, Client, Collection, Document, Group, Item, OFFERED_PROVIDERS, Realm, RoleName, Step,
+};
 
 /// Items asked for per page of a list.
 const PAGE: usize = 200;
@@ -86,6 +88,25 @@ impl Replay {
         Ok(items)
     }
 
+    /// The items of a list with the identity providers each offers (`{path}/{id}/identity-providers`).
+    async fn offering(&self, collection: Collection, path: &str) -> Result<Vec<Item>, Error> {
+        let mut items = Vec::new();
+        for item in self.items(collection, path).await? {
+            let at = format!("{path}/{}", segment(item.id.as_deref().unwrap_or_default()));
+            items.push(self.with_offer(item, &at).await?);
+        }
+        Ok(items)
+    }
+
+    /// The item with the providers the thing at `at` offers, when it offers any.
+    async fn with_offer(&self, mut item: Item, at: &str) -> Result<Item, Error> {
+        let offered = self.read(&format!("{at}/identity-providers")).await?;
+        if !offered.is_empty() {
+            item.fields.insert(OFFERED_PROVIDERS.into(), Value::Array(offered));
+        }
+        Ok(item)
+    }
+
     /// The account's configuration as the caller may read it: every realm but the service's own,
     /// the clients made through the admin API (not those that registered themselves).
     pub async fn document(&self) -> Result<Document, Error> {
@@ -108,7 +129,7 @@ impl Replay {
                     .filter_map(|view| Item::of_view(Collection::RealmScope, view))
                     .collect(),
                 roles: self.items(Collection::RealmRole, &format!("{at}/roles")).await?,
-                organizations: self.items(Collection::Organization, &format!("{at}/organizations")).await?,
+                organizations: self.offering(Collection::Organization, &format!("{at}/organizations")).await?,
                 resource_servers: self.items(Collection::ResourceServer, &format!("{at}/resource-servers")).await?,
                 identity_providers: self
                     .items(Collection::IdentityProvider, &format!("{at}/identity-providers"))
@@ -127,6 +148,7 @@ impl Replay {
                     continue;
                 };
                 let client_at = format!("{at}/clients/{}", segment(&item.key));
+                let item = self.with_offer(item, &client_at).await?;
                 realm.clients.push(Client {
                     roles: self.items(Collection::ClientRole, &format!("{client_at}/roles")).await?,
                     granted_roles: role_names(&self.read(&format!("{client_at}/granted-roles")).await?),
@@ -215,16 +237,24 @@ pub fn foreseen(step: &Step) -> Outcome {
 /// with it.
 pub struct Executor<'a> {
     replay: &'a Replay,
-    /// Role ids by realm, client and name; group ids by realm and name.
+    /// Role ids by realm, client and name; group and organization ids by realm and name.
     roles: HashMap<(String, RoleName), String>,
     groups: HashMap<(String, String), String>,
-    /// Realms, clients and groups that were refused: `realm`, `realm/client`, `realm#group`.
+    organizations: HashMap<(String, String), String>,
+    /// Realms, clients, groups and organizations that were refused: `realm`, `realm/client`,
+    /// `realm#group`, `realm@organization`.
     refused: HashSet<String>,
 }
 
 impl<'a> Executor<'a> {
     pub fn new(replay: &'a Replay, held: &Document) -> Self {
-        let mut executor = Self { replay, roles: HashMap::new(), groups: HashMap::new(), refused: HashSet::new() };
+        let mut executor = Self {
+            replay,
+            roles: HashMap::new(),
+            groups: HashMap::new(),
+            organizations: HashMap::new(),
+            refused: HashSet::new(),
+        };
         for realm in &held.realms {
             let key = realm.key().to_owned();
             for role in &realm.roles {
@@ -238,6 +268,11 @@ impl<'a> Executor<'a> {
             for group in &realm.groups {
                 if let Some(id) = &group.item.id {
                     executor.groups.insert((key.clone(), group.item.key.clone()), id.clone());
+                }
+            }
+            for organization in &realm.organizations {
+                if let Some(id) = &organization.id {
+                    executor.organizations.insert((key.clone(), organization.key.clone()), id.clone());
                 }
             }
         }
@@ -264,10 +299,14 @@ impl<'a> Executor<'a> {
         if let Some(group) = &step.group {
             within.push(format!("{realm}#{group}"));
         }
+        if step.collection == Collection::OrganizationIdentityProviders {
+            within.push(format!("{realm}@{}", step.key));
+        }
         let holds = match step.collection {
             Collection::Realm => Some(realm),
             Collection::Client => Some(format!("{realm}/{}", step.key)),
             Collection::Group => Some(format!("{realm}#{}", step.key)),
+            Collection::Organization => Some(format!("{realm}@{}", step.key)),
             _ => None,
         };
         (within, holds)
@@ -319,6 +358,16 @@ impl<'a> Executor<'a> {
             Collection::Organization => format!("/realms/{at}/organizations"),
             Collection::ResourceServer => format!("/realms/{at}/resource-servers"),
             Collection::IdentityProvider => format!("/realms/{at}/identity-providers"),
+            Collection::ClientIdentityProviders => {
+                format!("/realms/{at}/clients/{}/identity-providers", segment(&step.key))
+            }
+            Collection::OrganizationIdentityProviders => {
+                let known = self.organizations.get(&(realm.clone(), step.key.clone()));
+                let Some(organization) = step.id.as_ref().or(known) else {
+                    return Ok(Outcome::refused_because("the organization was not imported"));
+                };
+                format!("/realms/{at}/organizations/{}/identity-providers", segment(organization))
+            }
             Collection::RealmWebhook => format!("/realms/{at}/webhooks"),
             Collection::ClientWebhook => format!("/realms/{at}/clients/{client}/webhooks"),
         };
@@ -331,6 +380,15 @@ impl<'a> Executor<'a> {
                     Action::Withdraw => (Method::DELETE, format!("{base}/{}", segment(role_id)), None),
                     _ => (Method::POST, base, Some(json!({ "roleId": role_id }))),
                 }
+            }
+            // What a client or organization offers is replaced whole.
+            (_, None)
+                if matches!(
+                    step.collection,
+                    Collection::ClientIdentityProviders | Collection::OrganizationIdentityProviders
+                ) =>
+            {
+                (Method::PUT, base, Some(Value::Object(step.fields.clone())))
             }
             (Action::Create, None) => (Method::POST, base, Some(Value::Object(step.fields.clone()))),
             (_, None) if step.collection == Collection::RealmSettings => {
@@ -367,6 +425,9 @@ impl<'a> Executor<'a> {
             Collection::ClientRole => self.know_role(realm, step.client.as_deref(), &item),
             Collection::Group => {
                 self.groups.insert((realm.to_owned(), step.key.clone()), id.to_owned());
+            }
+            Collection::Organization => {
+                self.organizations.insert((realm.to_owned(), step.key.clone()), id.to_owned());
             }
             _ => {}
         }
