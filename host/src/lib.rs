@@ -19,6 +19,7 @@ pub mod delegation;
 pub mod detached;
 pub mod dpop;
 pub mod error;
+pub mod federation;
 pub mod http;
 pub mod ids;
 pub mod import;

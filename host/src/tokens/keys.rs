@@ -153,7 +153,7 @@ pub fn fresh(
     Ok(generate(&sealer, &client.realm_id, &client.id, &client.key_algorithm, now)?)
 }
 
-fn signer_of(sealer: &Sealer, key: &SigningKey, until: Option<DateTime<Utc>>) -> anyhow::Result<Signer> {
+pub(crate) fn signer_of(sealer: &Sealer, key: &SigningKey, until: Option<DateTime<Utc>>) -> anyhow::Result<Signer> {
     let algorithm = algorithm_of(&key.algorithm)?;
     let pem = sealer.open(&key.sealed_key).with_context(|| format!("signing key {}", key.id))?;
     Ok(Signer { kid: key.id.clone(), algorithm, key: encoding_key(algorithm, &pem)?, until })
