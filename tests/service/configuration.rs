@@ -268,4 +268,9 @@ async fn one_part_imports_alone_into_the_realms_the_account_holds() {
     assert_eq!(target.get("/realms/acme").await.data()["displayName"], "acme", "the realm itself is left as it is");
     assert_eq!(target.get("/realms/acme/clients/web/roles").await.items()[0]["name"], "clerk");
     assert_eq!(target.post("/import/users", json!({})).await.status, StatusCode::BAD_REQUEST);
+    let auditor = target.key_with(&["Auditor"], None).await;
+    let refused = target.call_as(&auditor, reqwest::Method::POST, "/import?dryRun=true", Some(document.clone())).await;
+    assert_eq!(refused.status, StatusCode::FORBIDDEN, "an import changes realms");
+    let read = target.call_as(&auditor, reqwest::Method::GET, "/export", None).await;
+    assert_eq!(read.status, StatusCode::OK, "an export only reads them");
 }

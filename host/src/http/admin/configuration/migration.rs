@@ -109,9 +109,9 @@ pub async fn translate(
     RawQuery(query): RawQuery,
     JsonBody(body): JsonBody,
 ) -> Result<Response, Error> {
+    caller.require_account(&state, permission::REALM_READ)?;
     let given = own_parameters(query, &["from", "realm"])?;
     let (from, provider, realm) = source(&given)?;
-    caller.require_account(&state, permission::REALM_READ)?;
     let translation = migration::translate(provider, body.into_value(), realm.as_deref()).map_err(Error::Validation)?;
     Ok(envelope::ok(TranslationView::of(from, &translation, true)))
 }
@@ -144,9 +144,9 @@ pub async fn migrate(
     RawQuery(query): RawQuery,
     JsonBody(body): JsonBody,
 ) -> Result<Response, Error> {
+    caller.require_account(&state, permission::REALM_UPDATE)?;
     let (Parameters { on_conflict, dry_run }, given) = parameters_with(query, &["from", "realm", "client"], true)?;
     let (from, provider, realm) = source(&given)?;
-    caller.require_account(&state, permission::REALM_READ)?;
     let translation = migration::translate(provider, body.into_value(), realm.as_deref()).map_err(Error::Validation)?;
     let chosen = given.iter().find(|(name, _)| name == "client").map(|(_, v)| v.clone());
     let client = chosen.or_else(|| {

@@ -138,7 +138,7 @@ async fn export_of(state: &AppState, caller: &Caller, kinds: &[Kind]) -> Result<
 #[utoipa::path(post, path = "/import", tag = "Import",
     params(("onConflict" = Option<String>, Query, description = "Skip (default), Overwrite or Fail: what an item the account holds, different, does"),
            ("dryRun" = Option<bool>, Query, description = "true: answer what the import would do, writing and publishing nothing")),
-    request_body(content = Object, description = "A configuration document, as `/export` writes it"),
+    request_body(content = Object, description = "A configuration document, as `/export` writes it (`realm:update`, and the permission each item's change needs)"),
     responses((status = 200, description = "The import's report, every item with its outcome", body = ConfigurationImportView),
               (status = 400, description = "ValidationFailed: a parameter, or a document whose shape or keys are wrong (nothing is imported)"),
               (status = 403)),
@@ -177,9 +177,10 @@ async fn import_of(
     body: Value,
     kinds: &[Kind],
 ) -> Result<Response, Error> {
+    // An import changes realms: a caller who may not is refused before anything is planned.
+    caller.require_account(state, permission::REALM_UPDATE)?;
     let Parameters { on_conflict, dry_run } = parameters(query)?;
     let document = Document::read(body).map_err(Error::Validation)?;
-    caller.require_account(state, permission::REALM_READ)?;
     let report = apply(state, caller, &document, kinds, on_conflict, dry_run).await?;
     Ok(envelope::ok(report))
 }
