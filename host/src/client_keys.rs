@@ -45,7 +45,7 @@ const MAX_LIFETIME: TimeDelta = TimeDelta::minutes(10);
 /// Clock difference tolerated between the client and the service.
 const LEEWAY: TimeDelta = TimeDelta::seconds(30);
 /// The largest JWK Set fetched from a `jwks_uri`.
-const MAX_JWKS_BYTES: usize = 64 * 1024;
+pub(crate) const MAX_JWKS_BYTES: usize = 64 * 1024;
 /// An assertion signed with a key the kept set lacks fetches the set again, at most this often.
 const REFETCH_AFTER: TimeDelta = TimeDelta::seconds(60);
 
@@ -180,14 +180,14 @@ pub struct FetchedKeys {
 }
 
 impl FetchedKeys {
-    fn kept(&self, uri: &str, now: DateTime<Utc>, again: bool) -> Option<JwkSet> {
+    pub(crate) fn kept(&self, uri: &str, now: DateTime<Utc>, again: bool) -> Option<JwkSet> {
         let sets = self.sets.lock().unwrap_or_else(|p| p.into_inner());
         let fetched = sets.get(uri)?;
         let fresh = now < fetched.until && !(again && now - fetched.at >= REFETCH_AFTER);
         fresh.then(|| fetched.keys.clone())
     }
 
-    fn keep(&self, uri: &str, keys: JwkSet, now: DateTime<Utc>, keep: TimeDelta) {
+    pub(crate) fn keep(&self, uri: &str, keys: JwkSet, now: DateTime<Utc>, keep: TimeDelta) {
         let mut sets = self.sets.lock().unwrap_or_else(|p| p.into_inner());
         sets.retain(|_, fetched| fetched.until > now);
         if keep > TimeDelta::zero() && sets.len() < 10_000 {

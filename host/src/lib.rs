@@ -101,8 +101,10 @@ pub struct Services {
     pub protection: Arc<protection::Protection>,
     /// Sends that run after their request was answered.
     pub detached: Arc<detached::Detached>,
-    /// The JWK Sets fetched from clients' `jwks_uri`.
+    /// The JWK Sets fetched from clients' and upstream providers' `jwks_uri`.
     pub client_keys: client_keys::FetchedKeys,
+    /// The metadata fetched from upstream providers' discovery addresses.
+    pub upstreams: federation::upstream::FetchedMetadata,
 }
 
 impl std::fmt::Debug for dyn Clock {
@@ -216,6 +218,7 @@ impl Application {
             protection,
             detached: detached::Detached::new(),
             client_keys: client_keys::FetchedKeys::default(),
+            upstreams: federation::upstream::FetchedMetadata::default(),
         }));
         register_jobs(&state).await;
         Ok(Self { listener, state, bootstrapped, access_writer, queue_writer, change_follower })

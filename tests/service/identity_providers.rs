@@ -111,3 +111,40 @@ async fn a_provider_is_refused_with_every_problem_named() {
     let write = app.call_as(&auditor, Method::DELETE, &format!("{PROVIDERS}/github"), None).await;
     assert_eq!(write.status, StatusCode::FORBIDDEN);
 }
+
+#[tokio::test]
+async fn a_provider_s_metadata_and_keys_are_fetched_through_the_address_checks_and_kept_as_answered() {
+    use castellan::federation::upstream;
+
+    let app = crate::support::spawn_with(crate::support::TestDatabase::new().await, crate::webhooks::receiving).await;
+    let (discovery, jwks) = (crate::receiver::Receiver::start().await, crate::receiver::Receiver::start().await);
+    let base = discovery.url.trim_end_matches("/hooks").to_owned();
+    let issuer = format!("{base}/realms/people");
+    let address = format!("{issuer}/.well-known/openid-configuration");
+    discovery.serve(
+        json!({ "issuer": issuer, "authorization_endpoint": format!("{issuer}/auth"), "token_endpoint": format!("{issuer}/token"),
+                "jwks_uri": jwks.url, "code_challenge_methods_supported": ["S256"] }),
+        "max-age=300",
+    );
+    let keys = json!({ "keys": [{ "kty": "EC", "crv": "P-256", "kid": "k1", "alg": "ES256", "use": "sig",
+        "x": "f83OJ3D2xF1Bg8vub9tLe1gHMzV76e8Tus9uPHvRVEU", "y": "x_FEzRu9m36HLN_tue659LNpXW6pCyStikYjKIWI5a0" }] });
+    jwks.serve(keys, "max-age=300");
+
+    let metadata = upstream::discover(&app.state, &address).await.expect("the metadata is read");
+    assert_eq!((metadata.issuer.as_str(), metadata.jwks_uri.as_str()), (issuer.as_str(), jwks.url.as_str()));
+    let found = upstream::keys(&app.state, &metadata.jwks_uri, false).await.expect("the keys are read");
+    assert_eq!(found.keys[0].common.key_id.as_deref(), Some("k1"));
+
+    discovery.answer_with(500);
+    jwks.answer_with(500);
+    assert!(upstream::discover(&app.state, &address).await.is_ok(), "kept for the five minutes its answer allows");
+    assert!(upstream::keys(&app.state, &metadata.jwks_uri, false).await.is_ok());
+    app.advance(301).await;
+    let failed = upstream::discover(&app.state, &address).await.expect_err("read anew once that time is over");
+    assert!(failed.contains("500"), "{failed}");
+    assert!(upstream::keys(&app.state, &metadata.jwks_uri, false).await.is_err());
+
+    let closed = spawn_app().await;
+    let refused = upstream::discover(&closed.state, &address).await.expect_err("loopback is not a public address");
+    assert!(refused.contains("refused") || refused.contains("cannot be read"), "{refused}");
+}
