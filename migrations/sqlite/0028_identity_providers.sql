@@ -52,3 +52,16 @@ CREATE TABLE organization_identity_providers (
     PRIMARY KEY (organization_id, provider_id),
     FOREIGN KEY (realm_id, provider_id) REFERENCES identity_providers (realm_id, id) ON DELETE CASCADE
 );
+
+-- A person of the realm as an identity provider knows them: the provider's subject, linked once,
+-- found again at every later sign-in through it.
+CREATE TABLE federated_identities (
+    realm_id      TEXT NOT NULL,
+    provider_id   TEXT NOT NULL,
+    subject       TEXT NOT NULL,
+    user_id       TEXT NOT NULL REFERENCES users (id) ON DELETE CASCADE,
+    created_at    BIGINT NOT NULL,
+    PRIMARY KEY (realm_id, provider_id, subject),
+    FOREIGN KEY (realm_id, provider_id) REFERENCES identity_providers (realm_id, id) ON DELETE CASCADE
+);
+CREATE INDEX federated_identities_by_user ON federated_identities (user_id);

@@ -148,3 +148,82 @@ async fn a_provider_s_metadata_and_keys_are_fetched_through_the_address_checks_a
     let refused = upstream::discover(&closed.state, &address).await.expect_err("loopback is not a public address");
     assert!(refused.contains("refused") || refused.contains("cannot be read"), "{refused}");
 }
+
+#[tokio::test]
+async fn an_upstream_person_is_linked_once_created_with_the_provider_and_never_takes_over_an_address() {
+    use castellan::federation::person::{Found, Refused, TakeError, take};
+    use castellan::store::{clients, identity_providers, realms};
+
+    let app = spawn_app().await;
+    app.create_realm("acme").await;
+    app.create_client("acme", "web", &["authorization_code"], &[]).await;
+    created_id(&app, "/realms/acme/roles", json!({ "name": "admin" })).await;
+    let staff = created_id(&app, "/realms/acme/groups", json!({ "name": "staff" })).await;
+    let discovery = "https://accounts.google.com/.well-known/openid-configuration";
+    for (id, trusted) in [("google", false), ("corp", true)] {
+        let provider = json!({ "id": id, "protocol": "OpenIdConnect", "clientId": "acme", "discoveryUrl": discovery,
+            "trustVerifiedEmail": trusted,
+            "roleMappings": [{ "claim": "hd", "value": "acme.example", "roles": ["admin"], "groups": ["staff"] }] });
+        assert_eq!(app.post(PROVIDERS, provider).await.status, StatusCode::CREATED);
+    }
+    let grace = app.create_user("acme", "grace", "grace hopper cobol").await;
+    let store = app.database().await;
+    let realm = realms::find(store.pool(), "acme").await.unwrap().unwrap();
+    let web = clients::find(store.pool(), "acme", "web").await.unwrap().unwrap();
+    let google = identity_providers::find(store.pool(), "acme", "google").await.unwrap().unwrap();
+    let corp = identity_providers::find(store.pool(), "acme", "corp").await.unwrap().unwrap();
+    let claims = |value: serde_json::Value| value.as_object().cloned().unwrap();
+    let sign_in = |provider, value| {
+        let (state, realm, web) = (&app.state, &realm, &web);
+        async move { take(state, realm, web, provider, &claims(value)).await }
+    };
+
+    let ada = json!({ "sub": "g-1", "preferred_username": "ada", "email": "ada@acme.example", "email_verified": true,
+                      "given_name": "Ada", "hd": "acme.example" });
+    let (created, how) = sign_in(&google, ada.clone()).await.unwrap();
+    assert_eq!((how, created.username.as_str(), created.email_confirmed), (Found::Created, "ada", true));
+    let events = app.events("user_created").await;
+    let (_, client, data) = events.last().unwrap();
+    assert_eq!(
+        (client.as_deref(), &data["identity_provider"], &data["first_name"]),
+        (Some("web"), &json!("google"), &json!("Ada"))
+    );
+    let roles = app.get(&format!("/realms/acme/users/{}/roles", created.id)).await;
+    assert_eq!(roles.data()["direct"][0]["name"], "admin", "the role mapping applied");
+    let members = app.get(&format!("/realms/acme/groups/{staff}/members")).await;
+    assert_eq!(members.data(), &json!([created.id.to_string()]), "and the group mapping");
+
+    let (again, how) = sign_in(&google, ada).await.unwrap();
+    assert_eq!((how, again.id.clone()), (Found::Linked, created.id.clone()), "found by the link, not made twice");
+    assert_eq!(app.events("user_created").await.len(), 2, "grace and ada only");
+
+    let takeover =
+        json!({ "sub": "g-2", "preferred_username": "gh", "email": "grace@example.com", "email_verified": true });
+    let refused = sign_in(&google, takeover.clone()).await;
+    assert!(matches!(refused, Err(TakeError::Refused(Refused::EmailTaken))), "a provider not trusted for e-mail");
+    let unverified = json!({ "sub": "c-2", "email": "grace@example.com", "email_verified": false });
+    assert!(
+        matches!(sign_in(&corp, unverified).await, Err(TakeError::Refused(Refused::EmailTaken))),
+        "an unverified address"
+    );
+    let verified = json!({ "sub": "c-2", "email": "GRACE@example.com", "email_verified": true });
+    let (linked, how) = sign_in(&corp, verified.clone()).await.unwrap();
+    assert_eq!((how, linked.id.to_string()), (Found::ByVerifiedEmail, grace.clone()));
+    assert_eq!(sign_in(&corp, verified).await.unwrap().1, Found::Linked);
+
+    let clash = json!({ "sub": "g-3", "preferred_username": "grace", "email": "other@example.com" });
+    let (other, _) = sign_in(&google, clash).await.unwrap();
+    assert_eq!(other.username, "google.g-3", "a local person's name is never taken");
+    assert!(!other.email_confirmed);
+
+    assert_eq!(
+        app.put(&format!("/realms/acme/users/{grace}"), json!({ "status": "Disabled" })).await.status,
+        StatusCode::OK
+    );
+    let disabled = sign_in(&corp, json!({ "sub": "c-2" })).await;
+    assert!(matches!(disabled, Err(TakeError::Refused(Refused::Disabled))));
+    assert!(matches!(
+        sign_in(&google, json!({ "email": "x@example.com" })).await,
+        Err(TakeError::Refused(Refused::NoSubject))
+    ));
+}

@@ -223,3 +223,44 @@ pub async fn offer(tx: &mut super::Connection, offer: Offer<'_>, providers: &[St
     }
     Ok(())
 }
+
+/// The person linked to the provider's `subject`, when one is.
+pub async fn linked<'c>(
+    db: impl Executor<'c, Database = Any>,
+    realm_id: &str,
+    provider_id: &str,
+    subject: &str,
+) -> Result<Option<String>, Error> {
+    let found: Option<(String,)> = sqlx::query_as(
+        "SELECT user_id FROM federated_identities WHERE realm_id = $1 AND provider_id = $2 AND subject = $3",
+    )
+    .bind(realm_id)
+    .bind(provider_id)
+    .bind(subject)
+    .fetch_optional(db)
+    .await?;
+    Ok(found.map(|(id,)| id))
+}
+
+/// Links the provider's `subject` to the person; `false` when the subject is linked already.
+pub async fn link<'c>(
+    db: impl Executor<'c, Database = Any>,
+    realm_id: &str,
+    provider_id: &str,
+    subject: &str,
+    user_id: &str,
+    at: DateTime<Utc>,
+) -> Result<bool, Error> {
+    let done = sqlx::query(
+        "INSERT INTO federated_identities (realm_id, provider_id, subject, user_id, created_at) \
+         VALUES ($1, $2, $3, $4, $5) ON CONFLICT DO NOTHING",
+    )
+    .bind(realm_id)
+    .bind(provider_id)
+    .bind(subject)
+    .bind(user_id)
+    .bind(super::millis(at))
+    .execute(db)
+    .await?;
+    Ok(done.rows_affected() == 1)
+}
