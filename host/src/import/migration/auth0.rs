@@ -262,11 +262,14 @@ fn roles(t: &mut Translation, export: &Map<String, Value>, out: &mut Realm) {
 }
 
 fn users(t: &mut Translation, export: &Map<String, Value>) {
-    let (mut by_email, mut no_password) = (0, 0);
+    let (mut by_email, mut no_password, mut nameless) = (0, 0, 0);
     for value in export.get("users").and_then(Value::as_array).into_iter().flatten() {
         let Some(user) = value.as_object() else { continue };
         let email = text(user, "email");
-        let Some(username) = text(user, "username").or(email) else { continue };
+        let Some(username) = text(user, "username").or(email) else {
+            nameless += 1;
+            continue;
+        };
         if text(user, "username").is_none() {
             by_email += 1;
         }
@@ -285,6 +288,7 @@ fn users(t: &mut Translation, export: &Map<String, Value>) {
         t.users.push(Value::Object(row));
     }
     t.people(no_password);
+    t.nameless(nameless);
     if by_email > 0 {
         t.changed(
             format!("users without a username ({by_email})"),

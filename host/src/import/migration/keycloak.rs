@@ -415,12 +415,16 @@ fn organizations(t: &mut Translation, export: &Map<String, Value>, out: &mut Rea
 /// The people, with their password hashes; service accounts are their clients here.
 fn users(t: &mut Translation, export: &Map<String, Value>, clients: &HashSet<String>) {
     let (mut no_password, mut other_credentials, mut foreign_roles, mut required) = (0, 0, 0, 0);
+    let mut nameless = 0;
     for value in export.get("users").and_then(Value::as_array).into_iter().flatten() {
         let Some(user) = value.as_object() else { continue };
         if user.contains_key("serviceAccountClientId") {
             continue;
         }
-        let Some(username) = text(user, "username") else { continue };
+        let Some(username) = text(user, "username") else {
+            nameless += 1;
+            continue;
+        };
         let names = ["email", "firstName", "lastName", "emailVerified"];
         let mut row = person_row(user, username, names, flag(user, "enabled") == Some(false));
         let credentials = user.get("credentials").and_then(Value::as_array).cloned().unwrap_or_default();
@@ -456,6 +460,7 @@ fn users(t: &mut Translation, export: &Map<String, Value>, clients: &HashSet<Str
         t.users.push(Value::Object(row));
     }
     t.people(no_password);
+    t.nameless(nameless);
     if other_credentials > 0 {
         t.left_behind(
             format!("other credentials ({other_credentials})"),

@@ -95,6 +95,13 @@ impl Translation {
         }
     }
 
+    /// The note on the people the export names nothing to sign in with: left behind.
+    fn nameless(&mut self, count: usize) {
+        if count > 0 {
+            self.left_behind(format!("users with nothing to sign in with ({count})"), "a person here needs a username");
+        }
+    }
+
     /// Counts of each mapping: mapped, changed, left behind.
     pub fn counts(&self) -> [usize; 3] {
         let count = |mapping| self.notes.iter().filter(|note| note.mapping == mapping).count();
@@ -192,6 +199,24 @@ pub const KINDS: [Kind; 9] = Kind::ALL;
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn people_with_nothing_to_sign_in_with_are_left_behind_with_a_note() {
+        let keycloak =
+            serde_json::json!({ "realm": "acme", "users": [{ "email": "x@example.com" }, { "username": "ada" }] });
+        let t = translate(Provider::Keycloak, keycloak, None).unwrap();
+        assert_eq!(t.users.len(), 1);
+        let note = t.notes.iter().find(|n| n.source == "users with nothing to sign in with (1)").unwrap();
+        assert_eq!(note.mapping, Mapping::LeftBehind);
+        let auth0 = serde_json::json!({ "users": [{ "user_id": "sms|1", "phone_number": "+3312" }] });
+        let t = translate(Provider::Auth0, auth0, None).unwrap();
+        assert!(t.users.is_empty());
+        assert!(
+            t.notes
+                .iter()
+                .any(|n| n.source == "users with nothing to sign in with (1)" && n.mapping == Mapping::LeftBehind)
+        );
+    }
 
     #[test]
     fn names_become_ids_of_the_right_form() {
