@@ -10,6 +10,8 @@
 pub mod migration;
 pub mod replay;
 
+use std::collections::HashSet;
+
 use axum::extract::{Path, RawQuery, State};
 use axum::response::Response;
 use serde::Serialize;
@@ -131,7 +133,7 @@ pub async fn export_part(
 
 async fn export_of(state: &AppState, caller: &Caller, kinds: &[Kind]) -> Result<Response, Error> {
     caller.require_account(state, permission::REALM_READ)?;
-    let document = Replay::new(state, caller).document().await?;
+    let document = Replay::new(state, caller).document(None).await?;
     Ok(envelope::ok(document.only(kinds).to_value()))
 }
 
@@ -195,7 +197,9 @@ pub async fn apply(
     dry_run: bool,
 ) -> Result<ConfigurationImportView, Error> {
     let replay = Replay::new(state, caller);
-    let held = replay.document().await?;
+    // Only the realms the document names are read: an import costs what its document holds.
+    let named: HashSet<String> = document.realms.iter().map(|realm| realm.key().to_owned()).collect();
+    let held = replay.document(Some(&named)).await?;
     let steps = plan(document, &held, kinds, on_conflict);
     let mut executor = Executor::new(&replay, &held);
     let mut items = Vec::with_capacity(steps.len());

@@ -8,6 +8,7 @@ use std::collections::{HashMap, HashSet};
 use axum::Router;
 use axum::body::Body as RequestBody;
 use axum::http::{Method, Request, StatusCode, header};
+use futures_util::{StreamExt as _, TryStreamExt as _, stream};
 use serde_json::{Map, Value, json};
 use tower::ServiceExt as _;
 
@@ -21,6 +22,8 @@ use crate::import::configuration::{
 
 /// Items asked for per page of a list.
 const PAGE: usize = 200;
+/// Realms read at once by an export: their reads wait on the database, not on each other.
+const REALMS_AT_ONCE: usize = 4;
 
 /// The admin routes, answering as one caller.
 pub struct Replay {
@@ -107,63 +110,70 @@ impl Replay {
         Ok(item)
     }
 
-    /// The account's configuration as the caller may read it: every realm but the service's own,
-    /// the clients made through the admin API (not those that registered themselves).
-    pub async fn document(&self) -> Result<Document, Error> {
+    /// The account's configuration as the caller may read it: every realm but the service's own
+    /// (or, given `only`, those of its realms), the clients made through the admin API (not those
+    /// that registered themselves). Realms are read a few at a time.
+    pub async fn document(&self, only: Option<&HashSet<String>>) -> Result<Document, Error> {
         let scopes = self.list("/scopes").await?;
         let catalogue = scopes.iter().filter(|view| view["realmId"].is_null());
         let mut document = Document {
             scopes: catalogue.filter_map(|v| Item::of_view(Collection::CatalogueScope, v)).collect(),
             realms: Vec::new(),
         };
-        for view in self.list("/realms").await? {
-            let Some(item) = Item::of_view(Collection::Realm, &view).filter(|item| item.key != PLATFORM_REALM) else {
-                continue;
-            };
-            let at = format!("/realms/{}", segment(&item.key));
-            let own_scopes = self.list(&format!("{at}/scopes")).await?;
-            let mut realm = Realm {
-                scopes: own_scopes
-                    .iter()
-                    .filter(|view| view["realmId"] == item.key.as_str())
-                    .filter_map(|view| Item::of_view(Collection::RealmScope, view))
-                    .collect(),
-                roles: self.items(Collection::RealmRole, &format!("{at}/roles")).await?,
-                organizations: self.offering(Collection::Organization, &format!("{at}/organizations")).await?,
-                resource_servers: self.items(Collection::ResourceServer, &format!("{at}/resource-servers")).await?,
-                identity_providers: self
-                    .items(Collection::IdentityProvider, &format!("{at}/identity-providers"))
-                    .await?,
-                webhooks: self.items(Collection::RealmWebhook, &format!("{at}/webhooks")).await?,
-                ..Realm::default()
-            };
-            for group in self.items(Collection::Group, &format!("{at}/groups")).await? {
-                let id = group.id.clone().unwrap_or_default();
-                let roles = role_names(&self.read(&format!("{at}/groups/{}/roles", segment(&id))).await?);
-                realm.groups.push(Group { item: group, roles });
-            }
-            for view in self.list(&format!("{at}/clients")).await? {
-                let Some(item) = Item::of_view(Collection::Client, &view).filter(|_| view["registration"] == "Admin")
-                else {
-                    continue;
-                };
-                let client_at = format!("{at}/clients/{}", segment(&item.key));
-                let item = self.with_offer(item, &client_at).await?;
-                realm.clients.push(Client {
-                    roles: self.items(Collection::ClientRole, &format!("{client_at}/roles")).await?,
-                    granted_roles: role_names(&self.read(&format!("{client_at}/granted-roles")).await?),
-                    webhooks: self.items(Collection::ClientWebhook, &format!("{client_at}/webhooks")).await?,
-                    item: Some(item),
-                });
-            }
-            realm.item = Some(item);
-            realm.scopes.sort_by(|a, b| a.key.cmp(&b.key));
-            realm.clients.sort_by(|a, b| a.key().cmp(b.key()));
-            document.realms.push(realm);
-        }
+        let items: Vec<Item> = self
+            .list("/realms")
+            .await?
+            .iter()
+            .filter_map(|view| Item::of_view(Collection::Realm, view))
+            .filter(|item| item.key != PLATFORM_REALM && only.is_none_or(|only| only.contains(&item.key)))
+            .collect();
+        document.realms =
+            stream::iter(items).map(|item| self.realm(item)).buffered(REALMS_AT_ONCE).try_collect().await?;
         document.scopes.sort_by(|a, b| a.key.cmp(&b.key));
         document.realms.sort_by(|a, b| a.key().cmp(b.key()));
         Ok(document)
+    }
+
+    /// One realm with everything that belongs to it.
+    async fn realm(&self, item: Item) -> Result<Realm, Error> {
+        let at = format!("/realms/{}", segment(&item.key));
+        let own_scopes = self.list(&format!("{at}/scopes")).await?;
+        let mut realm = Realm {
+            scopes: own_scopes
+                .iter()
+                .filter(|view| view["realmId"] == item.key.as_str())
+                .filter_map(|view| Item::of_view(Collection::RealmScope, view))
+                .collect(),
+            roles: self.items(Collection::RealmRole, &format!("{at}/roles")).await?,
+            organizations: self.offering(Collection::Organization, &format!("{at}/organizations")).await?,
+            resource_servers: self.items(Collection::ResourceServer, &format!("{at}/resource-servers")).await?,
+            identity_providers: self.items(Collection::IdentityProvider, &format!("{at}/identity-providers")).await?,
+            webhooks: self.items(Collection::RealmWebhook, &format!("{at}/webhooks")).await?,
+            ..Realm::default()
+        };
+        for group in self.items(Collection::Group, &format!("{at}/groups")).await? {
+            let id = group.id.clone().unwrap_or_default();
+            let roles = role_names(&self.read(&format!("{at}/groups/{}/roles", segment(&id))).await?);
+            realm.groups.push(Group { item: group, roles });
+        }
+        for view in self.list(&format!("{at}/clients")).await? {
+            let Some(item) = Item::of_view(Collection::Client, &view).filter(|_| view["registration"] == "Admin")
+            else {
+                continue;
+            };
+            let client_at = format!("{at}/clients/{}", segment(&item.key));
+            let item = self.with_offer(item, &client_at).await?;
+            realm.clients.push(Client {
+                roles: self.items(Collection::ClientRole, &format!("{client_at}/roles")).await?,
+                granted_roles: role_names(&self.read(&format!("{client_at}/granted-roles")).await?),
+                webhooks: self.items(Collection::ClientWebhook, &format!("{client_at}/webhooks")).await?,
+                item: Some(item),
+            });
+        }
+        realm.item = Some(item);
+        realm.scopes.sort_by(|a, b| a.key.cmp(&b.key));
+        realm.clients.sort_by(|a, b| a.key().cmp(b.key()));
+        Ok(realm)
     }
 }
 
