@@ -171,7 +171,14 @@ pub enum Offer<'a> {
     Organization { realm_id: &'a str, organization_id: &'a str },
 }
 
-impl Offer<'_> {
+impl<'a> Offer<'a> {
+    /// The realm whose providers are offered.
+    pub fn realm_id(self) -> &'a str {
+        match self {
+            Offer::Client { realm_id, .. } | Offer::Organization { realm_id, .. } => realm_id,
+        }
+    }
+
     fn table(self) -> (&'static str, &'static str) {
         match self {
             Offer::Client { .. } => ("client_identity_providers", "client_id"),

@@ -444,10 +444,7 @@ async fn replace_offer(
     let providers = body.required("identityProviders", list_of(20, text(1, 64)));
     body.finish()?;
     let providers = providers.unwrap_or_default();
-    let (realm_id, _) = match offer {
-        Offer::Client { realm_id, client_id } => (realm_id, client_id),
-        Offer::Organization { realm_id, organization_id } => (realm_id, organization_id),
-    };
+    let realm_id = offer.realm_id();
     let mut refused = Vec::new();
     for (index, id) in providers.iter().enumerate() {
         if provider_store::find(state.store.pool(), realm_id, id).await?.is_none() {

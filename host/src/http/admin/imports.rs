@@ -262,8 +262,7 @@ pub fn parameters_with(
     own: &[&str],
     dry_run: bool,
 ) -> Result<(Parameters, Vec<(String, String)>), Error> {
-    let pairs: Vec<(String, String)> =
-        query.map(|q| url::form_urlencoded::parse(q.as_bytes()).into_owned().collect()).unwrap_or_default();
+    let pairs = super::query_pairs(query);
     let mut chosen = Parameters { on_conflict: OnConflict::Skip, dry_run };
     let mut given = Vec::new();
     for (name, value) in pairs {

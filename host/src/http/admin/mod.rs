@@ -221,6 +221,11 @@ pub async fn commit(state: &AppState, caller: &Caller, tx: Transaction, change: 
     crate::changes::commit(state, caller.author(), tx, change).await
 }
 
+/// The name and value pairs of a query string, decoded, in order.
+pub fn query_pairs(query: Option<String>) -> Vec<(String, String)> {
+    query.map(|q| url::form_urlencoded::parse(q.as_bytes()).into_owned().collect()).unwrap_or_default()
+}
+
 /// A paged list request: the paging and filtering parameters (`pageNumber`, `pageSize`,
 /// `searchTerm`, `status`, `sortBy`, `sortDirection`, `createdFrom`, `createdTo`) and the list's own
 /// filters. Any other parameter is refused.
@@ -232,8 +237,7 @@ pub struct ListQuery {
 
 impl ListQuery {
     pub fn parse(query: Option<String>, filters: &[&str]) -> Result<Self, Error> {
-        let pairs: Vec<(String, String)> =
-            query.map(|q| url::form_urlencoded::parse(q.as_bytes()).into_owned().collect()).unwrap_or_default();
+        let pairs = query_pairs(query);
         let mut page = PageRequest::default();
         let mut number = 1_i64;
         let mut size = i64::from(crate::store::page::DEFAULT_PAGE_SIZE);

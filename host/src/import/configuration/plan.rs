@@ -215,7 +215,8 @@ impl<'a> Planner<'a> {
             }
             let scopes = step.fields.remove("registrationScopes");
             if let Some(scopes) = scopes.filter(|s| s.as_array().is_some_and(|list| !list.is_empty())) {
-                let mut later = Step::of(Collection::RealmSettings, &item.key, Action::Update);
+                // The rest of the realm's creation, once its scopes exist.
+                let mut later = Step::of(Collection::RealmSettings, &item.key, Action::Create);
                 (later.realm, later.id) = (Some(item.key.clone()), Some(item.key.clone()));
                 later.fields.insert("registrationScopes".into(), scopes);
                 settle.push(later);

@@ -9,7 +9,7 @@ mod keycloak;
 use serde::Serialize;
 use serde_json::{Map, Value};
 
-use super::configuration::{Collection, Document, Item, Kind};
+use super::configuration::{Collection, Document, Item};
 use crate::validate::{Notification, Rule};
 
 /// Where an export comes from.
@@ -192,9 +192,6 @@ fn person_row(user: &Map<String, Value>, username: &str, names: [&str; 4], disab
 fn exact_addresses(addresses: Vec<String>) -> (Vec<String>, Vec<String>) {
     addresses.into_iter().filter(|a| !a.is_empty()).partition(|address| !address.contains('*'))
 }
-
-/// The kinds of configuration a migration imports: all of them.
-pub const KINDS: [Kind; 9] = Kind::ALL;
 
 #[cfg(test)]
 mod tests {

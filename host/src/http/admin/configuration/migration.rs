@@ -19,7 +19,8 @@ use crate::http::auth::Caller;
 use crate::http::body::JsonBody;
 use crate::http::envelope;
 use crate::import::configuration::Document;
-use crate::import::migration::{self, KINDS, Note, Provider, Translation};
+use crate::import::configuration::Kind;
+use crate::import::migration::{self, Note, Provider, Translation};
 use crate::import::users::{BATCH_ROWS, Finished, Importer, Row};
 use crate::store::clients::{self as client_store, Client, ClientType};
 use crate::store::imports::{self as import_store, OnConflict};
@@ -118,8 +119,7 @@ pub async fn translate(
 
 /// The parameters of a translation: only `own` ones.
 fn own_parameters(query: Option<String>, own: &[&str]) -> Result<Vec<(String, String)>, Error> {
-    let pairs: Vec<(String, String)> =
-        query.map(|q| url::form_urlencoded::parse(q.as_bytes()).into_owned().collect()).unwrap_or_default();
+    let pairs = super::super::query_pairs(query);
     match pairs.iter().find(|(name, _)| !own.contains(&name.as_str())) {
         Some((name, _)) => {
             Err(Error::invalid(name, Rule::Unknown, format!("{name} is not a parameter of a translation")))
@@ -153,7 +153,7 @@ pub async fn migrate(
         let realm = translation.document.realms.first()?;
         realm.clients.first().map(|client| client.key().to_owned())
     });
-    let configuration = apply(&state, &caller, &translation.document, &KINDS, on_conflict, dry_run).await?;
+    let configuration = apply(&state, &caller, &translation.document, &Kind::ALL, on_conflict, dry_run).await?;
     let (mut users, mut users_not_imported) = (None, None);
     match (translation.realm_id(), client) {
         (Some(realm), Some(client)) if !translation.users.is_empty() => {

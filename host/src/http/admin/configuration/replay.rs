@@ -234,7 +234,6 @@ impl Outcome {
 pub fn foreseen(step: &Step) -> Outcome {
     match &step.action {
         Action::Create => Outcome::of("Created"),
-        Action::Update if step.collection == Collection::RealmSettings => Outcome::of("Created"),
         Action::Update => Outcome::of("Updated"),
         Action::Unchanged => Outcome::of("Unchanged"),
         Action::Skip => Outcome::of("Skipped"),
@@ -400,10 +399,10 @@ impl<'a> Executor<'a> {
             {
                 (Method::PUT, base, Some(Value::Object(step.fields.clone())))
             }
-            (Action::Create, None) => (Method::POST, base, Some(Value::Object(step.fields.clone()))),
             (_, None) if step.collection == Collection::RealmSettings => {
                 (Method::PUT, format!("/realms/{at}"), Some(Value::Object(step.fields.clone())))
             }
+            (Action::Create, None) => (Method::POST, base, Some(Value::Object(step.fields.clone()))),
             (_, None) => (Method::PUT, format!("{base}/{id}"), Some(Value::Object(step.fields.clone()))),
         };
         let answer = self.replay.call(method, &path, body).await?;
@@ -416,8 +415,6 @@ impl<'a> Executor<'a> {
             self.learn(step, &realm, data);
         }
         let outcome = match step.action {
-            // The settings that wait for a new realm's scopes finish its creation.
-            _ if step.collection == Collection::RealmSettings => "Created",
             Action::Create => "Created",
             Action::Withdraw => "Withdrawn",
             _ => "Updated",
