@@ -1,5 +1,6 @@
-//! Documents the service reads from addresses clients name: a client's JWK Set (`jwks_uri`) and
-//! a client's metadata document. Each is fetched through the webhooks' address-checked HTTP
+//! Documents the service reads from addresses clients and identity providers name: a client's JWK
+//! Set (`jwks_uri`), a client's metadata document, an upstream provider's metadata, keys, token
+//! endpoint and user-info. Each is fetched through the webhooks' address-checked HTTP
 //! client (public addresses only, checked again after DNS resolution, no redirects), within a
 //! time and a size limit, and kept as long as its `Cache-Control` allows, up to an hour.
 
@@ -25,6 +26,66 @@ pub struct Fetched {
 /// Reads the document at `address`, refusing one larger than `max_bytes`. The error says why, in
 /// words that name the document as `what` (`"the client's jwks_uri"`).
 pub async fn fetch(state: &AppState, what: &str, address: &str, max_bytes: usize) -> Result<Fetched, String> {
+    let (status, fetched) = call(state, what, address, max_bytes, |http, url| http.get(url)).await?;
+    if !status.is_success() {
+        return Err(format!("{what} answered {status}"));
+    }
+    Ok(fetched)
+}
+
+/// A server's answer: its status and its body, whatever the status.
+#[derive(Debug)]
+pub struct Answered {
+    pub status: reqwest::StatusCode,
+    pub body: Vec<u8>,
+}
+
+/// Posts `form` to `address` (an OAuth 2.0 token endpoint), with HTTP Basic credentials when
+/// given, and reads the answer, refusing one larger than `max_bytes`.
+pub async fn post_form(
+    state: &AppState,
+    what: &str,
+    address: &str,
+    form: &[(&str, &str)],
+    basic: Option<(&str, &str)>,
+    max_bytes: usize,
+) -> Result<Answered, String> {
+    let build = |http: &reqwest::Client, url| {
+        let request = http.post(url).form(form);
+        match basic {
+            // RFC 6749 §2.3.1: each part form-encoded before the Basic encoding.
+            Some((id, secret)) => request.basic_auth(form_encoded(id), Some(form_encoded(secret))),
+            None => request,
+        }
+    };
+    let (status, fetched) = call(state, what, address, max_bytes, build).await?;
+    Ok(Answered { status, body: fetched.body })
+}
+
+/// Reads `address` with a bearer token (an OAuth 2.0 user-info address).
+pub async fn fetch_with_token(
+    state: &AppState,
+    what: &str,
+    address: &str,
+    token: &str,
+    max_bytes: usize,
+) -> Result<Answered, String> {
+    let (status, fetched) = call(state, what, address, max_bytes, |http, url| http.get(url).bearer_auth(token)).await?;
+    Ok(Answered { status, body: fetched.body })
+}
+
+fn form_encoded(text: &str) -> String {
+    url::form_urlencoded::byte_serialize(text.as_bytes()).collect()
+}
+
+/// One request to an https `address` through the address-checked client, built by `build`.
+async fn call(
+    state: &AppState,
+    what: &str,
+    address: &str,
+    max_bytes: usize,
+    build: impl FnOnce(&reqwest::Client, url::Url) -> reqwest::RequestBuilder,
+) -> Result<(reqwest::StatusCode, Fetched), String> {
     let url = url::Url::parse(address).map_err(|_| format!("{what} is not an address"))?;
     if url.scheme() != "https" {
         return Err(format!("{what} is not an https address"));
@@ -33,11 +94,9 @@ pub async fn fetch(state: &AppState, what: &str, address: &str, max_bytes: usize
         return Err(format!("{what} is refused: {why}"));
     }
     let unreachable = |error: reqwest::Error| format!("{what} cannot be read: {error}");
-    let request = state.webhooks.http.get(url).header(reqwest::header::ACCEPT, "application/json");
+    let request = build(&state.webhooks.http, url).header(reqwest::header::ACCEPT, "application/json");
     let mut response = request.timeout(FETCH_TIMEOUT).send().await.map_err(unreachable)?;
-    if !response.status().is_success() {
-        return Err(format!("{what} answered {}", response.status()));
-    }
+    let status = response.status();
     let keep = keep_for(response.headers().get(reqwest::header::CACHE_CONTROL).and_then(|v| v.to_str().ok()));
     let mut body = Vec::new();
     while let Some(chunk) = response.chunk().await.map_err(unreachable)? {
@@ -46,7 +105,7 @@ pub async fn fetch(state: &AppState, what: &str, address: &str, max_bytes: usize
             return Err(format!("{what} holds more than {} KiB", max_bytes / 1024));
         }
     }
-    Ok(Fetched { body, keep })
+    Ok((status, Fetched { body, keep }))
 }
 
 /// How long a fetched document is kept: its `max-age`, at most an hour; nothing with `no-store`

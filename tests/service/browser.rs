@@ -62,7 +62,13 @@ impl Page {
 
 impl Browser {
     pub fn new(app: &TestApp) -> Self {
-        let http = reqwest::Client::builder().redirect(reqwest::redirect::Policy::none()).build().unwrap();
+        // It trusts the test authority, which certifies the upstream providers on loopback.
+        let authority = std::fs::read(crate::receiver::authority_file()).unwrap();
+        let http = reqwest::Client::builder()
+            .redirect(reqwest::redirect::Policy::none())
+            .add_root_certificate(reqwest::Certificate::from_pem(&authority).unwrap())
+            .build()
+            .unwrap();
         Self { http, base: app.base.clone(), cookies: HashMap::new(), language: None }
     }
 
@@ -145,7 +151,7 @@ pub async fn realm_with_clients(app: &TestApp) -> (TestClient, TestClient) {
 
 /// A web application's client, created naming no grant type: every browser test signs in with a
 /// new client's defaults, the code flow and refresh tokens.
-async fn web_client(app: &TestApp, id: &str) -> TestClient {
+pub async fn web_client(app: &TestApp, id: &str) -> TestClient {
     app.create_scopes("acme", &["orders:read"]).await;
     let body = json!({
         "id": id,

@@ -46,9 +46,14 @@ impl ClientKey {
                 claims[name] = value.clone();
             }
         }
+        self.sign(&claims)
+    }
+
+    /// A JWT of exactly these claims, signed with the key.
+    pub fn sign(&self, claims: &Value) -> String {
         let mut header = Header::new(Algorithm::ES256);
         header.kid = Some(self.kid.clone());
-        jsonwebtoken::encode(&header, &claims, &self.signing).unwrap()
+        jsonwebtoken::encode(&header, claims, &self.signing).unwrap()
     }
 }
 

@@ -7,6 +7,7 @@ mod authority;
 mod receiver;
 mod smtp;
 mod support;
+mod upstreams;
 
 mod bounds;
 mod browser;
@@ -23,6 +24,7 @@ mod delivery_reliability;
 mod device;
 mod dpop;
 mod envelope;
+mod federation;
 mod generated_clients;
 mod hosts;
 mod identity_providers;

@@ -36,6 +36,11 @@ fn authority() -> &'static Authority {
     })
 }
 
+/// The TLS configuration of a server certified by the test authority for 127.0.0.1.
+pub fn certified() -> Arc<rustls::ServerConfig> {
+    authority().config.clone()
+}
+
 /// The PEM file of the authority that certifies every receiver.
 pub fn authority_file() -> PathBuf {
     authority().ca_file.clone()

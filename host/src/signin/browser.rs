@@ -349,7 +349,7 @@ fn is_verifier(verifier: &str) -> bool {
 }
 
 /// BASE64URL(SHA256(verifier)).
-fn s256(verifier: &str) -> String {
+pub fn s256(verifier: &str) -> String {
     use base64::Engine as _;
     base64::engine::general_purpose::URL_SAFE_NO_PAD.encode(Sha256::digest(verifier.as_bytes()))
 }
@@ -400,6 +400,7 @@ pub fn new_browser_session(
         expires_at: now + browser_session_lifetime(state),
         ended_at: None,
         end_reason: None,
+        identity_provider: None,
     };
     (session, cookie)
 }
@@ -496,7 +497,10 @@ impl Opening<'_> {
         };
         sessions::insert(&mut **tx, session).await?;
         lockout::approve(tx, &self.user.id, &self.origin.ip_address, now).await?;
-        let data = super::login_data(login, self.origin);
+        let mut data = super::login_data(login, self.origin);
+        if let Some(provider) = &self.browser.identity_provider {
+            data["identity_provider"] = provider.as_str().into();
+        }
         super::publish(tx, self.realm, &authorization.client, EventType::LoginSucceeded, data, now).await
     }
 }

@@ -7,6 +7,7 @@
 pub mod browser;
 pub mod console;
 pub mod device;
+pub mod federated;
 mod issuance;
 mod login_events;
 pub mod push;

@@ -28,6 +28,8 @@ pub struct BrowserSession {
     #[sqlx(try_from = "super::OptionalMillis")]
     pub ended_at: Option<DateTime<Utc>>,
     pub end_reason: Option<String>,
+    /// The external identity provider the person signed in through, when they did.
+    pub identity_provider: Option<String>,
 }
 
 impl BrowserSession {
@@ -37,13 +39,13 @@ impl BrowserSession {
 }
 
 const SESSION_COLUMNS: &str = "id, realm_id, user_id, cookie_hash, authentication_methods, authenticated_at, \
-     ip_address, user_agent, created_at, expires_at, ended_at, end_reason";
+     ip_address, user_agent, created_at, expires_at, ended_at, end_reason, identity_provider";
 
 pub async fn insert_session<'c>(db: impl Executor<'c, Database = Any>, session: &BrowserSession) -> Result<(), Error> {
     sqlx::query(
         "INSERT INTO browser_sessions (id, realm_id, user_id, cookie_hash, authentication_methods, \
-         authenticated_at, ip_address, user_agent, created_at, expires_at, ended_at, end_reason) \
-         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12)",
+         authenticated_at, ip_address, user_agent, created_at, expires_at, ended_at, end_reason, identity_provider) \
+         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13)",
     )
     .bind(&session.id)
     .bind(&session.realm_id)
@@ -57,6 +59,7 @@ pub async fn insert_session<'c>(db: impl Executor<'c, Database = Any>, session: 
     .bind(super::millis(session.expires_at))
     .bind(super::millis(session.ended_at))
     .bind(&session.end_reason)
+    .bind(&session.identity_provider)
     .execute(db)
     .await
     .map(|_| ())
@@ -226,5 +229,70 @@ pub async fn prune<'c>(db: impl Executor<'c, Database = Any> + Copy, now: DateTi
         .bind(super::millis(an_hour_ago))
         .execute(db)
         .await?;
-    Ok(codes.rows_affected() + sessions.rows_affected())
+    let upstream = sqlx::query("DELETE FROM upstream_sign_ins WHERE expires_at <= $1")
+        .bind(super::millis(now))
+        .execute(db)
+        .await?;
+    Ok(codes.rows_affected() + sessions.rows_affected() + upstream.rows_affected())
+}
+
+/// A sign-in sent to an external identity provider, waiting for the person to come back.
+#[derive(Debug, Clone, PartialEq, Eq, sqlx::FromRow)]
+pub struct UpstreamSignIn {
+    pub state_hash: String,
+    pub realm_id: RealmId,
+    pub provider_id: String,
+    /// The person connecting an account at a connection provider; `None` for a sign-in.
+    pub user_id: Option<String>,
+    /// The keyed hash of the cookie that binds it to the browser that started it.
+    pub browser_hash: String,
+    pub nonce: String,
+    /// The PKCE verifier, sealed.
+    pub code_verifier: String,
+    /// The client's authorization request: a JSON object of its parameters.
+    pub request: String,
+    #[sqlx(try_from = "super::Millis")]
+    pub created_at: DateTime<Utc>,
+    #[sqlx(try_from = "super::Millis")]
+    pub expires_at: DateTime<Utc>,
+}
+
+const UPSTREAM_COLUMNS: &str =
+    "state_hash, realm_id, provider_id, browser_hash, nonce, code_verifier, request, created_at, expires_at, user_id";
+
+pub async fn insert_upstream<'c>(db: impl Executor<'c, Database = Any>, sign_in: &UpstreamSignIn) -> Result<(), Error> {
+    sqlx::query(sqlx::AssertSqlSafe(format!(
+        "INSERT INTO upstream_sign_ins ({UPSTREAM_COLUMNS}) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)"
+    )))
+    .bind(&sign_in.state_hash)
+    .bind(&sign_in.realm_id)
+    .bind(&sign_in.provider_id)
+    .bind(&sign_in.browser_hash)
+    .bind(&sign_in.nonce)
+    .bind(&sign_in.code_verifier)
+    .bind(&sign_in.request)
+    .bind(super::millis(sign_in.created_at))
+    .bind(super::millis(sign_in.expires_at))
+    .bind(&sign_in.user_id)
+    .execute(db)
+    .await
+    .map(|_| ())
+    .map_err(Error::from)
+}
+
+/// Removes and returns the realm's waiting sign-in whose `state` hashes to `state_hash`, in one
+/// statement: of two returns with the same `state`, one finds it.
+pub async fn take_upstream<'c>(
+    db: impl Executor<'c, Database = Any>,
+    realm_id: &str,
+    state_hash: &str,
+) -> Result<Option<UpstreamSignIn>, Error> {
+    sqlx::query_as(sqlx::AssertSqlSafe(format!(
+        "DELETE FROM upstream_sign_ins WHERE state_hash = $1 AND realm_id = $2 RETURNING {UPSTREAM_COLUMNS}"
+    )))
+    .bind(state_hash)
+    .bind(realm_id)
+    .fetch_optional(db)
+    .await
+    .map_err(Error::from)
 }

@@ -231,6 +231,43 @@ pub async fn offer(tx: &mut super::Connection, offer: Offer<'_>, providers: &[St
     Ok(())
 }
 
+/// The Active providers `offer` offers, in its order.
+pub async fn offered_active<'c>(
+    db: impl Executor<'c, Database = Any>,
+    offer: Offer<'_>,
+) -> Result<Vec<IdentityProvider>, Error> {
+    let (table, owner) = offer.table();
+    let (realm_id, owner_id) = offer.keys();
+    let columns: Vec<String> = COLUMNS.split(", ").map(|column| format!("p.{column}")).collect();
+    sqlx::query_as(sqlx::AssertSqlSafe(format!(
+        "SELECT {} FROM {table} o JOIN identity_providers p ON p.realm_id = o.realm_id AND p.id = o.provider_id \
+         WHERE o.realm_id = $1 AND o.{owner} = $2 AND p.status = 'Active' ORDER BY o.position",
+        columns.join(", ")
+    )))
+    .bind(realm_id)
+    .bind(owner_id)
+    .fetch_all(db)
+    .await
+    .map_err(Error::from)
+}
+
+/// The organization of the realm whose people have addresses at `domain`, when an Active one has it.
+pub async fn organization_of_domain<'c>(
+    db: impl Executor<'c, Database = Any>,
+    realm_id: &str,
+    domain: &str,
+) -> Result<Option<String>, Error> {
+    let found: Option<(String,)> = sqlx::query_as(
+        "SELECT d.organization_id FROM organization_domains d JOIN organizations o ON o.id = d.organization_id \
+         WHERE d.realm_id = $1 AND d.domain = $2 AND o.status = 'Active'",
+    )
+    .bind(realm_id)
+    .bind(domain)
+    .fetch_optional(db)
+    .await?;
+    Ok(found.map(|(id,)| id))
+}
+
 /// The person linked to the provider's `subject`, when one is.
 pub async fn linked<'c>(
     db: impl Executor<'c, Database = Any>,

@@ -20,6 +20,7 @@ use crate::AppState;
 use crate::clock::iso;
 use crate::crypto::last_four;
 use crate::error::Error;
+use crate::federation::sign_in::{SEALING_PURPOSE, callback_address};
 use crate::http::body::JsonBody;
 use crate::http::envelope;
 use crate::ids::IdentityProviderId;
@@ -29,9 +30,6 @@ use crate::store::organizations::Organization;
 use crate::store::realms::Realm;
 use crate::store::trail::{Change, ChangeAction, Placed};
 use crate::validate::{Body, Notification, Refusals, Rule, boolean, list_of, one_of, parsed, text};
-
-/// What the client secret is sealed for.
-pub const SEALING_PURPOSE: &str = "identity provider secrets";
 
 /// The upstream claims a person's fields are read from.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
@@ -112,13 +110,16 @@ pub struct IdentityProviderView {
     /// An upstream e-mail address said to be verified may link to a person of the realm who has it.
     pub trust_verified_email: bool,
     pub role_mappings: Vec<RoleMappingView>,
+    /// Where the provider sends people back: the redirect URI to register at the provider.
+    pub redirect_uri: String,
     pub created_at: String,
     pub updated_at: String,
 }
 
 impl IdentityProviderView {
-    fn of(provider: &IdentityProvider) -> Self {
+    fn of(state: &AppState, provider: &IdentityProvider) -> Self {
         Self {
+            redirect_uri: callback_address(state, &provider.realm_id, provider.id.as_str()),
             id: provider.id.to_string(),
             realm_id: provider.realm_id.to_string(),
             display_name: provider.display_name.clone(),
@@ -354,7 +355,7 @@ pub async fn create(
     if !provider_store::insert(&mut *tx, &provider).await? {
         return Err(Error::AlreadyExists("identity provider"));
     }
-    let view = IdentityProviderView::of(&provider);
+    let view = IdentityProviderView::of(&state, &provider);
     commit(&state, &caller, tx, Change::of(ChangeAction::Create, provider.place(), 201).after(&view)).await?;
     Ok(envelope::created(view))
 }
@@ -372,15 +373,18 @@ pub async fn list(
 ) -> Result<Response, Error> {
     let list = ListQuery::parse(query, &[])?;
     let found = provider_store::page(&state.store, &realm.id, &list.page).await?;
-    Ok(envelope::paged(found.map(|provider| IdentityProviderView::of(&provider))))
+    Ok(envelope::paged(found.map(|provider| IdentityProviderView::of(&state, &provider))))
 }
 
 #[utoipa::path(get, path = "/realms/{realm}/identity-providers/{providerId}", tag = "Identity providers",
     params(("realm" = String, Path), ("providerId" = String, Path)),
     responses((status = 200, body = IdentityProviderView), (status = 403), (status = 404)),
     security(("apiKey" = [])))]
-pub async fn read(Found { item: provider, .. }: Found<IdentityProvider, RealmRead>) -> Result<Response, Error> {
-    Ok(envelope::ok(IdentityProviderView::of(&provider)))
+pub async fn read(
+    State(state): State<AppState>,
+    Found { item: provider, .. }: Found<IdentityProvider, RealmRead>,
+) -> Result<Response, Error> {
+    Ok(envelope::ok(IdentityProviderView::of(&state, &provider)))
 }
 
 #[utoipa::path(put, path = "/realms/{realm}/identity-providers/{providerId}", tag = "Identity providers",
@@ -401,9 +405,10 @@ pub async fn update(
     provider.updated_at = state.clock.now();
     let mut tx = state.store.begin().await?;
     provider_store::update(&mut *tx, &provider).await?;
-    let view = IdentityProviderView::of(&provider);
-    let change =
-        Change::of(ChangeAction::Update, provider.place(), 200).before(IdentityProviderView::of(&before)).after(&view);
+    let view = IdentityProviderView::of(&state, &provider);
+    let change = Change::of(ChangeAction::Update, provider.place(), 200)
+        .before(IdentityProviderView::of(&state, &before))
+        .after(&view);
     commit(&state, &caller, tx, change).await?;
     Ok(envelope::ok(view))
 }
@@ -418,7 +423,8 @@ pub async fn delete(
 ) -> Result<Response, Error> {
     let mut tx = state.store.begin().await?;
     provider_store::delete(&mut *tx, &provider.realm_id, &provider.id).await?;
-    let change = Change::of(ChangeAction::Delete, provider.place(), 200).before(IdentityProviderView::of(&provider));
+    let change =
+        Change::of(ChangeAction::Delete, provider.place(), 200).before(IdentityProviderView::of(&state, &provider));
     commit(&state, &caller, tx, change).await?;
     Ok(envelope::done())
 }

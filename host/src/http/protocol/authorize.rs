@@ -17,12 +17,14 @@ use super::page_texts::{Language, Texts};
 use super::{Form, OAuthError};
 use crate::AppState;
 use crate::consent;
+use crate::federation;
 use crate::http::address::ClientAddress;
 use crate::metadata_documents::{self, DocumentError};
 use crate::registration::Asker;
 use crate::signin::browser::{self, Asked, Authorization, AuthorizationError, Denial, Unredirectable};
 use crate::signin::{BrowserSignIn, Origin, device};
 use crate::store::browser::BrowserSession;
+use crate::store::identity_providers::IdentityProvider;
 use crate::store::realms::Realm;
 use crate::store::trail::Request;
 use crate::store::users::User;
@@ -36,7 +38,7 @@ pub(super) const FORM_COOKIE: &str = "castellan_form";
 pub(super) const PUSH_COOKIE: &str = "castellan_push";
 
 /// The parameters of an authorization request that the login form carries back.
-const CARRIED: &[&str] = &[
+pub(super) const CARRIED: &[&str] = &[
     "client_id",
     "redirect_uri",
     "response_type",
@@ -157,7 +159,11 @@ async fn authorize(
         },
         None => None,
     };
-    let page = Page { state, realm: &realm, authorization: &authorization, form, headers };
+    let providers = match federation::offered_by_client(state, &realm, &authorization.client.id).await {
+        Ok(providers) => providers,
+        Err(failure) => return refused(state, &realm, failure.into()),
+    };
+    let page = Page { state, realm: &realm, authorization: &authorization, form, headers, providers: &providers };
     if authorization.prompt_create {
         return page.sign_up("", "", None);
     }
@@ -167,6 +173,18 @@ async fn authorize(
     }
     if authorization.prompt_none {
         return denied(state, &realm, &authorization, Denial::LoginRequired, "the person is not signed in");
+    }
+    // `idp_hint` names one of the providers the login page offers: the page is skipped. A
+    // `login_hint` at an organization's domain goes to the organization's provider.
+    if let Some(provider) = form.get("idp_hint").and_then(|hint| providers.iter().find(|p| p.id.as_str() == hint)) {
+        return page.upstream(provider, None).await;
+    }
+    if let Some(hint) = authorization.login_hint.as_deref() {
+        match federation::for_address(state, &realm, hint).await {
+            Ok(Some(provider)) => return page.upstream(&provider, Some(hint)).await,
+            Ok(None) => {}
+            Err(failure) => return refused(state, &realm, failure.into()),
+        }
     }
     page.login(authorization.login_hint.as_deref().unwrap_or(""), None)
 }
@@ -242,6 +260,8 @@ pub(super) struct Page<'a> {
     pub authorization: &'a Authorization,
     pub form: &'a Form,
     pub headers: &'a HeaderMap,
+    /// The identity providers the client's login page offers.
+    pub providers: &'a [IdentityProvider],
 }
 
 impl Page<'_> {
@@ -263,9 +283,18 @@ impl Page<'_> {
                 if self.realm.settings.self_sign_up {
                     links.push((frame.link("register"), texts.create_account));
                 }
+                let others = self
+                    .providers
+                    .iter()
+                    .map(|provider| {
+                        let label = format!("{} {}", texts.sign_in_with, provider.display_name);
+                        (frame.link(&format!("upstream/{}", provider.id)), label)
+                    })
+                    .collect();
                 FormPage {
                     title: format!("{} {}", texts.sign_in_to, self.authorization.client.name),
                     path: "login",
+                    others,
                     fields: vec![
                         Field::text("username", texts.username, "username", username),
                         Field::password("password", texts.password, "current-password"),
@@ -336,7 +365,7 @@ impl Page<'_> {
     /// A form of the request, drawn by `page` within the request's frame, with a fresh CSRF token
     /// and the cookie it is bound to.
     pub fn show<'p>(&self, page: impl FnOnce(&Frame<'_>) -> FormPage<'p>, status: StatusCode) -> Response {
-        let Page { state, realm, authorization, form, headers } = *self;
+        let Page { state, realm, authorization, form, headers, .. } = *self;
         let (csrf, form_cookie) = fresh_form(state, realm);
         let carried = carried(form, CARRIED);
         let endpoint = format!("{}/protocol/openid-connect/auth", issuer(state, &realm.id));
@@ -398,7 +427,10 @@ pub(super) async fn requested(
     let form = form.map_err(|refused| Box::new(malformed(&refused)))?;
     let Ok(realm) = super::realm(state, realm_id).await else { return Err(Box::new(realm_not_found())) };
     match browser::check(state, &realm, &asked(&form)).await {
-        Ok(authorization) => Ok(Requested { form, realm, authorization }),
+        Ok(authorization) => match federation::offered_by_client(state, &realm, &authorization.client.id).await {
+            Ok(providers) => Ok(Requested { form, realm, authorization, providers }),
+            Err(failure) => Err(Box::new(refused(state, &realm, failure.into()))),
+        },
         Err(error) => Err(Box::new(refused(state, &realm, error))),
     }
 }
@@ -408,12 +440,14 @@ pub(super) struct Requested {
     pub form: Form,
     pub realm: Arc<Realm>,
     pub authorization: Authorization,
+    pub providers: Vec<IdentityProvider>,
 }
 
 impl Requested {
     /// The pages this request is answered with, for this browser.
     pub fn page<'a>(&'a self, state: &'a AppState, headers: &'a HeaderMap) -> Page<'a> {
-        Page { state, realm: &self.realm, authorization: &self.authorization, form: &self.form, headers }
+        let (realm, authorization, form) = (&self.realm, &self.authorization, &self.form);
+        Page { state, realm, authorization, form, headers, providers: &self.providers }
     }
 }
 

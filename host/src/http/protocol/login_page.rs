@@ -131,6 +131,9 @@ pub struct FormPage<'a> {
     /// A second button, posting `decision=deny` where the first posts `decision=allow`.
     pub refusal: Option<&'static str>,
     pub problem: Option<Problem<'a>>,
+    /// Other ways to go on, under the form, each a link drawn as a button: address and words (the
+    /// login page's external identity providers).
+    pub others: Vec<(String, String)>,
     /// Links under the form: address and words.
     pub links: Vec<(String, &'static str)>,
     /// An address the page reloads every two seconds, for a page that waits.
@@ -187,6 +190,11 @@ pub fn form_page(frame: &Frame<'_>, page: &FormPage<'_>, status: StatusCode) -> 
             escape(refusal)
         ),
     };
+    let others: String = page
+        .others
+        .iter()
+        .map(|(href, text)| format!(r#"<p><a class="button" href="{}">{}</a></p>"#, escape(href), escape(text)))
+        .collect();
     let links: String = page
         .links
         .iter()
@@ -201,7 +209,7 @@ pub fn form_page(frame: &Frame<'_>, page: &FormPage<'_>, status: StatusCode) -> 
 {inputs}{message}
 {buttons}
 </form>
-{links}"#,
+{others}{links}"#,
         action = escape(&format!("{endpoint}/{}", page.path)),
     );
     // Pictures only from the logo's origin; none at all without a logo.
@@ -339,7 +347,8 @@ padding:.6rem;font-size:1rem;border:1px solid #8a8d91;border-radius:4px}\
 input:focus,button:focus,a:focus{outline:3px solid #1a73e8;outline-offset:1px}\
 button{margin-top:1.5rem;width:100%;padding:.7rem;font-size:1rem;border:0;border-radius:4px;\
 background:#1a56c4;color:#fff;cursor:pointer}button.secondary{background:#fff;color:#1c1e21;\
-border:1px solid #8a8d91}li{margin:.2rem 0}.error{color:#b00020;margin:.5rem 0 0}a{color:#1a56c4}";
+border:1px solid #8a8d91}a.button{display:block;box-sizing:border-box;width:100%;padding:.7rem;\
+text-align:center;text-decoration:none;border:1px solid #8a8d91;border-radius:4px;color:#1c1e21}li{margin:.2rem 0}.error{color:#b00020;margin:.5rem 0 0}a{color:#1a56c4}";
 
 /// A whole page: its language, escaped title, style beyond the common one, the inside of `<main>`,
 /// and what its Content-Security-Policy allows besides its own style.

@@ -24,6 +24,7 @@ pub mod recovery;
 pub mod registration;
 pub mod sign_in_steps;
 pub mod token;
+pub mod upstream;
 
 use std::collections::HashSet;
 use std::sync::Arc;
@@ -99,6 +100,8 @@ pub fn routes() -> Router<AppState> {
             "/realms/{realm}/protocol/openid-connect/auth/register",
             get(sign_in_steps::register_form).post(sign_in_steps::register),
         )
+        .route("/realms/{realm}/protocol/openid-connect/auth/upstream/{provider}", get(upstream::start))
+        .route("/realms/{realm}/broker/{provider}/callback", get(upstream::callback))
         .route("/realms/{realm}/protocol/openid-connect/logout", get(logout::get).post(logout::post))
         .route("/realms/{realm}/account/recovery", post(recovery::request))
         .route("/realms/{realm}/account/recovery/reset", post(recovery::reset))
@@ -489,6 +492,11 @@ impl Form {
                 "the body must be application/x-www-form-urlencoded",
             ))
         }
+    }
+
+    /// A form of parameters read before, and kept.
+    pub fn from_pairs(pairs: Vec<(String, String)>) -> Self {
+        Self { pairs }
     }
 
     /// The parameters of a query string (none when absent), read by the same rules as a body.

@@ -9,6 +9,8 @@
 //!   e-mail typed here with the new password.
 //! - `GET|POST …/auth/register`: self sign-up, where the realm allows it.
 //! - `POST …/auth/consent`: the person's answer on the consent page.
+//!
+//! A sign-in through an external identity provider has its own steps: see `upstream`.
 
 use axum::Extension;
 use axum::extract::{Path, RawQuery, State};
@@ -56,7 +58,7 @@ pub async fn consent(
     form: Posted,
 ) -> Response {
     let request = checked!(posted(&state, &realm_id, &headers, form));
-    let (page, Requested { form, realm, authorization }) = (request.page(&state, &headers), &request);
+    let (page, Requested { form, realm, authorization, .. }) = (request.page(&state, &headers), &request);
     let signed_in = match cookie(&headers, SESSION_COOKIE) {
         Some(value) => match browser::signed_in(&state, realm, value).await {
             Ok(found) => found,
@@ -97,9 +99,16 @@ pub async fn login(
     form: Posted,
 ) -> Response {
     let request = checked!(posted(&state, &realm_id, &headers, form));
-    let (page, Requested { form, realm, authorization }) = (request.page(&state, &headers), &request);
+    let (page, Requested { form, realm, authorization, .. }) = (request.page(&state, &headers), &request);
     let username = form.get("username").unwrap_or("");
     let origin = origin_of(address, &headers);
+    // An address at an organization's domain signs in through the organization's provider: the
+    // password, if one was typed, is neither checked nor sent anywhere.
+    match crate::federation::for_address(&state, realm, username).await {
+        Ok(Some(provider)) => return page.upstream(&provider, Some(username.trim())).await,
+        Ok(None) => {}
+        Err(failure) => return refused(&state, realm, failure.into()),
+    }
     let attempt = PasswordAttempt {
         realm,
         client: &authorization.client,
@@ -283,7 +292,7 @@ pub async fn recovery_asked(
     form: Posted,
 ) -> Response {
     let request = checked!(posted(&state, &realm_id, &headers, form));
-    let (page, Requested { form, realm, authorization }) = (request.page(&state, &headers), &request);
+    let (page, Requested { form, realm, authorization, .. }) = (request.page(&state, &headers), &request);
     let login = form.get("username").unwrap_or("").trim();
     match recovery::request(&state, realm, &authorization.client.id, login, &address.to_string()).await {
         Ok(()) => page.recovery_code(None),
@@ -342,7 +351,7 @@ pub async fn register(
     form: Posted,
 ) -> Response {
     let request = checked!(posted(&state, &realm_id, &headers, form));
-    let (page, Requested { form, realm, authorization }) = (request.page(&state, &headers), &request);
+    let (page, Requested { form, realm, authorization, .. }) = (request.page(&state, &headers), &request);
     let texts = page.texts();
     let origin = origin_of(address, &headers);
     let (username, email) = (form.get("username").unwrap_or("").trim(), form.get("email").unwrap_or("").trim());

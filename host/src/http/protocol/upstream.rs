@@ -1,0 +1,144 @@
+//! Signing in through an external identity provider, at the browser's end:
+//!
+//! - `GET …/auth/upstream/{provider}`: a button of the login page, for a provider the client
+//!   offers: the browser goes to the provider, the authorization request kept until it is back.
+//! - `GET /realms/{realm}/broker/{provider}/callback`: the provider's answer (the address to
+//!   register at the provider). The sign-in it names by its `state` must have been started by
+//!   this browser (a cookie binds them), for this provider, within ten minutes, and is good once;
+//!   the person the provider vouches for is then signed in and the client answered as after a
+//!   password, or the login page says why not.
+//!
+//! [`Page::upstream`] sends the browser to a provider: from a button, from `idp_hint`, or from
+//! home-realm discovery (an address typed at an organization's domain).
+
+use axum::Extension;
+use axum::extract::{Path, RawQuery, State};
+use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
+use axum::response::{IntoResponse, Response};
+
+use super::Form;
+use super::authorize::{
+    CARRIED, Page, answer_signed_in, append_cookie, carried, cookie, cookie_text, origin_of, refused, requested,
+    texts_for,
+};
+use super::login_page;
+use super::page_texts::Texts;
+use crate::AppState;
+use crate::federation::{self, sign_in};
+use crate::http::address::ClientAddress;
+use crate::signin::federated::{self, FederatedError, Refused};
+use crate::store::identity_providers::IdentityProvider;
+
+/// The cookie binding a sign-in at a provider to the browser that started it.
+const UPSTREAM_COOKIE: &str = "castellan_upstream";
+
+/// `GET …/auth/upstream/{provider}`: a provider's button on the login page.
+pub async fn start(
+    State(state): State<AppState>,
+    Path((realm_id, provider_id)): Path<(String, String)>,
+    headers: HeaderMap,
+    RawQuery(query): RawQuery,
+) -> Response {
+    let request = match requested(&state, &realm_id, Form::from_query(query.as_deref())).await {
+        Ok(request) => request,
+        Err(answer) => return *answer,
+    };
+    let page = request.page(&state, &headers);
+    match request.providers.iter().find(|provider| provider.id.as_str() == provider_id) {
+        Some(provider) => page.upstream(provider, None).await,
+        None => page.login("", Some((StatusCode::NOT_FOUND, page.texts().upstream_failed))),
+    }
+}
+
+/// `GET /realms/{realm}/broker/{provider}/callback`: the provider's answer.
+pub async fn callback(
+    State(state): State<AppState>,
+    Path((realm_id, provider_id)): Path<(String, String)>,
+    Extension(ClientAddress(address)): Extension<ClientAddress>,
+    headers: HeaderMap,
+    RawQuery(query): RawQuery,
+) -> Response {
+    let Ok(answer) = Form::from_query(query.as_deref()) else { return lost(answer_texts(&headers)) };
+    let Ok(realm) = super::realm(&state, &realm_id).await else { return lost(answer_texts(&headers)) };
+    let bound = cookie(&headers, UPSTREAM_COOKIE);
+    let waiting = match answer.get("state") {
+        Some(sign_in_state) => sign_in::take(&state, &realm, &provider_id, sign_in_state, bound).await,
+        None => Ok(None),
+    };
+    let waiting = match waiting {
+        Ok(Some(waiting)) => waiting,
+        Ok(None) => return lost(answer_texts(&headers)),
+        Err(failure) => return refused(&state, &realm, failure.into()),
+    };
+    let request = match requested(&state, &realm_id, Ok(Form::from_pairs(waiting.request.clone()))).await {
+        Ok(request) => request,
+        Err(answer) => return *answer,
+    };
+    let page = request.page(&state, &headers);
+    let origin = origin_of(address, &headers);
+    let texts = page.texts();
+    let mut response = match federation::active(&state, &realm, waiting.provider_id()).await {
+        Ok(Some(provider)) => {
+            let returned =
+                sign_in::Answer { code: answer.get("code"), iss: answer.get("iss"), error: answer.get("error") };
+            let vouched = sign_in::claims(&state, &realm, &provider, &waiting, returned).await;
+            let client = &request.authorization.client;
+            match federated::sign_in(&state, &realm, client, &provider, vouched, &origin).await {
+                Ok(signed_in) => answer_signed_in(&page, &signed_in, &origin).await,
+                Err(FederatedError::Refused(why)) => page.login("", Some(refusal_text(why, texts))),
+                Err(FederatedError::Failed(failure)) => refused(&state, &realm, failure.into()),
+            }
+        }
+        Ok(None) => page.login("", Some((StatusCode::OK, texts.upstream_failed))),
+        Err(failure) => refused(&state, &realm, failure.into()),
+    };
+    append_cookie(&mut response, &cookie_text(&state, &realm, UPSTREAM_COOKIE, "", Some(0)));
+    response
+}
+
+/// What the login page says of a federated sign-in refused.
+fn refusal_text(refused: Refused, texts: &'static Texts) -> (StatusCode, &'static str) {
+    match refused {
+        Refused::SourceBlocked => (StatusCode::TOO_MANY_REQUESTS, texts.too_many_attempts),
+        Refused::Upstream => (StatusCode::OK, texts.upstream_failed),
+        Refused::AccountExists => (StatusCode::OK, texts.account_not_linked),
+        Refused::UserDisabled => (StatusCode::OK, texts.disabled),
+    }
+}
+
+fn answer_texts(headers: &HeaderMap) -> &'static Texts {
+    texts_for(&Form::from_pairs(Vec::new()), headers)
+}
+
+/// The answer to a provider's answer that names no sign-in this browser is waiting for.
+fn lost(texts: &'static Texts) -> Response {
+    login_page::shown(StatusCode::BAD_REQUEST, texts.sign_in_lost_title, texts.sign_in_lost, texts)
+}
+
+impl Page<'_> {
+    /// Sends the browser to `provider`, with the address the person typed as its `login_hint`.
+    pub async fn upstream(&self, provider: &IdentityProvider, login_hint: Option<&str>) -> Response {
+        let Page { state, realm, form, .. } = *self;
+        let request = carried(form, CARRIED);
+        match sign_in::start(state, realm, provider, &request, login_hint).await {
+            Ok(started) => {
+                let mut response = StatusCode::SEE_OTHER.into_response();
+                if let Ok(location) = HeaderValue::from_str(&started.address) {
+                    response.headers_mut().insert(header::LOCATION, location);
+                }
+                login_page::secure(response.headers_mut());
+                let lifetime = sign_in::LIFETIME.num_seconds();
+                append_cookie(
+                    &mut response,
+                    &cookie_text(state, realm, UPSTREAM_COOKIE, &started.cookie, Some(lifetime)),
+                );
+                response
+            }
+            Err(sign_in::Failure::Failed(failure)) => refused(state, realm, failure.into()),
+            Err(failure) => {
+                tracing::warn!(realm = %realm.id, provider = %provider.id, %failure, "a provider cannot be signed in through");
+                self.login("", Some((StatusCode::BAD_GATEWAY, self.texts().upstream_failed)))
+            }
+        }
+    }
+}
