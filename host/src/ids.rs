@@ -117,6 +117,12 @@ id_type! {
     IdentityProviderId
 }
 
+id_type! {
+    /// A connection provider's id, unique within its realm and named in the token exchange for a
+    /// connected account: the form of a realm id.
+    ConnectionProviderId
+}
+
 /// An identifier the service mints itself: a GUID, made by `fresh`.
 macro_rules! guid_type {
     ($($(#[$meta:meta])* $name:ident;)+) => {$(
@@ -192,6 +198,8 @@ guid_type! {
     SuspensionId;
     /// An import of users into a realm.
     ImportId;
+    /// An account a person connected at a connection provider.
+    ConnectionId;
 }
 
 /// The realm created at bootstrap, whose client id is the same value.
@@ -208,6 +216,12 @@ impl RealmId {
 }
 
 impl IdentityProviderId {
+    pub fn parse(text: &str) -> Result<Self, (Rule, String)> {
+        lowercase_name(text).map(Self)
+    }
+}
+
+impl ConnectionProviderId {
     pub fn parse(text: &str) -> Result<Self, (Rule, String)> {
         lowercase_name(text).map(Self)
     }

@@ -33,6 +33,8 @@ pub struct Browser {
 
 /// What the browser was answered.
 pub struct Page {
+    /// The address that answered.
+    pub url: url::Url,
     pub status: StatusCode,
     pub location: Option<url::Url>,
     pub policy: Option<String>,
@@ -40,10 +42,22 @@ pub struct Page {
 }
 
 impl Page {
-    /// A parameter of the redirect's query.
+    /// A parameter of the query of the address the browser goes to next.
     pub fn param(&self, name: &str) -> Option<String> {
-        let location = self.location.as_ref()?;
+        let location = self.next()?;
         location.query_pairs().find(|(n, _)| n == name).map(|(_, v)| v.into_owned())
+    }
+
+    /// Where the browser goes next: the redirect's address, or that of a page that goes on at once
+    /// (a refresh after zero seconds).
+    pub fn next(&self) -> Option<url::Url> {
+        if let Some(location) = &self.location {
+            return Some(location.clone());
+        }
+        let marker = r#"http-equiv="refresh" content="0;url="#;
+        let start = self.body.find(marker)? + marker.len();
+        let end = start + self.body[start..].find('"')?;
+        url::Url::parse(&self.body[start..end].replace("&amp;", "&")).ok()
     }
 
     /// The value of the form's hidden or text input `name`.
@@ -96,10 +110,11 @@ impl Browser {
                 self.cookies.insert(name.to_owned(), value.to_owned());
             }
         }
-        let status = response.status();
-        let location = response.headers().get(LOCATION).map(|l| url::Url::parse(l.to_str().unwrap()).unwrap());
+        let (url, status) = (response.url().clone(), response.status());
+        // A relative address is resolved against the request's (another site's answers use them).
+        let location = response.headers().get(LOCATION).map(|l| response.url().join(l.to_str().unwrap()).unwrap());
         let policy = response.headers().get(CONTENT_SECURITY_POLICY).map(|p| p.to_str().unwrap().to_owned());
-        Page { status, location, policy, body: response.text().await.unwrap() }
+        Page { url, status, location, policy, body: response.text().await.unwrap() }
     }
 
     pub async fn authorize(&mut self, realm: &str, params: &[(&str, &str)]) -> Page {
@@ -125,6 +140,12 @@ impl Browser {
     pub async fn visit(&mut self, path: &str, params: &[(&str, &str)]) -> Page {
         let url = format!("{}{path}", self.base);
         let response = self.request(reqwest::Method::GET, &url).query(params).send().await.unwrap();
+        self.keep(response).await
+    }
+
+    /// A form posted to a whole address (another site's page) with the browser's cookies.
+    pub async fn post_to(&mut self, url: &str, form: &[(&str, &str)]) -> Page {
+        let response = self.request(reqwest::Method::POST, url).form(form).send().await.unwrap();
         self.keep(response).await
     }
 

@@ -97,7 +97,9 @@ impl Driver {
             "browserName": "chrome",
             "goog:chromeOptions": {
                 "binary": CHROMIUM,
-                "args": ["--headless=new", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage"],
+                // The upstream providers on loopback are certified by the test authority alone.
+                "args": ["--headless=new", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage",
+                         "--ignore-certificate-errors"],
             },
         } } });
         let base = format!("http://127.0.0.1:{port}");
@@ -155,7 +157,11 @@ async fn browser_client(app: &TestApp, id: &str, relying_party: &str) -> TestCli
 }
 
 fn authorization_url(app: &TestApp, client: &str, relying_party: &str, state: &str) -> String {
-    let mut url = url::Url::parse(&format!("{}/realms/acme/protocol/openid-connect/auth", app.base)).unwrap();
+    authorization_url_at(&app.base, client, relying_party, state)
+}
+
+fn authorization_url_at(base: &str, client: &str, relying_party: &str, state: &str) -> String {
+    let mut url = url::Url::parse(&format!("{base}/realms/acme/protocol/openid-connect/auth")).unwrap();
     url.query_pairs_mut()
         .append_pair("response_type", "code")
         .append_pair("client_id", client)
@@ -233,5 +239,40 @@ async fn chromium_signs_in_on_the_page_signs_in_to_a_second_client_without_it_an
     driver.go(&authorization_url(&app, "shop", &party, "third")).await;
     assert!(driver.page_source().await.contains("Sign in to shop"));
     assert!(received.try_recv().is_err(), "no code without the form");
+    driver.quit().await;
+}
+
+#[tokio::test]
+async fn chromium_signs_in_through_an_upstream_provider_with_its_button() {
+    let (app, front) = crate::upstreams::spawn_at_https().await;
+    app.create_realm("acme").await;
+    app.create_realm("people").await;
+    app.create_user("people", "grace", "compiler pioneer").await;
+    let callback = format!("{}/realms/acme/broker/people/callback", front.url);
+    let broker = json!({ "id": "acme-broker", "clientConfiguration": { "redirectUris": [callback] } });
+    let secret = app.post("/realms/people/clients", broker).await.data()["clientSecret"].as_str().unwrap().to_owned();
+    let provider = json!({
+        "id": "people", "displayName": "People", "protocol": "OpenIdConnect", "clientId": "acme-broker",
+        "clientSecret": secret, "discoveryUrl": format!("{}/realms/people/.well-known/openid-configuration", front.url),
+    });
+    assert_eq!(app.post("/realms/acme/identity-providers", provider).await.status, StatusCode::CREATED);
+    let (party, mut received) = relying_party().await;
+    let web = browser_client(&app, "web", &party).await;
+    let offer = json!({ "identityProviders": ["people"] });
+    assert_eq!(app.put("/realms/acme/clients/web/identity-providers", offer).await.status, StatusCode::OK);
+    let driver = Driver::start().await;
+
+    driver.go(&authorization_url_at(&front.url, "web", &party, "through")).await;
+    assert!(driver.page_source().await.contains("Sign in with People"));
+    driver.click("a.button").await;
+    assert!(driver.page_source().await.contains("Sign in to acme-broker"), "the upstream's own page");
+    driver.type_into("#username", "grace").await;
+    driver.type_into("#password", "compiler pioneer").await;
+    driver.click("button[type=submit]").await;
+    let (path, query) = arrival(&mut received).await;
+    assert_eq!((path.as_str(), param(&query, "state")), ("/callback", Some("through")));
+    let tokens = tokens_for(&app, &web, param(&query, "code").unwrap(), &party).await;
+    let person = claims(tokens["id_token"].as_str().unwrap());
+    assert_eq!((&person["preferred_username"], &person["amr"]), (&json!("grace"), &json!(["federated"])));
     driver.quit().await;
 }

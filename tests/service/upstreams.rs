@@ -22,7 +22,7 @@ use tokio_rustls::TlsAcceptor;
 
 use crate::browser::challenge;
 use crate::client_keys::ClientKey;
-use crate::receiver::{authority_file, certified};
+use crate::receiver::{authority_file, server_config};
 use crate::support::{TestApp, TestDatabase, spawn_with};
 
 /// A TLS listener on loopback forwarding every connection to a plain HTTP address.
@@ -50,7 +50,7 @@ impl TlsFront {
 
     pub fn forward_to(&mut self, target: SocketAddr) {
         let listener = self.listener.take().expect("forwarding once");
-        let acceptor = TlsAcceptor::from(certified());
+        let acceptor = TlsAcceptor::from(server_config());
         self.task = Some(tokio::spawn(async move {
             while let Ok((tcp, _)) = listener.accept().await {
                 let acceptor = acceptor.clone();
@@ -97,6 +97,11 @@ struct Script {
     plain_oauth: bool,
     /// The `iss` its authorization answers carry, when not its own.
     answered_issuer: Option<String>,
+    /// Gives refresh tokens and access tokens living a minute, and takes the refresh grant.
+    refreshing: bool,
+    /// Refresh tokens it honours (it rotates them), and how many access tokens it issued.
+    refresh_tokens: Vec<String>,
+    issued: usize,
     /// Codes issued: the authorization request's parameters.
     codes: HashMap<String, HashMap<String, String>>,
     /// Every authorization request received.
@@ -150,7 +155,7 @@ impl ScriptedProvider {
             .route("/token", post(token))
             .route("/userinfo", get(userinfo))
             .with_state(shared.clone());
-        let acceptor = TlsAcceptor::from(certified());
+        let acceptor = TlsAcceptor::from(server_config());
         let task = tokio::spawn(async move {
             while let Ok((tcp, _)) = listener.accept().await {
                 let (acceptor, router) = (acceptor.clone(), router.clone());
@@ -189,6 +194,21 @@ impl ScriptedProvider {
 
     pub fn plain_oauth(&self) {
         self.script().plain_oauth = true;
+    }
+
+    /// Gives refresh tokens from now on, and access tokens that live a minute.
+    pub fn refreshing(&self) {
+        self.script().refreshing = true;
+    }
+
+    /// Forgets every refresh token it gave: the next refresh is refused with `invalid_grant`.
+    pub fn revoke_refresh_tokens(&self) {
+        self.script().refresh_tokens.clear();
+    }
+
+    /// The last access token it issued.
+    pub fn last_access_token(&self) -> String {
+        format!("at-{}", self.script().issued)
     }
 
     /// The `iss` its answers carry from now on.
@@ -243,13 +263,26 @@ async fn token(State(shared): State<Shared>, headers: HeaderMap, body: Bytes) ->
     if !headers.get(header::AUTHORIZATION).is_some_and(|value| value.to_str().unwrap().starts_with("Basic ")) {
         return (StatusCode::UNAUTHORIZED, Json(json!({ "error": "invalid_client" }))).into_response();
     }
-    let script = shared.script.lock().unwrap();
-    let Some(asked) = form.get("code").and_then(|code| script.codes.get(code)) else { return refused("invalid_grant") };
+    let mut script = shared.script.lock().unwrap();
+    if form.get("grant_type").map(String::as_str) == Some("refresh_token") {
+        let presented = form.get("refresh_token").cloned().unwrap_or_default();
+        let Some(at) = script.refresh_tokens.iter().position(|token| *token == presented) else {
+            return refused("invalid_grant");
+        };
+        script.refresh_tokens.remove(at);
+        return Json(refreshed(&mut script)).into_response();
+    }
+    let Some(asked) = form.get("code").and_then(|code| script.codes.get(code)).cloned() else {
+        return refused("invalid_grant");
+    };
     let verifier = form.get("code_verifier").map(String::as_str).unwrap_or_default();
     if asked.get("code_challenge") != Some(&challenge(verifier))
         || form.get("redirect_uri") != asked.get("redirect_uri")
     {
         return refused("invalid_grant");
+    }
+    if script.refreshing {
+        return Json(refreshed(&mut script)).into_response();
     }
     let access_token = format!("at-{}", form["code"]);
     if script.plain_oauth {
@@ -272,6 +305,17 @@ async fn token(State(shared): State<Shared>, headers: HeaderMap, body: Bytes) ->
     let signer = if script.forged { &shared.forger } else { &shared.key };
     let id_token = signer.sign(&claims);
     Json(json!({ "access_token": access_token, "token_type": "Bearer", "id_token": id_token })).into_response()
+}
+
+/// A new access token living a minute, and a new refresh token in place of the one presented.
+fn refreshed(script: &mut Script) -> Value {
+    script.issued += 1;
+    let refresh_token = format!("rt-{}", uuid::Uuid::new_v4());
+    script.refresh_tokens.push(refresh_token.clone());
+    json!({
+        "access_token": format!("at-{}", script.issued), "token_type": "Bearer", "expires_in": 60,
+        "refresh_token": refresh_token, "scope": "calendar.read",
+    })
 }
 
 async fn userinfo(State(shared): State<Shared>, headers: HeaderMap) -> Response {

@@ -396,6 +396,7 @@ async fn record(
             token_id,
             ip_address: origin.ip_address.clone(),
             occurred_at: now,
+            connection_provider: None,
         },
         event: QueuedEvent {
             event_type,

@@ -2,8 +2,11 @@
 //! and keys, read from its discovery address; [`id_token`]: what its ID token must be before the
 //! person it names is taken; [`person`]: that person as a person of the realm, found by their
 //! link, linked by a vouched-for e-mail address, or created; [`sign_in`]: the realm as the
-//! provider's relying party, from the request sent upstream to the claims read back.
+//! provider's relying party, from the request sent upstream to the claims read back;
+//! [`connections`]: accounts people connect at connection providers, and the exchange of a token
+//! a resource server received for the token of the person's connected account.
 
+pub mod connections;
 pub mod id_token;
 pub mod person;
 pub mod sign_in;

@@ -200,7 +200,7 @@ pub async fn start_at(
             .append_pair("client_id", authority.client_id)
             .append_pair("redirect_uri", &authority.callback)
             .append_pair("state", &sign_in_state)
-            .append_pair("code_challenge", &crate::signin::browser::s256(&verifier))
+            .append_pair("code_challenge", &crate::signin::codes::s256(&verifier))
             .append_pair("code_challenge_method", "S256");
         if !authority.scopes.is_empty() {
             query.append_pair("scope", &authority.scopes.join(" "));

@@ -1,22 +1,21 @@
 //! Sign-in through a browser, OpenID Connect's authorization code flow: the authorization request
 //! checked once (exact redirect URIs, PKCE with S256), the realm session a browser holds for single
 //! sign-on, the client session and single-use code an authorization opens, and the code's exchange
-//! for tokens at the token endpoint. The password itself is checked by [`super::password`], the
-//! same operation as the password grant's.
+//! for tokens at the token endpoint (`super::codes`). The password itself is checked by
+//! [`super::password`], the same operation as the password grant's.
 
 use std::sync::Arc;
 
 use chrono::{DateTime, TimeDelta, Utc};
-use sha2::{Digest, Sha256};
 
-use super::{Login, Origin, Refusal, SignInError, Tokens};
+use super::{Login, Origin};
 use crate::AppState;
 use crate::authz::admission::{AdmissionVerdict, Refusal as Admission};
 use crate::crypto::generate_secret;
 use crate::error::Error;
 use crate::ids::{BrowserSessionId, PLATFORM_REALM, SessionId};
 use crate::store::Transaction;
-use crate::store::browser::{self, AuthorizationCode, BrowserSession, Taken};
+use crate::store::browser::{self, AuthorizationCode, BrowserSession};
 use crate::store::clients::{Client, ClientType, GrantType, Registration};
 use crate::store::devices::DeviceAuthorization;
 use crate::store::events::EventType;
@@ -58,6 +57,9 @@ pub struct Asked<'a> {
     /// A device's authorization (RFC 8628) the person approves, named by its user code's hash
     /// once they typed the code on the verification page; instead of a client's request.
     pub device: Option<&'a str>,
+    /// A connection provider of the realm at which the person connects an account before the
+    /// client is answered.
+    pub connect: Option<&'a str>,
 }
 
 /// An authorization request that passed every check.
@@ -89,6 +91,9 @@ pub struct Authorization {
     /// The device authorization this request approves (RFC 8628): answered with a page, not a
     /// redirect.
     pub device: Option<DeviceAuthorization>,
+    /// The Active connection provider the person connects an account at before the client is
+    /// answered.
+    pub connect: Option<String>,
 }
 
 /// Why an authorization request cannot be trusted with a redirect: the person is shown a page.
@@ -274,6 +279,18 @@ pub async fn check(state: &AppState, realm: &Realm, asked: &Asked<'_>) -> Result
             None => return Err(deny(Denial::InvalidRequest, "id_token_hint is not an ID token of this realm")),
         },
     };
+    let connect = match asked.connect {
+        None => None,
+        Some(_) if prompt_none => {
+            return Err(deny(Denial::InvalidRequest, "connecting an account needs the person: not with prompt=none"));
+        }
+        Some(id) => match crate::federation::connections::active_provider(state, &realm.id, id).await? {
+            Some(provider) => Some(provider.id.to_string()),
+            None => {
+                return Err(deny(Denial::InvalidRequest, "connect names no active connection provider of the realm"));
+            }
+        },
+    };
     let max_age = match asked.max_age {
         None => None,
         Some(text) => match text.parse::<u32>() {
@@ -298,6 +315,7 @@ pub async fn check(state: &AppState, realm: &Realm, asked: &Asked<'_>) -> Result
         expected_subject,
         client,
         device: None,
+        connect,
     })
 }
 
@@ -334,24 +352,13 @@ async fn device_request(
         ui_locales: asked.ui_locales.map(str::to_owned),
         expected_subject: None,
         device: Some(device),
+        connect: None,
     })
 }
 
 /// RFC 7636 §4.2: BASE64URL(SHA256(verifier)) is always 43 characters.
 fn is_s256_challenge(challenge: &str) -> bool {
     challenge.len() == 43 && challenge.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'-' || b == b'_')
-}
-
-/// RFC 7636 §4.1: 43 to 128 unreserved characters.
-fn is_verifier(verifier: &str) -> bool {
-    (43..=128).contains(&verifier.len())
-        && verifier.bytes().all(|b| b.is_ascii_alphanumeric() || matches!(b, b'-' | b'.' | b'_' | b'~'))
-}
-
-/// BASE64URL(SHA256(verifier)).
-pub fn s256(verifier: &str) -> String {
-    use base64::Engine as _;
-    base64::engine::general_purpose::URL_SAFE_NO_PAD.encode(Sha256::digest(verifier.as_bytes()))
 }
 
 /// A browser's realm session and its person, when the cookie names a live one of an Active person.
@@ -539,59 +546,4 @@ pub async fn sign_out(
     }
     tx.commit().await?;
     Ok(ended)
-}
-
-/// A code presented at the token endpoint by an authenticated client.
-#[derive(Debug, Clone, Copy)]
-pub struct CodeExchange<'a> {
-    pub realm: &'a Realm,
-    pub client: &'a Client,
-    pub code: &'a str,
-    pub redirect_uri: Option<&'a str>,
-    pub code_verifier: Option<&'a str>,
-    /// The resource named at the token endpoint (RFC 8707 §2.2): when named, the code's.
-    pub resource: Option<&'a str>,
-    /// The thumbprint of the DPoP key the tokens are bound to.
-    pub dpop_jkt: Option<&'a str>,
-}
-
-/// Exchanges a code for the tokens of its session. A code is good once, for 60 seconds, for the
-/// client it was issued to, with the same redirect URI and the verifier of its PKCE challenge;
-/// presented a second time, it ends the session it opened, and every token issued from it.
-pub async fn exchange(state: &AppState, exchange: CodeExchange<'_>) -> Result<Tokens, SignInError> {
-    let CodeExchange { realm, client, code, redirect_uri, code_verifier, resource: named, dpop_jkt } = exchange;
-    let now = state.clock.now();
-    // Writes go through the writer: on SQLite, the one connection that writes.
-    let code = match browser::take_code(state.store.writer(), &realm.id, &state.hasher.hash(code), now).await? {
-        Taken::First(code) => code,
-        Taken::Again(code) => {
-            if code.client_id == client.id {
-                let mut tx = state.store.begin().await?;
-                sessions::end(&mut tx, &code.session_id, "authorization_code_reused", now).await?;
-                tx.commit().await?;
-            }
-            return Err(Refusal::AuthorizationCodeReused.into());
-        }
-        Taken::Unknown => return Err(Refusal::InvalidAuthorizationCode.into()),
-    };
-    // A code issued to another client is refused as unknown (RFC 9700 §4.5: code injection).
-    if code.client_id != client.id || code.expires_at <= now {
-        return Err(Refusal::InvalidAuthorizationCode.into());
-    }
-    if redirect_uri != Some(code.redirect_uri.as_str()) {
-        return Err(Refusal::InvalidAuthorizationCode.into());
-    }
-    match (&code.code_challenge, code_verifier) {
-        (Some(challenge), Some(verifier)) if is_verifier(verifier) && s256(verifier) == *challenge => {}
-        // A verifier for a code issued without a challenge is a downgrade attempt (RFC 9700 §2.1.1).
-        (None, None) => {}
-        _ => return Err(Refusal::InvalidCodeVerifier.into()),
-    }
-    let resource = code.resource.as_deref();
-    if let Some(address) = named.filter(|address| Some(*address) != resource) {
-        return Err(Refusal::ResourceNotAllowed { address: address.to_owned() }.into());
-    }
-    let granted =
-        super::Granted { scopes: &code.scopes, resource, refresh: None, nonce: code.nonce.as_deref(), dpop_jkt };
-    super::redeem(state, (realm, client), &code.session_id, granted, Refusal::InvalidAuthorizationCode).await
 }

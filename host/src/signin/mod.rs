@@ -5,6 +5,7 @@
 //! other edge that signs people in calls the same ones: the rules live here once.
 
 pub mod browser;
+pub mod codes;
 pub mod console;
 pub mod device;
 pub mod federated;

@@ -213,11 +213,13 @@ pub struct Exchange {
     pub ip_address: String,
     #[sqlx(try_from = "super::Millis")]
     pub occurred_at: DateTime<Utc>,
+    /// The connection provider whose token was asked for, for an exchange for a connected account.
+    pub connection_provider: Option<String>,
 }
 
 const EXCHANGE_COLUMNS: &str = "id, realm_id, client_id, subject_user_id, grant_id, outcome, error_code, scopes, \
-     resource, depth, token_id, ip_address, occurred_at";
-const EXCHANGE_FIELDS: usize = 13;
+     resource, depth, token_id, ip_address, occurred_at, connection_provider";
+const EXCHANGE_FIELDS: usize = 14;
 
 pub const EXCHANGE_LISTING: Listing = Listing {
     table: "delegation_exchanges",
@@ -250,7 +252,8 @@ pub async fn insert_exchanges<'c>(db: impl Executor<'c, Database = Any>, rows: &
             .bind(row.depth)
             .bind(row.token_id.clone())
             .bind(row.ip_address.clone())
-            .bind(super::millis(row.occurred_at));
+            .bind(super::millis(row.occurred_at))
+            .bind(row.connection_provider.clone());
     }
     query.execute(db).await?;
     Ok(())

@@ -12,6 +12,7 @@ pub mod browser;
 pub mod captures;
 pub mod changes;
 pub mod clients;
+pub mod connections;
 pub mod consents;
 pub mod consumers;
 pub mod delegation;
@@ -424,6 +425,8 @@ text_id!(
     crate::ids::RealmId,
     crate::ids::ClientId,
     crate::ids::IdentityProviderId,
+    crate::ids::ConnectionProviderId,
+    crate::ids::ConnectionId,
     crate::ids::UserId,
     crate::ids::SessionId,
     crate::ids::BrowserSessionId,

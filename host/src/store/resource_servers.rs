@@ -35,6 +35,8 @@ pub struct ResourceServer {
     /// agent may reach, with the person's consent).
     #[sqlx(try_from = "super::Flag")]
     pub accepts_self_registered: bool,
+    /// The client the server authenticates as when it exchanges the tokens it receives.
+    pub client_id: Option<String>,
     #[sqlx(try_from = "String")]
     pub status: Status,
     #[sqlx(try_from = "super::Millis")]
@@ -57,7 +59,7 @@ impl Placed for ResourceServer {
     }
 }
 
-const COLUMNS: &str = "id, realm_id, name, address, kind, scopes, allowed_clients, status, created_at, updated_at, accepts_self_registered";
+const COLUMNS: &str = "id, realm_id, name, address, kind, scopes, allowed_clients, status, created_at, updated_at, accepts_self_registered, client_id";
 
 pub const LISTING: Listing = Listing {
     table: "resource_servers",
@@ -73,7 +75,8 @@ pub const LISTING: Listing = Listing {
 pub async fn insert<'c>(db: impl Executor<'c, Database = Any>, server: &ResourceServer) -> Result<bool, Error> {
     let done = sqlx::query(
         "INSERT INTO resource_servers (id, realm_id, name, address, kind, scopes, allowed_clients, status, \
-         created_at, updated_at, accepts_self_registered) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11) \
+         created_at, updated_at, accepts_self_registered, client_id) \
+         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12) \
          ON CONFLICT DO NOTHING",
     )
     .bind(&server.id)
@@ -87,6 +90,7 @@ pub async fn insert<'c>(db: impl Executor<'c, Database = Any>, server: &Resource
     .bind(super::millis(server.created_at))
     .bind(super::millis(server.updated_at))
     .bind(server.accepts_self_registered)
+    .bind(&server.client_id)
     .execute(db)
     .await?;
     Ok(done.rows_affected() == 1)
@@ -126,7 +130,7 @@ pub async fn find_by_address<'c>(
 pub async fn update<'c>(db: impl Executor<'c, Database = Any>, server: &ResourceServer) -> Result<bool, Error> {
     let result = sqlx::query(
         "UPDATE resource_servers SET name = $2, address = $3, scopes = $4, allowed_clients = $5, status = $6, \
-         updated_at = $7, accepts_self_registered = $8 WHERE id = $1",
+         updated_at = $7, accepts_self_registered = $8, client_id = $9 WHERE id = $1",
     )
     .bind(&server.id)
     .bind(&server.name)
@@ -136,6 +140,7 @@ pub async fn update<'c>(db: impl Executor<'c, Database = Any>, server: &Resource
     .bind(server.status.as_str())
     .bind(super::millis(server.updated_at))
     .bind(server.accepts_self_registered)
+    .bind(&server.client_id)
     .execute(db)
     .await;
     match result {
@@ -143,6 +148,22 @@ pub async fn update<'c>(db: impl Executor<'c, Database = Any>, server: &Resource
         Err(sqlx::Error::Database(error)) if error.is_unique_violation() => Ok(false),
         Err(error) => Err(error.into()),
     }
+}
+
+/// The realm's Active resource servers that authenticate as `client_id`.
+pub async fn represented_by<'c>(
+    db: impl Executor<'c, Database = Any>,
+    realm_id: &str,
+    client_id: &str,
+) -> Result<Vec<ResourceServer>, Error> {
+    sqlx::query_as(sqlx::AssertSqlSafe(format!(
+        "SELECT {COLUMNS} FROM resource_servers WHERE realm_id = $1 AND client_id = $2 AND status = 'Active'"
+    )))
+    .bind(realm_id)
+    .bind(client_id)
+    .fetch_all(db)
+    .await
+    .map_err(Error::from)
 }
 
 pub async fn delete<'c>(db: impl Executor<'c, Database = Any>, id: &str) -> Result<(), Error> {

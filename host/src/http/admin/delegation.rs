@@ -301,6 +301,9 @@ pub struct ExchangeView {
     /// The `jti` of the token issued.
     pub token_id: Option<String>,
     pub ip_address: String,
+    /// For an exchange for a connected account: the connection provider whose token was asked for.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub connection_provider: Option<String>,
 }
 
 impl From<Exchange> for ExchangeView {
@@ -318,6 +321,7 @@ impl From<Exchange> for ExchangeView {
             depth: row.depth,
             token_id: row.token_id,
             ip_address: row.ip_address,
+            connection_provider: row.connection_provider,
         }
     }
 }

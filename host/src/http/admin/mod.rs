@@ -6,6 +6,8 @@ pub mod captures;
 pub mod client_fields;
 pub mod clients;
 pub mod configuration;
+pub mod connection_providers;
+pub mod connections;
 pub mod consumers;
 pub mod delegation;
 pub mod groups;
@@ -160,6 +162,17 @@ pub fn routes() -> Router<AppState> {
             "/realms/{realm}/organizations/{organizationId}/identity-providers",
             get(identity_providers::organization_providers).put(identity_providers::offer_organization_providers),
         )
+        .route(
+            "/realms/{realm}/connection-providers",
+            get(connection_providers::list).post(connection_providers::create),
+        )
+        .route(
+            "/realms/{realm}/connection-providers/{providerId}",
+            get(connection_providers::read).put(connection_providers::update).delete(connection_providers::delete),
+        )
+        .route("/realms/{realm}/connections", get(connections::list))
+        .route("/realms/{realm}/connections/{connectionId}", get(connections::read).delete(connections::delete))
+        .route("/realms/{realm}/users/{userId}/connections", get(connections::of_user))
         .route("/realms/{realm}/sessions", get(sessions::list))
         .route("/realms/{realm}/sessions/{sessionId}", get(sessions::read).delete(sessions::revoke))
         .route("/roles", get(roles::list).post(roles::create))

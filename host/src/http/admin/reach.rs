@@ -20,6 +20,7 @@ use crate::error::Error;
 use crate::http::auth::Caller;
 use crate::store::captures::{self, Capture};
 use crate::store::clients::Client;
+use crate::store::connections::{self, Connection, ConnectionProvider};
 use crate::store::consumers::{self, Consumer};
 use crate::store::delegation::{self, DelegationGrant};
 use crate::store::identity_providers::{self, IdentityProvider};
@@ -252,6 +253,24 @@ impl Addressed for IdentityProvider {
 
     async fn find(state: &AppState, realm: &Realm, id: &str) -> Result<Option<Self>, Error> {
         Ok(identity_providers::find(state.store.pool(), &realm.id, id).await?)
+    }
+}
+
+impl Addressed for ConnectionProvider {
+    const PARAMETER: &'static str = "providerId";
+    const WHAT: &'static str = "connection provider";
+
+    async fn find(state: &AppState, realm: &Realm, id: &str) -> Result<Option<Self>, Error> {
+        Ok(connections::find_provider(state.store.pool(), &realm.id, id).await?)
+    }
+}
+
+impl Addressed for Connection {
+    const PARAMETER: &'static str = "connectionId";
+    const WHAT: &'static str = "connection";
+
+    async fn find(state: &AppState, realm: &Realm, id: &str) -> Result<Option<Self>, Error> {
+        Ok(connections::find(state.store.pool(), &realm.id, id).await?)
     }
 }
 

@@ -39,6 +39,10 @@ pub struct ResourceServerView {
     /// Whether clients that registered themselves may request tokens for it too, each with the
     /// consent of the person signing in (default false).
     pub accepts_self_registered_clients: bool,
+    /// The client the server authenticates as when it exchanges tokens it received for the
+    /// tokens of accounts people connected.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub client_id: Option<String>,
     pub status: Status,
     pub created_at: String,
     pub updated_at: String,
@@ -55,6 +59,7 @@ impl ResourceServerView {
             scopes: server.scopes.clone(),
             allowed_clients: server.allowed_clients.clone(),
             accepts_self_registered_clients: server.accepts_self_registered,
+            client_id: server.client_id.clone(),
             status: server.status,
             created_at: iso(server.created_at),
             updated_at: iso(server.updated_at),
@@ -81,6 +86,9 @@ pub struct ResourceServerInput {
     allowed_clients: Option<Vec<String>>,
     /// Whether self-registered clients may request tokens for it too (default false).
     accepts_self_registered_clients: Option<bool>,
+    /// The id of the realm's client the server authenticates as when it exchanges tokens for
+    /// connected accounts; null removes it.
+    client_id: Option<String>,
     status: Option<Status>,
 }
 
@@ -118,6 +126,9 @@ fn read_fields(body: &mut Body, server: &mut ResourceServer) {
     if let Some(accepts) = body.optional("acceptsSelfRegisteredClients", boolean) {
         server.accepts_self_registered = accepts;
     }
+    if let Some(client) = body.nullable("clientId", client_reference) {
+        server.client_id = client;
+    }
     if let Some(status) = body.optional("status", one_of(Status::NAMES)) {
         server.status = status;
     }
@@ -133,6 +144,11 @@ async fn check_references(state: &AppState, realm: &Realm, server: &ResourceServ
             let field = format!("allowedClients[{index}]");
             refused.push(Notification::new(field, Rule::NotFound, format!("no client {client} in the realm")));
         }
+    }
+    if let Some(client) = &server.client_id
+        && client_store::find(state.store.pool(), &realm.id, client).await?.is_none()
+    {
+        refused.push(Notification::new("clientId", Rule::NotFound, format!("no client {client} in the realm")));
     }
     if refused.is_empty() { Ok(()) } else { Err(Error::Validation(refused)) }
 }
@@ -158,6 +174,7 @@ pub async fn create(
         scopes: Vec::new(),
         allowed_clients: Vec::new(),
         accepts_self_registered: false,
+        client_id: None,
         status: Status::Active,
         created_at: now,
         updated_at: now,

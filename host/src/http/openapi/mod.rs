@@ -11,9 +11,9 @@ use utoipa::{Modify, OpenApi};
 
 use super::admin::webhooks::ClientEndpointPaths;
 use super::admin::{
-    account, audit, captures, clients, configuration, consumers, delegation, groups, identity_providers, imports,
-    organizations, realm_roles, realms, registration, resource_servers, roles, scopes, secrets, sessions, signing_keys,
-    suspensions, threats, users, webhooks,
+    account, audit, captures, clients, configuration, connection_providers, connections, consumers, delegation, groups,
+    identity_providers, imports, organizations, realm_roles, realms, registration, resource_servers, roles, scopes,
+    secrets, sessions, signing_keys, suspensions, threats, users, webhooks,
 };
 use super::envelope::{NotificationBody, Pagination};
 use crate::error::ErrorCode;
@@ -45,6 +45,9 @@ use crate::error::ErrorCode;
         identity_providers::create, identity_providers::list, identity_providers::read, identity_providers::update,
         identity_providers::delete, identity_providers::client_providers, identity_providers::offer_client_providers,
         identity_providers::organization_providers, identity_providers::offer_organization_providers,
+        connection_providers::create, connection_providers::list, connection_providers::read,
+        connection_providers::update, connection_providers::delete,
+        connections::list, connections::of_user, connections::read, connections::delete,
         resource_servers::create, resource_servers::list, resource_servers::read, resource_servers::update,
         resource_servers::delete,
         scopes::create_catalogue_scope, scopes::list_catalogue, scopes::update_catalogue_scope, scopes::delete_catalogue_scope,

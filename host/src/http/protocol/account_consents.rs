@@ -16,7 +16,7 @@ use crate::error::OAuthCode;
 use crate::store::users::User;
 
 /// The person whose access token the request carries, issued to one of the realm's own clients.
-async fn person(
+pub(super) async fn person(
     state: &AppState,
     realm_id: &str,
     headers: &HeaderMap,

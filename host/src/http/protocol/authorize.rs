@@ -54,6 +54,7 @@ pub(super) const CARRIED: &[&str] = &[
     "id_token_hint",
     "resource",
     "device",
+    "connect",
 ];
 
 fn asked(form: &Form) -> Asked<'_> {
@@ -75,6 +76,7 @@ fn asked(form: &Form) -> Asked<'_> {
         request: form.get("request"),
         request_uri: form.get("request_uri"),
         device: form.get("device"),
+        connect: form.get("connect"),
     }
 }
 
@@ -216,7 +218,7 @@ async fn answer_with_code(
             denied(state, realm, authorization, Denial::ConsentRequired, "the person has not consented to this client")
         }
         Ok(Some(question)) => page.consent(&question),
-        Ok(None) => code_response(state, realm, authorization, session, user, origin).await,
+        Ok(None) => code_response(page, session, user, origin).await,
         Err(failure) => refused(state, realm, failure.into()),
     };
     if let Some(cookie) = set_cookie {
@@ -225,15 +227,13 @@ async fn answer_with_code(
     response
 }
 
-/// Opens the client's session from the browser's and redirects with the code.
-pub(super) async fn code_response(
-    state: &AppState,
-    realm: &Realm,
-    authorization: &Authorization,
-    session: &BrowserSession,
-    user: &User,
-    origin: &Origin,
-) -> Response {
+/// Opens the client's session from the browser's and redirects with the code; or first sends the
+/// person to connect an account, when the request asks it.
+pub(super) async fn code_response(page: &Page<'_>, session: &BrowserSession, user: &User, origin: &Origin) -> Response {
+    let Page { state, realm, authorization, .. } = *page;
+    if let Some(provider) = &authorization.connect {
+        return page.connect(provider, user).await;
+    }
     if let Some(device) = &authorization.device {
         let texts = device_texts(authorization);
         return match device::approve(state, realm, authorization, device, (session, user), origin).await {

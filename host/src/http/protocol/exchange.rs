@@ -1,5 +1,6 @@
 //! OAuth 2.0 Token Exchange (RFC 8693) at the token endpoint: the form read into an exchange
-//! request for `crate::delegation`, and its answer (RFC 8693 §2.2) or refusal.
+//! request for `crate::delegation`, or, with `requested_token_type` naming a connected account's
+//! token, for `crate::federation::connections`; and its answer (RFC 8693 §2.2) or refusal.
 
 use axum::response::Response;
 use serde_json::json;
@@ -7,6 +8,7 @@ use serde_json::json;
 use super::{Form, OAuthError, json_no_store};
 use crate::AppState;
 use crate::delegation::{self, ACCESS_TOKEN_TYPE, ExchangeError, ExchangeRefusal, ExchangeRequest};
+use crate::federation::connections::{self, CONNECTION_TOKEN_TYPE, VaultError, VaultRefusal, VaultRequest};
 use crate::signin::Origin;
 use crate::store::clients::Client;
 use crate::store::realms::Realm;
@@ -19,6 +21,9 @@ pub(super) async fn exchange(
     form: &Form,
     origin: &Origin,
 ) -> Result<Response, OAuthError> {
+    if form.get("requested_token_type") == Some(CONNECTION_TOKEN_TYPE) {
+        return vault(state, realm, client, form, origin).await;
+    }
     let request = ExchangeRequest {
         realm,
         client,
@@ -42,6 +47,66 @@ pub(super) async fn exchange(
         object.insert("scope".into(), json!(exchanged.scopes.join(" ")));
     }
     Ok(json_no_store(answer))
+}
+
+/// An exchange for the access token of a person's connected account. The answer never carries the
+/// upstream refresh token.
+async fn vault(
+    state: &AppState,
+    realm: &Realm,
+    client: &Client,
+    form: &Form,
+    origin: &Origin,
+) -> Result<Response, OAuthError> {
+    let request = VaultRequest {
+        realm,
+        client,
+        subject_token: form.get("subject_token"),
+        subject_token_type: form.get("subject_token_type"),
+        connection: form.get("connection"),
+        origin,
+    };
+    let token = connections::exchange(state, request).await?;
+    let mut answer = json!({
+        "access_token": token.access_token,
+        "issued_token_type": ACCESS_TOKEN_TYPE,
+        "token_type": "Bearer",
+    });
+    if let Some(object) = answer.as_object_mut() {
+        if let Some(seconds) = token.expires_in {
+            object.insert("expires_in".into(), json!(seconds));
+        }
+        if !token.scopes.is_empty() {
+            object.insert("scope".into(), json!(token.scopes.join(" ")));
+        }
+    }
+    Ok(json_no_store(answer))
+}
+
+impl From<VaultError> for OAuthError {
+    fn from(error: VaultError) -> Self {
+        let refusal = match error {
+            VaultError::Refused(refusal) => refusal,
+            VaultError::Failed(failure) => return failure.into(),
+        };
+        let description = match &refusal {
+            VaultRefusal::Missing(name) => format!("{name} is required"),
+            VaultRefusal::SubjectTokenTypeUnsupported => {
+                format!("subject_token_type must be {ACCESS_TOKEN_TYPE}: only access tokens are exchanged")
+            }
+            VaultRefusal::SubjectTokenInactive => {
+                "the subject token is not an active access token of a person in this realm".to_owned()
+            }
+            VaultRefusal::NotAllowed(why) => (*why).to_owned(),
+            VaultRefusal::ProviderUnknown => "the realm has no active connection provider of this name".to_owned(),
+            VaultRefusal::ConnectionMissing => "the person has not connected an account at this provider".to_owned(),
+            VaultRefusal::ConnectionRevoked => {
+                "the provider no longer honours the connection: the person must connect again".to_owned()
+            }
+            VaultRefusal::ProviderUnavailable => "the provider cannot renew the token right now".to_owned(),
+        };
+        Self::new(refusal.code(), description)
+    }
 }
 
 /// The RFC 6749 answer to each exchange refusal, with its `error_code`.

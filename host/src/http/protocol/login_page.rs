@@ -226,7 +226,7 @@ pub fn form_page(frame: &Frame<'_>, page: &FormPage<'_>, status: StatusCode) -> 
         main: &main,
         images,
         form_targets: Some(redirect_origin),
-        refresh: page.refresh.as_deref(),
+        refresh: page.refresh.as_deref().map(|address| (2, address)),
     };
     document.answer(status)
 }
@@ -330,6 +330,29 @@ pub fn shown(status: StatusCode, title: &str, explanation: &str, texts: &'static
     document.answer(status)
 }
 
+/// A page that goes on to `address` at once, with a link for a browser that does not: the end of
+/// a sign-in that came back from another site's form, so that the last step is a navigation of
+/// its own rather than a redirect of that form (whose `form-action` may not allow it).
+pub fn onward(address: &str, texts: &'static Texts) -> Response {
+    let title = escape(texts.signing_in);
+    let main = format!(
+        r#"<h1>{title}</h1>
+<p><a href="{}">{}</a></p>"#,
+        escape(address),
+        escape(texts.continue_on)
+    );
+    let document = Document {
+        texts,
+        title: &title,
+        style: "",
+        main: &main,
+        images: None,
+        form_targets: None,
+        refresh: Some((0, address)),
+    };
+    document.answer(StatusCode::OK)
+}
+
 /// The hidden inputs carrying a request's parameters back.
 fn hidden_fields(carried: &[(&str, &str)]) -> String {
     let mut hidden = String::new();
@@ -362,7 +385,7 @@ struct Document<'a> {
     /// Where its form's answer may send the browser, besides the service (no form without).
     form_targets: Option<&'a str>,
     /// An address to reload every two seconds.
-    refresh: Option<&'a str>,
+    refresh: Option<(u32, &'a str)>,
 }
 
 impl Document<'_> {
@@ -370,7 +393,9 @@ impl Document<'_> {
         let nonce = generate_secret("");
         let Document { texts, title, style, main, images, form_targets, refresh } = self;
         let refresh = refresh
-            .map(|address| format!("<meta http-equiv=\"refresh\" content=\"2;url={}\">\n", escape(address)))
+            .map(|(seconds, address)| {
+                format!("<meta http-equiv=\"refresh\" content=\"{seconds};url={}\">\n", escape(address))
+            })
             .unwrap_or_default();
         let body = format!(
             r#"<!DOCTYPE html>

@@ -5,6 +5,7 @@
 //! Errors follow RFC 6749 §5.2 (`error`, `error_description`) plus the service's `error_code`;
 //! every answer carries `Cache-Control: no-store`.
 
+pub mod account_connections;
 pub mod account_consents;
 pub mod applications_page;
 pub mod authorize;
@@ -14,6 +15,7 @@ pub mod device;
 pub mod discovery;
 pub mod dpop_proof;
 pub mod exchange;
+mod form;
 pub mod introspection;
 pub mod login_page;
 pub mod logout;
@@ -26,12 +28,9 @@ pub mod sign_in_steps;
 pub mod token;
 pub mod upstream;
 
-use std::collections::HashSet;
 use std::sync::Arc;
 
 use axum::Router;
-use axum::body::Bytes;
-use axum::extract::{FromRequest, Request};
 use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
 use axum::middleware::from_fn;
 use axum::response::{IntoResponse, Response};
@@ -110,6 +109,9 @@ pub fn routes() -> Router<AppState> {
         .route("/realms/{realm}/account/consents", get(account_consents::list))
         .route("/realms/{realm}/account/applications", get(applications_page::shown).post(applications_page::withdrawn))
         .route("/realms/{realm}/account/consents/{client}", axum::routing::delete(account_consents::withdraw))
+        .route("/realms/{realm}/account/connections", get(account_connections::list))
+        .route("/realms/{realm}/account/connections/{connectionId}", axum::routing::delete(account_connections::remove))
+        .route("/realms/{realm}/connections/{provider}/callback", get(upstream::connected))
         .route("/realms/{realm}/account/push-requests", get(push::waiting))
         .route("/realms/{realm}/account/push-requests/{requestId}/answer", post(push::answer))
         .route("/realms/{realm}/protocol/openid-connect/token/introspect", post(introspection::introspect))
@@ -193,12 +195,19 @@ fn answer(code: OAuthCode) -> (StatusCode, &'static str) {
         | C::RequestedTokenTypeUnsupported
         | C::DelegationSubjectTokenInactive
         | C::DelegationNotPermitted
-        | C::DelegationDepthExceeded => (StatusCode::BAD_REQUEST, "invalid_request"),
+        | C::DelegationDepthExceeded
+        | C::ConnectionSubjectTokenInactive
+        | C::ConnectionProviderUnknown => (StatusCode::BAD_REQUEST, "invalid_request"),
+        C::ConnectionNotAllowed => (StatusCode::BAD_REQUEST, "unauthorized_client"),
+        C::ConnectionMissing | C::ConnectionRevoked => (StatusCode::BAD_REQUEST, "invalid_grant"),
+        C::ConnectionProviderUnavailable => (StatusCode::SERVICE_UNAVAILABLE, "temporarily_unavailable"),
         C::PayloadTooLarge => (StatusCode::PAYLOAD_TOO_LARGE, "invalid_request"),
         C::MethodNotAllowed => (StatusCode::METHOD_NOT_ALLOWED, "invalid_request"),
-        C::RealmNotFound | C::ResourceServerNotFound | C::PushRequestNotWaiting | C::ConsentNotFound => {
-            (StatusCode::NOT_FOUND, "invalid_request")
-        }
+        C::RealmNotFound
+        | C::ResourceServerNotFound
+        | C::PushRequestNotWaiting
+        | C::ConsentNotFound
+        | C::ConnectionNotFound => (StatusCode::NOT_FOUND, "invalid_request"),
         C::UnsupportedGrantType => (StatusCode::BAD_REQUEST, "unsupported_grant_type"),
         C::InvalidClient => (StatusCode::UNAUTHORIZED, "invalid_client"),
         C::GrantTypeDisabled => (StatusCode::BAD_REQUEST, "unauthorized_client"),
@@ -445,162 +454,14 @@ pub fn json_no_store(body: serde_json::Value) -> Response {
     response
 }
 
-/// Most parameters one protocol form may carry; a form with more is refused before the rest is
-/// read. The longest grant (token exchange with client authentication in the body) needs eleven.
-pub const MAX_FORM_PARAMETERS: usize = 64;
+pub use self::form::{Form, MAX_FORM_PARAMETERS, forbidden_character};
 pub use crate::signin::MAX_SCOPES;
 pub use client_auth::{authenticate_client, authenticates, presented_credentials, public_client};
-
-/// A form-encoded request body (RFC 6749 §3.2: no parameter more than once), read in one pass:
-/// at most [`MAX_FORM_PARAMETERS`] parameters, none repeated, no U+0000 in a name or value.
-#[derive(Debug, Default)]
-pub struct Form {
-    pairs: Vec<(String, String)>,
-}
-
-impl FromRequest<AppState> for Form {
-    type Rejection = OAuthError;
-
-    async fn from_request(request: Request, state: &AppState) -> Result<Self, OAuthError> {
-        Self::require_form_type(request.headers())?;
-        let bytes = Bytes::from_request(request, state).await.map_err(|rejection| {
-            if rejection.status() == StatusCode::PAYLOAD_TOO_LARGE {
-                OAuthError::new(
-                    OAuthCode::PayloadTooLarge,
-                    format!("the body is larger than {} bytes", state.settings.max_body_bytes),
-                )
-            } else {
-                OAuthError::new(OAuthCode::UnreadableBody, "the body could not be read")
-            }
-        })?;
-        Self::parse_body(&bytes)
-    }
-}
-
-impl Form {
-    fn require_form_type(headers: &HeaderMap) -> Result<(), OAuthError> {
-        let form_type = headers
-            .get(header::CONTENT_TYPE)
-            .and_then(|v| v.to_str().ok())
-            .and_then(|v| v.split(';').next())
-            .is_some_and(|v| v.trim().eq_ignore_ascii_case("application/x-www-form-urlencoded"));
-        if form_type {
-            Ok(())
-        } else {
-            Err(OAuthError::new(
-                OAuthCode::UnsupportedContentType,
-                "the body must be application/x-www-form-urlencoded",
-            ))
-        }
-    }
-
-    /// A form of parameters read before, and kept.
-    pub fn from_pairs(pairs: Vec<(String, String)>) -> Self {
-        Self { pairs }
-    }
-
-    /// The parameters of a query string (none when absent), read by the same rules as a body.
-    pub fn from_query(query: Option<&str>) -> Result<Self, OAuthError> {
-        Self::parse_body(query.unwrap_or("").as_bytes())
-    }
-
-    fn parse_body(body: &[u8]) -> Result<Self, OAuthError> {
-        let mut pairs: Vec<(String, String)> = Vec::new();
-        let mut names = HashSet::new();
-        for (name, value) in url::form_urlencoded::parse(body) {
-            if pairs.len() == MAX_FORM_PARAMETERS {
-                return Err(OAuthError::new(
-                    OAuthCode::TooManyParameters,
-                    format!("a request carries at most {MAX_FORM_PARAMETERS} parameters"),
-                ));
-            }
-            if name.contains('\0') || value.contains('\0') {
-                return Err(forbidden_character(&name));
-            }
-            if !names.insert(name.clone()) {
-                return Err(OAuthError::new(OAuthCode::RepeatedParameter, format!("{name} is sent more than once")));
-            }
-            pairs.push((name.into_owned(), value.into_owned()));
-        }
-        Ok(Self { pairs })
-    }
-
-    /// The parameter's value; an empty value counts as absent (RFC 6749 §3.1).
-    pub fn get(&self, name: &str) -> Option<&str> {
-        self.pairs.iter().find(|(n, _)| n == name).map(|(_, v)| v.as_str()).filter(|v| !v.is_empty())
-    }
-
-    pub fn require(&self, name: &str) -> Result<&str, OAuthError> {
-        self.get(name).ok_or_else(|| OAuthError::new(OAuthCode::MissingParameter, format!("{name} is required")))
-    }
-
-    /// The distinct scopes of `scope` (RFC 6749 §3.3: space-delimited, order without meaning), in
-    /// the order first named; `None` without the parameter.
-    pub fn scopes(&self) -> Result<Option<Vec<String>>, OAuthError> {
-        let Some(text) = self.get("scope") else { return Ok(None) };
-        let mut seen = HashSet::new();
-        let mut scopes = Vec::new();
-        for scope in text.split(' ').filter(|s| !s.is_empty()) {
-            if seen.insert(scope) {
-                if scopes.len() == MAX_SCOPES {
-                    return Err(OAuthError::new(
-                        OAuthCode::TooManyScopes,
-                        format!("a request names at most {MAX_SCOPES} scopes"),
-                    ));
-                }
-                scopes.push(scope.to_owned());
-            }
-        }
-        Ok(Some(scopes))
-    }
-}
-
-/// The refusal of text holding U+0000, which no identifier, name or secret contains (and which
-/// PostgreSQL cannot store): the same on every backend.
-pub fn forbidden_character(name: &str) -> OAuthError {
-    let name: String = name.chars().filter(|c| *c != '\0').collect();
-    OAuthError::new(OAuthCode::ForbiddenCharacter, format!("{name} contains the character U+0000"))
-}
 
 /// The realm of a protocol request; a disabled or unknown realm answers 404.
 pub async fn realm(state: &AppState, realm_id: &str) -> Result<Arc<Realm>, OAuthError> {
     match crate::http::admin::find_realm(state, realm_id).await? {
         Some(realm) if realm.status == Status::Active => Ok(realm),
         _ => Err(OAuthError::new(OAuthCode::RealmNotFound, "no such realm")),
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    fn form(body: &str) -> Result<Form, OAuthError> {
-        Form::parse_body(body.as_bytes())
-    }
-
-    fn refusal(body: &str) -> &'static str {
-        form(body).err().map_or("accepted", |e| e.code.as_str())
-    }
-
-    #[test]
-    fn requested_scopes_are_split_once_each_in_the_order_first_named() {
-        let scopes = form("scope=+a++b+a+c").unwrap().scopes().unwrap();
-        assert_eq!(scopes, Some(vec!["a".to_owned(), "b".to_owned(), "c".to_owned()]));
-        assert_eq!(form("grant_type=x").unwrap().scopes().unwrap(), None);
-        let at_limit: Vec<String> = (0..MAX_SCOPES).map(|i| format!("s{i}")).collect();
-        let repeated = format!("scope={}+s0+s1", at_limit.join("+"));
-        assert_eq!(form(&repeated).unwrap().scopes().unwrap().map(|s| s.len()), Some(MAX_SCOPES));
-        let over = format!("scope={}+one-more", at_limit.join("+"));
-        assert_eq!(form(&over).unwrap().scopes().err().map(|e| e.code), Some(OAuthCode::TooManyScopes));
-    }
-
-    #[test]
-    fn a_form_is_refused_at_its_first_parameter_past_the_limit_or_repeated() {
-        let fits: Vec<String> = (0..MAX_FORM_PARAMETERS).map(|i| format!("p{i}=")).collect();
-        assert!(form(&fits.join("&")).is_ok());
-        assert_eq!(refusal(&format!("{}&one=more", fits.join("&"))), "TooManyParameters");
-        assert_eq!(refusal("a=1&b=2&a=3"), "RepeatedParameter");
-        assert_eq!(refusal("a=x%00y"), "ForbiddenCharacter");
-        assert_eq!(refusal("a%00=1"), "ForbiddenCharacter");
     }
 }

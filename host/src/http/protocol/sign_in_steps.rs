@@ -79,7 +79,7 @@ pub async fn consent(
             if let Err(failure) = crate::consent::give(&state, authorization, &user, now).await {
                 return refused(&state, realm, failure.into());
             }
-            code_response(&state, realm, authorization, &session, &user, &origin_of(address, &headers)).await
+            code_response(&page, &session, &user, &origin_of(address, &headers)).await
         }
         Some("deny") => declined(&state, realm, authorization).await,
         _ => super::login_page::problem(

@@ -14,7 +14,7 @@ use crate::AppState;
 use crate::error::{Error, OAuthCode};
 use crate::http::address::ClientAddress;
 use crate::ids::PLATFORM_REALM;
-use crate::signin::browser::CodeExchange;
+use crate::signin::codes::CodeExchange;
 use crate::signin::console::{self, Answered, Attempted};
 use crate::signin::device::Poll;
 use crate::signin::{
@@ -124,7 +124,7 @@ async fn token(
         }
         GrantType::AuthorizationCode => {
             let exchange = CodeExchange { dpop_jkt, ..code_exchange(&realm, &client, form)? };
-            signin::browser::exchange(state, exchange).await?
+            signin::codes::exchange(state, exchange).await?
         }
         GrantType::DeviceCode => {
             let poll = Poll { realm: &realm, client: &client, device_code: form.require("device_code")?, dpop_jkt };
@@ -250,7 +250,7 @@ async fn console_code(state: &AppState, realm: &Realm, form: &Form) -> Result<Re
     }
     let platform = console::for_browsers(state, &console::platform_client(state).await?);
     let exchange = code_exchange(realm, &platform, form)?;
-    Ok(json_no_store(token_answer(&signin::browser::exchange(state, exchange).await?, false)))
+    Ok(json_no_store(token_answer(&signin::codes::exchange(state, exchange).await?, false)))
 }
 
 /// The code exchange a form asks for.

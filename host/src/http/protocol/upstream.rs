@@ -8,8 +8,14 @@
 //!   the person the provider vouches for is then signed in and the client answered as after a
 //!   password, or the login page says why not.
 //!
+//! - `GET /realms/{realm}/connections/{provider}/callback`: a connection provider's answer, for a
+//!   person who was sent there to connect an account (an authorization request with `connect`):
+//!   the browser must still be signed in as that person; the account's tokens are kept, and the
+//!   client answered with its code, or told `access_denied` when the account was not connected.
+//!
 //! [`Page::upstream`] sends the browser to a provider: from a button, from `idp_hint`, or from
-//! home-realm discovery (an address typed at an organization's domain).
+//! home-realm discovery (an address typed at an organization's domain). [`Page::connect`] sends it
+//! to a connection provider.
 
 use axum::Extension;
 use axum::extract::{Path, RawQuery, State};
@@ -18,16 +24,19 @@ use axum::response::{IntoResponse, Response};
 
 use super::Form;
 use super::authorize::{
-    CARRIED, Page, answer_signed_in, append_cookie, carried, cookie, cookie_text, origin_of, refused, requested,
-    texts_for,
+    CARRIED, Page, SESSION_COOKIE, answer_signed_in, append_cookie, carried, code_response, cookie, cookie_text,
+    denied, origin_of, refused, requested, texts_for,
 };
 use super::login_page;
 use super::page_texts::Texts;
 use crate::AppState;
-use crate::federation::{self, sign_in};
+use crate::federation::{self, connections, sign_in};
 use crate::http::address::ClientAddress;
+use crate::signin::browser::{self, Denial};
 use crate::signin::federated::{self, FederatedError, Refused};
 use crate::store::identity_providers::IdentityProvider;
+use crate::store::realms::Realm;
+use crate::store::users::User;
 
 /// The cookie binding a sign-in at a provider to the browser that started it.
 const UPSTREAM_COOKIE: &str = "castellan_upstream";
@@ -66,8 +75,9 @@ pub async fn callback(
         None => Ok(None),
     };
     let waiting = match waiting {
-        Ok(Some(waiting)) => waiting,
-        Ok(None) => return lost(answer_texts(&headers)),
+        // A connection's answer is not a sign-in's.
+        Ok(Some(waiting)) if waiting.user_id().is_none() => waiting,
+        Ok(_) => return lost(answer_texts(&headers)),
         Err(failure) => return refused(&state, &realm, failure.into()),
     };
     let request = match requested(&state, &realm_id, Ok(Form::from_pairs(waiting.request.clone()))).await {
@@ -93,7 +103,20 @@ pub async fn callback(
         Err(failure) => refused(&state, &realm, failure.into()),
     };
     append_cookie(&mut response, &cookie_text(&state, &realm, UPSTREAM_COOKIE, "", Some(0)));
-    response
+    onward(response, texts)
+}
+
+/// A redirect to the client turned into a page that goes on to it: the provider's answer may be the
+/// redirect of a form on the provider's site, whose `form-action` would stop a second redirect.
+/// The cookies set stay.
+fn onward(response: Response, texts: &'static Texts) -> Response {
+    let location = response.headers().get(header::LOCATION).and_then(|value| value.to_str().ok());
+    let Some(location) = location.filter(|_| response.status() == StatusCode::SEE_OTHER) else { return response };
+    let mut page = login_page::onward(location, texts);
+    for cookie in response.headers().get_all(header::SET_COOKIE) {
+        page.headers_mut().append(header::SET_COOKIE, cookie.clone());
+    }
+    page
 }
 
 /// What the login page says of a federated sign-in refused.
@@ -121,19 +144,7 @@ impl Page<'_> {
         let Page { state, realm, form, .. } = *self;
         let request = carried(form, CARRIED);
         match sign_in::start(state, realm, provider, &request, login_hint).await {
-            Ok(started) => {
-                let mut response = StatusCode::SEE_OTHER.into_response();
-                if let Ok(location) = HeaderValue::from_str(&started.address) {
-                    response.headers_mut().insert(header::LOCATION, location);
-                }
-                login_page::secure(response.headers_mut());
-                let lifetime = sign_in::LIFETIME.num_seconds();
-                append_cookie(
-                    &mut response,
-                    &cookie_text(state, realm, UPSTREAM_COOKIE, &started.cookie, Some(lifetime)),
-                );
-                response
-            }
+            Ok(started) => sent(state, realm, &started),
             Err(sign_in::Failure::Failed(failure)) => refused(state, realm, failure.into()),
             Err(failure) => {
                 tracing::warn!(realm = %realm.id, provider = %provider.id, %failure, "a provider cannot be signed in through");
@@ -141,4 +152,96 @@ impl Page<'_> {
             }
         }
     }
+}
+
+/// The browser sent to a provider, with the cookie that binds the sign-in to it.
+fn sent(state: &AppState, realm: &Realm, started: &sign_in::Started) -> Response {
+    let mut response = StatusCode::SEE_OTHER.into_response();
+    if let Ok(location) = HeaderValue::from_str(&started.address) {
+        response.headers_mut().insert(header::LOCATION, location);
+    }
+    login_page::secure(response.headers_mut());
+    let lifetime = sign_in::LIFETIME.num_seconds();
+    append_cookie(&mut response, &cookie_text(state, realm, UPSTREAM_COOKIE, &started.cookie, Some(lifetime)));
+    response
+}
+
+impl Page<'_> {
+    /// Sends the signed-in `user` to the connection provider `provider_id` to connect an account;
+    /// the request, without its `connect`, is answered once they are back.
+    pub async fn connect(&self, provider_id: &str, user: &User) -> Response {
+        let Page { state, realm, form, authorization, .. } = *self;
+        let request: Vec<(&str, &str)> =
+            carried(form, CARRIED).into_iter().filter(|(name, _)| *name != "connect").collect();
+        let provider = match connections::active_provider(state, &realm.id, provider_id).await {
+            Ok(Some(provider)) => provider,
+            Ok(None) => return denied(state, realm, authorization, Denial::InvalidRequest, GONE),
+            Err(failure) => return refused(state, realm, failure.into()),
+        };
+        match connections::start(state, realm, &provider, &user.id, &request).await {
+            Ok(started) => sent(state, realm, &started),
+            Err(sign_in::Failure::Failed(failure)) => refused(state, realm, failure.into()),
+            Err(failure) => {
+                tracing::warn!(realm = %realm.id, provider = provider_id, %failure, "an account cannot be connected");
+                let why = "the connection provider cannot be reached";
+                denied(state, realm, authorization, Denial::TemporarilyUnavailable, why)
+            }
+        }
+    }
+}
+
+const GONE: &str = "the connection provider is no longer active";
+
+/// `GET /realms/{realm}/connections/{provider}/callback`: a connection provider's answer.
+pub async fn connected(
+    State(state): State<AppState>,
+    Path((realm_id, provider_id)): Path<(String, String)>,
+    Extension(ClientAddress(address)): Extension<ClientAddress>,
+    headers: HeaderMap,
+    RawQuery(query): RawQuery,
+) -> Response {
+    let Ok(answer) = Form::from_query(query.as_deref()) else { return lost(answer_texts(&headers)) };
+    let Ok(realm) = super::realm(&state, &realm_id).await else { return lost(answer_texts(&headers)) };
+    let waiting = match answer.get("state") {
+        Some(sign_in_state) => {
+            sign_in::take(&state, &realm, &provider_id, sign_in_state, cookie(&headers, UPSTREAM_COOKIE)).await
+        }
+        None => Ok(None),
+    };
+    let waiting = match waiting {
+        Ok(Some(waiting)) if waiting.user_id().is_some() => waiting,
+        Ok(_) => return lost(answer_texts(&headers)),
+        Err(failure) => return refused(&state, &realm, failure.into()),
+    };
+    let request = match requested(&state, &realm_id, Ok(Form::from_pairs(waiting.request.clone()))).await {
+        Ok(request) => request,
+        Err(answer) => return *answer,
+    };
+    let page = request.page(&state, &headers);
+    let authorization = &request.authorization;
+    // Still signed in, as the person who set out to connect the account.
+    let signed_in = match cookie(&headers, SESSION_COOKIE) {
+        Some(value) => browser::signed_in(&state, &realm, value).await,
+        None => Ok(None),
+    };
+    let (session, user) = match signed_in {
+        Ok(Some((session, user))) if waiting.user_id() == Some(user.id.as_str()) => (session, user),
+        Ok(_) => return page.login("", Some((StatusCode::OK, page.texts().took_too_long))),
+        Err(failure) => return refused(&state, &realm, failure.into()),
+    };
+    let returned = sign_in::Answer { code: answer.get("code"), iss: answer.get("iss"), error: answer.get("error") };
+    let mut response = match connections::active_provider(&state, &realm.id, waiting.provider_id()).await {
+        Ok(Some(provider)) => match connections::finish(&state, &realm, &provider, &waiting, returned).await {
+            Ok(_) => code_response(&page, &session, &user, &origin_of(address, &headers)).await,
+            Err(sign_in::Failure::Failed(failure)) => refused(&state, &realm, failure.into()),
+            Err(failure) => {
+                tracing::warn!(realm = %realm.id, provider = provider_id, %failure, "an account was not connected");
+                denied(&state, &realm, authorization, Denial::AccessDenied, "the account was not connected")
+            }
+        },
+        Ok(None) => denied(&state, &realm, authorization, Denial::InvalidRequest, GONE),
+        Err(failure) => refused(&state, &realm, failure.into()),
+    };
+    append_cookie(&mut response, &cookie_text(&state, &realm, UPSTREAM_COOKIE, "", Some(0)));
+    onward(response, page.texts())
 }

@@ -174,9 +174,16 @@ impl Collection {
                 "branding.primaryColor",
             ],
             Collection::Organization => &["name", "description", "domains", "status"],
-            Collection::ResourceServer => {
-                &["name", "address", "type", "scopes", "allowedClients", "acceptsSelfRegisteredClients", "status"]
-            }
+            Collection::ResourceServer => &[
+                "name",
+                "address",
+                "type",
+                "scopes",
+                "allowedClients",
+                "acceptsSelfRegisteredClients",
+                "clientId",
+                "status",
+            ],
             Collection::RealmWebhook | Collection::ClientWebhook => {
                 &["name", "url", "description", "events", "retries", "firstRetryAfterSeconds", "status"]
             }

@@ -1,0 +1,270 @@
+//! `/realms/{realm}/connection-providers`: the OAuth 2.0 authorization servers people of a realm
+//! connect accounts at (a calendar, a code host), and which resource servers may exchange tokens
+//! for theirs. Reading needs `realm:read`, changing `realm:update`. The client secret is
+//! write-only: sealed at rest, shown by its last four characters.
+
+use axum::extract::{RawQuery, State};
+use axum::response::Response;
+use serde::Serialize;
+use serde_json::Value;
+use utoipa::ToSchema;
+
+use super::reach::{Found, InRealm, RealmRead, RealmUpdate};
+use super::resource_servers::address;
+use super::{ListQuery, commit};
+use crate::AppState;
+use crate::clock::iso;
+use crate::crypto::last_four;
+use crate::error::Error;
+use crate::federation::connections::callback_address;
+use crate::federation::sign_in::SEALING_PURPOSE;
+use crate::http::body::JsonBody;
+use crate::http::envelope;
+use crate::ids::ConnectionProviderId;
+use crate::store::Status;
+use crate::store::connections::{self as store, ConnectionProvider};
+use crate::store::realms::Realm;
+use crate::store::trail::{Change, ChangeAction, Placed};
+use crate::validate::{Body, Notification, Refusals, Rule, list_of, one_of, parsed, text};
+
+#[derive(Debug, Serialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct ConnectionProviderView {
+    /// What the token exchange's `connection` parameter names.
+    pub id: String,
+    pub realm_id: String,
+    pub display_name: String,
+    pub status: Status,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub discovery_url: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub authorization_url: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub token_url: Option<String>,
+    pub client_id: String,
+    /// The secret itself is never shown.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub client_secret_last_four: Option<String>,
+    /// The scopes asked for when a person connects an account.
+    pub scopes: Vec<String>,
+    /// Ids of the resource servers that may exchange tokens they receive for this provider's.
+    pub resource_servers: Vec<String>,
+    /// Where the provider sends people back: the redirect URI to register at the provider.
+    pub redirect_uri: String,
+    pub created_at: String,
+    pub updated_at: String,
+}
+
+impl ConnectionProviderView {
+    fn of(state: &AppState, provider: &ConnectionProvider) -> Self {
+        Self {
+            id: provider.id.to_string(),
+            realm_id: provider.realm_id.to_string(),
+            display_name: provider.display_name.clone(),
+            status: provider.status,
+            discovery_url: provider.discovery_url.clone(),
+            authorization_url: provider.authorization_url.clone(),
+            token_url: provider.token_url.clone(),
+            client_id: provider.client_id.clone(),
+            client_secret_last_four: provider.client_secret_last_four.clone(),
+            scopes: provider.scopes.clone(),
+            resource_servers: provider.resource_servers.clone(),
+            redirect_uri: callback_address(state, &provider.realm_id, provider.id.as_str()),
+            created_at: iso(provider.created_at),
+            updated_at: iso(provider.updated_at),
+        }
+    }
+}
+
+/// The body of a creation; an update takes the same fields but `id`, each optional.
+#[derive(Debug, ToSchema)]
+#[schema(rename_all = "camelCase")]
+#[allow(dead_code)]
+pub struct ConnectionProviderInput {
+    /// 1–64 lowercase letters, digits, `-`, `_`; unique in the realm. Required at creation.
+    id: String,
+    /// Up to 128 characters; defaults to the id.
+    display_name: Option<String>,
+    status: Option<Status>,
+    /// The provider's discovery address (`…/.well-known/openid-configuration`); or else both
+    /// `authorizationUrl` and `tokenUrl`.
+    discovery_url: Option<String>,
+    authorization_url: Option<String>,
+    token_url: Option<String>,
+    /// The client id registered at the provider. Required at creation.
+    client_id: String,
+    /// Write-only; null removes it.
+    client_secret: Option<String>,
+    /// Up to 50.
+    scopes: Option<Vec<String>>,
+    /// Ids of the realm's resource servers allowed to exchange for this provider's tokens, up to 50.
+    resource_servers: Option<Vec<String>>,
+}
+
+fn server_reference(path: &str, value: &Value) -> Result<String, Refusals> {
+    text(1, 64)(path, value)
+}
+
+/// Reads the changeable fields onto `provider`; a new client secret is sealed at once.
+fn read_fields(state: &AppState, body: &mut Body, provider: &mut ConnectionProvider) {
+    if let Some(name) = body.optional("displayName", text(1, 128)) {
+        provider.display_name = name;
+    }
+    if let Some(status) = body.optional("status", one_of(Status::NAMES)) {
+        provider.status = status;
+    }
+    for (field, slot) in [
+        ("discoveryUrl", &mut provider.discovery_url),
+        ("authorizationUrl", &mut provider.authorization_url),
+        ("tokenUrl", &mut provider.token_url),
+    ] {
+        if let Some(url) = body.nullable(field, parsed(address)) {
+            *slot = url;
+        }
+    }
+    if let Some(client_id) = body.optional("clientId", text(1, 255)) {
+        provider.client_id = client_id;
+    }
+    if let Some(secret) = body.nullable("clientSecret", text(1, 1024)) {
+        let sealer = state.hasher.sealer(SEALING_PURPOSE);
+        provider.client_secret_last_four = secret.as_deref().map(last_four);
+        provider.client_secret = secret.map(|secret| sealer.seal(secret.as_bytes()));
+    }
+    if let Some(scopes) = body.optional("scopes", list_of(50, super::clients::scope_token)) {
+        provider.scopes = scopes;
+    }
+    if let Some(servers) = body.optional("resourceServers", list_of(50, server_reference)) {
+        provider.resource_servers = servers;
+    }
+    if provider.discovery_url.is_none() {
+        for (field, url) in [("authorizationUrl", &provider.authorization_url), ("tokenUrl", &provider.token_url)] {
+            if url.is_none() {
+                body.refuse(field, Rule::Required, format!("{field} is required without a discoveryUrl"));
+            }
+        }
+    }
+}
+
+/// The resource servers named must be the realm's.
+async fn check_servers(state: &AppState, realm: &Realm, provider: &ConnectionProvider) -> Result<(), Error> {
+    let mut refused = Vec::new();
+    for (index, id) in provider.resource_servers.iter().enumerate() {
+        if crate::store::resource_servers::find(state.store.pool(), &realm.id, id).await?.is_none() {
+            let field = format!("resourceServers[{index}]");
+            refused.push(Notification::new(field, Rule::NotFound, format!("the realm has no resource server {id}")));
+        }
+    }
+    if refused.is_empty() { Ok(()) } else { Err(Error::Validation(refused)) }
+}
+
+#[utoipa::path(post, path = "/realms/{realm}/connection-providers", tag = "Connected accounts", params(("realm" = String, Path)),
+    request_body = ConnectionProviderInput,
+    responses((status = 201, description = "The created provider, in `data` (its secret never shown)", body = ConnectionProviderView),
+              (status = 400), (status = 403), (status = 409, description = "AlreadyExists: the id is taken in the realm")),
+    security(("apiKey" = [])))]
+pub async fn create(
+    State(state): State<AppState>,
+    InRealm { realm, caller, .. }: InRealm<RealmUpdate>,
+    JsonBody(mut body): JsonBody,
+) -> Result<Response, Error> {
+    let now = state.clock.now();
+    let id = body.required("id", parsed(ConnectionProviderId::parse));
+    if !body.has("clientId") {
+        body.refuse("clientId", Rule::Required, "clientId is required");
+    }
+    let mut provider = ConnectionProvider {
+        realm_id: realm.id.clone(),
+        id: id.unwrap_or_else(|| ConnectionProviderId::known("")),
+        display_name: String::new(),
+        status: Status::Active,
+        discovery_url: None,
+        authorization_url: None,
+        token_url: None,
+        client_id: String::new(),
+        client_secret: None,
+        client_secret_last_four: None,
+        scopes: Vec::new(),
+        resource_servers: Vec::new(),
+        created_at: now,
+        updated_at: now,
+    };
+    read_fields(&state, &mut body, &mut provider);
+    body.finish()?;
+    if provider.display_name.is_empty() {
+        provider.display_name = provider.id.to_string();
+    }
+    check_servers(&state, &realm, &provider).await?;
+    let mut tx = state.store.begin().await?;
+    if !store::insert_provider(&mut *tx, &provider).await? {
+        return Err(Error::AlreadyExists("connection provider"));
+    }
+    let view = ConnectionProviderView::of(&state, &provider);
+    commit(&state, &caller, tx, Change::of(ChangeAction::Create, provider.place(), 201).after(&view)).await?;
+    Ok(envelope::created(view))
+}
+
+#[utoipa::path(get, path = "/realms/{realm}/connection-providers", tag = "Connected accounts",
+    params(("realm" = String, Path), ("pageNumber" = Option<u32>, Query), ("pageSize" = Option<u32>, Query),
+           ("searchTerm" = Option<String>, Query), ("status" = Option<String>, Query),
+           ("sortBy" = Option<String>, Query, description = "id, displayName, createdAt, updatedAt"), ("sortDirection" = Option<String>, Query)),
+    responses((status = 200, description = "A page of the realm's connection providers, in `pagination`", body = [ConnectionProviderView])),
+    security(("apiKey" = [])))]
+pub async fn list(
+    State(state): State<AppState>,
+    InRealm { realm, .. }: InRealm<RealmRead>,
+    RawQuery(query): RawQuery,
+) -> Result<Response, Error> {
+    let list = ListQuery::parse(query, &[])?;
+    let found = store::page_providers(&state.store, &realm.id, &list.page).await?;
+    Ok(envelope::paged(found.map(|provider| ConnectionProviderView::of(&state, &provider))))
+}
+
+#[utoipa::path(get, path = "/realms/{realm}/connection-providers/{providerId}", tag = "Connected accounts",
+    params(("realm" = String, Path), ("providerId" = String, Path)),
+    responses((status = 200, body = ConnectionProviderView), (status = 403), (status = 404)),
+    security(("apiKey" = [])))]
+pub async fn read(
+    State(state): State<AppState>,
+    Found { item: provider, .. }: Found<ConnectionProvider, RealmRead>,
+) -> Result<Response, Error> {
+    Ok(envelope::ok(ConnectionProviderView::of(&state, &provider)))
+}
+
+#[utoipa::path(put, path = "/realms/{realm}/connection-providers/{providerId}", tag = "Connected accounts",
+    params(("realm" = String, Path), ("providerId" = String, Path)), request_body = ConnectionProviderInput,
+    responses((status = 200, body = ConnectionProviderView), (status = 400), (status = 403), (status = 404)),
+    security(("apiKey" = [])))]
+pub async fn update(
+    State(state): State<AppState>,
+    Found { realm, item: before, caller, .. }: Found<ConnectionProvider, RealmUpdate>,
+    JsonBody(mut body): JsonBody,
+) -> Result<Response, Error> {
+    let mut provider = before.clone();
+    body.unchanged("id", &provider.id);
+    read_fields(&state, &mut body, &mut provider);
+    body.finish()?;
+    check_servers(&state, &realm, &provider).await?;
+    provider.updated_at = state.clock.now();
+    let mut tx = state.store.begin().await?;
+    store::update_provider(&mut *tx, &provider).await?;
+    let view = ConnectionProviderView::of(&state, &provider);
+    let before = ConnectionProviderView::of(&state, &before);
+    commit(&state, &caller, tx, Change::of(ChangeAction::Update, provider.place(), 200).before(before).after(&view))
+        .await?;
+    Ok(envelope::ok(view))
+}
+
+#[utoipa::path(delete, path = "/realms/{realm}/connection-providers/{providerId}", tag = "Connected accounts",
+    params(("realm" = String, Path), ("providerId" = String, Path)),
+    responses((status = 200, description = "Deleted, with every connection made at it"), (status = 403), (status = 404)),
+    security(("apiKey" = [])))]
+pub async fn delete(
+    State(state): State<AppState>,
+    Found { item: provider, caller, .. }: Found<ConnectionProvider, RealmUpdate>,
+) -> Result<Response, Error> {
+    let mut tx = state.store.begin().await?;
+    store::delete_provider(&mut *tx, &provider.realm_id, &provider.id).await?;
+    let before = ConnectionProviderView::of(&state, &provider);
+    commit(&state, &caller, tx, Change::of(ChangeAction::Delete, provider.place(), 200).before(before)).await?;
+    Ok(envelope::done())
+}
