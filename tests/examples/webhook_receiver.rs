@@ -16,7 +16,7 @@ use tokio_rustls::TlsAcceptor;
 #[path = "../service/authority.rs"]
 mod authority;
 
-use authority::certified_receiver;
+use authority::certified;
 
 #[tokio::main]
 async fn main() {
@@ -24,7 +24,8 @@ async fn main() {
     let port: u16 = args.next().expect("a port").parse().expect("a port number");
     let authority_file = args.next().expect("where to write the authority's certificate");
 
-    let (pem, config) = certified_receiver("Castellan load-run authority");
+    let certified = certified("Castellan load-run authority");
+    let (pem, config) = (certified.authority_pem, certified.config);
     std::fs::write(&authority_file, pem).unwrap();
     let acceptor = TlsAcceptor::from(config);
 

@@ -1,5 +1,6 @@
-//! Scripts of `tests/relying-party` run by node (stock OpenID Connect, JOSE and MCP libraries that no
-//! one here wrote), spoken to in JSON lines: the test writes a line, the script prints one.
+//! Scripts of `tests/relying-party` and `tests/upstream-provider` run by node (stock OpenID Connect,
+//! JOSE and MCP libraries that no one here wrote), spoken to in JSON lines: the test writes a line,
+//! the script prints one.
 
 use std::path::PathBuf;
 use std::process::Stdio;
@@ -16,12 +17,18 @@ pub struct NodeScript {
 }
 
 impl NodeScript {
-    /// Starts `script` with `args`; `package` is a library it needs, checked to be installed.
+    /// Starts `script` of `tests/relying-party` with `args`; `package` is a library it needs,
+    /// checked to be installed.
     pub fn start(script: &str, package: &str, args: &[&str]) -> Self {
-        let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("relying-party");
+        Self::start_in("relying-party", script, package, args)
+    }
+
+    /// Starts `script` of the node package `tests/{directory}`.
+    pub fn start_in(directory: &str, script: &str, package: &str, args: &[&str]) -> Self {
+        let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join(directory);
         assert!(
             dir.join("node_modules").join(package).is_dir(),
-            "{package} is not installed: run `npm ci --prefix tests/relying-party` (scripts/test does)"
+            "{package} is not installed: run `npm ci --prefix tests/{directory}` (scripts/test does)"
         );
         let mut child = Command::new("node")
             .arg(dir.join(script))

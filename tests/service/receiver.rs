@@ -16,28 +16,42 @@ use hyper_util::service::TowerToHyperService;
 use tokio_rustls::TlsAcceptor;
 use tokio_rustls::rustls;
 
-use crate::authority::certified_receiver;
+use crate::authority::certified;
 use crate::support::TestApp;
 
 /// The test certificate authority: its certificate in a PEM file the service is told to trust,
-/// and the server configuration of a receiver certified by it for 127.0.0.1 and localhost.
+/// and a server certified by it for 127.0.0.1 and localhost (its configuration, and its
+/// certificate and key in PEM files for servers that read files).
 struct Authority {
     ca_file: PathBuf,
+    server_files: (PathBuf, PathBuf),
     config: Arc<rustls::ServerConfig>,
 }
 
 fn authority() -> &'static Authority {
     static AUTHORITY: OnceLock<Authority> = OnceLock::new();
     AUTHORITY.get_or_init(|| {
-        let (pem, config) = certified_receiver("Castellan test authority");
-        let ca_file = std::env::temp_dir().join(format!("castellan-test-authority-{}.pem", std::process::id()));
-        std::fs::write(&ca_file, pem).unwrap();
-        Authority { ca_file, config }
+        let certified = certified("Castellan test authority");
+        let file = |what: &str, pem: &str| {
+            let path = std::env::temp_dir().join(format!("castellan-test-{what}-{}.pem", std::process::id()));
+            std::fs::write(&path, pem).unwrap();
+            path
+        };
+        Authority {
+            ca_file: file("authority", &certified.authority_pem),
+            server_files: (file("server", &certified.server_pem), file("server-key", &certified.key_pem)),
+            config: certified.config,
+        }
     })
 }
 
+/// The PEM files of the certified server's certificate and private key.
+pub fn certified_files() -> (PathBuf, PathBuf) {
+    authority().server_files.clone()
+}
+
 /// The TLS configuration of a server certified by the test authority for 127.0.0.1.
-pub fn certified() -> Arc<rustls::ServerConfig> {
+pub fn server_config() -> Arc<rustls::ServerConfig> {
     authority().config.clone()
 }
 
