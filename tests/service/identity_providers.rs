@@ -77,7 +77,11 @@ async fn a_provider_is_refused_with_every_problem_named() {
         "authorizationUrl": "https://github.com/login/oauth/authorize", "tokenUrl": "http://github.com/login/oauth/access_token" });
     let refused = app.post(PROVIDERS, github.clone()).await;
     let fields = refused.refused_fields();
-    assert!(fields.contains(&("tokenUrl".to_owned(), "Format".to_owned())), "http only on loopback: {fields:?}");
+    assert!(fields.contains(&("tokenUrl".to_owned(), "Format".to_owned())), "https only: {fields:?}");
+    let loopback = json!({ "id": "dev", "protocol": "OpenIdConnect", "clientId": "c",
+                           "discoveryUrl": "http://127.0.0.1:8080/.well-known/openid-configuration" });
+    let refused_loopback = app.post(PROVIDERS, loopback).await.refused_fields();
+    assert!(refused_loopback.contains(&("discoveryUrl".to_owned(), "Format".to_owned())), "not even on loopback");
     assert!(fields.contains(&("userinfoUrl".to_owned(), "Required".to_owned())), "{fields:?}");
 
     let mut github = github;

@@ -9,8 +9,8 @@ use serde::Serialize;
 use serde_json::Value;
 use utoipa::ToSchema;
 
+use super::identity_providers::provider_address;
 use super::reach::{Found, InRealm, RealmRead, RealmUpdate};
-use super::resource_servers::address;
 use super::{ListQuery, commit};
 use crate::AppState;
 use crate::clock::iso;
@@ -87,7 +87,7 @@ pub struct ConnectionProviderInput {
     display_name: Option<String>,
     status: Option<Status>,
     /// The provider's discovery address (`…/.well-known/openid-configuration`); or else both
-    /// `authorizationUrl` and `tokenUrl`.
+    /// `authorizationUrl` and `tokenUrl`. Every address is https.
     discovery_url: Option<String>,
     authorization_url: Option<String>,
     token_url: Option<String>,
@@ -118,7 +118,7 @@ fn read_fields(state: &AppState, body: &mut Body, provider: &mut ConnectionProvi
         ("authorizationUrl", &mut provider.authorization_url),
         ("tokenUrl", &mut provider.token_url),
     ] {
-        if let Some(url) = body.nullable(field, parsed(address)) {
+        if let Some(url) = body.nullable(field, parsed(provider_address)) {
             *slot = url;
         }
     }

@@ -14,7 +14,6 @@ use utoipa::ToSchema;
 use super::reach::{
     ClientRead, ClientUpdate, Found, InClient, InRealm, OrganizationRead, OrganizationUpdate, RealmRead, RealmUpdate,
 };
-use super::resource_servers::address;
 use super::{ListQuery, commit};
 use crate::AppState;
 use crate::clock::iso;
@@ -154,8 +153,8 @@ pub struct IdentityProviderInput {
     /// OpenIdConnect or OAuth2; required at creation, cannot change.
     protocol: Protocol,
     status: Option<Status>,
-    /// OpenIdConnect: the provider's discovery address (`…/.well-known/openid-configuration`), https
-    /// (http on a loopback host). Required for OpenID Connect.
+    /// OpenIdConnect: the provider's discovery address (`…/.well-known/openid-configuration`), https.
+    /// Required for OpenID Connect.
     discovery_url: Option<String>,
     /// OAuth2: the authorization, token and user-info addresses, each required.
     authorization_url: Option<String>,
@@ -173,6 +172,16 @@ pub struct IdentityProviderInput {
     trust_verified_email: Option<bool>,
     /// Up to 50.
     role_mappings: Option<Vec<RoleMappingView>>,
+}
+
+/// A provider's address: https, as the service reaches providers over https only.
+pub(super) fn provider_address(text_value: &str) -> Result<String, (Rule, String)> {
+    match url::Url::parse(text_value) {
+        Ok(uri) if uri.scheme() == "https" && uri.host_str().is_some() && uri.fragment().is_none() => {
+            Ok(text_value.to_owned())
+        }
+        _ => Err((Rule::Format, "the address must be an absolute https URI without fragment".into())),
+    }
 }
 
 fn claim_name(path: &str, value: &Value) -> Result<String, Refusals> {
@@ -240,7 +249,7 @@ fn read_fields(state: &AppState, body: &mut Body, provider: &mut IdentityProvide
         ("tokenUrl", &mut provider.token_url),
         ("userinfoUrl", &mut provider.userinfo_url),
     ] {
-        if let Some(url) = body.nullable(field, parsed(address)) {
+        if let Some(url) = body.nullable(field, parsed(provider_address)) {
             *slot = url;
         }
     }
