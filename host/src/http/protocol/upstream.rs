@@ -67,23 +67,11 @@ pub async fn callback(
     headers: HeaderMap,
     RawQuery(query): RawQuery,
 ) -> Response {
-    let Ok(answer) = Form::from_query(query.as_deref()) else { return lost(answer_texts(&headers)) };
-    let Ok(realm) = super::realm(&state, &realm_id).await else { return lost(answer_texts(&headers)) };
-    let bound = cookie(&headers, UPSTREAM_COOKIE);
-    let waiting = match answer.get("state") {
-        Some(sign_in_state) => sign_in::take(&state, &realm, &provider_id, sign_in_state, bound).await,
-        None => Ok(None),
-    };
-    let waiting = match waiting {
-        // A connection's answer is not a sign-in's.
-        Ok(Some(waiting)) if waiting.user_id().is_none() => waiting,
-        Ok(_) => return lost(answer_texts(&headers)),
-        Err(failure) => return refused(&state, &realm, failure.into()),
-    };
-    let request = match requested(&state, &realm_id, Ok(Form::from_pairs(waiting.request.clone()))).await {
-        Ok(request) => request,
-        Err(answer) => return *answer,
-    };
+    let Back { answer, realm, waiting, request } =
+        match back(&state, &realm_id, &provider_id, &headers, query, Purpose::SignIn).await {
+            Ok(back) => back,
+            Err(answer) => return *answer,
+        };
     let page = request.page(&state, &headers);
     let origin = origin_of(address, &headers);
     let texts = page.texts();
@@ -117,6 +105,47 @@ fn onward(response: Response, texts: &'static Texts) -> Response {
         page.headers_mut().append(header::SET_COOKIE, cookie.clone());
     }
     page
+}
+
+/// What a provider's answer was for.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Purpose {
+    SignIn,
+    Connection,
+}
+
+/// A provider's answer, with the sign-in it names and the client's request that sign-in keeps.
+struct Back {
+    answer: Form,
+    realm: std::sync::Arc<Realm>,
+    waiting: sign_in::Waiting,
+    request: super::authorize::Requested,
+}
+
+/// Reads a provider's answer: the sign-in its `state` names, taken, when this browser started it
+/// with this provider for `purpose`, and the client's request it kept, checked again; else the
+/// answer to give.
+async fn back(
+    state: &AppState,
+    realm_id: &str,
+    provider_id: &str,
+    headers: &HeaderMap,
+    query: Option<String>,
+    purpose: Purpose,
+) -> Result<Back, Box<Response>> {
+    let lost = || Box::new(lost(answer_texts(headers)));
+    let answer = Form::from_query(query.as_deref()).map_err(|_| lost())?;
+    let realm = super::realm(state, realm_id).await.map_err(|_| lost())?;
+    let Some(sign_in_state) = answer.get("state") else { return Err(lost()) };
+    let bound = cookie(headers, UPSTREAM_COOKIE);
+    let waiting = match sign_in::take(state, &realm, provider_id, sign_in_state, bound).await {
+        // A connection's answer is not a sign-in's, nor the other way round.
+        Ok(Some(waiting)) if waiting.user_id().is_some() == (purpose == Purpose::Connection) => waiting,
+        Ok(_) => return Err(lost()),
+        Err(failure) => return Err(Box::new(refused(state, &realm, failure.into()))),
+    };
+    let request = requested(state, realm_id, Ok(Form::from_pairs(waiting.request.clone()))).await?;
+    Ok(Back { answer, realm, waiting, request })
 }
 
 /// What the login page says of a federated sign-in refused.
@@ -200,23 +229,11 @@ pub async fn connected(
     headers: HeaderMap,
     RawQuery(query): RawQuery,
 ) -> Response {
-    let Ok(answer) = Form::from_query(query.as_deref()) else { return lost(answer_texts(&headers)) };
-    let Ok(realm) = super::realm(&state, &realm_id).await else { return lost(answer_texts(&headers)) };
-    let waiting = match answer.get("state") {
-        Some(sign_in_state) => {
-            sign_in::take(&state, &realm, &provider_id, sign_in_state, cookie(&headers, UPSTREAM_COOKIE)).await
-        }
-        None => Ok(None),
-    };
-    let waiting = match waiting {
-        Ok(Some(waiting)) if waiting.user_id().is_some() => waiting,
-        Ok(_) => return lost(answer_texts(&headers)),
-        Err(failure) => return refused(&state, &realm, failure.into()),
-    };
-    let request = match requested(&state, &realm_id, Ok(Form::from_pairs(waiting.request.clone()))).await {
-        Ok(request) => request,
-        Err(answer) => return *answer,
-    };
+    let Back { answer, realm, waiting, request } =
+        match back(&state, &realm_id, &provider_id, &headers, query, Purpose::Connection).await {
+            Ok(back) => back,
+            Err(answer) => return *answer,
+        };
     let page = request.page(&state, &headers);
     let authorization = &request.authorization;
     // Still signed in, as the person who set out to connect the account.
