@@ -282,3 +282,15 @@ async fn a_github_style_provider_is_read_through_its_user_info() {
     let created = app.events("user_created").await;
     assert_eq!(created.last().unwrap().2["identity_provider"], "github");
 }
+
+#[tokio::test]
+async fn a_user_info_about_someone_else_refuses_the_sign_in_and_an_unreadable_one_is_passed_over() {
+    let app = spawn_trusting().await;
+    let (web, upstream) = scripted(&app, false).await;
+    upstream.user_info_answers(Ok(json!({ "sub": "someone-else", "email": "mallory@example.com" })));
+    assert!(refused_upstream(&through_corp(&app).await), "OpenID Connect Core §5.3.2");
+    upstream.user_info_answers(Err(500));
+    let person = id_token_of(&app, &web, &through_corp(&app).await).await;
+    let user = app.get(&format!("/realms/acme/users/{}", person["sub"].as_str().unwrap())).await;
+    assert_eq!(user.data()["username"], "carol", "the ID token suffices");
+}

@@ -99,6 +99,8 @@ struct Script {
     answered_issuer: Option<String>,
     /// Gives refresh tokens and access tokens living a minute, and takes the refresh grant.
     refreshing: bool,
+    /// What its user-info answers instead of the person: a status, or other claims.
+    user_info: Option<Result<Value, u16>>,
     /// Refresh tokens it honours (it rotates them), and how many access tokens it issued.
     refresh_tokens: Vec<String>,
     issued: usize,
@@ -194,6 +196,11 @@ impl ScriptedProvider {
 
     pub fn plain_oauth(&self) {
         self.script().plain_oauth = true;
+    }
+
+    /// Its user-info answers `answer` from now on (claims, or an error status) instead of the person.
+    pub fn user_info_answers(&self, answer: Result<Value, u16>) {
+        self.script().user_info = Some(answer);
     }
 
     /// Gives refresh tokens from now on, and access tokens that live a minute.
@@ -323,5 +330,10 @@ async fn userinfo(State(shared): State<Shared>, headers: HeaderMap) -> Response 
     if !bearer.starts_with("Bearer at-") {
         return StatusCode::UNAUTHORIZED.into_response();
     }
-    Json(shared.script.lock().unwrap().person.clone()).into_response()
+    let script = shared.script.lock().unwrap();
+    match &script.user_info {
+        Some(Ok(claims)) => Json(claims.clone()).into_response(),
+        Some(Err(status)) => StatusCode::from_u16(*status).unwrap().into_response(),
+        None => Json(script.person.clone()).into_response(),
+    }
 }

@@ -4,7 +4,7 @@
 //! checked when it names one (RFC 9207, mix-up protection), the code redeemed at the provider's
 //! token endpoint, the ID token verified ([`super::id_token`]), and the user-info read (the whole
 //! answer of a plain OAuth 2.0 provider; for OpenID Connect, only claims the ID token lacks, of the
-//! same subject).
+//! same subject, and nothing when it cannot be read).
 
 use chrono::TimeDelta;
 use serde_json::{Map, Value};
@@ -293,8 +293,16 @@ pub async fn claims(
         Protocol::OAuth2 => Map::new(),
     };
     if let (Some(address), Some(token)) = (&endpoints.userinfo, access_token) {
-        let info = user_info(state, address, token).await?;
-        if claims.get("sub").is_some_and(|sub| info.get("sub") != Some(sub)) {
+        let info = match user_info(state, address, token).await {
+            Ok(info) => info,
+            // An OpenID provider's ID token is enough: its user-info only completes it.
+            Err(failure) if provider.protocol == Protocol::OpenIdConnect => {
+                tracing::warn!(provider = %provider.id, %failure, "the provider's user-info is not read");
+                Map::new()
+            }
+            Err(failure) => return Err(failure),
+        };
+        if !info.is_empty() && claims.get("sub").is_some_and(|sub| info.get("sub") != Some(sub)) {
             // OpenID Connect Core §5.3.2: a user-info about anyone else is not used.
             return Err(Failure::UserInfo);
         }
