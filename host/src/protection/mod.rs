@@ -12,6 +12,7 @@ pub mod detection;
 pub mod incidents;
 pub mod networks;
 pub mod operators;
+pub mod recommendations;
 pub mod scenario;
 pub mod summary;
 pub mod tracking;
