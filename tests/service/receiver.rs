@@ -45,6 +45,21 @@ fn authority() -> &'static Authority {
     })
 }
 
+/// Serves `router` over HTTPS, certified by the test authority, to whatever `listener` accepts.
+pub fn serve_tls(listener: tokio::net::TcpListener, router: Router) -> tokio::task::JoinHandle<()> {
+    let acceptor = TlsAcceptor::from(server_config());
+    tokio::spawn(async move {
+        while let Ok((tcp, _)) = listener.accept().await {
+            let (acceptor, router) = (acceptor.clone(), router.clone());
+            tokio::spawn(async move {
+                let Ok(tls) = acceptor.accept(tcp).await else { return };
+                let service = TowerToHyperService::new(router);
+                let _ = hyper::server::conn::http1::Builder::new().serve_connection(TokioIo::new(tls), service).await;
+            });
+        }
+    })
+}
+
 /// The PEM files of the certified server's certificate and private key.
 pub fn certified_files() -> (PathBuf, PathBuf) {
     authority().server_files.clone()
@@ -105,19 +120,7 @@ impl Receiver {
         let port = listener.local_addr().unwrap().port();
         let shared = Shared::default();
         shared.status.store(200, Ordering::SeqCst);
-        let router = Router::new().fallback(record).with_state(shared.clone());
-        let acceptor = TlsAcceptor::from(authority().config.clone());
-        let task = tokio::spawn(async move {
-            while let Ok((tcp, _)) = listener.accept().await {
-                let (acceptor, router) = (acceptor.clone(), router.clone());
-                tokio::spawn(async move {
-                    let Ok(tls) = acceptor.accept(tcp).await else { return };
-                    let service = TowerToHyperService::new(router);
-                    let _ =
-                        hyper::server::conn::http1::Builder::new().serve_connection(TokioIo::new(tls), service).await;
-                });
-            }
-        });
+        let task = serve_tls(listener, Router::new().fallback(record).with_state(shared.clone()));
         Self { url: format!("https://127.0.0.1:{port}/hooks"), shared, task }
     }
 

@@ -14,15 +14,13 @@ use axum::http::{HeaderMap, StatusCode, header};
 use axum::response::{IntoResponse, Response};
 use axum::routing::{get, post};
 use axum::{Json, Router};
-use hyper_util::rt::TokioIo;
-use hyper_util::service::TowerToHyperService;
 use serde_json::{Value, json};
 use tokio::net::TcpListener;
 use tokio_rustls::TlsAcceptor;
 
 use crate::browser::challenge;
 use crate::client_keys::ClientKey;
-use crate::receiver::{authority_file, server_config};
+use crate::receiver::{authority_file, serve_tls, server_config};
 use crate::support::{TestApp, TestDatabase, spawn_with};
 
 /// A TLS listener on loopback forwarding every connection to a plain HTTP address.
@@ -157,18 +155,7 @@ impl ScriptedProvider {
             .route("/token", post(token))
             .route("/userinfo", get(userinfo))
             .with_state(shared.clone());
-        let acceptor = TlsAcceptor::from(server_config());
-        let task = tokio::spawn(async move {
-            while let Ok((tcp, _)) = listener.accept().await {
-                let (acceptor, router) = (acceptor.clone(), router.clone());
-                tokio::spawn(async move {
-                    let Ok(tls) = acceptor.accept(tcp).await else { return };
-                    let service = TowerToHyperService::new(router);
-                    let _ =
-                        hyper::server::conn::http1::Builder::new().serve_connection(TokioIo::new(tls), service).await;
-                });
-            }
-        });
+        let task = serve_tls(listener, router);
         Self { base, shared, task }
     }
 

@@ -297,12 +297,7 @@ async fn decide(state: &AppState, request: &VaultRequest<'_>, attempt: &mut Atte
         refresh(state, realm, &provider, &mut connection, now).await?;
     }
     store::used(state.store.writer(), &connection, now).await?;
-    let sealer = state.hasher.sealer(SEALING_PURPOSE);
-    let token = sealer
-        .open(&connection.access_token)
-        .ok()
-        .and_then(|plain| String::from_utf8(plain).ok())
-        .ok_or_else(|| Error::Internal(anyhow::anyhow!("a connection's token cannot be opened")))?;
+    let token = sign_in::opened(state, provider.id.as_str(), &connection.access_token)?;
     Ok(VaultToken {
         access_token: token,
         expires_in: connection.expires_at.map(|expires_at| (expires_at - now).num_seconds()),
@@ -326,12 +321,11 @@ async fn refresh(
             VaultRefusal::ProviderUnavailable.into()
         }
     };
-    let sealer = state.hasher.sealer(SEALING_PURPOSE);
     let refresh_token = connection
         .refresh_token
         .as_deref()
-        .and_then(|sealed| sealer.open(sealed).ok())
-        .and_then(|plain| String::from_utf8(plain).ok());
+        .map(|sealed| sign_in::opened(state, provider.id.as_str(), sealed))
+        .transpose()?;
     let renewed = match refresh_token {
         Some(refresh_token) => {
             let authority = authority(state, &realm.id, provider).await.map_err(unavailable)?;

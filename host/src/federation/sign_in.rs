@@ -121,14 +121,16 @@ impl<'a> Authority<'a> {
         realm_id: &str,
         provider: &'a IdentityProvider,
     ) -> Result<Self, Failure> {
+        let lacking = |what: &str| Failure::Unreachable(format!("its configuration lacks {what}"));
         let endpoints = match provider.protocol {
             Protocol::OpenIdConnect => {
-                let address = provider.discovery_url.as_deref().unwrap_or_default();
+                let address = provider.discovery_url.as_deref().ok_or_else(|| lacking("a discovery address"))?;
                 Endpoints::discovered(state, address).await?
             }
             Protocol::OAuth2 => {
-                let userinfo = Some(provider.userinfo_url.as_deref().unwrap_or_default());
-                Endpoints::configured(provider.authorization_url.as_deref(), provider.token_url.as_deref(), userinfo)?
+                let userinfo = provider.userinfo_url.as_deref().ok_or_else(|| lacking("a user-info address"))?;
+                let (authorization, token) = (provider.authorization_url.as_deref(), provider.token_url.as_deref());
+                Endpoints::configured(authorization, token, Some(userinfo))?
             }
         };
         Ok(Self {
@@ -334,7 +336,7 @@ pub async fn answered(
         _ => {}
     }
     let code = answer.code.ok_or_else(|| Failure::Declined("no code".into()))?;
-    let verifier = opened(state, authority, &waiting.stored.code_verifier)?;
+    let verifier = opened(state, authority.id, &waiting.stored.code_verifier)?;
     let form = [
         ("grant_type", "authorization_code"),
         ("code", code),
@@ -344,11 +346,11 @@ pub async fn answered(
     token_endpoint(state, authority, &form).await
 }
 
-/// A value sealed for `authority`, opened.
-fn opened(state: &AppState, authority: &Authority<'_>, sealed: &str) -> Result<String, Error> {
+/// A value sealed for a provider (its client secret, a PKCE verifier, a connection's token),
+/// opened; `whose` names the provider in the error.
+pub fn opened(state: &AppState, whose: &str, sealed: &str) -> Result<String, Error> {
     let plain = state.hasher.sealer(SEALING_PURPOSE).open(sealed).ok().and_then(|plain| String::from_utf8(plain).ok());
-    plain
-        .ok_or_else(|| Error::Internal(anyhow::anyhow!("a sealed value of provider {} cannot be opened", authority.id)))
+    plain.ok_or_else(|| Error::Internal(anyhow::anyhow!("a sealed value of provider {whose} cannot be opened")))
 }
 
 /// The answer of the authority's token endpoint to `form`: its JSON object when it took it, else
@@ -359,7 +361,7 @@ pub async fn token_endpoint(
     authority: &Authority<'_>,
     form: &[(&str, &str)],
 ) -> Result<Map<String, Value>, Failure> {
-    let secret = authority.client_secret.map(|sealed| opened(state, authority, sealed)).transpose()?;
+    let secret = authority.client_secret.map(|sealed| opened(state, authority.id, sealed)).transpose()?;
     let basic = secret.as_deref().map(|secret| (authority.client_id, secret));
     let mut form = form.to_vec();
     if basic.is_none() {

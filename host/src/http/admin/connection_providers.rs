@@ -9,15 +9,13 @@ use serde::Serialize;
 use serde_json::Value;
 use utoipa::ToSchema;
 
-use super::identity_providers::provider_address;
+use super::identity_providers::{client_secret, provider_address};
 use super::reach::{Found, InRealm, RealmRead, RealmUpdate};
 use super::{ListQuery, commit};
 use crate::AppState;
 use crate::clock::iso;
-use crate::crypto::last_four;
 use crate::error::Error;
 use crate::federation::connections::callback_address;
-use crate::federation::sign_in::SEALING_PURPOSE;
 use crate::http::body::JsonBody;
 use crate::http::envelope;
 use crate::ids::ConnectionProviderId;
@@ -125,10 +123,8 @@ fn read_fields(state: &AppState, body: &mut Body, provider: &mut ConnectionProvi
     if let Some(client_id) = body.optional("clientId", text(1, 255)) {
         provider.client_id = client_id;
     }
-    if let Some(secret) = body.nullable("clientSecret", text(1, 1024)) {
-        let sealer = state.hasher.sealer(SEALING_PURPOSE);
-        provider.client_secret_last_four = secret.as_deref().map(last_four);
-        provider.client_secret = secret.map(|secret| sealer.seal(secret.as_bytes()));
+    if let Some((sealed, four)) = client_secret(state, body) {
+        (provider.client_secret, provider.client_secret_last_four) = (sealed, four);
     }
     if let Some(scopes) = body.optional("scopes", list_of(50, super::clients::scope_token)) {
         provider.scopes = scopes;

@@ -184,6 +184,14 @@ pub(super) fn provider_address(text_value: &str) -> Result<String, (Rule, String
     }
 }
 
+/// A provider's `clientSecret` when the body sets it: sealed at once, with its last four characters
+/// (both `None` when the body removes it with null).
+pub(super) fn client_secret(state: &AppState, body: &mut Body) -> Option<(Option<String>, Option<String>)> {
+    let secret = body.nullable("clientSecret", text(1, 1024))?;
+    let sealer = state.hasher.sealer(SEALING_PURPOSE);
+    Some((secret.as_deref().map(|secret| sealer.seal(secret.as_bytes())), secret.as_deref().map(last_four)))
+}
+
 fn claim_name(path: &str, value: &Value) -> Result<String, Refusals> {
     text(1, 128)(path, value)
 }
@@ -256,10 +264,8 @@ fn read_fields(state: &AppState, body: &mut Body, provider: &mut IdentityProvide
     if let Some(client_id) = body.optional("clientId", text(1, 255)) {
         provider.client_id = client_id;
     }
-    if let Some(secret) = body.nullable("clientSecret", text(1, 1024)) {
-        let sealer = state.hasher.sealer(SEALING_PURPOSE);
-        provider.client_secret_last_four = secret.as_deref().map(last_four);
-        provider.client_secret = secret.map(|secret| sealer.seal(secret.as_bytes()));
+    if let Some((sealed, four)) = client_secret(state, body) {
+        (provider.client_secret, provider.client_secret_last_four) = (sealed, four);
     }
     if let Some(scopes) = body.optional("scopes", list_of(50, super::clients::scope_token)) {
         provider.scopes = scopes.clone();

@@ -10,7 +10,7 @@ use std::sync::Arc;
 use axum::Extension;
 use axum::extract::{OriginalUri, Path, RawQuery, State};
 use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
-use axum::response::{IntoResponse, Response};
+use axum::response::Response;
 
 use super::login_page::{self, Field, FormPage, Frame, Problem};
 use super::page_texts::{Language, Texts};
@@ -161,11 +161,8 @@ async fn authorize(
         },
         None => None,
     };
-    let providers = match federation::offered_by_client(state, &realm, &authorization.client.id).await {
-        Ok(providers) => providers,
-        Err(failure) => return refused(state, &realm, failure.into()),
-    };
-    let page = Page { state, realm: &realm, authorization: &authorization, form, headers, providers: &providers };
+    // A browser signed in already, and the sign-up form, need no identity providers.
+    let page = Page { state, realm: &realm, authorization: &authorization, form, headers, providers: &[] };
     if authorization.prompt_create {
         return page.sign_up("", "", None);
     }
@@ -176,6 +173,11 @@ async fn authorize(
     if authorization.prompt_none {
         return denied(state, &realm, &authorization, Denial::LoginRequired, "the person is not signed in");
     }
+    let providers = match federation::offered_by_client(state, &realm, &authorization.client.id).await {
+        Ok(providers) => providers,
+        Err(failure) => return refused(state, &realm, failure.into()),
+    };
+    let page = Page { providers: &providers, ..page };
     // `idp_hint` names one of the providers the login page offers: the page is skipped. A
     // `login_hint` at an organization's domain goes to the organization's provider.
     if let Some(provider) = form.get("idp_hint").and_then(|hint| providers.iter().find(|p| p.id.as_str() == hint)) {
@@ -518,12 +520,7 @@ fn redirect(
         }
         query.append_pair("iss", &issuer(state, &realm.id));
     }
-    let mut response = StatusCode::SEE_OTHER.into_response();
-    if let Ok(location) = HeaderValue::from_str(url.as_str()) {
-        response.headers_mut().insert(header::LOCATION, location);
-    }
-    login_page::secure(response.headers_mut());
-    response
+    login_page::see_other(url.as_str())
 }
 
 pub(super) fn denied(

@@ -436,6 +436,16 @@ fn page(status: StatusCode, body: String, policy: &str) -> Response {
     response
 }
 
+/// A 303 to `address`, with the headers of every answer of the sign-in.
+pub fn see_other(address: &str) -> Response {
+    let mut response = StatusCode::SEE_OTHER.into_response();
+    if let Ok(location) = HeaderValue::from_str(address) {
+        response.headers_mut().insert(header::LOCATION, location);
+    }
+    secure(response.headers_mut());
+    response
+}
+
 /// Headers every answer of the authorization endpoint carries: never cached, never framed, no
 /// referrer leaking the request's parameters.
 pub fn secure(headers: &mut HeaderMap) {

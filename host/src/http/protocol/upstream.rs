@@ -19,8 +19,8 @@
 
 use axum::Extension;
 use axum::extract::{Path, RawQuery, State};
-use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
-use axum::response::{IntoResponse, Response};
+use axum::http::{HeaderMap, StatusCode, header};
+use axum::response::Response;
 
 use super::Form;
 use super::authorize::{
@@ -185,11 +185,7 @@ impl Page<'_> {
 
 /// The browser sent to a provider, with the cookie that binds the sign-in to it.
 fn sent(state: &AppState, realm: &Realm, started: &sign_in::Started) -> Response {
-    let mut response = StatusCode::SEE_OTHER.into_response();
-    if let Ok(location) = HeaderValue::from_str(&started.address) {
-        response.headers_mut().insert(header::LOCATION, location);
-    }
-    login_page::secure(response.headers_mut());
+    let mut response = login_page::see_other(&started.address);
     let lifetime = sign_in::LIFETIME.num_seconds();
     append_cookie(&mut response, &cookie_text(state, realm, UPSTREAM_COOKIE, &started.cookie, Some(lifetime)));
     response
