@@ -5,7 +5,7 @@
 include!("build/components.rs");
 
 /// The crates of `../plugins` the service embeds, by package name.
-const COMPONENTS: &[&str] = &["castellan-detector", "castellan-payloads"];
+const COMPONENTS: &[&str] = &["castellan-detector", "castellan-payloads", "castellan-analyst"];
 
 fn main() {
     let manifest_dir = PathBuf::from(std::env::var_os("CARGO_MANIFEST_DIR").unwrap_or_default());

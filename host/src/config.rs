@@ -93,6 +93,41 @@ pub struct Settings {
     /// `redis://host:port/db`: attack protection counts in Redis, together with every host using
     /// it. Without it each host counts in its own memory.
     pub redis_url: Option<String>,
+    /// The incident analyst: its component, the plans that include it, the language model.
+    pub analyst: AnalystSettings,
+}
+
+/// The incident analyst (the `[analyst]` table of the configuration file).
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct AnalystSettings {
+    /// Another component of the `analyst` world to run instead of the embedded one.
+    pub component: Option<PathBuf>,
+    /// The accounts whose plan includes the AI advisor, by id; `"*"` (the default) for every
+    /// account. Each realm still decides whether the advisor reads it.
+    pub plan_accounts: Vec<String>,
+    /// An OpenAI-compatible chat-completions address (`…/v1/chat/completions`); without it the
+    /// component reads alone.
+    pub model_url: Option<String>,
+    /// The model asked.
+    pub model: String,
+    /// The bearer key sent to the address (or `CASTELLAN_ANALYST_MODEL_KEY`).
+    pub model_key: Option<String>,
+    /// The longest the model may take to answer, after which the component reads.
+    pub model_timeout_seconds: u64,
+}
+
+impl Default for AnalystSettings {
+    fn default() -> Self {
+        Self {
+            component: None,
+            plan_accounts: vec!["*".to_owned()],
+            model_url: None,
+            model: "gpt-4o-mini".to_owned(),
+            model_key: None,
+            model_timeout_seconds: 30,
+        }
+    }
 }
 
 impl Default for Settings {
@@ -129,6 +164,7 @@ impl Default for Settings {
             push_gateway_url: None,
             network_database_file: None,
             redis_url: None,
+            analyst: AnalystSettings::default(),
         }
     }
 }
@@ -267,6 +303,9 @@ pub struct Overrides {
     /// MaxMind-format network database (GeoLite2-ASN layout) for the networks of blocked sources.
     #[arg(long, env = "CASTELLAN_NETWORK_DATABASE_FILE")]
     pub network_database_file: Option<PathBuf>,
+    /// The key of the incident analyst's language model.
+    #[arg(long, env = "CASTELLAN_ANALYST_MODEL_KEY", hide_env_values = true)]
+    pub analyst_model_key: Option<String>,
 }
 
 #[derive(Debug, thiserror::Error)]
@@ -344,6 +383,9 @@ impl Settings {
             self.redis_url.clone_from(&o.redis_url);
         }
         set(&mut self.mail_outbox, &o.mail_outbox);
+        if o.analyst_model_key.is_some() {
+            self.analyst.model_key.clone_from(&o.analyst_model_key);
+        }
         if o.push_gateway_url.is_some() {
             self.push_gateway_url.clone_from(&o.push_gateway_url);
         }
@@ -380,6 +422,20 @@ impl Settings {
             return Err(ConfigError::Invalid {
                 name: "admin_rate_limits",
                 reason: "each limit must be at least 1".into(),
+            });
+        }
+        if let Some(address) = &self.analyst.model_url
+            && !url::Url::parse(address).is_ok_and(|u| matches!(u.scheme(), "http" | "https"))
+        {
+            return Err(ConfigError::Invalid {
+                name: "analyst.model_url",
+                reason: "must be an http(s) address".into(),
+            });
+        }
+        if !(1..=300).contains(&self.analyst.model_timeout_seconds) || self.analyst.model.trim().is_empty() {
+            return Err(ConfigError::Invalid {
+                name: "analyst",
+                reason: "model must be named and model_timeout_seconds be within 1–300".into(),
             });
         }
         if self.access_log_retention_days == 0 {

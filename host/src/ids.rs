@@ -198,6 +198,10 @@ guid_type! {
     SuspensionId;
     /// An import of users into a realm.
     ImportId;
+    /// A reading of an attack incident by the incident analyst.
+    AnalysisId;
+    /// A recommended change applied to a realm from a reading.
+    AnalysisActionId;
     /// An account a person connected at a connection provider.
     ConnectionId;
 }

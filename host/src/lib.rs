@@ -5,6 +5,7 @@
 //! cloneable [`AppState`].
 
 pub mod addresses;
+pub mod analyst;
 pub mod authz;
 pub mod backoff;
 pub mod bootstrap;
@@ -99,6 +100,8 @@ pub struct Services {
     pub mailer: mail::Mailer,
     /// Attack protection: its detector, and its counters in memory or in Redis shared by every host.
     pub protection: Arc<protection::Protection>,
+    /// The incident analyst: its component, and the language model when one is configured.
+    pub analyst: Arc<analyst::Analyst>,
     /// Sends that run after their request was answered.
     pub detached: Arc<detached::Detached>,
     /// The JWK Sets fetched from clients' and upstream providers' `jwks_uri`.
@@ -196,6 +199,10 @@ impl Application {
             )?,
             metrics.clone(),
         ));
+        let analyst = Arc::new(
+            analyst::Analyst::load(&settings.analyst)
+                .context("cannot load the incident analyst ([analyst] component or model)")?,
+        );
         let admin_rate_limits = settings.admin_rate_limits;
         let state = AppState(Arc::new(Services {
             settings: Arc::new(settings),
@@ -216,6 +223,7 @@ impl Application {
             webhooks,
             mailer,
             protection,
+            analyst,
             detached: detached::Detached::new(),
             client_keys: client_keys::FetchedKeys::default(),
             upstreams: federation::upstream::FetchedMetadata::default(),
@@ -335,6 +343,24 @@ async fn register_jobs(state: &AppState) {
                     let resolved = crate::protection::incidents::resolve_quiet(&store, now).await?;
                     if resolved > 0 {
                         tracing::info!(resolved, "attack incidents quiet for 30 minutes resolved");
+                    }
+                    Ok(())
+                })
+            }),
+        )
+        .await;
+    let (store, analyst) = (state.store.clone(), state.analyst.clone());
+    state
+        .scheduler
+        .every(
+            "incident-readings",
+            analyst::schedule::EVERY,
+            Arc::new(move |now| {
+                let (store, analyst) = (store.clone(), analyst.clone());
+                Box::pin(async move {
+                    let ran = analyst::schedule::run_due(&store, &analyst, now).await?;
+                    if ran > 0 {
+                        tracing::info!(ran, "incident readings written");
                     }
                     Ok(())
                 })

@@ -55,8 +55,9 @@ enum Command {
 
 #[derive(Debug, Subcommand)]
 enum PluginsCommand {
-    /// Replay a scenario of timed attempts against a detector component on a manual clock and print
-    /// its decisions (`embedded` names the component the service ships with).
+    /// Replay a file against a component and print what it answers (`embedded` names the component
+    /// the service ships with): a scenario of timed attempts (`"attempts"`) against a detector, on a
+    /// manual clock; an incident's figures (`"measures"`) against an analyst, in every language.
     Test { component: PathBuf, scenario: PathBuf },
 }
 
@@ -121,17 +122,25 @@ async fn run(cli: Cli) -> anyhow::Result<()> {
             Ok(())
         }
         Command::Plugins { command: PluginsCommand::Test { component, scenario } } => {
-            test_detector(&component, &scenario).await
+            test_component(&component, &scenario).await
         }
     }
 }
 
-async fn test_detector(component: &std::path::Path, scenario: &std::path::Path) -> anyhow::Result<()> {
+async fn test_component(component: &std::path::Path, scenario: &std::path::Path) -> anyhow::Result<()> {
     use anyhow::Context as _;
     let path = (component != std::path::Path::new("embedded")).then_some(component);
-    let detector = castellan::plugins::detector::AttackDetector::load(path)?;
     let text = std::fs::read_to_string(scenario).with_context(|| format!("cannot read {}", scenario.display()))?;
-    for line in castellan::protection::scenario::replay(&detector, &text).await? {
+    let parsed: serde_json::Value =
+        serde_json::from_str(&text).with_context(|| format!("{} is not JSON", scenario.display()))?;
+    let lines = if parsed.get("measures").is_some() {
+        let analyst = castellan::plugins::analyst::AnalystComponent::load(path)?;
+        castellan::analyst::scenario::replay(&analyst, &text).await?
+    } else {
+        let detector = castellan::plugins::detector::AttackDetector::load(path)?;
+        castellan::protection::scenario::replay(&detector, &text).await?
+    };
+    for line in lines {
         println!("{line}");
     }
     Ok(())

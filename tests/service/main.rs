@@ -9,6 +9,9 @@ mod smtp;
 mod support;
 mod upstreams;
 
+mod analyst;
+mod analyst_actions;
+mod analyst_model;
 mod bounds;
 mod browser;
 mod catalogue;

@@ -5,7 +5,10 @@
 
 use castellan::AppState;
 use castellan::config::Settings;
-use castellan::protection::detection::{Classification, Decision, Measure, MeasureKind, Severity};
+use castellan::protection::Judged;
+use castellan::protection::detection::{
+    Attempt, AttemptKind, Classification, Counts, Decision, Measure, MeasureKind, Outcome, Severity, Source,
+};
 use castellan::protection::incidents::{self, Attack};
 use castellan::store::{Backend, Transaction, clients, realms};
 use reqwest::StatusCode;
@@ -269,9 +272,13 @@ async fn record_block(
         severity: Some(Severity::Medium),
         reasons: vec![format!("{classification:?} from {address}")],
     };
+    let source = Source { approved_for_account: false, datacenter: false, tor: false, shared_network: false };
+    let counts = Counts { source_failures: 8, source_accounts: 8, ..Counts::default() };
+    let attempt =
+        Attempt { kind: AttemptKind::Password, outcome: Outcome::Failed, account_known: false, source, counts };
     let attack = Attack { realm: &realm, client: &client, user: None, address };
     let mut tx = state.store.begin().await.unwrap();
-    incidents::record(state, &mut tx, &attack, &decision, state.clock.now()).await.unwrap();
+    incidents::record(state, &mut tx, &attack, &Judged { decision, attempt }, state.clock.now()).await.unwrap();
     tx
 }
 

@@ -8,6 +8,7 @@
 //! call that runs on yields to the runtime at every epoch tick (5 ms), so it never holds a worker
 //! thread longer than that, and is stopped at its deadline.
 
+pub mod analyst;
 pub mod detector;
 pub mod payloads;
 

@@ -5,12 +5,13 @@
 use chrono::{DateTime, TimeDelta, Utc};
 use serde_json::json;
 
-use super::Hold;
 use super::detection::{self, Classification, Decision, MeasureKind, Severity};
+use super::{Hold, Judged};
 use crate::AppState;
 use crate::clock::iso;
 use crate::ids::{IncidentId, MeasureId, UserId};
 use crate::mail::Letter;
+use crate::store::analyses::MeasureFactors;
 use crate::store::clients::Client;
 use crate::store::events::{self, Event, EventType};
 use crate::store::notifications::{self as preferences_store, AttacksDetected, Severity as NoticeSeverity};
@@ -105,10 +106,10 @@ pub async fn record(
     state: &AppState,
     tx: &mut Connection,
     attack: &Attack<'_>,
-    decision: &Decision,
+    judged: &Judged,
     now: DateTime<Utc>,
 ) -> Result<Recorded, StoreError> {
-    let protection = &state.protection;
+    let (protection, decision) = (&state.protection, &judged.decision);
     let realm = attack.realm;
     let mut recorded = Recorded::default();
 
@@ -203,6 +204,7 @@ pub async fn record(
             lifted_at: None,
             lifted_by: None,
             resolved_at: None,
+            factors: factors(judged),
         };
         store::insert_measure(&mut *tx, &row).await?;
         match kind {
@@ -226,6 +228,19 @@ pub async fn record(
         store::update_incident(&mut *tx, incident).await?;
     }
     Ok(recorded)
+}
+
+/// What the counters held on the attempt, as the incident analyst reads it.
+fn factors(judged: &Judged) -> MeasureFactors {
+    let detection::Attempt { source, counts, .. } = judged.attempt;
+    MeasureFactors {
+        source_failures: counts.source_failures,
+        source_accounts: counts.source_accounts,
+        unknown_account_failures: counts.source_unknown_account_failures,
+        earlier_blocks: counts.source_earlier_blocks,
+        datacenter: source.datacenter,
+        tor: source.tor,
+    }
 }
 
 /// The measures of a decision still to take: a source that an attempt decided at the same moment

@@ -163,14 +163,15 @@ impl Protection {
         })
     }
 
-    /// Counts the attempt and asks the detector about it: its decision when it takes a measure.
-    /// None for an ordinary attempt, and when protection fails open.
+    /// Counts the attempt and asks the detector about it: its decision when it takes a measure,
+    /// with the attempt as the detector saw it. None for an ordinary attempt, and when protection
+    /// fails open.
     pub async fn judge(
         &self,
         store: &Store,
         seen: &Seen<'_>,
         now: DateTime<Utc>,
-    ) -> Result<Option<Decision>, StoreError> {
+    ) -> Result<Option<Judged>, StoreError> {
         let counts = match observe(&self.counters, seen, now).await {
             Ok(counts) => counts,
             Err(error) => {
@@ -188,7 +189,7 @@ impl Protection {
         for measure in &decision.measures {
             self.metrics.protection_measure(measure.kind.metric_name());
         }
-        Ok((!decision.measures.is_empty()).then_some(decision))
+        Ok((!decision.measures.is_empty()).then_some(Judged { decision, attempt }))
     }
 
     /// Forgets what a source did in the realm (a lifted block, a dismissed incident): its next
@@ -210,6 +211,13 @@ impl Protection {
             tracing::error!(%error, realm_id, account, "cannot end a hold of attack protection");
         }
     }
+}
+
+/// A detector's decision to take measures, and the attempt it decided on.
+#[derive(Debug, Clone)]
+pub struct Judged {
+    pub decision: Decision,
+    pub attempt: Attempt,
 }
 
 /// Sends attack protection's e-mail once the attempt's transaction committed, without holding up

@@ -48,6 +48,22 @@ impl Change {
         }
     }
 
+    /// The change of `name` setting `value` (ignored by the changes that turn a setting on).
+    pub fn named(name: &str, value: i64) -> Option<Self> {
+        Some(match name {
+            "RefuseBreachedPasswords" => Self::RefuseBreachedPasswords,
+            "LockOutSooner" => Self::LockOutSooner { max_failed_attempts: value },
+            "LockOutLonger" => Self::LockOutLonger { lockout_duration_minutes: value },
+            "LockOutNewAccounts" => Self::LockOutNewAccounts,
+            "RequireLongerPasswords" => Self::RequireLongerPasswords { minimum_password_length: value },
+            _ => return None,
+        })
+    }
+
+    /// The names of the five changes.
+    pub const NAMES: [&'static str; 5] =
+        ["RefuseBreachedPasswords", "LockOutSooner", "LockOutLonger", "LockOutNewAccounts", "RequireLongerPasswords"];
+
     /// The realm setting it changes, by its admin API name.
     pub fn setting(self) -> &'static str {
         match self {
@@ -160,6 +176,7 @@ mod tests {
             registration_scopes: Vec::new(),
             client_id_metadata_documents: false,
             metadata_document_hosts: Vec::new(),
+            ai_advisor: false,
         }
     }
 

@@ -148,7 +148,7 @@ pub async fn publish_many<'c>(
     }
     let sql = format!(
         "INSERT INTO event_outbox (id, event_type, account_id, realm_id, client_id, created_at, data) VALUES {}",
-        super::placeholders(events.len(), 7)
+        super::values_placeholders(events.len(), 7)
     );
     let mut query = sqlx::query(sqlx::AssertSqlSafe(sql));
     for (event_type, data) in events {

@@ -171,7 +171,7 @@ pub async fn insert_refusals<'c>(
     }
     let sql = format!(
         "INSERT INTO user_import_refusals (import_id, line, username, reasons) VALUES {}",
-        super::placeholders(refusals.len(), 4)
+        super::values_placeholders(refusals.len(), 4)
     );
     let mut query = sqlx::query(sqlx::AssertSqlSafe(sql));
     for refusal in refusals {
@@ -221,7 +221,7 @@ pub async fn existing(
             Backend::Sqlite => {
                 format!(
                     "SELECT {columns} FROM users WHERE realm_id = $1 AND {column} IN ({})",
-                    super::numbered(2, values.len())
+                    super::list_placeholders(2, values.len())
                 )
             }
         };
@@ -279,7 +279,7 @@ pub async fn link<'c>(
     };
     let sql = format!(
         "INSERT INTO {table} ({owner}, user_id, created_at) VALUES {} ON CONFLICT DO NOTHING",
-        super::placeholders(pairs.len(), 3)
+        super::values_placeholders(pairs.len(), 3)
     );
     let mut query = sqlx::query(sqlx::AssertSqlSafe(sql));
     for (owner, user) in pairs {

@@ -7,6 +7,7 @@
 
 pub mod access_log;
 pub mod accounts;
+pub mod analyses;
 pub mod assertions;
 pub mod browser;
 pub mod captures;
@@ -64,7 +65,7 @@ pub use sqlx::AnyConnection as Connection;
 macro_rules! text_enum {
     ($(#[$meta:meta])* $vis:vis enum $name:ident { $($(#[$vmeta:meta])* $variant:ident),+ $(,)? }) => {
         $(#[$meta])*
-        #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, serde::Serialize, utoipa::ToSchema)]
+        #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize, utoipa::ToSchema)]
         $vis enum $name { $($(#[$vmeta])* $variant),+ }
 
         impl $name {
@@ -455,7 +456,9 @@ text_id!(
     crate::ids::ResetId,
     crate::ids::InitialAccessTokenId,
     crate::ids::SuspensionId,
-    crate::ids::ImportId
+    crate::ids::ImportId,
+    crate::ids::AnalysisId,
+    crate::ids::AnalysisActionId
 );
 
 /// An instant column as stored: milliseconds since the Unix epoch, an integer on both backends.
@@ -539,16 +542,6 @@ stored_column!(
 );
 
 /// A list as its column stores it.
-/// `($1, $2), ($3, $4)` for two rows of two columns.
-pub(super) fn placeholders(rows: usize, columns: usize) -> String {
-    (0..rows).map(|row| format!("({})", numbered(row * columns + 1, columns))).collect::<Vec<_>>().join(", ")
-}
-
-/// `$first, …` for `count` placeholders.
-pub(super) fn numbered(first: usize, count: usize) -> String {
-    (first..first + count).map(|n| format!("${n}")).collect::<Vec<_>>().join(", ")
-}
-
 fn to_json_list(items: &[String]) -> String {
     serde_json::Value::from(items).to_string()
 }
@@ -563,12 +556,7 @@ mod tests {
 
     #[test]
     fn placeholders_number_rows_then_columns() {
-        assert_eq!(placeholders(2, 3), "($1, $2, $3), ($4, $5, $6)");
-        assert_eq!(numbered(2, 2), "$2, $3");
-    }
-
-    #[test]
-    fn list_placeholders_are_numbered_from_the_first() {
+        assert_eq!(values_placeholders(2, 3), "($1, $2, $3), ($4, $5, $6)");
         assert_eq!(list_placeholders(2, 3), "$2, $3, $4");
     }
 

@@ -39,6 +39,9 @@ pub struct RealmSettings {
     /// The hosts such documents may be served from: names, `*.domain` patterns, or `*`.
     #[sqlx(try_from = "super::JsonList")]
     pub metadata_document_hosts: Vec<String>,
+    /// "Let the AI advisor analyse this realm": the incident analyst reads its incidents.
+    #[sqlx(try_from = "super::Flag")]
+    pub ai_advisor: bool,
 }
 
 text_enum! {
@@ -72,6 +75,7 @@ impl Default for RealmSettings {
             registration_scopes: Vec::new(),
             client_id_metadata_documents: false,
             metadata_document_hosts: Vec::new(),
+            ai_advisor: false,
         }
     }
 }
@@ -105,7 +109,7 @@ impl Placed for Realm {
 
 const COLUMNS: &str = "id, account_id, display_name, status, max_failed_attempts, lockout_duration_minutes, \
      lockout_enabled, minimum_password_length, block_breached_passwords, self_sign_up, client_registration, registration_scopes, client_id_metadata_documents, metadata_document_hosts, \
-     created_at, updated_at";
+     ai_advisor, created_at, updated_at";
 
 pub const LISTING: Listing = Listing {
     table: "realms",
@@ -136,8 +140,8 @@ pub async fn insert<'c>(db: impl Executor<'c, Database = Any>, realm: &Realm) ->
     let done = sqlx::query(
         "INSERT INTO realms (id, account_id, display_name, status, max_failed_attempts, lockout_duration_minutes, \
          lockout_enabled, minimum_password_length, block_breached_passwords, self_sign_up, created_at, updated_at, \
-         client_registration, registration_scopes, client_id_metadata_documents, metadata_document_hosts) \
-         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16) ON CONFLICT (id) DO NOTHING",
+         client_registration, registration_scopes, client_id_metadata_documents, metadata_document_hosts, ai_advisor) \
+         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17) ON CONFLICT (id) DO NOTHING",
     )
     .bind(&realm.id)
     .bind(&realm.account_id)
@@ -155,6 +159,7 @@ pub async fn insert<'c>(db: impl Executor<'c, Database = Any>, realm: &Realm) ->
     .bind(super::to_json_list(&s.registration_scopes))
     .bind(s.client_id_metadata_documents)
     .bind(super::to_json_list(&s.metadata_document_hosts))
+    .bind(s.ai_advisor)
     .execute(db)
     .await?;
     Ok(done.rows_affected() == 1)
@@ -166,7 +171,7 @@ pub async fn update<'c>(db: impl Executor<'c, Database = Any>, realm: &Realm) ->
         "UPDATE realms SET display_name = $2, status = $3, max_failed_attempts = $4, lockout_duration_minutes = $5, \
          lockout_enabled = $6, minimum_password_length = $7, block_breached_passwords = $8, self_sign_up = $9, \
          updated_at = $10, client_registration = $11, registration_scopes = $12, \
-         client_id_metadata_documents = $13, metadata_document_hosts = $14 WHERE id = $1",
+         client_id_metadata_documents = $13, metadata_document_hosts = $14, ai_advisor = $15 WHERE id = $1",
     )
     .bind(&realm.id)
     .bind(&realm.display_name)
@@ -182,6 +187,7 @@ pub async fn update<'c>(db: impl Executor<'c, Database = Any>, realm: &Realm) ->
     .bind(super::to_json_list(&s.registration_scopes))
     .bind(s.client_id_metadata_documents)
     .bind(super::to_json_list(&s.metadata_document_hosts))
+    .bind(s.ai_advisor)
     .execute(db)
     .await
     .map(|_| ())

@@ -5,6 +5,7 @@ use chrono::{DateTime, Utc};
 use sha2::{Digest, Sha256};
 use sqlx::{Any, Executor};
 
+use super::analyses::MeasureFactors;
 use super::page::{self, Listing, Page, PageRequest, Scope};
 use super::trail::{Place, Placed, ResourceKind};
 use super::{Backend, Connection, text_enum};
@@ -110,7 +111,7 @@ impl Placed for Incident {
     }
 }
 
-const INCIDENT_COLUMNS: &str = "id, account_id, realm_id, client_id, kind, severity, status, started_at, \
+pub(super) const INCIDENT_COLUMNS: &str = "id, account_id, realm_id, client_id, kind, severity, status, started_at, \
      last_detection_at, last_activity_at, closed_at, detections, refused_attempts, blocked_sources, \
      protected_accounts, exposed_passwords";
 
@@ -148,6 +149,9 @@ pub struct Measure {
     pub lifted_by: Option<String>,
     #[sqlx(try_from = "super::OptionalMillis")]
     pub resolved_at: Option<DateTime<Utc>>,
+    /// What the counters held when it was taken: what the incident analyst reads.
+    #[sqlx(try_from = "Option<String>")]
+    pub factors: MeasureFactors,
 }
 
 impl Placed for Measure {
@@ -169,7 +173,7 @@ impl Measure {
 }
 
 const MEASURE_COLUMNS: &str = "id, incident_id, account_id, realm_id, kind, target_address, target_user_id, \
-     country, network, reasons, created_at, lapses_at, lifted_at, lifted_by, resolved_at";
+     country, network, reasons, created_at, lapses_at, lifted_at, lifted_by, resolved_at, factors";
 
 #[derive(Debug, Clone, PartialEq, Eq, sqlx::FromRow)]
 pub struct Exposure {
@@ -375,7 +379,7 @@ pub async fn dismiss<'c>(db: impl Executor<'c, Database = Any>, id: &str, now: D
 pub async fn insert_measure<'c>(db: impl Executor<'c, Database = Any>, m: &Measure) -> Result<(), Error> {
     sqlx::query(sqlx::AssertSqlSafe(format!(
         "INSERT INTO threat_measures ({MEASURE_COLUMNS}) \
-         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15)"
+         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16)"
     )))
     .bind(&m.id)
     .bind(&m.incident_id)
@@ -392,6 +396,7 @@ pub async fn insert_measure<'c>(db: impl Executor<'c, Database = Any>, m: &Measu
     .bind(super::millis(m.lifted_at))
     .bind(&m.lifted_by)
     .bind(super::millis(m.resolved_at))
+    .bind(serde_json::to_string(&m.factors).ok())
     .execute(db)
     .await
     .map(|_| ())

@@ -178,7 +178,7 @@ pub async fn insert_many<'c>(db: impl Executor<'c, Database = Any>, users: &[Use
     let sql = format!(
         "INSERT INTO users (id, realm_id, username, email, first_name, last_name, email_confirmed, status, \
          password_hash, must_change_password, created_at, updated_at) VALUES {}",
-        super::placeholders(users.len(), 12)
+        super::values_placeholders(users.len(), 12)
     );
     let mut query = sqlx::query(sqlx::AssertSqlSafe(sql));
     for user in users {

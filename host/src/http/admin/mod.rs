@@ -1,6 +1,7 @@
 //! The admin JSON API under `/api/v1/admin`.
 
 pub mod account;
+pub mod analyses;
 pub mod audit;
 pub mod captures;
 pub mod client_fields;
@@ -13,6 +14,7 @@ pub mod delegation;
 pub mod groups;
 pub mod identity_providers;
 pub mod imports;
+pub mod incident_report;
 pub mod members;
 pub mod organizations;
 pub mod reach;
@@ -198,6 +200,11 @@ pub fn routes() -> Router<AppState> {
         .route("/threat-incidents/{incidentId}/dismiss", post(threats::dismiss))
         .route("/threat-incidents/mitigations/{mitigationId}/revoke", post(threats::revoke))
         .route("/realms/{realm}/users/{userId}/threat-standing", get(threats::standing))
+        .route("/threat-incidents/{incidentId}/analyses", get(analyses::list))
+        .route("/threat-incidents/analyses/{analysisId}/retry", post(analyses::retry))
+        .route("/threat-incidents/analyses/{analysisId}/report", get(analyses::report))
+        .route("/threat-incidents/analyses/{analysisId}/recommendations/{recommendation}/apply", post(analyses::apply))
+        .route("/threat-incidents/analysis-actions/{actionId}/revert", post(analyses::revert))
         .route("/audit-trail", get(audit::trail))
         .route("/access-logs", get(audit::access_logs));
     webhooks::endpoint_routes(webhooks::endpoint_routes(router, webhooks::REALM_PREFIX), webhooks::CLIENT_PREFIX)

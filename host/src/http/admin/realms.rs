@@ -53,6 +53,10 @@ pub struct RealmView {
     /// domain, or `*` for any host (default none). `policies/metadata_documents.cedar` decides
     /// with them.
     pub metadata_document_hosts: Vec<String>,
+    /// "Let the AI advisor analyse this realm" (default false): with it, and an account plan that
+    /// includes the advisor, the incident analyst reads the realm's attack incidents (their
+    /// figures only, never addresses or names).
+    pub ai_advisor: bool,
     pub created_at: String,
     pub updated_at: String,
 }
@@ -74,6 +78,7 @@ impl From<&Realm> for RealmView {
             registration_scopes: s.registration_scopes.clone(),
             client_id_metadata_documents: s.client_id_metadata_documents,
             metadata_document_hosts: s.metadata_document_hosts.clone(),
+            ai_advisor: s.ai_advisor,
             created_at: iso(realm.created_at),
             updated_at: iso(realm.updated_at),
         }
@@ -103,6 +108,7 @@ pub struct RealmInput {
     client_id_metadata_documents: Option<bool>,
     /// Up to 100: host names, `*.domain`, or `*`.
     metadata_document_hosts: Option<Vec<String>>,
+    ai_advisor: Option<bool>,
 }
 
 /// Reads the changeable fields onto `realm`.
@@ -146,6 +152,9 @@ fn read_fields(body: &mut Body, realm: &mut Realm) {
     }
     if let Some(hosts) = body.optional("metadataDocumentHosts", list_of(100, host_pattern)) {
         s.metadata_document_hosts = hosts;
+    }
+    if let Some(value) = body.optional("aiAdvisor", boolean) {
+        s.ai_advisor = value;
     }
 }
 

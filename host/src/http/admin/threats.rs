@@ -213,7 +213,12 @@ pub async fn list(State(state): State<AppState>, caller: Caller, RawQuery(query)
 }
 
 /// The incident of the caller's account with this id, the caller holding `permission` on its realm.
-async fn incident_in_reach(state: &AppState, caller: &Caller, id: &str, permission: &str) -> Result<Incident, Error> {
+pub(super) async fn incident_in_reach(
+    state: &AppState,
+    caller: &Caller,
+    id: &str,
+    permission: &str,
+) -> Result<Incident, Error> {
     let incident = store::find_incident(state.store.pool(), caller.account_id(), id).await?;
     let incident = incident.ok_or(Error::NotFound("incident"))?;
     realm_in_reach(state, caller, &incident.realm_id, permission).await?;

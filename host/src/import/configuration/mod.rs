@@ -153,6 +153,7 @@ impl Collection {
                 "registrationScopes",
                 "clientIdMetadataDocuments",
                 "metadataDocumentHosts",
+                "aiAdvisor",
             ],
             Collection::Client => &[
                 "id",
