@@ -225,9 +225,21 @@ async fn a_reading_neither_could_write_is_kept_as_failed_and_a_retry_runs_it_aga
     assert_eq!(refused.status, StatusCode::FORBIDDEN, "{:?}", refused.body);
 
     stub.says(&reading("PasswordSpraying", json!([])));
+    // Consent is checked again as the reading runs: withdrawn, the retry fails and says why.
+    r.app.put(&format!("/realms/{}", r.realm), json!({ "aiAdvisor": false })).await;
+    let withdrawn = r.app.post(&retry, json!({})).await;
+    assert_eq!(withdrawn.status, StatusCode::OK, "{:?}", withdrawn.body);
+    assert_eq!(withdrawn.data()["status"], "Failed");
+    assert!(
+        withdrawn.data()["failure"].as_str().unwrap().contains("no longer lets the AI advisor"),
+        "{:?}",
+        withdrawn.body
+    );
+    assert_eq!(stub.requests().len(), 1, "nothing was sent for a realm that withdrew its consent");
+    r.app.put(&format!("/realms/{}", r.realm), json!({ "aiAdvisor": true })).await;
     let retried = r.app.post(&retry, json!({})).await;
     assert_eq!(retried.status, StatusCode::OK, "{:?}", retried.body);
-    assert_eq!((retried.data()["status"].as_str(), retried.data()["runs"].as_i64()), (Some("Completed"), Some(2)));
+    assert_eq!((retried.data()["status"].as_str(), retried.data()["runs"].as_i64()), (Some("Completed"), Some(3)));
     assert_eq!(retried.data()["producedBy"], "model:test-model");
     assert_eq!(retried.data()["classification"], "PasswordSpraying");
     let again = r.app.post(&retry, json!({})).await;

@@ -300,7 +300,8 @@ pub async fn revert(State(state): State<AppState>, caller: Caller, Path(id): Pat
 #[utoipa::path(get, path = "/threat-incidents/analyses/{analysisId}/report", tag = "Attack protection",
     params(("analysisId" = String, Path), ("format" = Option<String>, Query, description = "html (default) or pdf"),
            ("Accept-Language" = Option<String>, Header, description = "en (default) or fr")),
-    responses((status = 200, description = "The post-incident report of a closing reading: a printable HTML page, or a PDF", content_type = "text/html"),
+    responses((status = 200, description = "The post-incident report of a closing reading: a printable HTML page, or a PDF (a document, not an envelope)",
+                content((String = "text/html"), (Vec<u8> = "application/pdf"))),
               (status = 403), (status = 404, description = "No such reading, or it has no report"),
               (status = 400, description = "format is neither html nor pdf")),
     security(("apiKey" = [])))]

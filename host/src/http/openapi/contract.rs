@@ -184,8 +184,13 @@ fn add_envelopes(document: &mut Value) {
 }
 
 /// A success answer in the envelope: `data` holding what the handler declared, `pagination`
-/// holding a page of it on paged lists, neither for a deletion that declared nothing.
+/// holding a page of it on paged lists, neither for a deletion that declared nothing. A document
+/// (declared in other media types only, such as a report's page and PDF) is answered as itself.
 fn wrap_success(response: &mut Value, paged: bool, deletion: bool) {
+    let content = response.get("content").and_then(Value::as_object);
+    if content.is_some_and(|types| !types.is_empty() && !types.contains_key("application/json")) {
+        return;
+    }
     let declared = response.pointer("/content/application~1json/schema").cloned();
     let schema = match (declared, paged) {
         (Some(schema), true) => {
