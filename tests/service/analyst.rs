@@ -239,3 +239,39 @@ async fn readings_of(app: &TestApp, incidents: &[String]) -> usize {
     }
     count
 }
+
+#[tokio::test]
+async fn a_client_holding_a_stale_password_and_a_surge_of_people_read_as_what_they_are() {
+    let r = realm_with(true, |_| {}).await;
+    // An application's server signed in as ada before; her password changed, the server did not.
+    let ada = r.app.create_user(&r.realm, "ada", PASSWORD).await;
+    let server = "198.51.100.20";
+    assert_eq!(r.sign_in("ada", PASSWORD, server).await.status, StatusCode::OK);
+    let changed =
+        r.app.put(&format!("/realms/{}/users/{ada}", r.realm), json!({ "password": "a new one, chosen today" })).await;
+    assert_eq!(changed.status, StatusCode::OK, "{:?}", changed.body);
+    for _ in 0..30 {
+        r.sign_in("ada", PASSWORD, server).await;
+    }
+    let incident = r.incident().await;
+    r.app.advance(5 * MINUTE).await;
+    let (readings, _) = r.readings(incident["id"].as_str().unwrap(), None).await;
+    assert_eq!(readings[0]["classification"], "Misconfiguration", "{}", readings[0]);
+    assert!(readings[0]["recommendations"].as_array().unwrap().is_empty(), "nothing to tighten for a stale client");
+
+    // Six people, each from a new address, each retrying their own password: no attack.
+    let surge = realm_with(true, |_| {}).await;
+    for n in 0..6 {
+        let name = format!("person-{n}");
+        surge.app.create_user(&surge.realm, &name, PASSWORD).await;
+        for _ in 0..10 {
+            surge.sign_in(&name, "what was it again", &format!("203.0.113.{}", 10 + n)).await;
+        }
+    }
+    let incident = surge.incident().await;
+    assert_eq!(incident["protectedAccounts"], 6, "{incident}");
+    surge.app.advance(5 * MINUTE).await;
+    let (readings, _) = surge.readings(incident["id"].as_str().unwrap(), None).await;
+    assert_eq!(readings[0]["classification"], "LegitimateSurge", "{}", readings[0]);
+    assert!(readings[0]["recommendations"].as_array().unwrap().is_empty(), "tightening would lock them out");
+}
