@@ -212,7 +212,7 @@ impl Application {
             authz: Arc::new(authz),
             hasher,
             access_log,
-            limiter: Arc::new(RateLimiter::new(admin_rate_limits)),
+            limiter: Arc::new(RateLimiter::counting_in(admin_rate_limits, protection.counters.clone())),
             metrics,
             scheduler,
             caches,

@@ -8,6 +8,7 @@ use std::sync::{Arc, Mutex};
 use reqwest::StatusCode;
 use serde_json::Value;
 
+use crate::proxy::Proxy;
 use crate::support::{TestApp, TestClient, answer, spawn_app};
 
 /// The JSON log lines written while it lives, on this test's thread (where its service runs).
@@ -233,44 +234,6 @@ async fn with_an_otlp_endpoint_each_request_is_exported_as_a_trace_holding_its_r
     assert!(holds("traced-request-1"), "the request's span carries its id");
     assert!(holds("/api/v1/admin/realms/{realm}/clients"), "and its route, logged inside it");
     assert!(holds("castellan"), "under the service's name");
-}
-
-/// A TCP proxy on loopback in front of the database, which the test can cut: it stops taking
-/// connections and drops those it carries, as a network failure or a stopped server would.
-struct Proxy {
-    address: std::net::SocketAddr,
-    cut: tokio::sync::watch::Sender<bool>,
-}
-
-impl Proxy {
-    async fn to(upstream: String) -> Self {
-        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-        let address = listener.local_addr().unwrap();
-        let (cut, mut watching) = tokio::sync::watch::channel(false);
-        tokio::spawn(async move {
-            loop {
-                let accepted = tokio::select! {
-                    accepted = listener.accept() => accepted,
-                    _ = watching.changed() => return,
-                };
-                let Ok((mut inbound, _)) = accepted else { return };
-                let upstream = upstream.clone();
-                let mut carried = watching.clone();
-                tokio::spawn(async move {
-                    let Ok(mut outbound) = tokio::net::TcpStream::connect(&upstream).await else { return };
-                    tokio::select! {
-                        _ = tokio::io::copy_bidirectional(&mut inbound, &mut outbound) => {}
-                        _ = carried.changed() => {}
-                    }
-                });
-            }
-        });
-        Self { address, cut }
-    }
-
-    fn cut(&self) {
-        self.cut.send_replace(true);
-    }
 }
 
 #[tokio::test]

@@ -4,6 +4,7 @@
 #![allow(clippy::unwrap_used, clippy::expect_used)] // a failed expectation is a failed test
 
 mod authority;
+mod proxy;
 mod receiver;
 mod smtp;
 mod support;

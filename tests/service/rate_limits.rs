@@ -1,9 +1,12 @@
-//! Admin rate limits: 300 requests a minute per caller, 50 on sensitive endpoints.
+//! Admin rate limits: 300 requests a minute per caller, 50 on sensitive endpoints; counted once
+//! across hosts sharing Redis, and by each host alone while Redis cannot be read.
 
+use castellan::config::{AdminRateLimits, Settings};
 use reqwest::{Method, StatusCode};
 use serde_json::json;
 
-use crate::support::spawn_app;
+use crate::proxy::Proxy;
+use crate::support::{TestApp, TestDatabase, spawn_app, spawn_beside_with, spawn_with};
 
 #[tokio::test]
 async fn the_301st_request_in_a_minute_gets_429_with_retry_after() {
@@ -99,4 +102,61 @@ async fn failed_authentication_is_limited_per_source_and_its_trail_is_bounded() 
     }
     assert_eq!(from("198.51.100.7", "cstl_key_guess").await.status, StatusCode::TOO_MANY_REQUESTS);
     assert_eq!(rows("198.51.100.7").await, 62, "a minute later: 30 more failures and one more entry");
+}
+
+const FORGED: &str = "cstl_key_forged";
+
+fn rand_word() -> u16 {
+    u16::from_be_bytes(uuid::Uuid::new_v4().as_bytes()[..2].try_into().unwrap())
+}
+
+#[tokio::test]
+async fn hosts_sharing_redis_share_each_allowance_and_limit_alone_while_it_is_lost() {
+    let redis = std::env::var("TEST_REDIS_URL").ok().filter(|u| !u.is_empty());
+    let redis = url::Url::parse(redis.as_deref().unwrap_or("redis://127.0.0.1:6379")).unwrap();
+    let proxy = Proxy::to(format!("{}:{}", redis.host_str().unwrap(), redis.port().unwrap_or(6379))).await;
+    let through = format!("redis://{}/", proxy.address);
+    let limits = AdminRateLimits { requests: 10, failed_authentications: 4, ..AdminRateLimits::default() };
+    let adjust = |settings: &mut Settings| {
+        settings.redis_url = Some(through.clone());
+        settings.admin_rate_limits = limits;
+    };
+    let one = spawn_with(TestDatabase::new().await, adjust).await;
+    let two = spawn_beside_with(&one, adjust).await;
+    let hosts = [&one, &two];
+    // Addresses of this test alone (Redis is shared by every test): one for the caller, one for a
+    // source trying forged keys.
+    let network = |n: u16| format!("2001:db8:{:x}:{n}::1", rand_word());
+    let (caller, forger) = (network(1), network(2));
+    let status = |app: &TestApp, key: &str| {
+        let from = if key == FORGED { &forger } else { &caller };
+        let request = app
+            .http
+            .get(format!("{}/account", app.admin))
+            .header("x-api-key", key.to_owned())
+            .header("x-forwarded-for", from.clone());
+        async move { request.send().await.unwrap().status() }
+    };
+
+    // Ten a minute for the caller, wherever its requests land.
+    for n in 0..10 {
+        assert_eq!(status(hosts[n % 2], &one.key).await, StatusCode::OK, "request {n}");
+    }
+    assert_eq!(status(&one, &one.key).await, StatusCode::TOO_MANY_REQUESTS);
+    assert_eq!(status(&two, &one.key).await, StatusCode::TOO_MANY_REQUESTS);
+    // Four refused credentials a minute from one address, wherever they land.
+    for n in 0..4 {
+        assert_eq!(status(hosts[n % 2], FORGED).await, StatusCode::UNAUTHORIZED, "attempt {n}");
+    }
+    assert_eq!(status(&two, FORGED).await, StatusCode::TOO_MANY_REQUESTS);
+    assert_eq!(status(&two, FORGED).await, StatusCode::TOO_MANY_REQUESTS, "refused before any lookup now");
+
+    // Redis lost: each host limits on its own meanwhile, with a full allowance of its own.
+    proxy.cut();
+    assert_eq!(status(&one, &one.key).await, StatusCode::OK, "failing open to the host's own count");
+    assert_eq!(status(&two, &one.key).await, StatusCode::OK);
+    for _ in 1..10 {
+        status(&one, &one.key).await;
+    }
+    assert_eq!(status(&one, &one.key).await, StatusCode::TOO_MANY_REQUESTS, "still limited, by the host");
 }

@@ -129,14 +129,14 @@ pub async fn authenticate(State(state): State<AppState>, mut request: Request, n
     };
 
     // A source that spent its failed authentications is refused before its credential is read.
-    if let Err(retry_after_seconds) = state.limiter.check(&source, Class::FailedAuthentication, now) {
+    if let Err(retry_after_seconds) = state.limiter.check(&source, Class::FailedAuthentication, now).await {
         return throttled(&state, entry, &source, retry_after_seconds, now).await;
     }
     let Identified { principal, person, mut actor } = match identify(&state, request.headers(), now).await {
         Ok(found) => found,
         Err(rejection) => match *rejection {
             Rejection::Refused(refusal) => {
-                if let Err(retry_after_seconds) = state.limiter.take(&source, Class::FailedAuthentication, now) {
+                if let Err(retry_after_seconds) = state.limiter.take(&source, Class::FailedAuthentication, now).await {
                     return throttled(&state, entry, &source, retry_after_seconds, now).await;
                 }
                 if let Some(credential) = &refusal.credential {
@@ -167,7 +167,7 @@ pub async fn authenticate(State(state): State<AppState>, mut request: Request, n
     entry.actor_user_id = actor.user_id.clone();
 
     let class = rate_class(&method, template.as_deref().unwrap_or(&path));
-    if let Err(retry_after_seconds) = state.limiter.take(&principal.id, class, now) {
+    if let Err(retry_after_seconds) = state.limiter.take(&principal.id, class, now).await {
         entry.status = 429;
         entry.reason = Some("TooManyRequests".into());
         state.access_log.record(entry).await;
@@ -230,7 +230,7 @@ async fn throttled(
     retry_after_seconds: u64,
     now: DateTime<Utc>,
 ) -> Response {
-    if state.limiter.take(source, Class::ThrottledRecord, now).is_ok() {
+    if state.limiter.take(source, Class::ThrottledRecord, now).await.is_ok() {
         entry.status = 429;
         entry.reason =
             Some("too many failed authentications from this source; later refusals this minute are not listed".into());

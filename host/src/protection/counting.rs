@@ -352,6 +352,50 @@ impl Counters {
         }
     }
 
+    /// Takes a token from the bucket `key` shared by every host (or, with `take` false, tells
+    /// whether one is left without taking it), in one round trip: the bucket holds `per_minute`
+    /// tokens and refills continuously. When none is left, the whole seconds until one comes back.
+    /// The memory store shares nothing: its callers keep their buckets themselves, and it allows.
+    pub async fn take_token(
+        &self,
+        key: &str,
+        per_minute: f64,
+        take: bool,
+        now: DateTime<Utc>,
+    ) -> Result<Result<(), u64>, CountError> {
+        let Store::Redis(connection) = &self.store else { return Ok(Ok(())) };
+        // Tokens and the instant they were counted at; a bucket no one used for two minutes is
+        // full again, and goes.
+        const TAKE: &str = "local capacity, per_ms, now = tonumber(ARGV[1]), tonumber(ARGV[2]), tonumber(ARGV[3]) \
+            local state = redis.call('HMGET', KEYS[1], 't', 'u') \
+            local tokens, updated = tonumber(state[1]), tonumber(state[2]) \
+            if not tokens then \
+              if ARGV[4] ~= '1' then return 0 end \
+              tokens, updated = capacity, now \
+            end \
+            tokens = math.min(capacity, tokens + math.max(0, now - updated) * per_ms) \
+            local wait = 0 \
+            if tokens >= 1 then \
+              if ARGV[4] == '1' then tokens = tokens - 1 end \
+            else \
+              wait = math.max(1, math.ceil((1 - tokens) / per_ms / 1000)) \
+            end \
+            redis.call('HSET', KEYS[1], 't', tostring(tokens), 'u', tostring(now)) \
+            redis.call('PEXPIRE', KEYS[1], 120000) \
+            return wait";
+        let wait: u64 = redis::cmd("EVAL")
+            .arg(TAKE)
+            .arg(1)
+            .arg(format!("castellan:limit:{key}"))
+            .arg(per_minute)
+            .arg(per_minute / 60_000.0)
+            .arg(now.timestamp_millis())
+            .arg(if take { "1" } else { "0" })
+            .query_async(&mut connection.clone())
+            .await?;
+        Ok(if wait == 0 { Ok(()) } else { Err(wait) })
+    }
+
     /// Forgets what no window can count any more at `now`, and holds that ended. Redis series and
     /// holds expire by themselves.
     pub fn prune(&self, now: DateTime<Utc>) -> usize {

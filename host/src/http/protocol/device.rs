@@ -43,7 +43,7 @@ pub async fn authorization(
 ) -> Result<Response, OAuthError> {
     let realm = realm(&state, &realm_id).await?;
     let now = state.clock.now();
-    if let Err(retry_after_seconds) = state.limiter.take(&source_key(address), Class::DeviceAuthorization, now) {
+    if let Err(retry_after_seconds) = state.limiter.take(&source_key(address), Class::DeviceAuthorization, now).await {
         return Err(crate::error::Error::RateLimited { retry_after_seconds }.into());
     }
     let client = if super::authenticates(&headers, &form)? {
@@ -106,7 +106,7 @@ pub async fn entered(
     }
     let now = state.clock.now();
     let source = source_key(address);
-    if state.limiter.check(&source, Class::WrongUserCode, now).is_err() {
+    if state.limiter.check(&source, Class::WrongUserCode, now).await.is_err() {
         return entry(&state, &realm, texts, typed, Some((StatusCode::TOO_MANY_REQUESTS, texts.too_many_attempts)));
     }
     match device::entered(&state, &realm, typed, &origin_of(address, &headers)).await {
@@ -124,7 +124,7 @@ pub async fn entered(
             response
         }
         Ok(None) => {
-            let _ = state.limiter.take(&source, Class::WrongUserCode, now);
+            let _ = state.limiter.take(&source, Class::WrongUserCode, now).await;
             entry(&state, &realm, texts, typed, Some((StatusCode::BAD_REQUEST, texts.user_code_unknown)))
         }
         Err(SignInError::Refused(Refusal::SourceBlocked)) => {

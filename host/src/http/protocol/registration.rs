@@ -67,7 +67,7 @@ pub async fn register(
     body: Bytes,
 ) -> Result<Response, OAuthError> {
     let now = state.clock.now();
-    if let Err(retry_after_seconds) = state.limiter.take(&source_key(address), Class::ClientRegistration, now) {
+    if let Err(retry_after_seconds) = state.limiter.take(&source_key(address), Class::ClientRegistration, now).await {
         return Err(Error::RateLimited { retry_after_seconds }.into());
     }
     let realm = realm(&state, &realm_id).await?;
