@@ -86,6 +86,8 @@ pub enum OAuthCode {
     MultipleClientAuthentications,
     ClientMismatch,
     GrantTypeDisabled,
+    /// The client's allowed IPs do not include the request's address.
+    ClientAddressNotAllowed,
     ScopeNotAllowed,
     ResourceNotAllowed,
     // A person's sign-in.
@@ -175,6 +177,7 @@ impl OAuthCode {
             Self::MultipleClientAuthentications => "MultipleClientAuthentications",
             Self::ClientMismatch => "ClientMismatch",
             Self::GrantTypeDisabled => "GrantTypeDisabled",
+            Self::ClientAddressNotAllowed => "ClientAddressNotAllowed",
             Self::ScopeNotAllowed => "ScopeNotAllowed",
             Self::ResourceNotAllowed => "ResourceNotAllowed",
             Self::InvalidCredentials => "InvalidCredentials",

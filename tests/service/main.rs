@@ -10,6 +10,7 @@ mod smtp;
 mod support;
 mod upstreams;
 
+mod allowed_ips;
 mod analyst;
 mod analyst_actions;
 mod analyst_model;

@@ -5,6 +5,7 @@
 //! other edge that signs people in calls the same ones: the rules live here once.
 
 pub mod browser;
+pub mod client_address;
 pub mod codes;
 pub mod console;
 pub mod device;
@@ -92,6 +93,8 @@ pub enum Refusal {
     /// The client named by a public request is unknown or not Active, or an account client secret
     /// is unknown, wrong or expired.
     ClientUnknown,
+    /// The client does not allow the address the request came from (its allowed IPs).
+    ClientAddressNotAllowed,
     /// An account client secret was presented with another grant than `client_credentials`.
     SecretOnlyForClientCredentials,
     /// A reset code that is unknown, used or expired.

@@ -142,6 +142,10 @@ pub struct Client {
     /// revocation endpoints as this client (CORS).
     #[sqlx(try_from = "super::JsonList")]
     pub allowed_origins: Vec<String>,
+    /// The addresses and networks (CIDR) the client may ask the token endpoint from; empty allows
+    /// every address. Written only by [`set_allowed_ips`].
+    #[sqlx(try_from = "super::JsonList")]
+    pub allowed_ips: Vec<String>,
     /// The address of the logo the login page shows (https).
     pub logo_uri: Option<String>,
     /// The login page's colour, `#rrggbb`.
@@ -217,6 +221,7 @@ impl Client {
             redirect_uris: Vec::new(),
             post_logout_redirect_uris: Vec::new(),
             allowed_origins: Vec::new(),
+            allowed_ips: Vec::new(),
             logo_uri: None,
             brand_color: None,
             key_algorithm: "ES256".to_owned(),
@@ -255,7 +260,7 @@ const COLUMNS: &str = "realm_id, id, name, description, client_type, status, sec
      secret_rotated_at, previous_secret_hash, previous_secret_valid_until, issued_tokens_revoked_before, \
      token_exchange_enabled, allowed_scopes, grant_types, redirect_uris, key_algorithm, key_rotation_days, created_at, updated_at, \
      post_logout_redirect_uris, logo_uri, brand_color, allowed_origins, registration, registration_token_hash, \
-     registered_metadata, jwks, jwks_uri, document_fresh_until";
+     registered_metadata, jwks, jwks_uri, document_fresh_until, allowed_ips";
 
 pub const LISTING: Listing = Listing {
     table: "clients",
@@ -328,6 +333,24 @@ pub async fn insert<'c>(db: impl Executor<'c, Database = Any>, client: &Client) 
 }
 
 /// Writes the fields an update may change.
+/// Replaces the addresses and networks the client may ask the token endpoint from.
+pub async fn set_allowed_ips<'c>(
+    db: impl Executor<'c, Database = Any>,
+    realm_id: &str,
+    client_id: &str,
+    allowed: &[String],
+    now: DateTime<Utc>,
+) -> Result<(), Error> {
+    sqlx::query("UPDATE clients SET allowed_ips = $3, updated_at = $4 WHERE realm_id = $1 AND id = $2")
+        .bind(realm_id)
+        .bind(client_id)
+        .bind(super::to_json_list(allowed))
+        .bind(super::millis(now))
+        .execute(db)
+        .await?;
+    Ok(())
+}
+
 pub async fn update<'c>(db: impl Executor<'c, Database = Any>, client: &Client) -> Result<(), Error> {
     sqlx::query(
         "UPDATE clients SET name = $3, description = $4, status = $5, token_exchange_enabled = $6, \

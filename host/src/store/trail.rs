@@ -99,6 +99,7 @@ pub enum ResourceKind {
     Client,
     SigningKey,
     ClientScopes,
+    ClientAllowedIps,
     ClientRoleGrant,
     Consumer,
     User,
@@ -140,6 +141,7 @@ impl ResourceKind {
             Self::Client => "client",
             Self::SigningKey => "signing_key",
             Self::ClientScopes => "client_scopes",
+            Self::ClientAllowedIps => "client_allowed_ips",
             Self::ClientRoleGrant => "client_role_grant",
             Self::Consumer => "consumer",
             Self::User => "user",
@@ -209,7 +211,9 @@ impl ResourceKind {
             Self::Secret | Self::AccountRole => Stale::Account,
             Self::DelegationGrant => Stale::Delegation,
             Self::Suspension => Stale::Suspensions,
-            Self::Client | Self::SigningKey | Self::ClientRoleGrant | Self::ClientScopes => Stale::Client,
+            Self::Client | Self::SigningKey | Self::ClientRoleGrant | Self::ClientScopes | Self::ClientAllowedIps => {
+                Stale::Client
+            }
             _ => Stale::Nothing,
         }
     }

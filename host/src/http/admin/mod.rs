@@ -1,6 +1,7 @@
 //! The admin JSON API under `/api/v1/admin`.
 
 pub mod account;
+pub mod allowed_ips;
 pub mod analyses;
 pub mod audit;
 pub mod captures;
@@ -61,6 +62,7 @@ pub fn routes() -> Router<AppState> {
         .route("/realms/{realm}", get(realms::read).put(realms::update).delete(realms::delete))
         .route("/realms/{realm}/clients", get(clients::list).post(clients::create))
         .route("/realms/{realm}/clients/{client}", get(clients::read).put(clients::update).delete(clients::delete))
+        .route("/realms/{realm}/clients/{client}/allowed-ips", get(allowed_ips::read).put(allowed_ips::replace))
         .route("/realms/{realm}/clients/{client}/signing-keys", get(signing_keys::signing_keys))
         .route("/realms/{realm}/clients/{client}/signing-keys/rotate", post(signing_keys::rotate_signing_keys))
         .route("/realms/{realm}/clients/{client}/client-secret/rotate", post(clients::rotate_secret))

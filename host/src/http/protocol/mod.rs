@@ -210,7 +210,7 @@ fn answer(code: OAuthCode) -> (StatusCode, &'static str) {
         | C::ConnectionNotFound => (StatusCode::NOT_FOUND, "invalid_request"),
         C::UnsupportedGrantType => (StatusCode::BAD_REQUEST, "unsupported_grant_type"),
         C::InvalidClient => (StatusCode::UNAUTHORIZED, "invalid_client"),
-        C::GrantTypeDisabled => (StatusCode::BAD_REQUEST, "unauthorized_client"),
+        C::GrantTypeDisabled | C::ClientAddressNotAllowed => (StatusCode::BAD_REQUEST, "unauthorized_client"),
         C::ScopeNotAllowed | C::DelegationScopesExceedGrant => (StatusCode::BAD_REQUEST, "invalid_scope"),
         C::ResourceNotAllowed | C::DelegationResourceExceedsGrant => (StatusCode::BAD_REQUEST, "invalid_target"),
         C::InvalidCredentials
@@ -342,6 +342,9 @@ impl From<Refusal> for OAuthError {
             }
             Refusal::PushRequestNotWaiting => Self::new(OAuthCode::PushRequestNotWaiting, "no such request waiting"),
             Refusal::ClientUnknown => Self::invalid_client(false),
+            Refusal::ClientAddressNotAllowed => {
+                Self::new(OAuthCode::ClientAddressNotAllowed, "the client does not allow requests from this address")
+            }
             Refusal::SecretOnlyForClientCredentials => Self::new(
                 OAuthCode::GrantTypeDisabled,
                 "an account client secret is exchanged only with client_credentials",

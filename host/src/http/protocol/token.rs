@@ -90,6 +90,7 @@ async fn token(
     } else {
         authenticate_client(state, &realm, headers, form).await?
     };
+    signin::client_address::enforce(state, &realm, &client, grant_type, address, &origin).await?;
     // A DPoP proof binds the tokens to its key (RFC 9449 §5).
     let url = format!("{}/protocol/openid-connect/token", crate::tokens::issuer(state, &realm.id));
     let request = crate::dpop::Request { method: "POST", url: &url, access_token: None, nonce_required: true };

@@ -1,0 +1,85 @@
+//! `/realms/{realm}/clients/{client}/allowed-ips`: the addresses and networks a client may ask the
+//! token endpoint from. Reading needs `client:read`, replacing the list `client:update`; an empty
+//! list allows every address.
+
+use axum::extract::State;
+use axum::response::Response;
+use serde::Serialize;
+use utoipa::ToSchema;
+
+use super::commit;
+use super::reach::{ClientRead, ClientUpdate, InClient};
+use crate::AppState;
+use crate::error::Error;
+use crate::http::body::JsonBody;
+use crate::http::envelope;
+use crate::signin::client_address;
+use crate::store::clients as client_store;
+use crate::store::trail::{Change, ChangeAction, Place, ResourceKind};
+use crate::validate::{Notification, Refusals, Rule, list_of, text};
+
+/// The most entries a client's list holds.
+pub const MAX_ALLOWED_IPS: usize = 100;
+
+/// A client's allowed IPs.
+#[derive(Debug, Serialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct AllowedIpsView {
+    /// Addresses (`203.0.113.7`, `2001:db8::1`) and networks in CIDR notation (`203.0.113.0/24`);
+    /// empty: every address.
+    pub allowed_ips: Vec<String>,
+}
+
+/// The body of a replacement.
+#[derive(Debug, ToSchema)]
+#[schema(rename_all = "camelCase")]
+#[allow(dead_code)]
+pub struct AllowedIpsInput {
+    /// Up to 100 addresses or CIDR networks; `[]` allows every address.
+    allowed_ips: Vec<String>,
+}
+
+/// An address or a network, written in its canonical form.
+fn address_or_network(path: &str, value: &serde_json::Value) -> Result<String, Refusals> {
+    let entry = text(1, 64)(path, value)?;
+    match client_address::parse(entry.trim()) {
+        Some(network) if network.prefix_len() == network.max_prefix_len() => Ok(network.addr().to_string()),
+        Some(network) => Ok(network.trunc().to_string()),
+        None => Err(vec![Notification::new(
+            path,
+            Rule::Format,
+            format!("{path} must be an IP address or a network in CIDR notation"),
+        )]),
+    }
+}
+
+#[utoipa::path(get, path = "/realms/{realm}/clients/{client}/allowed-ips", tag = "Clients",
+    params(("realm" = String, Path), ("client" = String, Path)),
+    responses((status = 200, description = "The addresses and networks the client may ask the token endpoint from, in `data`", body = AllowedIpsView),
+              (status = 403), (status = 404)),
+    security(("apiKey" = [])))]
+pub async fn read(InClient { client, .. }: InClient<ClientRead>) -> Result<Response, Error> {
+    Ok(envelope::ok(AllowedIpsView { allowed_ips: client.allowed_ips }))
+}
+
+#[utoipa::path(put, path = "/realms/{realm}/clients/{client}/allowed-ips", tag = "Clients",
+    params(("realm" = String, Path), ("client" = String, Path)), request_body = AllowedIpsInput,
+    responses((status = 200, description = "The list now in force, in `data`; the token endpoint refuses the client from anywhere else (`unauthorized_client`, `ClientAddressNotAllowed`)", body = AllowedIpsView),
+              (status = 400, description = "ValidationFailed: an entry is neither an address nor a network"), (status = 403), (status = 404)),
+    security(("apiKey" = [])))]
+pub async fn replace(
+    State(state): State<AppState>,
+    InClient { client, caller, .. }: InClient<ClientUpdate>,
+    JsonBody(mut body): JsonBody,
+) -> Result<Response, Error> {
+    let allowed = body.required("allowedIps", list_of(MAX_ALLOWED_IPS, address_or_network));
+    body.finish()?;
+    let allowed = allowed.unwrap_or_default();
+    let mut tx = state.store.begin().await?;
+    client_store::set_allowed_ips(&mut *tx, &client.realm_id, &client.id, &allowed, state.clock.now()).await?;
+    let place = Place::in_realm(ResourceKind::ClientAllowedIps, &client.id, &client.realm_id).of_client(&client.id);
+    let before = AllowedIpsView { allowed_ips: client.allowed_ips.clone() };
+    let after = AllowedIpsView { allowed_ips: allowed };
+    commit(&state, &caller, tx, Change::of(ChangeAction::Update, place, 200).before(&before).after(&after)).await?;
+    Ok(envelope::ok(after))
+}
