@@ -176,3 +176,45 @@ async fn consumer_fields_are_validated_and_scopes_bounded_by_the_client() {
     let listed = app.call_as(&auditor, Method::GET, CONSUMERS, None).await;
     assert_eq!(listed.status, StatusCode::OK, "auditors read consumers");
 }
+
+#[tokio::test]
+async fn each_validation_is_a_sign_in_of_the_consumer_raised_at_most_once_a_minute() {
+    let app = spawn_app().await;
+    let api = customer_api(&app).await;
+    let created = app.post(CONSUMERS, json!({ "name": "Partner" })).await;
+    let (id, key) = (created.data()["id"].as_str().unwrap(), created.data()["value"].as_str().unwrap());
+    let named = |events: &[(Option<String>, Option<String>, serde_json::Value)]| {
+        events.iter().filter(|(_, _, data)| data["consumer_id"] == id).count()
+    };
+    for _ in 0..5 {
+        assert_eq!(introspect(&app, &api, key, Some("api_key")).await["active"], true);
+    }
+    let succeeded = app.events("login_succeeded").await;
+    assert_eq!(named(&succeeded), 1, "a busy API raises one success a minute: {succeeded:?}");
+    let (realm, client, data) = succeeded.iter().find(|(_, _, d)| d["consumer_id"] == id).unwrap();
+    assert_eq!((realm.as_deref(), client.as_deref()), (Some("acme"), Some("orders-api")));
+    assert_eq!((data["consumer_name"].as_str(), data["grant_type"].as_str()), (Some("Partner"), Some("api_key")));
+    app.advance(61).await;
+    introspect(&app, &api, key, None).await;
+    assert_eq!(named(&app.events("login_succeeded").await), 2, "and another the next minute");
+
+    app.put(&format!("{CONSUMERS}/{id}"), json!({ "status": "Disabled" })).await;
+    introspect(&app, &api, key, None).await;
+    introspect(&app, &api, key, None).await;
+    let failed = app.events("login_failed").await;
+    assert_eq!(named(&failed), 1, "{failed:?}");
+    let data = &failed.iter().find(|(_, _, d)| d["consumer_id"] == id).unwrap().2;
+    assert_eq!(
+        (data["failure_reason"].as_str(), data["consumer_name"].as_str()),
+        (Some("consumer_disabled"), Some("Partner"))
+    );
+
+    // A key naming no consumer of this client: one failure a minute per address it comes from.
+    for _ in 0..3 {
+        introspect(&app, &api, "cstl_ck_made-up", Some("api_key")).await;
+    }
+    let unknown = app.events("login_failed").await;
+    let unknown: Vec<_> = unknown.iter().filter(|(_, _, d)| d["failure_reason"] == "unknown_api_key").collect();
+    assert_eq!(unknown.len(), 1, "{unknown:?}");
+    assert!(unknown[0].2["consumer_id"].is_null());
+}

@@ -1,14 +1,18 @@
 //! Token introspection (RFC 7662) and revocation (RFC 7009), both client-authenticated.
 
+use axum::Extension;
 use axum::extract::{Path, State};
-use axum::http::HeaderMap;
+use axum::http::{HeaderMap, header};
 use axum::response::{IntoResponse, Response};
 use serde_json::{Value, json};
 
 use super::{Form, OAuthError, authenticate_client, json_no_store, no_store, realm};
 use crate::AppState;
 use crate::cache::Invalidation;
+use crate::http::address::ClientAddress;
 use crate::http::admin::consumers::CONSUMER_KEY_PREFIX;
+use crate::signin::Origin;
+use crate::signin::consumer_keys::{self, Validated};
 use crate::store::changes;
 use crate::store::clients::Client;
 use crate::store::consumers::{self, Consumer};
@@ -89,6 +93,7 @@ fn describe_consumer(consumer: &Consumer) -> Value {
 pub async fn introspect(
     State(state): State<AppState>,
     Path(realm_id): Path<String>,
+    Extension(ClientAddress(address)): Extension<ClientAddress>,
     headers: HeaderMap,
     form: Form,
 ) -> Result<Response, OAuthError> {
@@ -98,16 +103,28 @@ pub async fn introspect(
     let hint = form.get("token_type_hint");
     let refresh_first = hint == Some("refresh_token") || token.starts_with(tokens::REFRESH_TOKEN_PREFIX);
 
-    // Consumer API keys are described only to their own client, the customer's API.
+    // Consumer API keys are described only to their own client, the customer's API; each
+    // validation is a sign-in of the consumer.
     if hint == Some("api_key") || token.starts_with(CONSUMER_KEY_PREFIX) {
         let now = state.clock.now();
-        let consumer = consumers::find_by_hash(state.store.pool(), &state.hasher.hash(token)).await?;
-        if let Some(consumer) = consumer {
-            let live = consumer.realm_id == realm.id && consumer.client_id == client.id && consumer.is_usable(now);
-            return Ok(json_no_store(if live { describe_consumer(&consumer) } else { json!({ "active": false }) }));
-        }
-        if token.starts_with(CONSUMER_KEY_PREFIX) {
-            return Ok(json_no_store(json!({ "active": false })));
+        let key_hash = state.hasher.hash(token);
+        let consumer = consumers::find_by_hash(state.store.pool(), &key_hash).await?;
+        let consumer = consumer.filter(|c| c.realm_id == realm.id && c.client_id == client.id);
+        let validated = match &consumer {
+            Some(consumer) if consumer.is_usable(now) => Validated::Live(consumer),
+            Some(consumer) => Validated::NotUsable(consumer),
+            None => Validated::Unknown,
+        };
+        if consumer.is_some() || token.starts_with(CONSUMER_KEY_PREFIX) {
+            let origin = Origin {
+                ip_address: address.to_string(),
+                user_agent: headers.get(header::USER_AGENT).and_then(|v| v.to_str().ok()).map(str::to_owned),
+            };
+            consumer_keys::record(&state, &realm, &client, validated, &key_hash, &origin).await?;
+            return Ok(json_no_store(match validated {
+                Validated::Live(consumer) => describe_consumer(consumer),
+                _ => json!({ "active": false }),
+            }));
         }
     }
 
