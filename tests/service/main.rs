@@ -18,6 +18,7 @@ mod bounds;
 mod browser;
 mod catalogue;
 mod certification;
+mod claim_mappers;
 mod client_keys;
 mod clients;
 mod configuration;

@@ -146,6 +146,10 @@ pub struct Client {
     /// every address. Written only by [`set_allowed_ips`].
     #[sqlx(try_from = "super::JsonList")]
     pub allowed_ips: Vec<String>,
+    /// The claims the client's tokens carry from each person's data. Written only by
+    /// [`set_claim_mappers`].
+    #[sqlx(try_from = "String")]
+    pub claim_mappers: ClaimMappers,
     /// The address of the logo the login page shows (https).
     pub logo_uri: Option<String>,
     /// The login page's colour, `#rrggbb`.
@@ -222,6 +226,7 @@ impl Client {
             post_logout_redirect_uris: Vec::new(),
             allowed_origins: Vec::new(),
             allowed_ips: Vec::new(),
+            claim_mappers: ClaimMappers::default(),
             logo_uri: None,
             brand_color: None,
             key_algorithm: "ES256".to_owned(),
@@ -260,7 +265,7 @@ const COLUMNS: &str = "realm_id, id, name, description, client_type, status, sec
      secret_rotated_at, previous_secret_hash, previous_secret_valid_until, issued_tokens_revoked_before, \
      token_exchange_enabled, allowed_scopes, grant_types, redirect_uris, key_algorithm, key_rotation_days, created_at, updated_at, \
      post_logout_redirect_uris, logo_uri, brand_color, allowed_origins, registration, registration_token_hash, \
-     registered_metadata, jwks, jwks_uri, document_fresh_until, allowed_ips";
+     registered_metadata, jwks, jwks_uri, document_fresh_until, allowed_ips, claim_mappers";
 
 pub const LISTING: Listing = Listing {
     table: "clients",
@@ -333,6 +338,70 @@ pub async fn insert<'c>(db: impl Executor<'c, Database = Any>, client: &Client) 
 }
 
 /// Writes the fields an update may change.
+/// Where a mapped claim takes its value from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize, utoipa::ToSchema)]
+pub enum ClaimSource {
+    /// One of the person's attributes: `username`, `email`, `emailConfirmed`, `firstName`,
+    /// `lastName`.
+    Attribute,
+    /// The names of the realm roles the person holds, directly or through groups.
+    Roles,
+    /// The names of the person's groups.
+    Groups,
+    /// The names of the person's organizations.
+    Organizations,
+    /// A fixed value.
+    Fixed,
+}
+
+/// A claim a client's tokens carry.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize, utoipa::ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct ClaimMapper {
+    pub id: String,
+    /// The claim's name in the tokens.
+    pub claim: String,
+    pub source: ClaimSource,
+    /// The attribute, for the `Attribute` source.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub attribute: Option<String>,
+    /// The value, for the `Fixed` source.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub value: Option<String>,
+    /// Whether access tokens carry it.
+    pub access_token: bool,
+    /// Whether ID tokens carry it.
+    pub id_token: bool,
+}
+
+/// A client's claim mappers, as their column stores them (JSON).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct ClaimMappers(pub Vec<ClaimMapper>);
+
+impl From<String> for ClaimMappers {
+    fn from(text: String) -> Self {
+        Self(serde_json::from_str(&text).unwrap_or_default())
+    }
+}
+
+/// Replaces the client's claim mappers.
+pub async fn set_claim_mappers<'c>(
+    db: impl Executor<'c, Database = Any>,
+    realm_id: &str,
+    client_id: &str,
+    mappers: &[ClaimMapper],
+    now: DateTime<Utc>,
+) -> Result<(), Error> {
+    sqlx::query("UPDATE clients SET claim_mappers = $3, updated_at = $4 WHERE realm_id = $1 AND id = $2")
+        .bind(realm_id)
+        .bind(client_id)
+        .bind(serde_json::to_string(mappers).unwrap_or_else(|_| "[]".into()))
+        .bind(super::millis(now))
+        .execute(db)
+        .await?;
+    Ok(())
+}
+
 /// Replaces the addresses and networks the client may ask the token endpoint from.
 pub async fn set_allowed_ips<'c>(
     db: impl Executor<'c, Database = Any>,

@@ -73,6 +73,26 @@ pub async fn members<'c>(
     Ok(rows.into_iter().map(|(id,)| id).collect())
 }
 
+/// The names of what the person belongs to, by name.
+pub async fn names_of_user<'c>(
+    db: impl Executor<'c, Database = Any>,
+    kind: Membership,
+    user_id: &str,
+) -> Result<Vec<String>, Error> {
+    let (table, owner) = kind.table();
+    let owners = match kind {
+        Membership::Group => "groups",
+        Membership::Organization => "organizations",
+    };
+    let rows: Vec<(String,)> = sqlx::query_as(sqlx::AssertSqlSafe(format!(
+        "SELECT o.name FROM {table} m JOIN {owners} o ON o.id = m.{owner} WHERE m.user_id = $1 ORDER BY o.name"
+    )))
+    .bind(user_id)
+    .fetch_all(db)
+    .await?;
+    Ok(rows.into_iter().map(|(name,)| name).collect())
+}
+
 pub async fn is_member<'c>(
     db: impl Executor<'c, Database = Any>,
     kind: Membership,

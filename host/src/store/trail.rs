@@ -100,6 +100,7 @@ pub enum ResourceKind {
     SigningKey,
     ClientScopes,
     ClientAllowedIps,
+    ClientClaimMappers,
     ClientRoleGrant,
     Consumer,
     User,
@@ -142,6 +143,7 @@ impl ResourceKind {
             Self::SigningKey => "signing_key",
             Self::ClientScopes => "client_scopes",
             Self::ClientAllowedIps => "client_allowed_ips",
+            Self::ClientClaimMappers => "client_claim_mappers",
             Self::ClientRoleGrant => "client_role_grant",
             Self::Consumer => "consumer",
             Self::User => "user",
@@ -211,9 +213,12 @@ impl ResourceKind {
             Self::Secret | Self::AccountRole => Stale::Account,
             Self::DelegationGrant => Stale::Delegation,
             Self::Suspension => Stale::Suspensions,
-            Self::Client | Self::SigningKey | Self::ClientRoleGrant | Self::ClientScopes | Self::ClientAllowedIps => {
-                Stale::Client
-            }
+            Self::Client
+            | Self::SigningKey
+            | Self::ClientRoleGrant
+            | Self::ClientScopes
+            | Self::ClientAllowedIps
+            | Self::ClientClaimMappers => Stale::Client,
             _ => Stale::Nothing,
         }
     }

@@ -1,6 +1,7 @@
 //! Tokens: JWT access tokens per RFC 9068 (`typ: at+jwt`), OpenID Connect ID tokens, opaque
 //! refresh tokens, and the one check that decides whether an access token is active.
 
+pub mod claims;
 pub mod delegation;
 pub mod keys;
 
@@ -173,6 +174,9 @@ pub async fn access_token(state: &AppState, grant: &Grant<'_>) -> Result<Issued,
             );
         }
     }
+    for (name, value) in claims::of_grant(state, grant).await? {
+        claims.entry(name).or_insert(value);
+    }
     let token = sign(state, client, ACCESS_TOKEN_TYPE, &Value::Object(claims)).await?;
     let expires_at = DateTime::from_timestamp(expires_at, 0).unwrap_or_default();
     Ok(Issued { token, jti, expires_at, lifetime_seconds: lifetime, scopes })
@@ -287,6 +291,9 @@ pub async fn id_token(state: &AppState, token: &IdToken<'_>) -> Result<String, E
             object.insert("nonce".into(), json!(nonce));
         }
         object.extend(person_claims(user, scopes));
+        for (name, value) in claims::mapped(state, client, user, claims::Token::Id).await? {
+            object.entry(name).or_insert(value);
+        }
     }
     sign(state, client, "JWT", &claims).await
 }

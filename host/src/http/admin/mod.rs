@@ -5,6 +5,7 @@ pub mod allowed_ips;
 pub mod analyses;
 pub mod audit;
 pub mod captures;
+pub mod claim_mappers;
 pub mod client_fields;
 pub mod clients;
 pub mod configuration;
@@ -63,6 +64,9 @@ pub fn routes() -> Router<AppState> {
         .route("/realms/{realm}/clients", get(clients::list).post(clients::create))
         .route("/realms/{realm}/clients/{client}", get(clients::read).put(clients::update).delete(clients::delete))
         .route("/realms/{realm}/clients/{client}/allowed-ips", get(allowed_ips::read).put(allowed_ips::replace))
+        .route("/realms/{realm}/clients/{client}/claim-mappers", get(claim_mappers::list).post(claim_mappers::create))
+        .route("/realms/{realm}/clients/{client}/claim-mappers/preview", get(claim_mappers::preview))
+        .route("/realms/{realm}/clients/{client}/claim-mappers/{mapperId}", delete(claim_mappers::delete))
         .route("/realms/{realm}/clients/{client}/signing-keys", get(signing_keys::signing_keys))
         .route("/realms/{realm}/clients/{client}/signing-keys/rotate", post(signing_keys::rotate_signing_keys))
         .route("/realms/{realm}/clients/{client}/client-secret/rotate", post(clients::rotate_secret))

@@ -11,9 +11,10 @@ use utoipa::{Modify, OpenApi};
 
 use super::admin::webhooks::ClientEndpointPaths;
 use super::admin::{
-    account, allowed_ips, analyses, audit, captures, clients, configuration, connection_providers, connections,
-    consumers, delegation, groups, identity_providers, imports, organizations, realm_roles, realms, registration,
-    resource_servers, roles, scopes, secrets, sessions, signing_keys, suspensions, threats, users, webhooks,
+    account, allowed_ips, analyses, audit, captures, claim_mappers, clients, configuration, connection_providers,
+    connections, consumers, delegation, groups, identity_providers, imports, organizations, realm_roles, realms,
+    registration, resource_servers, roles, scopes, secrets, sessions, signing_keys, suspensions, threats, users,
+    webhooks,
 };
 use super::envelope::{NotificationBody, Pagination};
 use crate::error::ErrorCode;
@@ -73,7 +74,7 @@ use crate::error::ErrorCode;
         captures::create_capture, captures::list_captures, captures::read_capture, captures::captured_requests,
         captures::delete_capture,
         threats::list, threats::summary, threats::exposures, threats::read, threats::dismiss, threats::revoke,
-        threats::standing, allowed_ips::read, allowed_ips::replace, analyses::list, analyses::retry, analyses::apply, analyses::revert, analyses::report,
+        threats::standing, allowed_ips::read, allowed_ips::replace, claim_mappers::list, claim_mappers::create, claim_mappers::delete, claim_mappers::preview, analyses::list, analyses::retry, analyses::apply, analyses::revert, analyses::report,
         audit::trail, audit::access_logs,
     ),
     components(schemas(NotificationBody, ErrorCode, Pagination<realms::RealmView>)),
