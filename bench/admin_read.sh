@@ -3,6 +3,9 @@
 #
 #   bench/admin_read.sh sqlite|postgres [connections] [seconds]
 #
+# With CASTELLAN_BENCH_REDIS_URL set (redis://127.0.0.1:6379/15, say), the service counts in that
+# Redis: each request then takes its rate-limit token there, in one round trip.
+#
 # Starts a release build of the service on a fresh database, creates a realm, adds 5,000 Owner
 # keys (each caller may make 300 requests a minute, so a load of 10,000 a second needs
 # thousands of callers), warms up for 4 s, then measures. Also reports start-up to ready on the
@@ -20,6 +23,9 @@ cd "$work"
 cargo build --release --quiet -p castellan --manifest-path "$root/Cargo.toml"
 bin="${CARGO_TARGET_DIR:-$root/target}/release/castellan"
 args=(serve --policies "$root/policies" --listen "127.0.0.1:$port")
+if [ -n "${CASTELLAN_BENCH_REDIS_URL:-}" ]; then
+  args+=(--redis-url "$CASTELLAN_BENCH_REDIS_URL")
+fi
 if [ "$backend" = postgres ]; then
   url="${CASTELLAN_BENCH_POSTGRES_URL:-postgres://postgres@127.0.0.1:5432/castellan_bench}"
   psql "${url%/*}/postgres" -qc "DROP DATABASE IF EXISTS ${url##*/}" -c "CREATE DATABASE ${url##*/}"
