@@ -34,6 +34,7 @@ pub mod plugins;
 pub mod protection;
 pub mod registration;
 pub mod remote;
+pub mod secret_expiry;
 pub mod signin;
 pub mod store;
 pub mod suspensions;
@@ -343,6 +344,24 @@ async fn register_jobs(state: &AppState) {
                     let resolved = crate::protection::incidents::resolve_quiet(&store, now).await?;
                     if resolved > 0 {
                         tracing::info!(resolved, "attack incidents quiet for 30 minutes resolved");
+                    }
+                    Ok(())
+                })
+            }),
+        )
+        .await;
+    let store = state.store.clone();
+    state
+        .scheduler
+        .every_latest(
+            "secret-expiry-warnings",
+            secret_expiry::EVERY,
+            Arc::new(move |now| {
+                let store = store.clone();
+                Box::pin(async move {
+                    let raised = secret_expiry::warn(&store, now).await?;
+                    if raised > 0 {
+                        tracing::info!(raised, "accounts warned of secrets about to expire");
                     }
                     Ok(())
                 })

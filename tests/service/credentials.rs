@@ -187,3 +187,56 @@ async fn keys_are_stored_hashed_never_in_the_clear() {
     let listed = app.get("/secrets").await;
     assert!(listed.items().iter().all(|s| s.get("value").is_none()));
 }
+
+#[tokio::test]
+async fn a_secret_about_to_expire_is_warned_of_once_at_a_week_and_once_at_a_day() {
+    let app = spawn_app().await;
+    const HOUR: i64 = 3600;
+    let expires = app.state.clock.now() + chrono::TimeDelta::days(8);
+    let created = app
+        .post(
+            "/secrets",
+            json!({ "name": "deploy", "roles": ["Auditor"], "expiresAt": castellan::clock::iso(expires) }),
+        )
+        .await;
+    let id = created.data()["id"].as_str().unwrap().to_owned();
+    app.advance(22 * HOUR).await;
+    assert!(warnings(&app).await.is_empty(), "more than a week left");
+    app.advance(4 * HOUR).await;
+    let warned = warnings(&app).await;
+    assert_eq!(warned.len(), 1, "{warned:?}");
+    assert_eq!(
+        (warned[0]["severity"].as_str(), warned[0]["resourceId"].as_str()),
+        (Some("Warning"), Some(id.as_str()))
+    );
+    assert_eq!(warned[0]["title"], "API key deploy expires in 7 days");
+    app.advance(5 * 24 * HOUR).await;
+    assert_eq!(warnings(&app).await.len(), 1, "once for the week");
+    app.advance(24 * HOUR).await;
+    let warned = warnings(&app).await;
+    assert_eq!(warned.len(), 2, "{warned:?}");
+    assert_eq!(
+        (warned[0]["severity"].as_str(), warned[0]["title"].as_str()),
+        (Some("Critical"), Some("API key deploy expires in 1 day"))
+    );
+    app.advance(2 * 24 * HOUR).await;
+    assert_eq!(warnings(&app).await.len(), 2, "once for the day, nothing once expired");
+
+    // A secret made with hours left is warned of at the day only.
+    let soon = app.state.clock.now() + chrono::TimeDelta::hours(5);
+    app.post("/secrets", json!({ "name": "soon", "roles": ["Auditor"], "expiresAt": castellan::clock::iso(soon) }))
+        .await;
+    app.advance(HOUR).await;
+    let warned = warnings(&app).await;
+    assert_eq!(warned.len(), 3, "{warned:?}");
+    assert_eq!(
+        (warned[0]["severity"].as_str(), warned[0]["title"].as_str()),
+        (Some("Critical"), Some("API key soon expires in 1 day"))
+    );
+}
+
+/// The account's warnings of expiring secrets, newest first.
+async fn warnings(app: &TestApp) -> Vec<serde_json::Value> {
+    let listed = app.get("/account/notifications").await;
+    listed.items().iter().filter(|n| n["type"] == "secret_expiring").cloned().collect()
+}

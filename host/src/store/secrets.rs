@@ -93,6 +93,22 @@ const COLUMNS: &str = "id, account_id, secret_type, name, value_hash, value_last
      acts_for_user_id, created_at, updated_at, rotated_at, previous_value_hash, previous_value_valid_until, \
      issued_tokens_revoked_before";
 
+/// Every account's secrets that expire after `from` and at `to` or before, soonest first.
+pub async fn expiring_between<'c>(
+    db: impl Executor<'c, Database = Any>,
+    from: DateTime<Utc>,
+    to: DateTime<Utc>,
+) -> Result<Vec<Secret>, Error> {
+    sqlx::query_as(sqlx::AssertSqlSafe(format!(
+        "SELECT {COLUMNS} FROM secrets WHERE expires_at > $1 AND expires_at <= $2 ORDER BY expires_at, id"
+    )))
+    .bind(super::millis(from))
+    .bind(super::millis(to))
+    .fetch_all(db)
+    .await
+    .map_err(Error::from)
+}
+
 /// The columns of a secret and its person, for a query of `secrets s LEFT JOIN users u`.
 const CREDENTIAL_COLUMNS: &str = "s.id, s.account_id, s.secret_type, s.name, s.value_hash, s.value_last_four, \
      s.roles, s.scopes, s.expires_at, s.acts_for_user_id, s.created_at, s.updated_at, s.rotated_at, \
