@@ -40,6 +40,7 @@ pub mod store;
 pub mod suspensions;
 pub mod telemetry;
 pub mod tokens;
+pub mod unusual_failures;
 pub mod validate;
 pub mod webhooks;
 
@@ -362,6 +363,24 @@ async fn register_jobs(state: &AppState) {
                     let raised = secret_expiry::warn(&store, now).await?;
                     if raised > 0 {
                         tracing::info!(raised, "accounts warned of secrets about to expire");
+                    }
+                    Ok(())
+                })
+            }),
+        )
+        .await;
+    let store = state.store.clone();
+    state
+        .scheduler
+        .every_latest(
+            "unusual-sign-in-failures",
+            unusual_failures::EVERY,
+            Arc::new(move |now| {
+                let store = store.clone();
+                Box::pin(async move {
+                    let reported = unusual_failures::watch(&store, now).await?;
+                    if reported > 0 {
+                        tracing::info!(reported, "realms with unusual sign-in failures reported");
                     }
                     Ok(())
                 })

@@ -40,7 +40,10 @@ pub async fn warn(store: &Store, now: DateTime<Utc>) -> Result<usize, Error> {
         };
         let mut tx = store.begin().await?;
         let id = secret.id.as_str();
-        if notification_store::raised_before(&mut *tx, &secret.account_id, NOTIFICATION_TYPE, id, *severity).await? {
+        let ever = DateTime::UNIX_EPOCH;
+        if notification_store::raised_before(&mut *tx, &secret.account_id, NOTIFICATION_TYPE, id, *severity, ever)
+            .await?
+        {
             continue;
         }
         let title = format!("{} {} expires in {left}", kind(&secret), secret.name);

@@ -442,3 +442,46 @@ async fn post_state(app: &TestApp, state: &str, attempts: i64) -> Value {
     assert_eq!((&only["webhookPost"], &only["webhookPostAttempts"]), (&json!(state), &json!(attempts)), "{only}");
     only
 }
+
+/// `count` failed sign-ins at `client` with names nobody has, five from each address (so that no
+/// source is blocked), from addresses of `round`.
+async fn fail_unknown(app: &TestApp, client: &TestClient, count: usize, round: usize) {
+    for n in 0..count {
+        let (from, name) = (format!("198.51.{round}.{}", n / 5), format!("nobody-{n}"));
+        let response = app
+            .http
+            .post(format!("{}/realms/{}/protocol/openid-connect/token", app.base, client.realm))
+            .basic_auth(&client.id, Some(&client.secret))
+            .header("x-forwarded-for", from)
+            .form(&[("grant_type", "password"), ("username", name.as_str()), ("password", "x")])
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(response.status(), StatusCode::BAD_REQUEST);
+    }
+}
+
+async fn unusual_failures_reported(app: &TestApp) -> Vec<Value> {
+    let listed = app.get("/account/notifications").await;
+    listed.items().iter().filter(|n| n["type"] == "sign_in_failures_unusual").cloned().collect()
+}
+
+#[tokio::test]
+async fn an_unusual_hour_of_failed_sign_ins_in_a_realm_is_reported_once_a_day() {
+    let app = spawn_app().await;
+    for realm in ["busy", "quiet"] {
+        app.create_realm(realm).await;
+    }
+    let busy = app.create_client("busy", "shop", &["password"], &[]).await;
+    let quiet = app.create_client("quiet", "shop", &["password"], &[]).await;
+    fail_unknown(&app, &busy, 25, 1).await;
+    fail_unknown(&app, &quiet, 10, 2).await;
+    app.advance(3600).await;
+    let first = unusual_failures_reported(&app).await;
+    assert_eq!(first.len(), 1, "{first:?}");
+    assert_eq!((first[0]["resourceId"].as_str(), first[0]["severity"].as_str()), (Some("busy"), Some("Warning")));
+    assert!(first[0]["description"].as_str().unwrap().starts_with("25 sign-ins failed in realm busy"), "{}", first[0]);
+    fail_unknown(&app, &busy, 25, 3).await;
+    app.advance(3600).await;
+    assert_eq!(unusual_failures_reported(&app).await.len(), 1, "once a day for the realm");
+}

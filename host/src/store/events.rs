@@ -117,6 +117,25 @@ pub struct Event<'a> {
 }
 
 /// Writes the event to the outbox; its id stays the same across every retry and replay.
+/// Events of `event_type` published within `[from, to)`, counted per account and realm.
+pub async fn counts_by_realm<'c>(
+    db: impl Executor<'c, Database = Any>,
+    event_type: EventType,
+    from: DateTime<Utc>,
+    to: DateTime<Utc>,
+) -> Result<Vec<(String, String, i64)>, Error> {
+    sqlx::query_as(
+        "SELECT account_id, realm_id, COUNT(*) FROM event_outbox WHERE event_type = $1 AND created_at >= $2 \
+         AND created_at < $3 AND account_id IS NOT NULL AND realm_id IS NOT NULL GROUP BY account_id, realm_id",
+    )
+    .bind(event_type.as_str())
+    .bind(super::millis(from))
+    .bind(super::millis(to))
+    .fetch_all(db)
+    .await
+    .map_err(Error::from)
+}
+
 pub async fn publish(tx: &mut super::Connection, event: Event<'_>, at: DateTime<Utc>) -> Result<EventId, Error> {
     let id = EventId::fresh();
     sqlx::query(

@@ -128,22 +128,25 @@ pub const LISTING: Listing = Listing {
 };
 
 /// Stores a notification; it is posted when `post_url` is set (status Pending, due at once).
-/// Whether the account was already told of this cause at this severity about this resource.
+/// Whether the account was already told of this cause at this severity about this resource
+/// after `since`.
 pub async fn raised_before<'c>(
     db: impl Executor<'c, Database = Any>,
     account_id: &str,
     notification_type: &str,
     resource_id: &str,
     severity: Severity,
+    since: DateTime<Utc>,
 ) -> Result<bool, Error> {
     let found: Option<(String,)> = sqlx::query_as(
         "SELECT id FROM account_notifications WHERE account_id = $1 AND type = $2 AND resource_id = $3 AND severity = $4 \
-         LIMIT 1",
+         AND created_at > $5 LIMIT 1",
     )
     .bind(account_id)
     .bind(notification_type)
     .bind(resource_id)
     .bind(severity.as_str())
+    .bind(super::millis(since))
     .fetch_optional(db)
     .await?;
     Ok(found.is_some())
