@@ -150,3 +150,40 @@ async fn post(state: &AppState, n: &Notification) -> Result<(), String> {
         .map_err(|error| crate::webhooks::delivery::describe(&error))?;
     if response.status().is_success() { Ok(()) } else { Err(format!("answered {}", response.status().as_u16())) }
 }
+
+/// The notification's `type` for a caller near its admin rate limit.
+pub const NEAR_RATE_LIMIT: &str = "rate_limit_near";
+
+/// Tells the account that one of its callers (`caller`: a credential or a person, by id) kept
+/// near its limit of `per_minute` requests a minute for five minutes; once an hour per caller,
+/// whichever host sees it.
+pub async fn near_rate_limit(
+    store: &crate::store::Store,
+    account_id: &str,
+    caller: &str,
+    per_minute: f64,
+    now: DateTime<Utc>,
+) -> Result<(), StoreError> {
+    let mut tx = store.begin().await?;
+    let since = now - TimeDelta::hours(1);
+    if store::raised_before(&mut *tx, account_id, NEAR_RATE_LIMIT, caller, Severity::Warning, since).await? {
+        return Ok(());
+    }
+    let raised = Raised {
+        account_id,
+        notification_type: NEAR_RATE_LIMIT,
+        severity: Severity::Warning,
+        title: "A caller is near its rate limit".into(),
+        description: format!(
+            "{caller} has used nine tenths or more of its {per_minute} admin API requests a minute for five \
+             minutes; beyond them its requests are refused with 429. Spread its calls, or give the work to \
+             another credential."
+        ),
+        resource_id: Some(caller),
+        realm_id: None,
+        webhook: true,
+    };
+    raise(&mut tx, raised, now).await?;
+    tx.commit().await?;
+    Ok(())
+}

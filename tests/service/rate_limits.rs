@@ -160,3 +160,36 @@ async fn hosts_sharing_redis_share_each_allowance_and_limit_alone_while_it_is_lo
     }
     assert_eq!(status(&one, &one.key).await, StatusCode::TOO_MANY_REQUESTS, "still limited, by the host");
 }
+
+#[tokio::test]
+async fn a_caller_kept_near_its_limit_for_five_minutes_is_reported_once_an_hour() {
+    let limits = AdminRateLimits { requests: 10, ..AdminRateLimits::default() };
+    let app = spawn_with(TestDatabase::new().await, |settings| settings.admin_rate_limits = limits).await;
+    let busy = app.key_with(&["Auditor"], None).await;
+    let near = |app: &TestApp| {
+        let listed = app.http.get(format!("{}/account/notifications", app.admin)).header("x-api-key", app.key.clone());
+        async move {
+            let listed = crate::support::answer(listed.send().await.unwrap()).await;
+            listed.items().iter().filter(|n| n["type"] == "rate_limit_near").cloned().collect::<Vec<_>>()
+        }
+    };
+    // The whole allowance at once, then one request each time a token comes back (every 6 s).
+    for _ in 0..10 {
+        assert_eq!(app.call_as(&busy, Method::GET, "/realms", None).await.status, StatusCode::OK);
+    }
+    for step in 0..49 {
+        app.advance(6).await;
+        assert_eq!(app.call_as(&busy, Method::GET, "/realms", None).await.status, StatusCode::OK, "step {step}");
+    }
+    assert!(near(&app).await.is_empty(), "near for 4 m 54 s");
+    app.advance(6).await;
+    app.call_as(&busy, Method::GET, "/realms", None).await;
+    let told = near(&app).await;
+    assert_eq!(told.len(), 1, "{told:?}");
+    assert_eq!(told[0]["severity"], "Warning");
+    for _ in 0..20 {
+        app.advance(6).await;
+        app.call_as(&busy, Method::GET, "/realms", None).await;
+    }
+    assert_eq!(near(&app).await.len(), 1, "once an hour");
+}

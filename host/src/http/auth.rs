@@ -167,7 +167,16 @@ pub async fn authenticate(State(state): State<AppState>, mut request: Request, n
     entry.actor_user_id = actor.user_id.clone();
 
     let class = rate_class(&method, template.as_deref().unwrap_or(&path));
-    if let Err(retry_after_seconds) = state.limiter.take(&principal.id, class, now).await {
+    let taken = state.limiter.take(&principal.id, class, now).await;
+    if state.limiter.near_limit(&principal.id, class, now) {
+        let per_minute = state.limiter.per_minute(class);
+        let told =
+            crate::notifications::near_rate_limit(&state.store, &principal.account_id, &principal.id, per_minute, now);
+        if let Err(error) = told.await {
+            tracing::error!(%error, "cannot tell the account a caller is near its rate limit");
+        }
+    }
+    if let Err(retry_after_seconds) = taken {
         entry.status = 429;
         entry.reason = Some("TooManyRequests".into());
         state.access_log.record(entry).await;

@@ -74,7 +74,24 @@ pub struct RateLimiter {
     shared_lost: AtomicBool,
     /// Until when a shared bucket refused each caller, as this host last heard.
     refused_until: Mutex<HashMap<(String, Class), DateTime<Utc>>>,
+    /// Since when each caller has kept within a tenth of its allowance (or beyond it), and when it
+    /// was last said to be near its limit.
+    near: Mutex<HashMap<(String, Class), Near>>,
 }
+
+/// How near its limit a caller kept, as this host saw it.
+#[derive(Debug, Clone, Copy, Default)]
+struct Near {
+    /// Since when it has stayed within a tenth of its allowance; none while it is not.
+    since: Option<DateTime<Utc>>,
+    /// When it was last said to be near its limit.
+    told: Option<DateTime<Utc>>,
+}
+
+/// A caller that kept this near its limit this long is told.
+pub const NEAR_FOR: TimeDelta = TimeDelta::minutes(5);
+/// And told again at most this often.
+const NEAR_TOLD_EVERY: TimeDelta = TimeDelta::hours(1);
 
 impl std::fmt::Debug for RateLimiter {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
@@ -117,8 +134,40 @@ impl RateLimiter {
         self.spend(caller, class, now, false).await
     }
 
+    /// Whether `caller` has kept near its limit of `class` (a tenth of its allowance left, or
+    /// refused) for [`NEAR_FOR`] without being told within the hour: true once, then not again for
+    /// an hour.
+    pub fn near_limit(&self, caller: &str, class: Class, now: DateTime<Utc>) -> bool {
+        let mut near = self.near.lock().unwrap_or_else(|p| p.into_inner());
+        let Some(entry) = near.get_mut(&(caller.to_owned(), class)) else { return false };
+        let long_enough = entry.since.is_some_and(|since| since <= now - NEAR_FOR);
+        if !long_enough || entry.told.is_some_and(|at| at > now - NEAR_TOLD_EVERY) {
+            return false;
+        }
+        entry.told = Some(now);
+        true
+    }
+
+    /// Notes how near its limit a caller's take left it.
+    fn note(&self, caller: &str, class: Class, answer: Result<(), u64>, left: f64, now: DateTime<Utc>) {
+        let near_now = answer.is_err() || left < self.per_minute(class) / 10.0;
+        let mut near = self.near.lock().unwrap_or_else(|p| p.into_inner());
+        let key = (caller.to_owned(), class);
+        if near_now {
+            near.entry(key).or_default().since.get_or_insert(now);
+        } else if let Some(entry) = near.get_mut(&key) {
+            entry.since = None;
+        }
+    }
+
     async fn spend(&self, caller: &str, class: Class, now: DateTime<Utc>, take: bool) -> Result<(), u64> {
-        let Some(shared) = &self.shared else { return self.settle(caller, class, now, take) };
+        let Some(shared) = &self.shared else {
+            let (answer, left) = self.settle(caller, class, now, take);
+            if take {
+                self.note(caller, class, answer, left, now);
+            }
+            return answer;
+        };
         if !take {
             let refused = self.refused_until.lock().unwrap_or_else(|p| p.into_inner());
             let until = refused.get(&(caller.to_owned(), class)).copied().filter(|until| *until > now);
@@ -126,7 +175,8 @@ impl RateLimiter {
         }
         let key = format!("{class:?}:{caller}");
         match shared.take_token(&key, self.per_minute(class), true, now).await {
-            Ok(answer) => {
+            Ok((answer, left)) => {
+                self.note(caller, class, answer, left, now);
                 if self.shared_lost.swap(false, Ordering::Relaxed) {
                     tracing::info!("the shared rate limits can be read again");
                 }
@@ -141,12 +191,15 @@ impl RateLimiter {
                 if !self.shared_lost.swap(true, Ordering::Relaxed) {
                     tracing::error!(%error, "the shared rate limits cannot be read; each host limits on its own meanwhile");
                 }
-                self.settle(caller, class, now, take)
+                let (answer, left) = self.settle(caller, class, now, take);
+                self.note(caller, class, answer, left, now);
+                answer
             }
         }
     }
 
-    fn settle(&self, caller: &str, class: Class, now: DateTime<Utc>, take: bool) -> Result<(), u64> {
+    /// This host's bucket: the answer, and the tokens left.
+    fn settle(&self, caller: &str, class: Class, now: DateTime<Utc>, take: bool) -> (Result<(), u64>, f64) {
         let capacity = self.per_minute(class);
         let per_second = capacity / 60.0;
         let mut buckets = self.buckets.lock().unwrap_or_else(|p| p.into_inner());
@@ -154,7 +207,7 @@ impl RateLimiter {
         let bucket = match buckets.get_mut(&key) {
             Some(bucket) => bucket,
             None if take => buckets.entry(key).or_insert(Bucket { tokens: capacity, updated: now }),
-            None => return Ok(()),
+            None => return (Ok(()), capacity),
         };
         let elapsed = (now - bucket.updated).num_milliseconds().max(0) as f64 / 1000.0;
         bucket.tokens = (bucket.tokens + elapsed * per_second).min(capacity);
@@ -163,9 +216,9 @@ impl RateLimiter {
             if take {
                 bucket.tokens -= 1.0;
             }
-            Ok(())
+            (Ok(()), bucket.tokens)
         } else {
-            Err(((1.0 - bucket.tokens) / per_second).ceil().max(1.0) as u64)
+            (Err(((1.0 - bucket.tokens) / per_second).ceil().max(1.0) as u64), bucket.tokens)
         }
     }
 
@@ -173,6 +226,8 @@ impl RateLimiter {
     /// refusals that ended.
     pub fn prune(&self, now: DateTime<Utc>) -> usize {
         self.refused_until.lock().unwrap_or_else(|p| p.into_inner()).retain(|_, until| *until > now);
+        let recent = |at: Option<DateTime<Utc>>| at.is_some_and(|at| at > now - NEAR_TOLD_EVERY);
+        self.near.lock().unwrap_or_else(|p| p.into_inner()).retain(|_, near| near.since.is_some() || recent(near.told));
         let mut buckets = self.buckets.lock().unwrap_or_else(|p| p.into_inner());
         let before = buckets.len();
         buckets.retain(|_, bucket| now - bucket.updated < TimeDelta::minutes(1));

@@ -354,7 +354,8 @@ impl Counters {
 
     /// Takes a token from the bucket `key` shared by every host (or, with `take` false, tells
     /// whether one is left without taking it), in one round trip: the bucket holds `per_minute`
-    /// tokens and refills continuously. When none is left, the whole seconds until one comes back.
+    /// tokens and refills continuously. When none is left, the whole seconds until one comes back;
+    /// beside it, the tokens left.
     /// The memory store shares nothing: its callers keep their buckets themselves, and it allows.
     pub async fn take_token(
         &self,
@@ -362,15 +363,15 @@ impl Counters {
         per_minute: f64,
         take: bool,
         now: DateTime<Utc>,
-    ) -> Result<Result<(), u64>, CountError> {
-        let Store::Redis(connection) = &self.store else { return Ok(Ok(())) };
+    ) -> Result<(Result<(), u64>, f64), CountError> {
+        let Store::Redis(connection) = &self.store else { return Ok((Ok(()), per_minute)) };
         // Tokens and the instant they were counted at; a bucket no one used for two minutes is
         // full again, and goes.
         const TAKE: &str = "local capacity, per_ms, now = tonumber(ARGV[1]), tonumber(ARGV[2]), tonumber(ARGV[3]) \
             local state = redis.call('HMGET', KEYS[1], 't', 'u') \
             local tokens, updated = tonumber(state[1]), tonumber(state[2]) \
             if not tokens then \
-              if ARGV[4] ~= '1' then return 0 end \
+              if ARGV[4] ~= '1' then return {0, math.floor(capacity * 1000)} end \
               tokens, updated = capacity, now \
             end \
             tokens = math.min(capacity, tokens + math.max(0, now - updated) * per_ms) \
@@ -382,8 +383,8 @@ impl Counters {
             end \
             redis.call('HSET', KEYS[1], 't', tostring(tokens), 'u', tostring(now)) \
             redis.call('PEXPIRE', KEYS[1], 120000) \
-            return wait";
-        let wait: u64 = redis::cmd("EVAL")
+            return {wait, math.floor(tokens * 1000)}";
+        let (wait, thousandths): (u64, i64) = redis::cmd("EVAL")
             .arg(TAKE)
             .arg(1)
             .arg(format!("castellan:limit:{key}"))
@@ -393,7 +394,8 @@ impl Counters {
             .arg(if take { "1" } else { "0" })
             .query_async(&mut connection.clone())
             .await?;
-        Ok(if wait == 0 { Ok(()) } else { Err(wait) })
+        let left = thousandths as f64 / 1000.0;
+        Ok((if wait == 0 { Ok(()) } else { Err(wait) }, left))
     }
 
     /// Forgets what no window can count any more at `now`, and holds that ended. Redis series and
