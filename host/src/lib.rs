@@ -50,7 +50,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use anyhow::Context as _;
-use chrono::TimeDelta;
+use chrono::{DateTime, TimeDelta, Utc};
 use tokio::net::TcpListener;
 use tokio::task::JoinHandle;
 
@@ -301,6 +301,26 @@ impl Application {
     }
 }
 
+/// Work over the store alone that says how many things it did.
+type StoreWork =
+    fn(store::Store, DateTime<Utc>) -> futures_util::future::BoxFuture<'static, Result<usize, store::Error>>;
+
+/// Registers `work` to run at the latest instant of each period, logging `done` when it did any.
+async fn store_job(state: &AppState, name: &'static str, every: TimeDelta, work: StoreWork, done: &'static str) {
+    let store = state.store.clone();
+    let run: jobs::JobFn = Arc::new(move |now| {
+        let store = store.clone();
+        Box::pin(async move {
+            let count = work(store, now).await?;
+            if count > 0 {
+                tracing::info!(count, "{done}");
+            }
+            Ok(())
+        })
+    });
+    state.scheduler.every_latest(name, every, run).await;
+}
+
 async fn register_jobs(state: &AppState) {
     let counters = state.protection.counters.clone();
     state
@@ -351,42 +371,12 @@ async fn register_jobs(state: &AppState) {
             }),
         )
         .await;
-    let store = state.store.clone();
-    state
-        .scheduler
-        .every_latest(
-            "secret-expiry-warnings",
-            secret_expiry::EVERY,
-            Arc::new(move |now| {
-                let store = store.clone();
-                Box::pin(async move {
-                    let raised = secret_expiry::warn(&store, now).await?;
-                    if raised > 0 {
-                        tracing::info!(raised, "accounts warned of secrets about to expire");
-                    }
-                    Ok(())
-                })
-            }),
-        )
-        .await;
-    let store = state.store.clone();
-    state
-        .scheduler
-        .every_latest(
-            "unusual-sign-in-failures",
-            unusual_failures::EVERY,
-            Arc::new(move |now| {
-                let store = store.clone();
-                Box::pin(async move {
-                    let reported = unusual_failures::watch(&store, now).await?;
-                    if reported > 0 {
-                        tracing::info!(reported, "realms with unusual sign-in failures reported");
-                    }
-                    Ok(())
-                })
-            }),
-        )
-        .await;
+    let warn: StoreWork = |store, now| Box::pin(async move { secret_expiry::warn(&store, now).await });
+    let warned = "accounts warned of secrets about to expire";
+    store_job(state, "secret-expiry-warnings", secret_expiry::EVERY, warn, warned).await;
+    let watch: StoreWork = |store, now| Box::pin(async move { unusual_failures::watch(&store, now).await });
+    let reported = "realms with unusual sign-in failures reported";
+    store_job(state, "unusual-sign-in-failures", unusual_failures::EVERY, watch, reported).await;
     let (store, analyst) = (state.store.clone(), state.analyst.clone());
     state
         .scheduler
