@@ -277,6 +277,7 @@ async fn decide(
     let subject = Subject::Delegated {
         user: &user,
         session_id: &session_id,
+        signed_in_to: &session.client_id,
         act: &act,
         delegation_id: &grant.id,
         expires_at: grant.expires_at,

@@ -167,8 +167,8 @@ pub async fn authenticate(State(state): State<AppState>, mut request: Request, n
     entry.actor_user_id = actor.user_id.clone();
 
     let class = rate_class(&method, template.as_deref().unwrap_or(&path));
-    let taken = state.limiter.take(&principal.id, class, now).await;
-    if state.limiter.near_limit(&principal.id, class, now) {
+    let (taken, near_limit) = state.limiter.take_watched(&principal.id, class, now).await;
+    if near_limit {
         let per_minute = state.limiter.per_minute(class);
         let told =
             crate::notifications::near_rate_limit(&state.store, &principal.account_id, &principal.id, per_minute, now);

@@ -125,58 +125,50 @@ impl RateLimiter {
 
     /// Takes one token for `caller`; when none is left, the whole seconds until one comes back.
     pub async fn take(&self, caller: &str, class: Class, now: DateTime<Utc>) -> Result<(), u64> {
-        self.spend(caller, class, now, true).await
+        self.spend(caller, class, now, true).await.0
     }
 
     /// Whether `caller` has a token left, without taking it; when none is left, the whole seconds
     /// until one comes back. A caller without a bucket has every token and gets none.
     pub async fn check(&self, caller: &str, class: Class, now: DateTime<Utc>) -> Result<(), u64> {
-        self.spend(caller, class, now, false).await
+        self.spend(caller, class, now, false).await.0
     }
 
-    /// Whether `caller` has kept near its limit of `class` (a tenth of its allowance left, or
-    /// refused) for [`NEAR_FOR`] without being told within the hour: true once, then not again for
-    /// an hour.
-    pub fn near_limit(&self, caller: &str, class: Class, now: DateTime<Utc>) -> bool {
-        let mut near = self.near.lock().unwrap_or_else(|p| p.into_inner());
-        let Some(entry) = near.get_mut(&(caller.to_owned(), class)) else { return false };
-        let long_enough = entry.since.is_some_and(|since| since <= now - NEAR_FOR);
-        if !long_enough || entry.told.is_some_and(|at| at > now - NEAR_TOLD_EVERY) {
-            return false;
-        }
-        entry.told = Some(now);
-        true
-    }
-
-    /// Notes how near its limit a caller's take left it.
-    fn note(&self, caller: &str, class: Class, answer: Result<(), u64>, left: f64, now: DateTime<Utc>) {
+    /// Takes one token as [`RateLimiter::take`] does, and says whether `caller` has now kept near
+    /// its limit (a tenth of its allowance left, or refused) for [`NEAR_FOR`] without being told
+    /// within the hour: true once, then not again for an hour.
+    pub async fn take_watched(&self, caller: &str, class: Class, now: DateTime<Utc>) -> (Result<(), u64>, bool) {
+        let (answer, left) = self.spend(caller, class, now, true).await;
         let near_now = answer.is_err() || left < self.per_minute(class) / 10.0;
         let mut near = self.near.lock().unwrap_or_else(|p| p.into_inner());
         let key = (caller.to_owned(), class);
-        if near_now {
-            near.entry(key).or_default().since.get_or_insert(now);
-        } else if let Some(entry) = near.get_mut(&key) {
-            entry.since = None;
+        if !near_now {
+            if let Some(entry) = near.get_mut(&key) {
+                entry.since = None;
+            }
+            return (answer, false);
         }
+        let entry = near.entry(key).or_default();
+        let since = *entry.since.get_or_insert(now);
+        let tell = since <= now - NEAR_FOR && entry.told.is_none_or(|at| at <= now - NEAR_TOLD_EVERY);
+        if tell {
+            entry.told = Some(now);
+        }
+        (answer, tell)
     }
 
-    async fn spend(&self, caller: &str, class: Class, now: DateTime<Utc>, take: bool) -> Result<(), u64> {
-        let Some(shared) = &self.shared else {
-            let (answer, left) = self.settle(caller, class, now, take);
-            if take {
-                self.note(caller, class, answer, left, now);
-            }
-            return answer;
-        };
+    /// The answer for `caller`, and the tokens left.
+    async fn spend(&self, caller: &str, class: Class, now: DateTime<Utc>, take: bool) -> (Result<(), u64>, f64) {
+        let Some(shared) = &self.shared else { return self.settle(caller, class, now, take) };
         if !take {
             let refused = self.refused_until.lock().unwrap_or_else(|p| p.into_inner());
             let until = refused.get(&(caller.to_owned(), class)).copied().filter(|until| *until > now);
-            return until.map_or(Ok(()), |until| Err(seconds_until(until, now)));
+            let answer = until.map_or(Ok(()), |until| Err(seconds_until(until, now)));
+            return (answer, self.per_minute(class));
         }
         let key = format!("{class:?}:{caller}");
         match shared.take_token(&key, self.per_minute(class), true, now).await {
             Ok((answer, left)) => {
-                self.note(caller, class, answer, left, now);
                 if self.shared_lost.swap(false, Ordering::Relaxed) {
                     tracing::info!("the shared rate limits can be read again");
                 }
@@ -185,15 +177,13 @@ impl RateLimiter {
                     let mut refused = self.refused_until.lock().unwrap_or_else(|p| p.into_inner());
                     refused.insert((caller.to_owned(), class), until);
                 }
-                answer
+                (answer, left)
             }
             Err(error) => {
                 if !self.shared_lost.swap(true, Ordering::Relaxed) {
                     tracing::error!(%error, "the shared rate limits cannot be read; each host limits on its own meanwhile");
                 }
-                let (answer, left) = self.settle(caller, class, now, take);
-                self.note(caller, class, answer, left, now);
-                answer
+                self.settle(caller, class, now, take)
             }
         }
     }

@@ -162,22 +162,10 @@ impl Change {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::store::realms::ClientRegistration;
 
+    /// The defaults (5 attempts, 15 minutes, length 8, breached allowed) with the lockout off.
     fn settings() -> RealmSettings {
-        RealmSettings {
-            max_failed_attempts: 5,
-            lockout_duration_minutes: 15,
-            lockout_enabled: false,
-            minimum_password_length: 8,
-            block_breached_passwords: false,
-            self_sign_up: false,
-            client_registration: ClientRegistration::Closed,
-            registration_scopes: Vec::new(),
-            client_id_metadata_documents: false,
-            metadata_document_hosts: Vec::new(),
-            ai_advisor: false,
-        }
+        RealmSettings { lockout_enabled: false, ..RealmSettings::default() }
     }
 
     #[test]

@@ -387,36 +387,41 @@ impl From<String> for ClaimMappers {
 /// Replaces the client's claim mappers.
 pub async fn set_claim_mappers<'c>(
     db: impl Executor<'c, Database = Any>,
-    realm_id: &str,
-    client_id: &str,
+    client: &Client,
     mappers: &[ClaimMapper],
     now: DateTime<Utc>,
 ) -> Result<(), Error> {
-    sqlx::query("UPDATE clients SET claim_mappers = $3, updated_at = $4 WHERE realm_id = $1 AND id = $2")
-        .bind(realm_id)
-        .bind(client_id)
-        .bind(serde_json::to_string(mappers).unwrap_or_else(|_| "[]".into()))
-        .bind(super::millis(now))
-        .execute(db)
-        .await?;
-    Ok(())
+    let text = serde_json::to_string(mappers).unwrap_or_else(|_| "[]".into());
+    set_column(db, client, "claim_mappers", text, now).await
 }
 
 /// Replaces the addresses and networks the client may ask the token endpoint from.
 pub async fn set_allowed_ips<'c>(
     db: impl Executor<'c, Database = Any>,
-    realm_id: &str,
-    client_id: &str,
+    client: &Client,
     allowed: &[String],
     now: DateTime<Utc>,
 ) -> Result<(), Error> {
-    sqlx::query("UPDATE clients SET allowed_ips = $3, updated_at = $4 WHERE realm_id = $1 AND id = $2")
-        .bind(realm_id)
-        .bind(client_id)
-        .bind(super::to_json_list(allowed))
-        .bind(super::millis(now))
-        .execute(db)
-        .await?;
+    set_column(db, client, "allowed_ips", super::to_json_list(allowed), now).await
+}
+
+/// Writes one column the client's update leaves alone (a sub-resource of its own).
+async fn set_column<'c>(
+    db: impl Executor<'c, Database = Any>,
+    client: &Client,
+    column: &'static str,
+    text: String,
+    now: DateTime<Utc>,
+) -> Result<(), Error> {
+    sqlx::query(sqlx::AssertSqlSafe(format!(
+        "UPDATE clients SET {column} = $3, updated_at = $4 WHERE realm_id = $1 AND id = $2"
+    )))
+    .bind(&client.realm_id)
+    .bind(&client.id)
+    .bind(text)
+    .bind(super::millis(now))
+    .execute(db)
+    .await?;
     Ok(())
 }
 

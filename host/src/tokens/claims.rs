@@ -114,11 +114,8 @@ pub async fn of_grant(state: &AppState, grant: &Grant<'_>) -> Result<Map<String,
         Subject::Person { user, .. } | Subject::Impersonated { user, .. } => {
             mapped(state, grant.client, user, Token::Access).await
         }
-        Subject::Delegated { user, session_id, .. } => {
-            let Some((session, _)) = state.session_reads.find_with_person(session_id).await? else {
-                return Ok(Map::new());
-            };
-            match find_client(state, &grant.client.realm_id, &session.client_id).await? {
+        Subject::Delegated { user, signed_in_to, .. } => {
+            match find_client(state, &grant.client.realm_id, signed_in_to).await? {
                 Some(signed_in_to) => mapped(state, &signed_in_to, user, Token::Access).await,
                 None => Ok(Map::new()),
             }

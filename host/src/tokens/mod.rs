@@ -49,6 +49,8 @@ pub enum Subject<'a> {
     Delegated {
         user: &'a User,
         session_id: &'a str,
+        /// The client the person signed in to (the session's), whose claim mappers apply.
+        signed_in_to: &'a str,
         act: &'a Value,
         delegation_id: &'a str,
         expires_at: Option<DateTime<Utc>>,

@@ -76,7 +76,7 @@ pub async fn replace(
     body.finish()?;
     let allowed = allowed.unwrap_or_default();
     let mut tx = state.store.begin().await?;
-    client_store::set_allowed_ips(&mut *tx, &client.realm_id, &client.id, &allowed, state.clock.now()).await?;
+    client_store::set_allowed_ips(&mut *tx, &client, &allowed, state.clock.now()).await?;
     let place = Place::in_realm(ResourceKind::ClientAllowedIps, &client.id, &client.realm_id).of_client(&client.id);
     let before = AllowedIpsView { allowed_ips: client.allowed_ips.clone() };
     let after = AllowedIpsView { allowed_ips: allowed };

@@ -210,11 +210,16 @@ async fn analysis_in_reach(state: &AppState, caller: &Caller, id: &str, permissi
     Ok(analysis)
 }
 
-/// The reading as the caller reads it, with the realm's current settings and the incident's actions.
+/// What readings are shown against: the realm's current settings and the incident's actions.
+async fn context(state: &AppState, realm_id: &str, incident_id: &str) -> Result<(RealmSettings, Vec<Action>), Error> {
+    let realm = crate::store::realms::find(state.store.pool(), realm_id).await?;
+    let actions = store::actions_of_incident(state.store.pool(), incident_id).await?;
+    Ok((realm.map(|r| r.settings).unwrap_or_default(), actions))
+}
+
+/// The reading as the caller reads it.
 async fn current_view(state: &AppState, analysis: &Analysis, language: Language) -> Result<AnalysisView, Error> {
-    let realm = crate::store::realms::find(state.store.pool(), &analysis.realm_id).await?;
-    let settings = realm.map(|r| r.settings).unwrap_or_default();
-    let actions = store::actions_of_incident(state.store.pool(), &analysis.incident_id).await?;
+    let (settings, actions) = context(state, &analysis.realm_id, &analysis.incident_id).await?;
     Ok(view(analysis, &settings, &actions, language))
 }
 
@@ -232,9 +237,7 @@ pub async fn list(
     let incident: Incident = incident_in_reach(&state, &caller, &id, permission::AUDIT_READ).await?;
     let language = language(&headers);
     let readings = store::of_incident(state.store.pool(), &incident.id).await?;
-    let realm = crate::store::realms::find(state.store.pool(), &incident.realm_id).await?;
-    let settings = realm.map(|r| r.settings).unwrap_or_default();
-    let actions = store::actions_of_incident(state.store.pool(), &incident.id).await?;
+    let (settings, actions) = context(&state, &incident.realm_id, &incident.id).await?;
     let views: Vec<AnalysisView> = readings.iter().map(|a| view(a, &settings, &actions, language)).collect();
     Ok(in_language(envelope::ok(views), language))
 }

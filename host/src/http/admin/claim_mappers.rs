@@ -160,7 +160,7 @@ pub async fn create(
     let mut after = before.clone();
     after.push(mapper.clone());
     let mut tx = state.store.begin().await?;
-    client_store::set_claim_mappers(&mut *tx, &client.realm_id, &client.id, &after, state.clock.now()).await?;
+    client_store::set_claim_mappers(&mut *tx, &client, &after, state.clock.now()).await?;
     let change = Change::of(ChangeAction::Update, place(&client), 201).before(&before).after(&after);
     commit(&state, &caller, tx, change).await?;
     Ok(envelope::created(mapper))
@@ -181,7 +181,7 @@ pub async fn delete(
         return Err(Error::NotFound("claim mapper"));
     }
     let mut tx = state.store.begin().await?;
-    client_store::set_claim_mappers(&mut *tx, &client.realm_id, &client.id, &after, state.clock.now()).await?;
+    client_store::set_claim_mappers(&mut *tx, &client, &after, state.clock.now()).await?;
     commit(&state, &caller, tx, Change::of(ChangeAction::Update, place(&client), 200).before(&before).after(&after))
         .await?;
     Ok(envelope::done())
