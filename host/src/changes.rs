@@ -1,6 +1,6 @@
 //! Administrative changes: each is committed with its trail row (and, inside a realm, its
 //! `admin_resource_*` event) in the transaction that made it, announced to the other hosts, and
-//! dropped from this host's caches once committed.
+//! answered once every host has dropped what it made stale from its caches.
 
 use crate::AppState;
 use crate::cache::Invalidation;
@@ -30,12 +30,19 @@ pub async fn commit(state: &AppState, by: Author<'_>, mut tx: Transaction, chang
         (Stale::Client, _, Some(realm), Some(client)) => Some(Invalidation::Client(realm.clone(), client.clone())),
         _ => None,
     };
-    if let Some(stale) = &stale {
-        changes::announce(&state.store, &mut tx, stale).await?;
+    match stale {
+        Some(stale) => publish(state, tx, &stale).await,
+        None => Ok(tx.commit().await?),
     }
+}
+
+/// Commits `tx`, which made `stale` out of date: drops it from this host's caches and returns
+/// once every other host has dropped it too, so the change is in force wherever the next request
+/// lands.
+pub async fn publish(state: &AppState, mut tx: Transaction, stale: &Invalidation) -> Result<(), Error> {
+    let fence = changes::announce(&state.store, &mut tx, stale).await?;
     tx.commit().await?;
-    if let Some(stale) = &stale {
-        state.caches.apply(stale);
-    }
+    state.caches.apply(stale);
+    changes::settled(&state.store, fence).await;
     Ok(())
 }

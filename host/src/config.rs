@@ -39,6 +39,9 @@ pub struct Settings {
     pub max_body_bytes: usize,
     /// Days the access log keeps its rows.
     pub access_log_retention_days: u32,
+    /// Seconds a host keeps serving after SIGTERM while `/readyz` already answers 503, so that a
+    /// load balancer stops sending it requests before it stops accepting them.
+    pub drain_seconds: u32,
     /// The admin API's limits, per minute: requests of one caller, requests of one caller to the
     /// sensitive endpoints, and failed authentications from one source address.
     pub admin_rate_limits: AdminRateLimits,
@@ -143,6 +146,7 @@ impl Default for Settings {
             log_format: LogFormat::Text,
             max_body_bytes: 1024 * 1024,
             access_log_retention_days: 90,
+            drain_seconds: 0,
             admin_rate_limits: AdminRateLimits::default(),
             public_url: None,
             access_token_seconds: 300,
@@ -243,6 +247,9 @@ pub struct Overrides {
     /// Days the access log keeps its rows [default: 90].
     #[arg(long, env = "CASTELLAN_ACCESS_LOG_RETENTION_DAYS")]
     pub access_log_retention_days: Option<u32>,
+    /// Seconds to keep serving after SIGTERM with /readyz answering 503 [default: 0].
+    #[arg(long, env = "CASTELLAN_DRAIN_SECONDS")]
+    pub drain_seconds: Option<u32>,
     /// Public address of the service, base of the issuers [default: http://<listen>].
     #[arg(long, env = "CASTELLAN_PUBLIC_URL")]
     pub public_url: Option<String>,
@@ -353,6 +360,7 @@ impl Settings {
         set(&mut self.log_format, &o.log_format);
         set(&mut self.max_body_bytes, &o.max_body_bytes);
         set(&mut self.access_log_retention_days, &o.access_log_retention_days);
+        set(&mut self.drain_seconds, &o.drain_seconds);
         if o.public_url.is_some() {
             self.public_url.clone_from(&o.public_url);
         }

@@ -35,6 +35,7 @@ pub mod protection;
 pub mod registration;
 pub mod remote;
 pub mod secret_expiry;
+pub mod shutdown;
 pub mod signin;
 pub mod store;
 pub mod suspensions;
@@ -110,6 +111,8 @@ pub struct Services {
     pub client_keys: client_keys::FetchedKeys,
     /// The metadata fetched from upstream providers' discovery addresses.
     pub upstreams: federation::upstream::FetchedMetadata,
+    /// Set once the host was told to stop: readiness fails while it drains.
+    pub draining: Arc<shutdown::Draining>,
 }
 
 impl std::fmt::Debug for dyn Clock {
@@ -229,6 +232,7 @@ impl Application {
             detached: detached::Detached::new(),
             client_keys: client_keys::FetchedKeys::default(),
             upstreams: federation::upstream::FetchedMetadata::default(),
+            draining: Arc::default(),
         }));
         register_jobs(&state).await;
         Ok(Self { listener, state, bootstrapped, access_writer, queue_writer, change_follower })
@@ -259,8 +263,8 @@ impl Application {
         &self.state
     }
 
-    /// Serves until `shutdown` completes, then lets in-flight requests finish and stores every
-    /// queued access log entry.
+    /// Serves until `shutdown` completes, drains for `drain_seconds` (readiness failing), then lets
+    /// in-flight requests finish and stores every queued access log entry.
     pub async fn run_until_stopped(self, shutdown: impl Future<Output = ()> + Send + 'static) -> anyhow::Result<()> {
         let Self { listener, state, access_writer, queue_writer, change_follower, .. } = self;
         if state.manual_clock.is_some() {
@@ -284,8 +288,9 @@ impl Application {
         });
         let router = http::router(state.clone());
         tracing::info!(address = %listener.local_addr()?, "serving");
+        let drain = Duration::from_secs(state.settings.drain_seconds.into());
         axum::serve(listener, router.into_make_service_with_connect_info::<SocketAddr>())
-            .with_graceful_shutdown(shutdown)
+            .with_graceful_shutdown(state.draining.clone().after(shutdown, drain))
             .await
             .context("server failed")?;
         // Every request has ended, so every queued write has been stored and answered.

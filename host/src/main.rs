@@ -165,29 +165,7 @@ async fn serve(settings: Settings, policies: Option<PathBuf>) -> anyhow::Result<
             );
         }
     }
-    app.run_until_stopped(shutdown_signal()).await
-}
-
-async fn shutdown_signal() {
-    let interrupt = async {
-        let _ = tokio::signal::ctrl_c().await;
-    };
-    #[cfg(unix)]
-    let terminate = async {
-        match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {
-            Ok(mut signal) => {
-                signal.recv().await;
-            }
-            Err(_) => std::future::pending().await,
-        }
-    };
-    #[cfg(not(unix))]
-    let terminate = std::future::pending::<()>();
-    tokio::select! {
-        () = interrupt => {},
-        () = terminate => {},
-    }
-    tracing::info!("shutting down: finishing in-flight requests");
+    app.run_until_stopped(castellan::shutdown::signal()).await
 }
 
 /// The log on stderr, filtered by `CASTELLAN_LOG`, and the traces exporter when an OTLP endpoint

@@ -1,107 +1,23 @@
 //! At-least-once delivery under failure: a service killed with SIGKILL in the middle of a burst of
 //! events delivers every one of them once it is started again, and two hosts on one PostgreSQL
-//! database never send an attempt twice.
+//! database never send an attempt twice. (The same through a load balancer in front of three
+//! hosts: `deployment`.)
 
 use std::collections::{HashMap, HashSet};
-use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Stdio};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
-use castellan::Application;
 use reqwest::StatusCode;
 use serde_json::{Value, json};
 
-use crate::receiver::{Receiver, authority_file};
-use crate::support::{TestApp, TestDatabase, policies, spawn_beside_with, spawn_with};
+use crate::fleet::{Host, HostSettings, bootstrap_key, free_port};
+use crate::receiver::Receiver;
+use crate::support::{TestApp, TestDatabase, spawn_beside_with, spawn_with};
 use crate::webhooks::{SHOP_HOOKS, receiving};
 
-/// The environment that makes `service_in_a_child_process` run the service.
-const CHILD_DATABASE: &str = "CASTELLAN_TEST_CHILD_DATABASE";
-const CHILD_DIR: &str = "CASTELLAN_TEST_CHILD_DIR";
-const CHILD_LISTEN: &str = "CASTELLAN_TEST_CHILD_LISTEN";
-/// The parent's test authority, which certifies its receivers.
-const CHILD_AUTHORITY: &str = "CASTELLAN_TEST_CHILD_AUTHORITY";
-/// Where the child leaves the bootstrap API key of a fresh database.
-const KEY_FILE: &str = "bootstrap-api-key";
-
-/// The service as a separate process, for a test that kills it: this test binary started again
-/// with only this test selected and the database in its environment. Without that environment
-/// (in an ordinary run of the ignored tests) it does nothing.
-#[tokio::test(flavor = "multi_thread")]
-#[ignore = "run by the kill test as its child process"]
-async fn service_in_a_child_process() {
-    let Ok(url) = std::env::var(CHILD_DATABASE) else { return };
-    let dir = PathBuf::from(std::env::var(CHILD_DIR).unwrap());
-    let db = TestDatabase::beside(url, dir.clone());
-    let mut settings = db.settings();
-    settings.listen = std::env::var(CHILD_LISTEN).unwrap().parse().unwrap();
-    settings.webhook_allowed_networks = vec!["127.0.0.0/8".parse().unwrap()];
-    settings.webhook_ca_file = Some(std::env::var(CHILD_AUTHORITY).unwrap().into());
-    let app = Application::build(settings, &policies()).await.unwrap();
-    if let Some(first) = app.bootstrapped() {
-        let written = dir.join(format!("{KEY_FILE}.new"));
-        std::fs::write(&written, &first.api_key).unwrap();
-        std::fs::rename(written, dir.join(KEY_FILE)).unwrap();
-    }
-    app.run_until_stopped(std::future::pending()).await.unwrap();
-}
-
-/// The service running in a child process on a fixed loopback port.
-struct ChildService {
-    process: Child,
-    base: String,
-}
-
-impl ChildService {
-    async fn start(db: &TestDatabase, port: u16) -> Self {
-        let log = std::fs::File::create(db.dir.join("child.log")).unwrap();
-        let process = Command::new(std::env::current_exe().unwrap())
-            .args(["--exact", "delivery_reliability::service_in_a_child_process", "--ignored", "--nocapture"])
-            .env(CHILD_DATABASE, &db.url)
-            .env(CHILD_DIR, &db.dir)
-            .env(CHILD_LISTEN, format!("127.0.0.1:{port}"))
-            .env(CHILD_AUTHORITY, authority_file())
-            .stdout(log.try_clone().unwrap())
-            .stderr(log)
-            .stdin(Stdio::null())
-            .spawn()
-            .unwrap();
-        let child = Self { process, base: format!("http://127.0.0.1:{port}") };
-        let deadline = Instant::now() + Duration::from_secs(60);
-        let http = reqwest::Client::new();
-        while !http.get(format!("{}/readyz", child.base)).send().await.is_ok_and(|r| r.status().is_success()) {
-            assert!(Instant::now() < deadline, "the child service never became ready: see {}", db.dir.display());
-            tokio::time::sleep(Duration::from_millis(50)).await;
-        }
-        child
-    }
-
-    /// SIGKILL: no shutdown, no flushing, whatever was in flight is lost with the process.
-    fn kill(mut self) {
-        self.process.kill().unwrap();
-        self.process.wait().unwrap();
-    }
-}
-
-impl Drop for ChildService {
-    fn drop(&mut self) {
-        let _ = self.process.kill();
-        let _ = self.process.wait();
-    }
-}
-
-fn free_port() -> u16 {
-    std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port()
-}
-
-fn api_key(dir: &Path) -> String {
-    std::fs::read_to_string(dir.join(KEY_FILE)).unwrap()
-}
-
 /// The usernames of the `user_created` deliveries a receiver got, with how often each arrived.
-fn delivered_users(receiver: &Receiver) -> HashMap<String, usize> {
+pub fn delivered_users(receiver: &Receiver) -> HashMap<String, usize> {
     let mut seen = HashMap::new();
     for delivery in receiver.received() {
         let body = delivery.json();
@@ -160,8 +76,8 @@ async fn every_event_of_a_burst_is_delivered_although_the_service_was_killed_dur
     let db = TestDatabase::new().await;
     let receiver = Receiver::start().await;
     let port = free_port();
-    let service = ChildService::start(&db, port).await;
-    let (base, key) = (service.base.clone(), api_key(&db.dir));
+    let service = Host::start(&db, port, &HostSettings::default()).await;
+    let (base, key) = (service.base.clone(), bootstrap_key(&db.dir));
     let http = reqwest::Client::new();
     created(&http, &base, &key, "/realms", json!({ "id": "hooks" })).await;
     let client = json!({ "id": "shop", "clientConfiguration": { "grantTypes": ["client_credentials"] } });
@@ -218,8 +134,8 @@ async fn every_event_of_a_burst_is_delivered_although_the_service_was_killed_dur
     while created.load(Ordering::SeqCst) < EVENTS / 3 {
         tokio::time::sleep(Duration::from_millis(10)).await;
     }
-    service.kill();
-    let service = ChildService::start(&db, port).await;
+    service.kill().await;
+    let service = Host::start(&db, port, &HostSettings::default()).await;
     // Attempts the killed process had claimed are sent again once their 60-second lease is over.
     let advanced = http.post(format!("{base}/_dev/clock")).json(&json!({ "advanceSeconds": 61 })).send().await.unwrap();
     assert_eq!(advanced.status(), StatusCode::OK);

@@ -4,6 +4,7 @@
 #![allow(clippy::unwrap_used, clippy::expect_used)] // a failed expectation is a failed test
 
 mod authority;
+mod fleet;
 mod proxy;
 mod receiver;
 mod smtp;
@@ -28,6 +29,7 @@ mod counting;
 mod credentials;
 mod delegation;
 mod delivery_reliability;
+mod deployment;
 mod device;
 mod dpop;
 mod envelope;

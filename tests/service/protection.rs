@@ -17,7 +17,7 @@ use serde_json::{Value, json};
 use crate::smtp::MailServer;
 use crate::support::{Answer, TestApp, TestClient, TestDatabase, answer, spawn_with};
 
-fn redis_url() -> String {
+pub fn redis_url() -> String {
     std::env::var("TEST_REDIS_URL").ok().filter(|u| !u.is_empty()).unwrap_or_else(|| "redis://127.0.0.1:6379".into())
 }
 

@@ -67,3 +67,12 @@ async fn the_readme_steps_that_open_a_realm_to_mcp_clients_run_as_written() {
     let registered = &clients.items()[0];
     assert_eq!((registered["registration"].as_str(), registered["name"].as_str()), (Some("Dynamic"), Some("An agent")));
 }
+
+#[test]
+fn the_readme_shows_the_haproxy_configuration_the_deployment_test_runs() {
+    let readme = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/../README.md")).unwrap();
+    let shipped = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/../deploy/haproxy.cfg")).unwrap();
+    let section = readme.split("## Running several hosts").nth(1).expect("the README has the section");
+    let block = section.split("```\n").nth(1).expect("a block");
+    assert_eq!(block, shipped, "the README shows deploy/haproxy.cfg as it is");
+}

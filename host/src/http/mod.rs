@@ -17,6 +17,7 @@ pub mod request_id;
 
 use axum::Router;
 use axum::extract::{DefaultBodyLimit, State};
+use axum::http::StatusCode;
 use axum::middleware::{from_fn, from_fn_with_state};
 use axum::response::{IntoResponse, Response};
 use axum::routing::{any, get, post};
@@ -62,6 +63,9 @@ pub fn router(state: AppState) -> Router {
 
 /// Ready when the database answers.
 async fn ready(State(state): State<AppState>) -> Response {
+    if state.draining.is_on() {
+        return (StatusCode::SERVICE_UNAVAILABLE, "draining").into_response();
+    }
     match state.store.ping().await {
         Ok(()) => "ready".into_response(),
         Err(error) => Error::Unavailable(error.into()).into_response(),

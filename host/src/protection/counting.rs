@@ -381,7 +381,7 @@ impl Counters {
             else \
               wait = math.max(1, math.ceil((1 - tokens) / per_ms / 1000)) \
             end \
-            redis.call('HSET', KEYS[1], 't', tostring(tokens), 'u', tostring(now)) \
+            redis.call('HSET', KEYS[1], 't', tostring(tokens), 'u', tostring(math.max(now, updated))) \
             redis.call('PEXPIRE', KEYS[1], 120000) \
             return {wait, math.floor(tokens * 1000)}";
         let (wait, thousandths): (u64, i64) = redis::cmd("EVAL")

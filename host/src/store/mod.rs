@@ -166,6 +166,8 @@ pub struct Store {
     url: String,
     /// How long transactions waited for their connection.
     waits: std::sync::Arc<readings::Waits>,
+    /// This host among those following the changes (PostgreSQL).
+    followers: std::sync::Arc<changes::Followers>,
 }
 
 impl Store {
@@ -222,7 +224,7 @@ impl Store {
             Backend::Sqlite => open(1).await.context("cannot open the SQLite write connection")?,
             Backend::Postgres => pool.clone(),
         };
-        Ok(Self { pool, writer, backend, url, waits: std::sync::Arc::default() })
+        Ok(Self { pool, writer, backend, url, waits: std::sync::Arc::default(), followers: std::sync::Arc::default() })
     }
 
     /// Applies every migration of this backend not yet applied.

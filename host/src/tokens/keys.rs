@@ -318,9 +318,7 @@ pub async fn rotate_due(state: &AppState, now: DateTime<Utc>) -> Result<usize, E
         let rotation = Rotation::Scheduled { rotation_days };
         if rotate(state, &mut tx, &realm.account_id, &client, rotation, key).await?.is_some() {
             let stale = crate::cache::Invalidation::Client(RealmId::known(realm_id), ClientId::known(client_id));
-            crate::store::changes::announce(&state.store, &mut tx, &stale).await?;
-            tx.commit().await?;
-            state.caches.apply(&stale);
+            crate::changes::publish(state, tx, &stale).await?;
             rotated += 1;
         }
     }

@@ -13,7 +13,6 @@ use crate::http::address::ClientAddress;
 use crate::http::admin::consumers::CONSUMER_KEY_PREFIX;
 use crate::signin::Origin;
 use crate::signin::consumer_keys::{self, Validated};
-use crate::store::changes;
 use crate::store::clients::Client;
 use crate::store::consumers::{self, Consumer};
 use crate::store::events::{self, Event, EventType};
@@ -219,9 +218,7 @@ pub async fn revoke(
         });
         announce_revocation(&state, &mut tx, &realm, &client, data).await?;
         let revoked = Invalidation::Revoked(active.jti.clone(), active.expires_at);
-        changes::announce(&state.store, &mut tx, &revoked).await?;
-        tx.commit().await?;
-        state.caches.apply(&revoked);
+        crate::changes::publish(&state, tx, &revoked).await?;
     }
     let mut response = ().into_response();
     no_store(response.headers_mut());
