@@ -17,23 +17,14 @@ impl Draining {
     }
 
     /// Completes once `stop` has completed and the host has drained (readiness failing) for `drain`.
-    pub fn after(
-        self: std::sync::Arc<Self>,
-        stop: impl Future<Output = ()>,
-        drain: Duration,
-    ) -> impl Future<Output = ()> {
-        async move {
-            stop.await;
-            self.0.store(true, Ordering::SeqCst);
-            if !drain.is_zero() {
-                tracing::info!(
-                    seconds = drain.as_secs(),
-                    "draining: /readyz answers 503 while requests are still served"
-                );
-                tokio::time::sleep(drain).await;
-            }
-            tracing::info!("shutting down: finishing in-flight requests");
+    pub async fn after(self: std::sync::Arc<Self>, stop: impl Future<Output = ()>, drain: Duration) {
+        stop.await;
+        self.0.store(true, Ordering::SeqCst);
+        if !drain.is_zero() {
+            tracing::info!(seconds = drain.as_secs(), "draining: /readyz answers 503 while requests are still served");
+            tokio::time::sleep(drain).await;
         }
+        tracing::info!("shutting down: finishing in-flight requests");
     }
 }
 
