@@ -185,6 +185,7 @@ enum Cached {
     Verifiers,
     Grants,
     Suspensions,
+    AdminNetworks,
 }
 
 /// The hit and miss counters of one cache.
@@ -214,6 +215,8 @@ pub struct Caches {
     grants: Map<Arc<Vec<DelegationGrant>>>,
     /// The suspensions of each realm whose end was not announced, by realm.
     suspensions: Map<Arc<Vec<Suspension>>>,
+    /// The networks each account's admin credentials may be used from, by account.
+    admin_networks: Map<Arc<Vec<String>>>,
     /// Access tokens revoked before their expiry, by jti, with that expiry; complete once loaded.
     revoked: RwLock<Revocations>,
     /// Access tokens whose signature was checked; a fact no change can make stale.
@@ -248,6 +251,7 @@ impl Caches {
             verifiers: Map::new(),
             grants: Map::new(),
             suspensions: Map::new(),
+            admin_networks: Map::new(),
             revoked: RwLock::new(Revocations::default()),
             verified_tokens: VerifiedTokens::default(),
             synced: AtomicBool::new(synced),
@@ -390,6 +394,16 @@ impl Caches {
         }
     }
 
+    pub fn admin_networks(&self, account_id: &str) -> Option<Arc<Vec<String>>> {
+        self.counted(Cached::AdminNetworks, || self.admin_networks.get(account_id))
+    }
+
+    pub fn keep_admin_networks(&self, account_id: &AccountId, networks: Arc<Vec<String>>) {
+        if self.usable() {
+            self.admin_networks.put(account_id.to_string(), networks);
+        }
+    }
+
     pub fn suspensions(&self, realm_id: &str) -> Option<Arc<Vec<Suspension>>> {
         self.counted(Cached::Suspensions, || self.suspensions.get(realm_id))
     }
@@ -404,6 +418,7 @@ impl Caches {
         match invalidation {
             Invalidation::Account(account) => {
                 self.credentials.retain(|_, known| known.credential.secret.account_id != *account);
+                self.admin_networks.remove(account);
             }
             Invalidation::Realm(id) => {
                 self.realms.retain(|_, realm| realm.id != *id);
@@ -445,6 +460,7 @@ impl Caches {
         self.verifiers.clear();
         self.grants.clear();
         self.suspensions.clear();
+        self.admin_networks.clear();
         *self.revoked.write().unwrap_or_else(|p| p.into_inner()) = Revocations::default();
         self.applied.send_modify(|count| *count += 1);
     }

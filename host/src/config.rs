@@ -48,6 +48,9 @@ pub struct Settings {
     /// The service's public address, the base of every issuer (`{public_url}/realms/{realm}`).
     /// Default: `http://` and the listen address.
     pub public_url: Option<String>,
+    /// A label for where the deployment runs (`eu-west-1`, `frankfurt`), shown to accounts by
+    /// `/api/v1/dedicated/instance`. None by default.
+    pub region: Option<String>,
     /// Lifetime of access and ID tokens, in seconds.
     pub access_token_seconds: u32,
     /// Lifetime of a refresh token, in seconds; each exchange issues a new one.
@@ -149,6 +152,7 @@ impl Default for Settings {
             drain_seconds: 0,
             admin_rate_limits: AdminRateLimits::default(),
             public_url: None,
+            region: None,
             access_token_seconds: 300,
             refresh_token_seconds: 1800,
             session_seconds: 36_000,
@@ -253,6 +257,9 @@ pub struct Overrides {
     /// Public address of the service, base of the issuers [default: http://<listen>].
     #[arg(long, env = "CASTELLAN_PUBLIC_URL")]
     pub public_url: Option<String>,
+    /// A label for where the deployment runs, shown by /api/v1/dedicated/instance [default: none].
+    #[arg(long, env = "CASTELLAN_REGION")]
+    pub region: Option<String>,
     /// Access and ID token lifetime in seconds [default: 300].
     #[arg(long, env = "CASTELLAN_ACCESS_TOKEN_SECONDS")]
     pub access_token_seconds: Option<u32>,
@@ -364,6 +371,9 @@ impl Settings {
         if o.public_url.is_some() {
             self.public_url.clone_from(&o.public_url);
         }
+        if o.region.is_some() {
+            self.region.clone_from(&o.region);
+        }
         set(&mut self.access_token_seconds, &o.access_token_seconds);
         set(&mut self.refresh_token_seconds, &o.refresh_token_seconds);
         set(&mut self.session_seconds, &o.session_seconds);
@@ -461,6 +471,14 @@ impl Settings {
                     reason: "must be an http(s) address without query or fragment".into(),
                 });
             }
+        }
+        if let Some(region) = &self.region
+            && (region.is_empty() || region.len() > 64 || region.chars().any(char::is_control))
+        {
+            return Err(ConfigError::Invalid {
+                name: "region",
+                reason: "must be 1–64 characters, none a control character".into(),
+            });
         }
         if let Some(api) = &self.breached_passwords_api
             && !url::Url::parse(api).is_ok_and(|u| matches!(u.scheme(), "http" | "https"))

@@ -12,6 +12,8 @@ pub enum ErrorCode {
     Unauthorized,
     Forbidden,
     ImpersonationActorNotAPerson,
+    /// An admin credential used from outside its account's admin networks.
+    AdminNetworkNotAllowed,
     NotFound,
     MethodNotAllowed,
     AlreadyExists,
@@ -38,6 +40,7 @@ impl ErrorCode {
             Self::Unauthorized => "Unauthorized",
             Self::Forbidden => "Forbidden",
             Self::ImpersonationActorNotAPerson => "ImpersonationActorNotAPerson",
+            Self::AdminNetworkNotAllowed => "AdminNetworkNotAllowed",
             Self::NotFound => "NotFound",
             Self::MethodNotAllowed => "MethodNotAllowed",
             Self::AlreadyExists => "AlreadyExists",

@@ -4,6 +4,7 @@
 //! bootstrap, background workers and the HTTP listener. Everything a request needs travels in the
 //! cloneable [`AppState`].
 
+pub mod address_lists;
 pub mod addresses;
 pub mod analyst;
 pub mod authz;
@@ -24,6 +25,7 @@ pub mod federation;
 pub mod http;
 pub mod ids;
 pub mod import;
+pub mod instance;
 pub mod jobs;
 pub mod mail;
 pub mod metadata_documents;

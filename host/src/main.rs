@@ -1,9 +1,11 @@
-//! The `castellan` command: `serve`, `migrate`, `policies check`, `policies export`, `plugins test`.
+//! The `castellan` command: `serve`, `migrate`, `policies check`, `policies export`, `plugins test`,
+//! `instance open-admin-networks`.
 
 use std::path::PathBuf;
 use std::process::ExitCode;
 
 use castellan::authz::{PolicyFiles, fixtures};
+use castellan::clock::{Clock as _, SystemClock};
 use castellan::config::{LogFormat, Overrides, Settings};
 use castellan::telemetry::Traces;
 use castellan::{Application, store};
@@ -50,6 +52,25 @@ enum Command {
     Plugins {
         #[command(subcommand)]
         command: PluginsCommand,
+    },
+    /// Work with what accounts set on this deployment.
+    Instance {
+        #[command(subcommand)]
+        command: InstanceCommand,
+    },
+}
+
+#[derive(Debug, Subcommand)]
+enum InstanceCommand {
+    /// Empty the admin networks of an account (of every account without --account), so that its
+    /// API keys and console work from anywhere again: the way back in for an account whose
+    /// allowed addresses are no longer its own.
+    OpenAdminNetworks {
+        #[command(flatten)]
+        overrides: Overrides,
+        /// The account's id.
+        #[arg(long)]
+        account: Option<String>,
     },
 }
 
@@ -123,6 +144,19 @@ async fn run(cli: Cli) -> anyhow::Result<()> {
         }
         Command::Plugins { command: PluginsCommand::Test { component, scenario } } => {
             test_component(&component, &scenario).await
+        }
+        Command::Instance { command: InstanceCommand::OpenAdminNetworks { overrides, account } } => {
+            let settings = Settings::load(&overrides)?;
+            let store = store::Store::connect(&settings.database_url, 1).await?;
+            let account = account.map(castellan::ids::AccountId::known);
+            let opened = castellan::instance::open_admin_networks(&store, account.as_ref(), SystemClock.now()).await?;
+            if opened.is_empty() {
+                println!("no account had admin networks to open");
+            }
+            for account in opened {
+                println!("account {account}: admin networks emptied, its credentials work from anywhere");
+            }
+            Ok(())
         }
     }
 }

@@ -27,6 +27,7 @@ mod connections;
 mod consumers;
 mod counting;
 mod credentials;
+mod dedicated;
 mod delegation;
 mod delivery_reliability;
 mod deployment;

@@ -22,7 +22,7 @@ use super::rate_limit::{self, Class};
 use crate::AppState;
 use crate::authz::{BUILTIN_ROLES, Principal, PrincipalKind, Resource, Verdict};
 use crate::cache::KnownCredential;
-use crate::error::Error;
+use crate::error::{Error, ErrorCode};
 use crate::ids::{AccountId, ClientId, PLATFORM_REALM, RealmId, UserId, new_guid};
 use crate::store::access_log::{AccessEntry, AccessOutcome};
 use crate::store::accounts;
@@ -166,28 +166,46 @@ pub async fn authenticate(State(state): State<AppState>, mut request: Request, n
     entry.credential_name.clone_from(&actor.credential_name);
     entry.actor_user_id = actor.user_id.clone();
 
-    let class = rate_class(&method, template.as_deref().unwrap_or(&path));
-    let (taken, near_limit) = state.limiter.take_watched(&principal.id, class, now).await;
-    if near_limit {
-        let per_minute = state.limiter.per_minute(class);
-        let told =
-            crate::notifications::near_rate_limit(&state.store, &principal.account_id, &principal.id, per_minute, now);
-        if let Err(error) = told.await {
-            tracing::error!(%error, "cannot tell the account a caller is near its rate limit");
+    // An account that names the networks its credentials may be used from refuses every other
+    // address, before the request counts against the caller's limits: a key used from elsewhere
+    // cannot spend its owner's allowance.
+    let admitted = match crate::instance::admits_admin_call(&state, &principal.account_id, address).await {
+        Ok(admitted) => admitted,
+        Err(error) => return error.into_response(),
+    };
+    if admitted {
+        let class = rate_class(&method, template.as_deref().unwrap_or(&path));
+        let (taken, near_limit) = state.limiter.take_watched(&principal.id, class, now).await;
+        if near_limit {
+            let per_minute = state.limiter.per_minute(class);
+            let told = crate::notifications::near_rate_limit(
+                &state.store,
+                &principal.account_id,
+                &principal.id,
+                per_minute,
+                now,
+            );
+            if let Err(error) = told.await {
+                tracing::error!(%error, "cannot tell the account a caller is near its rate limit");
+            }
         }
-    }
-    if let Err(retry_after_seconds) = taken {
-        entry.status = 429;
-        entry.reason = Some("TooManyRequests".into());
-        state.access_log.record(entry).await;
-        state.metrics.rate_limited(if class == Class::Sensitive { "sensitive" } else { "standard" });
-        return Error::RateLimited { retry_after_seconds }.into_response();
+        if let Err(retry_after_seconds) = taken {
+            entry.status = 429;
+            entry.reason = Some("TooManyRequests".into());
+            state.access_log.record(entry).await;
+            state.metrics.rate_limited(if class == Class::Sensitive { "sensitive" } else { "standard" });
+            return Error::RateLimited { retry_after_seconds }.into_response();
+        }
     }
 
     let request_line = trail::Request { method: method.to_string(), path: path.clone() };
     let caller = Caller { principal, person, actor, request: request_line };
     request.extensions_mut().insert(caller.clone());
-    let response = next.run(request).await;
+    let response = if admitted {
+        next.run(request).await
+    } else {
+        Error::Forbidden(ErrorCode::AdminNetworkNotAllowed).into_response()
+    };
 
     let status = response.status();
     let refused_with = response.extensions().get::<RefusedWith>().map(|r| r.0);
@@ -433,7 +451,8 @@ fn rate_class(method: &Method, template: &str) -> Class {
         || template.starts_with("/api/v1/admin/import")
         || template.ends_with("/client-secret/rotate")
         || template.ends_with("/users/import")
-        || template.ends_with("/impersonate");
+        || template.ends_with("/impersonate")
+        || template.ends_with("/dedicated/instance");
     if changes && sensitive { Class::Sensitive } else { Class::Standard }
 }
 

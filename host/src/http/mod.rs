@@ -37,8 +37,15 @@ pub fn router(state: AppState) -> Router {
         .fallback(|| async { Unrouted::NoRoute })
         .method_not_allowed_fallback(|| async { Unrouted::MethodNotAllowed });
 
+    // The dedicated-environment operations at their own address, as under the admin API.
+    let dedicated = Router::new()
+        .route("/api/v1/dedicated/instance", get(admin::dedicated::read).put(admin::dedicated::update))
+        .route_layer(from_fn(nul::refuse_in_admin))
+        .route_layer(from_fn_with_state(state.clone(), auth::authenticate));
+
     let mut app = Router::new()
         .nest("/api/v1/admin", admin)
+        .merge(dedicated)
         .merge(protocol::routes())
         .merge(
             Router::new()

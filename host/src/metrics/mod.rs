@@ -100,6 +100,7 @@ pub const CACHES: &[&str] = &[
     "verifiers",
     "grants",
     "suspensions",
+    "admin_networks",
 ];
 
 /// The rate limit classes.

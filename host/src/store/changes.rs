@@ -106,6 +106,17 @@ async fn listening(connection: &mut Connection) -> Result<Vec<String>, Error> {
     rows.iter().map(|row| Ok(row.try_get::<String, _>(0)?)).collect()
 }
 
+/// How many hosts serve the deployment together: this one and every other host following its
+/// changes (one on SQLite, which one host owns).
+pub async fn hosts(store: &Store) -> Result<usize, Error> {
+    if store.backend() != Backend::Postgres {
+        return Ok(1);
+    }
+    let mut connection = store.pool().acquire().await?;
+    let names = listening(&mut connection).await?;
+    Ok(store.followers.peers(names).len() + 1)
+}
+
 /// Announces `what` to the other hosts when the surrounding transaction commits (PostgreSQL's
 /// `NOTIFY` is transactional) and notes which hosts must apply it. Nothing to do on SQLite, which
 /// one host owns.

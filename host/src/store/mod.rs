@@ -23,6 +23,7 @@ mod error;
 pub mod events;
 pub mod identity_providers;
 pub mod imports;
+pub mod instance_settings;
 pub mod invitations;
 pub mod lockout;
 pub mod memberships;
@@ -238,6 +239,14 @@ impl Store {
 
     pub fn backend(&self) -> Backend {
         self.backend
+    }
+
+    /// The database's product name, as operators know it: `SQLite` or `PostgreSQL`.
+    pub fn product(&self) -> &'static str {
+        match self.backend {
+            Backend::Sqlite => "SQLite",
+            Backend::Postgres => "PostgreSQL",
+        }
     }
 
     /// Whether other processes may change the database (PostgreSQL), so that what a host keeps in

@@ -128,6 +128,8 @@ pub enum ResourceKind {
     NotificationPreferences,
     Member,
     Account,
+    /// An account's settings on the deployment: maintenance window and admin networks.
+    DedicatedInstance,
     InitialAccessToken,
     Consent,
     Suspension,
@@ -169,6 +171,7 @@ impl ResourceKind {
             Self::NotificationPreferences => "notification_preferences",
             Self::Member => "member",
             Self::Account => "account",
+            Self::DedicatedInstance => "dedicated_instance",
             Self::InitialAccessToken => "initial_access_token",
             Self::Consent => "consent",
             Self::Suspension => "suspension",
@@ -197,6 +200,7 @@ impl ResourceKind {
             "secrets" => Self::Secret,
             "consumers" => Self::Consumer,
             "account" => Self::Account,
+            "instance" => Self::DedicatedInstance,
             "initial-access-tokens" => Self::InitialAccessToken,
             "consents" => Self::Consent,
             "suspensions" => Self::Suspension,
@@ -210,7 +214,7 @@ impl ResourceKind {
             Self::Realm => Stale::Realm,
             // Roles, groups and grants to people change the realm's cached role sets.
             Self::Role | Self::UserRole | Self::Group | Self::GroupRole | Self::GroupMember => Stale::RealmRoles,
-            Self::Secret | Self::AccountRole => Stale::Account,
+            Self::Secret | Self::AccountRole | Self::DedicatedInstance => Stale::Account,
             Self::DelegationGrant => Stale::Delegation,
             Self::Suspension => Stale::Suspensions,
             Self::Client

@@ -10,13 +10,13 @@ use utoipa::ToSchema;
 use super::commit;
 use super::reach::{ClientRead, ClientUpdate, InClient};
 use crate::AppState;
+use crate::address_lists;
 use crate::error::Error;
 use crate::http::body::JsonBody;
 use crate::http::envelope;
-use crate::signin::client_address;
 use crate::store::clients as client_store;
 use crate::store::trail::{Change, ChangeAction, Place, ResourceKind};
-use crate::validate::{Notification, Refusals, Rule, list_of, text};
+use crate::validate::list_of;
 
 /// The most entries a client's list holds.
 pub const MAX_ALLOWED_IPS: usize = 100;
@@ -39,20 +39,6 @@ pub struct AllowedIpsInput {
     allowed_ips: Vec<String>,
 }
 
-/// An address or a network, written in its canonical form.
-fn address_or_network(path: &str, value: &serde_json::Value) -> Result<String, Refusals> {
-    let entry = text(1, 64)(path, value)?;
-    match client_address::parse(entry.trim()) {
-        Some(network) if network.prefix_len() == network.max_prefix_len() => Ok(network.addr().to_string()),
-        Some(network) => Ok(network.trunc().to_string()),
-        None => Err(vec![Notification::new(
-            path,
-            Rule::Format,
-            format!("{path} must be an IP address or a network in CIDR notation"),
-        )]),
-    }
-}
-
 #[utoipa::path(get, path = "/realms/{realm}/clients/{client}/allowed-ips", tag = "Clients",
     params(("realm" = String, Path), ("client" = String, Path)),
     responses((status = 200, description = "The addresses and networks the client may ask the token endpoint from, in `data`", body = AllowedIpsView),
@@ -72,7 +58,7 @@ pub async fn replace(
     InClient { client, caller, .. }: InClient<ClientUpdate>,
     JsonBody(mut body): JsonBody,
 ) -> Result<Response, Error> {
-    let allowed = body.required("allowedIps", list_of(MAX_ALLOWED_IPS, address_or_network));
+    let allowed = body.required("allowedIps", list_of(MAX_ALLOWED_IPS, address_lists::entry));
     body.finish()?;
     let allowed = allowed.unwrap_or_default();
     let mut tx = state.store.begin().await?;

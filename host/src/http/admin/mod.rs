@@ -12,6 +12,7 @@ pub mod configuration;
 pub mod connection_providers;
 pub mod connections;
 pub mod consumers;
+pub mod dedicated;
 pub mod delegation;
 pub mod groups;
 pub mod identity_providers;
@@ -59,6 +60,7 @@ pub fn routes() -> Router<AppState> {
         .route("/account/invitations/{invitationId}", delete(account::revoke_invitation))
         .route("/account/notification-preferences", get(account::preferences).put(account::update_preferences))
         .route("/account/notifications", get(account::notifications))
+        .route("/dedicated/instance", get(dedicated::read).put(dedicated::update))
         .route("/realms", get(realms::list).post(realms::create))
         .route("/realms/{realm}", get(realms::read).put(realms::update).delete(realms::delete))
         .route("/realms/{realm}/clients", get(clients::list).post(clients::create))

@@ -7,8 +7,21 @@
 use serde_json::{Map, Value, json};
 
 /// GET addresses that name one thing, not a collection: read, not listed.
-const SINGLETONS: &[&str] =
-    &["account", "summary", "threat-standing", "rotation-policy", "metrics", "notification-preferences", "export"];
+const SINGLETONS: &[&str] = &[
+    "account",
+    "summary",
+    "threat-standing",
+    "rotation-policy",
+    "metrics",
+    "notification-preferences",
+    "export",
+    "instance",
+];
+
+/// Paths served at an address of their own besides the admin API's base: the first server is
+/// their own address, the second the admin API's.
+const OWN_ADDRESSES: &[(&str, &str)] =
+    &[("/dedicated/instance", "the dedicated-environment operations, at the address they are published under")];
 
 /// POST addresses that name an action on what precedes them.
 const ACTIONS: &[&str] = &[
@@ -48,6 +61,13 @@ pub fn apply(document: &mut Value) {
     let Some(paths) = document.get_mut("paths").and_then(Value::as_object_mut) else { return };
     for (path, item) in paths.iter_mut() {
         let Some(item) = item.as_object_mut() else { continue };
+        if let Some((_, description)) = OWN_ADDRESSES.iter().find(|(own, _)| own == path) {
+            let servers = json!([
+                {"url": "/api/v1", "description": description},
+                {"url": "/api/v1/admin", "description": "the same operations under the admin API's base"},
+            ]);
+            item.insert("servers".into(), servers);
+        }
         for (method, operation) in item.iter_mut().filter(|(method, _)| METHODS.contains(&method.as_str())) {
             let Some(operation) = operation.as_object_mut() else { continue };
             operation.insert("operationId".into(), operation_id(method, path).into());

@@ -12,9 +12,9 @@ use utoipa::{Modify, OpenApi};
 use super::admin::webhooks::ClientEndpointPaths;
 use super::admin::{
     account, allowed_ips, analyses, audit, captures, claim_mappers, clients, configuration, connection_providers,
-    connections, consumers, delegation, groups, identity_providers, imports, organizations, realm_roles, realms,
-    registration, resource_servers, roles, scopes, secrets, sessions, signing_keys, suspensions, threats, users,
-    webhooks,
+    connections, consumers, dedicated, delegation, groups, identity_providers, imports, organizations, realm_roles,
+    realms, registration, resource_servers, roles, scopes, secrets, sessions, signing_keys, suspensions, threats,
+    users, webhooks,
 };
 use super::envelope::{NotificationBody, Pagination};
 use crate::error::ErrorCode;
@@ -28,6 +28,7 @@ use crate::error::ErrorCode;
         account::read, account::members, account::update_member, account::remove_member,
         account::invite, account::invitations, account::revoke_invitation, account::accept_invitation,
         account::preferences, account::update_preferences, account::notifications,
+        dedicated::read, dedicated::update,
         users::impersonate,
         realms::create, realms::list, realms::read, realms::update, realms::delete,
         clients::create, clients::list, clients::read, clients::update, clients::delete,
