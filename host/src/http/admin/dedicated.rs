@@ -24,7 +24,7 @@ use crate::instance::{self, MAX_ADMIN_NETWORKS, WEEKDAYS, WINDOW_MINUTES};
 use crate::store::changes;
 use crate::store::instance_settings::{self, InstanceSettings, MaintenanceWindow};
 use crate::store::trail::{Change, ChangeAction, Place, ResourceKind};
-use crate::validate::{Body, Rule, integer, list_of, one_of, parsed};
+use crate::validate::{Body, Rule, integer, list_of, parsed};
 
 /// The deployment, and what the account set on it.
 #[derive(Debug, Serialize, ToSchema)]
@@ -118,19 +118,15 @@ pub async fn read(State(state): State<AppState>, caller: Caller) -> Result<Respo
     Ok(envelope::ok(view(&state, &caller, settings, hosts)))
 }
 
-static WEEKDAY_NAMES: [(&str, &str); 7] = [
-    (WEEKDAYS[0], WEEKDAYS[0]),
-    (WEEKDAYS[1], WEEKDAYS[1]),
-    (WEEKDAYS[2], WEEKDAYS[2]),
-    (WEEKDAYS[3], WEEKDAYS[3]),
-    (WEEKDAYS[4], WEEKDAYS[4]),
-    (WEEKDAYS[5], WEEKDAYS[5]),
-    (WEEKDAYS[6], WEEKDAYS[6]),
-];
-
 /// The window a body's `maintenanceWindow` object describes.
 fn window(body: &mut Body, mut nested: Body) -> Option<MaintenanceWindow> {
-    let weekday = nested.required("weekday", one_of(&WEEKDAY_NAMES));
+    let weekday = nested.required(
+        "weekday",
+        parsed(|text| {
+            let named = WEEKDAYS.iter().find(|day| **day == text);
+            named.ok_or_else(|| (Rule::OneOf, format!("must be one of {}", WEEKDAYS.join(", "))))
+        }),
+    );
     let start = nested.required(
         "startTime",
         parsed(|text| {
@@ -141,7 +137,7 @@ fn window(body: &mut Body, mut nested: Body) -> Option<MaintenanceWindow> {
     let duration = nested.required("durationMinutes", integer(shortest.into(), longest.into()));
     body.absorb(nested);
     Some(MaintenanceWindow {
-        weekday: weekday?.to_owned(),
+        weekday: (*weekday?).to_owned(),
         start_minute: start?,
         duration_minutes: u32::try_from(duration?).ok()?,
     })
