@@ -10,6 +10,7 @@ mod receiver;
 mod smtp;
 mod support;
 mod upstreams;
+mod webdriver;
 
 mod allowed_ips;
 mod analyst;
@@ -24,6 +25,7 @@ mod client_keys;
 mod clients;
 mod configuration;
 mod connections;
+mod console;
 mod consumers;
 mod counting;
 mod credentials;

@@ -28,10 +28,10 @@ enum Counting {
     Redis,
 }
 
-struct Protected {
-    app: TestApp,
-    realm: String,
-    client: TestClient,
+pub struct Protected {
+    pub app: TestApp,
+    pub realm: String,
+    pub client: TestClient,
 }
 
 const MINUTE: i64 = 60;
@@ -45,6 +45,11 @@ async fn protected(counting: Counting, adjust: impl FnOnce(&mut Settings)) -> Pr
         adjust(settings);
     })
     .await;
+    protecting(app).await
+}
+
+/// `app` with a realm of attack protection's tests and a client `shop` of the password grant.
+pub async fn protecting(app: TestApp) -> Protected {
     // A realm of its own: Redis is shared by every test.
     let realm = format!("atk-{}", &uuid::Uuid::new_v4().simple().to_string()[..12]);
     let created = app.create_realm(&realm).await;
@@ -70,7 +75,7 @@ impl Protected {
     }
 
     /// Fails `count` times from `from`, each against a name of its own the realm never had.
-    async fn fail_unknown(&self, prefix: &str, count: usize, from: &str) {
+    pub async fn fail_unknown(&self, prefix: &str, count: usize, from: &str) {
         for n in 0..count {
             let refused = self.sign_in(&format!("{prefix}-{n}"), "guess", from).await;
             assert_eq!(refused.body["error_code"], "InvalidCredentials", "attempt {n}: {:?}", refused.body);
@@ -81,7 +86,7 @@ impl Protected {
         self.app.create_user(&self.realm, username, PASSWORD).await
     }
 
-    async fn incidents(&self) -> Vec<Value> {
+    pub async fn incidents(&self) -> Vec<Value> {
         let listed = self.app.get(&format!("/threat-incidents?realmId={}", self.realm)).await;
         assert_eq!(listed.status, StatusCode::OK, "{:?}", listed.body);
         listed.items().clone()
@@ -94,7 +99,7 @@ impl Protected {
         self.incident(incidents[0]["id"].as_str().unwrap()).await
     }
 
-    async fn incident(&self, id: &str) -> Value {
+    pub async fn incident(&self, id: &str) -> Value {
         let read = self.app.get(&format!("/threat-incidents/{id}")).await;
         assert_eq!(read.status, StatusCode::OK, "{:?}", read.body);
         read.data().clone()

@@ -3,23 +3,17 @@
 //! client without the form (single sign-on), and is signed out of both. Chromium and ChromeDriver
 //! are Debian's packages, which `scripts/test` installs.
 
-use std::process::Stdio;
 use std::time::Duration;
 
 use axum::Router;
 use axum::extract::{RawQuery, State};
 use reqwest::StatusCode;
 use serde_json::{Value, json};
-use tokio::io::{AsyncBufReadExt, BufReader};
 use tokio::sync::mpsc;
 
 use crate::browser::{VERIFIER, challenge};
 use crate::support::{TestApp, TestClient, claims, spawn_app};
-
-const CHROMEDRIVER: &str = "/usr/bin/chromedriver";
-const CHROMIUM: &str = "/usr/bin/chromium";
-/// The W3C WebDriver key of an element reference.
-const ELEMENT: &str = "element-6066-11e4-a52e-4f735466cecf";
+use crate::webdriver::Driver;
 
 /// A relying party on loopback: every request to `/callback` or `/signed-out` is passed on with its
 /// query string, and answered with a plain page.
@@ -54,96 +48,6 @@ async fn arrival(received: &mut mpsc::UnboundedReceiver<(String, String)>) -> (S
 
 fn param<'a>(pairs: &'a [(String, String)], name: &str) -> Option<&'a str> {
     pairs.iter().find(|(n, _)| n == name).map(|(_, v)| v.as_str())
-}
-
-/// A ChromeDriver session of a headless Chromium.
-struct Driver {
-    http: reqwest::Client,
-    session: String,
-    _process: tokio::process::Child,
-}
-
-impl Driver {
-    async fn start() -> Self {
-        assert!(
-            std::path::Path::new(CHROMEDRIVER).exists() && std::path::Path::new(CHROMIUM).exists(),
-            "Chromium is not installed: `apt-get install chromium chromium-driver` (scripts/test does)"
-        );
-        let port = {
-            let probe = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
-            probe.local_addr().unwrap().port()
-        };
-        let mut process = tokio::process::Command::new(CHROMEDRIVER)
-            .arg(format!("--port={port}"))
-            .stdout(Stdio::piped())
-            .stderr(Stdio::null())
-            .kill_on_drop(true)
-            .spawn()
-            .expect("chromedriver starts");
-        // ChromeDriver says when it listens.
-        let mut lines = BufReader::new(process.stdout.take().unwrap()).lines();
-        let ready = async {
-            while let Some(line) = lines.next_line().await.unwrap() {
-                if line.contains("started successfully") {
-                    return;
-                }
-            }
-            panic!("chromedriver ended before it listened");
-        };
-        tokio::time::timeout(Duration::from_secs(60), ready).await.expect("chromedriver listens");
-        tokio::spawn(async move { while let Ok(Some(_)) = lines.next_line().await {} });
-        let http = reqwest::Client::new();
-        let capabilities = json!({ "capabilities": { "alwaysMatch": {
-            "browserName": "chrome",
-            "goog:chromeOptions": {
-                "binary": CHROMIUM,
-                // The upstream providers on loopback are certified by the test authority alone.
-                "args": ["--headless=new", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage",
-                         "--ignore-certificate-errors"],
-            },
-        } } });
-        let base = format!("http://127.0.0.1:{port}");
-        let answer: Value =
-            http.post(format!("{base}/session")).json(&capabilities).send().await.unwrap().json().await.unwrap();
-        let session = answer["value"]["sessionId"].as_str().unwrap_or_else(|| panic!("a session: {answer}"));
-        Self { http, session: format!("{base}/session/{session}"), _process: process }
-    }
-
-    async fn command(&self, path: &str, body: Value) -> Value {
-        let answer: Value =
-            self.http.post(format!("{}{path}", self.session)).json(&body).send().await.unwrap().json().await.unwrap();
-        assert!(answer["value"].get("error").is_none(), "{path}: {answer}");
-        answer["value"].clone()
-    }
-
-    async fn go(&self, url: &str) {
-        self.command("/url", json!({ "url": url })).await;
-    }
-
-    async fn element(&self, css: &str) -> String {
-        let found = self.command("/element", json!({ "using": "css selector", "value": css })).await;
-        found[ELEMENT].as_str().unwrap_or_else(|| panic!("{css}: {found}")).to_owned()
-    }
-
-    async fn type_into(&self, css: &str, text: &str) {
-        let element = self.element(css).await;
-        self.command(&format!("/element/{element}/value"), json!({ "text": text })).await;
-    }
-
-    async fn click(&self, css: &str) {
-        let element = self.element(css).await;
-        self.command(&format!("/element/{element}/click"), json!({})).await;
-    }
-
-    async fn page_source(&self) -> String {
-        let answer: Value =
-            self.http.get(format!("{}/source", self.session)).send().await.unwrap().json().await.unwrap();
-        answer["value"].as_str().unwrap_or_default().to_owned()
-    }
-
-    async fn quit(self) {
-        let _ = self.http.delete(&self.session).send().await;
-    }
 }
 
 async fn browser_client(app: &TestApp, id: &str, relying_party: &str) -> TestClient {

@@ -10,10 +10,10 @@ use crate::smtp::{MailServer, Message};
 use crate::support::{Answer, TestApp, TestClient, TestDatabase, answer, claims, spawn_app, spawn_with};
 use crate::webhooks::{SHOP_HOOKS, receiving, recorded, register};
 
-const PASSWORD: &str = "Vq7-lantern-Orbit-42";
+pub const PASSWORD: &str = "Vq7-lantern-Orbit-42";
 
 /// A service that sends e-mail to `mail` and may post to loopback receivers.
-async fn spawn_mailing() -> (TestApp, MailServer) {
+pub async fn spawn_mailing() -> (TestApp, MailServer) {
     let mail = MailServer::start().await;
     let url = mail.url.clone();
     let app = spawn_with(TestDatabase::new().await, move |settings| {
@@ -38,7 +38,7 @@ async fn accept(app: &TestApp, token: &str, username: &str) -> Answer {
 }
 
 /// Invites `email` with `roles`, accepts as `username`; returns the person's id.
-async fn join(app: &TestApp, mail: &MailServer, email: &str, username: &str, roles: &[&str]) -> String {
+pub async fn join(app: &TestApp, mail: &MailServer, email: &str, username: &str, roles: &[&str]) -> String {
     let invited = app.post("/account/invitations", json!({ "email": email, "roles": roles })).await;
     assert_eq!(invited.status, StatusCode::CREATED, "{:?}", invited.body);
     let token = token_in(&mail.letter(app, email).await);

@@ -23,14 +23,14 @@ use crate::AppState;
 use crate::authz::{BUILTIN_ROLES, Principal, PrincipalKind, Resource, Verdict};
 use crate::cache::KnownCredential;
 use crate::error::{Error, ErrorCode};
-use crate::ids::{AccountId, ClientId, PLATFORM_REALM, RealmId, UserId, new_guid};
+use crate::ids::{AccountId, ClientId, PLATFORM_REALM, RealmId, SessionId, UserId, new_guid};
 use crate::store::access_log::{AccessEntry, AccessOutcome};
 use crate::store::accounts;
 use crate::store::roles;
 use crate::store::secrets::{self, SecretType};
 use crate::store::trail::ResourceKind;
 use crate::store::trail::{self, ActorType, ChangeAction};
-use crate::store::users::User;
+use crate::store::users::{User, UserStatus};
 use crate::tokens;
 
 pub const API_KEY_HEADER: &str = "x-api-key";
@@ -87,6 +87,32 @@ impl FromRequestParts<AppState> for Caller {
     }
 }
 
+/// A person signed in to the console, as the console's own calls of the admin API carry them: a
+/// request extension, which no request from the network can have. The person acts with the roles
+/// they hold on the team now, while their platform session lives.
+#[derive(Debug, Clone)]
+pub struct ConsolePerson {
+    /// The person's session at the platform realm.
+    pub session_id: SessionId,
+    pub user_id: UserId,
+}
+
+/// The caller a console page acts as, for the page to ask the policies what to offer; `None` when
+/// the person's platform session has ended or they are on no team any more.
+pub async fn console_caller(
+    state: &AppState,
+    signed_in: &ConsolePerson,
+    request: trail::Request,
+) -> Result<Option<Caller>, Error> {
+    match identify_console(state, signed_in, state.clock.now()).await {
+        Ok(Identified { principal, person, actor }) => Ok(Some(Caller { principal, person, actor, request })),
+        Err(rejection) => match *rejection {
+            Rejection::Refused(_) => Ok(None),
+            Rejection::Failed(error) => Err(error),
+        },
+    }
+}
+
 /// Why a credential was not accepted (recorded in the access log, never told to the caller).
 #[derive(Debug)]
 struct Refusal {
@@ -132,7 +158,11 @@ pub async fn authenticate(State(state): State<AppState>, mut request: Request, n
     if let Err(retry_after_seconds) = state.limiter.check(&source, Class::FailedAuthentication, now).await {
         return throttled(&state, entry, &source, retry_after_seconds, now).await;
     }
-    let Identified { principal, person, mut actor } = match identify(&state, request.headers(), now).await {
+    let identified = match request.extensions().get::<ConsolePerson>() {
+        Some(signed_in) => identify_console(&state, signed_in, now).await,
+        None => identify(&state, request.headers(), now).await,
+    };
+    let Identified { principal, person, mut actor } = match identified {
         Ok(found) => found,
         Err(rejection) => match *rejection {
             Rejection::Refused(refusal) => {
@@ -381,6 +411,29 @@ async fn identify(state: &AppState, headers: &HeaderMap, now: DateTime<Utc>) -> 
         ip_address: String::new(),
     };
     Ok(Identified { principal, person, actor })
+}
+
+/// The person of a console session, while their platform session lives.
+async fn identify_console(
+    state: &AppState,
+    signed_in: &ConsolePerson,
+    now: DateTime<Utc>,
+) -> Result<Identified, Box<Rejection>> {
+    let found = state.session_reads.find_with_person(&signed_in.session_id).await;
+    let found = found.map_err(|e| Box::new(Rejection::Failed(e.into())))?;
+    let live = found.filter(|(session, person)| {
+        session.realm_id == PLATFORM_REALM
+            && session.is_live(now)
+            && person.id == signed_in.user_id
+            && person.status == UserStatus::Active
+    });
+    match live {
+        Some((_, person)) => person_caller(state, &person).await,
+        None => {
+            let reason = "the console session's platform session has ended";
+            Err(Box::new(Rejection::Refused(Refusal { reason, credential: None })))
+        }
+    }
 }
 
 /// The built-in roles among `held` (custom ones reach the policies as grants).

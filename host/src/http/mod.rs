@@ -5,6 +5,7 @@ pub mod admin;
 pub mod auth;
 pub mod body;
 pub mod capture;
+pub mod console;
 pub mod dev_clock;
 pub mod envelope;
 pub mod metrics;
@@ -26,8 +27,8 @@ use crate::AppState;
 use crate::error::Error;
 use crate::http::envelope::Unrouted;
 
-/// The whole service: admin API, operations endpoints and, with the manual clock, `/_dev/clock`.
-pub fn router(state: AppState) -> Router {
+/// The admin API: `/api/v1/admin`, and the dedicated-environment operations at their own address.
+fn admin_api(state: &AppState) -> Router<AppState> {
     let admin = admin::routes()
         .route_layer(from_fn(nul::refuse_in_admin))
         .route_layer(from_fn_with_state(state.clone(), auth::authenticate))
@@ -43,9 +44,16 @@ pub fn router(state: AppState) -> Router {
         .route_layer(from_fn(nul::refuse_in_admin))
         .route_layer(from_fn_with_state(state.clone(), auth::authenticate));
 
-    let mut app = Router::new()
-        .nest("/api/v1/admin", admin)
-        .merge(dedicated)
+    Router::new().nest("/api/v1/admin", admin).merge(dedicated)
+}
+
+/// The whole service: admin API, console, operations endpoints and, with the manual clock,
+/// `/_dev/clock`.
+pub fn router(state: AppState) -> Router {
+    // The console calls the admin API in-process, as its signed-in person.
+    let console = console::routes(admin_api(&state).with_state(state.clone()));
+    let mut app = admin_api(&state)
+        .merge(console)
         .merge(protocol::routes())
         .merge(
             Router::new()

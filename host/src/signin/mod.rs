@@ -8,6 +8,7 @@ pub mod browser;
 pub mod client_address;
 pub mod codes;
 pub mod console;
+pub mod console_sessions;
 pub mod consumer_keys;
 pub mod device;
 pub mod federated;

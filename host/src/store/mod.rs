@@ -15,6 +15,7 @@ pub mod changes;
 pub mod clients;
 pub mod connections;
 pub mod consents;
+pub mod console_sessions;
 pub mod consumers;
 pub mod delegation;
 pub mod deliveries;

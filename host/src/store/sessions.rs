@@ -310,7 +310,9 @@ pub async fn prune<'c>(db: impl Executor<'c, Database = Any> + Copy, now: DateTi
         sqlx::query("DELETE FROM revoked_tokens WHERE expires_at <= $1").bind(super::millis(now)).execute(db).await?;
     let refresh =
         sqlx::query("DELETE FROM refresh_tokens WHERE expires_at <= $1").bind(super::millis(now)).execute(db).await?;
-    Ok(revoked.rows_affected() + refresh.rows_affected())
+    let console =
+        sqlx::query("DELETE FROM console_sessions WHERE expires_at <= $1").bind(super::millis(now)).execute(db).await?;
+    Ok(revoked.rows_affected() + refresh.rows_affected() + console.rows_affected())
 }
 
 /// A session's person, read with it: the `users` columns prefixed `u_`.

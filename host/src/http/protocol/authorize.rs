@@ -488,7 +488,7 @@ pub(super) fn cookie_text(state: &AppState, realm: &Realm, name: &str, value: &s
 }
 
 /// The value of the request's cookie `name`.
-pub(super) fn cookie<'h>(headers: &'h HeaderMap, name: &str) -> Option<&'h str> {
+pub(crate) fn cookie<'h>(headers: &'h HeaderMap, name: &str) -> Option<&'h str> {
     headers
         .get_all(header::COOKIE)
         .iter()

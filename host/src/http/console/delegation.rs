@@ -1,0 +1,191 @@
+//! Delegation in the console: a realm's grants, the form that creates one (client, person, scopes,
+//! depth and expiry; allowed resources and the organization stay with the API), withdrawing one
+//! with a reason, and the trail of token exchanges.
+
+use axum::body::Bytes;
+use axum::extract::{Path, State};
+use axum::http::{Method, StatusCode};
+use maud::html;
+use serde::Deserialize;
+use serde_json::{Value, json};
+
+use super::page::{self, Section, Shell, csrf};
+use super::{Console, Listed, Page, encode, form, value, when};
+use crate::AppState;
+use crate::authz::{Resource, permission};
+
+#[derive(Debug, Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct Grant {
+    id: String,
+    client_id: String,
+    subject_user_id: String,
+    scopes: Vec<String>,
+    max_depth: i64,
+    expires_at: Option<String>,
+    state: String,
+    created_at: String,
+    withdrawal: Option<Withdrawal>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct Withdrawal {
+    reason: String,
+    withdrawn_at: String,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct Exchange {
+    occurred_at: String,
+    client_id: String,
+    subject_user_id: Option<String>,
+    grant_id: Option<String>,
+    outcome: String,
+    error_code: Option<String>,
+    scopes: Vec<String>,
+    depth: Option<i64>,
+}
+
+#[derive(Debug, Deserialize)]
+struct User {
+    id: String,
+    username: String,
+}
+
+/// `/console/realms/{realm}/delegation-grants`: the grants, newest first, with the form and the
+/// latest exchanges.
+pub async fn grants(State(state): State<AppState>, console: Console, Path(realm): Path<String>) -> Page {
+    let at = format!("/realms/{}", encode(&realm));
+    let grants: Listed<Grant> = console
+        .read(&format!("{at}/delegation-grants?pageSize=100"))
+        .await?
+        .page()
+        .map_err(|error| page::failure(&error))?;
+    let exchanges: Listed<Exchange> = console
+        .read(&format!("{at}/delegation-exchanges?pageSize=50"))
+        .await?
+        .page()
+        .map_err(|error| page::failure(&error))?;
+    let owner = Some(console.caller.account_id().clone());
+    let may_act = console.may(&state, permission::REALM_UPDATE, Resource::Realm { id: realm.clone(), owner });
+    let here = format!("/console{at}/delegation-grants");
+    let content = html! {
+        @if grants.items.is_empty() { p.panel { "No grant yet." } } @else {
+            div.panel { table {
+                caption { (grants.total_items) " grants, newest first" }
+                thead { tr {
+                    th scope="col" { "Client" } th scope="col" { "Person" } th scope="col" { "Scopes" } th.n scope="col" { "Depth" }
+                    th scope="col" { "Expires" } th scope="col" { "State" } th scope="col" { "Created" }
+                    @if may_act { th scope="col" { "Withdraw" } }
+                } }
+                tbody { @for grant in &grants.items {
+                    tr {
+                        td { (grant.client_id) } td { code { (grant.subject_user_id) } } td { (grant.scopes.join(" ")) }
+                        td.n { (grant.max_depth) }
+                        td { (grant.expires_at.as_deref().map(when).unwrap_or_else(|| "never".to_owned())) }
+                        td { span.tag { (grant.state) }
+                             @if let Some(withdrawal) = &grant.withdrawal { br; small { (when(&withdrawal.withdrawn_at)) ": " (withdrawal.reason) } } }
+                        td { (when(&grant.created_at)) }
+                        @if may_act { td {
+                            @if grant.state == "Live" {
+                                form method="post" action={ (here) "/" (encode(&grant.id)) "/withdraw" } {
+                                    (csrf(&console))
+                                    label for={ "reason-" (grant.id) } { "Reason" }
+                                    input id={ "reason-" (grant.id) } name="reason" required maxlength="1024";
+                                    " " button.danger type="submit" { "Withdraw" }
+                                }
+                            }
+                        } }
+                    }
+                } }
+            } }
+        }
+        @if may_act {
+            section aria-labelledby="create" {
+                h2 #create { "Create a grant" }
+                form method="post" action=(here) {
+                    (csrf(&console))
+                    div { label for="clientId" { "Client (the agent)" } input #clientId name="clientId" required; }
+                    div { label for="person" { "Person (user id or username)" } input #person name="person" required; }
+                    div { label for="scopes" { "Scopes, separated by spaces" } input #scopes name="scopes" required size="50"; }
+                    div { label for="maxDepth" { "Depth (0–3)" } input #maxDepth name="maxDepth" type="number" min="0" max="3" value="0"; }
+                    div { label for="expiresAt" { "Expires at (UTC; empty: never)" } input #expiresAt name="expiresAt" type="datetime-local"; }
+                    button type="submit" { "Create the grant" }
+                }
+            }
+        }
+        section aria-labelledby="exchanges" {
+            h2 #exchanges { "Token exchanges" }
+            @if exchanges.items.is_empty() { p { "No exchange yet." } } @else {
+                table {
+                    caption { "The latest " (exchanges.items.len()) " of " (exchanges.total_items) }
+                    thead { tr { th scope="col" { "At" } th scope="col" { "Client" } th scope="col" { "Person" } th scope="col" { "Grant" }
+                                 th scope="col" { "Outcome" } th scope="col" { "Scopes" } th.n scope="col" { "Depth" } } }
+                    tbody { @for exchange in &exchanges.items {
+                        tr { td { (when(&exchange.occurred_at)) } td { (exchange.client_id) }
+                             td { (exchange.subject_user_id.as_deref().unwrap_or("—")) } td { (exchange.grant_id.as_deref().unwrap_or("—")) }
+                             td { (exchange.outcome) @if let Some(code) = &exchange.error_code { " (" (code) ")" } }
+                             td { (exchange.scopes.join(" ")) } td.n { (exchange.depth.map_or_else(|| "—".to_owned(), |d| d.to_string())) } }
+                    } }
+                }
+            }
+        }
+    };
+    let title = format!("Delegation grants of realm {realm}");
+    Ok(Shell { console: &console, section: Section::Realms, title: &title }.answer(StatusCode::OK, content))
+}
+
+/// The person a form names, by id or by username; `None` when the realm has no such person.
+async fn person(console: &Console, realm: &str, named: &str) -> Result<Option<String>, axum::response::Response> {
+    let at = format!("/realms/{}/users", encode(realm));
+    let by_id = console.call(Method::GET, &format!("{at}/{}", encode(named)), None).await;
+    let by_id = by_id.map_err(|error| page::failure(&error))?;
+    if by_id.status.is_success() {
+        return Ok(by_id.data::<User>().ok().map(|user| user.id));
+    }
+    let found: Listed<User> = console
+        .read(&format!("{at}?searchTerm={}&pageSize=50", encode(named)))
+        .await?
+        .page()
+        .map_err(|error| page::failure(&error))?;
+    Ok(found.items.into_iter().find(|user| user.username == named).map(|user| user.id))
+}
+
+/// Creates a grant from the form.
+pub async fn create(console: Console, Path(realm): Path<String>, body: Bytes) -> Page {
+    let form = form(&body);
+    if !console.genuine(&form) {
+        return Err(super::session::forged());
+    }
+    let named = value(&form, "person").unwrap_or_default().trim();
+    // A person the realm does not have goes to the API as typed, which refuses it on subjectUserId.
+    let subject = person(&console, &realm, named).await?.unwrap_or_else(|| named.to_owned());
+    let scopes: Vec<&str> = value(&form, "scopes").unwrap_or_default().split_whitespace().collect();
+    let mut grant = json!({
+        "clientId": value(&form, "clientId").unwrap_or_default().trim(),
+        "subjectUserId": subject,
+        "scopes": scopes,
+    });
+    if let Some(depth) = value(&form, "maxDepth") {
+        grant["maxDepth"] = depth.trim().parse::<i64>().map_or_else(|_| json!(depth), |d| json!(d));
+    }
+    if let Some(local) = value(&form, "expiresAt").map(str::trim).filter(|v| !v.is_empty()) {
+        // A datetime-local field answers minutes (`2026-12-01T09:30`), read as UTC.
+        let instant = if local.len() == 16 { format!("{local}:00Z") } else { format!("{local}Z") };
+        grant["expiresAt"] = Value::String(instant);
+    }
+    let here = format!("/console/realms/{}/delegation-grants", encode(&realm));
+    let path = format!("/realms/{}/delegation-grants", encode(&realm));
+    console.act(&form, &path, Some(&grant), &here).await
+}
+
+/// Withdraws a grant with the form's reason.
+pub async fn withdraw(console: Console, Path((realm, grant)): Path<(String, String)>, body: Bytes) -> Page {
+    let form = form(&body);
+    let reason = json!({ "reason": value(&form, "reason").unwrap_or_default() });
+    let here = format!("/console/realms/{}/delegation-grants", encode(&realm));
+    let path = format!("/realms/{}/delegation-grants/{}/withdraw", encode(&realm), encode(&grant));
+    console.act(&form, &path, Some(&reason), &here).await
+}

@@ -1,0 +1,500 @@
+//! Webhooks in the console: the endpoints of a realm or of a client, registering one (its signing
+//! secret shown once, to people who may read secrets), editing, pausing and turning one back on,
+//! rotating its secret, sending a test and removing it; an endpoint's history — Overview, Events and
+//! Deliveries, each attempt with its request and response — with replay.
+
+use axum::body::Bytes;
+use axum::extract::{Path, RawQuery, State};
+use axum::http::{Method, StatusCode};
+use maud::{Markup, html};
+use serde::Deserialize;
+use serde_json::{Value, json};
+
+use super::page::{self, Section, Shell, csrf};
+use super::{Console, Listed, Page, encode, form, pairs, value, when};
+use crate::AppState;
+use crate::authz::{Resource, permission};
+use crate::store::events::EventType;
+use crate::store::webhooks::EndpointKind;
+
+/// Where the endpoints are: a realm, or a client of it.
+#[derive(Debug, Deserialize)]
+pub struct At {
+    realm: String,
+    client: Option<String>,
+}
+
+/// One endpoint.
+#[derive(Debug, Deserialize)]
+pub struct EndpointAt {
+    #[serde(flatten)]
+    at: At,
+    #[serde(rename = "webhookId")]
+    id: String,
+}
+
+/// One attempt of a client endpoint.
+#[derive(Debug, Deserialize)]
+pub struct DeliveryAt {
+    #[serde(flatten)]
+    endpoint: EndpointAt,
+    #[serde(rename = "deliveryId")]
+    delivery: String,
+}
+
+impl At {
+    fn kind(&self) -> EndpointKind {
+        if self.client.is_some() { EndpointKind::Client } else { EndpointKind::Realm }
+    }
+
+    /// The endpoints' path under the admin API.
+    fn api(&self) -> String {
+        match &self.client {
+            Some(client) => format!("/realms/{}/clients/{}/webhooks", encode(&self.realm), encode(client)),
+            None => format!("/realms/{}/webhooks", encode(&self.realm)),
+        }
+    }
+
+    /// The endpoints' page.
+    fn page(&self) -> String {
+        format!("/console{}", self.api())
+    }
+
+    fn named(&self) -> String {
+        match &self.client {
+            Some(client) => format!("client {client} of realm {}", self.realm),
+            None => format!("realm {}", self.realm),
+        }
+    }
+
+    /// Whether the person may do everything `permissions` name on this place.
+    fn may(&self, state: &AppState, console: &Console, permissions: &[&str]) -> bool {
+        let owner = Some(console.caller.account_id().clone());
+        permissions.iter().all(|permission| {
+            let resource = match &self.client {
+                Some(client) => {
+                    Resource::Client { realm_id: self.realm.clone(), id: client.clone(), owner: owner.clone() }
+                }
+                None => Resource::Realm { id: self.realm.clone(), owner: owner.clone() },
+            };
+            console.may(state, permission, resource)
+        })
+    }
+
+    fn may_register(&self, state: &AppState, console: &Console) -> bool {
+        match self.kind() {
+            EndpointKind::Client => self.may(
+                state,
+                console,
+                &[permission::CLIENT_CREATE, permission::CLIENT_UPDATE, permission::CLIENT_DELETE],
+            ),
+            EndpointKind::Realm => self.may(state, console, &[permission::WEBHOOK_CREATE]),
+        }
+    }
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct Endpoint {
+    id: String,
+    name: String,
+    url: String,
+    description: Option<String>,
+    events: Vec<String>,
+    retries: i64,
+    first_retry_after_seconds: i64,
+    status: String,
+    consecutive_failures: i64,
+    signing_secret: Option<String>,
+    signing_secret_last_four: String,
+    created_at: String,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct Attempt {
+    id: String,
+    webhook_id: String,
+    event_type: String,
+    kind: String,
+    retry_number: i64,
+    state: String,
+    due_at: String,
+    sent_at: Option<String>,
+    request_body: String,
+    response_status: Option<i64>,
+    response_body: Option<String>,
+    latency_ms: Option<i64>,
+    error: Option<String>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct Metrics {
+    attempts: i64,
+    succeeded: i64,
+    failed: i64,
+    scheduled: i64,
+    acceptance_rate: Option<f64>,
+    latency_ms: Option<Latency>,
+    top_failures: Vec<Failure>,
+}
+
+#[derive(Debug, Deserialize)]
+struct Latency {
+    average: i64,
+    p50: i64,
+    p95: i64,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct Failure {
+    response_status: Option<i64>,
+    error: String,
+    count: i64,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct Fanout {
+    event_id: String,
+    event_type: String,
+    created_at: String,
+    endpoints: i64,
+    delivered: i64,
+    status: String,
+}
+
+/// The fields of the registration and edit forms, as the admin API takes them.
+fn endpoint_body(form: &[(String, String)]) -> Value {
+    let events: Vec<&str> = form.iter().filter(|(name, _)| name == "events").map(|(_, v)| v.as_str()).collect();
+    let whole = |name: &str| value(form, name).map(|v| v.trim().parse::<i64>().map_or(json!(v), |n| json!(n)));
+    let mut body = json!({
+        "name": value(form, "name").unwrap_or_default(),
+        "url": value(form, "url").unwrap_or_default(),
+        "description": value(form, "description").filter(|d| !d.trim().is_empty()),
+        "events": events,
+    });
+    for (field, name) in [("retries", "retries"), ("firstRetryAfterSeconds", "firstRetryAfterSeconds")] {
+        if let Some(number) = whole(name) {
+            body[field] = number;
+        }
+    }
+    body
+}
+
+/// The fields of an endpoint, filled from `endpoint` when editing one.
+fn endpoint_fields(kind: EndpointKind, endpoint: Option<&Endpoint>) -> Markup {
+    let heard: Vec<&str> =
+        EventType::ALL.iter().filter(|event| event.heard_by() == Some(kind)).map(|event| event.as_str()).collect();
+    let chosen = |event: &str| endpoint.is_some_and(|e| e.events.iter().any(|chosen| chosen == event));
+    html! {
+        div { label for="name" { "Name" } input #name name="name" required maxlength="128" value=[endpoint.map(|e| e.name.as_str())]; }
+        div { label for="url" { "Address (https://)" } input #url name="url" type="url" required size="50" value=[endpoint.map(|e| e.url.as_str())]; }
+        div { label for="description" { "Description" } input #description name="description" maxlength="1000" value=[endpoint.and_then(|e| e.description.as_deref())]; }
+        fieldset {
+            legend { "Events" }
+            @for event in heard {
+                div {
+                    input type="checkbox" id={ "event-" (event) } name="events" value=(event) checked[chosen(event)];
+                    " " label.inline for={ "event-" (event) } { (event) }
+                }
+            }
+        }
+        div { label for="retries" { "Retries (0–10)" } input #retries name="retries" type="number" min="0" max="10" value=(endpoint.map_or(5, |e| e.retries)); }
+        div { label for="firstRetryAfterSeconds" { "First retry after, in seconds (30–3,600)" }
+              input #firstRetryAfterSeconds name="firstRetryAfterSeconds" type="number" min="30" max="3600" value=(endpoint.map_or(60, |e| e.first_retry_after_seconds)); }
+    }
+}
+
+/// The endpoints of a realm or a client, with the registration form.
+pub async fn list(State(state): State<AppState>, console: Console, Path(at): Path<At>) -> Page {
+    let listed: Listed<Endpoint> =
+        console.read(&format!("{}?pageSize=100", at.api())).await?.page().map_err(|error| page::failure(&error))?;
+    let content = html! {
+        @if listed.items.is_empty() {
+            p.panel { "No endpoint yet." }
+        } @else {
+            div.panel { table {
+                caption { "Endpoints of the " (at.named()) }
+                thead { tr { th scope="col" { "Name" } th scope="col" { "Address" } th scope="col" { "Events" } th scope="col" { "Status" } } }
+                tbody {
+                    @for endpoint in &listed.items {
+                        tr {
+                            td { a href={ (at.page()) "/" (encode(&endpoint.id)) } { (endpoint.name) } }
+                            td { (endpoint.url) }
+                            td { (endpoint.events.join(", ")) }
+                            td { span.tag { (endpoint.status) } }
+                        }
+                    }
+                }
+            } }
+        }
+        @if at.may_register(&state, &console) {
+            section aria-labelledby="register" {
+                h2 #register { "Register an endpoint" }
+                form method="post" action=(at.page()) {
+                    (csrf(&console))
+                    (endpoint_fields(at.kind(), None))
+                    button type="submit" { "Register" }
+                }
+            }
+        }
+    };
+    let title = format!("Webhooks of the {}", at.named());
+    Ok(Shell { console: &console, section: Section::Realms, title: &title }.answer(StatusCode::OK, content))
+}
+
+/// Registers an endpoint; its page then shows the signing secret, this once.
+pub async fn register(console: Console, Path(at): Path<At>, body: Bytes) -> Page {
+    let form = form(&body);
+    if !console.genuine(&form) {
+        return Err(super::session::forged());
+    }
+    let answer = console.call(Method::POST, &at.api(), Some(&endpoint_body(&form))).await;
+    let answer = answer.map_err(|error| page::failure(&error))?;
+    if !answer.status.is_success() {
+        return Err(page::refused(&answer));
+    }
+    let endpoint: Endpoint = answer.data().map_err(|error| page::failure(&error))?;
+    let content = html! {
+        div.panel role="status" {
+            p { "The endpoint " strong { (endpoint.name) } " is registered." }
+            @if let Some(secret) = &endpoint.signing_secret {
+                p { "Its signing secret, shown this once — keep it where the receiver reads it:" }
+                p { code #signing-secret { (secret) } }
+            } @else {
+                p { "Its signing secret ends in " code { (endpoint.signing_secret_last_four) } "; reading it takes the permission to read secrets." }
+            }
+            p { a href={ (at.page()) "/" (encode(&endpoint.id)) } { "Open the endpoint" } }
+        }
+    };
+    let shell = Shell { console: &console, section: Section::Realms, title: "Endpoint registered" };
+    Ok(shell.answer(StatusCode::CREATED, content))
+}
+
+/// The views of an endpoint's history.
+const VIEWS: [(&str, &str); 3] = [("overview", "Overview"), ("events", "Events"), ("deliveries", "Deliveries")];
+
+/// An endpoint: its settings and actions, and its history (`?view=overview|events|deliveries`).
+pub async fn endpoint(
+    State(state): State<AppState>,
+    console: Console,
+    Path(at): Path<EndpointAt>,
+    RawQuery(query): RawQuery,
+) -> Page {
+    let pairs = pairs(query);
+    let view = value(&pairs, "view").filter(|v| VIEWS.iter().any(|(name, _)| name == v)).unwrap_or("overview");
+    let here = format!("{}/{}", at.at.page(), encode(&at.id));
+    let api = format!("{}/{}", at.at.api(), encode(&at.id));
+    let endpoint: Endpoint = console.read(&api).await?.data().map_err(|error| page::failure(&error))?;
+    let may_change = at.at.may(&state, &console, &[permission::WEBHOOK_UPDATE]);
+    let may_remove = at.at.may(&state, &console, &[permission::WEBHOOK_DELETE]);
+    let history = match view {
+        "events" => events(&console, &at).await?,
+        "deliveries" => deliveries(&console, &at, may_change, &here).await?,
+        _ => overview(&console, &at).await?,
+    };
+    let content = html! {
+        section aria-labelledby="settings" {
+            h2 #settings { "Settings" }
+            p { "Status: " span.tag { (endpoint.status) }
+                @if endpoint.consecutive_failures > 0 { " — " (endpoint.consecutive_failures) " failures in a row" } }
+            p { "Registered " (when(&endpoint.created_at)) "; signing secret ending in " code { (endpoint.signing_secret_last_four) } "." }
+            @if may_change {
+                form method="post" action=(here) {
+                    (csrf(&console))
+                    (endpoint_fields(at.at.kind(), Some(&endpoint)))
+                    button type="submit" { "Save" }
+                }
+                div.pages {
+                    @let (status, label) = match endpoint.status.as_str() {
+                        "Active" => ("Paused", "Pause"),
+                        "Paused" => ("Active", "Resume"),
+                        _ => ("Active", "Turn back on"),
+                    };
+                    form.inline method="post" action={ (here) "/status" } {
+                        (csrf(&console)) input type="hidden" name="status" value=(status);
+                        button.quiet type="submit" { (label) }
+                    }
+                    form.inline method="post" action={ (here) "/test" } {
+                        (csrf(&console)) button.quiet type="submit" { "Send test" }
+                    }
+                    form.inline method="post" action={ (here) "/rotate-secret" } {
+                        (csrf(&console)) button.quiet type="submit" { "Rotate the signing secret" }
+                    }
+                    @if may_remove {
+                        form.inline method="post" action={ (here) "/delete" } {
+                            (csrf(&console)) button.danger type="submit" { "Remove" }
+                        }
+                    }
+                }
+            } @else {
+                p { "Address: " (endpoint.url) } p { "Events: " (endpoint.events.join(", ")) }
+            }
+        }
+        section aria-labelledby="history" {
+            h2 #history { "History" }
+            nav aria-label="History" { p {
+                @for (name, label) in VIEWS {
+                    a href={ "?view=" (name) } aria-current=[(name == view).then_some("page")] { (label) } " "
+                }
+            } }
+            (history)
+        }
+        p { a href=(at.at.page()) { "All endpoints of the " (at.at.named()) } }
+    };
+    let title = format!("Endpoint {}", endpoint.name);
+    Ok(Shell { console: &console, section: Section::Realms, title: &title }.answer(StatusCode::OK, content))
+}
+
+/// Attempts, acceptance rate, latency and the most common failures.
+async fn overview(console: &Console, at: &EndpointAt) -> Page<Markup> {
+    let Some(client) = &at.at.client else {
+        return Ok(html! { p { "Figures are kept for client endpoints; see Deliveries." } });
+    };
+    let path = format!(
+        "/realms/{}/clients/{}/webhooks/metrics?webhookId={}",
+        encode(&at.at.realm),
+        encode(client),
+        encode(&at.id)
+    );
+    let metrics: Metrics = console.read(&path).await?.data().map_err(|error| page::failure(&error))?;
+    Ok(html! {
+        dl.figures {
+            div { dt { "Attempts" } dd { (metrics.attempts) } }
+            div { dt { "Accepted" } dd { (metrics.succeeded) } }
+            div { dt { "Failed" } dd { (metrics.failed) } }
+            div { dt { "Scheduled" } dd { (metrics.scheduled) } }
+            div { dt { "Acceptance rate" } dd { (metrics.acceptance_rate.map_or_else(|| "—".to_owned(), |r| format!("{:.1}%", r * 100.0))) } }
+            @if let Some(latency) = &metrics.latency_ms {
+                div { dt { "Latency (average)" } dd { (latency.average) " ms" } }
+                div { dt { "Latency p50 / p95" } dd { (latency.p50) " / " (latency.p95) " ms" } }
+            }
+        }
+        @if !metrics.top_failures.is_empty() {
+            table {
+                caption { "Most common failures" }
+                thead { tr { th scope="col" { "Answer" } th scope="col" { "Failure" } th.n scope="col" { "Times" } } }
+                tbody { @for failure in &metrics.top_failures {
+                    tr { td { (failure.response_status.map_or_else(|| "none".to_owned(), |s| s.to_string())) } td { (failure.error) } td.n { (failure.count) } }
+                } }
+            }
+        }
+    })
+}
+
+/// Each event the client's endpoints heard, with its fan-out.
+async fn events(console: &Console, at: &EndpointAt) -> Page<Markup> {
+    let Some(client) = &at.at.client else {
+        return Ok(html! { p { "The fan-out of events is kept for client endpoints; see Deliveries." } });
+    };
+    let path = format!("/realms/{}/clients/{}/webhooks/events?pageSize=50", encode(&at.at.realm), encode(client));
+    let listed: Listed<Fanout> = console.read(&path).await?.page().map_err(|error| page::failure(&error))?;
+    Ok(html! {
+        @if listed.items.is_empty() { p { "No event yet." } } @else {
+            table {
+                caption { "Events of the client, newest first (" (listed.total_items) ")" }
+                thead { tr { th scope="col" { "Event" } th scope="col" { "Type" } th scope="col" { "At" } th.n scope="col" { "Endpoints" } th.n scope="col" { "Delivered" } th scope="col" { "Status" } } }
+                tbody { @for event in &listed.items {
+                    tr { td { code { (event.event_id) } } td { (event.event_type) } td { (when(&event.created_at)) }
+                         td.n { (event.endpoints) } td.n { (event.delivered) } td { (event.status) } }
+                } }
+            }
+        }
+    })
+}
+
+/// Each attempt to the endpoint with its request body and the answer, newest first; replay on a
+/// client endpoint's.
+async fn deliveries(console: &Console, at: &EndpointAt, may_change: bool, here: &str) -> Page<Markup> {
+    let path = format!("{}/deliveries?webhookId={}&pageSize=50", at.at.api(), encode(&at.id));
+    let listed: Listed<Attempt> = console.read(&path).await?.page().map_err(|error| page::failure(&error))?;
+    let attempts: Vec<&Attempt> = listed.items.iter().filter(|a| a.webhook_id == at.id).collect();
+    Ok(html! {
+        @if attempts.is_empty() { p { "No attempt yet." } }
+        @for attempt in attempts {
+            details.panel id={ "attempt-" (attempt.id) } {
+                summary { (attempt.event_type) " — " (attempt.kind)
+                    @if attempt.retry_number > 0 { " (retry " (attempt.retry_number) ")" }
+                    " — " strong { (attempt.state) }
+                    @if let Some(status) = attempt.response_status { " — " (status) }
+                    " — " (when(attempt.sent_at.as_deref().unwrap_or(&attempt.due_at))) }
+                @if let Some(latency) = attempt.latency_ms { p { "Answered in " (latency) " ms." } }
+                @if let Some(error) = &attempt.error { p.notice { (error) } }
+                h3 { "Request body" } pre { code { (attempt.request_body) } }
+                @if let Some(body) = &attempt.response_body { h3 { "Response body" } pre { code { (body) } } }
+                @if may_change && at.at.client.is_some() && attempt.state != "Scheduled" {
+                    form method="post" action={ (here) "/deliveries/" (encode(&attempt.id)) "/replay" } {
+                        (csrf(console)) button.quiet type="submit" { "Replay" }
+                    }
+                }
+            }
+        }
+    })
+}
+
+/// Saves the edit form.
+pub async fn update(console: Console, Path(at): Path<EndpointAt>, body: Bytes) -> Page {
+    let here = format!("{}/{}", at.at.page(), encode(&at.id));
+    let api = format!("{}/{}", at.at.api(), encode(&at.id));
+    let form = form(&body);
+    console.send(&form, Method::PUT, &api, Some(&endpoint_body(&form)), &here).await
+}
+
+/// Pauses, resumes, or turns a disabled endpoint back on.
+pub async fn status(console: Console, Path(at): Path<EndpointAt>, body: Bytes) -> Page {
+    let here = format!("{}/{}", at.at.page(), encode(&at.id));
+    let api = format!("{}/{}", at.at.api(), encode(&at.id));
+    let form = form(&body);
+    let status = value(&form, "status").unwrap_or_default();
+    console.send(&form, Method::PUT, &api, Some(&json!({ "status": status })), &here).await
+}
+
+/// Sends a `ping` now, then shows the deliveries.
+pub async fn test(console: Console, Path(at): Path<EndpointAt>, body: Bytes) -> Page {
+    let here = format!("{}/{}?view=deliveries", at.at.page(), encode(&at.id));
+    let api = format!("{}/{}/test", at.at.api(), encode(&at.id));
+    console.act(&form(&body), &api, None, &here).await
+}
+
+/// Rotates the signing secret and shows the new one, this once.
+pub async fn rotate(console: Console, Path(at): Path<EndpointAt>, body: Bytes) -> Page {
+    let form = form(&body);
+    if !console.genuine(&form) {
+        return Err(super::session::forged());
+    }
+    let api = format!("{}/{}/rotate-secret", at.at.api(), encode(&at.id));
+    let answer = console.call(Method::POST, &api, None).await.map_err(|error| page::failure(&error))?;
+    if !answer.status.is_success() {
+        return Err(page::refused(&answer));
+    }
+    let endpoint: Endpoint = answer.data().map_err(|error| page::failure(&error))?;
+    let content = html! {
+        div.panel role="status" {
+            @if let Some(secret) = &endpoint.signing_secret {
+                p { "The new signing secret, shown this once:" } p { code #signing-secret { (secret) } }
+            } @else {
+                p { "The signing secret now ends in " code { (endpoint.signing_secret_last_four) } "." }
+            }
+            p { a href={ (at.at.page()) "/" (encode(&at.id)) } { "Back to the endpoint" } }
+        }
+    };
+    let shell = Shell { console: &console, section: Section::Realms, title: "Signing secret rotated" };
+    Ok(shell.answer(StatusCode::OK, content))
+}
+
+/// Removes the endpoint.
+pub async fn delete(console: Console, Path(at): Path<EndpointAt>, body: Bytes) -> Page {
+    let api = format!("{}/{}", at.at.api(), encode(&at.id));
+    console.send(&form(&body), Method::DELETE, &api, None, &at.at.page()).await
+}
+
+/// Sends a client endpoint's attempt again, then shows the deliveries.
+pub async fn replay(console: Console, Path(at): Path<DeliveryAt>, body: Bytes) -> Page {
+    let endpoint = &at.endpoint;
+    let here = format!("{}/{}?view=deliveries", endpoint.at.page(), encode(&endpoint.id));
+    let api = format!("{}/{}/deliveries/{}/replay", endpoint.at.api(), encode(&endpoint.id), encode(&at.delivery));
+    console.act(&form(&body), &api, None, &here).await
+}
