@@ -11,8 +11,9 @@ use reqwest::header::{CONTENT_SECURITY_POLICY, LOCATION, SET_COOKIE, X_FRAME_OPT
 use serde_json::json;
 
 use crate::analyst::realm_with;
-use crate::protection::{Protected, protecting};
+use crate::protection::{self, Protected, protecting};
 use crate::receiver::Receiver;
+use crate::smtp::MailServer;
 use crate::support::{TestApp, TestDatabase, spawn_app, spawn_with};
 use crate::team::{self, join, spawn_mailing};
 use crate::webdriver::Driver;
@@ -345,6 +346,52 @@ async fn a_person_applies_and_reverts_a_recommendation_of_the_analyst() {
             let shown = driver.page_source().await;
             assert!(shown.contains(&format!("Apply: {title}")), "{}", &shown[shown.find("<main").unwrap()..]);
             assert_eq!(r.settings().await[&setting], before, "reverted");
+        })
+        .await;
+    driver.quit().await;
+}
+
+#[tokio::test]
+async fn a_person_reads_an_exposed_password_and_watches_a_capture_endpoint_receive() {
+    let mail = MailServer::start().await;
+    let url = mail.url.clone();
+    let p =
+        protecting(spawn_with(TestDatabase::new().await, move |settings| settings.smtp_url = Some(url)).await).await;
+    let ada = p.user("ada").await;
+    p.fail_unknown("list", 5, SOURCE).await;
+    let exposed = p.sign_in("ada", protection::PASSWORD, SOURCE).await;
+    assert_eq!(exposed.body["error_code"], "InvalidCredentials", "{:?}", exposed.body);
+    let driver = Driver::start().await;
+    driver
+        .steps("console-exposures-and-captures", async {
+            choose_owner_password(&driver, &p.app).await;
+            sign_in_to(
+                &driver,
+                &p.app,
+                "/console/attack-protection/exposures?unresolvedOnly=true",
+                "owner",
+                OWNER_PASSWORD,
+            )
+            .await;
+            let page = driver.page_source().await;
+            assert!(page.contains("1 accounts") && page.contains("not changed"), "{page}");
+            accessible(&driver).await;
+            driver.submit(&format!("a[href$=\"/users/{ada}/threat-standing\"]")).await;
+            let page = driver.page_source().await;
+            assert!(page.contains("The password is exposed") && page.contains("ChangeRequired"), "{page}");
+            accessible(&driver).await;
+
+            driver.go(&format!("{}/console/webhooks/captures", p.app.base)).await;
+            accessible(&driver).await;
+            driver.submit("form[action=\"/console/webhooks/captures\"] button").await;
+            let address = driver.execute("return document.getElementById('capture-url').textContent", json!([])).await;
+            assert_eq!(driver.text_once_changed("#captured-status", "").await, "0 requests received");
+            accessible(&driver).await;
+            let sent = p.app.http.post(address.as_str().unwrap()).body(r#"{"hello":"capture"}"#).send().await.unwrap();
+            assert_eq!(sent.status(), StatusCode::OK);
+            let status = driver.text_once_changed("#captured-status", "0 requests received").await;
+            assert_eq!(status, "1 requests received", "the page kept itself current");
+            assert!(driver.page_source().await.contains(r#"{"hello":"capture"}"#), "the body, as received");
         })
         .await;
     driver.quit().await;

@@ -35,7 +35,7 @@ pub struct Protected {
 }
 
 const MINUTE: i64 = 60;
-const PASSWORD: &str = "correct horse battery staple 7";
+pub const PASSWORD: &str = "correct horse battery staple 7";
 
 async fn protected(counting: Counting, adjust: impl FnOnce(&mut Settings)) -> Protected {
     let app = spawn_with(TestDatabase::new().await, |settings| {
@@ -59,7 +59,7 @@ pub async fn protecting(app: TestApp) -> Protected {
 }
 
 impl Protected {
-    async fn sign_in(&self, username: &str, password: &str, from: &str) -> Answer {
+    pub async fn sign_in(&self, username: &str, password: &str, from: &str) -> Answer {
         let url = format!("{}/realms/{}/protocol/openid-connect/token", self.app.base, self.realm);
         let response = self
             .app
@@ -82,7 +82,7 @@ impl Protected {
         }
     }
 
-    async fn user(&self, username: &str) -> String {
+    pub async fn user(&self, username: &str) -> String {
         self.app.create_user(&self.realm, username, PASSWORD).await
     }
 

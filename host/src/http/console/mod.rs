@@ -7,8 +7,10 @@
 //! form still meets the API's refusal. The browser holds a random session value in an HttpOnly
 //! cookie; the session, its CSRF token and the person's platform session stay on the server.
 
+mod captures;
 mod chart;
 mod delegation;
+mod exposures;
 mod incident;
 mod page;
 mod protection;
@@ -48,6 +50,8 @@ pub fn routes(api: Router) -> Router<AppState> {
         .route("/console/sign-out", post(session::sign_out))
         .route("/console/attack-protection", get(protection::summary))
         .route("/console/attack-protection/incidents", get(protection::incidents))
+        .route("/console/attack-protection/exposures", get(exposures::list))
+        .route("/console/realms/{realm}/users/{userId}/threat-standing", get(exposures::standing))
         .route("/console/attack-protection/incidents/{id}", get(incident::page))
         .route("/console/attack-protection/incidents/{id}/dismiss", post(incident::dismiss))
         .route("/console/attack-protection/measures/{id}/lift", post(incident::lift))
@@ -56,6 +60,8 @@ pub fn routes(api: Router) -> Router<AppState> {
         .route("/console/attack-protection/actions/{id}/revert", post(incident::revert))
         .route("/console/attack-protection/readings/{id}/report", get(incident::report))
         .route("/console/webhooks/signature-check", get(signature::page))
+        .route("/console/webhooks/captures", get(captures::list).post(captures::create))
+        .route("/console/webhooks/captures/{id}", get(captures::capture))
         .route("/console/realms", get(realms::list))
         .route("/console/realms/{realm}", get(realms::realm))
         .route("/console/realms/{realm}/delegation-grants", get(delegation::grants).post(delegation::create))

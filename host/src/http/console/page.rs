@@ -15,15 +15,19 @@ use crate::http::protocol::login_page::secure;
 pub enum Section {
     Summary,
     Incidents,
+    Exposures,
     /// The realms, their webhooks and their delegation grants.
     Realms,
+    Captures,
     SignatureCheck,
 }
 
-const SECTIONS: [(Section, &str, &str); 4] = [
+const SECTIONS: [(Section, &str, &str); 6] = [
     (Section::Summary, "/console/attack-protection", "Attack protection"),
     (Section::Incidents, "/console/attack-protection/incidents", "Incidents"),
+    (Section::Exposures, "/console/attack-protection/exposures", "Exposures"),
     (Section::Realms, "/console/realms", "Realms"),
+    (Section::Captures, "/console/webhooks/captures", "Capture endpoints"),
     (Section::SignatureCheck, "/console/webhooks/signature-check", "Signature check"),
 ];
 
@@ -163,6 +167,11 @@ pub fn failure(error: &Error) -> Response {
     plain(error.status(), "Something went wrong", message, Some(("/console", "Back to the console")))
 }
 
+/// A piece of a page, for a page's script to put in place.
+pub fn fragment(content: Markup) -> Response {
+    respond(StatusCode::OK, content.into_string(), &generate_secret(""))
+}
+
 /// A 303 to `address`, with the headers of every console answer.
 pub fn see_other(address: &str) -> Response {
     let mut response = StatusCode::SEE_OTHER.into_response();
@@ -180,7 +189,7 @@ fn respond(status: StatusCode, body: String, nonce: &str) -> Response {
     secure(headers);
     let policy = format!(
         "default-src 'none'; style-src 'nonce-{nonce}'; script-src 'nonce-{nonce}'; img-src 'self'; \
-         form-action 'self'; frame-ancestors 'none'; base-uri 'none'"
+         connect-src 'self'; form-action 'self'; frame-ancestors 'none'; base-uri 'none'"
     );
     if let Ok(policy) = HeaderValue::from_str(&policy) {
         headers.insert(header::CONTENT_SECURITY_POLICY, policy);
