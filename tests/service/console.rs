@@ -396,3 +396,70 @@ async fn a_person_reads_an_exposed_password_and_watches_a_capture_endpoint_recei
         .await;
     driver.quit().await;
 }
+
+#[tokio::test]
+async fn a_person_rotates_an_api_secret_changes_a_realm_s_settings_and_reads_the_trail_and_the_access_log() {
+    let app = spawn_app().await;
+    app.create_realm("acme").await;
+    let driver = Driver::start().await;
+    let realms = |key: String| {
+        let request = app.http.get(format!("{}/realms", app.admin)).header("x-api-key", key);
+        async move { request.send().await.unwrap().status() }
+    };
+    let shown = "return document.getElementById('secret-value').textContent";
+    driver
+        .steps("console-administration", async {
+            choose_owner_password(&driver, &app).await;
+            sign_in_to(&driver, &app, "/console/secrets", "owner", OWNER_PASSWORD).await;
+            accessible(&driver).await;
+            driver.type_into("#name", "ci").await;
+            driver.click("#role-Auditor").await;
+            driver.submit("form[action=\"/console/secrets\"] button[type=submit]").await;
+            let first = driver.execute(shown, json!([])).await.as_str().unwrap().to_owned();
+            assert!(first.starts_with("cstl_key_"), "{first}");
+            assert_eq!(realms(first.clone()).await, StatusCode::OK);
+
+            // Kept for a while: both values work.
+            driver.go(&format!("{}/console/secrets", app.base)).await;
+            driver.click("input[id^=overlap-]").await;
+            driver.submit("form[action$=\"/rotate\"] button").await;
+            let second = driver.execute(shown, json!([])).await.as_str().unwrap().to_owned();
+            assert_ne!(second, first);
+            assert_eq!((realms(first.clone()).await, realms(second.clone()).await), (StatusCode::OK, StatusCode::OK));
+
+            // Compromised: only the new value works.
+            driver.go(&format!("{}/console/secrets", app.base)).await;
+            driver.click("input[id^=compromised-]").await;
+            driver.submit("form[action$=\"/rotate\"] button").await;
+            let third = driver.execute(shown, json!([])).await.as_str().unwrap().to_owned();
+            assert_eq!(realms(second).await, StatusCode::UNAUTHORIZED);
+            assert_eq!(realms(third).await, StatusCode::OK);
+
+            driver.go(&format!("{}/console/realms/acme", app.base)).await;
+            accessible(&driver).await;
+            driver.execute("document.getElementById('minimumPasswordLength').value = '12'", json!([])).await;
+            driver.click("#aiAdvisor").await;
+            driver.submit("form[action=\"/console/realms/acme\"] button[type=submit]").await;
+            let settings = app.get("/realms/acme").await;
+            assert_eq!(
+                (&settings.data()["minimumPasswordLength"], &settings.data()["aiAdvisor"]),
+                (&json!(12), &json!(true))
+            );
+
+            driver.go(&format!("{}/console/audit-trail?resourceType=realm&realmId=acme", app.base)).await;
+            let page = driver.page_source().await;
+            assert!(page.contains("Update realm") && page.contains("owner"), "{page}");
+            assert_eq!(
+                driver.execute("return document.getElementById('resourceType').value", json!([])).await,
+                "realm"
+            );
+            accessible(&driver).await;
+            app.state.access_log.flush().await;
+            driver.go(&format!("{}/console/access-logs", app.base)).await;
+            let page = driver.page_source().await;
+            assert!(page.contains("GET /api/v1/admin/realms") && page.contains("ci"), "{page}");
+            accessible(&driver).await;
+        })
+        .await;
+    driver.quit().await;
+}

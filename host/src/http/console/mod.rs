@@ -7,6 +7,8 @@
 //! form still meets the API's refusal. The browser holds a random session value in an HttpOnly
 //! cookie; the session, its CSRF token and the person's platform session stay on the server.
 
+mod account;
+mod audit;
 mod captures;
 mod chart;
 mod delegation;
@@ -62,8 +64,16 @@ pub fn routes(api: Router) -> Router<AppState> {
         .route("/console/webhooks/signature-check", get(signature::page))
         .route("/console/webhooks/captures", get(captures::list).post(captures::create))
         .route("/console/webhooks/captures/{id}", get(captures::capture))
+        .route("/console/secrets", get(account::secrets).post(account::create_secret))
+        .route("/console/secrets/{id}/rotate", post(account::rotate_secret))
+        .route("/console/team", get(account::team))
+        .route("/console/team/members/{userId}", post(account::member_roles))
+        .route("/console/team/invitations", post(account::invite))
+        .route("/console/team/invitations/{id}/revoke", post(account::revoke_invitation))
+        .route("/console/audit-trail", get(audit::trail))
+        .route("/console/access-logs", get(audit::access_logs))
         .route("/console/realms", get(realms::list))
-        .route("/console/realms/{realm}", get(realms::realm))
+        .route("/console/realms/{realm}", get(realms::realm).post(realms::update))
         .route("/console/realms/{realm}/delegation-grants", get(delegation::grants).post(delegation::create))
         .route("/console/realms/{realm}/delegation-grants/{grantId}/withdraw", post(delegation::withdraw))
         .route("/console/realms/{realm}/webhooks", get(webhooks::list).post(webhooks::register))

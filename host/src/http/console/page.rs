@@ -20,15 +20,21 @@ pub enum Section {
     Realms,
     Captures,
     SignatureCheck,
+    /// API secrets and the team.
+    Account,
+    /// The change trail and the access log.
+    Trail,
 }
 
-const SECTIONS: [(Section, &str, &str); 6] = [
+const SECTIONS: [(Section, &str, &str); 8] = [
     (Section::Summary, "/console/attack-protection", "Attack protection"),
     (Section::Incidents, "/console/attack-protection/incidents", "Incidents"),
     (Section::Exposures, "/console/attack-protection/exposures", "Exposures"),
     (Section::Realms, "/console/realms", "Realms"),
     (Section::Captures, "/console/webhooks/captures", "Capture endpoints"),
     (Section::SignatureCheck, "/console/webhooks/signature-check", "Signature check"),
+    (Section::Account, "/console/team", "Team and secrets"),
+    (Section::Trail, "/console/audit-trail", "Trail and logs"),
 ];
 
 /// Colours meet WCAG AA contrast on their backgrounds; focus is always visible.

@@ -1,13 +1,17 @@
-//! The realms of the account, and a realm's page: where its webhooks, its clients' webhooks and
-//! its delegation grants are.
+//! The realms of the account, and a realm's page: its settings (lockout, password rules, the AI
+//! advisor's consent), and where its webhooks, its clients' webhooks and its delegation grants are.
 
-use axum::extract::Path;
-use axum::http::StatusCode;
-use maud::html;
+use axum::body::Bytes;
+use axum::extract::{Path, State};
+use axum::http::{Method, StatusCode};
+use maud::{Markup, html};
 use serde::Deserialize;
+use serde_json::{Map, Value, json};
 
-use super::page::{self, Section, Shell};
-use super::{Console, Listed, Page, encode};
+use super::page::{self, Section, Shell, csrf};
+use super::{Console, Listed, Page, encode, form, value};
+use crate::AppState;
+use crate::authz::{Resource, permission};
 
 #[derive(Debug, Deserialize)]
 #[serde(rename_all = "camelCase")]
@@ -15,6 +19,62 @@ struct Realm {
     id: String,
     display_name: String,
     status: String,
+}
+
+/// The settings the realm's page edits.
+#[derive(Debug, Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct Settings {
+    display_name: String,
+    lockout_enabled: bool,
+    max_failed_attempts: i64,
+    lockout_duration_minutes: i64,
+    minimum_password_length: i64,
+    block_breached_passwords: bool,
+    self_sign_up: bool,
+    ai_advisor: bool,
+}
+
+/// The switches of the settings form: the API's field and its label.
+const SWITCHES: [(&str, &str); 4] = [
+    ("lockoutEnabled", "Lock accounts out after failed sign-ins"),
+    ("blockBreachedPasswords", "Refuse passwords found in breaches"),
+    ("selfSignUp", "People may sign themselves up"),
+    ("aiAdvisor", "The AI advisor may read this realm's incidents (consent)"),
+];
+/// The numbers of the settings form: the API's field, its label and its bounds.
+const NUMBERS: [(&str, &str, i64, i64); 3] = [
+    ("maxFailedAttempts", "Failed sign-ins before a lockout", 1, 100),
+    ("lockoutDurationMinutes", "Minutes a lockout lasts", 1, 1440),
+    ("minimumPasswordLength", "Shortest password", 8, 64),
+];
+
+fn settings_form(console: &Console, at: &str, settings: &Settings) -> Markup {
+    let on = |field: &str| match field {
+        "lockoutEnabled" => settings.lockout_enabled,
+        "blockBreachedPasswords" => settings.block_breached_passwords,
+        "selfSignUp" => settings.self_sign_up,
+        _ => settings.ai_advisor,
+    };
+    let number = |field: &str| match field {
+        "maxFailedAttempts" => settings.max_failed_attempts,
+        "lockoutDurationMinutes" => settings.lockout_duration_minutes,
+        _ => settings.minimum_password_length,
+    };
+    html! {
+        form method="post" action=(at) {
+            (csrf(console))
+            div { label for="displayName" { "Name" } input #displayName name="displayName" required value=(settings.display_name); }
+            @for (field, label, low, high) in NUMBERS {
+                div { label for=(field) { (label) " (" (low) "–" (high) ")" }
+                      input id=(field) name=(field) type="number" min=(low) max=(high) value=(number(field)); }
+            }
+            @for (field, label) in SWITCHES {
+                div { input type="checkbox" id=(field) name=(field) value="true" checked[on(field)]; " " label.inline for=(field) { (label) } }
+            }
+            button type="submit" { "Save the settings" }
+        }
+    }
 }
 
 #[derive(Debug, Deserialize)]
@@ -42,15 +102,18 @@ pub async fn list(console: Console) -> Page {
 }
 
 /// `/console/realms/{realm}`.
-pub async fn realm(console: Console, Path(id): Path<String>) -> Page {
-    let realm: Realm =
-        console.read(&format!("/realms/{}", encode(&id))).await?.data().map_err(|error| page::failure(&error))?;
+pub async fn realm(State(state): State<AppState>, console: Console, Path(id): Path<String>) -> Page {
+    let read = console.read(&format!("/realms/{}", encode(&id))).await?;
+    let realm: Realm = read.data().map_err(|error| page::failure(&error))?;
+    let settings: Settings = read.data().map_err(|error| page::failure(&error))?;
     let at = format!("/console/realms/{}", encode(&realm.id));
     let clients: Listed<Client> = console
         .read(&format!("/realms/{}/clients?pageSize=200", encode(&realm.id)))
         .await?
         .page()
         .map_err(|error| page::failure(&error))?;
+    let owner = Some(console.caller.account_id().clone());
+    let may_change = console.may(&state, permission::REALM_UPDATE, Resource::Realm { id: realm.id.clone(), owner });
     let content = html! {
         ul {
             li { a href={ (at) "/webhooks" } { "Webhooks of the realm" } " (administrative changes and attacks)" }
@@ -66,7 +129,28 @@ pub async fn realm(console: Console, Path(id): Path<String>) -> Page {
                 }
             } }
         } }
+        @if may_change {
+            section aria-labelledby="settings" { h2 #settings { "Settings" } (settings_form(&console, &at, &settings)) }
+        }
     };
     let title = format!("Realm {}", realm.display_name);
     Ok(Shell { console: &console, section: Section::Realms, title: &title }.answer(StatusCode::OK, content))
+}
+
+/// Saves the realm's settings form: unchecked switches are off.
+pub async fn update(console: Console, Path(id): Path<String>, body: Bytes) -> Page {
+    let form = form(&body);
+    let mut settings = Map::new();
+    settings.insert("displayName".into(), json!(value(&form, "displayName").unwrap_or_default()));
+    for (field, ..) in NUMBERS {
+        if let Some(number) = value(&form, field) {
+            settings.insert(field.into(), number.trim().parse::<i64>().map_or_else(|_| json!(number), |n| json!(n)));
+        }
+    }
+    for (field, _) in SWITCHES {
+        settings.insert(field.into(), json!(value(&form, field).is_some()));
+    }
+    let at = format!("/console/realms/{}", encode(&id));
+    let path = format!("/realms/{}", encode(&id));
+    console.send(&form, Method::PUT, &path, Some(&Value::Object(settings)), &at).await
 }
