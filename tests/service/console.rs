@@ -14,7 +14,7 @@ use crate::analyst::realm_with;
 use crate::protection::{self, Protected, protecting};
 use crate::receiver::Receiver;
 use crate::smtp::MailServer;
-use crate::support::{TestApp, TestDatabase, spawn_app, spawn_with};
+use crate::support::{TestApp, TestClient, TestDatabase, spawn_app, spawn_with};
 use crate::team::{self, join, spawn_mailing};
 use crate::webdriver::Driver;
 use crate::webhooks::receiving;
@@ -462,4 +462,78 @@ async fn a_person_rotates_an_api_secret_changes_a_realm_s_settings_and_reads_the
         })
         .await;
     driver.quit().await;
+}
+
+#[tokio::test]
+async fn a_person_manages_a_realm_s_people_rotates_a_client_secret_and_chooses_where_notifications_go() {
+    let app = spawn_app().await;
+    app.create_realm("acme").await;
+    let web = app.create_client("acme", "web", &["password"], &[]).await;
+    app.create_user("acme", "ada", "analytical engine").await;
+    let driver = Driver::start().await;
+    let sign_in = |client: TestClient, username: &'static str, password: &'static str| {
+        let form = [("grant_type", "password"), ("username", username), ("password", password)];
+        let request = app.http.post(format!("{}/realms/acme/protocol/openid-connect/token", app.base));
+        async move { request.basic_auth(&client.id, Some(&client.secret)).form(&form).send().await.unwrap().status() }
+    };
+    driver
+        .steps("console-people", async {
+            choose_owner_password(&driver, &app).await;
+            sign_in_to(&driver, &app, "/console/realms/acme", "owner", OWNER_PASSWORD).await;
+            driver.submit("a[href=\"/console/realms/acme/users\"]").await;
+            assert!(driver.page_source().await.contains("ada"));
+            accessible(&driver).await;
+            driver.type_into("#username", "grace").await;
+            driver.type_into("#email", "grace@example.com").await;
+            driver.type_into("#password", "compiler pioneer").await;
+            driver.submit("form[method=post][action=\"/console/realms/acme/users\"] button[type=submit]").await;
+            let person_page = driver.url().await;
+            assert!(driver.page_source().await.contains("No live session."));
+            accessible(&driver).await;
+
+            assert_eq!(sign_in(web.clone(), "grace", "compiler pioneer").await, StatusCode::OK);
+            driver.go(&person_page).await;
+            assert!(driver.page_source().await.contains("1 live sessions"));
+            driver.submit("form[action$=\"/end-sessions\"] button").await;
+            assert!(driver.page_source().await.contains("No live session."), "every session ended");
+
+            driver.type_into("#client", "web").await;
+            driver.type_into("#reason", "chargeback under review").await;
+            driver.submit("form[action$=\"/suspend\"] button").await;
+            let grace = person_page.rsplit('/').next().unwrap();
+            let suspensions = app.get(&format!("/realms/acme/clients/web/users/{grace}/suspensions")).await;
+            let suspension = &suspensions.items()[0];
+            assert_eq!((&suspension["level"], &suspension["status"]), (&json!("Full"), &json!("Active")));
+            assert_eq!(suspension["reason"], "chargeback under review");
+            let refused = sign_in(web.clone(), "grace", "compiler pioneer").await;
+            assert_eq!(refused, StatusCode::BAD_REQUEST, "suspended at web");
+
+            driver.go(&person_page).await;
+            driver.execute("document.getElementById('status').value = 'Disabled'", json!([])).await;
+            let person_path = person_page.trim_start_matches(&app.base);
+            driver.submit(&format!("form[action=\"{person_path}\"] button[type=submit]")).await;
+
+            driver.go(&format!("{}/console/realms/acme/clients/web", app.base)).await;
+            accessible(&driver).await;
+            driver.submit("form[action$=\"/rotate-secret\"] button").await;
+            let secret = driver.execute("return document.getElementById('secret-value').textContent", json!([])).await;
+            let rotated =
+                TestClient { realm: "acme".into(), id: "web".into(), secret: secret.as_str().unwrap().to_owned() };
+            assert_eq!(
+                sign_in(web.clone(), "ada", "analytical engine").await,
+                StatusCode::UNAUTHORIZED,
+                "the old secret stopped"
+            );
+            assert_eq!(sign_in(rotated, "ada", "analytical engine").await, StatusCode::OK);
+
+            driver.go(&format!("{}/console/notifications", app.base)).await;
+            accessible(&driver).await;
+            driver.click("#attacks-Off").await;
+            driver.submit("form[action=\"/console/notifications\"] button[type=submit]").await;
+            assert_eq!(app.get("/account/notification-preferences").await.data()["attacksDetected"], "Off");
+        })
+        .await;
+    driver.quit().await;
+    let grace = app.get("/realms/acme/users?searchTerm=grace").await.items()[0].clone();
+    assert_eq!(grace["status"], "Disabled");
 }

@@ -11,10 +11,13 @@ mod account;
 mod audit;
 mod captures;
 mod chart;
+mod clients;
 mod delegation;
 mod exposures;
 mod incident;
+mod notifications;
 mod page;
+mod people;
 mod protection;
 mod realms;
 mod session;
@@ -74,6 +77,13 @@ pub fn routes(api: Router) -> Router<AppState> {
         .route("/console/access-logs", get(audit::access_logs))
         .route("/console/realms", get(realms::list))
         .route("/console/realms/{realm}", get(realms::realm).post(realms::update))
+        .route("/console/realms/{realm}/users", get(people::list).post(people::create))
+        .route("/console/realms/{realm}/users/{userId}", get(people::person).post(people::update))
+        .route("/console/realms/{realm}/users/{userId}/end-sessions", post(people::end_sessions))
+        .route("/console/realms/{realm}/users/{userId}/suspend", post(people::suspend))
+        .route("/console/realms/{realm}/clients/{client}", get(clients::client))
+        .route("/console/realms/{realm}/clients/{client}/rotate-secret", post(clients::rotate))
+        .route("/console/notifications", get(notifications::notifications).post(notifications::preferences))
         .route("/console/realms/{realm}/delegation-grants", get(delegation::grants).post(delegation::create))
         .route("/console/realms/{realm}/delegation-grants/{grantId}/withdraw", post(delegation::withdraw))
         .route("/console/realms/{realm}/webhooks", get(webhooks::list).post(webhooks::register))

@@ -117,6 +117,7 @@ pub async fn realm(State(state): State<AppState>, console: Console, Path(id): Pa
     let content = html! {
         ul {
             li { a href={ (at) "/webhooks" } { "Webhooks of the realm" } " (administrative changes and attacks)" }
+            li { a href={ (at) "/users" } { "People" } }
             li { a href={ (at) "/delegation-grants" } { "Delegation grants" } }
         }
         div.panel { table {
@@ -124,7 +125,7 @@ pub async fn realm(State(state): State<AppState>, console: Console, Path(id): Pa
             thead { tr { th scope="col" { "Client" } th scope="col" { "Name" } th scope="col" { "Status" } th scope="col" { "Webhooks" } } }
             tbody { @for client in &clients.items {
                 tr {
-                    td { (client.id) } td { (client.name) } td { (client.status) }
+                    td { a href={ (at) "/clients/" (encode(&client.id)) } { (client.id) } } td { (client.name) } td { (client.status) }
                     td { a href={ (at) "/clients/" (encode(&client.id)) "/webhooks" } { "Webhooks of " (client.id) } }
                 }
             } }
