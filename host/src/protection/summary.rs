@@ -2,16 +2,16 @@
 //! started in the last 7, 30 or 90 days, day by day, by kind and severity, the countries and
 //! networks of the sources they blocked, and the latest measures.
 
-use std::collections::{BTreeMap, HashSet};
+use std::collections::BTreeMap;
 
 use chrono::{DateTime, TimeDelta, Utc};
 
 use crate::AppState;
 use crate::error::Error;
-use crate::store::threats::{self as store, Incident, Measure, MeasureType};
+use crate::store::threats::{self as store, IncidentFigures, IncidentKind, IncidentSeverity, Measure};
 
 /// The latest measures a summary lists.
-const LATEST_MEASURES: usize = 10;
+const LATEST_MEASURES: i64 = 10;
 
 /// The figures of a set of incidents.
 #[derive(Debug, Default, Clone, PartialEq, Eq)]
@@ -24,29 +24,17 @@ pub struct Figures {
 }
 
 impl Figures {
-    fn add(&mut self, incident: &Incident) {
-        self.incidents += 1;
-        self.refused_attempts += incident.refused_attempts;
-        self.blocked_sources += incident.blocked_sources;
-        self.protected_accounts += incident.protected_accounts;
-        self.exposed_passwords += incident.exposed_passwords;
+    fn add(&mut self, sums: &IncidentFigures) {
+        self.incidents += sums.incidents;
+        self.refused_attempts += sums.refused_attempts;
+        self.blocked_sources += sums.blocked_sources;
+        self.protected_accounts += sums.protected_accounts;
+        self.exposed_passwords += sums.exposed_passwords;
     }
 }
 
 /// Whose incidents: an account's, narrowed to a realm and a client when named.
-#[derive(Debug, Clone, Copy)]
-pub struct Within<'a> {
-    pub account_id: &'a str,
-    pub realm_id: Option<&'a str>,
-    pub client_id: Option<&'a str>,
-}
-
-impl Within<'_> {
-    fn holds(&self, incident: &Incident) -> bool {
-        self.realm_id.is_none_or(|r| incident.realm_id == r)
-            && self.client_id.is_none_or(|c| incident.client_id.as_deref() == Some(c))
-    }
-}
+pub type Within<'a> = store::Narrowed<'a>;
 
 #[derive(Debug, Clone)]
 pub struct Summary {
@@ -72,16 +60,18 @@ pub struct Summary {
     pub latest_measures: Vec<Measure>,
 }
 
-/// The summary of the `days` ending now; the refusals every host tallied are stored first.
+/// The summary of the `days` ending now; the refusals every host tallied are stored first. The
+/// database sums the figures and counts the sources; only a few hundred rows reach the service.
 pub async fn summary(state: &AppState, within: Within<'_>, days: i64) -> Result<Summary, Error> {
     state.protection.store_refusals(&state.store).await?;
     let now = state.clock.now();
     let from = now - TimeDelta::days(days);
     let pool = state.store.pool();
-    let incidents: Vec<Incident> =
-        store::incidents_since(pool, within.account_id, from).await?.into_iter().filter(|i| within.holds(i)).collect();
-    let open_incidents =
-        store::active_incidents(pool, within.account_id).await?.into_iter().filter(|i| within.holds(i)).count();
+    let sums = store::incident_figures(pool, within, from).await?;
+    let open_incidents = store::count_active_incidents(pool, within).await?;
+    let measures_in_force = store::count_measures_in_force(pool, within.account_id, within.realm_id, now).await?;
+    let origins = store::blocked_source_origins(pool, within, from).await?;
+    let latest_measures = store::latest_measures(pool, within, from, LATEST_MEASURES).await?;
 
     let mut totals = Figures::default();
     let mut by_day: BTreeMap<String, Figures> = BTreeMap::new();
@@ -92,43 +82,35 @@ pub async fn summary(state: &AppState, within: Within<'_>, days: i64) -> Result<
     }
     let mut by_kind: BTreeMap<&'static str, Figures> = BTreeMap::new();
     let mut by_severity: BTreeMap<&'static str, Figures> = BTreeMap::new();
-    for incident in incidents.iter().filter(|i| i.started_at >= from) {
-        totals.add(incident);
-        by_day.entry(incident.started_at.date_naive().to_string()).or_default().add(incident);
-        by_kind.entry(incident.kind.as_str()).or_default().add(incident);
-        by_severity.entry(incident.severity.as_str()).or_default().add(incident);
+    for sum in &sums {
+        totals.add(sum);
+        if let Some(started) = DateTime::from_timestamp(sum.day * 86_400, 0) {
+            by_day.entry(started.date_naive().to_string()).or_default().add(sum);
+        }
+        if let Ok(kind) = IncidentKind::try_from(sum.kind.clone()) {
+            by_kind.entry(kind.as_str()).or_default().add(sum);
+        }
+        if let Ok(severity) = IncidentSeverity::try_from(sum.severity.clone()) {
+            by_severity.entry(severity.as_str()).or_default().add(sum);
+        }
     }
-    let ids: HashSet<&str> = incidents.iter().map(|i| i.id.as_str()).collect();
-    let measures: Vec<Measure> = store::measures_since(pool, within.account_id, from)
-        .await?
-        .into_iter()
-        .filter(|m| ids.contains(m.incident_id.as_str()))
-        .collect();
-    let measures_in_force = store::measures_in_force(pool, within.account_id, now)
-        .await?
-        .into_iter()
-        .filter(|m| within.realm_id.is_none_or(|r| m.realm_id == r))
-        .count();
     let mut countries: BTreeMap<String, i64> = BTreeMap::new();
     let mut networks: BTreeMap<String, i64> = BTreeMap::new();
-    for blocked in measures.iter().filter(|m| m.kind == MeasureType::SourceBlocked) {
-        *countries.entry(blocked.country.clone().unwrap_or_else(|| "Unknown".into())).or_default() += 1;
-        *networks.entry(blocked.network.clone().unwrap_or_else(|| "Unknown".into())).or_default() += 1;
+    for (country, network, count) in origins {
+        *countries.entry(country.unwrap_or_else(|| "Unknown".into())).or_default() += count;
+        *networks.entry(network.unwrap_or_else(|| "Unknown".into())).or_default() += count;
     }
     let most_first = |map: BTreeMap<String, i64>| {
         let mut shares: Vec<(String, i64)> = map.into_iter().collect();
         shares.sort_by(|a, b| b.1.cmp(&a.1).then_with(|| a.0.cmp(&b.0)));
         shares
     };
-    let mut latest_measures = measures;
-    latest_measures.sort_by(|a, b| b.created_at.cmp(&a.created_at).then_with(|| a.id.cmp(&b.id)));
-    latest_measures.truncate(LATEST_MEASURES);
     Ok(Summary {
         days,
         from,
         to: now,
-        open_incidents,
-        measures_in_force,
+        open_incidents: usize::try_from(open_incidents).unwrap_or(0),
+        measures_in_force: usize::try_from(measures_in_force).unwrap_or(0),
         totals,
         by_day: by_day.into_iter().collect(),
         by_kind: by_kind.into_iter().collect(),
