@@ -53,11 +53,13 @@ for page in "${pages[@]}"; do
   [ "$status" = 200 ] || { echo "$page answered $status" >&2; exit 1; }
 done
 
+# wrk runs at most one thread per connection.
+threads=$((connections < 2 ? connections : 2))
 echo "console pages, $connections connections, ${seconds} s each ($backend)"
 printf '%-92s %10s %9s %9s %9s\n' page requests/s p50 p99 errors
 for page in "${pages[@]}"; do
-  wrk -t2 -c"$connections" -d2s -H "Cookie: $cookie" "$base$page" >/dev/null
-  out=$(wrk -t2 -c"$connections" -d"${seconds}s" --latency -H "Cookie: $cookie" "$base$page")
+  wrk -t"$threads" -c"$connections" -d2s -H "Cookie: $cookie" "$base$page" >/dev/null
+  out=$(wrk -t"$threads" -c"$connections" -d"${seconds}s" --latency -H "Cookie: $cookie" "$base$page")
   rate=$(awk '/^Requests\/sec/ {print $2}' <<<"$out")
   p50=$(awk '$1 == "50%" {print $2}' <<<"$out")
   p99=$(awk '$1 == "99%" {print $2}' <<<"$out")
