@@ -611,6 +611,20 @@ pub struct Narrowed<'a> {
 /// The incidents `i` a [`Narrowed`] holds, its values bound as `$1`, `$2` and `$3`.
 const NARROWED: &str = "i.account_id = $1 AND ($2 IS NULL OR i.realm_id = $2) AND ($3 IS NULL OR i.client_id = $3)";
 
+/// `query`, whose incidents `i` are those of `within` started at or after `since` (`$1` to `$4`).
+fn narrowed<T>(query: String, within: Narrowed<'_>, since: DateTime<Utc>) -> NarrowedQuery<T>
+where
+    T: for<'r> sqlx::FromRow<'r, sqlx::any::AnyRow>,
+{
+    sqlx::query_as(sqlx::AssertSqlSafe(query))
+        .bind(within.account_id.to_owned())
+        .bind(within.realm_id.map(str::to_owned))
+        .bind(within.client_id.map(str::to_owned))
+        .bind(super::millis(since))
+}
+
+type NarrowedQuery<T> = sqlx::query::QueryAs<'static, Any, T, sqlx::any::AnyArguments>;
+
 /// The figures of incidents started on one day (UTC, counted in days since the epoch), of one kind
 /// and severity.
 #[derive(Debug, Clone, PartialEq, Eq, sqlx::FromRow)]
@@ -641,13 +655,7 @@ pub async fn incident_figures<'c>(
          FROM threat_incidents i WHERE {NARROWED} AND i.started_at >= $4 \
          GROUP BY i.started_at / 86400000, i.kind, i.severity"
     );
-    Ok(sqlx::query_as(sqlx::AssertSqlSafe(query))
-        .bind(within.account_id)
-        .bind(within.realm_id)
-        .bind(within.client_id)
-        .bind(super::millis(since))
-        .fetch_all(db)
-        .await?)
+    Ok(narrowed(query, within, since).fetch_all(db).await?)
 }
 
 /// How many of the incidents are active now.
@@ -698,13 +706,7 @@ pub async fn blocked_source_origins<'c>(
          WHERE {NARROWED} AND i.started_at >= $4 AND m.account_id = $1 AND m.created_at >= $4 \
          AND m.kind = 'SourceBlocked' GROUP BY m.country, m.network"
     );
-    Ok(sqlx::query_as(sqlx::AssertSqlSafe(query))
-        .bind(within.account_id)
-        .bind(within.realm_id)
-        .bind(within.client_id)
-        .bind(super::millis(since))
-        .fetch_all(db)
-        .await?)
+    Ok(narrowed(query, within, since).fetch_all(db).await?)
 }
 
 /// The `limit` latest measures taken since `since` by incidents started since then, newest first.
@@ -720,14 +722,7 @@ pub async fn latest_measures<'c>(
          WHERE {NARROWED} AND i.started_at >= $4 AND m.account_id = $1 AND m.created_at >= $4 \
          ORDER BY m.created_at DESC, m.id ASC LIMIT $5)"
     );
-    let mut measures: Vec<Measure> = sqlx::query_as(sqlx::AssertSqlSafe(query))
-        .bind(within.account_id)
-        .bind(within.realm_id)
-        .bind(within.client_id)
-        .bind(super::millis(since))
-        .bind(limit)
-        .fetch_all(db)
-        .await?;
+    let mut measures: Vec<Measure> = narrowed(query, within, since).bind(limit).fetch_all(db).await?;
     measures.sort_by(|a, b| b.created_at.cmp(&a.created_at).then_with(|| a.id.cmp(&b.id)));
     Ok(measures)
 }

@@ -8,7 +8,7 @@ use maud::{DOCTYPE, Markup, PreEscaped, html};
 use super::{Answer, Console};
 use crate::crypto::generate_secret;
 use crate::error::Error;
-use crate::http::protocol::login_page::secure;
+use crate::http::protocol::login_page::{self, secure};
 
 /// The sections of the navigation.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -87,12 +87,7 @@ impl Shell<'_> {
         let body = html! {
             (DOCTYPE)
             html lang="en" {
-                head {
-                    meta charset="utf-8";
-                    meta name="viewport" content="width=device-width, initial-scale=1";
-                    title { (self.title) " · Castellan console" }
-                    style nonce=(nonce) { (PreEscaped(STYLE)) }
-                }
+                (head(self.title, &nonce))
                 body {
                     a.skip href="#main" { "Skip to content" }
                     header {
@@ -124,6 +119,18 @@ impl Shell<'_> {
     }
 }
 
+/// The `head` of every page: its title and the style its nonce allows.
+fn head(title: &str, nonce: &str) -> Markup {
+    html! {
+        head {
+            meta charset="utf-8";
+            meta name="viewport" content="width=device-width, initial-scale=1";
+            title { (title) " · Castellan console" }
+            style nonce=(nonce) { (PreEscaped(STYLE)) }
+        }
+    }
+}
+
 /// The hidden field that carries the session's CSRF token in every form.
 pub fn csrf(console: &Console) -> Markup {
     html! { input type="hidden" name="csrf" value=(console.session.csrf_token); }
@@ -135,12 +142,7 @@ pub fn plain(status: StatusCode, title: &str, message: &str, link: Option<(&str,
     let body = html! {
         (DOCTYPE)
         html lang="en" {
-            head {
-                meta charset="utf-8";
-                meta name="viewport" content="width=device-width, initial-scale=1";
-                title { (title) " · Castellan console" }
-                style nonce=(nonce) { (PreEscaped(STYLE)) }
-            }
+            (head(title, &nonce))
             body {
                 main #main {
                     h1 { (title) }
@@ -189,16 +191,9 @@ pub fn see_other(address: &str) -> Response {
 }
 
 fn respond(status: StatusCode, body: String, nonce: &str) -> Response {
-    let mut response = (status, body).into_response();
-    let headers = response.headers_mut();
-    headers.insert(header::CONTENT_TYPE, HeaderValue::from_static("text/html; charset=utf-8"));
-    secure(headers);
     let policy = format!(
         "default-src 'none'; style-src 'nonce-{nonce}'; script-src 'nonce-{nonce}'; img-src 'self'; \
          connect-src 'self'; form-action 'self'; frame-ancestors 'none'; base-uri 'none'"
     );
-    if let Ok(policy) = HeaderValue::from_str(&policy) {
-        headers.insert(header::CONTENT_SECURITY_POLICY, policy);
-    }
-    response
+    login_page::page(status, body, &policy)
 }

@@ -425,7 +425,9 @@ impl Document<'_> {
     }
 }
 
-fn page(status: StatusCode, body: String, policy: &str) -> Response {
+/// An HTML page with the headers of every page of the sign-in (and of the console), and its
+/// Content-Security-Policy.
+pub(crate) fn page(status: StatusCode, body: String, policy: &str) -> Response {
     let mut response = (status, body).into_response();
     let headers = response.headers_mut();
     headers.insert(header::CONTENT_TYPE, HeaderValue::from_static("text/html; charset=utf-8"));
