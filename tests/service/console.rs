@@ -537,3 +537,60 @@ async fn a_person_manages_a_realm_s_people_rotates_a_client_secret_and_chooses_w
     let grace = app.get("/realms/acme/users?searchTerm=grace").await.items()[0].clone();
     assert_eq!(grace["status"], "Disabled");
 }
+
+#[tokio::test]
+async fn a_person_keeps_the_account_s_roles_and_a_realm_s_organizations_and_identity_providers() {
+    let app = spawn_app().await;
+    app.create_realm("acme").await;
+    let driver = Driver::start().await;
+    driver
+        .steps("console-directory", async {
+            choose_owner_password(&driver, &app).await;
+            sign_in_to(&driver, &app, "/console/roles", "owner", OWNER_PASSWORD).await;
+            assert!(driver.page_source().await.contains("The account has no role of its own."));
+            accessible(&driver).await;
+            driver.type_into("#name", "support").await;
+            driver.click("input[id=\"new-user:read\"]").await;
+            driver.submit("form[action=\"/console/roles\"] button[type=submit]").await;
+            let role = app.get("/roles").await.items()[0].clone();
+            assert_eq!((&role["name"], &role["permissions"]), (&json!("support"), &json!(["user:read"])));
+            let id = role["id"].as_str().unwrap();
+            driver.click(&format!("input[id=\"role-{id}-user:update\"]")).await;
+            driver.submit(&format!("form[action=\"/console/roles/{id}\"] button[type=submit]")).await;
+            let permissions = app.get(&format!("/roles/{id}")).await.data()["permissions"].clone();
+            assert_eq!(permissions, json!(["user:read", "user:update"]));
+
+            driver.go(&format!("{}/console/realms/acme", app.base)).await;
+            driver.submit("a[href=\"/console/realms/acme/organizations\"]").await;
+            accessible(&driver).await;
+            driver.type_into("#name", "Acme Corp").await;
+            driver.type_into("#domains", "acme.example").await;
+            driver.submit("form[action=\"/console/realms/acme/organizations\"] button[type=submit]").await;
+            let organization = app.get("/realms/acme/organizations").await.items()[0].clone();
+            assert_eq!(organization["domains"], json!(["acme.example"]));
+            driver.submit("form.inline input[value=Disabled] ~ button").await;
+            let organization = app.get("/realms/acme/organizations").await.items()[0].clone();
+            assert_eq!(organization["status"], "Disabled");
+
+            driver.go(&format!("{}/console/realms/acme/identity-providers", app.base)).await;
+            accessible(&driver).await;
+            driver.type_into("#id", "github").await;
+            driver.type_into("#displayName", "GitHub").await;
+            driver.execute("document.getElementById('protocol').value = 'OAuth2'", json!([])).await;
+            driver.type_into("#clientId", "castellan-acme").await;
+            driver.type_into("#clientSecret", "an upstream secret").await;
+            driver.type_into("#authorizationUrl", "https://github.example/login/oauth/authorize").await;
+            driver.type_into("#tokenUrl", "https://github.example/login/oauth/access_token").await;
+            driver.type_into("#userinfoUrl", "https://api.github.example/user").await;
+            driver.submit("form[action=\"/console/realms/acme/identity-providers\"] button[type=submit]").await;
+            let page = driver.page_source().await;
+            assert!(page.contains("GitHub") && page.contains("OAuth2"), "{page}");
+            let provider = app.get("/realms/acme/identity-providers/github").await;
+            assert_eq!(
+                (&provider.data()["protocol"], &provider.data()["status"]),
+                (&json!("OAuth2"), &json!("Active"))
+            );
+        })
+        .await;
+    driver.quit().await;
+}

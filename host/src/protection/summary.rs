@@ -8,7 +8,8 @@ use chrono::{DateTime, TimeDelta, Utc};
 
 use crate::AppState;
 use crate::error::Error;
-use crate::store::threats::{self as store, IncidentFigures, IncidentKind, IncidentSeverity, Measure};
+use crate::store::threat_summary::{self as store, IncidentFigures};
+use crate::store::threats::{IncidentKind, IncidentSeverity, Measure};
 
 /// The latest measures a summary lists.
 const LATEST_MEASURES: i64 = 10;

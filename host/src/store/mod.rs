@@ -45,6 +45,7 @@ pub mod session_reads;
 pub mod sessions;
 pub mod signing_keys;
 pub mod suspensions;
+pub mod threat_summary;
 pub mod threats;
 pub mod trail;
 pub mod users;

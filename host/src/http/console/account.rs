@@ -219,7 +219,8 @@ pub async fn team(State(state): State<AppState>, console: Console) -> Page {
     let may_change = console.may(&state, permission::ACCOUNT_UPDATE, account(&console));
     let roles = role_names(&console).await;
     let content = html! {
-        p { a href="/console/secrets" { "API secrets" } " · " a href="/console/notifications" { "Notifications" } }
+        p { a href="/console/secrets" { "API secrets" } " · " a href="/console/roles" { "Roles" } " · "
+            a href="/console/notifications" { "Notifications" } }
         div.panel { table {
             caption { (members.total_items) " members" }
             thead { tr { th scope="col" { "Person" } th scope="col" { "E-mail" } th scope="col" { "Roles" } th scope="col" { "Joined" } } }

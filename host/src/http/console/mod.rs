@@ -14,12 +14,15 @@ mod chart;
 mod clients;
 mod delegation;
 mod exposures;
+mod identity_providers;
 mod incident;
 mod notifications;
+mod organizations;
 mod page;
 mod people;
 mod protection;
 mod realms;
+mod roles;
 mod session;
 mod signature;
 mod webhooks;
@@ -83,6 +86,18 @@ pub fn routes(api: Router) -> Router<AppState> {
         .route("/console/realms/{realm}/users/{userId}/suspend", post(people::suspend))
         .route("/console/realms/{realm}/clients/{client}", get(clients::client))
         .route("/console/realms/{realm}/clients/{client}/rotate-secret", post(clients::rotate))
+        .route("/console/roles", get(roles::roles).post(roles::create))
+        .route("/console/roles/{id}", post(roles::update))
+        .route("/console/roles/{id}/delete", post(roles::delete))
+        .route("/console/realms/{realm}/organizations", get(organizations::organizations).post(organizations::create))
+        .route("/console/realms/{realm}/organizations/{id}", post(organizations::update))
+        .route("/console/realms/{realm}/organizations/{id}/delete", post(organizations::delete))
+        .route(
+            "/console/realms/{realm}/identity-providers",
+            get(identity_providers::providers).post(identity_providers::create),
+        )
+        .route("/console/realms/{realm}/identity-providers/{id}", post(identity_providers::update))
+        .route("/console/realms/{realm}/identity-providers/{id}/delete", post(identity_providers::delete))
         .route("/console/notifications", get(notifications::notifications).post(notifications::preferences))
         .route("/console/realms/{realm}/delegation-grants", get(delegation::grants).post(delegation::create))
         .route("/console/realms/{realm}/delegation-grants/{grantId}/withdraw", post(delegation::withdraw))

@@ -118,6 +118,8 @@ pub async fn realm(State(state): State<AppState>, console: Console, Path(id): Pa
         ul {
             li { a href={ (at) "/webhooks" } { "Webhooks of the realm" } " (administrative changes and attacks)" }
             li { a href={ (at) "/users" } { "People" } }
+            li { a href={ (at) "/organizations" } { "Organizations" } }
+            li { a href={ (at) "/identity-providers" } { "Identity providers" } }
             li { a href={ (at) "/delegation-grants" } { "Delegation grants" } }
         }
         div.panel { table {
