@@ -53,14 +53,8 @@ pub async fn providers(State(state): State<AppState>, console: Console, Path(rea
                         td { (provider.discovery_url.as_deref().or(provider.authorization_url.as_deref()).unwrap_or("—")) }
                         td { (provider.status) }
                         @if may_change { td {
-                            @let (status, label) = if provider.status == "Active" { ("Disabled", "Turn off") } else { ("Active", "Turn on") };
-                            form.inline method="post" action={ (here) "/" (encode(&provider.id)) } {
-                                (csrf(&console)) input type="hidden" name="status" value=(status);
-                                button.quiet type="submit" { (label) " " (provider.display_name) }
-                            }
-                            form.inline method="post" action={ (here) "/" (encode(&provider.id)) "/delete" } {
-                                (csrf(&console)) button.danger type="submit" { "Remove " (provider.display_name) }
-                            }
+                            (page::switch(&console, &format!("{here}/{}", encode(&provider.id)), &provider.status, &provider.display_name))
+                            (page::remove(&console, &format!("{here}/{}/delete", encode(&provider.id)), &provider.display_name))
                         } }
                     }
                 } }

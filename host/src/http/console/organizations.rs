@@ -45,16 +45,10 @@ pub async fn organizations(State(state): State<AppState>, console: Console, Path
                         td { (organization.domains.join(", ")) } td { (organization.status) }
                         @if may_change || may_delete { td {
                             @if may_change {
-                                @let (status, label) = if organization.status == "Active" { ("Disabled", "Turn off") } else { ("Active", "Turn on") };
-                                form.inline method="post" action={ (here) "/" (encode(&organization.id)) } {
-                                    (csrf(&console)) input type="hidden" name="status" value=(status);
-                                    button.quiet type="submit" { (label) " " (organization.name) }
-                                }
+                                (page::switch(&console, &format!("{here}/{}", encode(&organization.id)), &organization.status, &organization.name))
                             }
                             @if may_delete {
-                                form.inline method="post" action={ (here) "/" (encode(&organization.id)) "/delete" } {
-                                    (csrf(&console)) button.danger type="submit" { "Remove " (organization.name) }
-                                }
+                                (page::remove(&console, &format!("{here}/{}/delete", encode(&organization.id)), &organization.name))
                             }
                         } }
                     }

@@ -136,6 +136,22 @@ pub fn csrf(console: &Console) -> Markup {
     html! { input type="hidden" name="csrf" value=(console.session.csrf_token); }
 }
 
+/// The form that turns something Active off, or anything else back on: its `status` is the current.
+pub fn switch(console: &Console, action: &str, status: &str, name: &str) -> Markup {
+    let (next, label) = if status == "Active" { ("Disabled", "Turn off") } else { ("Active", "Turn on") };
+    html! {
+        form.inline method="post" action=(action) {
+            (csrf(console)) input type="hidden" name="status" value=(next);
+            button.quiet type="submit" { (label) " " (name) }
+        }
+    }
+}
+
+/// The form that removes something (`action` ends in `/delete`).
+pub fn remove(console: &Console, action: &str, name: &str) -> Markup {
+    html! { form.inline method="post" action=(action) { (csrf(console)) button.danger type="submit" { "Remove " (name) } } }
+}
+
 /// A page without the shell: for whoever is not signed in.
 pub fn plain(status: StatusCode, title: &str, message: &str, link: Option<(&str, &str)>) -> Response {
     let nonce = generate_secret("");
