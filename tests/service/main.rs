@@ -74,4 +74,5 @@ mod team;
 mod tokens;
 mod trail;
 mod users;
+mod webhook_events;
 mod webhooks;

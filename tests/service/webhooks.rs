@@ -21,7 +21,7 @@ pub fn receiving(settings: &mut Settings) {
 }
 
 /// A service that may deliver to the receivers, with the realm `hooks` and its client `shop`.
-async fn spawn_receiving() -> TestApp {
+pub async fn spawn_receiving() -> TestApp {
     let app = spawn_with(TestDatabase::new().await, receiving).await;
     app.create_realm("hooks").await;
     app.create_client("hooks", "shop", &["client_credentials"], &[]).await;
@@ -83,7 +83,7 @@ pub async fn recorded(app: &TestApp, path: &str, state: &str, count: usize) -> V
     all
 }
 
-async fn create_user(app: &TestApp, realm: &str, username: &str) -> String {
+pub async fn create_user(app: &TestApp, realm: &str, username: &str) -> String {
     let created = app
         .post(
             &format!("/realms/{realm}/users"),

@@ -155,22 +155,35 @@ impl From<bool> for Bind {
 
 /// A SQL text with numbered placeholders and their values.
 #[derive(Debug, Default)]
-struct Sql {
+pub(super) struct Sql {
     text: String,
     binds: Vec<Bind>,
 }
 
 impl Sql {
-    fn push(&mut self, text: &str) {
+    /// `text`, which holds no placeholder, then `rest` with its values.
+    pub(super) fn joined(text: &str, rest: &Sql) -> Self {
+        Self { text: format!("{text}{}", rest.text), binds: rest.binds.clone() }
+    }
+
+    pub(super) fn push(&mut self, text: &str) {
         self.text.push_str(text);
     }
 
-    fn bind(&mut self, value: Bind) {
+    pub(super) fn bind(&mut self, value: Bind) {
         self.binds.push(value);
         self.text.push_str(&format!("${}", self.binds.len()));
     }
 
-    fn query_as<'q, T>(&'q self) -> sqlx::query::QueryAs<'q, sqlx::Any, T, sqlx::any::AnyArguments>
+    /// `LIMIT` and `OFFSET` of the requested page.
+    pub(super) fn bind_page(&mut self, request: &PageRequest) {
+        self.push(" LIMIT ");
+        self.bind(Bind::Int(i64::from(request.size)));
+        self.push(" OFFSET ");
+        self.bind(Bind::Int((i64::from(request.number) - 1) * i64::from(request.size)));
+    }
+
+    pub(super) fn query_as<'q, T>(&'q self) -> sqlx::query::QueryAs<'q, sqlx::Any, T, sqlx::any::AnyArguments>
     where
         T: for<'r> FromRow<'r, AnyRow>,
     {
@@ -196,6 +209,21 @@ pub(super) async fn fetch<T>(
 where
     T: for<'r> FromRow<'r, AnyRow> + Send + Unpin,
 {
+    let filter = conditions(listing, scope, request);
+    let count = Sql::joined(&format!("SELECT COUNT(*) AS total FROM {}", listing.table), &filter);
+    let (total_items,): (i64,) = count.query_as().fetch_one(pool).await?;
+
+    let mut select = Sql::joined(&format!("SELECT {} FROM {}", listing.columns, listing.table), &filter);
+    select.push(&format!(" ORDER BY {}", order(listing, request)));
+    select.bind_page(request);
+    let items = select.query_as::<T>().fetch_all(pool).await?;
+
+    Ok(Page { items, page_number: request.number, page_size: request.size, total_items })
+}
+
+/// The `WHERE` clause that keeps the `listing` rows of `scope` a request asks for: its search
+/// term, status and creation range.
+pub(super) fn conditions(listing: &Listing, scope: &Scope, request: &PageRequest) -> Sql {
     let mut filter = Sql::default();
     filter.push(" WHERE 1 = 1");
     for (column, value) in &scope.0 {
@@ -233,30 +261,19 @@ where
         filter.push(&format!(" AND {} < ", listing.created));
         filter.bind(Bind::from(to));
     }
+    filter
+}
 
-    let mut count = Sql::default();
-    count.push(&format!("SELECT COUNT(*) AS total FROM {}", listing.table));
-    count.push(&filter.text);
-    count.binds.clone_from(&filter.binds);
-    let (total_items,): (i64,) = count.query_as().fetch_one(pool).await?;
-
+/// The `ORDER BY` terms of a page: the requested sort column (else the creation instant), then the
+/// tie breaker, both in the requested direction.
+pub(super) fn order(listing: &Listing, request: &PageRequest) -> String {
     let sort_column = request
         .sort_by
         .as_deref()
         .and_then(|name| listing.sortable.iter().find(|(n, _)| n.eq_ignore_ascii_case(name)))
         .map_or(listing.created, |(_, column)| *column);
     let direction = if request.ascending { "ASC" } else { "DESC" };
-    let mut select = Sql::default();
-    select.push(&format!("SELECT {} FROM {}", listing.columns, listing.table));
-    select.push(&filter.text);
-    select.binds = filter.binds;
-    select.push(&format!(" ORDER BY {sort_column} {direction}, {} {direction} LIMIT ", listing.tie_breaker));
-    select.bind(Bind::Int(i64::from(request.size)));
-    select.push(" OFFSET ");
-    select.bind(Bind::Int((i64::from(request.number) - 1) * i64::from(request.size)));
-    let items = select.query_as::<T>().fetch_all(pool).await?;
-
-    Ok(Page { items, page_number: request.number, page_size: request.size, total_items })
+    format!("{sort_column} {direction}, {} {direction}", listing.tie_breaker)
 }
 
 fn escape_like(text: &str) -> String {

@@ -1,5 +1,7 @@
 //! Webhook endpoints and their delivery attempts.
 
+pub mod events;
+
 use chrono::{DateTime, Utc};
 use sqlx::{Any, Executor};
 
@@ -373,47 +375,6 @@ pub async fn delete_history_before<'c>(
     Ok(attempts + events)
 }
 
-/// One event as delivered to a client's endpoints, with its fan-out status.
-#[derive(Debug, Clone, PartialEq, Eq, sqlx::FromRow)]
-pub struct EventDelivery {
-    pub event_id: EventId,
-    pub event_type: String,
-    /// When its first attempt was scheduled.
-    #[sqlx(try_from = "super::Millis")]
-    pub created_at: DateTime<Utc>,
-    /// Endpoints the event was fanned out to.
-    pub endpoints: i64,
-    /// Endpoints that accepted it.
-    pub delivered: i64,
-    /// Pending, Delivered, Partial or Failed.
-    pub status: String,
-}
-
-/// Events grouped from their attempts (tests excluded). Per endpoint, an event is delivered once
-/// any attempt succeeded and pending while it is not delivered and an attempt is still scheduled.
-/// Across endpoints it is Pending while any endpoint is pending, Delivered when every endpoint
-/// accepted it, Failed when none did, Partial otherwise.
-pub const EVENT_LISTING: Listing = Listing {
-    table: "(SELECT event_id, MIN(event_type) AS event_type, realm_id, endpoint_kind, client_id, \
-              MIN(first_at) AS created_at, COUNT(*) AS endpoints, CAST(SUM(succeeded) AS BIGINT) AS delivered, \
-              CASE WHEN SUM(CASE WHEN succeeded = 0 AND scheduled = 1 THEN 1 ELSE 0 END) > 0 THEN 'Pending' \
-                   WHEN SUM(succeeded) = COUNT(*) THEN 'Delivered' \
-                   WHEN SUM(succeeded) = 0 THEN 'Failed' ELSE 'Partial' END AS status \
-            FROM (SELECT event_id, event_type, realm_id, endpoint_kind, client_id, endpoint_id, \
-                         MIN(created_at) AS first_at, \
-                         MAX(CASE WHEN state = 'Succeeded' THEN 1 ELSE 0 END) AS succeeded, \
-                         MAX(CASE WHEN state = 'Scheduled' THEN 1 ELSE 0 END) AS scheduled \
-                  FROM webhook_attempts WHERE kind <> 'Test' \
-                  GROUP BY event_id, event_type, realm_id, endpoint_kind, client_id, endpoint_id) AS per_endpoint \
-            GROUP BY event_id, realm_id, endpoint_kind, client_id) AS webhook_events",
-    columns: "event_id, event_type, created_at, endpoints, delivered, status",
-    created: "created_at",
-    tie_breaker: "event_id",
-    search: &["event_type", "event_id"],
-    status: Some("status"),
-    sortable: &[("eventType", "event_type"), ("createdAt", "created_at")],
-};
-
 /// How a window of finished attempts went.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Metrics {
@@ -510,7 +471,7 @@ impl Place<'_> {
         if self.client_id.is_some() { EndpointKind::Client } else { EndpointKind::Realm }
     }
 
-    fn scope(&self, kind_column: &'static str) -> Scope {
+    pub(super) fn scope(&self, kind_column: &'static str) -> Scope {
         Scope::of("realm_id", self.realm_id)
             .and(kind_column, self.kind().as_str())
             .and_given("client_id", self.client_id)
@@ -545,15 +506,4 @@ pub async fn attempt_page(
         .and_given("event_type", filter.event_type)
         .and_given("kind", filter.kind);
     page::fetch(store.pool(), &ATTEMPT_LISTING, &scope, request).await
-}
-
-/// A page of the events delivered to a place's endpoints, optionally of one type.
-pub async fn event_page(
-    store: &Store,
-    place: Place<'_>,
-    event_type: Option<&str>,
-    request: &PageRequest,
-) -> Result<Page<EventDelivery>, Error> {
-    let scope = place.scope("endpoint_kind").and_given("event_type", event_type);
-    page::fetch(store.pool(), &EVENT_LISTING, &scope, request).await
 }

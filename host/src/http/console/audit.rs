@@ -57,19 +57,6 @@ fn kept(pairs: &[(String, String)], allowed: &[&str]) -> String {
         .collect()
 }
 
-/// Previous and next links that keep the filters.
-fn pages<T>(listed: &Listed<T>, kept: &str) -> Markup {
-    html! {
-        nav.pages aria-label="Pages" {
-            @if listed.page_number > 1 { a href={ "?pageNumber=" (listed.page_number - 1) (kept) } rel="prev" { "Previous page" } }
-            span { "Page " (listed.page_number) " of " (listed.total_pages.max(1)) }
-            @if i64::from(listed.page_number) < listed.total_pages {
-                a href={ "?pageNumber=" (listed.page_number + 1) (kept) } rel="next" { "Next page" }
-            }
-        }
-    }
-}
-
 const TRAIL_FILTERS: &[&str] =
     &["realmId", "resourceType", "action", "actorUserId", "actorCredentialId", "status", "createdFrom", "createdTo"];
 
@@ -108,7 +95,7 @@ pub async fn trail(console: Console, RawQuery(query): RawQuery) -> Page {
                 }
             } }
         } }
-        (pages(&listed, &kept))
+        (page::pages(&listed, &kept))
     };
     Ok(Shell { console: &console, section: Section::Trail, title: "Change trail" }.answer(StatusCode::OK, content))
 }
@@ -142,7 +129,7 @@ pub async fn access_logs(console: Console, RawQuery(query): RawQuery) -> Page {
                 }
             } }
         } }
-        (pages(&listed, &kept))
+        (page::pages(&listed, &kept))
     };
     Ok(Shell { console: &console, section: Section::Trail, title: "Access log" }.answer(StatusCode::OK, content))
 }

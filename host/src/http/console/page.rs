@@ -5,7 +5,7 @@ use axum::http::{HeaderValue, StatusCode, header};
 use axum::response::{IntoResponse, Response};
 use maud::{DOCTYPE, Markup, PreEscaped, html};
 
-use super::{Answer, Console};
+use super::{Answer, Console, Listed};
 use crate::crypto::generate_secret;
 use crate::error::Error;
 use crate::http::protocol::login_page::{self, secure};
@@ -150,6 +150,20 @@ pub fn switch(console: &Console, action: &str, status: &str, name: &str) -> Mark
 /// The form that removes something (`action` ends in `/delete`).
 pub fn remove(console: &Console, action: &str, name: &str) -> Markup {
     html! { form.inline method="post" action=(action) { (csrf(console)) button.danger type="submit" { "Remove " (name) } } }
+}
+
+/// Previous and next links of a paged list, each keeping the page's other parameters (`kept`,
+/// each as `&name=value`).
+pub fn pages<T>(listed: &Listed<T>, kept: &str) -> Markup {
+    html! {
+        nav.pages aria-label="Pages" {
+            @if listed.page_number > 1 { a href={ "?pageNumber=" (listed.page_number - 1) (kept) } rel="prev" { "Previous page" } }
+            span { "Page " (listed.page_number) " of " (listed.total_pages.max(1)) }
+            @if i64::from(listed.page_number) < listed.total_pages {
+                a href={ "?pageNumber=" (listed.page_number + 1) (kept) } rel="next" { "Next page" }
+            }
+        }
+    }
 }
 
 /// A page without the shell: for whoever is not signed in.

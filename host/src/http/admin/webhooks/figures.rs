@@ -12,6 +12,7 @@ use crate::clock::iso;
 use crate::error::Error;
 use crate::http::auth::Caller;
 use crate::http::envelope;
+use crate::store::webhooks::events::{EventDelivery, event_page};
 use crate::store::webhooks::{self as store};
 use crate::validate::{Notification, Rule};
 
@@ -66,7 +67,7 @@ pub struct FailureView {
 pub struct EventView {
     pub event_id: String,
     pub event_type: String,
-    /// When its first attempt was scheduled.
+    /// When it was fanned out to the endpoints.
     pub created_at: String,
     /// Endpoints it was fanned out to.
     pub endpoints: i64,
@@ -79,7 +80,7 @@ pub struct EventView {
 }
 
 impl EventView {
-    fn of(event: store::EventDelivery) -> Self {
+    fn of(event: EventDelivery) -> Self {
         Self {
             event_id: event.event_id.into(),
             event_type: event.event_type,
@@ -172,6 +173,6 @@ pub(super) async fn events(
 ) -> Result<Response, Error> {
     let place = place_in_reach(&state, &caller, realm_id, Some(client_id), Intent::Read).await?;
     let list = ListQuery::parse(query, &["eventType"])?;
-    let found = store::event_page(&state.store, place.rows(), list.filter("eventType"), &list.page).await?;
+    let found = event_page(&state.store, place.rows(), list.filter("eventType"), &list.page).await?;
     Ok(envelope::paged(found.map(EventView::of)))
 }

@@ -1,0 +1,113 @@
+//! The events a place's endpoints heard, each with how its fan-out went.
+//!
+//! An event belongs to a place's history from its fan-out: the `Event` attempts scheduled at once,
+//! in one transaction, to every endpoint of the place that hears it, all at the same instant. A page
+//! is chosen from those attempts alone, in the order of a partial index that holds nothing else
+//! (`webhook_attempts_fanned_out`), and only the events of the page are then summed up from all
+//! their attempts (retries and replays included, tests never). So a page costs the same whatever
+//! the length of the history; counting the events still reads the index once, and a status filter
+//! sums up every event of the place (the status is not stored).
+//!
+//! The 30-day history removes an event's fan-out with its other attempts of that age: a replay made
+//! later stays among the deliveries, but the event leaves this list.
+
+use chrono::{DateTime, Utc};
+
+use super::Place;
+use crate::ids::EventId;
+use crate::store::page::{self, Listing, Page, PageRequest, Sql};
+use crate::store::{Error, Store};
+
+/// One event as delivered to a place's endpoints, with its fan-out status.
+#[derive(Debug, Clone, PartialEq, Eq, sqlx::FromRow)]
+pub struct EventDelivery {
+    pub event_id: EventId,
+    pub event_type: String,
+    /// When it was fanned out.
+    #[sqlx(try_from = "crate::store::Millis")]
+    pub created_at: DateTime<Utc>,
+    /// Endpoints the event was fanned out to.
+    pub endpoints: i64,
+    /// Endpoints that accepted it.
+    pub delivered: i64,
+    /// Pending, Delivered, Partial or Failed.
+    pub status: String,
+}
+
+/// The attempts `a` made for the fan-out `e`: to the endpoints of its place, tests excluded.
+macro_rules! of_the_event {
+    () => {
+        "a.event_id = e.event_id AND a.realm_id = e.realm_id AND a.endpoint_kind = e.endpoint_kind \
+         AND COALESCE(a.client_id, '') = COALESCE(e.client_id, '') AND a.kind <> 'Test'"
+    };
+}
+
+/// The status of the event of the fan-out `e`. Per endpoint, an event is delivered once any attempt
+/// succeeded, and pending while it is not delivered and an attempt is still scheduled. Across
+/// endpoints it is Pending while any endpoint is pending, Delivered when every endpoint accepted
+/// it, Failed when none did, Partial otherwise.
+const STATUS: &str = concat!(
+    "(SELECT CASE WHEN SUM(CASE WHEN per_endpoint.succeeded = 0 AND per_endpoint.scheduled = 1 THEN 1 ELSE 0 END) > 0 \
+         THEN 'Pending' WHEN SUM(per_endpoint.succeeded) = COUNT(*) THEN 'Delivered' \
+         WHEN SUM(per_endpoint.succeeded) = 0 THEN 'Failed' ELSE 'Partial' END \
+     FROM (SELECT MAX(CASE WHEN a.state = 'Succeeded' THEN 1 ELSE 0 END) AS succeeded, \
+                  MAX(CASE WHEN a.state = 'Scheduled' THEN 1 ELSE 0 END) AS scheduled \
+           FROM webhook_attempts AS a WHERE ",
+    of_the_event!(),
+    " GROUP BY a.endpoint_id) AS per_endpoint)"
+);
+
+/// Endpoints the event of the fan-out `e` went to, and those that accepted it.
+const ENDPOINTS: &str = concat!(
+    "(SELECT COUNT(DISTINCT a.endpoint_id) FROM webhook_attempts AS a WHERE ",
+    of_the_event!(),
+    ") AS endpoints, (SELECT COUNT(DISTINCT a.endpoint_id) FROM webhook_attempts AS a WHERE ",
+    of_the_event!(),
+    " AND a.state = 'Succeeded') AS delivered"
+);
+
+/// The fan-outs `e` of events: one row per endpoint an event went to. Each query adds
+/// `e.kind = 'Event'` in its text, which lets the databases read the partial index.
+const FAN_OUTS: Listing = Listing {
+    table: "webhook_attempts AS e",
+    columns: "DISTINCT e.created_at, e.event_id, e.event_type, e.realm_id, e.endpoint_kind, e.client_id",
+    created: "created_at",
+    tie_breaker: "event_id",
+    search: &["event_type", "event_id"],
+    status: Some(STATUS),
+    sortable: &[("eventType", "event_type"), ("createdAt", "created_at")],
+};
+
+/// A page of the events fanned out to a place's endpoints, optionally of one type.
+pub async fn event_page(
+    store: &Store,
+    place: Place<'_>,
+    event_type: Option<&str>,
+    request: &PageRequest,
+) -> Result<Page<EventDelivery>, Error> {
+    let scope = place.scope("endpoint_kind").and_given("event_type", event_type);
+    let mut fanned = page::conditions(&FAN_OUTS, &scope, request);
+    fanned.push(" AND e.kind = 'Event'");
+    if place.client_id.is_none() {
+        fanned.push(" AND e.client_id IS NULL");
+    }
+
+    let mut count = Sql::joined(
+        "SELECT COUNT(*) FROM (SELECT DISTINCT e.created_at, e.event_id FROM webhook_attempts AS e",
+        &fanned,
+    );
+    count.push(") AS fanned");
+    let (total_items,): (i64,) = count.query_as().fetch_one(store.pool()).await?;
+
+    // The page's fan-outs first, then the figures of those events alone.
+    let order = page::order(&FAN_OUTS, request);
+    let mut select =
+        Sql::joined(&format!("WITH chosen AS (SELECT {} FROM {}", FAN_OUTS.columns, FAN_OUTS.table), &fanned);
+    select.push(&format!(" ORDER BY {order}"));
+    select.bind_page(request);
+    select.push(&format!(
+        ") SELECT e.event_id, e.event_type, e.created_at, {ENDPOINTS}, {STATUS} AS status FROM chosen AS e ORDER BY {order}"
+    ));
+    let items = select.query_as().fetch_all(store.pool()).await?;
+    Ok(Page { items, page_number: request.number, page_size: request.size, total_items })
+}
