@@ -31,6 +31,9 @@ async fn generated_admin_requests_never_fail_the_service_nor_take_over_two_secon
     app.post("/realms/acme/roles", json!({ "name": "clerk" })).await;
 
     let report = app.db.dir.join("schemathesis.json");
+    // One worker: with two, Hypothesis parses source in both threads at once, and CPython 3.11's
+    // parser then now and then fails on its own ("AST constructor recursion depth mismatch",
+    // CPython issue 106905), which would fail the run with no request to blame.
     let output = tokio::process::Command::new(&tool)
         .arg("run")
         .arg(format!("{}/openapi.json", app.admin))
@@ -38,7 +41,7 @@ async fn generated_admin_requests_never_fail_the_service_nor_take_over_two_secon
         .args(["--header", &format!("x-api-key: {}", app.key)])
         .args(["--checks", "not_a_server_error", "--max-response-time", "2"])
         .args(["--phases", "examples,coverage,fuzzing", "--max-examples", "10", "--seed", "20261124"])
-        .args(["--workers", "2", "--no-shrink", "--suppress-health-check", "all", "--warnings", "off"])
+        .args(["--workers", "1", "--no-shrink", "--suppress-health-check", "all", "--warnings", "off"])
         .args(["--report", "json", "--report-json-path"])
         .arg(&report)
         .env("NO_COLOR", "1")
