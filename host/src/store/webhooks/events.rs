@@ -3,10 +3,11 @@
 //! An event belongs to a place's history from its fan-out: the `Event` attempts scheduled at once,
 //! in one transaction, to every endpoint of the place that hears it, all at the same instant. A page
 //! is chosen from those attempts alone, in the order of a partial index that holds nothing else
-//! (`webhook_attempts_fanned_out`), and only the events of the page are then summed up from all
-//! their attempts (retries and replays included, tests never). So a page costs the same whatever
-//! the length of the history; counting the events still reads the index once, and a status filter
-//! sums up every event of the place (the status is not stored).
+//! (`webhook_attempts_fanned_out`). Only the events of the page are then summed up from all their
+//! attempts (retries and replays included, tests never), read from an index that holds each
+//! attempt's event, place, endpoint and state (`webhook_attempts_by_event`). So a page costs the
+//! same whatever the length of the history; counting the events still reads the partial index
+//! once, and a status filter sums up every event of the place (the status is not stored).
 //!
 //! The 30-day history removes an event's fan-out with its other attempts of that age: a replay made
 //! later stays among the deliveries, but the event leaves this list.
