@@ -45,7 +45,6 @@ pages=(
   "/console/realms/acme"
   "$hooks?view=overview"
   "$hooks?view=events"
-  "$hooks?view=events&status=Failed"
   "$hooks?view=deliveries"
   "/console/realms/acme/delegation-grants"
 )

@@ -258,15 +258,12 @@ async fn a_person_registers_a_webhook_sends_a_test_replays_a_delivery_and_checks
             assert!(driver.page_source().await.contains("Acceptance rate"));
             accessible(&driver).await;
 
-            // The events, once each with their fan-out, narrowed to a status from the keyboard.
+            // The events, once each with their fan-out, a page at a time.
             driver.go(&format!("{endpoint_page}?view=events")).await;
             let page = driver.page_source().await;
             assert!(page.contains("Events of the client, newest first (1)") && page.contains("Delivered"), "{page}");
+            assert!(page.contains("Page 1 of 1"), "{page}");
             accessible(&driver).await;
-            driver.type_into("#status", "Failed").await;
-            driver.submit("form.filters button[type=submit]").await;
-            assert!(driver.url().await.ends_with("?view=events&status=Failed"), "a link to the narrowed view");
-            assert!(driver.page_source().await.contains("No event of this status."));
 
             // The signature check: the browser alone decides.
             driver.go(&format!("{}/console/webhooks/signature-check", app.base)).await;
