@@ -84,6 +84,9 @@ def main() -> None:
                                    "event_type", "kind", "retry_number", "payload", "state", "due_at",
                                    "claimed_until", "sent_at", "response_status", "response_headers",
                                    "response_body", "latency_ms", "error", "created_at"], attempts)
+    # Each event's fan-out to the client, as the fan-out records it beside the first attempt.
+    db.insert("webhook_fan_outs", ["event_id", "realm_id", "endpoint_kind", "client_id", "event_type", "created_at"],
+              [(a[5], "acme", "Client", "shop", a[6], a[19]) for a in attempts])
 
     # The Owner's platform session and a console session bound to it, as signing in makes them.
     session = str(uuid.uuid4())

@@ -24,7 +24,8 @@ async fn events_are_paged_once_each_from_their_fan_out_with_filters_and_counts()
     let app = spawn_receiving().await;
     let (steady, flaky) = (Receiver::start().await, Receiver::start().await);
     let hears = json!(["user_created", "user_updated"]);
-    register(&app, SHOP_HOOKS, json!({ "name": "Steady", "url": steady.url, "events": hears, "retries": 0 })).await;
+    let (steady_id, _) =
+        register(&app, SHOP_HOOKS, json!({ "name": "Steady", "url": steady.url, "events": hears, "retries": 0 })).await;
     let (flaky_id, _) =
         register(&app, SHOP_HOOKS, json!({ "name": "Flaky", "url": flaky.url, "events": hears, "retries": 0 })).await;
 
@@ -100,4 +101,8 @@ async fn events_are_paged_once_each_from_their_fan_out_with_filters_and_counts()
     let (left, total) = events(&app, "pageSize=50").await;
     assert_eq!(total, 6);
     assert!(left.iter().all(|e| e["endpoints"] == 1 && e["delivered"] == 1 && e["status"] == "Delivered"), "{left:?}");
+    // The last endpoint removed, the events go too: neither listed nor counted.
+    let removed = app.delete(&format!("{SHOP_HOOKS}/{steady_id}")).await;
+    assert!(removed.status.is_success(), "{:?}", removed.body);
+    assert_eq!(events(&app, "pageSize=50").await, (vec![], 0));
 }

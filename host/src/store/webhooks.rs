@@ -357,7 +357,8 @@ pub async fn cancel_retries<'c>(
     .map_err(Error::from)
 }
 
-/// Removes finished attempts and fanned-out events older than `before` (the 30-day history).
+/// Removes finished attempts, fanned-out events and their fan-out rows older than `before` (the
+/// 30-day history).
 pub async fn delete_history_before<'c>(
     db: impl Executor<'c, Database = Any> + Copy,
     before: DateTime<Utc>,
@@ -372,7 +373,12 @@ pub async fn delete_history_before<'c>(
         .execute(db)
         .await?
         .rows_affected();
-    Ok(attempts + events)
+    let fan_outs = sqlx::query("DELETE FROM webhook_fan_outs WHERE created_at < $1")
+        .bind(super::millis(before))
+        .execute(db)
+        .await?
+        .rows_affected();
+    Ok(attempts + events + fan_outs)
 }
 
 /// How a window of finished attempts went.

@@ -221,6 +221,7 @@ async fn fan_out(state: &AppState) -> anyhow::Result<usize> {
         }
     }
     queue::insert_all_attempts(&mut tx, &scheduled).await?;
+    store::events::insert_fan_outs(&mut tx, &scheduled).await?;
     tx.commit().await?;
     if !scheduled.is_empty() {
         tracing::debug!(events = events.len(), scheduled = scheduled.len(), "webhook events fanned out");

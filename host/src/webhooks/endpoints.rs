@@ -133,6 +133,8 @@ pub async fn remove<V: Serialize>(
 ) -> Result<(), Error> {
     let mut tx = state.store.begin().await?;
     store::delete(&mut *tx, &endpoint.id).await?;
+    let place = store::Place { realm_id: endpoint.realm_id.as_str(), client_id: endpoint.client_id.as_deref() };
+    store::events::forget_unheard(&mut *tx, place).await?;
     let change = Change::of(ChangeAction::Delete, endpoint.place(), 200).before(view(endpoint));
     changes::commit(state, by, tx, change).await
 }

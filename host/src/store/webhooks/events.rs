@@ -1,23 +1,26 @@
 //! The events a place's endpoints heard, each with how its fan-out went.
 //!
-//! An event belongs to a place's history from its fan-out: the `Event` attempts scheduled at once,
-//! in one transaction, to every endpoint of the place that hears it, all at the same instant. A page
-//! is chosen from those attempts alone, in the order of a partial index that holds nothing else
-//! (`webhook_attempts_fanned_out`). Only the events of the page are then summed up from all their
-//! attempts (retries and replays included, tests never), read from an index that holds each
-//! attempt's event, place, endpoint and state (`webhook_attempts_by_event`). So a page costs the
-//! same whatever the length of the history; counting the events still reads the partial index
-//! once, and a status filter sums up every event of the place (the status is not stored).
+//! An event belongs to a place's history from its fan-out, which writes one row for the event and
+//! the place (`webhook_fan_outs`) beside its first attempt to each endpoint there. A page is chosen
+//! from those rows, in the order of their index, and counted from them; only the events of the
+//! page are then summed up from all their attempts (retries and replays included, tests never),
+//! read from an index that holds each attempt's event, place, endpoint and state
+//! (`webhook_attempts_by_event`). So a page costs the same whatever the length of the history, the
+//! count reads one index entry per event, and a status filter sums up every event of the place (the
+//! status is not stored).
 //!
-//! The 30-day history removes an event's fan-out with its other attempts of that age: a replay made
-//! later stays among the deliveries, but the event leaves this list.
+//! A fan-out row lives as long as the event has attempts at its place: removing an endpoint drops
+//! the rows its place is left without, removing a client or realm takes them along, and the 30-day
+//! history removes them with the fan-out's attempts (a replay made later stays among the
+//! deliveries, but the event leaves this list).
 
 use chrono::{DateTime, Utc};
+use sqlx::{Any, Executor};
 
-use super::Place;
+use super::{Attempt, AttemptKind, INSERT_CHUNK, Place};
 use crate::ids::EventId;
 use crate::store::page::{self, Listing, Page, PageRequest, Sql};
-use crate::store::{Error, Store};
+use crate::store::{Backend, Connection, Error, Store};
 
 /// One event as delivered to a place's endpoints, with its fan-out status.
 #[derive(Debug, Clone, PartialEq, Eq, sqlx::FromRow)]
@@ -35,7 +38,7 @@ pub struct EventDelivery {
     pub status: String,
 }
 
-/// The attempts `a` made for the fan-out `e`: to the endpoints of its place, tests excluded.
+/// The attempts `a` made for the fanned-out event `e`: to the endpoints of its place, tests excluded.
 macro_rules! of_the_event {
     () => {
         "a.event_id = e.event_id AND a.realm_id = e.realm_id AND a.endpoint_kind = e.endpoint_kind \
@@ -67,17 +70,70 @@ const ENDPOINTS: &str = concat!(
     " AND a.state = 'Succeeded') AS delivered"
 );
 
-/// The fan-outs `e` of events: one row per endpoint an event went to. Each query adds
-/// `e.kind = 'Event'` in its text, which lets the databases read the partial index.
+/// The fan-outs `e` of events: one row per event and place.
 const FAN_OUTS: Listing = Listing {
-    table: "webhook_attempts AS e",
-    columns: "DISTINCT e.created_at, e.event_id, e.event_type, e.realm_id, e.endpoint_kind, e.client_id",
+    table: "webhook_fan_outs AS e",
+    columns: "e.created_at, e.event_id, e.event_type, e.realm_id, e.endpoint_kind, e.client_id",
     created: "created_at",
     tie_breaker: "event_id",
     search: &["event_type", "event_id"],
     status: Some(STATUS),
     sortable: &[("eventType", "event_type"), ("createdAt", "created_at")],
 };
+
+/// Records the places the `Event` attempts of a fan-out went to, one row per event and place.
+pub async fn insert_fan_outs(tx: &mut Connection, attempts: &[Attempt]) -> Result<(), Error> {
+    let mut places: Vec<&Attempt> = attempts.iter().filter(|a| a.kind == AttemptKind::Event).collect();
+    places.sort_by(|a, b| {
+        (&a.event_id, a.endpoint_kind.as_str(), &a.client_id).cmp(&(
+            &b.event_id,
+            b.endpoint_kind.as_str(),
+            &b.client_id,
+        ))
+    });
+    places
+        .dedup_by(|a, b| a.event_id == b.event_id && a.endpoint_kind == b.endpoint_kind && a.client_id == b.client_id);
+    let per_statement = match Backend::of(tx) {
+        Backend::Postgres => INSERT_CHUNK,
+        Backend::Sqlite => 1,
+    };
+    for chunk in places.chunks(per_statement) {
+        let mut insert = sqlx::query(sqlx::AssertSqlSafe(format!(
+            "INSERT INTO webhook_fan_outs (event_id, realm_id, endpoint_kind, client_id, event_type, created_at) \
+             VALUES {}",
+            crate::store::values_placeholders(chunk.len(), 6)
+        )));
+        for attempt in chunk {
+            insert = insert
+                .bind(attempt.event_id.as_str())
+                .bind(attempt.realm_id.as_str())
+                .bind(attempt.endpoint_kind.as_str())
+                .bind(attempt.client_id.as_ref().map(|id| id.as_str()))
+                .bind(attempt.event_type.as_str())
+                .bind(crate::store::millis(attempt.created_at));
+        }
+        insert.execute(&mut *tx).await?;
+    }
+    Ok(())
+}
+
+/// Drops the fan-outs of a place that no longer has an attempt for them (its endpoints that heard
+/// them were removed, with their attempts).
+pub async fn forget_unheard<'c>(db: impl Executor<'c, Database = Any>, place: Place<'_>) -> Result<u64, Error> {
+    let removed = sqlx::query(concat!(
+        "DELETE FROM webhook_fan_outs AS e WHERE e.realm_id = $1 AND e.endpoint_kind = $2 \
+         AND COALESCE(e.client_id, '') = COALESCE($3, '') \
+         AND NOT EXISTS (SELECT 1 FROM webhook_attempts AS a WHERE ",
+        of_the_event!(),
+        ")"
+    ))
+    .bind(place.realm_id)
+    .bind(place.kind().as_str())
+    .bind(place.client_id)
+    .execute(db)
+    .await?;
+    Ok(removed.rows_affected())
+}
 
 /// A page of the events fanned out to a place's endpoints, optionally of one type.
 pub async fn event_page(
@@ -88,16 +144,11 @@ pub async fn event_page(
 ) -> Result<Page<EventDelivery>, Error> {
     let scope = place.scope("endpoint_kind").and_given("event_type", event_type);
     let mut fanned = page::conditions(&FAN_OUTS, &scope, request);
-    fanned.push(" AND e.kind = 'Event'");
     if place.client_id.is_none() {
         fanned.push(" AND e.client_id IS NULL");
     }
 
-    let mut count = Sql::joined(
-        "SELECT COUNT(*) FROM (SELECT DISTINCT e.created_at, e.event_id FROM webhook_attempts AS e",
-        &fanned,
-    );
-    count.push(") AS fanned");
+    let count = Sql::joined("SELECT COUNT(*) FROM webhook_fan_outs AS e", &fanned);
     let (total_items,): (i64,) = count.query_as().fetch_one(store.pool()).await?;
 
     // The page's fan-outs first, then the figures of those events alone.
