@@ -20,9 +20,11 @@ port=18192
 receiver_port=18443
 cd "$work"
 
-cargo build --release --quiet -p castellan --manifest-path "$root/Cargo.toml"
+# CASTELLAN_BENCH_BIN runs another build (an earlier commit's, for a comparison) instead.
+[ -n "${CASTELLAN_BENCH_BIN:-}" ] || cargo build --release --quiet -p castellan --manifest-path "$root/Cargo.toml"
 cargo build --release --quiet -p castellan-tests --example webhook_receiver --manifest-path "$root/Cargo.toml"
 target="${CARGO_TARGET_DIR:-$root/target}/release"
+bin="${CASTELLAN_BENCH_BIN:-$target/castellan}"
 "$target/examples/webhook_receiver" "$receiver_port" "$work/authority.pem" >"$work/receiver.txt" &
 receiver=$!
 until [ -s "$work/authority.pem" ]; do sleep 0.05; done
@@ -39,7 +41,7 @@ else
 fi
 pid=
 start() {
-  "$target/castellan" "${args[@]}" >>"$work/out.txt" 2>>"$work/err.txt" &
+  "$bin" "${args[@]}" >>"$work/out.txt" 2>>"$work/err.txt" &
   pid=$!
   until curl -sf "127.0.0.1:$port/readyz" >/dev/null; do sleep 0.01; done
 }
