@@ -9,7 +9,7 @@ use chrono::{DateTime, Utc};
 use sqlx::Row as _;
 
 use super::events::StoredEvent;
-use super::webhooks::{ATTEMPT_COLUMNS, Attempt, AttemptState, INSERT_CHUNK, insert_attempts};
+use super::webhooks::{ATTEMPT_COLUMNS, Attempt, AttemptState, INSERT_CHUNK, insert_attempts, rows_per_insert};
 use super::{Backend, Connection, Error, Store, list_placeholders};
 use crate::ids::{AccountId, EndpointId};
 
@@ -102,14 +102,9 @@ pub async fn claim_attempts(
         .collect())
 }
 
-/// Inserts many attempts: on PostgreSQL a few hundred per statement, on SQLite (in-process, where
-/// a prepared one-row statement is cheapest) one by one.
+/// Inserts many attempts, as many per statement as [`rows_per_insert`] says.
 pub async fn insert_all_attempts(tx: &mut Connection, attempts: &[Attempt]) -> Result<(), Error> {
-    let per_statement = match Backend::of(tx) {
-        Backend::Postgres => INSERT_CHUNK,
-        Backend::Sqlite => 1,
-    };
-    for chunk in attempts.chunks(per_statement) {
+    for chunk in attempts.chunks(rows_per_insert(tx)) {
         insert_attempts(&mut *tx, chunk).await?;
     }
     Ok(())

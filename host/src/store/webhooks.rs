@@ -290,6 +290,16 @@ impl Attempt {
 /// on bound values.
 pub(super) const INSERT_CHUNK: usize = 500;
 
+/// Rows one insert statement carries on `connection`: on PostgreSQL a few hundred, since each
+/// statement is a round trip; on SQLite (in-process, where a prepared one-row statement is
+/// cheapest) one.
+pub(super) fn rows_per_insert(connection: &super::Connection) -> usize {
+    match super::Backend::of(connection) {
+        super::Backend::Postgres => INSERT_CHUNK,
+        super::Backend::Sqlite => 1,
+    }
+}
+
 pub async fn insert_attempt<'c>(db: impl Executor<'c, Database = Any>, attempt: &Attempt) -> Result<(), Error> {
     insert_attempts(db, std::slice::from_ref(attempt)).await
 }

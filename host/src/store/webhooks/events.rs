@@ -17,10 +17,10 @@
 use chrono::{DateTime, Utc};
 use sqlx::{Any, Executor};
 
-use super::{Attempt, AttemptKind, INSERT_CHUNK, Place};
+use super::{Attempt, AttemptKind, Place, rows_per_insert};
 use crate::ids::EventId;
 use crate::store::page::{self, Listing, Page, PageRequest, Sql};
-use crate::store::{Backend, Connection, Error, Store};
+use crate::store::{Connection, Error, Store};
 
 /// One event as delivered to a place's endpoints, with its fan-out status.
 #[derive(Debug, Clone, PartialEq, Eq, sqlx::FromRow)]
@@ -93,11 +93,7 @@ pub async fn insert_fan_outs(tx: &mut Connection, attempts: &[Attempt]) -> Resul
     });
     places
         .dedup_by(|a, b| a.event_id == b.event_id && a.endpoint_kind == b.endpoint_kind && a.client_id == b.client_id);
-    let per_statement = match Backend::of(tx) {
-        Backend::Postgres => INSERT_CHUNK,
-        Backend::Sqlite => 1,
-    };
-    for chunk in places.chunks(per_statement) {
+    for chunk in places.chunks(rows_per_insert(tx)) {
         let mut insert = sqlx::query(sqlx::AssertSqlSafe(format!(
             "INSERT INTO webhook_fan_outs (event_id, realm_id, endpoint_kind, client_id, event_type, created_at) \
              VALUES {}",
@@ -145,6 +141,7 @@ pub async fn event_page(
     let scope = place.scope("endpoint_kind").and_given("event_type", event_type);
     let mut fanned = page::conditions(&FAN_OUTS, &scope, request);
     if place.client_id.is_none() {
+        // Always so for a realm's place; said, it lets the index give the rows in page order.
         fanned.push(" AND e.client_id IS NULL");
     }
 
