@@ -8,7 +8,7 @@ use serde::Deserialize;
 use serde_json::Value;
 
 use super::page::{self, Section, Shell};
-use super::{Console, Listed, Page, encode, pairs, value, when};
+use super::{Console, Listed, Page, encode, page_number, pairs, value, when};
 
 #[derive(Debug, Deserialize)]
 #[serde(rename_all = "camelCase")]
@@ -63,9 +63,9 @@ const TRAIL_FILTERS: &[&str] =
 /// `/console/audit-trail`: every change, refused ones too, newest first.
 pub async fn trail(console: Console, RawQuery(query): RawQuery) -> Page {
     let pairs = pairs(query);
-    let number = value(&pairs, "pageNumber").unwrap_or("1");
+    let number = page_number(&pairs);
     let kept = kept(&pairs, TRAIL_FILTERS);
-    let path = format!("/audit-trail?pageSize=50&pageNumber={}{kept}", encode(number));
+    let path = format!("/audit-trail?pageSize=50&pageNumber={number}{kept}");
     let listed: Listed<Change> = console.read(&path).await?.page().map_err(|error| page::failure(&error))?;
     let content = html! {
         p { a href="/console/access-logs" { "The access log" } }
@@ -105,9 +105,9 @@ const ACCESS_FILTERS: &[&str] = &["credentialId", "actorUserId", "status", "crea
 /// `/console/access-logs`: every use of the account's credentials and people, newest first.
 pub async fn access_logs(console: Console, RawQuery(query): RawQuery) -> Page {
     let pairs = pairs(query);
-    let number = value(&pairs, "pageNumber").unwrap_or("1");
+    let number = page_number(&pairs);
     let kept = kept(&pairs, ACCESS_FILTERS);
-    let path = format!("/access-logs?pageSize=50&pageNumber={}{kept}", encode(number));
+    let path = format!("/access-logs?pageSize=50&pageNumber={number}{kept}");
     let listed: Listed<Access> = console.read(&path).await?.page().map_err(|error| page::failure(&error))?;
     let content = html! {
         p { a href="/console/audit-trail" { "The change trail" } }

@@ -304,6 +304,11 @@ fn value<'a>(pairs: &'a [(String, String)], name: &str) -> Option<&'a str> {
     pairs.iter().find(|(n, _)| n == name).map(|(_, v)| v.as_str())
 }
 
+/// The page a list's address asks for (`pageNumber`), the first when it names none or no page.
+fn page_number(pairs: &[(String, String)]) -> u32 {
+    value(pairs, "pageNumber").and_then(|n| n.parse().ok()).filter(|n| *n >= 1).unwrap_or(1)
+}
+
 /// What a path segment or a query value escapes: all but the unreserved characters (RFC 3986 §2.3).
 const ESCAPED: &AsciiSet = &NON_ALPHANUMERIC.remove(b'-').remove(b'.').remove(b'_').remove(b'~');
 

@@ -9,7 +9,7 @@ use serde::Deserialize;
 use serde_json::{Map, Value, json};
 
 use super::page::{self, Section, Shell, csrf};
-use super::{Console, Listed, Page, encode, form, pairs, value, when};
+use super::{Console, Listed, Page, encode, form, page_number, pairs, value, when};
 use crate::AppState;
 use crate::authz::{Resource, permission};
 
@@ -52,7 +52,7 @@ pub async fn list(
 ) -> Page {
     let pairs = pairs(query);
     let search = value(&pairs, "searchTerm");
-    let number = value(&pairs, "pageNumber").and_then(|n| n.parse::<u32>().ok()).unwrap_or(1);
+    let number = page_number(&pairs);
     let mut path = format!("/realms/{}/users?pageSize=50&pageNumber={number}", encode(&realm));
     if let Some(search) = search {
         path.push_str(&format!("&searchTerm={}", encode(search)));
@@ -74,11 +74,7 @@ pub async fn list(
                      td { (person.email.as_deref().unwrap_or("—")) } td { (person.status) } td { (when(&person.created_at)) } }
             } }
         } }
-        nav.pages aria-label="Pages" {
-            @if listed.page_number > 1 { a href={ "?pageNumber=" (listed.page_number - 1) (kept) } rel="prev" { "Previous page" } }
-            span { "Page " (listed.page_number) " of " (listed.total_pages.max(1)) }
-            @if i64::from(listed.page_number) < listed.total_pages { a href={ "?pageNumber=" (listed.page_number + 1) (kept) } rel="next" { "Next page" } }
-        }
+        (page::pages(&listed, &kept))
         @if may_create {
             section aria-labelledby="create" {
                 h2 #create { "Create a person" }

@@ -8,7 +8,7 @@ use serde::Deserialize;
 use super::chart::{self, Mark};
 use super::incident::{Measure, measures};
 use super::page::{self, Section, Shell};
-use super::{Console, Listed, Page, encode, pairs, value, when};
+use super::{Console, Listed, Page, encode, page_number, pairs, value, when};
 
 /// The page sizes the incident list offers; the first is the default.
 const PAGE_SIZES: [u32; 3] = [24, 48, 96];
@@ -150,7 +150,7 @@ pub async fn incidents(console: Console, RawQuery(query): RawQuery) -> Page {
     let pairs = pairs(query);
     let size = value(&pairs, "pageSize").and_then(|s| s.parse().ok()).filter(|s| PAGE_SIZES.contains(s));
     let size = size.unwrap_or(PAGE_SIZES[0]);
-    let number: u32 = value(&pairs, "pageNumber").and_then(|n| n.parse().ok()).filter(|n| *n >= 1).unwrap_or(1);
+    let number = page_number(&pairs);
     let (realm, client, status) =
         (value(&pairs, "realmId"), value(&pairs, "clientId"), value(&pairs, "incidentStatus"));
     // The filters as the list's own address carries them, for its links.

@@ -11,7 +11,7 @@ use serde::Deserialize;
 use serde_json::{Value, json};
 
 use super::page::{self, Section, Shell, csrf};
-use super::{Console, Listed, Page, encode, form, pairs, value, when};
+use super::{Console, Listed, Page, encode, form, page_number, pairs, value, when};
 use crate::AppState;
 use crate::authz::{Resource, permission};
 use crate::store::events::EventType;
@@ -392,7 +392,7 @@ async fn events(console: &Console, at: &EndpointAt, pairs: &[(String, String)]) 
     let Some(client) = &at.at.client else {
         return Ok(html! { p { "The fan-out of events is kept for client endpoints; see Deliveries." } });
     };
-    let number: u32 = value(pairs, "pageNumber").and_then(|n| n.parse().ok()).filter(|n| *n >= 1).unwrap_or(1);
+    let number = page_number(pairs);
     let path = format!(
         "/realms/{}/clients/{}/webhooks/events?pageSize=50&pageNumber={number}",
         encode(&at.at.realm),
