@@ -466,6 +466,13 @@ async fn a_person_rotates_an_api_secret_changes_a_realm_s_settings_and_reads_the
             let page = driver.page_source().await;
             assert!(page.contains("GET /api/v1/admin/realms") && page.contains("ci"), "{page}");
             accessible(&driver).await;
+
+            // The team: its one member, with the roles the Owner may change.
+            driver.go(&format!("{}/console/team", app.base)).await;
+            let page = driver.page_source().await;
+            assert!(page.contains("1 member<") && page.contains("owner"), "{page}");
+            assert!(page.contains("Save the roles of owner"), "{page}");
+            accessible(&driver).await;
         })
         .await;
     driver.quit().await;

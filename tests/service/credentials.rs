@@ -12,7 +12,7 @@ use serde_json::json;
 use crate::support::{TestApp, spawn_app};
 
 /// Another account with a realm and an Owner key of its own, written straight to the database.
-async fn other_account(app: &TestApp, realm_id: &str) -> String {
+pub async fn other_account(app: &TestApp, realm_id: &str) -> String {
     let store = app.database().await;
     let now = app.state.clock.now();
     let account = Account { id: AccountId::fresh(), name: "Other".into(), created_at: now };

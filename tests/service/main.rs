@@ -59,6 +59,7 @@ mod permissions;
 mod platform;
 mod protection;
 mod rate_limits;
+mod reach;
 mod readme;
 mod real_browser;
 mod realm_roles;

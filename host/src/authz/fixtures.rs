@@ -64,6 +64,9 @@ struct Case {
     decision: Expected,
     #[serde(default, rename = "errorCode")]
     error_code: Option<String>,
+    /// The admin operation called (`PUT /realms/{realm}`); none by default.
+    #[serde(default)]
+    operation: String,
 }
 
 #[derive(Debug, Deserialize)]
@@ -86,6 +89,9 @@ struct CaseResource {
     kind: String,
     /// `own`, `other` (another account's) or `none` (does not exist).
     owner: String,
+    /// The realm's id (of a realm, or of a client's realm); `fixture-realm` by default.
+    #[serde(default)]
+    realm: Option<String>,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
@@ -146,20 +152,19 @@ fn run_case(authorizer: &Authorizer, path: &Path, case: Case) -> Result<CaseOutc
         "none" => None,
         other => return Err(format!("{}: case `{}`: unknown owner `{other}`", path.display(), case.name)),
     };
+    let realm = case.resource.realm.unwrap_or_else(|| "fixture-realm".into());
     let resource = match case.resource.kind.as_str() {
         "Account" => Resource::Account(owner.unwrap_or_else(|| "missing-account".into())),
-        "Realm" => Resource::Realm { id: "fixture-realm".into(), owner: owner.map(AccountId::known) },
-        "Client" => Resource::Client {
-            realm_id: "fixture-realm".into(),
-            id: "fixture-client".into(),
-            owner: owner.map(AccountId::known),
-        },
+        "Realm" => Resource::Realm { id: realm, owner: owner.map(AccountId::known) },
+        "Client" => {
+            Resource::Client { realm_id: realm, id: "fixture-client".into(), owner: owner.map(AccountId::known) }
+        }
         "Secret" => Resource::Secret { id: "fixture-secret".into(), owner: owner.map(AccountId::known) },
         "AccountRole" => Resource::AccountRole { id: "fixture-role".into(), owner: owner.map(AccountId::known) },
         other => return Err(format!("{}: case `{}`: unknown resource type `{other}`", path.display(), case.name)),
     };
     let verdict = authorizer
-        .decide(&principal, &case.action, &resource)
+        .decide(&principal, &case.action, &resource, &case.operation)
         .map_err(|e| format!("{}: case `{}`: {e}", path.display(), case.name))?;
     let (passed, detail) = match (&verdict, case.decision) {
         (Verdict::Allow, Expected::Allow) => (true, "allowed".to_owned()),

@@ -306,8 +306,15 @@ impl Authorizer {
         self.policies.policies().count()
     }
 
-    /// Decides whether `principal` may do `action` on `resource`.
-    pub fn decide(&self, principal: &Principal, action: &str, resource: &Resource) -> Result<Verdict, EvaluationError> {
+    /// Decides whether `principal` may do `action` on `resource` through the admin `operation` it
+    /// calls (`PUT /realms/{realm}`: the method and the route as the OpenAPI document names it).
+    pub fn decide(
+        &self,
+        principal: &Principal,
+        action: &str,
+        resource: &Resource,
+        operation: &str,
+    ) -> Result<Verdict, EvaluationError> {
         let info = self.actions.get(action).ok_or_else(|| EvaluationError(format!("unknown action {action}")))?;
         let principal_uid = uid("Caller", &principal.id)?;
         let account_uid = uid("Account", &principal.account_id)?;
@@ -337,10 +344,13 @@ impl Authorizer {
             entities.push(Entity::new_no_attrs(account_uid, HashSet::new()));
         }
 
-        let context = Context::from_pairs([(
-            "permissions".to_owned(),
-            RestrictedExpression::new_set(info.granted_by.iter().cloned().map(RestrictedExpression::new_string)),
-        )])
+        let context = Context::from_pairs([
+            (
+                "permissions".to_owned(),
+                RestrictedExpression::new_set(info.granted_by.iter().cloned().map(RestrictedExpression::new_string)),
+            ),
+            ("operation".to_owned(), RestrictedExpression::new_string(operation.to_owned())),
+        ])
         .map_err(|e| EvaluationError(e.to_string()))?;
         let request = Request::new(principal_uid, info.uid.clone(), resource_uid, context, Some(&self.schema))
             .map_err(|e| EvaluationError(e.to_string()))?;
@@ -416,7 +426,7 @@ impl Authorizer {
                 };
                 let resource =
                     Resource::Realm { id: "matrix-realm".into(), owner: Some(AccountId::known(account.clone())) };
-                let mark = match self.decide(&principal, action, &resource)? {
+                let mark = match self.decide(&principal, action, &resource, "")? {
                     Verdict::Allow => "allow",
                     Verdict::Deny { .. } => "-",
                 };

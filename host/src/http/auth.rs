@@ -44,7 +44,18 @@ pub struct Caller {
     pub person: Option<Principal>,
     pub actor: trail::Actor,
     pub request: trail::Request,
+    /// The admin operation called, as the policies see it: the method and the route under
+    /// `/api/v1/admin` (`PUT /realms/{realm}/users/{userId}`).
+    pub operation: String,
 }
+
+/// The admin operation a request calls: its method and its route, without the API's prefix.
+pub fn operation(method: &Method, template: &str) -> String {
+    format!("{method} {}", template.strip_prefix(ADMIN_PREFIX).unwrap_or(template))
+}
+
+/// Where the admin API's routes are.
+const ADMIN_PREFIX: &str = "/api/v1/admin";
 
 impl Caller {
     pub fn account_id(&self) -> &AccountId {
@@ -56,10 +67,23 @@ impl Caller {
         crate::changes::Author { actor: &self.actor, request: &self.request }
     }
 
-    /// Asks the policies whether the caller may do `permission` on `resource`.
+    /// Asks the policies whether the caller may do `permission` on `resource` in the operation it
+    /// calls.
     pub fn require(&self, state: &AppState, permission: &str, resource: Resource) -> Result<(), Error> {
+        self.require_in(state, &self.operation, permission, resource)
+    }
+
+    /// Asks the policies whether the caller may do `permission` on `resource` in `operation` (a page
+    /// asking whether to offer an action: the operation the action calls).
+    pub fn require_in(
+        &self,
+        state: &AppState,
+        operation: &str,
+        permission: &str,
+        resource: Resource,
+    ) -> Result<(), Error> {
         for principal in std::iter::once(&self.principal).chain(&self.person) {
-            match state.authz.decide(principal, permission, &resource) {
+            match state.authz.decide(principal, permission, &resource, operation) {
                 Ok(Verdict::Allow) => {}
                 Ok(Verdict::Deny { code, .. }) => return Err(Error::Forbidden(code)),
                 Err(error) => return Err(Error::Internal(error.into())),
@@ -105,7 +129,9 @@ pub async fn console_caller(
     request: trail::Request,
 ) -> Result<Option<Caller>, Error> {
     match identify_console(state, signed_in, state.clock.now()).await {
-        Ok(Identified { principal, person, actor }) => Ok(Some(Caller { principal, person, actor, request })),
+        Ok(Identified { principal, person, actor }) => {
+            Ok(Some(Caller { principal, person, actor, request, operation: String::new() }))
+        }
         Err(rejection) => match *rejection {
             Rejection::Refused(_) => Ok(None),
             Rejection::Failed(error) => Err(error),
@@ -229,7 +255,8 @@ pub async fn authenticate(State(state): State<AppState>, mut request: Request, n
     }
 
     let request_line = trail::Request { method: method.to_string(), path: path.clone() };
-    let caller = Caller { principal, person, actor, request: request_line };
+    let operation = operation(&method, template.as_deref().unwrap_or(&path));
+    let caller = Caller { principal, person, actor, request: request_line, operation };
     request.extensions_mut().insert(caller.clone());
     let response = if admitted {
         next.run(request).await

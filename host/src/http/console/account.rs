@@ -90,8 +90,8 @@ fn account(console: &Console) -> Resource {
 pub async fn secrets(State(state): State<AppState>, console: Console) -> Page {
     let listed: Listed<Secret> =
         console.read("/secrets?pageSize=200").await?.page().map_err(|error| page::failure(&error))?;
-    let may_create = console.may(&state, permission::SECRET_CREATE, account(&console));
-    let may_rotate = console.may(&state, permission::SECRET_UPDATE, account(&console));
+    let may_create = console.may(&state, "POST /secrets", permission::SECRET_CREATE, account(&console));
+    let may_rotate = console.may(&state, "POST /secrets/{id}/rotate", permission::SECRET_UPDATE, account(&console));
     let roles = role_names(&console).await;
     let content = html! {
         p { a href="/console/team" { "The team" } }
@@ -209,22 +209,23 @@ pub async fn rotate_secret(console: Console, Path(id): Path<String>, body: Bytes
 
 /// `/console/team`: the members with their roles, and the invitations.
 pub async fn team(State(state): State<AppState>, console: Console) -> Page {
-    let members: Listed<Member> =
-        console.read("/account/members?pageSize=200").await?.page().map_err(|error| page::failure(&error))?;
+    // The team is one list, not a page: an account's team is small.
+    let members: Vec<Member> = console.read("/account/members").await?.data().map_err(|error| page::failure(&error))?;
     let invitations: Option<Listed<Invitation>> =
         match console.call(Method::GET, "/account/invitations?pageSize=100", None).await {
             Ok(answer) if answer.status.is_success() => answer.page().ok(),
             _ => None,
         };
-    let may_change = console.may(&state, permission::ACCOUNT_UPDATE, account(&console));
+    let may_change =
+        console.may(&state, "PUT /account/members/{userId}", permission::ACCOUNT_UPDATE, account(&console));
     let roles = role_names(&console).await;
     let content = html! {
         p { a href="/console/secrets" { "API secrets" } " · " a href="/console/roles" { "Roles" } " · "
             a href="/console/notifications" { "Notifications" } }
         div.panel { table {
-            caption { (members.total_items) " members" }
+            caption { (members.len()) @if members.len() == 1 { " member" } @else { " members" } }
             thead { tr { th scope="col" { "Person" } th scope="col" { "E-mail" } th scope="col" { "Roles" } th scope="col" { "Joined" } } }
-            tbody { @for member in &members.items {
+            tbody { @for member in &members {
                 tr {
                     td { (member.username) } td { (member.email.as_deref().unwrap_or("—")) }
                     td {

@@ -58,7 +58,7 @@ pub async fn list(State(state): State<AppState>, console: Console) -> Page {
     let listed: Listed<Capture> =
         console.read("/webhook-captures?pageSize=100").await?.page().map_err(|error| page::failure(&error))?;
     let account = Resource::Account(console.caller.account_id().to_string());
-    let may_create = console.may(&state, permission::WEBHOOK_CREATE, account);
+    let may_create = console.may(&state, "POST /webhook-captures", permission::WEBHOOK_CREATE, account);
     let content = html! {
         p { "A capture endpoint records every request sent to its address for 24 hours: point an endpoint at it to see exactly what the service sends." }
         @if may_create {

@@ -42,7 +42,12 @@ pub async fn client(
     let client: Client = console.read(&at).await?.data().map_err(|error| page::failure(&error))?;
     let owner = Some(console.caller.account_id().clone());
     let resource = Resource::Client { realm_id: realm.clone(), id: client.id.clone(), owner };
-    let may_rotate = console.may(&state, permission::CLIENT_UPDATE, resource);
+    let may_rotate = console.may(
+        &state,
+        "POST /realms/{realm}/clients/{client}/client-secret/rotate",
+        permission::CLIENT_UPDATE,
+        resource,
+    );
     let here = format!("/console{at}");
     let content = html! {
         p { (client.kind) " client, " (client.status) "." @if let Some(text) = &client.description { " " (text) } }

@@ -69,7 +69,12 @@ pub async fn grants(State(state): State<AppState>, console: Console, Path(realm)
         .page()
         .map_err(|error| page::failure(&error))?;
     let owner = Some(console.caller.account_id().clone());
-    let may_act = console.may(&state, permission::REALM_UPDATE, Resource::Realm { id: realm.clone(), owner });
+    let may_act = console.may(
+        &state,
+        "POST /realms/{realm}/delegation-grants",
+        permission::REALM_UPDATE,
+        Resource::Realm { id: realm.clone(), owner },
+    );
     let here = format!("/console{at}/delegation-grants");
     let content = html! {
         @if grants.items.is_empty() { p.panel { "No grant yet." } } @else {

@@ -39,7 +39,8 @@ pub async fn providers(State(state): State<AppState>, console: Console, Path(rea
         console.read(&format!("{at}?pageSize=200")).await?.page().map_err(|error| page::failure(&error))?;
     let resource = Resource::Realm { id: realm.clone(), owner: Some(console.caller.account_id().clone()) };
     // Providers are part of the realm's settings.
-    let may_change = console.may(&state, permission::REALM_UPDATE, resource);
+    let may_change =
+        console.may(&state, "PUT /realms/{realm}/identity-providers/{providerId}", permission::REALM_UPDATE, resource);
     let here = format!("/console{at}");
     let content = html! {
         @if listed.items.is_empty() { p.panel { "No identity provider." } } @else {

@@ -45,7 +45,7 @@ pub async fn page(State(state): State<AppState>, console: Console, Path(id): Pat
         .data()
         .map_err(|error| page::failure(&error))?;
     let realm = Resource::Realm { id: incident.realm_id.clone(), owner: Some(console.caller.account_id().clone()) };
-    let may_act = console.may(&state, permission::REALM_UPDATE, realm);
+    let may_act = console.may(&state, "POST /threat-incidents/{incidentId}/dismiss", permission::REALM_UPDATE, realm);
     let readings = readings_of(&console, &incident.id).await;
     let content = html! {
         dl.figures {

@@ -271,9 +271,10 @@ impl Console {
         Ok(page::see_other(then))
     }
 
-    /// Whether the policies let the person do `permission` on `resource`: whether to offer it.
-    fn may(&self, state: &AppState, permission: &str, resource: Resource) -> bool {
-        self.caller.require(state, permission, resource).is_ok()
+    /// Whether the policies let the person do `permission` on `resource` through the admin
+    /// `operation` an action calls: whether to offer it.
+    fn may(&self, state: &AppState, operation: &str, permission: &str, resource: Resource) -> bool {
+        self.caller.require_in(state, operation, permission, resource).is_ok()
     }
 
     /// Whether the form carries this session's CSRF token.

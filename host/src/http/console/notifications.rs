@@ -44,7 +44,7 @@ pub async fn notifications(State(state): State<AppState>, console: Console) -> P
     let preferences: Preferences =
         console.read("/account/notification-preferences").await?.data().map_err(|error| page::failure(&error))?;
     let account = Resource::Account(console.caller.account_id().to_string());
-    let may_change = console.may(&state, permission::ACCOUNT_UPDATE, account);
+    let may_change = console.may(&state, "PUT /account/notification-preferences", permission::ACCOUNT_UPDATE, account);
     let content = html! {
         @if listed.items.is_empty() { p.panel { "No notification." } } @else {
             div.panel { table {

@@ -29,9 +29,20 @@ pub async fn organizations(State(state): State<AppState>, console: Console, Path
     let listed: Listed<Organization> =
         console.read(&format!("{at}?pageSize=200")).await?.page().map_err(|error| page::failure(&error))?;
     let resource = || Resource::Realm { id: realm.clone(), owner: Some(console.caller.account_id().clone()) };
-    let may_create = console.may(&state, permission::ORGANIZATION_CREATE, resource());
-    let may_change = console.may(&state, permission::ORGANIZATION_UPDATE, resource());
-    let may_delete = console.may(&state, permission::ORGANIZATION_DELETE, resource());
+    let may_create =
+        console.may(&state, "POST /realms/{realm}/organizations", permission::ORGANIZATION_CREATE, resource());
+    let may_change = console.may(
+        &state,
+        "PUT /realms/{realm}/organizations/{organizationId}",
+        permission::ORGANIZATION_UPDATE,
+        resource(),
+    );
+    let may_delete = console.may(
+        &state,
+        "DELETE /realms/{realm}/organizations/{organizationId}",
+        permission::ORGANIZATION_DELETE,
+        resource(),
+    );
     let here = format!("/console{at}");
     let content = html! {
         @if listed.items.is_empty() { p.panel { "No organization." } } @else {

@@ -58,7 +58,8 @@ pub async fn list(
         path.push_str(&format!("&searchTerm={}", encode(search)));
     }
     let listed: Listed<Person> = console.read(&path).await?.page().map_err(|error| page::failure(&error))?;
-    let may_create = console.may(&state, permission::USER_CREATE, realm_resource(&console, &realm));
+    let may_create =
+        console.may(&state, "POST /realms/{realm}/users", permission::USER_CREATE, realm_resource(&console, &realm));
     let here = format!("/console/realms/{}/users", encode(&realm));
     let kept = search.map(|s| format!("&searchTerm={}", encode(s))).unwrap_or_default();
     let content = html! {
@@ -135,8 +136,9 @@ pub async fn person(
         console.read(&sessions_path).await?.page().map_err(|error| page::failure(&error))?;
     let live: Vec<&Session> = sessions.items.iter().filter(|s| s.status == "Active").collect();
     let resource = realm_resource(&console, &realm);
-    let may_edit = console.may(&state, permission::USER_UPDATE, resource.clone());
-    let may_end = console.may(&state, permission::SESSION_DELETE, resource);
+    let may_edit = console.may(&state, "PUT /realms/{realm}/users/{userId}", permission::USER_UPDATE, resource.clone());
+    let may_end =
+        console.may(&state, "DELETE /realms/{realm}/sessions/{sessionId}", permission::SESSION_DELETE, resource);
     let here = format!("/console{at}");
     let content = html! {
         p { "Created " (when(&person.created_at)) "; "

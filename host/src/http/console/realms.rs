@@ -113,7 +113,12 @@ pub async fn realm(State(state): State<AppState>, console: Console, Path(id): Pa
         .page()
         .map_err(|error| page::failure(&error))?;
     let owner = Some(console.caller.account_id().clone());
-    let may_change = console.may(&state, permission::REALM_UPDATE, Resource::Realm { id: realm.id.clone(), owner });
+    let may_change = console.may(
+        &state,
+        "PUT /realms/{realm}",
+        permission::REALM_UPDATE,
+        Resource::Realm { id: realm.id.clone(), owner },
+    );
     let content = html! {
         ul {
             li { a href={ (at) "/webhooks" } { "Webhooks of the realm" } " (administrative changes and attacks)" }

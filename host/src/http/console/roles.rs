@@ -48,9 +48,9 @@ pub async fn roles(State(state): State<AppState>, console: Console) -> Page {
     let catalogue: Catalogue =
         console.read("/roles/permissions").await?.data().map_err(|error| page::failure(&error))?;
     let account = || Resource::Account(console.caller.account_id().to_string());
-    let may_create = console.may(&state, permission::ROLE_CREATE, account());
-    let may_change = console.may(&state, permission::ROLE_UPDATE, account());
-    let may_delete = console.may(&state, permission::ROLE_DELETE, account());
+    let may_create = console.may(&state, "POST /roles", permission::ROLE_CREATE, account());
+    let may_change = console.may(&state, "PUT /roles/{roleId}", permission::ROLE_UPDATE, account());
+    let may_delete = console.may(&state, "DELETE /roles/{roleId}", permission::ROLE_DELETE, account());
     let content = html! {
         p { "Built-in roles: " (catalogue.built_in_roles.join(", ")) "." }
         @if listed.items.is_empty() { p.panel { "The account has no role of its own." } }

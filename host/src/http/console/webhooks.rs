@@ -67,8 +67,21 @@ impl At {
         }
     }
 
-    /// Whether the person may do everything `permissions` name on this place.
-    fn may(&self, state: &AppState, console: &Console, permissions: &[&str]) -> bool {
+    /// The admin route of this place's endpoints, as the policies name operations.
+    fn route(&self) -> &'static str {
+        match self.kind() {
+            EndpointKind::Client => "/realms/{realm}/clients/{client}/webhooks",
+            EndpointKind::Realm => "/realms/{realm}/webhooks",
+        }
+    }
+
+    /// Whether the person may do everything `permissions` name on this place, through `operation`
+    /// (a method and a path under the endpoints' route).
+    fn may(&self, state: &AppState, console: &Console, operation: &str, permissions: &[&str]) -> bool {
+        let operation = match operation.split_once(' ') {
+            Some((method, rest)) => format!("{method} {}{rest}", self.route()),
+            None => operation.to_owned(),
+        };
         let owner = Some(console.caller.account_id().clone());
         permissions.iter().all(|permission| {
             let resource = match &self.client {
@@ -77,7 +90,7 @@ impl At {
                 }
                 None => Resource::Realm { id: self.realm.clone(), owner: owner.clone() },
             };
-            console.may(state, permission, resource)
+            console.may(state, &operation, permission, resource)
         })
     }
 
@@ -86,9 +99,10 @@ impl At {
             EndpointKind::Client => self.may(
                 state,
                 console,
+                "POST ",
                 &[permission::CLIENT_CREATE, permission::CLIENT_UPDATE, permission::CLIENT_DELETE],
             ),
-            EndpointKind::Realm => self.may(state, console, &[permission::WEBHOOK_CREATE]),
+            EndpointKind::Realm => self.may(state, console, "POST ", &[permission::WEBHOOK_CREATE]),
         }
     }
 }
@@ -289,8 +303,8 @@ pub async fn endpoint(
     let here = format!("{}/{}", at.at.page(), encode(&at.id));
     let api = format!("{}/{}", at.at.api(), encode(&at.id));
     let endpoint: Endpoint = console.read(&api).await?.data().map_err(|error| page::failure(&error))?;
-    let may_change = at.at.may(&state, &console, &[permission::WEBHOOK_UPDATE]);
-    let may_remove = at.at.may(&state, &console, &[permission::WEBHOOK_DELETE]);
+    let may_change = at.at.may(&state, &console, "PUT /{webhookId}", &[permission::WEBHOOK_UPDATE]);
+    let may_remove = at.at.may(&state, &console, "DELETE /{webhookId}", &[permission::WEBHOOK_DELETE]);
     let history = match view {
         "events" => events(&console, &at, &pairs).await?,
         "deliveries" => deliveries(&console, &at, may_change, &here).await?,
