@@ -193,6 +193,8 @@ pub struct AdminRateLimits {
     pub wrong_user_codes: u32,
     /// Device authorizations (RFC 8628) asked from one source address.
     pub device_authorizations: u32,
+    /// Self sign-ups asked from one source address.
+    pub sign_ups: u32,
 }
 
 impl Default for AdminRateLimits {
@@ -204,6 +206,7 @@ impl Default for AdminRateLimits {
             client_registrations: 10,
             wrong_user_codes: 10,
             device_authorizations: 30,
+            sign_ups: 5,
         }
     }
 }
@@ -435,6 +438,7 @@ impl Settings {
             limits.client_registrations,
             limits.wrong_user_codes,
             limits.device_authorizations,
+            limits.sign_ups,
         ];
         if every.contains(&0) {
             return Err(ConfigError::Invalid {

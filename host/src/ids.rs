@@ -192,6 +192,8 @@ guid_type! {
     NotificationId;
     /// A password reset code sent by recovery e-mail.
     ResetId;
+    /// A self sign-up waiting for its e-mail address to be confirmed.
+    SignUpId;
     /// A token an administrator hands out for clients to register with (RFC 7591).
     InitialAccessTokenId;
     /// A suspension of a person's use of a client.

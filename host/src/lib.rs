@@ -472,6 +472,10 @@ async fn register_jobs(state: &AppState) {
                     if removed > 0 {
                         tracing::info!(removed, "expired device authorizations removed");
                     }
+                    let removed = store::sign_ups::prune(store.writer(), now).await?;
+                    if removed > 0 {
+                        tracing::info!(removed, "lapsed sign-ups removed");
+                    }
                     let window_start = now - store::lockout::FAILURE_WINDOW;
                     let removed = store::lockout::prune(store.writer(), window_start, now).await?;
                     if removed > 0 {

@@ -58,6 +58,11 @@ impl Mailer {
         Ok(Self { transport, from: settings.mail_from.parse()?, outbox: settings.mail_outbox.clone() })
     }
 
+    /// Whether an SMTP server is configured: whether e-mail can reach people at all.
+    pub fn configured(&self) -> bool {
+        self.transport.is_some()
+    }
+
     fn message(&self, mail: Mail<'_>) -> Result<Message, MailError> {
         let to: Mailbox = mail.to.parse().map_err(|_| MailError::Address(mail.to.to_owned()))?;
         Ok(Message::builder()

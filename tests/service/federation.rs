@@ -208,10 +208,97 @@ async fn an_unverified_upstream_email_never_links_to_an_existing_account() {
     let failed = app.events("login_failed").await;
     assert!(failed.iter().all(|(_, _, data)| data["failure_reason"] == "account_not_linked"), "{failed:?}");
 
+    // Verified upstream, but never confirmed here: whoever typed ada's address when her account was
+    // made may not have been ada, so the account is not handed to the upstream identity.
     upstream.vouch_for(claiming(json!(true)));
+    assert!(through_corp(&app).await.body.contains("exists already"), "an address this service never confirmed");
+    let confirmed = app.put(&format!("/realms/acme/users/{ada}"), json!({ "emailConfirmed": true })).await;
+    assert_eq!(confirmed.status, StatusCode::OK, "{:?}", confirmed.body);
     let person = id_token_of(&app, &web, &through_corp(&app).await).await;
-    assert_eq!(person["sub"], json!(ada), "a trusted provider's verified address links to ada");
+    assert_eq!(person["sub"], json!(ada), "both sides proved the address: it links to ada");
     assert_eq!(app.events("user_created").await.len(), 1, "ada was never doubled");
+}
+
+/// Pre-account hijacking: an attacker opens an account with the victim's address before the victim
+/// ever comes, through sign-up or through a provider that does not verify addresses, and waits for
+/// the victim to sign in through a trusted provider. The victim's upstream identity must never be
+/// linked to the account whose password the attacker holds.
+#[tokio::test]
+async fn an_account_opened_with_someone_elses_address_never_captures_their_upstream_identity() {
+    let mail = crate::smtp::MailServer::start().await;
+    let smtp = mail.url.clone();
+    let (app, front) = crate::upstreams::spawn_at_https_with(move |settings| settings.smtp_url = Some(smtp)).await;
+    let (web, _) = realm_with_clients(&app).await;
+    assert_eq!(app.put("/realms/acme", json!({ "selfSignUp": true })).await.status, StatusCode::OK);
+    // The victim's home: realm `people` behind TLS, where grace's address is confirmed, trusted by acme.
+    app.create_realm("people").await;
+    let grace = app.create_user("people", "grace", "compiler pioneer").await;
+    app.put(&format!("/realms/people/users/{grace}"), json!({ "emailConfirmed": true })).await;
+    let callback = format!("{}/realms/acme/broker/people/callback", front.url);
+    let broker = json!({ "id": "acme-broker", "name": "Acme", "clientConfiguration": { "redirectUris": [callback] } });
+    let secret = app.post("/realms/people/clients", broker).await.data()["clientSecret"].as_str().unwrap().to_owned();
+    let provider = json!({
+        "id": "people", "displayName": "People", "protocol": "OpenIdConnect", "clientId": "acme-broker",
+        "clientSecret": secret, "discoveryUrl": format!("{}/realms/people/.well-known/openid-configuration", front.url),
+        "trustVerifiedEmail": true,
+    });
+    assert_eq!(app.post("/realms/acme/identity-providers", provider).await.status, StatusCode::CREATED);
+    // The attacker's way in: a provider acme does not trust for addresses, which says what it likes.
+    let corp = ScriptedProvider::start(&app, json!({})).await;
+    let untrusted = json!({
+        "id": "corp", "protocol": "OpenIdConnect", "clientId": "acme-at-corp", "clientSecret": "corp-secret-1234",
+        "discoveryUrl": corp.discovery_url(), "trustVerifiedEmail": false,
+    });
+    assert_eq!(app.post("/realms/acme/identity-providers", untrusted).await.status, StatusCode::CREATED);
+    let offer = json!({ "identityProviders": ["people", "corp"] });
+    assert_eq!(app.put("/realms/acme/clients/web/identity-providers", offer).await.status, StatusCode::OK);
+
+    // 1. Sign-up with grace's address: nothing exists until the code sent to her comes back.
+    let mut attacker = Browser::new(&app);
+    let form = authorize(&mut attacker, &[("prompt", "create")]).await;
+    let register = "/realms/acme/protocol/openid-connect/auth/register";
+    let fields = [("username", "mallory"), ("email", "grace@example.com"), ("password", "mallory's passphrase")];
+    let asked = attacker.submit(register, &form, &fields).await;
+    assert!(asked.body.contains("Confirm your email address"), "{}", asked.body);
+    assert_eq!(app.get("/realms/acme/users?searchTerm=grace%40example.com").await.items().len(), 0);
+    let letter = mail.letter(&app, "grace@example.com").await;
+    assert!(letter.data.contains("cstl_signup_"), "the code went to grace, not to the attacker");
+    let guessed = attacker.submit(&format!("{register}/confirm"), &asked, &[("code", "cstl_signup_guess")]).await;
+    assert!(guessed.body.contains("This code is not valid or has expired."), "{}", guessed.body);
+    let mallory = attacker.authorize("acme", &request("web", "s", "n", &challenge(VERIFIER))).await;
+    let tried = attacker.sign_in("acme", &mallory, "mallory", "mallory's passphrase").await;
+    assert!(tried.body.contains("The username or password is not correct."), "no account without the code");
+
+    // 2. Through the untrusted provider, claiming grace's address as verified: a person is made,
+    //    her address not confirmed.
+    corp.vouch_for(
+        json!({ "sub": "m-1", "preferred_username": "m", "email": "grace@example.com", "email_verified": true }),
+    );
+    let planted = id_token_of(&app, &web, &through_corp(&app).await).await;
+    let planted = app.get(&format!("/realms/acme/users/{}", planted["sub"].as_str().unwrap())).await;
+    assert_eq!(
+        (&planted.data()["email"], &planted.data()["emailConfirmed"]),
+        (&json!("grace@example.com"), &json!(false))
+    );
+
+    // 3. Grace signs in through her trusted provider: not into the attacker's account.
+    let mut victim = Browser::new(&app);
+    let sent = authorize(&mut victim, &[("idp_hint", "people")]).await;
+    let login = follow(&mut victim, &sent).await;
+    let back = victim.sign_in("people", &login, "grace", "compiler pioneer").await;
+    let answer = follow(&mut victim, &back).await;
+    assert!(answer.body.contains("An account with this e-mail address exists already"), "{}", answer.body);
+    let failed = app.events("login_failed").await;
+    let (_, _, refused) = failed.last().unwrap();
+    assert_eq!(
+        (&refused["identity_provider"], &refused["failure_reason"]),
+        (&json!("people"), &json!("account_not_linked"))
+    );
+    let logins = app.events("login_succeeded").await;
+    assert!(
+        logins.iter().all(|(_, _, data)| data["identity_provider"] != "people"),
+        "nobody signed in through grace's provider: {logins:?}"
+    );
 }
 
 #[tokio::test]

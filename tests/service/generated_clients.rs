@@ -170,6 +170,7 @@ async fn every_route_is_documented_and_every_documented_operation_is_routed() {
         client_registrations: 1_000_000,
         wrong_user_codes: 1_000_000,
         device_authorizations: 1_000_000,
+        sign_ups: 1_000_000,
     };
     let app = spawn_with(TestDatabase::new().await, |settings| settings.admin_rate_limits = raised).await;
     let documented = operations(&document(&app).await);

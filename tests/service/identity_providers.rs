@@ -185,7 +185,8 @@ async fn an_upstream_person_is_linked_once_created_with_the_provider_and_never_t
     let ada = json!({ "sub": "g-1", "preferred_username": "ada", "email": "ada@acme.example", "email_verified": true,
                       "given_name": "Ada", "hd": "acme.example" });
     let (created, how) = sign_in(&google, ada.clone()).await.unwrap();
-    assert_eq!((how, created.username.as_str(), created.email_confirmed), (Found::Created, "ada", true));
+    // Google is not trusted here to say addresses are verified: the address stays unconfirmed.
+    assert_eq!((how, created.username.as_str(), created.email_confirmed), (Found::Created, "ada", false));
     let events = app.events("user_created").await;
     let (_, client, data) = events.last().unwrap();
     assert_eq!(
@@ -211,6 +212,13 @@ async fn an_upstream_person_is_linked_once_created_with_the_provider_and_never_t
         "an unverified address"
     );
     let verified = json!({ "sub": "c-2", "email": "GRACE@example.com", "email_verified": true });
+    let unconfirmed = sign_in(&corp, verified.clone()).await;
+    assert!(
+        matches!(unconfirmed, Err(TakeError::Refused(Refused::EmailTaken))),
+        "grace's address was never confirmed here: whoever typed it may not have been grace"
+    );
+    let confirmed = app.put(&format!("/realms/acme/users/{grace}"), json!({ "emailConfirmed": true })).await;
+    assert_eq!(confirmed.status, StatusCode::OK);
     let (linked, how) = sign_in(&corp, verified.clone()).await.unwrap();
     assert_eq!((how, linked.id.to_string()), (Found::ByVerifiedEmail, grace.clone()));
     assert_eq!(sign_in(&corp, verified).await.unwrap().1, Found::Linked);

@@ -73,7 +73,8 @@ async fn oidc_provider_as_an_upstream_signs_a_person_in_and_as_a_connection_prov
     let (web, _) = realm_with_clients(&app).await;
     let (_provider, issuer) = provider(&app).await;
     let upstream = json!({ "id": "op", "protocol": "OpenIdConnect", "clientId": "acme", "clientSecret": SECRET,
-                           "discoveryUrl": format!("{issuer}/.well-known/openid-configuration") });
+                           "discoveryUrl": format!("{issuer}/.well-known/openid-configuration"),
+                           "trustVerifiedEmail": true });
     assert_eq!(app.post("/realms/acme/identity-providers", upstream).await.status, StatusCode::CREATED);
     app.put("/realms/acme/clients/web/identity-providers", json!({ "identityProviders": ["op"] })).await;
 

@@ -23,6 +23,7 @@ async fn generated_admin_requests_never_fail_the_service_nor_take_over_two_secon
         client_registrations: 1_000_000,
         wrong_user_codes: 1_000_000,
         device_authorizations: 1_000_000,
+        sign_ups: 1_000_000,
     };
     let app = spawn_with(TestDatabase::new().await, |settings| settings.admin_rate_limits = raised).await;
     app.create_realm("acme").await;

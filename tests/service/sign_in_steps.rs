@@ -239,6 +239,15 @@ async fn self_sign_up_is_off_until_the_realm_allows_it() {
 
     let platform = app.put("/realms/platform", json!({ "selfSignUp": true })).await;
     assert_eq!(platform.status, StatusCode::CONFLICT, "{:?}", platform.body);
+
+    // Allowed, but with no way to confirm an address by e-mail, nobody signs up.
+    assert_eq!(app.put("/realms/acme", json!({ "selfSignUp": true })).await.status, StatusCode::OK);
+    let prompts = app.discovery("acme").await["prompt_values_supported"].clone();
+    assert!(!prompts.as_array().unwrap().contains(&json!("create")), "{prompts}");
+    let login = browser.authorize("acme", &request("web", "s", "n", &pkce)).await;
+    assert!(!login.body.contains("Create an account"), "no e-mail, no sign-up");
+    let posted = browser.submit(register, &login, &form).await;
+    assert!(posted.shows_login_form() && !posted.body.contains("Confirm your email"), "{}", posted.body);
 }
 
 #[tokio::test]
@@ -270,8 +279,10 @@ async fn prompt_consent_asks_the_person_even_for_the_realms_own_client() {
 }
 
 #[tokio::test]
-async fn a_person_signs_up_on_the_page_and_is_signed_in_to_the_application() {
-    let app = spawn_app().await;
+async fn a_person_signs_up_on_the_page_confirms_the_code_from_the_email_and_is_signed_in() {
+    let mail = MailServer::start().await;
+    let url = mail.url.clone();
+    let app = spawn_with(TestDatabase::new().await, move |settings| settings.smtp_url = Some(url)).await;
     let (web, _) = realm_with_clients(&app).await;
     let allowed = app.put("/realms/acme", json!({ "selfSignUp": true })).await;
     assert_eq!(allowed.data()["selfSignUp"], true);
@@ -288,16 +299,11 @@ async fn a_person_signs_up_on_the_page_and_is_signed_in_to_the_application() {
     assert!(form.body.contains("Create your account for The web app"), "{}", form.body);
     assert!(form.body.contains(r#"name="email" type="email" autocomplete="email""#));
 
+    // What each field refuses by itself, whatever any account holds.
     let register = "/realms/acme/protocol/openid-connect/auth/register";
     let tries = [
-        (("ada", "grace@example.com", "a long passphrase"), "username", "Another account has this username."),
-        (
-            ("ada@example.com", "grace@example.com", "a long passphrase"),
-            "username",
-            "Another account has this username.",
-        ),
+        (("ada@example.com", "grace@example.com", "a long passphrase"), "username", "no @"),
         (("grace hopper", "grace@example.com", "a long passphrase"), "username", "A username has no spaces"),
-        (("grace", "ada@example.com", "a long passphrase"), "email", "Another account has this email address."),
         (("grace", "grace-at-example", "a long passphrase"), "email", "This is not an email address."),
         (("grace", "grace@example.com", "short"), "password", "too short or too long"),
     ];
@@ -311,14 +317,53 @@ async fn a_person_signs_up_on_the_page_and_is_signed_in_to_the_application() {
         let input = &page.body[page.body.find(&tied).unwrap()..];
         assert!(input[..input.find('>').unwrap()].contains(r#"aria-invalid="true""#), "the error is tied to {field}");
     }
-    let fields = [("username", "grace"), ("email", "grace@example.com"), ("password", "a long passphrase")];
-    let answer = browser.submit(register, &page, &fields).await;
+
+    // Every try counts against the source's five a minute.
+    app.advance(60).await;
+    // A taken username or address is answered like a free one: the e-mail tells the address's owner.
+    let words = |page: &Page| page.body[page.body.find("<main>").unwrap()..page.body.find("<form").unwrap()].to_owned();
+    let mut answers = Vec::new();
+    for (username, email) in
+        [("ada", "someone@example.com"), ("someone", "ada@example.com"), ("grace", "grace@example.com")]
+    {
+        let form = browser.authorize("acme", &asked).await;
+        let fields = [("username", username), ("email", email), ("password", "a long passphrase")];
+        let answer = browser.submit(register, &form, &fields).await;
+        assert_eq!(answer.status, StatusCode::OK, "{}", answer.body);
+        answers.push(answer);
+    }
+    assert!(answers[0].body.contains("Confirm your email address"), "{}", answers[0].body);
+    assert_eq!(words(&answers[0]), words(&answers[1]), "a taken username and a taken address read alike");
+    assert_eq!(words(&answers[1]), words(&answers[2]), "and like a free one");
+    let taken_name = mail.letter(&app, "someone@example.com").await;
+    assert!(taken_name.data.contains("choose another username") && !taken_name.data.contains("cstl_signup_"));
+    let taken_address = mail.letter(&app, "ada@example.com").await;
+    assert!(taken_address.data.contains("already has") && !taken_address.data.contains("cstl_signup_"));
+    assert_eq!(
+        app.get("/realms/acme/users?searchTerm=grace").await.items().len(),
+        0,
+        "nobody until the code comes back"
+    );
+
+    let letter = mail.letter(&app, "grace@example.com").await;
+    let text = letter.data.replace("=\r\n", "");
+    let at = text.find("cstl_signup_").expect("a code");
+    let code: String = text[at..].chars().take_while(|c| c.is_ascii_alphanumeric() || *c == '_' || *c == '-').collect();
+    let confirm = "/realms/acme/protocol/openid-connect/auth/register/confirm";
+    let wrong = browser.submit(confirm, &answers[2], &[("code", "cstl_signup_wrong")]).await;
+    assert_eq!(wrong.status, StatusCode::BAD_REQUEST);
+    assert!(wrong.body.contains("This code is not valid or has expired."), "{}", wrong.body);
+    let answer = browser.submit(confirm, &wrong, &[("code", &code)]).await;
     assert_eq!(answer.status, StatusCode::SEE_OTHER, "{}", answer.body);
     assert_eq!(answer.param("state").as_deref(), Some("new"));
     let tokens = exchange(&app, &web, &answer.param("code").unwrap(), VERIFIER).await;
     let id_token = claims(tokens.body["id_token"].as_str().unwrap());
     assert_eq!(id_token["preferred_username"], "grace");
+    let user = app.get(&format!("/realms/acme/users/{}", id_token["sub"].as_str().unwrap())).await;
+    assert_eq!(user.data()["emailConfirmed"], true, "the code came back from the address");
     assert_eq!(id_token["nonce"], "n-1");
+    let again = browser.submit(confirm, &wrong, &[("code", &code)]).await;
+    assert!(again.body.contains("This code is not valid or has expired."), "a code works once");
 
     let created = app.events("user_created").await;
     let (realm, client, data) = created.iter().find(|(_, _, d)| d["username"] == "grace").expect("user_created");
@@ -331,6 +376,50 @@ async fn a_person_signs_up_on_the_page_and_is_signed_in_to_the_application() {
     let mut later = Browser::new(&app);
     let login = later.authorize("acme", &request("web", "s", "n", &pkce)).await;
     assert_eq!(later.sign_in("acme", &login, "grace", "a long passphrase").await.status, StatusCode::SEE_OTHER);
+}
+
+#[tokio::test]
+async fn sign_ups_are_limited_per_source_and_a_flood_of_them_blocks_it() {
+    let mail = MailServer::start().await;
+    let url = mail.url.clone();
+    let app = spawn_with(TestDatabase::new().await, move |settings| settings.smtp_url = Some(url)).await;
+    realm_with_clients(&app).await;
+    app.put("/realms/acme", json!({ "selfSignUp": true })).await;
+    let register = "/realms/acme/protocol/openid-connect/auth/register";
+    let mut browser = Browser::new(&app);
+    let pkce = challenge(VERIFIER);
+    let mut asked = request("web", "s", "n", &pkce);
+    asked.push(("prompt", "create"));
+    let mut sign_up = async |n: usize| {
+        let form = browser.authorize("acme", &asked).await;
+        let (username, email) = (format!("bulk{n}"), format!("bulk{n}@example.com"));
+        let fields = [("username", username.as_str()), ("email", email.as_str()), ("password", "a long passphrase")];
+        browser.submit(register, &form, &fields).await
+    };
+    // Five a minute from one address; the sixth waits.
+    for n in 0..5 {
+        assert_eq!(sign_up(n).await.status, StatusCode::OK, "sign-up {n}");
+    }
+    let sixth = sign_up(5).await;
+    assert!(sixth.body.contains("Too many sign-in attempts"), "{}", sixth.body);
+    // Within the hour, the tenth from the address blocks it: attack protection watches sign-ups.
+    for n in 6..=10 {
+        app.advance(60).await;
+        let answer = sign_up(n).await;
+        if n < 10 {
+            assert_eq!(answer.status, StatusCode::OK, "sign-up {n}: {}", answer.body);
+        } else {
+            assert!(answer.body.contains("Too many sign-in attempts"), "the tenth blocks: {}", answer.body);
+        }
+    }
+    let incidents = app.get("/threat-incidents?realmId=acme").await;
+    let incident = &incidents.items()[0];
+    assert_eq!((&incident["kind"], &incident["severity"]), (&json!("SignUpAbuse"), &json!("Medium")), "{incident}");
+    app.advance(60).await;
+    let blocked = sign_up(11).await;
+    assert!(blocked.body.contains("Too many sign-in attempts"), "the source stays blocked: {}", blocked.body);
+    assert_eq!(mail.letters(&app, "bulk10@example.com", 0).await.len(), 0, "the blocking sign-up sent nothing");
+    assert_eq!(mail.letters(&app, "bulk9@example.com", 1).await.len(), 1, "the ones before it went out");
 }
 
 /// The console's authorization request at the platform realm.

@@ -65,11 +65,17 @@ impl TlsFront {
 /// The service at an https public address (its TLS front's), trusting the test authority and
 /// allowed to reach loopback: its realms can be one another's upstream providers.
 pub async fn spawn_at_https() -> (TestApp, TlsFront) {
+    spawn_at_https_with(|_| {}).await
+}
+
+/// The service behind a TLS front, with its settings adjusted.
+pub async fn spawn_at_https_with(adjust: impl FnOnce(&mut castellan::config::Settings)) -> (TestApp, TlsFront) {
     let mut front = TlsFront::bind().await;
     let public = front.url.clone();
     let app = spawn_with(TestDatabase::new().await, |settings| {
         settings.public_url = Some(public);
         trust_loopback(settings);
+        adjust(settings);
     })
     .await;
     front.forward_to(app.base.trim_start_matches("http://").parse().unwrap());

@@ -48,7 +48,7 @@ mod tests {
     use super::*;
 
     /// Each shipped incident file, and what the embedded analyst reads in it.
-    const SCENARIOS: [(&str, &str, &str); 7] = [
+    const SCENARIOS: [(&str, &str, &str); 8] = [
         (
             "credential-stuffing",
             include_str!("../../../plugins/analyst/scenarios/credential-stuffing.json"),
@@ -62,6 +62,7 @@ mod tests {
         ("brute-force", include_str!("../../../plugins/analyst/scenarios/brute-force.json"), "BruteForce"),
         ("push-bombing", include_str!("../../../plugins/analyst/scenarios/push-bombing.json"), "PushBombing"),
         ("recovery-abuse", include_str!("../../../plugins/analyst/scenarios/recovery-abuse.json"), "RecoveryAbuse"),
+        ("sign-up-abuse", include_str!("../../../plugins/analyst/scenarios/sign-up-abuse.json"), "SignUpAbuse"),
         (
             "legitimate-surge",
             include_str!("../../../plugins/analyst/scenarios/legitimate-surge.json"),

@@ -1,17 +1,21 @@
 //! The person an upstream provider vouched for, as a person of the realm: found by the link made
 //! at their first sign-in through the provider; else linked to the person of the realm with their
-//! e-mail address, only when the provider is trusted for verified addresses and says this one is
-//! verified; else created (raising `user_created` with the provider). A person of the realm who
-//! has the address without those two assurances is never linked and never doubled: the sign-in is
-//! refused, so an address nobody proved cannot take over an account. The provider's role mappings
-//! are applied at every sign-in.
+//! e-mail address, only when three things hold: the provider is trusted for verified addresses, it
+//! says this one is verified, and this service itself confirmed the address for the person of the
+//! realm (by its own confirmation, an invitation, or an administrator who set it confirmed); else
+//! created (raising `user_created` with the provider). A person of the realm who has the address
+//! without those assurances is never linked and never doubled: the sign-in is refused, so an
+//! address nobody proved cannot take over an account, and an account someone opened with another
+//! person's address before them cannot capture that person's upstream identity. The provider's
+//! role mappings are applied at every sign-in. The platform realm takes nobody from a provider:
+//! its people are the accounts' teams, who join by invitation.
 
 use chrono::{DateTime, Utc};
 use serde_json::{Map, Value};
 
 use crate::AppState;
 use crate::error::Error;
-use crate::ids::UserId;
+use crate::ids::{PLATFORM_REALM, UserId};
 use crate::store::clients::Client;
 use crate::store::events::{self, Event, EventType};
 use crate::store::identity_providers::{self as provider_store, IdentityProvider};
@@ -41,6 +45,8 @@ pub enum Refused {
     Disabled,
     #[error("the provider gave nothing to name the person by")]
     NoUsername,
+    #[error("the platform realm's people join by invitation, never through a provider")]
+    PlatformRealm,
 }
 
 #[derive(Debug, thiserror::Error)]
@@ -107,6 +113,9 @@ pub async fn take(
     provider: &IdentityProvider,
     claims: &Map<String, Value>,
 ) -> Result<(User, Found), TakeError> {
+    if realm.id == PLATFORM_REALM {
+        return Err(Refused::PlatformRealm.into());
+    }
     let upstream = read(provider, claims)?;
     let now = state.clock.now();
     let pool = state.store.pool();
@@ -140,8 +149,10 @@ async fn first_sign_in(
             .filter(|user| user.email.as_deref().is_some_and(|held| held.eq_ignore_ascii_case(email))),
         None => None,
     };
+    let vouched = provider.trust_verified_email && upstream.email_verified;
     if let Some(holder) = holder {
-        if !(provider.trust_verified_email && upstream.email_verified) {
+        // Both sides must have proved the address: the provider to its person, this service to ours.
+        if !(vouched && holder.email_confirmed) {
             return Err(Refused::EmailTaken.into());
         }
         provider_store::link(state.store.writer(), &realm.id, &provider.id, &upstream.subject, &holder.id, now).await?;
@@ -160,7 +171,9 @@ async fn first_sign_in(
         email: upstream.email.clone(),
         first_name: upstream.given_name.clone(),
         last_name: upstream.family_name.clone(),
-        email_confirmed: upstream.email_verified,
+        // Confirmed only when the provider is trusted to say so: an address an untrusted provider
+        // calls verified could be anyone's, and a confirmed address is what later links by e-mail.
+        email_confirmed: vouched,
         status: UserStatus::Active,
         password_hash: None,
         must_change_password: false,

@@ -37,6 +37,9 @@ pub enum Class {
     /// Device authorizations asked from one source address: 30 a minute by default, so that no
     /// source fills the store with codes nobody will type.
     DeviceAuthorization,
+    /// Self sign-ups asked from one source address: 5 a minute by default; attack protection
+    /// watches them over the hour too.
+    SignUp,
     /// Access-log entries of requests refused by [`Class::FailedAuthentication`], per source
     /// address: one a minute, so a flood leaves a bounded trail.
     ThrottledRecord,
@@ -119,6 +122,7 @@ impl RateLimiter {
             Class::ClientRegistration => self.limits.client_registrations,
             Class::WrongUserCode => self.limits.wrong_user_codes,
             Class::DeviceAuthorization => self.limits.device_authorizations,
+            Class::SignUp => self.limits.sign_ups,
             Class::ThrottledRecord => 1,
         })
     }

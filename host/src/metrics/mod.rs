@@ -87,7 +87,7 @@ pub const MEASURES: &[&str] = &[
 
 /// The kinds of attack incidents.
 pub const INCIDENT_KINDS: &[&str] =
-    &["credential_stuffing", "password_spraying", "brute_force", "push_bombing", "recovery_abuse"];
+    &["credential_stuffing", "password_spraying", "brute_force", "push_bombing", "recovery_abuse", "sign_up_abuse"];
 
 /// The caches of each host.
 pub const CACHES: &[&str] = &[

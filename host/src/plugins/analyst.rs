@@ -68,6 +68,7 @@ fn answer(reading: wit::Reading) -> anyhow::Result<Answer> {
         wit::Classification::BruteForce => Classification::BruteForce,
         wit::Classification::PushBombing => Classification::PushBombing,
         wit::Classification::RecoveryAbuse => Classification::RecoveryAbuse,
+        wit::Classification::SignUpAbuse => Classification::SignUpAbuse,
         wit::Classification::LegitimateSurge => Classification::LegitimateSurge,
         wit::Classification::Misconfiguration => Classification::Misconfiguration,
         wit::Classification::Inconclusive => Classification::Inconclusive,
@@ -137,6 +138,7 @@ impl From<&Figures> for wit::Incident {
                 IncidentKind::BruteForce => wit::IncidentKind::BruteForce,
                 IncidentKind::PushBombing => wit::IncidentKind::PushBombing,
                 IncidentKind::RecoveryAbuse => wit::IncidentKind::RecoveryAbuse,
+                IncidentKind::SignUpAbuse => wit::IncidentKind::SignUpAbuse,
             },
             severity: match figures.severity {
                 IncidentSeverity::Low => wit::Severity::Low,

@@ -72,6 +72,7 @@ impl From<Attempt> for wit::Attempt {
             AttemptKind::Password => wit::AttemptKind::Password,
             AttemptKind::Recovery => wit::AttemptKind::Recovery,
             AttemptKind::PushAnswer => wit::AttemptKind::PushAnswer,
+            AttemptKind::SignUp => wit::AttemptKind::SignUp,
         };
         let outcome = match outcome {
             Outcome::Succeeded => wit::Outcome::Succeeded,
@@ -89,6 +90,7 @@ impl From<Attempt> for wit::Attempt {
             account_phone_refusals,
             account_recovery_requests,
             source_recovery_accounts,
+            source_sign_ups,
         } = counts;
         Self {
             kind,
@@ -104,6 +106,7 @@ impl From<Attempt> for wit::Attempt {
                 account_phone_refusals,
                 account_recovery_requests,
                 source_recovery_accounts,
+                source_sign_ups,
             },
         }
     }
@@ -127,6 +130,7 @@ impl From<wit::Decision> for Decision {
             wit::Classification::BruteForce => Classification::BruteForce,
             wit::Classification::PushBombing => Classification::PushBombing,
             wit::Classification::RecoveryAbuse => Classification::RecoveryAbuse,
+            wit::Classification::SignUpAbuse => Classification::SignUpAbuse,
         };
         let severity = |severity| match severity {
             wit::Severity::Low => Severity::Low,

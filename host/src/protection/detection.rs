@@ -11,6 +11,8 @@ pub enum AttemptKind {
     Recovery,
     /// The answer of a phone to a sign-in request pushed to it.
     PushAnswer,
+    /// A request for a new account (self sign-up).
+    SignUp,
 }
 
 /// How it went.
@@ -20,7 +22,7 @@ pub enum Outcome {
     Succeeded,
     /// The password was wrong, or the account does not exist.
     Failed,
-    /// A recovery was requested.
+    /// A recovery or an account was requested.
     Requested,
     /// The sign-in request was refused on the phone.
     RefusedOnPhone,
@@ -57,6 +59,8 @@ pub struct Counts {
     pub account_recovery_requests: u32,
     /// Different accounts whose recovery the source asked for within 30 minutes.
     pub source_recovery_accounts: u32,
+    /// Sign-ups asked from the source within an hour.
+    pub source_sign_ups: u32,
 }
 
 /// One attempt, with what is known around it.
@@ -107,6 +111,7 @@ impl Classification {
             Self::BruteForce => "brute_force",
             Self::PushBombing => "push_bombing",
             Self::RecoveryAbuse => "recovery_abuse",
+            Self::SignUpAbuse => "sign_up_abuse",
         }
     }
 }
@@ -126,6 +131,7 @@ pub enum Classification {
     BruteForce,
     PushBombing,
     RecoveryAbuse,
+    SignUpAbuse,
 }
 
 /// The severity of the incident a detection belongs to.

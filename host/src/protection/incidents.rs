@@ -55,6 +55,7 @@ fn incident_kind(classification: Option<Classification>) -> IncidentKind {
         Some(Classification::PasswordSpraying) => IncidentKind::PasswordSpraying,
         Some(Classification::PushBombing) => IncidentKind::PushBombing,
         Some(Classification::RecoveryAbuse) => IncidentKind::RecoveryAbuse,
+        Some(Classification::SignUpAbuse) => IncidentKind::SignUpAbuse,
         Some(Classification::BruteForce) | None => IncidentKind::BruteForce,
     }
 }
@@ -76,6 +77,7 @@ pub fn title(kind: IncidentKind) -> &'static str {
         IncidentKind::BruteForce => "Brute force on one account",
         IncidentKind::PushBombing => "Push bombing",
         IncidentKind::RecoveryAbuse => "Password recovery abuse",
+        IncidentKind::SignUpAbuse => "Mass sign-up",
     }
 }
 

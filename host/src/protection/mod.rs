@@ -220,6 +220,13 @@ pub struct Judged {
     pub attempt: Attempt,
 }
 
+impl Judged {
+    /// Whether the decision blocks the attempt's source.
+    pub fn blocks_source(&self) -> bool {
+        self.decision.measures.iter().any(|measure| measure.kind == detection::MeasureKind::SourceBlocked)
+    }
+}
+
 /// Sends attack protection's e-mail once the attempt's transaction committed, without holding up
 /// the answer.
 pub fn send_letters(state: &crate::AppState, letters: Vec<crate::mail::Letter>) {

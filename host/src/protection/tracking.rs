@@ -23,7 +23,7 @@ pub struct Seen<'a> {
 }
 
 /// The series counted about a source.
-const SOURCE_SERIES: [&str; 5] = ["failures", "accounts", "unknown", "blocks", "recovery-accounts"];
+const SOURCE_SERIES: [&str; 6] = ["failures", "accounts", "unknown", "blocks", "recovery-accounts", "sign-ups"];
 
 fn source_key(realm_id: &str, source: &str, series: &str) -> String {
     format!("{realm_id}:source:{source}:{series}")
@@ -74,6 +74,9 @@ pub async fn observe(counters: &Counters, seen: &Seen<'_>, now: DateTime<Utc>) -
         (AttemptKind::PushAnswer, Outcome::RefusedOnPhone) => {
             counters.record(&account_key("phone-refusals"), &once, now).await?;
         }
+        (AttemptKind::SignUp, Outcome::Requested) => {
+            counters.record(&source_key("sign-ups"), &once, now).await?;
+        }
         _ => {}
     }
     let count = |key: String, window: Window| async move {
@@ -88,6 +91,7 @@ pub async fn observe(counters: &Counters, seen: &Seen<'_>, now: DateTime<Utc>) -
         account_phone_refusals: count(account_key("phone-refusals"), Window::ThirtyMinutes).await?,
         account_recovery_requests: count(account_key("recovery"), Window::ThirtyMinutes).await?,
         source_recovery_accounts: count(source_key("recovery-accounts"), Window::ThirtyMinutes).await?,
+        source_sign_ups: count(source_key("sign-ups"), Window::Hour).await?,
     })
 }
 

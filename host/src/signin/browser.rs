@@ -265,7 +265,8 @@ pub async fn check(state: &AppState, realm: &Realm, asked: &Asked<'_>) -> Result
     let prompts: Vec<&str> = asked.prompt.unwrap_or("").split(' ').filter(|p| !p.is_empty()).collect();
     // `create` (Initiating User Registration via OpenID Connect) only where people may sign up.
     let supported = |p: &str| matches!(p, "none" | "login" | "consent" | "select_account" | "create");
-    if let Some(unknown) = prompts.iter().find(|p| !supported(p) || (**p == "create" && !realm.settings.self_sign_up)) {
+    let sign_up_open = super::signup::open(state, realm);
+    if let Some(unknown) = prompts.iter().find(|p| !supported(p) || (**p == "create" && !sign_up_open)) {
         return Err(deny(Denial::InvalidRequest, &format!("prompt={unknown} is not supported")));
     }
     let prompt_none = prompts.contains(&"none");

@@ -87,7 +87,9 @@ pub async fn sign_in(
             let refused = match refused {
                 person::Refused::EmailTaken => Refused::AccountExists,
                 person::Refused::Disabled => Refused::UserDisabled,
-                person::Refused::NoSubject | person::Refused::NoUsername => Refused::Upstream,
+                person::Refused::NoSubject | person::Refused::NoUsername | person::Refused::PlatformRealm => {
+                    Refused::Upstream
+                }
             };
             return refuse(state, realm, client, provider, refused, origin).await;
         }

@@ -39,6 +39,7 @@ text_enum! {
         BruteForce,
         PushBombing,
         RecoveryAbuse,
+        SignUpAbuse,
         LegitimateSurge,
         Misconfiguration,
         Inconclusive,

@@ -43,6 +43,7 @@ pub mod scopes;
 pub mod secrets;
 pub mod session_reads;
 pub mod sessions;
+pub mod sign_ups;
 pub mod signing_keys;
 pub mod suspensions;
 pub mod threat_summary;
@@ -467,6 +468,7 @@ text_id!(
     crate::ids::CaptureId,
     crate::ids::NotificationId,
     crate::ids::ResetId,
+    crate::ids::SignUpId,
     crate::ids::InitialAccessTokenId,
     crate::ids::SuspensionId,
     crate::ids::ImportId,

@@ -20,6 +20,8 @@ text_enum! {
         BruteForce,
         PushBombing,
         RecoveryAbuse,
+        /// Accounts asked for in bulk from one address (self sign-up).
+        SignUpAbuse,
     }
 }
 

@@ -26,6 +26,7 @@ pub enum IncidentKind {
     BruteForce,
     PushBombing,
     RecoveryAbuse,
+    SignUpAbuse,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
@@ -112,6 +113,7 @@ pub enum Classification {
     BruteForce,
     PushBombing,
     RecoveryAbuse,
+    SignUpAbuse,
     LegitimateSurge,
     Misconfiguration,
     Inconclusive,
@@ -204,6 +206,7 @@ mod component {
                 wit::IncidentKind::BruteForce => K::BruteForce,
                 wit::IncidentKind::PushBombing => K::PushBombing,
                 wit::IncidentKind::RecoveryAbuse => K::RecoveryAbuse,
+                wit::IncidentKind::SignUpAbuse => K::SignUpAbuse,
             },
             severity: match incident.severity {
                 wit::Severity::Low => S::Low,
@@ -260,6 +263,7 @@ mod component {
                 K::BruteForce => wit::Classification::BruteForce,
                 K::PushBombing => wit::Classification::PushBombing,
                 K::RecoveryAbuse => wit::Classification::RecoveryAbuse,
+                K::SignUpAbuse => wit::Classification::SignUpAbuse,
                 K::LegitimateSurge => wit::Classification::LegitimateSurge,
                 K::Misconfiguration => wit::Classification::Misconfiguration,
                 K::Inconclusive => wit::Classification::Inconclusive,

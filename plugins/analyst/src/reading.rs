@@ -109,6 +109,7 @@ pub fn classify(incident: &Incident, figures: &Figures) -> (Classification, u8) 
     match incident.kind {
         IncidentKind::PushBombing => return (Classification::PushBombing, 90),
         IncidentKind::RecoveryAbuse => return (Classification::RecoveryAbuse, 85),
+        IncidentKind::SignUpAbuse => return (Classification::SignUpAbuse, 85),
         _ => {}
     }
     if incident.measures.is_empty() {
@@ -186,6 +187,7 @@ pub fn recommend(incident: &Incident, classification: Classification) -> Vec<(Ch
             }
         }
         Classification::RecoveryAbuse
+        | Classification::SignUpAbuse
         | Classification::LegitimateSurge
         | Classification::Misconfiguration
         | Classification::Inconclusive => {}

@@ -15,11 +15,13 @@ fn kind(language: Language, kind: IncidentKind) -> &'static str {
         (En, IncidentKind::BruteForce) => "brute force on one account",
         (En, IncidentKind::PushBombing) => "push bombing",
         (En, IncidentKind::RecoveryAbuse) => "password recovery abuse",
+        (En, IncidentKind::SignUpAbuse) => "mass sign-up",
         (Fr, IncidentKind::CredentialStuffing) => "bourrage d'identifiants",
         (Fr, IncidentKind::PasswordSpraying) => "pulvérisation de mots de passe",
         (Fr, IncidentKind::BruteForce) => "force brute sur un compte",
         (Fr, IncidentKind::PushBombing) => "bombardement de notifications",
         (Fr, IncidentKind::RecoveryAbuse) => "abus de la récupération de mot de passe",
+        (Fr, IncidentKind::SignUpAbuse) => "inscriptions en masse",
     }
 }
 
@@ -70,6 +72,16 @@ fn verdict(language: Language, classification: Classification, figures: &Figures
         (Fr, Classification::RecoveryAbuse) => {
             "La récupération de mot de passe a été demandée pour de nombreux comptes, inondant la messagerie de \
              leurs titulaires."
+                .into()
+        }
+        (En, Classification::SignUpAbuse) => {
+            "Accounts were asked for in bulk from one address, to fill the realm with accounts nobody owns or to \
+             flood other people's mailboxes with confirmation e-mail."
+                .into()
+        }
+        (Fr, Classification::SignUpAbuse) => {
+            "Des comptes ont été demandés en masse depuis une même adresse, pour remplir le domaine de comptes sans \
+             titulaire ou inonder la messagerie d'autres personnes d'e-mails de confirmation."
                 .into()
         }
         (En, Classification::LegitimateSurge) => format!(

@@ -31,12 +31,15 @@ const PHONE_REFUSALS: u32 = 2;
 const RECOVERY_REQUESTS: u32 = 3;
 /// Recovery: different accounts asked for from one address within 30 minutes.
 const RECOVERY_ACCOUNTS: u32 = 8;
+/// Sign-up: accounts asked for from one address within an hour.
+const SIGN_UPS: u32 = 10;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Kind {
     Password,
     Recovery,
     PushAnswer,
+    SignUp,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -65,6 +68,7 @@ pub struct Counts {
     pub account_phone_refusals: u32,
     pub account_recovery_requests: u32,
     pub source_recovery_accounts: u32,
+    pub source_sign_ups: u32,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -99,6 +103,7 @@ pub enum Classification {
     BruteForce,
     PushBombing,
     RecoveryAbuse,
+    SignUpAbuse,
 }
 
 /// The severity of an incident; it never decreases.
@@ -166,7 +171,9 @@ pub fn decide(attempt: &Attempt) -> Decision {
             match classification {
                 Classification::BruteForce | Classification::PushBombing => Severity::High,
                 Classification::RecoveryAbuse => Severity::Low,
-                Classification::CredentialStuffing | Classification::PasswordSpraying => Severity::Medium,
+                Classification::CredentialStuffing | Classification::PasswordSpraying | Classification::SignUpAbuse => {
+                    Severity::Medium
+                }
             }
         };
         decision.take(MeasureKind::SourceBlocked, Some(seconds), classification, severity);
@@ -243,6 +250,16 @@ pub fn decide(attempt: &Attempt) -> Decision {
                 block(&mut decision, Classification::RecoveryAbuse, why);
             }
         }
+        (Kind::SignUp, Outcome::Requested) => {
+            let limit = if halved { SIGN_UPS / 2 } else { SIGN_UPS };
+            if counts.source_sign_ups >= limit {
+                let why = format!(
+                    "{} sign-ups asked from the address within an hour (block at {limit})",
+                    counts.source_sign_ups
+                );
+                block(&mut decision, Classification::SignUpAbuse, why);
+            }
+        }
         (Kind::PushAnswer, Outcome::RefusedOnPhone) if counts.account_phone_refusals >= PHONE_REFUSALS => {
             decision.reasons.push(format!(
                 "{} sign-in requests refused on the phone within 30 minutes",
@@ -287,6 +304,7 @@ mod component {
                     wit::AttemptKind::Password => super::Kind::Password,
                     wit::AttemptKind::Recovery => super::Kind::Recovery,
                     wit::AttemptKind::PushAnswer => super::Kind::PushAnswer,
+                    wit::AttemptKind::SignUp => super::Kind::SignUp,
                 },
                 outcome: match attempt.outcome {
                     wit::Outcome::Succeeded => super::Outcome::Succeeded,
@@ -310,6 +328,7 @@ mod component {
                     account_phone_refusals: c.account_phone_refusals,
                     account_recovery_requests: c.account_recovery_requests,
                     source_recovery_accounts: c.source_recovery_accounts,
+                    source_sign_ups: c.source_sign_ups,
                 },
             };
             let decision = super::decide(&attempt);
@@ -334,6 +353,7 @@ mod component {
                     super::Classification::BruteForce => wit::Classification::BruteForce,
                     super::Classification::PushBombing => wit::Classification::PushBombing,
                     super::Classification::RecoveryAbuse => wit::Classification::RecoveryAbuse,
+                    super::Classification::SignUpAbuse => wit::Classification::SignUpAbuse,
                 }),
                 severity: decision.severity.map(|s| match s {
                     super::Severity::Low => wit::Severity::Low,
@@ -488,5 +508,25 @@ mod tests {
         let decision = decide(&request(Counts { source_recovery_accounts: 8, ..Counts::default() }));
         assert_eq!(kinds(&decision), [(MeasureKind::SourceBlocked, Some(15 * 60))]);
         assert_eq!(decision.classification, Some(Classification::RecoveryAbuse));
+    }
+
+    #[test]
+    fn ten_sign_ups_from_one_address_within_an_hour_block_it_five_from_a_datacenter() {
+        let request = |source_sign_ups: u32, source: Source| Attempt {
+            kind: Kind::SignUp,
+            outcome: Outcome::Requested,
+            account_known: false,
+            source,
+            counts: Counts { source_sign_ups, ..Counts::default() },
+        };
+        assert_eq!(decide(&request(9, Source::default())), Decision::default());
+        let decision = decide(&request(10, Source::default()));
+        assert_eq!(kinds(&decision), [(MeasureKind::SourceBlocked, Some(15 * 60))]);
+        assert_eq!(decision.classification, Some(Classification::SignUpAbuse));
+        assert_eq!(decision.severity, Some(Severity::Medium));
+        let datacenter = Source { datacenter: true, ..Source::default() };
+        assert_eq!(kinds(&decide(&request(5, datacenter))), [(MeasureKind::SourceBlocked, Some(15 * 60))]);
+        let shared = Source { shared_network: true, ..Source::default() };
+        assert!(decide(&request(50, shared)).measures.is_empty(), "a shared network is never blocked whole");
     }
 }

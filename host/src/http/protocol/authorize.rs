@@ -282,7 +282,7 @@ impl Page<'_> {
         self.show(
             |frame| {
                 let mut links = vec![(frame.link("recovery"), texts.forgot_password)];
-                if self.realm.settings.self_sign_up {
+                if crate::signin::signup::open(self.state, self.realm) {
                     links.push((frame.link("register"), texts.create_account));
                 }
                 let others = self

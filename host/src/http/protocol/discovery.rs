@@ -24,7 +24,7 @@ pub async fn configuration(
     let endpoint = |path: &str| format!("{issuer}/protocol/openid-connect/{path}");
     // `create` is named only where people may sign up, as the authorization endpoint refuses it elsewhere.
     let mut prompts = vec!["none", "login", "consent", "select_account"];
-    if realm.settings.self_sign_up {
+    if crate::signin::signup::open(&state, &realm) {
         prompts.push("create");
     }
     // The standard scopes, then those the realm has (the account's catalogue and its own).

@@ -99,6 +99,7 @@ pub fn routes() -> Router<AppState> {
             "/realms/{realm}/protocol/openid-connect/auth/register",
             get(sign_in_steps::register_form).post(sign_in_steps::register),
         )
+        .route("/realms/{realm}/protocol/openid-connect/auth/register/confirm", post(sign_in_steps::register_confirm))
         .route("/realms/{realm}/protocol/openid-connect/auth/upstream/{provider}", get(upstream::start))
         .route("/realms/{realm}/broker/{provider}/callback", get(upstream::callback))
         .route("/realms/{realm}/protocol/openid-connect/logout", get(logout::get).post(logout::post))

@@ -7,7 +7,8 @@
 //! - `GET|POST …/auth/push`: the page that waits for the person's phone, reloading every two seconds.
 //! - `GET|POST …/auth/recovery`, `POST …/auth/recovery/reset`: password recovery, the code sent by
 //!   e-mail typed here with the new password.
-//! - `GET|POST …/auth/register`: self sign-up, where the realm allows it.
+//! - `GET|POST …/auth/register`, `POST …/auth/register/confirm`: self sign-up, where the realm
+//!   allows it and e-mail goes out: the code sent to the address typed here.
 //! - `POST …/auth/consent`: the person's answer on the consent page.
 //!
 //! A sign-in through an external identity provider has its own steps: see `upstream`.
@@ -27,6 +28,7 @@ use super::{Form, OAuthError};
 use crate::AppState;
 use crate::error::Error;
 use crate::http::address::ClientAddress;
+use crate::http::rate_limit::{Class, source_key};
 use crate::ids::PLATFORM_REALM;
 use crate::signin::browser;
 use crate::signin::signup::{self, SignUp, SignUpError, SignUpRefusal};
@@ -339,10 +341,11 @@ pub async fn register_form(
     let form = Form::from_query(query.as_deref());
     let request = checked!(requested(&state, &realm_id, form));
     let (page, Requested { realm, .. }) = (request.page(&state, &headers), &request);
-    if realm.settings.self_sign_up { page.sign_up("", "", None) } else { page.login("", None) }
+    if signup::open(&state, realm) { page.sign_up("", "", None) } else { page.login("", None) }
 }
 
-/// `POST …/auth/register`: a new account, and the browser signed in with it.
+/// `POST …/auth/register`: a new account asked for; the page then takes the code sent to the
+/// address, and says the same whatever another account holds.
 pub async fn register(
     State(state): State<AppState>,
     Path(realm_id): Path<String>,
@@ -355,6 +358,11 @@ pub async fn register(
     let texts = page.texts();
     let origin = origin_of(address, &headers);
     let (username, email) = (form.get("username").unwrap_or("").trim(), form.get("email").unwrap_or("").trim());
+    // A source asking for many accounts at once is slowed before anything is looked up.
+    let now = state.clock.now();
+    if state.limiter.take(&source_key(address), Class::SignUp, now).await.is_err() {
+        return page.sign_up(username, email, Some(Problem { text: texts.too_many_attempts, field: None }));
+    }
     let attempt = SignUp {
         realm,
         client: &authorization.client,
@@ -363,22 +371,49 @@ pub async fn register(
         password: form.get("password").unwrap_or(""),
         origin: &origin,
     };
-    let (text, field) = match signup::sign_up(&state, attempt).await {
-        Ok(signed_in) => return answer_signed_in(&page, &signed_in, &origin).await,
+    let (text, field) = match signup::ask(&state, attempt).await {
+        Ok(()) => return page.sign_up_code(None),
         Err(SignUpError::Refused(refusal)) => match refusal {
             SignUpRefusal::Closed => return page.login("", None),
-            SignUpRefusal::SourceBlocked => (texts.too_many_attempts, None),
             SignUpRefusal::UsernameInvalid => (texts.username_invalid, Some("username")),
-            SignUpRefusal::UsernameTaken => (texts.username_taken, Some("username")),
             SignUpRefusal::EmailInvalid => (texts.email_invalid, Some("email")),
-            SignUpRefusal::EmailTaken => (texts.email_taken, Some("email")),
             SignUpRefusal::Password(refusal) => {
                 (password_refused(&refusal, texts).unwrap_or(texts.password_length), Some("password"))
+            }
+            SignUpRefusal::SourceBlocked | SignUpRefusal::CodeInvalid | SignUpRefusal::Taken => {
+                (texts.too_many_attempts, None)
             }
         },
         Err(SignUpError::Failed(failure)) => return refused(&state, realm, failure.into()),
     };
     page.sign_up(username, email, Some(Problem { text, field }))
+}
+
+/// `POST …/auth/register/confirm`: the code from the e-mail; the account is made and the browser
+/// signed in with it.
+pub async fn register_confirm(
+    State(state): State<AppState>,
+    Path(realm_id): Path<String>,
+    Extension(ClientAddress(address)): Extension<ClientAddress>,
+    headers: HeaderMap,
+    form: Posted,
+) -> Response {
+    let request = checked!(posted(&state, &realm_id, &headers, form));
+    let (page, Requested { form, realm, authorization, .. }) = (request.page(&state, &headers), &request);
+    let texts = page.texts();
+    let origin = origin_of(address, &headers);
+    let code = form.get("code").unwrap_or("");
+    let text = match signup::confirm(&state, realm, &authorization.client, code, &origin).await {
+        Ok(signed_in) => return answer_signed_in(&page, &signed_in, &origin).await,
+        Err(SignUpError::Refused(refusal)) => match refusal {
+            SignUpRefusal::Closed => return page.login("", None),
+            SignUpRefusal::Taken => texts.sign_up_taken,
+            SignUpRefusal::SourceBlocked => texts.too_many_attempts,
+            _ => texts.code_invalid,
+        },
+        Err(SignUpError::Failed(failure)) => return refused(&state, realm, failure.into()),
+    };
+    page.sign_up_code(Some(Problem { text, field: Some("code") }))
 }
 
 impl Page<'_> {
@@ -431,6 +466,25 @@ impl Page<'_> {
                 path: "recovery",
                 fields: vec![Field::text("username", texts.username, "username", login)],
                 button: texts.send_code,
+                problem,
+                links: vec![(frame.link(""), texts.back_to_sign_in)],
+                ..FormPage::default()
+            },
+            status,
+        )
+    }
+
+    /// The form taking the code a sign-up's e-mail carries.
+    pub fn sign_up_code(&self, problem: Option<Problem<'_>>) -> Response {
+        let texts = self.texts();
+        let status = if problem.is_some() { StatusCode::BAD_REQUEST } else { StatusCode::OK };
+        self.show(
+            |frame| FormPage {
+                title: texts.confirm_email.to_owned(),
+                intro: Some(texts.confirm_email_sent),
+                path: "register/confirm",
+                fields: vec![Field::text("code", texts.confirmation_code, "one-time-code", "")],
+                button: texts.finish_sign_up,
                 problem,
                 links: vec![(frame.link(""), texts.back_to_sign_in)],
                 ..FormPage::default()
