@@ -145,3 +145,50 @@ async fn a_reused_code_ends_the_browsers_sign_in() {
     exchange(&app, &web, &code, VERIFIER).await;
     assert!(!still_signed_in(&mut browser).await);
 }
+
+/// Logout CSRF: an ID token hint signs out without asking only when it comes from this browser's
+/// own sign-in. Another person's ID token, or one of another browser (even the same person's, or an
+/// expired one), gets the question, and the session it names is left alone.
+#[tokio::test]
+async fn a_hint_of_another_person_or_another_browser_asks_and_ends_nothing_it_names() {
+    let app = spawn_app().await;
+    let (web, _) = realm_with_clients(&app).await;
+    app.create_user("acme", "grace", "grace hopper cobol").await;
+    let pkce = challenge(VERIFIER);
+    let sign_in = async |browser: &mut Browser, username: &str, password: &str| {
+        let login = browser.authorize("acme", &request("web", "s", "n", &pkce)).await;
+        let answer = browser.sign_in("acme", &login, username, password).await;
+        exchange(&app, &web, &answer.param("code").unwrap(), VERIFIER).await
+    };
+    let mut victim = Browser::new(&app);
+    let victims = sign_in(&mut victim, "ada", "analytical engine").await;
+    let mut attacker = Browser::new(&app);
+    let attackers = sign_in(&mut attacker, "grace", "grace hopper cobol").await;
+    let mut elsewhere = Browser::new(&app);
+    let own_elsewhere = sign_in(&mut elsewhere, "ada", "analytical engine").await;
+    // The ID tokens have expired: an old hint is no less a hint, and no more a proof.
+    app.advance(3600).await;
+
+    for (what, tokens) in [("another person's", &attackers), ("the same person's from another browser", &own_elsewhere)]
+    {
+        let hint = tokens.body["id_token"].as_str().unwrap();
+        let answer = victim.visit(LOGOUT, &[("id_token_hint", hint)]).await;
+        assert_eq!(answer.status, StatusCode::OK, "{what}");
+        assert!(answer.body.contains("Sign out?"), "{what}: the person is asked: {}", answer.body);
+        assert!(still_signed_in(&mut victim).await, "{what}: the browser stays signed in");
+    }
+    // Without the browser's cookie, a hint ends nothing either.
+    let mut stranger = Browser::new(&app);
+    let hint = attackers.body["id_token"].as_str().unwrap();
+    let asked = stranger.visit(LOGOUT, &[("id_token_hint", hint)]).await;
+    assert!(asked.body.contains("Sign out?"));
+    let confirmed = stranger.submit(LOGOUT, &asked, &[]).await;
+    assert!(confirmed.body.contains("You are signed out"), "{}", confirmed.body);
+    assert!(still_signed_in(&mut attacker).await, "the hinted person's sign-in is theirs to end");
+
+    // The browser's own hint still signs it out at once.
+    let own = victims.body["id_token"].as_str().unwrap();
+    let answer = victim.visit(LOGOUT, &[("id_token_hint", own)]).await;
+    assert!(answer.body.contains("You are signed out"), "{}", answer.body);
+    assert!(!still_signed_in(&mut victim).await);
+}

@@ -513,6 +513,26 @@ impl Opening<'_> {
     }
 }
 
+/// Whether an ID token hint names this browser's own sign-in: its `sid` is a client session opened
+/// from the realm session the browser's cookie holds, so the hint can only come from an
+/// application this browser signed in to. Only such a hint signs the browser out without asking
+/// (RP-Initiated Logout 1.0 §2): another person's ID token, one of another browser, or one without
+/// a session is no proof that this person asked.
+pub async fn hint_names_this_browser(
+    state: &AppState,
+    realm: &Realm,
+    cookie: Option<&str>,
+    hinted_session: Option<&SessionId>,
+) -> Result<bool, Error> {
+    let (Some(cookie), Some(hinted)) = (cookie, hinted_session) else { return Ok(false) };
+    let pool = state.store.pool();
+    let Some(signed_in) = browser::find_session(pool, &realm.id, &state.hasher.hash(cookie)).await? else {
+        return Ok(false);
+    };
+    let hinted = sessions::find(pool, hinted).await?.filter(|s| s.realm_id == realm.id);
+    Ok(hinted.is_some_and(|s| s.user_id == signed_in.user_id && s.browser_session_id.as_ref() == Some(&signed_in.id)))
+}
+
 /// Signs a browser out of the realm (RP-Initiated Logout): ends its realm session, named by its
 /// cookie or by the client session an ID token hint names, and every client session opened from
 /// it, whose tokens go inactive at once. `false` when nothing was signed in.

@@ -1,6 +1,7 @@
 //! The end-session endpoint (OpenID Connect RP-Initiated Logout 1.0). With an `id_token_hint` the
-//! realm issued, the browser is signed out at once; without one, the person is asked first, so
-//! that no other site can sign a browser out by sending it here. A `post_logout_redirect_uri` must
+//! realm issued in this browser's own sign-in, the browser is signed out at once; otherwise (no
+//! hint, another person's, another browser's) the person is asked first, so that no other site
+//! can sign a browser out by sending it here. A `post_logout_redirect_uri` must
 //! be one the client registered, compared exactly; the answer goes there with `state`, or to a page.
 
 use axum::extract::{Path, RawQuery, State};
@@ -78,7 +79,13 @@ async fn end_session(state: &AppState, realm_id: &str, headers: &HeaderMap, form
     let redirect_origin = destination.map(login_page::form_target);
     // Confirmed: a post from the page this browser was shown.
     let confirmed = posted && genuine_form(state, headers, form);
-    if hint.is_none() && !confirmed {
+    let session_cookie = cookie(headers, SESSION_COOKIE);
+    let hinted_session = hint.as_ref().and_then(|hint| hint.session_id.as_ref());
+    let hint_is_ours = match browser::hint_names_this_browser(state, &realm, session_cookie, hinted_session).await {
+        Ok(ours) => ours,
+        Err(failure) => return unavailable(&failure),
+    };
+    if !hint_is_ours && !confirmed {
         let (csrf, form_cookie) = fresh_form(state, &realm);
         let action = format!("{}/protocol/openid-connect/logout", issuer(state, &realm.id));
         let origin = redirect_origin.as_deref().unwrap_or("");
@@ -87,8 +94,10 @@ async fn end_session(state: &AppState, realm_id: &str, headers: &HeaderMap, form
         append_cookie(&mut page, &form_cookie);
         return page;
     }
-    let hinted_session = hint.as_ref().and_then(|hint| hint.session_id.as_ref());
-    if let Err(failure) = browser::sign_out(state, &realm, cookie(headers, SESSION_COOKIE), hinted_session).await {
+    // The browser's own sign-in ends, with every client session opened from it; a hinted session
+    // of anyone else stays as it is.
+    let hinted_session = hinted_session.filter(|_| hint_is_ours);
+    if let Err(failure) = browser::sign_out(state, &realm, session_cookie, hinted_session).await {
         return unavailable(&failure);
     }
     let mut response = match destination.and_then(|uri| url::Url::parse(uri).ok()) {
