@@ -1,12 +1,21 @@
 //! Time is injected: no code reads the wall clock except [`SystemClock`].
 
-use std::sync::Mutex;
+use std::future::Future;
+use std::pin::Pin;
 
 use chrono::{DateTime, TimeDelta, Utc};
+use tokio::sync::watch;
+
+/// A wait for an instant of a clock.
+pub type Sleep = Pin<Box<dyn Future<Output = ()> + Send>>;
 
 /// The source of "now" for every rule that depends on time.
 pub trait Clock: Send + Sync + 'static {
     fn now(&self) -> DateTime<Utc>;
+
+    /// Completes once the clock reads `at` or later: in real time for the system clock, when it is
+    /// moved there for a manual one.
+    fn sleep_until(&self, at: DateTime<Utc>) -> Sleep;
 }
 
 /// The wall clock: the only place allowed to read it.
@@ -18,38 +27,52 @@ impl Clock for SystemClock {
     fn now(&self) -> DateTime<Utc> {
         Utc::now()
     }
+
+    fn sleep_until(&self, at: DateTime<Utc>) -> Sleep {
+        let wait = (at - self.now()).to_std().unwrap_or_default();
+        Box::pin(tokio::time::sleep(wait))
+    }
 }
 
-/// A clock that moves only when told to (`--manual-clock`, tests).
+/// A clock that moves only when told to (`--manual-clock`, tests); whatever waits on it wakes as
+/// it moves.
 #[derive(Debug)]
 pub struct ManualClock {
-    now: Mutex<DateTime<Utc>>,
+    now: watch::Sender<DateTime<Utc>>,
 }
 
 impl ManualClock {
     pub fn starting_at(now: DateTime<Utc>) -> Self {
-        Self { now: Mutex::new(now) }
+        Self { now: watch::Sender::new(now) }
     }
 
     pub fn set(&self, to: DateTime<Utc>) {
-        *self.lock() = to;
+        self.now.send_replace(to);
     }
 
     pub fn advance(&self, by: TimeDelta) -> DateTime<Utc> {
-        let mut now = self.lock();
-        *now += by;
-        *now
-    }
-
-    fn lock(&self) -> std::sync::MutexGuard<'_, DateTime<Utc>> {
-        // A poisoned lock only means a panic elsewhere while holding a plain value; the value is fine.
-        self.now.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
+        let mut moved = *self.now.borrow();
+        self.now.send_modify(|now| {
+            *now += by;
+            moved = *now;
+        });
+        moved
     }
 }
 
 impl Clock for ManualClock {
     fn now(&self) -> DateTime<Utc> {
-        *self.lock()
+        *self.now.borrow()
+    }
+
+    fn sleep_until(&self, at: DateTime<Utc>) -> Sleep {
+        let mut moves = self.now.subscribe();
+        Box::pin(async move {
+            // The sender lives as long as the clock; were it gone, nothing would move time again.
+            if moves.wait_for(|now| *now >= at).await.is_err() {
+                std::future::pending::<()>().await;
+            }
+        })
     }
 }
 
@@ -69,6 +92,20 @@ mod tests {
         assert_eq!(clock.now(), start);
         clock.advance(TimeDelta::seconds(90));
         assert_eq!(clock.now(), start + TimeDelta::seconds(90));
+    }
+
+    #[tokio::test]
+    async fn a_sleep_on_the_manual_clock_ends_when_the_clock_is_moved_past_it() {
+        let start = DateTime::from_timestamp_millis(1_700_000_000_000).unwrap();
+        let clock = ManualClock::starting_at(start);
+        let mut sleep = clock.sleep_until(start + TimeDelta::seconds(10));
+        let mut context = std::task::Context::from_waker(std::task::Waker::noop());
+        assert!(sleep.as_mut().poll(&mut context).is_pending());
+        clock.advance(TimeDelta::seconds(9));
+        assert!(sleep.as_mut().poll(&mut context).is_pending(), "a second early");
+        clock.advance(TimeDelta::seconds(1));
+        assert!(sleep.as_mut().poll(&mut context).is_ready());
+        assert!(clock.sleep_until(start).as_mut().poll(&mut context).is_ready(), "a past instant");
     }
 
     #[test]

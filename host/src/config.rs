@@ -42,6 +42,14 @@ pub struct Settings {
     /// Seconds a host keeps serving after SIGTERM while `/readyz` already answers 503, so that a
     /// load balancer stops sending it requests before it stops accepting them.
     pub drain_seconds: u32,
+    /// Seconds a request's head (its line and headers) may take to arrive from its first byte,
+    /// and a new connection's first request from connecting; a slower client is cut off.
+    pub header_read_timeout_seconds: u32,
+    /// Seconds a kept-alive connection waits for the next request after an answer, then closes.
+    pub idle_timeout_seconds: u32,
+    /// Connections open at once; past it the service accepts no more until one closes. Keep it
+    /// well under the process's open-file limit (`ulimit -n`).
+    pub max_connections: u32,
     /// The admin API's limits, per minute: requests of one caller, requests of one caller to the
     /// sensitive endpoints, and failed authentications from one source address.
     pub admin_rate_limits: AdminRateLimits,
@@ -150,6 +158,9 @@ impl Default for Settings {
             max_body_bytes: 1024 * 1024,
             access_log_retention_days: 90,
             drain_seconds: 0,
+            header_read_timeout_seconds: 10,
+            idle_timeout_seconds: 60,
+            max_connections: 1024,
             admin_rate_limits: AdminRateLimits::default(),
             public_url: None,
             region: None,
@@ -257,6 +268,15 @@ pub struct Overrides {
     /// Seconds to keep serving after SIGTERM with /readyz answering 503 [default: 0].
     #[arg(long, env = "CASTELLAN_DRAIN_SECONDS")]
     pub drain_seconds: Option<u32>,
+    /// Seconds a request's head may take to arrive [default: 10].
+    #[arg(long, env = "CASTELLAN_HEADER_READ_TIMEOUT_SECONDS")]
+    pub header_read_timeout_seconds: Option<u32>,
+    /// Seconds a kept-alive connection waits for the next request [default: 60].
+    #[arg(long, env = "CASTELLAN_IDLE_TIMEOUT_SECONDS")]
+    pub idle_timeout_seconds: Option<u32>,
+    /// Connections open at once [default: 1024].
+    #[arg(long, env = "CASTELLAN_MAX_CONNECTIONS")]
+    pub max_connections: Option<u32>,
     /// Public address of the service, base of the issuers [default: http://<listen>].
     #[arg(long, env = "CASTELLAN_PUBLIC_URL")]
     pub public_url: Option<String>,
@@ -371,6 +391,9 @@ impl Settings {
         set(&mut self.max_body_bytes, &o.max_body_bytes);
         set(&mut self.access_log_retention_days, &o.access_log_retention_days);
         set(&mut self.drain_seconds, &o.drain_seconds);
+        set(&mut self.header_read_timeout_seconds, &o.header_read_timeout_seconds);
+        set(&mut self.idle_timeout_seconds, &o.idle_timeout_seconds);
+        set(&mut self.max_connections, &o.max_connections);
         if o.public_url.is_some() {
             self.public_url.clone_from(&o.public_url);
         }
@@ -426,6 +449,15 @@ impl Settings {
     fn check(&self) -> Result<(), ConfigError> {
         if self.database_max_connections == 0 {
             return Err(ConfigError::Invalid { name: "database_max_connections", reason: "must be at least 1".into() });
+        }
+        for (name, value) in [
+            ("header_read_timeout_seconds", self.header_read_timeout_seconds),
+            ("idle_timeout_seconds", self.idle_timeout_seconds),
+            ("max_connections", self.max_connections),
+        ] {
+            if value == 0 {
+                return Err(ConfigError::Invalid { name, reason: "must be at least 1".into() });
+            }
         }
         if self.max_body_bytes < 1024 {
             return Err(ConfigError::Invalid { name: "max_body_bytes", reason: "must be at least 1024".into() });

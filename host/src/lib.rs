@@ -291,7 +291,14 @@ impl Application {
         let router = http::router(state.clone());
         tracing::info!(address = %listener.local_addr()?, "serving");
         let drain = Duration::from_secs(state.settings.drain_seconds.into());
-        axum::serve(listener, router.into_make_service_with_connect_info::<SocketAddr>())
+        let settings = &state.settings;
+        let limits = http::connections::Limits {
+            header_read: TimeDelta::seconds(settings.header_read_timeout_seconds.into()),
+            idle: TimeDelta::seconds(settings.idle_timeout_seconds.into()),
+            max_connections: usize::try_from(settings.max_connections).unwrap_or(usize::MAX),
+        };
+        let listener = http::connections::Guarded::new(listener, limits, state.clock.clone(), state.metrics.clone());
+        axum::serve(listener, router.into_make_service_with_connect_info::<http::connections::Peer>())
             .with_graceful_shutdown(state.draining.clone().after(shutdown, drain))
             .await
             .context("server failed")?;

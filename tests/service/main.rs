@@ -24,6 +24,7 @@ mod claim_mappers;
 mod client_keys;
 mod clients;
 mod configuration;
+mod connection_limits;
 mod connections;
 mod console;
 mod consumers;

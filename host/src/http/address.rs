@@ -1,7 +1,7 @@
 //! The client address: the TCP peer, or the right-most untrusted
 //! `X-Forwarded-For` entry when the peer is a trusted proxy.
 
-use std::net::{IpAddr, SocketAddr};
+use std::net::IpAddr;
 
 use axum::extract::{ConnectInfo, Request, State};
 use axum::http::HeaderMap;
@@ -9,6 +9,7 @@ use axum::middleware::Next;
 use axum::response::Response;
 use ipnet::IpNet;
 
+use super::connections::Peer;
 use crate::AppState;
 
 /// The address a request came from, as the service believes it.
@@ -39,8 +40,7 @@ fn canonical(ip: IpAddr) -> IpAddr {
 }
 
 pub async fn attach(State(state): State<AppState>, mut request: Request, next: Next) -> Response {
-    let peer =
-        request.extensions().get::<ConnectInfo<SocketAddr>>().map_or(IpAddr::from([0, 0, 0, 0]), |info| info.0.ip());
+    let peer = request.extensions().get::<ConnectInfo<Peer>>().map_or(IpAddr::from([0, 0, 0, 0]), |info| info.0.0.ip());
     let address = resolve(canonical(peer), request.headers(), &state.settings.trusted_proxies);
     request.extensions_mut().insert(ClientAddress(address));
     next.run(request).await

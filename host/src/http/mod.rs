@@ -5,6 +5,7 @@ pub mod admin;
 pub mod auth;
 pub mod body;
 pub mod capture;
+pub mod connections;
 pub mod console;
 pub mod dev_clock;
 pub mod envelope;

@@ -103,6 +103,9 @@ pub const CACHES: &[&str] = &[
     "admin_networks",
 ];
 
+/// Why a connection was closed for holding still.
+pub const CONNECTION_CUT_REASONS: &[&str] = &["header_timeout", "idle_timeout"];
+
 /// The rate limit classes.
 pub const RATE_LIMIT_CLASSES: &[&str] = &["standard", "sensitive", "failed_authentication"];
 
@@ -113,6 +116,8 @@ pub struct Metrics {
     requests: Family<HttpLabels, Counter>,
     latency: Family<HttpLabels, Histogram>,
     in_flight: Gauge,
+    connections: Gauge,
+    connections_cut: Family<ReasonLabels, Counter>,
     jobs_failed: Family<JobLabels, Counter>,
     token_requests: Family<TokenLabels, Counter>,
     sign_in_failures: Family<ReasonLabels, Counter>,
@@ -186,6 +191,15 @@ impl Metrics {
         describe(registry, "http_requests", "HTTP requests served.", requests.clone());
         describe(registry, "http_request_duration_seconds", "Time to answer HTTP requests.", latency.clone());
         registry.register("http_requests_in_flight", "HTTP requests received and not yet answered", in_flight.clone());
+        let connections = Gauge::default();
+        registry.register("http_connections", "Client connections open", connections.clone());
+        let connections_cut = preset(CONNECTION_CUT_REASONS, |reason| ReasonLabels { reason: reason.to_owned() });
+        describe(
+            registry,
+            "http_connections_cut",
+            "Connections closed for holding still: the request head too slow, or idle too long.",
+            connections_cut.clone(),
+        );
         let jobs_failed = Family::<JobLabels, Counter>::default();
         describe(registry, "job_failures", "Background job runs that failed.", jobs_failed.clone());
 
@@ -248,6 +262,8 @@ impl Metrics {
             requests,
             latency,
             in_flight,
+            connections,
+            connections_cut,
             jobs_failed,
             token_requests,
             sign_in_failures,
@@ -334,6 +350,22 @@ impl Metrics {
         self.in_flight.get()
     }
 
+    /// Counts a connection open until the returned guard is dropped.
+    pub fn connection_opened(&self) -> InFlight {
+        self.connections.inc();
+        InFlight(self.connections.clone())
+    }
+
+    /// Client connections open.
+    pub fn connections_open(&self) -> i64 {
+        self.connections.get()
+    }
+
+    /// A connection closed for holding still (`header_timeout`, `idle_timeout`).
+    pub fn connection_cut(&self, reason: &str) {
+        self.connections_cut.get_or_create(&ReasonLabels { reason: reason.to_owned() }).inc();
+    }
+
     /// The registry in the OpenMetrics text format.
     pub fn render(&self) -> String {
         let mut text = String::new();
@@ -344,7 +376,7 @@ impl Metrics {
     }
 }
 
-/// A request in flight; see [`Metrics::request_started`].
+/// A request in flight, or a connection open; see [`Metrics::request_started`].
 #[derive(Debug)]
 pub struct InFlight(Gauge);
 
