@@ -110,7 +110,8 @@ pub async fn verify(state: &AppState, issuer: &str, client: &Client, assertion: 
     validation.required_spec_claims.clear();
     validation.set_issuer(&[client.id.as_str()]);
     validation.sub = Some(client.id.to_string());
-    validation.set_audience(&[issuer.to_owned(), format!("{issuer}/protocol/openid-connect/token")]);
+    // The audience is checked below: the issuer identifier alone, as one string.
+    validation.validate_aud = false;
     let candidates = keys.keys.iter().filter(|key| header.kid.is_none() || key.common.key_id == header.kid);
     let mut claims = None;
     for key in candidates {
@@ -120,7 +121,13 @@ pub async fn verify(state: &AppState, issuer: &str, client: &Client, assertion: 
             break;
         }
     }
-    let claims = claims.ok_or_else(|| refused("no key of the client verifies it, or its iss, sub or aud is wrong"))?;
+    let claims = claims.ok_or_else(|| refused("no key of the client verifies it, or its iss or sub is wrong"))?;
+    // The realm's issuer identifier, as a single string: an array naming another server too, or
+    // an endpoint's address, could be an assertion made for someone else and replayed here (the
+    // audience injection of RFC 7523's update).
+    if claims.get("aud").and_then(Value::as_str) != Some(issuer) {
+        return Err(refused("its aud must be the issuer identifier, as a single string"));
+    }
     let expires_at = claims
         .get("exp")
         .and_then(Value::as_i64)

@@ -31,12 +31,12 @@ impl ClientKey {
         (Self { kid: kid.to_owned(), signing }, jwk)
     }
 
-    /// An assertion of `client` with these claims over the defaults: for the realm's token
-    /// endpoint, living a minute from the service's now, with a fresh jti.
+    /// An assertion of `client` with these claims over the defaults: for the realm (its issuer
+    /// identifier as the audience), living a minute from the service's now, with a fresh jti.
     pub fn assertion(&self, app: &TestApp, client: &str, changes: Value) -> String {
         let now = app.state.clock.now().timestamp();
         let mut claims = json!({
-            "iss": client, "sub": client, "aud": format!("{}/realms/acme/protocol/openid-connect/token", app.base),
+            "iss": client, "sub": client, "aud": format!("{}/realms/acme", app.base),
             "exp": now + 60, "iat": now, "jti": uuid::Uuid::new_v4().to_string(),
         });
         for (name, value) in changes.as_object().unwrap() {
@@ -95,8 +95,8 @@ async fn a_client_holding_keys_authenticates_with_a_signed_assertion_once_and_ne
     let replayed = grant(&app, &assertion).await;
     assert_eq!((replayed.status, replayed.body["error"].as_str()), (StatusCode::UNAUTHORIZED, Some("invalid_client")));
 
-    // The issuer as audience does too (RFC 7523 §3); introspection takes assertions like the token endpoint.
-    let to_issuer = key.assertion(&app, "worker", json!({ "aud": format!("{}/realms/acme", app.base) }));
+    // Introspection takes assertions like the token endpoint.
+    let to_issuer = key.assertion(&app, "worker", json!({}));
     let url = format!("{}/realms/acme/protocol/openid-connect/token/introspect", app.base);
     let form = [
         ("token", granted.body["access_token"].as_str().unwrap()),
@@ -111,6 +111,28 @@ async fn a_client_holding_keys_authenticates_with_a_signed_assertion_once_and_ne
     let now = app.state.clock.now().timestamp();
     let refused = [
         ("another audience", key.assertion(&app, "worker", json!({ "aud": "https://elsewhere.example/token" }))),
+        // The audience is the issuer identifier alone, as one string (the audience injection fix of
+        // RFC 7523's update): not an array that also names another server, not an endpoint.
+        (
+            "the issuer among other audiences",
+            key.assertion(
+                &app,
+                "worker",
+                json!({ "aud": ["https://evil-as.example", format!("{}/realms/acme", app.base)] }),
+            ),
+        ),
+        (
+            "the issuer alone but in an array",
+            key.assertion(&app, "worker", json!({ "aud": [format!("{}/realms/acme", app.base)] })),
+        ),
+        (
+            "the token endpoint",
+            key.assertion(
+                &app,
+                "worker",
+                json!({ "aud": format!("{}/realms/acme/protocol/openid-connect/token", app.base) }),
+            ),
+        ),
         ("expired", key.assertion(&app, "worker", json!({ "exp": now - 60 }))),
         ("living an hour", key.assertion(&app, "worker", json!({ "exp": now + 3600 }))),
         ("without exp", key.assertion(&app, "worker", json!({ "exp": null }))),
