@@ -478,12 +478,16 @@ impl Settings {
                 reason: "each limit must be at least 1".into(),
             });
         }
+        // The model key travels in the request: plain http only where it stays on this machine.
         if let Some(address) = &self.analyst.model_url
-            && !url::Url::parse(address).is_ok_and(|u| matches!(u.scheme(), "http" | "https"))
+            && !url::Url::parse(address).is_ok_and(|u| {
+                u.host_str().is_some()
+                    && (u.scheme() == "https" || (u.scheme() == "http" && crate::addresses::is_loopback(&u)))
+            })
         {
             return Err(ConfigError::Invalid {
                 name: "analyst.model_url",
-                reason: "must be an http(s) address".into(),
+                reason: "must be an https address (http only on a loopback host: the model key is sent with it)".into(),
             });
         }
         if !(1..=300).contains(&self.analyst.model_timeout_seconds) || self.analyst.model.trim().is_empty() {
@@ -587,6 +591,30 @@ mod tests {
     fn an_unknown_setting_is_refused() {
         let error = toml::from_str::<Settings>("listn = \"x\"").unwrap_err();
         assert!(error.to_string().contains("listn"));
+    }
+
+    #[test]
+    fn the_model_address_is_https_or_plain_http_on_this_machine_only() {
+        let with = |address: &str| {
+            let mut settings = Settings::default();
+            settings.analyst.model_url = Some(address.to_owned());
+            settings.check()
+        };
+        for good in [
+            "https://models.example/v1/chat/completions",
+            "http://127.0.0.1:8000/v1/chat/completions",
+            "http://localhost:11434/v1/chat/completions",
+            "http://[::1]:8000/v1/chat/completions",
+        ] {
+            assert!(with(good).is_ok(), "{good}");
+        }
+        // The bearer key would cross the network in clear.
+        for bad in
+            ["http://models.example/v1/chat/completions", "http://10.0.0.5/v1", "ftp://models.example/", "models"]
+        {
+            let refused = with(bad).unwrap_err().to_string();
+            assert!(refused.contains("analyst.model_url") && refused.contains("https"), "{bad}: {refused}");
+        }
     }
 
     #[test]
