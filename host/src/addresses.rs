@@ -26,6 +26,27 @@ pub fn redirect_uri_problem(text: &str) -> Option<&'static str> {
     }
 }
 
+/// Whether a redirect URI an authorization request names is one the client registered: the same
+/// string (RFC 9700 §4.1.3: no pattern, prefix or normalisation), except that for a plain http
+/// loopback address the port may be any (RFC 8252 §7.3), since a native app listens on whichever
+/// port the system gives it at the time of the request.
+pub fn redirect_uri_registered(registered: &str, asked: &str) -> bool {
+    if registered == asked {
+        return true;
+    }
+    let (Ok(registered), Ok(asked)) = (Url::parse(registered), Url::parse(asked)) else { return false };
+    let loopback = |uri: &Url| uri.scheme() == "http" && is_loopback(uri);
+    loopback(&registered)
+        && loopback(&asked)
+        && registered.host_str() == asked.host_str()
+        && registered.username() == asked.username()
+        && registered.password() == asked.password()
+        && registered.path() == asked.path()
+        && registered.query() == asked.query()
+        && registered.fragment().is_none()
+        && asked.fragment().is_none()
+}
+
 /// Whether `text` is an https address with a host and no fragment.
 pub fn is_https_address(text: &str) -> bool {
     Url::parse(text).is_ok_and(|uri| uri.scheme() == "https" && uri.host_str().is_some() && uri.fragment().is_none())
@@ -49,6 +70,28 @@ mod tests {
         {
             assert!(redirect_uri_problem(bad).is_some(), "{bad}");
         }
+    }
+
+    #[test]
+    fn loopback_redirect_uris_match_on_any_port_and_nothing_else_does() {
+        let registered = "http://127.0.0.1/callback";
+        assert!(redirect_uri_registered(registered, "http://127.0.0.1:50123/callback"));
+        assert!(redirect_uri_registered("http://127.0.0.1:8080/callback", "http://127.0.0.1:9/callback"));
+        assert!(redirect_uri_registered("http://[::1]/cb", "http://[::1]:4000/cb"));
+        assert!(redirect_uri_registered("http://localhost:1/cb?x=1", "http://localhost:2/cb?x=1"));
+        for other in [
+            "http://127.0.0.1:50123/callback/more",
+            "http://127.0.0.1:50123/callback?x=1",
+            "http://127.0.0.2:50123/callback",
+            "http://localhost:50123/callback",
+            "https://127.0.0.1:50123/callback",
+            "http://user@127.0.0.1:50123/callback",
+            "http://127.0.0.1:50123/callback#f",
+        ] {
+            assert!(!redirect_uri_registered(registered, other), "{other}");
+        }
+        assert!(!redirect_uri_registered("https://app.example/cb", "https://app.example:8443/cb"));
+        assert!(!redirect_uri_registered("https://app.example/cb", "https://app.example/cb/"));
     }
 
     #[test]

@@ -191,8 +191,12 @@ pub async fn check(state: &AppState, realm: &Realm, asked: &Asked<'_>) -> Result
         client
     };
     let redirect_uri = asked.redirect_uri.ok_or(Shown(Unredirectable::RedirectUriMissing))?;
-    // Exact string comparison (RFC 9700 §4.1.3): no pattern, prefix or normalisation.
-    if !client.redirect_uris.iter().any(|registered| registered == redirect_uri) {
+    // Exact string comparison, but for the port of a loopback address (`addresses`).
+    if !client
+        .redirect_uris
+        .iter()
+        .any(|registered| crate::addresses::redirect_uri_registered(registered, redirect_uri))
+    {
         return Err(Shown(Unredirectable::RedirectUriNotRegistered));
     }
     let deny = |denial: Denial, description: &str| AuthorizationError::Denied {
