@@ -97,6 +97,8 @@ pub struct Services {
     /// The public base address of the service, without a trailing slash.
     pub public_url: String,
     pub breached_passwords: Arc<passwords::BreachedPasswords>,
+    /// How long a refused password takes in realms whose people still hold imported hashes.
+    pub refusal_floors: passwords::RefusalFloors,
     /// Group commit for lone events and refresh-token rotations.
     pub writes: store::write_queue::WriteQueue,
     /// Coalesced reads of the sessions access tokens name.
@@ -225,6 +227,7 @@ impl Application {
             caches,
             public_url,
             breached_passwords,
+            refusal_floors: passwords::RefusalFloors::default(),
             writes,
             session_reads,
             webhooks,

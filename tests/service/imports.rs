@@ -281,3 +281,53 @@ async fn a_dry_run_answers_what_the_import_would_whatever_the_batches_and_writes
     let bogus = import(&app, "?dryRun=maybe", "application/json", "[]".into()).await;
     assert!(bogus.refused_fields().contains(&("dryRun".into(), "Type".into())), "{:?}", bogus.body);
 }
+
+#[tokio::test]
+async fn a_hash_costlier_than_the_service_would_accept_for_its_own_is_refused_with_its_line() {
+    let app = spawn_app().await;
+    realm(&app).await;
+    // One wrong guess against it would take a core for seconds: an anonymous lever on every sign-in.
+    let attack = ARGON2.replace("m=65536,t=3,p=4", "m=262144,t=10,p=4");
+    let rows = json!([
+        { "username": "ok", "passwordHash": { "algorithm": "argon2", "value": ARGON2 } },
+        { "username": "heavy", "passwordHash": { "algorithm": "argon2", "value": attack } },
+        { "username": "slow", "passwordHash": { "algorithm": "bcrypt", "value": BCRYPT.replacen("$10$", "$13$", 1) } },
+        { "username": "long", "passwordHash": { "algorithm": "pbkdf2-sha512", "value": PBKDF2_512_VALUE,
+                                                "salt": PBKDF2_512_SALT, "iterations": 210_001 } },
+    ]);
+    let report = import_json(&app, "", rows).await;
+    assert_eq!(counts(&report), [4, 1, 0, 0, 3], "{report:?}");
+    let refused: Vec<(i64, &str)> = report["refusals"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| (r["line"].as_i64().unwrap(), r["reasons"][0]["field"].as_str().unwrap()))
+        .collect();
+    assert_eq!(refused, [(2, "passwordHash.value"), (3, "passwordHash.value"), (4, "passwordHash.iterations")]);
+}
+
+/// A wrong password takes as long for an unknown name, for an account holding the service's own
+/// hash, and for one still holding a costlier imported hash: the time of a refusal does not tell
+/// which names are accounts. (A floor is waited out, so each refusal takes at least as long as the
+/// costliest check; the test checks that bound, which holds however busy the machine is.)
+#[tokio::test]
+async fn a_refusal_takes_as_long_whatever_hash_the_name_holds_or_whether_it_names_anyone() {
+    let app = spawn_app().await;
+    let web = realm(&app).await;
+    app.create_user("acme", "ada", "analytical engine").await;
+    assert_eq!(sign_in(&app, &web, "nobody", "a guess").await.body["error_code"], "InvalidCredentials");
+    assert_eq!(app.state.refusal_floors.kept("acme"), Some(None), "no imported hash: nothing to even out");
+
+    let rows = json!([{ "username": "alan", "passwordHash": { "algorithm": "bcrypt", "value": BCRYPT } }]);
+    import_json(&app, "", rows).await;
+    // An import has the floor measured again at the next refusal.
+    assert_eq!(sign_in(&app, &web, "nobody", "a guess").await.body["error_code"], "InvalidCredentials");
+    let floor = app.state.refusal_floors.kept("acme").flatten().expect("alan's bcrypt hash sets a floor");
+    for (who, password) in [("nobody", "a guess"), ("ada", "a guess"), ("alan", "a guess")] {
+        let started = std::time::Instant::now();
+        let refused = sign_in(&app, &web, who, password).await;
+        let took = started.elapsed();
+        assert_eq!(refused.body["error_code"], "InvalidCredentials", "{who}");
+        assert!(took >= floor * 4 / 5, "{who}: refused in {took:?}, under the floor {floor:?}");
+    }
+}

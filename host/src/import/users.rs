@@ -238,6 +238,8 @@ impl<'a> Importer<'a> {
         }));
         (change.resource_id, change.parent_id) = (None, None);
         changes::commit(self.state, self.by, tx, change).await?;
+        // Imported hashes may cost more than the realm's others: its refusals are evened out anew.
+        self.state.refusal_floors.forget(&self.job.realm_id);
         Ok(Finished { job: self.job, dry_run_refusals: None })
     }
 
@@ -478,6 +480,11 @@ fn read_hash(hash: &mut Body) -> Option<String> {
                 return None;
             };
             let digest = Pbkdf2Digest::named(pbkdf2).unwrap_or(Pbkdf2Digest::Sha256);
+            if iterations > digest.max_iterations() {
+                let most = digest.max_iterations();
+                hash.refuse("iterations", Rule::Range, format!("a {pbkdf2} hash has at most {most} iterations"));
+                return None;
+            }
             Exported::Pbkdf2 { digest, value: &value, salt: &salt, iterations }
         }
     };

@@ -5,9 +5,13 @@
 //! stored as imported, checked as they are at the person's next sign-in, and replaced then by the
 //! service's own Argon2id hash.
 //!
-//! Costs are bounded at import, so that no imported hash can make a sign-in cost more than the
-//! service's own hashes by much: bcrypt up to cost 14, Argon2 up to 256 MiB and 10 passes,
-//! PBKDF2 up to 1,000,000 iterations.
+//! Costs are bounded at what the service would accept for a hash of its own, so that no imported
+//! hash makes a wrong guess cost a core for long: bcrypt up to cost 12 (Rails' default); Argon2 up
+//! to 64 MiB and 3 passes (the costlier of RFC 9106's recommended settings, argon2-cffi's default);
+//! PBKDF2 up to the iterations OWASP's
+//! Password Storage Cheat Sheet gives each digest (1,300,000 for SHA-1, 600,000 for SHA-256,
+//! 210,000 for SHA-512, Keycloak's default). A stored hash beyond them, imported before they
+//! held, is never checked: it matches no password, and its person resets it.
 
 use std::num::NonZeroU32;
 
@@ -19,11 +23,10 @@ use sha2::{Digest as _, Sha256};
 use subtle::ConstantTimeEq as _;
 
 /// The most costly bcrypt accepted.
-const MAX_BCRYPT_COST: u32 = 14;
+const MAX_BCRYPT_COST: u32 = 12;
 /// The most memory (KiB) and passes of an Argon2 hash accepted.
-const MAX_ARGON2_KIB: u32 = 256 * 1024;
-const MAX_ARGON2_PASSES: u32 = 10;
-const MAX_PBKDF2_ITERATIONS: u32 = 1_000_000;
+const MAX_ARGON2_KIB: u32 = 64 * 1024;
+const MAX_ARGON2_PASSES: u32 = 3;
 /// The prefixes of the stored forms this module writes.
 const PBKDF2_PREFIX: &str = "$pbkdf2-";
 const SHA256_PREFIX: &str = "$sha256$";
@@ -59,6 +62,15 @@ pub enum Pbkdf2Digest {
 }
 
 impl Pbkdf2Digest {
+    /// The most iterations accepted.
+    pub fn max_iterations(self) -> u32 {
+        match self {
+            Self::Sha1 => 1_300_000,
+            Self::Sha256 => 600_000,
+            Self::Sha512 => 210_000,
+        }
+    }
+
     /// `pbkdf2` (SHA-1), `pbkdf2-sha256`, `pbkdf2-sha512`.
     pub fn named(name: &str) -> Option<Self> {
         match name {
@@ -107,7 +119,7 @@ pub fn stored_form(exported: &Exported<'_>) -> Result<String, String> {
                 return Err(format!("{} is not an Argon2 variant", parsed.algorithm));
             }
             let params = Params::try_from(&parsed).map_err(|_| "the Argon2 parameters are invalid".to_owned())?;
-            if params.m_cost() > MAX_ARGON2_KIB || params.t_cost() > MAX_ARGON2_PASSES {
+            if !argon2_within_bounds(&params) {
                 return Err(format!(
                     "Argon2 costs above {MAX_ARGON2_KIB} KiB of memory or {MAX_ARGON2_PASSES} passes are refused"
                 ));
@@ -115,8 +127,9 @@ pub fn stored_form(exported: &Exported<'_>) -> Result<String, String> {
             Ok(hash.to_owned())
         }
         Exported::Pbkdf2 { digest: hmac, value, salt, iterations } => {
-            if !(1..=MAX_PBKDF2_ITERATIONS).contains(&iterations) {
-                return Err(format!("iterations must be 1 to {MAX_PBKDF2_ITERATIONS}"));
+            let most = hmac.max_iterations();
+            if !(1..=most).contains(&iterations) {
+                return Err(format!("iterations must be 1 to {most} for {}", hmac.label()));
             }
             let digest = STANDARD.decode(value).map_err(|_| "the PBKDF2 value is not base64".to_owned())?;
             let salt = STANDARD.decode(salt).map_err(|_| "the PBKDF2 salt is not base64".to_owned())?;
@@ -154,10 +167,45 @@ pub fn is_imported(stored: &str) -> bool {
     stored.starts_with("$2") || stored.starts_with(PBKDF2_PREFIX) || stored.starts_with(SHA256_PREFIX)
 }
 
-/// Whether `password` matches the imported hash `stored`. Blocking.
+fn argon2_within_bounds(params: &Params) -> bool {
+    params.m_cost() <= MAX_ARGON2_KIB && params.t_cost() <= MAX_ARGON2_PASSES
+}
+
+fn bcrypt_cost(stored: &str) -> Option<u32> {
+    stored.split('$').nth(2)?.parse().ok()
+}
+
+/// What checking `stored` costs, roughly in microseconds of one core on the machines the bounds
+/// were chosen on: enough to tell the costliest of a realm's imported hashes. `None` for a hash
+/// that is never checked.
+pub fn work(stored: &str) -> Option<u64> {
+    if stored.starts_with("$2") {
+        return bcrypt_cost(stored).filter(|cost| *cost <= MAX_BCRYPT_COST).map(|cost| 73_000 << cost >> 10);
+    }
+    if let Some(rest) = stored.strip_prefix(PBKDF2_PREFIX) {
+        let mut parts = rest.split('$');
+        let per_iteration_ns = match parts.next()? {
+            "sha1" => 250,
+            "sha256" => 370,
+            _ => 720,
+        };
+        let iterations: u64 = parts.next()?.strip_prefix("i=")?.parse().ok()?;
+        return Some(iterations * per_iteration_ns / 1000);
+    }
+    if stored.starts_with(SHA256_PREFIX) {
+        return Some(1);
+    }
+    let parsed = PasswordHash::new(stored).ok()?;
+    let params = Params::try_from(&parsed).ok().filter(argon2_within_bounds)?;
+    Some(u64::from(params.m_cost()) * u64::from(params.t_cost()) * 77 / 100)
+}
+
+/// Whether `password` matches the imported hash `stored`. Blocking. A hash beyond the bounds
+/// matches nothing: checking it would cost more than any sign-in may.
 pub fn verify(password: &str, stored: &str) -> bool {
     if stored.starts_with("$2") {
-        return bcrypt::verify(password, stored).unwrap_or(false);
+        return bcrypt_cost(stored).is_some_and(|cost| cost <= MAX_BCRYPT_COST)
+            && bcrypt::verify(password, stored).unwrap_or(false);
     }
     if let Some(rest) = stored.strip_prefix(PBKDF2_PREFIX) {
         return verify_pbkdf2(password, rest).unwrap_or(false);
@@ -165,9 +213,11 @@ pub fn verify(password: &str, stored: &str) -> bool {
     if let Some(rest) = stored.strip_prefix(SHA256_PREFIX) {
         return verify_sha256(password, rest).unwrap_or(false);
     }
-    // Argon2 of any variant and cost, read from the hash itself.
-    PasswordHash::new(stored)
-        .is_ok_and(|parsed| Argon2::default().verify_password(password.as_bytes(), &parsed).is_ok())
+    // Argon2 of any variant, within the bounds, read from the hash itself.
+    PasswordHash::new(stored).is_ok_and(|parsed| {
+        Params::try_from(&parsed).is_ok_and(|params| argon2_within_bounds(&params))
+            && Argon2::default().verify_password(password.as_bytes(), &parsed).is_ok()
+    })
 }
 
 fn verify_pbkdf2(password: &str, rest: &str) -> Option<bool> {
@@ -179,6 +229,9 @@ fn verify_pbkdf2(password: &str, rest: &str) -> Option<bool> {
         _ => return None,
     };
     let iterations: u32 = parts.next()?.strip_prefix("i=")?.parse().ok()?;
+    if iterations > hmac.max_iterations() {
+        return Some(false);
+    }
     let salt = STANDARD_NO_PAD.decode(parts.next()?).ok()?;
     let digest = STANDARD_NO_PAD.decode(parts.next()?).ok()?;
     let iterations = NonZeroU32::new(iterations)?;
@@ -218,8 +271,9 @@ mod tests {
         assert!(is_imported(&kept));
         assert!(verify(PASSWORD, &kept));
         assert!(!verify("correct horse battery stable", &kept));
-        let costly = hash.replacen("$04$", "$15$", 1);
+        let costly = hash.replacen("$04$", "$13$", 1);
         assert!(stored_form(&Exported::Bcrypt(&costly)).is_err());
+        assert!(!verify(PASSWORD, &costly), "a stored hash beyond the bounds is never checked");
         assert!(stored_form(&Exported::Bcrypt("$2b$10$short")).is_err());
     }
 
@@ -233,8 +287,14 @@ mod tests {
         let kept = stored(Exported::Argon2(&hash));
         assert!(verify(PASSWORD, &kept));
         assert!(!verify("wrong", &kept));
-        let huge = hash.replace("m=8192", "m=1048576");
-        assert!(stored_form(&Exported::Argon2(&huge)).is_err());
+        // The hash of the attack: one wrong guess would cost 12 seconds of a core.
+        let huge = hash.replace("m=8192,t=3", "m=262144,t=10");
+        assert!(stored_form(&Exported::Argon2(&huge)).unwrap_err().contains("refused"));
+        assert!(!verify(PASSWORD, &huge), "nor checked when it was stored before the bounds held");
+        let rfc = hash.replace("m=8192,t=3", "m=65536,t=3");
+        assert!(stored_form(&Exported::Argon2(&rfc)).is_ok(), "RFC 9106's costlier recommendation");
+        let longer = hash.replace("m=8192,t=3", "m=65536,t=4");
+        assert!(stored_form(&Exported::Argon2(&longer)).is_err());
         assert!(stored_form(&Exported::Argon2("$scrypt$ln=16,r=8,p=1$c2FsdA$aGFzaA")).is_err());
     }
 
@@ -256,11 +316,25 @@ mod tests {
             assert!(!verify("wrong", &kept));
             let other = if digest == Pbkdf2Digest::Sha1 { "sha256" } else { "sha1" };
             assert!(!verify(PASSWORD, &kept.replacen(digest.label(), other, 1)), "the digest is part of the hash");
-            let slow = Exported::Pbkdf2 { digest, value: &value, salt: &salt, iterations: 2_000_000 };
+            let slow = Exported::Pbkdf2 { digest, value: &value, salt: &salt, iterations: digest.max_iterations() + 1 };
             assert!(stored_form(&slow).is_err());
+            let bound = Exported::Pbkdf2 { digest, value: &value, salt: &salt, iterations: digest.max_iterations() };
+            assert!(stored_form(&bound).is_ok());
         }
         assert_eq!(Pbkdf2Digest::named("pbkdf2"), Some(Pbkdf2Digest::Sha1));
         assert_eq!(Pbkdf2Digest::named("pbkdf2-md5"), None);
+    }
+
+    #[test]
+    fn the_costliest_hash_is_told_apart_by_its_estimated_work() {
+        let bcrypt10 = "$2b$10$N9qo8uLOickgx2ZMRZoMyeIjZAgcfl7p92ldGxad68LJZdL17lhWy";
+        let bcrypt12 = bcrypt10.replacen("$10$", "$12$", 1);
+        let pbkdf2 = "$pbkdf2-sha512$i=210000$c2FsdA$aGFzaA";
+        let argon2 = "$argon2id$v=19$m=19456,t=2,p=1$c2FsdHNhbHRzYWx0$aGFzaGhhc2hoYXNoaGFzaA";
+        let costs: Vec<u64> = [bcrypt10, &bcrypt12, pbkdf2, argon2].iter().map(|h| work(h).unwrap()).collect();
+        assert!(costs[1] > costs[0] && costs[0] > costs[3], "{costs:?}");
+        assert!(costs[2] > costs[3], "{costs:?}");
+        assert_eq!(work(&bcrypt10.replacen("$10$", "$13$", 1)), None, "beyond the bounds");
     }
 
     #[test]

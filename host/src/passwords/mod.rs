@@ -57,7 +57,7 @@ pub fn verify_blocking(password: &str, stored: &str) -> bool {
 /// Whether `stored` is anything but an Argon2id hash with the service's parameters: an imported
 /// hash, to be replaced once the person's password is known to match it.
 pub fn needs_rehash(stored: &str) -> bool {
-    !stored.starts_with(&format!("$argon2id$v=19$m={MEMORY_KIB},t={ITERATIONS},p={PARALLELISM}$"))
+    !stored.starts_with(&own_prefix())
 }
 
 /// At most one hash per core at a time: more would only share the cores, add 19 MiB of memory
@@ -76,12 +76,12 @@ pub async fn hash(password: String) -> anyhow::Result<String> {
     hashing(move || hash_blocking(&password)).await
 }
 
-/// Verifies on the blocking pool. With no stored hash (unknown account, or an account without a
-/// password) a hash of the same cost is still computed, so timing does not tell whether an
-/// account exists.
 /// The longest password accepted, in characters: longer inputs only cost hashing time.
 pub const MAX_PASSWORD_LENGTH: usize = 1024;
 
+/// Verifies on the blocking pool. With no stored hash (unknown account, or an account without a
+/// password) a hash of the same cost is still computed, so timing does not tell whether an
+/// account exists; where imported hashes cost more, [`RefusalFloors`] evens the rest out.
 pub async fn verify(password: String, stored: Option<String>) -> anyhow::Result<bool> {
     hashing(move || match stored {
         Some(stored) => verify_blocking(&password, &stored),
@@ -91,6 +91,67 @@ pub async fn verify(password: String, stored: Option<String>) -> anyhow::Result<
         }
     })
     .await
+}
+
+/// The prefix of every hash with the service's own parameters.
+pub fn own_prefix() -> String {
+    format!("$argon2id$v=19$m={MEMORY_KIB},t={ITERATIONS},p={PARALLELISM}$")
+}
+
+/// How long a refused password takes, at least, in each realm whose people still hold imported
+/// hashes: as long as checking the costliest of those hashes. Without it a wrong guess would
+/// answer sooner for an unknown name, or an account that signed in since its import, than for
+/// one still holding a slower imported hash, and the time would tell which accounts exist. The
+/// difference is waited, not computed. A realm's floor is measured again every ten minutes, on the
+/// blocking pool with the other hashes.
+#[derive(Debug, Default)]
+pub struct RefusalFloors {
+    realms: std::sync::Mutex<std::collections::HashMap<String, (std::time::Instant, Option<std::time::Duration>)>>,
+}
+
+/// How long a realm's floor is kept before it is measured again.
+const FLOOR_KEPT: std::time::Duration = std::time::Duration::from_secs(600);
+
+impl RefusalFloors {
+    /// The floor of the realm whose imported hashes are `imported` (read when the kept one is
+    /// stale): `None` when checking its people's hashes costs alike.
+    pub async fn floor<F, Fut>(&self, realm_id: &str, imported: F) -> anyhow::Result<Option<std::time::Duration>>
+    where
+        F: FnOnce() -> Fut,
+        Fut: std::future::Future<Output = anyhow::Result<Vec<String>>>,
+    {
+        if let Some(kept) = self.kept(realm_id) {
+            return Ok(kept);
+        }
+        let costliest = imported().await?.into_iter().filter_map(|h| Some((imported::work(&h)?, h))).max();
+        let floor = match costliest {
+            // Measured on a check that fails, as the refusals it evens out do; with a margin for
+            // a busier moment.
+            Some((_, hash)) => Some(
+                hashing(move || {
+                    let started = std::time::Instant::now();
+                    let _ = imported::verify("never the password", &hash);
+                    started.elapsed() * 5 / 4
+                })
+                .await?,
+            ),
+            None => None,
+        };
+        let mut realms = self.realms.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+        realms.insert(realm_id.to_owned(), (std::time::Instant::now(), floor));
+        Ok(floor)
+    }
+
+    /// Has the realm's floor measured again at its next refusal (its people's hashes changed).
+    pub fn forget(&self, realm_id: &str) {
+        self.realms.lock().unwrap_or_else(std::sync::PoisonError::into_inner).remove(realm_id);
+    }
+
+    /// The realm's floor as last measured, if it was.
+    pub fn kept(&self, realm_id: &str) -> Option<Option<std::time::Duration>> {
+        let realms = self.realms.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+        realms.get(realm_id).filter(|(at, _)| at.elapsed() < FLOOR_KEPT).map(|(_, floor)| *floor)
+    }
 }
 
 /// Passwords known from breaches: an offline list loaded at start (one password a line, `#`

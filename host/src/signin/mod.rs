@@ -317,7 +317,11 @@ pub async fn password(state: &AppState, attempt: PasswordAttempt<'_>) -> Result<
         _ => false,
     };
     let stored = user.as_ref().and_then(|u| u.password_hash.clone());
+    let checking = std::time::Instant::now();
     let matched = !locked && crate::passwords::verify(password.to_owned(), stored.clone()).await? && user.is_some();
+    if !locked && !matched {
+        even_out_refusal(state, realm, checking).await?;
+    }
     // An imported hash that matched gives way to the service's own, hashed before the transaction.
     let rehashed = match &stored {
         Some(stored) if matched && !closed && crate::passwords::needs_rehash(stored) => {
@@ -529,4 +533,18 @@ pub async fn open_session(
     publish(&mut tx, realm, client, EventType::LoginSucceeded, login_data(login, origin), now).await?;
     tx.commit().await?;
     person_tokens(state, client, user, &session, Granted { scopes, resource, refresh, nonce: None, dpop_jkt }).await
+}
+
+/// Waits out what is left of the realm's refusal floor since the password check began, so that a
+/// wrong guess takes as long whatever hash the name has, or whether it names anyone
+/// ([`crate::passwords::RefusalFloors`]).
+async fn even_out_refusal(state: &AppState, realm: &Realm, checking: std::time::Instant) -> Result<(), Error> {
+    let imported = || async {
+        let own = crate::passwords::own_prefix();
+        Ok(user_store::imported_hashes(state.store.pool(), &realm.id, &own, 500).await?)
+    };
+    if let Some(floor) = state.refusal_floors.floor(&realm.id, imported).await.map_err(Error::Internal)? {
+        tokio::time::sleep(floor.saturating_sub(checking.elapsed())).await;
+    }
+    Ok(())
 }

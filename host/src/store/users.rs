@@ -84,6 +84,26 @@ pub async fn find_by_login<'c>(
     .map_err(Error::from)
 }
 
+/// Up to `limit` password hashes of the realm that do not start with `own_prefix`: those imported
+/// from another provider and not replaced yet.
+pub async fn imported_hashes<'c>(
+    db: impl Executor<'c, Database = Any>,
+    realm_id: &str,
+    own_prefix: &str,
+    limit: i64,
+) -> Result<Vec<String>, Error> {
+    let rows: Vec<(String,)> = sqlx::query_as(
+        "SELECT password_hash FROM users WHERE realm_id = $1 AND password_hash IS NOT NULL \
+         AND substr(password_hash, 1, length($2)) <> $2 LIMIT $3",
+    )
+    .bind(realm_id)
+    .bind(own_prefix)
+    .bind(limit)
+    .fetch_all(db)
+    .await?;
+    Ok(rows.into_iter().map(|(hash,)| hash).collect())
+}
+
 /// Which of username and e-mail another person of the realm already has.
 pub async fn taken<'c>(
     db: impl Executor<'c, Database = Any>,
