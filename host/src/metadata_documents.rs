@@ -227,6 +227,9 @@ async fn store(
 /// scheme) for `native`.
 fn read(address: &str, document: &Value) -> Result<Metadata, String> {
     let Some(object) = document.as_object() else { return Err("it is not a JSON object".into()) };
+    if crate::validate::holds_nul(document) {
+        return Err("it holds the character U+0000, which no client's metadata may".into());
+    }
     if object.get("client_id").and_then(Value::as_str) != Some(address) {
         return Err("its client_id is not the address it was fetched from".into());
     }

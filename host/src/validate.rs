@@ -91,19 +91,22 @@ impl Body {
         }
         match serde_json::from_slice::<Value>(bytes) {
             Ok(Value::Object(fields)) => {
-                let mut refused = Vec::new();
-                for (key, value) in &fields {
-                    inspect(key, value, 1, &mut refused);
-                }
-                if refused.is_empty() { Ok(Self::from_map(fields)) } else { Err(Error::Validation(refused)) }
+                let body = Self::from_map(fields);
+                if body.refused.is_empty() { Ok(body) } else { Err(Error::Validation(body.refused)) }
             }
             Ok(_) => Err(Error::invalid("", Rule::Type, "the body must be a JSON object")),
             Err(error) => Err(Error::invalid("", Rule::Json, format!("the body is not valid JSON: {error}"))),
         }
     }
 
+    /// A body of fields read from elsewhere than a request (a row of an import, a document's
+    /// item): what no field accepts (see [`Body::parse`]) is refused when it finishes.
     pub fn from_map(fields: Map<String, Value>) -> Self {
-        Self { fields, prefix: String::new(), refused: Vec::new() }
+        let mut refused = Vec::new();
+        for (key, value) in &fields {
+            inspect(key, value, 1, &mut refused);
+        }
+        Self { fields, prefix: String::new(), refused }
     }
 
     /// The fields not read yet, as a JSON object: for a body that is a document to be read whole.
@@ -215,6 +218,17 @@ impl Body {
                 None
             }
         }
+    }
+}
+
+/// Whether U+0000 appears anywhere in `value`, in a name or a text: no field of a person, a client
+/// or a provider's answer holds it, and PostgreSQL cannot store it in text.
+pub fn holds_nul(value: &Value) -> bool {
+    match value {
+        Value::String(text) => text.contains('\0'),
+        Value::Array(items) => items.iter().any(holds_nul),
+        Value::Object(fields) => fields.iter().any(|(name, item)| name.contains('\0') || holds_nul(item)),
+        _ => false,
     }
 }
 

@@ -302,6 +302,17 @@ async fn an_account_opened_with_someone_elses_address_never_captures_their_upstr
 }
 
 #[tokio::test]
+async fn an_upstream_answer_holding_u0000_is_refused_like_any_unusable_answer() {
+    let app = spawn_trusting().await;
+    let (_, upstream) = scripted(&app, false).await;
+    upstream.vouch_for(json!({ "sub": "c-9", "preferred_username": "nul\u{0}", "email": "nul@example.com" }));
+    let page = through_corp(&app).await;
+    assert!(refused_upstream(&page), "{} {}", page.status, page.body);
+    let failed = app.events("login_failed").await;
+    assert_eq!(failed.last().unwrap().2["failure_reason"], "identity_provider_refused");
+}
+
+#[tokio::test]
 async fn an_untrusted_providers_verified_email_does_not_link_either() {
     let app = spawn_trusting().await;
     let (_, upstream) = scripted(&app, false).await;

@@ -283,6 +283,26 @@ async fn a_dry_run_answers_what_the_import_would_whatever_the_batches_and_writes
 }
 
 #[tokio::test]
+async fn a_row_holding_u0000_is_refused_with_its_line_and_the_others_are_imported() {
+    let app = spawn_app().await;
+    realm(&app).await;
+    let lines = [
+        json!({ "username": "alan", "firstName": "Alan" }).to_string(),
+        json!({ "username": "nul", "firstName": "A\u{0}" }).to_string(),
+        json!({ "username": "grace", "lastName": "Hopper" }).to_string(),
+    ];
+    let answer = import(&app, "", "application/x-ndjson", lines.join("\n")).await;
+    assert_eq!(answer.status, StatusCode::OK, "{:?}", answer.body);
+    let report = answer.data();
+    assert_eq!(counts(report), [3, 2, 0, 0, 1], "{report:?}");
+    assert_eq!(
+        (&report["refusals"][0]["line"], &report["refusals"][0]["reasons"][0]["field"]),
+        (&json!(2), &json!("firstName"))
+    );
+    assert_eq!(app.get("/realms/acme/users").await.items().len(), 2);
+}
+
+#[tokio::test]
 async fn a_hash_costlier_than_the_service_would_accept_for_its_own_is_refused_with_its_line() {
     let app = spawn_app().await;
     realm(&app).await;

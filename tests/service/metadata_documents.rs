@@ -271,6 +271,7 @@ async fn documents_that_break_the_rules_are_refused_and_nothing_is_stored() {
             "more than 5 KiB",
         ),
         (json!(["not", "an", "object"]), "not a JSON object"),
+        (json!({ "client_id": address, "client_name": "agent\u{0}", "redirect_uris": [NATIVE_REDIRECT] }), "U+0000"),
     ];
     for (served, why) in cases {
         agent.serve(served, "max-age=300");

@@ -47,6 +47,8 @@ pub enum Refused {
     NoUsername,
     #[error("the platform realm's people join by invitation, never through a provider")]
     PlatformRealm,
+    #[error("the provider's answer holds the character U+0000")]
+    Unreadable,
 }
 
 #[derive(Debug, thiserror::Error)]
@@ -115,6 +117,11 @@ pub async fn take(
 ) -> Result<(User, Found), TakeError> {
     if realm.id == PLATFORM_REALM {
         return Err(Refused::PlatformRealm.into());
+    }
+    // No field of a person holds it (and PostgreSQL cannot store it): an answer that does is refused
+    // like any other the service cannot use.
+    if claims.iter().any(|(name, value)| name.contains('\0') || crate::validate::holds_nul(value)) {
+        return Err(Refused::Unreadable.into());
     }
     let upstream = read(provider, claims)?;
     let now = state.clock.now();

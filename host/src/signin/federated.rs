@@ -87,9 +87,10 @@ pub async fn sign_in(
             let refused = match refused {
                 person::Refused::EmailTaken => Refused::AccountExists,
                 person::Refused::Disabled => Refused::UserDisabled,
-                person::Refused::NoSubject | person::Refused::NoUsername | person::Refused::PlatformRealm => {
-                    Refused::Upstream
-                }
+                person::Refused::NoSubject
+                | person::Refused::NoUsername
+                | person::Refused::PlatformRealm
+                | person::Refused::Unreadable => Refused::Upstream,
             };
             return refuse(state, realm, client, provider, refused, origin).await;
         }
