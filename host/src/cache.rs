@@ -24,7 +24,7 @@ use crate::store::realm_roles::Role;
 use crate::store::realms::Realm;
 use crate::store::secrets::Credential;
 use crate::store::suspensions::Suspension;
-use crate::tokens::keys::{Signer, Verifier};
+use crate::tokens::keys::{Jwks, Signer, Verifier};
 
 /// Entries are refreshed from the database at least this often, notifications or not.
 const TIME_TO_LIVE: Duration = Duration::from_secs(60);
@@ -47,6 +47,8 @@ pub enum Invalidation {
     Realm(RealmId),
     /// A client: its configuration, signing keys or role grants (realm id, client id).
     Client(RealmId, ClientId),
+    /// The signing keys of a realm: its own, or a client's (a key made, rotated or revoked).
+    Keys(RealmId),
     /// An access token revoked before its expiry (jti, expiry; sent as epoch milliseconds).
     Revoked(String, DateTime<Utc>),
     /// The delegation grants of a realm (one was written or withdrawn).
@@ -61,6 +63,7 @@ impl Invalidation {
             Self::Account(id) => format!("account:{id}"),
             Self::Realm(id) => format!("realm:{id}"),
             Self::Client(realm, client) => format!("client:{realm}/{client}"),
+            Self::Keys(realm) => format!("keys:{realm}"),
             Self::Revoked(jti, expires_at) => format!("revoked:{}/{jti}", expires_at.timestamp_millis()),
             Self::Delegation(realm) => format!("delegation:{realm}"),
             Self::Suspensions(realm) => format!("suspensions:{realm}"),
@@ -73,6 +76,7 @@ impl Invalidation {
             ("realm", id) => Some(Self::Realm(RealmId::known(id))),
             ("delegation", realm) => Some(Self::Delegation(RealmId::known(realm))),
             ("suspensions", realm) => Some(Self::Suspensions(RealmId::known(realm))),
+            ("keys", realm) => Some(Self::Keys(RealmId::known(realm))),
             ("client", pair) => pair.split_once('/').map(|(r, c)| Self::Client(RealmId::known(r), ClientId::known(c))),
             ("revoked", pair) => {
                 let (expires_at, jti) = pair.split_once('/')?;
@@ -186,6 +190,8 @@ enum Cached {
     Grants,
     Suspensions,
     AdminNetworks,
+    RealmSigners,
+    Jwks,
 }
 
 /// The hit and miss counters of one cache.
@@ -201,8 +207,12 @@ pub struct Caches {
     /// By the keyed hash of the API key.
     credentials: Map<KnownCredential>,
     realms: Map<Arc<Realm>>,
-    /// The signing key of each client, by `realm/client`.
+    /// The signing key of each client with keys of its own, by `realm/client`.
     signers: Map<Arc<Signer>>,
+    /// The signing key of each realm for each algorithm, by `realm/algorithm`.
+    realm_signers: Map<Arc<Signer>>,
+    /// Each realm's JWK Set as served, by realm.
+    jwks: Map<Arc<Jwks>>,
     /// Clients, by `realm/client`.
     clients: Map<Arc<Client>>,
     /// The roles granted to each client itself, by `realm/client`.
@@ -245,6 +255,8 @@ impl Caches {
             credentials: Map::new(),
             realms: Map::new(),
             signers: Map::new(),
+            realm_signers: Map::new(),
+            jwks: Map::new(),
             clients: Map::new(),
             client_roles: Map::new(),
             user_roles: Map::new(),
@@ -319,6 +331,26 @@ impl Caches {
     pub fn keep_signer(&self, realm_id: &str, client_id: &str, signer: Arc<Signer>) {
         if self.usable() {
             self.signers.put(format!("{realm_id}/{client_id}"), signer);
+        }
+    }
+
+    pub fn realm_signer(&self, realm_id: &str, algorithm: &str) -> Option<Arc<Signer>> {
+        self.counted(Cached::RealmSigners, || self.realm_signers.get(&format!("{realm_id}/{algorithm}")))
+    }
+
+    pub fn keep_realm_signer(&self, realm_id: &str, algorithm: &str, signer: Arc<Signer>) {
+        if self.usable() {
+            self.realm_signers.put(format!("{realm_id}/{algorithm}"), signer);
+        }
+    }
+
+    pub fn jwks(&self, realm_id: &str) -> Option<Arc<Jwks>> {
+        self.counted(Cached::Jwks, || self.jwks.get(realm_id))
+    }
+
+    pub fn keep_jwks(&self, realm_id: &str, jwks: Arc<Jwks>) {
+        if self.usable() {
+            self.jwks.put(realm_id.to_owned(), jwks);
         }
     }
 
@@ -428,6 +460,7 @@ impl Caches {
                 self.user_roles.retain(|key, _| !key.starts_with(&prefix));
                 self.grants.retain(|key, _| !key.starts_with(&prefix));
                 self.suspensions.remove(id);
+                self.forget_keys(id);
             }
             Invalidation::Suspensions(realm) => self.suspensions.remove(realm),
             Invalidation::Delegation(realm) => {
@@ -442,10 +475,21 @@ impl Caches {
                 self.signers.remove(&key);
                 self.clients.remove(&key);
                 self.client_roles.remove(&key);
-                self.verifiers.retain(|_, v| v.realm_id != *realm_id || v.client_id != *client_id);
+                self.verifiers.retain(|_, v| v.realm_id != *realm_id || v.client_id.as_ref() != Some(client_id));
+                self.jwks.remove(realm_id);
             }
+            Invalidation::Keys(realm_id) => self.forget_keys(realm_id),
         }
         self.applied.send_modify(|count| *count += 1);
+    }
+
+    /// Forgets every signing and verification key of a realm, and its JWKS.
+    fn forget_keys(&self, realm_id: &RealmId) {
+        let prefix = format!("{realm_id}/");
+        self.signers.retain(|key, _| !key.starts_with(&prefix));
+        self.realm_signers.retain(|key, _| !key.starts_with(&prefix));
+        self.verifiers.retain(|_, verifier| verifier.realm_id != *realm_id);
+        self.jwks.remove(realm_id);
     }
 
     /// Forgets everything and sets whether notifications are being received.
@@ -454,6 +498,8 @@ impl Caches {
         self.credentials.clear();
         self.realms.clear();
         self.signers.clear();
+        self.realm_signers.clear();
+        self.jwks.clear();
         self.clients.clear();
         self.client_roles.clear();
         self.user_roles.clear();

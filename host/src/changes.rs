@@ -27,7 +27,10 @@ pub async fn commit(state: &AppState, by: Author<'_>, mut tx: Transaction, chang
         (Stale::Account, _, _, _) => Some(Invalidation::Account(by.actor.account_id.clone())),
         (Stale::Delegation, _, Some(realm), _) => Some(Invalidation::Delegation(realm.clone())),
         (Stale::Suspensions, _, Some(realm), _) => Some(Invalidation::Suspensions(realm.clone())),
-        (Stale::Client, _, Some(realm), Some(client)) => Some(Invalidation::Client(realm.clone(), client.clone())),
+        (Stale::Client | Stale::Keys, _, Some(realm), Some(client)) => {
+            Some(Invalidation::Client(realm.clone(), client.clone()))
+        }
+        (Stale::Keys, _, Some(realm), None) => Some(Invalidation::Keys(realm.clone())),
         _ => None,
     };
     match stale {

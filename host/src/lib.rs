@@ -99,6 +99,8 @@ pub struct Services {
     pub breached_passwords: Arc<passwords::BreachedPasswords>,
     /// How long a refused password takes in realms whose people still hold imported hashes.
     pub refusal_floors: passwords::RefusalFloors,
+    /// Metadata documents being fetched at once ([`metadata_documents::FETCHES_AT_ONCE`]).
+    pub document_fetches: tokio::sync::Semaphore,
     /// Group commit for lone events and refresh-token rotations.
     pub writes: store::write_queue::WriteQueue,
     /// Coalesced reads of the sessions access tokens name.
@@ -228,6 +230,7 @@ impl Application {
             public_url,
             breached_passwords,
             refusal_floors: passwords::RefusalFloors::default(),
+            document_fetches: tokio::sync::Semaphore::new(metadata_documents::FETCHES_AT_ONCE),
             writes,
             session_reads,
             webhooks,

@@ -23,9 +23,7 @@ use crate::store::Status;
 use crate::store::clients::{self as client_store, Client, Registration};
 use crate::store::realms::Realm;
 use crate::store::resource_servers::ResourceServer;
-use crate::store::signing_keys as key_store;
 use crate::store::trail::{Change, ChangeAction, Placed};
-use crate::tokens::keys;
 
 /// The largest metadata document read: a client with many keys publishes them at a `jwks_uri`.
 pub const MAX_DOCUMENT_BYTES: usize = 5 * 1024;
@@ -35,8 +33,15 @@ pub const MAX_DOCUMENT_BYTES: usize = 5 * 1024;
 #[derive(Debug)]
 pub enum DocumentError {
     Refused(String),
+    /// The realm takes no more clients from anyone for now, or the host fetches as many documents
+    /// as it may at once.
+    Busy(crate::registration::Full),
     Failed(Error),
 }
+
+/// Metadata documents fetched at once by this host, whatever their sources: past it, a first use
+/// is told to come back, so a flood of addresses cannot hold every outgoing connection.
+pub const FETCHES_AT_ONCE: usize = 16;
 
 impl From<Error> for DocumentError {
     fn from(error: Error) -> Self {
@@ -145,7 +150,14 @@ pub async fn refresh(state: &AppState, realm: &Realm, client_id: &str, asker: &A
             return Ok(());
         }
     }
+    if stored.is_none() {
+        crate::registration::room_for_one_more(state, realm).await?.map_err(DocumentError::Busy)?;
+    }
     let what = format!("the metadata document {client_id}");
+    let Ok(_fetching) = state.document_fetches.try_acquire() else {
+        let why = "this service is reading as many metadata documents as it may at once".to_owned();
+        return Err(DocumentError::Busy(crate::registration::Full { why, retry_after_seconds: 1 }));
+    };
     let fetched =
         crate::remote::fetch(state, &what, client_id, MAX_DOCUMENT_BYTES).await.map_err(DocumentError::Refused)?;
     let document: Value = serde_json::from_slice(&fetched.body)
@@ -166,6 +178,7 @@ pub async fn refresh(state: &AppState, realm: &Realm, client_id: &str, asker: &A
             DocumentError::Refused(format!("{what}: {why}"))
         }
         RegistrationError::Failed(error) => DocumentError::Failed(error),
+        RegistrationError::Full(full) => DocumentError::Busy(full),
         RegistrationError::Closed | RegistrationError::InvalidToken => {
             DocumentError::Refused(format!("{what} cannot be used"))
         }
@@ -174,7 +187,7 @@ pub async fn refresh(state: &AppState, realm: &Realm, client_id: &str, asker: &A
     store(state, realm, stored.as_ref(), client, asker, now).await
 }
 
-/// Writes the client a document described: a new client with its first signing key, or the
+/// Writes the client a document described: a new client (signing with the realm's keys), or the
 /// stored one changed (in the audit trail) or only kept fresh for longer.
 async fn store(
     state: &AppState,
@@ -188,12 +201,10 @@ async fn store(
     let mut tx = state.store.begin().await?;
     let change = match stored {
         None => {
-            let first_key = keys::fresh(state, &client, now)?;
             if !client_store::insert(&mut *tx, &client).await? {
                 // Another request stored it first.
                 return Ok(());
             }
-            key_store::insert(&mut *tx, &first_key).await?;
             Change::of(ChangeAction::Create, client.place(), 201)
                 .after(crate::registration::described(state, realm, &client))
         }

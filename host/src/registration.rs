@@ -20,9 +20,8 @@ use crate::store::Status;
 use crate::store::clients::{self as client_store, Client, ClientType, GrantType, Registration};
 use crate::store::realms::{ClientRegistration, Realm};
 use crate::store::registration::{self as token_store, InitialAccessToken};
-use crate::store::signing_keys as key_store;
 use crate::store::trail::{Actor, ActorType, Change, ChangeAction, Placed, Request};
-use crate::tokens::{issuer, keys};
+use crate::tokens::issuer;
 
 /// Prefix of registration access tokens (RFC 7592).
 pub const REGISTRATION_TOKEN_PREFIX: &str = "cstl_rat_";
@@ -44,7 +43,46 @@ pub enum RegistrationError {
     InvalidToken,
     InvalidRedirectUri(String),
     InvalidMetadata(String),
+    /// The realm took as many clients from anyone as its settings allow, this minute or in all.
+    Full(Full),
     Failed(Error),
+}
+
+/// The realm takes no more clients from anyone for now: why, and when to ask again.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Full {
+    pub why: String,
+    pub retry_after_seconds: u64,
+}
+
+/// Whether the realm takes one more client from anyone now (a registration, or a metadata
+/// document's first use): within its `selfRegisteredClientsPerMinute` and
+/// `maxSelfRegisteredClients`. Counted in the database, so every host counts alike; hosts adding
+/// clients at the same instant may pass the bound by the few they add together.
+pub async fn room_for_one_more(state: &AppState, realm: &Realm) -> Result<Result<(), Full>, Error> {
+    let now = state.clock.now();
+    let minute_ago = now - chrono::TimeDelta::minutes(1);
+    let (total, last_minute) = client_store::self_registered_counts(state.store.pool(), &realm.id, minute_ago).await?;
+    let settings = &realm.settings;
+    Ok(if total >= settings.max_self_registered_clients {
+        Err(Full {
+            why: format!(
+                "the realm holds the {} clients it takes from anyone; an administrator removes some or raises the bound",
+                settings.max_self_registered_clients
+            ),
+            retry_after_seconds: 3600,
+        })
+    } else if last_minute >= settings.self_registered_clients_per_minute {
+        Err(Full {
+            why: format!(
+                "the realm took the {} clients it takes from anyone in a minute",
+                settings.self_registered_clients_per_minute
+            ),
+            retry_after_seconds: 60,
+        })
+    } else {
+        Ok(())
+    })
 }
 
 impl From<Error> for RegistrationError {
@@ -326,6 +364,7 @@ pub async fn register(
     if realm.settings.client_registration == ClientRegistration::Closed {
         return Err(RegistrationError::Closed);
     }
+    room_for_one_more(state, realm).await?.map_err(RegistrationError::Full)?;
     let now = state.clock.now();
     let client_type = metadata.auth_method.client_type();
     let mut client = Client::new(&realm.id, &new_guid(), client_type, now);
@@ -340,8 +379,6 @@ pub async fn register(
     }
     let registration_token = generate_secret(REGISTRATION_TOKEN_PREFIX);
     client.registration_token_hash = Some(state.hasher.hash(&registration_token));
-    let first_key = keys::fresh(state, &client, now)?;
-
     let mut tx = state.store.begin().await?;
     match realm.settings.client_registration {
         ClientRegistration::Closed => return Err(RegistrationError::Closed),
@@ -357,7 +394,6 @@ pub async fn register(
         }
     }
     client_store::insert(&mut *tx, &client).await?;
-    key_store::insert(&mut *tx, &first_key).await?;
     let change = Change::of(ChangeAction::Create, client.place(), 201).after(described(state, realm, &client));
     crate::changes::commit(state, author(realm, &client, asker).as_author(), tx, change).await?;
     Ok(Registered { client, secret, registration_token: Some(registration_token) })

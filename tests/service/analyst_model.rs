@@ -161,7 +161,7 @@ async fn an_invalid_or_failing_answer_falls_back_to_the_component_and_says_why()
     let stub = ModelStub::start().await;
     let r = with_model(&stub, None).await;
     let cases = [
-        (Some(reading("Ransomware", json!([]))), "none of the eight"),
+        (Some(reading("Ransomware", json!([]))), "is not one a reading may give"),
         (
             Some(reading(
                 "CredentialStuffing",

@@ -32,7 +32,7 @@ async fn configure(app: &TestApp, receiver: &Receiver) {
             "allowedOrigins": ["https://shop.example.com"],
         },
         "branding": { "primaryColor": "#224466" },
-        "signingKey": { "rotationDays": 30 },
+        "signingKey": { "keys": "Own", "rotationDays": 30 },
     });
     assert_eq!(app.post("/realms/acme/clients", web).await.status, StatusCode::CREATED);
     let spa = json!({ "id": "spa", "type": "Public", "clientConfiguration": { "redirectUris": ["http://127.0.0.1:8080/cb"] } });

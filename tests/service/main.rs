@@ -75,6 +75,7 @@ mod suspensions;
 mod team;
 mod tokens;
 mod trail;
+mod upgrades;
 mod users;
 mod webhook_events;
 mod webhooks;

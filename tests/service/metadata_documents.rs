@@ -357,3 +357,81 @@ async fn a_document_may_name_keys_the_client_then_proves_itself_with() {
     assert_eq!(tokens.status, StatusCode::OK, "{:?}", tokens.body);
     assert_eq!(claims(tokens.body["access_token"].as_str().unwrap())["client_id"], client);
 }
+
+/// Clients brought in by metadata documents count against the realm's bound on what anyone may add
+/// in a minute, with those that register themselves.
+#[tokio::test]
+async fn documents_count_against_the_realms_bound_on_clients_anyone_adds() {
+    let app = service().await;
+    take(
+        &app,
+        json!({ "clientIdMetadataDocuments": true, "metadataDocumentHosts": ["127.0.0.1"],
+                "selfRegisteredClientsPerMinute": 1 }),
+    )
+    .await;
+    let (first, second) = (published("max-age=300").await, published("max-age=300").await);
+    let pkce = challenge(VERIFIER);
+    let page = Browser::new(&app).authorize("acme", &authorization(&first.url, "mcp:tools", MCP, &pkce)).await;
+    assert_eq!(page.status, StatusCode::OK, "the first is taken: {}", page.body);
+    let page = Browser::new(&app).authorize("acme", &authorization(&second.url, "mcp:tools", MCP, &pkce)).await;
+    assert_eq!(page.status, StatusCode::TOO_MANY_REQUESTS, "{}", page.body);
+    assert_eq!(problem(&page), "Try again later");
+    assert!(second.received().is_empty(), "refused before its document is fetched");
+    let again = Browser::new(&app).authorize("acme", &authorization(&first.url, "mcp:tools", MCP, &pkce)).await;
+    assert_eq!(again.status, StatusCode::OK, "a client already known is not counted again");
+    app.advance(60).await;
+    let page = Browser::new(&app).authorize("acme", &authorization(&second.url, "mcp:tools", MCP, &pkce)).await;
+    assert_eq!(page.status, StatusCode::OK, "the next minute: {}", page.body);
+}
+
+/// However many addresses ask, the host fetches a bounded number of documents at once: past it a
+/// first use is told to come back, so a flood cannot hold every outgoing connection.
+#[tokio::test]
+async fn the_host_fetches_a_bounded_number_of_documents_at_once() {
+    use std::sync::Arc;
+    use std::sync::atomic::{AtomicUsize, Ordering};
+    let app = service().await;
+    take(&app, json!({ "clientIdMetadataDocuments": true, "metadataDocumentHosts": ["127.0.0.1"] })).await;
+    // A document server that holds every request until it is let go.
+    let held = Arc::new(AtomicUsize::new(0));
+    let release = Arc::new(tokio::sync::Notify::new());
+    let (counting, waiting) = (held.clone(), release.clone());
+    let router = axum::Router::new().fallback(move || {
+        let (counting, waiting) = (counting.clone(), waiting.clone());
+        async move {
+            let released = waiting.notified();
+            counting.fetch_add(1, Ordering::SeqCst);
+            released.await;
+            StatusCode::NOT_FOUND
+        }
+    });
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let base = format!("https://127.0.0.1:{}", listener.local_addr().unwrap().port());
+    let server = crate::receiver::serve_tls(listener, router);
+    let pkce = challenge(VERIFIER);
+    let ask = |n: usize| {
+        let (app_http, url) = (app.http.clone(), format!("{}/realms/acme/protocol/openid-connect/auth", app.base));
+        let client = format!("{base}/agent-{n}.json");
+        let pkce = pkce.clone();
+        async move {
+            let query = authorization(&client, "mcp:tools", MCP, &pkce);
+            let request = app_http.get(url).query(&query).header("x-forwarded-for", format!("198.51.100.{n}"));
+            request.send().await.unwrap().status()
+        }
+    };
+    let fetches = castellan::metadata_documents::FETCHES_AT_ONCE;
+    let waiting_ones: Vec<_> = (0..fetches).map(|n| tokio::spawn(ask(n))).collect();
+    for _ in 0..100_000 {
+        if held.load(Ordering::SeqCst) == fetches {
+            break;
+        }
+        tokio::task::yield_now().await;
+    }
+    assert_eq!(held.load(Ordering::SeqCst), fetches, "every allowed fetch is under way");
+    assert_eq!(ask(fetches + 1).await, StatusCode::TOO_MANY_REQUESTS, "one more is told to come back");
+    release.notify_waiters();
+    for waiting in waiting_ones {
+        assert_eq!(waiting.await.unwrap(), StatusCode::BAD_REQUEST, "the held ones end with the document's 404");
+    }
+    server.abort();
+}

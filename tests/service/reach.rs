@@ -139,11 +139,13 @@ async fn still_acts(app: &TestApp, token: &str) -> bool {
 }
 
 /// The operations a realm path gives on the platform realm: reading it and its client, changing
-/// its settings (deleting it is refused as a conflict).
+/// its settings (deleting it is refused as a conflict), and its signing keys.
 const PLATFORM_REALM_OPERATIONS: &[&str] = &[
     "GET /realms/{realm}",
     "PUT /realms/{realm}",
     "DELETE /realms/{realm}",
+    "GET /realms/{realm}/signing-keys",
+    "POST /realms/{realm}/signing-keys/rotate",
     "GET /realms/{realm}/clients",
     "GET /realms/{realm}/clients/{client}",
 ];

@@ -521,3 +521,57 @@ async fn a_person_withdraws_an_application_on_the_page_of_what_they_allowed() {
     let refreshed = answer(app.http.post(url).form(&form).send().await.unwrap()).await;
     assert_eq!(refreshed.body["error"], "invalid_grant", "the application is signed out: {:?}", refreshed.body);
 }
+
+/// A registration from another address (behind the trusted proxy the tests run behind).
+async fn register_from(app: &TestApp, address: &str, body: Value) -> Answer {
+    let url = format!("{}/realms/acme/protocol/openid-connect/register", app.base);
+    answer(app.http.post(url).header("x-forwarded-for", address).json(&body).send().await.unwrap()).await
+}
+
+/// A flood of registrations from addresses that change each time: the realm bounds what anyone may
+/// add in a minute and in all, and however many clients register, the realm's JWKS holds its own
+/// key alone, which signs every one of their tokens.
+#[tokio::test]
+async fn registrations_are_bounded_per_realm_and_never_grow_its_jwks() {
+    let app = spawn_app().await;
+    open_realm(&app).await;
+    let bounds = json!({ "selfRegisteredClientsPerMinute": 25, "maxSelfRegisteredClients": 40 });
+    assert_eq!(app.put("/realms/acme", bounds).await.status, StatusCode::OK);
+    let machine = mcp_client("openid");
+    let mut registered = Vec::new();
+    let mut next = 0;
+    let mut flood = async |count: usize| {
+        let mut answers = Vec::new();
+        for _ in 0..count {
+            next += 1;
+            answers.push(register_from(&app, &format!("2001:db8:{next:x}::1"), machine.clone()).await);
+        }
+        answers
+    };
+    for answer in flood(25).await {
+        assert_eq!(answer.status, StatusCode::CREATED, "{:?}", answer.body);
+        registered.push(answer.body);
+    }
+    let minute = flood(1).await.remove(0);
+    assert_eq!(minute.status, StatusCode::TOO_MANY_REQUESTS, "the realm's minute is spent: {:?}", minute.body);
+    assert!(minute.headers.contains_key("retry-after"));
+    app.advance(60).await;
+    for answer in flood(15).await {
+        assert_eq!(answer.status, StatusCode::CREATED, "{:?}", answer.body);
+    }
+    let all = flood(1).await.remove(0);
+    assert_eq!(all.status, StatusCode::TOO_MANY_REQUESTS, "forty in all: {:?}", all.body);
+
+    // A token of the realm's own client, and the keys that would sign a registered client's.
+    let web = app.create_client("acme", "web", &["client_credentials"], &[]).await;
+    let token = app.token(&web, &[("grant_type", "client_credentials")]).await.body["access_token"].clone();
+    let kid = jsonwebtoken::decode_header(token.as_str().unwrap()).unwrap().kid.unwrap();
+    for client in registered.iter().take(5) {
+        let path = format!("/realms/acme/clients/{}/signing-keys", client["client_id"].as_str().unwrap());
+        let keys = app.get(&path).await;
+        assert_eq!(keys.data()[0]["owner"], "Realm", "{:?}", keys.body);
+        assert_eq!(keys.data()[0]["id"], kid.as_str(), "the realm's key signs for every registered client");
+    }
+    let jwks = app.jwks("acme").await;
+    assert_eq!(jwks["keys"].as_array().unwrap().len(), 1, "forty clients, one key: {jwks}");
+}

@@ -156,7 +156,7 @@ fn settings_of(figures: &Figures) -> RealmSettings {
 
 fn validate(answer: Answer, figures: &Figures) -> Result<Reading, String> {
     let classification = Classification::try_from(answer.classification.clone())
-        .map_err(|_| format!("the classification {:?} is none of the eight", answer.classification))?;
+        .map_err(|_| format!("the classification {:?} is not one a reading may give", answer.classification))?;
     let confidence = u8::try_from(answer.confidence)
         .ok()
         .filter(|c| *c <= 100)

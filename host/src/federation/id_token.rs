@@ -110,7 +110,7 @@ mod tests {
     /// An upstream key: what signs its tokens, and the JWK Set it publishes.
     fn upstream(algorithm: &str) -> (keys::Signer, JwkSet) {
         let sealer = SecretHasher::new([5; 32]).sealer(SEALING_PURPOSE);
-        let key = keys::generate(&sealer, "people", "broker", algorithm, DateTime::UNIX_EPOCH).unwrap();
+        let key = keys::generate(&sealer, "people", Some("broker"), algorithm, DateTime::UNIX_EPOCH).unwrap();
         let signer = keys::signer_of(&sealer, &key, None).unwrap();
         let jwk: Value = serde_json::from_str(&key.public_jwk).unwrap();
         (signer, serde_json::from_value(json!({ "keys": [jwk] })).unwrap())

@@ -101,6 +101,8 @@ pub const CACHES: &[&str] = &[
     "grants",
     "suspensions",
     "admin_networks",
+    "realm_signers",
+    "jwks",
 ];
 
 /// Why a connection was closed for holding still.

@@ -93,6 +93,18 @@ text_enum! {
 }
 
 text_enum! {
+    /// Whose keys sign a client's tokens.
+    pub enum SigningKeys {
+        /// The realm's, shared by every such client (the default): the realm's JWKS holds a few
+        /// keys whatever the number of its clients.
+        Realm,
+        /// Its own, published before they sign and rotated on their own: for a client whose
+        /// tokens must stop verifying without touching any other client's.
+        Own,
+    }
+}
+
+text_enum! {
     /// How a client came to be.
     pub enum Registration {
         /// Created through the admin API: one of the realm's own applications.
@@ -154,7 +166,10 @@ pub struct Client {
     pub logo_uri: Option<String>,
     /// The login page's colour, `#rrggbb`.
     pub brand_color: Option<String>,
-    /// ES256 or RS256: the algorithm of the client's signing keys.
+    /// Whose keys sign the client's tokens.
+    #[sqlx(try_from = "String")]
+    pub signing_keys: SigningKeys,
+    /// ES256 or RS256: the algorithm its tokens are signed with.
     pub key_algorithm: String,
     /// Days between scheduled rotations of the signing key; none when unset.
     pub key_rotation_days: Option<i64>,
@@ -229,6 +244,7 @@ impl Client {
             claim_mappers: ClaimMappers::default(),
             logo_uri: None,
             brand_color: None,
+            signing_keys: SigningKeys::Realm,
             key_algorithm: "ES256".to_owned(),
             key_rotation_days: None,
             registration: Registration::Admin,
@@ -265,7 +281,7 @@ const COLUMNS: &str = "realm_id, id, name, description, client_type, status, sec
      secret_rotated_at, previous_secret_hash, previous_secret_valid_until, issued_tokens_revoked_before, \
      token_exchange_enabled, allowed_scopes, grant_types, redirect_uris, key_algorithm, key_rotation_days, created_at, updated_at, \
      post_logout_redirect_uris, logo_uri, brand_color, allowed_origins, registration, registration_token_hash, \
-     registered_metadata, jwks, jwks_uri, document_fresh_until, allowed_ips, claim_mappers";
+     registered_metadata, jwks, jwks_uri, document_fresh_until, allowed_ips, claim_mappers, signing_keys";
 
 pub const LISTING: Listing = Listing {
     table: "clients",
@@ -297,9 +313,9 @@ pub async fn insert<'c>(db: impl Executor<'c, Database = Any>, client: &Client) 
          secret_rotated_at, previous_secret_hash, previous_secret_valid_until, issued_tokens_revoked_before, \
          token_exchange_enabled, allowed_scopes, grant_types, redirect_uris, key_algorithm, key_rotation_days, \
          created_at, updated_at, post_logout_redirect_uris, logo_uri, brand_color, allowed_origins, registration, \
-         registration_token_hash, registered_metadata, jwks, jwks_uri, document_fresh_until) \
+         registration_token_hash, registered_metadata, jwks, jwks_uri, document_fresh_until, signing_keys) \
          VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, $20, $21, \
-         $22, $23, $24, $25, $26, $27, $28, $29, $30) \
+         $22, $23, $24, $25, $26, $27, $28, $29, $30, $31) \
          ON CONFLICT (realm_id, id) DO NOTHING",
     )
     .bind(&client.realm_id)
@@ -332,6 +348,7 @@ pub async fn insert<'c>(db: impl Executor<'c, Database = Any>, client: &Client) 
     .bind(&client.jwks)
     .bind(&client.jwks_uri)
     .bind(super::millis(client.document_fresh_until))
+    .bind(client.signing_keys.as_str())
     .execute(db)
     .await?;
     Ok(done.rows_affected() == 1)
@@ -431,7 +448,8 @@ pub async fn update<'c>(db: impl Executor<'c, Database = Any>, client: &Client) 
          allowed_scopes = $7, grant_types = $8, redirect_uris = $9, updated_at = $10, key_algorithm = $11, \
          key_rotation_days = $12, post_logout_redirect_uris = $13, logo_uri = $14, brand_color = $15, \
          allowed_origins = $16, registered_metadata = $17, registration_token_hash = $18, \
-         jwks = $19, jwks_uri = $20, client_type = $21, document_fresh_until = $22 WHERE realm_id = $1 AND id = $2",
+         jwks = $19, jwks_uri = $20, client_type = $21, document_fresh_until = $22, signing_keys = $23 \
+         WHERE realm_id = $1 AND id = $2",
     )
     .bind(&client.realm_id)
     .bind(&client.id)
@@ -455,6 +473,7 @@ pub async fn update<'c>(db: impl Executor<'c, Database = Any>, client: &Client) 
     .bind(&client.jwks_uri)
     .bind(client.client_type.as_str())
     .bind(super::millis(client.document_fresh_until))
+    .bind(client.signing_keys.as_str())
     .execute(db)
     .await
     .map(|_| ())
@@ -524,4 +543,22 @@ mod tests {
         assert_eq!(GrantType::named("implicit"), None);
         assert!(!GrantType::ENABLEABLE.contains(&GrantType::TokenExchange), "exchange has its own switch");
     }
+}
+
+/// How many clients anyone added to the realm (registrations and metadata documents) in all, and
+/// since `since`.
+pub async fn self_registered_counts<'c>(
+    db: impl Executor<'c, Database = Any>,
+    realm_id: &str,
+    since: DateTime<Utc>,
+) -> Result<(i64, i64), Error> {
+    let (total, recent): (i64, i64) = sqlx::query_as(
+        "SELECT COUNT(*), COALESCE(SUM(CASE WHEN created_at > $2 THEN 1 ELSE 0 END), 0) FROM clients \
+         WHERE realm_id = $1 AND registration IN ('Dynamic', 'MetadataDocument')",
+    )
+    .bind(realm_id)
+    .bind(super::millis(since))
+    .fetch_one(db)
+    .await?;
+    Ok((total, recent))
 }

@@ -42,6 +42,10 @@ pub struct RealmSettings {
     /// "Let the AI advisor analyse this realm": the incident analyst reads its incidents.
     #[sqlx(try_from = "super::Flag")]
     pub ai_advisor: bool,
+    /// Clients anyone may add within a minute: registrations and metadata documents together.
+    pub self_registered_clients_per_minute: i64,
+    /// Clients anyone may add in all, counted the same way.
+    pub max_self_registered_clients: i64,
 }
 
 text_enum! {
@@ -60,6 +64,8 @@ impl RealmSettings {
     pub const MAX_FAILED_ATTEMPTS: (i64, i64) = (1, 100);
     pub const LOCKOUT_DURATION_MINUTES: (i64, i64) = (1, 1440);
     pub const MINIMUM_PASSWORD_LENGTH: (i64, i64) = (8, 64);
+    pub const SELF_REGISTERED_CLIENTS_PER_MINUTE: (i64, i64) = (1, 10_000);
+    pub const MAX_SELF_REGISTERED_CLIENTS: (i64, i64) = (1, 1_000_000);
 }
 
 impl Default for RealmSettings {
@@ -76,6 +82,8 @@ impl Default for RealmSettings {
             client_id_metadata_documents: false,
             metadata_document_hosts: Vec::new(),
             ai_advisor: false,
+            self_registered_clients_per_minute: 60,
+            max_self_registered_clients: 10_000,
         }
     }
 }
@@ -109,7 +117,7 @@ impl Placed for Realm {
 
 const COLUMNS: &str = "id, account_id, display_name, status, max_failed_attempts, lockout_duration_minutes, \
      lockout_enabled, minimum_password_length, block_breached_passwords, self_sign_up, client_registration, registration_scopes, client_id_metadata_documents, metadata_document_hosts, \
-     ai_advisor, created_at, updated_at";
+     ai_advisor, self_registered_clients_per_minute, max_self_registered_clients, created_at, updated_at";
 
 pub const LISTING: Listing = Listing {
     table: "realms",
@@ -140,8 +148,10 @@ pub async fn insert<'c>(db: impl Executor<'c, Database = Any>, realm: &Realm) ->
     let done = sqlx::query(
         "INSERT INTO realms (id, account_id, display_name, status, max_failed_attempts, lockout_duration_minutes, \
          lockout_enabled, minimum_password_length, block_breached_passwords, self_sign_up, created_at, updated_at, \
-         client_registration, registration_scopes, client_id_metadata_documents, metadata_document_hosts, ai_advisor) \
-         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17) ON CONFLICT (id) DO NOTHING",
+         client_registration, registration_scopes, client_id_metadata_documents, metadata_document_hosts, ai_advisor, \
+         self_registered_clients_per_minute, max_self_registered_clients) \
+         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19) \
+         ON CONFLICT (id) DO NOTHING",
     )
     .bind(&realm.id)
     .bind(&realm.account_id)
@@ -160,6 +170,8 @@ pub async fn insert<'c>(db: impl Executor<'c, Database = Any>, realm: &Realm) ->
     .bind(s.client_id_metadata_documents)
     .bind(super::to_json_list(&s.metadata_document_hosts))
     .bind(s.ai_advisor)
+    .bind(s.self_registered_clients_per_minute)
+    .bind(s.max_self_registered_clients)
     .execute(db)
     .await?;
     Ok(done.rows_affected() == 1)
@@ -171,7 +183,8 @@ pub async fn update<'c>(db: impl Executor<'c, Database = Any>, realm: &Realm) ->
         "UPDATE realms SET display_name = $2, status = $3, max_failed_attempts = $4, lockout_duration_minutes = $5, \
          lockout_enabled = $6, minimum_password_length = $7, block_breached_passwords = $8, self_sign_up = $9, \
          updated_at = $10, client_registration = $11, registration_scopes = $12, \
-         client_id_metadata_documents = $13, metadata_document_hosts = $14, ai_advisor = $15 WHERE id = $1",
+         client_id_metadata_documents = $13, metadata_document_hosts = $14, ai_advisor = $15, \
+         self_registered_clients_per_minute = $16, max_self_registered_clients = $17 WHERE id = $1",
     )
     .bind(&realm.id)
     .bind(&realm.display_name)
@@ -188,6 +201,8 @@ pub async fn update<'c>(db: impl Executor<'c, Database = Any>, realm: &Realm) ->
     .bind(s.client_id_metadata_documents)
     .bind(super::to_json_list(&s.metadata_document_hosts))
     .bind(s.ai_advisor)
+    .bind(s.self_registered_clients_per_minute)
+    .bind(s.max_self_registered_clients)
     .execute(db)
     .await
     .map(|_| ())

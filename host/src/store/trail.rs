@@ -217,8 +217,8 @@ impl ResourceKind {
             Self::Secret | Self::AccountRole | Self::DedicatedInstance => Stale::Account,
             Self::DelegationGrant => Stale::Delegation,
             Self::Suspension => Stale::Suspensions,
+            Self::SigningKey => Stale::Keys,
             Self::Client
-            | Self::SigningKey
             | Self::ClientRoleGrant
             | Self::ClientScopes
             | Self::ClientAllowedIps
@@ -233,6 +233,8 @@ impl ResourceKind {
 pub enum Stale {
     /// The realm the change's id names.
     Realm,
+    /// The signing keys of the change's client, or of its realm when it names no client.
+    Keys,
     /// The role sets of the change's realm.
     RealmRoles,
     /// The credentials of the caller's account.

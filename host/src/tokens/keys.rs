@@ -1,12 +1,20 @@
 //! Signing keys: generation (ES256 by default, RS256 selectable), sealing at rest, the JWKS, and
 //! the per-host caches of ready-to-use signing and verification keys.
 //!
-//! Each client has keys of its own, so that revoking one client's keys touches no other client.
-//! A key is published before it signs: a client's first key is created with the client, and a
-//! rotation publishes the next key `NEXT_KEY_LEAD` before it starts signing, long after every
-//! verifier that honours the JWKS `Cache-Control` has fetched it again. The key it replaces keeps
-//! signing until then and stays published until the last token it signed has expired. Only a
-//! rotation that revokes switches at once: its purpose is that earlier tokens stop verifying.
+//! A realm's tokens are signed with the realm's keys, one family per algorithm its clients sign
+//! with, shared by every client that does not have keys of its own: so the realm's JWKS holds a
+//! few keys (the current, the next and the retired of each family) whatever the number of its
+//! clients, and a client that registered itself a moment ago is verified with a key every
+//! verifier already holds. A client an administrator gives keys of its own (`SigningKeys::Own`)
+//! signs with them once they are published, and its keys rotate and are revoked without touching
+//! any other client.
+//!
+//! A key is published before it signs: a rotation publishes the next key `NEXT_KEY_LEAD` before it
+//! starts signing, long after every verifier that honours the JWKS `Cache-Control` has fetched it
+//! again, and a client's first own key waits as long (the realm's key signs its tokens meanwhile).
+//! The key it replaces keeps signing until then and stays published until the last token it
+//! signed has expired. Only a rotation that revokes switches at once: its purpose is that earlier
+//! tokens stop verifying. The JWKS is built once per change and served from memory.
 
 use std::sync::Arc;
 
@@ -22,11 +30,13 @@ use jsonwebtoken::{Algorithm, DecodingKey, EncodingKey};
 use serde_json::Value;
 
 use crate::AppState;
+use crate::cache::Invalidation;
 use crate::crypto::Sealer;
 use crate::error::Error;
 use crate::ids::{ClientId, KeyId, RealmId};
+use crate::store::clients::{Client, SigningKeys};
 use crate::store::events::EventType;
-use crate::store::signing_keys::{self as key_store, KeyStatus, SigningKey};
+use crate::store::signing_keys::{self as key_store, KeyStatus, Owner, SigningKey};
 
 /// The purpose the sealing key is derived for.
 pub const SEALING_PURPOSE: &str = "signing keys";
@@ -41,7 +51,7 @@ pub const NEXT_KEY_LEAD: TimeDelta = TimeDelta::seconds(5 * JWKS_MAX_AGE_SECONDS
 /// Algorithms a client may sign with.
 pub const ALGORITHMS: &[(&str, &str)] = &[("ES256", "ES256"), ("RS256", "RS256")];
 
-/// A key ready to sign a client's tokens, until the instant another key takes over, if one is set.
+/// A key ready to sign tokens, until the instant another key takes over, if one is set.
 pub struct Signer {
     pub kid: KeyId,
     pub algorithm: Algorithm,
@@ -59,10 +69,19 @@ impl std::fmt::Debug for Signer {
 pub struct Verifier {
     pub kid: KeyId,
     pub realm_id: RealmId,
-    pub client_id: ClientId,
+    /// The client whose own key it is: only that client's tokens verify with it. None for a key
+    /// of the realm, which signs for any client of the realm.
+    pub client_id: Option<ClientId>,
     pub algorithm: Algorithm,
     pub status: KeyStatus,
     pub key: DecodingKey,
+}
+
+impl Verifier {
+    /// Whether the key may have signed a token of `client_id`.
+    pub fn signs_for(&self, client_id: &str) -> bool {
+        self.client_id.as_ref().is_none_or(|own| own.as_str() == client_id)
+    }
 }
 
 impl std::fmt::Debug for Verifier {
@@ -97,11 +116,11 @@ fn encoding_key(algorithm: Algorithm, pem: &[u8]) -> anyhow::Result<EncodingKey>
     })
 }
 
-/// A fresh key for the client, sealed, Active, signing from `now`.
+/// A fresh key of the realm (`client_id` none) or of a client, sealed, Active, signing from `now`.
 pub fn generate(
     sealer: &Sealer,
     realm_id: &str,
-    client_id: &str,
+    client_id: Option<&str>,
     algorithm_name: &str,
     now: DateTime<Utc>,
 ) -> anyhow::Result<SigningKey> {
@@ -130,7 +149,7 @@ pub fn generate(
     Ok(SigningKey {
         id: kid,
         realm_id: RealmId::known(realm_id),
-        client_id: ClientId::known(client_id),
+        client_id: client_id.map(ClientId::known),
         algorithm: algorithm_name.to_owned(),
         sealed_key: sealer.seal(pem.as_bytes()),
         public_jwk: serde_json::to_string(&jwk)?,
@@ -142,15 +161,22 @@ pub fn generate(
     })
 }
 
-/// A client's new key, signing from `now`: generated before any transaction is opened, since an
-/// RSA key takes a while.
-pub fn fresh(
-    state: &AppState,
-    client: &crate::store::clients::Client,
-    now: DateTime<Utc>,
-) -> Result<SigningKey, Error> {
+/// A new key of `owner` for `algorithm`, signing from `now`: generated before any transaction is
+/// opened, since an RSA key takes a while.
+pub fn fresh(state: &AppState, owner: Owner<'_>, algorithm: &str, now: DateTime<Utc>) -> Result<SigningKey, Error> {
     let sealer = state.hasher.sealer(SEALING_PURPOSE);
-    Ok(generate(&sealer, &client.realm_id, &client.id, &client.key_algorithm, now)?)
+    let (realm_id, client_id) = match owner {
+        Owner::Realm(realm) => (realm, None),
+        Owner::Client(realm, client) => (realm, Some(client)),
+    };
+    Ok(generate(&sealer, realm_id, client_id, algorithm, now)?)
+}
+
+/// A client's first own key: published now, signing once verifiers have had time to fetch it.
+pub fn first_own_key(state: &AppState, client: &Client, now: DateTime<Utc>) -> Result<SigningKey, Error> {
+    let mut key = fresh(state, Owner::Client(&client.realm_id, &client.id), &client.key_algorithm, now)?;
+    key.signs_from = now + NEXT_KEY_LEAD;
+    Ok(key)
 }
 
 pub(crate) fn signer_of(sealer: &Sealer, key: &SigningKey, until: Option<DateTime<Utc>>) -> anyhow::Result<Signer> {
@@ -159,8 +185,8 @@ pub(crate) fn signer_of(sealer: &Sealer, key: &SigningKey, until: Option<DateTim
     Ok(Signer { kid: key.id.clone(), algorithm, key: encoding_key(algorithm, &pem)?, until })
 }
 
-/// Of the client's keys that sign now or will (newest `signs_from` first), the one that signs at
-/// `now`, and the instant that choice ends: the next key's start or this key's retirement.
+/// Of the keys that sign now or will (newest `signs_from` first), the one that signs at `now`, and
+/// the instant that choice ends: the next key's start or this key's retirement.
 fn signing_at(keys: &[SigningKey], now: DateTime<Utc>) -> Option<(&SigningKey, Option<DateTime<Utc>>)> {
     let current = keys.iter().find(|key| key.signs_from <= now)?;
     let next_start = keys.iter().filter(|key| key.signs_from > now).map(|key| key.signs_from).min();
@@ -172,7 +198,7 @@ fn signing_at(keys: &[SigningKey], now: DateTime<Utc>) -> Option<(&SigningKey, O
     Some((current, until))
 }
 
-/// How a key stands at `now`, as the key listing shows it: `Next` (published, not signing yet),
+/// How a key stands at `now`, as the key listings show it: `Next` (published, not signing yet),
 /// `Active` (signing), `Retired` (published until its tokens expire) or `Revoked`.
 pub fn stage(key: &SigningKey, now: DateTime<Utc>) -> &'static str {
     match key.status {
@@ -195,27 +221,101 @@ fn verifier_of(key: &SigningKey) -> anyhow::Result<Verifier> {
     })
 }
 
-/// The key that signs the client's tokens now. A client created before keys came with clients
-/// gets its first one here, signing at once.
-pub async fn signer(state: &AppState, realm_id: &str, client_id: &str, algorithm: &str) -> Result<Arc<Signer>, Error> {
+/// The key that signs the client's tokens now: its own once one signs, else the realm's.
+pub async fn signer(state: &AppState, client: &Client) -> Result<Arc<Signer>, Error> {
+    if client.signing_keys == SigningKeys::Own
+        && let Some(own) = own_signer(state, client).await?
+    {
+        return Ok(own);
+    }
+    realm_signer(state, &client.realm_id, &client.key_algorithm).await
+}
+
+/// The client's own key that signs now; none while its first is not signing yet. A client that
+/// has none at all (it was given its own keys without one) gets its first here, published now.
+async fn own_signer(state: &AppState, client: &Client) -> Result<Option<Arc<Signer>>, Error> {
     let now = state.clock.now();
+    let (realm_id, client_id) = (client.realm_id.as_str(), client.id.as_str());
     if let Some(signer) = state.caches.signer(realm_id, client_id).filter(|s| s.until.is_none_or(|until| now < until)) {
+        return Ok(Some(signer));
+    }
+    let owner = Owner::Client(realm_id, client_id);
+    let keys = key_store::signing(state.store.pool(), owner, now).await?;
+    let Some((key, until)) = signing_at(&keys, now) else {
+        if keys.is_empty() {
+            let first = first_own_key(state, client, now)?;
+            let mut tx = state.store.begin().await?;
+            key_store::insert(&mut *tx, &first).await?;
+            crate::changes::publish(state, tx, &Invalidation::Keys(client.realm_id.clone())).await?;
+        }
+        return Ok(None);
+    };
+    let signer = Arc::new(signer_of(&state.hasher.sealer(SEALING_PURPOSE), key, until)?);
+    state.caches.keep_signer(realm_id, client_id, signer.clone());
+    Ok(Some(signer))
+}
+
+/// The realm's key for `algorithm` that signs now. A realm without one gets its first here,
+/// signing at once: no token of the realm was signed with that algorithm before it.
+pub async fn realm_signer(state: &AppState, realm_id: &str, algorithm: &str) -> Result<Arc<Signer>, Error> {
+    let now = state.clock.now();
+    if let Some(signer) =
+        state.caches.realm_signer(realm_id, algorithm).filter(|s| s.until.is_none_or(|until| now < until))
+    {
         return Ok(signer);
     }
     let sealer = state.hasher.sealer(SEALING_PURPOSE);
-    let keys = key_store::signing(state.store.pool(), realm_id, client_id, now).await?;
+    let mut keys = key_store::signing(state.store.pool(), Owner::Realm(realm_id), now).await?;
+    keys.retain(|key| key.algorithm == algorithm);
     let signer = match signing_at(&keys, now) {
         Some((key, until)) => signer_of(&sealer, key, until)?,
+        // A family published for a client that moved to it does not sign yet: the realm's ES256
+        // key signs meanwhile, until the new family's first key starts.
+        None if algorithm != DEFAULT_ALGORITHM && !keys.is_empty() => {
+            let starts = keys.iter().map(|key| key.signs_from).min();
+            let meanwhile = Box::pin(realm_signer(state, realm_id, DEFAULT_ALGORITHM)).await?;
+            let until = match (meanwhile.until, starts) {
+                (Some(a), Some(b)) => Some(a.min(b)),
+                (a, b) => a.or(b),
+            };
+            Signer { kid: meanwhile.kid.clone(), algorithm: meanwhile.algorithm, key: meanwhile.key.clone(), until }
+        }
         None => {
-            let key = generate(&sealer, realm_id, client_id, algorithm, now)?;
-            key_store::insert(state.store.writer(), &key).await?;
+            let key = generate(&sealer, realm_id, None, algorithm, now)?;
+            let mut tx = state.store.begin().await?;
+            key_store::insert(&mut *tx, &key).await?;
+            crate::changes::publish(state, tx, &Invalidation::Keys(RealmId::known(realm_id))).await?;
             let until = keys.iter().map(|next| next.signs_from).min();
             signer_of(&sealer, &key, until)?
         }
     };
     let signer = Arc::new(signer);
-    state.caches.keep_signer(realm_id, client_id, signer.clone());
+    state.caches.keep_realm_signer(realm_id, algorithm, signer.clone());
     Ok(signer)
+}
+
+/// The algorithm every realm signs with, and the one its first key is of.
+pub const DEFAULT_ALGORITHM: &str = "ES256";
+
+/// Publishes a family of realm keys for `algorithm` when the realm has none, inside `tx`: its first
+/// key signs once verifiers have had time to fetch it, the realm's ES256 key signing meanwhile.
+/// For a client of the realm that moves to an algorithm no client of the realm used before.
+pub async fn publish_realm_family(
+    state: &AppState,
+    tx: &mut crate::store::Connection,
+    realm_id: &str,
+    algorithm: &str,
+    now: DateTime<Utc>,
+) -> Result<(), Error> {
+    let owner = Owner::Realm(realm_id);
+    let present = key_store::of_owner(&mut *tx, owner).await?;
+    if algorithm == DEFAULT_ALGORITHM || present.iter().any(|key| key.algorithm == algorithm) {
+        return Ok(());
+    }
+    let mut key = fresh(state, owner, algorithm, now)?;
+    key.signs_from = now + NEXT_KEY_LEAD;
+    key_store::insert(&mut *tx, &key).await?;
+    Ok(())
 }
 
 /// The key with this `kid`, if it exists.
@@ -238,86 +338,107 @@ pub enum Rotation {
     Scheduled { rotation_days: i64 },
 }
 
-/// The answer to a rotation: the new key and when it starts signing.
+/// The answer to a rotation: the new keys and when they start signing.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Rotated {
-    pub key_id: KeyId,
+    /// The new keys' `kid`s, one per algorithm rotated.
+    pub key_ids: Vec<KeyId>,
     pub signs_from: DateTime<Utc>,
     /// Keys withdrawn at once by a rotation that revokes.
     pub revoked: u64,
 }
 
-/// Rotates the client's signing key inside `tx`, `key` (from `fresh`) being the new one. It is
-/// published now and signs `NEXT_KEY_LEAD` later; until then the key it replaces goes on signing,
-/// then retires and stays in the JWKS until every token it signed has expired. A manual rotation
-/// that revokes withdraws every earlier key from the JWKS at once (their tokens stop verifying) and
-/// the new key signs at once; so does the first key of a client that had none. Writes the
-/// `keys_rotated` event. `None` when a scheduled rotation found nothing left to rotate (another
-/// host did it).
+/// The algorithms of the realm's own keys that sign now or will, ES256 always among them: what a
+/// rotation of the realm's keys replaces.
+pub async fn realm_algorithms(state: &AppState, realm_id: &str) -> Result<Vec<String>, Error> {
+    let keys = key_store::signing(state.store.pool(), Owner::Realm(realm_id), state.clock.now()).await?;
+    let mut algorithms = vec![DEFAULT_ALGORITHM.to_owned()];
+    for key in keys {
+        if !algorithms.contains(&key.algorithm) {
+            algorithms.push(key.algorithm);
+        }
+    }
+    Ok(algorithms)
+}
+
+/// Rotates `owner`'s signing keys inside `tx`, `keys` (from [`fresh`], one per algorithm) being
+/// the new ones. They are published now and sign `NEXT_KEY_LEAD` later; until then the keys they
+/// replace go on signing, then retire and stay in the JWKS until every token they signed has
+/// expired. A manual rotation that revokes withdraws every earlier key from the JWKS at once
+/// (their tokens stop verifying) and the new keys sign at once; so does an owner's first key.
+/// A client's rotation writes the `keys_rotated` event (a realm's is in the change trail). `None`
+/// when a scheduled rotation found nothing left to rotate (another host did it).
 pub async fn rotate(
     state: &AppState,
     tx: &mut crate::store::Connection,
-    account_id: &str,
-    client: &crate::store::clients::Client,
+    owner: Owner<'_>,
     rotation: Rotation,
-    mut key: SigningKey,
+    mut keys: Vec<SigningKey>,
 ) -> Result<Option<Rotated>, Error> {
-    let now = key.created_at;
+    let Some(now) = keys.first().map(|key| key.created_at) else { return Ok(None) };
     let lifetime = TimeDelta::seconds(i64::from(state.settings.access_token_seconds));
     let starts = now + NEXT_KEY_LEAD;
-    let (realm, id) = (&client.realm_id, &client.id);
     let (retired, revoked) = match rotation {
-        Rotation::Manual { revoke: true } => (0, key_store::revoke_all(&mut *tx, realm, id, now).await?),
+        Rotation::Manual { revoke: true } => (0, key_store::revoke_all(&mut *tx, owner, now).await?),
         Rotation::Manual { revoke: false } => {
-            (key_store::retire_all(&mut *tx, realm, id, starts, starts + lifetime).await?, 0)
+            (key_store::retire_all(&mut *tx, owner, starts, starts + lifetime).await?, 0)
         }
         Rotation::Scheduled { rotation_days } => {
             let cutoff = now - TimeDelta::days(rotation_days);
-            match key_store::retire_older(&mut *tx, realm, id, cutoff, starts, starts + lifetime).await? {
+            match key_store::retire_older(&mut *tx, owner, cutoff, starts, starts + lifetime).await? {
                 0 => return Ok(None),
                 retired => (retired, 0),
             }
         }
     };
-    key.signs_from = if retired > 0 { starts } else { now };
-    key_store::insert(&mut *tx, &key).await?;
-    let mut data = serde_json::json!({ "signing_key_id": key.id, "encryption_key_id": null });
-    if let Some(object) = data.as_object_mut() {
-        match rotation {
-            Rotation::Manual { .. } => {
-                object.insert("revoked_keys_count".into(), revoked.into());
-            }
-            Rotation::Scheduled { rotation_days } => {
-                object.insert("rotation_days".into(), rotation_days.into());
-                object.insert("automatic".into(), true.into());
+    let signs_from = if retired > 0 { starts } else { now };
+    for key in &mut keys {
+        key.signs_from = signs_from;
+        key_store::insert(&mut *tx, key).await?;
+    }
+    if let Owner::Client(realm_id, client_id) = owner {
+        let account = crate::store::realms::find(&mut *tx, realm_id).await?.map(|realm| realm.account_id);
+        let account = account.ok_or(Error::NotFound("realm"))?;
+        let mut data = serde_json::json!({ "signing_key_id": keys[0].id, "encryption_key_id": null });
+        if let Some(object) = data.as_object_mut() {
+            match rotation {
+                Rotation::Manual { .. } => {
+                    object.insert("revoked_keys_count".into(), revoked.into());
+                }
+                Rotation::Scheduled { rotation_days } => {
+                    object.insert("rotation_days".into(), rotation_days.into());
+                    object.insert("automatic".into(), true.into());
+                }
             }
         }
+        let realm_id = RealmId::known(realm_id);
+        let client_id = ClientId::known(client_id);
+        let event = crate::store::events::Event {
+            event_type: EventType::KeysRotated,
+            account_id: &account,
+            realm_id: Some(&realm_id),
+            client_id: Some(&client_id),
+            data,
+        };
+        crate::store::events::publish(tx, event, now).await?;
     }
-    let event = crate::store::events::Event {
-        event_type: EventType::KeysRotated,
-        account_id,
-        realm_id: Some(&client.realm_id),
-        client_id: Some(&client.id),
-        data,
-    };
-    crate::store::events::publish(tx, event, now).await?;
-    Ok(Some(Rotated { key_id: key.id, signs_from: key.signs_from, revoked }))
+    Ok(Some(Rotated { key_ids: keys.into_iter().map(|key| key.id).collect(), signs_from, revoked }))
 }
 
-/// Rotates the keys of every client whose rotation period has run out (the scheduled job).
+/// Rotates the keys of every client with keys of its own whose rotation period has run out (the
+/// scheduled job).
 pub async fn rotate_due(state: &AppState, now: DateTime<Utc>) -> Result<usize, Error> {
     let due = key_store::due_for_rotation(state.store.pool(), now).await?;
     let mut rotated = 0;
     for (realm_id, client_id, rotation_days) in due {
-        let Some(realm) = crate::store::realms::find(state.store.pool(), &realm_id).await? else { continue };
         let Some(client) = crate::store::clients::find(state.store.pool(), &realm_id, &client_id).await? else {
             continue;
         };
-        let key = fresh(state, &client, now)?;
+        let owner = Owner::Client(&realm_id, &client_id);
+        let key = fresh(state, owner, &client.key_algorithm, now)?;
         let mut tx = state.store.begin().await?;
-        let rotation = Rotation::Scheduled { rotation_days };
-        if rotate(state, &mut tx, &realm.account_id, &client, rotation, key).await?.is_some() {
-            let stale = crate::cache::Invalidation::Client(RealmId::known(realm_id), ClientId::known(client_id));
+        if rotate(state, &mut tx, owner, Rotation::Scheduled { rotation_days }, vec![key]).await?.is_some() {
+            let stale = Invalidation::Client(RealmId::known(realm_id.as_str()), ClientId::known(client_id.as_str()));
             crate::changes::publish(state, tx, &stale).await?;
             rotated += 1;
         }
@@ -325,12 +446,44 @@ pub async fn rotate_due(state: &AppState, now: DateTime<Utc>) -> Result<usize, E
     Ok(rotated)
 }
 
-/// The realm's JWKS: every key whose tokens may still be alive.
-pub async fn jwks(state: &AppState, realm_id: &str) -> Result<Value, Error> {
+/// A client's own keys stop signing (it signs with the realm's from now): each stays published
+/// until the tokens it signed have expired.
+pub async fn retire_own(
+    state: &AppState,
+    tx: &mut crate::store::Connection,
+    client: &Client,
+    now: DateTime<Utc>,
+) -> Result<u64, Error> {
+    let lifetime = TimeDelta::seconds(i64::from(state.settings.access_token_seconds));
+    let owner = Owner::Client(&client.realm_id, &client.id);
+    Ok(key_store::retire_all(&mut *tx, owner, now, now + lifetime).await?)
+}
+
+/// A realm's JWK Set as served: its JSON and its entity tag.
+#[derive(Debug)]
+pub struct Jwks {
+    pub body: String,
+    pub etag: String,
+    /// When a retired key leaves it, if one will.
+    pub until: Option<DateTime<Utc>>,
+}
+
+/// The realm's JWKS: the keys whose tokens may still be alive, the realm's and its clients' own.
+/// Built once and kept until a key of the realm changes or a retired one's publication ends.
+pub async fn jwks(state: &AppState, realm_id: &str) -> Result<Arc<Jwks>, Error> {
     let now = state.clock.now();
+    if let Some(kept) = state.caches.jwks(realm_id).filter(|jwks| jwks.until.is_none_or(|until| now < until)) {
+        return Ok(kept);
+    }
     let keys = key_store::published(state.store.pool(), realm_id, now).await?;
+    let until = keys.iter().filter(|key| key.status == KeyStatus::Retired).filter_map(|key| key.published_until).min();
     let keys: Vec<Value> = keys.iter().filter_map(|key| serde_json::from_str(&key.public_jwk).ok()).collect();
-    Ok(serde_json::json!({ "keys": keys }))
+    let body = serde_json::json!({ "keys": keys }).to_string();
+    let digest = aws_lc_rs::digest::digest(&aws_lc_rs::digest::SHA256, body.as_bytes());
+    let etag = format!("\"{}\"", hex::encode(&digest.as_ref()[..16]));
+    let jwks = Arc::new(Jwks { body, etag, until });
+    state.caches.keep_jwks(realm_id, jwks.clone());
+    Ok(jwks)
 }
 
 #[cfg(test)]
@@ -342,7 +495,7 @@ mod tests {
     fn generated_keys_sign_tokens_their_published_jwk_verifies() {
         let sealer = SecretHasher::new([3; 32]).sealer(SEALING_PURPOSE);
         for name in ["ES256", "RS256"] {
-            let key = generate(&sealer, "realm", "client", name, DateTime::UNIX_EPOCH).unwrap();
+            let key = generate(&sealer, "realm", Some("client"), name, DateTime::UNIX_EPOCH).unwrap();
             assert!(!key.sealed_key.contains("PRIVATE"), "the private key is sealed");
             let signer = signer_of(&sealer, &key, None).unwrap();
             let mut header = jsonwebtoken::Header::new(signer.algorithm);

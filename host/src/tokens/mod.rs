@@ -85,7 +85,7 @@ pub struct Issued {
 }
 
 async fn sign(state: &AppState, client: &Client, typ: &str, claims: &Value) -> Result<String, Error> {
-    let signer = keys::signer(state, &client.realm_id, &client.id, &client.key_algorithm).await?;
+    let signer = keys::signer(state, client).await?;
     let mut header = jsonwebtoken::Header::new(signer.algorithm);
     header.typ = Some(typ.to_owned());
     header.kid = Some(signer.kid.clone().into());
@@ -423,12 +423,12 @@ pub async fn id_token_hint(state: &AppState, realm_id: &str, token: &str) -> Res
     let claims = data.claims;
     let text = |name: &str| claims.get(name).and_then(Value::as_str).map(str::to_owned);
     let (Some(subject), Some(audience)) = (text("sub"), text("aud")) else { return Ok(None) };
-    // The key is the client's own: an ID token names its client as the audience.
-    if audience != verifier.client_id.as_str() {
+    // An ID token names its client as the audience, which a client's own key signs for alone.
+    if !verifier.signs_for(&audience) {
         return Ok(None);
     }
     Ok(Some(IdTokenHint {
-        client_id: verifier.client_id.clone(),
+        client_id: ClientId::known(audience),
         subject,
         session_id: text("sid").map(SessionId::known),
     }))
@@ -471,7 +471,7 @@ pub async fn active_access_token(state: &AppState, realm_id: &str, token: &str) 
     };
     let issued_at = guid_instant(&jti).unwrap_or(issued_at);
     let now = state.clock.now();
-    if expires_at <= now || client_id != verifier.client_id {
+    if expires_at <= now || !verifier.signs_for(&client_id) {
         return Ok(None);
     }
     if is_revoked(state, &jti).await? {

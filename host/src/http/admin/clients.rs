@@ -20,8 +20,8 @@ use crate::http::body::JsonBody;
 use crate::http::envelope;
 use crate::ids::ClientId;
 use crate::store::Status;
-use crate::store::clients::{self as client_store, Client, ClientType, GrantType, Registration};
-use crate::store::signing_keys as key_store;
+use crate::store::clients::{self as client_store, Client, ClientType, GrantType, Registration, SigningKeys};
+use crate::store::signing_keys::{self as key_store, Owner};
 use crate::store::trail::{Change, ChangeAction, Placed};
 use crate::tokens::keys;
 use crate::validate::{Body, Rule, boolean, integer, list_of, one_of, parsed, text};
@@ -72,9 +72,13 @@ pub struct ClientConfigurationView {
 #[derive(Debug, Serialize, ToSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct SigningKeySettingsView {
-    /// ES256 (default) or RS256. Changing it rotates the key at once.
+    /// Whose keys sign the client's tokens: Realm (the default: the realm's keys, shared by its
+    /// clients) or Own (keys of its own, published five minutes before they sign, rotated and
+    /// revoked without touching any other client; the realm's keys sign meanwhile).
+    pub keys: SigningKeys,
+    /// ES256 (default) or RS256. Changing it for a client with its own keys rotates them.
     pub algorithm: String,
-    /// Days between scheduled rotations; absent when the key rotates only by hand.
+    /// Days between scheduled rotations of a client's own keys; absent when they rotate only by hand.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub rotation_days: Option<i64>,
 }
@@ -154,6 +158,7 @@ impl ClientView {
                 issued_tokens_revoked_before: instant(client.issued_tokens_revoked_before),
             },
             signing_key: SigningKeySettingsView {
+                keys: client.signing_keys,
                 algorithm: client.key_algorithm.clone(),
                 rotation_days: client.key_rotation_days,
             },
@@ -229,9 +234,11 @@ pub struct BrandingInput {
 #[schema(rename_all = "camelCase")]
 #[allow(dead_code)]
 pub struct SigningKeyInput {
+    /// Realm or Own.
+    keys: Option<SigningKeys>,
     /// ES256 or RS256.
     algorithm: Option<String>,
-    /// 1–365 days between scheduled rotations; null stops them.
+    /// 1–365 days between scheduled rotations of the client's own keys; null stops them.
     rotation_days: Option<i64>,
 }
 
@@ -293,14 +300,28 @@ fn read_fields(body: &mut Body, client: &mut Client) {
         body.absorb(branding);
     }
     if let Some(mut key) = body.nested("signingKey") {
+        if let Some(keys) = key.optional("keys", one_of(SigningKeys::NAMES)) {
+            client.signing_keys = keys;
+        }
         if let Some(algorithm) = key.optional("algorithm", one_of(crate::tokens::keys::ALGORITHMS)) {
             client.key_algorithm = algorithm.to_owned();
         }
         if let Some(days) = key.nullable("rotationDays", integer(1, 365)) {
             client.key_rotation_days = days;
         }
+        if client.signing_keys == SigningKeys::Realm && client.key_rotation_days.is_some() {
+            let why = "signingKey.rotationDays rotates a client's own keys: the realm's rotate on their own";
+            key.refuse("rotationDays", Rule::Conflict, why);
+        }
         body.absorb(key);
     }
+}
+
+/// What a change of a client's settings does to its own signing keys.
+enum KeysChange {
+    First(crate::store::signing_keys::SigningKey),
+    Retire,
+    Rotate(crate::store::signing_keys::SigningKey),
 }
 
 pub(super) async fn client_in_reach(
@@ -360,12 +381,18 @@ pub async fn create(
         client.secret_rotated_at = Some(now);
     }
 
-    let first_key = keys::fresh(&state, &client, now)?;
+    // A client with keys of its own has its first one published now; the realm's sign until it does.
+    let first_key =
+        (client.signing_keys == SigningKeys::Own).then(|| keys::first_own_key(&state, &client, now)).transpose()?;
     let mut tx = state.store.begin().await?;
     if !client_store::insert(&mut *tx, &client).await? {
         return Err(Error::AlreadyExists("client"));
     }
-    key_store::insert(&mut *tx, &first_key).await?;
+    if let Some(key) = &first_key {
+        key_store::insert(&mut *tx, key).await?;
+    } else {
+        keys::publish_realm_family(&state, &mut tx, &client.realm_id, &client.key_algorithm, now).await?;
+    }
     let change = Change::of(ChangeAction::Create, client.place(), 201).after(ClientView::of(&client, now));
     commit(&state, &caller, tx, change).await?;
     let mut view = ClientView::of(&client, now);
@@ -446,13 +473,31 @@ pub async fn update(
     let now = state.clock.now();
     client.updated_at = now;
 
-    let next_key =
-        (client.key_algorithm != before.key_algorithm).then(|| keys::fresh(&state, &client, now)).transpose()?;
+    let own = Owner::Client(&client.realm_id, &client.id);
+    let keys_change = match (before.signing_keys, client.signing_keys) {
+        // Given keys of its own: the first is published now and signs five minutes on.
+        (SigningKeys::Realm, SigningKeys::Own) => Some(KeysChange::First(keys::first_own_key(&state, &client, now)?)),
+        // Back to the realm's: its own stop signing now and stay published until their tokens expire.
+        (SigningKeys::Own, SigningKeys::Realm) => Some(KeysChange::Retire),
+        (SigningKeys::Own, SigningKeys::Own) if client.key_algorithm != before.key_algorithm => {
+            Some(KeysChange::Rotate(keys::fresh(&state, own, &client.key_algorithm, now)?))
+        }
+        _ => None,
+    };
     let mut tx = state.store.begin().await?;
     client_store::update(&mut *tx, &client).await?;
-    if let Some(key) = next_key {
-        let account = caller.account_id().to_owned();
-        keys::rotate(&state, &mut tx, &account, &client, keys::Rotation::Manual { revoke: false }, key).await?;
+    match keys_change {
+        Some(KeysChange::First(key)) => key_store::insert(&mut *tx, &key).await?,
+        Some(KeysChange::Retire) => {
+            keys::retire_own(&state, &mut tx, &client, now).await?;
+        }
+        Some(KeysChange::Rotate(key)) => {
+            keys::rotate(&state, &mut tx, own, keys::Rotation::Manual { revoke: false }, vec![key]).await?;
+        }
+        None => {}
+    }
+    if client.signing_keys == SigningKeys::Realm && client.key_algorithm != before.key_algorithm {
+        keys::publish_realm_family(&state, &mut tx, &client.realm_id, &client.key_algorithm, now).await?;
     }
     let change = Change::of(ChangeAction::Update, client.place(), 200)
         .before(ClientView::of(&before, now))

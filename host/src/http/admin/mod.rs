@@ -69,6 +69,8 @@ pub fn routes() -> Router<AppState> {
         .route("/realms/{realm}/clients/{client}/claim-mappers", get(claim_mappers::list).post(claim_mappers::create))
         .route("/realms/{realm}/clients/{client}/claim-mappers/preview", get(claim_mappers::preview))
         .route("/realms/{realm}/clients/{client}/claim-mappers/{mapperId}", delete(claim_mappers::delete))
+        .route("/realms/{realm}/signing-keys", get(signing_keys::realm_signing_keys))
+        .route("/realms/{realm}/signing-keys/rotate", post(signing_keys::rotate_realm_signing_keys))
         .route("/realms/{realm}/clients/{client}/signing-keys", get(signing_keys::signing_keys))
         .route("/realms/{realm}/clients/{client}/signing-keys/rotate", post(signing_keys::rotate_signing_keys))
         .route("/realms/{realm}/clients/{client}/client-secret/rotate", post(clients::rotate_secret))

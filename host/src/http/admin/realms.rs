@@ -57,6 +57,11 @@ pub struct RealmView {
     /// includes the advisor, the incident analyst reads the realm's attack incidents (their
     /// figures only, never addresses or names).
     pub ai_advisor: bool,
+    /// Clients anyone may add within a minute: self-registrations and metadata-document clients
+    /// together (1–10,000, default 60). Past it, 429 until the minute has passed.
+    pub self_registered_clients_per_minute: i64,
+    /// Such clients in all (1–1,000,000, default 10,000). Past it, 429 until some are removed.
+    pub max_self_registered_clients: i64,
     pub created_at: String,
     pub updated_at: String,
 }
@@ -79,6 +84,8 @@ impl From<&Realm> for RealmView {
             client_id_metadata_documents: s.client_id_metadata_documents,
             metadata_document_hosts: s.metadata_document_hosts.clone(),
             ai_advisor: s.ai_advisor,
+            self_registered_clients_per_minute: s.self_registered_clients_per_minute,
+            max_self_registered_clients: s.max_self_registered_clients,
             created_at: iso(realm.created_at),
             updated_at: iso(realm.updated_at),
         }
@@ -109,6 +116,8 @@ pub struct RealmInput {
     /// Up to 100: host names, `*.domain`, or `*`.
     metadata_document_hosts: Option<Vec<String>>,
     ai_advisor: Option<bool>,
+    self_registered_clients_per_minute: Option<i64>,
+    max_self_registered_clients: Option<i64>,
 }
 
 /// Reads the changeable fields onto `realm`.
@@ -155,6 +164,14 @@ fn read_fields(body: &mut Body, realm: &mut Realm) {
     }
     if let Some(value) = body.optional("aiAdvisor", boolean) {
         s.ai_advisor = value;
+    }
+    let (lo, hi) = RealmSettings::SELF_REGISTERED_CLIENTS_PER_MINUTE;
+    if let Some(value) = body.optional("selfRegisteredClientsPerMinute", integer(lo, hi)) {
+        s.self_registered_clients_per_minute = value;
+    }
+    let (lo, hi) = RealmSettings::MAX_SELF_REGISTERED_CLIENTS;
+    if let Some(value) = body.optional("maxSelfRegisteredClients", integer(lo, hi)) {
+        s.max_self_registered_clients = value;
     }
 }
 

@@ -1,5 +1,6 @@
-//! `/realms/{realm}/clients/{client}/signing-keys`: a client's token signing keys, listed with how
-//! each stands, and rotated.
+//! Token signing keys: a realm's (`/realms/{realm}/signing-keys`), which sign the tokens of every
+//! client without keys of its own, and a client's (`/realms/{realm}/clients/{client}/signing-keys`),
+//! listed with how each stands, and rotated.
 
 use axum::extract::State;
 use axum::response::Response;
@@ -9,16 +10,17 @@ use serde_json::{Value, json};
 use utoipa::ToSchema;
 
 use super::commit;
-use super::reach::{ClientRead, ClientUpdate, InClient};
+use super::reach::{ClientRead, ClientUpdate, InClient, InRealm, RealmRead, RealmUpdate};
 use crate::AppState;
 use crate::clock::iso;
 use crate::error::Error;
 use crate::http::body::JsonBody;
 use crate::http::envelope;
-use crate::store::signing_keys as key_store;
+use crate::store::clients::SigningKeys;
+use crate::store::signing_keys::{self as key_store, Owner, SigningKey};
 use crate::store::trail::{Change, ChangeAction, Place, ResourceKind};
-use crate::tokens::keys;
-use crate::validate::boolean;
+use crate::tokens::keys::{self, Rotation};
+use crate::validate::{Body, boolean};
 
 /// A signing key as the admin API shows it (public part only).
 #[derive(Debug, Serialize, ToSchema)]
@@ -26,6 +28,9 @@ use crate::validate::boolean;
 pub struct SigningKeyView {
     /// The `kid` of the tokens it signs.
     pub id: String,
+    /// Realm (a key of the realm, signing for every client without keys of its own) or Client (a
+    /// client's own).
+    pub owner: String,
     pub algorithm: String,
     /// Next (published, signs from `signsFrom`), Active (signs new tokens) or Retired (published
     /// until its tokens expire).
@@ -43,22 +48,13 @@ pub struct SigningKeyView {
     pub published_until: Option<String>,
 }
 
-#[utoipa::path(get, path = "/realms/{realm}/clients/{client}/signing-keys", tag = "Clients",
-    params(("realm" = String, Path), ("client" = String, Path)),
-    responses((status = 200, description = "The client's keys that are not revoked, newest first, in `data`", body = [SigningKeyView]),
-              (status = 403), (status = 404)),
-    security(("apiKey" = [])))]
-pub async fn signing_keys(
-    State(state): State<AppState>,
-    InClient { client, .. }: InClient<ClientRead>,
-) -> Result<Response, Error> {
-    let found = key_store::of_client(state.store.pool(), &client.realm_id, &client.id).await?;
-    let now = state.clock.now();
+fn views(found: Vec<SigningKey>, now: DateTime<Utc>) -> Vec<SigningKeyView> {
     let instant = |at: Option<DateTime<Utc>>| at.map(iso);
-    let views: Vec<SigningKeyView> = found
+    found
         .into_iter()
         .map(|key| SigningKeyView {
             status: keys::stage(&key, now).to_owned(),
+            owner: if key.client_id.is_some() { "Client" } else { "Realm" }.to_owned(),
             public_key: serde_json::from_str(&key.public_jwk).unwrap_or(Value::Null),
             id: key.id.into(),
             algorithm: key.algorithm,
@@ -67,8 +63,37 @@ pub async fn signing_keys(
             retired_at: instant(key.retired_at),
             published_until: instant(key.published_until),
         })
-        .collect();
-    Ok(envelope::ok(views))
+        .collect()
+}
+
+#[utoipa::path(get, path = "/realms/{realm}/clients/{client}/signing-keys", tag = "Clients",
+    params(("realm" = String, Path), ("client" = String, Path)),
+    responses((status = 200, description = "The keys that sign the client's tokens and are not revoked, newest first, in `data`: its own when it has keys of its own (`signingKey.keys` Own), else the realm's", body = [SigningKeyView]),
+              (status = 403), (status = 404)),
+    security(("apiKey" = [])))]
+pub async fn signing_keys(
+    State(state): State<AppState>,
+    InClient { client, .. }: InClient<ClientRead>,
+) -> Result<Response, Error> {
+    let owner = match client.signing_keys {
+        SigningKeys::Own => Owner::Client(&client.realm_id, &client.id),
+        SigningKeys::Realm => Owner::Realm(&client.realm_id),
+    };
+    let found = key_store::of_owner(state.store.pool(), owner).await?;
+    Ok(envelope::ok(views(found, state.clock.now())))
+}
+
+#[utoipa::path(get, path = "/realms/{realm}/signing-keys", tag = "Realms",
+    params(("realm" = String, Path)),
+    responses((status = 200, description = "The realm's own keys that are not revoked, newest first, in `data`: those that sign the tokens of every client without keys of its own", body = [SigningKeyView]),
+              (status = 403)),
+    security(("apiKey" = [])))]
+pub async fn realm_signing_keys(
+    State(state): State<AppState>,
+    InRealm { realm, .. }: InRealm<RealmRead>,
+) -> Result<Response, Error> {
+    let found = key_store::of_owner(state.store.pool(), Owner::Realm(&realm.id)).await?;
+    Ok(envelope::ok(views(found, state.clock.now())))
 }
 
 #[derive(Debug, ToSchema)]
@@ -80,46 +105,98 @@ pub struct RotateSigningKeysInput {
     revoke_old_keys: Option<bool>,
 }
 
-/// The answer to a rotation of a client's signing keys.
+/// The answer to a rotation of signing keys.
 #[derive(Debug, Serialize, ToSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct RotatedSigningKeys {
-    /// The new key's `kid`.
+    /// The new key's `kid` (the first, for a realm with keys of two algorithms).
     pub signing_key_id: String,
-    /// When it starts signing: five minutes on (it is published first, and the current key signs
-    /// until then), or at once when the rotation revokes.
+    /// Every new key's `kid`, one per algorithm.
+    pub signing_key_ids: Vec<String>,
+    /// When they start signing: five minutes on (they are published first, and the current keys
+    /// sign until then), or at once when the rotation revokes.
     pub signs_from: String,
     /// Earlier keys withdrawn at once by a rotation that revokes.
     pub revoked_keys_count: u64,
 }
 
+fn read_revoke(body: &mut Body) -> Result<Rotation, Error> {
+    let revoke = body.optional("revokeOldKeys", boolean).unwrap_or(false);
+    Ok(Rotation::Manual { revoke })
+}
+
 #[utoipa::path(post, path = "/realms/{realm}/clients/{client}/signing-keys/rotate", tag = "Clients",
     params(("realm" = String, Path), ("client" = String, Path)), request_body = RotateSigningKeysInput,
     responses((status = 200, description = "The new key, in `data`", body = RotatedSigningKeys),
-              (status = 400), (status = 403), (status = 404)),
+              (status = 400), (status = 403), (status = 404),
+              (status = 409, description = "Conflict: the client signs with the realm's keys; rotate those, or give it keys of its own")),
     security(("apiKey" = [])))]
 pub async fn rotate_signing_keys(
     State(state): State<AppState>,
     InClient { client, caller, .. }: InClient<ClientUpdate>,
     JsonBody(mut body): JsonBody,
 ) -> Result<Response, Error> {
-    let revoke = body.optional("revokeOldKeys", boolean).unwrap_or(false);
+    let rotation = read_revoke(&mut body)?;
     body.finish()?;
-    let key = keys::fresh(&state, &client, state.clock.now())?;
+    if client.signing_keys == SigningKeys::Realm {
+        return Err(Error::Conflict(
+            "the client signs with the realm's keys: rotate them at /realms/{realm}/signing-keys/rotate, or give \
+             the client keys of its own (signingKey.keys Own)"
+                .into(),
+        ));
+    }
+    let owner = Owner::Client(&client.realm_id, &client.id);
+    let key = keys::fresh(&state, owner, &client.key_algorithm, state.clock.now())?;
     let mut tx = state.store.begin().await?;
-    let account = caller.account_id().to_owned();
-    let rotated = keys::rotate(&state, &mut tx, &account, &client, keys::Rotation::Manual { revoke }, key)
+    let rotated = keys::rotate(&state, &mut tx, owner, rotation, vec![key])
         .await?
         .ok_or_else(|| Error::Internal(anyhow::anyhow!("a manual rotation always rotates")))?;
-    let kid = rotated.key_id.to_string();
-    let details = json!({ "signing_key_id": kid, "revoked_keys_count": rotated.revoked });
-    let place =
-        Place::in_realm(ResourceKind::SigningKey, &kid, &client.realm_id).of_client(&client.id).under(&client.id);
+    let answer = answer(&rotated);
+    let details = json!({ "signing_key_id": answer.signing_key_id, "revoked_keys_count": rotated.revoked });
+    let place = Place::in_realm(ResourceKind::SigningKey, &answer.signing_key_id, &client.realm_id)
+        .of_client(&client.id)
+        .under(&client.id);
     let change = Change::of(ChangeAction::Update, place, 200).details(details);
     commit(&state, &caller, tx, change).await?;
-    Ok(envelope::ok(RotatedSigningKeys {
-        signing_key_id: kid,
+    Ok(envelope::ok(answer))
+}
+
+#[utoipa::path(post, path = "/realms/{realm}/signing-keys/rotate", tag = "Realms",
+    params(("realm" = String, Path)), request_body = RotateSigningKeysInput,
+    responses((status = 200, description = "The new keys, one per algorithm the realm signs with, in `data`; the clients with keys of their own keep theirs", body = RotatedSigningKeys),
+              (status = 400), (status = 403)),
+    security(("apiKey" = [])))]
+pub async fn rotate_realm_signing_keys(
+    State(state): State<AppState>,
+    InRealm { realm, caller, .. }: InRealm<RealmUpdate>,
+    JsonBody(mut body): JsonBody,
+) -> Result<Response, Error> {
+    let rotation = read_revoke(&mut body)?;
+    body.finish()?;
+    let now = state.clock.now();
+    let owner = Owner::Realm(&realm.id);
+    let mut fresh = Vec::new();
+    for algorithm in keys::realm_algorithms(&state, &realm.id).await? {
+        fresh.push(keys::fresh(&state, owner, &algorithm, now)?);
+    }
+    let mut tx = state.store.begin().await?;
+    let rotated = keys::rotate(&state, &mut tx, owner, rotation, fresh)
+        .await?
+        .ok_or_else(|| Error::Internal(anyhow::anyhow!("a manual rotation always rotates")))?;
+    let answer = answer(&rotated);
+    let details = json!({ "signing_key_ids": answer.signing_key_ids, "revoked_keys_count": rotated.revoked });
+    let place = Place::in_realm(ResourceKind::SigningKey, &answer.signing_key_id, &realm.id).under(&realm.id);
+    let change = Change::of(ChangeAction::Update, place, 200).details(details);
+    commit(&state, &caller, tx, change).await?;
+    Ok(envelope::ok(answer))
+}
+
+fn answer(rotated: &keys::Rotated) -> RotatedSigningKeys {
+    let ids: Vec<String> = rotated.key_ids.iter().map(ToString::to_string).collect();
+    RotatedSigningKeys {
+        signing_key_id: ids.first().cloned().unwrap_or_default(),
+        signing_key_ids: ids,
         signs_from: iso(rotated.signs_from),
         revoked_keys_count: rotated.revoked,
-    }))
+    }
 }

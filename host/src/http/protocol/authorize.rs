@@ -19,6 +19,7 @@ use crate::AppState;
 use crate::consent;
 use crate::federation;
 use crate::http::address::ClientAddress;
+use crate::http::rate_limit::{Class, source_key};
 use crate::metadata_documents::{self, DocumentError};
 use crate::registration::Asker;
 use crate::signin::browser::{self, Asked, Authorization, AuthorizationError, Denial, Unredirectable};
@@ -98,7 +99,9 @@ pub async fn get(
 ) -> Response {
     let asker = asker(address, "GET", &uri);
     match Form::from_query(query.as_deref()) {
-        Ok(form) => authorize(&state, &realm_id, &asker, &origin_of(address, &headers), &headers, &form).await,
+        Ok(form) => {
+            authorize(&state, &realm_id, (address, &asker), &origin_of(address, &headers), &headers, &form).await
+        }
         Err(refused) => malformed(&refused),
     }
 }
@@ -114,7 +117,9 @@ pub async fn post(
 ) -> Response {
     let asker = asker(address, "POST", &uri);
     match form {
-        Ok(form) => authorize(&state, &realm_id, &asker, &origin_of(address, &headers), &headers, &form).await,
+        Ok(form) => {
+            authorize(&state, &realm_id, (address, &asker), &origin_of(address, &headers), &headers, &form).await
+        }
         Err(refused) => malformed(&refused),
     }
 }
@@ -135,17 +140,33 @@ fn asker(address: std::net::IpAddr, method: &str, uri: &OriginalUri) -> Asker {
 async fn authorize(
     state: &AppState,
     realm_id: &str,
-    asker: &Asker,
+    (address, asker): (std::net::IpAddr, &Asker),
     origin: &Origin,
     headers: &HeaderMap,
     form: &Form,
 ) -> Response {
     let Ok(realm) = super::realm(state, realm_id).await else { return realm_not_found() };
     if let Some(client_id) = form.get("client_id") {
+        // A client a document brings in for the first time counts against its source's
+        // registrations, as a registration does.
+        if metadata_documents::names_document(&realm, client_id) {
+            let known = match crate::tokens::find_client(state, &realm.id, client_id).await {
+                Ok(known) => known.is_some(),
+                Err(failure) => return refused(state, &realm, failure.into()),
+            };
+            let source = source_key(address);
+            if !known && state.limiter.take(&source, Class::ClientRegistration, state.clock.now()).await.is_err() {
+                let why = "this address brought in as many new applications as it may for now";
+                return login_page::problem(StatusCode::TOO_MANY_REQUESTS, "Try again later", why);
+            }
+        }
         match metadata_documents::refresh(state, &realm, client_id, asker).await {
             Ok(()) => {}
             Err(DocumentError::Refused(why)) => {
                 return login_page::problem(StatusCode::BAD_REQUEST, "The application cannot be used", &why);
+            }
+            Err(DocumentError::Busy(full)) => {
+                return login_page::problem(StatusCode::TOO_MANY_REQUESTS, "Try again later", &full.why);
             }
             Err(DocumentError::Failed(failure)) => return refused(state, &realm, failure.into()),
         }

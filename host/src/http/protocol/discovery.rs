@@ -85,14 +85,33 @@ pub async fn configuration(
     Ok(axum::Json(document).into_response())
 }
 
-pub async fn certs(State(state): State<AppState>, Path(realm_id): Path<String>) -> Result<Response, OAuthError> {
+pub async fn certs(
+    State(state): State<AppState>,
+    Path(realm_id): Path<String>,
+    headers: axum::http::HeaderMap,
+) -> Result<Response, OAuthError> {
     let realm = realm(&state, &realm_id).await?;
     let jwks = tokens::keys::jwks(&state, &realm.id).await?;
     // Keys can be revoked at once: caches must ask again soon. A rotation publishes the next key
-    // well before this lifetime runs out, so a cached copy never lacks a key that signs.
-    let max_age = format!("max-age={}", tokens::keys::JWKS_MAX_AGE_SECONDS);
-    let headers = [(header::CONTENT_TYPE, "application/jwk-set+json".to_owned()), (header::CACHE_CONTROL, max_age)];
-    Ok((headers, axum::Json(jwks)).into_response())
+    // well before this lifetime runs out, so a cached copy never lacks a key that signs. The same
+    // set has the same tag on every host: a verifier asking again with it is told nothing changed.
+    let cache = format!("public, max-age={}", tokens::keys::JWKS_MAX_AGE_SECONDS);
+    let unchanged = headers
+        .get(header::IF_NONE_MATCH)
+        .and_then(|tags| tags.to_str().ok())
+        .is_some_and(|tags| tags.split(',').any(|tag| tag.trim() == jwks.etag || tag.trim() == "*"));
+    let mut response = if unchanged {
+        axum::http::StatusCode::NOT_MODIFIED.into_response()
+    } else {
+        ([(header::CONTENT_TYPE, "application/jwk-set+json")], jwks.body.clone()).into_response()
+    };
+    let fields = response.headers_mut();
+    fields
+        .insert(header::CACHE_CONTROL, HeaderValue::from_str(&cache).unwrap_or(HeaderValue::from_static("max-age=60")));
+    if let Ok(tag) = HeaderValue::from_str(&jwks.etag) {
+        fields.insert(header::ETAG, tag);
+    }
+    Ok(response)
 }
 
 /// Lets code in a browser of any origin read the answer (no credential is ever involved).

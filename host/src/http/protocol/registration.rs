@@ -29,6 +29,9 @@ impl From<RegistrationError> for OAuthError {
             }
             RegistrationError::InvalidRedirectUri(why) => Self::new(OAuthCode::InvalidRedirectUri, why),
             RegistrationError::InvalidMetadata(why) => Self::new(OAuthCode::InvalidClientMetadata, why),
+            RegistrationError::Full(full) => {
+                Error::RateLimited { retry_after_seconds: full.retry_after_seconds }.into()
+            }
             RegistrationError::Failed(failure) => failure.into(),
         }
     }

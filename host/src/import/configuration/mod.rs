@@ -154,6 +154,8 @@ impl Collection {
                 "clientIdMetadataDocuments",
                 "metadataDocumentHosts",
                 "aiAdvisor",
+                "selfRegisteredClientsPerMinute",
+                "maxSelfRegisteredClients",
             ],
             Collection::Client => &[
                 "id",
@@ -169,6 +171,7 @@ impl Collection {
                 "clientConfiguration.allowedOrigins",
                 "clientConfiguration.jwks",
                 "clientConfiguration.jwksUri",
+                "signingKey.keys",
                 "signingKey.algorithm",
                 "signingKey.rotationDays",
                 "branding.logoUri",

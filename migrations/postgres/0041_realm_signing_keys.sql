@@ -1,0 +1,24 @@
+-- Tokens are signed with keys of the realm unless a client is given keys of its own: a realm's
+-- JWKS holds a few keys whatever the number of its clients.
+--
+-- A realm's keys have no client (client_id NULL); they go with their realm. Clients say whose keys
+-- sign their tokens: `Realm`, or `Own` for those created by an administrator before realm keys,
+-- which keep theirs. Clients that registered themselves or came from a metadata document move to
+-- the realm's keys: their own stop signing now and stay published for a day, longer than any
+-- token they signed lives. Self-registration and metadata documents are bounded per realm.
+ALTER TABLE signing_keys ALTER COLUMN client_id DROP NOT NULL;
+ALTER TABLE signing_keys ADD FOREIGN KEY (realm_id) REFERENCES realms (id) ON DELETE CASCADE;
+
+ALTER TABLE clients ADD COLUMN signing_keys TEXT NOT NULL DEFAULT 'Realm';
+UPDATE clients SET signing_keys = 'Own' WHERE registration = 'Admin';
+UPDATE signing_keys
+SET status = 'Retired',
+    retired_at = (EXTRACT(EPOCH FROM now()) * 1000)::BIGINT,
+    published_until = ((EXTRACT(EPOCH FROM now()) + 86400) * 1000)::BIGINT
+WHERE status = 'Active'
+  AND EXISTS (SELECT 1 FROM clients c WHERE c.realm_id = signing_keys.realm_id AND c.id = signing_keys.client_id
+              AND c.signing_keys = 'Realm');
+
+ALTER TABLE realms ADD COLUMN self_registered_clients_per_minute BIGINT NOT NULL DEFAULT 60;
+ALTER TABLE realms ADD COLUMN max_self_registered_clients BIGINT NOT NULL DEFAULT 10000;
+CREATE INDEX clients_self_registered ON clients (realm_id, registration, created_at);
