@@ -112,3 +112,57 @@ pub async fn run_if_empty(
         owner_code,
     }))
 }
+
+/// What [`password_link`] made: the one-time code, for whom, and on which account's team.
+#[derive(Debug, Clone)]
+pub struct PasswordCode {
+    pub code: String,
+    pub user_id: UserId,
+    pub account_id: AccountId,
+}
+
+/// The way back in for a member of a team who lost their password and whom no e-mail reaches: a
+/// one-time code, good for [`OWNER_CODE_HOURS`], to choose a new password with, made by the
+/// operator on the deployment's host (`castellan team password-link`), never through the API: no
+/// credential of any account reaches a team member. The change trail of the member's account
+/// records it under the operator. `None` when no member of a team has that username.
+pub async fn password_link(
+    store: &Store,
+    hasher: &SecretHasher,
+    username: &str,
+    now: chrono::DateTime<chrono::Utc>,
+) -> anyhow::Result<Option<PasswordCode>> {
+    use crate::store::trail::{self, Actor, ActorType, Change, ChangeAction, Place, Request, ResourceKind};
+    use crate::store::users;
+    let Some(person) = users::find_by_login(store.pool(), PLATFORM_REALM, username).await? else { return Ok(None) };
+    let Some(member) = accounts::membership(store.pool(), &person.id).await? else { return Ok(None) };
+    let code = generate_secret(crate::signin::recovery::RESET_CODE_PREFIX);
+    let reset = Reset {
+        id: ResetId::fresh(),
+        realm_id: RealmId::platform(),
+        user_id: person.id.clone(),
+        client_id: crate::ids::ClientId::known(PLATFORM_REALM),
+        token_hash: hasher.hash(&code),
+        created_at: now,
+        expires_at: now + chrono::TimeDelta::hours(OWNER_CODE_HOURS),
+        used_at: None,
+    };
+    let actor = Actor {
+        account_id: member.account_id.clone(),
+        actor_type: ActorType::Operator,
+        user_id: None,
+        username: None,
+        email: None,
+        credential_id: None,
+        credential_name: None,
+        ip_address: String::new(),
+    };
+    let request = Request { method: "COMMAND".into(), path: "castellan team password-link".into() };
+    let change = Change::of(ChangeAction::Create, Place::outside_realms(ResourceKind::AccountMember, &person.id), 201)
+        .details(serde_json::json!({ "password_code_until": crate::clock::iso(reset.expires_at) }));
+    let mut tx = store.begin().await?;
+    recovery::insert(&mut *tx, &reset).await?;
+    trail::record_change(&mut tx, &actor, &request, &change, now).await?;
+    tx.commit().await?;
+    Ok(Some(PasswordCode { code, user_id: person.id, account_id: member.account_id }))
+}

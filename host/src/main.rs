@@ -1,5 +1,5 @@
 //! The `castellan` command: `serve`, `migrate`, `policies check`, `policies export`, `plugins test`,
-//! `instance open-admin-networks`.
+//! `instance open-admin-networks`, `team password-link`.
 
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -57,6 +57,24 @@ enum Command {
     Instance {
         #[command(subcommand)]
         command: InstanceCommand,
+    },
+    /// Work with the people of the accounts' teams.
+    Team {
+        #[command(subcommand)]
+        command: TeamCommand,
+    },
+}
+
+#[derive(Debug, Subcommand)]
+enum TeamCommand {
+    /// Print a one-time link (good for 24 hours) where a member of a team chooses a new password:
+    /// the way back in for a member whom no e-mail reaches. No API credential can do this.
+    PasswordLink {
+        #[command(flatten)]
+        overrides: Overrides,
+        /// The member's username (or e-mail address) in the platform realm.
+        #[arg(long)]
+        username: String,
     },
 }
 
@@ -144,6 +162,26 @@ async fn run(cli: Cli) -> anyhow::Result<()> {
         }
         Command::Plugins { command: PluginsCommand::Test { component, scenario } } => {
             test_component(&component, &scenario).await
+        }
+        Command::Team { command: TeamCommand::PasswordLink { overrides, username } } => {
+            let settings = Settings::load(&overrides)?;
+            let store = store::Store::connect(&settings.database_url, 1).await?;
+            let (hasher, _) = castellan::crypto::SecretHasher::load_or_create(&settings.secret_key_file)?;
+            let Some(made) = castellan::bootstrap::password_link(&store, &hasher, &username, SystemClock.now()).await?
+            else {
+                anyhow::bail!("no member of a team has the username or address {username}");
+            };
+            let base = settings
+                .public_url
+                .as_deref()
+                .map_or_else(|| format!("http://{}", settings.listen), |url| url.trim_end_matches('/').to_owned());
+            println!(
+                "{username} (account {}) chooses a new password within {} hours at:\n\n    {base}/realms/platform/account/password?code={}\n",
+                made.account_id,
+                castellan::bootstrap::OWNER_CODE_HOURS,
+                made.code
+            );
+            Ok(())
         }
         Command::Instance { command: InstanceCommand::OpenAdminNetworks { overrides, account } } => {
             let settings = Settings::load(&overrides)?;

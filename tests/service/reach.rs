@@ -341,3 +341,30 @@ async fn another_accounts_key_cannot_reach_this_accounts_team_through_either_pat
     let team = app.get("/account/members").await;
     assert_eq!(team.data().as_array().unwrap().len(), 1, "one member: theirs is not listed here");
 }
+
+/// The way back in for a member whom no e-mail reaches is the operator's, on the deployment's host
+/// (`castellan team password-link`): a one-time link, in the member's account's trail.
+#[tokio::test]
+async fn the_operator_gives_a_member_a_one_time_link_to_choose_a_password() {
+    let app = spawn_unlimited().await;
+    let now = app.state.clock.now();
+    let store = &app.state.store;
+    let missing = castellan::bootstrap::password_link(store, &app.state.hasher, "nobody", now).await.unwrap();
+    assert!(missing.is_none(), "only a member of a team");
+    let made = castellan::bootstrap::password_link(store, &app.state.hasher, "owner", now).await.unwrap().unwrap();
+    assert_eq!(made.account_id.to_string(), app.account_id);
+    let mut browser = crate::browser::Browser::new(&app);
+    let link = format!("{}/realms/platform/account/password?code={}", app.base, made.code);
+    let form = browser.open(&link).await;
+    assert!(form.body.contains("Choose a new password"), "{}", form.body);
+    let done = browser.submit("/realms/platform/account/password", &form, &[("new_password", PASSPHRASE)]).await;
+    assert!(done.body.contains("Your password is set."), "{}", done.body);
+    assert!(owner_token(&app).await.is_some(), "the owner signs in with it");
+    let trail = app.get("/audit-trail?resourceType=account_member").await;
+    let row = trail.items().iter().find(|row| row["actorType"] == "Operator").cloned();
+    let row = row.unwrap_or_else(|| panic!("in the trail: {:?}", trail.body));
+    assert_eq!(
+        (&row["resourceId"], &row["path"]),
+        (&json!(made.user_id.to_string()), &json!("castellan team password-link"))
+    );
+}

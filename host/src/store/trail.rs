@@ -17,6 +17,8 @@ text_enum! {
         Credential,
         /// A client that registered itself, changing its own registration (RFC 7592).
         Client,
+        /// The operator of the deployment, by a command run on its host (`castellan team ...`).
+        Operator,
     }
 }
 
@@ -80,6 +82,7 @@ impl Actor {
             // A self-registered client acts with its registration access token, named by the
             // client's id.
             ActorType::Client => self.credential_name.clone(),
+            ActorType::Operator => None,
         }
     }
 }
