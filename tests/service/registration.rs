@@ -575,3 +575,45 @@ async fn registrations_are_bounded_per_realm_and_never_grow_its_jwks() {
     let jwks = app.jwks("acme").await;
     assert_eq!(jwks["keys"].as_array().unwrap().len(), 1, "forty clients, one key: {jwks}");
 }
+
+/// A native app registers its loopback redirect URI once and listens on whatever port the system
+/// gives it at each sign-in (RFC 8252 §7.3): any port matches, nothing else does.
+#[tokio::test]
+async fn a_native_apps_loopback_redirect_matches_on_any_port() {
+    let app = spawn_app().await;
+    open_realm(&app).await;
+    let mut body = mcp_client("mcp:tools");
+    body["redirect_uris"] = json!(["http://127.0.0.1/callback"]);
+    let registered = register(&app, "acme", None, body).await;
+    assert_eq!(registered.status, StatusCode::CREATED, "{:?}", registered.body);
+    let client = registered.body["client_id"].as_str().unwrap().to_owned();
+    let pkce = challenge(VERIFIER);
+    let ask = |redirect: &'static str| {
+        let client = client.clone();
+        let pkce = pkce.clone();
+        let app = &app;
+        async move {
+            let params = [
+                ("response_type", "code"),
+                ("client_id", client.as_str()),
+                ("redirect_uri", redirect),
+                ("scope", "mcp:tools"),
+                ("state", "s"),
+                ("code_challenge", pkce.as_str()),
+                ("code_challenge_method", "S256"),
+            ];
+            Browser::new(app).authorize("acme", &params).await
+        }
+    };
+    for port in ["http://127.0.0.1:49152/callback", "http://127.0.0.1:8/callback", "http://127.0.0.1/callback"] {
+        let page = ask(port).await;
+        assert!(page.shows_login_form(), "{port}: {}", page.body);
+    }
+    for other in
+        ["http://127.0.0.1:49152/elsewhere", "http://localhost:49152/callback", "https://127.0.0.1:49152/callback"]
+    {
+        let page = ask(other).await;
+        assert_eq!(page.status, StatusCode::BAD_REQUEST, "{other}");
+        assert!(page.body.contains("The return address is not registered"), "{other}: {}", page.body);
+    }
+}
