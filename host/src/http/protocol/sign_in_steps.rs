@@ -455,63 +455,60 @@ impl Page<'_> {
         )
     }
 
+    /// A step with a way back to the login form, answered `status`.
+    fn step_back(&self, page: FormPage<'_>, status: StatusCode) -> Response {
+        let back = self.texts().back_to_sign_in;
+        self.show(|frame| FormPage { links: vec![(frame.link(""), back)], ..page }, status)
+    }
+
     /// The form asking for a reset code.
     pub fn recovery(&self, login: &str, problem: Option<Problem<'_>>) -> Response {
         let texts = self.texts();
         let status = if problem.is_some() { StatusCode::TOO_MANY_REQUESTS } else { StatusCode::OK };
-        self.show(
-            |frame| FormPage {
-                title: texts.reset_password.to_owned(),
-                intro: Some(texts.reset_asked),
-                path: "recovery",
-                fields: vec![Field::text("username", texts.username, "username", login)],
-                button: texts.send_code,
-                problem,
-                links: vec![(frame.link(""), texts.back_to_sign_in)],
-                ..FormPage::default()
-            },
-            status,
-        )
+        let page = FormPage {
+            title: texts.reset_password.to_owned(),
+            intro: Some(texts.reset_asked),
+            path: "recovery",
+            fields: vec![Field::text("username", texts.username, "username", login)],
+            button: texts.send_code,
+            problem,
+            ..FormPage::default()
+        };
+        self.step_back(page, status)
     }
 
     /// The form taking the code a sign-up's e-mail carries.
     pub fn sign_up_code(&self, problem: Option<Problem<'_>>) -> Response {
         let texts = self.texts();
         let status = if problem.is_some() { StatusCode::BAD_REQUEST } else { StatusCode::OK };
-        self.show(
-            |frame| FormPage {
-                title: texts.confirm_email.to_owned(),
-                intro: Some(texts.confirm_email_sent),
-                path: "register/confirm",
-                fields: vec![Field::text("code", texts.confirmation_code, "one-time-code", "")],
-                button: texts.finish_sign_up,
-                problem,
-                links: vec![(frame.link(""), texts.back_to_sign_in)],
-                ..FormPage::default()
-            },
-            status,
-        )
+        let page = FormPage {
+            title: texts.confirm_email.to_owned(),
+            intro: Some(texts.confirm_email_sent),
+            path: "register/confirm",
+            fields: vec![Field::text("code", texts.confirmation_code, "one-time-code", "")],
+            button: texts.finish_sign_up,
+            problem,
+            ..FormPage::default()
+        };
+        self.step_back(page, status)
     }
 
     /// The form taking the code from the e-mail and the new password.
     pub fn recovery_code(&self, problem: Option<Problem<'_>>) -> Response {
         let texts = self.texts();
         let status = if problem.is_some() { StatusCode::BAD_REQUEST } else { StatusCode::OK };
-        self.show(
-            |frame| FormPage {
-                title: texts.reset_password.to_owned(),
-                intro: Some(texts.code_sent),
-                path: "recovery/reset",
-                fields: vec![
-                    Field::text("code", texts.reset_code, "one-time-code", ""),
-                    Field::password("new_password", texts.new_password, "new-password"),
-                ],
-                button: texts.save_password,
-                problem,
-                links: vec![(frame.link(""), texts.back_to_sign_in)],
-                ..FormPage::default()
-            },
-            status,
-        )
+        let page = FormPage {
+            title: texts.reset_password.to_owned(),
+            intro: Some(texts.code_sent),
+            path: "recovery/reset",
+            fields: vec![
+                Field::text("code", texts.reset_code, "one-time-code", ""),
+                Field::password("new_password", texts.new_password, "new-password"),
+            ],
+            button: texts.save_password,
+            problem,
+            ..FormPage::default()
+        };
+        self.step_back(page, status)
     }
 }
