@@ -523,6 +523,24 @@ pub async fn page(
     page::fetch(store.pool(), &LISTING, &scope, request).await
 }
 
+/// How many clients anyone added to the realm (registrations and metadata documents) in all, and
+/// since `since`.
+pub async fn self_registered_counts<'c>(
+    db: impl Executor<'c, Database = Any>,
+    realm_id: &str,
+    since: DateTime<Utc>,
+) -> Result<(i64, i64), Error> {
+    let (total, recent): (i64, i64) = sqlx::query_as(
+        "SELECT COUNT(*), COALESCE(SUM(CASE WHEN created_at > $2 THEN 1 ELSE 0 END), 0) FROM clients \
+         WHERE realm_id = $1 AND registration IN ('Dynamic', 'MetadataDocument')",
+    )
+    .bind(realm_id)
+    .bind(super::millis(since))
+    .fetch_one(db)
+    .await?;
+    Ok((total, recent))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -543,22 +561,4 @@ mod tests {
         assert_eq!(GrantType::named("implicit"), None);
         assert!(!GrantType::ENABLEABLE.contains(&GrantType::TokenExchange), "exchange has its own switch");
     }
-}
-
-/// How many clients anyone added to the realm (registrations and metadata documents) in all, and
-/// since `since`.
-pub async fn self_registered_counts<'c>(
-    db: impl Executor<'c, Database = Any>,
-    realm_id: &str,
-    since: DateTime<Utc>,
-) -> Result<(i64, i64), Error> {
-    let (total, recent): (i64, i64) = sqlx::query_as(
-        "SELECT COUNT(*), COALESCE(SUM(CASE WHEN created_at > $2 THEN 1 ELSE 0 END), 0) FROM clients \
-         WHERE realm_id = $1 AND registration IN ('Dynamic', 'MetadataDocument')",
-    )
-    .bind(realm_id)
-    .bind(super::millis(since))
-    .fetch_one(db)
-    .await?;
-    Ok((total, recent))
 }
