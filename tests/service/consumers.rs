@@ -1,6 +1,7 @@
 //! Admin API credentials: a client's consumers hold API keys that the customer's own
 //! API validates at the realm's introspection endpoint, and that the admin API never accepts.
 
+use openidconnect::TokenIntrospectionResponse;
 use reqwest::{Method, StatusCode};
 use serde_json::json;
 
@@ -50,6 +51,12 @@ async fn a_consumer_key_is_shown_once_and_validated_at_introspection() {
         assert_eq!(answer["consumer_id"], id);
         assert_eq!(answer["consumer_name"], "Partner Ltd");
         assert_eq!(answer["scope"], "orders:read");
+        let stock = crate::introspection::introspected(&app, &api, key, hint).await;
+        assert!(stock.active());
+        assert_eq!(stock.token_type().map(|t| t.as_ref().to_owned()).as_deref(), Some("api_key"));
+        assert_eq!(stock.sub(), Some(id));
+        let created_at = chrono::DateTime::parse_from_rfc3339(data["createdAt"].as_str().unwrap()).unwrap();
+        assert_eq!(stock.iat().map(|at| at.timestamp()), Some(created_at.timestamp()));
     }
     let unknown = introspect(&app, &api, "cstl_ck_not-a-key", Some("api_key")).await;
     assert_eq!(unknown, json!({ "active": false }));

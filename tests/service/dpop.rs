@@ -5,6 +5,7 @@
 use base64::Engine as _;
 use base64::engine::general_purpose::URL_SAFE_NO_PAD;
 use jsonwebtoken::{Algorithm, EncodingKey, Header};
+use openidconnect::TokenIntrospectionResponse;
 use reqwest::StatusCode;
 use serde_json::{Value, json};
 use sha2::{Digest, Sha256};
@@ -96,6 +97,9 @@ async fn a_token_bound_to_a_key_is_used_only_with_a_fresh_proof_by_that_key() {
     assert_eq!(bound.body["token_type"], "DPoP");
     let access = bound.body["access_token"].as_str().unwrap().to_owned();
     assert_eq!(claims(&access)["cnf"], json!({ "jkt": key.thumbprint() }));
+    let described = crate::introspection::introspected(&app, &agent, &access, None).await;
+    crate::introspection::assert_describes(&described, &access);
+    assert_eq!(described.token_type().map(|t| t.as_ref().to_ascii_lowercase()).as_deref(), Some("dpop"));
     let replayed = token(&app, &agent, &password, Some(&proof)).await;
     assert_eq!(replayed.body["error"], "invalid_dpop_proof", "a proof is good once: {:?}", replayed.body);
 

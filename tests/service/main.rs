@@ -42,6 +42,7 @@ mod generated_clients;
 mod hosts;
 mod identity_providers;
 mod imports;
+mod introspection;
 mod jwt_attacks;
 mod key_rollover;
 mod logout;

@@ -285,6 +285,7 @@ async fn only_a_person_signed_in_to_the_console_impersonates() {
     assert_eq!(granted["client_id"], "web");
     let introspected = app.protocol(&web, "token/introspect", &[("token", token)]).await;
     assert_eq!(introspected.body["active"], true, "{:?}", introspected.body);
+    crate::introspection::assert_describes(&crate::introspection::introspected(&app, &web, token, None).await, token);
     let trail = app.get("/audit-trail?action=Impersonate").await;
     let succeeded: Vec<&Value> = trail.items().iter().filter(|c| c["outcome"] == "Succeeded").collect();
     assert_eq!(succeeded.len(), 1);

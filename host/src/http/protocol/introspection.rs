@@ -43,19 +43,20 @@ async fn live_refresh_token(
     Ok(live.then_some((token, session, user)))
 }
 
+/// An access token as RFC 7662 §2.2 describes it: its own claims, instants as NumericDate.
 fn describe_access(token: &ActiveToken, username: Option<String>) -> Value {
     let mut answer = json!({
         "active": true,
         "token_type": if token.claims.contains_key("cnf") { "DPoP" } else { "Bearer" },
         "client_id": token.client_id,
         "sub": token.subject,
-        "exp": token.expires_at,
-        "iat": token.issued_at,
+        "exp": token.expires_at.timestamp(),
+        "iat": token.issued_at.timestamp(),
         "jti": token.jti,
     });
     if let Some(object) = answer.as_object_mut() {
         // `cnf`: the key a DPoP-bound token is bound to (RFC 9449 §6.2).
-        for claim in ["iss", "aud", "scope", "sid", "act", "delegation_id", "cnf"] {
+        for claim in ["iss", "aud", "iat", "nbf", "scope", "sid", "act", "delegation_id", "cnf"] {
             if let Some(value) = token.claims.get(claim) {
                 object.insert(claim.into(), value.clone());
             }
