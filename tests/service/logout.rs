@@ -1,5 +1,6 @@
 //! Signing a browser out: RP-Initiated Logout 1.0 at the end-session endpoint, and every other way
-//! a browser's sign-in ends (an ended session, a password change, a reused code).
+//! a browser's sign-in ends (an ended session, a password change, a reused code), or does not (a
+//! revoked refresh token).
 
 use reqwest::StatusCode;
 use serde_json::json;
@@ -119,6 +120,33 @@ async fn a_session_ended_through_the_admin_api_ends_the_browsers_sign_in() {
     let ended = app.delete(&format!("/realms/acme/sessions/{sid}")).await;
     assert!(ended.status.is_success(), "{:?}", ended.body);
     assert!(!still_signed_in(&mut browser).await);
+}
+
+/// RFC 7009 revokes the tokens of one grant: the client's session ends, while the browser stays
+/// signed in and the person's session at the realm's other application goes on.
+#[tokio::test]
+async fn revoking_one_applications_refresh_token_leaves_the_browser_and_the_other_applications_signed_in() {
+    let app = spawn_app().await;
+    let (web, shop) = realm_with_clients(&app).await;
+    let mut browser = Browser::new(&app);
+    let code = signed_in(&mut browser, "web", "s").await.param("code").unwrap();
+    let web_tokens = exchange(&app, &web, &code, VERIFIER).await;
+    let pkce = challenge(VERIFIER);
+    let code = browser.authorize("acme", &request("shop", "s", "n", &pkce)).await.param("code").unwrap();
+    let shop_tokens = exchange(&app, &shop, &code, VERIFIER).await;
+    let web_access = web_tokens.body["access_token"].as_str().unwrap();
+    let shop_access = shop_tokens.body["access_token"].as_str().unwrap();
+
+    let refresh = web_tokens.body["refresh_token"].as_str().unwrap();
+    assert_eq!(app.protocol(&web, "revoke", &[("token", refresh)]).await.status, StatusCode::OK);
+    assert!(!active(&app, &web, web_access).await, "the revoked grant's access token");
+    let refreshed = app.token(&web, &[("grant_type", "refresh_token"), ("refresh_token", refresh)]).await;
+    assert_eq!(refreshed.body["error"], "invalid_grant", "{:?}", refreshed.body);
+    assert!(active(&app, &shop, shop_access).await, "the other application's session goes on");
+    let shop_refresh = shop_tokens.body["refresh_token"].as_str().unwrap();
+    let refreshed = app.token(&shop, &[("grant_type", "refresh_token"), ("refresh_token", shop_refresh)]).await;
+    assert_eq!(refreshed.status, StatusCode::OK, "{:?}", refreshed.body);
+    assert!(still_signed_in(&mut browser).await, "the browser is still signed in to the realm");
 }
 
 #[tokio::test]

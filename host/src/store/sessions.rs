@@ -94,12 +94,7 @@ pub async fn find<'c>(db: impl Executor<'c, Database = Any>, id: &str) -> Result
 /// Ends a live session, and the browser session it was opened from (which then signs no client in
 /// again); `false` when it had already ended.
 pub async fn end(tx: &mut super::Connection, id: &str, reason: &str, now: DateTime<Utc>) -> Result<bool, Error> {
-    let done = sqlx::query("UPDATE sessions SET ended_at = $2, end_reason = $3 WHERE id = $1 AND ended_at IS NULL")
-        .bind(id)
-        .bind(super::millis(now))
-        .bind(reason)
-        .execute(&mut *tx)
-        .await?;
+    let ended = end_alone(tx, id, reason, now).await?;
     sqlx::query(
         "UPDATE browser_sessions SET ended_at = $2, end_reason = $3 \
          WHERE id = (SELECT browser_session_id FROM sessions WHERE id = $1) AND ended_at IS NULL",
@@ -109,6 +104,18 @@ pub async fn end(tx: &mut super::Connection, id: &str, reason: &str, now: DateTi
     .bind(reason)
     .execute(&mut *tx)
     .await?;
+    Ok(ended)
+}
+
+/// Ends the session `id` alone: its tokens go inactive, while the browser's sign-in it was opened
+/// from, and the person's sessions at other clients, stay (what revoking a refresh token does).
+pub async fn end_alone(tx: &mut super::Connection, id: &str, reason: &str, now: DateTime<Utc>) -> Result<bool, Error> {
+    let done = sqlx::query("UPDATE sessions SET ended_at = $2, end_reason = $3 WHERE id = $1 AND ended_at IS NULL")
+        .bind(id)
+        .bind(super::millis(now))
+        .bind(reason)
+        .execute(&mut *tx)
+        .await?;
     Ok(done.rows_affected() == 1)
 }
 

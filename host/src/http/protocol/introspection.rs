@@ -171,9 +171,10 @@ async fn announce_revocation(
     Ok(())
 }
 
-/// RFC 7009: revokes a refresh token (ending its session, so the access tokens of the session go
-/// inactive too) or an access token of the calling client. Unknown, foreign and already inactive
-/// tokens get the same 200 (§2.2).
+/// RFC 7009: revokes a refresh token (ending the client's session it belongs to, so the access
+/// tokens of that grant go inactive too, while the browser's sign-in and the person's other
+/// clients are left alone: ending those is logout's work) or an access token of the calling
+/// client. Unknown, foreign and already inactive tokens get the same 200 (§2.2).
 pub async fn revoke(
     State(state): State<AppState>,
     Path(realm_id): Path<String>,
@@ -197,7 +198,7 @@ pub async fn revoke(
     {
         let mut tx = state.store.begin().await?;
         sessions::revoke_refresh(&mut *tx, &refresh.id, now).await?;
-        sessions::end(&mut tx, &session.id, "revoked", now).await?;
+        sessions::end_alone(&mut tx, &session.id, "revoked", now).await?;
         let data = json!({
             "token_id": refresh.id,
             "subject": session.user_id,
