@@ -111,10 +111,9 @@ impl Series {
         }
     }
 
-    fn count_after(&self, after: i64, until: i64) -> u64 {
+    fn count_after(&self, after: i64) -> u64 {
         let first = self.by_time.partition_point(|(t, _)| *t <= after);
-        let end = self.by_time.partition_point(|(t, _)| *t <= until);
-        u64::try_from(end.saturating_sub(first)).unwrap_or(u64::MAX)
+        u64::try_from(self.by_time.len() - first).unwrap_or(u64::MAX)
     }
 
     /// Drops members recorded at or before `before`; whether the series is empty then.
@@ -203,21 +202,23 @@ impl Counters {
         }
     }
 
-    /// How many members of the series `key` were last recorded within `window` up to `now`.
+    /// How many members of the series `key` were last recorded within `window` before `now`.
+    ///
+    /// The window has no upper bound: what another host recorded at an instant its clock reads
+    /// ahead of this one's is counted, so hosts whose clocks differ by a few seconds decide alike.
     pub async fn count(&self, key: &str, window: Window, now: DateTime<Utc>) -> Result<u64, CountError> {
-        let now = now.timestamp_millis();
-        let after = now - window.millis();
+        let after = now.timestamp_millis() - window.millis();
         match &self.store {
             Store::Memory(memory) => {
                 let memory = lock(memory);
                 let series = memory.series.get(&memory.hasher.hash_one(key));
-                Ok(series.map_or(0, |s| s.count_after(after, now)))
+                Ok(series.map_or(0, |s| s.count_after(after)))
             }
             Store::Redis(connection) => {
                 let counted: u64 = redis::cmd("ZCOUNT")
                     .arg(redis_key(key))
                     .arg(format!("({after}"))
-                    .arg(now)
+                    .arg("+inf")
                     .query_async(&mut connection.clone())
                     .await?;
                 Ok(counted)
@@ -441,9 +442,10 @@ mod tests {
         assert_eq!(counters.count("src:1.2.3.4", Window::TenMinutes, ms(start + 12 * MINUTE)).await.unwrap(), 2);
         assert_eq!(
             counters.count("src:1.2.3.4", Window::TenMinutes, ms(start - MINUTE)).await.unwrap(),
-            0,
-            "nothing yet"
+            5,
+            "what is recorded after the instant counts: another host's clock may read ahead"
         );
+        assert_eq!(counters.count("src:1.2.3.4", Window::TenMinutes, ms(start + 14 * MINUTE)).await.unwrap(), 0);
         assert_eq!(counters.count("src:9.9.9.9", Window::Day, at).await.unwrap(), 0);
 
         // The same member again moves to its latest instant: a count of distinct members.
