@@ -201,3 +201,92 @@ async fn the_dashboard_and_the_alert_rules_read_only_metrics_the_service_exposes
         .expect("promtool is installed (scripts/test installs Debian's prometheus package)");
     assert!(checked.status.success(), "promtool check rules:\n{}", String::from_utf8_lossy(&checked.stdout));
 }
+
+/// The failing-job alert and the dashboard's panel, evaluated by `promtool test rules` on the
+/// series as Prometheus stores them after a scrape: the target's `job` and `instance` labels
+/// added, and an exposed label that clashes with them renamed `exported_…` (`honor_labels` is
+/// off by default). The alert and the panel name the background job that failed, not the scrape
+/// job.
+#[tokio::test]
+async fn a_failing_job_is_named_by_the_alert_and_the_dashboard_once_prometheus_has_scraped_it() {
+    let app = spawn_app().await;
+    app.state.metrics.job_failed("signing-key-rotation");
+    let (_, text) = scrape(&app, None).await;
+    let line = text.lines().find(|line| line.starts_with("castellan_job_failures_total{")).expect("the failure");
+    let (name, rest) = line.split_once('{').unwrap();
+    let (labels, _) = rest.split_once('}').unwrap();
+    let instance = app.base.trim_start_matches("http://");
+    let mut stored: Vec<String> = labels
+        .split(',')
+        .filter(|pair| !pair.is_empty())
+        .map(|pair| {
+            let (label, value) = pair.split_once('=').unwrap();
+            let label = if ["job", "instance"].contains(&label) { format!("exported_{label}") } else { label.into() };
+            format!("{label}={value}")
+        })
+        .collect();
+    stored.extend([r#"job="castellan""#.to_owned(), format!(r#"instance="{instance}""#)]);
+    let series = format!("{name}{{{}}}", stored.join(","));
+
+    let deploy = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../deploy");
+    let dashboard: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(deploy.join("grafana/castellan-dashboard.json")).unwrap())
+            .unwrap();
+    let panel = dashboard["panels"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .flat_map(|panel| panel["targets"].as_array().cloned().unwrap_or_default())
+        .find_map(|target| {
+            target["expr"].as_str().filter(|e| e.contains("castellan_job_failures_total")).map(str::to_owned)
+        })
+        .expect("a panel of job failures");
+    let panel = panel.replace("$instance", ".*").replace("$__rate_interval", "5m");
+    let by = panel.split_once("sum by (").and_then(|(_, rest)| rest.split_once(')')).map(|(by, _)| by.to_owned());
+    let by = by.expect("the panel sums by a label");
+
+    let tests = format!(
+        r#"rule_files:
+  - {rules}
+evaluation_interval: 1m
+tests:
+  - interval: 1m
+    input_series:
+      - series: '{series}'
+        values: '0 0 0 0 1 1'
+    alert_rule_test:
+      - eval_time: 5m
+        alertname: CastellanJobFailing
+        exp_alerts:
+          - exp_labels:
+              severity: warning
+              job: castellan
+              instance: '{instance}'
+              task: signing-key-rotation
+            exp_annotations:
+              summary: 'Background job signing-key-rotation failed on {instance}'
+    promql_expr_test:
+      - expr: '{panel} > bool 0'
+        eval_time: 5m
+        exp_samples:
+          - labels: '{{{by}="signing-key-rotation"}}'
+            value: 1
+"#,
+        rules = deploy.join("prometheus/castellan-alerts.yml").display(),
+    );
+    let file = std::env::temp_dir().join(format!("castellan-alert-tests-{}.yml", uuid::Uuid::new_v4()));
+    std::fs::write(&file, tests).unwrap();
+    let checked = tokio::process::Command::new("promtool")
+        .args(["test", "rules"])
+        .arg(&file)
+        .output()
+        .await
+        .expect("promtool is installed (scripts/test installs Debian's prometheus package)");
+    std::fs::remove_file(&file).unwrap();
+    assert!(
+        checked.status.success(),
+        "promtool test rules:\n{}{}",
+        String::from_utf8_lossy(&checked.stdout),
+        String::from_utf8_lossy(&checked.stderr)
+    );
+}

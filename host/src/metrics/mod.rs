@@ -47,7 +47,7 @@ macro_rules! labels {
 
 labels! {
     CauseLabels { cause },
-    JobLabels { job },
+    TaskLabels { task },
     ReasonLabels { reason },
     MeasureLabels { measure },
     KindLabels { kind },
@@ -120,7 +120,7 @@ pub struct Metrics {
     in_flight: Gauge,
     connections: Gauge,
     connections_cut: Family<ReasonLabels, Counter>,
-    jobs_failed: Family<JobLabels, Counter>,
+    jobs_failed: Family<TaskLabels, Counter>,
     token_requests: Family<TokenLabels, Counter>,
     sign_in_failures: Family<ReasonLabels, Counter>,
     lockouts: Counter,
@@ -202,7 +202,7 @@ impl Metrics {
             "Connections closed for holding still: the request head too slow, or idle too long.",
             connections_cut.clone(),
         );
-        let jobs_failed = Family::<JobLabels, Counter>::default();
+        let jobs_failed = Family::<TaskLabels, Counter>::default();
         describe(registry, "job_failures", "Background job runs that failed.", jobs_failed.clone());
 
         let token_requests = Family::<TokenLabels, Counter>::default();
@@ -281,8 +281,10 @@ impl Metrics {
         })
     }
 
-    pub fn job_failed(&self, job: &str) {
-        self.jobs_failed.get_or_create(&JobLabels { job: job.to_owned() }).inc();
+    /// A run of the background job `task` failed. The label is not `job`: Prometheus sets `job`
+    /// on every series of a target, and would rename this one `exported_job`.
+    pub fn job_failed(&self, task: &str) {
+        self.jobs_failed.get_or_create(&TaskLabels { task: task.to_owned() }).inc();
     }
 
     /// An attempt proceeded as if attack protection were absent; `cause` is `detector` or `counting`.
