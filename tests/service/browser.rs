@@ -740,3 +740,25 @@ async fn a_person_who_must_change_their_password_chooses_a_new_one_on_the_page_t
         .await;
     assert_ne!(granted.body["error_code"], "PasswordChangeRequired");
 }
+
+/// Browsers ask every site for `/favicon.ico`: the service answers an icon, not a 404 in the log
+/// of every page.
+#[tokio::test]
+async fn the_icon_browsers_ask_for_on_every_page_is_served() {
+    let app = spawn_app().await;
+    let icon = app.http.get(format!("{}/favicon.ico", app.base)).send().await.unwrap();
+    assert_eq!(icon.status(), StatusCode::OK);
+    assert_eq!(icon.headers()["content-type"], "image/x-icon");
+    let bytes = icon.bytes().await.unwrap();
+    assert_eq!(&bytes[..4], &[0, 0, 1, 0], "an ICO file");
+    let images = u16::from_le_bytes([bytes[4], bytes[5]]);
+    assert!(images >= 1);
+    for n in 0..usize::from(images) {
+        let entry = &bytes[6 + 16 * n..22 + 16 * n];
+        let (size, offset) = (
+            u32::from_le_bytes(entry[8..12].try_into().unwrap()),
+            u32::from_le_bytes(entry[12..16].try_into().unwrap()),
+        );
+        assert!((offset + size) as usize <= bytes.len(), "image {n} lies within the file");
+    }
+}
