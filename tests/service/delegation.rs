@@ -229,6 +229,7 @@ async fn an_exchange_under_a_grant_gives_the_agent_a_narrower_token_for_the_pers
     assert!(delegated.get("client_resource_access").is_none(), "the client's own roles stay out");
     assert!(delegated["exp"].as_i64().unwrap() > delegated["iat"].as_i64().unwrap());
 
+    crate::introspection::assert_describes(&crate::introspection::introspected(&app, &agent, token, None).await, token);
     let described = introspect(&app, &agent, token).await;
     assert_eq!(described["active"], true);
     assert_eq!(described["act"], json!({ "client_id": "agent" }));
@@ -496,8 +497,16 @@ async fn withdrawal_ends_the_grant_and_its_tokens_at_once() {
     assert_eq!(read.data()["state"], "Withdrawn");
 
     let updated = app.events("admin_resource_updated").await;
+    let event = updated
+        .iter()
+        .find(|(_, _, d)| d["resource_type"] == "delegation_grant" && d["resource_id"] == id.as_str())
+        .expect("the withdrawal's event");
+    assert!(event.2.get("details").is_none(), "the reason stays in the trail, out of the event: {}", event.2);
+    let trail = app.get("/audit-trail?realmId=acme&resourceType=delegation_grant").await;
     assert!(
-        updated.iter().any(|(_, _, d)| d["resource_type"] == "delegation_grant" && d["resource_id"] == id.as_str())
+        trail.items().iter().any(|row| row["details"]["reason"] == "the agent was decommissioned"),
+        "{:?}",
+        trail.body
     );
 }
 

@@ -292,6 +292,7 @@ pub async fn authenticate(State(state): State<AppState>, mut request: Request, n
             before: None,
             after: None,
             details: None,
+            details_in_event: false,
             status: status.as_u16(),
         };
         if let Err(error) =

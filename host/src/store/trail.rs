@@ -264,6 +264,9 @@ pub struct Change {
     pub before: Option<Value>,
     pub after: Option<Value>,
     pub details: Option<Value>,
+    /// Whether the event carries `details` too; only a client secret's rotation does, the other
+    /// details stay in the trail.
+    pub details_in_event: bool,
     pub status: u16,
 }
 
@@ -320,6 +323,7 @@ impl Change {
             before: None,
             after: None,
             details: None,
+            details_in_event: false,
             status,
         }
     }
@@ -338,6 +342,13 @@ impl Change {
 
     pub fn details(mut self, details: Value) -> Self {
         self.details = Some(details);
+        self
+    }
+
+    /// Details the trail keeps and the change's event carries as well.
+    pub fn announced_details(mut self, details: Value) -> Self {
+        self.details = Some(details);
+        self.details_in_event = true;
         self
     }
 }
@@ -369,7 +380,7 @@ pub async fn record_change(
             "method": request.method,
             "path": request.path,
         });
-        if let (Some(details), Some(object)) = (&change.details, data.as_object_mut()) {
+        if let (Some(details), true, Some(object)) = (&change.details, change.details_in_event, data.as_object_mut()) {
             object.insert("details".into(), details.clone());
         }
         let event = super::events::Event {

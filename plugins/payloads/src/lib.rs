@@ -33,6 +33,8 @@ const ACCOUNT: &[(&str, Presence)] = &[
     ("status", Always),
     ("realm_id", Always),
     ("client_id", Always),
+    // A person created through an identity provider names it.
+    ("identity_provider", WhenRecorded),
 ];
 
 const LOGIN: &[(&str, Presence)] = &[
@@ -240,6 +242,12 @@ mod tests {
         assert_eq!(change["details"]["mode"], "Immediate");
         let plain = parsed(&build("admin_resource_created", facts(&[])).unwrap_or_default());
         assert!(plain.get("details").is_none() && plain["actor_email"].is_null());
+        let federated = parsed(
+            &build("user_created", facts(&[("id", "\"u1\""), ("identity_provider", "\"corp\"")])).unwrap_or_default(),
+        );
+        assert_eq!(federated["identity_provider"], "corp", "a person created through a provider names it");
+        let local = parsed(&build("user_created", facts(&[("id", "\"u2\"")])).unwrap_or_default());
+        assert!(local.get("identity_provider").is_none());
     }
 
     #[test]

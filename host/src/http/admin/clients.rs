@@ -572,10 +572,10 @@ pub async fn rotate_secret(
 
     let mut tx = state.store.begin().await?;
     client_store::rotate_secret(&mut *tx, &client).await?;
-    let mut change = Change::of(ChangeAction::Update, client.place(), 200)
+    let change = Change::of(ChangeAction::Update, client.place(), 200)
         .before(ClientView::of(&before, now))
-        .after(ClientView::of(&client, now));
-    change.details = Some(rotation.details());
+        .after(ClientView::of(&client, now))
+        .announced_details(rotation.details());
     commit(&state, &caller, tx, change).await?;
     Ok(envelope::ok(RotatedClientSecret {
         client_secret_last_four: last_four(&secret),
