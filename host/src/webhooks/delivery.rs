@@ -302,14 +302,16 @@ async fn send(webhooks: &Webhooks, due: Due, at: DateTime<Utc>) -> Outcome {
                 .map(|(name, value)| (name.as_str().to_owned(), String::from_utf8_lossy(value.as_bytes()).into()))
                 .collect();
             outcome.headers = Some(Value::Object(headers).to_string());
+            // The status decides: a 2xx is a delivery even when the body that follows is cut
+            // short (a receiver closing TLS without close_notify after an answer without
+            // Content-Length); what cut it is kept beside the attempt.
             let (body, read_error) = read_limited(response).await;
             outcome.body = Some(body);
-            if let Some(error) = read_error {
-                outcome.succeeded = false;
-                outcome.error = Some(error);
-            } else if !outcome.succeeded {
-                outcome.error = Some(format!("the receiver answered {status}"));
-            }
+            outcome.error = match read_error {
+                Some(error) => Some(format!("reading the answer's body: {error}")),
+                None if !outcome.succeeded => Some(format!("the receiver answered {status}")),
+                None => None,
+            };
         }
         Err(error) => outcome.error = Some(error),
     }

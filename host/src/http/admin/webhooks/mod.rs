@@ -139,7 +139,8 @@ pub struct AttemptView {
     pub response_body: Option<String>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub latency_ms: Option<i64>,
-    /// Why it failed: the status, a timeout, a refused address, a connection error.
+    /// Why it failed (the status, a timeout, a refused address, a connection error), or, beside
+    /// a 2xx, what cut the answer's body short.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub error: Option<String>,
     pub created_at: String,
