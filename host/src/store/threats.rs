@@ -343,6 +343,16 @@ pub async fn add_refusals<'c>(
     .map_err(Error::from)
 }
 
+/// Whether an active incident has had no detection and no refused attempt since `quiet_since`.
+pub async fn any_quiet<'c>(db: impl Executor<'c, Database = Any>, quiet_since: DateTime<Utc>) -> Result<bool, Error> {
+    let found: Option<(i64,)> =
+        sqlx::query_as("SELECT 1 FROM threat_incidents WHERE status = 'Active' AND last_activity_at <= $1 LIMIT 1")
+            .bind(super::millis(quiet_since))
+            .fetch_optional(db)
+            .await?;
+    Ok(found.is_some())
+}
+
 /// Resolves active incidents with no detection and no refused attempt since `quiet_since`; their
 /// ids.
 pub async fn resolve_quiet(
