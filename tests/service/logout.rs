@@ -28,6 +28,20 @@ async fn still_signed_in(browser: &mut Browser) -> bool {
     answer.param("code").is_some()
 }
 
+/// The browser signed in to `web`, then to `shop` by single sign-on: the token answers of both.
+async fn signed_in_to_both(
+    app: &TestApp,
+    browser: &mut Browser,
+    web: &TestClient,
+    shop: &TestClient,
+) -> (crate::support::Answer, crate::support::Answer) {
+    let code = signed_in(browser, "web", "s").await.param("code").unwrap();
+    let web_tokens = exchange(app, web, &code, VERIFIER).await;
+    let pkce = challenge(VERIFIER);
+    let code = browser.authorize("acme", &request("shop", "s", "n", &pkce)).await.param("code").unwrap();
+    (web_tokens, exchange(app, shop, &code, VERIFIER).await)
+}
+
 async fn active(app: &TestApp, client: &TestClient, token: &str) -> bool {
     app.protocol(client, "token/introspect", &[("token", token)]).await.body["active"] == true
 }
@@ -38,11 +52,7 @@ async fn rp_initiated_logout_with_an_id_token_hint_ends_every_session_of_the_bro
     let (web, shop) = realm_with_clients(&app).await;
     allow_logout_redirect(&app, "web").await;
     let mut browser = Browser::new(&app);
-    let code = signed_in(&mut browser, "web", "s").await.param("code").unwrap();
-    let web_tokens = exchange(&app, &web, &code, VERIFIER).await;
-    let pkce = challenge(VERIFIER);
-    let code = browser.authorize("acme", &request("shop", "s", "n", &pkce)).await.param("code").unwrap();
-    let shop_tokens = exchange(&app, &shop, &code, VERIFIER).await;
+    let (web_tokens, shop_tokens) = signed_in_to_both(&app, &mut browser, &web, &shop).await;
     let web_access = web_tokens.body["access_token"].as_str().unwrap();
     let shop_access = shop_tokens.body["access_token"].as_str().unwrap();
     assert!(active(&app, &web, web_access).await && active(&app, &shop, shop_access).await);
@@ -129,11 +139,7 @@ async fn revoking_one_applications_refresh_token_leaves_the_browser_and_the_othe
     let app = spawn_app().await;
     let (web, shop) = realm_with_clients(&app).await;
     let mut browser = Browser::new(&app);
-    let code = signed_in(&mut browser, "web", "s").await.param("code").unwrap();
-    let web_tokens = exchange(&app, &web, &code, VERIFIER).await;
-    let pkce = challenge(VERIFIER);
-    let code = browser.authorize("acme", &request("shop", "s", "n", &pkce)).await.param("code").unwrap();
-    let shop_tokens = exchange(&app, &shop, &code, VERIFIER).await;
+    let (web_tokens, shop_tokens) = signed_in_to_both(&app, &mut browser, &web, &shop).await;
     let web_access = web_tokens.body["access_token"].as_str().unwrap();
     let shop_access = shop_tokens.body["access_token"].as_str().unwrap();
 
