@@ -112,7 +112,11 @@ async fn a_rotation_of_the_realms_keys_publishes_the_next_key_before_it_signs_an
     let trail = app.get("/audit-trail?resourceType=signing_key&realmId=acme").await;
     let done = trail.items().iter().filter(|row| row["outcome"] == "Succeeded" && row.get("clientId").is_none());
     assert_eq!(done.count(), 2, "each rotation of the realm's keys is in the trail: {:?}", trail.body);
-    assert!(app.events("keys_rotated").await.is_empty(), "keys_rotated tells of a client's own keys");
+    let rotated = app.events("keys_rotated").await;
+    assert_eq!(rotated.len(), 2, "each rotation of the realm's keys raises keys_rotated: {rotated:?}");
+    assert!(rotated.iter().all(|(realm, client, _)| realm.as_deref() == Some("acme") && client.is_none()));
+    assert_eq!(rotated[1].2["signing_key_id"], revoking_kid.as_str());
+    assert_eq!(rotated[1].2["revoked_keys_count"], 2);
     let bad = app.post("/realms/acme/signing-keys/rotate", json!({ "revokeOldKeys": "yes" })).await;
     assert_eq!(bad.status, StatusCode::BAD_REQUEST);
 }

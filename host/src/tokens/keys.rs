@@ -366,7 +366,7 @@ pub async fn realm_algorithms(state: &AppState, realm_id: &str) -> Result<Vec<St
 /// replace go on signing, then retire and stay in the JWKS until every token they signed has
 /// expired. A manual rotation that revokes withdraws every earlier key from the JWKS at once
 /// (their tokens stop verifying) and the new keys sign at once; so does an owner's first key.
-/// A client's rotation writes the `keys_rotated` event (a realm's is in the change trail). `None`
+/// Writes the `keys_rotated` event, the realm's (no client) for the realm's keys. `None`
 /// when a scheduled rotation found nothing left to rotate (another host did it).
 pub async fn rotate(
     state: &AppState,
@@ -396,32 +396,33 @@ pub async fn rotate(
         key.signs_from = signs_from;
         key_store::insert(&mut *tx, key).await?;
     }
-    if let Owner::Client(realm_id, client_id) = owner {
-        let account = crate::store::realms::find(&mut *tx, realm_id).await?.map(|realm| realm.account_id);
-        let account = account.ok_or(Error::NotFound("realm"))?;
-        let mut data = serde_json::json!({ "signing_key_id": keys[0].id, "encryption_key_id": null });
-        if let Some(object) = data.as_object_mut() {
-            match rotation {
-                Rotation::Manual { .. } => {
-                    object.insert("revoked_keys_count".into(), revoked.into());
-                }
-                Rotation::Scheduled { rotation_days } => {
-                    object.insert("rotation_days".into(), rotation_days.into());
-                    object.insert("automatic".into(), true.into());
-                }
+    let (realm_id, client_id) = match owner {
+        Owner::Realm(realm) => (RealmId::known(realm), None),
+        Owner::Client(realm, client) => (RealmId::known(realm), Some(ClientId::known(client))),
+    };
+    let account = crate::store::realms::find(&mut *tx, &realm_id).await?.map(|realm| realm.account_id);
+    let account = account.ok_or(Error::NotFound("realm"))?;
+    let mut data = serde_json::json!({ "signing_key_id": keys[0].id, "encryption_key_id": null });
+    if let Some(object) = data.as_object_mut() {
+        match rotation {
+            Rotation::Manual { .. } => {
+                object.insert("revoked_keys_count".into(), revoked.into());
+            }
+            Rotation::Scheduled { rotation_days } => {
+                object.insert("rotation_days".into(), rotation_days.into());
+                object.insert("automatic".into(), true.into());
             }
         }
-        let realm_id = RealmId::known(realm_id);
-        let client_id = ClientId::known(client_id);
-        let event = crate::store::events::Event {
-            event_type: EventType::KeysRotated,
-            account_id: &account,
-            realm_id: Some(&realm_id),
-            client_id: Some(&client_id),
-            data,
-        };
-        crate::store::events::publish(tx, event, now).await?;
     }
+    // A realm's rotation is the realm's event (its endpoints hear it); a client's, the client's.
+    let event = crate::store::events::Event {
+        event_type: EventType::KeysRotated,
+        account_id: &account,
+        realm_id: Some(&realm_id),
+        client_id: client_id.as_deref(),
+        data,
+    };
+    crate::store::events::publish(tx, event, now).await?;
     Ok(Some(Rotated { key_ids: keys.into_iter().map(|key| key.id).collect(), signs_from, revoked }))
 }
 
