@@ -207,3 +207,33 @@ async fn finished(app: &TestApp) {
         .unwrap();
     assert_eq!(scheduled, 0, "attempts are still scheduled");
 }
+
+/// A step of the manual clock runs to its end when its caller gives up halfway (as a balancer's
+/// timeout does under a burst): the attempt it was sending is recorded once the receiver answers,
+/// instead of staying claimed under a lease the standing clock never ends, and is sent once.
+#[tokio::test]
+async fn an_advance_whose_caller_gives_up_still_records_what_it_sent() {
+    let app = spawn_with(TestDatabase::new().await, receiving).await;
+    app.create_realm("hooks").await;
+    app.create_client("hooks", "shop", &["client_credentials"], &[]).await;
+    let receiver = Receiver::start().await;
+    let hook = json!({ "name": "Held", "url": receiver.url, "events": ["user_created"] });
+    assert_eq!(app.post(SHOP_HOOKS, hook).await.status, StatusCode::CREATED);
+    app.create_user("hooks", "ann", "analytical engine").await;
+
+    receiver.hold();
+    let (http, clock) = (app.http.clone(), format!("{}/_dev/clock", app.base));
+    let step = tokio::spawn(async move { http.post(clock).json(&json!({ "advanceSeconds": 0 })).send().await });
+    receiver.arrivals(1).await;
+    // The caller gives up while the receiver holds its answer: its connection closes.
+    step.abort();
+    assert!(step.await.is_err_and(|error| error.is_cancelled()));
+    receiver.release();
+
+    // The next step waits for the one under way, then finds nothing left to send.
+    app.settle().await;
+    let attempts = app.get(&format!("{SHOP_HOOKS}/deliveries")).await;
+    let states: Vec<&str> = attempts.items().iter().filter_map(|a| a["state"].as_str()).collect();
+    assert_eq!(states, ["Succeeded"], "{:?}", attempts.body);
+    assert_eq!(receiver.received().len(), 1, "sent once");
+}

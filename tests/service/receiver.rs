@@ -98,6 +98,10 @@ struct Shared {
     status: Arc<AtomicU16>,
     /// The JSON body answered, and its `Cache-Control`.
     document: Arc<Mutex<Option<(serde_json::Value, String)>>>,
+    /// Whether answers go out; while false, each request is recorded and its answer waits.
+    open: Arc<tokio::sync::watch::Sender<bool>>,
+    /// How many requests arrived.
+    arrived: Arc<tokio::sync::watch::Sender<usize>>,
 }
 
 pub struct Receiver {
@@ -120,6 +124,7 @@ impl Receiver {
         let port = listener.local_addr().unwrap().port();
         let shared = Shared::default();
         shared.status.store(200, Ordering::SeqCst);
+        shared.open.send_replace(true);
         let task = serve_tls(listener, Router::new().fallback(record).with_state(shared.clone()));
         Self { url: format!("https://127.0.0.1:{port}/hooks"), shared, task }
     }
@@ -132,6 +137,23 @@ impl Receiver {
     /// Answers every later request with `document` as JSON and this `Cache-Control`.
     pub fn serve(&self, document: serde_json::Value, cache_control: &str) {
         *self.shared.document.lock().unwrap() = Some((document, cache_control.to_owned()));
+    }
+
+    /// Holds every later answer back until [`Receiver::release`]: requests are recorded as they
+    /// arrive, and their senders wait.
+    pub fn hold(&self) {
+        self.shared.open.send_replace(false);
+    }
+
+    /// Lets the held answers, and every later one, go out.
+    pub fn release(&self) {
+        self.shared.open.send_replace(true);
+    }
+
+    /// Returns once `count` requests in all have arrived.
+    pub async fn arrivals(&self, count: usize) {
+        let mut arrived = self.shared.arrived.subscribe();
+        arrived.wait_for(|arrived| *arrived >= count).await.unwrap();
     }
 
     pub fn received(&self) -> Vec<Delivery> {
@@ -150,6 +172,9 @@ impl Receiver {
 
 async fn record(State(shared): State<Shared>, headers: HeaderMap, body: Bytes) -> Response {
     shared.seen.lock().unwrap().push(Delivery { headers, body });
+    shared.arrived.send_modify(|arrived| *arrived += 1);
+    let mut open = shared.open.subscribe();
+    let _ = open.wait_for(|open| *open).await;
     let status = StatusCode::from_u16(shared.status.load(Ordering::SeqCst)).unwrap();
     match shared.document.lock().unwrap().clone() {
         Some((document, cache_control)) => {

@@ -1,6 +1,6 @@
 //! `GET/POST /_dev/clock`, present only with `--manual-clock`: read, set or advance time. An
 //! advance runs every job, webhook delivery and notification post that became due before it
-//! answers.
+//! answers, and runs to its end whether or not the caller waits for the answer.
 
 use axum::extract::State;
 use axum::response::{IntoResponse, Response};
@@ -43,6 +43,12 @@ pub async fn change(State(state): State<AppState>, JsonBody(mut body): JsonBody)
         (_, Some(to)) => to,
         _ => now,
     };
-    crate::jobs::advance_manual_clock(&state, &clock, target).await;
+    // The advance runs to its end even when the caller goes away (a proxy's timeout, a client
+    // giving up): cut halfway, it would leave webhook attempts claimed and never recorded, held
+    // by their lease on a clock that no longer moves by itself.
+    let (advancing, moved) = (state.clone(), clock.clone());
+    tokio::spawn(async move { crate::jobs::advance_manual_clock(&advancing, &moved, target).await })
+        .await
+        .map_err(|error| anyhow::anyhow!("advancing the clock failed: {error}"))?;
     Ok(envelope::ok(ClockView { now: iso(clock.now()) }))
 }
