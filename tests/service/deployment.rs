@@ -397,11 +397,33 @@ fn deliverers(front: &Front) -> (Arc<AtomicBool>, tokio::task::JoinSet<()>) {
     (publishing, deliverers)
 }
 
-/// Stops the deliverers, then lets every host deliver what is still due.
+/// Stops the deliverers, then lets every host deliver what is still due, and then what is
+/// scheduled: an attempt that failed under the load (its receiver slow to answer) is retried
+/// later, and the clocks move on to each retry until none is left. The failed attempts are told.
 async fn delivered(d: &Deployment, (publishing, deliverers): (Arc<AtomicBool>, tokio::task::JoinSet<()>)) {
     publishing.store(false, Ordering::SeqCst);
     deliverers.join_all().await;
     d.advance_every_host(0).await;
+    let path = format!("/realms/{}/clients/shop/webhooks/deliveries", d.realm);
+    for _ in 0..10 {
+        let failed = d.admin(Method::GET, &format!("{path}?status=Failed&pageSize=200"), None).await;
+        for attempt in failed.items() {
+            eprintln!(
+                "failed attempt of event {} (retry {}): {} {}",
+                attempt["eventId"], attempt["retryNumber"], attempt["responseStatus"], attempt["error"]
+            );
+        }
+        let scheduled = d.admin(Method::GET, &format!("{path}?status=Scheduled&pageSize=200"), None).await;
+        let Some(last) = scheduled.items().iter().filter_map(|a| a["dueAt"].as_str()).max().map(str::to_owned) else {
+            return;
+        };
+        let due = chrono::DateTime::parse_from_rfc3339(&last).unwrap();
+        let read = d.http.get(format!("{}/_dev/clock", d.host(0))).send().await.expect("the clock answers");
+        let now = answer(read).await.data()["now"].as_str().unwrap().to_owned();
+        let wait = (due - chrono::DateTime::parse_from_rfc3339(&now).unwrap()).num_seconds().max(0) + 1;
+        d.advance_every_host(wait).await;
+    }
+    panic!("retries were still scheduled after ten rounds");
 }
 
 /// Asserts that every receiver got each user of `prefix` (and no other), and, when `once`,
