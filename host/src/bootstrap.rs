@@ -21,6 +21,58 @@ pub const PERSONAL_ACCESS_TOKEN_PREFIX: &str = "cstl_pat_";
 /// Prefix of account client secrets (exchanged for bearer tokens at the platform realm).
 pub const ACCOUNT_CLIENT_SECRET_PREFIX: &str = "cstl_acs_";
 
+/// What the first start prints: the key, how to try it, where it was written, and the Owner's
+/// link to choose a password.
+#[derive(Debug)]
+pub struct Banner<'a> {
+    pub first: &'a Bootstrapped,
+    pub address: std::net::SocketAddr,
+    pub key_file: Option<&'a std::path::Path>,
+    pub owner_link: Option<&'a str>,
+}
+
+impl Banner<'_> {
+    /// The banner as text for a person at a terminal, or, with the JSON log format, as one line
+    /// shaped like the log's own (`timestamp`, `level`, `fields`, `target`) for a log pipeline.
+    pub fn render(&self, format: crate::config::LogFormat, now: chrono::DateTime<chrono::Utc>) -> String {
+        let key = &self.first.api_key;
+        let try_it = format!("curl -s -H 'x-api-key: {key}' http://{}/api/v1/admin/realms", self.address);
+        if format == crate::config::LogFormat::Json {
+            let fields = serde_json::json!({
+                "message": "bootstrapped an account with an Owner API key, shown once",
+                "account_id": self.first.account_id,
+                "api_key": key,
+                "try": try_it,
+                "key_file": self.key_file.map(|path| path.display().to_string()),
+                "owner_link": self.owner_link,
+                "owner_link_hours": OWNER_CODE_HOURS,
+            });
+            let line = serde_json::json!({
+                "timestamp": now.to_rfc3339_opts(chrono::SecondsFormat::Micros, true),
+                "level": "INFO",
+                "fields": fields,
+                "target": module_path!(),
+            });
+            return line.to_string();
+        }
+        let mut text = format!(
+            "Castellan bootstrapped an account ({}) with an Owner API key.\n\
+             This key is shown once; keep it safe:\n\n    {key}\n\nTry it:\n\n    {try_it}\n",
+            self.first.account_id
+        );
+        if let Some(path) = self.key_file {
+            text.push_str(&format!("\nThe key was also written to {} (mode 0600).\n", path.display()));
+        }
+        if let Some(link) = self.owner_link {
+            text.push_str(&format!(
+                "\nThe account's Owner (username `owner`) signs in to the console with a password, chosen once \
+                 within {OWNER_CODE_HOURS} hours at:\n\n    {link}\n"
+            ));
+        }
+        text
+    }
+}
+
 /// What the first start created; the key is shown once.
 #[derive(Debug, Clone)]
 pub struct Bootstrapped {
@@ -165,4 +217,47 @@ pub async fn password_link(
     trail::record_change(&mut tx, &actor, &request, &change, now).await?;
     tx.commit().await?;
     Ok(Some(PasswordCode { code, user_id: person.id, account_id: member.account_id }))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::config::LogFormat;
+
+    fn first() -> Bootstrapped {
+        Bootstrapped {
+            account_id: AccountId::known("acct"),
+            owner_user_id: UserId::known("owner"),
+            api_key_id: CredentialId::known("key"),
+            api_key: "cstl_key_secret".into(),
+            owner_code: "code".into(),
+        }
+    }
+
+    #[test]
+    fn the_banner_is_one_json_line_with_the_json_log_format_and_text_otherwise() {
+        let first = first();
+        let path = std::path::PathBuf::from("/var/lib/castellan/key");
+        let banner = Banner {
+            first: &first,
+            address: "127.0.0.1:8080".parse().unwrap(),
+            key_file: Some(&path),
+            owner_link: Some("http://127.0.0.1:8080/realms/platform/account/password?code=code"),
+        };
+        let now = chrono::DateTime::from_timestamp_millis(1_800_000_000_000).unwrap();
+        let json = banner.render(LogFormat::Json, now);
+        assert_eq!(json.lines().count(), 1, "{json}");
+        let line: serde_json::Value = serde_json::from_str(&json).unwrap();
+        assert_eq!(line["level"], "INFO");
+        assert_eq!(line["fields"]["api_key"], "cstl_key_secret");
+        assert_eq!(line["fields"]["account_id"], "acct");
+        assert_eq!(line["fields"]["key_file"], "/var/lib/castellan/key");
+        assert!(line["fields"]["owner_link"].as_str().unwrap().ends_with("code=code"));
+        assert!(line["timestamp"].as_str().unwrap().starts_with("2027-01-15T08:00:00"));
+
+        let text = banner.render(LogFormat::Text, now);
+        assert!(text.contains("\n    cstl_key_secret\n") && text.contains("curl -s -H 'x-api-key: cstl_key_secret'"));
+        assert!(text.contains("written to /var/lib/castellan/key") && text.contains("code=code"));
+        assert!(serde_json::from_str::<serde_json::Value>(&text).is_err());
+    }
 }

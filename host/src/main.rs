@@ -6,14 +6,9 @@ use std::process::ExitCode;
 
 use castellan::authz::{PolicyFiles, fixtures};
 use castellan::clock::{Clock as _, SystemClock};
-use castellan::config::{LogFormat, Overrides, Settings};
-use castellan::telemetry::Traces;
+use castellan::config::{Overrides, Settings};
 use castellan::{Application, store};
 use clap::{Parser, Subcommand};
-use tracing_subscriber::EnvFilter;
-use tracing_subscriber::Layer as _;
-use tracing_subscriber::layer::SubscriberExt as _;
-use tracing_subscriber::util::SubscriberInitExt as _;
 
 // Request handling allocates many small short-lived values across threads; mimalloc serves that
 // pattern markedly faster than the system allocator (see BENCHMARKS.md).
@@ -141,12 +136,12 @@ async fn run(cli: Cli) -> anyhow::Result<()> {
         Command::Serve { overrides, policies } => {
             let settings = Settings::load(&overrides)?;
             // Kept until the service stops; dropping it sends the spans it still holds.
-            let _traces = init_logging(&settings)?;
+            let _traces = castellan::telemetry::init_logging(&settings)?;
             serve(settings, policies).await
         }
         Command::Migrate { overrides } => {
             let settings = Settings::load(&overrides)?;
-            let _traces = init_logging(&settings)?;
+            let _traces = castellan::telemetry::init_logging(&settings)?;
             let store = store::Store::connect(&settings.database_url, 1).await?;
             store.migrate().await?;
             println!("migrations applied");
@@ -219,38 +214,18 @@ async fn test_component(component: &std::path::Path, scenario: &std::path::Path)
 }
 
 async fn serve(settings: Settings, policies: Option<PathBuf>) -> anyhow::Result<()> {
-    let key_file = settings.bootstrap_key_file.clone();
+    let (key_file, log_format) = (settings.bootstrap_key_file.clone(), settings.log_format);
     let app = Application::build(settings, &policy_files(policies.as_deref())?).await?;
     let address = app.local_addr();
     if let Some(first) = app.bootstrapped() {
-        println!("Castellan bootstrapped an account ({}) with an Owner API key.", first.account_id);
-        println!("This key is shown once; keep it safe:\n\n    {}\n", first.api_key);
-        println!("Try it:\n\n    curl -s -H 'x-api-key: {}' http://{address}/api/v1/admin/realms\n", first.api_key);
-        if let Some(path) = key_file {
-            println!("The key was also written to {} (mode 0600).", path.display());
-        }
-        if let Some(link) = app.owner_link() {
-            let hours = castellan::bootstrap::OWNER_CODE_HOURS;
-            println!(
-                "The account's Owner (username `owner`) signs in to the console with a password, chosen once \
-                 within {hours} hours at:\n\n    {link}\n"
-            );
-        }
+        let owner_link = app.owner_link();
+        let banner = castellan::bootstrap::Banner {
+            first,
+            address,
+            key_file: key_file.as_deref(),
+            owner_link: owner_link.as_deref(),
+        };
+        println!("{}", banner.render(log_format, SystemClock.now()));
     }
     app.run_until_stopped(castellan::shutdown::signal()).await
-}
-
-/// The log on stderr, filtered by `CASTELLAN_LOG`, and the traces exporter when an OTLP endpoint
-/// is set.
-fn init_logging(settings: &Settings) -> anyhow::Result<Option<Traces>> {
-    let filter = EnvFilter::try_from_env("CASTELLAN_LOG").unwrap_or_else(|_| EnvFilter::new("info,sqlx=warn"));
-    let log = tracing_subscriber::fmt::layer().with_writer(std::io::stderr);
-    let log = match settings.log_format {
-        LogFormat::Json => log.json().boxed(),
-        LogFormat::Text => log.boxed(),
-    };
-    let traces = settings.otlp_endpoint.as_deref().map(Traces::export_to).transpose()?;
-    let exported = traces.as_ref().map(Traces::layer);
-    tracing_subscriber::registry().with(filter).with(log).with(exported).init();
-    Ok(traces)
 }

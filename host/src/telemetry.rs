@@ -1,13 +1,38 @@
-//! Traces over OTLP. With `otlp_endpoint` set, the span of every request (holding its request id)
-//! and the spans inside it are exported in batches to an OpenTelemetry collector over OTLP/HTTP
-//! with protobuf bodies. Off by default: without an endpoint nothing is built.
+//! The log and traces. The log goes to standard error, filtered by `CASTELLAN_LOG`, as text or one
+//! JSON object per line (`log_format`); text is coloured only when standard error is a terminal,
+//! so a file or a pipe never holds escape codes.
+//!
+//! Traces go over OTLP. With `otlp_endpoint` set, the span of every request (holding its request
+//! id) and the spans inside it are exported in batches to an OpenTelemetry collector over
+//! OTLP/HTTP with protobuf bodies. Off by default: without an endpoint nothing is built.
 
 use opentelemetry::trace::TracerProvider as _;
 use opentelemetry_otlp::{SpanExporter, WithExportConfig as _};
 use opentelemetry_sdk::Resource;
 use opentelemetry_sdk::trace::SdkTracerProvider;
-use tracing_subscriber::Layer;
+use std::io::IsTerminal as _;
+
+use tracing_subscriber::layer::SubscriberExt as _;
 use tracing_subscriber::registry::LookupSpan;
+use tracing_subscriber::util::SubscriberInitExt as _;
+use tracing_subscriber::{EnvFilter, Layer};
+
+use crate::config::{LogFormat, Settings};
+
+/// Sets up the log on standard error and, when an OTLP endpoint is set, the traces exporter, which
+/// the caller keeps until the service stops (dropping it sends the spans it still holds).
+pub fn init_logging(settings: &Settings) -> anyhow::Result<Option<Traces>> {
+    let filter = EnvFilter::try_from_env("CASTELLAN_LOG").unwrap_or_else(|_| EnvFilter::new("info,sqlx=warn"));
+    let log = tracing_subscriber::fmt::layer().with_writer(std::io::stderr).with_ansi(std::io::stderr().is_terminal());
+    let log = match settings.log_format {
+        LogFormat::Json => log.json().boxed(),
+        LogFormat::Text => log.boxed(),
+    };
+    let traces = settings.otlp_endpoint.as_deref().map(Traces::export_to).transpose()?;
+    let exported = traces.as_ref().map(Traces::layer);
+    tracing_subscriber::registry().with(filter).with(log).with(exported).try_init()?;
+    Ok(traces)
+}
 
 /// The path of the traces service under a collector's base address.
 const TRACES_PATH: &str = "/v1/traces";

@@ -272,3 +272,50 @@ async fn a_postgresql_server_that_stops_answering_gives_503s_not_500s() {
     );
     assert_eq!(token.headers["retry-after"], "5");
 }
+
+/// Makes [`log_process`] set up the service's log in the format it names and write one line.
+const LOG_PROCESS_FORMAT: &str = "CASTELLAN_TEST_LOG_FORMAT";
+
+/// The service's log set up as `castellan serve` sets it up, in a process of its own (a process
+/// has one global subscriber), writing one warning. Without its environment it does nothing.
+#[test]
+#[ignore = "run by the log tests as a process of its own"]
+fn log_process() {
+    let Ok(format) = std::env::var(LOG_PROCESS_FORMAT) else { return };
+    let settings = castellan::config::Settings {
+        log_format: if format == "json" {
+            castellan::config::LogFormat::Json
+        } else {
+            castellan::config::LogFormat::Text
+        },
+        ..castellan::config::Settings::default()
+    };
+    let _traces = castellan::telemetry::init_logging(&settings).unwrap();
+    tracing::warn!(reason = "a test", "a line of the log");
+}
+
+/// The service's log written to a pipe (as to a file or a collector): text without a colour code,
+/// and JSON one object per line.
+#[tokio::test]
+async fn a_log_written_to_a_pipe_holds_no_colour_codes() {
+    for format in ["text", "json"] {
+        let ran = tokio::process::Command::new(std::env::current_exe().unwrap())
+            .args(["--exact", "logs_and_outages::log_process", "--ignored", "--nocapture"])
+            .env(LOG_PROCESS_FORMAT, format)
+            .env_remove("CASTELLAN_LOG")
+            .stdin(std::process::Stdio::null())
+            .output()
+            .await
+            .unwrap();
+        assert!(ran.status.success(), "{format}: {}", String::from_utf8_lossy(&ran.stderr));
+        let log = String::from_utf8(ran.stderr).unwrap();
+        let line = log.lines().find(|line| line.contains("a line of the log")).expect("the line is written");
+        assert!(!log.contains('\u{1b}'), "{format}: no escape code in a pipe: {log:?}");
+        if format == "json" {
+            let parsed: Value = serde_json::from_str(line).unwrap();
+            assert_eq!((parsed["level"].as_str(), parsed["fields"]["reason"].as_str()), (Some("WARN"), Some("a test")));
+        } else {
+            assert!(line.contains("WARN") && line.contains("reason=\"a test\""), "{line}");
+        }
+    }
+}
