@@ -164,6 +164,9 @@ async fn grants_are_validated_field_by_field_read_listed_and_never_edited() {
     assert!(listed(&app, "clientId=plain").await.is_empty());
     assert_eq!(listed(&app, &format!("subjectUserId={ada}")).await.len(), 2);
     assert_eq!(app.get("/realms/acme/delegation-grants?state=Gone").await.error_code(), "ValidationFailed");
+    assert_eq!(listed(&app, "status=Live").await, [id.as_str()], "status, as on every list");
+    let bogus = app.get("/realms/acme/delegation-grants?status=Bogus").await;
+    assert_eq!(bogus.refused_fields(), vec![("status".to_owned(), "OneOf".to_owned())]);
 
     app.advance(365 * 86_400).await;
     assert_eq!(listed(&app, "state=Expired").await, [id.as_str()], "a grant whose term passed");

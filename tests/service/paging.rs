@@ -102,6 +102,35 @@ async fn status_restricts_and_bad_parameters_are_refused() {
     assert_eq!(unknown.refused_fields(), vec![("colour".to_owned(), "Unknown".to_owned())]);
 }
 
+/// Every list the document says takes `status` refuses a status its resources cannot have, on
+/// `status`, instead of answering an empty page; and takes one they can.
+#[tokio::test]
+async fn every_list_with_a_status_refuses_one_its_resources_cannot_have() {
+    let app = spawn_app().await;
+    app.create_realm("acme").await;
+    app.create_client("acme", "web", &["client_credentials"], &[]).await;
+    let ada = app.create_user("acme", "ada", "analytical engine").await;
+    let document = app.get_json(&format!("{}/openapi.json", app.admin)).await;
+    let mut checked = Vec::new();
+    for (path, item) in document["paths"].as_object().unwrap() {
+        let Some(parameters) = item["get"]["parameters"].as_array() else { continue };
+        if !parameters.iter().any(|p| p["name"] == "status" && p["in"] == "query") {
+            continue;
+        }
+        let filled = path.replace("{realm}", "acme").replace("{client}", "web").replace("{userId}", &ada);
+        let refused = app.get(&format!("{filled}?status=NoSuchStatus")).await;
+        assert_eq!(refused.status, StatusCode::BAD_REQUEST, "{path}: {:?}", refused.body);
+        assert_eq!(refused.refused_fields(), vec![("status".to_owned(), "OneOf".to_owned())], "{path}");
+        let one_of = refused.body["notifications"][0]["message"].as_str().unwrap().to_owned();
+        let first = one_of.trim_start_matches("status must be ").split([',', ' ']).next().unwrap().to_owned();
+        let taken = app.get(&format!("{filled}?status={first}")).await;
+        assert_eq!(taken.status, StatusCode::OK, "{path} status={first}: {:?}", taken.body);
+        checked.push(path.clone());
+    }
+    assert!(checked.len() >= 20, "{checked:?}");
+    assert!(checked.contains(&"/realms/{realm}/delegation-grants".to_owned()), "{checked:?}");
+}
+
 fn urlencode(text: &str) -> String {
     text.replace(':', "%3A").replace('+', "%2B")
 }

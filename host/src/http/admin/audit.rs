@@ -107,6 +107,7 @@ pub async fn trail(
 ) -> Result<Response, Error> {
     caller.require_account(&state, permission::AUDIT_READ)?;
     let list = ListQuery::parse(query, &["realmId", "resourceType", "actorCredentialId", "actorUserId", "action"])?;
+    list.status_in(crate::store::trail::Outcome::NAMES)?;
     let filter = trail::TrailFilter {
         realm_id: list.filter("realmId"),
         resource_type: list.filter("resourceType"),
@@ -173,6 +174,7 @@ pub async fn access_logs(
 ) -> Result<Response, Error> {
     caller.require_account(&state, permission::AUDIT_READ)?;
     let list = ListQuery::parse(query, &["credentialId", "actorUserId"])?;
+    list.status_in(crate::store::access_log::AccessOutcome::NAMES)?;
     // Entries of this host still queued are written first, so a caller reads its own requests.
     state.access_log.flush().await;
     let (credential, person) = (list.filter("credentialId"), list.filter("actorUserId"));

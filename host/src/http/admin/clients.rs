@@ -414,6 +414,7 @@ pub async fn list(
     RawQuery(query): RawQuery,
 ) -> Result<Response, Error> {
     let list = ListQuery::parse(query, &["registration"])?;
+    list.status_in(crate::store::Status::NAMES)?;
     let registration = match list.filter("registration") {
         None => None,
         Some(name) => match Registration::NAMES.iter().find(|(known, _)| *known == name) {

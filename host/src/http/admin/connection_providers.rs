@@ -211,6 +211,7 @@ pub async fn list(
     RawQuery(query): RawQuery,
 ) -> Result<Response, Error> {
     let list = ListQuery::parse(query, &[])?;
+    list.status_in(crate::store::Status::NAMES)?;
     let found = store::page_providers(&state.store, &realm.id, &list.page).await?;
     Ok(envelope::paged(found.map(|provider| ConnectionProviderView::of(&state, &provider))))
 }

@@ -69,6 +69,7 @@ pub async fn list(
     RawQuery(query): RawQuery,
 ) -> Result<Response, Error> {
     let list = ListQuery::parse(query, &["userId", "providerId"])?;
+    list.status_in(crate::store::connections::ConnectionStatus::NAMES)?;
     let found =
         store::page(&state.store, &realm.id, list.filter("userId"), list.filter("providerId"), &list.page).await?;
     Ok(envelope::paged(found.map(|connection| ConnectionView::from(&connection))))
@@ -86,6 +87,7 @@ pub async fn of_user(
     RawQuery(query): RawQuery,
 ) -> Result<Response, Error> {
     let list = ListQuery::parse(query, &[])?;
+    list.status_in(crate::store::connections::ConnectionStatus::NAMES)?;
     let found = store::page(&state.store, &realm.id, Some(&user.id), None, &list.page).await?;
     Ok(envelope::paged(found.map(|connection| ConnectionView::from(&connection))))
 }

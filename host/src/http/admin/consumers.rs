@@ -188,6 +188,7 @@ pub async fn list(
     RawQuery(query): RawQuery,
 ) -> Result<Response, Error> {
     let list = ListQuery::parse(query, &[])?;
+    list.status_in(crate::store::Status::NAMES)?;
     let found = consumer_store::page(&state.store, &client.realm_id, &client.id, &list.page).await?;
     Ok(envelope::paged(found.map(|consumer| ConsumerView::of(&consumer))))
 }

@@ -216,7 +216,8 @@ fn read_grant(body: &mut Body, realm: &Realm, caller: &Caller, now: DateTime<Utc
     params(("realm" = String, Path), ("pageNumber" = Option<u32>, Query), ("pageSize" = Option<u32>, Query),
            ("clientId" = Option<String>, Query, description = "Grants of this acting client"),
            ("subjectUserId" = Option<String>, Query, description = "Grants for this person"),
-           ("state" = Option<String>, Query, description = "Live, Expired or Withdrawn"),
+           ("status" = Option<String>, Query, description = "Live, Expired or Withdrawn"),
+           ("state" = Option<String>, Query, description = "The same as status"),
            ("sortBy" = Option<String>, Query, description = "createdAt, expiresAt, clientId"), ("sortDirection" = Option<String>, Query)),
     responses((status = 200, description = "A page of the realm's grants, in `pagination`", body = [DelegationGrantView]),
               (status = 400), (status = 403)),
@@ -228,9 +229,11 @@ pub async fn list(
 ) -> Result<Response, Error> {
     let list = ListQuery::parse(query, &["clientId", "subjectUserId", "state"])?;
     let now = state.clock.now();
-    let state_filter = match list.filter("state") {
-        None => None,
-        Some(name) => Some(
+    // `status`, as on every list; `state`, the field's own name, is taken too.
+    let state_filter = match (list.status_in(GrantState::NAMES)?, list.filter("state")) {
+        (Some(status), _) => Some(status),
+        (None, None) => None,
+        (None, Some(name)) => Some(
             GrantState::try_from(name.to_owned())
                 .map_err(|_| Error::invalid("state", Rule::OneOf, "state must be Live, Expired or Withdrawn"))?,
         ),
@@ -340,6 +343,7 @@ pub async fn exchanges(
     RawQuery(query): RawQuery,
 ) -> Result<Response, Error> {
     let list = ListQuery::parse(query, &["clientId", "subjectUserId", "grantId"])?;
+    list.status_in(crate::store::delegation::ExchangeOutcome::NAMES)?;
     let filter = grant_store::ExchangeFilter {
         client_id: list.filter("clientId"),
         subject_user_id: list.filter("subjectUserId"),

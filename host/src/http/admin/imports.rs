@@ -302,6 +302,7 @@ pub async fn list(
     RawQuery(query): RawQuery,
 ) -> Result<Response, Error> {
     let list = ListQuery::parse(query, &[])?;
+    list.status_in(crate::store::imports::ImportStatus::NAMES)?;
     let found = store::page(&state.store, &client.realm_id, &client.id, &list.page).await?;
     Ok(envelope::paged(found.map(|job| ImportView::of(&job, None))))
 }

@@ -313,6 +313,19 @@ impl ListQuery {
         Ok(Self { page, filters: own })
     }
 
+    /// The `status` asked for, one of `names` (a listing's statuses, `Kind::NAMES`); any other is
+    /// refused on `status`, as a list never answers an empty page for a status that cannot be.
+    pub fn status_in<T: Copy>(&self, names: &[(&'static str, T)]) -> Result<Option<T>, Error> {
+        let Some(asked) = self.page.status.as_deref() else { return Ok(None) };
+        if let Some((_, status)) = names.iter().find(|(name, _)| *name == asked) {
+            return Ok(Some(*status));
+        }
+        let mut listed: Vec<&str> = names.iter().map(|(name, _)| *name).collect();
+        let last = listed.pop().unwrap_or_default();
+        let one_of = if listed.is_empty() { last.to_owned() } else { format!("{} or {last}", listed.join(", ")) };
+        Err(Error::invalid("status", Rule::OneOf, format!("status must be {one_of}")))
+    }
+
     /// The value of one of the list's own filters, when given.
     pub fn filter(&self, name: &str) -> Option<&str> {
         self.filters.iter().find(|(n, _)| n == name).map(|(_, v)| v.as_str()).filter(|v| !v.is_empty())

@@ -252,6 +252,7 @@ pub async fn create(
 pub async fn list(State(state): State<AppState>, caller: Caller, RawQuery(query): RawQuery) -> Result<Response, Error> {
     caller.require_account(&state, permission::REALM_READ)?;
     let list = ListQuery::parse(query, &[])?;
+    list.status_in(crate::store::Status::NAMES)?;
     let found = realms::page(&state.store, caller.account_id(), &list.page).await?;
     Ok(envelope::paged(found.map(|realm| RealmView::from(&realm))))
 }

@@ -213,6 +213,7 @@ pub async fn list(
     RawQuery(query): RawQuery,
 ) -> Result<Response, Error> {
     let list = ListQuery::parse(query, &[])?;
+    list.status_in(crate::store::Status::NAMES)?;
     let found = server_store::page(&state.store, &realm.id, &list.page).await?;
     Ok(envelope::paged(found.map(|server| ResourceServerView::of(&server))))
 }

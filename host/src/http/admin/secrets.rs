@@ -233,6 +233,7 @@ fn value_prefix(kind: SecretType) -> &'static str {
 pub async fn list(State(state): State<AppState>, caller: Caller, RawQuery(query): RawQuery) -> Result<Response, Error> {
     caller.require_account(&state, permission::SECRET_READ)?;
     let list = ListQuery::parse(query, &[])?;
+    list.status_in(crate::store::secrets::SecretType::NAMES)?;
     let now = state.clock.now();
     let found = secret_store::page(&state.store, caller.account_id(), &list.page).await?;
     Ok(envelope::paged(found.map(|secret| SecretView::of(&secret, now))))

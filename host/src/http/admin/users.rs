@@ -221,6 +221,7 @@ pub async fn list(
     RawQuery(query): RawQuery,
 ) -> Result<Response, Error> {
     let list = ListQuery::parse(query, &["emailConfirmed"])?;
+    list.status_in(crate::store::users::UserStatus::NAMES)?;
     let email_confirmed = match list.filter("emailConfirmed") {
         None => None,
         Some("true") => Some(true),

@@ -173,6 +173,7 @@ pub(super) async fn events(
 ) -> Result<Response, Error> {
     let place = place_in_reach(&state, &caller, realm_id, Some(client_id), Intent::Read).await?;
     let list = ListQuery::parse(query, &["eventType"])?;
+    list.status_in(&[("Pending", ()), ("Delivered", ()), ("Partial", ()), ("Failed", ())])?;
     let found = event_page(&state.store, place.rows(), list.filter("eventType"), &list.page).await?;
     Ok(envelope::paged(found.map(EventView::of)))
 }

@@ -349,6 +349,7 @@ async fn list_endpoints(
 ) -> Result<Response, Error> {
     let place = place_in_reach(&state, &caller, realm_id, client_id, Intent::Read).await?;
     let list = ListQuery::parse(query, &[])?;
+    list.status_in(store::EndpointStatus::NAMES)?;
     let found = store::endpoint_page(&state.store, place.rows(), &list.page).await?;
     Ok(envelope::paged(found.map(|endpoint| EndpointView::of(&endpoint))))
 }
@@ -414,6 +415,7 @@ async fn deliveries(
 ) -> Result<Response, Error> {
     let place = place_in_reach(&state, &caller, realm_id, client_id, Intent::Read).await?;
     let list = ListQuery::parse(query, &["webhookId", "eventId", "eventType", "kind"])?;
+    list.status_in(crate::store::webhooks::AttemptState::NAMES)?;
     let filter = store::AttemptFilter {
         endpoint_id: list.filter("webhookId"),
         event_id: list.filter("eventId"),

@@ -73,7 +73,7 @@ pub async fn create_webhook(
 }
 
 #[utoipa::path(get, path = "/realms/{realm}/webhooks", tag = "Webhooks",
-    params(("realm" = String, Path)),
+    params(("realm" = String, Path), ("status" = Option<String>, Query, description = "Active, Paused or Disabled")),
     responses((status = 200, description = "A page of the endpoints of the realm (or of the client), in `pagination`", body = [EndpointView])),
     security(("apiKey" = [])))]
 pub async fn list_webhooks(
