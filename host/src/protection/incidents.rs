@@ -135,13 +135,28 @@ pub async fn record(
         None => None,
     };
     let reportable = |kind: MeasureKind| kind == MeasureKind::SourceBlocked || reported_in.is_none();
-    let mut incident = if measures.iter().any(|m| reportable(m.kind)) {
+    // A hold that is no measure (recovery e-mail silenced for one account) opens no incident: it
+    // is placed here, the incident's id its value when another measure opens one.
+    let opens = |kind: MeasureKind| reportable(kind) && measure_type(kind).is_some();
+    let mut incident = if measures.iter().any(|m| opens(m.kind)) {
         let (incident, letters) = open_or_join(state, tx, attack, decision, now).await?;
         recorded.letters.extend(letters);
         Some(incident)
     } else {
         None
     };
+    let incident_of_holds = incident.as_ref().map(|i| i.id.to_string()).or(reported_in.clone()).unwrap_or_default();
+    for measure in measures.iter().filter(|m| measure_type(m.kind).is_none()) {
+        let (Some(hold), Some(user), Some(seconds)) = (hold_of(measure.kind), attack.user, measure.seconds) else {
+            continue;
+        };
+        let until = now + TimeDelta::seconds(i64::from(seconds));
+        let key = hold.key(&realm.id, &user.id);
+        if let Err(error) = protection.counters.hold(&key, &incident_of_holds, until, now).await {
+            tracing::error!(%error, "cannot keep a measure of attack protection in the counting store");
+        }
+    }
+    let measures: Vec<_> = measures.into_iter().filter(|m| measure_type(m.kind).is_some()).collect();
     let Some(incident_id) = incident.as_ref().map(|i| i.id.clone()).or(reported_in.clone().map(IncidentId::known))
     else {
         return Ok(recorded);

@@ -115,7 +115,10 @@ impl Protection {
     pub async fn refuses(&self, hold: Hold, realm_id: &str, target: &str, now: DateTime<Utc>) -> bool {
         match self.counters.held(&hold.key(realm_id, target), now).await {
             Ok(Some((incident_id, _))) => {
-                self.tally_refusal(incident_id, now);
+                // A hold of no incident (recovery e-mail silenced alone) refuses without a tally.
+                if !incident_id.is_empty() {
+                    self.tally_refusal(incident_id, now);
+                }
                 true
             }
             Ok(None) => false,

@@ -153,10 +153,13 @@ pub fn decide(attempt: &Attempt) -> Decision {
     let halved = source.datacenter || source.tor;
     let (block_accounts, block_failures) =
         if halved { (BLOCK_ACCOUNTS / 2, BLOCK_FAILURES / 2) } else { (BLOCK_ACCOUNTS, BLOCK_FAILURES) };
-    if halved {
-        let what = if source.tor { "a Tor exit" } else { "a datacenter network" };
-        decision.reasons.push(format!("the address is {what}: source thresholds halved"));
-    }
+    // Told only with a decision a halved threshold took.
+    let halving = |decision: &mut Decision| {
+        if halved {
+            let what = if source.tor { "a Tor exit" } else { "a datacenter network" };
+            decision.reasons.push(format!("the address is {what}: source thresholds halved"));
+        }
+    };
     let block = |decision: &mut Decision, classification: Classification, why: String| {
         if source.shared_network {
             decision.reasons.push(format!("{why}; the address is a shared network, never blocked whole"));
@@ -193,6 +196,7 @@ pub fn decide(attempt: &Attempt) -> Decision {
                     "{} failures against {} accounts from the address within 10 minutes (block at {} accounts or {} failures)",
                     counts.source_failures, counts.source_accounts, block_accounts, block_failures
                 );
+                halving(&mut decision);
                 block(&mut decision, classification, why);
             }
             if account_known && !source.approved_for_account && counts.account_unapproved_failures >= LOCKOUT_FAILURES {
@@ -257,6 +261,7 @@ pub fn decide(attempt: &Attempt) -> Decision {
                     "{} sign-ups asked from the address within an hour (block at {limit})",
                     counts.source_sign_ups
                 );
+                halving(&mut decision);
                 block(&mut decision, Classification::SignUpAbuse, why);
             }
         }
@@ -414,6 +419,36 @@ mod tests {
         }
         let failures = Counts { source_failures: 15, source_accounts: 1, ..Counts::default() };
         assert!(!decide(&failed(failures, Source { tor: true, ..Source::default() })).measures.is_empty());
+    }
+
+    #[test]
+    fn the_halving_is_told_only_with_a_decision_a_halved_threshold_took() {
+        let datacenter = Source { datacenter: true, ..Source::default() };
+        let halved = |decision: &Decision| decision.reasons.iter().any(|r| r.contains("halved"));
+        let recovery = Attempt {
+            kind: Kind::Recovery,
+            outcome: Outcome::Requested,
+            account_known: true,
+            source: datacenter,
+            counts: Counts { source_recovery_accounts: 8, ..Counts::default() },
+        };
+        let decision = decide(&recovery);
+        assert_eq!(kinds(&decision), [(MeasureKind::SourceBlocked, Some(15 * 60))]);
+        assert!(!halved(&decision), "the recovery threshold is not halved: {:?}", decision.reasons);
+        let exposure = Attempt {
+            kind: Kind::Password,
+            outcome: Outcome::Succeeded,
+            account_known: true,
+            source: datacenter,
+            counts: Counts { source_accounts: 5, source_failures: 5, ..Counts::default() },
+        };
+        let decision = decide(&exposure);
+        assert_eq!(kinds(&decision), [(MeasureKind::PasswordExposed, None)]);
+        assert!(!halved(&decision), "{:?}", decision.reasons);
+        let lockout = failed(Counts { account_unapproved_failures: 10, ..Counts::default() }, datacenter);
+        let decision = decide(&lockout);
+        assert_eq!(kinds(&decision), [(MeasureKind::ClosedToUnknownAddresses, Some(30 * 60))]);
+        assert!(!halved(&decision), "{:?}", decision.reasons);
     }
 
     #[test]
