@@ -515,3 +515,33 @@ async fn an_oidc_client_library_verifies_our_id_tokens_from_discovery_alone() {
     .set_allowed_algs(vec![CoreJwsSigningAlgorithm::EcdsaP256Sha256]);
     assert!(id_token.claims(&other, no_nonce).is_err(), "the audience is checked");
 }
+
+/// A confidential client refused at the token endpoint (here a wrong secret) is a failed sign-in
+/// of that client: `login_failed` naming it, at most once a minute per address it is tried from.
+/// A client that does not exist raises nothing.
+#[tokio::test]
+async fn a_refused_client_raises_login_failed_once_a_minute_per_address() {
+    let app = spawn_app().await;
+    app.create_realm("acme").await;
+    let shop = app.create_client("acme", "shop", &["client_credentials"], &[]).await;
+    let wrong = crate::support::TestClient { secret: "cstl_cs_wrong".into(), ..shop.clone() };
+    let grant = [("grant_type", "client_credentials")];
+    for _ in 0..3 {
+        assert_eq!(app.token(&wrong, &grant).await.status, StatusCode::UNAUTHORIZED);
+    }
+    let ghost = crate::support::TestClient { id: "ghost".into(), ..wrong.clone() };
+    assert_eq!(app.token(&ghost, &grant).await.status, StatusCode::UNAUTHORIZED);
+    let failed = app.events("login_failed").await;
+    assert_eq!(failed.len(), 1, "one a minute, none for a client that does not exist: {failed:?}");
+    let (realm, client, data) = &failed[0];
+    assert_eq!((realm.as_deref(), client.as_deref()), (Some("acme"), Some("shop")));
+    assert_eq!(data["failure_reason"], "invalid_client");
+    assert_eq!(data["grant_type"], "client_credentials");
+    assert!(data["ip_address"].is_string() && data["user_id"].is_null(), "{data}");
+
+    app.advance(60).await;
+    app.token(&wrong, &grant).await;
+    assert_eq!(app.events("login_failed").await.len(), 2, "the next minute raises again");
+    app.token(&shop, &grant).await;
+    assert_eq!(app.events("login_succeeded").await.len(), 1);
+}

@@ -6,6 +6,7 @@
 
 pub mod browser;
 pub mod client_address;
+pub mod client_refusals;
 pub mod codes;
 pub mod console;
 pub mod console_sessions;

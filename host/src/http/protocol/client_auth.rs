@@ -51,6 +51,17 @@ pub fn presented_credentials(headers: &HeaderMap, form: &Form) -> Result<Option<
     }
 }
 
+/// The client the request's credentials name (by HTTP Basic, `client_id`, or an assertion's
+/// `sub`), whether or not they authenticate it.
+pub fn named_client_id(headers: &HeaderMap, form: &Form) -> Option<String> {
+    if let Ok(Some((id, _, _))) = presented_credentials(headers, form) {
+        return Some(id);
+    }
+    form.get("client_id")
+        .map(str::to_owned)
+        .or_else(|| form.get("client_assertion").and_then(client_keys::named_client))
+}
+
 /// Whether the request carries client credentials: a secret or an assertion.
 pub fn authenticates(headers: &HeaderMap, form: &Form) -> Result<bool, OAuthError> {
     Ok(form.get("client_assertion_type").is_some() || presented_credentials(headers, form)?.is_some())

@@ -88,7 +88,17 @@ async fn token(
     let client = if public {
         super::public_client(state, &realm, form).await?
     } else {
-        authenticate_client(state, &realm, headers, form).await?
+        match authenticate_client(state, &realm, headers, form).await {
+            Ok(client) => client,
+            Err(refused) => {
+                if refused.code == OAuthCode::InvalidClient
+                    && let Some(named) = super::client_auth::named_client_id(headers, form)
+                {
+                    signin::client_refusals::record(state, &realm, &named, grant_type, &origin).await;
+                }
+                return Err(refused);
+            }
+        }
     };
     signin::client_address::enforce(state, &realm, &client, grant_type, address, &origin).await?;
     // A DPoP proof binds the tokens to its key (RFC 9449 §5).
