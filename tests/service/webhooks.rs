@@ -697,3 +697,63 @@ async fn stripes_and_standard_webhooks_libraries_both_verify_a_delivery_until_th
         "the old secret is invalid at once: {stripe} / {standard}"
     );
 }
+
+/// A receiver that answers `200` and its head, then closes the connection without TLS
+/// close_notify before the body its `Content-Length` announced has all been sent: the status is
+/// the receiver's answer, so the delivery counts as delivered (any 2xx is), with what cut the body
+/// short kept beside the attempt, and nothing is retried.
+#[tokio::test]
+async fn a_2xx_is_a_delivery_even_when_the_receiver_cuts_its_answers_body_short() {
+    use tokio::io::{AsyncReadExt as _, AsyncWriteExt as _};
+
+    let app = spawn_receiving().await;
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let url = format!("https://127.0.0.1:{}/hooks", listener.local_addr().unwrap().port());
+    let acceptor = tokio_rustls::TlsAcceptor::from(crate::receiver::server_config());
+    let (got, mut received) = tokio::sync::mpsc::unbounded_channel::<Vec<u8>>();
+    let receiver = tokio::spawn(async move {
+        while let Ok((tcp, _)) = listener.accept().await {
+            let Ok(mut tls) = acceptor.accept(tcp).await else { continue };
+            let mut request = Vec::new();
+            let mut buffer = [0_u8; 4096];
+            // The head, then as much body as it announces.
+            while let Ok(read) = tls.read(&mut buffer).await {
+                if read == 0 {
+                    break;
+                }
+                request.extend_from_slice(&buffer[..read]);
+                let text = String::from_utf8_lossy(&request).to_ascii_lowercase();
+                if let Some(end) = text.find("\r\n\r\n") {
+                    let length = text
+                        .lines()
+                        .find_map(|line| line.strip_prefix("content-length:"))
+                        .and_then(|value| value.trim().parse::<usize>().ok())
+                        .unwrap_or(0);
+                    if request.len() >= end + 4 + length {
+                        break;
+                    }
+                }
+            }
+            tls.write_all(b"HTTP/1.1 200 OK\r\nContent-Length: 100\r\n\r\nreceived").await.unwrap();
+            tls.flush().await.unwrap();
+            // Gone without close_notify: the TCP connection closes under the TLS session.
+            let (tcp, _) = tls.into_inner();
+            drop(tcp);
+            let _ = got.send(request);
+        }
+    });
+    let (id, _) = register(&app, SHOP_HOOKS, json!({ "name": "Cut", "url": url, "events": ["user_created"] })).await;
+
+    create_user(&app, "hooks", "ann").await;
+    let history = recorded(&app, SHOP_HOOKS, "Succeeded", 1).await;
+    let request = received.recv().await.expect("the receiver got the delivery");
+    assert!(String::from_utf8_lossy(&request).starts_with("POST /hooks"));
+    assert_eq!(history.len(), 1, "no retry: {history:?}");
+    let attempt = &history[0];
+    assert_eq!(attempt["responseStatus"], 200);
+    let error = attempt["error"].as_str().unwrap_or_default();
+    assert!(error.starts_with("reading the answer's body"), "the cut body is told: {attempt}");
+    let endpoint = app.get(&format!("{SHOP_HOOKS}/{id}")).await;
+    assert_eq!(endpoint.data()["consecutiveFailures"], 0);
+    receiver.abort();
+}

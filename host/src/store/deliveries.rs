@@ -110,7 +110,7 @@ pub async fn insert_all_attempts(tx: &mut Connection, attempts: &[Attempt]) -> R
     Ok(())
 }
 
-/// What the receiver answered to an attempt (for a success, `error` is none and not stored).
+/// What the receiver answered to an attempt; beside a success, `error` is what cut its body short.
 #[derive(Debug, Clone)]
 pub struct Answer<'a> {
     pub id: &'a str,
@@ -131,7 +131,7 @@ pub async fn record_accepted(tx: &mut Connection, accepted: &[Answer<'_>]) -> Re
         for answer in accepted {
             sqlx::query(
                 "UPDATE webhook_attempts SET state = 'Succeeded', sent_at = $2, response_status = $3, \
-                 response_headers = $4, response_body = $5, latency_ms = $6, error = NULL, claimed_until = NULL \
+                 response_headers = $4, response_body = $5, latency_ms = $6, error = $7, claimed_until = NULL \
                  WHERE id = $1 AND state = 'Scheduled'",
             )
             .bind(answer.id)
@@ -140,6 +140,7 @@ pub async fn record_accepted(tx: &mut Connection, accepted: &[Answer<'_>]) -> Re
             .bind(answer.headers)
             .bind(answer.body)
             .bind(answer.latency_ms)
+            .bind(answer.error)
             .execute(&mut *tx)
             .await?;
         }
@@ -148,21 +149,22 @@ pub async fn record_accepted(tx: &mut Connection, accepted: &[Answer<'_>]) -> Re
     for chunk in accepted.chunks(INSERT_CHUNK) {
         let rows: Vec<String> = (0..chunk.len())
             .map(|row| {
-                let n = row * 6;
+                let n = row * 7;
                 format!(
-                    "(${}, CAST(${} AS BIGINT), CAST(${} AS BIGINT), ${}, ${}, CAST(${} AS BIGINT))",
+                    "(${}, CAST(${} AS BIGINT), CAST(${} AS BIGINT), ${}, ${}, CAST(${} AS BIGINT), CAST(${} AS TEXT))",
                     n + 1,
                     n + 2,
                     n + 3,
                     n + 4,
                     n + 5,
-                    n + 6
+                    n + 6,
+                    n + 7
                 )
             })
             .collect();
         let mut update = sqlx::query(sqlx::AssertSqlSafe(format!(
             "UPDATE webhook_attempts SET state = 'Succeeded', sent_at = v.column2, response_status = v.column3, \
-             response_headers = v.column4, response_body = v.column5, latency_ms = v.column6, error = NULL, \
+             response_headers = v.column4, response_body = v.column5, latency_ms = v.column6, error = v.column7, \
              claimed_until = NULL FROM (VALUES {}) AS v WHERE webhook_attempts.id = v.column1 \
              AND webhook_attempts.state = 'Scheduled'",
             rows.join(", ")
@@ -174,7 +176,8 @@ pub async fn record_accepted(tx: &mut Connection, accepted: &[Answer<'_>]) -> Re
                 .bind(answer.status)
                 .bind(answer.headers)
                 .bind(answer.body)
-                .bind(answer.latency_ms);
+                .bind(answer.latency_ms)
+                .bind(answer.error);
         }
         update.execute(&mut *tx).await?;
     }
