@@ -273,6 +273,13 @@ pub enum Error {
 pub const RETRY_AFTER_UNAVAILABLE_SECONDS: u64 = 5;
 
 impl Error {
+    /// A realm, client, role or scope the path names that the caller does not reach: another
+    /// account's, or one that does not exist, alike (403 `Forbidden`), so that no answer tells
+    /// which names exist.
+    pub fn unreached() -> Self {
+        Self::Forbidden(ErrorCode::Forbidden)
+    }
+
     pub fn code(&self) -> ErrorCode {
         match self {
             Self::Validation(_) => ErrorCode::ValidationFailed,

@@ -86,7 +86,7 @@ async fn a_client_is_updated_but_its_id_and_type_never_change() {
     assert_eq!(updated.data()["description"], "Shop", "omitted fields keep their value");
     assert_eq!(app.delete("/realms/acme/clients/web").await.status, StatusCode::OK);
     let gone = app.get("/realms/acme/clients/web").await;
-    assert_eq!((gone.status, gone.error_code()), (StatusCode::NOT_FOUND, "NotFound"));
+    assert_eq!((gone.status, gone.error_code()), (StatusCode::FORBIDDEN, "Forbidden"), "as one never made");
 }
 
 #[tokio::test]

@@ -230,7 +230,7 @@ async fn a_refused_item_refuses_only_what_belongs_to_it() {
     assert_eq!(item(&report, "GroupRole", "bad/clerk")["outcome"], "Refused");
     assert_eq!(item(&report, "Group", "staff")["outcome"], "Created");
     assert_eq!(app.get("/realms/shop/clients/good/roles").await.items().len(), 1);
-    assert_eq!(app.get("/realms/shop/clients/bad").await.status, StatusCode::NOT_FOUND);
+    assert_eq!(app.get("/realms/shop/clients/bad").await.status, StatusCode::FORBIDDEN, "never created");
 
     // A document whose shape is wrong is refused whole, every problem with its path.
     let broken = json!({ "realms": [{ "id": "x", "clients": [{ "name": "no id" }, { "id": "a" }, { "id": "a" }] }], "users": [] });

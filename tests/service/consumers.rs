@@ -176,7 +176,7 @@ async fn consumer_fields_are_validated_and_scopes_bounded_by_the_client() {
     );
     assert_eq!(app.get(CONSUMERS).await.items().len(), 0, "nothing stored");
     let missing = app.post("/realms/acme/clients/nobody/consumers", json!({ "name": "x" })).await;
-    assert_eq!(missing.status, StatusCode::NOT_FOUND);
+    assert_eq!((missing.status, missing.error_code()), (StatusCode::FORBIDDEN, "Forbidden"));
     let auditor = app.key_with(&["Auditor"], None).await;
     let forbidden = app.call_as(&auditor, Method::POST, CONSUMERS, Some(json!({ "name": "x" }))).await;
     assert_eq!(forbidden.status, StatusCode::FORBIDDEN);

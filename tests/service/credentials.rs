@@ -121,6 +121,31 @@ async fn another_accounts_realm_and_a_missing_realm_get_the_same_403() {
     assert_eq!(app.call_as(&other_key, Method::GET, "/realms/mine", None).await.status, StatusCode::FORBIDDEN);
 }
 
+/// A client, a role or a scope the path names that does not exist, in a realm the caller reaches,
+/// is answered as another account's: 403 `Forbidden`, the same answer, so no name is confirmed.
+#[tokio::test]
+async fn a_missing_client_role_or_scope_gets_the_same_403_as_another_accounts() {
+    let app = spawn_app().await;
+    app.create_realm("mine").await;
+    other_account(&app, "theirs").await;
+    let ghost = "01900000-0000-7000-8000-000000000000";
+    let missing = [
+        (Method::GET, "/realms/mine/clients/nobody".to_owned()),
+        (Method::GET, "/realms/mine/clients/nobody/roles".to_owned()),
+        (Method::GET, "/realms/mine/clients/nobody/consumers".to_owned()),
+        (Method::GET, format!("/realms/mine/roles/{ghost}")),
+        (Method::DELETE, format!("/realms/mine/scopes/{ghost}")),
+        (Method::GET, format!("/roles/{ghost}")),
+    ];
+    let theirs = app.get("/realms/theirs/clients/anything").await;
+    assert_eq!((theirs.status, theirs.error_code()), (StatusCode::FORBIDDEN, "Forbidden"));
+    for (method, path) in missing {
+        let refused = app.call_as(&app.key, method, &path, None).await;
+        assert_eq!((refused.status, refused.error_code()), (StatusCode::FORBIDDEN, "Forbidden"), "{path}");
+        assert_eq!(refused.body["notifications"], theirs.body["notifications"], "{path}: no existence leak");
+    }
+}
+
 #[tokio::test]
 async fn valid_credentials_without_the_permission_get_403() {
     let app = spawn_app().await;

@@ -21,7 +21,7 @@ async fn role_names_are_unique_per_realm_or_per_client_and_validated() {
     assert_eq!(realm_roles.items()[0]["clientId"], Value::Null);
     let client_roles = app.get("/realms/acme/clients/orders/roles").await;
     assert_eq!(client_roles.items()[0]["clientId"], "orders");
-    assert_eq!(app.get("/realms/acme/clients/nope/roles").await.status, StatusCode::NOT_FOUND);
+    assert_eq!(app.get("/realms/acme/clients/nope/roles").await.status, StatusCode::FORBIDDEN);
 }
 
 #[tokio::test]

@@ -256,7 +256,7 @@ async fn a_registered_client_reads_replaces_and_deletes_its_own_registration() {
     let deleted = configuration(&app, reqwest::Method::DELETE, uri, token, None).await;
     assert_eq!(deleted.status, StatusCode::NO_CONTENT, "{:?}", deleted.body);
     assert_eq!(configuration(&app, reqwest::Method::GET, uri, token, None).await.status, StatusCode::UNAUTHORIZED);
-    assert_eq!(app.get(&format!("/realms/acme/clients/{id}")).await.status, StatusCode::NOT_FOUND);
+    assert_eq!(app.get(&format!("/realms/acme/clients/{id}")).await.status, StatusCode::FORBIDDEN, "gone");
 }
 
 #[tokio::test]

@@ -153,7 +153,7 @@ async fn rotation_bodies_are_validated_and_public_clients_have_nothing_to_rotate
     let refused = app.post("/realms/acme/clients/spa/client-secret/rotate", json!({})).await;
     assert_eq!(refused.status, StatusCode::CONFLICT, "{:?}", refused.body);
     let missing = app.post("/realms/acme/clients/nobody/client-secret/rotate", json!({})).await;
-    assert_eq!(missing.status, StatusCode::NOT_FOUND);
+    assert_eq!(missing.status, StatusCode::FORBIDDEN);
     let auditor = app.key_with(&["Auditor"], None).await;
     let path = "/realms/acme/clients/agent/client-secret/rotate";
     let forbidden = app.call_as(&auditor, Method::POST, path, Some(json!({}))).await;

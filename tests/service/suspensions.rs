@@ -292,7 +292,7 @@ async fn suspensions_are_checked_field_by_field_and_need_user_update() {
     }
     let ghost = "01900000-0000-7000-8000-000000000000";
     assert_eq!(app.post(&path("web", ghost), json!({ "level": "Full" })).await.status, StatusCode::NOT_FOUND);
-    assert_eq!(app.post(&path("ghost", &ada), json!({ "level": "Full" })).await.status, StatusCode::NOT_FOUND);
+    assert_eq!(app.post(&path("ghost", &ada), json!({ "level": "Full" })).await.status, StatusCode::FORBIDDEN);
     assert!(app.get("/suspensions").await.items().is_empty(), "nothing refused was written");
 
     let reader = app.key_with(&["Auditor"], None).await;

@@ -338,7 +338,7 @@ pub(super) async fn client_in_reach(
         permission,
         Resource::Client { realm_id: realm_id.to_owned(), id: client_id.to_owned(), owner },
     )?;
-    client_store::find(state.store.pool(), realm_id, client_id).await?.ok_or(Error::NotFound("client"))
+    client_store::find(state.store.pool(), realm_id, client_id).await?.ok_or(Error::unreached())
 }
 
 #[utoipa::path(post, path = "/realms/{realm}/clients", tag = "Clients", params(("realm" = String, Path)),

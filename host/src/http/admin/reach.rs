@@ -2,8 +2,9 @@
 //! the realm (and client) its path names, already loaded and already checked to be in the
 //! caller's reach for the permission `P`. [`Found<R, P>`] adds the thing of that realm a path
 //! parameter names (a user, a group, a session…), and [`Owned<R, P>`] gives what the caller's
-//! account owns outside any realm (a secret, a role, a capture). A realm of another account and one
-//! that does not exist get the same 403; an unknown client or thing of a reachable realm gets 404.
+//! account owns outside any realm (a secret, a role, a capture). A realm, client, role or scope of
+//! another account and one that does not exist get the same 403 (`Error::unreached`); a record a
+//! reachable realm does not hold (a user, a session, a grant…) gets 404.
 
 use std::collections::HashMap;
 use std::marker::PhantomData;
@@ -381,7 +382,7 @@ impl AccountOwned for AccountRole {
         let role = roles::find(state.store.pool(), caller.account_id(), id).await?;
         let owner = role.as_ref().map(|r| r.account_id.clone());
         caller.require(state, permission, Resource::AccountRole { id: id.to_owned(), owner })?;
-        role.ok_or(Error::NotFound("role"))
+        role.ok_or(Error::unreached())
     }
 }
 

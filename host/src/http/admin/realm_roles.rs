@@ -84,7 +84,7 @@ async fn role_home(
 ) -> Result<Arc<Realm>, Error> {
     let realm = realm_in_reach(state, caller, realm_id, permission).await?;
     if let Some(client_id) = client_id {
-        client_store::find(state.store.pool(), &realm.id, client_id).await?.ok_or(Error::NotFound("client"))?;
+        client_store::find(state.store.pool(), &realm.id, client_id).await?.ok_or(Error::unreached())?;
     }
     Ok(realm)
 }
@@ -144,7 +144,7 @@ async fn role_in_reach(
     role_store::find(state.store.pool(), &realm.id, role_id)
         .await?
         .filter(|role| role.client_id.as_deref() == client_id)
-        .ok_or(Error::NotFound("role"))
+        .ok_or(Error::unreached())
 }
 
 async fn update(
@@ -375,7 +375,7 @@ impl Grantee {
                 let resource = Resource::Client { realm_id: realm_id.to_owned(), id: client_id.clone(), owner };
                 caller.require(state, wanted, resource)?;
                 let realm = realm.ok_or(Error::Forbidden(crate::error::ErrorCode::Forbidden))?;
-                client_store::find(pool, &realm.id, client_id).await?.ok_or(Error::NotFound("client"))?;
+                client_store::find(pool, &realm.id, client_id).await?.ok_or(Error::unreached())?;
                 Ok(realm)
             }
             Self::User(user_id) => {
@@ -457,7 +457,7 @@ pub async fn withdraw(
     role_id: &str,
 ) -> Result<Response, Error> {
     let realm = grantee.in_reach(state, caller, realm_id, true).await?;
-    let role = role_store::find(state.store.pool(), &realm.id, role_id).await?.ok_or(Error::NotFound("role"))?;
+    let role = role_store::find(state.store.pool(), &realm.id, role_id).await?.ok_or(Error::unreached())?;
     let mut tx = state.store.begin().await?;
     if !role_store::withdraw(&mut *tx, grantee.holder(&realm.id), &role.id).await? {
         return Err(Error::NotFound("role grant"));

@@ -129,7 +129,7 @@ async fn scope_in_reach(
     scope_store::find(state.store.pool(), caller.account_id(), id)
         .await?
         .filter(|s| s.realm_id.as_deref() == realm_id)
-        .ok_or(Error::NotFound("scope"))
+        .ok_or(Error::unreached())
 }
 
 async fn update(
@@ -306,7 +306,7 @@ async fn client_for_scopes(
     let owner = realm.as_ref().map(|r| r.account_id.clone());
     let resource = Resource::Client { realm_id: realm_id.to_owned(), id: client_id.to_owned(), owner: owner.clone() };
     caller.require(state, permission, resource)?;
-    let client = client_store::find(state.store.pool(), realm_id, client_id).await?.ok_or(Error::NotFound("client"))?;
+    let client = client_store::find(state.store.pool(), realm_id, client_id).await?.ok_or(Error::unreached())?;
     Ok((owner.map(String::from).unwrap_or_default(), client))
 }
 
