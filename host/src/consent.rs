@@ -16,6 +16,8 @@ use crate::error::Error;
 use crate::signin::browser::Authorization;
 use crate::store::clients::Registration;
 use crate::store::consents::{self, Consent};
+use crate::store::realms::Realm;
+use crate::store::scopes as scope_store;
 use crate::store::trail::{Change, ChangeAction, Placed};
 use crate::store::users::User;
 
@@ -31,11 +33,34 @@ pub struct Question {
     /// Where the application is served from: the host its redirect URI names, or for a client
     /// known by its metadata document, the host of the document.
     pub host: String,
+    /// The descriptions the realm gives its scopes, by name (the first of a name wins).
+    pub descriptions: Vec<(String, String)>,
+    /// Who is asked: the signed-in person's username.
+    pub person: String,
+}
+
+impl Question {
+    /// How the page names `scope`: the text it has for the standard ones (in the page's
+    /// language), else the realm's description of it, else its name.
+    pub fn shown(&self, scope: &str, standard: impl Fn(&str) -> Option<&'static str>) -> String {
+        if let Some(text) = standard(scope) {
+            return text.to_owned();
+        }
+        match self.descriptions.iter().find(|(name, _)| name == scope) {
+            Some((_, description)) => format!("{description} ({scope})"),
+            None => scope.to_owned(),
+        }
+    }
 }
 
 /// The question to put to the person before `authorization` is answered, or none when they need
 /// not be asked: a realm's own client (unless `prompt=consent`), or a consent covering every scope.
-pub async fn question(state: &AppState, authorization: &Authorization, user: &User) -> Result<Option<Question>, Error> {
+pub async fn question(
+    state: &AppState,
+    realm: &Realm,
+    authorization: &Authorization,
+    user: &User,
+) -> Result<Option<Question>, Error> {
     let client = &authorization.client;
     if !client.third_party() && !authorization.prompt_consent {
         return Ok(None);
@@ -55,7 +80,15 @@ pub async fn question(state: &AppState, authorization: &Authorization, user: &Us
         Registration::MetadataDocument => host_of(&client.id),
         Registration::Admin | Registration::Dynamic => host_of(&authorization.redirect_uri),
     };
-    Ok(Some(Question { missing, allowed, resource: authorization.resource.clone(), host }))
+    let descriptions = scope_store::descriptions_in_realm(state.store.pool(), &realm.account_id, &realm.id).await?;
+    Ok(Some(Question {
+        missing,
+        allowed,
+        resource: authorization.resource.clone(),
+        host,
+        descriptions,
+        person: user.username.clone(),
+    }))
 }
 
 /// The host of a redirect URI, or for a native app's private-use scheme, the scheme.

@@ -762,3 +762,47 @@ async fn the_icon_browsers_ask_for_on_every_page_is_served() {
         assert!((offset + size) as usize <= bytes.len(), "image {n} lies within the file");
     }
 }
+
+/// The consent page speaks to the person: it says who is signed in, with a way to sign in as
+/// someone else instead, and names each scope by what it gives: the standard ones in the page's
+/// language, the realm's own by their description.
+#[tokio::test]
+async fn the_consent_page_names_the_person_and_what_each_scope_gives_in_its_language() {
+    let app = spawn_app().await;
+    realm_with_clients(&app).await;
+    let scopes = app.get("/realms/acme/scopes?searchTerm=orders").await;
+    let id = scopes.items()[0]["id"].as_str().unwrap().to_owned();
+    let described = app.put(&format!("/realms/acme/scopes/{id}"), json!({ "description": "Read your orders" })).await;
+    assert_eq!(described.status, StatusCode::OK, "{:?}", described.body);
+    let mut browser = Browser::new(&app);
+    signed_in(&mut browser, "web", "s").await;
+
+    let pkce = challenge(VERIFIER);
+    let asked = [request("web", "s", "n", &pkce), vec![("prompt", "consent")]].concat();
+    let page = browser.authorize("acme", &asked).await;
+    assert_eq!(page.status, StatusCode::OK, "the consent page: {:?}", page.location);
+    assert!(page.body.contains("You are signed in as ada."), "{}", page.body);
+    for shown in ["Your identity on this service", "Your name and profile", "Read your orders (orders:read)"] {
+        assert!(page.body.contains(&format!("<li>{shown}</li>")), "{shown}: {}", page.body);
+    }
+    let link = page
+        .body
+        .split("href=\"")
+        .skip(1)
+        .filter_map(|rest| rest.split('"').next())
+        .find(|href| href.contains("prompt=login"));
+    let link = link.expect("a way to sign in as someone else").replace("&amp;", "&");
+    assert!(page.body.contains("Not you? Sign in as someone else"), "{}", page.body);
+    let (path, query) = link.split_once('?').unwrap();
+    let params: Vec<(String, String)> = url::form_urlencoded::parse(query.as_bytes()).into_owned().collect();
+    assert!(!params.iter().any(|(name, value)| name == "prompt" && value == "consent"), "{params:?}");
+    let params: Vec<(&str, &str)> = params.iter().map(|(n, v)| (n.as_str(), v.as_str())).collect();
+    let path = path.split_once("://").map_or(path, |(_, rest)| &rest[rest.find('/').unwrap()..]);
+    let switched = browser.visit(path, &params).await;
+    assert!(switched.shows_login_form(), "another person signs in: {} {}", switched.status, switched.body);
+
+    let french = [asked.clone(), vec![("ui_locales", "fr")]].concat();
+    let page = browser.authorize("acme", &french).await;
+    assert!(page.body.contains("Vous êtes connecté en tant que ada."), "{}", page.body);
+    assert!(page.body.contains("<li>Votre identité sur ce service</li>"), "{}", page.body);
+}

@@ -109,6 +109,24 @@ pub async fn names_in_realm<'c>(
     Ok(rows.into_iter().map(|(name,)| name).collect())
 }
 
+/// The descriptions of the scopes usable in a realm that have one, by name; a realm's own scope
+/// wins over the account's catalogue scope of the same name.
+pub async fn descriptions_in_realm<'c>(
+    db: impl Executor<'c, Database = Any>,
+    account_id: &str,
+    realm_id: &str,
+) -> Result<Vec<(String, String)>, Error> {
+    let rows: Vec<(String, String)> = sqlx::query_as(
+        "SELECT name, description FROM scopes WHERE account_id = $1 AND (realm_id IS NULL OR realm_id = $2) \
+         AND description IS NOT NULL AND description <> '' ORDER BY realm_id IS NULL",
+    )
+    .bind(account_id)
+    .bind(realm_id)
+    .fetch_all(db)
+    .await?;
+    Ok(rows)
+}
+
 /// A page of the scopes an account defined for all its realms (`realm_id` `None`) or for one.
 pub async fn page(
     store: &Store,

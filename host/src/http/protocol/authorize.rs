@@ -236,7 +236,7 @@ async fn answer_with_code(
     set_cookie: Option<HeaderValue>,
 ) -> Response {
     let Page { state, realm, authorization, .. } = *page;
-    let mut response = match consent::question(state, authorization, user).await {
+    let mut response = match consent::question(state, realm, authorization, user).await {
         Ok(Some(_)) if authorization.prompt_none => {
             denied(state, realm, authorization, Denial::ConsentRequired, "the person has not consented to this client")
         }
@@ -346,17 +346,23 @@ impl Page<'_> {
         if self.authorization.device.is_some() {
             intro = format!("{} {intro}", texts.consent_device).trim().to_owned();
         }
+        intro = format!("{} {}. {intro}", texts.signed_in_as, question.person).trim().to_owned();
+        let shown = |scopes: &[String]| -> Vec<String> {
+            scopes.iter().map(|scope| question.shown(scope, |name| texts.standard_scope(name))).collect()
+        };
         self.show(
-            |_| FormPage {
+            |frame| FormPage {
                 title: format!("{} {}", client.name, texts.consent_asks),
                 intro: (!intro.is_empty()).then_some(intro.as_str()),
                 path: "consent",
                 lists: vec![
-                    (texts.consent_new, question.missing.clone()),
-                    (texts.consent_earlier, question.allowed.clone()),
+                    (texts.consent_new, shown(&question.missing)),
+                    (texts.consent_earlier, shown(&question.allowed)),
                 ],
                 button: texts.allow,
                 refusal: Some(texts.deny),
+                // Another person at this browser signs in afresh for the same request.
+                links: vec![(frame.link_prompting("login"), texts.not_you)],
                 ..FormPage::default()
             },
             StatusCode::OK,

@@ -82,6 +82,14 @@ impl<'a> Frame<'a> {
         let separator = if path.is_empty() { "" } else { "/" };
         format!("{}{separator}{path}?{}", self.endpoint, query.finish())
     }
+
+    /// The endpoint's address with the request in its query, its `prompt` replaced by `prompt`.
+    pub fn link_prompting(&self, prompt: &str) -> String {
+        let mut query = url::form_urlencoded::Serializer::new(String::new());
+        query.extend_pairs(self.carried.iter().filter(|(name, _)| *name != "prompt"));
+        query.append_pair("prompt", prompt);
+        format!("{}?{}", self.endpoint, query.finish())
+    }
 }
 
 /// One input of a form.

@@ -82,6 +82,15 @@ pub struct Texts {
     pub consent_new: &'static str,
     /// Before the list of what was allowed earlier.
     pub consent_earlier: &'static str,
+    /// Followed by the username of the person the consent page asks.
+    pub signed_in_as: &'static str,
+    /// The consent page's way to sign in as someone else.
+    pub not_you: &'static str,
+    /// What the standard OpenID Connect scopes give, in the page's language.
+    pub scope_openid: &'static str,
+    pub scope_profile: &'static str,
+    pub scope_email: &'static str,
+    pub scope_offline_access: &'static str,
     pub allow: &'static str,
     pub deny: &'static str,
     /// The title of the page listing what the person allowed applications.
@@ -104,6 +113,19 @@ pub struct Texts {
     pub device_denied_title: &'static str,
     pub device_denied: &'static str,
     pub device_gone: &'static str,
+}
+
+impl Texts {
+    /// The page's words for a standard OpenID Connect scope, if `scope` is one.
+    pub fn standard_scope(&self, scope: &str) -> Option<&'static str> {
+        match scope {
+            "openid" => Some(self.scope_openid),
+            "profile" => Some(self.scope_profile),
+            "email" => Some(self.scope_email),
+            "offline_access" => Some(self.scope_offline_access),
+            _ => None,
+        }
+    }
 }
 
 const ENGLISH: Texts = Texts {
@@ -168,6 +190,12 @@ const ENGLISH: Texts = Texts {
     consent_for_resource: "For use at",
     consent_new: "It asks for:",
     consent_earlier: "You allowed it earlier:",
+    signed_in_as: "You are signed in as",
+    not_you: "Not you? Sign in as someone else",
+    scope_openid: "Your identity on this service",
+    scope_profile: "Your name and profile",
+    scope_email: "Your email address",
+    scope_offline_access: "Access while you are away",
     allow: "Allow",
     deny: "Deny",
     your_applications: "Applications you allowed",
@@ -255,6 +283,12 @@ const FRENCH: Texts = Texts {
     consent_for_resource: "Pour un usage auprès de",
     consent_new: "Elle demande :",
     consent_earlier: "Vous lui avez déjà permis :",
+    signed_in_as: "Vous êtes connecté en tant que",
+    not_you: "Ce n’est pas vous ? Connectez-vous avec un autre compte",
+    scope_openid: "Votre identité sur ce service",
+    scope_profile: "Votre nom et votre profil",
+    scope_email: "Votre adresse e-mail",
+    scope_offline_access: "Un accès en votre absence",
     allow: "Autoriser",
     deny: "Refuser",
     your_applications: "Applications que vous avez autorisées",
