@@ -91,6 +91,15 @@ pub async fn question(
     }))
 }
 
+/// Where a client is served from, as the person knows it: the host of its metadata document's
+/// address, else of its first redirect URI.
+pub fn served_from(client: &crate::store::clients::Client) -> Option<String> {
+    match client.registration {
+        Registration::MetadataDocument => Some(host_of(&client.id)),
+        Registration::Admin | Registration::Dynamic => client.redirect_uris.first().map(|uri| host_of(uri)),
+    }
+}
+
 /// The host of a redirect URI, or for a native app's private-use scheme, the scheme.
 fn host_of(uri: &str) -> String {
     match url::Url::parse(uri) {

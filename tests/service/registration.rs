@@ -522,6 +522,34 @@ async fn a_person_withdraws_an_application_on_the_page_of_what_they_allowed() {
     assert_eq!(refreshed.body["error"], "invalid_grant", "the application is signed out: {:?}", refreshed.body);
 }
 
+/// Two applications of the same name are told apart on the page of what the person allowed: by
+/// where each is served from, and since when it is allowed.
+#[tokio::test]
+async fn two_applications_of_the_same_name_are_told_apart_on_the_page_of_what_was_allowed() {
+    let app = spawn_app().await;
+    open_realm(&app).await;
+    let first =
+        register(&app, "acme", None, mcp_client("mcp:tools")).await.body["client_id"].as_str().unwrap().to_owned();
+    let mut elsewhere = mcp_client("mcp:tools");
+    elsewhere["redirect_uris"] = json!(["http://localhost:9/callback", REDIRECT]);
+    let second = register(&app, "acme", None, elsewhere).await.body["client_id"].as_str().unwrap().to_owned();
+    let pkce = challenge(VERIFIER);
+    let mut browser = Browser::new(&app);
+    let login = browser.authorize("acme", &authorization(&first, "mcp:tools", &pkce)).await;
+    let asked = browser.sign_in("acme", &login, "ada", "analytical engine").await;
+    browser.submit(consent_path(), &asked, &[("decision", "allow")]).await;
+    app.advance(3600).await;
+    let asked = browser.authorize("acme", &authorization(&second, "mcp:tools", &pkce)).await;
+    browser.submit(consent_path(), &asked, &[("decision", "allow")]).await;
+
+    let listed = browser.visit("/realms/acme/account/applications", &[]).await;
+    let names: Vec<&str> = listed.body.split("<h2>").skip(1).filter_map(|rest| rest.split("</h2>").next()).collect();
+    assert_eq!(names.len(), 2, "{}", listed.body);
+    assert_ne!(names[0], names[1], "told apart: {names:?}");
+    assert!(names.iter().any(|name| name.starts_with("Claude Desktop (127.0.0.1; allowed since ")), "{names:?}");
+    assert!(names.iter().any(|name| name.starts_with("Claude Desktop (localhost; allowed since ")), "{names:?}");
+}
+
 /// A registration from another address (behind the trusted proxy the tests run behind).
 async fn register_from(app: &TestApp, address: &str, body: Value) -> Answer {
     let url = format!("{}/realms/acme/protocol/openid-connect/register", app.base);

@@ -71,6 +71,9 @@ async fn list(state: &AppState, realm: &Realm, user: &User, texts: &'static Text
         Err(failure) => return unavailable(&failure),
     };
     let mut allowed: Vec<Allowed> = Vec::new();
+    // Per application: where it is served from and when the person first allowed it, which tell
+    // apart two applications of the same name.
+    let mut known: Vec<(Option<String>, chrono::DateTime<chrono::Utc>)> = Vec::new();
     for given in &consents {
         let client = crate::tokens::find_client(state, &realm.id, &given.client_id).await.ok().flatten();
         let name = client.as_ref().map_or_else(|| given.client_id.to_string(), |client| client.name.clone());
@@ -78,9 +81,25 @@ async fn list(state: &AppState, realm: &Realm, user: &User, texts: &'static Text
         if !given.resource.is_empty() {
             line = format!("{line} ({} {})", texts.consent_for_resource, given.resource);
         }
-        match allowed.iter_mut().find(|one| one.client_id == given.client_id.as_str()) {
-            Some(one) => one.lines.push(line),
-            None => allowed.push(Allowed { name, lines: vec![line], client_id: given.client_id.to_string() }),
+        match allowed.iter().position(|one| one.client_id == given.client_id.as_str()) {
+            Some(at) => {
+                allowed[at].lines.push(line);
+                known[at].1 = known[at].1.min(given.created_at);
+            }
+            None => {
+                allowed.push(Allowed { name, lines: vec![line], client_id: given.client_id.to_string() });
+                known.push((client.as_deref().and_then(consent::served_from), given.created_at));
+            }
+        }
+    }
+    let names: Vec<String> = allowed.iter().map(|one| one.name.clone()).collect();
+    for (one, (host, first)) in allowed.iter_mut().zip(&known) {
+        if names.iter().filter(|name| **name == one.name).count() > 1 {
+            let first = first.format("%Y-%m-%d %H:%M UTC");
+            one.name = match host {
+                Some(host) => format!("{} ({host}; {} {first})", one.name, texts.first_allowed),
+                None => format!("{} ({} {first})", one.name, texts.first_allowed),
+            };
         }
     }
     let (csrf, form_cookie) = fresh_form(state, realm);

@@ -96,6 +96,9 @@ pub struct Texts {
     /// The title of the page listing what the person allowed applications.
     pub your_applications: &'static str,
     pub no_applications: &'static str,
+    /// Followed by the day: when the person first allowed an application (telling apart two of
+    /// the same name).
+    pub first_allowed: &'static str,
     pub withdraw: &'static str,
     pub withdrawn: &'static str,
     pub not_signed_in: &'static str,
@@ -200,6 +203,7 @@ const ENGLISH: Texts = Texts {
     deny: "Deny",
     your_applications: "Applications you allowed",
     no_applications: "You have allowed no application.",
+    first_allowed: "allowed since",
     withdraw: "Withdraw access",
     withdrawn: "Access withdrawn: the application is signed out and must ask you again.",
     not_signed_in: "You are not signed in",
@@ -293,6 +297,7 @@ const FRENCH: Texts = Texts {
     deny: "Refuser",
     your_applications: "Applications que vous avez autorisées",
     no_applications: "Vous n’avez autorisé aucune application.",
+    first_allowed: "autorisée depuis le",
     withdraw: "Retirer l’accès",
     withdrawn: "Accès retiré : l’application est déconnectée et devra vous redemander.",
     not_signed_in: "Vous n’êtes pas connecté",
