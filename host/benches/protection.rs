@@ -37,6 +37,7 @@ fn counts(source_failures: u32, source_accounts: u32) -> Counts {
         source_unknown_account_failures: source_failures,
         source_earlier_blocks: 0,
         account_unapproved_failures: 0,
+        account_unapproved_sources: 0,
         account_phone_refusals: 0,
         account_recovery_requests: 0,
         source_recovery_accounts: 0,

@@ -242,6 +242,28 @@ async fn readings_of(app: &TestApp, incidents: &[String]) -> usize {
 }
 
 #[tokio::test]
+async fn ten_addresses_guessing_one_account_read_as_brute_force_from_ten_sources_with_what_to_tighten() {
+    let r = realm_with(true, |_| {}).await;
+    r.app.create_user(&r.realm, "ada", PASSWORD).await;
+    for n in 0..10 {
+        let refused = r.sign_in("ada", &format!("guess {n}"), &format!("203.0.113.{}", 40 + n)).await;
+        assert_eq!(refused.status, StatusCode::BAD_REQUEST, "{:?}", refused.body);
+    }
+    let incident = r.incident().await;
+    assert_eq!((incident["kind"].as_str(), incident["severity"].as_str()), (Some("BruteForce"), Some("High")));
+    assert_eq!(incident["blockedSources"], 0, "no address failed often enough to be blocked: {incident}");
+    r.app.advance(5 * MINUTE).await;
+    let (readings, _) = r.readings(incident["id"].as_str().unwrap(), None).await;
+    let reading = &readings[0];
+    assert_eq!(reading["classification"], "BruteForce", "{reading}");
+    assert!(reading["whatHappened"].as_str().unwrap().contains("10 source"), "{reading}");
+    assert!(
+        reading["recommendations"].as_array().is_some_and(|all| !all.is_empty()),
+        "a lockout to tighten: {reading}"
+    );
+}
+
+#[tokio::test]
 async fn a_client_holding_a_stale_password_and_a_surge_of_people_read_as_what_they_are() {
     let r = realm_with(true, |_| {}).await;
     // An application's server signed in as ada before; her password changed, the server did not.

@@ -30,8 +30,11 @@ pub struct Figures {
     pub blocked_sources: u32,
     pub protected_accounts: u32,
     pub exposed_passwords: u32,
-    /// Different sources and accounts the measures were aimed at.
+    /// Different sources the incident's attempts came from: the addresses blocked or, when more,
+    /// the unapproved addresses that had failed against each protected account when it was
+    /// protected.
     pub distinct_sources: u32,
+    /// Different accounts the measures were aimed at.
     pub distinct_accounts: u32,
     /// The first measures, up to [`MEASURES_LISTED`].
     pub measures: Vec<MeasureFigures>,
@@ -106,8 +109,18 @@ impl Figures {
             (Moment::Closed, Some(closed_at)) => closed_at,
             _ => now,
         };
-        let sources: BTreeSet<&str> = measures.iter().filter_map(|m| m.target_address.as_deref()).collect();
-        let accounts: BTreeSet<&str> = measures.iter().filter_map(|m| m.target_user_id.as_deref()).collect();
+        let blocked: BTreeSet<&str> = measures.iter().filter_map(|m| m.target_address.as_deref()).collect();
+        // An account's latest measure counted the most of its sources; different accounts'
+        // sources are summed, as no address is kept to tell whether they overlap.
+        let mut sources_per_account: BTreeMap<&str, u32> = BTreeMap::new();
+        for measure in measures {
+            if let Some(account) = measure.target_user_id.as_deref() {
+                let sources = sources_per_account.entry(account).or_default();
+                *sources = (*sources).max(measure.factors.account_sources);
+            }
+        }
+        let accounts_sources = sources_per_account.values().fold(0u32, |sum, n| sum.saturating_add(*n));
+        let distinct_sources = u32::try_from(blocked.len()).unwrap_or(u32::MAX).max(accounts_sources);
         let mut buckets: BTreeMap<u32, u32> = BTreeMap::new();
         for measure in measures {
             let minute = minutes_between(incident.started_at, measure.created_at);
@@ -131,8 +144,8 @@ impl Figures {
             blocked_sources: count(incident.blocked_sources),
             protected_accounts: count(incident.protected_accounts),
             exposed_passwords: count(incident.exposed_passwords),
-            distinct_sources: u32::try_from(sources.len()).unwrap_or(u32::MAX),
-            distinct_accounts: u32::try_from(accounts.len()).unwrap_or(u32::MAX),
+            distinct_sources,
+            distinct_accounts: u32::try_from(sources_per_account.len()).unwrap_or(u32::MAX),
             measures: listed.collect(),
             timeline: buckets.into_iter().map(|(minute, measures)| Bucket { minute, measures }).collect(),
             settings: SettingsFigures::from(settings),

@@ -4,8 +4,8 @@
 //! An incident file holds the figures the service gives an analyst, as JSON (field names as in
 //! `plugins/analyst/scenarios`): `kind`, `severity`, `moment` (Opened, TurnedCritical, Closed),
 //! the counts, `measures` (each with its kind, minute, seconds, and what the counters held:
-//! `sourceFailures`, `sourceAccounts`, `unknownAccountFailures`, `earlierBlocks`, `datacenter`,
-//! `tor`), `timeline` and the realm's `settings`.
+//! `sourceFailures`, `sourceAccounts`, `unknownAccountFailures`, `earlierBlocks`,
+//! `accountSources`, `datacenter`, `tor`), `timeline` and the realm's `settings`.
 
 use anyhow::Context as _;
 
@@ -48,7 +48,7 @@ mod tests {
     use super::*;
 
     /// Each shipped incident file, and what the embedded analyst reads in it.
-    const SCENARIOS: [(&str, &str, &str); 8] = [
+    const SCENARIOS: [(&str, &str, &str); 10] = [
         (
             "credential-stuffing",
             include_str!("../../../plugins/analyst/scenarios/credential-stuffing.json"),
@@ -60,6 +60,16 @@ mod tests {
             "PasswordSpraying",
         ),
         ("brute-force", include_str!("../../../plugins/analyst/scenarios/brute-force.json"), "BruteForce"),
+        (
+            "brute-force-from-many-addresses",
+            include_str!("../../../plugins/analyst/scenarios/brute-force-from-many-addresses.json"),
+            "BruteForce",
+        ),
+        (
+            "brute-force-from-one-address",
+            include_str!("../../../plugins/analyst/scenarios/brute-force-from-one-address.json"),
+            "BruteForce",
+        ),
         ("push-bombing", include_str!("../../../plugins/analyst/scenarios/push-bombing.json"), "PushBombing"),
         ("recovery-abuse", include_str!("../../../plugins/analyst/scenarios/recovery-abuse.json"), "RecoveryAbuse"),
         ("sign-up-abuse", include_str!("../../../plugins/analyst/scenarios/sign-up-abuse.json"), "SignUpAbuse"),

@@ -87,6 +87,8 @@ impl From<Attempt> for wit::Attempt {
             source_unknown_account_failures,
             source_earlier_blocks,
             account_unapproved_failures,
+            // What the incident analyst reads, not what the detector decides on.
+            account_unapproved_sources: _,
             account_phone_refusals,
             account_recovery_requests,
             source_recovery_accounts,

@@ -53,6 +53,8 @@ pub struct Counts {
     pub source_earlier_blocks: u32,
     /// Failures against the account within 15 minutes from addresses it was never approved at.
     pub account_unapproved_failures: u32,
+    /// Different addresses among those failures.
+    pub account_unapproved_sources: u32,
     /// Sign-in requests refused on the account's phones within 30 minutes.
     pub account_phone_refusals: u32,
     /// Recovery requests for the account within 30 minutes.

@@ -255,6 +255,7 @@ fn factors(judged: &Judged) -> MeasureFactors {
         source_accounts: counts.source_accounts,
         unknown_account_failures: counts.source_unknown_account_failures,
         earlier_blocks: counts.source_earlier_blocks,
+        account_sources: counts.account_unapproved_sources,
         datacenter: source.datacenter,
         tor: source.tor,
     }

@@ -37,7 +37,7 @@ fn account_key(realm_id: &str, account: &str, series: &str) -> String {
 /// strangers), refusals on its phones (pausing its pushes).
 pub fn account_series(realm_id: &str, account: &str, hold: super::Hold) -> Vec<String> {
     let series: &[&str] = match hold {
-        super::Hold::ClosedToUnknownAddresses => &["unapproved-failures"],
+        super::Hold::ClosedToUnknownAddresses => &["unapproved-failures", "unapproved-sources"],
         super::Hold::SignInPushesPaused => &["phone-refusals"],
         super::Hold::RecoverySilenced => &["recovery"],
         super::Hold::SourceBlocked | super::Hold::Reported => &[],
@@ -65,6 +65,7 @@ pub async fn observe(counters: &Counters, seen: &Seen<'_>, now: DateTime<Utc>) -
             }
             if account_known && !approved {
                 counters.record(&account_key("unapproved-failures"), &once, now).await?;
+                counters.record(&account_key("unapproved-sources"), source, now).await?;
             }
         }
         (AttemptKind::Recovery, Outcome::Requested) => {
@@ -88,6 +89,7 @@ pub async fn observe(counters: &Counters, seen: &Seen<'_>, now: DateTime<Utc>) -
         source_unknown_account_failures: count(source_key("unknown"), Window::TenMinutes).await?,
         source_earlier_blocks: count(source_key("blocks"), Window::Day).await?,
         account_unapproved_failures: count(account_key("unapproved-failures"), Window::FifteenMinutes).await?,
+        account_unapproved_sources: count(account_key("unapproved-sources"), Window::FifteenMinutes).await?,
         account_phone_refusals: count(account_key("phone-refusals"), Window::ThirtyMinutes).await?,
         account_recovery_requests: count(account_key("recovery"), Window::ThirtyMinutes).await?,
         source_recovery_accounts: count(source_key("recovery-accounts"), Window::ThirtyMinutes).await?,

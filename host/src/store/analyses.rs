@@ -55,6 +55,9 @@ pub struct MeasureFactors {
     pub source_accounts: u32,
     pub unknown_account_failures: u32,
     pub earlier_blocks: u32,
+    /// Different addresses, never approved at the attempt's account, that failed against it
+    /// within 15 minutes.
+    pub account_sources: u32,
     pub datacenter: bool,
     pub tor: bool,
 }
