@@ -26,13 +26,13 @@ async fn a_client_is_refused_from_addresses_it_does_not_allow_and_the_refusal_is
     app.create_realm("acme").await;
     let client = app.create_client("acme", "batch", &["client_credentials"], &[]).await;
     let path = "/realms/acme/clients/batch/allowed-ips";
-    assert_eq!(app.get(path).await.data()["allowedIps"], json!([]));
+    assert!(app.get(path).await.data().get("allowedIps").is_none(), "no addresses set");
     assert_eq!(token_from(&app, &client, "203.0.113.9").await.status, StatusCode::OK, "an empty list allows all");
 
     let refused = app.put(path, json!({ "allowedIps": ["198.51.100.7", "not an address"] })).await;
     assert_eq!(refused.status, StatusCode::BAD_REQUEST, "{:?}", refused.body);
     assert_eq!(refused.refused_fields()[0].0, "allowedIps[1]");
-    assert_eq!(app.get(path).await.data()["allowedIps"], json!([]), "nothing was written");
+    assert!(app.get(path).await.data().get("allowedIps").is_none(), "nothing was written");
 
     let set = app.put(path, json!({ "allowedIps": ["198.51.100.77/24", "2001:DB8::1"] })).await;
     assert_eq!(set.status, StatusCode::OK, "{:?}", set.body);

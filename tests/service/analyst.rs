@@ -280,7 +280,7 @@ async fn a_client_holding_a_stale_password_and_a_surge_of_people_read_as_what_th
     r.app.advance(5 * MINUTE).await;
     let (readings, _) = r.readings(incident["id"].as_str().unwrap(), None).await;
     assert_eq!(readings[0]["classification"], "Misconfiguration", "{}", readings[0]);
-    assert!(readings[0]["recommendations"].as_array().unwrap().is_empty(), "nothing to tighten for a stale client");
+    assert!(readings[0].get("recommendations").is_none(), "nothing to tighten for a stale client");
 
     // Six people, each from a new address, each retrying their own password: no attack.
     let surge = realm_with(true, |_| {}).await;
@@ -296,5 +296,5 @@ async fn a_client_holding_a_stale_password_and_a_surge_of_people_read_as_what_th
     surge.app.advance(5 * MINUTE).await;
     let (readings, _) = surge.readings(incident["id"].as_str().unwrap(), None).await;
     assert_eq!(readings[0]["classification"], "LegitimateSurge", "{}", readings[0]);
-    assert!(readings[0]["recommendations"].as_array().unwrap().is_empty(), "tightening would lock them out");
+    assert!(readings[0].get("recommendations").is_none(), "tightening would lock them out");
 }

@@ -1,9 +1,11 @@
 //! The admin API response envelope and the request id rule.
 
-use reqwest::{Method, StatusCode};
-use serde_json::json;
+use std::collections::HashMap;
 
-use crate::support::{answer, spawn_app};
+use reqwest::{Method, StatusCode};
+use serde_json::{Value, json};
+
+use crate::support::{TestApp, answer, spawn_app};
 
 #[tokio::test]
 async fn success_responses_use_the_envelope_and_omit_empty_fields() {
@@ -155,4 +157,197 @@ async fn a_body_that_is_not_json_gets_415() {
     let got = answer(response).await;
     assert_eq!(got.status, StatusCode::UNSUPPORTED_MEDIA_TYPE);
     assert_eq!(got.error_code(), "UnsupportedMediaType");
+}
+
+/// Fields that carry a document as it was given (a captured request, a claim preview, a
+/// recommended setting, a key): their insides are the document's, not the view's.
+const DOCUMENTS: &[&str] = &[
+    "value",
+    "currentValue",
+    "appliedValue",
+    "previousValue",
+    "headers",
+    "body",
+    "accessTokenClaims",
+    "idTokenClaims",
+    "publicKey",
+    "reasons",
+];
+
+/// Where `value` holds `null` or an empty list, by JSON path.
+fn empty_fields(value: &Value, path: &str, found: &mut Vec<String>) {
+    match value {
+        Value::Null => found.push(format!("{path}: null")),
+        Value::Array(items) if items.is_empty() => found.push(format!("{path}: []")),
+        Value::Array(items) => {
+            for (i, item) in items.iter().enumerate() {
+                empty_fields(item, &format!("{path}[{i}]"), found);
+            }
+        }
+        Value::Object(fields) => {
+            for (name, inner) in fields.iter().filter(|(name, _)| !DOCUMENTS.contains(&name.as_str())) {
+                empty_fields(inner, &format!("{path}.{name}"), found);
+            }
+        }
+        _ => {}
+    }
+}
+
+/// A realm holding one of most things, each with its optional fields left out: a client with no
+/// redirect address, a person with no name or address, a group, role and organization with no
+/// description, a grant with no expiry, a suspension with no end, a secret with no expiry.
+async fn sparse_realm(app: &TestApp) -> HashMap<&'static str, String> {
+    app.create_realm("acme").await;
+    app.create_client("acme", "web", &["password"], &["orders:read"]).await;
+    let body = json!({
+        "id": "agent",
+        "clientConfiguration": { "grantTypes": ["client_credentials"], "allowedScopes": ["orders:read"], "tokenExchangeEnabled": true },
+    });
+    assert_eq!(app.post("/realms/acme/clients", body).await.status, StatusCode::CREATED);
+    let ada = app.create_user("acme", "ada", "analytical engine").await;
+    let created = |path: &'static str, body: Value| async move {
+        let answer = app.post(path, body).await;
+        assert!(answer.status.is_success(), "{path}: {:?}", answer.body);
+        answer.data()["id"].as_str().expect("an id").to_owned()
+    };
+    let group = created("/realms/acme/groups", json!({ "name": "staff" })).await;
+    let role = created("/realms/acme/roles", json!({ "name": "reader" })).await;
+    let client_role = created("/realms/acme/clients/web/roles", json!({ "name": "clerk" })).await;
+    let account_role = created("/roles", json!({ "name": "reporting", "permissions": ["realm:read"] })).await;
+    let organization = created("/realms/acme/organizations", json!({ "name": "Acme" })).await;
+    let grant_body = json!({ "clientId": "agent", "subjectUserId": ada, "scopes": ["orders:read"] });
+    let grant = created("/realms/acme/delegation-grants", grant_body).await;
+    let suspensions = format!("/realms/acme/clients/web/users/{ada}/suspensions");
+    let suspension = app.post(&suspensions, json!({ "level": "Full" })).await;
+    assert_eq!(suspension.status, StatusCode::CREATED, "{:?}", suspension.body);
+    let secret = created("/secrets", json!({ "name": "reporting", "roles": ["Auditor"] })).await;
+    let capture = created("/webhook-captures", json!({})).await;
+    HashMap::from([
+        ("realm", "acme".to_owned()),
+        ("client", "web".to_owned()),
+        ("userId", ada),
+        ("groupId", group),
+        ("roleId", role),
+        ("clientRoleId", client_role),
+        ("accountRoleId", account_role),
+        ("organizationId", organization),
+        ("grantId", grant),
+        ("suspensionId", suspension.data()["id"].as_str().expect("an id").to_owned()),
+        ("id", secret),
+        ("captureId", capture),
+    ])
+}
+
+#[tokio::test]
+async fn no_answer_sends_an_empty_field_and_the_document_calls_none_nullable() {
+    let app = spawn_app().await;
+    let values = sparse_realm(&app).await;
+    let document = app.get_json(&format!("{}/openapi.json", app.admin)).await;
+
+    let mut read = Vec::new();
+    let mut found = Vec::new();
+    for (path, item) in document["paths"].as_object().expect("paths") {
+        if item.get("get").is_none() || path == "/dedicated/instance" || path.ends_with("/report") {
+            continue;
+        }
+        // `{roleId}` names an account role, a client's role or a realm's, by where it stands.
+        let value = |name: &str| {
+            let name = match name {
+                "roleId" if path.starts_with("/roles") => "accountRoleId",
+                "roleId" if path.contains("/clients/") => "clientRoleId",
+                other => other,
+            };
+            values.get(name).cloned()
+        };
+        let filled: Option<Vec<String>> = path
+            .split('/')
+            .map(|segment| match segment.strip_prefix('{').and_then(|s| s.strip_suffix('}')) {
+                Some(name) => value(name),
+                None => Some(segment.to_owned()),
+            })
+            .collect();
+        let Some(filled) = filled else { continue };
+        let required_queries = item["get"]["parameters"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .filter(|p| p["in"] == "query" && p["required"] == true);
+        let query: Option<Vec<String>> = required_queries
+            .map(|p| {
+                p["name"]
+                    .as_str()
+                    .and_then(|name| values.get(name))
+                    .map(|v| format!("{}={v}", p["name"].as_str().unwrap_or_default()))
+            })
+            .collect();
+        let Some(query) = query else { continue };
+        let answer = app.get(&format!("{}?{}", filled.join("/"), query.join("&"))).await;
+        if answer.status != StatusCode::OK {
+            found.push(format!("GET {path}: {} {:?}", answer.status, answer.body));
+            continue;
+        }
+        let inside = answer.body.get("data").or_else(|| answer.body.pointer("/pagination/items"));
+        match inside {
+            Some(Value::Array(items)) => {
+                for (i, item) in items.iter().enumerate() {
+                    empty_fields(item, &format!("GET {path} [{i}]"), &mut found);
+                }
+            }
+            Some(data) => empty_fields(data, &format!("GET {path} "), &mut found),
+            None => {}
+        }
+        read.push(path.clone());
+    }
+    assert!(read.len() >= 60, "only {} reads were walked: {read:?}", read.len());
+    assert!(found.is_empty(), "{found:#?}");
+
+    // The document says the same: no schema only answers use allows `null` (one a request body
+    // uses too may, where a request's `null` reads as absent).
+    let mut requested = Vec::new();
+    for item in document["paths"].as_object().expect("paths").values() {
+        for operation in item.as_object().expect("an item").values() {
+            nullable_in(&operation["requestBody"], &document, "", &mut requested, &mut Vec::new());
+        }
+    }
+    assert!(!requested.is_empty(), "request bodies refer to schemas");
+    let mut nullable = Vec::new();
+    for (path, item) in document["paths"].as_object().expect("paths") {
+        for (method, operation) in item.as_object().expect("an item") {
+            let place = format!("{method} {path}");
+            nullable_in(&operation["responses"], &document, &place, &mut requested.clone(), &mut nullable);
+        }
+    }
+    assert!(nullable.is_empty(), "{nullable:#?}");
+}
+
+/// Where a schema reachable from `value` allows `null`, past the components in `seen` (which
+/// gathers those it reaches).
+fn nullable_in(value: &Value, document: &Value, place: &str, seen: &mut Vec<String>, found: &mut Vec<String>) {
+    match value {
+        Value::Object(map) => {
+            let null_type = match map.get("type") {
+                Some(Value::String(t)) => t == "null",
+                Some(Value::Array(types)) => types.iter().any(|t| t == "null"),
+                _ => false,
+            };
+            if null_type {
+                found.push(format!("{place}: {value}"));
+            }
+            if let Some(name) =
+                map.get("$ref").and_then(Value::as_str).and_then(|r| r.strip_prefix("#/components/schemas/"))
+                && !seen.iter().any(|s| s == name)
+            {
+                seen.push(name.to_owned());
+                let schema = &document["components"]["schemas"][name];
+                nullable_in(schema, document, &format!("{place} > {name}"), seen, found);
+            }
+            for (key, inner) in map {
+                if key != "example" && key != "examples" && key != "default" {
+                    nullable_in(inner, document, place, seen, found);
+                }
+            }
+        }
+        Value::Array(items) => items.iter().for_each(|inner| nullable_in(inner, document, place, seen, found)),
+        _ => {}
+    }
 }

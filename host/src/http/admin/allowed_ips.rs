@@ -27,6 +27,7 @@ pub const MAX_ALLOWED_IPS: usize = 100;
 pub struct AllowedIpsView {
     /// Addresses (`203.0.113.7`, `2001:db8::1`) and networks in CIDR notation (`203.0.113.0/24`);
     /// empty: every address.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
     pub allowed_ips: Vec<String>,
 }
 

@@ -60,6 +60,7 @@ pub struct AnalysisView {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub exposed_passwords: Option<String>,
     /// Up to three changes that would make the realm stricter.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
     pub recommendations: Vec<RecommendationView>,
     /// The post-incident report: in the closing reading only.
     #[serde(skip_serializing_if = "Option::is_none")]

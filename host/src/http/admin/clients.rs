@@ -45,14 +45,19 @@ pub struct ClientConfigurationView {
     /// Whether the client may act for people through OAuth 2.0 Token Exchange (RFC 8693).
     pub token_exchange_enabled: bool,
     /// The scopes the client may request.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
     pub allowed_scopes: Vec<String>,
     /// authorization_code, client_credentials, password, refresh_token,
     /// urn:ietf:params:oauth:grant-type:device_code.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
     pub grant_types: Vec<String>,
+    #[serde(skip_serializing_if = "Vec::is_empty")]
     pub redirect_uris: Vec<String>,
     /// Where the client may send a browser after signing it out (RP-Initiated Logout).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
     pub post_logout_redirect_uris: Vec<String>,
     /// The web origins whose browser code may call the token and revocation endpoints (CORS).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
     pub allowed_origins: Vec<String>,
     /// The client's public keys for `private_key_jwt`, when it holds keys instead of a secret.
     #[serde(skip_serializing_if = "Option::is_none")]

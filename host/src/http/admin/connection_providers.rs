@@ -44,8 +44,10 @@ pub struct ConnectionProviderView {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub client_secret_last_four: Option<String>,
     /// The scopes asked for when a person connects an account.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
     pub scopes: Vec<String>,
     /// Ids of the resource servers that may exchange tokens they receive for this provider's.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
     pub resource_servers: Vec<String>,
     /// Where the provider sends people back: the redirect URI to register at the provider.
     pub redirect_uri: String,

@@ -28,6 +28,7 @@ pub struct ConnectionView {
     /// Active, or Revoked once the provider refused to renew its token.
     pub status: ConnectionStatus,
     /// The scopes the provider granted.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
     pub scopes: Vec<String>,
     /// When the upstream access token expires, when the provider said.
     #[serde(skip_serializing_if = "Option::is_none")]

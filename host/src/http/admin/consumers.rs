@@ -41,6 +41,7 @@ pub struct ConsumerView {
     pub description: Option<String>,
     pub status: Status,
     /// Scopes among the client's allowed scopes, given at introspection.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
     pub scopes: Vec<String>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub expires_at: Option<String>,

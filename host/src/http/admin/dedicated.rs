@@ -51,6 +51,7 @@ pub struct InstanceView {
     pub maintenance_window: Option<WindowView>,
     /// Addresses and CIDR networks the account's admin credentials may be used from; empty:
     /// anywhere.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
     pub admin_networks: Vec<String>,
     /// The address this request came from, as the deployment sees it: what `adminNetworks` must
     /// admit.

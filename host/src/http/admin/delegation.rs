@@ -36,6 +36,7 @@ pub struct ActorView {
     /// User (a person signed in to the console) or Credential (an account credential).
     #[serde(rename = "type")]
     pub actor_type: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub id: Option<String>,
 }
 
@@ -59,20 +60,25 @@ pub struct DelegationGrantView {
     /// The person the client may act for.
     pub subject_user_id: String,
     /// The ceiling of scopes an exchange may ask for.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
     pub scopes: Vec<String>,
     /// Actors the exchanged token may already carry (0 to 3).
     pub max_depth: i64,
     /// When the grant stops being live; none when it lasts until withdrawn.
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub expires_at: Option<String>,
     /// Resource servers delegated tokens may be addressed to; empty for any.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
     pub allowed_resources: Vec<String>,
     /// The organization the grant is confined to.
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub organization_id: Option<String>,
     /// Live, Expired or Withdrawn.
     pub state: GrantState,
     pub created_at: String,
     pub created_by: ActorView,
     /// Who withdrew it, when and why; none while it is not withdrawn.
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub withdrawal: Option<WithdrawalView>,
 }
 
@@ -290,18 +296,25 @@ pub struct ExchangeView {
     /// The acting client.
     pub client_id: String,
     /// The person, when the subject token named one.
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub subject_user_id: Option<String>,
     /// The grant that decided, when one did.
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub grant_id: Option<String>,
     /// Granted or Refused.
     pub outcome: ExchangeOutcome,
     /// The token endpoint's `error_code` for a refusal.
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub error_code: Option<String>,
+    #[serde(skip_serializing_if = "Vec::is_empty")]
     pub scopes: Vec<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub resource: Option<String>,
     /// Actors already in the subject token.
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub depth: Option<i64>,
     /// The `jti` of the token issued.
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub token_id: Option<String>,
     pub ip_address: String,
     /// For an exchange for a connected account: the connection provider whose token was asked for.

@@ -28,6 +28,7 @@ pub struct GroupView {
     pub id: String,
     pub realm_id: String,
     pub name: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub description: Option<String>,
     pub created_at: String,
     pub updated_at: String,

@@ -76,9 +76,11 @@ pub struct RoleMappingView {
     pub value: String,
     /// Realm roles, by name.
     #[serde(default)]
+    #[serde(skip_serializing_if = "Vec::is_empty")]
     pub roles: Vec<String>,
     /// Groups of the realm, by name.
     #[serde(default)]
+    #[serde(skip_serializing_if = "Vec::is_empty")]
     pub groups: Vec<String>,
 }
 
@@ -104,10 +106,12 @@ pub struct IdentityProviderView {
     /// The secret itself is never shown.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub client_secret_last_four: Option<String>,
+    #[serde(skip_serializing_if = "Vec::is_empty")]
     pub scopes: Vec<String>,
     pub claims: ClaimsView,
     /// An upstream e-mail address said to be verified may link to a person of the realm who has it.
     pub trust_verified_email: bool,
+    #[serde(skip_serializing_if = "Vec::is_empty")]
     pub role_mappings: Vec<RoleMappingView>,
     /// Where the provider sends people back: the redirect URI to register at the provider.
     pub redirect_uri: String,

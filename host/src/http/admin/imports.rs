@@ -51,6 +51,7 @@ pub struct ImportView {
     pub failure: Option<String>,
     pub started_at: String,
     pub updated_at: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub finished_at: Option<String>,
     /// Every refused row (in the report of one import).
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -66,6 +67,7 @@ pub struct ImportView {
 pub struct RefusalView {
     /// The row's line in a JSON Lines body, its position (from 1) in a JSON array.
     pub line: i64,
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub username: Option<String>,
     /// `{field, code, message}` for each problem, as in the admin envelope's notifications.
     pub reasons: Value,

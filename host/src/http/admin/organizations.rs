@@ -26,8 +26,10 @@ pub struct OrganizationView {
     pub id: String,
     pub realm_id: String,
     pub name: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub description: Option<String>,
     /// E-mail domains of the organization, each unique in the realm.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
     pub domains: Vec<String>,
     pub status: Status,
     pub created_at: String,

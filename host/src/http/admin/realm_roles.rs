@@ -30,8 +30,10 @@ pub struct RoleView {
     pub id: String,
     pub realm_id: String,
     /// The client the role is exclusive to; null for a realm role.
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub client_id: Option<String>,
     pub name: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub description: Option<String>,
     pub created_at: String,
     pub updated_at: String,
@@ -405,7 +407,9 @@ fn role_id_field(path: &str, value: &Value) -> Result<String, Refusals> {
 /// A person's roles: those granted to them, and all they hold (through their groups too).
 #[derive(Debug, Serialize, ToSchema)]
 pub struct UserRolesView {
+    #[serde(skip_serializing_if = "Vec::is_empty")]
     pub direct: Vec<RoleView>,
+    #[serde(skip_serializing_if = "Vec::is_empty")]
     pub effective: Vec<RoleView>,
 }
 

@@ -45,6 +45,7 @@ pub struct RealmView {
     pub client_registration: ClientRegistration,
     /// The most scopes a self-registered client may be allowed (default none: only `openid`,
     /// `profile` and `email`).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
     pub registration_scopes: Vec<String>,
     /// Whether a `client_id` that is the https address of a client metadata document is taken
     /// (default false): the document is fetched and describes a public or key-holding client.
@@ -52,6 +53,7 @@ pub struct RealmView {
     /// The hosts such documents may be served from: host names, `*.domain` for any host under a
     /// domain, or `*` for any host (default none). `policies/metadata_documents.cedar` decides
     /// with them.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
     pub metadata_document_hosts: Vec<String>,
     /// "Let the AI advisor analyse this realm" (default false): with it, and an account plan that
     /// includes the advisor, the incident analyst reads the realm's attack incidents (their

@@ -131,6 +131,7 @@ pub struct ConsentView {
     /// without one.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub resource: Option<String>,
+    #[serde(skip_serializing_if = "Vec::is_empty")]
     pub scopes: Vec<String>,
     pub created_at: String,
     pub updated_at: String,

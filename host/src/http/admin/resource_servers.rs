@@ -33,8 +33,10 @@ pub struct ResourceServerView {
     #[serde(rename = "type")]
     pub kind: ServerKind,
     /// The scopes it accepts.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
     pub scopes: Vec<String>,
     /// The clients that may request tokens for it.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
     pub allowed_clients: Vec<String>,
     /// Whether clients that registered themselves may request tokens for it too, each with the
     /// consent of the person signing in (default false).

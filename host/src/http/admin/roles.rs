@@ -28,6 +28,7 @@ pub struct RoleView {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub description: Option<String>,
     /// Permission names (`realm:read`, `client:write`, …); see `GET /roles/permissions`.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
     pub permissions: Vec<String>,
     pub created_at: String,
     pub updated_at: String,
@@ -60,7 +61,9 @@ pub struct RoleInput {
 #[derive(Debug, Serialize, ToSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct PermissionsView {
+    #[serde(skip_serializing_if = "Vec::is_empty")]
     pub built_in_roles: Vec<String>,
+    #[serde(skip_serializing_if = "Vec::is_empty")]
     pub permissions: Vec<String>,
 }
 

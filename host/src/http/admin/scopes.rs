@@ -29,8 +29,10 @@ pub const STANDARD_SCOPES: &[&str] = &["openid", "profile", "email"];
 pub struct ScopeView {
     pub id: String,
     /// Null for a catalogue scope.
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub realm_id: Option<String>,
     pub name: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub description: Option<String>,
     pub created_at: String,
     pub updated_at: String,

@@ -33,6 +33,7 @@ pub struct SecretView {
     #[serde(rename = "type")]
     pub secret_type: SecretType,
     /// Account roles: the most the secret can ever do.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
     pub roles: Vec<String>,
     /// Permission names bounding the secret further; absent when only the roles bound it.
     #[serde(skip_serializing_if = "Option::is_none")]

@@ -24,8 +24,10 @@ pub struct SessionView {
     pub client_id: String,
     pub user_id: String,
     pub ip_address: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub user_agent: Option<String>,
     /// How the person signed in (`pwd`, …).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
     pub authentication_methods: Vec<String>,
     /// Active, Ended (revoked, signed out or ended on refresh-token reuse) or Expired.
     pub status: &'static str,

@@ -112,6 +112,7 @@ pub struct RotatedSigningKeys {
     /// The new key's `kid` (the first, for a realm with keys of two algorithms).
     pub signing_key_id: String,
     /// Every new key's `kid`, one per algorithm.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
     pub signing_key_ids: Vec<String>,
     /// When they start signing: five minutes on (they are published first, and the current keys
     /// sign until then), or at once when the rotation revokes.

@@ -41,16 +41,22 @@ pub struct SuspensionView {
     pub level: SuspensionLevel,
     /// Scheduled, Active, Ended or Lifted, read from the instants at the time of the answer.
     pub status: SuspensionStatus,
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub reason: Option<String>,
     pub starts_at: String,
     /// None: until lifted.
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub ends_at: Option<String>,
+    #[serde(skip_serializing_if = "Vec::is_empty")]
     pub restricted_scopes: Vec<String>,
     pub revokes_every_role: bool,
+    #[serde(skip_serializing_if = "Vec::is_empty")]
     pub revoked_role_ids: Vec<String>,
     /// Whether the person's sessions at the client end when the suspension starts.
     pub terminates_sessions: bool,
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub sessions_terminated_at: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub lifted_at: Option<String>,
     pub created_at: String,
     pub updated_at: String,

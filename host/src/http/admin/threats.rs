@@ -30,6 +30,7 @@ pub struct IncidentView {
     pub id: String,
     pub realm_id: String,
     /// The client the first detection came through.
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub client_id: Option<String>,
     pub kind: IncidentKind,
     /// The kind in words: Credential stuffing, Password spraying, …
@@ -94,6 +95,7 @@ pub struct MeasureView {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub network: Option<String>,
     /// The factors counted, in words, the datacenter or Tor halving among them when it applied.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
     pub reasons: Vec<String>,
     /// InForce (until `lapsesAt`), Lapsed, Lifted, ChangeRequired (an exposed password not
     /// changed since) or Resolved (changed since).
@@ -139,6 +141,7 @@ pub struct ExposureView {
     pub user_id: String,
     pub realm_id: String,
     /// The client the latest exposed sign-in came through.
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub client_id: Option<String>,
     /// The incident behind the latest exposure.
     pub incident_id: String,
@@ -309,8 +312,10 @@ pub struct ThreatStandingView {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub latest_exposure: Option<ExposureView>,
     /// Exposed-password measures on the account, newest first.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
     pub exposures: Vec<MeasureView>,
     /// Measures in force on the account now.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
     pub measures_in_force: Vec<MeasureView>,
 }
 
@@ -405,14 +410,20 @@ pub struct SummaryView {
     /// Totals of the incidents started in the period.
     pub totals: Figures,
     /// The same, day by day (by the day each incident started), every day of the period listed.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
     pub by_day: Vec<DayFigures>,
+    #[serde(skip_serializing_if = "Vec::is_empty")]
     pub by_kind: Vec<Share>,
+    #[serde(skip_serializing_if = "Vec::is_empty")]
     pub by_severity: Vec<Share>,
     /// Countries of the sources blocked in the period.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
     pub countries: Vec<SourceShare>,
     /// Networks of the sources blocked in the period.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
     pub networks: Vec<SourceShare>,
     /// The latest measures of the period, newest first.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
     pub latest_measures: Vec<MeasureView>,
 }
 

@@ -28,8 +28,11 @@ pub struct UserView {
     pub id: String,
     pub realm_id: String,
     pub username: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub email: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub first_name: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub last_name: Option<String>,
     pub email_confirmed: bool,
     pub status: UserStatus,

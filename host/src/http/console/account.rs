@@ -22,6 +22,7 @@ struct Secret {
     name: String,
     #[serde(rename = "type")]
     kind: String,
+    #[serde(default)]
     roles: Vec<String>,
     expires_at: Option<String>,
     value: Option<String>,
@@ -36,6 +37,7 @@ struct Member {
     user_id: String,
     username: String,
     email: Option<String>,
+    #[serde(default)]
     roles: Vec<String>,
     joined_at: String,
 }
@@ -45,6 +47,7 @@ struct Member {
 struct Invitation {
     id: String,
     email: String,
+    #[serde(default)]
     roles: Vec<String>,
     status: String,
     expires_at: String,

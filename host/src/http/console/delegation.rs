@@ -20,6 +20,7 @@ struct Grant {
     id: String,
     client_id: String,
     subject_user_id: String,
+    #[serde(default)]
     scopes: Vec<String>,
     max_depth: i64,
     expires_at: Option<String>,
@@ -44,6 +45,7 @@ struct Exchange {
     grant_id: Option<String>,
     outcome: String,
     error_code: Option<String>,
+    #[serde(default)]
     scopes: Vec<String>,
     depth: Option<i64>,
 }

@@ -27,7 +27,9 @@ struct Exposure {
 struct Standing {
     password_exposed: bool,
     exposed_since: Option<String>,
+    #[serde(default)]
     exposures: Vec<Measure>,
+    #[serde(default)]
     measures_in_force: Vec<Measure>,
 }
 

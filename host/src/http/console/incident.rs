@@ -101,6 +101,7 @@ pub(super) struct Measure {
     target_user_id: Option<String>,
     country: Option<String>,
     network: Option<String>,
+    #[serde(default)]
     reasons: Vec<String>,
     standing: String,
     created_at: String,

@@ -19,6 +19,7 @@ struct Organization {
     id: String,
     name: String,
     description: Option<String>,
+    #[serde(default)]
     domains: Vec<String>,
     status: String,
 }

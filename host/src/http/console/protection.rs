@@ -54,11 +54,17 @@ struct Summary {
     open_incidents: i64,
     measures_in_force: i64,
     totals: Figures,
+    #[serde(default)]
     by_day: Vec<Day>,
+    #[serde(default)]
     by_kind: Vec<Share>,
+    #[serde(default)]
     by_severity: Vec<Share>,
+    #[serde(default)]
     countries: Vec<SourceShare>,
+    #[serde(default)]
     networks: Vec<SourceShare>,
+    #[serde(default)]
     latest_measures: Vec<Measure>,
 }
 

@@ -19,13 +19,16 @@ struct Role {
     id: String,
     name: String,
     description: Option<String>,
+    #[serde(default)]
     permissions: Vec<String>,
 }
 
 #[derive(Debug, Deserialize)]
 #[serde(rename_all = "camelCase")]
 struct Catalogue {
+    #[serde(default)]
     built_in_roles: Vec<String>,
+    #[serde(default)]
     permissions: Vec<String>,
 }
 

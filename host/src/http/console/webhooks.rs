@@ -114,6 +114,7 @@ struct Endpoint {
     name: String,
     url: String,
     description: Option<String>,
+    #[serde(default)]
     events: Vec<String>,
     retries: i64,
     first_retry_after_seconds: i64,
@@ -151,6 +152,7 @@ struct Metrics {
     scheduled: i64,
     acceptance_rate: Option<f64>,
     latency_ms: Option<Latency>,
+    #[serde(default)]
     top_failures: Vec<Failure>,
 }
 

@@ -4,6 +4,8 @@
 //! item schema, or neither for a deletion), and every operation the error answers it can give, in
 //! the error envelope with its `errorCode`.
 
+use std::collections::BTreeSet;
+
 use serde_json::{Map, Value, json};
 
 /// GET addresses that name one thing, not a collection: read, not listed.
@@ -91,6 +93,87 @@ pub fn apply(document: &mut Value) {
             if path.contains('{') {
                 responses.entry("404").or_insert_with(|| error_response(NOT_FOUND));
             }
+        }
+    }
+    omit_rather_than_null(document);
+}
+
+/// Answers omit an empty field rather than send `null`: the schemas only answers use (none of a
+/// request body, where `null` still reads as absent) describe each optional field as absent or
+/// holding a value, never `null`, so generated clients read it as optional.
+fn omit_rather_than_null(document: &mut Value) {
+    let referenced = |part: &str| {
+        let mut names = BTreeSet::new();
+        if let Some(paths) = document.get("paths").and_then(Value::as_object) {
+            for item in paths.values().filter_map(Value::as_object) {
+                for operation in METHODS.iter().filter_map(|method| item.get(*method)) {
+                    collect_references(&operation[part], document, &mut names);
+                    if part == "requestBody" {
+                        collect_references(&operation["parameters"], document, &mut names);
+                    }
+                }
+            }
+        }
+        names
+    };
+    let answered = referenced("responses");
+    let requested = referenced("requestBody");
+    let Some(schemas) = document.pointer_mut("/components/schemas").and_then(Value::as_object_mut) else { return };
+    for name in answered.difference(&requested) {
+        if let Some(schema) = schemas.get_mut(name) {
+            strip_null(schema);
+        }
+    }
+}
+
+/// The names of the component schemas `value` refers to, directly or through other components.
+fn collect_references(value: &Value, document: &Value, names: &mut BTreeSet<String>) {
+    match value {
+        Value::Object(map) => {
+            if let Some(name) = map.get("$ref").and_then(Value::as_str).and_then(|r| r.strip_prefix(SCHEMAS))
+                && names.insert(name.to_owned())
+                && let Some(schema) = document.pointer(&format!("/components/schemas/{name}"))
+            {
+                collect_references(schema, document, names);
+            }
+            map.values().for_each(|inner| collect_references(inner, document, names));
+        }
+        Value::Array(items) => items.iter().for_each(|inner| collect_references(inner, document, names)),
+        _ => {}
+    }
+}
+
+const SCHEMAS: &str = "#/components/schemas/";
+
+/// Removes `null` from every type and alternative of `schema` and the schemas inside it.
+fn strip_null(schema: &mut Value) {
+    let Some(map) = schema.as_object_mut() else { return };
+    if let Some(types) = map.get_mut("type").and_then(Value::as_array_mut) {
+        types.retain(|t| t != "null");
+        if let [only] = types.as_slice() {
+            let only = only.clone();
+            map.insert("type".into(), only);
+        }
+    }
+    for key in ["oneOf", "anyOf"] {
+        let Some(alternatives) = map.get_mut(key).and_then(Value::as_array_mut) else { continue };
+        alternatives.retain(|alternative| alternative.get("type").is_none_or(|t| t != "null"));
+        if let [only] = alternatives.as_slice() {
+            let only = only.clone();
+            map.remove(key);
+            if let Some(only) = only.as_object() {
+                for (k, v) in only {
+                    map.entry(k.clone()).or_insert_with(|| v.clone());
+                }
+            }
+        }
+    }
+    for key in ["properties", "items", "additionalProperties", "allOf", "oneOf", "anyOf"] {
+        match map.get_mut(key) {
+            Some(Value::Object(inner)) if key == "properties" => inner.values_mut().for_each(strip_null),
+            Some(Value::Array(inner)) => inner.iter_mut().for_each(strip_null),
+            Some(inner @ Value::Object(_)) => strip_null(inner),
+            _ => {}
         }
     }
 }

@@ -36,6 +36,7 @@ pub const INVITATION_DAYS: i64 = 7;
 pub struct InvitationView {
     pub id: String,
     pub email: String,
+    #[serde(skip_serializing_if = "Vec::is_empty")]
     pub roles: Vec<String>,
     /// Pending, Accepted, Revoked or Expired.
     pub status: String,

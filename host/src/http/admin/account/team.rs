@@ -50,6 +50,7 @@ pub struct MemberView {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub email: Option<String>,
     /// Account roles: Owner, Admin, Developer, Auditor or custom roles.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
     pub roles: Vec<String>,
     pub joined_at: String,
 }

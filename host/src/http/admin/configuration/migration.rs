@@ -41,11 +41,13 @@ pub struct MappingCounts {
 pub struct TranslationView {
     /// keycloak or auth0.
     pub from: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub realm_id: Option<String>,
     pub counts: MappingCounts,
     /// Every item of the export: `source`, `target`, `mapping` (Mapped, Changed or LeftBehind) and
     /// a `note` saying what changes or why it stays behind.
     #[schema(value_type = Vec<Object>)]
+    #[serde(skip_serializing_if = "Vec::is_empty")]
     pub items: Vec<Note>,
     /// The configuration document, as `/import` takes it.
     #[serde(skip_serializing_if = "Option::is_none")]

@@ -82,9 +82,11 @@ pub struct ConfigurationImportView {
     pub on_conflict: OnConflict,
     /// The parts imported: scopes, realms, roles, clients, groups, organizations, resource-servers,
     /// identity-providers, webhooks.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
     pub resource_types: Vec<String>,
     pub counts: OutcomeCounts,
     /// Every item, in the order the import takes them.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
     pub items: Vec<ItemOutcomeView>,
 }
 

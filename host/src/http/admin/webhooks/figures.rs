@@ -24,6 +24,7 @@ const DEFAULT_METRICS_WINDOW_HOURS: i64 = 24;
 #[serde(rename_all = "camelCase")]
 pub struct MetricsView {
     /// The endpoint the figures are for; null for all of the client's endpoints.
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub webhook_id: Option<String>,
     /// Attempts created from this instant on…
     pub from: String,
@@ -36,10 +37,13 @@ pub struct MetricsView {
     /// Attempts still waiting to be sent.
     pub scheduled: i64,
     /// Succeeded attempts over attempts made, 0 to 1; null when none was made.
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub acceptance_rate: Option<f64>,
     /// Milliseconds from sending the request to the end of the answer; null when none was made.
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub latency_ms: Option<LatencyView>,
     /// The most common failures (at most five), most frequent first.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
     pub top_failures: Vec<FailureView>,
 }
 
@@ -56,6 +60,7 @@ pub struct LatencyView {
 #[serde(rename_all = "camelCase")]
 pub struct FailureView {
     /// The receiver's status; null for a timeout, a refused address or a connection error.
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub response_status: Option<i64>,
     pub error: String,
     pub count: i64,

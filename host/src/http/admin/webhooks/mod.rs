@@ -42,6 +42,7 @@ pub struct EndpointView {
     pub id: String,
     pub realm_id: String,
     /// Null for a realm endpoint.
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub client_id: Option<String>,
     pub kind: EndpointKind,
     pub name: String,
@@ -49,6 +50,7 @@ pub struct EndpointView {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub description: Option<String>,
     /// The events it is subscribed to.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
     pub events: Vec<String>,
     /// Automatic retries after a failed delivery, 0 to 10.
     pub retries: i64,
