@@ -237,11 +237,14 @@ pub struct Attempt {
     pub error: Option<String>,
     #[sqlx(try_from = "super::Millis")]
     pub created_at: DateTime<Utc>,
+    /// While a host holds a scheduled attempt to send it: until when the other hosts leave it.
+    #[sqlx(try_from = "super::OptionalMillis")]
+    pub claimed_until: Option<DateTime<Utc>>,
 }
 
 pub(super) const ATTEMPT_COLUMNS: &str = "id, endpoint_id, realm_id, endpoint_kind, client_id, event_id, event_type, kind, \
      retry_number, payload, state, due_at, sent_at, response_status, response_headers, response_body, latency_ms, \
-     error, created_at";
+     error, created_at, claimed_until";
 
 pub const ATTEMPT_LISTING: Listing = Listing {
     table: "webhook_attempts",
@@ -282,6 +285,7 @@ impl Attempt {
             latency_ms: None,
             error: None,
             created_at: due_at,
+            claimed_until: None,
         }
     }
 }

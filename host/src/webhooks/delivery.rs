@@ -448,6 +448,7 @@ async fn record(state: &AppState, outcomes: Vec<Outcome>) -> anyhow::Result<()> 
                 state: AttemptState::Scheduled,
                 due_at: due,
                 created_at: now,
+                claimed_until: None,
                 ..attempt.clone()
             };
             store::insert_attempt(&mut *tx, &retry).await?;

@@ -146,6 +146,10 @@ pub struct AttemptView {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub error: Option<String>,
     pub created_at: String,
+    /// While a host is sending a scheduled attempt: until when the other hosts leave it to that
+    /// host. One that stopped mid-send leaves it to the others from then on.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub sending_until: Option<String>,
 }
 
 impl AttemptView {
@@ -167,6 +171,7 @@ impl AttemptView {
             latency_ms: attempt.latency_ms,
             error: attempt.error,
             created_at: iso(attempt.created_at),
+            sending_until: attempt.claimed_until.filter(|_| attempt.state == AttemptState::Scheduled).map(iso),
         }
     }
 }
