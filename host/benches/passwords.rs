@@ -5,7 +5,7 @@
 
 use std::time::{Duration, Instant};
 
-use castellan::passwords::{ITERATIONS, MEMORY_KIB, PARALLELISM, hash_blocking, verify_blocking};
+use castellan::kernel::passwords::{ITERATIONS, MEMORY_KIB, PARALLELISM, hash_blocking, verify_blocking};
 
 const ROUNDS: u32 = 40;
 

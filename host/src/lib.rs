@@ -4,48 +4,15 @@
 //! bootstrap, background workers and the HTTP listener. Everything a request needs travels in the
 //! cloneable [`AppState`].
 
-pub mod address_lists;
-pub mod addresses;
-pub mod analyst;
 pub mod authz;
-pub mod backoff;
-pub mod bootstrap;
-pub mod cache;
-pub mod changes;
-pub mod client_keys;
-pub mod clock;
-pub mod config;
-pub mod consent;
-pub mod crypto;
-pub mod delegation;
-pub mod detached;
-pub mod dpop;
-pub mod error;
-pub mod federation;
 pub mod http;
-pub mod ids;
-pub mod import;
-pub mod instance;
-pub mod jobs;
-pub mod mail;
-pub mod metadata_documents;
-pub mod metrics;
-pub mod notifications;
-pub mod passwords;
+pub mod kernel;
+pub mod oauth;
+pub mod operations;
 pub mod plugins;
 pub mod protection;
-pub mod registration;
-pub mod remote;
-pub mod secret_expiry;
-pub mod shutdown;
-pub mod signin;
+pub mod runtime;
 pub mod store;
-pub mod suspensions;
-pub mod telemetry;
-pub mod tokens;
-pub mod unusual_failures;
-pub mod validate;
-pub mod webhooks;
 
 use std::future::Future;
 use std::net::SocketAddr;
@@ -58,14 +25,14 @@ use tokio::net::TcpListener;
 use tokio::task::JoinHandle;
 
 use crate::authz::Authorizer;
-use crate::bootstrap::Bootstrapped;
-use crate::cache::Caches;
-use crate::clock::{Clock, ManualClock, SystemClock};
-use crate::config::Settings;
-use crate::crypto::SecretHasher;
 use crate::http::rate_limit::RateLimiter;
-use crate::jobs::Scheduler;
-use crate::metrics::Metrics;
+use crate::kernel::clock::{Clock, ManualClock, SystemClock};
+use crate::kernel::config::Settings;
+use crate::kernel::crypto::SecretHasher;
+use crate::runtime::bootstrap::Bootstrapped;
+use crate::runtime::cache::Caches;
+use crate::runtime::jobs::Scheduler;
+use crate::runtime::metrics::Metrics;
 use crate::store::Store;
 use crate::store::access_log::AccessLog;
 
@@ -96,29 +63,29 @@ pub struct Services {
     pub caches: Arc<Caches>,
     /// The public base address of the service, without a trailing slash.
     pub public_url: String,
-    pub breached_passwords: Arc<passwords::BreachedPasswords>,
+    pub breached_passwords: Arc<kernel::passwords::BreachedPasswords>,
     /// How long a refused password takes in realms whose people still hold imported hashes.
-    pub refusal_floors: passwords::RefusalFloors,
-    /// Metadata documents being fetched at once ([`metadata_documents::FETCHES_AT_ONCE`]).
+    pub refusal_floors: kernel::passwords::RefusalFloors,
+    /// Metadata documents being fetched at once ([`oauth::metadata_documents::FETCHES_AT_ONCE`]).
     pub document_fetches: tokio::sync::Semaphore,
     /// Group commit for lone events and refresh-token rotations.
     pub writes: store::write_queue::WriteQueue,
     /// Coalesced reads of the sessions access tokens name.
     pub session_reads: store::session_reads::SessionReads,
-    pub webhooks: webhooks::Webhooks,
-    pub mailer: mail::Mailer,
+    pub webhooks: operations::webhooks::Webhooks,
+    pub mailer: operations::mail::Mailer,
     /// Attack protection: its detector, and its counters in memory or in Redis shared by every host.
     pub protection: Arc<protection::Protection>,
     /// The incident analyst: its component, and the language model when one is configured.
-    pub analyst: Arc<analyst::Analyst>,
+    pub analyst: Arc<protection::analyst::Analyst>,
     /// Sends that run after their request was answered.
-    pub detached: Arc<detached::Detached>,
+    pub detached: Arc<runtime::detached::Detached>,
     /// The JWK Sets fetched from clients' and upstream providers' `jwks_uri`.
-    pub client_keys: client_keys::FetchedKeys,
+    pub client_keys: oauth::client_keys::FetchedKeys,
     /// The metadata fetched from upstream providers' discovery addresses.
-    pub upstreams: federation::upstream::FetchedMetadata,
+    pub upstreams: oauth::federation::upstream::FetchedMetadata,
     /// Set once the host was told to stop: readiness fails while it drains.
-    pub draining: Arc<shutdown::Draining>,
+    pub draining: Arc<runtime::shutdown::Draining>,
 }
 
 impl std::fmt::Debug for dyn Clock {
@@ -162,9 +129,9 @@ impl Application {
         } else {
             (Arc::new(SystemClock), None)
         };
-        let bootstrapped = bootstrap::run_if_empty(&store, &hasher, clock.as_ref()).await?;
+        let bootstrapped = runtime::bootstrap::run_if_empty(&store, &hasher, clock.as_ref()).await?;
         if let (Some(first), Some(path)) = (&bootstrapped, &settings.bootstrap_key_file) {
-            crypto::write_private_file(path, &first.api_key)
+            kernel::crypto::write_private_file(path, &first.api_key)
                 .with_context(|| format!("cannot write the bootstrap key to {}", path.display()))?;
         }
         let metrics = Metrics::new();
@@ -182,12 +149,12 @@ impl Application {
             Some(url) => url.trim_end_matches('/').to_owned(),
             None => format!("http://{}", listener.local_addr()?),
         };
-        let breached_passwords = Arc::new(passwords::BreachedPasswords::load(
+        let breached_passwords = Arc::new(kernel::passwords::BreachedPasswords::load(
             settings.breached_passwords_file.as_deref(),
             settings.breached_passwords_api.as_deref(),
         )?);
-        let webhooks = webhooks::Webhooks::new(&settings, &hasher).context("cannot set up webhooks")?;
-        let mailer = mail::Mailer::new(&settings).context("cannot set up e-mail")?;
+        let webhooks = operations::webhooks::Webhooks::new(&settings, &hasher).context("cannot set up webhooks")?;
+        let mailer = operations::mail::Mailer::new(&settings).context("cannot set up e-mail")?;
         let counters = Arc::new(match &settings.redis_url {
             Some(url) => protection::counting::Counters::redis(url).await.context("cannot reach Redis (redis_url)")?,
             None => protection::counting::Counters::in_memory(),
@@ -211,7 +178,7 @@ impl Application {
             metrics.clone(),
         ));
         let analyst = Arc::new(
-            analyst::Analyst::load(&settings.analyst)
+            protection::analyst::Analyst::load(&settings.analyst)
                 .context("cannot load the incident analyst ([analyst] component or model)")?,
         );
         let admin_rate_limits = settings.admin_rate_limits;
@@ -229,17 +196,17 @@ impl Application {
             caches,
             public_url,
             breached_passwords,
-            refusal_floors: passwords::RefusalFloors::default(),
-            document_fetches: tokio::sync::Semaphore::new(metadata_documents::FETCHES_AT_ONCE),
+            refusal_floors: kernel::passwords::RefusalFloors::default(),
+            document_fetches: tokio::sync::Semaphore::new(oauth::metadata_documents::FETCHES_AT_ONCE),
             writes,
             session_reads,
             webhooks,
             mailer,
             protection,
             analyst,
-            detached: detached::Detached::new(),
-            client_keys: client_keys::FetchedKeys::default(),
-            upstreams: federation::upstream::FetchedMetadata::default(),
+            detached: runtime::detached::Detached::new(),
+            client_keys: oauth::client_keys::FetchedKeys::default(),
+            upstreams: oauth::federation::upstream::FetchedMetadata::default(),
             draining: Arc::default(),
         }));
         register_jobs(&state).await;
@@ -262,7 +229,7 @@ impl Application {
         Some(format!(
             "{}/realms/{}/account/password?code={}",
             self.state.public_url,
-            ids::PLATFORM_REALM,
+            kernel::ids::PLATFORM_REALM,
             first.owner_code
         ))
     }
@@ -292,7 +259,10 @@ impl Application {
         });
         // With the manual clock the workers are steps of the clock instead (see `register_jobs`).
         let workers = state.manual_clock.is_none().then(|| {
-            [tokio::spawn(webhooks::delivery::run(state.clone())), tokio::spawn(notifications::run(state.clone()))]
+            [
+                tokio::spawn(operations::webhooks::delivery::run(state.clone())),
+                tokio::spawn(operations::notifications::run(state.clone())),
+            ]
         });
         let router = http::router(state.clone());
         tracing::info!(address = %listener.local_addr()?, "serving");
@@ -328,7 +298,7 @@ type StoreWork =
 /// Registers `work` to run at the latest instant of each period, logging `done` when it did any.
 async fn store_job(state: &AppState, name: &'static str, every: TimeDelta, work: StoreWork, done: &'static str) {
     let store = state.store.clone();
-    let run: jobs::JobFn = Arc::new(move |now| {
+    let run: runtime::jobs::JobFn = Arc::new(move |now| {
         let store = store.clone();
         Box::pin(async move {
             let count = work(store, now).await?;
@@ -391,22 +361,22 @@ async fn register_jobs(state: &AppState) {
             }),
         )
         .await;
-    let warn: StoreWork = |store, now| Box::pin(async move { secret_expiry::warn(&store, now).await });
+    let warn: StoreWork = |store, now| Box::pin(async move { operations::secret_expiry::warn(&store, now).await });
     let warned = "accounts warned of secrets about to expire";
-    store_job(state, "secret-expiry-warnings", secret_expiry::EVERY, warn, warned).await;
-    let watch: StoreWork = |store, now| Box::pin(async move { unusual_failures::watch(&store, now).await });
+    store_job(state, "secret-expiry-warnings", operations::secret_expiry::EVERY, warn, warned).await;
+    let watch: StoreWork = |store, now| Box::pin(async move { protection::unusual_failures::watch(&store, now).await });
     let reported = "realms with unusual sign-in failures reported";
-    store_job(state, "unusual-sign-in-failures", unusual_failures::EVERY, watch, reported).await;
+    store_job(state, "unusual-sign-in-failures", protection::unusual_failures::EVERY, watch, reported).await;
     let (store, analyst) = (state.store.clone(), state.analyst.clone());
     state
         .scheduler
         .every(
             "incident-readings",
-            analyst::schedule::EVERY,
+            protection::analyst::schedule::EVERY,
             Arc::new(move |now| {
                 let (store, analyst) = (store.clone(), analyst.clone());
                 Box::pin(async move {
-                    let ran = analyst::schedule::run_due(&store, &analyst, now).await?;
+                    let ran = protection::analyst::schedule::run_due(&store, &analyst, now).await?;
                     if ran > 0 {
                         tracing::info!(ran, "incident readings written");
                     }
@@ -424,7 +394,7 @@ async fn register_jobs(state: &AppState) {
             Arc::new(move |now| {
                 let store = store.clone();
                 Box::pin(async move {
-                    let before = now - TimeDelta::days(webhooks::HISTORY_DAYS);
+                    let before = now - TimeDelta::days(operations::webhooks::HISTORY_DAYS);
                     let removed = store::webhooks::delete_history_before(store.writer(), before).await?;
                     if removed > 0 {
                         tracing::info!(removed, "webhook deliveries and events past 30 days removed");
@@ -510,7 +480,7 @@ async fn register_jobs(state: &AppState) {
                 let state = keys_state.upgrade().map(AppState);
                 Box::pin(async move {
                     let Some(state) = state else { return Ok(()) };
-                    let rotated = tokens::keys::rotate_due(&state, now).await?;
+                    let rotated = oauth::tokens::keys::rotate_due(&state, now).await?;
                     if rotated > 0 {
                         tracing::info!(rotated, "signing keys rotated on schedule");
                     }
@@ -528,7 +498,7 @@ async fn register_jobs(state: &AppState) {
             Arc::new(move |now| {
                 let store = store.clone();
                 Box::pin(async move {
-                    let settled = suspensions::settle(&store, now).await?;
+                    let settled = oauth::suspensions::settle(&store, now).await?;
                     if settled > 0 {
                         tracing::info!(settled, "suspensions started or ran out");
                     }

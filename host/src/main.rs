@@ -5,8 +5,8 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 
 use castellan::authz::{PolicyFiles, fixtures};
-use castellan::clock::{Clock as _, SystemClock};
-use castellan::config::{Overrides, Settings};
+use castellan::kernel::clock::{Clock as _, SystemClock};
+use castellan::kernel::config::{Overrides, Settings};
 use castellan::{Application, store};
 use clap::{Parser, Subcommand};
 
@@ -136,12 +136,12 @@ async fn run(cli: Cli) -> anyhow::Result<()> {
         Command::Serve { overrides, policies } => {
             let settings = Settings::load(&overrides)?;
             // Kept until the service stops; dropping it sends the spans it still holds.
-            let _traces = castellan::telemetry::init_logging(&settings)?;
+            let _traces = castellan::runtime::telemetry::init_logging(&settings)?;
             serve(settings, policies).await
         }
         Command::Migrate { overrides } => {
             let settings = Settings::load(&overrides)?;
-            let _traces = castellan::telemetry::init_logging(&settings)?;
+            let _traces = castellan::runtime::telemetry::init_logging(&settings)?;
             let store = store::Store::connect(&settings.database_url, 1).await?;
             store.migrate().await?;
             println!("migrations applied");
@@ -161,8 +161,9 @@ async fn run(cli: Cli) -> anyhow::Result<()> {
         Command::Team { command: TeamCommand::PasswordLink { overrides, username } } => {
             let settings = Settings::load(&overrides)?;
             let store = store::Store::connect(&settings.database_url, 1).await?;
-            let (hasher, _) = castellan::crypto::SecretHasher::load_or_create(&settings.secret_key_file)?;
-            let Some(made) = castellan::bootstrap::password_link(&store, &hasher, &username, SystemClock.now()).await?
+            let (hasher, _) = castellan::kernel::crypto::SecretHasher::load_or_create(&settings.secret_key_file)?;
+            let Some(made) =
+                castellan::runtime::bootstrap::password_link(&store, &hasher, &username, SystemClock.now()).await?
             else {
                 anyhow::bail!("no member of a team has the username or address {username}");
             };
@@ -173,7 +174,7 @@ async fn run(cli: Cli) -> anyhow::Result<()> {
             println!(
                 "{username} (account {}) chooses a new password within {} hours at:\n\n    {base}/realms/platform/account/password?code={}\n",
                 made.account_id,
-                castellan::bootstrap::OWNER_CODE_HOURS,
+                castellan::runtime::bootstrap::OWNER_CODE_HOURS,
                 made.code
             );
             Ok(())
@@ -181,8 +182,10 @@ async fn run(cli: Cli) -> anyhow::Result<()> {
         Command::Instance { command: InstanceCommand::OpenAdminNetworks { overrides, account } } => {
             let settings = Settings::load(&overrides)?;
             let store = store::Store::connect(&settings.database_url, 1).await?;
-            let account = account.map(castellan::ids::AccountId::known);
-            let opened = castellan::instance::open_admin_networks(&store, account.as_ref(), SystemClock.now()).await?;
+            let account = account.map(castellan::kernel::ids::AccountId::known);
+            let opened =
+                castellan::operations::instance::open_admin_networks(&store, account.as_ref(), SystemClock.now())
+                    .await?;
             if opened.is_empty() {
                 println!("no account had admin networks to open");
             }
@@ -202,7 +205,7 @@ async fn test_component(component: &std::path::Path, scenario: &std::path::Path)
         serde_json::from_str(&text).with_context(|| format!("{} is not JSON", scenario.display()))?;
     let lines = if parsed.get("measures").is_some() {
         let analyst = castellan::plugins::analyst::AnalystComponent::load(path)?;
-        castellan::analyst::scenario::replay(&analyst, &text).await?
+        castellan::protection::analyst::scenario::replay(&analyst, &text).await?
     } else {
         let detector = castellan::plugins::detector::AttackDetector::load(path)?;
         castellan::protection::scenario::replay(&detector, &text).await?
@@ -219,7 +222,7 @@ async fn serve(settings: Settings, policies: Option<PathBuf>) -> anyhow::Result<
     let address = app.local_addr();
     if let Some(first) = app.bootstrapped() {
         let owner_link = app.owner_link();
-        let banner = castellan::bootstrap::Banner {
+        let banner = castellan::runtime::bootstrap::Banner {
             first,
             address,
             key_file: key_file.as_deref(),
@@ -227,5 +230,5 @@ async fn serve(settings: Settings, policies: Option<PathBuf>) -> anyhow::Result<
         };
         println!("{}", banner.render(log_format, SystemClock.now()));
     }
-    app.run_until_stopped(castellan::shutdown::signal()).await
+    app.run_until_stopped(castellan::runtime::shutdown::signal()).await
 }

@@ -3,7 +3,7 @@
 //! quota, readings in the caller's language, recommendations applied and reverted, and the
 //! post-incident report as HTML and as PDF (rendered with poppler and read back).
 
-use castellan::config::Settings;
+use castellan::kernel::config::Settings;
 use chrono::{TimeDelta, Timelike};
 use reqwest::StatusCode;
 use serde_json::{Value, json};

@@ -194,7 +194,7 @@ async fn only_public_keys_are_taken() {
 
 #[tokio::test]
 async fn keys_published_at_an_address_are_fetched_kept_and_fetched_again_for_a_new_key() {
-    let trusting = |settings: &mut castellan::config::Settings| {
+    let trusting = |settings: &mut castellan::kernel::config::Settings| {
         settings.webhook_allowed_networks = vec!["127.0.0.0/8".parse().unwrap()];
         settings.webhook_ca_file = Some(authority_file());
     };

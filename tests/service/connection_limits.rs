@@ -13,7 +13,7 @@ use crate::support::{TestApp, TestDatabase, spawn_with};
 
 const HEALTH: &[u8] = b"GET /healthz HTTP/1.1\r\nHost: castellan\r\n\r\n";
 
-async fn spawn_with_connections(adjust: impl FnOnce(&mut castellan::config::Settings)) -> TestApp {
+async fn spawn_with_connections(adjust: impl FnOnce(&mut castellan::kernel::config::Settings)) -> TestApp {
     spawn_with(TestDatabase::new().await, adjust).await
 }
 

@@ -1,7 +1,7 @@
 //! Admin API credentials: who gets 401, who gets 403, and the access log.
 
-use castellan::crypto::{generate_secret, last_four};
-use castellan::ids::{AccountId, CredentialId, RealmId};
+use castellan::kernel::crypto::{generate_secret, last_four};
+use castellan::kernel::ids::{AccountId, CredentialId, RealmId};
 use castellan::store::Status;
 use castellan::store::accounts::{self, Account};
 use castellan::store::realms::{self, Realm, RealmSettings};
@@ -79,7 +79,10 @@ async fn an_expired_key_gets_401_once_its_expiry_passes() {
     let app = spawn_app().await;
     let expires = app.state.clock.now() + chrono::TimeDelta::hours(1);
     let created = app
-        .post("/secrets", json!({ "name": "short", "roles": ["Auditor"], "expiresAt": castellan::clock::iso(expires) }))
+        .post(
+            "/secrets",
+            json!({ "name": "short", "roles": ["Auditor"], "expiresAt": castellan::kernel::clock::iso(expires) }),
+        )
         .await;
     assert_eq!(created.status, StatusCode::CREATED, "{:?}", created.body);
     let value = created.data()["value"].as_str().unwrap().to_owned();
@@ -221,7 +224,7 @@ async fn a_secret_about_to_expire_is_warned_of_once_at_a_week_and_once_at_a_day(
     let created = app
         .post(
             "/secrets",
-            json!({ "name": "deploy", "roles": ["Auditor"], "expiresAt": castellan::clock::iso(expires) }),
+            json!({ "name": "deploy", "roles": ["Auditor"], "expiresAt": castellan::kernel::clock::iso(expires) }),
         )
         .await;
     let id = created.data()["id"].as_str().unwrap().to_owned();
@@ -249,8 +252,11 @@ async fn a_secret_about_to_expire_is_warned_of_once_at_a_week_and_once_at_a_day(
 
     // A secret made with hours left is warned of at the day only.
     let soon = app.state.clock.now() + chrono::TimeDelta::hours(5);
-    app.post("/secrets", json!({ "name": "soon", "roles": ["Auditor"], "expiresAt": castellan::clock::iso(soon) }))
-        .await;
+    app.post(
+        "/secrets",
+        json!({ "name": "soon", "roles": ["Auditor"], "expiresAt": castellan::kernel::clock::iso(soon) }),
+    )
+    .await;
     app.advance(HOUR).await;
     let warned = warnings(&app).await;
     assert_eq!(warned.len(), 3, "{warned:?}");

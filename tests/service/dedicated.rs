@@ -160,11 +160,12 @@ async fn admin_networks_admit_only_their_addresses_and_refusals_spend_no_allowan
 
     // The way back in for an account whose addresses changed: the operator's command empties the
     // list (here through the same function, on the service's own database connection).
-    let account = castellan::ids::AccountId::known(app.account_id.as_str());
+    let account = castellan::kernel::ids::AccountId::known(app.account_id.as_str());
     let now = app.state.clock.now();
-    let opened = castellan::instance::open_admin_networks(&app.state.store, Some(&account), now).await.unwrap();
+    let opened =
+        castellan::operations::instance::open_admin_networks(&app.state.store, Some(&account), now).await.unwrap();
     assert_eq!(opened, [account]);
-    app.state.caches.apply(&castellan::cache::Invalidation::Account(opened[0].clone()));
+    app.state.caches.apply(&castellan::runtime::cache::Invalidation::Account(opened[0].clone()));
     let back = call_from(&app, &app.key, Method::GET, INSTANCE, None, outside).await;
     assert_eq!(back.status, StatusCode::OK, "{:?}", back.body);
     assert!(back.data().get("adminNetworks").is_none(), "no networks: {:?}", back.body);
@@ -191,10 +192,10 @@ async fn admin_networks_set_on_one_host_are_in_force_on_the_other_when_the_answe
     assert_eq!(call_from(&two, &two.key, Method::GET, INSTANCE, None, inside).await.status, StatusCode::OK);
 
     // The operator's command reaches the running hosts too.
-    let account = castellan::ids::AccountId::known(one.account_id.as_str());
+    let account = castellan::kernel::ids::AccountId::known(one.account_id.as_str());
     let store = one.database().await;
     let now = one.state.clock.now();
-    castellan::instance::open_admin_networks(&store, Some(&account), now).await.unwrap();
+    castellan::operations::instance::open_admin_networks(&store, Some(&account), now).await.unwrap();
     let mut applied = two.state.caches.applied();
     loop {
         if call_from(&two, &two.key, Method::GET, INSTANCE, None, outside).await.status == StatusCode::OK {

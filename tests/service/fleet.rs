@@ -56,7 +56,7 @@ async fn host_process() {
         std::fs::rename(written, dir.join(KEY_FILE)).unwrap();
     }
     println!("{LISTENING}");
-    app.run_until_stopped(castellan::shutdown::signal()).await.unwrap();
+    app.run_until_stopped(castellan::runtime::shutdown::signal()).await.unwrap();
 }
 
 /// What a host process runs with besides its database.

@@ -6,7 +6,7 @@
 use std::collections::BTreeSet;
 use std::path::Path;
 
-use castellan::config::AdminRateLimits;
+use castellan::kernel::config::AdminRateLimits;
 use reqwest::{Method, StatusCode};
 use serde_json::{Value, json};
 

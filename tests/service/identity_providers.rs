@@ -118,7 +118,7 @@ async fn a_provider_is_refused_with_every_problem_named() {
 
 #[tokio::test]
 async fn a_provider_s_metadata_and_keys_are_fetched_through_the_address_checks_and_kept_as_answered() {
-    use castellan::federation::upstream;
+    use castellan::oauth::federation::upstream;
 
     let app = crate::support::spawn_with(crate::support::TestDatabase::new().await, crate::webhooks::receiving).await;
     let (discovery, jwks) = (crate::receiver::Receiver::start().await, crate::receiver::Receiver::start().await);
@@ -155,7 +155,7 @@ async fn a_provider_s_metadata_and_keys_are_fetched_through_the_address_checks_a
 
 #[tokio::test]
 async fn an_upstream_person_is_linked_once_created_with_the_provider_and_never_takes_over_an_address() {
-    use castellan::federation::person::{Found, Refused, TakeError, take};
+    use castellan::oauth::federation::person::{Found, Refused, TakeError, take};
     use castellan::store::{clients, identity_providers, realms};
 
     let app = spawn_app().await;

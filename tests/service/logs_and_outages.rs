@@ -205,7 +205,7 @@ async fn with_an_otlp_endpoint_each_request_is_exported_as_a_trace_holding_its_r
     use tracing_subscriber::layer::SubscriberExt as _;
 
     let (endpoint, received) = collector().await;
-    let traces = Arc::new(castellan::telemetry::Traces::export_to(&endpoint).unwrap());
+    let traces = Arc::new(castellan::runtime::telemetry::Traces::export_to(&endpoint).unwrap());
     let subscriber =
         tracing_subscriber::registry().with(tracing_subscriber::EnvFilter::new("info,sqlx=warn")).with(traces.layer());
     // The service's tasks run on the runtime's threads: the subscriber is the process's.
@@ -282,15 +282,15 @@ const LOG_PROCESS_FORMAT: &str = "CASTELLAN_TEST_LOG_FORMAT";
 #[ignore = "run by the log tests as a process of its own"]
 fn log_process() {
     let Ok(format) = std::env::var(LOG_PROCESS_FORMAT) else { return };
-    let settings = castellan::config::Settings {
+    let settings = castellan::kernel::config::Settings {
         log_format: if format == "json" {
-            castellan::config::LogFormat::Json
+            castellan::kernel::config::LogFormat::Json
         } else {
-            castellan::config::LogFormat::Text
+            castellan::kernel::config::LogFormat::Text
         },
-        ..castellan::config::Settings::default()
+        ..castellan::kernel::config::Settings::default()
     };
-    let _traces = castellan::telemetry::init_logging(&settings).unwrap();
+    let _traces = castellan::runtime::telemetry::init_logging(&settings).unwrap();
     tracing::warn!(reason = "a test", "a line of the log");
 }
 

@@ -106,7 +106,7 @@ async fn the_mcp_typescript_sdk_registers_signs_a_person_in_and_steps_up_for_a_t
 
 #[tokio::test]
 async fn the_mcp_typescript_sdk_signs_a_person_in_as_the_client_its_metadata_document_describes() {
-    let trusting = |settings: &mut castellan::config::Settings| {
+    let trusting = |settings: &mut castellan::kernel::config::Settings| {
         settings.webhook_allowed_networks = vec!["127.0.0.0/8".parse().unwrap()];
         settings.webhook_ca_file = Some(authority_file());
     };

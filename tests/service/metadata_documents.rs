@@ -23,7 +23,7 @@ async fn service() -> TestApp {
 }
 
 async fn service_with(policies: castellan::authz::PolicyFiles) -> TestApp {
-    let trusting = |settings: &mut castellan::config::Settings| {
+    let trusting = |settings: &mut castellan::kernel::config::Settings| {
         settings.webhook_allowed_networks = vec!["127.0.0.0/8".parse().unwrap()];
         settings.webhook_ca_file = Some(authority_file());
     };
@@ -419,7 +419,7 @@ async fn the_host_fetches_a_bounded_number_of_documents_at_once() {
             request.send().await.unwrap().status()
         }
     };
-    let fetches = castellan::metadata_documents::FETCHES_AT_ONCE;
+    let fetches = castellan::oauth::metadata_documents::FETCHES_AT_ONCE;
     let waiting_ones: Vec<_> = (0..fetches).map(|n| tokio::spawn(ask(n))).collect();
     for _ in 0..100_000 {
         if held.load(Ordering::SeqCst) == fetches {

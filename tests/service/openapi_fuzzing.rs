@@ -3,7 +3,7 @@
 //! may answer 5xx or take more than two seconds. `scripts/test` installs it, pinned in
 //! `tests/attacks/requirements.txt`; the suite runs it on SQLite and again on PostgreSQL.
 
-use castellan::config::AdminRateLimits;
+use castellan::kernel::config::AdminRateLimits;
 use serde_json::{Value, json};
 
 use crate::support::{TestDatabase, python_tool, spawn_with};

@@ -1,6 +1,6 @@
 //! Paged lists: pagination and filtering.
 
-use castellan::clock::iso;
+use castellan::kernel::clock::iso;
 use reqwest::StatusCode;
 use serde_json::json;
 

@@ -4,7 +4,7 @@
 //! Sources are told apart by `X-Forwarded-For` (the tests' host trusts its loopback proxy).
 
 use castellan::AppState;
-use castellan::config::Settings;
+use castellan::kernel::config::Settings;
 use castellan::protection::Judged;
 use castellan::protection::detection::{
     Attempt, AttemptKind, Classification, Counts, Decision, Measure, MeasureKind, Outcome, Severity, Source,

@@ -1,7 +1,7 @@
 //! Admin rate limits: 300 requests a minute per caller, 50 on sensitive endpoints; counted once
 //! across hosts sharing Redis, and by each host alone while Redis cannot be read.
 
-use castellan::config::{AdminRateLimits, Settings};
+use castellan::kernel::config::{AdminRateLimits, Settings};
 use reqwest::{Method, StatusCode};
 use serde_json::json;
 

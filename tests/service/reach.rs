@@ -5,7 +5,7 @@
 
 use std::collections::HashMap;
 
-use castellan::ids::{RealmId, UserId};
+use castellan::kernel::ids::{RealmId, UserId};
 use castellan::store::accounts::{self, Person};
 use futures_util::StreamExt as _;
 use reqwest::{Method, StatusCode};
@@ -118,7 +118,9 @@ async fn owner_signed_in(app: &TestApp) -> (String, String) {
             castellan::store::realms::find(app.state.store.pool(), "platform").await.unwrap().unwrap(),
         ),
     };
-    castellan::signin::recovery::reset(&app.state, &realm, &code, PASSPHRASE).await.expect("the owner's password");
+    castellan::oauth::signin::recovery::reset(&app.state, &realm, &code, PASSPHRASE)
+        .await
+        .expect("the owner's password");
     let token = owner_token(app).await.expect("the owner signs in");
     (claims(&token)["sub"].as_str().unwrap().to_owned(), token)
 }
@@ -349,9 +351,10 @@ async fn the_operator_gives_a_member_a_one_time_link_to_choose_a_password() {
     let app = spawn_unlimited().await;
     let now = app.state.clock.now();
     let store = &app.state.store;
-    let missing = castellan::bootstrap::password_link(store, &app.state.hasher, "nobody", now).await.unwrap();
+    let missing = castellan::runtime::bootstrap::password_link(store, &app.state.hasher, "nobody", now).await.unwrap();
     assert!(missing.is_none(), "only a member of a team");
-    let made = castellan::bootstrap::password_link(store, &app.state.hasher, "owner", now).await.unwrap().unwrap();
+    let made =
+        castellan::runtime::bootstrap::password_link(store, &app.state.hasher, "owner", now).await.unwrap().unwrap();
     assert_eq!(made.account_id.to_string(), app.account_id);
     let mut browser = crate::browser::Browser::new(&app);
     let link = format!("{}/realms/platform/account/password?code={}", app.base, made.code);

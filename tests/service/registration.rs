@@ -123,7 +123,8 @@ async fn a_realm_takes_registrations_only_once_its_setting_opens_them() {
 #[tokio::test]
 async fn registrations_that_break_the_rules_are_refused_with_rfc_7591_errors() {
     // More refusals than the per-source limit lets through in a minute.
-    let raise = |settings: &mut castellan::config::Settings| settings.admin_rate_limits.client_registrations = 100;
+    let raise =
+        |settings: &mut castellan::kernel::config::Settings| settings.admin_rate_limits.client_registrations = 100;
     let app = spawn_with(TestDatabase::new().await, raise).await;
     open_realm(&app).await;
     let refusals = [

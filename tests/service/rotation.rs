@@ -38,7 +38,7 @@ async fn an_immediate_rotation_refuses_the_old_client_secret_at_once() {
     let secret = data["clientSecret"].as_str().unwrap();
     assert!(secret.starts_with("cstl_cs_"));
     assert_eq!(data["clientSecretLastFour"], secret[secret.len() - 4..]);
-    assert_eq!(data["clientSecretRotatedAt"], castellan::clock::iso(app.state.clock.now()));
+    assert_eq!(data["clientSecretRotatedAt"], castellan::kernel::clock::iso(app.state.clock.now()));
 
     assert_eq!(client_credentials(&app, &client).await, StatusCode::UNAUTHORIZED);
     assert_eq!(client_credentials(&app, &with_secret(&client, secret)).await, StatusCode::OK);
@@ -57,7 +57,7 @@ async fn an_overlap_keeps_the_old_client_secret_until_its_instant_and_not_after(
     let token = issued.body["access_token"].as_str().unwrap().to_owned();
     let rotated = rotate_client(&app, &client, json!({ "previousValueValidForMinutes": 10 })).await;
     assert_eq!(rotated.status, StatusCode::OK, "{:?}", rotated.body);
-    let until = castellan::clock::iso(app.state.clock.now() + chrono::TimeDelta::minutes(10));
+    let until = castellan::kernel::clock::iso(app.state.clock.now() + chrono::TimeDelta::minutes(10));
     assert_eq!(rotated.data()["rotation"], json!({ "mode": "Overlap", "previousValueValidUntil": until }));
     let fresh = with_secret(&client, rotated.data()["clientSecret"].as_str().unwrap());
 
@@ -96,7 +96,7 @@ async fn a_compromise_revokes_every_token_issued_before_it_and_none_after() {
 
     let rotated = rotate_client(&app, &client, json!({ "revokeIssuedTokens": true })).await;
     assert_eq!(rotated.status, StatusCode::OK, "{:?}", rotated.body);
-    let now = castellan::clock::iso(app.state.clock.now());
+    let now = castellan::kernel::clock::iso(app.state.clock.now());
     assert_eq!(rotated.data()["rotation"], json!({ "mode": "Compromise", "issuedTokensRevokedBefore": now }));
     let fresh = with_secret(&client, rotated.data()["clientSecret"].as_str().unwrap());
     assert_eq!(client_credentials(&app, &client).await, StatusCode::UNAUTHORIZED, "the old secret at once");
@@ -200,7 +200,7 @@ async fn an_api_key_overlaps_then_only_the_new_value_works() {
     assert!(new.starts_with("cstl_key_") && new != old);
     assert_eq!((data["id"].as_str(), data["name"].as_str()), (Some(id), Some("ci")));
     assert_eq!(data["valueLastFour"], new[new.len() - 4..]);
-    let until = castellan::clock::iso(app.state.clock.now() + chrono::TimeDelta::minutes(60));
+    let until = castellan::kernel::clock::iso(app.state.clock.now() + chrono::TimeDelta::minutes(60));
     assert_eq!(data["previousValueValidUntil"], until);
     assert_eq!(data["rotation"], json!({ "mode": "Overlap", "previousValueValidUntil": until }));
 
@@ -261,7 +261,7 @@ async fn a_compromised_account_client_secret_takes_its_bearer_tokens_along() {
     assert_eq!(rotated.status, StatusCode::OK, "{:?}", rotated.body);
     let data = rotated.data();
     assert!(data["value"].as_str().unwrap().starts_with("cstl_acs_"));
-    let now = castellan::clock::iso(app.state.clock.now());
+    let now = castellan::kernel::clock::iso(app.state.clock.now());
     assert_eq!(data["issuedTokensRevokedBefore"], now);
     assert_eq!(data["rotation"], json!({ "mode": "Compromise", "issuedTokensRevokedBefore": now }));
 

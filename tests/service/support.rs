@@ -3,7 +3,7 @@
 
 use std::path::{Path, PathBuf};
 
-use castellan::config::Settings;
+use castellan::kernel::config::Settings;
 use castellan::store::Store;
 use castellan::{AppState, Application};
 use reqwest::{Method, StatusCode, header::HeaderMap};

@@ -69,7 +69,7 @@ pub async fn spawn_at_https() -> (TestApp, TlsFront) {
 }
 
 /// The service behind a TLS front, with its settings adjusted.
-pub async fn spawn_at_https_with(adjust: impl FnOnce(&mut castellan::config::Settings)) -> (TestApp, TlsFront) {
+pub async fn spawn_at_https_with(adjust: impl FnOnce(&mut castellan::kernel::config::Settings)) -> (TestApp, TlsFront) {
     let mut front = TlsFront::bind().await;
     let public = front.url.clone();
     let app = spawn_with(TestDatabase::new().await, |settings| {
@@ -83,7 +83,7 @@ pub async fn spawn_at_https_with(adjust: impl FnOnce(&mut castellan::config::Set
 }
 
 /// Lets the service reach the test's HTTPS servers on loopback.
-pub fn trust_loopback(settings: &mut castellan::config::Settings) {
+pub fn trust_loopback(settings: &mut castellan::kernel::config::Settings) {
     settings.webhook_allowed_networks = vec!["127.0.0.0/8".parse().unwrap()];
     settings.webhook_ca_file = Some(authority_file());
 }

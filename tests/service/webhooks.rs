@@ -6,7 +6,7 @@ use reqwest::StatusCode;
 use serde_json::{Value, json};
 use sha2::Sha256;
 
-use castellan::config::Settings;
+use castellan::kernel::config::Settings;
 
 use crate::receiver::{Delivery, Receiver, authority_file};
 use crate::support::{TestApp, TestDatabase, spawn_app, spawn_with};

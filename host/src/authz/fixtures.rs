@@ -7,7 +7,7 @@ use std::path::{Path, PathBuf};
 use serde::Deserialize;
 
 use super::{Authorizer, PolicyFiles, Principal, PrincipalKind, Resource, Verdict};
-use crate::ids::AccountId;
+use crate::kernel::ids::AccountId;
 
 /// `castellan policies check`: loads the policies (refused unless they validate against the
 /// schema), runs the fixtures among them (`fixtures/*.json`), and reports both with the role ×

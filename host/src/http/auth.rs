@@ -21,9 +21,10 @@ use super::envelope::RefusedWith;
 use super::rate_limit::{self, Class};
 use crate::AppState;
 use crate::authz::{BUILTIN_ROLES, Principal, PrincipalKind, Resource, Verdict};
-use crate::cache::KnownCredential;
-use crate::error::{Error, ErrorCode};
-use crate::ids::{AccountId, ClientId, PLATFORM_REALM, RealmId, SessionId, UserId, new_guid};
+use crate::kernel::ids::{AccountId, ClientId, PLATFORM_REALM, RealmId, SessionId, UserId, new_guid};
+use crate::oauth::tokens;
+use crate::runtime::cache::KnownCredential;
+use crate::runtime::error::{Error, ErrorCode};
 use crate::store::access_log::{AccessEntry, AccessOutcome};
 use crate::store::accounts;
 use crate::store::roles;
@@ -31,7 +32,6 @@ use crate::store::secrets::{self, SecretType};
 use crate::store::trail::ResourceKind;
 use crate::store::trail::{self, ActorType, ChangeAction};
 use crate::store::users::{User, UserStatus};
-use crate::tokens;
 
 pub const API_KEY_HEADER: &str = "x-api-key";
 
@@ -63,8 +63,8 @@ impl Caller {
     }
 
     /// The caller as the author of a change.
-    pub fn author(&self) -> crate::changes::Author<'_> {
-        crate::changes::Author { actor: &self.actor, request: &self.request }
+    pub fn author(&self) -> crate::runtime::changes::Author<'_> {
+        crate::runtime::changes::Author { actor: &self.actor, request: &self.request }
     }
 
     /// Asks the policies whether the caller may do `permission` on `resource` in the operation it
@@ -225,7 +225,7 @@ pub async fn authenticate(State(state): State<AppState>, mut request: Request, n
     // An account that names the networks its credentials may be used from refuses every other
     // address, before the request counts against the caller's limits: a key used from elsewhere
     // cannot spend its owner's allowance.
-    let admitted = match crate::instance::admits_admin_call(&state, &principal.account_id, address).await {
+    let admitted = match crate::operations::instance::admits_admin_call(&state, &principal.account_id, address).await {
         Ok(admitted) => admitted,
         Err(error) => return error.into_response(),
     };
@@ -234,7 +234,7 @@ pub async fn authenticate(State(state): State<AppState>, mut request: Request, n
         let (taken, near_limit) = state.limiter.take_watched(&principal.id, class, now).await;
         if near_limit {
             let per_minute = state.limiter.per_minute(class);
-            let told = crate::notifications::near_rate_limit(
+            let told = crate::operations::notifications::near_rate_limit(
                 &state.store,
                 &principal.account_id,
                 &principal.id,

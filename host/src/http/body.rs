@@ -5,8 +5,8 @@ use axum::extract::{FromRequest, Request};
 use axum::http::{StatusCode, header};
 
 use crate::AppState;
-use crate::error::Error;
-use crate::validate::Body;
+use crate::kernel::validate::Body;
+use crate::runtime::error::Error;
 
 /// A JSON object body, ready to be read field by field.
 pub struct JsonBody(pub Body);
@@ -23,7 +23,7 @@ impl FromRequest<AppState> for JsonBody {
             if rejection.status() == StatusCode::PAYLOAD_TOO_LARGE {
                 Error::PayloadTooLarge { limit: state.settings.max_body_bytes }
             } else {
-                Error::invalid("", crate::validate::Rule::Json, rejection.body_text())
+                Error::invalid("", crate::kernel::validate::Rule::Json, rejection.body_text())
             }
         })?;
         if is_json == Some(false) && !bytes.iter().all(u8::is_ascii_whitespace) {

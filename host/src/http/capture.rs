@@ -13,11 +13,11 @@ use axum::response::Response;
 use serde_json::{Map, Value, json};
 
 use crate::AppState;
-use crate::error::{Error, ErrorCode};
 use crate::http::address::ClientAddress;
 use crate::http::admin::captures::{MAX_BODY_BYTES, MAX_REQUESTS};
 use crate::http::envelope;
-use crate::ids::new_guid;
+use crate::kernel::ids::new_guid;
+use crate::runtime::error::{Error, ErrorCode};
 use crate::store::captures::{self as store, CapturedRequest};
 
 /// Records a request sent to the capture's address or to a path below it.

@@ -28,8 +28,8 @@ use tokio::io::{AsyncRead, AsyncWrite, ReadBuf};
 use tokio::net::{TcpListener, TcpStream};
 use tokio::sync::{OwnedSemaphorePermit, Semaphore};
 
-use crate::clock::{Clock, Sleep};
-use crate::metrics::{InFlight, Metrics};
+use crate::kernel::clock::{Clock, Sleep};
+use crate::runtime::metrics::{InFlight, Metrics};
 
 /// The bounds of [`Guarded`] connections.
 #[derive(Debug, Clone, Copy)]

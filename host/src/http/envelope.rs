@@ -6,9 +6,9 @@ use axum::response::{IntoResponse, Response};
 use serde::Serialize;
 
 use super::request_id;
-use crate::error::{Error, ErrorCode};
+use crate::kernel::validate::Notification;
+use crate::runtime::error::{Error, ErrorCode};
 use crate::store::page::Page;
-use crate::validate::Notification;
 
 /// A message for people; on a validation failure, one per refused field.
 #[derive(Debug, Serialize, utoipa::ToSchema)]
@@ -134,7 +134,7 @@ impl IntoResponse for Error {
         let request_id = request_id::current();
         let retry_after = match self {
             Self::RateLimited { retry_after_seconds } => Some(retry_after_seconds),
-            Self::Unavailable(_) => Some(crate::error::RETRY_AFTER_UNAVAILABLE_SECONDS),
+            Self::Unavailable(_) => Some(crate::runtime::error::RETRY_AFTER_UNAVAILABLE_SECONDS),
             _ => None,
         };
         let notifications = match self {

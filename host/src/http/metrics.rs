@@ -1,4 +1,4 @@
-//! `GET /metrics` serves the registry (`crate::metrics`) once the gauges read at scrape time are
+//! `GET /metrics` serves the registry (`crate::runtime::metrics`) once the gauges read at scrape time are
 //! set: in the Prometheus text format, or in OpenMetrics when the `Accept` header asks for it.
 //! Requests are observed in `http::observe`.
 
@@ -7,7 +7,7 @@ use axum::http::{HeaderMap, header};
 use axum::response::{IntoResponse, Response};
 
 use crate::AppState;
-use crate::metrics::{readings, text};
+use crate::runtime::metrics::{readings, text};
 
 pub async fn render(State(state): State<AppState>, headers: HeaderMap) -> Response {
     readings::refresh(&state).await;

@@ -25,8 +25,8 @@ use axum::response::{IntoResponse, Response};
 use axum::routing::{any, get, post};
 
 use crate::AppState;
-use crate::error::Error;
 use crate::http::envelope::Unrouted;
+use crate::runtime::error::Error;
 
 /// The admin API: `/api/v1/admin`, and the dedicated-environment operations at their own address.
 fn admin_api(state: &AppState) -> Router<AppState> {

@@ -10,8 +10,8 @@ use axum::response::{IntoResponse, Response};
 use url::form_urlencoded;
 
 use super::protocol::forbidden_character;
-use crate::error::Error;
-use crate::validate::Rule;
+use crate::kernel::validate::Rule;
+use crate::runtime::error::Error;
 
 /// The part of the request that holds U+0000 (percent-encoded: no request line carries the byte
 /// itself): the path parameter of `template` (or `path` when it names none), or the query

@@ -14,7 +14,7 @@ use tracing::Instrument as _;
 
 use super::request_id;
 use crate::AppState;
-use crate::metrics::HttpLabels;
+use crate::runtime::metrics::HttpLabels;
 
 tokio::task_local! {
     static CALLER: RefCell<Option<String>>;

@@ -17,7 +17,7 @@ use std::sync::{Arc, Mutex};
 
 use chrono::{DateTime, TimeDelta, Utc};
 
-use crate::config::AdminRateLimits;
+use crate::kernel::config::AdminRateLimits;
 use crate::protection::counting::Counters;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]

@@ -14,7 +14,7 @@ mod bindings {
 
 use self::bindings::castellan::plugins::analyst_types as wit;
 use self::bindings::{Analyst, AnalystPre};
-use crate::analyst::{Figures, Language, Report, Words};
+use crate::protection::analyst::{Figures, Language, Report, Words};
 use crate::protection::recommendations::Change;
 use crate::store::analyses::{Classification, Moment};
 use crate::store::threats::{IncidentKind, IncidentSeverity, MeasureType};
@@ -112,7 +112,7 @@ fn answer(reading: wit::Reading) -> anyhow::Result<Answer> {
 
 impl From<&Figures> for wit::Incident {
     fn from(figures: &Figures) -> Self {
-        let measure = |m: &crate::analyst::MeasureFigures| wit::Measure {
+        let measure = |m: &crate::protection::analyst::MeasureFigures| wit::Measure {
             kind: match m.kind {
                 MeasureType::SourceBlocked => wit::MeasureKind::SourceBlocked,
                 MeasureType::ClosedToUnknownAddresses => wit::MeasureKind::ClosedToUnknownAddresses,

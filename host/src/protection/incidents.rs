@@ -8,9 +8,9 @@ use serde_json::json;
 use super::detection::{self, Classification, Decision, MeasureKind, Severity};
 use super::{Hold, Judged};
 use crate::AppState;
-use crate::clock::iso;
-use crate::ids::{IncidentId, MeasureId, UserId};
-use crate::mail::Letter;
+use crate::kernel::clock::iso;
+use crate::kernel::ids::{IncidentId, MeasureId, UserId};
+use crate::operations::mail::Letter;
 use crate::store::analyses::MeasureFactors;
 use crate::store::clients::Client;
 use crate::store::events::{self, Event, EventType};
@@ -384,7 +384,7 @@ async fn notify(
         return Ok(Vec::new());
     }
     let everywhere = *choice == AttacksDetected::EmailAndWebhook;
-    let raised = crate::notifications::Raised {
+    let raised = crate::operations::notifications::Raised {
         account_id: &incident.account_id,
         notification_type: "attacks_detected",
         severity,
@@ -394,7 +394,7 @@ async fn notify(
         realm_id: Some(&incident.realm_id),
         webhook: everywhere,
     };
-    crate::notifications::raise(tx, raised, now).await?;
+    crate::operations::notifications::raise(tx, raised, now).await?;
     if !everywhere {
         return Ok(Vec::new());
     }

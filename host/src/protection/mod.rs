@@ -7,6 +7,7 @@
 //! or the detector cannot answer, the attempt proceeds as if protection were absent, with a log
 //! line and the `attack_protection_failed_open` metric.
 
+pub mod analyst;
 pub mod counting;
 pub mod detection;
 pub mod incidents;
@@ -16,6 +17,7 @@ pub mod recommendations;
 pub mod scenario;
 pub mod summary;
 pub mod tracking;
+pub mod unusual_failures;
 
 use std::collections::HashMap;
 use std::net::IpAddr;
@@ -28,8 +30,8 @@ pub use tracking::Seen;
 use tracking::observe;
 
 use self::detection::{Attempt, Decision, Source};
-use crate::metrics::Metrics;
 use crate::plugins::detector::AttackDetector;
+use crate::runtime::metrics::Metrics;
 use crate::store::{Error as StoreError, Store};
 
 /// How often each host stores the refusals it tallied in their incidents.
@@ -232,7 +234,7 @@ impl Judged {
 
 /// Sends attack protection's e-mail once the attempt's transaction committed, without holding up
 /// the answer.
-pub fn send_letters(state: &crate::AppState, letters: Vec<crate::mail::Letter>) {
+pub fn send_letters(state: &crate::AppState, letters: Vec<crate::operations::mail::Letter>) {
     if letters.is_empty() {
         return;
     }

@@ -7,8 +7,8 @@ use serde_json::json;
 
 use super::{Hold, Protection};
 use crate::AppState;
-use crate::changes::{self, Author};
-use crate::error::Error;
+use crate::runtime::changes::{self, Author};
+use crate::runtime::error::Error;
 use crate::store::threats::{self as store, Incident, IncidentStatus, Measure, MeasureType, Standing};
 use crate::store::trail::{Change, ChangeAction, Placed};
 
@@ -17,7 +17,7 @@ use crate::store::trail::{Change, ChangeAction, Placed};
 pub struct Dismissed {
     pub before: Incident,
     pub after: Incident,
-    pub lifted: Vec<crate::ids::MeasureId>,
+    pub lifted: Vec<crate::kernel::ids::MeasureId>,
 }
 
 /// A measure lifted: as it was, and as it is now.

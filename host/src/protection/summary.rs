@@ -7,7 +7,7 @@ use std::collections::BTreeMap;
 use chrono::{DateTime, TimeDelta, Utc};
 
 use crate::AppState;
-use crate::error::Error;
+use crate::runtime::error::Error;
 use crate::store::threat_summary::{self as store, IncidentFigures};
 use crate::store::threats::{IncidentKind, IncidentSeverity, Measure};
 

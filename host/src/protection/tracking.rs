@@ -3,7 +3,7 @@
 
 use chrono::{DateTime, Utc};
 
-use crate::ids::new_guid;
+use crate::kernel::ids::new_guid;
 use crate::protection::detection::{AttemptKind, Counts, Outcome};
 
 use super::counting::{CountError, Counters, Window};

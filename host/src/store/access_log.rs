@@ -10,7 +10,7 @@ use tokio::sync::{mpsc, oneshot};
 use super::Error;
 use super::page::{self, Listing, Page, PageRequest, Scope};
 use super::{ROWS_PER_STATEMENT, Store, text_enum, values_placeholders};
-use crate::ids::{AccountId, CredentialId, UserId};
+use crate::kernel::ids::{AccountId, CredentialId, UserId};
 
 text_enum! {
     pub enum AccessOutcome {

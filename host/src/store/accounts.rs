@@ -1,7 +1,7 @@
 //! Accounts (owners of realms and clients), the people on their teams, and their account roles.
 
 use super::Error;
-use crate::ids::{AccountId, RealmId, UserId};
+use crate::kernel::ids::{AccountId, RealmId, UserId};
 use chrono::{DateTime, Utc};
 use sqlx::{Any, Executor};
 

@@ -7,7 +7,7 @@ use sqlx::{Any, Executor};
 use super::Error;
 use super::text_enum;
 use super::threats::{INCIDENT_COLUMNS, Incident, IncidentSeverity};
-use crate::ids::{AccountId, AnalysisActionId, AnalysisId, IncidentId, RealmId};
+use crate::kernel::ids::{AccountId, AnalysisActionId, AnalysisId, IncidentId, RealmId};
 
 text_enum! {
     /// The moment of an incident a reading is for.

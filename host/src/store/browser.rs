@@ -5,7 +5,7 @@ use chrono::{DateTime, Utc};
 use sqlx::{Any, Executor};
 
 use super::Error;
-use crate::ids::{BrowserSessionId, ClientId, RealmId, SessionId, UserId};
+use crate::kernel::ids::{BrowserSessionId, ClientId, RealmId, SessionId, UserId};
 
 #[derive(Debug, Clone, PartialEq, Eq, sqlx::FromRow)]
 pub struct BrowserSession {

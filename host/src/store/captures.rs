@@ -6,7 +6,7 @@ use sqlx::{Any, Executor};
 use super::Error;
 use super::page::{self, Listing, Page, PageRequest, Scope};
 use super::{Backend, Store};
-use crate::ids::{AccountId, CaptureId};
+use crate::kernel::ids::{AccountId, CaptureId};
 
 /// A temporary address recording the requests it receives.
 #[derive(Debug, Clone, PartialEq, Eq, sqlx::FromRow)]

@@ -20,8 +20,8 @@ use uuid::Uuid;
 
 use super::Error;
 use super::{Backend, Connection, Store};
-use crate::backoff::Backoff;
-use crate::cache::{Caches, Invalidation};
+use crate::kernel::backoff::Backoff;
+use crate::runtime::cache::{Caches, Invalidation};
 
 /// What was made stale: `{fence} {invalidation}`.
 const CHANGES: &str = "castellan_changes";

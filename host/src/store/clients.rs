@@ -7,8 +7,8 @@ use super::page::{self, Listing, Page, PageRequest, Scope};
 use super::trail::{Place, Placed, ResourceKind};
 use super::{Error, Store};
 use super::{Status, text_enum};
-use crate::crypto::SecretHasher;
-use crate::ids::{ClientId, RealmId};
+use crate::kernel::crypto::SecretHasher;
+use crate::kernel::ids::{ClientId, RealmId};
 
 /// Prefix of client secret values.
 pub const CLIENT_SECRET_PREFIX: &str = "cstl_cs_";

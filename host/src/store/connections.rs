@@ -7,7 +7,7 @@ use sqlx::{Any, Executor};
 use super::page::{self, Listing, Page, PageRequest, Scope};
 use super::trail::{Place, Placed, ResourceKind};
 use super::{Error, Status, Store, text_enum};
-use crate::ids::{ConnectionId, ConnectionProviderId, RealmId, UserId};
+use crate::kernel::ids::{ConnectionId, ConnectionProviderId, RealmId, UserId};
 
 #[derive(Debug, Clone, PartialEq, Eq, sqlx::FromRow)]
 pub struct ConnectionProvider {

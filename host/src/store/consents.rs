@@ -5,7 +5,7 @@ use sqlx::{Any, Executor};
 
 use super::Error;
 use super::trail::{Place, Placed, ResourceKind};
-use crate::ids::{ClientId, RealmId, UserId};
+use crate::kernel::ids::{ClientId, RealmId, UserId};
 
 #[derive(Debug, Clone, PartialEq, Eq, sqlx::FromRow)]
 pub struct Consent {

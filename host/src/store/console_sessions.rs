@@ -4,7 +4,7 @@ use chrono::{DateTime, Utc};
 use sqlx::{Any, Executor};
 
 use super::Error;
-use crate::ids::{SessionId, UserId};
+use crate::kernel::ids::{SessionId, UserId};
 
 #[derive(Debug, Clone, PartialEq, Eq, sqlx::FromRow)]
 pub struct ConsoleSession {

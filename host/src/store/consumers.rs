@@ -8,7 +8,7 @@ use super::page::{self, Listing, Page, PageRequest, Scope};
 use super::trail::{Place, Placed, ResourceKind};
 use super::{Error, Store};
 use super::{Status, text_enum};
-use crate::ids::{ClientId, ConsumerId, RealmId};
+use crate::kernel::ids::{ClientId, ConsumerId, RealmId};
 
 text_enum! {
     pub enum ConsumerType {

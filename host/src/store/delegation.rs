@@ -8,7 +8,7 @@ use super::text_enum;
 use super::trail::ActorType;
 use super::trail::{Place, Placed, ResourceKind};
 use super::{Error, Store};
-use crate::ids::{ClientId, ExchangeId, GrantId, OrganizationId, RealmId, UserId};
+use crate::kernel::ids::{ClientId, ExchangeId, GrantId, OrganizationId, RealmId, UserId};
 
 /// A grant as stored.
 #[derive(Debug, Clone, PartialEq, Eq, sqlx::FromRow)]

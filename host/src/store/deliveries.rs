@@ -11,7 +11,7 @@ use sqlx::Row as _;
 use super::events::StoredEvent;
 use super::webhooks::{ATTEMPT_COLUMNS, Attempt, AttemptState, INSERT_CHUNK, insert_attempts, rows_per_insert};
 use super::{Backend, Connection, Error, Store, list_placeholders};
-use crate::ids::{AccountId, EndpointId};
+use crate::kernel::ids::{AccountId, EndpointId};
 
 /// Takes up to `batch` events not yet fanned out, the oldest first, and marks them fanned out at
 /// `now`, in the caller's claim transaction ([`Store::begin_claim`]).

@@ -5,7 +5,7 @@ use chrono::{DateTime, Utc};
 use sqlx::{Any, Executor};
 
 use super::{Error, text_enum};
-use crate::ids::{ClientId, RealmId, SessionId};
+use crate::kernel::ids::{ClientId, RealmId, SessionId};
 
 text_enum! {
     /// Where a device authorization stands.

@@ -7,7 +7,7 @@ use sqlx::{Any, Executor};
 
 use super::Error;
 use super::webhooks::EndpointKind;
-use crate::ids::{AccountId, ClientId, EventId, RealmId};
+use crate::kernel::ids::{AccountId, ClientId, EventId, RealmId};
 
 /// Every event the service publishes, by its name on the wire, each listed once with the
 /// endpoints that hear it.

@@ -7,7 +7,7 @@ use sqlx::{Any, Executor};
 use super::page::{self, Listing, Page, PageRequest, Scope};
 use super::trail::{Place, Placed, ResourceKind};
 use super::{Error, Status, Store, text_enum};
-use crate::ids::{IdentityProviderId, RealmId};
+use crate::kernel::ids::{IdentityProviderId, RealmId};
 
 text_enum! {
     /// How the service speaks to the provider.

@@ -10,7 +10,7 @@ use super::text_enum;
 use super::trail::ActorType;
 use super::users::User;
 use super::{Backend, Error, Store};
-use crate::ids::{AccountId, ClientId, ImportId, RealmId};
+use crate::kernel::ids::{AccountId, ClientId, ImportId, RealmId};
 
 text_enum! {
     /// Where an import stands.

@@ -6,7 +6,7 @@ use serde::{Deserialize, Serialize};
 use sqlx::{Any, Executor, Row as _};
 
 use super::Error;
-use crate::ids::AccountId;
+use crate::kernel::ids::AccountId;
 
 /// A weekly window in UTC, as its column stores it (JSON).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]

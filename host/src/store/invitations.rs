@@ -5,7 +5,7 @@ use sqlx::{Any, Executor};
 
 use super::page::{self, Listing, Page, PageRequest, Scope};
 use super::{Error, Store};
-use crate::ids::{AccountId, InvitationId, UserId};
+use crate::kernel::ids::{AccountId, InvitationId, UserId};
 
 #[derive(Debug, Clone, PartialEq, Eq, sqlx::FromRow)]
 pub struct Invitation {

@@ -7,7 +7,7 @@ use sqlx::{Any, Executor};
 use super::page::{self, Listing, Page, PageRequest, Scope};
 use super::text_enum;
 use super::{Error, Store};
-use crate::ids::{AccountId, NotificationId, RealmId};
+use crate::kernel::ids::{AccountId, NotificationId, RealmId};
 
 text_enum! {
     /// Whether the Attacks detected notification is raised, and where it goes.

@@ -7,7 +7,7 @@ use super::Status;
 use super::page::{self, Listing, Page, PageRequest, Scope};
 use super::trail::{Place, Placed, ResourceKind};
 use super::{Error, Store};
-use crate::ids::{OrganizationId, RealmId};
+use crate::kernel::ids::{OrganizationId, RealmId};
 
 #[derive(Debug, Clone, PartialEq, Eq, sqlx::FromRow)]
 pub struct Organization {

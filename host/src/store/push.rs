@@ -5,7 +5,7 @@ use sqlx::{Any, Executor};
 
 use super::Error;
 use super::text_enum;
-use crate::ids::{ClientId, DeviceId, PushRequestId, RealmId, UserId};
+use crate::kernel::ids::{ClientId, DeviceId, PushRequestId, RealmId, UserId};
 
 text_enum! {
     pub enum RequestStatus {

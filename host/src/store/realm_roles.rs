@@ -7,7 +7,7 @@ use sqlx::{Any, Executor};
 use super::page::{self, Listing, Page, PageRequest, Scope};
 use super::trail::{Place, Placed, ResourceKind};
 use super::{Error, Store};
-use crate::ids::{ClientId, GroupId, RealmId, RoleId};
+use crate::kernel::ids::{ClientId, GroupId, RealmId, RoleId};
 
 #[derive(Debug, Clone, PartialEq, Eq, sqlx::FromRow)]
 pub struct Role {

@@ -7,7 +7,7 @@ use super::page::{self, Listing, Page, PageRequest, Scope};
 use super::trail::{Place, Placed, ResourceKind};
 use super::{Error, Store};
 use super::{Status, text_enum};
-use crate::ids::{AccountId, RealmId};
+use crate::kernel::ids::{AccountId, RealmId};
 
 /// Lockout and password settings, with their documented defaults.
 #[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, sqlx::FromRow)]

@@ -1,7 +1,7 @@
 //! Password reset codes sent by recovery e-mail: kept as keyed hashes, each used once.
 
 use super::Error;
-use crate::ids::{ClientId, RealmId, ResetId, UserId};
+use crate::kernel::ids::{ClientId, RealmId, ResetId, UserId};
 use chrono::{DateTime, Utc};
 use sqlx::{Any, Executor};
 

@@ -7,7 +7,7 @@ use sqlx::{Any, Executor};
 use super::page::{self, Listing, Page, PageRequest, Scope};
 use super::trail::{Place, Placed, ResourceKind};
 use super::{Error, Store};
-use crate::ids::{InitialAccessTokenId, RealmId};
+use crate::kernel::ids::{InitialAccessTokenId, RealmId};
 
 #[derive(Debug, Clone, PartialEq, Eq, sqlx::FromRow)]
 pub struct InitialAccessToken {

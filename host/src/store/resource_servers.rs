@@ -7,7 +7,7 @@ use super::page::{self, Listing, Page, PageRequest, Scope};
 use super::trail::{Place, Placed, ResourceKind};
 use super::{Error, Store};
 use super::{Status, text_enum};
-use crate::ids::{RealmId, ResourceServerId};
+use crate::kernel::ids::{RealmId, ResourceServerId};
 
 text_enum! {
     pub enum ServerKind {

@@ -6,7 +6,7 @@ use sqlx::{Any, Executor};
 use super::page::{self, Listing, Page, PageRequest, Scope};
 use super::trail::{Place, Placed, ResourceKind};
 use super::{Error, Store};
-use crate::ids::{AccountId, AccountRoleId};
+use crate::kernel::ids::{AccountId, AccountRoleId};
 
 #[derive(Debug, Clone, PartialEq, Eq, sqlx::FromRow)]
 pub struct AccountRole {

@@ -6,7 +6,7 @@ use sqlx::{Any, Executor};
 use super::page::{self, Listing, Page, PageRequest, Scope as Rows};
 use super::trail::{Place, Placed, ResourceKind};
 use super::{Error, Store};
-use crate::ids::{AccountId, RealmId, ScopeId};
+use crate::kernel::ids::{AccountId, RealmId, ScopeId};
 
 #[derive(Debug, Clone, PartialEq, Eq, sqlx::FromRow)]
 pub struct Scope {

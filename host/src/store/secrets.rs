@@ -7,8 +7,8 @@ use super::page::{self, Listing, Page, PageRequest, Scope};
 use super::text_enum;
 use super::trail::{Place, Placed, ResourceKind};
 use super::{Error, Store};
-use crate::crypto::hash_matches_rotated;
-use crate::ids::{AccountId, CredentialId, UserId};
+use crate::kernel::crypto::hash_matches_rotated;
+use crate::kernel::ids::{AccountId, CredentialId, UserId};
 
 text_enum! {
     pub enum SecretType {

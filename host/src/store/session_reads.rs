@@ -8,7 +8,7 @@ use std::collections::HashMap;
 
 use tokio::sync::{mpsc, oneshot};
 
-use crate::ids::SessionId;
+use crate::kernel::ids::SessionId;
 
 use super::Store;
 use super::sessions::{self, Session};

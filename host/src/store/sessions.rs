@@ -6,7 +6,7 @@ use sqlx::{Any, Executor};
 use super::page::{self, Listing, Page, PageRequest, Scope};
 use super::trail::{Place, Placed, ResourceKind};
 use super::{Error, Store};
-use crate::ids::{BrowserSessionId, ClientId, RealmId, RefreshTokenId, SessionId, UserId};
+use crate::kernel::ids::{BrowserSessionId, ClientId, RealmId, RefreshTokenId, SessionId, UserId};
 
 #[derive(Debug, Clone, PartialEq, Eq, sqlx::FromRow)]
 pub struct Session {

@@ -4,7 +4,7 @@ use chrono::{DateTime, TimeDelta, Utc};
 use sqlx::{Any, Executor};
 
 use super::Error;
-use crate::ids::{ClientId, RealmId, SignUpId};
+use crate::kernel::ids::{ClientId, RealmId, SignUpId};
 
 #[derive(Debug, Clone, PartialEq, Eq, sqlx::FromRow)]
 pub struct SignUp {

@@ -6,7 +6,7 @@ use sqlx::{Any, Executor};
 
 use super::Error;
 use super::text_enum;
-use crate::ids::{ClientId, KeyId, RealmId};
+use crate::kernel::ids::{ClientId, KeyId, RealmId};
 
 text_enum! {
     pub enum KeyStatus {

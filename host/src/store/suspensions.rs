@@ -8,7 +8,7 @@ use super::page::{self, Listing, Page, PageRequest, Scope};
 use super::text_enum;
 use super::trail::{Place, Placed, ResourceKind};
 use super::{Error, Store};
-use crate::ids::{AccountId, ClientId, RealmId, SuspensionId, UserId};
+use crate::kernel::ids::{AccountId, ClientId, RealmId, SuspensionId, UserId};
 
 text_enum! {
     /// What a suspension takes away while it is Active.

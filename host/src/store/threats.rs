@@ -10,7 +10,7 @@ use super::page::{self, Listing, Page, PageRequest, Scope};
 use super::trail::{Place, Placed, ResourceKind};
 use super::{Backend, Connection, text_enum};
 use super::{Error, Store};
-use crate::ids::{AccountId, ClientId, IncidentId, MeasureId, RealmId, UserId};
+use crate::kernel::ids::{AccountId, ClientId, IncidentId, MeasureId, RealmId, UserId};
 
 text_enum! {
     /// The kind of an incident, which is its title.

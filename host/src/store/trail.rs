@@ -8,7 +8,7 @@ use super::events::EventType;
 use super::page::{self, Listing, Page, PageRequest, Scope};
 use super::text_enum;
 use super::{Error, Store};
-use crate::ids::{AccountId, ClientId, CredentialId, RealmId, UserId, new_guid};
+use crate::kernel::ids::{AccountId, ClientId, CredentialId, RealmId, UserId, new_guid};
 
 text_enum! {
     /// Who made a change: a signed-in person, or an account credential.

@@ -7,7 +7,7 @@ use super::page::{self, Listing, Page, PageRequest, Scope};
 use super::text_enum;
 use super::trail::{Place, Placed, ResourceKind};
 use super::{Error, Store};
-use crate::ids::{RealmId, UserId};
+use crate::kernel::ids::{RealmId, UserId};
 
 text_enum! {
     /// Whether a person may sign in.

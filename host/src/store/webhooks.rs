@@ -9,7 +9,7 @@ use super::page::{self, Listing, Page, PageRequest, Scope};
 use super::text_enum;
 use super::trail::{self, Placed, ResourceKind};
 use super::{Error, Store};
-use crate::ids::{AccountId, AttemptId, ClientId, EndpointId, EventId, RealmId};
+use crate::kernel::ids::{AccountId, AttemptId, ClientId, EndpointId, EventId, RealmId};
 
 text_enum! {
     /// Which events an endpoint can hear.

@@ -11,7 +11,7 @@ use super::Error;
 use super::delegation::{self, Exchange};
 use super::sessions::{self, RefreshToken};
 use super::{ROWS_PER_STATEMENT, Store, values_placeholders};
-use crate::ids::{AccountId, ClientId, GrantId, RealmId, SessionId, new_guid};
+use crate::kernel::ids::{AccountId, ClientId, GrantId, RealmId, SessionId, new_guid};
 
 /// An event to store in the outbox.
 #[derive(Debug, Clone, PartialEq)]

@@ -10,13 +10,13 @@ use utoipa::ToSchema;
 use super::commit;
 use super::reach::{ClientRead, ClientUpdate, InClient};
 use crate::AppState;
-use crate::address_lists;
-use crate::error::Error;
 use crate::http::body::JsonBody;
 use crate::http::envelope;
+use crate::kernel::address_lists;
+use crate::kernel::validate::list_of;
+use crate::runtime::error::Error;
 use crate::store::clients as client_store;
 use crate::store::trail::{Change, ChangeAction, Place, ResourceKind};
-use crate::validate::list_of;
 
 /// The most entries a client's list holds.
 pub const MAX_ALLOWED_IPS: usize = 100;

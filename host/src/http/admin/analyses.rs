@@ -16,17 +16,17 @@ use super::realm_in_reach;
 use super::realms::RealmView;
 use super::threats::incident_in_reach;
 use crate::AppState;
-use crate::analyst::words::{changes_of, noticed, title};
-use crate::analyst::{Language, Report, Words, actions};
 use crate::authz::permission;
-use crate::clock::iso;
-use crate::error::Error;
 use crate::http::auth::Caller;
 use crate::http::envelope;
+use crate::kernel::clock::iso;
+use crate::kernel::validate::{Notification, Rule};
+use crate::protection::analyst::words::{changes_of, noticed, title};
+use crate::protection::analyst::{Language, Report, Words, actions};
+use crate::runtime::error::Error;
 use crate::store::analyses::{self as store, Action, Analysis, AnalysisStatus, Moment};
 use crate::store::realms::{Realm, RealmSettings};
 use crate::store::threats::Incident;
-use crate::validate::{Notification, Rule};
 
 /// One reading, in one language.
 #[derive(Debug, Serialize, ToSchema)]

@@ -9,10 +9,10 @@ use utoipa::ToSchema;
 use super::ListQuery;
 use crate::AppState;
 use crate::authz::permission;
-use crate::clock::iso;
-use crate::error::Error;
 use crate::http::auth::Caller;
 use crate::http::envelope;
+use crate::kernel::clock::iso;
+use crate::runtime::error::Error;
 use crate::store::access_log::{self, AccessEntry, AccessOutcome};
 use crate::store::trail::{self, TrailRow};
 

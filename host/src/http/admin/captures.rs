@@ -14,12 +14,12 @@ use utoipa::ToSchema;
 use super::ListQuery;
 use crate::AppState;
 use crate::authz::permission;
-use crate::clock::iso;
-use crate::crypto::generate_secret;
-use crate::error::Error;
 use crate::http::auth::Caller;
 use crate::http::envelope;
-use crate::ids::CaptureId;
+use crate::kernel::clock::iso;
+use crate::kernel::crypto::generate_secret;
+use crate::kernel::ids::CaptureId;
+use crate::runtime::error::Error;
 use crate::store::captures::{self as store, Capture, CapturedRequest};
 
 /// How long a capture records requests.

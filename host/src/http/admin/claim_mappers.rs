@@ -11,15 +11,15 @@ use utoipa::ToSchema;
 use super::commit;
 use super::reach::{ClientRead, ClientUpdate, InClient};
 use crate::AppState;
-use crate::error::Error;
 use crate::http::body::JsonBody;
 use crate::http::envelope;
-use crate::ids::new_guid;
+use crate::kernel::ids::new_guid;
+use crate::kernel::validate::{Notification, Refusals, Rule, boolean, one_of, text};
+use crate::oauth::tokens::claims::{self, RESERVED, Token};
+use crate::runtime::error::Error;
 use crate::store::clients::{self as client_store, ClaimMapper, ClaimSource, Client};
 use crate::store::trail::{Change, ChangeAction, Place, ResourceKind};
 use crate::store::users;
-use crate::tokens::claims::{self, RESERVED, Token};
-use crate::validate::{Notification, Refusals, Rule, boolean, one_of, text};
 
 /// The most mappers a client holds.
 pub const MAX_MAPPERS: usize = 50;

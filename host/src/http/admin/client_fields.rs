@@ -3,7 +3,7 @@
 
 use serde_json::Value;
 
-use crate::validate::{Refusals, Rule, text};
+use crate::kernel::validate::{Refusals, Rule, text};
 
 /// A scope token (RFC 6749 §3.3).
 pub fn scope_token(path: &str, value: &Value) -> Result<String, Refusals> {
@@ -11,7 +11,7 @@ pub fn scope_token(path: &str, value: &Value) -> Result<String, Refusals> {
     if scope.chars().all(|c| c == '!' || ('#'..='[').contains(&c) || (']'..='~').contains(&c)) {
         Ok(scope)
     } else {
-        Err(vec![crate::validate::Notification::new(
+        Err(vec![crate::kernel::validate::Notification::new(
             path,
             Rule::Pattern,
             format!("{path} must be a scope token: printable ASCII without spaces, quotes or backslashes"),
@@ -21,9 +21,9 @@ pub fn scope_token(path: &str, value: &Value) -> Result<String, Refusals> {
 
 pub(super) fn redirect_uri(path: &str, value: &Value) -> Result<String, Refusals> {
     let text = text(1, 2048)(path, value)?;
-    match crate::addresses::redirect_uri_problem(&text) {
+    match crate::kernel::addresses::redirect_uri_problem(&text) {
         None => Ok(text),
-        Some(why) => Err(vec![crate::validate::Notification::new(path, Rule::Format, format!("{path} {why}"))]),
+        Some(why) => Err(vec![crate::kernel::validate::Notification::new(path, Rule::Format, format!("{path} {why}"))]),
     }
 }
 
@@ -33,10 +33,12 @@ pub(super) fn web_origin(path: &str, value: &Value) -> Result<String, Refusals> 
     let text = text(1, 300)(path, value)?;
     let parsed = url::Url::parse(&text).ok().filter(|uri| uri.origin().ascii_serialization() == text);
     match parsed {
-        Some(uri) if uri.scheme() == "https" || (uri.scheme() == "http" && crate::addresses::is_loopback(&uri)) => {
+        Some(uri)
+            if uri.scheme() == "https" || (uri.scheme() == "http" && crate::kernel::addresses::is_loopback(&uri)) =>
+        {
             Ok(text)
         }
-        _ => Err(vec![crate::validate::Notification::new(
+        _ => Err(vec![crate::kernel::validate::Notification::new(
             path,
             Rule::Format,
             format!("{path} must be an origin such as https://app.example.com (http only on a loopback host)"),
@@ -47,16 +49,20 @@ pub(super) fn web_origin(path: &str, value: &Value) -> Result<String, Refusals> 
 /// An https address (a logo, so that the page never loads a picture over plain HTTP; a JWK Set).
 pub(super) fn https_address(path: &str, value: &Value) -> Result<String, Refusals> {
     let text = text(1, 2048)(path, value)?;
-    if crate::addresses::is_https_address(&text) {
+    if crate::kernel::addresses::is_https_address(&text) {
         return Ok(text);
     }
-    Err(vec![crate::validate::Notification::new(path, Rule::Format, format!("{path} must be an https address"))])
+    Err(vec![crate::kernel::validate::Notification::new(
+        path,
+        Rule::Format,
+        format!("{path} must be an https address"),
+    )])
 }
 
 /// A JWK Set of public keys, kept as its text.
 pub(super) fn jwk_set(path: &str, value: &Value) -> Result<String, Refusals> {
-    crate::client_keys::check_jwks(value)
-        .map_err(|why| vec![crate::validate::Notification::new(path, Rule::Format, format!("{path} {why}"))])
+    crate::oauth::client_keys::check_jwks(value)
+        .map_err(|why| vec![crate::kernel::validate::Notification::new(path, Rule::Format, format!("{path} {why}"))])
 }
 
 /// A colour as `#rrggbb`.
@@ -65,6 +71,10 @@ pub(super) fn color(path: &str, value: &Value) -> Result<String, Refusals> {
     if text.len() == 7 && text.starts_with('#') && text[1..].bytes().all(|b| b.is_ascii_hexdigit()) {
         Ok(text.to_ascii_lowercase())
     } else {
-        Err(vec![crate::validate::Notification::new(path, Rule::Format, format!("{path} must be a colour as #rrggbb"))])
+        Err(vec![crate::kernel::validate::Notification::new(
+            path,
+            Rule::Format,
+            format!("{path} must be a colour as #rrggbb"),
+        )])
     }
 }

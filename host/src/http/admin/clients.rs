@@ -12,19 +12,19 @@ use super::rotation::{Rotation, RotationInput, RotationView};
 use super::{ListQuery, commit};
 use crate::AppState;
 use crate::authz::Resource;
-use crate::clock::iso;
-use crate::crypto::{generate_secret, last_four};
-use crate::error::Error;
 use crate::http::auth::Caller;
 use crate::http::body::JsonBody;
 use crate::http::envelope;
-use crate::ids::ClientId;
+use crate::kernel::clock::iso;
+use crate::kernel::crypto::{generate_secret, last_four};
+use crate::kernel::ids::ClientId;
+use crate::kernel::validate::{Body, Rule, boolean, integer, list_of, one_of, parsed, text};
+use crate::oauth::tokens::keys;
+use crate::runtime::error::Error;
 use crate::store::Status;
 use crate::store::clients::{self as client_store, Client, ClientType, GrantType, Registration, SigningKeys};
 use crate::store::signing_keys::{self as key_store, Owner};
 use crate::store::trail::{Change, ChangeAction, Placed};
-use crate::tokens::keys;
-use crate::validate::{Body, Rule, boolean, integer, list_of, one_of, parsed, text};
 
 pub use super::client_fields::scope_token;
 use super::client_fields::{color, https_address, jwk_set, redirect_uri, web_origin};
@@ -308,7 +308,7 @@ fn read_fields(body: &mut Body, client: &mut Client) {
         if let Some(keys) = key.optional("keys", one_of(SigningKeys::NAMES)) {
             client.signing_keys = keys;
         }
-        if let Some(algorithm) = key.optional("algorithm", one_of(crate::tokens::keys::ALGORITHMS)) {
+        if let Some(algorithm) = key.optional("algorithm", one_of(crate::oauth::tokens::keys::ALGORITHMS)) {
             client.key_algorithm = algorithm.to_owned();
         }
         if let Some(days) = key.nullable("rotationDays", integer(1, 365)) {
@@ -521,7 +521,7 @@ pub async fn delete(
     State(state): State<AppState>,
     InClient { client, caller, .. }: InClient<ClientDelete>,
 ) -> Result<Response, Error> {
-    if client.realm_id == crate::ids::PLATFORM_REALM && client.id == crate::ids::PLATFORM_REALM {
+    if client.realm_id == crate::kernel::ids::PLATFORM_REALM && client.id == crate::kernel::ids::PLATFORM_REALM {
         return Err(Error::Conflict("the platform client cannot be deleted".into()));
     }
     let now = state.clock.now();
@@ -563,7 +563,7 @@ pub async fn rotate_secret(
     if before.uses_keys() {
         return Err(Error::Conflict("a client that holds keys authenticates with them, never with a secret".into()));
     }
-    if before.realm_id == crate::ids::PLATFORM_REALM && before.id == crate::ids::PLATFORM_REALM {
+    if before.realm_id == crate::kernel::ids::PLATFORM_REALM && before.id == crate::kernel::ids::PLATFORM_REALM {
         return Err(Error::Conflict("the platform client authenticates with account client secrets (/secrets)".into()));
     }
     let secret = generate_secret(CLIENT_SECRET_PREFIX);

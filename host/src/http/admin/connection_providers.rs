@@ -13,17 +13,17 @@ use super::identity_providers::{client_secret, provider_address};
 use super::reach::{Found, InRealm, RealmRead, RealmUpdate};
 use super::{ListQuery, commit};
 use crate::AppState;
-use crate::clock::iso;
-use crate::error::Error;
-use crate::federation::connections::callback_address;
 use crate::http::body::JsonBody;
 use crate::http::envelope;
-use crate::ids::ConnectionProviderId;
+use crate::kernel::clock::iso;
+use crate::kernel::ids::ConnectionProviderId;
+use crate::kernel::validate::{Body, Notification, Refusals, Rule, list_of, one_of, parsed, text};
+use crate::oauth::federation::connections::callback_address;
+use crate::runtime::error::Error;
 use crate::store::Status;
 use crate::store::connections::{self as store, ConnectionProvider};
 use crate::store::realms::Realm;
 use crate::store::trail::{Change, ChangeAction, Placed};
-use crate::validate::{Body, Notification, Refusals, Rule, list_of, one_of, parsed, text};
 
 #[derive(Debug, Serialize, ToSchema)]
 #[serde(rename_all = "camelCase")]

@@ -13,17 +13,17 @@ use utoipa::ToSchema;
 
 use super::{ListQuery, commit};
 use crate::AppState;
-use crate::clock::iso;
-use crate::crypto::{generate_secret, last_four};
-use crate::error::Error;
 use crate::http::body::JsonBody;
 use crate::http::envelope;
-use crate::ids::ConsumerId;
+use crate::kernel::clock::iso;
+use crate::kernel::crypto::{generate_secret, last_four};
+use crate::kernel::ids::ConsumerId;
+use crate::kernel::validate::{Body, Notification, Rule, instant, list_of, one_of, text};
+use crate::runtime::error::Error;
 use crate::store::Status;
 use crate::store::clients::Client;
 use crate::store::consumers::{self as consumer_store, Consumer, ConsumerType};
 use crate::store::trail::{Change, ChangeAction, Placed};
-use crate::validate::{Body, Notification, Rule, instant, list_of, one_of, text};
 
 /// Prefix of consumer API key values.
 pub const CONSUMER_KEY_PREFIX: &str = "cstl_ck_";

@@ -13,18 +13,18 @@ use utoipa::ToSchema;
 
 use super::commit;
 use crate::AppState;
-use crate::address_lists;
 use crate::authz::permission;
-use crate::clock::iso;
-use crate::error::Error;
 use crate::http::auth::Caller;
 use crate::http::body::JsonBody;
 use crate::http::envelope;
-use crate::instance::{self, MAX_ADMIN_NETWORKS, WEEKDAYS, WINDOW_MINUTES};
+use crate::kernel::address_lists;
+use crate::kernel::clock::iso;
+use crate::kernel::validate::{Body, Rule, integer, list_of, parsed};
+use crate::operations::instance::{self, MAX_ADMIN_NETWORKS, WEEKDAYS, WINDOW_MINUTES};
+use crate::runtime::error::Error;
 use crate::store::changes;
 use crate::store::instance_settings::{self, InstanceSettings, MaintenanceWindow};
 use crate::store::trail::{Change, ChangeAction, Place, ResourceKind};
-use crate::validate::{Body, Rule, integer, list_of, parsed};
 
 /// The deployment, and what the account set on it.
 #[derive(Debug, Serialize, ToSchema)]

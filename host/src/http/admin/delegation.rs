@@ -12,16 +12,16 @@ use utoipa::ToSchema;
 
 use super::ListQuery;
 use crate::AppState;
-use crate::clock::iso;
-use crate::delegation::grants;
-use crate::error::Error;
 use crate::http::auth::Caller;
 use crate::http::body::JsonBody;
 use crate::http::envelope;
-use crate::ids::{ClientId, GrantId, OrganizationId, UserId};
+use crate::kernel::clock::iso;
+use crate::kernel::ids::{ClientId, GrantId, OrganizationId, UserId};
+use crate::kernel::validate::{Body, Rule, instant, integer, list_of, text};
+use crate::oauth::delegation::grants;
+use crate::runtime::error::Error;
 use crate::store::delegation::{self as grant_store, DelegationGrant, Exchange, ExchangeOutcome, GrantState};
 use crate::store::realms::Realm;
-use crate::validate::{Body, Rule, instant, integer, list_of, text};
 
 /// Actors a token exchanged under a grant may already carry when `maxDepth` is not given: only the
 /// person's own token can be exchanged.

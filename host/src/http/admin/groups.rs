@@ -11,16 +11,16 @@ use super::members;
 use super::realm_roles::{Grantee, RoleView, UserRolesView, grant, grants_of, withdraw};
 use super::{ListQuery, commit};
 use crate::AppState;
-use crate::clock::iso;
-use crate::error::Error;
 use crate::http::auth::Caller;
 use crate::http::body::JsonBody;
 use crate::http::envelope;
-use crate::ids::GroupId;
+use crate::kernel::clock::iso;
+use crate::kernel::ids::GroupId;
+use crate::kernel::validate::{Rule, text};
+use crate::runtime::error::Error;
 use crate::store::memberships::Membership;
 use crate::store::realm_roles::{self as role_store, Group};
 use crate::store::trail::{Change, ChangeAction, Placed};
-use crate::validate::{Rule, text};
 
 #[derive(Debug, Serialize, ToSchema)]
 #[serde(rename_all = "camelCase")]

@@ -16,19 +16,19 @@ use super::reach::{
 };
 use super::{ListQuery, commit};
 use crate::AppState;
-use crate::clock::iso;
-use crate::crypto::last_four;
-use crate::error::Error;
-use crate::federation::sign_in::{SEALING_PURPOSE, callback_address};
 use crate::http::body::JsonBody;
 use crate::http::envelope;
-use crate::ids::IdentityProviderId;
+use crate::kernel::clock::iso;
+use crate::kernel::crypto::last_four;
+use crate::kernel::ids::IdentityProviderId;
+use crate::kernel::validate::{Body, Notification, Refusals, Rule, boolean, list_of, one_of, parsed, text};
+use crate::oauth::federation::sign_in::{SEALING_PURPOSE, callback_address};
+use crate::runtime::error::Error;
 use crate::store::Status;
 use crate::store::identity_providers::{self as provider_store, IdentityProvider, Offer, Protocol};
 use crate::store::organizations::Organization;
 use crate::store::realms::Realm;
 use crate::store::trail::{Change, ChangeAction, Placed};
-use crate::validate::{Body, Notification, Refusals, Rule, boolean, list_of, one_of, parsed, text};
 
 /// The upstream claims a person's fields are read from.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, ToSchema)]

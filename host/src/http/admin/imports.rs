@@ -18,12 +18,12 @@ use utoipa::ToSchema;
 use super::ListQuery;
 use super::reach::{InClient, UserCreate, UserRead};
 use crate::AppState;
-use crate::clock::iso;
-use crate::error::Error;
 use crate::http::envelope;
-use crate::import::users::{self as import, BATCH_ROWS, Finished, Importer, Row};
+use crate::kernel::clock::iso;
+use crate::kernel::validate::Rule;
+use crate::operations::import::users::{self as import, BATCH_ROWS, Finished, Importer, Row};
+use crate::runtime::error::Error;
 use crate::store::imports::{self as store, ImportStatus, OnConflict, UserImport};
-use crate::validate::Rule;
 
 /// The largest JSON Lines body an import reads.
 pub const MAX_LINES_BYTES: usize = 1024 * 1024 * 1024;

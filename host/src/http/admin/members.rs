@@ -5,13 +5,13 @@ use serde_json::{Value, json};
 
 use super::commit;
 use crate::AppState;
-use crate::error::Error;
 use crate::http::auth::Caller;
 use crate::http::envelope;
+use crate::kernel::validate::{Body, Notification, Refusals, Rule, text};
+use crate::runtime::error::Error;
 use crate::store::memberships::{self, Membership};
 use crate::store::trail::{Change, ChangeAction, Place, ResourceKind};
 use crate::store::users as user_store;
-use crate::validate::{Body, Notification, Refusals, Rule, text};
 
 /// A group or an organization whose members are asked about; the caller's permission on it has
 /// been checked.

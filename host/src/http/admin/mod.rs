@@ -45,11 +45,11 @@ use chrono::{DateTime, Utc};
 use super::auth::Caller;
 use crate::AppState;
 use crate::authz::Resource;
-use crate::error::Error;
+use crate::kernel::validate::{Notification, Rule};
+use crate::runtime::error::Error;
 use crate::store::page::PageRequest;
 use crate::store::realms::{self as realm_store, Realm};
 use crate::store::{Transaction, trail};
-use crate::validate::{Notification, Rule};
 
 pub fn routes() -> Router<AppState> {
     let router = Router::new()
@@ -243,12 +243,12 @@ pub async fn realm_in_reach(
     let realm = find_realm(state, realm_id).await?;
     let owner = realm.as_ref().map(|r| r.account_id.clone());
     caller.require(state, permission, Resource::Realm { id: realm_id.to_owned(), owner })?;
-    realm.ok_or(Error::Forbidden(crate::error::ErrorCode::Forbidden))
+    realm.ok_or(Error::Forbidden(crate::runtime::error::ErrorCode::Forbidden))
 }
 
-/// Commits an administrative change made by the caller (see [`crate::changes::commit`]).
+/// Commits an administrative change made by the caller (see [`crate::runtime::changes::commit`]).
 pub async fn commit(state: &AppState, caller: &Caller, tx: Transaction, change: trail::Change) -> Result<(), Error> {
-    crate::changes::commit(state, caller.author(), tx, change).await
+    crate::runtime::changes::commit(state, caller.author(), tx, change).await
 }
 
 /// The name and value pairs of a query string, decoded, in order.

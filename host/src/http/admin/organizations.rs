@@ -9,16 +9,16 @@ use utoipa::ToSchema;
 
 use super::{ListQuery, commit, members};
 use crate::AppState;
-use crate::clock::iso;
-use crate::error::Error;
 use crate::http::body::JsonBody;
 use crate::http::envelope;
-use crate::ids::OrganizationId;
+use crate::kernel::clock::iso;
+use crate::kernel::ids::OrganizationId;
+use crate::kernel::validate::{Body, Notification, Refusals, Rule, list_of, one_of, text};
+use crate::runtime::error::Error;
 use crate::store::Status;
 use crate::store::memberships::Membership;
 use crate::store::organizations::{self as org_store, Organization, Taken};
 use crate::store::trail::{Change, ChangeAction, Placed};
-use crate::validate::{Body, Notification, Refusals, Rule, list_of, one_of, text};
 
 #[derive(Debug, Serialize, ToSchema)]
 #[serde(rename_all = "camelCase")]

@@ -17,8 +17,9 @@ use super::clients::client_in_reach;
 use super::realm_in_reach;
 use crate::AppState;
 use crate::authz::{Resource, permission};
-use crate::error::Error;
 use crate::http::auth::Caller;
+use crate::kernel::validate::Rule;
+use crate::runtime::error::Error;
 use crate::store::captures::{self, Capture};
 use crate::store::clients::Client;
 use crate::store::connections::{self, Connection, ConnectionProvider};
@@ -33,7 +34,6 @@ use crate::store::roles::{self, AccountRole};
 use crate::store::secrets::{self, Secret};
 use crate::store::sessions::{self, Session};
 use crate::store::users::{self, User};
-use crate::validate::Rule;
 
 /// A permission a handler needs, as a type.
 pub trait Permission {

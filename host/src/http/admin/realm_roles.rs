@@ -12,17 +12,17 @@ use utoipa::ToSchema;
 use super::{ListQuery, commit, realm_in_reach};
 use crate::AppState;
 use crate::authz::{Resource, permission};
-use crate::clock::iso;
-use crate::error::Error;
 use crate::http::auth::Caller;
 use crate::http::body::JsonBody;
 use crate::http::envelope;
-use crate::ids::{ClientId, RoleId};
+use crate::kernel::clock::iso;
+use crate::kernel::ids::{ClientId, RoleId};
+use crate::kernel::validate::{Notification, Refusals, Rule, parsed, text};
+use crate::runtime::error::Error;
 use crate::store::realm_roles::{self as role_store, Holder, Role};
 use crate::store::realms::Realm;
 use crate::store::trail::{Change, ChangeAction, Place, Placed, ResourceKind};
 use crate::store::{clients as client_store, users as user_store};
-use crate::validate::{Notification, Refusals, Rule, parsed, text};
 
 #[derive(Debug, Serialize, ToSchema)]
 #[serde(rename_all = "camelCase")]
@@ -96,7 +96,7 @@ async fn create(
     caller: &Caller,
     realm_id: &str,
     client_id: Option<&str>,
-    mut body: crate::validate::Body,
+    mut body: crate::kernel::validate::Body,
 ) -> Result<Response, Error> {
     let realm = role_home(state, caller, realm_id, client_id, permission::ROLE_CREATE).await?;
     let name = body.required("name", parsed(role_name));
@@ -155,7 +155,7 @@ async fn update(
     realm_id: &str,
     client_id: Option<&str>,
     role_id: &str,
-    mut body: crate::validate::Body,
+    mut body: crate::kernel::validate::Body,
 ) -> Result<Response, Error> {
     let before = role_in_reach(state, caller, realm_id, client_id, role_id, permission::ROLE_UPDATE).await?;
     let mut role = before.clone();
@@ -376,7 +376,7 @@ impl Grantee {
                 let wanted = if write { permission::CLIENT_UPDATE } else { permission::CLIENT_READ };
                 let resource = Resource::Client { realm_id: realm_id.to_owned(), id: client_id.clone(), owner };
                 caller.require(state, wanted, resource)?;
-                let realm = realm.ok_or(Error::Forbidden(crate::error::ErrorCode::Forbidden))?;
+                let realm = realm.ok_or(Error::Forbidden(crate::runtime::error::ErrorCode::Forbidden))?;
                 client_store::find(pool, &realm.id, client_id).await?.ok_or(Error::unreached())?;
                 Ok(realm)
             }
@@ -434,7 +434,7 @@ pub async fn grant(
     caller: &Caller,
     realm_id: &str,
     grantee: Grantee,
-    mut body: crate::validate::Body,
+    mut body: crate::kernel::validate::Body,
 ) -> Result<Response, Error> {
     let realm = grantee.in_reach(state, caller, realm_id, true).await?;
     let role_id = body.required("roleId", role_id_field);

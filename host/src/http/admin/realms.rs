@@ -9,16 +9,16 @@ use utoipa::ToSchema;
 use super::{ListQuery, commit};
 use crate::AppState;
 use crate::authz::permission;
-use crate::clock::iso;
-use crate::error::Error;
 use crate::http::auth::Caller;
 use crate::http::body::JsonBody;
 use crate::http::envelope;
-use crate::ids::{PLATFORM_REALM, RealmId};
+use crate::kernel::clock::iso;
+use crate::kernel::ids::{PLATFORM_REALM, RealmId};
+use crate::kernel::validate::{Body, Rule, boolean, integer, list_of, one_of, parsed, text};
+use crate::runtime::error::Error;
 use crate::store::realms::{self, ClientRegistration, Realm, RealmSettings};
 use crate::store::trail::{Change, ChangeAction, Placed};
 use crate::store::{Status, realms as realm_store};
-use crate::validate::{Body, Rule, boolean, integer, list_of, one_of, parsed, text};
 
 /// A realm as the admin API shows it.
 #[derive(Debug, Serialize, ToSchema)]
@@ -179,7 +179,7 @@ fn read_fields(body: &mut Body, realm: &mut Realm) {
 
 /// A host a client metadata document may be served from: a lowercase host name, `*.` before a
 /// domain, or `*`.
-fn host_pattern(path: &str, value: &serde_json::Value) -> Result<String, crate::validate::Refusals> {
+fn host_pattern(path: &str, value: &serde_json::Value) -> Result<String, crate::kernel::validate::Refusals> {
     let pattern = text(1, 255)(path, value)?;
     let name = pattern.strip_prefix("*.").unwrap_or(&pattern);
     let label = |label: &str| {
@@ -192,7 +192,7 @@ fn host_pattern(path: &str, value: &serde_json::Value) -> Result<String, crate::
     if pattern == "*" || name.split('.').all(label) {
         return Ok(pattern);
     }
-    Err(vec![crate::validate::Notification::new(
+    Err(vec![crate::kernel::validate::Notification::new(
         path,
         Rule::Pattern,
         format!("{path} must be a lowercase host name, `*.` and a domain, or `*`"),

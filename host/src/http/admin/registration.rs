@@ -10,19 +10,19 @@ use utoipa::ToSchema;
 use super::reach::{ClientCreate, ClientRead, Found, InRealm, UserRead, UserUpdate};
 use super::{ListQuery, commit};
 use crate::AppState;
-use crate::clock::iso;
-use crate::consent;
-use crate::error::Error;
 use crate::http::body::JsonBody;
 use crate::http::envelope;
-use crate::registration::{
+use crate::kernel::clock::iso;
+use crate::kernel::validate::integer;
+use crate::oauth::consent;
+use crate::oauth::registration::{
     DEFAULT_INITIAL_ACCESS_TOKEN_DAYS, INITIAL_ACCESS_TOKEN_DAYS, INITIAL_ACCESS_TOKEN_USES, new_initial_access_token,
 };
+use crate::runtime::error::Error;
 use crate::store::consents::Consent;
 use crate::store::registration::{self as token_store, InitialAccessToken};
 use crate::store::trail::{Change, ChangeAction, Placed};
 use crate::store::users::User;
-use crate::validate::integer;
 
 /// An initial access token as the admin API shows it; `token` appears once, in the creation answer.
 #[derive(Debug, Serialize, ToSchema)]

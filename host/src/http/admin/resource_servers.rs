@@ -11,16 +11,16 @@ use utoipa::ToSchema;
 
 use super::{ListQuery, commit};
 use crate::AppState;
-use crate::clock::iso;
-use crate::error::Error;
 use crate::http::body::JsonBody;
 use crate::http::envelope;
-use crate::ids::ResourceServerId;
+use crate::kernel::clock::iso;
+use crate::kernel::ids::ResourceServerId;
+use crate::kernel::validate::{Body, Notification, Refusals, Rule, boolean, list_of, one_of, parsed, text};
+use crate::runtime::error::Error;
 use crate::store::realms::Realm;
 use crate::store::resource_servers::{self as server_store, ResourceServer, ServerKind};
 use crate::store::trail::{Change, ChangeAction, Placed};
 use crate::store::{Status, clients as client_store};
-use crate::validate::{Body, Notification, Refusals, Rule, boolean, list_of, one_of, parsed, text};
 
 #[derive(Debug, Serialize, ToSchema)]
 #[serde(rename_all = "camelCase")]

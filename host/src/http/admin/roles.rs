@@ -10,15 +10,15 @@ use utoipa::ToSchema;
 use super::{ListQuery, commit};
 use crate::AppState;
 use crate::authz::{BUILTIN_ROLES, permission};
-use crate::clock::iso;
-use crate::error::Error;
 use crate::http::auth::Caller;
 use crate::http::body::JsonBody;
 use crate::http::envelope;
-use crate::ids::AccountRoleId;
+use crate::kernel::clock::iso;
+use crate::kernel::ids::AccountRoleId;
+use crate::kernel::validate::{Body, Notification, Refusals, Rule, list_of, text};
+use crate::runtime::error::Error;
 use crate::store::roles::{self as role_store, AccountRole};
 use crate::store::trail::{Change, ChangeAction, Placed};
-use crate::validate::{Body, Notification, Refusals, Rule, list_of, text};
 
 #[derive(Debug, Serialize, ToSchema)]
 #[serde(rename_all = "camelCase")]

@@ -14,9 +14,9 @@ use serde::Serialize;
 use serde_json::{Value, json};
 use utoipa::ToSchema;
 
-use crate::clock::iso;
-use crate::error::Error;
-use crate::validate::{Body, Rule, boolean, integer};
+use crate::kernel::clock::iso;
+use crate::kernel::validate::{Body, Rule, boolean, integer};
+use crate::runtime::error::Error;
 
 /// The longest period a previous value may keep authenticating, in minutes.
 pub const MAX_PREVIOUS_VALUE_VALID_FOR_MINUTES: i64 = 1440;

@@ -10,16 +10,16 @@ use utoipa::ToSchema;
 use super::{ListQuery, commit, realm_in_reach};
 use crate::AppState;
 use crate::authz::{Resource, permission};
-use crate::clock::iso;
-use crate::error::Error;
 use crate::http::auth::Caller;
 use crate::http::body::JsonBody;
 use crate::http::envelope;
-use crate::ids::{RealmId, ScopeId};
+use crate::kernel::clock::iso;
+use crate::kernel::ids::{RealmId, ScopeId};
+use crate::kernel::validate::{Body, Notification, Rule, list_of, text};
+use crate::runtime::error::Error;
 use crate::store::clients::{self as client_store, Client};
 use crate::store::scopes::{self as scope_store, Scope};
 use crate::store::trail::{Change, ChangeAction, Place, Placed, ResourceKind};
-use crate::validate::{Body, Notification, Rule, list_of, text};
 
 /// Scopes of OpenID Connect that exist in every realm without being created.
 pub const STANDARD_SCOPES: &[&str] = &["openid", "profile", "email"];

@@ -12,18 +12,18 @@ use super::rotation::{MAX_PREVIOUS_VALUE_VALID_FOR_MINUTES, Rotation, RotationIn
 use super::{ListQuery, commit};
 use crate::AppState;
 use crate::authz::{BUILTIN_ROLES, permission};
-use crate::bootstrap::{ACCOUNT_CLIENT_SECRET_PREFIX, API_KEY_PREFIX, PERSONAL_ACCESS_TOKEN_PREFIX};
-use crate::clock::iso;
-use crate::crypto::{generate_secret, last_four};
-use crate::error::Error;
 use crate::http::auth::Caller;
 use crate::http::body::JsonBody;
 use crate::http::envelope;
-use crate::ids::CredentialId;
+use crate::kernel::clock::iso;
+use crate::kernel::crypto::{generate_secret, last_four};
+use crate::kernel::ids::CredentialId;
+use crate::kernel::validate::{Notification, Refusals, Rule, instant, list_of, one_of, text};
+use crate::runtime::bootstrap::{ACCOUNT_CLIENT_SECRET_PREFIX, API_KEY_PREFIX, PERSONAL_ACCESS_TOKEN_PREFIX};
+use crate::runtime::error::Error;
 use crate::store::roles as role_store;
 use crate::store::secrets::{self as secret_store, Secret, SecretType};
 use crate::store::trail::{Change, ChangeAction, Placed};
-use crate::validate::{Notification, Refusals, Rule, instant, list_of, one_of, text};
 
 #[derive(Debug, Serialize, ToSchema)]
 #[serde(rename_all = "camelCase")]

@@ -9,9 +9,9 @@ use utoipa::ToSchema;
 
 use super::{ListQuery, commit};
 use crate::AppState;
-use crate::clock::iso;
-use crate::error::Error;
 use crate::http::envelope;
+use crate::kernel::clock::iso;
+use crate::runtime::error::Error;
 use crate::store::sessions::{self as session_store, Session};
 use crate::store::trail::{Change, ChangeAction, Placed};
 

@@ -12,15 +12,15 @@ use utoipa::ToSchema;
 use super::commit;
 use super::reach::{ClientRead, ClientUpdate, InClient, InRealm, RealmRead, RealmUpdate};
 use crate::AppState;
-use crate::clock::iso;
-use crate::error::Error;
 use crate::http::body::JsonBody;
 use crate::http::envelope;
+use crate::kernel::clock::iso;
+use crate::kernel::validate::{Body, boolean};
+use crate::oauth::tokens::keys::{self, Rotation};
+use crate::runtime::error::Error;
 use crate::store::clients::SigningKeys;
 use crate::store::signing_keys::{self as key_store, Owner, SigningKey};
 use crate::store::trail::{Change, ChangeAction, Place, ResourceKind};
-use crate::tokens::keys::{self, Rotation};
-use crate::validate::{Body, boolean};
 
 /// A signing key as the admin API shows it (public part only).
 #[derive(Debug, Serialize, ToSchema)]

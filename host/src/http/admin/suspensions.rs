@@ -13,17 +13,17 @@ use super::client_fields::scope_token;
 use super::reach::{ClientUser, UserRead, UserUpdate};
 use crate::AppState;
 use crate::authz::permission;
-use crate::clock::iso;
-use crate::error::Error;
 use crate::http::auth::Caller;
 use crate::http::body::JsonBody;
 use crate::http::envelope;
-use crate::ids::SuspensionId;
+use crate::kernel::clock::iso;
+use crate::kernel::ids::SuspensionId;
+use crate::kernel::validate::{Body, Rule, boolean, instant, list_of, one_of, text};
+use crate::oauth::suspensions;
+use crate::runtime::error::Error;
 use crate::store::clients::Client;
 use crate::store::suspensions::{self as store, Suspension, SuspensionFilter, SuspensionLevel, SuspensionStatus};
 use crate::store::users::User;
-use crate::suspensions;
-use crate::validate::{Body, Rule, boolean, instant, list_of, one_of, text};
 
 /// The farthest ahead a suspension may start or end.
 const MAX_TERM_DAYS: i64 = 3650;
@@ -151,7 +151,7 @@ fn read_suspension(
     }
     Some(Suspension {
         id: SuspensionId::fresh(),
-        account_id: crate::ids::AccountId::known(account_id),
+        account_id: crate::kernel::ids::AccountId::known(account_id),
         realm_id: client.realm_id.clone(),
         client_id: client.id.clone(),
         user_id: user.id.clone(),

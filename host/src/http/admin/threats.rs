@@ -12,17 +12,17 @@ use utoipa::ToSchema;
 use super::{ListQuery, realm_in_reach};
 use crate::AppState;
 use crate::authz::permission;
-use crate::clock::iso;
-use crate::error::Error;
 use crate::http::auth::Caller;
 use crate::http::envelope;
+use crate::kernel::clock::iso;
+use crate::kernel::validate::{Notification, Rule};
 use crate::protection::incidents::title;
 use crate::protection::operators::{self};
 use crate::protection::summary::{self, Within};
+use crate::runtime::error::Error;
 use crate::store::threats::{
     self as store, Exposure, Incident, IncidentKind, IncidentSeverity, IncidentStatus, Measure, MeasureType, Standing,
 };
-use crate::validate::{Notification, Rule};
 
 #[derive(Debug, Serialize, ToSchema)]
 #[serde(rename_all = "camelCase")]

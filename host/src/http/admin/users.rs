@@ -10,16 +10,16 @@ use utoipa::ToSchema;
 
 use super::{ListQuery, commit};
 use crate::AppState;
-use crate::clock::iso;
-use crate::error::Error;
 use crate::http::body::JsonBody;
 use crate::http::envelope;
-use crate::ids::UserId;
+use crate::kernel::clock::iso;
+use crate::kernel::ids::UserId;
+use crate::kernel::validate::{Body, Notification, Rule, boolean, email, one_of, parsed, text, username};
+use crate::runtime::error::Error;
 use crate::store::events::{self, Event, EventType};
 use crate::store::realms::Realm;
 use crate::store::trail::{Change, ChangeAction, Placed};
 use crate::store::users::{self as user_store, User, UserStatus};
-use crate::validate::{Body, Notification, Rule, boolean, email, one_of, parsed, text, username};
 
 /// A person as the admin API shows it. The password never leaves the service, hashed or not.
 #[derive(Debug, Serialize, ToSchema)]
@@ -112,7 +112,7 @@ fn read_fields(body: &mut Body, user: &mut User, realm: &Realm) -> Option<String
     }
     let minimum = usize::try_from(realm.settings.minimum_password_length).unwrap_or(8);
     body.optional("password", |path, value| {
-        let password = text(0, crate::passwords::MAX_PASSWORD_LENGTH)(path, value)?;
+        let password = text(0, crate::kernel::passwords::MAX_PASSWORD_LENGTH)(path, value)?;
         if password.chars().count() < minimum {
             return Err(vec![Notification::new(
                 path,
@@ -197,7 +197,7 @@ pub async fn create(
     check_unique(&state, &user).await?;
     if let Some(password) = password {
         refuse_breached(&state, &realm, &password).await?;
-        user.password_hash = Some(crate::passwords::hash(password).await?);
+        user.password_hash = Some(crate::kernel::passwords::hash(password).await?);
     }
 
     let mut tx = state.store.begin().await?;
@@ -261,7 +261,7 @@ pub async fn update(
     let password_changed = password.is_some();
     if let Some(password) = password {
         refuse_breached(&state, &realm, &password).await?;
-        user.password_hash = Some(crate::passwords::hash(password).await?);
+        user.password_hash = Some(crate::kernel::passwords::hash(password).await?);
         // A new password meets a required change, unless this request asks for another one.
         if !temporary {
             user.must_change_password = false;
@@ -339,16 +339,16 @@ pub async fn impersonate(
     Found { realm, item: user, caller, .. }: Found<User, UserImpersonate>,
     JsonBody(mut body): JsonBody,
 ) -> Result<Response, Error> {
-    if realm.id == crate::ids::PLATFORM_REALM {
+    if realm.id == crate::kernel::ids::PLATFORM_REALM {
         // The team's own people are never impersonated.
-        return Err(Error::Forbidden(crate::error::ErrorCode::Forbidden));
+        return Err(Error::Forbidden(crate::runtime::error::ErrorCode::Forbidden));
     }
     let client_id = body.required("clientId", text(1, 255));
     body.finish()?;
     let Some(client_id) = client_id else {
         return Err(Error::invalid("clientId", Rule::Required, "clientId is required"));
     };
-    let client = crate::tokens::find_client(&state, &realm.id, &client_id)
+    let client = crate::oauth::tokens::find_client(&state, &realm.id, &client_id)
         .await?
         .ok_or_else(|| Error::invalid("clientId", Rule::NotFound, "no client of the realm has this id"))?;
     if user.status != UserStatus::Active {
@@ -358,17 +358,17 @@ pub async fn impersonate(
         return Err(Error::Conflict("the client is not Active".into()));
     }
     let now = state.clock.now();
-    if crate::suspensions::refuses(&state, &realm.id, &client.id, &user.id, now).await? {
+    if crate::oauth::suspensions::refuses(&state, &realm.id, &client.id, &user.id, now).await? {
         return Err(Error::Conflict("the user is under a Full suspension at the client".into()));
     }
     let act = json!({
         "sub": caller.principal.id,
-        "iss": crate::tokens::issuer(&state, crate::ids::PLATFORM_REALM),
+        "iss": crate::oauth::tokens::issuer(&state, crate::kernel::ids::PLATFORM_REALM),
     });
     let expires_at = now + TimeDelta::seconds(IMPERSONATION_SECONDS);
-    let subject = crate::tokens::Subject::Impersonated { user: &user, act: &act, expires_at };
-    let grant = crate::tokens::Grant { client: &client, subject, scopes: &[], resource: None, dpop_jkt: None };
-    let issued = crate::tokens::access_token(&state, &grant).await?;
+    let subject = crate::oauth::tokens::Subject::Impersonated { user: &user, act: &act, expires_at };
+    let grant = crate::oauth::tokens::Grant { client: &client, subject, scopes: &[], resource: None, dpop_jkt: None };
+    let issued = crate::oauth::tokens::access_token(&state, &grant).await?;
 
     // In the trail, never announced.
     let tx = state.store.begin().await?;

@@ -43,9 +43,9 @@ use tower::ServiceExt as _;
 
 use crate::AppState;
 use crate::authz::Resource;
-use crate::error::Error;
 use crate::http::address::ClientAddress;
 use crate::http::auth::{Caller, ConsolePerson, console_caller};
+use crate::runtime::error::Error;
 use crate::store::console_sessions::ConsoleSession;
 use crate::store::trail;
 
@@ -199,7 +199,7 @@ impl FromRequestParts<AppState> for Console {
         };
         let now = state.clock.now();
         let Some(value) = session::cookie_value(&parts.headers) else { return Err(again()) };
-        let found = crate::signin::console_sessions::find(state, value, now).await;
+        let found = crate::oauth::signin::console_sessions::find(state, value, now).await;
         let Some(session) = found.map_err(|error| page::failure(&error))? else { return Err(again()) };
         let person = ConsolePerson { session_id: session.session_id.clone(), user_id: session.user_id.clone() };
         let request = trail::Request { method: parts.method.to_string(), path: here.path().to_owned() };
@@ -280,7 +280,7 @@ impl Console {
     /// Whether the form carries this session's CSRF token.
     fn genuine(&self, form: &[(String, String)]) -> bool {
         let token = form.iter().find(|(name, _)| name == "csrf").map(|(_, value)| value.as_bytes());
-        token.is_some_and(|token| crate::crypto::constant_time_eq(token, self.session.csrf_token.as_bytes()))
+        token.is_some_and(|token| crate::kernel::crypto::constant_time_eq(token, self.session.csrf_token.as_bytes()))
     }
 }
 

@@ -6,9 +6,9 @@ use axum::response::{IntoResponse, Response};
 use maud::{DOCTYPE, Markup, PreEscaped, html};
 
 use super::{Answer, Console, Listed};
-use crate::crypto::generate_secret;
-use crate::error::Error;
 use crate::http::protocol::login_page::{self, secure};
+use crate::kernel::crypto::generate_secret;
+use crate::runtime::error::Error;
 
 /// The sections of the navigation.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

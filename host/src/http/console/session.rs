@@ -10,12 +10,12 @@ use percent_encoding::percent_decode_str;
 
 use super::{Console, page};
 use crate::AppState;
-use crate::crypto::{constant_time_eq, generate_secret};
-use crate::error::Error;
 use crate::http::protocol::authorize::cookie;
-use crate::ids::PLATFORM_REALM;
-use crate::signin::codes::s256;
-use crate::signin::{SignInError, console, console_sessions};
+use crate::kernel::crypto::{constant_time_eq, generate_secret};
+use crate::kernel::ids::PLATFORM_REALM;
+use crate::oauth::signin::codes::s256;
+use crate::oauth::signin::{SignInError, console, console_sessions};
+use crate::runtime::error::Error;
 
 /// The cookie that names the console session.
 const SESSION_COOKIE: &str = "castellan_console";

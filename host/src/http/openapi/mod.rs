@@ -17,7 +17,7 @@ use super::admin::{
     users, webhooks,
 };
 use super::envelope::{NotificationBody, Pagination};
-use crate::error::ErrorCode;
+use crate::runtime::error::ErrorCode;
 
 #[derive(OpenApi)]
 #[openapi(

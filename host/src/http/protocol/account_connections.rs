@@ -11,9 +11,9 @@ use serde_json::json;
 use super::account_consents::person;
 use super::{OAuthError, json_no_store, no_store, realm};
 use crate::AppState;
-use crate::clock::iso;
-use crate::error::OAuthCode;
-use crate::federation::connections;
+use crate::kernel::clock::iso;
+use crate::oauth::federation::connections;
+use crate::runtime::error::OAuthCode;
 
 pub async fn list(
     State(state): State<AppState>,
@@ -31,8 +31,8 @@ pub async fn list(
                 "provider_id": connection.provider_id,
                 "status": connection.status,
                 "scopes": connection.scopes,
-                "expires_at": connection.expires_at.map(crate::clock::iso),
-                "last_used_at": connection.last_used_at.map(crate::clock::iso),
+                "expires_at": connection.expires_at.map(crate::kernel::clock::iso),
+                "last_used_at": connection.last_used_at.map(crate::kernel::clock::iso),
                 "created_at": iso(connection.created_at),
                 "updated_at": iso(connection.updated_at),
             })

@@ -10,9 +10,9 @@ use serde_json::json;
 
 use super::{OAuthError, json_no_store, no_store, realm};
 use crate::AppState;
-use crate::clock::iso;
-use crate::consent;
-use crate::error::OAuthCode;
+use crate::kernel::clock::iso;
+use crate::oauth::consent;
+use crate::runtime::error::OAuthCode;
 use crate::store::users::User;
 
 /// The person whose access token the request carries, issued to one of the realm's own clients.
@@ -24,7 +24,7 @@ pub(super) async fn person(
 ) -> Result<User, OAuthError> {
     let needed = "an access token of the person, from one of the realm's own clients, is required";
     let (user, client_id) = super::discovery::bearer_person(state, realm_id, headers, request, needed).await?;
-    match crate::tokens::find_client(state, realm_id, &client_id).await? {
+    match crate::oauth::tokens::find_client(state, realm_id, &client_id).await? {
         Some(client) if !client.third_party() => Ok(user),
         _ => Err(OAuthError::new(OAuthCode::InvalidToken, needed)),
     }

@@ -12,11 +12,11 @@ use super::login_page::{self, Allowed};
 use super::page_texts::Texts;
 use super::{Form, OAuthError};
 use crate::AppState;
-use crate::consent;
-use crate::signin::browser;
+use crate::oauth::consent;
+use crate::oauth::signin::browser;
+use crate::oauth::tokens::issuer;
 use crate::store::realms::Realm;
 use crate::store::users::User;
-use crate::tokens::issuer;
 
 /// `GET`: the list.
 pub async fn shown(State(state): State<AppState>, Path(realm_id): Path<String>, headers: HeaderMap) -> Response {
@@ -75,7 +75,7 @@ async fn list(state: &AppState, realm: &Realm, user: &User, texts: &'static Text
     // apart two applications of the same name.
     let mut known: Vec<(Option<String>, chrono::DateTime<chrono::Utc>)> = Vec::new();
     for given in &consents {
-        let client = crate::tokens::find_client(state, &realm.id, &given.client_id).await.ok().flatten();
+        let client = crate::oauth::tokens::find_client(state, &realm.id, &given.client_id).await.ok().flatten();
         let name = client.as_ref().map_or_else(|| given.client_id.to_string(), |client| client.name.clone());
         let mut line = given.scopes.join(", ");
         if !given.resource.is_empty() {
@@ -113,7 +113,7 @@ fn no_realm() -> Response {
     login_page::problem(StatusCode::NOT_FOUND, "No such realm", "This address names no active realm.")
 }
 
-fn unavailable(failure: &crate::error::Error) -> Response {
+fn unavailable(failure: &crate::runtime::error::Error) -> Response {
     tracing::error!(error = %failure, "the applications page failed");
     login_page::problem(StatusCode::SERVICE_UNAVAILABLE, "This is not possible right now", "Try again in a moment.")
 }

@@ -16,20 +16,20 @@ use super::login_page::{self, Field, FormPage, Frame, Problem};
 use super::page_texts::{Language, Texts};
 use super::{Form, OAuthError};
 use crate::AppState;
-use crate::consent;
-use crate::federation;
 use crate::http::address::ClientAddress;
 use crate::http::rate_limit::{Class, source_key};
-use crate::metadata_documents::{self, DocumentError};
-use crate::registration::Asker;
-use crate::signin::browser::{self, Asked, Authorization, AuthorizationError, Denial, Unredirectable};
-use crate::signin::{BrowserSignIn, Origin, device};
+use crate::oauth::consent;
+use crate::oauth::federation;
+use crate::oauth::metadata_documents::{self, DocumentError};
+use crate::oauth::registration::Asker;
+use crate::oauth::signin::browser::{self, Asked, Authorization, AuthorizationError, Denial, Unredirectable};
+use crate::oauth::signin::{BrowserSignIn, Origin, device};
+use crate::oauth::tokens::issuer;
 use crate::store::browser::BrowserSession;
 use crate::store::identity_providers::IdentityProvider;
 use crate::store::realms::Realm;
 use crate::store::trail::Request;
 use crate::store::users::User;
-use crate::tokens::issuer;
 
 /// The cookie naming a browser's realm session.
 pub(super) const SESSION_COOKIE: &str = "castellan_session";
@@ -150,7 +150,7 @@ async fn authorize(
         // A client a document brings in for the first time counts against its source's
         // registrations, as a registration does.
         if metadata_documents::names_document(&realm, client_id) {
-            let known = match crate::tokens::find_client(state, &realm.id, client_id).await {
+            let known = match crate::oauth::tokens::find_client(state, &realm.id, client_id).await {
                 Ok(known) => known.is_some(),
                 Err(failure) => return refused(state, &realm, failure.into()),
             };
@@ -303,7 +303,7 @@ impl Page<'_> {
         self.show(
             |frame| {
                 let mut links = vec![(frame.link("recovery"), texts.forgot_password)];
-                if crate::signin::signup::open(self.state, self.realm) {
+                if crate::oauth::signin::signup::open(self.state, self.realm) {
                     links.push((frame.link("register"), texts.create_account));
                 }
                 let others = self
@@ -422,7 +422,7 @@ pub(super) fn carried<'f>(form: &'f Form, names: &[&'static str]) -> Vec<(&'stat
 
 /// A new form's CSRF token, and the cookie (as a `Set-Cookie` value) it is bound to.
 pub(super) fn fresh_form(state: &AppState, realm: &Realm) -> (String, String) {
-    let form_secret = crate::crypto::generate_secret("");
+    let form_secret = crate::kernel::crypto::generate_secret("");
     (csrf_token(state, &form_secret), cookie_text(state, realm, FORM_COOKIE, &form_secret, None))
 }
 
@@ -484,7 +484,7 @@ impl Requested {
 /// form cookie, which other sites can neither read nor send (SameSite=Lax).
 pub(super) fn genuine_form(state: &AppState, headers: &HeaderMap, form: &Form) -> bool {
     cookie(headers, FORM_COOKIE).zip(form.get("csrf")).is_some_and(|(value, token)| {
-        crate::crypto::constant_time_eq(csrf_token(state, value).as_bytes(), token.as_bytes())
+        crate::kernel::crypto::constant_time_eq(csrf_token(state, value).as_bytes(), token.as_bytes())
     })
 }
 

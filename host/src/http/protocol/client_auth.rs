@@ -11,8 +11,8 @@ use base64::engine::general_purpose::STANDARD;
 
 use super::{Form, OAuthError, cors, forbidden_character};
 use crate::AppState;
-use crate::client_keys::{self, AssertionError};
-use crate::error::OAuthCode;
+use crate::oauth::client_keys::{self, AssertionError};
+use crate::runtime::error::OAuthCode;
 use crate::store::clients::{Client, ClientType};
 use crate::store::realms::Realm;
 
@@ -87,13 +87,13 @@ pub async fn authenticate_client(
     if form.get("client_id").is_some_and(|named| named != id) {
         return Err(OAuthError::new(OAuthCode::ClientMismatch, "client_id differs from the authenticated client"));
     }
-    let client = crate::tokens::find_client(state, &realm.id, &id).await?;
+    let client = crate::oauth::tokens::find_client(state, &realm.id, &id).await?;
     if let Some(named) = &client {
         cors::note_client(named);
     }
     let now = state.clock.now();
     let authenticated = client.filter(|c| {
-        crate::metadata_documents::usable(realm, c)
+        crate::oauth::metadata_documents::usable(realm, c)
             && c.client_type == ClientType::Confidential
             && !c.uses_keys()
             && c.accepts_secret(&state.hasher, &secret, now)
@@ -128,16 +128,18 @@ async fn asserted_client(
         return Err(OAuthError::invalid_client(false));
     };
     crate::http::observe::note_caller(format!("client:{id}"));
-    let client = crate::tokens::find_client(state, &realm.id, &id).await?;
+    let client = crate::oauth::tokens::find_client(state, &realm.id, &id).await?;
     if let Some(named) = &client {
         cors::note_client(named);
     }
     let client = client
         .filter(|c| {
-            crate::metadata_documents::usable(realm, c) && c.client_type == ClientType::Confidential && c.uses_keys()
+            crate::oauth::metadata_documents::usable(realm, c)
+                && c.client_type == ClientType::Confidential
+                && c.uses_keys()
         })
         .ok_or_else(|| OAuthError::invalid_client(false))?;
-    match client_keys::verify(state, &crate::tokens::issuer(state, &realm.id), &client, assertion).await {
+    match client_keys::verify(state, &crate::oauth::tokens::issuer(state, &realm.id), &client, assertion).await {
         Ok(()) => Ok(client),
         Err(AssertionError::Refused(why)) => {
             tracing::info!(client = %id, why, "a client assertion was refused");
@@ -152,11 +154,11 @@ async fn asserted_client(
 pub async fn public_client(state: &AppState, realm: &Realm, form: &Form) -> Result<Arc<Client>, OAuthError> {
     let id = form.require("client_id")?;
     crate::http::observe::note_caller(format!("client:{id}"));
-    let client = crate::tokens::find_client(state, &realm.id, id).await?;
+    let client = crate::oauth::tokens::find_client(state, &realm.id, id).await?;
     if let Some(named) = &client {
         cors::note_client(named);
     }
     client
-        .filter(|c| crate::metadata_documents::usable(realm, c) && c.client_type == ClientType::Public)
+        .filter(|c| crate::oauth::metadata_documents::usable(realm, c) && c.client_type == ClientType::Public)
         .ok_or_else(|| OAuthError::invalid_client(false))
 }

@@ -1,5 +1,5 @@
 //! The edges of the device authorization grant (RFC 8628); the grant itself is
-//! `crate::signin::device`.
+//! `crate::oauth::signin::device`.
 //!
 //! - `POST …/protocol/openid-connect/auth/device`: the device authorization endpoint. A public
 //!   client names itself with `client_id`, any other authenticates as at the token endpoint; the
@@ -24,14 +24,14 @@ use super::login_page::{self, Field, FormPage, Frame, Problem};
 use super::page_texts::Texts;
 use super::{Form, OAuthError, authenticate_client, json_no_store, public_client, realm};
 use crate::AppState;
-use crate::error::OAuthCode;
 use crate::http::address::ClientAddress;
 use crate::http::rate_limit::{Class, source_key};
-use crate::signin::device;
-use crate::signin::{Refusal, SignInError};
+use crate::oauth::signin::device;
+use crate::oauth::signin::{Refusal, SignInError};
+use crate::oauth::tokens::issuer;
+use crate::runtime::error::OAuthCode;
 use crate::store::clients::GrantType;
 use crate::store::realms::Realm;
-use crate::tokens::issuer;
 
 /// `POST …/auth/device`: starts a device authorization (RFC 8628 §3.1, §3.2).
 pub async fn authorization(
@@ -44,7 +44,7 @@ pub async fn authorization(
     let realm = realm(&state, &realm_id).await?;
     let now = state.clock.now();
     if let Err(retry_after_seconds) = state.limiter.take(&source_key(address), Class::DeviceAuthorization, now).await {
-        return Err(crate::error::Error::RateLimited { retry_after_seconds }.into());
+        return Err(crate::runtime::error::Error::RateLimited { retry_after_seconds }.into());
     }
     let client = if super::authenticates(&headers, &form)? {
         authenticate_client(&state, &realm, &headers, &form).await?
@@ -59,7 +59,7 @@ pub async fn authorization(
     }
     let started = device::start(&state, &realm, &client, form.scopes()?, form.get("resource")).await?;
     let verification = verification_uri(&state, &realm);
-    let mut complete = url::Url::parse(&verification).map_err(|e| crate::error::Error::Internal(e.into()))?;
+    let mut complete = url::Url::parse(&verification).map_err(|e| crate::runtime::error::Error::Internal(e.into()))?;
     complete.query_pairs_mut().append_pair("user_code", &started.user_code);
     Ok(json_no_store(json!({
         "device_code": started.device_code,

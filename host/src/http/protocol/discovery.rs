@@ -9,11 +9,11 @@ use serde_json::{Value, json};
 
 use super::{OAuthError, no_store, realm};
 use crate::AppState;
-use crate::error::OAuthCode;
+use crate::oauth::tokens::{self, issuer, person_claims};
+use crate::runtime::error::OAuthCode;
 use crate::store::clients::GrantType;
 use crate::store::realms::ClientRegistration;
 use crate::store::users::UserStatus;
-use crate::tokens::{self, issuer, person_claims};
 
 pub async fn configuration(
     State(state): State<AppState>,
@@ -24,7 +24,7 @@ pub async fn configuration(
     let endpoint = |path: &str| format!("{issuer}/protocol/openid-connect/{path}");
     // `create` is named only where people may sign up, as the authorization endpoint refuses it elsewhere.
     let mut prompts = vec!["none", "login", "consent", "select_account"];
-    if crate::signin::signup::open(&state, &realm) {
+    if crate::oauth::signin::signup::open(&state, &realm) {
         prompts.push("create");
     }
     // The standard scopes, then those the realm has (the account's catalogue and its own).
@@ -58,11 +58,11 @@ pub async fn configuration(
         "subject_types_supported": ["public"],
         "id_token_signing_alg_values_supported": ["ES256", "RS256"],
         "token_endpoint_auth_methods_supported": ["client_secret_basic", "client_secret_post", "private_key_jwt", "none"],
-        "token_endpoint_auth_signing_alg_values_supported": crate::client_keys::ALGORITHMS,
+        "token_endpoint_auth_signing_alg_values_supported": crate::oauth::client_keys::ALGORITHMS,
         "introspection_endpoint_auth_methods_supported": ["client_secret_basic", "client_secret_post", "private_key_jwt"],
-        "introspection_endpoint_auth_signing_alg_values_supported": crate::client_keys::ALGORITHMS,
+        "introspection_endpoint_auth_signing_alg_values_supported": crate::oauth::client_keys::ALGORITHMS,
         "revocation_endpoint_auth_methods_supported": ["client_secret_basic", "client_secret_post", "private_key_jwt"],
-        "revocation_endpoint_auth_signing_alg_values_supported": crate::client_keys::ALGORITHMS,
+        "revocation_endpoint_auth_signing_alg_values_supported": crate::oauth::client_keys::ALGORITHMS,
         "scopes_supported": scopes,
         "claims_supported": [
             "iss", "sub", "aud", "exp", "iat", "auth_time", "nonce", "acr", "amr", "at_hash", "sid", "azp",
@@ -70,7 +70,7 @@ pub async fn configuration(
             "given_name", "family_name", "email", "email_verified"
         ],
         "access_token_issuer": issuer,
-        "dpop_signing_alg_values_supported": crate::dpop::ALGORITHMS,
+        "dpop_signing_alg_values_supported": crate::oauth::dpop::ALGORITHMS,
     });
     if let Value::Object(fields) = &mut document {
         // Where clients register themselves (RFC 7591), named only where the realm takes registrations.
@@ -166,7 +166,7 @@ pub(super) async fn active_presented(
         return Ok(None);
     }
     let url = format!("{}{path}", issuer(state, realm_id));
-    let request = crate::dpop::Request { method, url: &url, access_token: Some(token), nonce_required: false };
+    let request = crate::oauth::dpop::Request { method, url: &url, access_token: Some(token), nonce_required: false };
     // A refused proof leaves the token refused: `invalid_token`, as for any token not usable here.
     match super::dpop_proof::proven_key(state, headers, request).await {
         Ok(proven) => Ok((proven.as_deref() == Some(jkt)).then_some(active)),
@@ -183,7 +183,7 @@ pub(super) async fn bearer_person(
     headers: &HeaderMap,
     request: (&str, &str),
     needed: &'static str,
-) -> Result<(crate::store::users::User, crate::ids::ClientId), OAuthError> {
+) -> Result<(crate::store::users::User, crate::kernel::ids::ClientId), OAuthError> {
     let presented = presented(headers).ok_or_else(|| OAuthError::invalid_token(needed, false))?;
     let refused = || OAuthError::invalid_token(needed, presented.1);
     let active = active_presented(state, realm_id, headers, presented, request).await?.ok_or_else(refused)?;
@@ -244,7 +244,7 @@ pub async fn protected_resource(
     let realm = realm(&state, &realm_id).await?;
     let server = crate::store::resource_servers::find(state.store.pool(), &realm.id, &server_id)
         .await
-        .map_err(crate::error::Error::from)?
+        .map_err(crate::runtime::error::Error::from)?
         .filter(|server| server.status == crate::store::Status::Active)
         .ok_or_else(|| OAuthError::new(OAuthCode::ResourceServerNotFound, "no such resource server in the realm"))?;
     let document = json!({

@@ -6,8 +6,8 @@ use axum::http::HeaderMap;
 
 use super::OAuthError;
 use crate::AppState;
-use crate::dpop::{self, ProofError, Request};
-use crate::error::OAuthCode;
+use crate::oauth::dpop::{self, ProofError, Request};
+use crate::runtime::error::OAuthCode;
 
 /// The header a proof travels in.
 const DPOP: &str = "dpop";

@@ -1,15 +1,15 @@
 //! OAuth 2.0 Token Exchange (RFC 8693) at the token endpoint: the form read into an exchange
-//! request for `crate::delegation`, or, with `requested_token_type` naming a connected account's
-//! token, for `crate::federation::connections`; and its answer (RFC 8693 §2.2) or refusal.
+//! request for `crate::oauth::delegation`, or, with `requested_token_type` naming a connected account's
+//! token, for `crate::oauth::federation::connections`; and its answer (RFC 8693 §2.2) or refusal.
 
 use axum::response::Response;
 use serde_json::json;
 
 use super::{Form, OAuthError, json_no_store};
 use crate::AppState;
-use crate::delegation::{self, ACCESS_TOKEN_TYPE, ExchangeError, ExchangeRefusal, ExchangeRequest};
-use crate::federation::connections::{self, CONNECTION_TOKEN_TYPE, VaultError, VaultRefusal, VaultRequest};
-use crate::signin::Origin;
+use crate::oauth::delegation::{self, ACCESS_TOKEN_TYPE, ExchangeError, ExchangeRefusal, ExchangeRequest};
+use crate::oauth::federation::connections::{self, CONNECTION_TOKEN_TYPE, VaultError, VaultRefusal, VaultRequest};
+use crate::oauth::signin::Origin;
 use crate::store::clients::Client;
 use crate::store::realms::Realm;
 

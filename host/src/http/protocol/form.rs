@@ -9,7 +9,7 @@ use axum::http::{HeaderMap, StatusCode, header};
 
 use super::{MAX_SCOPES, OAuthError};
 use crate::AppState;
-use crate::error::OAuthCode;
+use crate::runtime::error::OAuthCode;
 
 /// Most parameters one protocol form may carry; a form with more is refused before the rest is
 /// read. The longest grant (token exchange with client authentication in the body) needs eleven.

@@ -8,18 +8,18 @@ use serde_json::{Value, json};
 
 use super::{Form, OAuthError, authenticate_client, json_no_store, no_store, realm};
 use crate::AppState;
-use crate::cache::Invalidation;
 use crate::http::address::ClientAddress;
 use crate::http::admin::consumers::CONSUMER_KEY_PREFIX;
-use crate::signin::Origin;
-use crate::signin::consumer_keys::{self, Validated};
+use crate::oauth::signin::Origin;
+use crate::oauth::signin::consumer_keys::{self, Validated};
+use crate::oauth::tokens::{self, ActiveToken};
+use crate::runtime::cache::Invalidation;
 use crate::store::clients::Client;
 use crate::store::consumers::{self, Consumer};
 use crate::store::events::{self, Event, EventType};
 use crate::store::realms::Realm;
 use crate::store::sessions::{self, RefreshToken, Session};
 use crate::store::users::{User, UserStatus};
-use crate::tokens::{self, ActiveToken};
 
 /// A refresh token that is still good, with its session and person.
 async fn live_refresh_token(
@@ -220,7 +220,7 @@ pub async fn revoke(
         });
         announce_revocation(&state, &mut tx, &realm, &client, data).await?;
         let revoked = Invalidation::Revoked(active.jti.clone(), active.expires_at);
-        crate::changes::publish(&state, tx, &revoked).await?;
+        crate::runtime::changes::publish(&state, tx, &revoked).await?;
     }
     let mut response = ().into_response();
     no_store(response.headers_mut());

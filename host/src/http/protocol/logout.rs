@@ -14,10 +14,10 @@ use super::authorize::{
 use super::login_page;
 use super::{Form, OAuthError};
 use crate::AppState;
-use crate::signin::browser;
+use crate::oauth::signin::browser;
+use crate::oauth::tokens::{self, IdTokenHint, issuer};
 use crate::store::clients::Client;
 use crate::store::realms::Realm;
-use crate::tokens::{self, IdTokenHint, issuer};
 
 /// The parameters a confirmation carries back.
 const CARRIED: &[&str] = &["id_token_hint", "post_logout_redirect_uri", "state", "client_id", "ui_locales"];
@@ -147,7 +147,7 @@ fn bad_request(explanation: &str) -> Response {
     login_page::problem(StatusCode::BAD_REQUEST, "This sign-out request cannot be answered", explanation)
 }
 
-fn unavailable(failure: &crate::error::Error) -> Response {
+fn unavailable(failure: &crate::runtime::error::Error) -> Response {
     tracing::error!(error = %failure, "a sign-out failed");
     login_page::problem(
         StatusCode::SERVICE_UNAVAILABLE,

@@ -37,8 +37,8 @@ use axum::response::{IntoResponse, Response};
 use axum::routing::{get, post};
 
 use crate::AppState;
-use crate::error::{Error, OAuthCode};
-use crate::signin::{Refusal, SignInError};
+use crate::oauth::signin::{Refusal, SignInError};
+use crate::runtime::error::{Error, OAuthCode};
 use crate::store::Status;
 use crate::store::realms::Realm;
 
@@ -283,7 +283,7 @@ impl From<Error> for OAuthError {
         };
         let retry_after_seconds = match error {
             Error::RateLimited { retry_after_seconds } => Some(retry_after_seconds),
-            Error::Unavailable(_) => Some(crate::error::RETRY_AFTER_UNAVAILABLE_SECONDS),
+            Error::Unavailable(_) => Some(crate::runtime::error::RETRY_AFTER_UNAVAILABLE_SECONDS),
             _ => None,
         };
         Self { retry_after_seconds, ..Self::new(code, description) }
@@ -422,7 +422,7 @@ impl IntoResponse for OAuthError {
         if status == StatusCode::UNAUTHORIZED {
             let challenge = match self.code {
                 OAuthCode::InvalidToken if self.dpop_scheme => {
-                    format!("DPoP error=\"invalid_token\", algs=\"{}\"", crate::dpop::ALGORITHMS.join(" "))
+                    format!("DPoP error=\"invalid_token\", algs=\"{}\"", crate::oauth::dpop::ALGORITHMS.join(" "))
                 }
                 OAuthCode::InvalidToken => "Bearer error=\"invalid_token\"".to_owned(),
                 _ if self.challenge => "Basic realm=\"castellan\"".to_owned(),
@@ -459,7 +459,7 @@ pub fn json_no_store(body: serde_json::Value) -> Response {
 }
 
 pub use self::form::{Form, MAX_FORM_PARAMETERS, forbidden_character};
-pub use crate::signin::MAX_SCOPES;
+pub use crate::oauth::signin::MAX_SCOPES;
 pub use client_auth::{authenticate_client, authenticates, presented_credentials, public_client};
 
 /// The realm of a protocol request; a disabled or unknown realm answers 404.

@@ -12,9 +12,9 @@ use super::login_page::{self, Field, FormPage, Frame, Problem};
 use super::sign_in_steps::password_refused;
 use super::{Form, OAuthError};
 use crate::AppState;
-use crate::signin::{SignInError, recovery};
+use crate::oauth::signin::{SignInError, recovery};
+use crate::oauth::tokens::issuer;
 use crate::store::realms::Realm;
-use crate::tokens::issuer;
 
 /// `GET`: the form, the code from the link in it.
 pub async fn shown(

@@ -1,5 +1,5 @@
 //! Sign-in requests pushed to phones, the third flow attack protection watches. The sign-in side (asking, collecting the answer) is
-//! `crate::signin::push`; this is the phone's side and the grant's name.
+//! `crate::oauth::signin::push`; this is the phone's side and the grant's name.
 //!
 //! - A person enrolls a phone: `POST /realms/{realm}/account/push-devices` with their access token
 //!   (`name`, and `push_token`, the push gateway's address of the phone); the answer holds the
@@ -24,11 +24,11 @@ use serde_json::json;
 
 use super::{Form, OAuthError, json_no_store, realm};
 use crate::AppState;
-use crate::clock::iso;
-use crate::crypto::generate_secret;
-use crate::error::OAuthCode;
-use crate::ids::DeviceId;
-use crate::signin::{self, push::Decision};
+use crate::kernel::clock::iso;
+use crate::kernel::crypto::generate_secret;
+use crate::kernel::ids::DeviceId;
+use crate::oauth::signin::{self, push::Decision};
+use crate::runtime::error::OAuthCode;
 use crate::store::push::{self as store, Device};
 use crate::store::realms::Realm;
 

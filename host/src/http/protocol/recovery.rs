@@ -1,6 +1,6 @@
 //! Password recovery at `POST /realms/{realm}/account/recovery` (a reset code for a username or
 //! e-mail address, always the same 202 answer) and `POST /realms/{realm}/account/recovery/reset`
-//! (a new password with the code); the rules are `crate::signin::recovery`.
+//! (a new password with the code); the rules are `crate::oauth::signin::recovery`.
 
 use axum::Extension;
 use axum::extract::{Path, State};
@@ -11,7 +11,7 @@ use serde_json::json;
 use super::{Form, OAuthError, json_no_store, realm};
 use crate::AppState;
 use crate::http::address::ClientAddress;
-use crate::signin::recovery;
+use crate::oauth::signin::recovery;
 
 pub async fn request(
     State(state): State<AppState>,

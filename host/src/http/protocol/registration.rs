@@ -12,10 +12,10 @@ use serde_json::Value;
 use super::discovery::bearer;
 use super::{OAuthError, json_no_store, no_store, realm};
 use crate::AppState;
-use crate::error::{Error, OAuthCode};
 use crate::http::address::ClientAddress;
 use crate::http::rate_limit::{Class, source_key};
-use crate::registration::{self, Asker, Metadata, RegistrationError};
+use crate::oauth::registration::{self, Asker, Metadata, RegistrationError};
+use crate::runtime::error::{Error, OAuthCode};
 use crate::store::trail::Request;
 
 impl From<RegistrationError> for OAuthError {

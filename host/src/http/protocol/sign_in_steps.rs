@@ -26,15 +26,15 @@ use super::login_page::{Field, FormPage, Problem};
 use super::page_texts::Texts;
 use super::{Form, OAuthError};
 use crate::AppState;
-use crate::error::Error;
 use crate::http::address::ClientAddress;
 use crate::http::rate_limit::{Class, source_key};
-use crate::ids::PLATFORM_REALM;
-use crate::signin::browser;
-use crate::signin::signup::{self, SignUp, SignUpError, SignUpRefusal};
-use crate::signin::{
+use crate::kernel::ids::PLATFORM_REALM;
+use crate::oauth::signin::browser;
+use crate::oauth::signin::signup::{self, SignUp, SignUpError, SignUpRefusal};
+use crate::oauth::signin::{
     self, Opens, PasswordAttempt, PasswordOutcome, PhoneConfirmation, Refusal, SignInError, console, recovery,
 };
+use crate::runtime::error::Error;
 use crate::store::realms::Realm;
 
 type Posted = Result<Form, OAuthError>;
@@ -78,7 +78,7 @@ pub async fn consent(
     };
     match form.get("decision") {
         Some("allow") => {
-            if let Err(failure) = crate::consent::give(&state, authorization, &user, now).await {
+            if let Err(failure) = crate::oauth::consent::give(&state, authorization, &user, now).await {
                 return refused(&state, realm, failure.into());
             }
             code_response(&page, &session, &user, &origin_of(address, &headers)).await
@@ -106,7 +106,7 @@ pub async fn login(
     let origin = origin_of(address, &headers);
     // An address at an organization's domain signs in through the organization's provider: the
     // password, if one was typed, is neither checked nor sent anywhere.
-    match crate::federation::for_address(&state, realm, username).await {
+    match crate::oauth::federation::for_address(&state, realm, username).await {
         Ok(Some(provider)) => return page.upstream(&provider, Some(username.trim())).await,
         Ok(None) => {}
         Err(failure) => return refused(&state, realm, failure.into()),
@@ -211,7 +211,7 @@ fn bound_request<'c>(state: &AppState, headers: &'c HeaderMap) -> Option<&'c str
     let presented = cookie(headers, PUSH_COOKIE)?;
     let (request_id, _) = presented.split_once('.')?;
     let expected = push_binding(state, request_id);
-    crate::crypto::constant_time_eq(expected.as_bytes(), presented.as_bytes()).then_some(request_id)
+    crate::kernel::crypto::constant_time_eq(expected.as_bytes(), presented.as_bytes()).then_some(request_id)
 }
 
 /// `GET …/auth/push`: the waiting page reloading itself.

@@ -1,6 +1,6 @@
 //! The token endpoint (RFC 6749 §3.2): `authorization_code` (with PKCE), `client_credentials`,
 //! `password`, `refresh_token`, the device code (RFC 8628), the push grant and token exchange (RFC 8693, in `exchange`). The handler reads the form, authenticates the
-//! client, checks that the grant is enabled on it, calls the sign-in operation (`crate::signin`)
+//! client, checks that the grant is enabled on it, calls the sign-in operation (`crate::oauth::signin`)
 //! and answers its tokens or its refusal.
 
 use axum::Extension;
@@ -11,16 +11,16 @@ use serde_json::{Value, json};
 
 use super::{Form, OAuthError, authenticate_client, exchange, json_no_store, realm};
 use crate::AppState;
-use crate::error::{Error, OAuthCode};
 use crate::http::address::ClientAddress;
-use crate::ids::PLATFORM_REALM;
-use crate::signin::codes::CodeExchange;
-use crate::signin::console::{self, Answered, Attempted};
-use crate::signin::device::Poll;
-use crate::signin::{
+use crate::kernel::ids::PLATFORM_REALM;
+use crate::oauth::signin::codes::CodeExchange;
+use crate::oauth::signin::console::{self, Answered, Attempted};
+use crate::oauth::signin::device::Poll;
+use crate::oauth::signin::{
     self, Opens, Origin, PasswordAttempt, PasswordOutcome, PhoneConfirmation, RefreshAttempt, Refusal, SignInError,
     Tokens,
 };
+use crate::runtime::error::{Error, OAuthCode};
 use crate::store::clients::{Client, GrantType};
 use crate::store::realms::Realm;
 
@@ -102,8 +102,8 @@ async fn token(
     };
     signin::client_address::enforce(state, &realm, &client, grant_type, address, &origin).await?;
     // A DPoP proof binds the tokens to its key (RFC 9449 §5).
-    let url = format!("{}/protocol/openid-connect/token", crate::tokens::issuer(state, &realm.id));
-    let request = crate::dpop::Request { method: "POST", url: &url, access_token: None, nonce_required: true };
+    let url = format!("{}/protocol/openid-connect/token", crate::oauth::tokens::issuer(state, &realm.id));
+    let request = crate::oauth::dpop::Request { method: "POST", url: &url, access_token: None, nonce_required: true };
     let dpop_jkt = super::dpop_proof::proven_key(state, headers, request).await?;
     let dpop_jkt = dpop_jkt.as_deref();
     if grant == GrantType::TokenExchange {

@@ -30,10 +30,10 @@ use super::authorize::{
 use super::login_page;
 use super::page_texts::Texts;
 use crate::AppState;
-use crate::federation::{self, connections, sign_in};
 use crate::http::address::ClientAddress;
-use crate::signin::browser::{self, Denial};
-use crate::signin::federated::{self, FederatedError, Refused};
+use crate::oauth::federation::{self, connections, sign_in};
+use crate::oauth::signin::browser::{self, Denial};
+use crate::oauth::signin::federated::{self, FederatedError, Refused};
 use crate::store::identity_providers::IdentityProvider;
 use crate::store::realms::Realm;
 use crate::store::users::User;

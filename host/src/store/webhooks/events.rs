@@ -18,7 +18,7 @@ use chrono::{DateTime, Utc};
 use sqlx::{Any, Executor};
 
 use super::{Attempt, AttemptKind, Place, rows_per_insert};
-use crate::ids::EventId;
+use crate::kernel::ids::EventId;
 use crate::store::page::{self, Listing, Page, PageRequest, Sql};
 use crate::store::{Connection, Error, Store};
 

@@ -10,21 +10,21 @@ use utoipa::ToSchema;
 use super::team::{MemberView, removed};
 use crate::AppState;
 use crate::authz::permission;
-use crate::clock::iso;
-use crate::crypto::generate_secret;
-use crate::error::Error;
 use crate::http::admin::secrets::grantable_roles;
 use crate::http::admin::{ListQuery, commit};
 use crate::http::auth::Caller;
 use crate::http::body::JsonBody;
 use crate::http::envelope;
-use crate::ids::{InvitationId, RealmId, UserId};
-use crate::mail::{Mail, MailError};
+use crate::kernel::clock::iso;
+use crate::kernel::crypto::generate_secret;
+use crate::kernel::ids::{InvitationId, RealmId, UserId};
+use crate::kernel::validate::email;
+use crate::kernel::validate::{Rule, parsed};
+use crate::operations::mail::{Mail, MailError};
+use crate::runtime::error::Error;
 use crate::store::accounts::{self, Member};
 use crate::store::invitations::{self as invitation_store, Invitation};
 use crate::store::trail::{Change, ChangeAction, Place, ResourceKind};
-use crate::validate::email;
-use crate::validate::{Rule, parsed};
 
 /// Prefix of invitation tokens.
 pub const INVITATION_TOKEN_PREFIX: &str = "cstl_inv_";
@@ -216,13 +216,14 @@ pub async fn accept_invitation(
     axum::Extension(crate::http::address::ClientAddress(address)): axum::Extension<crate::http::address::ClientAddress>,
     JsonBody(mut body): JsonBody,
 ) -> Result<Response, Error> {
-    use crate::ids::PLATFORM_REALM;
+    use crate::kernel::ids::PLATFORM_REALM;
     use crate::store::trail;
     use crate::store::users::{self as user_store, User, UserStatus};
 
-    let token = body.required("token", crate::validate::text(1, 256));
-    let username = body.required("username", crate::validate::username);
-    let password = body.required("password", crate::validate::text(1, crate::passwords::MAX_PASSWORD_LENGTH));
+    let token = body.required("token", crate::kernel::validate::text(1, 256));
+    let username = body.required("username", crate::kernel::validate::username);
+    let password =
+        body.required("password", crate::kernel::validate::text(1, crate::kernel::passwords::MAX_PASSWORD_LENGTH));
     body.finish()?;
     let (Some(token), Some(username), Some(password)) = (token, username, password) else {
         return Err(Error::invalid("", Rule::Required, "token, username and password are required"));
@@ -259,7 +260,7 @@ pub async fn accept_invitation(
     };
     crate::http::admin::users::check_unique(&state, &user).await?;
     crate::http::admin::users::refuse_breached(&state, &realm, &password).await?;
-    let user = User { password_hash: Some(crate::passwords::hash(password).await?), ..user };
+    let user = User { password_hash: Some(crate::kernel::passwords::hash(password).await?), ..user };
 
     let mut tx = state.store.begin().await?;
     if !user_store::insert(&mut *tx, &user).await? {

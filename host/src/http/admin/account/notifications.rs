@@ -8,16 +8,16 @@ use utoipa::ToSchema;
 
 use crate::AppState;
 use crate::authz::permission;
-use crate::clock::iso;
-use crate::error::Error;
 use crate::http::admin::webhooks::check_url;
 use crate::http::admin::{ListQuery, commit};
 use crate::http::auth::Caller;
 use crate::http::body::JsonBody;
 use crate::http::envelope;
+use crate::kernel::clock::iso;
+use crate::kernel::validate::one_of;
+use crate::runtime::error::Error;
 use crate::store::notifications::{self as notification_store, AttacksDetected, Notification, Preferences};
 use crate::store::trail::{Change, ChangeAction, Place, ResourceKind};
-use crate::validate::one_of;
 
 #[derive(Debug, Serialize, ToSchema)]
 #[serde(rename_all = "camelCase")]
@@ -68,7 +68,7 @@ pub async fn update_preferences(
     let current = notification_store::preferences(state.store.pool(), caller.account_id()).await?;
     let mut next = current.clone();
     if let Some(url) =
-        body.nullable("webhookUrl", crate::validate::text(1, crate::http::admin::webhooks::MAX_URL_LENGTH + 1))
+        body.nullable("webhookUrl", crate::kernel::validate::text(1, crate::http::admin::webhooks::MAX_URL_LENGTH + 1))
     {
         if let Some(url) = &url {
             check_url(&state, &mut body, "webhookUrl", url).await;

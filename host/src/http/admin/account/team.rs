@@ -8,16 +8,16 @@ use utoipa::ToSchema;
 
 use crate::AppState;
 use crate::authz::permission;
-use crate::clock::iso;
-use crate::error::Error;
 use crate::http::admin::commit;
 use crate::http::admin::secrets::grantable_roles;
 use crate::http::auth::Caller;
 use crate::http::body::JsonBody;
 use crate::http::envelope;
+use crate::kernel::clock::iso;
+use crate::kernel::validate::Rule;
+use crate::runtime::error::Error;
 use crate::store::accounts::{self, Member};
 use crate::store::trail::{Change, ChangeAction, Place, ResourceKind};
-use crate::validate::Rule;
 
 #[derive(Debug, Serialize, ToSchema)]
 #[serde(rename_all = "camelCase")]

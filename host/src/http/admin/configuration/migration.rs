@@ -1,5 +1,5 @@
 //! `/import/translate` and `/import/migrate`: an export of Keycloak or Auth0 read into this
-//! service's terms ([`crate::import::migration`]), shown item by item, then imported: the
+//! service's terms ([`crate::operations::import::migration`]), shown item by item, then imported: the
 //! configuration as `/import` imports it, then the people through one of the translated clients,
 //! as the client's user import does. A migration is a dry run unless `dryRun=false` is given.
 
@@ -14,17 +14,17 @@ use super::super::imports::{ImportView, Parameters, parameters_with};
 use super::{ConfigurationImportView, apply};
 use crate::AppState;
 use crate::authz::permission;
-use crate::error::Error;
 use crate::http::auth::Caller;
 use crate::http::body::JsonBody;
 use crate::http::envelope;
-use crate::import::configuration::Document;
-use crate::import::configuration::Kind;
-use crate::import::migration::{self, Note, Provider, Translation};
-use crate::import::users::{BATCH_ROWS, Finished, Importer, Row};
+use crate::kernel::validate::Rule;
+use crate::operations::import::configuration::Document;
+use crate::operations::import::configuration::Kind;
+use crate::operations::import::migration::{self, Note, Provider, Translation};
+use crate::operations::import::users::{BATCH_ROWS, Finished, Importer, Row};
+use crate::runtime::error::Error;
 use crate::store::clients::{self as client_store, Client, ClientType};
 use crate::store::imports::{self as import_store, OnConflict};
-use crate::validate::Rule;
 
 /// How many items of the export each mapping has.
 #[derive(Debug, Serialize, ToSchema)]

@@ -1,5 +1,5 @@
 //! `/export` and `/import`: an account's configuration as one document
-//! ([`crate::import::configuration`]), read and applied through the admin API itself ([`replay`]).
+//! ([`crate::operations::import::configuration`]), read and applied through the admin API itself ([`replay`]).
 //!
 //! An export needs only what reading each part needs; it never holds a secret. An import (a
 //! sensitive request: 50 a minute) plans every item against what the account holds, then, unless it
@@ -22,13 +22,13 @@ use self::replay::{Executor, Outcome, Replay, foreseen};
 use super::imports::{Parameters, parameters};
 use crate::AppState;
 use crate::authz::permission;
-use crate::error::Error;
 use crate::http::auth::Caller;
 use crate::http::body::JsonBody;
 use crate::http::envelope;
-use crate::import::configuration::{Document, Kind, Step, plan};
+use crate::kernel::validate::Rule;
+use crate::operations::import::configuration::{Document, Kind, Step, plan};
+use crate::runtime::error::Error;
 use crate::store::imports::OnConflict;
-use crate::validate::Rule;
 
 /// What became of one item of an import.
 #[derive(Debug, Serialize, ToSchema)]

@@ -13,12 +13,12 @@ use serde_json::{Map, Value, json};
 use tower::ServiceExt as _;
 
 use crate::AppState;
-use crate::error::{Error, ErrorCode};
 use crate::http::auth::Caller;
-use crate::ids::PLATFORM_REALM;
-use crate::import::configuration::{
+use crate::kernel::ids::PLATFORM_REALM;
+use crate::operations::import::configuration::{
     Action, Client, Collection, Document, Group, Item, OFFERED_PROVIDERS, Realm, RoleName, Step,
 };
+use crate::runtime::error::{Error, ErrorCode};
 
 /// Items asked for per page of a list.
 const PAGE: usize = 200;

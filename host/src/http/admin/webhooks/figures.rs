@@ -8,13 +8,13 @@ use utoipa::ToSchema;
 use super::super::ListQuery;
 use super::*;
 use crate::AppState;
-use crate::clock::iso;
-use crate::error::Error;
 use crate::http::auth::Caller;
 use crate::http::envelope;
+use crate::kernel::clock::iso;
+use crate::kernel::validate::{Notification, Rule};
+use crate::runtime::error::Error;
 use crate::store::webhooks::events::{EventDelivery, event_page};
 use crate::store::webhooks::{self as store};
-use crate::validate::{Notification, Rule};
 
 /// The window metrics cover when the caller names none: the last 24 hours.
 const DEFAULT_METRICS_WINDOW_HOURS: i64 = 24;

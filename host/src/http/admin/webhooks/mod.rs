@@ -15,17 +15,17 @@ use super::clients::client_in_reach;
 use super::{ListQuery, realm_in_reach};
 use crate::AppState;
 use crate::authz::{Resource, permission};
-use crate::clock::iso;
-use crate::error::Error;
 use crate::http::auth::Caller;
 use crate::http::envelope;
+use crate::kernel::clock::iso;
+use crate::kernel::validate::{Body, Notification, Rule, integer, list_of, one_of, text};
+use crate::operations::webhooks;
+use crate::operations::webhooks::endpoints::{self, Owner, WithSecret};
+use crate::runtime::error::Error;
 use crate::store::events::EventType;
 use crate::store::webhooks::{
     self as store, Attempt, AttemptKind, AttemptState, Endpoint, EndpointKind, EndpointStatus,
 };
-use crate::validate::{Body, Notification, Rule, integer, list_of, one_of, text};
-use crate::webhooks;
-use crate::webhooks::endpoints::{self, Owner, WithSecret};
 
 mod figures;
 mod routes;

@@ -15,9 +15,9 @@ use utoipa::openapi::{ObjectBuilder, OpenApi, Required, Type};
 use super::figures::{events, metrics};
 use super::*;
 use crate::AppState;
-use crate::error::Error;
 use crate::http::auth::Caller;
 use crate::http::body::JsonBody;
+use crate::runtime::error::Error;
 
 /// Where the addressed endpoints are: a realm, or a client of it.
 #[derive(Debug, Deserialize)]

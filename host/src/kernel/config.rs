@@ -1,0 +1,626 @@
+//! Configuration: built-in defaults, then an optional `castellan.toml`, then `CASTELLAN_*`
+//! environment variables, then command-line flags. Each layer overrides the one before.
+
+use std::net::{IpAddr, SocketAddr};
+use std::path::{Path, PathBuf};
+use std::str::FromStr;
+
+use ipnet::IpNet;
+use serde::Deserialize;
+
+/// The file read when `--config` is not given and it exists in the working directory.
+pub const DEFAULT_CONFIG_FILE: &str = "castellan.toml";
+
+#[derive(Debug, Clone, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct Settings {
+    /// Address the HTTP server listens on.
+    pub listen: SocketAddr,
+    /// `postgres://…` selects PostgreSQL; `sqlite:…` or a plain path selects a SQLite file.
+    pub database_url: String,
+    /// Largest number of pooled database connections.
+    pub database_max_connections: u32,
+    /// Expose `/_dev/clock` and let time move only when told. Never for production.
+    pub manual_clock: bool,
+    /// Peers whose `X-Forwarded-For` is believed (CIDR or single addresses).
+    #[serde(deserialize_with = "deserialize_networks")]
+    pub trusted_proxies: Vec<IpNet>,
+    /// Where the first start writes the bootstrap API key (mode 0600), besides stdout.
+    pub bootstrap_key_file: Option<PathBuf>,
+    /// 32-byte key (hex) that keys the hashes of API keys and client secrets. Created on first
+    /// start when missing; every host of one deployment must share it.
+    pub secret_key_file: PathBuf,
+    /// `text` or `json`.
+    pub log_format: LogFormat,
+    /// Base address of an OpenTelemetry collector (`http://collector:4318`) to export traces to
+    /// over OTLP/HTTP. None by default: no traces are exported.
+    pub otlp_endpoint: Option<String>,
+    /// Largest accepted request body; larger ones get 413.
+    pub max_body_bytes: usize,
+    /// Days the access log keeps its rows.
+    pub access_log_retention_days: u32,
+    /// Seconds a host keeps serving after SIGTERM while `/readyz` already answers 503, so that a
+    /// load balancer stops sending it requests before it stops accepting them.
+    pub drain_seconds: u32,
+    /// Seconds a request's head (its line and headers) may take to arrive from its first byte,
+    /// and a new connection's first request from connecting; a slower client is cut off.
+    pub header_read_timeout_seconds: u32,
+    /// Seconds a kept-alive connection waits for the next request after an answer, then closes.
+    pub idle_timeout_seconds: u32,
+    /// Connections open at once; past it the service accepts no more until one closes. Keep it
+    /// well under the process's open-file limit (`ulimit -n`).
+    pub max_connections: u32,
+    /// The admin API's limits, per minute: requests of one caller, requests of one caller to the
+    /// sensitive endpoints, and failed authentications from one source address.
+    pub admin_rate_limits: AdminRateLimits,
+    /// The service's public address, the base of every issuer (`{public_url}/realms/{realm}`).
+    /// Default: `http://` and the listen address.
+    pub public_url: Option<String>,
+    /// A label for where the deployment runs (`eu-west-1`, `frankfurt`), shown to accounts by
+    /// `/api/v1/dedicated/instance`. None by default.
+    pub region: Option<String>,
+    /// Lifetime of access and ID tokens, in seconds.
+    pub access_token_seconds: u32,
+    /// Lifetime of a refresh token, in seconds; each exchange issues a new one.
+    pub refresh_token_seconds: u32,
+    /// Longest life of a sign-in session, in seconds; its refresh tokens never outlive it.
+    pub session_seconds: u32,
+    /// A list of breached passwords, one a line, loaded at start (Debian's `john-data` package
+    /// installs Openwall's list at the default path).
+    pub breached_passwords_file: Option<PathBuf>,
+    /// Address of a range API compatible with Have I Been Pwned's, ending where the five-digit
+    /// hash prefix goes (`https://api.pwnedpasswords.com/range/`). None by default.
+    pub breached_passwords_api: Option<String>,
+    /// A payload builder component (`wasm32-wasip2`, world `payloads`) used instead of the one the
+    /// service embeds.
+    pub payloads_component: Option<PathBuf>,
+    /// Networks webhooks may reach besides public addresses. For development and tests only: in
+    /// production webhooks must never reach inside.
+    #[serde(deserialize_with = "deserialize_networks")]
+    pub webhook_allowed_networks: Vec<IpNet>,
+    /// PEM certificates webhook deliveries trust besides the public roots (a receiver behind a
+    /// private certificate authority, a test receiver).
+    pub webhook_ca_file: Option<PathBuf>,
+    /// The SMTP server e-mail goes through: `smtp://host:port` (plain, for a relay on the same
+    /// host), `smtp://host:587?tls=required` (STARTTLS) or `smtps://user:password@host:465`.
+    /// Without it the service sends no e-mail, and what needs one (invitations) is refused.
+    pub smtp_url: Option<String>,
+    /// The `From` address of the service's e-mail.
+    pub mail_from: String,
+    /// Where notices that must not be lost (attack protection's) are written as `.eml` files when
+    /// no SMTP server is configured.
+    pub mail_outbox: PathBuf,
+    /// A detector component (`wasm32-wasip2`, world `detector`) used instead of the one the service
+    /// embeds.
+    pub detector_component: Option<PathBuf>,
+    /// Datacenter networks, in CIDR notation one a line: sources in them get half the thresholds.
+    pub datacenter_networks_file: Option<PathBuf>,
+    /// Tor exit addresses or networks, one a line: sources in them get half the thresholds.
+    pub tor_exits_file: Option<PathBuf>,
+    /// Where sign-in requests for phones are posted (JSON with the phone's `push_token`), for the
+    /// gateway of the phones' platform; without it phones find their requests by asking.
+    pub push_gateway_url: Option<String>,
+    /// A MaxMind-format country database (GeoLite2-Country layout): the countries of blocked sources.
+    pub country_database_file: Option<PathBuf>,
+    /// A MaxMind-format network database (GeoLite2-ASN layout): the networks of blocked sources.
+    pub network_database_file: Option<PathBuf>,
+    /// `redis://host:port/db`: attack protection counts in Redis, together with every host using
+    /// it. Without it each host counts in its own memory.
+    pub redis_url: Option<String>,
+    /// The incident analyst: its component, the plans that include it, the language model.
+    pub analyst: AnalystSettings,
+}
+
+/// The incident analyst (the `[analyst]` table of the configuration file).
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct AnalystSettings {
+    /// Another component of the `analyst` world to run instead of the embedded one.
+    pub component: Option<PathBuf>,
+    /// The accounts whose plan includes the AI advisor, by id; `"*"` (the default) for every
+    /// account. Each realm still decides whether the advisor reads it.
+    pub plan_accounts: Vec<String>,
+    /// An OpenAI-compatible chat-completions address (`…/v1/chat/completions`); without it the
+    /// component reads alone.
+    pub model_url: Option<String>,
+    /// The model asked.
+    pub model: String,
+    /// The bearer key sent to the address (or `CASTELLAN_ANALYST_MODEL_KEY`).
+    pub model_key: Option<String>,
+    /// The longest the model may take to answer, after which the component reads.
+    pub model_timeout_seconds: u64,
+}
+
+impl Default for AnalystSettings {
+    fn default() -> Self {
+        Self {
+            component: None,
+            plan_accounts: vec!["*".to_owned()],
+            model_url: None,
+            model: "gpt-4o-mini".to_owned(),
+            model_key: None,
+            model_timeout_seconds: 30,
+        }
+    }
+}
+
+impl Default for Settings {
+    fn default() -> Self {
+        Self {
+            listen: SocketAddr::from(([127, 0, 0, 1], 8080)),
+            database_url: "sqlite://data/castellan.db".to_owned(),
+            database_max_connections: 16,
+            manual_clock: false,
+            trusted_proxies: Vec::new(),
+            bootstrap_key_file: None,
+            secret_key_file: PathBuf::from("data/secret.key"),
+            log_format: LogFormat::Text,
+            max_body_bytes: 1024 * 1024,
+            access_log_retention_days: 90,
+            drain_seconds: 0,
+            header_read_timeout_seconds: 10,
+            idle_timeout_seconds: 60,
+            max_connections: 1024,
+            admin_rate_limits: AdminRateLimits::default(),
+            public_url: None,
+            region: None,
+            access_token_seconds: 300,
+            refresh_token_seconds: 1800,
+            session_seconds: 36_000,
+            breached_passwords_file: Some(PathBuf::from("/usr/share/john/password.lst")),
+            breached_passwords_api: None,
+            payloads_component: None,
+            otlp_endpoint: None,
+            webhook_allowed_networks: Vec::new(),
+            webhook_ca_file: None,
+            smtp_url: None,
+            mail_from: "Castellan <no-reply@localhost>".to_owned(),
+            mail_outbox: PathBuf::from("data/outbox"),
+            detector_component: None,
+            datacenter_networks_file: None,
+            tor_exits_file: None,
+            country_database_file: None,
+            push_gateway_url: None,
+            network_database_file: None,
+            redis_url: None,
+            analyst: AnalystSettings::default(),
+        }
+    }
+}
+
+/// Per-minute limits of the admin API (the `[admin_rate_limits]` table of the configuration file).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct AdminRateLimits {
+    /// Requests of one caller to most endpoints.
+    pub requests: u32,
+    /// Requests of one caller to the sensitive endpoints (API secrets, imports, impersonation).
+    pub sensitive_requests: u32,
+    /// Requests from one source address (an IPv6 /64) whose credentials were refused.
+    pub failed_authentications: u32,
+    /// Client registrations (RFC 7591) asked from one source address, allowed or not.
+    pub client_registrations: u32,
+    /// Unknown or expired user codes (RFC 8628) typed from one source address.
+    pub wrong_user_codes: u32,
+    /// Device authorizations (RFC 8628) asked from one source address.
+    pub device_authorizations: u32,
+    /// Self sign-ups asked from one source address.
+    pub sign_ups: u32,
+}
+
+impl Default for AdminRateLimits {
+    fn default() -> Self {
+        Self {
+            requests: 300,
+            sensitive_requests: 50,
+            failed_authentications: 30,
+            client_registrations: 10,
+            wrong_user_codes: 10,
+            device_authorizations: 30,
+            sign_ups: 5,
+        }
+    }
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, clap::ValueEnum)]
+#[serde(rename_all = "lowercase")]
+pub enum LogFormat {
+    Text,
+    Json,
+}
+
+/// The flags of `castellan serve` and `castellan migrate`; each also reads its `CASTELLAN_*` variable.
+#[derive(Debug, Clone, Default, clap::Args)]
+pub struct Overrides {
+    /// Configuration file (default: ./castellan.toml when it exists).
+    #[arg(long, env = "CASTELLAN_CONFIG")]
+    pub config: Option<PathBuf>,
+    /// Listen address [default: 127.0.0.1:8080].
+    #[arg(long, env = "CASTELLAN_LISTEN")]
+    pub listen: Option<SocketAddr>,
+    /// Database URL [default: sqlite://data/castellan.db].
+    #[arg(long, env = "CASTELLAN_DATABASE_URL")]
+    pub database_url: Option<String>,
+    /// Largest number of pooled database connections [default: 16].
+    #[arg(long, env = "CASTELLAN_DATABASE_MAX_CONNECTIONS")]
+    pub database_max_connections: Option<u32>,
+    /// Let time move only through POST /_dev/clock (development and tests only).
+    #[arg(long, env = "CASTELLAN_MANUAL_CLOCK", num_args = 0..=1, default_missing_value = "true")]
+    pub manual_clock: Option<bool>,
+    /// Trusted proxies, comma separated CIDRs or addresses.
+    #[arg(long, env = "CASTELLAN_TRUSTED_PROXIES", value_delimiter = ',', value_parser = parse_network)]
+    pub trusted_proxies: Option<Vec<IpNet>>,
+    /// File the bootstrap API key is written to on first start (mode 0600).
+    #[arg(long, env = "CASTELLAN_BOOTSTRAP_KEY_FILE")]
+    pub bootstrap_key_file: Option<PathBuf>,
+    /// File holding the secret hashing key [default: data/secret.key].
+    #[arg(long, env = "CASTELLAN_SECRET_KEY_FILE")]
+    pub secret_key_file: Option<PathBuf>,
+    /// Log format [default: text].
+    #[arg(long, env = "CASTELLAN_LOG_FORMAT", value_enum)]
+    pub log_format: Option<LogFormat>,
+    /// Largest request body in bytes [default: 1048576].
+    #[arg(long, env = "CASTELLAN_MAX_BODY_BYTES")]
+    pub max_body_bytes: Option<usize>,
+    /// Days the access log keeps its rows [default: 90].
+    #[arg(long, env = "CASTELLAN_ACCESS_LOG_RETENTION_DAYS")]
+    pub access_log_retention_days: Option<u32>,
+    /// Seconds to keep serving after SIGTERM with /readyz answering 503 [default: 0].
+    #[arg(long, env = "CASTELLAN_DRAIN_SECONDS")]
+    pub drain_seconds: Option<u32>,
+    /// Seconds a request's head may take to arrive [default: 10].
+    #[arg(long, env = "CASTELLAN_HEADER_READ_TIMEOUT_SECONDS")]
+    pub header_read_timeout_seconds: Option<u32>,
+    /// Seconds a kept-alive connection waits for the next request [default: 60].
+    #[arg(long, env = "CASTELLAN_IDLE_TIMEOUT_SECONDS")]
+    pub idle_timeout_seconds: Option<u32>,
+    /// Connections open at once [default: 1024].
+    #[arg(long, env = "CASTELLAN_MAX_CONNECTIONS")]
+    pub max_connections: Option<u32>,
+    /// Public address of the service, base of the issuers [default: http://<listen>].
+    #[arg(long, env = "CASTELLAN_PUBLIC_URL")]
+    pub public_url: Option<String>,
+    /// A label for where the deployment runs, shown by /api/v1/dedicated/instance [default: none].
+    #[arg(long, env = "CASTELLAN_REGION")]
+    pub region: Option<String>,
+    /// Access and ID token lifetime in seconds [default: 300].
+    #[arg(long, env = "CASTELLAN_ACCESS_TOKEN_SECONDS")]
+    pub access_token_seconds: Option<u32>,
+    /// Refresh token lifetime in seconds [default: 1800].
+    #[arg(long, env = "CASTELLAN_REFRESH_TOKEN_SECONDS")]
+    pub refresh_token_seconds: Option<u32>,
+    /// Longest session life in seconds [default: 36000].
+    #[arg(long, env = "CASTELLAN_SESSION_SECONDS")]
+    pub session_seconds: Option<u32>,
+    /// Breached-password list file [default: /usr/share/john/password.lst].
+    #[arg(long, env = "CASTELLAN_BREACHED_PASSWORDS_FILE")]
+    pub breached_passwords_file: Option<PathBuf>,
+    /// HIBP-compatible range API address, e.g. https://api.pwnedpasswords.com/range/.
+    #[arg(long, env = "CASTELLAN_BREACHED_PASSWORDS_API")]
+    pub breached_passwords_api: Option<String>,
+    /// Payload builder component file [default: the embedded one].
+    #[arg(long, env = "CASTELLAN_PAYLOADS_COMPONENT")]
+    pub payloads_component: Option<PathBuf>,
+    /// OpenTelemetry collector to export traces to over OTLP/HTTP, e.g. http://collector:4318 [default: none].
+    #[arg(long, env = "CASTELLAN_OTLP_ENDPOINT")]
+    pub otlp_endpoint: Option<String>,
+    /// Networks webhooks may reach besides public addresses, comma separated (development and tests only).
+    #[arg(long, env = "CASTELLAN_WEBHOOK_ALLOWED_NETWORKS", value_delimiter = ',', value_parser = parse_network)]
+    pub webhook_allowed_networks: Option<Vec<IpNet>>,
+    /// PEM certificates webhook deliveries trust besides the public roots.
+    #[arg(long, env = "CASTELLAN_WEBHOOK_CA_FILE")]
+    pub webhook_ca_file: Option<PathBuf>,
+    /// SMTP server for the service's e-mail: smtp://host:port, smtp://host:587?tls=required or smtps://user:pass@host.
+    #[arg(long, env = "CASTELLAN_SMTP_URL")]
+    pub smtp_url: Option<String>,
+    /// From address of the service's e-mail [default: Castellan <no-reply@localhost>].
+    #[arg(long, env = "CASTELLAN_MAIL_FROM")]
+    pub mail_from: Option<String>,
+    /// Redis for attack protection's counters, shared by every host: redis://host:port/db [default: in memory].
+    #[arg(long, env = "CASTELLAN_REDIS_URL")]
+    pub redis_url: Option<String>,
+    /// Folder for e-mail that must not be lost when no SMTP server is configured [default: data/outbox].
+    #[arg(long, env = "CASTELLAN_MAIL_OUTBOX")]
+    pub mail_outbox: Option<PathBuf>,
+    /// Attack detector component file [default: the embedded one].
+    #[arg(long, env = "CASTELLAN_DETECTOR_COMPONENT")]
+    pub detector_component: Option<PathBuf>,
+    /// Datacenter networks (CIDR, one a line): their sources get half the attack thresholds.
+    #[arg(long, env = "CASTELLAN_DATACENTER_NETWORKS_FILE")]
+    pub datacenter_networks_file: Option<PathBuf>,
+    /// Tor exits (addresses or CIDR, one a line): their sources get half the attack thresholds.
+    #[arg(long, env = "CASTELLAN_TOR_EXITS_FILE")]
+    pub tor_exits_file: Option<PathBuf>,
+    /// Push gateway address sign-in requests for phones are posted to (JSON) [default: none].
+    #[arg(long, env = "CASTELLAN_PUSH_GATEWAY_URL")]
+    pub push_gateway_url: Option<String>,
+    /// MaxMind-format country database (GeoLite2-Country layout) for the countries of blocked sources.
+    #[arg(long, env = "CASTELLAN_COUNTRY_DATABASE_FILE")]
+    pub country_database_file: Option<PathBuf>,
+    /// MaxMind-format network database (GeoLite2-ASN layout) for the networks of blocked sources.
+    #[arg(long, env = "CASTELLAN_NETWORK_DATABASE_FILE")]
+    pub network_database_file: Option<PathBuf>,
+    /// The key of the incident analyst's language model.
+    #[arg(long, env = "CASTELLAN_ANALYST_MODEL_KEY", hide_env_values = true)]
+    pub analyst_model_key: Option<String>,
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum ConfigError {
+    #[error("cannot read configuration file {path}: {source}")]
+    Read { path: PathBuf, source: std::io::Error },
+    #[error("invalid configuration file {path}: {source}")]
+    Parse { path: PathBuf, source: toml::de::Error },
+    #[error("invalid setting {name}: {reason}")]
+    Invalid { name: &'static str, reason: String },
+}
+
+impl Settings {
+    /// Layers the configuration file and the overrides (flags, then environment) over the defaults.
+    pub fn load(overrides: &Overrides) -> Result<Self, ConfigError> {
+        let explicit = overrides.config.as_deref();
+        let path = explicit.unwrap_or_else(|| Path::new(DEFAULT_CONFIG_FILE));
+        let mut settings = match std::fs::read_to_string(path) {
+            Ok(text) => toml::from_str(&text).map_err(|source| ConfigError::Parse { path: path.to_owned(), source })?,
+            Err(error) if explicit.is_none() && error.kind() == std::io::ErrorKind::NotFound => Settings::default(),
+            Err(source) => {
+                return Err(ConfigError::Read { path: path.to_owned(), source });
+            }
+        };
+        settings.apply(overrides);
+        settings.check()?;
+        Ok(settings)
+    }
+
+    fn apply(&mut self, o: &Overrides) {
+        fn set<T: Clone>(target: &mut T, value: &Option<T>) {
+            if let Some(value) = value {
+                *target = value.clone();
+            }
+        }
+        set(&mut self.listen, &o.listen);
+        set(&mut self.database_url, &o.database_url);
+        set(&mut self.database_max_connections, &o.database_max_connections);
+        set(&mut self.manual_clock, &o.manual_clock);
+        set(&mut self.trusted_proxies, &o.trusted_proxies);
+        if o.bootstrap_key_file.is_some() {
+            self.bootstrap_key_file.clone_from(&o.bootstrap_key_file);
+        }
+        set(&mut self.secret_key_file, &o.secret_key_file);
+        set(&mut self.log_format, &o.log_format);
+        set(&mut self.max_body_bytes, &o.max_body_bytes);
+        set(&mut self.access_log_retention_days, &o.access_log_retention_days);
+        set(&mut self.drain_seconds, &o.drain_seconds);
+        set(&mut self.header_read_timeout_seconds, &o.header_read_timeout_seconds);
+        set(&mut self.idle_timeout_seconds, &o.idle_timeout_seconds);
+        set(&mut self.max_connections, &o.max_connections);
+        if o.public_url.is_some() {
+            self.public_url.clone_from(&o.public_url);
+        }
+        if o.region.is_some() {
+            self.region.clone_from(&o.region);
+        }
+        set(&mut self.access_token_seconds, &o.access_token_seconds);
+        set(&mut self.refresh_token_seconds, &o.refresh_token_seconds);
+        set(&mut self.session_seconds, &o.session_seconds);
+        if o.breached_passwords_file.is_some() {
+            self.breached_passwords_file.clone_from(&o.breached_passwords_file);
+        }
+        if o.breached_passwords_api.is_some() {
+            self.breached_passwords_api.clone_from(&o.breached_passwords_api);
+        }
+        if o.payloads_component.is_some() {
+            self.payloads_component.clone_from(&o.payloads_component);
+        }
+        if o.otlp_endpoint.is_some() {
+            self.otlp_endpoint.clone_from(&o.otlp_endpoint);
+        }
+        set(&mut self.webhook_allowed_networks, &o.webhook_allowed_networks);
+        if o.webhook_ca_file.is_some() {
+            self.webhook_ca_file.clone_from(&o.webhook_ca_file);
+        }
+        if o.smtp_url.is_some() {
+            self.smtp_url.clone_from(&o.smtp_url);
+        }
+        set(&mut self.mail_from, &o.mail_from);
+        if o.redis_url.is_some() {
+            self.redis_url.clone_from(&o.redis_url);
+        }
+        set(&mut self.mail_outbox, &o.mail_outbox);
+        if o.analyst_model_key.is_some() {
+            self.analyst.model_key.clone_from(&o.analyst_model_key);
+        }
+        if o.push_gateway_url.is_some() {
+            self.push_gateway_url.clone_from(&o.push_gateway_url);
+        }
+        for (setting, given) in [
+            (&mut self.detector_component, &o.detector_component),
+            (&mut self.datacenter_networks_file, &o.datacenter_networks_file),
+            (&mut self.tor_exits_file, &o.tor_exits_file),
+            (&mut self.country_database_file, &o.country_database_file),
+            (&mut self.network_database_file, &o.network_database_file),
+        ] {
+            if given.is_some() {
+                setting.clone_from(given);
+            }
+        }
+    }
+
+    fn check(&self) -> Result<(), ConfigError> {
+        if self.database_max_connections == 0 {
+            return Err(ConfigError::Invalid { name: "database_max_connections", reason: "must be at least 1".into() });
+        }
+        for (name, value) in [
+            ("header_read_timeout_seconds", self.header_read_timeout_seconds),
+            ("idle_timeout_seconds", self.idle_timeout_seconds),
+            ("max_connections", self.max_connections),
+        ] {
+            if value == 0 {
+                return Err(ConfigError::Invalid { name, reason: "must be at least 1".into() });
+            }
+        }
+        if self.max_body_bytes < 1024 {
+            return Err(ConfigError::Invalid { name: "max_body_bytes", reason: "must be at least 1024".into() });
+        }
+        let limits = self.admin_rate_limits;
+        let every = [
+            limits.requests,
+            limits.sensitive_requests,
+            limits.failed_authentications,
+            limits.client_registrations,
+            limits.wrong_user_codes,
+            limits.device_authorizations,
+            limits.sign_ups,
+        ];
+        if every.contains(&0) {
+            return Err(ConfigError::Invalid {
+                name: "admin_rate_limits",
+                reason: "each limit must be at least 1".into(),
+            });
+        }
+        // The model key travels in the request: plain http only where it stays on this machine.
+        if let Some(address) = &self.analyst.model_url
+            && !url::Url::parse(address).is_ok_and(|u| {
+                u.host_str().is_some()
+                    && (u.scheme() == "https" || (u.scheme() == "http" && crate::kernel::addresses::is_loopback(&u)))
+            })
+        {
+            return Err(ConfigError::Invalid {
+                name: "analyst.model_url",
+                reason: "must be an https address (http only on a loopback host: the model key is sent with it)".into(),
+            });
+        }
+        if !(1..=300).contains(&self.analyst.model_timeout_seconds) || self.analyst.model.trim().is_empty() {
+            return Err(ConfigError::Invalid {
+                name: "analyst",
+                reason: "model must be named and model_timeout_seconds be within 1–300".into(),
+            });
+        }
+        if self.access_log_retention_days == 0 {
+            return Err(ConfigError::Invalid {
+                name: "access_log_retention_days",
+                reason: "must be at least 1".into(),
+            });
+        }
+        if let Some(url) = &self.public_url {
+            let parsed =
+                url::Url::parse(url).map_err(|e| ConfigError::Invalid { name: "public_url", reason: e.to_string() })?;
+            if !matches!(parsed.scheme(), "http" | "https") || parsed.query().is_some() || parsed.fragment().is_some() {
+                return Err(ConfigError::Invalid {
+                    name: "public_url",
+                    reason: "must be an http(s) address without query or fragment".into(),
+                });
+            }
+        }
+        if let Some(region) = &self.region
+            && (region.is_empty() || region.len() > 64 || region.chars().any(char::is_control))
+        {
+            return Err(ConfigError::Invalid {
+                name: "region",
+                reason: "must be 1–64 characters, none a control character".into(),
+            });
+        }
+        if let Some(api) = &self.breached_passwords_api
+            && !url::Url::parse(api).is_ok_and(|u| matches!(u.scheme(), "http" | "https"))
+        {
+            return Err(ConfigError::Invalid {
+                name: "breached_passwords_api",
+                reason: "must be an http(s) address".into(),
+            });
+        }
+        if let Some(smtp) = &self.smtp_url
+            && !url::Url::parse(smtp).is_ok_and(|u| matches!(u.scheme(), "smtp" | "smtps") && u.host().is_some())
+        {
+            return Err(ConfigError::Invalid {
+                name: "smtp_url",
+                reason: "must be an smtp:// or smtps:// address".into(),
+            });
+        }
+        if self.mail_from.parse::<lettre::message::Mailbox>().is_err() {
+            return Err(ConfigError::Invalid { name: "mail_from", reason: "must be an e-mail address".into() });
+        }
+        for (name, seconds) in [
+            ("access_token_seconds", self.access_token_seconds),
+            ("refresh_token_seconds", self.refresh_token_seconds),
+            ("session_seconds", self.session_seconds),
+        ] {
+            if seconds < 10 {
+                return Err(ConfigError::Invalid { name, reason: "must be at least 10 seconds".into() });
+            }
+        }
+        Ok(())
+    }
+}
+
+/// A network in CIDR form, or a single address meaning just that host.
+pub fn parse_network(text: &str) -> Result<IpNet, String> {
+    let text = text.trim();
+    IpNet::from_str(text)
+        .or_else(|_| IpAddr::from_str(text).map(IpNet::from))
+        .map_err(|_| format!("`{text}` is neither a CIDR network nor an IP address"))
+}
+
+fn deserialize_networks<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Vec<IpNet>, D::Error> {
+    let texts = Vec::<String>::deserialize(d)?;
+    texts.iter().map(|t| parse_network(t).map_err(serde::de::Error::custom)).collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn flags_override_the_file_and_the_file_overrides_defaults() {
+        let dir = std::env::temp_dir().join(format!("castellan-config-{}", uuid::Uuid::new_v4()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let file = dir.join("c.toml");
+        std::fs::write(
+            &file,
+            "listen = \"127.0.0.1:9000\"\nmax_body_bytes = 4096\ntrusted_proxies = [\"10.0.0.0/8\", \"127.0.0.1\"]\n",
+        )
+        .unwrap();
+        let overrides = Overrides { config: Some(file), max_body_bytes: Some(8192), ..Overrides::default() };
+        let settings = Settings::load(&overrides).unwrap();
+        assert_eq!(settings.listen, "127.0.0.1:9000".parse().unwrap());
+        assert_eq!(settings.max_body_bytes, 8192);
+        assert_eq!(settings.trusted_proxies.len(), 2);
+        assert_eq!(settings.database_url, Settings::default().database_url);
+    }
+
+    #[test]
+    fn an_unknown_setting_is_refused() {
+        let error = toml::from_str::<Settings>("listn = \"x\"").unwrap_err();
+        assert!(error.to_string().contains("listn"));
+    }
+
+    #[test]
+    fn the_model_address_is_https_or_plain_http_on_this_machine_only() {
+        let with = |address: &str| {
+            let mut settings = Settings::default();
+            settings.analyst.model_url = Some(address.to_owned());
+            settings.check()
+        };
+        for good in [
+            "https://models.example/v1/chat/completions",
+            "http://127.0.0.1:8000/v1/chat/completions",
+            "http://localhost:11434/v1/chat/completions",
+            "http://[::1]:8000/v1/chat/completions",
+        ] {
+            assert!(with(good).is_ok(), "{good}");
+        }
+        // The bearer key would cross the network in clear.
+        for bad in
+            ["http://models.example/v1/chat/completions", "http://10.0.0.5/v1", "ftp://models.example/", "models"]
+        {
+            let refused = with(bad).unwrap_err().to_string();
+            assert!(refused.contains("analyst.model_url") && refused.contains("https"), "{bad}: {refused}");
+        }
+    }
+
+    #[test]
+    fn a_missing_explicit_file_is_an_error() {
+        let overrides =
+            Overrides { config: Some(PathBuf::from("/nonexistent/castellan.toml")), ..Overrides::default() };
+        assert!(matches!(Settings::load(&overrides), Err(ConfigError::Read { .. })));
+    }
+}

@@ -1,0 +1,576 @@
+//! Sign-in through a browser, OpenID Connect's authorization code flow: the authorization request
+//! checked once (exact redirect URIs, PKCE with S256), the realm session a browser holds for single
+//! sign-on, the client session and single-use code an authorization opens, and the code's exchange
+//! for tokens at the token endpoint (`super::codes`). The password itself is checked by
+//! [`super::password`], the same operation as the password grant's.
+
+use std::sync::Arc;
+
+use chrono::{DateTime, TimeDelta, Utc};
+
+use super::{Login, Origin};
+use crate::AppState;
+use crate::authz::admission::{AdmissionVerdict, Refusal as Admission};
+use crate::kernel::crypto::generate_secret;
+use crate::kernel::ids::{BrowserSessionId, PLATFORM_REALM, SessionId};
+use crate::runtime::error::Error;
+use crate::store::Transaction;
+use crate::store::browser::{self, AuthorizationCode, BrowserSession};
+use crate::store::clients::{Client, ClientType, GrantType, Registration};
+use crate::store::devices::DeviceAuthorization;
+use crate::store::events::EventType;
+use crate::store::lockout;
+use crate::store::realms::Realm;
+use crate::store::sessions::{self, Session};
+use crate::store::users::{self as user_store, User, UserStatus};
+
+/// How long a code may wait for its exchange.
+pub const CODE_LIFETIME: TimeDelta = TimeDelta::seconds(60);
+
+/// The longest a browser stays signed in to a realm: a session's lifetime (`session_seconds`).
+pub fn browser_session_lifetime(state: &AppState) -> TimeDelta {
+    TimeDelta::seconds(i64::from(state.settings.session_seconds))
+}
+
+/// The parameters of an authorization request as the client sent them (query or form).
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Asked<'a> {
+    pub client_id: Option<&'a str>,
+    pub redirect_uri: Option<&'a str>,
+    pub response_type: Option<&'a str>,
+    pub scope: Option<&'a str>,
+    pub state: Option<&'a str>,
+    pub nonce: Option<&'a str>,
+    pub code_challenge: Option<&'a str>,
+    pub code_challenge_method: Option<&'a str>,
+    pub prompt: Option<&'a str>,
+    pub max_age: Option<&'a str>,
+    pub login_hint: Option<&'a str>,
+    pub ui_locales: Option<&'a str>,
+    /// An ID token the realm issued, naming whom the client expects to be signed in.
+    pub id_token_hint: Option<&'a str>,
+    /// The resource server the tokens are for (RFC 8707): one of the realm's, open to the client.
+    pub resource: Option<&'a str>,
+    /// Request objects (`request`, `request_uri`) are not supported; named to be refused.
+    pub request: Option<&'a str>,
+    pub request_uri: Option<&'a str>,
+    /// A device's authorization (RFC 8628) the person approves, named by its user code's hash
+    /// once they typed the code on the verification page; instead of a client's request.
+    pub device: Option<&'a str>,
+    /// A connection provider of the realm at which the person connects an account before the
+    /// client is answered.
+    pub connect: Option<&'a str>,
+}
+
+/// An authorization request that passed every check.
+#[derive(Debug, Clone)]
+pub struct Authorization {
+    pub client: Arc<Client>,
+    pub redirect_uri: String,
+    pub state: Option<String>,
+    pub nonce: Option<String>,
+    pub scopes: Vec<String>,
+    /// The resource server's address the tokens will carry as their audience.
+    pub resource: Option<String>,
+    pub code_challenge: Option<String>,
+    /// `prompt=none`: answer at once, never show a page.
+    pub prompt_none: bool,
+    /// `prompt=login`: the person types their credentials again, signed in or not.
+    pub prompt_login: bool,
+    /// `prompt=create`: the person is shown the sign-up form first.
+    pub prompt_create: bool,
+    /// `prompt=consent`: the person is asked to consent again, whatever they allowed before.
+    pub prompt_consent: bool,
+    /// `max_age`: the longest since the person last typed their credentials.
+    pub max_age: Option<TimeDelta>,
+    pub login_hint: Option<String>,
+    pub ui_locales: Option<String>,
+    /// The person an `id_token_hint` names: a browser signed in as anyone else counts as not
+    /// signed in.
+    pub expected_subject: Option<String>,
+    /// The device authorization this request approves (RFC 8628): answered with a page, not a
+    /// redirect.
+    pub device: Option<DeviceAuthorization>,
+    /// The Active connection provider the person connects an account at before the client is
+    /// answered.
+    pub connect: Option<String>,
+}
+
+/// Why an authorization request cannot be trusted with a redirect: the person is shown a page.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Unredirectable {
+    ClientMissing,
+    ClientUnknown,
+    RedirectUriMissing,
+    RedirectUriNotRegistered,
+    /// The device authorization is unknown, answered or expired.
+    DeviceNotWaiting,
+}
+
+/// The `error` of an authorization response sent back to the client (RFC 6749 §4.1.2.1, OIDC
+/// Core §3.1.2.6).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Denial {
+    InvalidRequest,
+    UnauthorizedClient,
+    UnsupportedResponseType,
+    InvalidScope,
+    LoginRequired,
+    ConsentRequired,
+    /// The person refused the consent the client asked for.
+    AccessDenied,
+    InvalidTarget,
+    RequestNotSupported,
+    RequestUriNotSupported,
+    ServerError,
+    TemporarilyUnavailable,
+}
+
+impl Denial {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::InvalidRequest => "invalid_request",
+            Self::UnauthorizedClient => "unauthorized_client",
+            Self::UnsupportedResponseType => "unsupported_response_type",
+            Self::InvalidScope => "invalid_scope",
+            Self::LoginRequired => "login_required",
+            Self::ConsentRequired => "consent_required",
+            Self::AccessDenied => "access_denied",
+            Self::InvalidTarget => "invalid_target",
+            Self::RequestNotSupported => "request_not_supported",
+            Self::RequestUriNotSupported => "request_uri_not_supported",
+            Self::ServerError => "server_error",
+            Self::TemporarilyUnavailable => "temporarily_unavailable",
+        }
+    }
+}
+
+/// An authorization request refused.
+#[derive(Debug)]
+pub enum AuthorizationError {
+    /// Shown to the person; nothing is redirected.
+    Unredirectable(Unredirectable),
+    /// Sent back to the client's registered redirect URI with the request's `state`.
+    Denied {
+        redirect_uri: String,
+        state: Option<String>,
+        denial: Denial,
+        description: String,
+    },
+    Failed(Error),
+}
+
+impl From<Error> for AuthorizationError {
+    fn from(error: Error) -> Self {
+        Self::Failed(error)
+    }
+}
+
+impl From<crate::store::Error> for AuthorizationError {
+    fn from(error: crate::store::Error) -> Self {
+        Self::Failed(error.into())
+    }
+}
+
+/// Checks an authorization request of `realm`. The client and its redirect URI are checked first:
+/// until both are trusted, no answer goes to the address the request names.
+pub async fn check(state: &AppState, realm: &Realm, asked: &Asked<'_>) -> Result<Authorization, AuthorizationError> {
+    use AuthorizationError::Unredirectable as Shown;
+    if let Some(handle) = asked.device {
+        return device_request(state, realm, handle, asked).await;
+    }
+    let client_id = asked.client_id.ok_or(Shown(Unredirectable::ClientMissing))?;
+    let client = crate::oauth::tokens::find_client(state, &realm.id, client_id)
+        .await?
+        .filter(|client| crate::oauth::metadata_documents::usable(realm, client))
+        .ok_or(Shown(Unredirectable::ClientUnknown))?;
+    // People sign in to the console through the platform client.
+    let client = if realm.id == PLATFORM_REALM && client.id == PLATFORM_REALM {
+        Arc::new(super::console::for_browsers(state, &client))
+    } else {
+        client
+    };
+    let redirect_uri = asked.redirect_uri.ok_or(Shown(Unredirectable::RedirectUriMissing))?;
+    // Exact string comparison, but for the port of a loopback address (`addresses`).
+    if !client
+        .redirect_uris
+        .iter()
+        .any(|registered| crate::kernel::addresses::redirect_uri_registered(registered, redirect_uri))
+    {
+        return Err(Shown(Unredirectable::RedirectUriNotRegistered));
+    }
+    let deny = |denial: Denial, description: &str| AuthorizationError::Denied {
+        redirect_uri: redirect_uri.to_owned(),
+        state: asked.state.map(str::to_owned),
+        denial,
+        description: description.to_owned(),
+    };
+    if asked.request.is_some() {
+        return Err(deny(Denial::RequestNotSupported, "request objects are not supported"));
+    }
+    if asked.request_uri.is_some() {
+        return Err(deny(Denial::RequestUriNotSupported, "request_uri is not supported"));
+    }
+    match asked.response_type {
+        None => return Err(deny(Denial::InvalidRequest, "response_type is required")),
+        Some("code") => {}
+        Some(_) => return Err(deny(Denial::UnsupportedResponseType, "only response_type=code is supported")),
+    }
+    if !client.allows(GrantType::AuthorizationCode) {
+        return Err(deny(Denial::UnauthorizedClient, "the authorization_code grant is not enabled on this client"));
+    }
+    let code_challenge = match (asked.code_challenge, asked.code_challenge_method) {
+        (None, Some(_)) => return Err(deny(Denial::InvalidRequest, "code_challenge_method needs a code_challenge")),
+        (Some(_), Some(method)) if method != "S256" => {
+            return Err(deny(Denial::InvalidRequest, "only the S256 code_challenge_method is supported"));
+        }
+        // Without a method the challenge would be `plain` (RFC 7636 §4.3), which is refused.
+        (Some(_), None) => return Err(deny(Denial::InvalidRequest, "code_challenge_method=S256 is required")),
+        (Some(challenge), Some(_)) if !is_s256_challenge(challenge) => {
+            return Err(deny(Denial::InvalidRequest, "code_challenge must be 43 base64url characters"));
+        }
+        (challenge, _) => challenge.map(str::to_owned),
+    };
+    if code_challenge.is_none() && client.client_type == ClientType::Public {
+        return Err(deny(Denial::InvalidRequest, "a public client must send a PKCE code_challenge"));
+    }
+    let asked_scopes = asked.scope.map(|text| {
+        let mut scopes: Vec<String> = Vec::new();
+        for scope in text.split(' ').filter(|s| !s.is_empty()) {
+            if !scopes.iter().any(|seen| seen == scope) {
+                scopes.push(scope.to_owned());
+            }
+        }
+        scopes
+    });
+    if asked_scopes.as_ref().is_some_and(|scopes| scopes.len() > super::MAX_SCOPES) {
+        return Err(deny(Denial::InvalidScope, "too many scopes"));
+    }
+    let server = match super::requested_resource(state, &client, asked.resource).await {
+        Ok(server) => server,
+        Err(super::ResourceError::NotAllowed { address }) => {
+            return Err(deny(Denial::InvalidTarget, &format!("{address} is not a resource this client may ask for")));
+        }
+        Err(super::ResourceError::Failed(error)) => return Err(error.into()),
+    };
+    let scopes = super::requested_scopes(&client, asked_scopes, true, server.as_ref())
+        .map_err(|_| deny(Denial::InvalidScope, "a requested scope is not allowed for this client"))?;
+    if client.registration == Registration::MetadataDocument {
+        let verdict = crate::oauth::metadata_documents::admission(state, realm, &client.id, &scopes, server.as_ref())?;
+        if let AdmissionVerdict::Deny { refusal, .. } = verdict {
+            let (denial, description) = match refusal {
+                Admission::UnauthorizedClient => (Denial::UnauthorizedClient, "this realm does not take this client"),
+                Admission::InvalidScope => (Denial::InvalidScope, "a requested scope is not open to this client"),
+                Admission::InvalidTarget => (Denial::InvalidTarget, "the resource is not open to this client"),
+            };
+            return Err(deny(denial, description));
+        }
+    }
+    let prompts: Vec<&str> = asked.prompt.unwrap_or("").split(' ').filter(|p| !p.is_empty()).collect();
+    // `create` (Initiating User Registration via OpenID Connect) only where people may sign up.
+    let supported = |p: &str| matches!(p, "none" | "login" | "consent" | "select_account" | "create");
+    let sign_up_open = super::signup::open(state, realm);
+    if let Some(unknown) = prompts.iter().find(|p| !supported(p) || (**p == "create" && !sign_up_open)) {
+        return Err(deny(Denial::InvalidRequest, &format!("prompt={unknown} is not supported")));
+    }
+    let prompt_none = prompts.contains(&"none");
+    if prompt_none && prompts.len() > 1 {
+        return Err(deny(Denial::InvalidRequest, "prompt=none cannot be combined with another prompt"));
+    }
+    let expected_subject = match asked.id_token_hint {
+        None => None,
+        Some(token) => match crate::oauth::tokens::id_token_hint(state, &realm.id, token).await? {
+            Some(hint) => Some(hint.subject),
+            None => return Err(deny(Denial::InvalidRequest, "id_token_hint is not an ID token of this realm")),
+        },
+    };
+    let connect = match asked.connect {
+        None => None,
+        Some(_) if prompt_none => {
+            return Err(deny(Denial::InvalidRequest, "connecting an account needs the person: not with prompt=none"));
+        }
+        Some(id) => match crate::oauth::federation::connections::active_provider(state, &realm.id, id).await? {
+            Some(provider) => Some(provider.id.to_string()),
+            None => {
+                return Err(deny(Denial::InvalidRequest, "connect names no active connection provider of the realm"));
+            }
+        },
+    };
+    let max_age = match asked.max_age {
+        None => None,
+        Some(text) => match text.parse::<u32>() {
+            Ok(seconds) => Some(TimeDelta::seconds(i64::from(seconds))),
+            Err(_) => return Err(deny(Denial::InvalidRequest, "max_age must be a whole number of seconds")),
+        },
+    };
+    Ok(Authorization {
+        redirect_uri: redirect_uri.to_owned(),
+        state: asked.state.map(str::to_owned),
+        nonce: asked.nonce.map(str::to_owned),
+        scopes,
+        resource: server.map(|server| server.address),
+        code_challenge,
+        prompt_none,
+        prompt_login: prompts.contains(&"login"),
+        prompt_create: prompts.contains(&"create"),
+        prompt_consent: prompts.contains(&"consent"),
+        max_age,
+        login_hint: asked.login_hint.map(str::to_owned),
+        ui_locales: asked.ui_locales.map(str::to_owned),
+        expected_subject,
+        client,
+        device: None,
+        connect,
+    })
+}
+
+/// The request a person approves for a device whose user code they typed: the device's client,
+/// scopes and resource, always put to the person on the consent page.
+async fn device_request(
+    state: &AppState,
+    realm: &Realm,
+    handle: &str,
+    asked: &Asked<'_>,
+) -> Result<Authorization, AuthorizationError> {
+    use AuthorizationError::Unredirectable as Shown;
+    let now = state.clock.now();
+    let device =
+        super::device::pending(state, realm, handle, now).await?.ok_or(Shown(Unredirectable::DeviceNotWaiting))?;
+    let client = crate::oauth::tokens::find_client(state, &realm.id, &device.client_id)
+        .await?
+        .filter(|client| {
+            crate::oauth::metadata_documents::usable(realm, client) && client.allows(GrantType::DeviceCode)
+        })
+        .ok_or(Shown(Unredirectable::ClientUnknown))?;
+    Ok(Authorization {
+        client,
+        redirect_uri: String::new(),
+        state: None,
+        nonce: None,
+        scopes: device.scopes.clone(),
+        resource: device.resource.clone(),
+        code_challenge: None,
+        prompt_none: false,
+        prompt_login: false,
+        prompt_create: false,
+        prompt_consent: true,
+        max_age: None,
+        login_hint: asked.login_hint.map(str::to_owned),
+        ui_locales: asked.ui_locales.map(str::to_owned),
+        expected_subject: None,
+        device: Some(device),
+        connect: None,
+    })
+}
+
+/// RFC 7636 §4.2: BASE64URL(SHA256(verifier)) is always 43 characters.
+fn is_s256_challenge(challenge: &str) -> bool {
+    challenge.len() == 43 && challenge.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'-' || b == b'_')
+}
+
+/// A browser's realm session and its person, when the cookie names a live one of an Active person.
+pub async fn signed_in(state: &AppState, realm: &Realm, cookie: &str) -> Result<Option<(BrowserSession, User)>, Error> {
+    let pool = state.store.pool();
+    let now = state.clock.now();
+    let Some(session) = browser::find_session(pool, &realm.id, &state.hasher.hash(cookie)).await? else {
+        return Ok(None);
+    };
+    if !session.is_live(now) {
+        return Ok(None);
+    }
+    let user = user_store::find(pool, &realm.id, &session.user_id).await?;
+    Ok(user.filter(|user| user.status == UserStatus::Active).map(|user| (session, user)))
+}
+
+/// Whether the browser's sign-in answers the request: recent enough (`max_age`), not asked to be
+/// typed again (`prompt=login`), and of the person an `id_token_hint` names.
+pub fn satisfies(authorization: &Authorization, session: &BrowserSession, now: DateTime<Utc>) -> bool {
+    !authorization.prompt_login
+        && authorization.max_age.is_none_or(|max| now - session.authenticated_at <= max)
+        && authorization.expected_subject.as_ref().is_none_or(|subject| *subject == session.user_id)
+}
+
+/// A new realm session for a browser whose person just typed their credentials: the session, and
+/// the cookie value that names it (kept only as a keyed hash).
+pub fn new_browser_session(
+    state: &AppState,
+    realm: &Realm,
+    user: &User,
+    methods: &[&str],
+    origin: &Origin,
+    now: DateTime<Utc>,
+) -> (BrowserSession, String) {
+    let cookie = generate_secret("");
+    let session = BrowserSession {
+        id: BrowserSessionId::fresh(),
+        realm_id: realm.id.clone(),
+        user_id: user.id.clone(),
+        cookie_hash: state.hasher.hash(&cookie),
+        authentication_methods: methods.iter().map(|m| (*m).to_owned()).collect(),
+        authenticated_at: now,
+        ip_address: origin.ip_address.clone(),
+        user_agent: origin.user_agent.clone(),
+        created_at: now,
+        expires_at: now + browser_session_lifetime(state),
+        ended_at: None,
+        end_reason: None,
+        identity_provider: None,
+    };
+    (session, cookie)
+}
+
+/// Authorizes the client for the browser's person: opens the client's session, publishes
+/// `login_succeeded`, and returns the code the client exchanges for tokens. A person under a Full
+/// suspension at the client is sent back to it with `access_denied`.
+pub async fn authorize(
+    state: &AppState,
+    realm: &Realm,
+    authorization: &Authorization,
+    browser: &BrowserSession,
+    user: &User,
+    origin: &Origin,
+) -> Result<String, AuthorizationError> {
+    let now = state.clock.now();
+    if super::suspended(state, &authorization.client, &user.id, now).await? {
+        return Err(AuthorizationError::Denied {
+            redirect_uri: authorization.redirect_uri.clone(),
+            state: authorization.state.clone(),
+            denial: Denial::AccessDenied,
+            description: "the person is suspended at this client".into(),
+        });
+    }
+    let opening = Opening { realm, authorization, browser, user, origin, grant_type: GrantType::AuthorizationCode };
+    let session = opening.session(now);
+    let code = generate_secret("cstl_ac_");
+    let stored = AuthorizationCode {
+        code_hash: state.hasher.hash(&code),
+        realm_id: realm.id.clone(),
+        client_id: authorization.client.id.clone(),
+        session_id: session.id.clone(),
+        redirect_uri: authorization.redirect_uri.clone(),
+        scopes: authorization.scopes.clone(),
+        nonce: authorization.nonce.clone(),
+        code_challenge: authorization.code_challenge.clone(),
+        resource: authorization.resource.clone(),
+        created_at: now,
+        expires_at: now + CODE_LIFETIME,
+        used_at: None,
+    };
+    let mut tx = state.store.begin().await?;
+    opening.open(&mut tx, &session, now).await?;
+    browser::insert_code(&mut *tx, &stored).await?;
+    tx.commit().await?;
+    Ok(code)
+}
+
+/// A client session a browser's person opens by signing in: through a code, or by approving a
+/// device.
+pub(super) struct Opening<'a> {
+    pub realm: &'a Realm,
+    pub authorization: &'a Authorization,
+    pub browser: &'a BrowserSession,
+    pub user: &'a User,
+    pub origin: &'a Origin,
+    pub grant_type: GrantType,
+}
+
+impl Opening<'_> {
+    /// The client session, part of the browser's.
+    pub fn session(&self, now: DateTime<Utc>) -> Session {
+        let browser = self.browser;
+        Session {
+            id: SessionId::fresh(),
+            realm_id: self.realm.id.clone(),
+            client_id: self.authorization.client.id.clone(),
+            user_id: self.user.id.clone(),
+            ip_address: self.origin.ip_address.clone(),
+            user_agent: self.origin.user_agent.clone(),
+            authentication_methods: browser.authentication_methods.clone(),
+            // The person's sign-in is the browser's: `auth_time` is when they typed their credentials.
+            created_at: browser.authenticated_at,
+            last_active_at: now,
+            expires_at: browser.expires_at,
+            ended_at: None,
+            end_reason: None,
+            browser_session_id: Some(browser.id.clone()),
+        }
+    }
+
+    /// Writes the session, approves the address for the account, and publishes `login_succeeded`.
+    pub async fn open(&self, tx: &mut Transaction, session: &Session, now: DateTime<Utc>) -> Result<(), Error> {
+        let authorization = self.authorization;
+        let methods: Vec<&str> = self.browser.authentication_methods.iter().map(String::as_str).collect();
+        let login = Login {
+            grant_type: self.grant_type.as_str(),
+            resource: authorization.resource.as_deref(),
+            user: Some(self.user),
+            session_id: Some(&session.id),
+            failure_reason: None,
+            scopes: &authorization.scopes,
+            methods: &methods,
+        };
+        sessions::insert(&mut **tx, session).await?;
+        lockout::approve(tx, &self.user.id, &self.origin.ip_address, now).await?;
+        let mut data = super::login_data(login, self.origin);
+        if let Some(provider) = &self.browser.identity_provider {
+            data["identity_provider"] = provider.as_str().into();
+        }
+        super::publish(tx, self.realm, &authorization.client, EventType::LoginSucceeded, data, now).await
+    }
+}
+
+/// Whether an ID token hint names this browser's own sign-in: its `sid` is a client session opened
+/// from the realm session the browser's cookie holds, so the hint can only come from an
+/// application this browser signed in to. Only such a hint signs the browser out without asking
+/// (RP-Initiated Logout 1.0 §2): another person's ID token, one of another browser, or one without
+/// a session is no proof that this person asked.
+pub async fn hint_names_this_browser(
+    state: &AppState,
+    realm: &Realm,
+    cookie: Option<&str>,
+    hinted_session: Option<&SessionId>,
+) -> Result<bool, Error> {
+    let (Some(cookie), Some(hinted)) = (cookie, hinted_session) else { return Ok(false) };
+    let pool = state.store.pool();
+    let Some(signed_in) = browser::find_session(pool, &realm.id, &state.hasher.hash(cookie)).await? else {
+        return Ok(false);
+    };
+    let hinted = sessions::find(pool, hinted).await?.filter(|s| s.realm_id == realm.id);
+    Ok(hinted.is_some_and(|s| s.user_id == signed_in.user_id && s.browser_session_id.as_ref() == Some(&signed_in.id)))
+}
+
+/// Signs a browser out of the realm (RP-Initiated Logout): ends its realm session, named by its
+/// cookie or by the client session an ID token hint names, and every client session opened from
+/// it, whose tokens go inactive at once. `false` when nothing was signed in.
+pub async fn sign_out(
+    state: &AppState,
+    realm: &Realm,
+    cookie: Option<&str>,
+    hinted_session: Option<&SessionId>,
+) -> Result<bool, Error> {
+    let now = state.clock.now();
+    let pool = state.store.pool();
+    let mut browsers = Vec::new();
+    if let Some(cookie) = cookie
+        && let Some(session) = browser::find_session(pool, &realm.id, &state.hasher.hash(cookie)).await?
+    {
+        browsers.push(session.id);
+    }
+    let mut hinted = None;
+    if let Some(session_id) = hinted_session
+        && let Some(session) = sessions::find(pool, session_id).await?.filter(|s| s.realm_id == realm.id)
+    {
+        browsers.extend(session.browser_session_id.clone());
+        hinted = Some(session.id);
+    }
+    let mut ended = false;
+    let mut tx = state.store.begin().await?;
+    for id in &browsers {
+        ended |= browser::end_session(&mut tx, id, "logout", now).await?;
+    }
+    if let Some(id) = hinted {
+        ended |= sessions::end(&mut tx, &id, "logout", now).await?;
+    }
+    tx.commit().await?;
+    Ok(ended)
+}

@@ -1,0 +1,121 @@
+//! What a person's client session is issued: the access token, the ID token with `openid`, and
+//! a refresh token when the client has the grant; and the redemption of a session a browser's
+//! sign-in opened (an authorization code's, an approved device's).
+
+use chrono::{DateTime, TimeDelta, Utc};
+
+use super::{Refusal, SignInError, Tokens};
+use crate::AppState;
+use crate::kernel::ids::{RefreshTokenId, SessionId};
+use crate::oauth::tokens::{self, Grant, Subject};
+use crate::runtime::error::Error;
+use crate::store::clients::{Client, GrantType};
+use crate::store::realms::Realm;
+use crate::store::sessions::{self, RefreshToken, Session};
+use crate::store::users::{self as user_store, User, UserStatus};
+
+/// A new refresh token in the session when the client uses the refresh grant, never outliving the
+/// session: the row to store, the value to hand out, and its lifetime in seconds.
+pub(super) fn next_refresh(
+    state: &AppState,
+    client: &Client,
+    session: &Session,
+    scopes: &[String],
+    resource: Option<&str>,
+    dpop_jkt: Option<&str>,
+    now: DateTime<Utc>,
+) -> Option<(RefreshToken, String, i64)> {
+    if !client.allows(GrantType::RefreshToken) {
+        return None;
+    }
+    let id = RefreshTokenId::fresh();
+    let value = tokens::new_refresh_token(&id);
+    let expires_at =
+        (now + TimeDelta::seconds(i64::from(state.settings.refresh_token_seconds))).min(session.expires_at);
+    let token = RefreshToken {
+        id,
+        session_id: session.id.clone(),
+        token_hash: state.hasher.hash(&value),
+        scopes: scopes.to_vec(),
+        resource: resource.map(str::to_owned),
+        created_at: now,
+        expires_at,
+        exchanged_at: None,
+        revoked_at: None,
+        dpop_jkt: dpop_jkt.map(str::to_owned),
+    };
+    Some((token, value, (expires_at - now).num_seconds()))
+}
+
+/// The tokens of the client session a browser's sign-in opened (an authorization code's, an
+/// approved device's), with a refresh token when the client has the grant; refused with `gone`
+/// once that session ended or its person is no longer active.
+pub(super) async fn redeem(
+    state: &AppState,
+    (realm, client): (&Realm, &Client),
+    session_id: &SessionId,
+    mut granted: Granted<'_>,
+    gone: Refusal,
+) -> Result<Tokens, SignInError> {
+    let now = state.clock.now();
+    let pool = state.store.pool();
+    let Some(session) = sessions::find(pool, session_id).await?.filter(|s| s.is_live(now)) else {
+        return Err(gone.into());
+    };
+    let active = user_store::find(pool, &realm.id, &session.user_id).await?.filter(|u| u.status == UserStatus::Active);
+    let Some(user) = active else { return Err(gone.into()) };
+    if super::suspended(state, client, &user.id, now).await? {
+        return Err(Refusal::Suspended.into());
+    }
+    let refresh = next_refresh(state, client, &session, granted.scopes, granted.resource, granted.dpop_jkt, now);
+    if let Some((row, _, _)) = &refresh {
+        sessions::insert_refresh(state.store.writer(), row).await?;
+    }
+    granted.refresh = refresh.map(|(_, value, expires_in)| (value, expires_in));
+    Ok(person_tokens(state, client, &user, &session, granted).await?)
+}
+
+/// What a person's session is granted at one issuance.
+#[derive(Debug, Clone)]
+pub(super) struct Granted<'a> {
+    pub scopes: &'a [String],
+    pub resource: Option<&'a str>,
+    pub refresh: Option<(String, i64)>,
+    /// The authorization request's `nonce`, for the ID token of a code's exchange.
+    pub nonce: Option<&'a str>,
+    /// The thumbprint of the DPoP key the access token is bound to.
+    pub dpop_jkt: Option<&'a str>,
+}
+
+/// The access token (and ID token with `openid`) of a person's session.
+pub(super) async fn person_tokens(
+    state: &AppState,
+    client: &Client,
+    user: &User,
+    session: &Session,
+    granted: Granted<'_>,
+) -> Result<Tokens, Error> {
+    let Granted { scopes, resource, refresh, nonce, dpop_jkt } = granted;
+    let auth_time = session.created_at;
+    let subject = Subject::Person { user, session_id: &session.id, auth_time };
+    let grant = Grant { client, subject, scopes, resource, dpop_jkt };
+    let access = tokens::access_token(state, &grant).await?;
+    // The scopes the access token carries: a suspension may withhold some of those granted.
+    let scopes = access.scopes.as_slice();
+    let id_token = if scopes.iter().any(|s| s == "openid") {
+        let token = tokens::IdToken {
+            client,
+            user,
+            session_id: &session.id,
+            auth_time,
+            scopes,
+            methods: &session.authentication_methods,
+            nonce,
+            access_token: &access.token,
+        };
+        Some(tokens::id_token(state, &token).await?)
+    } else {
+        None
+    };
+    Ok(Tokens { scopes: scopes.to_vec(), access, refresh, id_token })
+}

@@ -1,0 +1,14 @@
+//! The runtime: what a running host is made of around the domain. Errors, the per-host caches and
+//! the following of other hosts' changes, periodic jobs, metrics and telemetry, work sent off after
+//! an answer, outbound fetches, the first start and the way a host stops.
+
+pub mod bootstrap;
+pub mod cache;
+pub mod changes;
+pub mod detached;
+pub mod error;
+pub mod jobs;
+pub mod metrics;
+pub mod remote;
+pub mod shutdown;
+pub mod telemetry;
