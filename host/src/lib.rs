@@ -5,6 +5,7 @@
 //! cloneable [`AppState`].
 
 pub mod authz;
+pub mod directory;
 pub mod http;
 pub mod kernel;
 pub mod oauth;

@@ -17,6 +17,7 @@ use serde_json::Value;
 
 use crate::AppState;
 use crate::authz::admission::{AdmissionFacts, AdmissionVerdict, Refusal, ResourceFacts};
+use crate::directory;
 use crate::oauth::registration::{Asker, Metadata, OIDC_SCOPES, RegistrationError};
 use crate::runtime::error::Error;
 use crate::store::Status;
@@ -202,12 +203,12 @@ async fn store(
     let mut tx = state.store.begin().await?;
     let change = match stored {
         None => {
-            if !client_store::insert(&mut *tx, &client).await? {
+            let describe = |client: &Client| crate::oauth::registration::described(state, realm, client);
+            return match directory::clients::create(state, tx, client, author.as_author(), describe).await {
                 // Another request stored it first.
-                return Ok(());
-            }
-            Change::of(ChangeAction::Create, client.place(), 201)
-                .after(crate::oauth::registration::described(state, realm, &client))
+                Ok(_) | Err(Error::AlreadyExists(_)) => Ok(()),
+                Err(error) => Err(error.into()),
+            };
         }
         Some(before) => {
             let same = Client {

@@ -12,7 +12,8 @@ use chrono::{DateTime, TimeDelta, Utc};
 use serde_json::{Map, Value, json};
 
 use crate::AppState;
-use crate::kernel::crypto::{generate_secret, last_four};
+use crate::directory;
+use crate::kernel::crypto::generate_secret;
 use crate::kernel::ids::{ClientId, new_guid};
 use crate::oauth::tokens::issuer;
 use crate::runtime::changes::Author;
@@ -376,13 +377,6 @@ pub async fn register(
     let mut client = Client::new(&realm.id, &new_guid(), client_type, now);
     client.registration = Registration::Dynamic;
     metadata.apply(realm, &mut client)?;
-    let secret = (client_type == ClientType::Confidential && !client.uses_keys())
-        .then(|| generate_secret(client_store::CLIENT_SECRET_PREFIX));
-    if let Some(secret) = &secret {
-        client.secret_hash = Some(state.hasher.hash(secret));
-        client.secret_last_four = Some(last_four(secret));
-        client.secret_rotated_at = Some(now);
-    }
     let registration_token = generate_secret(REGISTRATION_TOKEN_PREFIX);
     client.registration_token_hash = Some(state.hasher.hash(&registration_token));
     let mut tx = state.store.begin().await?;
@@ -399,10 +393,11 @@ pub async fn register(
             }
         }
     }
-    client_store::insert(&mut *tx, &client).await?;
-    let change = Change::of(ChangeAction::Create, client.place(), 201).after(described(state, realm, &client));
-    crate::runtime::changes::commit(state, author(realm, &client, asker).as_author(), tx, change).await?;
-    Ok(Registered { client, secret, registration_token: Some(registration_token) })
+    let author = author(realm, &client, asker);
+    let created =
+        directory::clients::create(state, tx, client, author.as_author(), |client| described(state, realm, client))
+            .await?;
+    Ok(Registered { client: created.client, secret: created.secret, registration_token: Some(registration_token) })
 }
 
 /// The active self-registered client of `realm` that `registration_token` belongs to, named

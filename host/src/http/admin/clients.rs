@@ -12,6 +12,7 @@ use super::rotation::{Rotation, RotationInput, RotationView};
 use super::{ListQuery, commit};
 use crate::AppState;
 use crate::authz::Resource;
+use crate::directory;
 use crate::http::auth::Caller;
 use crate::http::body::JsonBody;
 use crate::http::envelope;
@@ -377,31 +378,11 @@ pub async fn create(
     if client.name.is_empty() {
         client.name = client.id.to_string();
     }
-    // A client that holds keys authenticates with them alone: it is given no secret.
-    let secret = (client.client_type == ClientType::Confidential && !client.uses_keys())
-        .then(|| generate_secret(CLIENT_SECRET_PREFIX));
-    if let Some(secret) = &secret {
-        client.secret_hash = Some(state.hasher.hash(secret));
-        client.secret_last_four = Some(last_four(secret));
-        client.secret_rotated_at = Some(now);
-    }
-
-    // A client with keys of its own has its first one published now; the realm's sign until it does.
-    let first_key =
-        (client.signing_keys == SigningKeys::Own).then(|| keys::first_own_key(&state, &client, now)).transpose()?;
-    let mut tx = state.store.begin().await?;
-    if !client_store::insert(&mut *tx, &client).await? {
-        return Err(Error::AlreadyExists("client"));
-    }
-    if let Some(key) = &first_key {
-        key_store::insert(&mut *tx, key).await?;
-    } else {
-        keys::publish_realm_family(&state, &mut tx, &client.realm_id, &client.key_algorithm, now).await?;
-    }
-    let change = Change::of(ChangeAction::Create, client.place(), 201).after(ClientView::of(&client, now));
-    commit(&state, &caller, tx, change).await?;
-    let mut view = ClientView::of(&client, now);
-    view.client_secret = secret;
+    let tx = state.store.begin().await?;
+    let created =
+        directory::clients::create(&state, tx, client, caller.author(), |client| ClientView::of(client, now)).await?;
+    let mut view = ClientView::of(&created.client, now);
+    view.client_secret = created.secret;
     Ok(envelope::created(view))
 }
 
