@@ -14,7 +14,6 @@ pub mod nul;
 pub mod observe;
 pub mod openapi;
 pub mod protocol;
-pub mod rate_limit;
 pub mod request_id;
 
 use axum::Router;
@@ -50,6 +49,28 @@ fn admin_api(state: &AppState) -> Router<AppState> {
 
 /// The whole service: admin API, console, operations endpoints and, with the manual clock,
 /// `/_dev/clock`.
+/// Serves the edges on `listener`, behind the connection limits, until `stopped` completes; the
+/// requests in flight then finish.
+pub async fn serve(
+    listener: tokio::net::TcpListener,
+    state: AppState,
+    stopped: crate::runtime::application::Stopped,
+) -> anyhow::Result<()> {
+    use anyhow::Context as _;
+    let settings = &state.settings;
+    let limits = connections::Limits {
+        header_read: chrono::TimeDelta::seconds(settings.header_read_timeout_seconds.into()),
+        idle: chrono::TimeDelta::seconds(settings.idle_timeout_seconds.into()),
+        max_connections: usize::try_from(settings.max_connections).unwrap_or(usize::MAX),
+    };
+    let listener = connections::Guarded::new(listener, limits, state.clock.clone(), state.metrics.clone());
+    let router = router(state.clone());
+    axum::serve(listener, router.into_make_service_with_connect_info::<connections::Peer>())
+        .with_graceful_shutdown(stopped)
+        .await
+        .context("server failed")
+}
+
 pub fn router(state: AppState) -> Router {
     // The console calls the admin API in-process, as its signed-in person.
     let console = console::routes(admin_api(&state).with_state(state.clone()));

@@ -2,13 +2,16 @@
 //! the following of other hosts' changes, periodic jobs, metrics and telemetry, work sent off after
 //! an answer, outbound fetches, the first start and the way a host stops.
 
+pub mod application;
 pub mod bootstrap;
 pub mod cache;
 pub mod changes;
 pub mod detached;
 pub mod error;
+pub mod job_table;
 pub mod jobs;
 pub mod metrics;
+pub mod rate_limit;
 pub mod remote;
 pub mod shutdown;
 pub mod telemetry;

@@ -25,11 +25,11 @@ use super::page_texts::Texts;
 use super::{Form, OAuthError, authenticate_client, json_no_store, public_client, realm};
 use crate::AppState;
 use crate::http::address::ClientAddress;
-use crate::http::rate_limit::{Class, source_key};
 use crate::oauth::signin::device;
 use crate::oauth::signin::{Refusal, SignInError};
 use crate::oauth::tokens::issuer;
 use crate::runtime::error::OAuthCode;
+use crate::runtime::rate_limit::{Class, source_key};
 use crate::store::clients::GrantType;
 use crate::store::realms::Realm;
 

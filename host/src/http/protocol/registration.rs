@@ -13,9 +13,9 @@ use super::discovery::bearer;
 use super::{OAuthError, json_no_store, no_store, realm};
 use crate::AppState;
 use crate::http::address::ClientAddress;
-use crate::http::rate_limit::{Class, source_key};
 use crate::oauth::registration::{self, Asker, Metadata, RegistrationError};
 use crate::runtime::error::{Error, OAuthCode};
+use crate::runtime::rate_limit::{Class, source_key};
 use crate::store::trail::Request;
 
 impl From<RegistrationError> for OAuthError {

@@ -27,7 +27,6 @@ use super::page_texts::Texts;
 use super::{Form, OAuthError};
 use crate::AppState;
 use crate::http::address::ClientAddress;
-use crate::http::rate_limit::{Class, source_key};
 use crate::kernel::ids::PLATFORM_REALM;
 use crate::oauth::signin::browser;
 use crate::oauth::signin::signup::{self, SignUp, SignUpError, SignUpRefusal};
@@ -35,6 +34,7 @@ use crate::oauth::signin::{
     self, Opens, PasswordAttempt, PasswordOutcome, PhoneConfirmation, Refusal, SignInError, console, recovery,
 };
 use crate::runtime::error::Error;
+use crate::runtime::rate_limit::{Class, source_key};
 use crate::store::realms::Realm;
 
 type Posted = Result<Form, OAuthError>;

@@ -1,0 +1,286 @@
+//! Start-up: a host built from its settings (database and migrations, policies, the secret key,
+//! the first start's bootstrap, caches, counters, components, workers and jobs) and bound to its
+//! port, then run until it is told to stop. Everything a request or a job needs travels in the
+//! cloneable [`AppState`].
+
+use std::future::Future;
+use std::net::SocketAddr;
+use std::pin::Pin;
+use std::sync::Arc;
+use std::time::Duration;
+
+use anyhow::Context as _;
+use tokio::net::TcpListener;
+use tokio::task::JoinHandle;
+
+use crate::authz::Authorizer;
+use crate::kernel::clock::{Clock, ManualClock, SystemClock};
+use crate::kernel::config::Settings;
+use crate::kernel::crypto::SecretHasher;
+use crate::runtime::bootstrap::Bootstrapped;
+use crate::runtime::cache::Caches;
+use crate::runtime::jobs::Scheduler;
+use crate::runtime::metrics::Metrics;
+use crate::runtime::rate_limit::RateLimiter;
+use crate::store::Store;
+use crate::store::access_log::AccessLog;
+
+/// What every request handler and job may use; cloning it is one reference count.
+#[derive(Debug, Clone)]
+pub struct AppState(pub(crate) Arc<Services>);
+
+impl std::ops::Deref for AppState {
+    type Target = Services;
+    fn deref(&self) -> &Services {
+        &self.0
+    }
+}
+
+#[derive(Debug)]
+pub struct Services {
+    pub settings: Arc<Settings>,
+    pub store: Store,
+    pub clock: Arc<dyn Clock>,
+    /// Present only with `--manual-clock`.
+    pub manual_clock: Option<Arc<ManualClock>>,
+    pub authz: Arc<Authorizer>,
+    pub hasher: SecretHasher,
+    pub access_log: AccessLog,
+    pub limiter: Arc<RateLimiter>,
+    pub metrics: Arc<Metrics>,
+    pub scheduler: Arc<Scheduler>,
+    pub caches: Arc<Caches>,
+    /// The public base address of the service, without a trailing slash.
+    pub public_url: String,
+    pub breached_passwords: Arc<crate::kernel::passwords::BreachedPasswords>,
+    /// How long a refused password takes in realms whose people still hold imported hashes.
+    pub refusal_floors: crate::kernel::passwords::RefusalFloors,
+    /// Metadata documents being fetched at once ([`crate::oauth::metadata_documents::FETCHES_AT_ONCE`]).
+    pub document_fetches: tokio::sync::Semaphore,
+    /// Group commit for lone events and refresh-token rotations.
+    pub writes: crate::store::write_queue::WriteQueue,
+    /// Coalesced reads of the sessions access tokens name.
+    pub session_reads: crate::store::session_reads::SessionReads,
+    pub webhooks: crate::operations::webhooks::Webhooks,
+    pub mailer: crate::operations::mail::Mailer,
+    /// Attack protection: its detector, and its counters in memory or in Redis shared by every host.
+    pub protection: Arc<crate::protection::Protection>,
+    /// The incident analyst: its component, and the language model when one is configured.
+    pub analyst: Arc<crate::protection::analyst::Analyst>,
+    /// Sends that run after their request was answered.
+    pub detached: Arc<crate::runtime::detached::Detached>,
+    /// The JWK Sets fetched from clients' and upstream providers' `jwks_uri`.
+    pub client_keys: crate::oauth::client_keys::FetchedKeys,
+    /// The metadata fetched from upstream providers' discovery addresses.
+    pub upstreams: crate::oauth::federation::upstream::FetchedMetadata,
+    /// Set once the host was told to stop: readiness fails while it drains.
+    pub draining: Arc<crate::runtime::shutdown::Draining>,
+}
+
+impl std::fmt::Debug for dyn Clock {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("Clock")
+    }
+}
+
+/// A built service, bound to its port and ready to run.
+pub struct Application {
+    listener: TcpListener,
+    state: AppState,
+    bootstrapped: Option<Bootstrapped>,
+    access_writer: JoinHandle<()>,
+    queue_writer: JoinHandle<()>,
+    change_follower: Option<JoinHandle<()>>,
+}
+
+impl Application {
+    /// Connects and migrates the database, loads and validates the policies (refusing to start on
+    /// an invalid one), bootstraps an empty database, and binds the listen address.
+    pub async fn build(settings: Settings, policies: &crate::authz::PolicyFiles) -> anyhow::Result<Self> {
+        // Outgoing TLS (the breached-password range API, webhooks) uses aws-lc, the same crypto
+        // as token signing. Installing twice (several applications in one process) is harmless.
+        let _ = rustls::crypto::aws_lc_rs::default_provider().install_default();
+        let authz =
+            Authorizer::from_files(policies).with_context(|| format!("invalid policies: {}", policies.origin))?;
+        let (hasher, created) = SecretHasher::load_or_create(&settings.secret_key_file)?;
+        if created {
+            tracing::warn!(
+                path = %settings.secret_key_file.display(),
+                "created a new secret key; every host of this deployment must use the same file"
+            );
+        }
+        let store = Store::connect(&settings.database_url, settings.database_max_connections).await?;
+        store.migrate().await?;
+
+        let (clock, manual_clock): (Arc<dyn Clock>, _) = if settings.manual_clock {
+            let manual = Arc::new(ManualClock::starting_at(SystemClock.now()));
+            (manual.clone(), Some(manual))
+        } else {
+            (Arc::new(SystemClock), None)
+        };
+        let bootstrapped = crate::runtime::bootstrap::run_if_empty(&store, &hasher, clock.as_ref()).await?;
+        if let (Some(first), Some(path)) = (&bootstrapped, &settings.bootstrap_key_file) {
+            crate::kernel::crypto::write_private_file(path, &first.api_key)
+                .with_context(|| format!("cannot write the bootstrap key to {}", path.display()))?;
+        }
+        let metrics = Metrics::new();
+        let scheduler = Arc::new(Scheduler::new(clock.clone(), metrics.clone()));
+        let (access_log, access_writer) = AccessLog::start(store.clone());
+        let (writes, queue_writer) = crate::store::write_queue::WriteQueue::start(store.clone());
+        let session_reads = crate::store::session_reads::SessionReads::start(store.clone());
+        let caches = Arc::new(Caches::new(!store.is_shared(), &metrics.cache_lookups()));
+        let change_follower = crate::store::changes::follow(&store, caches.clone());
+        let listener = TcpListener::bind(settings.listen)
+            .await
+            .with_context(|| format!("cannot listen on {}", settings.listen))?;
+
+        let public_url = match &settings.public_url {
+            Some(url) => url.trim_end_matches('/').to_owned(),
+            None => format!("http://{}", listener.local_addr()?),
+        };
+        let breached_passwords = Arc::new(crate::kernel::passwords::BreachedPasswords::load(
+            settings.breached_passwords_file.as_deref(),
+            settings.breached_passwords_api.as_deref(),
+        )?);
+        let webhooks =
+            crate::operations::webhooks::Webhooks::new(&settings, &hasher).context("cannot set up webhooks")?;
+        let mailer = crate::operations::mail::Mailer::new(&settings).context("cannot set up e-mail")?;
+        let counters = Arc::new(match &settings.redis_url {
+            Some(url) => {
+                crate::protection::counting::Counters::redis(url).await.context("cannot reach Redis (redis_url)")?
+            }
+            None => crate::protection::counting::Counters::in_memory(),
+        });
+        let detector = crate::plugins::detector::AttackDetector::load(settings.detector_component.as_deref())
+            .context("cannot load the attack detector (detector_component)")?;
+        let network_list = |path: &Option<std::path::PathBuf>| {
+            path.as_deref().map_or_else(
+                || Ok(crate::protection::networks::NetworkList::default()),
+                crate::protection::networks::NetworkList::load,
+            )
+        };
+        let protection = Arc::new(crate::protection::Protection::new(
+            counters,
+            detector,
+            (network_list(&settings.datacenter_networks_file)?, network_list(&settings.tor_exits_file)?),
+            crate::protection::networks::Geography::load(
+                settings.country_database_file.as_deref(),
+                settings.network_database_file.as_deref(),
+            )?,
+            metrics.clone(),
+        ));
+        let analyst = Arc::new(
+            crate::protection::analyst::Analyst::load(&settings.analyst)
+                .context("cannot load the incident analyst ([analyst] component or model)")?,
+        );
+        let admin_rate_limits = settings.admin_rate_limits;
+        let state = AppState(Arc::new(Services {
+            settings: Arc::new(settings),
+            store,
+            clock,
+            manual_clock,
+            authz: Arc::new(authz),
+            hasher,
+            access_log,
+            limiter: Arc::new(RateLimiter::counting_in(admin_rate_limits, protection.counters.clone())),
+            metrics,
+            scheduler,
+            caches,
+            public_url,
+            breached_passwords,
+            refusal_floors: crate::kernel::passwords::RefusalFloors::default(),
+            document_fetches: tokio::sync::Semaphore::new(crate::oauth::metadata_documents::FETCHES_AT_ONCE),
+            writes,
+            session_reads,
+            webhooks,
+            mailer,
+            protection,
+            analyst,
+            detached: crate::runtime::detached::Detached::new(),
+            client_keys: crate::oauth::client_keys::FetchedKeys::default(),
+            upstreams: crate::oauth::federation::upstream::FetchedMetadata::default(),
+            draining: Arc::default(),
+        }));
+        super::job_table::register(&state).await;
+        Ok(Self { listener, state, bootstrapped, access_writer, queue_writer, change_follower })
+    }
+
+    pub fn local_addr(&self) -> SocketAddr {
+        self.listener.local_addr().unwrap_or(self.state.settings.listen)
+    }
+
+    /// What the first start created, if this start was the first.
+    pub fn bootstrapped(&self) -> Option<&Bootstrapped> {
+        self.bootstrapped.as_ref()
+    }
+
+    /// The link the Owner of the first account follows to choose a password, when this start
+    /// bootstrapped the database.
+    pub fn owner_link(&self) -> Option<String> {
+        let first = self.bootstrapped.as_ref()?;
+        Some(format!(
+            "{}/realms/{}/account/password?code={}",
+            self.state.public_url,
+            crate::kernel::ids::PLATFORM_REALM,
+            first.owner_code
+        ))
+    }
+
+    pub fn state(&self) -> &AppState {
+        &self.state
+    }
+
+    /// Serves with `serve` (given the listener, the state, and what completes once `shutdown` has
+    /// and the host has drained for `drain_seconds`, readiness failing), with the scheduler's ticker
+    /// and the delivery workers beside it; then stops them and stores every queued access log entry.
+    pub async fn run_with<Serve, Served>(
+        self,
+        serve: Serve,
+        shutdown: impl Future<Output = ()> + Send + 'static,
+    ) -> anyhow::Result<()>
+    where
+        Serve: FnOnce(TcpListener, AppState, Stopped) -> Served,
+        Served: Future<Output = anyhow::Result<()>>,
+    {
+        let Self { listener, state, access_writer, queue_writer, change_follower, .. } = self;
+        if state.manual_clock.is_some() {
+            tracing::warn!(
+                "MANUAL CLOCK IS ON: time moves only through POST /_dev/clock. Never run production like this."
+            );
+        }
+        let ticker = (state.manual_clock.is_none()).then(|| {
+            let scheduler = state.scheduler.clone();
+            tokio::spawn(async move {
+                let mut every_second = tokio::time::interval(Duration::from_secs(1));
+                loop {
+                    every_second.tick().await;
+                    scheduler.run_due().await;
+                }
+            })
+        });
+        // With the manual clock the workers are steps of the clock instead (see `register_jobs`).
+        let workers = state.manual_clock.is_none().then(|| {
+            [
+                tokio::spawn(crate::operations::webhooks::delivery::run(state.clone())),
+                tokio::spawn(crate::operations::notifications::run(state.clone())),
+            ]
+        });
+        tracing::info!(address = %listener.local_addr()?, "serving");
+        let drain = Duration::from_secs(state.settings.drain_seconds.into());
+        let stopped: Stopped = Box::pin(state.draining.clone().after(shutdown, drain));
+        serve(listener, state.clone(), stopped).await?;
+        // Every request has ended, so every queued write has been stored and answered.
+        for task in ticker.into_iter().chain(change_follower).chain([queue_writer]).chain(workers.into_iter().flatten())
+        {
+            task.abort();
+        }
+        // Everything queued is stored before returning; the writer itself ends with the last handle.
+        state.access_log.flush().await;
+        drop(access_writer);
+        tracing::info!("stopped");
+        Ok(())
+    }
+}
+
+/// What completes once the host was told to stop and has drained: the signal to stop serving.
+pub type Stopped = Pin<Box<dyn Future<Output = ()> + Send>>;
