@@ -3,10 +3,10 @@
 
 use serde::Serialize;
 
-use crate::AppState;
 use crate::kernel::crypto::{generate_secret, last_four};
 use crate::oauth::tokens::keys;
 use crate::runtime::changes::{self, Author};
+use crate::runtime::context::Context;
 use crate::runtime::error::Error;
 use crate::store::Transaction;
 use crate::store::clients::{self as client_store, CLIENT_SECRET_PREFIX, Client, ClientType, SigningKeys};
@@ -28,30 +28,30 @@ pub struct Created {
 ///
 /// Refused with `AlreadyExists` when the realm has a client of that id.
 pub async fn create<View: Serialize>(
-    state: &AppState,
+    context: &Context,
     mut tx: Transaction,
     mut client: Client,
     by: Author<'_>,
     describe: impl FnOnce(&Client) -> View,
 ) -> Result<Created, Error> {
-    let now = state.clock.now();
+    let now = context.clock.now();
     let secret = (client.client_type == ClientType::Confidential && !client.uses_keys())
         .then(|| generate_secret(CLIENT_SECRET_PREFIX));
     if let Some(secret) = &secret {
-        client.secret_hash = Some(state.hasher.hash(secret));
+        client.secret_hash = Some(context.hasher.hash(secret));
         client.secret_last_four = Some(last_four(secret));
         client.secret_rotated_at = Some(now);
     }
     let first_key =
-        (client.signing_keys == SigningKeys::Own).then(|| keys::first_own_key(state, &client, now)).transpose()?;
+        (client.signing_keys == SigningKeys::Own).then(|| keys::first_own_key(context, &client, now)).transpose()?;
     if !client_store::insert(&mut *tx, &client).await? {
         return Err(Error::AlreadyExists("client"));
     }
     match &first_key {
         Some(key) => key_store::insert(&mut *tx, key).await?,
-        None => keys::publish_realm_family(state, &mut tx, &client.realm_id, &client.key_algorithm, now).await?,
+        None => keys::publish_realm_family(context, &mut tx, &client.realm_id, &client.key_algorithm, now).await?,
     }
     let change = Change::of(ChangeAction::Create, client.place(), 201).after(describe(&client));
-    changes::commit(state, by, tx, change).await?;
+    changes::commit(context, by, tx, change).await?;
     Ok(Created { client, secret })
 }

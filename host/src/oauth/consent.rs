@@ -10,9 +10,9 @@
 
 use chrono::{DateTime, Utc};
 
-use crate::AppState;
 use crate::oauth::signin::browser::Authorization;
 use crate::runtime::changes::Author;
+use crate::runtime::context::Context;
 use crate::runtime::error::Error;
 use crate::store::clients::Registration;
 use crate::store::consents::{self, Consent};
@@ -56,7 +56,7 @@ impl Question {
 /// The question to put to the person before `authorization` is answered, or none when they need
 /// not be asked: a realm's own client (unless `prompt=consent`), or a consent covering every scope.
 pub async fn question(
-    state: &AppState,
+    context: &Context,
     realm: &Realm,
     authorization: &Authorization,
     user: &User,
@@ -66,7 +66,7 @@ pub async fn question(
         return Ok(None);
     }
     let resource = authorization.resource.clone().unwrap_or_default();
-    let earlier = consents::find(state.store.pool(), &user.realm_id, &user.id, &client.id, &resource).await?;
+    let earlier = consents::find(context.store.pool(), &user.realm_id, &user.id, &client.id, &resource).await?;
     let covered = earlier.as_ref().is_some_and(|c| authorization.scopes.iter().all(|s| c.scopes.contains(s)));
     if covered && !authorization.prompt_consent {
         return Ok(None);
@@ -80,7 +80,7 @@ pub async fn question(
         Registration::MetadataDocument => host_of(&client.id),
         Registration::Admin | Registration::Dynamic => host_of(&authorization.redirect_uri),
     };
-    let descriptions = scope_store::descriptions_in_realm(state.store.pool(), &realm.account_id, &realm.id).await?;
+    let descriptions = scope_store::descriptions_in_realm(context.store.pool(), &realm.account_id, &realm.id).await?;
     Ok(Some(Question {
         missing,
         allowed,
@@ -111,14 +111,14 @@ fn host_of(uri: &str) -> String {
 /// Records that the person allowed the authorization's scopes, added to what they allowed the
 /// client for the same resource before.
 pub async fn give(
-    state: &AppState,
+    context: &Context,
     authorization: &Authorization,
     user: &User,
     now: DateTime<Utc>,
 ) -> Result<(), Error> {
     let client = &authorization.client;
     let resource = authorization.resource.clone().unwrap_or_default();
-    let earlier = consents::find(state.store.pool(), &user.realm_id, &user.id, &client.id, &resource).await?;
+    let earlier = consents::find(context.store.pool(), &user.realm_id, &user.id, &client.id, &resource).await?;
     let created_at = earlier.as_ref().map_or(now, |consent| consent.created_at);
     let mut scopes = earlier.map(|consent| consent.scopes).unwrap_or_default();
     for scope in &authorization.scopes {
@@ -135,29 +135,29 @@ pub async fn give(
         created_at,
         updated_at: now,
     };
-    consents::save(state.store.writer(), &consent).await?;
+    consents::save(context.store.writer(), &consent).await?;
     Ok(())
 }
 
 /// Every consent the person gave.
-pub async fn of_person(state: &AppState, user: &User) -> Result<Vec<Consent>, Error> {
-    Ok(consents::of_user(state.store.pool(), &user.realm_id, &user.id).await?)
+pub async fn of_person(context: &Context, user: &User) -> Result<Vec<Consent>, Error> {
+    Ok(consents::of_user(context.store.pool(), &user.realm_id, &user.id).await?)
 }
 
 /// Withdraws the person's consents to the client and ends the client's sessions of them; `false`
 /// when there was no consent. An administrator's withdrawal is recorded in the trail under
 /// `author`; a person's own is not an administrative change.
 pub async fn withdraw(
-    state: &AppState,
+    context: &Context,
     user: &User,
     client_id: &str,
     author: Option<Author<'_>>,
 ) -> Result<bool, Error> {
-    let pool = state.store.pool();
+    let pool = context.store.pool();
     let before = consents::of_user(pool, &user.realm_id, &user.id).await?;
     let Some(first) = before.iter().find(|consent| consent.client_id == client_id) else { return Ok(false) };
-    let now = state.clock.now();
-    let mut tx = state.store.begin().await?;
+    let now = context.clock.now();
+    let mut tx = context.store.begin().await?;
     consents::withdraw(&mut *tx, &user.realm_id, &user.id, client_id).await?;
     crate::store::sessions::end_at_client(&mut *tx, &user.realm_id, &user.id, client_id, "consent_withdrawn", now)
         .await?;
@@ -170,7 +170,7 @@ pub async fn withdraw(
                 "consents": withdrawn.iter().map(|c| serde_json::json!({"resource": c.resource, "scopes": c.scopes})).collect::<Vec<_>>(),
             });
             let change = Change::of(ChangeAction::Delete, first.place(), 200).before(details);
-            crate::runtime::changes::commit(state, author, tx, change).await?;
+            crate::runtime::changes::commit(context, author, tx, change).await?;
         }
         None => tx.commit().await?,
     }

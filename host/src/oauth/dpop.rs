@@ -13,7 +13,7 @@ use jsonwebtoken::{DecodingKey, Validation};
 use serde_json::{Value, json};
 use sha2::{Digest, Sha256};
 
-use crate::AppState;
+use crate::runtime::context::Context;
 use crate::runtime::error::Error;
 use crate::store::assertions;
 
@@ -69,16 +69,16 @@ pub struct Request<'a> {
 
 /// A nonce for proofs to carry: the instant it was made, with a keyed hash of it, so any host of
 /// the service checks it without keeping anything.
-pub fn nonce(state: &AppState, now: DateTime<Utc>) -> String {
+pub fn nonce(context: &Context, now: DateTime<Utc>) -> String {
     let at = now.timestamp();
-    format!("{at}.{}", state.hasher.hash(&format!("dpop-nonce:{at}")))
+    format!("{at}.{}", context.hasher.hash(&format!("dpop-nonce:{at}")))
 }
 
-fn nonce_is_fresh(state: &AppState, nonce: &str, now: DateTime<Utc>) -> bool {
+fn nonce_is_fresh(context: &Context, nonce: &str, now: DateTime<Utc>) -> bool {
     let Some((at, _)) = nonce.split_once('.') else { return false };
     let Ok(seconds) = at.parse::<i64>() else { return false };
     let Some(made) = DateTime::from_timestamp(seconds, 0) else { return false };
-    let genuine = crate::kernel::crypto::constant_time_eq(self::nonce(state, made).as_bytes(), nonce.as_bytes());
+    let genuine = crate::kernel::crypto::constant_time_eq(self::nonce(context, made).as_bytes(), nonce.as_bytes());
     genuine && made <= now + LEEWAY && now - made <= NONCE_LIFETIME
 }
 
@@ -101,7 +101,7 @@ pub fn token_hash(access_token: &str) -> String {
 }
 
 /// Verifies a proof for `request` and records its `jti`, so that it is never taken again.
-pub async fn verify(state: &AppState, proof: &str, request: Request<'_>) -> Result<Proven, ProofError> {
+pub async fn verify(context: &Context, proof: &str, request: Request<'_>) -> Result<Proven, ProofError> {
     let header = jsonwebtoken::decode_header(proof).map_err(|_| invalid("the DPoP proof is not a JWT"))?;
     if header.typ.as_deref() != Some("dpop+jwt") {
         return Err(invalid("a DPoP proof has typ dpop+jwt"));
@@ -139,7 +139,7 @@ pub async fn verify(state: &AppState, proof: &str, request: Request<'_>) -> Resu
     if htu.as_deref() != Some(request.url) {
         return Err(invalid(format!("the DPoP proof's htu must be {}", request.url)));
     }
-    let now = state.clock.now();
+    let now = context.clock.now();
     let issued = claims.get("iat").and_then(Value::as_i64).and_then(|iat| DateTime::from_timestamp(iat, 0));
     let issued = issued.ok_or_else(|| invalid("the DPoP proof has no iat"))?;
     if issued > now + LEEWAY || now - issued > MAX_AGE {
@@ -150,12 +150,12 @@ pub async fn verify(state: &AppState, proof: &str, request: Request<'_>) -> Resu
     {
         return Err(invalid("the DPoP proof's ath is not the hash of the access token"));
     }
-    if request.nonce_required && !text("nonce").is_some_and(|nonce| nonce_is_fresh(state, nonce, now)) {
+    if request.nonce_required && !text("nonce").is_some_and(|nonce| nonce_is_fresh(context, nonce, now)) {
         return Err(ProofError::NonceNeeded);
     }
     let jti = text("jti").filter(|jti| !jti.is_empty() && jti.len() <= 256);
     let jti = jti.ok_or_else(|| invalid("the DPoP proof has no jti"))?;
-    if !assertions::record_proof_once(state.store.writer(), &jkt, jti, issued + MAX_AGE + LEEWAY).await? {
+    if !assertions::record_proof_once(context.store.writer(), &jkt, jti, issued + MAX_AGE + LEEWAY).await? {
         return Err(invalid("the DPoP proof was used before"));
     }
     Ok(Proven { jkt })

@@ -17,6 +17,7 @@ use crate::kernel::crypto::generate_secret;
 use crate::kernel::ids::{ClientId, new_guid};
 use crate::oauth::tokens::issuer;
 use crate::runtime::changes::Author;
+use crate::runtime::context::Context;
 use crate::runtime::error::Error;
 use crate::store::Status;
 use crate::store::clients::{self as client_store, Client, ClientType, GrantType, Registration};
@@ -60,10 +61,11 @@ pub struct Full {
 /// document's first use): within its `selfRegisteredClientsPerMinute` and
 /// `maxSelfRegisteredClients`. Counted in the database, so every host counts alike; hosts adding
 /// clients at the same instant may pass the bound by the few they add together.
-pub async fn room_for_one_more(state: &AppState, realm: &Realm) -> Result<Result<(), Full>, Error> {
-    let now = state.clock.now();
+pub async fn room_for_one_more(context: &Context, realm: &Realm) -> Result<Result<(), Full>, Error> {
+    let now = context.clock.now();
     let minute_ago = now - chrono::TimeDelta::minutes(1);
-    let (total, last_minute) = client_store::self_registered_counts(state.store.pool(), &realm.id, minute_ago).await?;
+    let (total, last_minute) =
+        client_store::self_registered_counts(context.store.pool(), &realm.id, minute_ago).await?;
     let settings = &realm.settings;
     Ok(if total >= settings.max_self_registered_clients {
         Err(Full {
@@ -403,17 +405,17 @@ pub async fn register(
 /// The active self-registered client of `realm` that `registration_token` belongs to, named
 /// `client_id` in the path (RFC 7592 §3: the token, not the path, decides).
 pub async fn registered(
-    state: &AppState,
+    context: &Context,
     realm: &Realm,
     client_id: &str,
     registration_token: Option<&str>,
 ) -> Result<Client, RegistrationError> {
     let Some(token) = registration_token else { return Err(RegistrationError::InvalidToken) };
-    let client = client_store::find(state.store.pool(), &realm.id, client_id)
+    let client = client_store::find(context.store.pool(), &realm.id, client_id)
         .await?
         .filter(|client| client.status == Status::Active && client.registration == Registration::Dynamic)
         .ok_or(RegistrationError::InvalidToken)?;
-    let matches = client.registration_token_hash.as_deref().is_some_and(|hash| state.hasher.matches(token, hash));
+    let matches = client.registration_token_hash.as_deref().is_some_and(|hash| context.hasher.matches(token, hash));
     if matches { Ok(client) } else { Err(RegistrationError::InvalidToken) }
 }
 
@@ -532,7 +534,7 @@ pub const INITIAL_ACCESS_TOKEN_USES: (i64, i64) = (1, 1000);
 
 /// A new initial access token of the realm: the row, and the token (shown once).
 pub fn new_initial_access_token(
-    state: &AppState,
+    context: &Context,
     realm: &Realm,
     days: i64,
     uses: i64,
@@ -542,7 +544,7 @@ pub fn new_initial_access_token(
     let row = InitialAccessToken {
         id: crate::kernel::ids::InitialAccessTokenId::fresh(),
         realm_id: realm.id.clone(),
-        token_hash: state.hasher.hash(&token),
+        token_hash: context.hasher.hash(&token),
         remaining_uses: uses,
         expires_at: now + TimeDelta::days(days),
         created_at: now,

@@ -19,10 +19,10 @@ use chrono::{DateTime, Utc};
 use serde::Serialize;
 use serde_json::{Value, json};
 
-use crate::AppState;
 use crate::kernel::clock::iso;
 use crate::kernel::validate::{Notification, Rule};
 use crate::runtime::changes::{self, Author};
+use crate::runtime::context::Context;
 use crate::runtime::error::{Error, ErrorCode};
 use crate::store::events::{self, Event, EventType};
 use crate::store::realm_roles::{self, Role};
@@ -74,13 +74,13 @@ impl Standing {
 
 /// What the suspensions in force at `now` take from the person at the client.
 pub async fn standing(
-    state: &AppState,
+    context: &Context,
     realm_id: &str,
     client_id: &str,
     user_id: &str,
     now: DateTime<Utc>,
 ) -> Result<Standing, Error> {
-    let of_realm = of_realm(state, realm_id).await?;
+    let of_realm = of_realm(context, realm_id).await?;
     let mut standing = Standing::default();
     let concerned = of_realm.iter().filter(|s| s.client_id == client_id && s.user_id == user_id);
     for suspension in concerned.filter(|s| s.in_force(now)) {
@@ -92,22 +92,22 @@ pub async fn standing(
 /// Whether a Full suspension of the person at the client is in force at `now`: no sign-in, no
 /// token, and the tokens already issued are inactive.
 pub async fn refuses(
-    state: &AppState,
+    context: &Context,
     realm_id: &str,
     client_id: &str,
     user_id: &str,
     now: DateTime<Utc>,
 ) -> Result<bool, Error> {
-    Ok(standing(state, realm_id, client_id, user_id, now).await?.refuses())
+    Ok(standing(context, realm_id, client_id, user_id, now).await?.refuses())
 }
 
 /// The realm's suspensions whose end was not announced, from this host's cache when it holds them.
-async fn of_realm(state: &AppState, realm_id: &str) -> Result<Arc<Vec<Suspension>>, Error> {
-    if let Some(found) = state.caches.suspensions(realm_id) {
+async fn of_realm(context: &Context, realm_id: &str) -> Result<Arc<Vec<Suspension>>, Error> {
+    if let Some(found) = context.caches.suspensions(realm_id) {
         return Ok(found);
     }
-    let found = Arc::new(store::unended_of_realm(state.store.pool(), realm_id).await?);
-    state.caches.keep_suspensions(realm_id, found.clone());
+    let found = Arc::new(store::unended_of_realm(context.store.pool(), realm_id).await?);
+    context.caches.keep_suspensions(realm_id, found.clone());
     Ok(found)
 }
 
@@ -149,14 +149,14 @@ async fn announce(
 /// starting now ends the person's sessions at the client at once when it says so; one starting
 /// later does when the job finds it started. `user_suspended` commits with it.
 pub async fn write<V: Serialize>(
-    state: &AppState,
+    context: &Context,
     by: Author<'_>,
     mut suspension: Suspension,
     view: impl Fn(&Suspension) -> V,
 ) -> Result<Suspension, Error> {
-    check_roles(state, &suspension).await?;
-    let now = state.clock.now();
-    let mut tx = state.store.begin().await?;
+    check_roles(context, &suspension).await?;
+    let now = context.clock.now();
+    let mut tx = context.store.begin().await?;
     if suspension.terminates_sessions && suspension.in_force(now) {
         end_sessions(&mut tx, &suspension, now).await?;
         suspension.sessions_terminated_at = Some(now);
@@ -164,20 +164,20 @@ pub async fn write<V: Serialize>(
     store::insert(&mut *tx, &suspension).await?;
     announce(&mut tx, &suspension, EventType::UserSuspended, now).await?;
     let change = Change::of(ChangeAction::Create, suspension.place(), 201).after(view(&suspension));
-    changes::commit(state, by, tx, change).await?;
+    changes::commit(context, by, tx, change).await?;
     Ok(suspension)
 }
 
 /// Lifts a suspension that has not ended: its effect stops at once, and `user_suspension_ended`
 /// commits with the lift.
 pub async fn lift<V: Serialize>(
-    state: &AppState,
+    context: &Context,
     by: Author<'_>,
     before: &Suspension,
     view: impl Fn(&Suspension) -> V,
 ) -> Result<Suspension, Error> {
-    let now = state.clock.now();
-    let mut tx = state.store.begin().await?;
+    let now = context.clock.now();
+    let mut tx = context.store.begin().await?;
     let Some(lifted) = store::lift(&mut *tx, &before.id, now).await? else {
         return Err(Error::InvalidState(
             ErrorCode::SuspensionAlreadyEnded,
@@ -186,7 +186,7 @@ pub async fn lift<V: Serialize>(
     };
     announce(&mut tx, &lifted, EventType::UserSuspensionEnded, now).await?;
     let change = Change::of(ChangeAction::Update, lifted.place(), 200).before(view(before)).after(view(&lifted));
-    changes::commit(state, by, tx, change).await?;
+    changes::commit(context, by, tx, change).await?;
     Ok(lifted)
 }
 
@@ -221,10 +221,10 @@ async fn end_sessions(tx: &mut Connection, suspension: &Suspension, now: DateTim
 }
 
 /// Each revoked role must be a realm role or a role of the suspension's client.
-async fn check_roles(state: &AppState, suspension: &Suspension) -> Result<(), Error> {
+async fn check_roles(context: &Context, suspension: &Suspension) -> Result<(), Error> {
     let mut refused = Vec::new();
     for (index, id) in suspension.revoked_role_ids.iter().enumerate() {
-        let role = realm_roles::find(state.store.pool(), &suspension.realm_id, id).await?;
+        let role = realm_roles::find(context.store.pool(), &suspension.realm_id, id).await?;
         let usable = role.is_some_and(|r| r.client_id.as_ref().is_none_or(|c| *c == suspension.client_id));
         if !usable {
             let message = "no realm role, nor role of the client, has this id";

@@ -12,6 +12,7 @@ use crate::AppState;
 use crate::kernel::address_lists;
 use crate::kernel::ids::AccountId;
 use crate::runtime::cache::Invalidation;
+use crate::runtime::context::Context;
 use crate::runtime::error::Error;
 use crate::store::instance_settings::{self, InstanceSettings, MaintenanceWindow};
 use crate::store::{Store, changes};
@@ -99,18 +100,18 @@ pub fn status(state: &AppState, settings: &InstanceSettings, now: DateTime<Utc>)
 
 /// The networks the account's admin credentials may be used from, from this host's cache when it
 /// holds them.
-async fn admin_networks(state: &AppState, account_id: &AccountId) -> Result<Arc<Vec<String>>, Error> {
-    if let Some(networks) = state.caches.admin_networks(account_id) {
+async fn admin_networks(context: &Context, account_id: &AccountId) -> Result<Arc<Vec<String>>, Error> {
+    if let Some(networks) = context.caches.admin_networks(account_id) {
         return Ok(networks);
     }
-    let networks = Arc::new(instance_settings::find(state.store.pool(), account_id).await?.admin_networks);
-    state.caches.keep_admin_networks(account_id, networks.clone());
+    let networks = Arc::new(instance_settings::find(context.store.pool(), account_id).await?.admin_networks);
+    context.caches.keep_admin_networks(account_id, networks.clone());
     Ok(networks)
 }
 
 /// Whether a credential of the account may call the admin API from `address`.
-pub async fn admits_admin_call(state: &AppState, account_id: &AccountId, address: IpAddr) -> Result<bool, Error> {
-    Ok(address_lists::admits(&admin_networks(state, account_id).await?, address))
+pub async fn admits_admin_call(context: &Context, account_id: &AccountId, address: IpAddr) -> Result<bool, Error> {
+    Ok(address_lists::admits(&admin_networks(context, account_id).await?, address))
 }
 
 /// Empties the admin networks of `account` (of every account without one), so that its

@@ -19,6 +19,7 @@ use crate::kernel::config::Settings;
 use crate::kernel::crypto::SecretHasher;
 use crate::runtime::bootstrap::Bootstrapped;
 use crate::runtime::cache::Caches;
+use crate::runtime::context::Context;
 use crate::runtime::jobs::Scheduler;
 use crate::runtime::metrics::Metrics;
 use crate::runtime::rate_limit::RateLimiter;
@@ -36,20 +37,16 @@ impl std::ops::Deref for AppState {
     }
 }
 
+/// The context of the domain operations, and every service beside it.
 #[derive(Debug)]
 pub struct Services {
-    pub settings: Arc<Settings>,
-    pub store: Store,
-    pub clock: Arc<dyn Clock>,
+    pub context: Context,
     /// Present only with `--manual-clock`.
     pub manual_clock: Option<Arc<ManualClock>>,
     pub authz: Arc<Authorizer>,
-    pub hasher: SecretHasher,
     pub access_log: AccessLog,
     pub limiter: Arc<RateLimiter>,
-    pub metrics: Arc<Metrics>,
     pub scheduler: Arc<Scheduler>,
-    pub caches: Arc<Caches>,
     /// The public base address of the service, without a trailing slash.
     pub public_url: String,
     pub breached_passwords: Arc<crate::kernel::passwords::BreachedPasswords>,
@@ -57,8 +54,6 @@ pub struct Services {
     pub refusal_floors: crate::kernel::passwords::RefusalFloors,
     /// Metadata documents being fetched at once ([`crate::oauth::metadata_documents::FETCHES_AT_ONCE`]).
     pub document_fetches: tokio::sync::Semaphore,
-    /// Group commit for lone events and refresh-token rotations.
-    pub writes: crate::store::write_queue::WriteQueue,
     /// Coalesced reads of the sessions access tokens name.
     pub session_reads: crate::store::session_reads::SessionReads,
     pub webhooks: crate::operations::webhooks::Webhooks,
@@ -75,6 +70,13 @@ pub struct Services {
     pub upstreams: crate::oauth::federation::upstream::FetchedMetadata,
     /// Set once the host was told to stop: readiness fails while it drains.
     pub draining: Arc<crate::runtime::shutdown::Draining>,
+}
+
+impl std::ops::Deref for Services {
+    type Target = Context;
+    fn deref(&self) -> &Context {
+        &self.context
+    }
 }
 
 impl std::fmt::Debug for dyn Clock {
@@ -175,22 +177,16 @@ impl Application {
         );
         let admin_rate_limits = settings.admin_rate_limits;
         let state = AppState(Arc::new(Services {
-            settings: Arc::new(settings),
-            store,
-            clock,
+            context: Context { settings: Arc::new(settings), store, clock, hasher, caches, metrics, writes },
             manual_clock,
             authz: Arc::new(authz),
-            hasher,
             access_log,
             limiter: Arc::new(RateLimiter::counting_in(admin_rate_limits, protection.counters.clone())),
-            metrics,
             scheduler,
-            caches,
             public_url,
             breached_passwords,
             refusal_floors: crate::kernel::passwords::RefusalFloors::default(),
             document_fetches: tokio::sync::Semaphore::new(crate::oauth::metadata_documents::FETCHES_AT_ONCE),
-            writes,
             session_reads,
             webhooks,
             mailer,

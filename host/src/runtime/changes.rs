@@ -2,9 +2,9 @@
 //! `admin_resource_*` event) in the transaction that made it, announced to the other hosts, and
 //! answered once every host has dropped what it made stale from its caches.
 
-use crate::AppState;
 use crate::kernel::ids::RealmId;
 use crate::runtime::cache::Invalidation;
+use crate::runtime::context::Context;
 use crate::runtime::error::Error;
 use crate::store::trail::{self, Actor, Change, Request, Stale};
 use crate::store::{Transaction, changes};
@@ -18,8 +18,8 @@ pub struct Author<'a> {
 
 /// Writes the change's trail row (and event, inside a realm), announces what it makes stale to
 /// the other hosts, commits, and drops the stale entries from this host's caches.
-pub async fn commit(state: &AppState, by: Author<'_>, mut tx: Transaction, change: Change) -> Result<(), Error> {
-    let at = state.clock.now();
+pub async fn commit(context: &Context, by: Author<'_>, mut tx: Transaction, change: Change) -> Result<(), Error> {
+    let at = context.clock.now();
     trail::record_change(&mut tx, by.actor, by.request, &change, at).await?;
     let stale = match (change.resource_type.makes_stale(), &change.resource_id, &change.realm_id, &change.client_id) {
         (Stale::Realm, Some(id), _, _) => Some(Invalidation::Realm(RealmId::known(id.as_str()))),
@@ -34,7 +34,7 @@ pub async fn commit(state: &AppState, by: Author<'_>, mut tx: Transaction, chang
         _ => None,
     };
     match stale {
-        Some(stale) => publish(state, tx, &stale).await,
+        Some(stale) => publish(context, tx, &stale).await,
         None => Ok(tx.commit().await?),
     }
 }
@@ -42,10 +42,10 @@ pub async fn commit(state: &AppState, by: Author<'_>, mut tx: Transaction, chang
 /// Commits `tx`, which made `stale` out of date: drops it from this host's caches and returns
 /// once every other host has dropped it too, so the change is in force wherever the next request
 /// lands.
-pub async fn publish(state: &AppState, mut tx: Transaction, stale: &Invalidation) -> Result<(), Error> {
-    let fence = changes::announce(&state.store, &mut tx, stale).await?;
+pub async fn publish(context: &Context, mut tx: Transaction, stale: &Invalidation) -> Result<(), Error> {
+    let fence = changes::announce(&context.store, &mut tx, stale).await?;
     tx.commit().await?;
-    state.caches.apply(stale);
-    changes::settled(&state.store, fence).await;
+    context.caches.apply(stale);
+    changes::settled(&context.store, fence).await;
     Ok(())
 }

@@ -6,6 +6,7 @@ pub mod application;
 pub mod bootstrap;
 pub mod cache;
 pub mod changes;
+pub mod context;
 pub mod detached;
 pub mod error;
 pub mod job_table;

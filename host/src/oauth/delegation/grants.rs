@@ -5,9 +5,9 @@
 use serde::Serialize;
 use serde_json::json;
 
-use crate::AppState;
 use crate::kernel::validate::{Notification, Rule};
 use crate::runtime::changes::{self, Author};
+use crate::runtime::context::Context;
 use crate::runtime::error::{Error, ErrorCode};
 use crate::store::delegation::{self as store, DelegationGrant, Withdrawal};
 use crate::store::memberships::{self, Membership};
@@ -25,30 +25,30 @@ pub struct Withdrawn {
 /// Writes a grant after checking every reference it makes against the realm (one refusal per
 /// refused field); `view` is how the trail shows it.
 pub async fn write<V: Serialize>(
-    state: &AppState,
+    context: &Context,
     by: Author<'_>,
     realm: &Realm,
     grant: &DelegationGrant,
     view: impl Fn(&DelegationGrant) -> V,
 ) -> Result<(), Error> {
-    check_references(state, realm, grant).await?;
-    let mut tx = state.store.begin().await?;
+    check_references(context, realm, grant).await?;
+    let mut tx = context.store.begin().await?;
     store::insert(&mut *tx, grant).await?;
-    changes::commit(state, by, tx, Change::of(ChangeAction::Create, grant.place(), 201).after(view(grant))).await
+    changes::commit(context, by, tx, Change::of(ChangeAction::Create, grant.place(), 201).after(view(grant))).await
 }
 
 /// Withdraws a live grant for `reason`, recording who did it.
 pub async fn withdraw<V: Serialize>(
-    state: &AppState,
+    context: &Context,
     by: Author<'_>,
     before: &DelegationGrant,
     reason: &str,
     view: impl Fn(&DelegationGrant) -> V,
 ) -> Result<Withdrawn, Error> {
-    let now = state.clock.now();
+    let now = context.clock.now();
     let by_id = by.actor.acting_id();
     let withdrawal = Withdrawal { reason, by_type: by.actor.actor_type, by_id: by_id.as_deref(), at: now };
-    let mut tx = state.store.begin().await?;
+    let mut tx = context.store.begin().await?;
     let Some(grant) = store::withdraw(&mut *tx, &before.id, &withdrawal).await? else {
         return Err(Error::InvalidState(
             ErrorCode::DelegationGrantAlreadyWithdrawn,
@@ -60,7 +60,7 @@ pub async fn withdraw<V: Serialize>(
         .before(view(before))
         .after(view(&grant))
         .details(json!({ "reason": reason, "revocation_limit_seconds": limit }));
-    changes::commit(state, by, tx, change).await?;
+    changes::commit(context, by, tx, change).await?;
     Ok(Withdrawn { grant, revocation_limit_seconds: limit })
 }
 
@@ -69,8 +69,8 @@ fn refuse(field: impl Into<String>, rule: Rule, message: impl Into<String>) -> N
 }
 
 /// Checks every reference of the grant against the realm, one notification per refused field.
-async fn check_references(state: &AppState, realm: &Realm, grant: &DelegationGrant) -> Result<(), Error> {
-    let pool = state.store.pool();
+async fn check_references(context: &Context, realm: &Realm, grant: &DelegationGrant) -> Result<(), Error> {
+    let pool = context.store.pool();
     let mut refused = Vec::new();
     match clients::find(pool, &realm.id, &grant.client_id).await? {
         None => refused.push(refuse("clientId", Rule::NotFound, format!("no client {} in the realm", grant.client_id))),

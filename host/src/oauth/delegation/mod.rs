@@ -16,6 +16,7 @@ use crate::authz::delegation::{DelegationVerdict, ExchangeFacts, GrantFacts, Ref
 use crate::kernel::ids::{ExchangeId, GrantId, SessionId};
 use crate::oauth::signin::{Login, Origin, ResourceError, login_data, requested_resource};
 use crate::oauth::tokens::{self, Grant, Issued, Subject, delegation};
+use crate::runtime::context::Context;
 use crate::runtime::error::{Error, OAuthCode};
 use crate::store::clients::{Client, GrantType};
 use crate::store::delegation::{DelegationGrant, Exchange, ExchangeOutcome};
@@ -353,14 +354,14 @@ fn failure_reason(code: &str) -> String {
 /// and expiry for a granted exchange, the refusal otherwise. `false` when the grant was
 /// withdrawn before the exchange could commit.
 async fn record(
-    state: &AppState,
+    context: &Context,
     realm: &Realm,
     client: &Client,
     origin: &Origin,
     attempt: &Attempt,
     outcome: Result<(&str, DateTime<Utc>), &ExchangeRefusal>,
 ) -> Result<bool, Error> {
-    let now = state.clock.now();
+    let now = context.clock.now();
     let reason = outcome.err().map(|refused| failure_reason(refused.code().as_str()));
     let methods: Vec<&str> = attempt.methods.iter().map(String::as_str).collect();
     let data = login_data(
@@ -408,7 +409,7 @@ async fn record(
             at: now,
         },
     };
-    Ok(state.writes.record_exchange(record).await?)
+    Ok(context.writes.record_exchange(record).await?)
 }
 
 #[cfg(test)]

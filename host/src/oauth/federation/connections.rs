@@ -17,6 +17,7 @@ use crate::kernel::ids::{ConnectionId, ExchangeId, UserId};
 use crate::oauth::delegation::ACCESS_TOKEN_TYPE;
 use crate::oauth::signin::Origin;
 use crate::oauth::tokens::{self, issuer};
+use crate::runtime::context::Context;
 use crate::runtime::error::{Error, OAuthCode};
 use crate::store::Status;
 use crate::store::clients::Client;
@@ -37,8 +38,8 @@ pub fn callback_address(state: &AppState, realm_id: &str, provider_id: &str) -> 
 }
 
 /// The realm's Active connection provider `id`, when it has one.
-pub async fn active_provider(state: &AppState, realm_id: &str, id: &str) -> Result<Option<ConnectionProvider>, Error> {
-    let found = store::find_provider(state.store.pool(), realm_id, id).await?;
+pub async fn active_provider(context: &Context, realm_id: &str, id: &str) -> Result<Option<ConnectionProvider>, Error> {
+    let found = store::find_provider(context.store.pool(), realm_id, id).await?;
     Ok(found.filter(|provider| provider.status == Status::Active))
 }
 
@@ -108,12 +109,12 @@ pub async fn finish(
 /// Puts the tokens of a token endpoint's answer on the connection: the access token and its
 /// expiry, the scopes granted when the answer names them, a new refresh token when it gives one.
 fn renew(
-    state: &AppState,
+    context: &Context,
     connection: &mut Connection,
     tokens: &Map<String, Value>,
     now: DateTime<Utc>,
 ) -> Result<(), Failure> {
-    let sealer = state.hasher.sealer(SEALING_PURPOSE);
+    let sealer = context.hasher.sealer(SEALING_PURPOSE);
     let access = tokens.get("access_token").and_then(Value::as_str).filter(|token| !token.is_empty());
     let access = access.ok_or_else(|| Failure::CodeRefused("the answer carries no access token".into()))?;
     connection.access_token = sealer.seal(access.as_bytes());
@@ -131,13 +132,13 @@ fn renew(
 }
 
 /// The person's connections, oldest first.
-pub async fn of_person(state: &AppState, user: &User) -> Result<Vec<Connection>, Error> {
-    Ok(store::all_of_person(state.store.pool(), &user.id).await?)
+pub async fn of_person(context: &Context, user: &User) -> Result<Vec<Connection>, Error> {
+    Ok(store::all_of_person(context.store.pool(), &user.id).await?)
 }
 
 /// Removes a connection of the person's own; `false` when they have none of this id.
-pub async fn remove_own(state: &AppState, user: &User, connection_id: &str) -> Result<bool, Error> {
-    Ok(store::delete(state.store.writer(), connection_id, Some(&user.id)).await?)
+pub async fn remove_own(context: &Context, user: &User, connection_id: &str) -> Result<bool, Error> {
+    Ok(store::delete(context.store.writer(), connection_id, Some(&user.id)).await?)
 }
 
 /// An exchange for a connected account's token, as the token endpoint read it.

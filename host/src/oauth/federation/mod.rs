@@ -12,29 +12,29 @@ pub mod person;
 pub mod sign_in;
 pub mod upstream;
 
-use crate::AppState;
+use crate::runtime::context::Context;
 use crate::runtime::error::Error;
 use crate::store::identity_providers::{self as provider_store, IdentityProvider, Offer};
 use crate::store::realms::Realm;
 
 /// The Active providers a client's login page offers, in the order of their buttons.
 pub async fn offered_by_client(
-    state: &AppState,
+    context: &Context,
     realm: &Realm,
     client_id: &str,
 ) -> Result<Vec<IdentityProvider>, Error> {
     let offer = Offer::Client { realm_id: &realm.id, client_id };
-    Ok(provider_store::offered_active(state.store.pool(), offer).await?)
+    Ok(provider_store::offered_active(context.store.pool(), offer).await?)
 }
 
 /// The provider of the organization whose domain the address `typed` is at (home-realm discovery):
 /// the first Active one the organization uses. `None` for anything but an e-mail address.
-pub async fn for_address(state: &AppState, realm: &Realm, typed: &str) -> Result<Option<IdentityProvider>, Error> {
+pub async fn for_address(context: &Context, realm: &Realm, typed: &str) -> Result<Option<IdentityProvider>, Error> {
     let Some((local, domain)) = typed.trim().rsplit_once('@') else { return Ok(None) };
     if local.is_empty() || domain.is_empty() {
         return Ok(None);
     }
-    let pool = state.store.pool();
+    let pool = context.store.pool();
     let domain = domain.to_ascii_lowercase();
     let Some(organization_id) = provider_store::organization_of_domain(pool, &realm.id, &domain).await? else {
         return Ok(None);
@@ -44,7 +44,7 @@ pub async fn for_address(state: &AppState, realm: &Realm, typed: &str) -> Result
 }
 
 /// The realm's Active provider `id`, when it has one.
-pub async fn active(state: &AppState, realm: &Realm, id: &str) -> Result<Option<IdentityProvider>, Error> {
-    let found = provider_store::find(state.store.pool(), &realm.id, id).await?;
+pub async fn active(context: &Context, realm: &Realm, id: &str) -> Result<Option<IdentityProvider>, Error> {
+    let found = provider_store::find(context.store.pool(), &realm.id, id).await?;
     Ok(found.filter(|provider| provider.status == crate::store::Status::Active))
 }

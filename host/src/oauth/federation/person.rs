@@ -13,8 +13,8 @@
 use chrono::{DateTime, Utc};
 use serde_json::{Map, Value};
 
-use crate::AppState;
 use crate::kernel::ids::{PLATFORM_REALM, UserId};
+use crate::runtime::context::Context;
 use crate::runtime::error::Error;
 use crate::store::clients::Client;
 use crate::store::events::{self, Event, EventType};
@@ -109,7 +109,7 @@ fn read(provider: &IdentityProvider, claims: &Map<String, Value>) -> Result<Upst
 /// The person of `realm` the provider's `claims` name, found, linked or created as the module
 /// says, with the provider's role mappings applied; `client` is the one signing them in.
 pub async fn take(
-    state: &AppState,
+    context: &Context,
     realm: &Realm,
     client: &Client,
     provider: &IdentityProvider,
@@ -124,32 +124,32 @@ pub async fn take(
         return Err(Refused::Unreadable.into());
     }
     let upstream = read(provider, claims)?;
-    let now = state.clock.now();
-    let pool = state.store.pool();
+    let now = context.clock.now();
+    let pool = context.store.pool();
     let linked = provider_store::linked(pool, &realm.id, &provider.id, &upstream.subject).await?;
     let (user, found) = match linked {
         Some(id) => match user_store::find(pool, &realm.id, &id).await? {
             Some(user) => (user, Found::Linked),
             None => return Err(Error::NotFound("user").into()),
         },
-        None => first_sign_in(state, realm, client, provider, &upstream, now).await?,
+        None => first_sign_in(context, realm, client, provider, &upstream, now).await?,
     };
     if user.status != UserStatus::Active {
         return Err(Refused::Disabled.into());
     }
-    apply_mappings(state, realm, provider, claims, &user, now).await?;
+    apply_mappings(context, realm, provider, claims, &user, now).await?;
     Ok((user, found))
 }
 
 async fn first_sign_in(
-    state: &AppState,
+    context: &Context,
     realm: &Realm,
     client: &Client,
     provider: &IdentityProvider,
     upstream: &Upstream,
     now: DateTime<Utc>,
 ) -> Result<(User, Found), TakeError> {
-    let pool = state.store.pool();
+    let pool = context.store.pool();
     let holder = match &upstream.email {
         Some(email) => user_store::find_by_login(pool, &realm.id, email)
             .await?
@@ -162,7 +162,8 @@ async fn first_sign_in(
         if !(vouched && holder.email_confirmed) {
             return Err(Refused::EmailTaken.into());
         }
-        provider_store::link(state.store.writer(), &realm.id, &provider.id, &upstream.subject, &holder.id, now).await?;
+        provider_store::link(context.store.writer(), &realm.id, &provider.id, &upstream.subject, &holder.id, now)
+            .await?;
         return Ok((holder, Found::ByVerifiedEmail));
     }
     let mut username = upstream.username.clone().or_else(|| upstream.email.clone()).ok_or(Refused::NoUsername)?;
@@ -187,13 +188,13 @@ async fn first_sign_in(
         created_at: now,
         updated_at: now,
     };
-    let mut tx = state.store.begin().await?;
+    let mut tx = context.store.begin().await?;
     if !user_store::insert(&mut *tx, &user).await? {
         return Err(Refused::NoUsername.into());
     }
     if !provider_store::link(&mut *tx, &realm.id, &provider.id, &upstream.subject, &user.id, now).await? {
         // The same subject's first sign-in on another host won: that one stands.
-        return take_linked(state, realm, provider, &upstream.subject).await;
+        return take_linked(context, realm, provider, &upstream.subject).await;
     }
     let mut data = events::user_data(&user, Some(&client.id));
     data["identity_provider"] = Value::from(provider.id.to_string());
@@ -210,12 +211,12 @@ async fn first_sign_in(
 }
 
 async fn take_linked(
-    state: &AppState,
+    context: &Context,
     realm: &Realm,
     provider: &IdentityProvider,
     subject: &str,
 ) -> Result<(User, Found), TakeError> {
-    let pool = state.store.pool();
+    let pool = context.store.pool();
     let id = provider_store::linked(pool, &realm.id, &provider.id, subject).await?;
     let user = match id {
         Some(id) => user_store::find(pool, &realm.id, &id).await?,
@@ -228,7 +229,7 @@ async fn take_linked(
 /// claim: contains it). Roles and groups the mappings name that the realm no longer has are passed
 /// over; what the person holds already stays.
 async fn apply_mappings(
-    state: &AppState,
+    context: &Context,
     realm: &Realm,
     provider: &IdentityProvider,
     claims: &Map<String, Value>,
@@ -256,7 +257,7 @@ async fn apply_mappings(
     if matching.is_empty() {
         return Ok(());
     }
-    let known = names::names(state.store.pool(), &realm.id).await?;
+    let known = names::names(context.store.pool(), &realm.id).await?;
     let id_of = |kind: &str, name: &str| {
         known.iter().find(|(k, n, _)| k == kind && n == name).map(|(_, _, id)| (id.clone(), user.id.to_string()))
     };
@@ -264,7 +265,7 @@ async fn apply_mappings(
         matching.iter().flat_map(|m| m.roles.iter().filter_map(|name| id_of("realm_role", name))).collect();
     let groups: Vec<(String, String)> =
         matching.iter().flat_map(|m| m.groups.iter().filter_map(|name| id_of("group", name))).collect();
-    let mut tx = state.store.begin().await?;
+    let mut tx = context.store.begin().await?;
     names::link(&mut *tx, Link::Role, &roles, now).await?;
     names::link(&mut *tx, Link::Group, &groups, now).await?;
     tx.commit().await?;

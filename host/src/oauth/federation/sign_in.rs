@@ -14,6 +14,7 @@ use super::upstream;
 use crate::AppState;
 use crate::kernel::crypto::generate_secret;
 use crate::oauth::tokens::issuer;
+use crate::runtime::context::Context;
 use crate::runtime::error::Error;
 use crate::store::browser::{self, UpstreamSignIn};
 use crate::store::identity_providers::{IdentityProvider, Protocol};
@@ -169,30 +170,30 @@ pub async fn start(
 /// Sends the browser to `authority`, keeping `request` to answer once it is back; `user_id` names
 /// the person already signed in who connects an account there.
 pub async fn start_at(
-    state: &AppState,
+    context: &Context,
     realm: &Realm,
     authority: &Authority<'_>,
     request: &[(&str, &str)],
     login_hint: Option<&str>,
     user_id: Option<&str>,
 ) -> Result<Started, Failure> {
-    let now = state.clock.now();
+    let now = context.clock.now();
     let (sign_in_state, nonce, verifier, cookie) =
         (generate_secret(""), generate_secret(""), generate_secret(""), generate_secret(""));
     let pairs: Vec<[&str; 2]> = request.iter().map(|(name, value)| [*name, *value]).collect();
     let waiting = UpstreamSignIn {
-        state_hash: state.hasher.hash(&sign_in_state),
+        state_hash: context.hasher.hash(&sign_in_state),
         realm_id: realm.id.clone(),
         provider_id: authority.id.to_owned(),
         user_id: user_id.map(str::to_owned),
-        browser_hash: state.hasher.hash(&cookie),
+        browser_hash: context.hasher.hash(&cookie),
         nonce: nonce.clone(),
-        code_verifier: state.hasher.sealer(SEALING_PURPOSE).seal(verifier.as_bytes()),
+        code_verifier: context.hasher.sealer(SEALING_PURPOSE).seal(verifier.as_bytes()),
         request: serde_json::to_string(&pairs).map_err(|e| Error::Internal(e.into()))?,
         created_at: now,
         expires_at: now + LIFETIME,
     };
-    browser::insert_upstream(state.store.writer(), &waiting).await?;
+    browser::insert_upstream(context.store.writer(), &waiting).await?;
     let mut address = url::Url::parse(&authority.endpoints.authorization)
         .map_err(|_| Failure::Unreachable("a bad address".into()))?;
     {
@@ -220,16 +221,16 @@ pub async fn start_at(
 /// The waiting sign-in a provider's answer names by its `state`, taken (it is good once), when it
 /// is the provider's, still in time, and the browser holds the cookie it was bound to.
 pub async fn take(
-    state: &AppState,
+    context: &Context,
     realm: &Realm,
     provider_id: &str,
     sign_in_state: &str,
     cookie: Option<&str>,
 ) -> Result<Option<Waiting>, Error> {
-    let taken = browser::take_upstream(state.store.writer(), &realm.id, &state.hasher.hash(sign_in_state)).await?;
-    let now = state.clock.now();
+    let taken = browser::take_upstream(context.store.writer(), &realm.id, &context.hasher.hash(sign_in_state)).await?;
+    let now = context.clock.now();
     let bound =
-        |waiting: &UpstreamSignIn| cookie.is_some_and(|cookie| state.hasher.matches(cookie, &waiting.browser_hash));
+        |waiting: &UpstreamSignIn| cookie.is_some_and(|cookie| context.hasher.matches(cookie, &waiting.browser_hash));
     let Some(waiting) = taken.filter(|w| w.provider_id == provider_id && w.expires_at > now && bound(w)) else {
         return Ok(None);
     };
@@ -348,8 +349,9 @@ pub async fn answered(
 
 /// A value sealed for a provider (its client secret, a PKCE verifier, a connection's token),
 /// opened; `whose` names the provider in the error.
-pub fn opened(state: &AppState, whose: &str, sealed: &str) -> Result<String, Error> {
-    let plain = state.hasher.sealer(SEALING_PURPOSE).open(sealed).ok().and_then(|plain| String::from_utf8(plain).ok());
+pub fn opened(context: &Context, whose: &str, sealed: &str) -> Result<String, Error> {
+    let plain =
+        context.hasher.sealer(SEALING_PURPOSE).open(sealed).ok().and_then(|plain| String::from_utf8(plain).ok());
     plain.ok_or_else(|| Error::Internal(anyhow::anyhow!("a sealed value of provider {whose} cannot be opened")))
 }
 

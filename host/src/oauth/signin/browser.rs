@@ -13,6 +13,7 @@ use crate::AppState;
 use crate::authz::admission::{AdmissionVerdict, Refusal as Admission};
 use crate::kernel::crypto::generate_secret;
 use crate::kernel::ids::{BrowserSessionId, PLATFORM_REALM, SessionId};
+use crate::runtime::context::Context;
 use crate::runtime::error::Error;
 use crate::store::Transaction;
 use crate::store::browser::{self, AuthorizationCode, BrowserSession};
@@ -28,8 +29,8 @@ use crate::store::users::{self as user_store, User, UserStatus};
 pub const CODE_LIFETIME: TimeDelta = TimeDelta::seconds(60);
 
 /// The longest a browser stays signed in to a realm: a session's lifetime (`session_seconds`).
-pub fn browser_session_lifetime(state: &AppState) -> TimeDelta {
-    TimeDelta::seconds(i64::from(state.settings.session_seconds))
+pub fn browser_session_lifetime(context: &Context) -> TimeDelta {
+    TimeDelta::seconds(i64::from(context.settings.session_seconds))
 }
 
 /// The parameters of an authorization request as the client sent them (query or form).
@@ -327,16 +328,16 @@ pub async fn check(state: &AppState, realm: &Realm, asked: &Asked<'_>) -> Result
 /// The request a person approves for a device whose user code they typed: the device's client,
 /// scopes and resource, always put to the person on the consent page.
 async fn device_request(
-    state: &AppState,
+    context: &Context,
     realm: &Realm,
     handle: &str,
     asked: &Asked<'_>,
 ) -> Result<Authorization, AuthorizationError> {
     use AuthorizationError::Unredirectable as Shown;
-    let now = state.clock.now();
+    let now = context.clock.now();
     let device =
-        super::device::pending(state, realm, handle, now).await?.ok_or(Shown(Unredirectable::DeviceNotWaiting))?;
-    let client = crate::oauth::tokens::find_client(state, &realm.id, &device.client_id)
+        super::device::pending(context, realm, handle, now).await?.ok_or(Shown(Unredirectable::DeviceNotWaiting))?;
+    let client = crate::oauth::tokens::find_client(context, &realm.id, &device.client_id)
         .await?
         .filter(|client| {
             crate::oauth::metadata_documents::usable(realm, client) && client.allows(GrantType::DeviceCode)
@@ -369,10 +370,14 @@ fn is_s256_challenge(challenge: &str) -> bool {
 }
 
 /// A browser's realm session and its person, when the cookie names a live one of an Active person.
-pub async fn signed_in(state: &AppState, realm: &Realm, cookie: &str) -> Result<Option<(BrowserSession, User)>, Error> {
-    let pool = state.store.pool();
-    let now = state.clock.now();
-    let Some(session) = browser::find_session(pool, &realm.id, &state.hasher.hash(cookie)).await? else {
+pub async fn signed_in(
+    context: &Context,
+    realm: &Realm,
+    cookie: &str,
+) -> Result<Option<(BrowserSession, User)>, Error> {
+    let pool = context.store.pool();
+    let now = context.clock.now();
+    let Some(session) = browser::find_session(pool, &realm.id, &context.hasher.hash(cookie)).await? else {
         return Ok(None);
     };
     if !session.is_live(now) {
@@ -393,7 +398,7 @@ pub fn satisfies(authorization: &Authorization, session: &BrowserSession, now: D
 /// A new realm session for a browser whose person just typed their credentials: the session, and
 /// the cookie value that names it (kept only as a keyed hash).
 pub fn new_browser_session(
-    state: &AppState,
+    context: &Context,
     realm: &Realm,
     user: &User,
     methods: &[&str],
@@ -405,13 +410,13 @@ pub fn new_browser_session(
         id: BrowserSessionId::fresh(),
         realm_id: realm.id.clone(),
         user_id: user.id.clone(),
-        cookie_hash: state.hasher.hash(&cookie),
+        cookie_hash: context.hasher.hash(&cookie),
         authentication_methods: methods.iter().map(|m| (*m).to_owned()).collect(),
         authenticated_at: now,
         ip_address: origin.ip_address.clone(),
         user_agent: origin.user_agent.clone(),
         created_at: now,
-        expires_at: now + browser_session_lifetime(state),
+        expires_at: now + browser_session_lifetime(context),
         ended_at: None,
         end_reason: None,
         identity_provider: None,
@@ -525,14 +530,14 @@ impl Opening<'_> {
 /// (RP-Initiated Logout 1.0 §2): another person's ID token, one of another browser, or one without
 /// a session is no proof that this person asked.
 pub async fn hint_names_this_browser(
-    state: &AppState,
+    context: &Context,
     realm: &Realm,
     cookie: Option<&str>,
     hinted_session: Option<&SessionId>,
 ) -> Result<bool, Error> {
     let (Some(cookie), Some(hinted)) = (cookie, hinted_session) else { return Ok(false) };
-    let pool = state.store.pool();
-    let Some(signed_in) = browser::find_session(pool, &realm.id, &state.hasher.hash(cookie)).await? else {
+    let pool = context.store.pool();
+    let Some(signed_in) = browser::find_session(pool, &realm.id, &context.hasher.hash(cookie)).await? else {
         return Ok(false);
     };
     let hinted = sessions::find(pool, hinted).await?.filter(|s| s.realm_id == realm.id);
@@ -543,16 +548,16 @@ pub async fn hint_names_this_browser(
 /// cookie or by the client session an ID token hint names, and every client session opened from
 /// it, whose tokens go inactive at once. `false` when nothing was signed in.
 pub async fn sign_out(
-    state: &AppState,
+    context: &Context,
     realm: &Realm,
     cookie: Option<&str>,
     hinted_session: Option<&SessionId>,
 ) -> Result<bool, Error> {
-    let now = state.clock.now();
-    let pool = state.store.pool();
+    let now = context.clock.now();
+    let pool = context.store.pool();
     let mut browsers = Vec::new();
     if let Some(cookie) = cookie
-        && let Some(session) = browser::find_session(pool, &realm.id, &state.hasher.hash(cookie)).await?
+        && let Some(session) = browser::find_session(pool, &realm.id, &context.hasher.hash(cookie)).await?
     {
         browsers.push(session.id);
     }
@@ -564,7 +569,7 @@ pub async fn sign_out(
         hinted = Some(session.id);
     }
     let mut ended = false;
-    let mut tx = state.store.begin().await?;
+    let mut tx = context.store.begin().await?;
     for id in &browsers {
         ended |= browser::end_session(&mut tx, id, "logout", now).await?;
     }

@@ -5,8 +5,8 @@
 use std::net::IpAddr;
 
 use super::{Login, Origin, Refusal, SignInError, login_data, publish};
-use crate::AppState;
 use crate::kernel::address_lists;
+use crate::runtime::context::Context;
 use crate::store::clients::Client;
 use crate::store::events::EventType;
 use crate::store::realms::Realm;
@@ -21,7 +21,7 @@ pub fn admits(client: &Client, address: IpAddr) -> bool {
 
 /// Refuses a request of `client` from an address it does not allow, publishing `login_failed`.
 pub async fn enforce(
-    state: &AppState,
+    context: &Context,
     realm: &Realm,
     client: &Client,
     grant_type: &str,
@@ -40,10 +40,10 @@ pub async fn enforce(
         scopes: &[],
         methods: &[],
     };
-    let mut tx = state.store.begin().await?;
-    publish(&mut tx, realm, client, EventType::LoginFailed, login_data(login, origin), state.clock.now()).await?;
+    let mut tx = context.store.begin().await?;
+    publish(&mut tx, realm, client, EventType::LoginFailed, login_data(login, origin), context.clock.now()).await?;
     tx.commit().await?;
-    state.metrics.sign_in_failed(FAILURE_REASON);
+    context.metrics.sign_in_failed(FAILURE_REASON);
     Err(Refusal::ClientAddressNotAllowed.into())
 }
 

@@ -9,6 +9,7 @@ use super::{PasswordAttempt, PasswordOutcome, Refusal, SignInError, Tokens};
 use crate::AppState;
 use crate::kernel::ids::{PLATFORM_REALM, new_guid};
 use crate::oauth::tokens::{self, Grant, Subject};
+use crate::runtime::context::Context;
 use crate::store::access_log::{AccessEntry, AccessOutcome};
 use crate::store::clients::{self, Client, ClientType, GrantType};
 use crate::store::secrets::{self, SecretType};
@@ -28,8 +29,8 @@ pub struct Answered {
 }
 
 /// The platform client, through which every console sign-in passes: a public client there.
-pub async fn platform_client(state: &AppState) -> Result<Client, SignInError> {
-    clients::find(state.store.pool(), PLATFORM_REALM, PLATFORM_REALM)
+pub async fn platform_client(context: &Context) -> Result<Client, SignInError> {
+    clients::find(context.store.pool(), PLATFORM_REALM, PLATFORM_REALM)
         .await?
         .ok_or(SignInError::Refused(Refusal::ClientUnknown))
 }

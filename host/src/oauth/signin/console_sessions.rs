@@ -11,6 +11,7 @@ use crate::AppState;
 use crate::kernel::crypto::generate_secret;
 use crate::kernel::ids::PLATFORM_REALM;
 use crate::oauth::tokens;
+use crate::runtime::context::Context;
 use crate::runtime::error::Error;
 use crate::store::console_sessions::{self, ConsoleSession};
 use crate::store::{accounts, realms};
@@ -64,16 +65,16 @@ pub async fn open(state: &AppState, code: &str, verifier: &str) -> Result<Option
 }
 
 /// The session a browser's cookie names, unless it has expired.
-pub async fn find(state: &AppState, cookie: &str, now: DateTime<Utc>) -> Result<Option<ConsoleSession>, Error> {
-    Ok(console_sessions::find(state.store.pool(), &state.hasher.hash(cookie), now).await?)
+pub async fn find(context: &Context, cookie: &str, now: DateTime<Utc>) -> Result<Option<ConsoleSession>, Error> {
+    Ok(console_sessions::find(context.store.pool(), &context.hasher.hash(cookie), now).await?)
 }
 
 /// Signs out: forgets the console session and ends the platform session it was bound to, with
 /// the browser's sign-in at the platform realm, so that the next visit asks for the password.
-pub async fn end(state: &AppState, session: &ConsoleSession) -> Result<(), Error> {
-    console_sessions::delete(state.store.writer(), &session.id).await?;
-    if let Some(realm) = realms::find(state.store.pool(), PLATFORM_REALM).await? {
-        super::browser::sign_out(state, &realm, None, Some(&session.session_id)).await?;
+pub async fn end(context: &Context, session: &ConsoleSession) -> Result<(), Error> {
+    console_sessions::delete(context.store.writer(), &session.id).await?;
+    if let Some(realm) = realms::find(context.store.pool(), PLATFORM_REALM).await? {
+        super::browser::sign_out(context, &realm, None, Some(&session.session_id)).await?;
     }
     Ok(())
 }

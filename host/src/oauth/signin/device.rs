@@ -18,6 +18,7 @@ use super::{Granted, Origin, Refusal, SignInError, Tokens};
 use crate::AppState;
 use crate::kernel::crypto::generate_secret;
 use crate::protection::Hold;
+use crate::runtime::context::Context;
 use crate::runtime::error::Error;
 use crate::store::browser::BrowserSession;
 use crate::store::clients::{Client, GrantType};
@@ -59,29 +60,29 @@ fn new_user_code() -> String {
 
 /// The keyed hash a user code is found by: the realm's own, so that one realm's codes say nothing
 /// of another's.
-pub fn user_code_hash(state: &AppState, realm: &Realm, user_code: &str) -> String {
-    state.hasher.hash(&format!("device-user-code:{}:{user_code}", realm.id))
+pub fn user_code_hash(context: &Context, realm: &Realm, user_code: &str) -> String {
+    context.hasher.hash(&format!("device-user-code:{}:{user_code}", realm.id))
 }
 
 /// Starts a device authorization of `client` for `scopes` (the client's when none are named) and
 /// the resource server at `resource`.
 pub async fn start(
-    state: &AppState,
+    context: &Context,
     realm: &Realm,
     client: &Client,
     scopes: Option<Vec<String>>,
     resource: Option<&str>,
 ) -> Result<Started, SignInError> {
-    let server = super::requested_resource(state, client, resource).await.map_err(SignInError::from)?;
+    let server = super::requested_resource(context, client, resource).await.map_err(SignInError::from)?;
     let scopes = super::requested_scopes(client, scopes, true, server.as_ref())?;
-    let now = state.clock.now();
+    let now = context.clock.now();
     let device_code = generate_secret("cstl_dc_");
     for _ in 0..5 {
         let user_code = new_user_code();
         let device = DeviceAuthorization {
-            device_code_hash: state.hasher.hash(&device_code),
+            device_code_hash: context.hasher.hash(&device_code),
             realm_id: realm.id.clone(),
-            user_code_hash: user_code_hash(state, realm, &user_code),
+            user_code_hash: user_code_hash(context, realm, &user_code),
             client_id: client.id.clone(),
             scopes: scopes.clone(),
             resource: server.as_ref().map(|server| server.address.clone()),
@@ -92,7 +93,7 @@ pub async fn start(
             created_at: now,
             expires_at: now + LIFETIME,
         };
-        if devices::insert(state.store.writer(), &device).await? {
+        if devices::insert(context.store.writer(), &device).await? {
             let shown = format!("{}-{}", &user_code[..4], &user_code[4..]);
             return Ok(Started {
                 device_code,
@@ -123,29 +124,29 @@ pub async fn entered(
 
 /// The pending authorization whose user code hashes to `user_code_hash`.
 pub async fn pending(
-    state: &AppState,
+    context: &Context,
     realm: &Realm,
     user_code_hash: &str,
     now: DateTime<Utc>,
 ) -> Result<Option<DeviceAuthorization>, Error> {
-    Ok(devices::pending_by_user_code(state.store.pool(), &realm.id, user_code_hash, now).await?)
+    Ok(devices::pending_by_user_code(context.store.pool(), &realm.id, user_code_hash, now).await?)
 }
 
 /// The person approves the device: the client session opens (`login_succeeded`), and the
 /// device's next poll gets the tokens. `false` when the authorization was answered or expired
 /// meanwhile.
 pub async fn approve(
-    state: &AppState,
+    context: &Context,
     realm: &Realm,
     authorization: &Authorization,
     device: &DeviceAuthorization,
     (browser, user): (&BrowserSession, &User),
     origin: &Origin,
 ) -> Result<bool, Error> {
-    let now = state.clock.now();
+    let now = context.clock.now();
     let opening = Opening { realm, authorization, browser, user, origin, grant_type: GrantType::DeviceCode };
     let session = opening.session(now);
-    let mut tx = state.store.begin().await?;
+    let mut tx = context.store.begin().await?;
     let approved =
         devices::settle(&mut *tx, &device.device_code_hash, DeviceStatus::Approved, Some(&session.id), now).await?;
     if !approved {
@@ -157,9 +158,9 @@ pub async fn approve(
 }
 
 /// The person denies the device: its next poll is told `access_denied`.
-pub async fn deny(state: &AppState, device: &DeviceAuthorization) -> Result<bool, Error> {
-    let now = state.clock.now();
-    Ok(devices::settle(state.store.writer(), &device.device_code_hash, DeviceStatus::Denied, None, now).await?)
+pub async fn deny(context: &Context, device: &DeviceAuthorization) -> Result<bool, Error> {
+    let now = context.clock.now();
+    Ok(devices::settle(context.store.writer(), &device.device_code_hash, DeviceStatus::Denied, None, now).await?)
 }
 
 /// A device code presented at the token endpoint by its client.

@@ -11,6 +11,7 @@ use crate::AppState;
 use crate::oauth::federation::person::{self, TakeError};
 use crate::oauth::federation::sign_in::Failure;
 use crate::protection::Hold;
+use crate::runtime::context::Context;
 use crate::runtime::error::Error;
 use crate::store::clients::Client;
 use crate::store::events::EventType;
@@ -102,7 +103,7 @@ pub async fn sign_in(
 }
 
 async fn refuse(
-    state: &AppState,
+    context: &Context,
     realm: &Realm,
     client: &Client,
     provider: &IdentityProvider,
@@ -120,9 +121,9 @@ async fn refuse(
     };
     let mut data = super::login_data(login, origin);
     data["identity_provider"] = provider.id.as_str().into();
-    let mut tx = state.store.begin().await?;
-    super::publish(&mut tx, realm, client, EventType::LoginFailed, data, state.clock.now()).await?;
+    let mut tx = context.store.begin().await?;
+    super::publish(&mut tx, realm, client, EventType::LoginFailed, data, context.clock.now()).await?;
     tx.commit().await?;
-    state.metrics.sign_in_failed(refused.reason());
+    context.metrics.sign_in_failed(refused.reason());
     Err(FederatedError::Refused(refused))
 }

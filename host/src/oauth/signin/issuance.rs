@@ -8,6 +8,7 @@ use super::{Refusal, SignInError, Tokens};
 use crate::AppState;
 use crate::kernel::ids::{RefreshTokenId, SessionId};
 use crate::oauth::tokens::{self, Grant, Subject};
+use crate::runtime::context::Context;
 use crate::runtime::error::Error;
 use crate::store::clients::{Client, GrantType};
 use crate::store::realms::Realm;
@@ -17,7 +18,7 @@ use crate::store::users::{self as user_store, User, UserStatus};
 /// A new refresh token in the session when the client uses the refresh grant, never outliving the
 /// session: the row to store, the value to hand out, and its lifetime in seconds.
 pub(super) fn next_refresh(
-    state: &AppState,
+    context: &Context,
     client: &Client,
     session: &Session,
     scopes: &[String],
@@ -31,11 +32,11 @@ pub(super) fn next_refresh(
     let id = RefreshTokenId::fresh();
     let value = tokens::new_refresh_token(&id);
     let expires_at =
-        (now + TimeDelta::seconds(i64::from(state.settings.refresh_token_seconds))).min(session.expires_at);
+        (now + TimeDelta::seconds(i64::from(context.settings.refresh_token_seconds))).min(session.expires_at);
     let token = RefreshToken {
         id,
         session_id: session.id.clone(),
-        token_hash: state.hasher.hash(&value),
+        token_hash: context.hasher.hash(&value),
         scopes: scopes.to_vec(),
         resource: resource.map(str::to_owned),
         created_at: now,

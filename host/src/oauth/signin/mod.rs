@@ -35,6 +35,7 @@ use crate::oauth::tokens::{self, Grant, Issued, Subject};
 use crate::protection::detection::{AttemptKind, Outcome};
 use crate::protection::incidents::{self, Attack, Recorded};
 use crate::protection::{Hold, Seen};
+use crate::runtime::context::Context;
 use crate::runtime::error::Error;
 use crate::store::Transaction;
 use crate::store::clients::{Client, GrantType};
@@ -472,8 +473,8 @@ async fn open(
 }
 
 /// Whether a Full suspension of the person at the client is in force: no sign-in, no token.
-async fn suspended(state: &AppState, client: &Client, user_id: &str, now: DateTime<Utc>) -> Result<bool, Error> {
-    crate::oauth::suspensions::refuses(state, &client.realm_id, &client.id, user_id, now).await
+async fn suspended(context: &Context, client: &Client, user_id: &str, now: DateTime<Utc>) -> Result<bool, Error> {
+    crate::oauth::suspensions::refuses(context, &client.realm_id, &client.id, user_id, now).await
 }
 
 /// A person whose sign-in succeeded, and how.

@@ -14,6 +14,7 @@ use crate::kernel::ids::PushRequestId;
 use crate::protection::detection::{AttemptKind, Outcome};
 use crate::protection::incidents::{self, Attack};
 use crate::protection::{Hold, Seen};
+use crate::runtime::context::Context;
 use crate::store::Connection;
 use crate::store::clients::Client;
 use crate::store::push::{self as store, Device, PushRequest, RequestStatus};
@@ -40,8 +41,8 @@ pub struct Delivery {
 }
 
 /// Whether the person has a phone enrolled to confirm their sign-ins.
-pub(super) async fn has_phone(state: &AppState, user_id: &str) -> Result<bool, SignInError> {
-    Ok(!store::devices_of(state.store.pool(), user_id).await?.is_empty())
+pub(super) async fn has_phone(context: &Context, user_id: &str) -> Result<bool, SignInError> {
+    Ok(!store::devices_of(context.store.pool(), user_id).await?.is_empty())
 }
 
 /// Creates the pushed request of a sign-in whose password was right in `tx`; the deliveries go to

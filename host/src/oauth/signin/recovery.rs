@@ -16,6 +16,7 @@ use crate::operations::mail::Letter;
 use crate::protection::detection::{AttemptKind, Outcome};
 use crate::protection::incidents::{self, Attack};
 use crate::protection::{Hold, Seen};
+use crate::runtime::context::Context;
 use crate::store::Status;
 use crate::store::realms::Realm;
 use crate::store::recovery::{self as store, Reset};
@@ -94,19 +95,19 @@ pub const CHANGE_MINUTES: i64 = 10;
 /// A reset code for a person who just typed their right password but must change it: the login
 /// page hands it to the change form, never to anyone else.
 pub async fn change_ticket(
-    state: &AppState,
+    context: &Context,
     tx: &mut crate::store::Connection,
     realm: &Realm,
     client: &crate::store::clients::Client,
     user: &crate::store::users::User,
     now: chrono::DateTime<chrono::Utc>,
 ) -> Result<String, SignInError> {
-    new_reset(state, tx, (realm, client, user), TimeDelta::minutes(CHANGE_MINUTES), now).await
+    new_reset(context, tx, (realm, client, user), TimeDelta::minutes(CHANGE_MINUTES), now).await
 }
 
 /// Stores a new reset code of the person, good once for `lifetime`; returns its value.
 async fn new_reset(
-    state: &AppState,
+    context: &Context,
     tx: &mut crate::store::Connection,
     (realm, client, user): (&Realm, &crate::store::clients::Client, &crate::store::users::User),
     lifetime: TimeDelta,
@@ -118,7 +119,7 @@ async fn new_reset(
         realm_id: realm.id.clone(),
         user_id: user.id.clone(),
         client_id: client.id.clone(),
-        token_hash: state.hasher.hash(&token),
+        token_hash: context.hasher.hash(&token),
         created_at: now,
         expires_at: now + lifetime,
         used_at: None,

@@ -10,6 +10,7 @@ use super::{
 };
 use crate::AppState;
 use crate::oauth::tokens;
+use crate::runtime::context::Context;
 use crate::store::clients::{Client, GrantType};
 use crate::store::events::EventType;
 use crate::store::realms::Realm;
@@ -118,7 +119,7 @@ pub async fn refresh(state: &AppState, attempt: RefreshAttempt<'_>) -> Result<To
 /// inactive) and `token_reuse_detected` is raised once. Answers the refusal, or the failure that
 /// kept the session from ending.
 async fn reuse_detected(
-    state: &AppState,
+    context: &Context,
     realm: &Realm,
     client: &Client,
     token: &RefreshToken,
@@ -127,7 +128,7 @@ async fn reuse_detected(
     now: DateTime<Utc>,
 ) -> SignInError {
     let ended = async {
-        let mut tx = state.store.begin().await?;
+        let mut tx = context.store.begin().await?;
         if sessions::end(&mut tx, &session.id, "refresh_token_reuse", now).await? {
             let data = json!({
                 "token_id": token.id,

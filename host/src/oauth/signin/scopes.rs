@@ -2,7 +2,7 @@
 //! may be addressed to (RFC 8707).
 
 use super::{Refusal, SignInError};
-use crate::AppState;
+use crate::runtime::context::Context;
 use crate::runtime::error::Error;
 use crate::store::clients::Client;
 use crate::store::resource_servers::{self, ResourceServer};
@@ -61,12 +61,12 @@ impl From<ResourceError> for SignInError {
 /// RFC 8707 `resource`: an active resource server of the realm that lists the client among those
 /// it accepts tokens from.
 pub async fn requested_resource(
-    state: &AppState,
+    context: &Context,
     client: &Client,
     address: Option<&str>,
 ) -> Result<Option<ResourceServer>, ResourceError> {
     let Some(address) = address else { return Ok(None) };
-    let server = resource_servers::find_by_address(state.store.pool(), &client.realm_id, address)
+    let server = resource_servers::find_by_address(context.store.pool(), &client.realm_id, address)
         .await
         .map_err(|error| ResourceError::Failed(error.into()))?;
     let allowed = server.filter(|s| s.status == crate::store::Status::Active && s.accepts(client));

@@ -7,7 +7,7 @@
 use serde_json::{Map, Value, json};
 
 use super::{Grant, Subject, find_client, person_roles};
-use crate::AppState;
+use crate::runtime::context::Context;
 use crate::runtime::error::Error;
 use crate::store::clients::{ClaimMapper, ClaimSource, Client};
 use crate::store::memberships::{self, Membership};
@@ -71,25 +71,30 @@ fn attribute(user: &User, name: &str) -> Value {
     }
 }
 
-async fn value_of(state: &AppState, mapper: &ClaimMapper, user: &User) -> Result<Value, Error> {
+async fn value_of(context: &Context, mapper: &ClaimMapper, user: &User) -> Result<Value, Error> {
     Ok(match mapper.source {
         ClaimSource::Attribute => attribute(user, mapper.attribute.as_deref().unwrap_or_default()),
         ClaimSource::Fixed => json!(mapper.value),
         ClaimSource::Roles => {
-            let roles = person_roles(state, user).await?;
+            let roles = person_roles(context, user).await?;
             json!(roles.iter().filter(|r| r.client_id.is_none()).map(|r| r.name.clone()).collect::<Vec<_>>())
         }
         ClaimSource::Groups => {
-            json!(memberships::names_of_user(state.store.pool(), Membership::Group, &user.id).await?)
+            json!(memberships::names_of_user(context.store.pool(), Membership::Group, &user.id).await?)
         }
         ClaimSource::Organizations => {
-            json!(memberships::names_of_user(state.store.pool(), Membership::Organization, &user.id).await?)
+            json!(memberships::names_of_user(context.store.pool(), Membership::Organization, &user.id).await?)
         }
     })
 }
 
 /// The claims `client`'s mappers give `user` in `token`; a value the person lacks is left out.
-pub async fn mapped(state: &AppState, client: &Client, user: &User, token: Token) -> Result<Map<String, Value>, Error> {
+pub async fn mapped(
+    context: &Context,
+    client: &Client,
+    user: &User,
+    token: Token,
+) -> Result<Map<String, Value>, Error> {
     let mut claims = Map::new();
     for mapper in &client.claim_mappers.0 {
         let wanted = match token {
@@ -99,7 +104,7 @@ pub async fn mapped(state: &AppState, client: &Client, user: &User, token: Token
         if !wanted || RESERVED.contains(&mapper.claim.as_str()) {
             continue;
         }
-        let value = value_of(state, mapper, user).await?;
+        let value = value_of(context, mapper, user).await?;
         if !value.is_null() {
             claims.insert(mapper.claim.clone(), value);
         }
@@ -109,14 +114,14 @@ pub async fn mapped(state: &AppState, client: &Client, user: &User, token: Token
 
 /// The mapped claims of an access token for `grant`: a person's (signed in, impersonated, or
 /// delegated, by the client they signed in to); none for a client's own token.
-pub async fn of_grant(state: &AppState, grant: &Grant<'_>) -> Result<Map<String, Value>, Error> {
+pub async fn of_grant(context: &Context, grant: &Grant<'_>) -> Result<Map<String, Value>, Error> {
     match grant.subject {
         Subject::Person { user, .. } | Subject::Impersonated { user, .. } => {
-            mapped(state, grant.client, user, Token::Access).await
+            mapped(context, grant.client, user, Token::Access).await
         }
         Subject::Delegated { user, signed_in_to, .. } => {
-            match find_client(state, &grant.client.realm_id, signed_in_to).await? {
-                Some(signed_in_to) => mapped(state, &signed_in_to, user, Token::Access).await,
+            match find_client(context, &grant.client.realm_id, signed_in_to).await? {
+                Some(signed_in_to) => mapped(context, &signed_in_to, user, Token::Access).await,
                 None => Ok(Map::new()),
             }
         }

@@ -7,30 +7,30 @@ use std::sync::Arc;
 use chrono::{DateTime, Utc};
 use serde_json::{Map, Value, json};
 
-use crate::AppState;
+use crate::runtime::context::Context;
 use crate::runtime::error::Error;
 use crate::store::delegation::{self as grant_store, DelegationGrant, GrantState};
 
 /// The grants not withdrawn that `client_id` holds for `person_id`, oldest first.
 pub async fn grants_for(
-    state: &AppState,
+    context: &Context,
     realm_id: &str,
     client_id: &str,
     person_id: &str,
 ) -> Result<Arc<Vec<DelegationGrant>>, Error> {
-    if let Some(grants) = state.caches.grants(realm_id, client_id, person_id) {
+    if let Some(grants) = context.caches.grants(realm_id, client_id, person_id) {
         return Ok(grants);
     }
-    let grants = Arc::new(grant_store::unwithdrawn_for(state.store.pool(), realm_id, client_id, person_id).await?);
-    state.caches.keep_grants(realm_id, client_id, person_id, grants.clone());
+    let grants = Arc::new(grant_store::unwithdrawn_for(context.store.pool(), realm_id, client_id, person_id).await?);
+    context.caches.keep_grants(realm_id, client_id, person_id, grants.clone());
     Ok(grants)
 }
 
 /// Whether the grant a token names is live at `now`: it exists in the realm, is not
 /// withdrawn and its term has not passed. Read from the database every time, never from a cache:
 /// a withdrawal deactivates the grant's tokens on every host the moment it answers.
-pub async fn is_live(state: &AppState, realm_id: &str, grant_id: &str, now: DateTime<Utc>) -> Result<bool, Error> {
-    let grant = grant_store::find(state.store.pool(), realm_id, grant_id).await?;
+pub async fn is_live(context: &Context, realm_id: &str, grant_id: &str, now: DateTime<Utc>) -> Result<bool, Error> {
+    let grant = grant_store::find(context.store.pool(), realm_id, grant_id).await?;
     Ok(grant.is_some_and(|g| g.state(now) == GrantState::Live))
 }
 

@@ -29,10 +29,10 @@ use jsonwebtoken::jwk::{Jwk, KeyAlgorithm, PublicKeyUse};
 use jsonwebtoken::{Algorithm, DecodingKey, EncodingKey};
 use serde_json::Value;
 
-use crate::AppState;
 use crate::kernel::crypto::Sealer;
 use crate::kernel::ids::{ClientId, KeyId, RealmId};
 use crate::runtime::cache::Invalidation;
+use crate::runtime::context::Context;
 use crate::runtime::error::Error;
 use crate::store::clients::{Client, SigningKeys};
 use crate::store::events::EventType;
@@ -163,8 +163,8 @@ pub fn generate(
 
 /// A new key of `owner` for `algorithm`, signing from `now`: generated before any transaction is
 /// opened, since an RSA key takes a while.
-pub fn fresh(state: &AppState, owner: Owner<'_>, algorithm: &str, now: DateTime<Utc>) -> Result<SigningKey, Error> {
-    let sealer = state.hasher.sealer(SEALING_PURPOSE);
+pub fn fresh(context: &Context, owner: Owner<'_>, algorithm: &str, now: DateTime<Utc>) -> Result<SigningKey, Error> {
+    let sealer = context.hasher.sealer(SEALING_PURPOSE);
     let (realm_id, client_id) = match owner {
         Owner::Realm(realm) => (realm, None),
         Owner::Client(realm, client) => (realm, Some(client)),
@@ -173,8 +173,8 @@ pub fn fresh(state: &AppState, owner: Owner<'_>, algorithm: &str, now: DateTime<
 }
 
 /// A client's first own key: published now, signing once verifiers have had time to fetch it.
-pub fn first_own_key(state: &AppState, client: &Client, now: DateTime<Utc>) -> Result<SigningKey, Error> {
-    let mut key = fresh(state, Owner::Client(&client.realm_id, &client.id), &client.key_algorithm, now)?;
+pub fn first_own_key(context: &Context, client: &Client, now: DateTime<Utc>) -> Result<SigningKey, Error> {
+    let mut key = fresh(context, Owner::Client(&client.realm_id, &client.id), &client.key_algorithm, now)?;
     key.signs_from = now + NEXT_KEY_LEAD;
     Ok(key)
 }
@@ -222,50 +222,51 @@ fn verifier_of(key: &SigningKey) -> anyhow::Result<Verifier> {
 }
 
 /// The key that signs the client's tokens now: its own once one signs, else the realm's.
-pub async fn signer(state: &AppState, client: &Client) -> Result<Arc<Signer>, Error> {
+pub async fn signer(context: &Context, client: &Client) -> Result<Arc<Signer>, Error> {
     if client.signing_keys == SigningKeys::Own
-        && let Some(own) = own_signer(state, client).await?
+        && let Some(own) = own_signer(context, client).await?
     {
         return Ok(own);
     }
-    realm_signer(state, &client.realm_id, &client.key_algorithm).await
+    realm_signer(context, &client.realm_id, &client.key_algorithm).await
 }
 
 /// The client's own key that signs now; none while its first is not signing yet. A client that
 /// has none at all (it was given its own keys without one) gets its first here, published now.
-async fn own_signer(state: &AppState, client: &Client) -> Result<Option<Arc<Signer>>, Error> {
-    let now = state.clock.now();
+async fn own_signer(context: &Context, client: &Client) -> Result<Option<Arc<Signer>>, Error> {
+    let now = context.clock.now();
     let (realm_id, client_id) = (client.realm_id.as_str(), client.id.as_str());
-    if let Some(signer) = state.caches.signer(realm_id, client_id).filter(|s| s.until.is_none_or(|until| now < until)) {
+    if let Some(signer) = context.caches.signer(realm_id, client_id).filter(|s| s.until.is_none_or(|until| now < until))
+    {
         return Ok(Some(signer));
     }
     let owner = Owner::Client(realm_id, client_id);
-    let keys = key_store::signing(state.store.pool(), owner, now).await?;
+    let keys = key_store::signing(context.store.pool(), owner, now).await?;
     let Some((key, until)) = signing_at(&keys, now) else {
         if keys.is_empty() {
-            let first = first_own_key(state, client, now)?;
-            let mut tx = state.store.begin().await?;
+            let first = first_own_key(context, client, now)?;
+            let mut tx = context.store.begin().await?;
             key_store::insert(&mut *tx, &first).await?;
-            crate::runtime::changes::publish(state, tx, &Invalidation::Keys(client.realm_id.clone())).await?;
+            crate::runtime::changes::publish(context, tx, &Invalidation::Keys(client.realm_id.clone())).await?;
         }
         return Ok(None);
     };
-    let signer = Arc::new(signer_of(&state.hasher.sealer(SEALING_PURPOSE), key, until)?);
-    state.caches.keep_signer(realm_id, client_id, signer.clone());
+    let signer = Arc::new(signer_of(&context.hasher.sealer(SEALING_PURPOSE), key, until)?);
+    context.caches.keep_signer(realm_id, client_id, signer.clone());
     Ok(Some(signer))
 }
 
 /// The realm's key for `algorithm` that signs now. A realm without one gets its first here,
 /// signing at once: no token of the realm was signed with that algorithm before it.
-pub async fn realm_signer(state: &AppState, realm_id: &str, algorithm: &str) -> Result<Arc<Signer>, Error> {
-    let now = state.clock.now();
+pub async fn realm_signer(context: &Context, realm_id: &str, algorithm: &str) -> Result<Arc<Signer>, Error> {
+    let now = context.clock.now();
     if let Some(signer) =
-        state.caches.realm_signer(realm_id, algorithm).filter(|s| s.until.is_none_or(|until| now < until))
+        context.caches.realm_signer(realm_id, algorithm).filter(|s| s.until.is_none_or(|until| now < until))
     {
         return Ok(signer);
     }
-    let sealer = state.hasher.sealer(SEALING_PURPOSE);
-    let mut keys = key_store::signing(state.store.pool(), Owner::Realm(realm_id), now).await?;
+    let sealer = context.hasher.sealer(SEALING_PURPOSE);
+    let mut keys = key_store::signing(context.store.pool(), Owner::Realm(realm_id), now).await?;
     keys.retain(|key| key.algorithm == algorithm);
     let signer = match signing_at(&keys, now) {
         Some((key, until)) => signer_of(&sealer, key, until)?,
@@ -273,7 +274,7 @@ pub async fn realm_signer(state: &AppState, realm_id: &str, algorithm: &str) -> 
         // key signs meanwhile, until the new family's first key starts.
         None if algorithm != DEFAULT_ALGORITHM && !keys.is_empty() => {
             let starts = keys.iter().map(|key| key.signs_from).min();
-            let meanwhile = Box::pin(realm_signer(state, realm_id, DEFAULT_ALGORITHM)).await?;
+            let meanwhile = Box::pin(realm_signer(context, realm_id, DEFAULT_ALGORITHM)).await?;
             let until = match (meanwhile.until, starts) {
                 (Some(a), Some(b)) => Some(a.min(b)),
                 (a, b) => a.or(b),
@@ -282,15 +283,15 @@ pub async fn realm_signer(state: &AppState, realm_id: &str, algorithm: &str) -> 
         }
         None => {
             let key = generate(&sealer, realm_id, None, algorithm, now)?;
-            let mut tx = state.store.begin().await?;
+            let mut tx = context.store.begin().await?;
             key_store::insert(&mut *tx, &key).await?;
-            crate::runtime::changes::publish(state, tx, &Invalidation::Keys(RealmId::known(realm_id))).await?;
+            crate::runtime::changes::publish(context, tx, &Invalidation::Keys(RealmId::known(realm_id))).await?;
             let until = keys.iter().map(|next| next.signs_from).min();
             signer_of(&sealer, &key, until)?
         }
     };
     let signer = Arc::new(signer);
-    state.caches.keep_realm_signer(realm_id, algorithm, signer.clone());
+    context.caches.keep_realm_signer(realm_id, algorithm, signer.clone());
     Ok(signer)
 }
 
@@ -301,7 +302,7 @@ pub const DEFAULT_ALGORITHM: &str = "ES256";
 /// key signs once verifiers have had time to fetch it, the realm's ES256 key signing meanwhile.
 /// For a client of the realm that moves to an algorithm no client of the realm used before.
 pub async fn publish_realm_family(
-    state: &AppState,
+    context: &Context,
     tx: &mut crate::store::Connection,
     realm_id: &str,
     algorithm: &str,
@@ -312,20 +313,20 @@ pub async fn publish_realm_family(
     if algorithm == DEFAULT_ALGORITHM || present.iter().any(|key| key.algorithm == algorithm) {
         return Ok(());
     }
-    let mut key = fresh(state, owner, algorithm, now)?;
+    let mut key = fresh(context, owner, algorithm, now)?;
     key.signs_from = now + NEXT_KEY_LEAD;
     key_store::insert(&mut *tx, &key).await?;
     Ok(())
 }
 
 /// The key with this `kid`, if it exists.
-pub async fn verifier(state: &AppState, kid: &str) -> Result<Option<Arc<Verifier>>, Error> {
-    if let Some(verifier) = state.caches.verifier(kid) {
+pub async fn verifier(context: &Context, kid: &str) -> Result<Option<Arc<Verifier>>, Error> {
+    if let Some(verifier) = context.caches.verifier(kid) {
         return Ok(Some(verifier));
     }
-    let Some(key) = key_store::find(state.store.pool(), kid).await? else { return Ok(None) };
+    let Some(key) = key_store::find(context.store.pool(), kid).await? else { return Ok(None) };
     let verifier = Arc::new(verifier_of(&key)?);
-    state.caches.keep_verifier(verifier.clone());
+    context.caches.keep_verifier(verifier.clone());
     Ok(Some(verifier))
 }
 
@@ -350,8 +351,8 @@ pub struct Rotated {
 
 /// The algorithms of the realm's own keys that sign now or will, ES256 always among them: what a
 /// rotation of the realm's keys replaces.
-pub async fn realm_algorithms(state: &AppState, realm_id: &str) -> Result<Vec<String>, Error> {
-    let keys = key_store::signing(state.store.pool(), Owner::Realm(realm_id), state.clock.now()).await?;
+pub async fn realm_algorithms(context: &Context, realm_id: &str) -> Result<Vec<String>, Error> {
+    let keys = key_store::signing(context.store.pool(), Owner::Realm(realm_id), context.clock.now()).await?;
     let mut algorithms = vec![DEFAULT_ALGORITHM.to_owned()];
     for key in keys {
         if !algorithms.contains(&key.algorithm) {
@@ -369,14 +370,14 @@ pub async fn realm_algorithms(state: &AppState, realm_id: &str) -> Result<Vec<St
 /// Writes the `keys_rotated` event, the realm's (no client) for the realm's keys. `None`
 /// when a scheduled rotation found nothing left to rotate (another host did it).
 pub async fn rotate(
-    state: &AppState,
+    context: &Context,
     tx: &mut crate::store::Connection,
     owner: Owner<'_>,
     rotation: Rotation,
     mut keys: Vec<SigningKey>,
 ) -> Result<Option<Rotated>, Error> {
     let Some(now) = keys.first().map(|key| key.created_at) else { return Ok(None) };
-    let lifetime = TimeDelta::seconds(i64::from(state.settings.access_token_seconds));
+    let lifetime = TimeDelta::seconds(i64::from(context.settings.access_token_seconds));
     let starts = now + NEXT_KEY_LEAD;
     let (retired, revoked) = match rotation {
         Rotation::Manual { revoke: true } => (0, key_store::revoke_all(&mut *tx, owner, now).await?),
@@ -428,19 +429,19 @@ pub async fn rotate(
 
 /// Rotates the keys of every client with keys of its own whose rotation period has run out (the
 /// scheduled job).
-pub async fn rotate_due(state: &AppState, now: DateTime<Utc>) -> Result<usize, Error> {
-    let due = key_store::due_for_rotation(state.store.pool(), now).await?;
+pub async fn rotate_due(context: &Context, now: DateTime<Utc>) -> Result<usize, Error> {
+    let due = key_store::due_for_rotation(context.store.pool(), now).await?;
     let mut rotated = 0;
     for (realm_id, client_id, rotation_days) in due {
-        let Some(client) = crate::store::clients::find(state.store.pool(), &realm_id, &client_id).await? else {
+        let Some(client) = crate::store::clients::find(context.store.pool(), &realm_id, &client_id).await? else {
             continue;
         };
         let owner = Owner::Client(&realm_id, &client_id);
-        let key = fresh(state, owner, &client.key_algorithm, now)?;
-        let mut tx = state.store.begin().await?;
-        if rotate(state, &mut tx, owner, Rotation::Scheduled { rotation_days }, vec![key]).await?.is_some() {
+        let key = fresh(context, owner, &client.key_algorithm, now)?;
+        let mut tx = context.store.begin().await?;
+        if rotate(context, &mut tx, owner, Rotation::Scheduled { rotation_days }, vec![key]).await?.is_some() {
             let stale = Invalidation::Client(RealmId::known(realm_id.as_str()), ClientId::known(client_id.as_str()));
-            crate::runtime::changes::publish(state, tx, &stale).await?;
+            crate::runtime::changes::publish(context, tx, &stale).await?;
             rotated += 1;
         }
     }
@@ -450,12 +451,12 @@ pub async fn rotate_due(state: &AppState, now: DateTime<Utc>) -> Result<usize, E
 /// A client's own keys stop signing (it signs with the realm's from now): each stays published
 /// until the tokens it signed have expired.
 pub async fn retire_own(
-    state: &AppState,
+    context: &Context,
     tx: &mut crate::store::Connection,
     client: &Client,
     now: DateTime<Utc>,
 ) -> Result<u64, Error> {
-    let lifetime = TimeDelta::seconds(i64::from(state.settings.access_token_seconds));
+    let lifetime = TimeDelta::seconds(i64::from(context.settings.access_token_seconds));
     let owner = Owner::Client(&client.realm_id, &client.id);
     Ok(key_store::retire_all(&mut *tx, owner, now, now + lifetime).await?)
 }
@@ -471,19 +472,19 @@ pub struct Jwks {
 
 /// The realm's JWKS: the keys whose tokens may still be alive, the realm's and its clients' own.
 /// Built once and kept until a key of the realm changes or a retired one's publication ends.
-pub async fn jwks(state: &AppState, realm_id: &str) -> Result<Arc<Jwks>, Error> {
-    let now = state.clock.now();
-    if let Some(kept) = state.caches.jwks(realm_id).filter(|jwks| jwks.until.is_none_or(|until| now < until)) {
+pub async fn jwks(context: &Context, realm_id: &str) -> Result<Arc<Jwks>, Error> {
+    let now = context.clock.now();
+    if let Some(kept) = context.caches.jwks(realm_id).filter(|jwks| jwks.until.is_none_or(|until| now < until)) {
         return Ok(kept);
     }
-    let keys = key_store::published(state.store.pool(), realm_id, now).await?;
+    let keys = key_store::published(context.store.pool(), realm_id, now).await?;
     let until = keys.iter().filter(|key| key.status == KeyStatus::Retired).filter_map(|key| key.published_until).min();
     let keys: Vec<Value> = keys.iter().filter_map(|key| serde_json::from_str(&key.public_jwk).ok()).collect();
     let body = serde_json::json!({ "keys": keys }).to_string();
     let digest = aws_lc_rs::digest::digest(&aws_lc_rs::digest::SHA256, body.as_bytes());
     let etag = format!("\"{}\"", hex::encode(&digest.as_ref()[..16]));
     let jwks = Arc::new(Jwks { body, etag, until });
-    state.caches.keep_jwks(realm_id, jwks.clone());
+    context.caches.keep_jwks(realm_id, jwks.clone());
     Ok(jwks)
 }
 

@@ -16,6 +16,7 @@ use crate::AppState;
 use crate::kernel::crypto::generate_secret;
 use crate::kernel::ids::{ClientId, RealmId, SessionId, guid_at, guid_instant};
 use crate::oauth::suspensions::{self, Standing};
+use crate::runtime::context::Context;
 use crate::runtime::error::Error;
 use crate::store::Status;
 use crate::store::clients::{self as client_store, Client};
@@ -84,8 +85,8 @@ pub struct Issued {
     pub scopes: Vec<String>,
 }
 
-async fn sign(state: &AppState, client: &Client, typ: &str, claims: &Value) -> Result<String, Error> {
-    let signer = keys::signer(state, client).await?;
+async fn sign(context: &Context, client: &Client, typ: &str, claims: &Value) -> Result<String, Error> {
+    let signer = keys::signer(context, client).await?;
     let mut header = jsonwebtoken::Header::new(signer.algorithm);
     header.typ = Some(typ.to_owned());
     header.kid = Some(signer.kid.clone().into());
@@ -186,49 +187,49 @@ pub async fn access_token(state: &AppState, grant: &Grant<'_>) -> Result<Issued,
 
 /// Whether the access token was revoked: from this host's set of revocations when it is complete
 /// (loaded once, then kept by change notifications), from the database otherwise.
-async fn is_revoked(state: &AppState, jti: &str) -> Result<bool, Error> {
-    if let Some(revoked) = state.caches.is_revoked(jti) {
+async fn is_revoked(context: &Context, jti: &str) -> Result<bool, Error> {
+    if let Some(revoked) = context.caches.is_revoked(jti) {
         return Ok(revoked);
     }
-    if state.caches.is_synced() {
-        let now = state.clock.now();
-        let live = sessions::live_revocations(state.store.pool(), now).await?;
+    if context.caches.is_synced() {
+        let now = context.clock.now();
+        let live = sessions::live_revocations(context.store.pool(), now).await?;
         let revoked = live.iter().any(|(id, _)| id == jti);
-        state.caches.keep_revocations(live);
+        context.caches.keep_revocations(live);
         return Ok(revoked);
     }
-    Ok(sessions::is_access_revoked(state.store.pool(), jti).await?)
+    Ok(sessions::is_access_revoked(context.store.pool(), jti).await?)
 }
 
 /// The client, from this host's cache when it holds it.
-pub async fn find_client(state: &AppState, realm_id: &str, client_id: &str) -> Result<Option<Arc<Client>>, Error> {
-    if let Some(client) = state.caches.client(realm_id, client_id) {
+pub async fn find_client(context: &Context, realm_id: &str, client_id: &str) -> Result<Option<Arc<Client>>, Error> {
+    if let Some(client) = context.caches.client(realm_id, client_id) {
         return Ok(Some(client));
     }
-    let found = client_store::find(state.store.pool(), realm_id, client_id).await?.map(Arc::new);
+    let found = client_store::find(context.store.pool(), realm_id, client_id).await?.map(Arc::new);
     if let Some(client) = &found {
-        state.caches.keep_client(client.clone());
+        context.caches.keep_client(client.clone());
     }
     Ok(found)
 }
 
 /// The roles granted to the client itself, from this host's cache when it holds them.
-async fn client_grants(state: &AppState, client: &Client) -> Result<Arc<Vec<Role>>, Error> {
-    if let Some(roles) = state.caches.client_roles(&client.realm_id, &client.id) {
+async fn client_grants(context: &Context, client: &Client) -> Result<Arc<Vec<Role>>, Error> {
+    if let Some(roles) = context.caches.client_roles(&client.realm_id, &client.id) {
         return Ok(roles);
     }
-    let roles = Arc::new(role_store::of_client(state.store.pool(), &client.realm_id, &client.id).await?);
-    state.caches.keep_client_roles(&client.realm_id, &client.id, roles.clone());
+    let roles = Arc::new(role_store::of_client(context.store.pool(), &client.realm_id, &client.id).await?);
+    context.caches.keep_client_roles(&client.realm_id, &client.id, roles.clone());
     Ok(roles)
 }
 
 /// The roles a person holds directly and through groups, from this host's cache when it holds them.
-async fn person_roles(state: &AppState, user: &User) -> Result<Arc<Vec<Role>>, Error> {
-    if let Some(roles) = state.caches.user_roles(&user.realm_id, &user.id) {
+async fn person_roles(context: &Context, user: &User) -> Result<Arc<Vec<Role>>, Error> {
+    if let Some(roles) = context.caches.user_roles(&user.realm_id, &user.id) {
         return Ok(roles);
     }
-    let roles = Arc::new(role_store::effective_of_user(state.store.pool(), &user.id).await?);
-    state.caches.keep_user_roles(&user.realm_id, &user.id, roles.clone());
+    let roles = Arc::new(role_store::effective_of_user(context.store.pool(), &user.id).await?);
+    context.caches.keep_user_roles(&user.realm_id, &user.id, roles.clone());
     Ok(roles)
 }
 
@@ -379,7 +380,7 @@ impl ActiveToken {
 /// The key that may have signed `token`, a JWT of type `typ`: a key of the realm, not revoked, of
 /// the algorithm the header names. `None` for anything else.
 async fn realm_verifier(
-    state: &AppState,
+    context: &Context,
     realm_id: &str,
     token: &str,
     typ: &str,
@@ -389,7 +390,7 @@ async fn realm_verifier(
         return Ok(None);
     }
     let Some(kid) = header.kid.as_deref() else { return Ok(None) };
-    let Some(verifier) = keys::verifier(state, kid).await? else { return Ok(None) };
+    let Some(verifier) = keys::verifier(context, kid).await? else { return Ok(None) };
     let usable = verifier.realm_id == realm_id
         && verifier.status != crate::store::signing_keys::KeyStatus::Revoked
         && header.alg == verifier.algorithm;

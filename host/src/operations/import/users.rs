@@ -20,6 +20,7 @@ use crate::kernel::validate::{
     Body, Notification, Rule, boolean, email, integer, list_of, one_of, parsed, text, username,
 };
 use crate::runtime::changes::{self, Author};
+use crate::runtime::context::Context;
 use crate::runtime::error::Error;
 use crate::store::clients::Client;
 use crate::store::events::{self, EventType};
@@ -508,8 +509,8 @@ fn refusal(line: i64, username: Option<&str>, problems: &[Notification]) -> Refu
 }
 
 /// The realm's roles (and the client's), groups and organizations by name.
-async fn directory(state: &AppState, client: &Client) -> Result<Directory, Error> {
-    let names = store::names(state.store.pool(), &client.realm_id).await?;
+async fn directory(context: &Context, client: &Client) -> Result<Directory, Error> {
+    let names = store::names(context.store.pool(), &client.realm_id).await?;
     let mut directory = Directory::default();
     for (kind, name, id) in names {
         let map = match kind.as_str() {

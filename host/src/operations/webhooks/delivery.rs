@@ -15,6 +15,7 @@ use super::{Webhooks, retry_delay, signature, standard_signature};
 use crate::AppState;
 use crate::kernel::backoff::{Backoff, WORKER_CEILING};
 use crate::kernel::ids::{AttemptId, RealmId};
+use crate::runtime::context::Context;
 use crate::store::deliveries::{self as queue, Target};
 use crate::store::events::StoredEvent;
 use crate::store::notifications::Severity;
@@ -236,9 +237,9 @@ struct Due {
     target: Target,
 }
 
-async fn claim(state: &AppState, room: usize) -> anyhow::Result<Vec<Due>> {
-    let now = state.clock.now();
-    let claimed = queue::claim_attempts(&state.store, now, now + LEASE, room).await?;
+async fn claim(context: &Context, room: usize) -> anyhow::Result<Vec<Due>> {
+    let now = context.clock.now();
+    let claimed = queue::claim_attempts(&context.store, now, now + LEASE, room).await?;
     Ok(claimed.into_iter().map(|(attempt, target)| Due { attempt, target }).collect())
 }
 
@@ -383,13 +384,13 @@ pub(crate) fn describe(error: &reqwest::Error) -> String {
 /// Records finished attempts: their outcome, the endpoint's health (10 consecutive failures
 /// disable it; automatic retries do not count, tests do; any success resets the count), and the
 /// next automatic retry of a failed event delivery.
-async fn record(state: &AppState, outcomes: Vec<Outcome>) -> anyhow::Result<()> {
-    let now = state.clock.now();
+async fn record(context: &Context, outcomes: Vec<Outcome>) -> anyhow::Result<()> {
+    let now = context.clock.now();
     for outcome in &outcomes {
-        state.metrics.webhook_attempt(outcome.succeeded, outcome.latency_ms as f64 / 1000.0);
+        context.metrics.webhook_attempt(outcome.succeeded, outcome.latency_ms as f64 / 1000.0);
     }
     let (accepted, failed): (Vec<&Outcome>, Vec<&Outcome>) = outcomes.iter().partition(|outcome| outcome.succeeded);
-    let mut tx = state.store.begin().await?;
+    let mut tx = context.store.begin().await?;
     // Successes, the bulk of any round, take a few statements whatever their number: their rows,
     // then the health of their endpoints.
     let answers: Vec<queue::Answer<'_>> = accepted.iter().map(|outcome| outcome.answer()).collect();

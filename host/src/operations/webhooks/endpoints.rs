@@ -10,6 +10,7 @@ use crate::AppState;
 use crate::kernel::crypto::last_four;
 use crate::kernel::ids::{AccountId, ClientId, EndpointId, EventId, RealmId};
 use crate::runtime::changes::{self, Author};
+use crate::runtime::context::Context;
 use crate::runtime::error::{Error, ErrorCode};
 use crate::store::events::EventType;
 use crate::store::trail::{Change, ChangeAction, Placed};
@@ -71,15 +72,15 @@ pub fn draft(state: &AppState, owner: &Owner) -> WithSecret {
 
 /// Registers a drafted endpoint; `view` is how the trail shows it.
 pub async fn register<V: Serialize>(
-    state: &AppState,
+    context: &Context,
     by: Author<'_>,
     endpoint: &Endpoint,
     view: impl Fn(&Endpoint) -> V,
 ) -> Result<(), Error> {
-    let mut tx = state.store.begin().await?;
+    let mut tx = context.store.begin().await?;
     store::insert(&mut *tx, endpoint).await?;
     let change = Change::of(ChangeAction::Create, endpoint.place(), 201).after(view(endpoint));
-    changes::commit(state, by, tx, change).await
+    changes::commit(context, by, tx, change).await
 }
 
 /// The endpoint as an update starts from: a Disabled endpoint comes back Active with its failures
@@ -95,17 +96,17 @@ pub fn reopened(before: &Endpoint) -> Endpoint {
 
 /// Stores the endpoint's new settings.
 pub async fn update<V: Serialize>(
-    state: &AppState,
+    context: &Context,
     by: Author<'_>,
     before: &Endpoint,
     mut endpoint: Endpoint,
     view: impl Fn(&Endpoint) -> V,
 ) -> Result<Endpoint, Error> {
-    endpoint.updated_at = state.clock.now();
-    let mut tx = state.store.begin().await?;
+    endpoint.updated_at = context.clock.now();
+    let mut tx = context.store.begin().await?;
     store::update(&mut *tx, &endpoint).await?;
     let change = Change::of(ChangeAction::Update, endpoint.place(), 200).before(view(before)).after(view(&endpoint));
-    changes::commit(state, by, tx, change).await?;
+    changes::commit(context, by, tx, change).await?;
     Ok(endpoint)
 }
 
@@ -126,17 +127,17 @@ pub async fn rotate<V: Serialize>(
 
 /// Removes the endpoint with its delivery history.
 pub async fn remove<V: Serialize>(
-    state: &AppState,
+    context: &Context,
     by: Author<'_>,
     endpoint: &Endpoint,
     view: impl Fn(&Endpoint) -> V,
 ) -> Result<(), Error> {
-    let mut tx = state.store.begin().await?;
+    let mut tx = context.store.begin().await?;
     store::delete(&mut *tx, &endpoint.id).await?;
     let place = store::Place { realm_id: endpoint.realm_id.as_str(), client_id: endpoint.client_id.as_deref() };
     store::events::forget_unheard(&mut *tx, place).await?;
     let change = Change::of(ChangeAction::Delete, endpoint.place(), 200).before(view(endpoint));
-    changes::commit(state, by, tx, change).await
+    changes::commit(context, by, tx, change).await
 }
 
 /// Schedules a `ping` to the endpoint for now. Nothing is published for a test, and it is never

@@ -12,6 +12,7 @@ use crate::AppState;
 use crate::kernel::ids::AnalysisActionId;
 use crate::protection::recommendations::{Change as Recommended, Refused};
 use crate::runtime::changes::{self, Author};
+use crate::runtime::context::Context;
 use crate::runtime::error::Error;
 use crate::store::analyses::{self, Action, Analysis, AnalysisStatus};
 use crate::store::realms::{self, Realm};
@@ -22,7 +23,7 @@ use crate::store::trail::{Change, ChangeAction, Placed};
 /// realm. Refused with a conflict when it is applied already (and not reverted since) or the realm
 /// is already at least as strict.
 pub async fn apply<V: Serialize>(
-    state: &AppState,
+    context: &Context,
     by: Author<'_>,
     analysis: &Analysis,
     index: usize,
@@ -30,8 +31,8 @@ pub async fn apply<V: Serialize>(
 ) -> Result<Action, Error> {
     let changes = super::words::changes_of(analysis.recommendations.as_deref());
     let change = *changes.get(index).ok_or(Error::NotFound("recommendation"))?;
-    let now = state.clock.now();
-    let mut tx = state.store.begin().await?;
+    let now = context.clock.now();
+    let mut tx = context.store.begin().await?;
     let taken = analyses::actions_of_incident(&mut *tx, &analysis.incident_id).await?;
     let position = i64::try_from(index).unwrap_or(i64::MAX);
     if taken.iter().any(|a| a.analysis_id == analysis.id && a.recommendation == position && a.reverted_at.is_none()) {
@@ -65,14 +66,14 @@ pub async fn apply<V: Serialize>(
         .before(view(&before))
         .after(view(&after))
         .details(details);
-    changes::commit(state, by, tx, trail).await?;
+    changes::commit(context, by, tx, trail).await?;
     Ok(action)
 }
 
 /// Reverts an applied change: the realm gets back the value it replaced, while it still holds the
 /// value the change set. Refused with a conflict once reverted, or when the setting changed since.
 pub async fn revert<V: Serialize>(
-    state: &AppState,
+    context: &Context,
     by: Author<'_>,
     action: &Action,
     view: impl Fn(&Realm) -> V,
@@ -84,9 +85,9 @@ pub async fn revert<V: Serialize>(
         serde_json::from_str::<serde_json::Value>(&action.applied_value).ok().and_then(|v| v.as_i64()).unwrap_or(1);
     let change = Recommended::named(&action.change, value).ok_or(Error::NotFound("analysis action"))?;
     let previous: serde_json::Value = serde_json::from_str(&action.previous_value).unwrap_or_default();
-    let now = state.clock.now();
+    let now = context.clock.now();
     let reverted_by = by.actor.acting_id().unwrap_or_default();
-    let mut tx = state.store.begin().await?;
+    let mut tx = context.store.begin().await?;
     let before = realms::find(&mut *tx, &action.realm_id).await?.ok_or(Error::NotFound("realm"))?;
     let settings = change.revert(&before.settings, &previous).map_err(|_| {
         Error::Conflict(format!(
@@ -105,7 +106,7 @@ pub async fn revert<V: Serialize>(
         .before(view(&before))
         .after(view(&after))
         .details(details);
-    changes::commit(state, by, tx, trail).await?;
+    changes::commit(context, by, tx, trail).await?;
     Ok(Action { reverted_at: Some(now), reverted_by: Some(reverted_by), ..action.clone() })
 }
 
