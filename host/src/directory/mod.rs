@@ -5,3 +5,4 @@
 //! client known by its metadata document.
 
 pub mod clients;
+pub mod people;

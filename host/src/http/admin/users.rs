@@ -3,20 +3,20 @@
 use super::reach::{Found, InRealm, UserCreate, UserDelete, UserImpersonate, UserRead, UserUpdate};
 use axum::extract::{RawQuery, State};
 use axum::response::Response;
-use chrono::{DateTime, TimeDelta, Utc};
+use chrono::TimeDelta;
 use serde::Serialize;
 use serde_json::{Value, json};
 use utoipa::ToSchema;
 
 use super::{ListQuery, commit};
 use crate::AppState;
+use crate::directory::people;
 use crate::http::body::JsonBody;
 use crate::http::envelope;
 use crate::kernel::clock::iso;
 use crate::kernel::ids::UserId;
 use crate::kernel::validate::{Body, Notification, Rule, boolean, email, one_of, parsed, text, username};
 use crate::runtime::error::Error;
-use crate::store::events::{self, Event, EventType};
 use crate::store::realms::Realm;
 use crate::store::trail::{Change, ChangeAction, Placed};
 use crate::store::users::{self as user_store, User, UserStatus};
@@ -124,45 +124,6 @@ fn read_fields(body: &mut Body, user: &mut User, realm: &Realm) -> Option<String
     })
 }
 
-/// Refuses a username or e-mail another person of the realm has.
-pub(crate) async fn check_unique(state: &AppState, user: &User) -> Result<(), Error> {
-    let (name_taken, email_taken) =
-        user_store::taken(state.store.pool(), &user.realm_id, &user.id, &user.username, user.email.as_deref()).await?;
-    let mut refused = Vec::new();
-    if name_taken {
-        refused.push(Notification::new("username", Rule::Duplicate, "another user of the realm has this username"));
-    }
-    if email_taken {
-        refused.push(Notification::new("email", Rule::Duplicate, "another user of the realm has this e-mail address"));
-    }
-    if refused.is_empty() { Ok(()) } else { Err(Error::Validation(refused)) }
-}
-
-/// With the realm's "Block breached passwords" on, refuses a password known from a breach.
-pub(crate) async fn refuse_breached(state: &AppState, realm: &Realm, password: &str) -> Result<(), Error> {
-    if realm.settings.block_breached_passwords && state.breached_passwords.contains(password).await {
-        return Err(Error::invalid(
-            "password",
-            Rule::Breached,
-            "this password appears in a list of breached passwords; choose another",
-        ));
-    }
-    Ok(())
-}
-
-async fn publish_user_event(
-    tx: &mut crate::store::Connection,
-    realm: &Realm,
-    event_type: EventType,
-    user: &User,
-    at: DateTime<Utc>,
-) -> Result<(), Error> {
-    let data = events::user_data(user, None);
-    let event = Event { event_type, account_id: &realm.account_id, realm_id: Some(&realm.id), client_id: None, data };
-    events::publish(tx, event, at).await?;
-    Ok(())
-}
-
 #[utoipa::path(post, path = "/realms/{realm}/users", tag = "Realm users", params(("realm" = String, Path)),
     request_body = UserInput,
     responses((status = 201, description = "The created user, in `data`", body = UserView),
@@ -194,18 +155,8 @@ pub async fn create(
     }
     let password = read_fields(&mut body, &mut user, &realm);
     body.finish()?;
-    check_unique(&state, &user).await?;
-    if let Some(password) = password {
-        refuse_breached(&state, &realm, &password).await?;
-        user.password_hash = Some(crate::kernel::passwords::hash(password).await?);
-    }
-
-    let mut tx = state.store.begin().await?;
-    if !user_store::insert(&mut *tx, &user).await? {
-        return Err(Error::invalid("username", Rule::Duplicate, "another user of the realm has this username"));
-    }
-    publish_user_event(&mut tx, &realm, EventType::UserCreated, &user, now).await?;
-    commit(&state, &caller, tx, Change::of(ChangeAction::Create, user.place(), 201).after(UserView::of(&user))).await?;
+    let user = people::create(&state, &state.breached_passwords, &realm, user, password, caller.author(), UserView::of)
+        .await?;
     Ok(envelope::created(UserView::of(&user)))
 }
 
@@ -254,38 +205,13 @@ pub async fn update(
 ) -> Result<Response, Error> {
     let mut user = before.clone();
     body.unchanged("id", &user.id);
-    let temporary = body.has("mustChangePassword");
+    let change_required = body.has("mustChangePassword");
     let password = read_fields(&mut body, &mut user, &realm);
     body.finish()?;
-    check_unique(&state, &user).await?;
-    let password_changed = password.is_some();
-    if let Some(password) = password {
-        refuse_breached(&state, &realm, &password).await?;
-        user.password_hash = Some(crate::kernel::passwords::hash(password).await?);
-        // A new password meets a required change, unless this request asks for another one.
-        if !temporary {
-            user.must_change_password = false;
-        }
-    }
-    let now = state.clock.now();
-    user.updated_at = now;
-
-    let mut tx = state.store.begin().await?;
-    user_store::update(&mut *tx, &user).await?;
-    if password_changed {
-        // An exposure of the old password is resolved by the change.
-        crate::store::threats::password_changed(&mut tx, &user.id, now).await?;
-        // No browser signs the person in again with the old password's sign-in.
-        crate::store::browser::end_sessions_of(&mut *tx, &user.id, "password_changed", now).await?;
-    }
-    publish_user_event(&mut tx, &realm, EventType::UserUpdated, &user, now).await?;
-    commit(
-        &state,
-        &caller,
-        tx,
-        Change::of(ChangeAction::Update, user.place(), 200).before(UserView::of(&before)).after(UserView::of(&user)),
-    )
-    .await?;
+    let changed = people::Changed { user, password, change_required };
+    let user =
+        people::update(&state, &state.breached_passwords, &realm, &before, changed, caller.author(), UserView::of)
+            .await?;
     Ok(envelope::ok(UserView::of(&user)))
 }
 
@@ -297,12 +223,7 @@ pub async fn delete(
     State(state): State<AppState>,
     Found { realm, item: user, caller, .. }: Found<User, UserDelete>,
 ) -> Result<Response, Error> {
-    let now = state.clock.now();
-    let mut tx = state.store.begin().await?;
-    user_store::delete(&mut *tx, &realm.id, &user.id).await?;
-    publish_user_event(&mut tx, &realm, EventType::UserDeleted, &user, now).await?;
-    commit(&state, &caller, tx, Change::of(ChangeAction::Delete, user.place(), 200).before(UserView::of(&user)))
-        .await?;
+    people::delete(&state, &realm, &user, caller.author(), UserView::of).await?;
     Ok(envelope::done())
 }
 

@@ -13,11 +13,11 @@
 use chrono::{DateTime, Utc};
 use serde_json::{Map, Value};
 
+use crate::directory::people::{self, Arrival};
 use crate::kernel::ids::{PLATFORM_REALM, UserId};
 use crate::runtime::context::Context;
 use crate::runtime::error::Error;
 use crate::store::clients::Client;
-use crate::store::events::{self, Event, EventType};
 use crate::store::identity_providers::{self as provider_store, IdentityProvider};
 use crate::store::imports::{self as names, Link};
 use crate::store::realms::Realm;
@@ -189,23 +189,14 @@ async fn first_sign_in(
         updated_at: now,
     };
     let mut tx = context.store.begin().await?;
-    if !user_store::insert(&mut *tx, &user).await? {
+    let arrival = Arrival::Federated { client: &client.id, provider: &provider.id };
+    if !people::add(&mut tx, realm, &user, arrival, now).await? {
         return Err(Refused::NoUsername.into());
     }
     if !provider_store::link(&mut *tx, &realm.id, &provider.id, &upstream.subject, &user.id, now).await? {
         // The same subject's first sign-in on another host won: that one stands.
         return take_linked(context, realm, provider, &upstream.subject).await;
     }
-    let mut data = events::user_data(&user, Some(&client.id));
-    data["identity_provider"] = Value::from(provider.id.to_string());
-    let event = Event {
-        event_type: EventType::UserCreated,
-        account_id: &realm.account_id,
-        realm_id: Some(&realm.id),
-        client_id: Some(&client.id),
-        data,
-    };
-    events::publish(&mut tx, event, now).await?;
     tx.commit().await?;
     Ok((user, Found::Created))
 }

@@ -17,6 +17,7 @@ use chrono::TimeDelta;
 
 use super::{BrowserSignIn, Origin, Refusal};
 use crate::AppState;
+use crate::directory::people::{self, Arrival};
 use crate::kernel::crypto::generate_secret;
 use crate::kernel::ids::{SignUpId, UserId};
 use crate::kernel::validate::{is_email, is_username};
@@ -26,7 +27,6 @@ use crate::protection::incidents::{self, Attack};
 use crate::protection::{Hold, Seen};
 use crate::runtime::error::Error;
 use crate::store::clients::Client;
-use crate::store::events::{self, EventType};
 use crate::store::realms::Realm;
 use crate::store::sign_ups::{self as store, SignUp as Pending};
 use crate::store::users::{self as user_store, User, UserStatus};
@@ -243,11 +243,9 @@ pub async fn confirm(
         return Err(SignUpRefusal::CodeInvalid.into());
     }
     // The same name confirmed at the same moment: the store's uniqueness decides.
-    if !user_store::insert(&mut *tx, &user).await? {
+    if !people::add(&mut tx, realm, &user, Arrival::SignedUp { client: &client.id }, now).await? {
         return Err(SignUpRefusal::Taken.into());
     }
-    let data = events::user_data(&user, Some(&client.id));
-    super::publish(&mut tx, realm, client, EventType::UserCreated, data, now).await?;
     crate::store::browser::insert_session(&mut *tx, &session).await?;
     tx.commit().await?;
     Ok(BrowserSignIn { session, user, cookie })

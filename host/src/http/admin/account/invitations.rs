@@ -258,9 +258,9 @@ pub async fn accept_invitation(
         created_at: now,
         updated_at: now,
     };
-    crate::http::admin::users::check_unique(&state, &user).await?;
-    crate::http::admin::users::refuse_breached(&state, &realm, &password).await?;
-    let user = User { password_hash: Some(crate::kernel::passwords::hash(password).await?), ..user };
+    crate::directory::people::check_unique(&state, &user).await?;
+    let hash = crate::directory::people::chosen_password(&state.breached_passwords, &realm, password).await?;
+    let user = User { password_hash: Some(hash), ..user };
 
     let mut tx = state.store.begin().await?;
     if !user_store::insert(&mut *tx, &user).await? {
