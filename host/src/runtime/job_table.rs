@@ -1,243 +1,246 @@
-//! The service's periodic jobs, registered with the scheduler at start: pruning of counters and
-//! limits, retention of histories, incident resolution, readings, warnings and the like.
+//! The service's periodic jobs, in one table: each with its name, its period, how it catches up
+//! when the manual clock moves past several of its instants, and its work, which says what it did.
+//! At start every row is registered with the scheduler.
 
-use std::sync::Arc;
+use std::sync::{Arc, Weak};
 
 use chrono::{DateTime, TimeDelta, Utc};
+use futures_util::future::BoxFuture;
 
 use crate::AppState;
+use crate::kernel::config::Settings;
+use crate::runtime::application::Services;
 
-/// Work over the store alone that says how many things it did.
-type StoreWork = fn(
-    crate::store::Store,
-    DateTime<Utc>,
-) -> futures_util::future::BoxFuture<'static, Result<usize, crate::store::Error>>;
+/// What a run did: counts, each with the words logged when it is not zero.
+type Done = Vec<(u64, &'static str)>;
 
-/// Registers `work` to run at the latest instant of each period, logging `done` when it did any.
-async fn store_job(state: &AppState, name: &'static str, every: TimeDelta, work: StoreWork, done: &'static str) {
-    let store = state.store.clone();
-    let run: crate::runtime::jobs::JobFn = Arc::new(move |now| {
-        let store = store.clone();
-        Box::pin(async move {
-            let count = work(store, now).await?;
-            if count > 0 {
-                tracing::info!(count, "{done}");
-            }
-            Ok(())
-        })
-    });
-    state.scheduler.every_latest(name, every, run).await;
+/// A count as the log tells it.
+fn count(n: impl TryInto<u64>) -> u64 {
+    n.try_into().unwrap_or(u64::MAX)
 }
 
-/// Registers every periodic job of the service.
+/// How a job catches up when the manual clock moves past several of its instants.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Catching {
+    /// Its work depends on when it runs (it forgets what is past a horizon): run once, at the
+    /// latest instant, as a late system clock does.
+    Latest,
+    /// Run at each instant, in order.
+    Each,
+}
+
+/// Whether a job's counts are worth the log at `info` or only at `debug`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Told {
+    Info,
+    Debug,
+}
+
+struct Job {
+    name: &'static str,
+    every: fn(&Settings) -> TimeDelta,
+    catching: Catching,
+    told: Told,
+    work: fn(AppState, DateTime<Utc>) -> BoxFuture<'static, anyhow::Result<Done>>,
+}
+
+const JOBS: &[Job] = &[
+    Job {
+        name: "attack-protection-counters",
+        every: |_| TimeDelta::minutes(10),
+        catching: Catching::Latest,
+        told: Told::Debug,
+        work: |state, now| {
+            Box::pin(async move {
+                Ok(vec![(count(state.protection.counters.prune(now)), "attack protection series past a day forgotten")])
+            })
+        },
+    },
+    Job {
+        name: "attack-protection-refusals",
+        every: |_| TimeDelta::seconds(crate::protection::REFUSALS_STORED_EVERY_SECONDS),
+        catching: Catching::Latest,
+        told: Told::Info,
+        work: |state, _| {
+            Box::pin(async move {
+                state.protection.store_refusals(&state.store).await?;
+                Ok(Vec::new())
+            })
+        },
+    },
+    Job {
+        name: "attack-incidents-resolution",
+        every: |_| TimeDelta::minutes(5),
+        catching: Catching::Each,
+        told: Told::Info,
+        work: |state, now| {
+            Box::pin(async move {
+                state.protection.store_refusals(&state.store).await?;
+                let resolved = crate::protection::incidents::resolve_quiet(&state.store, now).await?;
+                Ok(vec![(count(resolved), "attack incidents quiet for 30 minutes resolved")])
+            })
+        },
+    },
+    Job {
+        name: "secret-expiry-warnings",
+        every: |_| crate::operations::secret_expiry::EVERY,
+        catching: Catching::Latest,
+        told: Told::Info,
+        work: |state, now| {
+            Box::pin(async move {
+                let warned = crate::operations::secret_expiry::warn(&state.store, now).await?;
+                Ok(vec![(count(warned), "accounts warned of secrets about to expire")])
+            })
+        },
+    },
+    Job {
+        name: "unusual-sign-in-failures",
+        every: |_| crate::protection::unusual_failures::EVERY,
+        catching: Catching::Latest,
+        told: Told::Info,
+        work: |state, now| {
+            Box::pin(async move {
+                let reported = crate::protection::unusual_failures::watch(&state.store, now).await?;
+                Ok(vec![(count(reported), "realms with unusual sign-in failures reported")])
+            })
+        },
+    },
+    Job {
+        name: "incident-readings",
+        every: |_| crate::protection::analyst::schedule::EVERY,
+        catching: Catching::Each,
+        told: Told::Info,
+        work: |state, now| {
+            Box::pin(async move {
+                let ran = crate::protection::analyst::schedule::run_due(&state.store, &state.analyst, now).await?;
+                Ok(vec![(count(ran), "incident readings written")])
+            })
+        },
+    },
+    Job {
+        name: "webhook-history-retention",
+        every: |_| TimeDelta::hours(1),
+        catching: Catching::Latest,
+        told: Told::Info,
+        work: |state, now| {
+            Box::pin(async move {
+                let before = now - TimeDelta::days(crate::operations::webhooks::HISTORY_DAYS);
+                let removed = crate::store::webhooks::delete_history_before(state.store.writer(), before).await?;
+                let expired = crate::store::captures::delete_expired(state.store.writer(), now).await?;
+                Ok(vec![
+                    (count(removed), "webhook deliveries and events past 30 days removed"),
+                    (count(expired), "expired capture endpoints removed"),
+                ])
+            })
+        },
+    },
+    Job {
+        name: "access-log-retention",
+        every: |_| TimeDelta::hours(1),
+        catching: Catching::Latest,
+        told: Told::Info,
+        work: |state, now| {
+            Box::pin(async move {
+                let retention = TimeDelta::days(i64::from(state.settings.access_log_retention_days));
+                let removed = crate::store::access_log::delete_before(state.store.writer(), now - retention).await?;
+                Ok(vec![(count(removed), "access log entries past retention removed")])
+            })
+        },
+    },
+    Job {
+        name: "token-pruning",
+        every: |_| TimeDelta::hours(1),
+        catching: Catching::Latest,
+        told: Told::Info,
+        work: |state, now| {
+            state.caches.prune_revocations(now);
+            state.caches.verified_tokens.prune(now);
+            Box::pin(async move {
+                let writer = state.store.writer();
+                let window_start = now - crate::store::lockout::FAILURE_WINDOW;
+                Ok(vec![
+                    (
+                        count(crate::store::sessions::prune(writer, now).await?),
+                        "expired refresh tokens and token revocations removed",
+                    ),
+                    (
+                        count(crate::store::assertions::prune(writer, now).await?),
+                        "expired client assertions and DPoP proofs removed",
+                    ),
+                    (
+                        count(crate::store::browser::prune(writer, now).await?),
+                        "expired authorization codes and browser sessions removed",
+                    ),
+                    (count(crate::store::devices::prune(writer, now).await?), "expired device authorizations removed"),
+                    (count(crate::store::sign_ups::prune(writer, now).await?), "lapsed sign-ups removed"),
+                    (
+                        count(crate::store::lockout::prune(writer, window_start, now).await?),
+                        "sign-in failures past the lockout window removed",
+                    ),
+                ])
+            })
+        },
+    },
+    Job {
+        name: "signing-key-rotation",
+        every: |_| TimeDelta::hours(1),
+        catching: Catching::Each,
+        told: Told::Info,
+        work: |state, now| {
+            Box::pin(async move {
+                let rotated = crate::oauth::tokens::keys::rotate_due(&state, now).await?;
+                Ok(vec![(count(rotated), "signing keys rotated on schedule")])
+            })
+        },
+    },
+    Job {
+        name: "suspensions",
+        every: |_| TimeDelta::seconds(15),
+        catching: Catching::Latest,
+        told: Told::Info,
+        work: |state, now| {
+            Box::pin(async move {
+                let settled = crate::oauth::suspensions::settle(&state.store, now).await?;
+                Ok(vec![(count(settled), "suspensions started or ran out")])
+            })
+        },
+    },
+    Job {
+        name: "rate-limit-pruning",
+        every: |_| TimeDelta::minutes(1),
+        catching: Catching::Latest,
+        told: Told::Info,
+        work: |state, now| {
+            state.limiter.prune(now);
+            Box::pin(async { Ok(Vec::new()) })
+        },
+    },
+];
+
+/// Registers every job of the table with the state's scheduler.
 pub async fn register(state: &AppState) {
-    let counters = state.protection.counters.clone();
-    state
-        .scheduler
-        .every_latest(
-            "attack-protection-counters",
-            TimeDelta::minutes(10),
-            Arc::new(move |now| {
-                let counters = counters.clone();
-                Box::pin(async move {
-                    let forgotten = counters.prune(now);
-                    if forgotten > 0 {
-                        tracing::debug!(forgotten, "attack protection series past a day forgotten");
+    for job in JOBS {
+        // A weak handle: the scheduler lives inside the state and must not keep it alive.
+        let services: Weak<Services> = Arc::downgrade(&state.0);
+        let (name, work, told) = (job.name, job.work, job.told);
+        let run: crate::runtime::jobs::JobFn = Arc::new(move |now| {
+            let state = services.upgrade().map(AppState);
+            Box::pin(async move {
+                let Some(state) = state else { return Ok(()) };
+                for (count, words) in work(state, now).await? {
+                    match (count, told) {
+                        (0, _) => {}
+                        (count, Told::Info) => tracing::info!(job = name, count, "{words}"),
+                        (count, Told::Debug) => tracing::debug!(job = name, count, "{words}"),
                     }
-                    Ok(())
-                })
-            }),
-        )
-        .await;
-    let (store, protection) = (state.store.clone(), state.protection.clone());
-    state
-        .scheduler
-        .every_latest(
-            "attack-protection-refusals",
-            TimeDelta::seconds(crate::protection::REFUSALS_STORED_EVERY_SECONDS),
-            Arc::new(move |_| {
-                let (store, protection) = (store.clone(), protection.clone());
-                Box::pin(async move { Ok(protection.store_refusals(&store).await?) })
-            }),
-        )
-        .await;
-    let (store, protection) = (state.store.clone(), state.protection.clone());
-    state
-        .scheduler
-        .every(
-            "attack-incidents-resolution",
-            TimeDelta::minutes(5),
-            Arc::new(move |now| {
-                let (store, protection) = (store.clone(), protection.clone());
-                Box::pin(async move {
-                    protection.store_refusals(&store).await?;
-                    let resolved = crate::protection::incidents::resolve_quiet(&store, now).await?;
-                    if resolved > 0 {
-                        tracing::info!(resolved, "attack incidents quiet for 30 minutes resolved");
-                    }
-                    Ok(())
-                })
-            }),
-        )
-        .await;
-    let warn: StoreWork =
-        |store, now| Box::pin(async move { crate::operations::secret_expiry::warn(&store, now).await });
-    let warned = "accounts warned of secrets about to expire";
-    store_job(state, "secret-expiry-warnings", crate::operations::secret_expiry::EVERY, warn, warned).await;
-    let watch: StoreWork =
-        |store, now| Box::pin(async move { crate::protection::unusual_failures::watch(&store, now).await });
-    let reported = "realms with unusual sign-in failures reported";
-    store_job(state, "unusual-sign-in-failures", crate::protection::unusual_failures::EVERY, watch, reported).await;
-    let (store, analyst) = (state.store.clone(), state.analyst.clone());
-    state
-        .scheduler
-        .every(
-            "incident-readings",
-            crate::protection::analyst::schedule::EVERY,
-            Arc::new(move |now| {
-                let (store, analyst) = (store.clone(), analyst.clone());
-                Box::pin(async move {
-                    let ran = crate::protection::analyst::schedule::run_due(&store, &analyst, now).await?;
-                    if ran > 0 {
-                        tracing::info!(ran, "incident readings written");
-                    }
-                    Ok(())
-                })
-            }),
-        )
-        .await;
-    let store = state.store.clone();
-    state
-        .scheduler
-        .every_latest(
-            "webhook-history-retention",
-            TimeDelta::hours(1),
-            Arc::new(move |now| {
-                let store = store.clone();
-                Box::pin(async move {
-                    let before = now - TimeDelta::days(crate::operations::webhooks::HISTORY_DAYS);
-                    let removed = crate::store::webhooks::delete_history_before(store.writer(), before).await?;
-                    if removed > 0 {
-                        tracing::info!(removed, "webhook deliveries and events past 30 days removed");
-                    }
-                    let expired = crate::store::captures::delete_expired(store.writer(), now).await?;
-                    if expired > 0 {
-                        tracing::info!(expired, "expired capture endpoints removed");
-                    }
-                    Ok(())
-                })
-            }),
-        )
-        .await;
-    let store = state.store.clone();
-    let retention = TimeDelta::days(i64::from(state.settings.access_log_retention_days));
-    state
-        .scheduler
-        .every_latest(
-            "access-log-retention",
-            TimeDelta::hours(1),
-            Arc::new(move |now| {
-                let store = store.clone();
-                Box::pin(async move {
-                    let removed = crate::store::access_log::delete_before(store.writer(), now - retention).await?;
-                    if removed > 0 {
-                        tracing::info!(removed, "access log entries past retention removed");
-                    }
-                    Ok(())
-                })
-            }),
-        )
-        .await;
-    let store = state.store.clone();
-    let caches = state.caches.clone();
-    state
-        .scheduler
-        .every_latest(
-            "token-pruning",
-            TimeDelta::hours(1),
-            Arc::new(move |now| {
-                let store = store.clone();
-                caches.prune_revocations(now);
-                caches.verified_tokens.prune(now);
-                Box::pin(async move {
-                    let removed = crate::store::sessions::prune(store.writer(), now).await?;
-                    if removed > 0 {
-                        tracing::info!(removed, "expired refresh tokens and token revocations removed");
-                    }
-                    let removed = crate::store::assertions::prune(store.writer(), now).await?;
-                    if removed > 0 {
-                        tracing::info!(removed, "expired client assertions and DPoP proofs removed");
-                    }
-                    let removed = crate::store::browser::prune(store.writer(), now).await?;
-                    if removed > 0 {
-                        tracing::info!(removed, "expired authorization codes and browser sessions removed");
-                    }
-                    let removed = crate::store::devices::prune(store.writer(), now).await?;
-                    if removed > 0 {
-                        tracing::info!(removed, "expired device authorizations removed");
-                    }
-                    let removed = crate::store::sign_ups::prune(store.writer(), now).await?;
-                    if removed > 0 {
-                        tracing::info!(removed, "lapsed sign-ups removed");
-                    }
-                    let window_start = now - crate::store::lockout::FAILURE_WINDOW;
-                    let removed = crate::store::lockout::prune(store.writer(), window_start, now).await?;
-                    if removed > 0 {
-                        tracing::info!(removed, "sign-in failures past the lockout window removed");
-                    }
-                    Ok(())
-                })
-            }),
-        )
-        .await;
-    // A weak handle: the scheduler lives inside the state and must not keep it alive.
-    let keys_state = Arc::downgrade(&state.0);
-    state
-        .scheduler
-        .every(
-            "signing-key-rotation",
-            TimeDelta::hours(1),
-            Arc::new(move |now| {
-                let state = keys_state.upgrade().map(AppState);
-                Box::pin(async move {
-                    let Some(state) = state else { return Ok(()) };
-                    let rotated = crate::oauth::tokens::keys::rotate_due(&state, now).await?;
-                    if rotated > 0 {
-                        tracing::info!(rotated, "signing keys rotated on schedule");
-                    }
-                    Ok(())
-                })
-            }),
-        )
-        .await;
-    let store = state.store.clone();
-    state
-        .scheduler
-        .every_latest(
-            "suspensions",
-            TimeDelta::seconds(15),
-            Arc::new(move |now| {
-                let store = store.clone();
-                Box::pin(async move {
-                    let settled = crate::oauth::suspensions::settle(&store, now).await?;
-                    if settled > 0 {
-                        tracing::info!(settled, "suspensions started or ran out");
-                    }
-                    Ok(())
-                })
-            }),
-        )
-        .await;
-    let limiter = state.limiter.clone();
-    state
-        .scheduler
-        .every_latest(
-            "rate-limit-pruning",
-            TimeDelta::minutes(1),
-            Arc::new(move |now| {
-                limiter.prune(now);
-                Box::pin(async { Ok(()) })
-            }),
-        )
-        .await;
+                }
+                Ok(())
+            })
+        });
+        let every = (job.every)(&state.settings);
+        match job.catching {
+            Catching::Latest => state.scheduler.every_latest(name, every, run).await,
+            Catching::Each => state.scheduler.every(name, every, run).await,
+        }
+    }
 }
