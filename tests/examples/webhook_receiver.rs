@@ -13,7 +13,7 @@ use hyper_util::rt::TokioIo;
 use hyper_util::service::TowerToHyperService;
 use tokio_rustls::TlsAcceptor;
 
-#[path = "../service/authority.rs"]
+#[path = "../service/support/authority.rs"]
 mod authority;
 
 use authority::certified;

@@ -1,0 +1,28 @@
+//! Signing in and tokens: the protocol endpoints, browsers and stock relying parties, federation,
+//! delegation, client keys, DPoP, suspensions.
+
+pub mod browser;
+pub mod certification;
+pub mod claim_mappers;
+pub mod client_keys;
+pub mod connections;
+pub mod consumers;
+pub mod delegation;
+pub mod device;
+pub mod dpop;
+pub mod federation;
+pub mod introspection;
+pub mod jwt_attacks;
+pub mod key_rollover;
+pub mod logout;
+pub mod mcp;
+pub mod metadata;
+pub mod metadata_documents;
+pub mod oidc_provider;
+pub mod real_browser;
+pub mod registration;
+pub mod relying_party;
+pub mod sessions;
+pub mod sign_in_steps;
+pub mod suspensions;
+pub mod tokens;
