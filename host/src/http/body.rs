@@ -29,6 +29,6 @@ impl FromRequest<AppState> for JsonBody {
         if is_json == Some(false) && !bytes.iter().all(u8::is_ascii_whitespace) {
             return Err(Error::UnsupportedMediaType);
         }
-        Body::parse(&bytes).map(JsonBody)
+        Ok(Body::parse(&bytes).map(JsonBody)?)
     }
 }

@@ -7,8 +7,6 @@ use chrono::{DateTime, Utc};
 use serde::Serialize;
 use serde_json::{Map, Value};
 
-use crate::runtime::error::Error;
-
 /// The rule a field broke.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, utoipa::ToSchema)]
 pub enum Rule {
@@ -83,19 +81,31 @@ pub struct Body {
     refused: Refusals,
 }
 
+/// The fields of an input that were refused, one notification each; the admin API answers them
+/// as `ValidationFailed`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Refused(pub Vec<Notification>);
+
+impl Refused {
+    /// One field refused.
+    pub fn one(field: impl Into<String>, code: Rule, message: impl Into<String>) -> Self {
+        Self(vec![Notification::new(field, code, message)])
+    }
+}
+
 impl Body {
     /// Parses a request body. An empty body reads as `{}` (every field absent).
-    pub fn parse(bytes: &[u8]) -> Result<Self, Error> {
+    pub fn parse(bytes: &[u8]) -> Result<Self, Refused> {
         if bytes.iter().all(u8::is_ascii_whitespace) {
             return Ok(Self::from_map(Map::new()));
         }
         match serde_json::from_slice::<Value>(bytes) {
             Ok(Value::Object(fields)) => {
                 let body = Self::from_map(fields);
-                if body.refused.is_empty() { Ok(body) } else { Err(Error::Validation(body.refused)) }
+                if body.refused.is_empty() { Ok(body) } else { Err(Refused(body.refused)) }
             }
-            Ok(_) => Err(Error::invalid("", Rule::Type, "the body must be a JSON object")),
-            Err(error) => Err(Error::invalid("", Rule::Json, format!("the body is not valid JSON: {error}"))),
+            Ok(_) => Err(Refused::one("", Rule::Type, "the body must be a JSON object")),
+            Err(error) => Err(Refused::one("", Rule::Json, format!("the body is not valid JSON: {error}"))),
         }
     }
 
@@ -205,9 +215,9 @@ impl Body {
     }
 
     /// Refuses every field not read, then answers with all refusals, if any.
-    pub fn finish(mut self) -> Result<(), Error> {
+    pub fn finish(mut self) -> Result<(), Refused> {
         self.refuse_unknown();
-        if self.refused.is_empty() { Ok(()) } else { Err(Error::Validation(self.refused)) }
+        if self.refused.is_empty() { Ok(()) } else { Err(Refused(self.refused)) }
     }
 
     fn keep<T>(&mut self, parsed: Result<T, Refusals>) -> Option<T> {
@@ -428,7 +438,7 @@ mod tests {
         let _ = b.required("id", text(1, 10));
         let _ = b.required("name", text(1, 10));
         let _ = b.optional("scopes", list_of(10, text(1, 10)));
-        let Err(Error::Validation(refused)) = b.finish() else { panic!("expected a validation failure") };
+        let Err(Refused(refused)) = b.finish() else { panic!("expected a validation failure") };
         let found: Vec<(&str, Rule)> = refused.iter().map(|n| (n.field.as_str(), n.code)).collect();
         assert_eq!(
             found,
@@ -448,22 +458,22 @@ mod tests {
         let mut nested = b.nested("config").unwrap();
         let _ = nested.optional("flag", boolean);
         b.absorb(nested);
-        let Err(Error::Validation(refused)) = b.finish() else { panic!("expected refusals") };
+        let Err(Refused(refused)) = b.finish() else { panic!("expected refusals") };
         let found: Vec<(&str, Rule)> = refused.iter().map(|n| (n.field.as_str(), n.code)).collect();
         assert_eq!(found, vec![("config.flag", Rule::Type), ("config.other", Rule::Unknown)]);
     }
 
     #[test]
     fn malformed_json_is_refused_not_panicked_on() {
-        assert!(matches!(Body::parse(b"{\"a\":"), Err(Error::Validation(n)) if n[0].code == Rule::Json));
-        assert!(matches!(Body::parse(b"[1]"), Err(Error::Validation(n)) if n[0].code == Rule::Type));
+        assert!(matches!(Body::parse(b"{\"a\":"), Err(Refused(n)) if n[0].code == Rule::Json));
+        assert!(matches!(Body::parse(b"[1]"), Err(Refused(n)) if n[0].code == Rule::Type));
         assert!(Body::parse(b"  ").is_ok());
     }
 
     #[test]
     fn text_with_u0000_is_refused_wherever_it_stands_with_its_path() {
         let body = br#"{"displayName":"a\u0000b","attributes":{"x":["ok","c\u0000"]},"k\u0000":1}"#;
-        let Err(Error::Validation(refused)) = Body::parse(body) else { panic!("expected refusals") };
+        let Err(Refused(refused)) = Body::parse(body) else { panic!("expected refusals") };
         let mut found: Vec<(&str, Rule)> = refused.iter().map(|n| (n.field.as_str(), n.code)).collect();
         found.sort_by_key(|(field, _)| *field);
         assert_eq!(
@@ -475,15 +485,15 @@ mod tests {
     #[test]
     fn bodies_are_bounded_in_depth_and_array_length() {
         let deep = format!("{{\"a\":{}1{}}}", "[".repeat(MAX_JSON_DEPTH), "]".repeat(MAX_JSON_DEPTH));
-        let Err(Error::Validation(refused)) = Body::parse(deep.as_bytes()) else { panic!("too deep") };
+        let Err(Refused(refused)) = Body::parse(deep.as_bytes()) else { panic!("too deep") };
         assert_eq!(refused[0].code, Rule::Depth);
         let fits = format!("{{\"a\":{}1{}}}", "[".repeat(MAX_JSON_DEPTH - 1), "]".repeat(MAX_JSON_DEPTH - 1));
         assert!(Body::parse(fits.as_bytes()).is_ok());
         let long = format!("{{\"a\":[{}0]}}", "0,".repeat(MAX_JSON_ITEMS));
-        let Err(Error::Validation(refused)) = Body::parse(long.as_bytes()) else { panic!("too long") };
+        let Err(Refused(refused)) = Body::parse(long.as_bytes()) else { panic!("too long") };
         assert_eq!((refused[0].field.as_str(), refused[0].code), ("a", Rule::MaxLength));
         let many = format!("{{{}\"z\":0}}", (0..500).map(|i| format!("\"k{i}\":\"\\u0000\",")).collect::<String>());
-        let Err(Error::Validation(refused)) = Body::parse(many.as_bytes()) else { panic!("refused") };
+        let Err(Refused(refused)) = Body::parse(many.as_bytes()) else { panic!("refused") };
         assert_eq!(refused.len(), MAX_REFUSALS);
     }
 

@@ -11,9 +11,9 @@ use chrono::{DateTime, Datelike, Duration, Timelike, Utc};
 use crate::AppState;
 use crate::kernel::address_lists;
 use crate::kernel::ids::AccountId;
-use crate::runtime::cache::Invalidation;
 use crate::runtime::context::Context;
 use crate::runtime::error::Error;
+use crate::store::changes::Invalidation;
 use crate::store::instance_settings::{self, InstanceSettings, MaintenanceWindow};
 use crate::store::{Store, changes};
 

@@ -16,9 +16,11 @@ use chrono::{DateTime, Utc};
 use prometheus_client::metrics::counter::Counter;
 use prometheus_client::metrics::family::Family;
 
-use crate::kernel::ids::{AccountId, ClientId, RealmId};
+use crate::kernel::ids::{AccountId, RealmId};
 use crate::oauth::tokens::keys::{Jwks, Signer, Verifier};
 use crate::runtime::metrics::{CACHES, CacheLabels};
+use crate::store::changes::Follower;
+use crate::store::changes::Invalidation;
 use crate::store::clients::Client;
 use crate::store::delegation::DelegationGrant;
 use crate::store::realm_roles::Role;
@@ -37,54 +39,6 @@ const MAX_ENTRIES: usize = 100_000;
 pub struct KnownCredential {
     pub credential: Arc<Credential>,
     pub grants: Arc<BTreeSet<String>>,
-}
-
-/// What a committed change makes stale.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Invalidation {
-    /// The credentials of an account (a secret or a custom role changed).
-    Account(AccountId),
-    Realm(RealmId),
-    /// A client: its configuration, signing keys or role grants (realm id, client id).
-    Client(RealmId, ClientId),
-    /// The signing keys of a realm: its own, or a client's (a key made, rotated or revoked).
-    Keys(RealmId),
-    /// An access token revoked before its expiry (jti, expiry; sent as epoch milliseconds).
-    Revoked(String, DateTime<Utc>),
-    /// The delegation grants of a realm (one was written or withdrawn).
-    Delegation(RealmId),
-    /// The suspensions of a realm (one was written or lifted).
-    Suspensions(RealmId),
-}
-
-impl Invalidation {
-    pub fn encode(&self) -> String {
-        match self {
-            Self::Account(id) => format!("account:{id}"),
-            Self::Realm(id) => format!("realm:{id}"),
-            Self::Client(realm, client) => format!("client:{realm}/{client}"),
-            Self::Keys(realm) => format!("keys:{realm}"),
-            Self::Revoked(jti, expires_at) => format!("revoked:{}/{jti}", expires_at.timestamp_millis()),
-            Self::Delegation(realm) => format!("delegation:{realm}"),
-            Self::Suspensions(realm) => format!("suspensions:{realm}"),
-        }
-    }
-
-    pub fn decode(text: &str) -> Option<Self> {
-        match text.split_once(':')? {
-            ("account", id) => Some(Self::Account(AccountId::known(id))),
-            ("realm", id) => Some(Self::Realm(RealmId::known(id))),
-            ("delegation", realm) => Some(Self::Delegation(RealmId::known(realm))),
-            ("suspensions", realm) => Some(Self::Suspensions(RealmId::known(realm))),
-            ("keys", realm) => Some(Self::Keys(RealmId::known(realm))),
-            ("client", pair) => pair.split_once('/').map(|(r, c)| Self::Client(RealmId::known(r), ClientId::known(c))),
-            ("revoked", pair) => {
-                let (expires_at, jti) = pair.split_once('/')?;
-                Some(Self::Revoked(jti.to_owned(), DateTime::from_timestamp_millis(expires_at.parse().ok()?)?))
-            }
-            _ => None,
-        }
-    }
 }
 
 struct Entry<T> {
@@ -509,6 +463,16 @@ impl Caches {
         self.admin_networks.clear();
         *self.revoked.write().unwrap_or_else(|p| p.into_inner()) = Revocations::default();
         self.applied.send_modify(|count| *count += 1);
+    }
+}
+
+impl Follower for Caches {
+    fn apply(&self, what: &Invalidation) {
+        Caches::apply(self, what);
+    }
+
+    fn reset(&self, synced: bool) {
+        Caches::reset(self, synced);
     }
 }
 

@@ -3,9 +3,9 @@
 //! answered once every host has dropped what it made stale from its caches.
 
 use crate::kernel::ids::RealmId;
-use crate::runtime::cache::Invalidation;
 use crate::runtime::context::Context;
 use crate::runtime::error::Error;
+use crate::store::changes::Invalidation;
 use crate::store::trail::{self, Actor, Change, Request, Stale};
 use crate::store::{Transaction, changes};
 

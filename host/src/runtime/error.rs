@@ -303,6 +303,12 @@ impl Error {
     }
 }
 
+impl From<crate::kernel::validate::Refused> for Error {
+    fn from(refused: crate::kernel::validate::Refused) -> Self {
+        Self::Validation(refused.0)
+    }
+}
+
 impl From<crate::store::Error> for Error {
     fn from(error: crate::store::Error) -> Self {
         anyhow::Error::new(error).into()

@@ -20,8 +20,10 @@ use uuid::Uuid;
 
 use super::Error;
 use super::{Backend, Connection, Store};
+use chrono::{DateTime, Utc};
+
 use crate::kernel::backoff::Backoff;
-use crate::runtime::cache::{Caches, Invalidation};
+use crate::kernel::ids::{AccountId, ClientId, RealmId};
 
 /// What was made stale: `{fence} {invalidation}`.
 const CHANGES: &str = "castellan_changes";
@@ -119,6 +121,63 @@ pub async fn hosts(store: &Store) -> Result<usize, Error> {
 
 /// Announces `what` to the other hosts when the surrounding transaction commits (PostgreSQL's
 /// `NOTIFY` is transactional) and notes which hosts must apply it. Nothing to do on SQLite, which
+/// What a committed change makes stale.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Invalidation {
+    /// The credentials of an account (a secret or a custom role changed).
+    Account(AccountId),
+    Realm(RealmId),
+    /// A client: its configuration, signing keys or role grants (realm id, client id).
+    Client(RealmId, ClientId),
+    /// The signing keys of a realm: its own, or a client's (a key made, rotated or revoked).
+    Keys(RealmId),
+    /// An access token revoked before its expiry (jti, expiry; sent as epoch milliseconds).
+    Revoked(String, DateTime<Utc>),
+    /// The delegation grants of a realm (one was written or withdrawn).
+    Delegation(RealmId),
+    /// The suspensions of a realm (one was written or lifted).
+    Suspensions(RealmId),
+}
+
+impl Invalidation {
+    pub fn encode(&self) -> String {
+        match self {
+            Self::Account(id) => format!("account:{id}"),
+            Self::Realm(id) => format!("realm:{id}"),
+            Self::Client(realm, client) => format!("client:{realm}/{client}"),
+            Self::Keys(realm) => format!("keys:{realm}"),
+            Self::Revoked(jti, expires_at) => format!("revoked:{}/{jti}", expires_at.timestamp_millis()),
+            Self::Delegation(realm) => format!("delegation:{realm}"),
+            Self::Suspensions(realm) => format!("suspensions:{realm}"),
+        }
+    }
+
+    pub fn decode(text: &str) -> Option<Self> {
+        match text.split_once(':')? {
+            ("account", id) => Some(Self::Account(AccountId::known(id))),
+            ("realm", id) => Some(Self::Realm(RealmId::known(id))),
+            ("delegation", realm) => Some(Self::Delegation(RealmId::known(realm))),
+            ("suspensions", realm) => Some(Self::Suspensions(RealmId::known(realm))),
+            ("keys", realm) => Some(Self::Keys(RealmId::known(realm))),
+            ("client", pair) => pair.split_once('/').map(|(r, c)| Self::Client(RealmId::known(r), ClientId::known(c))),
+            ("revoked", pair) => {
+                let (expires_at, jti) = pair.split_once('/')?;
+                Some(Self::Revoked(jti.to_owned(), DateTime::from_timestamp_millis(expires_at.parse().ok()?)?))
+            }
+            _ => None,
+        }
+    }
+}
+
+/// What the change follower keeps exact: a host's caches.
+pub trait Follower: Send + Sync + 'static {
+    /// Drops what a change made stale.
+    fn apply(&self, what: &Invalidation);
+    /// Empties what is kept; `synced` says whether notifications are arriving again (otherwise
+    /// what is kept must be bypassed).
+    fn reset(&self, synced: bool);
+}
+
 /// one host owns.
 pub async fn announce(store: &Store, tx: &mut Connection, what: &Invalidation) -> Result<Option<Fence>, Error> {
     if store.backend() != Backend::Postgres {
@@ -176,7 +235,7 @@ async fn forget_departed(store: &Store, fence: &Fence) {
 /// Keeps `caches` exact while the database is shared: applies every notification and confirms
 /// it, and bypasses and empties the caches whenever the listening connection is down
 /// (notifications may be lost).
-pub fn follow(store: &Store, caches: Arc<Caches>) -> Option<tokio::task::JoinHandle<()>> {
+pub fn follow(store: &Store, caches: Arc<dyn Follower>) -> Option<tokio::task::JoinHandle<()>> {
     if !store.is_shared() {
         return None;
     }
@@ -190,7 +249,7 @@ pub fn follow(store: &Store, caches: Arc<Caches>) -> Option<tokio::task::JoinHan
                     backoff.succeeded();
                     caches.reset(true);
                     followers.listening.store(true, Ordering::SeqCst);
-                    apply_until_interrupted(&mut listener, &caches, &followers).await;
+                    apply_until_interrupted(&mut listener, caches.as_ref(), &followers).await;
                     tracing::warn!("change notifications interrupted; caches bypassed until they resume");
                     followers.listening.store(false, Ordering::SeqCst);
                     caches.reset(false);
@@ -204,7 +263,7 @@ pub fn follow(store: &Store, caches: Arc<Caches>) -> Option<tokio::task::JoinHan
     }))
 }
 
-async fn apply_until_interrupted(listener: &mut PgListener, caches: &Caches, followers: &Followers) {
+async fn apply_until_interrupted(listener: &mut PgListener, caches: &dyn Follower, followers: &Followers) {
     let Some(name) = followers.name.get() else { return };
     while let Ok(Some(notification)) = listener.try_recv().await {
         let payload = notification.payload();

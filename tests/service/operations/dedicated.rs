@@ -165,7 +165,7 @@ async fn admin_networks_admit_only_their_addresses_and_refusals_spend_no_allowan
     let opened =
         castellan::operations::instance::open_admin_networks(&app.state.store, Some(&account), now).await.unwrap();
     assert_eq!(opened, [account]);
-    app.state.caches.apply(&castellan::runtime::cache::Invalidation::Account(opened[0].clone()));
+    app.state.caches.apply(&castellan::store::changes::Invalidation::Account(opened[0].clone()));
     let back = call_from(&app, &app.key, Method::GET, INSTANCE, None, outside).await;
     assert_eq!(back.status, StatusCode::OK, "{:?}", back.body);
     assert!(back.data().get("adminNetworks").is_none(), "no networks: {:?}", back.body);

@@ -242,8 +242,7 @@ fn role_mapping(path: &str, value: &Value) -> Result<RoleMappingView, Refusals> 
         Ok(()) => {
             Ok(RoleMappingView { claim: claim.unwrap_or_default(), value: value.unwrap_or_default(), roles, groups })
         }
-        Err(Error::Validation(problems)) => Err(prefixed(problems)),
-        Err(_) => Err(vec![Notification::new(path, Rule::Type, "the mapping could not be read")]),
+        Err(crate::kernel::validate::Refused(problems)) => Err(prefixed(problems)),
     }
 }
 

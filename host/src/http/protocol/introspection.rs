@@ -13,7 +13,7 @@ use crate::http::admin::consumers::CONSUMER_KEY_PREFIX;
 use crate::oauth::signin::Origin;
 use crate::oauth::signin::consumer_keys::{self, Validated};
 use crate::oauth::tokens::{self, ActiveToken};
-use crate::runtime::cache::Invalidation;
+use crate::store::changes::Invalidation;
 use crate::store::clients::Client;
 use crate::store::consumers::{self, Consumer};
 use crate::store::events::{self, Event, EventType};

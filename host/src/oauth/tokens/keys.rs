@@ -31,9 +31,9 @@ use serde_json::Value;
 
 use crate::kernel::crypto::Sealer;
 use crate::kernel::ids::{ClientId, KeyId, RealmId};
-use crate::runtime::cache::Invalidation;
 use crate::runtime::context::Context;
 use crate::runtime::error::Error;
+use crate::store::changes::Invalidation;
 use crate::store::clients::{Client, SigningKeys};
 use crate::store::events::EventType;
 use crate::store::signing_keys::{self as key_store, KeyStatus, Owner, SigningKey};

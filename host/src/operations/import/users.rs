@@ -314,8 +314,7 @@ impl<'a> Importer<'a> {
         }
         let problems = match body.finish() {
             Ok(()) => Vec::new(),
-            Err(Error::Validation(problems)) => problems,
-            Err(_) => vec![Notification::new("", Rule::Type, "the row could not be read")],
+            Err(crate::kernel::validate::Refused(problems)) => problems,
         };
         let Some(username) = name.filter(|_| problems.is_empty()) else { return Err(problems) };
         let user = User {
