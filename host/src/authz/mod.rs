@@ -22,8 +22,8 @@ use cedar_policy::{
 };
 
 pub use self::files::PolicyFiles;
+use crate::kernel::error_code::ErrorCode;
 use crate::kernel::ids::AccountId;
-use crate::runtime::error::ErrorCode;
 
 /// Permission names the code asks about; the schema must declare each (checked at load).
 pub mod permission {

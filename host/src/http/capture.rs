@@ -16,8 +16,9 @@ use crate::AppState;
 use crate::http::address::ClientAddress;
 use crate::http::admin::captures::{MAX_BODY_BYTES, MAX_REQUESTS};
 use crate::http::envelope;
+use crate::kernel::error_code::ErrorCode;
 use crate::kernel::ids::new_guid;
-use crate::runtime::error::{Error, ErrorCode};
+use crate::runtime::error::Error;
 use crate::store::captures::{self as store, CapturedRequest};
 
 /// Records a request sent to the capture's address or to a path below it.

@@ -6,8 +6,9 @@ use axum::response::{IntoResponse, Response};
 use serde::Serialize;
 
 use super::request_id;
+use crate::kernel::error_code::ErrorCode;
 use crate::kernel::validate::Notification;
-use crate::runtime::error::{Error, ErrorCode};
+use crate::runtime::error::Error;
 use crate::store::page::Page;
 
 /// A message for people; on a validation failure, one per refused field.

@@ -8,6 +8,7 @@ pub mod backoff;
 pub mod clock;
 pub mod config;
 pub mod crypto;
+pub mod error_code;
 pub mod ids;
 pub mod passwords;
 pub mod validate;

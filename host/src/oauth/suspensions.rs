@@ -20,10 +20,11 @@ use serde::Serialize;
 use serde_json::{Value, json};
 
 use crate::kernel::clock::iso;
+use crate::kernel::error_code::ErrorCode;
 use crate::kernel::validate::{Notification, Rule};
 use crate::runtime::changes::{self, Author};
 use crate::runtime::context::Context;
-use crate::runtime::error::{Error, ErrorCode};
+use crate::runtime::error::Error;
 use crate::store::events::{self, Event, EventType};
 use crate::store::realm_roles::{self, Role};
 use crate::store::suspensions::{self as store, Suspension, SuspensionLevel};

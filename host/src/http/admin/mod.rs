@@ -243,7 +243,7 @@ pub async fn realm_in_reach(
     let realm = find_realm(state, realm_id).await?;
     let owner = realm.as_ref().map(|r| r.account_id.clone());
     caller.require(state, permission, Resource::Realm { id: realm_id.to_owned(), owner })?;
-    realm.ok_or(Error::Forbidden(crate::runtime::error::ErrorCode::Forbidden))
+    realm.ok_or(Error::Forbidden(crate::kernel::error_code::ErrorCode::Forbidden))
 }
 
 /// Commits an administrative change made by the caller (see [`crate::runtime::changes::commit`]).

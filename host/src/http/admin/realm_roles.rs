@@ -376,7 +376,7 @@ impl Grantee {
                 let wanted = if write { permission::CLIENT_UPDATE } else { permission::CLIENT_READ };
                 let resource = Resource::Client { realm_id: realm_id.to_owned(), id: client_id.clone(), owner };
                 caller.require(state, wanted, resource)?;
-                let realm = realm.ok_or(Error::Forbidden(crate::runtime::error::ErrorCode::Forbidden))?;
+                let realm = realm.ok_or(Error::Forbidden(crate::kernel::error_code::ErrorCode::Forbidden))?;
                 client_store::find(pool, &realm.id, client_id).await?.ok_or(Error::unreached())?;
                 Ok(realm)
             }

@@ -262,7 +262,7 @@ pub async fn impersonate(
 ) -> Result<Response, Error> {
     if realm.id == crate::kernel::ids::PLATFORM_REALM {
         // The team's own people are never impersonated.
-        return Err(Error::Forbidden(crate::runtime::error::ErrorCode::Forbidden));
+        return Err(Error::Forbidden(crate::kernel::error_code::ErrorCode::Forbidden));
     }
     let client_id = body.required("clientId", text(1, 255));
     body.finish()?;

@@ -17,7 +17,7 @@ use super::admin::{
     users, webhooks,
 };
 use super::envelope::{NotificationBody, Pagination};
-use crate::runtime::error::ErrorCode;
+use crate::kernel::error_code::ErrorCode;
 
 #[derive(OpenApi)]
 #[openapi(

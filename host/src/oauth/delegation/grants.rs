@@ -5,10 +5,11 @@
 use serde::Serialize;
 use serde_json::json;
 
+use crate::kernel::error_code::ErrorCode;
 use crate::kernel::validate::{Notification, Rule};
 use crate::runtime::changes::{self, Author};
 use crate::runtime::context::Context;
-use crate::runtime::error::{Error, ErrorCode};
+use crate::runtime::error::Error;
 use crate::store::delegation::{self as store, DelegationGrant, Withdrawal};
 use crate::store::memberships::{self, Membership};
 use crate::store::realms::Realm;

@@ -14,11 +14,12 @@ use tower::ServiceExt as _;
 
 use crate::AppState;
 use crate::http::auth::Caller;
+use crate::kernel::error_code::ErrorCode;
 use crate::kernel::ids::PLATFORM_REALM;
 use crate::operations::import::configuration::{
     Action, Client, Collection, Document, Group, Item, OFFERED_PROVIDERS, Realm, RoleName, Step,
 };
-use crate::runtime::error::{Error, ErrorCode};
+use crate::runtime::error::Error;
 
 /// Items asked for per page of a list.
 const PAGE: usize = 200;
