@@ -13,9 +13,9 @@
 use std::time::Instant;
 
 use castellan::plugins::detector::AttackDetector;
-use castellan::protection::counting::Counters;
 use castellan::protection::detection::{Attempt, AttemptKind, Counts, Decision, MeasureKind, Outcome, Source};
 use castellan::protection::tracking::{Seen, observe, record_block};
+use castellan::runtime::counting::Counters;
 use chrono::{DateTime, TimeDelta, Utc};
 
 // The service's allocator, so that the memory figure is the service's.

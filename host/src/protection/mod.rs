@@ -8,7 +8,6 @@
 //! line and the `attack_protection_failed_open` metric.
 
 pub mod analyst;
-pub mod counting;
 pub mod detection;
 pub mod incidents;
 pub mod networks;
@@ -23,8 +22,8 @@ use std::collections::HashMap;
 use std::net::IpAddr;
 use std::sync::{Arc, Mutex};
 
+use crate::runtime::counting::{CountError, Counters};
 use chrono::{DateTime, Utc};
-use counting::{CountError, Counters};
 use networks::{Geography, NetworkList};
 pub use tracking::Seen;
 use tracking::observe;

@@ -25,10 +25,10 @@ use anyhow::Context as _;
 use chrono::{DateTime, TimeDelta, Utc};
 use serde::Deserialize;
 
-use super::counting::Counters;
 use super::detection::{Attempt, AttemptKind, Decision, MeasureKind, Outcome, Source};
 use super::tracking::{Seen, observe, record_block};
 use crate::plugins::detector::AttackDetector;
+use crate::runtime::counting::Counters;
 
 /// The instant the manual clock starts at (2030-01-01T00:00:00Z), in epoch ms.
 const START_MS: i64 = 1_893_456_000_000;

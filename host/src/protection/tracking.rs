@@ -6,7 +6,7 @@ use chrono::{DateTime, Utc};
 use crate::kernel::ids::new_guid;
 use crate::protection::detection::{AttemptKind, Counts, Outcome};
 
-use super::counting::{CountError, Counters, Window};
+use crate::runtime::counting::{CountError, Counters, Window};
 
 /// One attempt as protection sees it.
 #[derive(Debug, Clone)]

@@ -149,9 +149,9 @@ impl Application {
         let mailer = crate::operations::mail::Mailer::new(&settings).context("cannot set up e-mail")?;
         let counters = Arc::new(match &settings.redis_url {
             Some(url) => {
-                crate::protection::counting::Counters::redis(url).await.context("cannot reach Redis (redis_url)")?
+                crate::runtime::counting::Counters::redis(url).await.context("cannot reach Redis (redis_url)")?
             }
-            None => crate::protection::counting::Counters::in_memory(),
+            None => crate::runtime::counting::Counters::in_memory(),
         });
         let detector = crate::plugins::detector::AttackDetector::load(settings.detector_component.as_deref())
             .context("cannot load the attack detector (detector_component)")?;

@@ -1,12 +1,13 @@
 //! The runtime: what a running host is made of around the domain. Errors, the per-host caches and
 //! the following of other hosts' changes, periodic jobs, metrics and telemetry, work sent off after
-//! an answer, outbound fetches, the first start and the way a host stops.
+//! an answer, outbound fetches, the counters hosts share, the first start and the way a host stops.
 
 pub mod application;
 pub mod bootstrap;
 pub mod cache;
 pub mod changes;
 pub mod context;
+pub mod counting;
 pub mod detached;
 pub mod error;
 pub mod job_table;

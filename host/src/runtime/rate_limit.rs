@@ -18,7 +18,7 @@ use std::sync::{Arc, Mutex};
 use chrono::{DateTime, TimeDelta, Utc};
 
 use crate::kernel::config::AdminRateLimits;
-use crate::protection::counting::Counters;
+use crate::runtime::counting::Counters;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum Class {

@@ -1,7 +1,7 @@
 //! Attack protection's counters in a real Redis: several hosts count together, in the same sliding
 //! windows as the in-process store.
 
-use castellan::protection::counting::{Counters, Window};
+use castellan::runtime::counting::{Counters, Window};
 use chrono::{DateTime, TimeDelta, Utc};
 
 use crate::protection::measures::protecting;
