@@ -15,7 +15,7 @@ use crate::runtime::application::Services;
 type Done = Vec<(u64, &'static str)>;
 
 /// A count as the log tells it.
-fn count(n: impl TryInto<u64>) -> u64 {
+fn counted(n: impl TryInto<u64>) -> u64 {
     n.try_into().unwrap_or(u64::MAX)
 }
 
@@ -52,7 +52,10 @@ const JOBS: &[Job] = &[
         told: Told::Debug,
         work: |state, now| {
             Box::pin(async move {
-                Ok(vec![(count(state.protection.counters.prune(now)), "attack protection series past a day forgotten")])
+                Ok(vec![(
+                    counted(state.protection.counters.prune(now)),
+                    "attack protection series past a day forgotten",
+                )])
             })
         },
     },
@@ -77,7 +80,7 @@ const JOBS: &[Job] = &[
             Box::pin(async move {
                 state.protection.store_refusals(&state.store).await?;
                 let resolved = crate::protection::incidents::resolve_quiet(&state.store, now).await?;
-                Ok(vec![(count(resolved), "attack incidents quiet for 30 minutes resolved")])
+                Ok(vec![(counted(resolved), "attack incidents quiet for 30 minutes resolved")])
             })
         },
     },
@@ -89,7 +92,7 @@ const JOBS: &[Job] = &[
         work: |state, now| {
             Box::pin(async move {
                 let warned = crate::operations::secret_expiry::warn(&state.store, now).await?;
-                Ok(vec![(count(warned), "accounts warned of secrets about to expire")])
+                Ok(vec![(counted(warned), "accounts warned of secrets about to expire")])
             })
         },
     },
@@ -101,7 +104,7 @@ const JOBS: &[Job] = &[
         work: |state, now| {
             Box::pin(async move {
                 let reported = crate::protection::unusual_failures::watch(&state.store, now).await?;
-                Ok(vec![(count(reported), "realms with unusual sign-in failures reported")])
+                Ok(vec![(counted(reported), "realms with unusual sign-in failures reported")])
             })
         },
     },
@@ -113,7 +116,7 @@ const JOBS: &[Job] = &[
         work: |state, now| {
             Box::pin(async move {
                 let ran = crate::protection::analyst::schedule::run_due(&state.store, &state.analyst, now).await?;
-                Ok(vec![(count(ran), "incident readings written")])
+                Ok(vec![(counted(ran), "incident readings written")])
             })
         },
     },
@@ -128,8 +131,8 @@ const JOBS: &[Job] = &[
                 let removed = crate::store::webhooks::delete_history_before(state.store.writer(), before).await?;
                 let expired = crate::store::captures::delete_expired(state.store.writer(), now).await?;
                 Ok(vec![
-                    (count(removed), "webhook deliveries and events past 30 days removed"),
-                    (count(expired), "expired capture endpoints removed"),
+                    (counted(removed), "webhook deliveries and events past 30 days removed"),
+                    (counted(expired), "expired capture endpoints removed"),
                 ])
             })
         },
@@ -143,7 +146,7 @@ const JOBS: &[Job] = &[
             Box::pin(async move {
                 let retention = TimeDelta::days(i64::from(state.settings.access_log_retention_days));
                 let removed = crate::store::access_log::delete_before(state.store.writer(), now - retention).await?;
-                Ok(vec![(count(removed), "access log entries past retention removed")])
+                Ok(vec![(counted(removed), "access log entries past retention removed")])
             })
         },
     },
@@ -160,21 +163,24 @@ const JOBS: &[Job] = &[
                 let window_start = now - crate::store::lockout::FAILURE_WINDOW;
                 Ok(vec![
                     (
-                        count(crate::store::sessions::prune(writer, now).await?),
+                        counted(crate::store::sessions::prune(writer, now).await?),
                         "expired refresh tokens and token revocations removed",
                     ),
                     (
-                        count(crate::store::assertions::prune(writer, now).await?),
+                        counted(crate::store::assertions::prune(writer, now).await?),
                         "expired client assertions and DPoP proofs removed",
                     ),
                     (
-                        count(crate::store::browser::prune(writer, now).await?),
+                        counted(crate::store::browser::prune(writer, now).await?),
                         "expired authorization codes and browser sessions removed",
                     ),
-                    (count(crate::store::devices::prune(writer, now).await?), "expired device authorizations removed"),
-                    (count(crate::store::sign_ups::prune(writer, now).await?), "lapsed sign-ups removed"),
                     (
-                        count(crate::store::lockout::prune(writer, window_start, now).await?),
+                        counted(crate::store::devices::prune(writer, now).await?),
+                        "expired device authorizations removed",
+                    ),
+                    (counted(crate::store::sign_ups::prune(writer, now).await?), "lapsed sign-ups removed"),
+                    (
+                        counted(crate::store::lockout::prune(writer, window_start, now).await?),
                         "sign-in failures past the lockout window removed",
                     ),
                 ])
@@ -189,7 +195,7 @@ const JOBS: &[Job] = &[
         work: |state, now| {
             Box::pin(async move {
                 let rotated = crate::oauth::tokens::keys::rotate_due(&state, now).await?;
-                Ok(vec![(count(rotated), "signing keys rotated on schedule")])
+                Ok(vec![(counted(rotated), "signing keys rotated on schedule")])
             })
         },
     },
@@ -201,7 +207,7 @@ const JOBS: &[Job] = &[
         work: |state, now| {
             Box::pin(async move {
                 let settled = crate::oauth::suspensions::settle(&state.store, now).await?;
-                Ok(vec![(count(settled), "suspensions started or ran out")])
+                Ok(vec![(counted(settled), "suspensions started or ran out")])
             })
         },
     },

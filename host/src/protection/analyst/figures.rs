@@ -110,8 +110,8 @@ impl Figures {
             _ => now,
         };
         let blocked: BTreeSet<&str> = measures.iter().filter_map(|m| m.target_address.as_deref()).collect();
-        // An account's latest measure counted the most of its sources; different accounts'
-        // sources are summed, as no address is kept to tell whether they overlap.
+        // Each measure on an account counted its sources when it was taken; the largest count stands
+        // for the account. Different accounts' sources are summed: no address is kept to tell overlaps.
         let mut sources_per_account: BTreeMap<&str, u32> = BTreeMap::new();
         for measure in measures {
             if let Some(account) = measure.target_user_id.as_deref() {
