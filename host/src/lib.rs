@@ -18,7 +18,7 @@ pub mod store;
 
 use std::future::Future;
 
-pub use runtime::application::{AppState, Application, Services};
+pub use runtime::application::{Application, Services};
 
 impl Application {
     /// Serves the edges until `shutdown` completes, drains for `drain_seconds` (readiness failing),

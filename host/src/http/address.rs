@@ -10,7 +10,7 @@ use axum::response::Response;
 use ipnet::IpNet;
 
 use super::connections::Peer;
-use crate::AppState;
+use crate::http::AppState;
 
 /// The address a request came from, as the service believes it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -4,7 +4,7 @@ use axum::body::Bytes;
 use axum::extract::{FromRequest, Request};
 use axum::http::{StatusCode, header};
 
-use crate::AppState;
+use crate::http::AppState;
 use crate::kernel::validate::Body;
 use crate::runtime::error::Error;
 

@@ -12,7 +12,7 @@ use axum::http::{HeaderMap, Method};
 use axum::response::Response;
 use serde_json::{Map, Value, json};
 
-use crate::AppState;
+use crate::http::AppState;
 use crate::http::address::ClientAddress;
 use crate::http::admin::captures::{MAX_BODY_BYTES, MAX_REQUESTS};
 use crate::http::envelope;

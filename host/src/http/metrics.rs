@@ -6,11 +6,11 @@ use axum::extract::State;
 use axum::http::{HeaderMap, header};
 use axum::response::{IntoResponse, Response};
 
-use crate::AppState;
+use crate::http::AppState;
 use crate::runtime::metrics::{readings, text};
 
 pub async fn render(State(state): State<AppState>, headers: HeaderMap) -> Response {
-    readings::refresh(&state).await;
+    readings::refresh(&state, &state.access_log).await;
     let openmetrics = state.metrics.render();
     let accept = headers.get(header::ACCEPT).and_then(|value| value.to_str().ok());
     if text::wants_openmetrics(accept) {

@@ -17,13 +17,15 @@ pub mod protocol;
 pub mod request_id;
 
 use axum::Router;
+use std::sync::Arc;
+
 use axum::extract::{DefaultBodyLimit, State};
 use axum::http::StatusCode;
 use axum::middleware::{from_fn, from_fn_with_state};
 use axum::response::{IntoResponse, Response};
 use axum::routing::{any, get, post};
 
-use crate::AppState;
+use crate::Services;
 use crate::http::envelope::Unrouted;
 use crate::runtime::error::Error;
 
@@ -47,16 +49,26 @@ fn admin_api(state: &AppState) -> Router<AppState> {
     Router::new().nest("/api/v1/admin", admin).merge(dedicated)
 }
 
-/// The whole service: admin API, console, operations endpoints and, with the manual clock,
-/// `/_dev/clock`.
+/// What every handler holds: the host's services. Cloning it is one reference count.
+#[derive(Debug, Clone)]
+pub struct AppState(pub Arc<Services>);
+
+impl std::ops::Deref for AppState {
+    type Target = Services;
+    fn deref(&self) -> &Services {
+        &self.0
+    }
+}
+
 /// Serves the edges on `listener`, behind the connection limits, until `stopped` completes; the
 /// requests in flight then finish.
 pub async fn serve(
     listener: tokio::net::TcpListener,
-    state: AppState,
+    services: Arc<Services>,
     stopped: crate::runtime::application::Stopped,
 ) -> anyhow::Result<()> {
     use anyhow::Context as _;
+    let state = AppState(services);
     let settings = &state.settings;
     let limits = connections::Limits {
         header_read: chrono::TimeDelta::seconds(settings.header_read_timeout_seconds.into()),
@@ -71,6 +83,8 @@ pub async fn serve(
         .context("server failed")
 }
 
+/// The whole service: admin API, console, operations endpoints and, with the manual clock,
+/// `/_dev/clock`.
 pub fn router(state: AppState) -> Router {
     // The console calls the admin API in-process, as its signed-in person.
     let console = console::routes(admin_api(&state).with_state(state.clone()));

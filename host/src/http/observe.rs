@@ -13,7 +13,7 @@ use axum::response::Response;
 use tracing::Instrument as _;
 
 use super::request_id;
-use crate::AppState;
+use crate::http::AppState;
 use crate::runtime::metrics::HttpLabels;
 
 tokio::task_local! {

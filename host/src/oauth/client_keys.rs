@@ -8,9 +8,6 @@
 //! algorithm, its `iss` and `sub` are the client, its `aud` names the realm's issuer or token
 //! endpoint, it expires within ten minutes, and its `jti` was never presented before.
 
-use std::collections::HashMap;
-use std::sync::Mutex;
-
 use base64::Engine as _;
 use base64::engine::general_purpose::URL_SAFE_NO_PAD;
 use chrono::{DateTime, TimeDelta, Utc};
@@ -18,8 +15,9 @@ use jsonwebtoken::jwk::JwkSet;
 use jsonwebtoken::{Algorithm, DecodingKey, Validation};
 use serde_json::Value;
 
-use crate::AppState;
+use crate::runtime::context::Context;
 use crate::runtime::error::Error;
+use crate::runtime::outbound::documents;
 use crate::store::assertions;
 use crate::store::clients::Client;
 
@@ -47,7 +45,7 @@ const LEEWAY: TimeDelta = TimeDelta::seconds(30);
 /// The largest JWK Set fetched from a `jwks_uri`.
 pub(crate) const MAX_JWKS_BYTES: usize = 64 * 1024;
 /// An assertion signed with a key the kept set lacks fetches the set again, at most this often.
-const REFETCH_AFTER: TimeDelta = TimeDelta::seconds(60);
+pub(crate) const REFETCH_AFTER: TimeDelta = TimeDelta::seconds(60);
 
 /// Why an assertion was not taken: every one is answered `invalid_client`, the reason logged.
 #[derive(Debug)]
@@ -94,15 +92,15 @@ pub fn check_jwks(value: &Value) -> Result<String, String> {
 
 /// Verifies `assertion` as `client`'s, at the token endpoint of the realm `issuer` names, and
 /// records its `jti` so that it is never taken again.
-pub async fn verify(state: &AppState, issuer: &str, client: &Client, assertion: &str) -> Result<(), AssertionError> {
+pub async fn verify(context: &Context, issuer: &str, client: &Client, assertion: &str) -> Result<(), AssertionError> {
     let header = jsonwebtoken::decode_header(assertion).map_err(|_| refused("not a JWT"))?;
     if !proves_key(header.alg) {
         return Err(refused(format!("{:?} is not an algorithm assertions may use", header.alg)));
     }
-    let now = state.clock.now();
-    let mut keys = keys_of(state, client, now, false).await?;
+    let now = context.clock.now();
+    let mut keys = keys_of(context, client, now, false).await?;
     if !has_key(&keys, header.kid.as_deref()) && client.jwks_uri.is_some() {
-        keys = keys_of(state, client, now, true).await?;
+        keys = keys_of(context, client, now, true).await?;
     }
     let mut validation = Validation::new(header.alg);
     validation.validate_exp = false;
@@ -141,7 +139,7 @@ pub async fn verify(state: &AppState, issuer: &str, client: &Client, assertion: 
     }
     let jti = claims.get("jti").and_then(Value::as_str).filter(|jti| !jti.is_empty() && jti.len() <= 256);
     let jti = jti.ok_or_else(|| refused("it has no jti"))?;
-    if !assertions::record_once(state.store.writer(), &client.realm_id, &client.id, jti, expires_at + LEEWAY).await? {
+    if !assertions::record_once(context.store.writer(), &client.realm_id, &client.id, jti, expires_at + LEEWAY).await? {
         return Err(refused("its jti was presented before"));
     }
     Ok(())
@@ -153,55 +151,26 @@ fn has_key(keys: &JwkSet, kid: Option<&str>) -> bool {
 
 /// The client's public keys: given by value, or fetched from its `jwks_uri` (kept as long as the
 /// answer allows; `again` fetches anew unless the kept copy is younger than a minute).
-async fn keys_of(state: &AppState, client: &Client, now: DateTime<Utc>, again: bool) -> Result<JwkSet, AssertionError> {
+async fn keys_of(
+    context: &Context,
+    client: &Client,
+    now: DateTime<Utc>,
+    again: bool,
+) -> Result<JwkSet, AssertionError> {
     if let Some(jwks) = &client.jwks {
         return serde_json::from_str(jwks).map_err(|_| refused("the client's JWK Set cannot be read"));
     }
     let Some(uri) = &client.jwks_uri else { return Err(refused("the client has no keys")) };
-    if let Some(kept) = state.client_keys.kept(uri, now, again) {
-        return Ok(kept);
+    let read =
+        |body: &[u8]| serde_json::from_slice(body).map_err(|_| refused("the client's jwks_uri holds no JWK Set"));
+    let kept = &context.outbound.kept;
+    if let Some(body) = kept.kept(uri, now, again.then_some(REFETCH_AFTER)) {
+        return read(&body);
     }
-    let (keys, keep) = fetch(state, uri).await?;
-    state.client_keys.keep(uri, keys.clone(), now, keep);
+    let fetched = documents::fetch(context, "the client's jwks_uri", uri, MAX_JWKS_BYTES).await.map_err(refused)?;
+    let keys = read(&fetched.body)?;
+    kept.keep(uri, &fetched.body, now, fetched.keep);
     Ok(keys)
-}
-
-async fn fetch(state: &AppState, uri: &str) -> Result<(JwkSet, TimeDelta), AssertionError> {
-    let fetched =
-        crate::runtime::remote::fetch(state, "the client's jwks_uri", uri, MAX_JWKS_BYTES).await.map_err(refused)?;
-    let keys = serde_json::from_slice(&fetched.body).map_err(|_| refused("the client's jwks_uri holds no JWK Set"))?;
-    Ok((keys, fetched.keep))
-}
-
-/// A JWK Set fetched from a `jwks_uri`: when, and until when it may be used.
-#[derive(Debug)]
-struct Fetched {
-    keys: JwkSet,
-    at: DateTime<Utc>,
-    until: DateTime<Utc>,
-}
-
-/// The JWK Sets fetched from clients' `jwks_uri`, by address.
-#[derive(Debug, Default)]
-pub struct FetchedKeys {
-    sets: Mutex<HashMap<String, Fetched>>,
-}
-
-impl FetchedKeys {
-    pub(crate) fn kept(&self, uri: &str, now: DateTime<Utc>, again: bool) -> Option<JwkSet> {
-        let sets = self.sets.lock().unwrap_or_else(|p| p.into_inner());
-        let fetched = sets.get(uri)?;
-        let fresh = now < fetched.until && !(again && now - fetched.at >= REFETCH_AFTER);
-        fresh.then(|| fetched.keys.clone())
-    }
-
-    pub(crate) fn keep(&self, uri: &str, keys: JwkSet, now: DateTime<Utc>, keep: TimeDelta) {
-        let mut sets = self.sets.lock().unwrap_or_else(|p| p.into_inner());
-        sets.retain(|_, fetched| fetched.until > now);
-        if keep > TimeDelta::zero() && sets.len() < 10_000 {
-            sets.insert(uri.to_owned(), Fetched { keys, at: now, until: now + keep });
-        }
-    }
 }
 
 #[cfg(test)]

@@ -15,10 +15,11 @@
 use chrono::{DateTime, Utc};
 use serde_json::Value;
 
-use crate::AppState;
+use crate::authz::Authorizer;
 use crate::authz::admission::{AdmissionFacts, AdmissionVerdict, Refusal, ResourceFacts};
 use crate::directory;
 use crate::oauth::registration::{Asker, Metadata, OIDC_SCOPES, RegistrationError};
+use crate::runtime::context::Context;
 use crate::runtime::error::Error;
 use crate::store::Status;
 use crate::store::clients::{self as client_store, Client, Registration};
@@ -42,7 +43,7 @@ pub enum DocumentError {
 
 /// Metadata documents fetched at once by this host, whatever their sources: past it, a first use
 /// is told to come back, so a flood of addresses cannot hold every outgoing connection.
-pub const FETCHES_AT_ONCE: usize = 16;
+pub const FETCHES_AT_ONCE: usize = crate::runtime::outbound::documents::ANONYMOUS_FETCHES_AT_ONCE;
 
 impl From<Error> for DocumentError {
     fn from(error: Error) -> Self {
@@ -101,7 +102,7 @@ fn allowed_scopes(realm: &Realm) -> Vec<String> {
 
 /// The policies' decision on the client at `client_id` asking `scopes` for `resource` in `realm`.
 pub fn admission(
-    state: &AppState,
+    authz: &Authorizer,
     realm: &Realm,
     client_id: &str,
     scopes: &[String],
@@ -120,18 +121,24 @@ pub fn admission(
             accepts_self_registered: server.accepts_self_registered,
         }),
     };
-    Ok(state.authz.decide_admission(&facts).map_err(anyhow::Error::new)?)
+    Ok(authz.decide_admission(&facts).map_err(anyhow::Error::new)?)
 }
 
 /// Makes the stored client of the metadata document at `client_id` current, when `realm` takes
 /// such clients and the policies admit its host: stored at the first request, fetched again once
 /// the stored copy is stale. A client an administrator disabled stays as it is.
-pub async fn refresh(state: &AppState, realm: &Realm, client_id: &str, asker: &Asker) -> Result<(), DocumentError> {
+pub async fn refresh(
+    context: &Context,
+    authz: &Authorizer,
+    realm: &Realm,
+    client_id: &str,
+    asker: &Asker,
+) -> Result<(), DocumentError> {
     if !names_document(realm, client_id) {
         return Ok(());
     }
     let host = host_of(client_id).map_err(DocumentError::Refused)?;
-    if let AdmissionVerdict::Deny { refusal, .. } = admission(state, realm, client_id, &[], None)? {
+    if let AdmissionVerdict::Deny { refusal, .. } = admission(authz, realm, client_id, &[], None)? {
         let why = match refusal {
             Refusal::UnauthorizedClient => format!("this realm does not take clients from {host}"),
             Refusal::InvalidScope | Refusal::InvalidTarget => {
@@ -140,8 +147,8 @@ pub async fn refresh(state: &AppState, realm: &Realm, client_id: &str, asker: &A
         };
         return Err(DocumentError::Refused(why));
     }
-    let now = state.clock.now();
-    let stored = client_store::find(state.store.pool(), &realm.id, client_id).await?;
+    let now = context.clock.now();
+    let stored = client_store::find(context.store.pool(), &realm.id, client_id).await?;
     if let Some(stored) = &stored {
         if stored.registration != Registration::MetadataDocument {
             return Err(DocumentError::Refused(format!("the client {client_id} is not known by a metadata document")));
@@ -152,14 +159,14 @@ pub async fn refresh(state: &AppState, realm: &Realm, client_id: &str, asker: &A
         }
     }
     if stored.is_none() {
-        crate::oauth::registration::room_for_one_more(state, realm).await?.map_err(DocumentError::Busy)?;
+        crate::oauth::registration::room_for_one_more(context, realm).await?.map_err(DocumentError::Busy)?;
     }
     let what = format!("the metadata document {client_id}");
-    let Ok(_fetching) = state.document_fetches.try_acquire() else {
+    let Ok(_fetching) = context.outbound.anonymous_fetches.try_acquire() else {
         let why = "this service is reading as many metadata documents as it may at once".to_owned();
         return Err(DocumentError::Busy(crate::oauth::registration::Full { why, retry_after_seconds: 1 }));
     };
-    let fetched = crate::runtime::remote::fetch(state, &what, client_id, MAX_DOCUMENT_BYTES)
+    let fetched = crate::runtime::outbound::documents::fetch(context, &what, client_id, MAX_DOCUMENT_BYTES)
         .await
         .map_err(DocumentError::Refused)?;
     let document: Value = serde_json::from_slice(&fetched.body)
@@ -186,13 +193,13 @@ pub async fn refresh(state: &AppState, realm: &Realm, client_id: &str, asker: &A
         }
     })?;
     client.document_fresh_until = Some(now + fetched.keep);
-    store(state, realm, stored.as_ref(), client, asker, now).await
+    store(context, realm, stored.as_ref(), client, asker, now).await
 }
 
 /// Writes the client a document described: a new client (signing with the realm's keys), or the
 /// stored one changed (in the audit trail) or only kept fresh for longer.
 async fn store(
-    state: &AppState,
+    context: &Context,
     realm: &Realm,
     stored: Option<&Client>,
     mut client: Client,
@@ -200,11 +207,11 @@ async fn store(
     now: DateTime<Utc>,
 ) -> Result<(), DocumentError> {
     let author = crate::oauth::registration::author(realm, &client, asker);
-    let mut tx = state.store.begin().await?;
+    let mut tx = context.store.begin().await?;
     let change = match stored {
         None => {
-            let describe = |client: &Client| crate::oauth::registration::described(state, realm, client);
-            return match directory::clients::create(state, tx, client, author.as_author(), describe).await {
+            let describe = |client: &Client| crate::oauth::registration::described(context, realm, client);
+            return match directory::clients::create(context, tx, client, author.as_author(), describe).await {
                 // Another request stored it first.
                 Ok(_) | Err(Error::AlreadyExists(_)) => Ok(()),
                 Err(error) => Err(error.into()),
@@ -224,11 +231,11 @@ async fn store(
             client.updated_at = now;
             client_store::update(&mut *tx, &client).await?;
             Change::of(ChangeAction::Update, client.place(), 200)
-                .before(crate::oauth::registration::described(state, realm, before))
-                .after(crate::oauth::registration::described(state, realm, &client))
+                .before(crate::oauth::registration::described(context, realm, before))
+                .after(crate::oauth::registration::described(context, realm, &client))
         }
     };
-    crate::runtime::changes::commit(state, author.as_author(), tx, change).await?;
+    crate::runtime::changes::commit(context, author.as_author(), tx, change).await?;
     Ok(())
 }
 

@@ -11,7 +11,6 @@
 use chrono::{DateTime, TimeDelta, Utc};
 use serde_json::{Map, Value, json};
 
-use crate::AppState;
 use crate::directory;
 use crate::kernel::crypto::generate_secret;
 use crate::kernel::ids::{ClientId, new_guid};
@@ -364,7 +363,7 @@ pub struct Registered {
 /// Registers a client at `realm`, when the realm takes registrations (with `initial_token` when it
 /// asks for one).
 pub async fn register(
-    state: &AppState,
+    context: &Context,
     realm: &Realm,
     initial_token: Option<&str>,
     metadata: &Metadata,
@@ -373,21 +372,21 @@ pub async fn register(
     if realm.settings.client_registration == ClientRegistration::Closed {
         return Err(RegistrationError::Closed);
     }
-    room_for_one_more(state, realm).await?.map_err(RegistrationError::Full)?;
-    let now = state.clock.now();
+    room_for_one_more(context, realm).await?.map_err(RegistrationError::Full)?;
+    let now = context.clock.now();
     let client_type = metadata.auth_method.client_type();
     let mut client = Client::new(&realm.id, &new_guid(), client_type, now);
     client.registration = Registration::Dynamic;
     metadata.apply(realm, &mut client)?;
     let registration_token = generate_secret(REGISTRATION_TOKEN_PREFIX);
-    client.registration_token_hash = Some(state.hasher.hash(&registration_token));
-    let mut tx = state.store.begin().await?;
+    client.registration_token_hash = Some(context.hasher.hash(&registration_token));
+    let mut tx = context.store.begin().await?;
     match realm.settings.client_registration {
         ClientRegistration::Closed => return Err(RegistrationError::Closed),
         ClientRegistration::Open => {}
         ClientRegistration::InitialAccessToken => {
             let spent = match initial_token {
-                Some(token) => token_store::spend(&mut *tx, &realm.id, &state.hasher.hash(token), now).await?,
+                Some(token) => token_store::spend(&mut *tx, &realm.id, &context.hasher.hash(token), now).await?,
                 None => false,
             };
             if !spent {
@@ -397,7 +396,7 @@ pub async fn register(
     }
     let author = author(realm, &client, asker);
     let created =
-        directory::clients::create(state, tx, client, author.as_author(), |client| described(state, realm, client))
+        directory::clients::create(context, tx, client, author.as_author(), |client| described(context, realm, client))
             .await?;
     Ok(Registered { client: created.client, secret: created.secret, registration_token: Some(registration_token) })
 }
@@ -422,7 +421,7 @@ pub async fn registered(
 /// Replaces the client's metadata with `metadata` (RFC 7592 §2.2). The way it authenticates cannot
 /// change: a client with a secret keeps it, a public client stays public.
 pub async fn update(
-    state: &AppState,
+    context: &Context,
     realm: &Realm,
     before: &Client,
     metadata: &Metadata,
@@ -435,30 +434,30 @@ pub async fn update(
     }
     let mut client = before.clone();
     metadata.apply(realm, &mut client)?;
-    client.updated_at = state.clock.now();
-    let mut tx = state.store.begin().await?;
+    client.updated_at = context.clock.now();
+    let mut tx = context.store.begin().await?;
     client_store::update(&mut *tx, &client).await?;
     let change = Change::of(ChangeAction::Update, client.place(), 200)
-        .before(described(state, realm, before))
-        .after(described(state, realm, &client));
-    crate::runtime::changes::commit(state, author(realm, &client, asker).as_author(), tx, change).await?;
+        .before(described(context, realm, before))
+        .after(described(context, realm, &client));
+    crate::runtime::changes::commit(context, author(realm, &client, asker).as_author(), tx, change).await?;
     Ok(client)
 }
 
 /// Deletes the client at its own request (RFC 7592 §2.3).
-pub async fn delete(state: &AppState, realm: &Realm, client: &Client, asker: &Asker) -> Result<(), RegistrationError> {
-    let mut tx = state.store.begin().await?;
+pub async fn delete(context: &Context, realm: &Realm, client: &Client, asker: &Asker) -> Result<(), RegistrationError> {
+    let mut tx = context.store.begin().await?;
     client_store::delete(&mut *tx, &client.realm_id, &client.id).await?;
     crate::store::consents::forget_client(&mut *tx, &client.realm_id, &client.id).await?;
-    let change = Change::of(ChangeAction::Delete, client.place(), 204).before(described(state, realm, client));
-    crate::runtime::changes::commit(state, author(realm, client, asker).as_author(), tx, change).await?;
+    let change = Change::of(ChangeAction::Delete, client.place(), 204).before(described(context, realm, client));
+    crate::runtime::changes::commit(context, author(realm, client, asker).as_author(), tx, change).await?;
     Ok(())
 }
 
 /// The client's registration as the endpoint shows it (RFC 7591 §3.2.1, RFC 7592 §3): its
 /// metadata, its id and, when given, its secret and registration access token. A client known
 /// by its metadata document is shown the same way, without a management address.
-pub fn described(state: &AppState, realm: &Realm, client: &Client) -> Value {
+pub fn described(context: &Context, realm: &Realm, client: &Client) -> Value {
     let metadata = Metadata::of(client);
     let mut document = json!({
         "client_id": client.id,
@@ -472,7 +471,7 @@ pub fn described(state: &AppState, realm: &Realm, client: &Client) -> Value {
     });
     if let Value::Object(fields) = &mut document {
         if client.registration == Registration::Dynamic {
-            let uri = registration_client_uri(state, &realm.id, &client.id);
+            let uri = registration_client_uri(context, &realm.id, &client.id);
             fields.insert("registration_client_uri".into(), Value::String(uri));
         }
         if client.client_type == ClientType::Confidential && !client.uses_keys() {
@@ -494,8 +493,8 @@ pub fn described(state: &AppState, realm: &Realm, client: &Client) -> Value {
 }
 
 /// Where a registered client manages its registration.
-pub fn registration_client_uri(state: &AppState, realm_id: &str, client_id: &ClientId) -> String {
-    format!("{}/protocol/openid-connect/register/{client_id}", issuer(state, realm_id))
+pub fn registration_client_uri(context: &Context, realm_id: &str, client_id: &ClientId) -> String {
+    format!("{}/protocol/openid-connect/register/{client_id}", issuer(context, realm_id))
 }
 
 /// The self-registered client as the author of its own registration's changes.

@@ -8,11 +8,11 @@ use std::sync::Arc;
 
 use chrono::{DateTime, Datelike, Duration, Timelike, Utc};
 
-use crate::AppState;
 use crate::kernel::address_lists;
 use crate::kernel::ids::AccountId;
 use crate::runtime::context::Context;
 use crate::runtime::error::Error;
+use crate::runtime::shutdown::Draining;
 use crate::store::changes::Invalidation;
 use crate::store::instance_settings::{self, InstanceSettings, MaintenanceWindow};
 use crate::store::{Store, changes};
@@ -88,8 +88,8 @@ pub fn parse_clock_time(text: &str) -> Option<u32> {
 }
 
 /// The answering host's status for an account with `settings`.
-pub fn status(state: &AppState, settings: &InstanceSettings, now: DateTime<Utc>) -> Status {
-    if state.draining.is_on() {
+pub fn status(draining: &Draining, settings: &InstanceSettings, now: DateTime<Utc>) -> Status {
+    if draining.is_on() {
         Status::Draining
     } else if settings.maintenance_window.as_ref().is_some_and(|window| in_window(window, now)) {
         Status::InMaintenanceWindow

@@ -4,7 +4,6 @@
 
 pub mod import;
 pub mod instance;
-pub mod mail;
 pub mod notifications;
 pub mod secret_expiry;
 pub mod webhooks;

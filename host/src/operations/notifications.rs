@@ -3,15 +3,16 @@
 //! the account's notification preferences by a worker of their own, apart from the delivery
 //! history of event webhooks.
 
+use std::sync::Arc;
 use std::time::Duration;
 
 use chrono::{DateTime, TimeDelta, Utc};
 use serde_json::json;
 
-use crate::AppState;
 use crate::kernel::backoff::{Backoff, WORKER_CEILING};
 use crate::kernel::clock::iso;
 use crate::kernel::ids::{AccountId, NotificationId, RealmId};
+use crate::runtime::context::Context;
 use crate::store::Error as StoreError;
 use crate::store::notifications::{self as store, Notification, PostStatus, Severity};
 
@@ -84,10 +85,10 @@ fn body(n: &Notification) -> serde_json::Value {
 }
 
 /// Posts due notifications until the service stops; failures are logged and retried.
-pub async fn run(state: AppState) {
+pub async fn run(context: Arc<Context>) {
     let mut backoff = Backoff::new("account notifications", IDLE_POLL, WORKER_CEILING);
     loop {
-        match post_due(&state).await {
+        match post_due(&context).await {
             Ok(posted) => {
                 backoff.succeeded();
                 if posted == 0 {
@@ -101,21 +102,21 @@ pub async fn run(state: AppState) {
 
 /// Posts every notification due at the clock's time, and those that fell due meanwhile: the
 /// manual clock's step.
-pub async fn settle(state: &AppState) -> anyhow::Result<()> {
-    while post_due(state).await? > 0 {}
+pub async fn settle(context: &Context) -> anyhow::Result<()> {
+    while post_due(context).await? > 0 {}
     Ok(())
 }
 
-async fn post_due(state: &AppState) -> anyhow::Result<usize> {
-    let now = state.clock.now();
-    let due = store::claim_due(&state.store, now, now + LEASE, BATCH).await?;
+async fn post_due(context: &Context) -> anyhow::Result<usize> {
+    let now = context.clock.now();
+    let due = store::claim_due(&context.store, now, now + LEASE, BATCH).await?;
     let count = due.len();
     let posts = due.into_iter().map(|n| async move {
-        let outcome = post(state, &n).await;
+        let outcome = post(context, &n).await;
         (n, outcome)
     });
     for (n, outcome) in futures_util::future::join_all(posts).await {
-        let now = state.clock.now();
+        let now = context.clock.now();
         let (status, next_at) = match &outcome {
             Ok(()) => (PostStatus::Sent, None),
             Err(_) => match usize::try_from(n.post_attempts).ok().and_then(|a| RETRY_DELAYS.get(a)) {
@@ -126,20 +127,21 @@ async fn post_due(state: &AppState) -> anyhow::Result<usize> {
         if let Err(error) = &outcome {
             tracing::warn!(notification = %n.id, %error, "posting an account notification failed");
         }
-        store::record_post(state.store.writer(), &n.id, status, outcome.err().as_deref(), next_at).await?;
+        store::record_post(context.store.writer(), &n.id, status, outcome.err().as_deref(), next_at).await?;
     }
     Ok(count)
 }
 
 /// One unsigned POST; any 2xx is success. The address rules of webhooks apply to every send.
-async fn post(state: &AppState, n: &Notification) -> Result<(), String> {
+async fn post(context: &Context, n: &Notification) -> Result<(), String> {
     let Some(url) = &n.post_url else { return Err("no webhook URL".to_owned()) };
     let url = url::Url::parse(url).map_err(|error| format!("the webhook URL is invalid: {error}"))?;
-    if let Some(refused) = state.webhooks.addresses.refuses_literal(&url) {
+    if let Some(refused) = context.outbound.web.addresses.refuses_literal(&url) {
         return Err(refused);
     }
-    let response = state
-        .webhooks
+    let response = context
+        .outbound
+        .web
         .http
         .post(url)
         .header("Content-Type", "application/json")

@@ -7,10 +7,11 @@ use serde_json::json;
 
 use super::detection::{self, Classification, Decision, MeasureKind, Severity};
 use super::{Hold, Judged};
-use crate::AppState;
 use crate::kernel::clock::iso;
 use crate::kernel::ids::{IncidentId, MeasureId, UserId};
-use crate::operations::mail::Letter;
+use crate::protection::Protection;
+use crate::runtime::context::Context;
+use crate::runtime::outbound::mail::Letter;
 use crate::store::analyses::MeasureFactors;
 use crate::store::clients::Client;
 use crate::store::events::{self, Event, EventType};
@@ -105,18 +106,19 @@ fn hold_of(kind: MeasureKind) -> Option<Hold> {
 /// Records a detection in the transaction of the attempt: holds (in the counting store, at once),
 /// the incident, measures, exposure, events, notifications; the letters are for after the commit.
 pub async fn record(
-    state: &AppState,
+    context: &Context,
+    protection: &Protection,
     tx: &mut Connection,
     attack: &Attack<'_>,
     judged: &Judged,
     now: DateTime<Utc>,
 ) -> Result<Recorded, StoreError> {
-    let (protection, decision) = (&state.protection, &judged.decision);
+    let (protection, decision) = (protection, &judged.decision);
     let realm = attack.realm;
     let mut recorded = Recorded::default();
 
     store::serialize_detections(tx, &realm.id).await?;
-    let measures = due_measures(state, attack, decision, now).await;
+    let measures = due_measures(protection, attack, decision, now).await;
     if measures.is_empty() {
         return Ok(recorded);
     }
@@ -139,7 +141,7 @@ pub async fn record(
     // is placed here, the incident's id its value when another measure opens one.
     let opens = |kind: MeasureKind| reportable(kind) && measure_type(kind).is_some();
     let mut incident = if measures.iter().any(|m| opens(m.kind)) {
-        let (incident, letters) = open_or_join(state, tx, attack, decision, now).await?;
+        let (incident, letters) = open_or_join(context, tx, attack, decision, now).await?;
         recorded.letters.extend(letters);
         Some(incident)
     } else {
@@ -230,7 +232,7 @@ pub async fn record(
             MeasureType::PasswordExposed => {
                 incident.exposed_passwords += 1;
                 if let Some(user) = attack.user {
-                    expose(state, tx, attack, user, incident, &preferences, &mut recorded, now).await?;
+                    expose(context, tx, attack, user, incident, &preferences, &mut recorded, now).await?;
                 }
             }
         }
@@ -264,7 +266,7 @@ fn factors(judged: &Judged) -> MeasureFactors {
 /// The measures of a decision still to take: a source that an attempt decided at the same moment
 /// already blocked is not blocked again, nor is an incident opened for it.
 async fn due_measures<'d>(
-    state: &AppState,
+    protection: &Protection,
     attack: &Attack<'_>,
     decision: &'d Decision,
     now: DateTime<Utc>,
@@ -273,7 +275,7 @@ async fn due_measures<'d>(
     for measure in &decision.measures {
         if measure.kind == MeasureKind::SourceBlocked {
             let key = Hold::SourceBlocked.key(&attack.realm.id, attack.address);
-            match state.protection.counters.held(&key, now).await {
+            match protection.counters.held(&key, now).await {
                 Ok(Some(_)) => continue,
                 Ok(None) => {}
                 Err(error) => tracing::error!(%error, "cannot read whether a source is blocked"),
@@ -288,7 +290,7 @@ async fn due_measures<'d>(
 /// minutes, with the detection added; or a new one, announced to the realm's endpoints and to the
 /// account's operators (with the letters to them).
 async fn open_or_join(
-    state: &AppState,
+    context: &Context,
     tx: &mut Connection,
     attack: &Attack<'_>,
     decision: &Decision,
@@ -325,7 +327,7 @@ async fn open_or_join(
     };
     store::insert_incident(&mut *tx, &incident).await?;
     let classified = decision.classification.unwrap_or(Classification::BruteForce);
-    state.metrics.incident_opened(classified.metric_name());
+    context.metrics.incident_opened(classified.metric_name());
     let data = json!({
         "incident_id": incident.id,
         "kind": kind.as_str(),
@@ -345,7 +347,7 @@ async fn open_or_join(
         decision.reasons.join("; ")
     );
     let letters =
-        notify(state, tx, &preferences.attacks_detected, &incident, notice, title(kind).to_owned(), description, now)
+        notify(context, tx, &preferences.attacks_detected, &incident, notice, title(kind).to_owned(), description, now)
             .await?;
     Ok((incident, letters))
 }
@@ -371,7 +373,7 @@ async fn publish(
 /// letters to the account's owners.
 #[allow(clippy::too_many_arguments)]
 async fn notify(
-    state: &AppState,
+    context: &Context,
     tx: &mut Connection,
     choice: &AttacksDetected,
     incident: &Incident,
@@ -399,7 +401,7 @@ async fn notify(
         return Ok(Vec::new());
     }
     let team = crate::store::accounts::members(&mut *tx, &incident.account_id).await?;
-    let console = &state.public_url;
+    let console = &context.public_url;
     Ok(team
         .into_iter()
         .filter(|member| member.roles.iter().any(|role| role == "Owner"))
@@ -416,7 +418,7 @@ async fn notify(
 /// critical notification, and writes the account holder's letter, branded for the client.
 #[allow(clippy::too_many_arguments)]
 async fn expose(
-    state: &AppState,
+    context: &Context,
     tx: &mut Connection,
     attack: &Attack<'_>,
     user: &User,
@@ -453,7 +455,7 @@ async fn expose(
     );
     let title = format!("Password exposed: {}", user.username);
     let letters =
-        notify(state, tx, &preferences.attacks_detected, incident, NoticeSeverity::Critical, title, description, now)
+        notify(context, tx, &preferences.attacks_detected, incident, NoticeSeverity::Critical, title, description, now)
             .await?;
     recorded.letters.extend(letters);
     if let Some(to) = &user.email {

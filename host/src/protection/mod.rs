@@ -22,6 +22,7 @@ use std::collections::HashMap;
 use std::net::IpAddr;
 use std::sync::{Arc, Mutex};
 
+use crate::runtime::context::Context;
 use crate::runtime::counting::{CountError, Counters};
 use chrono::{DateTime, Utc};
 use networks::{Geography, NetworkList};
@@ -233,14 +234,14 @@ impl Judged {
 
 /// Sends attack protection's e-mail once the attempt's transaction committed, without holding up
 /// the answer.
-pub fn send_letters(state: &crate::AppState, letters: Vec<crate::operations::mail::Letter>) {
+pub fn send_letters(context: &Context, letters: Vec<crate::runtime::outbound::mail::Letter>) {
     if letters.is_empty() {
         return;
     }
-    let sender = state.clone();
-    state.detached.spawn(async move {
+    let mailer = context.outbound.mailer.clone();
+    context.detached.spawn(async move {
         for letter in &letters {
-            sender.mailer.deliver(letter).await;
+            mailer.deliver(letter).await;
         }
     });
 }

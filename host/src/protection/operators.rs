@@ -6,8 +6,8 @@ use serde::Serialize;
 use serde_json::json;
 
 use super::{Hold, Protection};
-use crate::AppState;
 use crate::runtime::changes::{self, Author};
+use crate::runtime::context::Context;
 use crate::runtime::error::Error;
 use crate::store::threats::{self as store, Incident, IncidentStatus, Measure, MeasureType, Standing};
 use crate::store::trail::{Change, ChangeAction, Placed};
@@ -30,14 +30,15 @@ pub struct Lifted {
 /// Dismisses an active incident and lifts its measures in force; `view` is how the trail shows the
 /// incident. What every source it blocked did is forgotten, lapsed blocks included.
 pub async fn dismiss<V: Serialize>(
-    state: &AppState,
+    context: &Context,
+    protection: &Protection,
     by: Author<'_>,
     incident: Incident,
     view: impl Fn(&Incident) -> V,
 ) -> Result<Dismissed, Error> {
-    let now = state.clock.now();
+    let now = context.clock.now();
     let lifted_by = by.actor.acting_id().unwrap_or_default();
-    let mut tx = state.store.begin().await?;
+    let mut tx = context.store.begin().await?;
     if !store::dismiss(&mut *tx, &incident.id, now).await? {
         return Err(Error::Conflict("the incident is not active".into()));
     }
@@ -54,9 +55,9 @@ pub async fn dismiss<V: Serialize>(
         .before(view(&dismissed.before))
         .after(view(&dismissed.after))
         .details(json!({ "liftedMeasures": dismissed.lifted }));
-    changes::commit(state, by, tx, change).await?;
+    changes::commit(context, by, tx, change).await?;
     for measure in &measures {
-        release(&state.protection, measure).await;
+        release(protection, measure).await;
     }
     Ok(dismissed)
 }
@@ -64,7 +65,8 @@ pub async fn dismiss<V: Serialize>(
 /// Lifts a measure in force; `view` is how the trail shows the measure. An exposed password is
 /// not lifted: it is resolved only by changing the password.
 pub async fn lift<V: Serialize>(
-    state: &AppState,
+    context: &Context,
+    protection: &Protection,
     by: Author<'_>,
     measure: Measure,
     view: impl Fn(&Measure) -> V,
@@ -72,9 +74,9 @@ pub async fn lift<V: Serialize>(
     if measure.kind == MeasureType::PasswordExposed {
         return Err(Error::Conflict("an exposed password is resolved only by changing the password".into()));
     }
-    let now = state.clock.now();
+    let now = context.clock.now();
     let lifted_by = by.actor.acting_id().unwrap_or_default();
-    let mut tx = state.store.begin().await?;
+    let mut tx = context.store.begin().await?;
     if !store::lift(&mut *tx, &measure.id, &lifted_by, now).await? {
         return Err(Error::Conflict("the measure is not in force".into()));
     }
@@ -83,8 +85,8 @@ pub async fn lift<V: Serialize>(
     let change = Change::of(ChangeAction::Update, lifted.before.place(), 200)
         .before(view(&lifted.before))
         .after(view(&lifted.after));
-    changes::commit(state, by, tx, change).await?;
-    release(&state.protection, &lifted.before).await;
+    changes::commit(context, by, tx, change).await?;
+    release(protection, &lifted.before).await;
     Ok(lifted)
 }
 

@@ -6,7 +6,8 @@ use std::collections::BTreeMap;
 
 use chrono::{DateTime, TimeDelta, Utc};
 
-use crate::AppState;
+use crate::protection::Protection;
+use crate::runtime::context::Context;
 use crate::runtime::error::Error;
 use crate::store::threat_summary::{self as store, IncidentFigures};
 use crate::store::threats::{IncidentKind, IncidentSeverity, Measure};
@@ -63,11 +64,16 @@ pub struct Summary {
 
 /// The summary of the `days` ending now; the refusals every host tallied are stored first. The
 /// database sums the figures and counts the sources; only a few hundred rows reach the service.
-pub async fn summary(state: &AppState, within: Within<'_>, days: i64) -> Result<Summary, Error> {
-    state.protection.store_refusals(&state.store).await?;
-    let now = state.clock.now();
+pub async fn summary(
+    context: &Context,
+    protection: &Protection,
+    within: Within<'_>,
+    days: i64,
+) -> Result<Summary, Error> {
+    protection.store_refusals(&context.store).await?;
+    let now = context.clock.now();
     let from = now - TimeDelta::days(days);
-    let pool = state.store.pool();
+    let pool = context.store.pool();
     let sums = store::incident_figures(pool, within, from).await?;
     let open_incidents = store::count_active_incidents(pool, within).await?;
     let measures_in_force = store::count_measures_in_force(pool, within.account_id, within.realm_id, now).await?;

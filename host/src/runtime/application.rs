@@ -1,7 +1,7 @@
 //! Start-up: a host built from its settings (database and migrations, policies, the secret key,
 //! the first start's bootstrap, caches, counters, components, workers and jobs) and bound to its
-//! port, then run until it is told to stop. Everything a request or a job needs travels in the
-//! cloneable [`AppState`].
+//! port, then run until it is told to stop. Everything a request or a job needs is in its
+//! [`Services`].
 
 use std::future::Future;
 use std::net::SocketAddr;
@@ -26,48 +26,23 @@ use crate::runtime::rate_limit::RateLimiter;
 use crate::store::Store;
 use crate::store::access_log::AccessLog;
 
-/// What every request handler and job may use; cloning it is one reference count.
-#[derive(Debug, Clone)]
-pub struct AppState(pub(crate) Arc<Services>);
-
-impl std::ops::Deref for AppState {
-    type Target = Services;
-    fn deref(&self) -> &Services {
-        &self.0
-    }
-}
-
-/// The context of the domain operations, and every service beside it.
+/// The context of the domain operations, and every service beside it: what start-up builds, the
+/// job table's jobs use and the edges hold. The domain never takes it whole: each operation takes
+/// the context and the one or two services it calls.
 #[derive(Debug)]
 pub struct Services {
-    pub context: Context,
+    pub context: Arc<Context>,
     /// Present only with `--manual-clock`.
     pub manual_clock: Option<Arc<ManualClock>>,
     pub authz: Arc<Authorizer>,
     pub access_log: AccessLog,
     pub limiter: Arc<RateLimiter>,
     pub scheduler: Arc<Scheduler>,
-    /// The public base address of the service, without a trailing slash.
-    pub public_url: String,
-    pub breached_passwords: Arc<crate::kernel::passwords::BreachedPasswords>,
-    /// How long a refused password takes in realms whose people still hold imported hashes.
-    pub refusal_floors: crate::kernel::passwords::RefusalFloors,
-    /// Metadata documents being fetched at once ([`crate::oauth::metadata_documents::FETCHES_AT_ONCE`]).
-    pub document_fetches: tokio::sync::Semaphore,
-    /// Coalesced reads of the sessions access tokens name.
-    pub session_reads: crate::store::session_reads::SessionReads,
     pub webhooks: crate::operations::webhooks::Webhooks,
-    pub mailer: crate::operations::mail::Mailer,
     /// Attack protection: its detector, and its counters in memory or in Redis shared by every host.
     pub protection: Arc<crate::protection::Protection>,
     /// The incident analyst: its component, and the language model when one is configured.
     pub analyst: Arc<crate::protection::analyst::Analyst>,
-    /// Sends that run after their request was answered.
-    pub detached: Arc<crate::runtime::detached::Detached>,
-    /// The JWK Sets fetched from clients' and upstream providers' `jwks_uri`.
-    pub client_keys: crate::oauth::client_keys::FetchedKeys,
-    /// The metadata fetched from upstream providers' discovery addresses.
-    pub upstreams: crate::oauth::federation::upstream::FetchedMetadata,
     /// Set once the host was told to stop: readiness fails while it drains.
     pub draining: Arc<crate::runtime::shutdown::Draining>,
 }
@@ -88,7 +63,7 @@ impl std::fmt::Debug for dyn Clock {
 /// A built service, bound to its port and ready to run.
 pub struct Application {
     listener: TcpListener,
-    state: AppState,
+    services: Arc<Services>,
     bootstrapped: Option<Bootstrapped>,
     access_writer: JoinHandle<()>,
     queue_writer: JoinHandle<()>,
@@ -140,13 +115,16 @@ impl Application {
             Some(url) => url.trim_end_matches('/').to_owned(),
             None => format!("http://{}", listener.local_addr()?),
         };
-        let breached_passwords = Arc::new(crate::kernel::passwords::BreachedPasswords::load(
-            settings.breached_passwords_file.as_deref(),
-            settings.breached_passwords_api.as_deref(),
-        )?);
-        let webhooks =
-            crate::operations::webhooks::Webhooks::new(&settings, &hasher).context("cannot set up webhooks")?;
-        let mailer = crate::operations::mail::Mailer::new(&settings).context("cannot set up e-mail")?;
+        let passwords = crate::kernel::passwords::PasswordChecks {
+            breached: crate::kernel::passwords::BreachedPasswords::load(
+                settings.breached_passwords_file.as_deref(),
+                settings.breached_passwords_api.as_deref(),
+            )?,
+            refusal_floors: crate::kernel::passwords::RefusalFloors::default(),
+        };
+        let outbound = crate::runtime::outbound::Outbound::new(&settings)?;
+        let webhooks = crate::operations::webhooks::Webhooks::new(&settings, &hasher, outbound.web.clone())
+            .context("cannot set up webhooks")?;
         let counters = Arc::new(match &settings.redis_url {
             Some(url) => {
                 crate::runtime::counting::Counters::redis(url).await.context("cannot reach Redis (redis_url)")?
@@ -176,33 +154,37 @@ impl Application {
                 .context("cannot load the incident analyst ([analyst] component or model)")?,
         );
         let admin_rate_limits = settings.admin_rate_limits;
-        let state = AppState(Arc::new(Services {
-            context: Context { settings: Arc::new(settings), store, clock, hasher, caches, metrics, writes },
+        let services = Arc::new(Services {
+            context: Arc::new(Context {
+                settings: Arc::new(settings),
+                public_url,
+                store,
+                clock,
+                hasher,
+                caches,
+                metrics,
+                writes,
+                session_reads,
+                passwords,
+                outbound,
+                detached: crate::runtime::detached::Detached::new(),
+            }),
             manual_clock,
             authz: Arc::new(authz),
             access_log,
             limiter: Arc::new(RateLimiter::counting_in(admin_rate_limits, protection.counters.clone())),
             scheduler,
-            public_url,
-            breached_passwords,
-            refusal_floors: crate::kernel::passwords::RefusalFloors::default(),
-            document_fetches: tokio::sync::Semaphore::new(crate::oauth::metadata_documents::FETCHES_AT_ONCE),
-            session_reads,
             webhooks,
-            mailer,
             protection,
             analyst,
-            detached: crate::runtime::detached::Detached::new(),
-            client_keys: crate::oauth::client_keys::FetchedKeys::default(),
-            upstreams: crate::oauth::federation::upstream::FetchedMetadata::default(),
             draining: Arc::default(),
-        }));
-        super::job_table::register(&state).await;
-        Ok(Self { listener, state, bootstrapped, access_writer, queue_writer, change_follower })
+        });
+        super::job_table::register(&services).await;
+        Ok(Self { listener, services, bootstrapped, access_writer, queue_writer, change_follower })
     }
 
     pub fn local_addr(&self) -> SocketAddr {
-        self.listener.local_addr().unwrap_or(self.state.settings.listen)
+        self.listener.local_addr().unwrap_or(self.services.settings.listen)
     }
 
     /// What the first start created, if this start was the first.
@@ -216,17 +198,17 @@ impl Application {
         let first = self.bootstrapped.as_ref()?;
         Some(format!(
             "{}/realms/{}/account/password?code={}",
-            self.state.public_url,
+            self.services.public_url,
             crate::kernel::ids::PLATFORM_REALM,
             first.owner_code
         ))
     }
 
-    pub fn state(&self) -> &AppState {
-        &self.state
+    pub fn services(&self) -> &Arc<Services> {
+        &self.services
     }
 
-    /// Serves with `serve` (given the listener, the state, and what completes once `shutdown` has
+    /// Serves with `serve` (given the listener, the services, and what completes once `shutdown` has
     /// and the host has drained for `drain_seconds`, readiness failing), with the scheduler's ticker
     /// and the delivery workers beside it; then stops them and stores every queued access log entry.
     pub async fn run_with<Serve, Served>(
@@ -235,17 +217,17 @@ impl Application {
         shutdown: impl Future<Output = ()> + Send + 'static,
     ) -> anyhow::Result<()>
     where
-        Serve: FnOnce(TcpListener, AppState, Stopped) -> Served,
+        Serve: FnOnce(TcpListener, Arc<Services>, Stopped) -> Served,
         Served: Future<Output = anyhow::Result<()>>,
     {
-        let Self { listener, state, access_writer, queue_writer, change_follower, .. } = self;
-        if state.manual_clock.is_some() {
+        let Self { listener, services, access_writer, queue_writer, change_follower, .. } = self;
+        if services.manual_clock.is_some() {
             tracing::warn!(
                 "MANUAL CLOCK IS ON: time moves only through POST /_dev/clock. Never run production like this."
             );
         }
-        let ticker = (state.manual_clock.is_none()).then(|| {
-            let scheduler = state.scheduler.clone();
+        let ticker = (services.manual_clock.is_none()).then(|| {
+            let scheduler = services.scheduler.clone();
             tokio::spawn(async move {
                 let mut every_second = tokio::time::interval(Duration::from_secs(1));
                 loop {
@@ -255,23 +237,26 @@ impl Application {
             })
         });
         // With the manual clock the workers are steps of the clock instead (see `register_jobs`).
-        let workers = state.manual_clock.is_none().then(|| {
+        let workers = services.manual_clock.is_none().then(|| {
             [
-                tokio::spawn(crate::operations::webhooks::delivery::run(state.clone())),
-                tokio::spawn(crate::operations::notifications::run(state.clone())),
+                tokio::spawn(crate::operations::webhooks::delivery::run(
+                    services.context.clone(),
+                    services.webhooks.clone(),
+                )),
+                tokio::spawn(crate::operations::notifications::run(services.context.clone())),
             ]
         });
         tracing::info!(address = %listener.local_addr()?, "serving");
-        let drain = Duration::from_secs(state.settings.drain_seconds.into());
-        let stopped: Stopped = Box::pin(state.draining.clone().after(shutdown, drain));
-        serve(listener, state.clone(), stopped).await?;
+        let drain = Duration::from_secs(services.settings.drain_seconds.into());
+        let stopped: Stopped = Box::pin(services.draining.clone().after(shutdown, drain));
+        serve(listener, services.clone(), stopped).await?;
         // Every request has ended, so every queued write has been stored and answered.
         for task in ticker.into_iter().chain(change_follower).chain([queue_writer]).chain(workers.into_iter().flatten())
         {
             task.abort();
         }
         // Everything queued is stored before returning; the writer itself ends with the last handle.
-        state.access_log.flush().await;
+        services.access_log.flush().await;
         drop(access_writer);
         tracing::info!("stopped");
         Ok(())

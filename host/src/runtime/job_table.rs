@@ -7,7 +7,7 @@ use std::sync::{Arc, Weak};
 use chrono::{DateTime, TimeDelta, Utc};
 use futures_util::future::BoxFuture;
 
-use crate::AppState;
+use crate::kernel::clock::ManualClock;
 use crate::kernel::config::Settings;
 use crate::runtime::application::Services;
 
@@ -41,7 +41,7 @@ struct Job {
     every: fn(&Settings) -> TimeDelta,
     catching: Catching,
     told: Told,
-    work: fn(AppState, DateTime<Utc>) -> BoxFuture<'static, anyhow::Result<Done>>,
+    work: fn(Arc<Services>, DateTime<Utc>) -> BoxFuture<'static, anyhow::Result<Done>>,
 }
 
 const JOBS: &[Job] = &[
@@ -50,10 +50,10 @@ const JOBS: &[Job] = &[
         every: |_| TimeDelta::minutes(10),
         catching: Catching::Latest,
         told: Told::Debug,
-        work: |state, now| {
+        work: |host, now| {
             Box::pin(async move {
                 Ok(vec![(
-                    counted(state.protection.counters.prune(now)),
+                    counted(host.protection.counters.prune(now)),
                     "attack protection series past a day forgotten",
                 )])
             })
@@ -64,9 +64,9 @@ const JOBS: &[Job] = &[
         every: |_| TimeDelta::seconds(crate::protection::REFUSALS_STORED_EVERY_SECONDS),
         catching: Catching::Latest,
         told: Told::Info,
-        work: |state, _| {
+        work: |host, _| {
             Box::pin(async move {
-                state.protection.store_refusals(&state.store).await?;
+                host.protection.store_refusals(&host.store).await?;
                 Ok(Vec::new())
             })
         },
@@ -76,10 +76,10 @@ const JOBS: &[Job] = &[
         every: |_| TimeDelta::minutes(5),
         catching: Catching::Each,
         told: Told::Info,
-        work: |state, now| {
+        work: |host, now| {
             Box::pin(async move {
-                state.protection.store_refusals(&state.store).await?;
-                let resolved = crate::protection::incidents::resolve_quiet(&state.store, now).await?;
+                host.protection.store_refusals(&host.store).await?;
+                let resolved = crate::protection::incidents::resolve_quiet(&host.store, now).await?;
                 Ok(vec![(counted(resolved), "attack incidents quiet for 30 minutes resolved")])
             })
         },
@@ -89,9 +89,9 @@ const JOBS: &[Job] = &[
         every: |_| crate::operations::secret_expiry::EVERY,
         catching: Catching::Latest,
         told: Told::Info,
-        work: |state, now| {
+        work: |host, now| {
             Box::pin(async move {
-                let warned = crate::operations::secret_expiry::warn(&state.store, now).await?;
+                let warned = crate::operations::secret_expiry::warn(&host.store, now).await?;
                 Ok(vec![(counted(warned), "accounts warned of secrets about to expire")])
             })
         },
@@ -101,9 +101,9 @@ const JOBS: &[Job] = &[
         every: |_| crate::protection::unusual_failures::EVERY,
         catching: Catching::Latest,
         told: Told::Info,
-        work: |state, now| {
+        work: |host, now| {
             Box::pin(async move {
-                let reported = crate::protection::unusual_failures::watch(&state.store, now).await?;
+                let reported = crate::protection::unusual_failures::watch(&host.store, now).await?;
                 Ok(vec![(counted(reported), "realms with unusual sign-in failures reported")])
             })
         },
@@ -113,9 +113,9 @@ const JOBS: &[Job] = &[
         every: |_| crate::protection::analyst::schedule::EVERY,
         catching: Catching::Each,
         told: Told::Info,
-        work: |state, now| {
+        work: |host, now| {
             Box::pin(async move {
-                let ran = crate::protection::analyst::schedule::run_due(&state.store, &state.analyst, now).await?;
+                let ran = crate::protection::analyst::schedule::run_due(&host.store, &host.analyst, now).await?;
                 Ok(vec![(counted(ran), "incident readings written")])
             })
         },
@@ -125,11 +125,11 @@ const JOBS: &[Job] = &[
         every: |_| TimeDelta::hours(1),
         catching: Catching::Latest,
         told: Told::Info,
-        work: |state, now| {
+        work: |host, now| {
             Box::pin(async move {
                 let before = now - TimeDelta::days(crate::operations::webhooks::HISTORY_DAYS);
-                let removed = crate::store::webhooks::delete_history_before(state.store.writer(), before).await?;
-                let expired = crate::store::captures::delete_expired(state.store.writer(), now).await?;
+                let removed = crate::store::webhooks::delete_history_before(host.store.writer(), before).await?;
+                let expired = crate::store::captures::delete_expired(host.store.writer(), now).await?;
                 Ok(vec![
                     (counted(removed), "webhook deliveries and events past 30 days removed"),
                     (counted(expired), "expired capture endpoints removed"),
@@ -142,10 +142,10 @@ const JOBS: &[Job] = &[
         every: |_| TimeDelta::hours(1),
         catching: Catching::Latest,
         told: Told::Info,
-        work: |state, now| {
+        work: |host, now| {
             Box::pin(async move {
-                let retention = TimeDelta::days(i64::from(state.settings.access_log_retention_days));
-                let removed = crate::store::access_log::delete_before(state.store.writer(), now - retention).await?;
+                let retention = TimeDelta::days(i64::from(host.settings.access_log_retention_days));
+                let removed = crate::store::access_log::delete_before(host.store.writer(), now - retention).await?;
                 Ok(vec![(counted(removed), "access log entries past retention removed")])
             })
         },
@@ -155,11 +155,11 @@ const JOBS: &[Job] = &[
         every: |_| TimeDelta::hours(1),
         catching: Catching::Latest,
         told: Told::Info,
-        work: |state, now| {
-            state.caches.prune_revocations(now);
-            state.caches.verified_tokens.prune(now);
+        work: |host, now| {
+            host.caches.prune_revocations(now);
+            host.caches.verified_tokens.prune(now);
             Box::pin(async move {
-                let writer = state.store.writer();
+                let writer = host.store.writer();
                 let window_start = now - crate::store::lockout::FAILURE_WINDOW;
                 Ok(vec![
                     (
@@ -192,9 +192,9 @@ const JOBS: &[Job] = &[
         every: |_| TimeDelta::hours(1),
         catching: Catching::Each,
         told: Told::Info,
-        work: |state, now| {
+        work: |host, now| {
             Box::pin(async move {
-                let rotated = crate::oauth::tokens::keys::rotate_due(&state, now).await?;
+                let rotated = crate::oauth::tokens::keys::rotate_due(&host, now).await?;
                 Ok(vec![(counted(rotated), "signing keys rotated on schedule")])
             })
         },
@@ -204,9 +204,9 @@ const JOBS: &[Job] = &[
         every: |_| TimeDelta::seconds(15),
         catching: Catching::Latest,
         told: Told::Info,
-        work: |state, now| {
+        work: |host, now| {
             Box::pin(async move {
-                let settled = crate::oauth::suspensions::settle(&state.store, now).await?;
+                let settled = crate::oauth::suspensions::settle(&host.store, now).await?;
                 Ok(vec![(counted(settled), "suspensions started or ran out")])
             })
         },
@@ -216,24 +216,24 @@ const JOBS: &[Job] = &[
         every: |_| TimeDelta::minutes(1),
         catching: Catching::Latest,
         told: Told::Info,
-        work: |state, now| {
-            state.limiter.prune(now);
+        work: |host, now| {
+            host.limiter.prune(now);
             Box::pin(async { Ok(Vec::new()) })
         },
     },
 ];
 
-/// Registers every job of the table with the state's scheduler.
-pub async fn register(state: &AppState) {
+/// Registers every job of the table with the host's scheduler.
+pub async fn register(services: &Arc<Services>) {
     for job in JOBS {
-        // A weak handle: the scheduler lives inside the state and must not keep it alive.
-        let services: Weak<Services> = Arc::downgrade(&state.0);
+        // A weak handle: the scheduler lives inside the services and must not keep them alive.
+        let host: Weak<Services> = Arc::downgrade(services);
         let (name, work, told) = (job.name, job.work, job.told);
         let run: crate::runtime::jobs::JobFn = Arc::new(move |now| {
-            let state = services.upgrade().map(AppState);
+            let host = host.upgrade();
             Box::pin(async move {
-                let Some(state) = state else { return Ok(()) };
-                for (count, words) in work(state, now).await? {
+                let Some(host) = host else { return Ok(()) };
+                for (count, words) in work(host, now).await? {
                     match (count, told) {
                         (0, _) => {}
                         (count, Told::Info) => tracing::info!(job = name, count, "{words}"),
@@ -243,10 +243,31 @@ pub async fn register(state: &AppState) {
                 Ok(())
             })
         });
-        let every = (job.every)(&state.settings);
+        let every = (job.every)(&services.settings);
         match job.catching {
-            Catching::Latest => state.scheduler.every_latest(name, every, run).await,
-            Catching::Each => state.scheduler.every(name, every, run).await,
+            Catching::Latest => services.scheduler.every_latest(name, every, run).await,
+            Catching::Each => services.scheduler.every(name, every, run).await,
         }
     }
+}
+
+/// Moves the manual clock to `target` as [`Scheduler::advance_to`] does, with the webhook and
+/// notification workers and the sends detached from requests as its steps.
+///
+/// [`Scheduler::advance_to`]: crate::runtime::jobs::Scheduler::advance_to
+pub async fn advance_manual_clock(services: &Services, clock: &ManualClock, target: DateTime<Utc>) {
+    let step = |_| -> BoxFuture<'_, ()> {
+        Box::pin(async move {
+            if let Err(error) =
+                crate::operations::webhooks::delivery::settle(&services.context, &services.webhooks).await
+            {
+                tracing::error!(error = format!("{error:#}"), "delivering due webhooks failed");
+            }
+            if let Err(error) = crate::operations::notifications::settle(&services.context).await {
+                tracing::error!(error = format!("{error:#}"), "posting due notifications failed");
+            }
+            services.detached.idle().await;
+        })
+    };
+    services.scheduler.advance_to(clock, target, step).await;
 }

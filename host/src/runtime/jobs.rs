@@ -4,9 +4,9 @@
 //! moves only through [`Scheduler::advance_to`], which runs every job that became due, each at its
 //! due instant and in order, before it returns, so tests of long windows are instant and exact.
 //! The workers that otherwise run on their own (webhook deliveries, notification posts) are then
-//! steps ([`advance_manual_clock`]): they run to completion before the clock moves and once it
-//! arrives, so that when the clock answers, what fell due has been sent and what has not been sent
-//! is not due.
+//! steps ([`crate::runtime::job_table::advance_manual_clock`]): they run to completion before the
+//! clock moves and once it arrives, so that when the clock answers, what fell due has been sent
+//! and what has not been sent is not due.
 
 use std::sync::Arc;
 
@@ -125,23 +125,6 @@ impl Scheduler {
             }
         }
     }
-}
-
-/// Moves the manual clock to `target` as [`Scheduler::advance_to`] does, with the webhook and
-/// notification workers and the sends detached from requests as its steps.
-pub async fn advance_manual_clock(state: &crate::AppState, clock: &ManualClock, target: DateTime<Utc>) {
-    let step = |_| -> BoxFuture<'_, ()> {
-        Box::pin(async move {
-            if let Err(error) = crate::operations::webhooks::delivery::settle(state).await {
-                tracing::error!(error = format!("{error:#}"), "delivering due webhooks failed");
-            }
-            if let Err(error) = crate::operations::notifications::settle(state).await {
-                tracing::error!(error = format!("{error:#}"), "posting due notifications failed");
-            }
-            state.detached.idle().await;
-        })
-    };
-    state.scheduler.advance_to(clock, target, step).await;
 }
 
 #[cfg(test)]

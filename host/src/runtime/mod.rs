@@ -1,6 +1,7 @@
 //! The runtime: what a running host is made of around the domain. Errors, the per-host caches and
 //! the following of other hosts' changes, periodic jobs, metrics and telemetry, work sent off after
-//! an answer, outbound fetches, the counters hosts share, the first start and the way a host stops.
+//! an answer, what leaves the host (HTTP to public addresses, mail), the counters hosts share, the
+//! first start and the way a host stops.
 
 pub mod application;
 pub mod bootstrap;
@@ -13,7 +14,7 @@ pub mod error;
 pub mod job_table;
 pub mod jobs;
 pub mod metrics;
+pub mod outbound;
 pub mod rate_limit;
-pub mod remote;
 pub mod shutdown;
 pub mod telemetry;

@@ -336,13 +336,13 @@ async fn a_refusal_takes_as_long_whatever_hash_the_name_holds_or_whether_it_name
     let web = realm(&app).await;
     app.create_user("acme", "ada", "analytical engine").await;
     assert_eq!(sign_in(&app, &web, "nobody", "a guess").await.body["error_code"], "InvalidCredentials");
-    assert_eq!(app.state.refusal_floors.kept("acme"), Some(None), "no imported hash: nothing to even out");
+    assert_eq!(app.state.passwords.refusal_floors.kept("acme"), Some(None), "no imported hash: nothing to even out");
 
     let rows = json!([{ "username": "alan", "passwordHash": { "algorithm": "bcrypt", "value": BCRYPT } }]);
     import_json(&app, "", rows).await;
     // An import has the floor measured again at the next refusal.
     assert_eq!(sign_in(&app, &web, "nobody", "a guess").await.body["error_code"], "InvalidCredentials");
-    let floor = app.state.refusal_floors.kept("acme").flatten().expect("alan's bcrypt hash sets a floor");
+    let floor = app.state.passwords.refusal_floors.kept("acme").flatten().expect("alan's bcrypt hash sets a floor");
     for (who, password) in [("nobody", "a guess"), ("ada", "a guess"), ("alan", "a guess")] {
         let started = std::time::Instant::now();
         let refused = sign_in(&app, &web, who, password).await;

@@ -3,7 +3,7 @@
 //!
 //! Sources are told apart by `X-Forwarded-For` (the tests' host trusts its loopback proxy).
 
-use castellan::AppState;
+use castellan::Services;
 use castellan::kernel::config::Settings;
 use castellan::protection::Judged;
 use castellan::protection::detection::{
@@ -263,7 +263,7 @@ in_memory_and_in_redis!(attempts_decided_at_once_block_their_source_once);
 /// Records a detection of `classification` that blocks `address` for 15 minutes, as an attempt's
 /// sign-in would; the transaction is left for the caller to commit.
 async fn record_block(
-    state: &AppState,
+    state: &Services,
     realm: &str,
     client: &str,
     classification: Classification,
@@ -283,7 +283,9 @@ async fn record_block(
         Attempt { kind: AttemptKind::Password, outcome: Outcome::Failed, account_known: false, source, counts };
     let attack = Attack { realm: &realm, client: &client, user: None, address };
     let mut tx = state.store.begin().await.unwrap();
-    incidents::record(state, &mut tx, &attack, &Judged { decision, attempt }, state.clock.now()).await.unwrap();
+    incidents::record(state, &state.protection, &mut tx, &attack, &Judged { decision, attempt }, state.clock.now())
+        .await
+        .unwrap();
     tx
 }
 

@@ -14,7 +14,7 @@ use std::path::{Path, PathBuf};
 
 use castellan::kernel::config::Settings;
 use castellan::store::Store;
-use castellan::{AppState, Application};
+use castellan::{Application, Services};
 use reqwest::{Method, StatusCode, header::HeaderMap};
 use serde_json::{Value, json};
 use tokio::sync::oneshot;
@@ -111,7 +111,7 @@ pub struct TestApp {
     pub admin: String,
     pub key: String,
     pub account_id: String,
-    pub state: AppState,
+    pub state: std::sync::Arc<Services>,
     pub http: reqwest::Client,
     pub db: TestDatabase,
     /// The link the first start gave the Owner to choose a password (the first host only).
@@ -197,7 +197,7 @@ pub async fn spawn_beside_with(first: &TestApp, adjust: impl FnOnce(&mut Setting
 
 fn serve(app: Application, db: TestDatabase, key: String, account_id: String) -> TestApp {
     let address = app.local_addr();
-    let state = app.state().clone();
+    let state = app.services().clone();
     let owner_link = app.owner_link();
     let (stop, stopped) = oneshot::channel::<()>();
     let server = tokio::spawn(app.run_until_stopped(async move {

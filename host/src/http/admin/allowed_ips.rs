@@ -9,7 +9,7 @@ use utoipa::ToSchema;
 
 use super::commit;
 use super::reach::{ClientRead, ClientUpdate, InClient};
-use crate::AppState;
+use crate::http::AppState;
 use crate::http::body::JsonBody;
 use crate::http::envelope;
 use crate::kernel::address_lists;

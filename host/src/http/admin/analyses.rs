@@ -15,8 +15,8 @@ use super::incident_report as report;
 use super::realm_in_reach;
 use super::realms::RealmView;
 use super::threats::incident_in_reach;
-use crate::AppState;
 use crate::authz::permission;
+use crate::http::AppState;
 use crate::http::auth::Caller;
 use crate::http::envelope;
 use crate::kernel::clock::iso;
@@ -257,7 +257,7 @@ pub async fn retry(
     Path(id): Path<String>,
 ) -> Result<Response, Error> {
     let analysis = analysis_in_reach(&state, &caller, &id, permission::REALM_UPDATE).await?;
-    actions::retry(&state, &analysis).await?;
+    actions::retry(&state, &state.analyst, &analysis).await?;
     let analysis =
         store::find(state.store.pool(), caller.account_id(), &id).await?.ok_or(Error::NotFound("analysis"))?;
     let language = language(&headers);

@@ -12,8 +12,8 @@ use serde_json::Value;
 use utoipa::ToSchema;
 
 use super::ListQuery;
-use crate::AppState;
 use crate::authz::permission;
+use crate::http::AppState;
 use crate::http::auth::Caller;
 use crate::http::envelope;
 use crate::kernel::clock::iso;

@@ -10,9 +10,9 @@ use utoipa::ToSchema;
 
 use super::rotation::{Rotation, RotationInput, RotationView};
 use super::{ListQuery, commit};
-use crate::AppState;
 use crate::authz::Resource;
 use crate::directory;
+use crate::http::AppState;
 use crate::http::auth::Caller;
 use crate::http::body::JsonBody;
 use crate::http::envelope;

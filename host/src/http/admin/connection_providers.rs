@@ -12,7 +12,7 @@ use utoipa::ToSchema;
 use super::identity_providers::{client_secret, provider_address};
 use super::reach::{Found, InRealm, RealmRead, RealmUpdate};
 use super::{ListQuery, commit};
-use crate::AppState;
+use crate::http::AppState;
 use crate::http::body::JsonBody;
 use crate::http::envelope;
 use crate::kernel::clock::iso;

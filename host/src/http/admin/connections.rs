@@ -10,7 +10,7 @@ use utoipa::ToSchema;
 
 use super::reach::{Found, InRealm, UserRead, UserUpdate};
 use super::{ListQuery, commit};
-use crate::AppState;
+use crate::http::AppState;
 use crate::http::envelope;
 use crate::kernel::clock::iso;
 use crate::runtime::error::Error;

@@ -12,8 +12,8 @@ use serde_json::{Value, json};
 use utoipa::ToSchema;
 
 use super::commit;
-use crate::AppState;
 use crate::authz::permission;
+use crate::http::AppState;
 use crate::http::auth::Caller;
 use crate::http::body::JsonBody;
 use crate::http::envelope;
@@ -92,7 +92,7 @@ fn view(state: &AppState, caller: &Caller, settings: InstanceSettings, hosts: us
         public_url: state.public_url.clone(),
         version: env!("CARGO_PKG_VERSION").to_owned(),
         region: state.settings.region.clone(),
-        status: instance::status(state, &settings, now).as_str().to_owned(),
+        status: instance::status(&state.draining, &settings, now).as_str().to_owned(),
         hosts,
         database: state.store.product().to_owned(),
         shared_counters: state.settings.redis_url.is_some(),

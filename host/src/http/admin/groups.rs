@@ -10,7 +10,7 @@ use utoipa::ToSchema;
 use super::members;
 use super::realm_roles::{Grantee, RoleView, UserRolesView, grant, grants_of, withdraw};
 use super::{ListQuery, commit};
-use crate::AppState;
+use crate::http::AppState;
 use crate::http::auth::Caller;
 use crate::http::body::JsonBody;
 use crate::http::envelope;

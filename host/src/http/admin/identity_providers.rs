@@ -15,7 +15,7 @@ use super::reach::{
     ClientRead, ClientUpdate, Found, InClient, InRealm, OrganizationRead, OrganizationUpdate, RealmRead, RealmUpdate,
 };
 use super::{ListQuery, commit};
-use crate::AppState;
+use crate::http::AppState;
 use crate::http::body::JsonBody;
 use crate::http::envelope;
 use crate::kernel::clock::iso;

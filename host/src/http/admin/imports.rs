@@ -17,7 +17,7 @@ use utoipa::ToSchema;
 
 use super::ListQuery;
 use super::reach::{InClient, UserCreate, UserRead};
-use crate::AppState;
+use crate::http::AppState;
 use crate::http::envelope;
 use crate::kernel::clock::iso;
 use crate::kernel::validate::Rule;

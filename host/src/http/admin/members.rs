@@ -4,7 +4,7 @@ use axum::response::Response;
 use serde_json::{Value, json};
 
 use super::commit;
-use crate::AppState;
+use crate::http::AppState;
 use crate::http::auth::Caller;
 use crate::http::envelope;
 use crate::kernel::validate::{Body, Notification, Refusals, Rule, text};

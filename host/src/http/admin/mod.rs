@@ -43,8 +43,8 @@ use axum::routing::{delete, get, post, put};
 use chrono::{DateTime, Utc};
 
 use super::auth::Caller;
-use crate::AppState;
 use crate::authz::Resource;
+use crate::http::AppState;
 use crate::kernel::validate::{Notification, Rule};
 use crate::runtime::error::Error;
 use crate::store::page::PageRequest;

@@ -15,8 +15,8 @@ use axum::http::request::Parts;
 
 use super::clients::client_in_reach;
 use super::realm_in_reach;
-use crate::AppState;
 use crate::authz::{Resource, permission};
+use crate::http::AppState;
 use crate::http::auth::Caller;
 use crate::kernel::validate::Rule;
 use crate::runtime::error::Error;

@@ -10,8 +10,8 @@ use serde_json::{Value, json};
 use utoipa::ToSchema;
 
 use super::{ListQuery, commit, realm_in_reach};
-use crate::AppState;
 use crate::authz::{Resource, permission};
+use crate::http::AppState;
 use crate::http::auth::Caller;
 use crate::http::body::JsonBody;
 use crate::http::envelope;

@@ -9,7 +9,7 @@ use utoipa::ToSchema;
 
 use super::reach::{ClientCreate, ClientRead, Found, InRealm, UserRead, UserUpdate};
 use super::{ListQuery, commit};
-use crate::AppState;
+use crate::http::AppState;
 use crate::http::body::JsonBody;
 use crate::http::envelope;
 use crate::kernel::clock::iso;

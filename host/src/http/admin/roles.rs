@@ -8,8 +8,8 @@ use serde_json::Value;
 use utoipa::ToSchema;
 
 use super::{ListQuery, commit};
-use crate::AppState;
 use crate::authz::{BUILTIN_ROLES, permission};
+use crate::http::AppState;
 use crate::http::auth::Caller;
 use crate::http::body::JsonBody;
 use crate::http::envelope;

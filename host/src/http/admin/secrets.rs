@@ -10,8 +10,8 @@ use utoipa::ToSchema;
 
 use super::rotation::{MAX_PREVIOUS_VALUE_VALID_FOR_MINUTES, Rotation, RotationInput, RotationView};
 use super::{ListQuery, commit};
-use crate::AppState;
 use crate::authz::{BUILTIN_ROLES, permission};
+use crate::http::AppState;
 use crate::http::auth::Caller;
 use crate::http::body::JsonBody;
 use crate::http::envelope;

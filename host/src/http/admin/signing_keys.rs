@@ -11,7 +11,7 @@ use utoipa::ToSchema;
 
 use super::commit;
 use super::reach::{ClientRead, ClientUpdate, InClient, InRealm, RealmRead, RealmUpdate};
-use crate::AppState;
+use crate::http::AppState;
 use crate::http::body::JsonBody;
 use crate::http::envelope;
 use crate::kernel::clock::iso;

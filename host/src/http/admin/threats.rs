@@ -10,8 +10,8 @@ use serde::Serialize;
 use utoipa::ToSchema;
 
 use super::{ListQuery, realm_in_reach};
-use crate::AppState;
 use crate::authz::permission;
+use crate::http::AppState;
 use crate::http::auth::Caller;
 use crate::http::envelope;
 use crate::kernel::clock::iso;
@@ -250,7 +250,7 @@ pub async fn dismiss(State(state): State<AppState>, caller: Caller, Path(id): Pa
     state.protection.store_refusals(&state.store).await?;
     let incident = incident_in_reach(&state, &caller, &id, permission::REALM_UPDATE).await?;
     let view = |incident: &Incident| IncidentView::of(incident.clone());
-    let dismissed = operators::dismiss(&state, caller.author(), incident, view).await?;
+    let dismissed = operators::dismiss(&state, &state.protection, caller.author(), incident, view).await?;
     Ok(envelope::ok(IncidentView::of(dismissed.after)))
 }
 
@@ -265,7 +265,7 @@ pub async fn revoke(State(state): State<AppState>, caller: Caller, Path(id): Pat
     realm_in_reach(&state, &caller, &measure.realm_id, permission::REALM_UPDATE).await?;
     let now = state.clock.now();
     let view = |measure: &Measure| MeasureView::of(measure.clone(), now);
-    let lifted = operators::lift(&state, caller.author(), measure, view).await?;
+    let lifted = operators::lift(&state, &state.protection, caller.author(), measure, view).await?;
     Ok(envelope::ok(MeasureView::of(lifted.after, now)))
 }
 
@@ -446,7 +446,7 @@ pub async fn summary(
         realm_id: list.filter("realmId"),
         client_id: list.filter("clientId"),
     };
-    let summary = summary::summary(&state, within, days).await?;
+    let summary = summary::summary(&state, &state.protection, within, days).await?;
     let now_ms = summary.to;
     let shares = |counted: Vec<(String, i64)>| {
         counted.into_iter().map(|(name, blocked_sources)| SourceShare { name, blocked_sources }).collect()

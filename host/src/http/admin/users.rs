@@ -9,8 +9,8 @@ use serde_json::{Value, json};
 use utoipa::ToSchema;
 
 use super::{ListQuery, commit};
-use crate::AppState;
 use crate::directory::people;
+use crate::http::AppState;
 use crate::http::body::JsonBody;
 use crate::http::envelope;
 use crate::kernel::clock::iso;
@@ -155,7 +155,7 @@ pub async fn create(
     }
     let password = read_fields(&mut body, &mut user, &realm);
     body.finish()?;
-    let user = people::create(&state, &state.breached_passwords, &realm, user, password, caller.author(), UserView::of)
+    let user = people::create(&state, &state.passwords.breached, &realm, user, password, caller.author(), UserView::of)
         .await?;
     Ok(envelope::created(UserView::of(&user)))
 }
@@ -210,7 +210,7 @@ pub async fn update(
     body.finish()?;
     let changed = people::Changed { user, password, change_required };
     let user =
-        people::update(&state, &state.breached_passwords, &realm, &before, changed, caller.author(), UserView::of)
+        people::update(&state, &state.passwords.breached, &realm, &before, changed, caller.author(), UserView::of)
             .await?;
     Ok(envelope::ok(UserView::of(&user)))
 }

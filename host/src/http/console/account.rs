@@ -12,8 +12,8 @@ use serde_json::{Value, json};
 
 use super::page::{self, Section, Shell, csrf};
 use super::{Console, Listed, Page, encode, form, value, when};
-use crate::AppState;
 use crate::authz::{BUILTIN_ROLES, Resource, permission};
+use crate::http::AppState;
 
 #[derive(Debug, Deserialize)]
 #[serde(rename_all = "camelCase")]

@@ -11,8 +11,8 @@ use serde::Deserialize;
 
 use super::page::{self, Section, Shell, csrf};
 use super::{Console, Listed, Page, encode, form, pairs, value, when};
-use crate::AppState;
 use crate::authz::{Resource, permission};
+use crate::http::AppState;
 
 #[derive(Debug, Deserialize)]
 #[serde(rename_all = "camelCase")]

@@ -10,8 +10,8 @@ use serde::Deserialize;
 use super::account::{rotation_body, rotation_form};
 use super::page::{self, Section, Shell};
 use super::{Console, Page, encode, form, when};
-use crate::AppState;
 use crate::authz::{Resource, permission};
+use crate::http::AppState;
 
 #[derive(Debug, Deserialize)]
 #[serde(rename_all = "camelCase")]

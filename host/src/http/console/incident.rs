@@ -12,8 +12,8 @@ use serde_json::Value;
 
 use super::page::{self, Section, Shell, csrf};
 use super::{Console, Page, encode, form, pairs, value, when};
-use crate::AppState;
 use crate::authz::{Resource, permission};
+use crate::http::AppState;
 use crate::http::protocol::login_page::secure;
 
 #[derive(Debug, Deserialize)]

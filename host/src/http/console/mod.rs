@@ -41,8 +41,8 @@ use serde::de::DeserializeOwned;
 use serde_json::Value;
 use tower::ServiceExt as _;
 
-use crate::AppState;
 use crate::authz::Resource;
+use crate::http::AppState;
 use crate::http::address::ClientAddress;
 use crate::http::auth::{Caller, ConsolePerson, console_caller};
 use crate::runtime::error::Error;

@@ -10,8 +10,8 @@ use serde_json::{Map, Value, json};
 
 use super::page::{self, Section, Shell, csrf};
 use super::{Console, Listed, Page, encode, form, value};
-use crate::AppState;
 use crate::authz::{Resource, permission};
+use crate::http::AppState;
 
 #[derive(Debug, Deserialize)]
 #[serde(rename_all = "camelCase")]

@@ -9,7 +9,7 @@ use axum::response::Response;
 use percent_encoding::percent_decode_str;
 
 use super::{Console, page};
-use crate::AppState;
+use crate::http::AppState;
 use crate::http::protocol::authorize::cookie;
 use crate::kernel::crypto::{constant_time_eq, generate_secret};
 use crate::kernel::ids::PLATFORM_REALM;

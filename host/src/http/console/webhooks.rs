@@ -12,8 +12,8 @@ use serde_json::{Value, json};
 
 use super::page::{self, Section, Shell, csrf};
 use super::{Console, Listed, Page, encode, form, page_number, pairs, value, when};
-use crate::AppState;
 use crate::authz::{Resource, permission};
+use crate::http::AppState;
 use crate::store::events::EventType;
 use crate::store::webhooks::EndpointKind;
 

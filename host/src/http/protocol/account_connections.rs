@@ -10,7 +10,7 @@ use serde_json::json;
 
 use super::account_consents::person;
 use super::{OAuthError, json_no_store, no_store, realm};
-use crate::AppState;
+use crate::http::AppState;
 use crate::kernel::clock::iso;
 use crate::oauth::federation::connections;
 use crate::runtime::error::OAuthCode;

@@ -9,7 +9,7 @@ use axum::response::{IntoResponse, Response};
 use serde_json::json;
 
 use super::{OAuthError, json_no_store, no_store, realm};
-use crate::AppState;
+use crate::http::AppState;
 use crate::kernel::clock::iso;
 use crate::oauth::consent;
 use crate::runtime::error::OAuthCode;

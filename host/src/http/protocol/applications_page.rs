@@ -11,7 +11,7 @@ use super::authorize::{SESSION_COOKIE, append_cookie, cookie, fresh_form, genuin
 use super::login_page::{self, Allowed};
 use super::page_texts::Texts;
 use super::{Form, OAuthError};
-use crate::AppState;
+use crate::http::AppState;
 use crate::oauth::consent;
 use crate::oauth::signin::browser;
 use crate::oauth::tokens::issuer;

@@ -15,7 +15,7 @@ use axum::response::Response;
 use super::login_page::{self, Field, FormPage, Frame, Problem};
 use super::page_texts::{Language, Texts};
 use super::{Form, OAuthError};
-use crate::AppState;
+use crate::http::AppState;
 use crate::http::address::ClientAddress;
 use crate::oauth::consent;
 use crate::oauth::federation;
@@ -160,7 +160,7 @@ async fn authorize(
                 return login_page::problem(StatusCode::TOO_MANY_REQUESTS, "Try again later", why);
             }
         }
-        match metadata_documents::refresh(state, &realm, client_id, asker).await {
+        match metadata_documents::refresh(state, &state.authz, &realm, client_id, asker).await {
             Ok(()) => {}
             Err(DocumentError::Refused(why)) => {
                 return login_page::problem(StatusCode::BAD_REQUEST, "The application cannot be used", &why);
@@ -171,7 +171,7 @@ async fn authorize(
             Err(DocumentError::Failed(failure)) => return refused(state, &realm, failure.into()),
         }
     }
-    let authorization = match browser::check(state, &realm, &asked(form)).await {
+    let authorization = match browser::check(state, &state.authz, &realm, &asked(form)).await {
         Ok(authorization) => authorization,
         Err(error) => return refused(state, &realm, error),
     };
@@ -455,7 +455,7 @@ pub(super) async fn requested(
 ) -> Result<Requested, Box<Response>> {
     let form = form.map_err(|refused| Box::new(malformed(&refused)))?;
     let Ok(realm) = super::realm(state, realm_id).await else { return Err(Box::new(realm_not_found())) };
-    match browser::check(state, &realm, &asked(&form)).await {
+    match browser::check(state, &state.authz, &realm, &asked(&form)).await {
         Ok(authorization) => match federation::offered_by_client(state, &realm, &authorization.client.id).await {
             Ok(providers) => Ok(Requested { form, realm, authorization, providers }),
             Err(failure) => Err(Box::new(refused(state, &realm, failure.into()))),

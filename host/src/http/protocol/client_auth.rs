@@ -10,7 +10,7 @@ use base64::Engine as _;
 use base64::engine::general_purpose::STANDARD;
 
 use super::{Form, OAuthError, cors, forbidden_character};
-use crate::AppState;
+use crate::http::AppState;
 use crate::oauth::client_keys::{self, AssertionError};
 use crate::runtime::error::OAuthCode;
 use crate::store::clients::{Client, ClientType};

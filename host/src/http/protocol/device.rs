@@ -23,7 +23,7 @@ use super::authorize::{append_cookie, fresh_form, genuine_form, origin_of, texts
 use super::login_page::{self, Field, FormPage, Frame, Problem};
 use super::page_texts::Texts;
 use super::{Form, OAuthError, authenticate_client, json_no_store, public_client, realm};
-use crate::AppState;
+use crate::http::AppState;
 use crate::http::address::ClientAddress;
 use crate::oauth::signin::device;
 use crate::oauth::signin::{Refusal, SignInError};
@@ -109,7 +109,7 @@ pub async fn entered(
     if state.limiter.check(&source, Class::WrongUserCode, now).await.is_err() {
         return entry(&state, &realm, texts, typed, Some((StatusCode::TOO_MANY_REQUESTS, texts.too_many_attempts)));
     }
-    match device::entered(&state, &realm, typed, &origin_of(address, &headers)).await {
+    match device::entered(&state, &state.protection, &realm, typed, &origin_of(address, &headers)).await {
         Ok(Some(found)) => {
             let mut query = url::form_urlencoded::Serializer::new(String::new());
             query.append_pair("device", &found.user_code_hash);

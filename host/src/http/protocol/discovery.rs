@@ -8,7 +8,7 @@ use axum::response::{IntoResponse, Response};
 use serde_json::{Value, json};
 
 use super::{OAuthError, no_store, realm};
-use crate::AppState;
+use crate::http::AppState;
 use crate::oauth::tokens::{self, issuer, person_claims};
 use crate::runtime::error::OAuthCode;
 use crate::store::clients::GrantType;

@@ -5,7 +5,7 @@
 use axum::http::HeaderMap;
 
 use super::OAuthError;
-use crate::AppState;
+use crate::http::AppState;
 use crate::oauth::dpop::{self, ProofError, Request};
 use crate::runtime::error::OAuthCode;
 

@@ -6,7 +6,7 @@ use axum::response::Response;
 use serde_json::json;
 
 use super::{Form, OAuthError, json_no_store};
-use crate::AppState;
+use crate::http::AppState;
 use crate::oauth::delegation::{self, ACCESS_TOKEN_TYPE, ExchangeError, ExchangeRefusal, ExchangeRequest};
 use crate::oauth::federation::connections::{self, CONNECTION_TOKEN_TYPE, VaultError, VaultRefusal, VaultRequest};
 use crate::oauth::signin::Origin;
@@ -34,7 +34,7 @@ pub(super) async fn exchange(
         resource: form.get("resource"),
         origin,
     };
-    let exchanged = delegation::exchange(state, request).await?;
+    let exchanged = delegation::exchange(state, &state.authz, request).await?;
     let mut answer = json!({
         "access_token": exchanged.access.token,
         "issued_token_type": ACCESS_TOKEN_TYPE,

@@ -8,7 +8,7 @@ use axum::extract::{FromRequest, Request};
 use axum::http::{HeaderMap, StatusCode, header};
 
 use super::{MAX_SCOPES, OAuthError};
-use crate::AppState;
+use crate::http::AppState;
 use crate::runtime::error::OAuthCode;
 
 /// Most parameters one protocol form may carry; a form with more is refused before the rest is

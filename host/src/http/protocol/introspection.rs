@@ -7,7 +7,7 @@ use axum::response::{IntoResponse, Response};
 use serde_json::{Value, json};
 
 use super::{Form, OAuthError, authenticate_client, json_no_store, no_store, realm};
-use crate::AppState;
+use crate::http::AppState;
 use crate::http::address::ClientAddress;
 use crate::http::admin::consumers::CONSUMER_KEY_PREFIX;
 use crate::oauth::signin::Origin;
@@ -120,7 +120,7 @@ pub async fn introspect(
                 ip_address: address.to_string(),
                 user_agent: headers.get(header::USER_AGENT).and_then(|v| v.to_str().ok()).map(str::to_owned),
             };
-            consumer_keys::record(&state, &realm, &client, validated, &key_hash, &origin).await?;
+            consumer_keys::record(&state, &state.protection, &realm, &client, validated, &key_hash, &origin).await?;
             return Ok(json_no_store(match validated {
                 Validated::Live(consumer) => describe_consumer(consumer),
                 _ => json!({ "active": false }),

@@ -13,7 +13,7 @@ use super::authorize::{
 };
 use super::login_page;
 use super::{Form, OAuthError};
-use crate::AppState;
+use crate::http::AppState;
 use crate::oauth::signin::browser;
 use crate::oauth::tokens::{self, IdTokenHint, issuer};
 use crate::store::clients::Client;

@@ -36,7 +36,7 @@ use axum::middleware::from_fn;
 use axum::response::{IntoResponse, Response};
 use axum::routing::{get, post};
 
-use crate::AppState;
+use crate::http::AppState;
 use crate::oauth::signin::{Refusal, SignInError};
 use crate::runtime::error::{Error, OAuthCode};
 use crate::store::Status;

@@ -11,7 +11,7 @@ use super::authorize::{append_cookie, fresh_form, genuine_form, texts_for};
 use super::login_page::{self, Field, FormPage, Frame, Problem};
 use super::sign_in_steps::password_refused;
 use super::{Form, OAuthError};
-use crate::AppState;
+use crate::http::AppState;
 use crate::oauth::signin::{SignInError, recovery};
 use crate::oauth::tokens::issuer;
 use crate::store::realms::Realm;

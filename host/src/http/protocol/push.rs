@@ -23,7 +23,7 @@ use axum::response::Response;
 use serde_json::json;
 
 use super::{Form, OAuthError, json_no_store, realm};
-use crate::AppState;
+use crate::http::AppState;
 use crate::kernel::clock::iso;
 use crate::kernel::crypto::generate_secret;
 use crate::kernel::ids::DeviceId;
@@ -118,6 +118,6 @@ pub async fn answer(
         "refuse" => Decision::Refuse,
         _ => return Err(OAuthError::new(OAuthCode::InvalidDecision, "decision is approve or refuse")),
     };
-    let status = signin::push::answer(&state, &realm, &device, &request_id, decision).await?;
+    let status = signin::push::answer(&state, &state.protection, &realm, &device, &request_id, decision).await?;
     Ok(json_no_store(json!({ "push_request_id": request_id, "status": status.as_str() })))
 }

@@ -9,7 +9,7 @@ use axum::response::Response;
 use serde_json::json;
 
 use super::{Form, OAuthError, json_no_store, realm};
-use crate::AppState;
+use crate::http::AppState;
 use crate::http::address::ClientAddress;
 use crate::oauth::signin::recovery;
 
@@ -21,7 +21,7 @@ pub async fn request(
 ) -> Result<Response, OAuthError> {
     let realm = realm(&state, &realm_id).await?;
     let (client_id, login) = (form.require("client_id")?, form.require("username")?);
-    recovery::request(&state, &realm, client_id, login, &address.to_string()).await?;
+    recovery::request(&state, &state.protection, &realm, client_id, login, &address.to_string()).await?;
     let mut answer = json_no_store(
         json!({ "message": "If the account exists and has an e-mail address, a reset code is on its way." }),
     );

@@ -11,7 +11,7 @@ use serde_json::Value;
 
 use super::discovery::bearer;
 use super::{OAuthError, json_no_store, no_store, realm};
-use crate::AppState;
+use crate::http::AppState;
 use crate::http::address::ClientAddress;
 use crate::oauth::registration::{self, Asker, Metadata, RegistrationError};
 use crate::runtime::error::{Error, OAuthCode};

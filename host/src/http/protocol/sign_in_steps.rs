@@ -25,7 +25,7 @@ use super::authorize::{
 use super::login_page::{Field, FormPage, Problem};
 use super::page_texts::Texts;
 use super::{Form, OAuthError};
-use crate::AppState;
+use crate::http::AppState;
 use crate::http::address::ClientAddress;
 use crate::kernel::ids::PLATFORM_REALM;
 use crate::oauth::signin::browser;
@@ -133,9 +133,9 @@ pub async fn login(
             };
             console::Answered { status: status.as_u16(), code: code.as_str() }
         };
-        console::password(&state, attempt, &path, answered).await
+        console::password(&state, &state.protection, &state.access_log, attempt, &path, answered).await
     } else {
-        signin::password(&state, attempt).await
+        signin::password(&state, &state.protection, attempt).await
     };
     match outcome {
         Ok(PasswordOutcome::InBrowser(signed_in)) => answer_signed_in(&page, &signed_in, &origin).await,
@@ -296,7 +296,9 @@ pub async fn recovery_asked(
     let request = checked!(posted(&state, &realm_id, &headers, form));
     let (page, Requested { form, realm, authorization, .. }) = (request.page(&state, &headers), &request);
     let login = form.get("username").unwrap_or("").trim();
-    match recovery::request(&state, realm, &authorization.client.id, login, &address.to_string()).await {
+    match recovery::request(&state, &state.protection, realm, &authorization.client.id, login, &address.to_string())
+        .await
+    {
         Ok(()) => page.recovery_code(None),
         Err(SignInError::Refused(Refusal::SourceBlocked)) => {
             page.recovery(login, Some(Problem { text: page.texts().too_many_attempts, field: None }))
@@ -371,7 +373,7 @@ pub async fn register(
         password: form.get("password").unwrap_or(""),
         origin: &origin,
     };
-    let (text, field) = match signup::ask(&state, attempt).await {
+    let (text, field) = match signup::ask(&state, &state.protection, attempt).await {
         Ok(()) => return page.sign_up_code(None),
         Err(SignUpError::Refused(refusal)) => match refusal {
             SignUpRefusal::Closed => return page.login("", None),
@@ -403,7 +405,7 @@ pub async fn register_confirm(
     let texts = page.texts();
     let origin = origin_of(address, &headers);
     let code = form.get("code").unwrap_or("");
-    let text = match signup::confirm(&state, realm, &authorization.client, code, &origin).await {
+    let text = match signup::confirm(&state, &state.protection, realm, &authorization.client, code, &origin).await {
         Ok(signed_in) => return answer_signed_in(&page, &signed_in, &origin).await,
         Err(SignUpError::Refused(refusal)) => match refusal {
             SignUpRefusal::Closed => return page.login("", None),

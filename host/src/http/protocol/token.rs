@@ -10,7 +10,7 @@ use axum::response::Response;
 use serde_json::{Value, json};
 
 use super::{Form, OAuthError, authenticate_client, exchange, json_no_store, realm};
-use crate::AppState;
+use crate::http::AppState;
 use crate::http::address::ClientAddress;
 use crate::kernel::ids::PLATFORM_REALM;
 use crate::oauth::signin::codes::CodeExchange;
@@ -94,7 +94,8 @@ async fn token(
                 if refused.code == OAuthCode::InvalidClient
                     && let Some(named) = super::client_auth::named_client_id(headers, form)
                 {
-                    signin::client_refusals::record(state, &realm, &named, grant_type, &origin).await;
+                    signin::client_refusals::record(state, &state.protection, &realm, &named, grant_type, &origin)
+                        .await;
                 }
                 return Err(refused);
             }
@@ -125,7 +126,7 @@ async fn token(
         }
         GrantType::Password => {
             let attempt = PasswordAttempt { dpop_jkt, ..password_attempt(&realm, &client, form, &origin)? };
-            return password_answer(signin::password(state, attempt).await?, dpop_jkt.is_some());
+            return password_answer(signin::password(state, &state.protection, attempt).await?, dpop_jkt.is_some());
         }
         GrantType::Push => {
             let request_id = form.require("push_request_id")?;
@@ -241,7 +242,7 @@ async fn console_sign_in(
                 let answer = Answered { status: malformed.status().as_u16(), code: malformed.code.as_str() };
                 let path = console::token_path();
                 let attempt = Attempted { login, address: &origin.ip_address, path: &path, at: state.clock.now() };
-                console::record_person(state, attempt, Err(answer)).await?;
+                console::record_person(state, &state.access_log, attempt, Err(answer)).await?;
             }
             return Err(malformed);
         }
@@ -250,7 +251,11 @@ async fn console_sign_in(
         let (code, status) = OAuthError::answer_to(refused);
         Answered { status: status.as_u16(), code: code.as_str() }
     };
-    password_answer(console::password(state, attempt, &console::token_path(), answered).await?, false)
+    password_answer(
+        console::password(state, &state.protection, &state.access_log, attempt, &console::token_path(), answered)
+            .await?,
+        false,
+    )
 }
 
 /// A code of the platform realm's login page, exchanged by the console (the platform client as a
@@ -289,7 +294,7 @@ async fn platform_token(
     let Some((client_id, value, basic)) = super::presented_credentials(headers, form)? else {
         return Err(OAuthError::invalid_client(false));
     };
-    match console::client_secret(state, &client_id, &value, grant, &address.to_string()).await {
+    match console::client_secret(state, &state.access_log, &client_id, &value, grant, &address.to_string()).await {
         Ok(tokens) => Ok(json_no_store(token_answer(&tokens, false))),
         Err(SignInError::Refused(Refusal::ClientUnknown)) => Err(OAuthError::invalid_client(basic)),
         Err(error) => Err(error.into()),

@@ -29,7 +29,7 @@ use super::authorize::{
 };
 use super::login_page;
 use super::page_texts::Texts;
-use crate::AppState;
+use crate::http::AppState;
 use crate::http::address::ClientAddress;
 use crate::oauth::federation::{self, connections, sign_in};
 use crate::oauth::signin::browser::{self, Denial};
@@ -81,7 +81,7 @@ pub async fn callback(
                 sign_in::Answer { code: answer.get("code"), iss: answer.get("iss"), error: answer.get("error") };
             let vouched = sign_in::claims(&state, &realm, &provider, &waiting, returned).await;
             let client = &request.authorization.client;
-            match federated::sign_in(&state, &realm, client, &provider, vouched, &origin).await {
+            match federated::sign_in(&state, &state.protection, &realm, client, &provider, vouched, &origin).await {
                 Ok(signed_in) => answer_signed_in(&page, &signed_in, &origin).await,
                 Err(FederatedError::Refused(why)) => page.login("", Some(refusal_text(why, texts))),
                 Err(FederatedError::Failed(failure)) => refused(&state, &realm, failure.into()),

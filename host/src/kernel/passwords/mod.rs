@@ -98,6 +98,14 @@ pub fn own_prefix() -> String {
     format!("$argon2id$v=19$m={MEMORY_KIB},t={ITERATIONS},p={PARALLELISM}$")
 }
 
+/// What checking a password reads beyond the realm's own settings: the passwords known from
+/// breaches, and the time a refusal takes at least in each realm.
+#[derive(Debug, Default)]
+pub struct PasswordChecks {
+    pub breached: BreachedPasswords,
+    pub refusal_floors: RefusalFloors,
+}
+
 /// How long a refused password takes, at least, in each realm whose people still hold imported
 /// hashes: as long as checking the costliest of those hashes. Without it a wrong guess would
 /// answer sooner for an unknown name, or an account that signed in since its import, than for

@@ -11,7 +11,7 @@ pub mod grants;
 
 use chrono::{DateTime, Utc};
 
-use crate::AppState;
+use crate::authz::Authorizer;
 use crate::authz::delegation::{DelegationVerdict, ExchangeFacts, GrantFacts, Refusal as PolicyRefusal};
 use crate::kernel::ids::{ExchangeId, GrantId, SessionId};
 use crate::oauth::signin::{Login, Origin, ResourceError, login_data, requested_resource};
@@ -151,24 +151,29 @@ struct Attempt {
 
 /// Decides the exchange, issues the delegated token when it is granted, and records the attempt
 /// either way.
-pub async fn exchange(state: &AppState, request: ExchangeRequest<'_>) -> Result<Exchanged, ExchangeError> {
+pub async fn exchange(
+    context: &Context,
+    authz: &Authorizer,
+    request: ExchangeRequest<'_>,
+) -> Result<Exchanged, ExchangeError> {
     let mut attempt = Attempt {
         scopes: request.scopes.clone().unwrap_or_default(),
         resource: request.resource.map(str::to_owned),
         ..Attempt::default()
     };
-    let refusal = match decide(state, &request, &mut attempt).await {
+    let refusal = match decide(context, authz, &request, &mut attempt).await {
         Ok(exchanged) => return Ok(exchanged),
         Err(ExchangeError::Refused(refusal)) => refusal,
         // A failure of the service itself is not an exchange refused.
         Err(failure) => return Err(failure),
     };
-    record(state, request.realm, request.client, request.origin, &attempt, Err(&refusal)).await?;
+    record(context, request.realm, request.client, request.origin, &attempt, Err(&refusal)).await?;
     Err(refusal.into())
 }
 
 async fn decide(
-    state: &AppState,
+    context: &Context,
+    authz: &Authorizer,
     request: &ExchangeRequest<'_>,
     attempt: &mut Attempt,
 ) -> Result<Exchanged, ExchangeError> {
@@ -186,7 +191,7 @@ async fn decide(
     }
 
     // Check 1: the subject token is an active access token of a person of this realm.
-    let active = tokens::active_access_token(state, &realm.id, subject_token)
+    let active = tokens::active_access_token(context, &realm.id, subject_token)
         .await?
         .ok_or(ExchangeRefusal::SubjectTokenInactive)?;
     let (session, user) = active
@@ -204,16 +209,16 @@ async fn decide(
     attempt.session_id = Some(session_id.clone());
     attempt.methods = session.authentication_methods.clone();
     attempt.depth = Some(depth);
-    if crate::oauth::suspensions::refuses(state, &realm.id, &client.id, &user.id, state.clock.now()).await? {
+    if crate::oauth::suspensions::refuses(context, &realm.id, &client.id, &user.id, context.clock.now()).await? {
         return Err(ExchangeRefusal::NotPermitted { why: "the person is suspended at this client" }.into());
     }
 
     // Checks 2 to 4, by the policies, under one grant at a time: grants never add up.
-    let grants = delegation::grants_for(state, &realm.id, &client.id, &user.id).await?;
+    let grants = delegation::grants_for(context, &realm.id, &client.id, &user.id).await?;
     let mut organizations = Vec::new();
     for organization in grants.iter().filter_map(|g| g.organization_id.as_deref()) {
         if !organizations.iter().any(|known| known == organization)
-            && memberships::is_member(state.store.pool(), Membership::Organization, organization, &user.id).await?
+            && memberships::is_member(context.store.pool(), Membership::Organization, organization, &user.id).await?
         {
             organizations.push(organization.to_owned());
         }
@@ -224,7 +229,7 @@ async fn decide(
         client_id: &client.id,
         person_id: &user.id,
         person_organizations: &organizations,
-        now: state.clock.now(),
+        now: context.clock.now(),
         scopes: &attempt.scopes,
         subject_scopes: &subject_scopes,
         client_scopes: &client_scopes,
@@ -247,7 +252,7 @@ async fn decide(
             organization_id: grant.organization_id.as_deref(),
             expires_at: grant.expires_at,
         };
-        let verdict = state.authz.decide_delegation(&grant_facts, &facts).map_err(anyhow::Error::new)?;
+        let verdict = authz.decide_delegation(&grant_facts, &facts).map_err(anyhow::Error::new)?;
         match verdict {
             DelegationVerdict::Allow => {
                 allowed = Some(grant);
@@ -271,7 +276,7 @@ async fn decide(
         .into());
     };
     attempt.grant_id = Some(grant.id.clone());
-    let server = requested_resource(state, client, request.resource).await?;
+    let server = requested_resource(context, client, request.resource).await?;
     let resource = server.as_ref().map(|s| s.address.clone());
 
     let act = delegation::next_act(&client.id, &active.claims);
@@ -284,7 +289,7 @@ async fn decide(
         expires_at: grant.expires_at,
     };
     let issued = tokens::access_token(
-        state,
+        context,
         &Grant {
             client,
             subject,
@@ -295,7 +300,7 @@ async fn decide(
         },
     )
     .await?;
-    let stands = record(state, realm, client, origin, attempt, Ok((&issued.jti, issued.expires_at))).await?;
+    let stands = record(context, realm, client, origin, attempt, Ok((&issued.jti, issued.expires_at))).await?;
     if !stands {
         return Err(ExchangeRefusal::NotPermitted { why: "the delegation grant has been withdrawn" }.into());
     }

@@ -12,7 +12,6 @@ use chrono::{DateTime, TimeDelta, Utc};
 use serde_json::{Map, Value};
 
 use super::sign_in::{self, Answer, Authority, Endpoints, Failure, SEALING_PURPOSE, Started, Waiting};
-use crate::AppState;
 use crate::kernel::ids::{ConnectionId, ExchangeId, UserId};
 use crate::oauth::delegation::ACCESS_TOKEN_TYPE;
 use crate::oauth::signin::Origin;
@@ -33,8 +32,8 @@ pub const CONNECTION_TOKEN_TYPE: &str = "urn:castellan:params:oauth:token-type:c
 const REFRESH_AHEAD: TimeDelta = TimeDelta::seconds(30);
 
 /// Where the provider sends the person back: the address registered at the provider.
-pub fn callback_address(state: &AppState, realm_id: &str, provider_id: &str) -> String {
-    format!("{}/connections/{provider_id}/callback", issuer(state, realm_id))
+pub fn callback_address(context: &Context, realm_id: &str, provider_id: &str) -> String {
+    format!("{}/connections/{provider_id}/callback", issuer(context, realm_id))
 }
 
 /// The realm's Active connection provider `id`, when it has one.
@@ -44,12 +43,12 @@ pub async fn active_provider(context: &Context, realm_id: &str, id: &str) -> Res
 }
 
 async fn authority<'a>(
-    state: &AppState,
+    context: &Context,
     realm_id: &str,
     provider: &'a ConnectionProvider,
 ) -> Result<Authority<'a>, Failure> {
     let endpoints = match &provider.discovery_url {
-        Some(address) => Endpoints::discovered(state, address).await?,
+        Some(address) => Endpoints::discovered(context, address).await?,
         None => Endpoints::configured(provider.authorization_url.as_deref(), provider.token_url.as_deref(), None)?,
     };
     Ok(Authority {
@@ -57,7 +56,7 @@ async fn authority<'a>(
         client_id: &provider.client_id,
         client_secret: provider.client_secret.as_deref(),
         scopes: &provider.scopes,
-        callback: callback_address(state, realm_id, provider.id.as_str()),
+        callback: callback_address(context, realm_id, provider.id.as_str()),
         endpoints,
         openid: false,
     })
@@ -66,28 +65,28 @@ async fn authority<'a>(
 /// Sends the person `user_id` to `provider` to connect their account there, keeping `request`
 /// (the client's authorization request) to answer once they are back.
 pub async fn start(
-    state: &AppState,
+    context: &Context,
     realm: &Realm,
     provider: &ConnectionProvider,
     user_id: &str,
     request: &[(&str, &str)],
 ) -> Result<Started, Failure> {
-    let authority = authority(state, &realm.id, provider).await?;
-    sign_in::start_at(state, realm, &authority, request, None, Some(user_id)).await
+    let authority = authority(context, &realm.id, provider).await?;
+    sign_in::start_at(context, realm, &authority, request, None, Some(user_id)).await
 }
 
 /// The provider's answer: the person's connection, made or renewed with the tokens it gave.
 pub async fn finish(
-    state: &AppState,
+    context: &Context,
     realm: &Realm,
     provider: &ConnectionProvider,
     waiting: &Waiting,
     answer: Answer<'_>,
 ) -> Result<Connection, Failure> {
     let user_id = waiting.user_id().ok_or_else(|| Error::Internal(anyhow::anyhow!("a connection names no person")))?;
-    let authority = authority(state, &realm.id, provider).await?;
-    let tokens = sign_in::answered(state, &authority, waiting, answer).await?;
-    let now = state.clock.now();
+    let authority = authority(context, &realm.id, provider).await?;
+    let tokens = sign_in::answered(context, &authority, waiting, answer).await?;
+    let now = context.clock.now();
     let mut connection = Connection {
         id: ConnectionId::fresh(),
         realm_id: realm.id.clone(),
@@ -102,8 +101,8 @@ pub async fn finish(
         updated_at: now,
         last_used_at: None,
     };
-    renew(state, &mut connection, &tokens, now)?;
-    Ok(store::save(state.store.writer(), &connection).await?)
+    renew(context, &mut connection, &tokens, now)?;
+    Ok(store::save(context.store.writer(), &connection).await?)
 }
 
 /// Puts the tokens of a token endpoint's answer on the connection: the access token and its
@@ -227,9 +226,9 @@ struct Attempt {
 
 /// Decides the exchange, hands out the upstream token when it is allowed, and records the attempt
 /// in the trail either way.
-pub async fn exchange(state: &AppState, request: VaultRequest<'_>) -> Result<VaultToken, VaultError> {
+pub async fn exchange(context: &Context, request: VaultRequest<'_>) -> Result<VaultToken, VaultError> {
     let mut attempt = Attempt::default();
-    let outcome = decide(state, &request, &mut attempt).await;
+    let outcome = decide(context, &request, &mut attempt).await;
     let refusal = match &outcome {
         Ok(_) => None,
         Err(VaultError::Refused(refusal)) => Some(refusal),
@@ -249,26 +248,30 @@ pub async fn exchange(state: &AppState, request: VaultRequest<'_>) -> Result<Vau
         depth: None,
         token_id: None,
         ip_address: request.origin.ip_address.clone(),
-        occurred_at: state.clock.now(),
+        occurred_at: context.clock.now(),
         connection_provider: request.connection.map(str::to_owned),
     };
-    trail::insert_exchanges(state.store.writer(), &[&row]).await?;
+    trail::insert_exchanges(context.store.writer(), &[&row]).await?;
     outcome
 }
 
-async fn decide(state: &AppState, request: &VaultRequest<'_>, attempt: &mut Attempt) -> Result<VaultToken, VaultError> {
+async fn decide(
+    context: &Context,
+    request: &VaultRequest<'_>,
+    attempt: &mut Attempt,
+) -> Result<VaultToken, VaultError> {
     let VaultRequest { realm, client, subject_token, subject_token_type, connection, .. } = *request;
     let subject_token = subject_token.ok_or(VaultRefusal::Missing("subject_token"))?;
     if subject_token_type.ok_or(VaultRefusal::Missing("subject_token_type"))? != ACCESS_TOKEN_TYPE {
         return Err(VaultRefusal::SubjectTokenTypeUnsupported.into());
     }
     let provider_id = connection.ok_or(VaultRefusal::Missing("connection"))?;
-    let pool = state.store.pool();
+    let pool = context.store.pool();
     let servers = resource_servers::represented_by(pool, &realm.id, &client.id).await?;
     if servers.is_empty() {
         return Err(VaultRefusal::NotAllowed("this client represents no resource server").into());
     }
-    let active = tokens::active_access_token(state, &realm.id, subject_token)
+    let active = tokens::active_access_token(context, &realm.id, subject_token)
         .await?
         .ok_or(VaultRefusal::SubjectTokenInactive)?;
     let (_, user) = active.person.clone().ok_or(VaultRefusal::SubjectTokenInactive)?;
@@ -284,7 +287,7 @@ async fn decide(state: &AppState, request: &VaultRequest<'_>, attempt: &mut Atte
         .find(|server| audiences.contains(&server.address.as_str()))
         .ok_or(VaultRefusal::NotAllowed("the subject token is not addressed to the resource server of this client"))?;
     attempt.resource = Some(server.address.clone());
-    let provider = active_provider(state, &realm.id, provider_id).await?.ok_or(VaultRefusal::ProviderUnknown)?;
+    let provider = active_provider(context, &realm.id, provider_id).await?.ok_or(VaultRefusal::ProviderUnknown)?;
     if !provider.resource_servers.iter().any(|allowed| *allowed == server.id.as_str()) {
         return Err(VaultRefusal::NotAllowed("the connection provider does not allow this resource server").into());
     }
@@ -293,12 +296,12 @@ async fn decide(state: &AppState, request: &VaultRequest<'_>, attempt: &mut Atte
     if connection.status == ConnectionStatus::Revoked {
         return Err(VaultRefusal::ConnectionRevoked.into());
     }
-    let now = state.clock.now();
+    let now = context.clock.now();
     if connection.expires_at.is_some_and(|expires_at| expires_at <= now + REFRESH_AHEAD) {
-        refresh(state, realm, &provider, &mut connection, now).await?;
+        refresh(context, realm, &provider, &mut connection, now).await?;
     }
-    store::used(state.store.writer(), &connection, now).await?;
-    let token = sign_in::opened(state, provider.id.as_str(), &connection.access_token)?;
+    store::used(context.store.writer(), &connection, now).await?;
+    let token = sign_in::opened(context, provider.id.as_str(), &connection.access_token)?;
     Ok(VaultToken {
         access_token: token,
         expires_in: connection.expires_at.map(|expires_at| (expires_at - now).num_seconds()),
@@ -309,7 +312,7 @@ async fn decide(state: &AppState, request: &VaultRequest<'_>, attempt: &mut Atte
 /// Renews the connection's token with its refresh token. A provider that refuses it, or a token
 /// with no refresh token, leaves the connection Revoked: the person must connect again.
 async fn refresh(
-    state: &AppState,
+    context: &Context,
     realm: &Realm,
     provider: &ConnectionProvider,
     connection: &mut Connection,
@@ -325,13 +328,13 @@ async fn refresh(
     let refresh_token = connection
         .refresh_token
         .as_deref()
-        .map(|sealed| sign_in::opened(state, provider.id.as_str(), sealed))
+        .map(|sealed| sign_in::opened(context, provider.id.as_str(), sealed))
         .transpose()?;
     let renewed = match refresh_token {
         Some(refresh_token) => {
-            let authority = authority(state, &realm.id, provider).await.map_err(unavailable)?;
+            let authority = authority(context, &realm.id, provider).await.map_err(unavailable)?;
             let form = [("grant_type", "refresh_token"), ("refresh_token", refresh_token.as_str())];
-            match sign_in::token_endpoint(state, &authority, &form).await {
+            match sign_in::token_endpoint(context, &authority, &form).await {
                 Ok(tokens) => Some(tokens),
                 // RFC 6749 §5.2: the refresh token is invalid, expired or revoked.
                 Err(Failure::CodeRefused(error)) if error == "invalid_grant" => None,
@@ -341,11 +344,11 @@ async fn refresh(
         None => None,
     };
     match renewed {
-        Some(tokens) => renew(state, connection, &tokens, now).map_err(unavailable),
+        Some(tokens) => renew(context, connection, &tokens, now).map_err(unavailable),
         None => {
             connection.status = ConnectionStatus::Revoked;
             connection.updated_at = now;
-            store::used(state.store.writer(), connection, now).await?;
+            store::used(context.store.writer(), connection, now).await?;
             Err(VaultRefusal::ConnectionRevoked.into())
         }
     }

@@ -11,7 +11,6 @@ use serde_json::{Map, Value};
 
 use super::id_token::{self, Expected};
 use super::upstream;
-use crate::AppState;
 use crate::kernel::crypto::generate_secret;
 use crate::oauth::tokens::issuer;
 use crate::runtime::context::Context;
@@ -28,8 +27,8 @@ pub const LIFETIME: TimeDelta = TimeDelta::minutes(10);
 const MAX_ANSWER_BYTES: usize = 64 * 1024;
 
 /// Where the provider sends the person back: the address registered at the provider.
-pub fn callback_address(state: &AppState, realm_id: &str, provider_id: &str) -> String {
-    format!("{}/broker/{provider_id}/callback", issuer(state, realm_id))
+pub fn callback_address(context: &Context, realm_id: &str, provider_id: &str) -> String {
+    format!("{}/broker/{provider_id}/callback", issuer(context, realm_id))
 }
 
 /// Why a sign-in through a provider did not give a person.
@@ -70,8 +69,8 @@ pub struct Endpoints {
 
 impl Endpoints {
     /// The addresses a discovery document gives.
-    pub async fn discovered(state: &AppState, address: &str) -> Result<Self, Failure> {
-        let metadata = upstream::discover(state, address).await.map_err(Failure::Unreachable)?;
+    pub async fn discovered(context: &Context, address: &str) -> Result<Self, Failure> {
+        let metadata = upstream::discover(context, address).await.map_err(Failure::Unreachable)?;
         Ok(Endpoints {
             issuer: Some(metadata.issuer),
             sends_issuer: metadata.sends_issuer,
@@ -118,7 +117,7 @@ pub struct Authority<'a> {
 impl<'a> Authority<'a> {
     /// An identity provider, as the realm signs people in through it.
     pub async fn identity_provider(
-        state: &AppState,
+        context: &Context,
         realm_id: &str,
         provider: &'a IdentityProvider,
     ) -> Result<Self, Failure> {
@@ -126,7 +125,7 @@ impl<'a> Authority<'a> {
         let endpoints = match provider.protocol {
             Protocol::OpenIdConnect => {
                 let address = provider.discovery_url.as_deref().ok_or_else(|| lacking("a discovery address"))?;
-                Endpoints::discovered(state, address).await?
+                Endpoints::discovered(context, address).await?
             }
             Protocol::OAuth2 => {
                 let userinfo = provider.userinfo_url.as_deref().ok_or_else(|| lacking("a user-info address"))?;
@@ -139,7 +138,7 @@ impl<'a> Authority<'a> {
             client_id: &provider.client_id,
             client_secret: provider.client_secret.as_deref(),
             scopes: &provider.scopes,
-            callback: callback_address(state, realm_id, provider.id.as_str()),
+            callback: callback_address(context, realm_id, provider.id.as_str()),
             endpoints,
             openid: provider.protocol == Protocol::OpenIdConnect,
         })
@@ -157,14 +156,14 @@ pub struct Started {
 /// Sends a sign-in to `provider`, keeping `request` (the client's authorization request) to answer
 /// once the person is back. `login_hint` goes upstream: the address the person typed.
 pub async fn start(
-    state: &AppState,
+    context: &Context,
     realm: &Realm,
     provider: &IdentityProvider,
     request: &[(&str, &str)],
     login_hint: Option<&str>,
 ) -> Result<Started, Failure> {
-    let authority = Authority::identity_provider(state, &realm.id, provider).await?;
-    start_at(state, realm, &authority, request, login_hint, None).await
+    let authority = Authority::identity_provider(context, &realm.id, provider).await?;
+    start_at(context, realm, &authority, request, login_hint, None).await
 }
 
 /// Sends the browser to `authority`, keeping `request` to answer once it is back; `user_id` names
@@ -271,14 +270,14 @@ pub struct Answer<'a> {
 
 /// The claims the provider gives of the person its answer is about, every check passed.
 pub async fn claims(
-    state: &AppState,
+    context: &Context,
     realm: &Realm,
     provider: &IdentityProvider,
     waiting: &Waiting,
     answer: Answer<'_>,
 ) -> Result<Map<String, Value>, Failure> {
-    let authority = Authority::identity_provider(state, &realm.id, provider).await?;
-    let tokens = answered(state, &authority, waiting, answer).await?;
+    let authority = Authority::identity_provider(context, &realm.id, provider).await?;
+    let tokens = answered(context, &authority, waiting, answer).await?;
     let endpoints = &authority.endpoints;
     let access_token = tokens.get("access_token").and_then(Value::as_str);
     let mut claims = match provider.protocol {
@@ -289,14 +288,14 @@ pub async fn claims(
                 issuer,
                 audience: &provider.client_id,
                 nonce: &waiting.stored.nonce,
-                now: state.clock.now(),
+                now: context.clock.now(),
             };
-            verified(state, endpoints.jwks_uri.as_deref().unwrap_or_default(), token, expected).await?
+            verified(context, endpoints.jwks_uri.as_deref().unwrap_or_default(), token, expected).await?
         }
         Protocol::OAuth2 => Map::new(),
     };
     if let (Some(address), Some(token)) = (&endpoints.userinfo, access_token) {
-        let info = match user_info(state, address, token).await {
+        let info = match user_info(context, address, token).await {
             Ok(info) => info,
             // An OpenID provider's ID token is enough: its user-info only completes it.
             Err(failure) if provider.protocol == Protocol::OpenIdConnect => {
@@ -322,7 +321,7 @@ pub async fn claims(
 /// answer passed: an error it names, its issuer (RFC 9207 §2.4: one it names must be the
 /// server's; a server that says it sends it must).
 pub async fn answered(
-    state: &AppState,
+    context: &Context,
     authority: &Authority<'_>,
     waiting: &Waiting,
     answer: Answer<'_>,
@@ -337,14 +336,14 @@ pub async fn answered(
         _ => {}
     }
     let code = answer.code.ok_or_else(|| Failure::Declined("no code".into()))?;
-    let verifier = opened(state, authority.id, &waiting.stored.code_verifier)?;
+    let verifier = opened(context, authority.id, &waiting.stored.code_verifier)?;
     let form = [
         ("grant_type", "authorization_code"),
         ("code", code),
         ("redirect_uri", authority.callback.as_str()),
         ("code_verifier", verifier.as_str()),
     ];
-    token_endpoint(state, authority, &form).await
+    token_endpoint(context, authority, &form).await
 }
 
 /// A value sealed for a provider (its client secret, a PKCE verifier, a connection's token),
@@ -359,11 +358,11 @@ pub fn opened(context: &Context, whose: &str, sealed: &str) -> Result<String, Er
 /// the error it named. A client with a secret authenticates with HTTP Basic; one without names
 /// itself.
 pub async fn token_endpoint(
-    state: &AppState,
+    context: &Context,
     authority: &Authority<'_>,
     form: &[(&str, &str)],
 ) -> Result<Map<String, Value>, Failure> {
-    let secret = authority.client_secret.map(|sealed| opened(state, authority.id, sealed)).transpose()?;
+    let secret = authority.client_secret.map(|sealed| opened(context, authority.id, sealed)).transpose()?;
     let basic = secret.as_deref().map(|secret| (authority.client_id, secret));
     let mut form = form.to_vec();
     if basic.is_none() {
@@ -371,7 +370,7 @@ pub async fn token_endpoint(
     }
     let what = "the provider's token endpoint";
     let token = &authority.endpoints.token;
-    let answered = crate::runtime::remote::post_form(state, what, token, &form, basic, MAX_ANSWER_BYTES)
+    let answered = crate::runtime::outbound::documents::post_form(context, what, token, &form, basic, MAX_ANSWER_BYTES)
         .await
         .map_err(Failure::Unreachable)?;
     let body: Option<Map<String, Value>> = serde_json::from_slice(&answered.body).ok();
@@ -387,26 +386,27 @@ pub async fn token_endpoint(
 
 /// The ID token's claims; a token signed by a key the kept set lacks fetches the set again.
 async fn verified(
-    state: &AppState,
+    context: &Context,
     jwks_uri: &str,
     token: &str,
     expected: Expected<'_>,
 ) -> Result<Map<String, Value>, Failure> {
-    let keys = upstream::keys(state, jwks_uri, false).await.map_err(Failure::Unreachable)?;
+    let keys = upstream::keys(context, jwks_uri, false).await.map_err(Failure::Unreachable)?;
     match id_token::verify(token, &keys, expected) {
         Err(id_token::Refused::Signature) => {
-            let keys = upstream::keys(state, jwks_uri, true).await.map_err(Failure::Unreachable)?;
+            let keys = upstream::keys(context, jwks_uri, true).await.map_err(Failure::Unreachable)?;
             Ok(id_token::verify(token, &keys, expected)?)
         }
         verified => Ok(verified?),
     }
 }
 
-async fn user_info(state: &AppState, address: &str, token: &str) -> Result<Map<String, Value>, Failure> {
+async fn user_info(context: &Context, address: &str, token: &str) -> Result<Map<String, Value>, Failure> {
     let what = "the provider's user-info address";
-    let answered = crate::runtime::remote::fetch_with_token(state, what, address, token, MAX_ANSWER_BYTES)
-        .await
-        .map_err(Failure::Unreachable)?;
+    let answered =
+        crate::runtime::outbound::documents::fetch_with_token(context, what, address, token, MAX_ANSWER_BYTES)
+            .await
+            .map_err(Failure::Unreachable)?;
     if !answered.status.is_success() {
         return Err(Failure::Unreachable(format!("{what} answered {}", answered.status)));
     }

@@ -4,15 +4,12 @@
 //! unless an operator opened others, size and time limits) and kept as long as their answers
 //! allow, up to an hour.
 
-use std::collections::HashMap;
-use std::sync::Mutex;
-
-use chrono::{DateTime, TimeDelta, Utc};
 use jsonwebtoken::jwk::JwkSet;
 use serde_json::Value;
 
-use crate::AppState;
-use crate::oauth::client_keys::MAX_JWKS_BYTES;
+use crate::oauth::client_keys::{MAX_JWKS_BYTES, REFETCH_AFTER};
+use crate::runtime::context::Context;
+use crate::runtime::outbound::documents;
 
 /// The largest discovery document read.
 const MAX_METADATA_BYTES: usize = 64 * 1024;
@@ -70,51 +67,33 @@ pub fn read(address: &str, body: &[u8]) -> Result<Metadata, String> {
 }
 
 /// The provider's metadata, kept or fetched anew.
-pub async fn discover(state: &AppState, address: &str) -> Result<Metadata, String> {
-    let now = state.clock.now();
-    if let Some(kept) = state.upstreams.kept(address, now) {
-        return Ok(kept);
+pub async fn discover(context: &Context, address: &str) -> Result<Metadata, String> {
+    let now = context.clock.now();
+    let kept = &context.outbound.kept;
+    if let Some(body) = kept.kept(address, now, None) {
+        return read(address, &body);
     }
-    let fetched =
-        crate::runtime::remote::fetch(state, "the provider's discovery address", address, MAX_METADATA_BYTES).await?;
+    let fetched = documents::fetch(context, "the provider's discovery address", address, MAX_METADATA_BYTES).await?;
     let metadata = read(address, &fetched.body)?;
-    state.upstreams.keep(address, metadata.clone(), now, fetched.keep);
+    kept.keep(address, &fetched.body, now, fetched.keep);
     Ok(metadata)
 }
 
 /// The provider's keys, kept or fetched anew; `again` fetches anew (a token names a key the kept
 /// set lacks: the provider rotated) unless the kept set is younger than a minute.
-pub async fn keys(state: &AppState, jwks_uri: &str, again: bool) -> Result<JwkSet, String> {
-    let now = state.clock.now();
-    if let Some(kept) = state.client_keys.kept(jwks_uri, now, again) {
-        return Ok(kept);
+pub async fn keys(context: &Context, jwks_uri: &str, again: bool) -> Result<JwkSet, String> {
+    let now = context.clock.now();
+    let read = |body: &[u8]| -> Result<JwkSet, String> {
+        serde_json::from_slice(body).map_err(|_| "the provider's jwks_uri holds no JWK Set".to_owned())
+    };
+    let kept = &context.outbound.kept;
+    if let Some(body) = kept.kept(jwks_uri, now, again.then_some(REFETCH_AFTER)) {
+        return read(&body);
     }
-    let fetched = crate::runtime::remote::fetch(state, "the provider's jwks_uri", jwks_uri, MAX_JWKS_BYTES).await?;
-    let keys: JwkSet =
-        serde_json::from_slice(&fetched.body).map_err(|_| "the provider's jwks_uri holds no JWK Set".to_owned())?;
-    state.client_keys.keep(jwks_uri, keys.clone(), now, fetched.keep);
+    let fetched = documents::fetch(context, "the provider's jwks_uri", jwks_uri, MAX_JWKS_BYTES).await?;
+    let keys = read(&fetched.body)?;
+    kept.keep(jwks_uri, &fetched.body, now, fetched.keep);
     Ok(keys)
-}
-
-/// Metadata fetched from discovery addresses, by address, until their answers' time runs out.
-#[derive(Debug, Default)]
-pub struct FetchedMetadata {
-    documents: Mutex<HashMap<String, (Metadata, DateTime<Utc>)>>,
-}
-
-impl FetchedMetadata {
-    fn kept(&self, address: &str, now: DateTime<Utc>) -> Option<Metadata> {
-        let documents = self.documents.lock().unwrap_or_else(|p| p.into_inner());
-        documents.get(address).filter(|(_, until)| now < *until).map(|(metadata, _)| metadata.clone())
-    }
-
-    fn keep(&self, address: &str, metadata: Metadata, now: DateTime<Utc>, keep: TimeDelta) {
-        let mut documents = self.documents.lock().unwrap_or_else(|p| p.into_inner());
-        documents.retain(|_, (_, until)| *until > now);
-        if keep > TimeDelta::zero() && documents.len() < 10_000 {
-            documents.insert(address.to_owned(), (metadata, now + keep));
-        }
-    }
 }
 
 #[cfg(test)]

@@ -9,7 +9,7 @@ use std::sync::Arc;
 use chrono::{DateTime, TimeDelta, Utc};
 
 use super::{Login, Origin};
-use crate::AppState;
+use crate::authz::Authorizer;
 use crate::authz::admission::{AdmissionVerdict, Refusal as Admission};
 use crate::kernel::crypto::generate_secret;
 use crate::kernel::ids::{BrowserSessionId, PLATFORM_REALM, SessionId};
@@ -175,19 +175,24 @@ impl From<crate::store::Error> for AuthorizationError {
 
 /// Checks an authorization request of `realm`. The client and its redirect URI are checked first:
 /// until both are trusted, no answer goes to the address the request names.
-pub async fn check(state: &AppState, realm: &Realm, asked: &Asked<'_>) -> Result<Authorization, AuthorizationError> {
+pub async fn check(
+    context: &Context,
+    authz: &Authorizer,
+    realm: &Realm,
+    asked: &Asked<'_>,
+) -> Result<Authorization, AuthorizationError> {
     use AuthorizationError::Unredirectable as Shown;
     if let Some(handle) = asked.device {
-        return device_request(state, realm, handle, asked).await;
+        return device_request(context, realm, handle, asked).await;
     }
     let client_id = asked.client_id.ok_or(Shown(Unredirectable::ClientMissing))?;
-    let client = crate::oauth::tokens::find_client(state, &realm.id, client_id)
+    let client = crate::oauth::tokens::find_client(context, &realm.id, client_id)
         .await?
         .filter(|client| crate::oauth::metadata_documents::usable(realm, client))
         .ok_or(Shown(Unredirectable::ClientUnknown))?;
     // People sign in to the console through the platform client.
     let client = if realm.id == PLATFORM_REALM && client.id == PLATFORM_REALM {
-        Arc::new(super::console::for_browsers(state, &client))
+        Arc::new(super::console::for_browsers(context, &client))
     } else {
         client
     };
@@ -247,7 +252,7 @@ pub async fn check(state: &AppState, realm: &Realm, asked: &Asked<'_>) -> Result
     if asked_scopes.as_ref().is_some_and(|scopes| scopes.len() > super::MAX_SCOPES) {
         return Err(deny(Denial::InvalidScope, "too many scopes"));
     }
-    let server = match super::requested_resource(state, &client, asked.resource).await {
+    let server = match super::requested_resource(context, &client, asked.resource).await {
         Ok(server) => server,
         Err(super::ResourceError::NotAllowed { address }) => {
             return Err(deny(Denial::InvalidTarget, &format!("{address} is not a resource this client may ask for")));
@@ -257,7 +262,7 @@ pub async fn check(state: &AppState, realm: &Realm, asked: &Asked<'_>) -> Result
     let scopes = super::requested_scopes(&client, asked_scopes, true, server.as_ref())
         .map_err(|_| deny(Denial::InvalidScope, "a requested scope is not allowed for this client"))?;
     if client.registration == Registration::MetadataDocument {
-        let verdict = crate::oauth::metadata_documents::admission(state, realm, &client.id, &scopes, server.as_ref())?;
+        let verdict = crate::oauth::metadata_documents::admission(authz, realm, &client.id, &scopes, server.as_ref())?;
         if let AdmissionVerdict::Deny { refusal, .. } = verdict {
             let (denial, description) = match refusal {
                 Admission::UnauthorizedClient => (Denial::UnauthorizedClient, "this realm does not take this client"),
@@ -270,7 +275,7 @@ pub async fn check(state: &AppState, realm: &Realm, asked: &Asked<'_>) -> Result
     let prompts: Vec<&str> = asked.prompt.unwrap_or("").split(' ').filter(|p| !p.is_empty()).collect();
     // `create` (Initiating User Registration via OpenID Connect) only where people may sign up.
     let supported = |p: &str| matches!(p, "none" | "login" | "consent" | "select_account" | "create");
-    let sign_up_open = super::signup::open(state, realm);
+    let sign_up_open = super::signup::open(context, realm);
     if let Some(unknown) = prompts.iter().find(|p| !supported(p) || (**p == "create" && !sign_up_open)) {
         return Err(deny(Denial::InvalidRequest, &format!("prompt={unknown} is not supported")));
     }
@@ -280,7 +285,7 @@ pub async fn check(state: &AppState, realm: &Realm, asked: &Asked<'_>) -> Result
     }
     let expected_subject = match asked.id_token_hint {
         None => None,
-        Some(token) => match crate::oauth::tokens::id_token_hint(state, &realm.id, token).await? {
+        Some(token) => match crate::oauth::tokens::id_token_hint(context, &realm.id, token).await? {
             Some(hint) => Some(hint.subject),
             None => return Err(deny(Denial::InvalidRequest, "id_token_hint is not an ID token of this realm")),
         },
@@ -290,7 +295,7 @@ pub async fn check(state: &AppState, realm: &Realm, asked: &Asked<'_>) -> Result
         Some(_) if prompt_none => {
             return Err(deny(Denial::InvalidRequest, "connecting an account needs the person: not with prompt=none"));
         }
-        Some(id) => match crate::oauth::federation::connections::active_provider(state, &realm.id, id).await? {
+        Some(id) => match crate::oauth::federation::connections::active_provider(context, &realm.id, id).await? {
             Some(provider) => Some(provider.id.to_string()),
             None => {
                 return Err(deny(Denial::InvalidRequest, "connect names no active connection provider of the realm"));
@@ -428,15 +433,15 @@ pub fn new_browser_session(
 /// `login_succeeded`, and returns the code the client exchanges for tokens. A person under a Full
 /// suspension at the client is sent back to it with `access_denied`.
 pub async fn authorize(
-    state: &AppState,
+    context: &Context,
     realm: &Realm,
     authorization: &Authorization,
     browser: &BrowserSession,
     user: &User,
     origin: &Origin,
 ) -> Result<String, AuthorizationError> {
-    let now = state.clock.now();
-    if super::suspended(state, &authorization.client, &user.id, now).await? {
+    let now = context.clock.now();
+    if super::suspended(context, &authorization.client, &user.id, now).await? {
         return Err(AuthorizationError::Denied {
             redirect_uri: authorization.redirect_uri.clone(),
             state: authorization.state.clone(),
@@ -448,7 +453,7 @@ pub async fn authorize(
     let session = opening.session(now);
     let code = generate_secret("cstl_ac_");
     let stored = AuthorizationCode {
-        code_hash: state.hasher.hash(&code),
+        code_hash: context.hasher.hash(&code),
         realm_id: realm.id.clone(),
         client_id: authorization.client.id.clone(),
         session_id: session.id.clone(),
@@ -461,7 +466,7 @@ pub async fn authorize(
         expires_at: now + CODE_LIFETIME,
         used_at: None,
     };
-    let mut tx = state.store.begin().await?;
+    let mut tx = context.store.begin().await?;
     opening.open(&mut tx, &session, now).await?;
     browser::insert_code(&mut *tx, &stored).await?;
     tx.commit().await?;

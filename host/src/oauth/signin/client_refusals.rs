@@ -8,7 +8,8 @@
 use chrono::TimeDelta;
 
 use super::{Login, Origin, login_data, publish};
-use crate::AppState;
+use crate::protection::Protection;
+use crate::runtime::context::Context;
 use crate::store::events::EventType;
 use crate::store::realms::Realm;
 
@@ -18,23 +19,31 @@ pub const EVENT_EVERY: TimeDelta = TimeDelta::minutes(1);
 /// Publishes `login_failed` for the client named `client_id`, refused for `grant_type`, unless one
 /// was published for it and this address within the minute. Failures to publish are logged: the
 /// caller's answer is the refusal whatever happens here.
-pub async fn record(state: &AppState, realm: &Realm, client_id: &str, grant_type: &str, origin: &Origin) {
-    if let Err(error) = try_record(state, realm, client_id, grant_type, origin).await {
+pub async fn record(
+    context: &Context,
+    protection: &Protection,
+    realm: &Realm,
+    client_id: &str,
+    grant_type: &str,
+    origin: &Origin,
+) {
+    if let Err(error) = try_record(context, protection, realm, client_id, grant_type, origin).await {
         tracing::error!(error = format!("{error:#}"), "cannot publish a refused client's login_failed");
     }
 }
 
 async fn try_record(
-    state: &AppState,
+    context: &Context,
+    protection: &Protection,
     realm: &Realm,
     client_id: &str,
     grant_type: &str,
     origin: &Origin,
 ) -> Result<(), crate::runtime::error::Error> {
-    let Some(client) = crate::oauth::tokens::find_client(state, &realm.id, client_id).await? else { return Ok(()) };
-    let now = state.clock.now();
+    let Some(client) = crate::oauth::tokens::find_client(context, &realm.id, client_id).await? else { return Ok(()) };
+    let now = context.clock.now();
     let key = format!("client-refused-event:{}:{}:{}", realm.id, client.id, origin.ip_address);
-    match state.protection.counters.hold_unless_held(&key, "1", now + EVENT_EVERY, now).await {
+    match protection.counters.hold_unless_held(&key, "1", now + EVENT_EVERY, now).await {
         Ok(false) => return Ok(()),
         Ok(true) => {}
         // Unreadable counters: the event is published rather than lost.
@@ -49,7 +58,7 @@ async fn try_record(
         scopes: &[],
         methods: &[],
     };
-    let mut tx = state.store.begin().await?;
+    let mut tx = context.store.begin().await?;
     publish(&mut tx, realm, &client, EventType::LoginFailed, login_data(login, origin), now).await?;
     tx.commit().await?;
     Ok(())

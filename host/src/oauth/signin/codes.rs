@@ -6,7 +6,7 @@ use base64::Engine as _;
 use sha2::{Digest, Sha256};
 
 use super::{Refusal, SignInError, Tokens};
-use crate::AppState;
+use crate::runtime::context::Context;
 use crate::store::browser::{self, Taken};
 use crate::store::clients::Client;
 use crate::store::realms::Realm;
@@ -29,15 +29,15 @@ pub struct CodeExchange<'a> {
 /// Exchanges a code for the tokens of its session. A code is good once, for 60 seconds, for the
 /// client it was issued to, with the same redirect URI and the verifier of its PKCE challenge;
 /// presented a second time, it ends the session it opened, and every token issued from it.
-pub async fn exchange(state: &AppState, exchange: CodeExchange<'_>) -> Result<Tokens, SignInError> {
+pub async fn exchange(context: &Context, exchange: CodeExchange<'_>) -> Result<Tokens, SignInError> {
     let CodeExchange { realm, client, code, redirect_uri, code_verifier, resource: named, dpop_jkt } = exchange;
-    let now = state.clock.now();
+    let now = context.clock.now();
     // Writes go through the writer: on SQLite, the one connection that writes.
-    let code = match browser::take_code(state.store.writer(), &realm.id, &state.hasher.hash(code), now).await? {
+    let code = match browser::take_code(context.store.writer(), &realm.id, &context.hasher.hash(code), now).await? {
         Taken::First(code) => code,
         Taken::Again(code) => {
             if code.client_id == client.id {
-                let mut tx = state.store.begin().await?;
+                let mut tx = context.store.begin().await?;
                 sessions::end(&mut tx, &code.session_id, "authorization_code_reused", now).await?;
                 tx.commit().await?;
             }
@@ -64,7 +64,7 @@ pub async fn exchange(state: &AppState, exchange: CodeExchange<'_>) -> Result<To
     }
     let granted =
         super::Granted { scopes: &code.scopes, resource, refresh: None, nonce: code.nonce.as_deref(), dpop_jkt };
-    super::redeem(state, (realm, client), &code.session_id, granted, Refusal::InvalidAuthorizationCode).await
+    super::redeem(context, (realm, client), &code.session_id, granted, Refusal::InvalidAuthorizationCode).await
 }
 
 /// RFC 7636 §4.1: 43 to 128 unreserved characters.

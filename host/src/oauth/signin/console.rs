@@ -6,10 +6,11 @@
 use chrono::{DateTime, Utc};
 
 use super::{PasswordAttempt, PasswordOutcome, Refusal, SignInError, Tokens};
-use crate::AppState;
 use crate::kernel::ids::{PLATFORM_REALM, new_guid};
 use crate::oauth::tokens::{self, Grant, Subject};
+use crate::protection::Protection;
 use crate::runtime::context::Context;
+use crate::store::access_log::AccessLog;
 use crate::store::access_log::{AccessEntry, AccessOutcome};
 use crate::store::clients::{self, Client, ClientType, GrantType};
 use crate::store::secrets::{self, SecretType};
@@ -37,18 +38,18 @@ pub async fn platform_client(context: &Context) -> Result<Client, SignInError> {
 
 /// Where the platform realm's login page sends a person back to the console, with the code: the
 /// console's own address, derived from the service's public URL so that it follows it.
-pub fn redirect_uri(state: &AppState) -> String {
-    format!("{}/console/callback", state.public_url)
+pub fn redirect_uri(context: &Context) -> String {
+    format!("{}/console/callback", context.public_url)
 }
 
 /// The platform client as a browser's sign-in sees it: for people it is a public client of the
 /// authorization code flow (PKCE required), whose redirect URIs are its registered ones and the
 /// console's own. Programs keep authenticating with account client secrets.
-pub fn for_browsers(state: &AppState, platform: &Client) -> Client {
+pub fn for_browsers(context: &Context, platform: &Client) -> Client {
     let mut client = platform.clone();
     client.client_type = ClientType::Public;
     client.grant_types = vec![GrantType::AuthorizationCode];
-    let console = redirect_uri(state);
+    let console = redirect_uri(context);
     if !client.redirect_uris.contains(&console) {
         client.redirect_uris.push(console);
     }
@@ -60,20 +61,22 @@ pub fn for_browsers(state: &AppState, platform: &Client) -> Client {
 /// they typed it (the token endpoint, or the login page's form), and `answered` tells what that
 /// edge answers a refusal, both for the access log of the person's account.
 pub async fn password(
-    state: &AppState,
+    context: &Context,
+    protection: &Protection,
+    access_log: &AccessLog,
     attempt: PasswordAttempt<'_>,
     path: &str,
     answered: impl Fn(&SignInError) -> Answered,
 ) -> Result<PasswordOutcome, SignInError> {
-    let now = state.clock.now();
+    let now = context.clock.now();
     let (login, address) = (attempt.username.to_owned(), attempt.origin.ip_address.clone());
-    let outcome = super::password(state, attempt).await;
+    let outcome = super::password(context, protection, attempt).await;
     let answer = match &outcome {
         Ok(_) => Ok(()),
         Err(refused) => Err(answered(refused)),
     };
     let attempt = Attempted { login: &login, address: &address, path, at: now };
-    record_person(state, attempt, answer).await?;
+    record_person(context, access_log, attempt, answer).await?;
     outcome
 }
 
@@ -91,12 +94,13 @@ pub struct Attempted<'a> {
 /// Writes a console sign-in of the person who signs in as `login` to their account's access log,
 /// when `login` names a person of a team: accepted, or refused with the edge's answer.
 pub async fn record_person(
-    state: &AppState,
+    context: &Context,
+    access_log: &AccessLog,
     attempt: Attempted<'_>,
     answer: Result<(), Answered>,
 ) -> Result<(), SignInError> {
     let Attempted { login, address, path, at } = attempt;
-    let pool = state.store.pool();
+    let pool = context.store.pool();
     let Some(person) = users::find_by_login(pool, PLATFORM_REALM, login).await? else { return Ok(()) };
     let Some(member) = accounts::membership(pool, &person.id).await? else { return Ok(()) };
     let (status, outcome, reason) = match answer {
@@ -117,7 +121,7 @@ pub async fn record_person(
         outcome,
         reason: Some(reason),
     };
-    state.access_log.record(entry).await;
+    access_log.record(entry).await;
     Ok(())
 }
 
@@ -125,16 +129,17 @@ pub async fn record_person(
 /// `client_credentials` for a bearer token that acts with the secret's roles and scopes and never
 /// outlives it. The issuance is written to the account's access log.
 pub async fn client_secret(
-    state: &AppState,
+    context: &Context,
+    access_log: &AccessLog,
     client_id: &str,
     value: &str,
     grant: GrantType,
     address: &str,
 ) -> Result<Tokens, SignInError> {
-    let now = state.clock.now();
-    let value_hash = state.hasher.hash(value);
+    let now = context.clock.now();
+    let value_hash = context.hasher.hash(value);
     let credential = match client_id == PLATFORM_REALM {
-        true => secrets::find_by_hash(state.store.pool(), &value_hash).await?,
+        true => secrets::find_by_hash(context.store.pool(), &value_hash).await?,
         false => None,
     };
     let Some(credential) = credential.filter(|c| {
@@ -147,15 +152,14 @@ pub async fn client_secret(
     if grant != GrantType::ClientCredentials {
         return Err(Refusal::SecretOnlyForClientCredentials.into());
     }
-    let platform = platform_client(state).await?;
+    let platform = platform_client(context).await?;
     let secret = &credential.secret;
     let scopes = secret.scopes.clone().unwrap_or_default();
     let subject =
         Subject::AccountSecret { secret_id: &secret.id, account_id: &secret.account_id, expires_at: secret.expires_at };
     let grant = Grant { client: &platform, subject, scopes: &scopes, resource: None, dpop_jkt: None };
-    let issued = tokens::access_token(state, &grant).await?;
-    state
-        .access_log
+    let issued = tokens::access_token(context, &grant).await?;
+    access_log
         .record(AccessEntry {
             id: new_guid(),
             occurred_at: now,

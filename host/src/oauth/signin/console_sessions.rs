@@ -7,7 +7,6 @@ use chrono::{DateTime, Duration, Utc};
 
 use super::codes::{self, CodeExchange};
 use super::{SignInError, console};
-use crate::AppState;
 use crate::kernel::crypto::generate_secret;
 use crate::kernel::ids::PLATFORM_REALM;
 use crate::oauth::tokens;
@@ -28,11 +27,11 @@ pub struct Opened {
 
 /// Opens a console session from a code of the platform realm's login page. `None` when the person
 /// who signed in is on no account's team: there is nothing for them in the console.
-pub async fn open(state: &AppState, code: &str, verifier: &str) -> Result<Option<Opened>, SignInError> {
-    let pool = state.store.pool();
+pub async fn open(context: &Context, code: &str, verifier: &str) -> Result<Option<Opened>, SignInError> {
+    let pool = context.store.pool();
     let realm = realms::find(pool, PLATFORM_REALM).await?.ok_or(Error::NotFound("realm"))?;
-    let platform = console::for_browsers(state, &console::platform_client(state).await?);
-    let redirect_uri = console::redirect_uri(state);
+    let platform = console::for_browsers(context, &console::platform_client(context).await?);
+    let redirect_uri = console::redirect_uri(context);
     let exchange = CodeExchange {
         realm: &realm,
         client: &platform,
@@ -42,25 +41,25 @@ pub async fn open(state: &AppState, code: &str, verifier: &str) -> Result<Option
         resource: None,
         dpop_jkt: None,
     };
-    let tokens = codes::exchange(state, exchange).await?;
-    let active = tokens::active_access_token(state, PLATFORM_REALM, &tokens.access.token).await?;
+    let tokens = codes::exchange(context, exchange).await?;
+    let active = tokens::active_access_token(context, PLATFORM_REALM, &tokens.access.token).await?;
     let Some((platform_session, person)) = active.and_then(|token| token.person) else {
         return Err(SignInError::Refused(super::Refusal::InvalidAuthorizationCode));
     };
     if accounts::membership(pool, &person.id).await?.is_none() {
         return Ok(None);
     }
-    let now = state.clock.now();
+    let now = context.clock.now();
     let cookie = generate_secret("");
     let session = ConsoleSession {
-        id: state.hasher.hash(&cookie),
+        id: context.hasher.hash(&cookie),
         session_id: platform_session.id.clone(),
         user_id: person.id.clone(),
         csrf_token: generate_secret(""),
         created_at: now,
         expires_at: (now + LIFETIME).min(platform_session.expires_at),
     };
-    console_sessions::insert(state.store.writer(), &session).await?;
+    console_sessions::insert(context.store.writer(), &session).await?;
     Ok(Some(Opened { cookie, session }))
 }
 

@@ -9,7 +9,8 @@ use chrono::{DateTime, TimeDelta, Utc};
 use serde_json::Value;
 
 use super::{Login, Origin, login_data, publish, succeeded_event};
-use crate::AppState;
+use crate::protection::Protection;
+use crate::runtime::context::Context;
 use crate::runtime::error::Error;
 use crate::store::Status;
 use crate::store::clients::Client;
@@ -46,14 +47,15 @@ fn reason(consumer: &Consumer, now: DateTime<Utc>) -> &'static str {
 
 /// Publishes the sign-in event of a validation, unless one like it was published within the minute.
 pub async fn record(
-    state: &AppState,
+    context: &Context,
+    protection: &Protection,
     realm: &Realm,
     client: &Client,
     validated: Validated<'_>,
     key_hash: &str,
     origin: &Origin,
 ) -> Result<(), Error> {
-    let now = state.clock.now();
+    let now = context.clock.now();
     let (event_type, consumer, failure, throttle) = match validated {
         Validated::Live(c) => (EventType::LoginSucceeded, Some(c), None, format!("succeeded:{key_hash}")),
         Validated::NotUsable(c) => {
@@ -68,7 +70,7 @@ pub async fn record(
         ),
     };
     let key = format!("consumer-event:{throttle}");
-    match state.protection.counters.hold_unless_held(&key, "1", now + EVENT_EVERY, now).await {
+    match protection.counters.hold_unless_held(&key, "1", now + EVENT_EVERY, now).await {
         Ok(false) => return Ok(()),
         Ok(true) => {}
         // Unreadable counters: the event is published rather than lost.
@@ -89,10 +91,10 @@ pub async fn record(
         data["consumer_name"] = Value::from(consumer.name.as_str());
     }
     if event_type == EventType::LoginSucceeded {
-        state.writes.publish(succeeded_event(realm, client, data, now)).await?;
+        context.writes.publish(succeeded_event(realm, client, data, now)).await?;
         return Ok(());
     }
-    let mut tx = state.store.begin().await?;
+    let mut tx = context.store.begin().await?;
     publish(&mut tx, realm, client, event_type, data, now).await?;
     tx.commit().await?;
     Ok(())

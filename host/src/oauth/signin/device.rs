@@ -15,9 +15,9 @@ use rand::Rng as _;
 
 use super::browser::{Authorization, Opening};
 use super::{Granted, Origin, Refusal, SignInError, Tokens};
-use crate::AppState;
 use crate::kernel::crypto::generate_secret;
 use crate::protection::Hold;
+use crate::protection::Protection;
 use crate::runtime::context::Context;
 use crate::runtime::error::Error;
 use crate::store::browser::BrowserSession;
@@ -109,17 +109,18 @@ pub async fn start(
 /// The pending authorization a person's typed user code names, unless attack protection holds
 /// the source; none for a code that is unknown, settled or expired.
 pub async fn entered(
-    state: &AppState,
+    context: &Context,
+    protection: &Protection,
     realm: &Realm,
     typed: &str,
     origin: &Origin,
 ) -> Result<Option<DeviceAuthorization>, SignInError> {
-    let now = state.clock.now();
-    if state.protection.refuses(Hold::SourceBlocked, &realm.id, &origin.ip_address, now).await {
+    let now = context.clock.now();
+    if protection.refuses(Hold::SourceBlocked, &realm.id, &origin.ip_address, now).await {
         return Err(Refusal::SourceBlocked.into());
     }
     let Some(user_code) = normalised(typed) else { return Ok(None) };
-    pending(state, realm, &user_code_hash(state, realm, &user_code), now).await.map_err(SignInError::from)
+    pending(context, realm, &user_code_hash(context, realm, &user_code), now).await.map_err(SignInError::from)
 }
 
 /// The pending authorization whose user code hashes to `user_code_hash`.
@@ -175,11 +176,11 @@ pub struct Poll<'a> {
 
 /// Answers a device's poll (RFC 8628 §3.5): the tokens once, after the person approved;
 /// `authorization_pending` before; `slow_down` to a device polling faster than its interval.
-pub async fn poll(state: &AppState, poll: Poll<'_>) -> Result<Tokens, SignInError> {
+pub async fn poll(context: &Context, poll: Poll<'_>) -> Result<Tokens, SignInError> {
     let Poll { realm, client, device_code, dpop_jkt } = poll;
-    let now = state.clock.now();
-    let hash = state.hasher.hash(device_code);
-    let device = devices::find(state.store.pool(), &realm.id, &hash)
+    let now = context.clock.now();
+    let hash = context.hasher.hash(device_code);
+    let device = devices::find(context.store.pool(), &realm.id, &hash)
         .await?
         .filter(|device| device.client_id == client.id)
         .ok_or(Refusal::DeviceCodeUnknown)?;
@@ -194,20 +195,20 @@ pub async fn poll(state: &AppState, poll: Poll<'_>) -> Result<Tokens, SignInErro
     let interval = TimeDelta::seconds(device.interval_seconds);
     if device.polled_at.is_some_and(|last| now - last < interval) {
         let slower = device.interval_seconds + 5;
-        devices::polled(state.store.writer(), &hash, slower, now).await?;
+        devices::polled(context.store.writer(), &hash, slower, now).await?;
         return Err(Refusal::DeviceSlowDown.into());
     }
-    devices::polled(state.store.writer(), &hash, device.interval_seconds, now).await?;
+    devices::polled(context.store.writer(), &hash, device.interval_seconds, now).await?;
     if device.status == DeviceStatus::Pending {
         return Err(Refusal::DevicePending.into());
     }
-    if !devices::issue(state.store.writer(), &hash).await? {
+    if !devices::issue(context.store.writer(), &hash).await? {
         return Err(Refusal::DeviceCodeUnknown.into());
     }
     let Some(session_id) = &device.session_id else { return Err(Refusal::DeviceCodeUnknown.into()) };
     let resource = device.resource.as_deref();
     let granted = Granted { scopes: &device.scopes, resource, refresh: None, nonce: None, dpop_jkt };
-    super::redeem(state, (realm, client), session_id, granted, Refusal::DeviceCodeUnknown).await
+    super::redeem(context, (realm, client), session_id, granted, Refusal::DeviceCodeUnknown).await
 }
 
 #[cfg(test)]

@@ -7,10 +7,10 @@
 use serde_json::{Map, Value};
 
 use super::{BrowserSignIn, GrantType, Login, Origin};
-use crate::AppState;
 use crate::oauth::federation::person::{self, TakeError};
 use crate::oauth::federation::sign_in::Failure;
 use crate::protection::Hold;
+use crate::protection::Protection;
 use crate::runtime::context::Context;
 use crate::runtime::error::Error;
 use crate::store::clients::Client;
@@ -62,15 +62,16 @@ impl From<crate::store::Error> for FederatedError {
 /// Signs the browser in as the person `provider` vouched for with `vouched` (its claims, or why
 /// it gave none), for the authorization request of `client`.
 pub async fn sign_in(
-    state: &AppState,
+    context: &Context,
+    protection: &Protection,
     realm: &Realm,
     client: &Client,
     provider: &IdentityProvider,
     vouched: Result<Map<String, Value>, Failure>,
     origin: &Origin,
 ) -> Result<BrowserSignIn, FederatedError> {
-    let now = state.clock.now();
-    if state.protection.refuses(Hold::SourceBlocked, &realm.id, &origin.ip_address, now).await {
+    let now = context.clock.now();
+    if protection.refuses(Hold::SourceBlocked, &realm.id, &origin.ip_address, now).await {
         return Err(FederatedError::Refused(Refused::SourceBlocked));
     }
     let claims = match vouched {
@@ -78,10 +79,10 @@ pub async fn sign_in(
         Err(Failure::Failed(failure)) => return Err(failure.into()),
         Err(failure) => {
             tracing::warn!(realm = %realm.id, provider = %provider.id, %failure, "an upstream sign-in is refused");
-            return refuse(state, realm, client, provider, Refused::Upstream, origin).await;
+            return refuse(context, realm, client, provider, Refused::Upstream, origin).await;
         }
     };
-    let user = match person::take(state, realm, client, provider, &claims).await {
+    let user = match person::take(context, realm, client, provider, &claims).await {
         Ok((user, _)) => user,
         Err(TakeError::Failed(failure)) => return Err(failure.into()),
         Err(TakeError::Refused(refused)) => {
@@ -93,12 +94,12 @@ pub async fn sign_in(
                 | person::Refused::PlatformRealm
                 | person::Refused::Unreadable => Refused::Upstream,
             };
-            return refuse(state, realm, client, provider, refused, origin).await;
+            return refuse(context, realm, client, provider, refused, origin).await;
         }
     };
-    let (mut session, cookie) = super::browser::new_browser_session(state, realm, &user, &[METHOD], origin, now);
+    let (mut session, cookie) = super::browser::new_browser_session(context, realm, &user, &[METHOD], origin, now);
     session.identity_provider = Some(provider.id.to_string());
-    crate::store::browser::insert_session(state.store.writer(), &session).await?;
+    crate::store::browser::insert_session(context.store.writer(), &session).await?;
     Ok(BrowserSignIn { session, user, cookie })
 }
 

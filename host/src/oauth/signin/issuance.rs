@@ -5,7 +5,6 @@
 use chrono::{DateTime, TimeDelta, Utc};
 
 use super::{Refusal, SignInError, Tokens};
-use crate::AppState;
 use crate::kernel::ids::{RefreshTokenId, SessionId};
 use crate::oauth::tokens::{self, Grant, Subject};
 use crate::runtime::context::Context;
@@ -52,28 +51,28 @@ pub(super) fn next_refresh(
 /// approved device's), with a refresh token when the client has the grant; refused with `gone`
 /// once that session ended or its person is no longer active.
 pub(super) async fn redeem(
-    state: &AppState,
+    context: &Context,
     (realm, client): (&Realm, &Client),
     session_id: &SessionId,
     mut granted: Granted<'_>,
     gone: Refusal,
 ) -> Result<Tokens, SignInError> {
-    let now = state.clock.now();
-    let pool = state.store.pool();
+    let now = context.clock.now();
+    let pool = context.store.pool();
     let Some(session) = sessions::find(pool, session_id).await?.filter(|s| s.is_live(now)) else {
         return Err(gone.into());
     };
     let active = user_store::find(pool, &realm.id, &session.user_id).await?.filter(|u| u.status == UserStatus::Active);
     let Some(user) = active else { return Err(gone.into()) };
-    if super::suspended(state, client, &user.id, now).await? {
+    if super::suspended(context, client, &user.id, now).await? {
         return Err(Refusal::Suspended.into());
     }
-    let refresh = next_refresh(state, client, &session, granted.scopes, granted.resource, granted.dpop_jkt, now);
+    let refresh = next_refresh(context, client, &session, granted.scopes, granted.resource, granted.dpop_jkt, now);
     if let Some((row, _, _)) = &refresh {
-        sessions::insert_refresh(state.store.writer(), row).await?;
+        sessions::insert_refresh(context.store.writer(), row).await?;
     }
     granted.refresh = refresh.map(|(_, value, expires_in)| (value, expires_in));
-    Ok(person_tokens(state, client, &user, &session, granted).await?)
+    Ok(person_tokens(context, client, &user, &session, granted).await?)
 }
 
 /// What a person's session is granted at one issuance.
@@ -90,7 +89,7 @@ pub(super) struct Granted<'a> {
 
 /// The access token (and ID token with `openid`) of a person's session.
 pub(super) async fn person_tokens(
-    state: &AppState,
+    context: &Context,
     client: &Client,
     user: &User,
     session: &Session,
@@ -100,7 +99,7 @@ pub(super) async fn person_tokens(
     let auth_time = session.created_at;
     let subject = Subject::Person { user, session_id: &session.id, auth_time };
     let grant = Grant { client, subject, scopes, resource, dpop_jkt };
-    let access = tokens::access_token(state, &grant).await?;
+    let access = tokens::access_token(context, &grant).await?;
     // The scopes the access token carries: a suspension may withhold some of those granted.
     let scopes = access.scopes.as_slice();
     let id_token = if scopes.iter().any(|s| s == "openid") {
@@ -114,7 +113,7 @@ pub(super) async fn person_tokens(
             nonce,
             access_token: &access.token,
         };
-        Some(tokens::id_token(state, &token).await?)
+        Some(tokens::id_token(context, &token).await?)
     } else {
         None
     };

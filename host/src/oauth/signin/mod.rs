@@ -29,9 +29,9 @@ pub use self::login_events::{Login, login_data};
 use self::login_events::{publish, succeeded_event};
 pub use self::refresh::{RefreshAttempt, refresh};
 pub use self::scopes::{MAX_SCOPES, ResourceError, requested_resource, requested_scopes};
-use crate::AppState;
 use crate::kernel::ids::SessionId;
 use crate::oauth::tokens::{self, Grant, Issued, Subject};
+use crate::protection::Protection;
 use crate::protection::detection::{AttemptKind, Outcome};
 use crate::protection::incidents::{self, Attack, Recorded};
 use crate::protection::{Hold, Seen};
@@ -246,7 +246,7 @@ pub enum PasswordOutcome {
 /// A client signing in as itself with its credentials (`client_credentials`); the client is
 /// already authenticated.
 pub async fn client_credentials(
-    state: &AppState,
+    context: &Context,
     realm: &Realm,
     client: &Client,
     asked: Option<Vec<String>>,
@@ -254,11 +254,11 @@ pub async fn client_credentials(
     dpop_jkt: Option<&str>,
     origin: &Origin,
 ) -> Result<Tokens, SignInError> {
-    let server = requested_resource(state, client, resource).await?;
+    let server = requested_resource(context, client, resource).await?;
     let scopes = requested_scopes(client, asked, false, server.as_ref())?;
     let resource = server.as_ref().map(|s| s.address.as_str());
     let grant = Grant { client, subject: Subject::Client, scopes: &scopes, resource, dpop_jkt };
-    let access = tokens::access_token(state, &grant).await?;
+    let access = tokens::access_token(context, &grant).await?;
     let login = Login {
         grant_type: GrantType::ClientCredentials.as_str(),
         resource,
@@ -269,27 +269,31 @@ pub async fn client_credentials(
         methods: &["client_secret"],
     };
     // Nothing else changes with this sign-in: its event goes through the group commit.
-    let event = succeeded_event(realm, client, login_data(login, origin), state.clock.now());
-    state.writes.publish(event).await?;
+    let event = succeeded_event(realm, client, login_data(login, origin), context.clock.now());
+    context.writes.publish(event).await?;
     Ok(Tokens { access, scopes, refresh: None, id_token: None })
 }
 
 /// A person's password sign-in by `client`: attack protection decides on every attempt, the realm
 /// lockout and smart lockout apply at addresses the account never signed in from, and a refusal
 /// answers a name the realm does not have exactly as an account.
-pub async fn password(state: &AppState, attempt: PasswordAttempt<'_>) -> Result<PasswordOutcome, SignInError> {
+pub async fn password(
+    context: &Context,
+    protection: &Protection,
+    attempt: PasswordAttempt<'_>,
+) -> Result<PasswordOutcome, SignInError> {
     let PasswordAttempt { realm, client, username, password, scopes, resource, phone, origin, opens, dpop_jkt } =
         attempt;
-    let now = state.clock.now();
+    let now = context.clock.now();
     let address = origin.ip_address.as_str();
     // A blocked source is refused before anything else, whatever it typed.
-    if state.protection.refuses(Hold::SourceBlocked, &realm.id, address, now).await {
+    if protection.refuses(Hold::SourceBlocked, &realm.id, address, now).await {
         return Err(Refusal::SourceBlocked.into());
     }
-    let server = requested_resource(state, client, resource).await?;
+    let server = requested_resource(context, client, resource).await?;
     let scopes = requested_scopes(client, scopes, true, server.as_ref())?;
     let resource = server.as_ref().map(|s| s.address.as_str());
-    let pool = state.store.pool();
+    let pool = context.store.pool();
     let user = user_store::find_by_login(pool, &realm.id, username).await?;
 
     let approved = match &user {
@@ -303,7 +307,7 @@ pub async fn password(state: &AppState, attempt: PasswordAttempt<'_>) -> Result<
     let target = match &user {
         Some(user) => lockout::Target::Account { user_id: &user.id },
         None => {
-            name_hash = state.hasher.hash(&typed);
+            name_hash = context.hasher.hash(&typed);
             lockout::Target::UnknownName { realm_id: &realm.id, name_hash: &name_hash }
         }
     };
@@ -313,9 +317,7 @@ pub async fn password(state: &AppState, attempt: PasswordAttempt<'_>) -> Result<
     let locked = failures.as_ref().and_then(|f| f.locked_until).is_some_and(|until| until > now);
     // Smart lockout: an account closed to the addresses it was never approved at.
     let closed = match &user {
-        Some(user) if !approved => {
-            state.protection.refuses(Hold::ClosedToUnknownAddresses, &realm.id, &user.id, now).await
-        }
+        Some(user) if !approved => protection.refuses(Hold::ClosedToUnknownAddresses, &realm.id, &user.id, now).await,
         _ => false,
     };
     let stored = user.as_ref().and_then(|u| u.password_hash.clone());
@@ -323,7 +325,7 @@ pub async fn password(state: &AppState, attempt: PasswordAttempt<'_>) -> Result<
     let matched =
         !locked && crate::kernel::passwords::verify(password.to_owned(), stored.clone()).await? && user.is_some();
     if !locked && !matched {
-        even_out_refusal(state, realm, checking).await?;
+        even_out_refusal(context, realm, checking).await?;
     }
     // An imported hash that matched gives way to the service's own, hashed before the transaction.
     let rehashed = match &stored {
@@ -343,22 +345,22 @@ pub async fn password(state: &AppState, attempt: PasswordAttempt<'_>) -> Result<
         approved,
     };
     // Every attempt counts, those the realm lockout refuses included.
-    let decision = state.protection.judge(&state.store, &seen, now).await?;
+    let decision = protection.judge(&context.store, &seen, now).await?;
     // Read before the transaction, which holds the one write connection on SQLite.
     let suspended = match &user {
-        Some(user) if matched && opens == Opens::ClientSession => suspended(state, client, &user.id, now).await?,
+        Some(user) if matched && opens == Opens::ClientSession => suspended(context, client, &user.id, now).await?,
         _ => false,
     };
     let confirm_on_phone = match (phone, &user) {
         (PhoneConfirmation::Required, _) => true,
-        (PhoneConfirmation::IfEnrolled, Some(user)) if matched && !closed => push::has_phone(state, &user.id).await?,
+        (PhoneConfirmation::IfEnrolled, Some(user)) if matched && !closed => push::has_phone(context, &user.id).await?,
         _ => false,
     };
-    let mut tx = state.store.begin().await?;
+    let mut tx = context.store.begin().await?;
     let recorded = match &decision {
         Some(decision) => {
             let attack = Attack { realm, client, user: user.as_ref(), address };
-            incidents::record(state, &mut tx, &attack, decision, now).await?
+            incidents::record(context, protection, &mut tx, &attack, decision, now).await?
         }
         None => Recorded::default(),
     };
@@ -392,7 +394,7 @@ pub async fn password(state: &AppState, attempt: PasswordAttempt<'_>) -> Result<
             methods: &["pwd"],
         };
         publish(&mut tx, realm, client, EventType::LoginFailed, login_data(login, origin), now).await?;
-        state.metrics.sign_in_failed(refusal.reason());
+        context.metrics.sign_in_failed(refusal.reason());
         if guarded && refusal == Refusal::InvalidCredentials {
             let mut counted = match failures.take() {
                 Some(f) if now - f.first_failed_at < lockout::FAILURE_WINDOW => f,
@@ -412,7 +414,7 @@ pub async fn password(state: &AppState, attempt: PasswordAttempt<'_>) -> Result<
                     publish(&mut tx, realm, client, EventType::UserLockedOut, data, now).await?;
                 }
                 counted = Failures { failed_count: 0, first_failed_at: now, locked_until: Some(until) };
-                state.metrics.locked_out();
+                context.metrics.locked_out();
             }
             lockout::save(&mut *tx, target, address, &counted).await?;
         }
@@ -420,12 +422,12 @@ pub async fn password(state: &AppState, attempt: PasswordAttempt<'_>) -> Result<
         // ticket that sets it once; the token endpoint answers the refusal.
         let ticket = match (&user, &refusal, opens) {
             (Some(user), Refusal::PasswordChangeRequired, Opens::BrowserSession) => {
-                Some(recovery::change_ticket(state, &mut tx, realm, client, user, now).await?)
+                Some(recovery::change_ticket(context, &mut tx, realm, client, user, now).await?)
             }
             _ => None,
         };
         tx.commit().await?;
-        crate::protection::send_letters(state, recorded.letters);
+        crate::protection::send_letters(context, recorded.letters);
         return match ticket {
             Some(ticket) => Ok(PasswordOutcome::MustChangePassword { ticket }),
             None => Err(refusal.into()),
@@ -438,21 +440,21 @@ pub async fn password(state: &AppState, attempt: PasswordAttempt<'_>) -> Result<
     let signed_in = SignIn { realm, client, user: &user, scopes: &scopes, resource, methods: &["pwd"], dpop_jkt };
     if confirm_on_phone {
         // The password is right; the person confirms on a phone before anything opens.
-        let (asked, deliveries) = push::ask(state, &mut tx, &signed_in, origin, now).await?;
+        let (asked, deliveries) = push::ask(protection, &mut tx, &signed_in, origin, now).await?;
         tx.commit().await?;
-        push::deliver(state, deliveries);
-        crate::protection::send_letters(state, recorded.letters);
+        push::deliver(context, deliveries);
+        crate::protection::send_letters(context, recorded.letters);
         return Ok(PasswordOutcome::ConfirmationAsked(asked));
     }
-    let outcome = open(state, tx, &signed_in, origin, opens, now).await;
-    crate::protection::send_letters(state, recorded.letters);
+    let outcome = open(context, tx, &signed_in, origin, opens, now).await;
+    crate::protection::send_letters(context, recorded.letters);
     Ok(outcome?)
 }
 
 /// Opens what a successful sign-in opens, in `tx`: a client session and its tokens, or the
 /// browser's realm session.
 async fn open(
-    state: &AppState,
+    context: &Context,
     mut tx: Transaction,
     signed_in: &SignIn<'_>,
     origin: &Origin,
@@ -460,10 +462,10 @@ async fn open(
     now: DateTime<Utc>,
 ) -> Result<PasswordOutcome, Error> {
     match opens {
-        Opens::ClientSession => open_session(state, tx, signed_in, origin, now).await.map(PasswordOutcome::SignedIn),
+        Opens::ClientSession => open_session(context, tx, signed_in, origin, now).await.map(PasswordOutcome::SignedIn),
         Opens::BrowserSession => {
             let SignIn { realm, user, methods, .. } = *signed_in;
-            let (session, cookie) = browser::new_browser_session(state, realm, user, methods, origin, now);
+            let (session, cookie) = browser::new_browser_session(context, realm, user, methods, origin, now);
             crate::store::browser::insert_session(&mut *tx, &session).await?;
             tx.commit().await?;
             let user = user.clone();
@@ -494,7 +496,7 @@ pub struct SignIn<'a> {
 /// Opens the session of a successful sign-in in `tx`: the address is approved for the account,
 /// `login_succeeded` is published, and the tokens are issued once it commits.
 pub async fn open_session(
-    state: &AppState,
+    context: &Context,
     mut tx: Transaction,
     signed_in: &SignIn<'_>,
     origin: &Origin,
@@ -512,14 +514,14 @@ pub async fn open_session(
         authentication_methods: methods_list.clone(),
         created_at: now,
         last_active_at: now,
-        expires_at: now + TimeDelta::seconds(i64::from(state.settings.session_seconds)),
+        expires_at: now + TimeDelta::seconds(i64::from(context.settings.session_seconds)),
         ended_at: None,
         end_reason: None,
         browser_session_id: None,
     };
     sessions::insert(&mut *tx, &session).await?;
     lockout::approve(&mut tx, &user.id, &origin.ip_address, now).await?;
-    let refresh = next_refresh(state, client, &session, scopes, resource, dpop_jkt, now);
+    let refresh = next_refresh(context, client, &session, scopes, resource, dpop_jkt, now);
     if let Some((row, _, _)) = &refresh {
         sessions::insert_refresh(&mut *tx, row).await?;
     }
@@ -535,18 +537,18 @@ pub async fn open_session(
     };
     publish(&mut tx, realm, client, EventType::LoginSucceeded, login_data(login, origin), now).await?;
     tx.commit().await?;
-    person_tokens(state, client, user, &session, Granted { scopes, resource, refresh, nonce: None, dpop_jkt }).await
+    person_tokens(context, client, user, &session, Granted { scopes, resource, refresh, nonce: None, dpop_jkt }).await
 }
 
 /// Waits out what is left of the realm's refusal floor since the password check began, so that a
 /// wrong guess takes as long whatever hash the name has, or whether it names anyone
 /// ([`crate::kernel::passwords::RefusalFloors`]).
-async fn even_out_refusal(state: &AppState, realm: &Realm, checking: std::time::Instant) -> Result<(), Error> {
+async fn even_out_refusal(context: &Context, realm: &Realm, checking: std::time::Instant) -> Result<(), Error> {
     let imported = || async {
         let own = crate::kernel::passwords::own_prefix();
-        Ok(user_store::imported_hashes(state.store.pool(), &realm.id, &own, 500).await?)
+        Ok(user_store::imported_hashes(context.store.pool(), &realm.id, &own, 500).await?)
     };
-    if let Some(floor) = state.refusal_floors.floor(&realm.id, imported).await.map_err(Error::Internal)? {
+    if let Some(floor) = context.passwords.refusal_floors.floor(&realm.id, imported).await.map_err(Error::Internal)? {
         tokio::time::sleep(floor.saturating_sub(checking.elapsed())).await;
     }
     Ok(())

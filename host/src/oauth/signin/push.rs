@@ -8,9 +8,9 @@ use chrono::{DateTime, TimeDelta, Utc};
 use serde_json::{Value, json};
 
 use super::{Opens, Origin, PasswordOutcome, Refusal, SignIn, SignInError};
-use crate::AppState;
 use crate::kernel::clock::iso;
 use crate::kernel::ids::PushRequestId;
+use crate::protection::Protection;
 use crate::protection::detection::{AttemptKind, Outcome};
 use crate::protection::incidents::{self, Attack};
 use crate::protection::{Hold, Seen};
@@ -48,7 +48,7 @@ pub(super) async fn has_phone(context: &Context, user_id: &str) -> Result<bool, 
 /// Creates the pushed request of a sign-in whose password was right in `tx`; the deliveries go to
 /// the gateway once `tx` commits.
 pub(super) async fn ask(
-    state: &AppState,
+    protection: &Protection,
     tx: &mut Connection,
     signed_in: &SignIn<'_>,
     origin: &Origin,
@@ -59,7 +59,7 @@ pub(super) async fn ask(
     if devices.is_empty() {
         return Err(Refusal::PushDeviceMissing.into());
     }
-    let paused = state.protection.refuses(Hold::SignInPushesPaused, &realm.id, &user.id, now).await;
+    let paused = protection.refuses(Hold::SignInPushesPaused, &realm.id, &user.id, now).await;
     let request = PushRequest {
         id: PushRequestId::fresh(),
         realm_id: realm.id.clone(),
@@ -103,8 +103,8 @@ pub(super) async fn ask(
 }
 
 /// Posts the deliveries to the push gateway, without holding up the answer; failures are logged.
-pub(super) fn deliver(state: &AppState, deliveries: Vec<Delivery>) {
-    let Some(gateway) = state.settings.push_gateway_url.clone() else {
+pub(super) fn deliver(context: &Context, deliveries: Vec<Delivery>) {
+    let Some(gateway) = context.settings.push_gateway_url.clone() else {
         if !deliveries.is_empty() {
             tracing::debug!("no push gateway configured: phones find their requests by asking");
         }
@@ -113,7 +113,7 @@ pub(super) fn deliver(state: &AppState, deliveries: Vec<Delivery>) {
     if deliveries.is_empty() {
         return;
     }
-    state.detached.spawn(async move {
+    context.detached.spawn(async move {
         let client = reqwest::Client::new();
         for delivery in deliveries {
             let sent =
@@ -129,14 +129,14 @@ pub(super) fn deliver(state: &AppState, deliveries: Vec<Delivery>) {
 /// The answer to the client (or the login page) polling for `request_id`: once a phone approved
 /// the sign-in, what it opens (`opens`), once; pending, expired or refused otherwise.
 pub async fn collect(
-    state: &AppState,
+    context: &Context,
     realm: &Realm,
     client: &Client,
     request_id: &str,
     opens: Opens,
 ) -> Result<PasswordOutcome, SignInError> {
-    let now = state.clock.now();
-    let pool = state.store.pool();
+    let now = context.clock.now();
+    let pool = context.store.pool();
     let request = store::find_request(pool, request_id)
         .await?
         .filter(|r| r.realm_id == realm.id && r.client_id == client.id)
@@ -155,10 +155,10 @@ pub async fn collect(
         .await?
         .filter(|u| u.status == UserStatus::Active)
         .ok_or(Refusal::PushRequestUnknown)?;
-    if opens == Opens::ClientSession && super::suspended(state, client, &user.id, now).await? {
+    if opens == Opens::ClientSession && super::suspended(context, client, &user.id, now).await? {
         return Err(Refusal::Suspended.into());
     }
-    let mut tx = state.store.begin().await?;
+    let mut tx = context.store.begin().await?;
     if !store::transition(&mut *tx, &request.id, RequestStatus::Approved, RequestStatus::Exchanged, None, now).await? {
         return Err(Refusal::PushRequestUnknown.into());
     }
@@ -174,7 +174,7 @@ pub async fn collect(
         // A sign-in a phone confirmed is not bound to a DPoP key.
         dpop_jkt: None,
     };
-    Ok(super::open(state, tx, &signed_in, &origin, opens, now).await?)
+    Ok(super::open(context, tx, &signed_in, &origin, opens, now).await?)
 }
 
 /// A phone's answer to a pushed request.
@@ -188,7 +188,8 @@ pub enum Decision {
 /// for the account at attack protection, from the address the sign-in came from: refusals on the
 /// phone are how push bombing shows.
 pub async fn answer(
-    state: &AppState,
+    context: &Context,
+    protection: &Protection,
     realm: &Realm,
     device: &Device,
     request_id: &str,
@@ -198,13 +199,13 @@ pub async fn answer(
         Decision::Approve => (RequestStatus::Approved, Outcome::Succeeded),
         Decision::Refuse => (RequestStatus::Refused, Outcome::RefusedOnPhone),
     };
-    let now = state.clock.now();
-    let pool = state.store.pool();
+    let now = context.clock.now();
+    let pool = context.store.pool();
     let request = store::find_request(pool, request_id)
         .await?
         .filter(|r| r.user_id == device.user_id && r.status == RequestStatus::Pending && r.expires_at > now)
         .ok_or(Refusal::PushRequestNotWaiting)?;
-    let client = crate::oauth::tokens::find_client(state, &realm.id, &request.client_id)
+    let client = crate::oauth::tokens::find_client(context, &realm.id, &request.client_id)
         .await?
         .ok_or(Refusal::PushRequestNotWaiting)?;
     let user = user_store::find(pool, &realm.id, &device.user_id).await?.ok_or(Refusal::PushRequestNotWaiting)?;
@@ -217,17 +218,17 @@ pub async fn answer(
         account_known: true,
         approved: false,
     };
-    let verdict = state.protection.judge(&state.store, &seen, now).await?;
-    let mut tx = state.store.begin().await?;
+    let verdict = protection.judge(&context.store, &seen, now).await?;
+    let mut tx = context.store.begin().await?;
     if !store::transition(&mut *tx, &request.id, RequestStatus::Pending, to, Some(&device.id), now).await? {
         return Err(Refusal::PushRequestNotWaiting.into());
     }
     let mut letters = Vec::new();
     if let Some(verdict) = &verdict {
         let attack = Attack { realm, client: &client, user: Some(&user), address: &request.ip_address };
-        letters = incidents::record(state, &mut tx, &attack, verdict, now).await?.letters;
+        letters = incidents::record(context, protection, &mut tx, &attack, verdict, now).await?.letters;
     }
     tx.commit().await?;
-    crate::protection::send_letters(state, letters);
+    crate::protection::send_letters(context, letters);
     Ok(to)
 }

@@ -8,15 +8,15 @@
 use chrono::TimeDelta;
 
 use super::{Refusal, SignInError};
-use crate::AppState;
 use crate::kernel::crypto::generate_secret;
 use crate::kernel::ids::ResetId;
 use crate::kernel::passwords::MAX_PASSWORD_LENGTH;
-use crate::operations::mail::Letter;
+use crate::protection::Protection;
 use crate::protection::detection::{AttemptKind, Outcome};
 use crate::protection::incidents::{self, Attack};
 use crate::protection::{Hold, Seen};
 use crate::runtime::context::Context;
+use crate::runtime::outbound::mail::Letter;
 use crate::store::Status;
 use crate::store::realms::Realm;
 use crate::store::recovery::{self as store, Reset};
@@ -30,21 +30,22 @@ pub const RESET_CODE_PREFIX: &str = "cstl_reset_";
 /// Asks for a reset code for `login` (a username or an e-mail address), sent through `client_id`'s
 /// name. `Ok` whatever happened to the account, so that the answer tells nothing about it.
 pub async fn request(
-    state: &AppState,
+    context: &Context,
+    protection: &Protection,
     realm: &Realm,
     client_id: &str,
     login: &str,
     address: &str,
 ) -> Result<(), SignInError> {
-    let now = state.clock.now();
-    if state.protection.refuses(Hold::SourceBlocked, &realm.id, address, now).await {
+    let now = context.clock.now();
+    if protection.refuses(Hold::SourceBlocked, &realm.id, address, now).await {
         return Err(Refusal::SourceBlocked.into());
     }
-    let client = crate::oauth::tokens::find_client(state, &realm.id, client_id)
+    let client = crate::oauth::tokens::find_client(context, &realm.id, client_id)
         .await?
         .filter(|c| c.status == Status::Active)
         .ok_or(Refusal::ClientUnknown)?;
-    let pool = state.store.pool();
+    let pool = context.store.pool();
     let user = user_store::find_by_login(pool, &realm.id, login).await?;
     let typed = login.to_lowercase();
     let seen = Seen {
@@ -56,23 +57,23 @@ pub async fn request(
         account_known: user.is_some(),
         approved: false,
     };
-    let decision = state.protection.judge(&state.store, &seen, now).await?;
-    let mut tx = state.store.begin().await?;
+    let decision = protection.judge(&context.store, &seen, now).await?;
+    let mut tx = context.store.begin().await?;
     let mut letters = Vec::new();
     if let Some(decision) = &decision {
         let attack = Attack { realm, client: &client, user: user.as_ref(), address };
-        letters.extend(incidents::record(state, &mut tx, &attack, decision, now).await?.letters);
+        letters.extend(incidents::record(context, protection, &mut tx, &attack, decision, now).await?.letters);
     }
     // The e-mail goes out to an active account with an address, unless its recovery is silenced
     // (this request may just have silenced it).
     let recipient = user.as_ref().filter(|u| u.status == UserStatus::Active).and_then(|u| Some((u, u.email.clone()?)));
     if let Some((user, to)) = recipient
-        && !state.protection.refuses(Hold::RecoverySilenced, &realm.id, &user.id, now).await
+        && !protection.refuses(Hold::RecoverySilenced, &realm.id, &user.id, now).await
     {
-        let token = new_reset(state, &mut tx, (realm, &client, user), TimeDelta::minutes(RESET_MINUTES), now).await?;
+        let token = new_reset(context, &mut tx, (realm, &client, user), TimeDelta::minutes(RESET_MINUTES), now).await?;
         let name = &client.name;
         // The page that takes the code on its own, for a person who is not on the login page.
-        let link = format!("{}/realms/{}/account/password?code={token}", state.public_url, realm.id);
+        let link = format!("{}/realms/{}/account/password?code={token}", context.public_url, realm.id);
         letters.push(Letter {
             to,
             subject: format!("{name}: reset your password"),
@@ -85,7 +86,7 @@ pub async fn request(
         });
     }
     tx.commit().await?;
-    crate::protection::send_letters(state, letters);
+    crate::protection::send_letters(context, letters);
     Ok(())
 }
 
@@ -130,13 +131,13 @@ async fn new_reset(
 
 /// Whether `password` meets the realm's rules for a new password: its length, and when the realm
 /// blocks them, not one known from a breach.
-pub async fn acceptable(state: &AppState, realm: &Realm, password: &str) -> Result<(), Refusal> {
+pub async fn acceptable(context: &Context, realm: &Realm, password: &str) -> Result<(), Refusal> {
     let minimum = usize::try_from(realm.settings.minimum_password_length).unwrap_or(8);
     let length = password.chars().count();
     if length < minimum || length > MAX_PASSWORD_LENGTH {
         return Err(Refusal::PasswordLength { minimum, maximum: MAX_PASSWORD_LENGTH });
     }
-    if realm.settings.block_breached_passwords && state.breached_passwords.contains(password).await {
+    if realm.settings.block_breached_passwords && context.passwords.breached.contains(password).await {
         return Err(Refusal::PasswordBreached);
     }
     Ok(())
@@ -144,19 +145,19 @@ pub async fn acceptable(state: &AppState, realm: &Realm, password: &str) -> Resu
 
 /// Sets a new password with a reset code, once; the password must meet the realm's rules. It
 /// clears a required change and resolves an exposure of the old password.
-pub async fn reset(state: &AppState, realm: &Realm, token: &str, password: &str) -> Result<(), SignInError> {
-    let now = state.clock.now();
-    let reset = store::find_by_hash(state.store.pool(), &state.hasher.hash(token))
+pub async fn reset(context: &Context, realm: &Realm, token: &str, password: &str) -> Result<(), SignInError> {
+    let now = context.clock.now();
+    let reset = store::find_by_hash(context.store.pool(), &context.hasher.hash(token))
         .await?
         .filter(|r| r.realm_id == realm.id && r.used_at.is_none() && r.expires_at > now)
         .ok_or(Refusal::RecoveryCodeInvalid)?;
-    acceptable(state, realm, password).await?;
+    acceptable(context, realm, password).await?;
     let mut user =
-        user_store::find(state.store.pool(), &realm.id, &reset.user_id).await?.ok_or(Refusal::RecoveryCodeInvalid)?;
+        user_store::find(context.store.pool(), &realm.id, &reset.user_id).await?.ok_or(Refusal::RecoveryCodeInvalid)?;
     user.password_hash = Some(crate::kernel::passwords::hash(password.to_owned()).await?);
     user.must_change_password = false;
     user.updated_at = now;
-    let mut tx = state.store.begin().await?;
+    let mut tx = context.store.begin().await?;
     if !store::use_once(&mut *tx, &reset.id, now).await? {
         return Err(Refusal::RecoveryCodeInvalid.into());
     }

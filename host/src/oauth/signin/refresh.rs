@@ -8,7 +8,6 @@ use super::{
     Granted, Login, Origin, Refusal, SignInError, Tokens, login_data, next_refresh, person_tokens, publish,
     succeeded_event,
 };
-use crate::AppState;
 use crate::oauth::tokens;
 use crate::runtime::context::Context;
 use crate::store::clients::{Client, GrantType};
@@ -37,20 +36,21 @@ pub struct RefreshAttempt<'a> {
     pub origin: &'a Origin,
 }
 
-pub async fn refresh(state: &AppState, attempt: RefreshAttempt<'_>) -> Result<Tokens, SignInError> {
+pub async fn refresh(context: &Context, attempt: RefreshAttempt<'_>) -> Result<Tokens, SignInError> {
     let RefreshAttempt { realm, client, presented, scopes, resource, dpop_jkt, origin } = attempt;
-    let pool = state.store.pool();
-    let now = state.clock.now();
+    let pool = context.store.pool();
+    let now = context.clock.now();
     let Some(id) = tokens::refresh_token_id(presented) else { return Err(Refusal::InvalidRefreshToken.into()) };
     let found = sessions::find_refresh_grant(pool, id).await?;
-    let Some((token, session, user)) = found.filter(|(t, _, _)| state.hasher.matches(presented, &t.token_hash)) else {
+    let Some((token, session, user)) = found.filter(|(t, _, _)| context.hasher.matches(presented, &t.token_hash))
+    else {
         return Err(Refusal::InvalidRefreshToken.into());
     };
     if session.realm_id != realm.id || session.client_id != client.id {
         return Err(Refusal::InvalidRefreshToken.into());
     }
     if token.exchanged_at.is_some() {
-        return Err(reuse_detected(state, realm, client, &token, &session, origin, now).await);
+        return Err(reuse_detected(context, realm, client, &token, &session, origin, now).await);
     }
     // Everything that can refuse is read before the write transaction, which stays short.
     if token.revoked_at.is_some()
@@ -61,7 +61,7 @@ pub async fn refresh(state: &AppState, attempt: RefreshAttempt<'_>) -> Result<To
     {
         return Err(Refusal::InvalidRefreshToken.into());
     }
-    if super::suspended(state, client, &user.id, now).await? {
+    if super::suspended(context, client, &user.id, now).await? {
         return Err(Refusal::Suspended.into());
     }
     if token.dpop_jkt.is_some() && token.dpop_jkt.as_deref() != dpop_jkt {
@@ -85,7 +85,7 @@ pub async fn refresh(state: &AppState, attempt: RefreshAttempt<'_>) -> Result<To
         }
     };
     let next =
-        next_refresh(state, client, &session, &scopes, token.resource.as_deref(), refresh_binding.as_deref(), now);
+        next_refresh(context, client, &session, &scopes, token.resource.as_deref(), refresh_binding.as_deref(), now);
     let methods: Vec<String> = session.authentication_methods.clone();
     let methods: Vec<&str> = methods.iter().map(String::as_str).collect();
     let login = Login {
@@ -106,13 +106,13 @@ pub async fn refresh(state: &AppState, attempt: RefreshAttempt<'_>) -> Result<To
         event,
     };
     // The exchange, the next token and the event commit together, in a group commit.
-    if !state.writes.rotate(rotation).await? {
+    if !context.writes.rotate(rotation).await? {
         // Another request exchanged it a moment ago.
-        return Err(reuse_detected(state, realm, client, &token, &session, origin, now).await);
+        return Err(reuse_detected(context, realm, client, &token, &session, origin, now).await);
     }
     let refresh = next.map(|(_, value, expires_in)| (value, expires_in));
     let granted = Granted { scopes: &scopes, resource: token.resource.as_deref(), refresh, nonce: None, dpop_jkt };
-    Ok(person_tokens(state, client, &user, &session, granted).await?)
+    Ok(person_tokens(context, client, &user, &session, granted).await?)
 }
 
 /// A refresh token presented after it was exchanged: the session behind it ends (its tokens go

@@ -16,16 +16,17 @@
 use chrono::TimeDelta;
 
 use super::{BrowserSignIn, Origin, Refusal};
-use crate::AppState;
 use crate::directory::people::{self, Arrival};
 use crate::kernel::crypto::generate_secret;
 use crate::kernel::ids::{SignUpId, UserId};
 use crate::kernel::validate::{is_email, is_username};
-use crate::operations::mail::Letter;
+use crate::protection::Protection;
 use crate::protection::detection::{AttemptKind, Outcome};
 use crate::protection::incidents::{self, Attack};
 use crate::protection::{Hold, Seen};
+use crate::runtime::context::Context;
 use crate::runtime::error::Error;
+use crate::runtime::outbound::mail::Letter;
 use crate::store::clients::Client;
 use crate::store::realms::Realm;
 use crate::store::sign_ups::{self as store, SignUp as Pending};
@@ -38,8 +39,8 @@ pub const SIGN_UP_CODE_PREFIX: &str = "cstl_signup_";
 
 /// Whether people may sign up to the realm here: the realm allows it and the service can send the
 /// e-mail that confirms their address.
-pub fn open(state: &AppState, realm: &Realm) -> bool {
-    realm.settings.self_sign_up && state.mailer.configured()
+pub fn open(context: &Context, realm: &Realm) -> bool {
+    realm.settings.self_sign_up && context.outbound.mailer.configured()
 }
 
 /// A sign-up, as typed.
@@ -92,14 +93,14 @@ impl From<crate::store::Error> for SignUpError {
 
 /// Asks for an account: once the fields are well formed, it answers alike whatever another
 /// account holds, and the e-mail says the rest.
-pub async fn ask(state: &AppState, attempt: SignUp<'_>) -> Result<(), SignUpError> {
+pub async fn ask(context: &Context, protection: &Protection, attempt: SignUp<'_>) -> Result<(), SignUpError> {
     let SignUp { realm, client, username, email, password, origin } = attempt;
-    if !open(state, realm) {
+    if !open(context, realm) {
         return Err(SignUpRefusal::Closed.into());
     }
-    let now = state.clock.now();
+    let now = context.clock.now();
     let address = origin.ip_address.as_str();
-    if state.protection.refuses(Hold::SourceBlocked, &realm.id, address, now).await {
+    if protection.refuses(Hold::SourceBlocked, &realm.id, address, now).await {
         return Err(SignUpRefusal::SourceBlocked.into());
     }
     // A username that is an address would make a sign-in name two accounts (`find_by_login`).
@@ -109,8 +110,8 @@ pub async fn ask(state: &AppState, attempt: SignUp<'_>) -> Result<(), SignUpErro
     if !is_email(email) {
         return Err(SignUpRefusal::EmailInvalid.into());
     }
-    super::recovery::acceptable(state, realm, password).await.map_err(SignUpRefusal::Password)?;
-    let pool = state.store.pool();
+    super::recovery::acceptable(context, realm, password).await.map_err(SignUpRefusal::Password)?;
+    let pool = context.store.pool();
     let by_username = user_store::find_by_login(pool, &realm.id, username).await?;
     let by_email = user_store::find_by_login(pool, &realm.id, email).await?;
     let typed = email.to_lowercase();
@@ -123,7 +124,7 @@ pub async fn ask(state: &AppState, attempt: SignUp<'_>) -> Result<(), SignUpErro
         account_known: by_email.is_some(),
         approved: false,
     };
-    let decision = state.protection.judge(&state.store, &seen, now).await?;
+    let decision = protection.judge(&context.store, &seen, now).await?;
     // The password is hashed whatever was taken, so that the answer takes as long either way.
     let password_hash = crate::kernel::passwords::hash(password.to_owned()).await.map_err(Error::Internal)?;
     let code = generate_secret(SIGN_UP_CODE_PREFIX);
@@ -134,27 +135,27 @@ pub async fn ask(state: &AppState, attempt: SignUp<'_>) -> Result<(), SignUpErro
         username: username.to_owned(),
         email: email.to_owned(),
         password_hash,
-        code_hash: state.hasher.hash(&code),
+        code_hash: context.hasher.hash(&code),
         created_at: now,
         expires_at: now + TimeDelta::minutes(CONFIRM_MINUTES),
         used_at: None,
     };
     let mut letters = Vec::new();
-    let mut tx = state.store.begin().await?;
+    let mut tx = context.store.begin().await?;
     if let Some(decision) = &decision {
         let attack = Attack { realm, client, user: None, address };
-        letters.extend(incidents::record(state, &mut tx, &attack, decision, now).await?.letters);
+        letters.extend(incidents::record(context, protection, &mut tx, &attack, decision, now).await?.letters);
     }
     store::insert(&mut *tx, &pending).await?;
     tx.commit().await?;
     // A source this very request got blocked hears what any blocked source hears, and no e-mail
     // goes out for it.
     if decision.as_ref().is_some_and(|judged| judged.blocks_source()) {
-        crate::protection::send_letters(state, letters);
+        crate::protection::send_letters(context, letters);
         return Err(SignUpRefusal::SourceBlocked.into());
     }
     letters.push(letter(client, &pending, &code, by_username.is_some(), by_email.as_ref()));
-    crate::protection::send_letters(state, letters);
+    crate::protection::send_letters(context, letters);
     Ok(())
 }
 
@@ -200,21 +201,22 @@ fn letter(client: &Client, pending: &Pending, code: &str, username_taken: bool, 
 /// Creates the account a code was sent for, its address confirmed, and signs the browser in to the
 /// realm with it.
 pub async fn confirm(
-    state: &AppState,
+    context: &Context,
+    protection: &Protection,
     realm: &Realm,
     client: &Client,
     code: &str,
     origin: &Origin,
 ) -> Result<BrowserSignIn, SignUpError> {
-    if !open(state, realm) {
+    if !open(context, realm) {
         return Err(SignUpRefusal::Closed.into());
     }
-    let now = state.clock.now();
-    if state.protection.refuses(Hold::SourceBlocked, &realm.id, &origin.ip_address, now).await {
+    let now = context.clock.now();
+    if protection.refuses(Hold::SourceBlocked, &realm.id, &origin.ip_address, now).await {
         return Err(SignUpRefusal::SourceBlocked.into());
     }
-    let pool = state.store.pool();
-    let pending = store::find_open(pool, &realm.id, &state.hasher.hash(code.trim()), now)
+    let pool = context.store.pool();
+    let pending = store::find_open(pool, &realm.id, &context.hasher.hash(code.trim()), now)
         .await?
         .ok_or(SignUpRefusal::CodeInvalid)?;
     if user_store::find_by_login(pool, &realm.id, &pending.username).await?.is_some()
@@ -237,8 +239,8 @@ pub async fn confirm(
         created_at: now,
         updated_at: now,
     };
-    let (session, cookie) = super::browser::new_browser_session(state, realm, &user, &["pwd"], origin, now);
-    let mut tx = state.store.begin().await?;
+    let (session, cookie) = super::browser::new_browser_session(context, realm, &user, &["pwd"], origin, now);
+    let mut tx = context.store.begin().await?;
     if !store::use_once(&mut *tx, &pending.id, now).await? {
         return Err(SignUpRefusal::CodeInvalid.into());
     }

@@ -12,7 +12,6 @@ use base64::engine::general_purpose::URL_SAFE_NO_PAD;
 use chrono::{DateTime, Utc};
 use serde_json::{Map, Value, json};
 
-use crate::AppState;
 use crate::kernel::crypto::generate_secret;
 use crate::kernel::ids::{ClientId, RealmId, SessionId, guid_at, guid_instant};
 use crate::oauth::suspensions::{self, Standing};
@@ -30,8 +29,8 @@ pub const ACCESS_TOKEN_TYPE: &str = "at+jwt";
 pub const REFRESH_TOKEN_PREFIX: &str = "cstl_rt_";
 
 /// The issuer of a realm's tokens.
-pub fn issuer(state: &AppState, realm_id: &str) -> String {
-    format!("{}/realms/{realm_id}", state.public_url)
+pub fn issuer(context: &Context, realm_id: &str) -> String {
+    format!("{}/realms/{realm_id}", context.public_url)
 }
 
 /// Who a token is about.
@@ -94,10 +93,10 @@ async fn sign(context: &Context, client: &Client, typ: &str, claims: &Value) -> 
 }
 
 /// Signs an access token for the grant.
-pub async fn access_token(state: &AppState, grant: &Grant<'_>) -> Result<Issued, Error> {
-    let instant = state.clock.now();
+pub async fn access_token(context: &Context, grant: &Grant<'_>) -> Result<Issued, Error> {
+    let instant = context.clock.now();
     let now = instant.timestamp();
-    let lifetime = i64::from(state.settings.access_token_seconds);
+    let lifetime = i64::from(context.settings.access_token_seconds);
     // The jti carries the issuance to the millisecond, which revocation instants are compared with.
     let jti = guid_at(instant);
     let client = grant.client;
@@ -120,13 +119,13 @@ pub async fn access_token(state: &AppState, grant: &Grant<'_>) -> Result<Issued,
     // What a suspension of the person at the client withholds from new tokens.
     let standing = match grant.subject {
         Subject::Person { user, .. } | Subject::Impersonated { user, .. } | Subject::Delegated { user, .. } => {
-            suspensions::standing(state, &client.realm_id, &client.id, &user.id, instant).await?
+            suspensions::standing(context, &client.realm_id, &client.id, &user.id, instant).await?
         }
         _ => Standing::default(),
     };
     let scopes = standing.narrow(grant.scopes);
     let mut claims = Map::new();
-    claims.insert("iss".into(), json!(issuer(state, &client.realm_id)));
+    claims.insert("iss".into(), json!(issuer(context, &client.realm_id)));
     claims.insert("sub".into(), json!(sub));
     claims.insert("aud".into(), json!(grant.resource.unwrap_or(&client.id)));
     claims.insert("client_id".into(), json!(client.id));
@@ -148,20 +147,20 @@ pub async fn access_token(state: &AppState, grant: &Grant<'_>) -> Result<Issued,
             claims.insert("account_id".into(), json!(account_id));
         }
         Subject::Person { user, .. } => {
-            let roles = standing.roles(&person_roles(state, user).await?);
+            let roles = standing.roles(&person_roles(context, user).await?);
             let (realm_roles, client_roles) = role_maps(&roles);
             claims.insert("realm_resource_access".into(), json!({ "roles": realm_roles }));
             claims.insert("resource_access".into(), client_roles);
         }
         Subject::Impersonated { user, act, .. } => {
-            let roles = standing.roles(&person_roles(state, user).await?);
+            let roles = standing.roles(&person_roles(context, user).await?);
             let (realm_roles, client_roles) = role_maps(&roles);
             claims.insert("realm_resource_access".into(), json!({ "roles": realm_roles }));
             claims.insert("resource_access".into(), client_roles);
             claims.insert("act".into(), act.clone());
         }
         Subject::Delegated { user, act, delegation_id, .. } => {
-            let roles = standing.roles(&person_roles(state, user).await?);
+            let roles = standing.roles(&person_roles(context, user).await?);
             let (realm_roles, client_roles) = role_maps(&roles);
             claims.insert("realm_resource_access".into(), json!({ "roles": realm_roles }));
             claims.insert("resource_access".into(), client_roles);
@@ -169,7 +168,7 @@ pub async fn access_token(state: &AppState, grant: &Grant<'_>) -> Result<Issued,
             claims.insert("delegation_id".into(), json!(delegation_id));
         }
         Subject::Client => {
-            let roles = client_grants(state, client).await?;
+            let roles = client_grants(context, client).await?;
             let (realm_roles, client_roles) = role_maps(&roles);
             claims.insert(
                 "client_resource_access".into(),
@@ -177,10 +176,10 @@ pub async fn access_token(state: &AppState, grant: &Grant<'_>) -> Result<Issued,
             );
         }
     }
-    for (name, value) in claims::of_grant(state, grant).await? {
+    for (name, value) in claims::of_grant(context, grant).await? {
         claims.entry(name).or_insert(value);
     }
-    let token = sign(state, client, ACCESS_TOKEN_TYPE, &Value::Object(claims)).await?;
+    let token = sign(context, client, ACCESS_TOKEN_TYPE, &Value::Object(claims)).await?;
     let expires_at = DateTime::from_timestamp(expires_at, 0).unwrap_or_default();
     Ok(Issued { token, jti, expires_at, lifetime_seconds: lifetime, scopes })
 }
@@ -271,16 +270,16 @@ pub struct IdToken<'a> {
 }
 
 /// An OpenID Connect ID token (OIDC Core §2) for the client.
-pub async fn id_token(state: &AppState, token: &IdToken<'_>) -> Result<String, Error> {
+pub async fn id_token(context: &Context, token: &IdToken<'_>) -> Result<String, Error> {
     let IdToken { client, user, session_id, auth_time, scopes, methods, nonce, access_token } = *token;
-    let now = state.clock.now().timestamp();
+    let now = context.clock.now().timestamp();
     let mut claims = json!({
-        "iss": issuer(state, &client.realm_id),
+        "iss": issuer(context, &client.realm_id),
         "sub": user.id,
         "aud": client.id,
         "azp": client.id,
         "iat": now,
-        "exp": now + i64::from(state.settings.access_token_seconds),
+        "exp": now + i64::from(context.settings.access_token_seconds),
         "auth_time": auth_time.timestamp(),
         "sid": session_id,
         "at_hash": at_hash(access_token),
@@ -294,11 +293,11 @@ pub async fn id_token(state: &AppState, token: &IdToken<'_>) -> Result<String, E
             object.insert("nonce".into(), json!(nonce));
         }
         object.extend(person_claims(user, scopes));
-        for (name, value) in claims::mapped(state, client, user, claims::Token::Id).await? {
+        for (name, value) in claims::mapped(context, client, user, claims::Token::Id).await? {
             object.entry(name).or_insert(value);
         }
     }
-    sign(state, client, "JWT", &claims).await
+    sign(context, client, "JWT", &claims).await
 }
 
 /// The `acr` of a sign-in with a password: the one level of assurance the service tells apart.
@@ -410,13 +409,13 @@ pub struct IdTokenHint {
 /// An ID token of the realm used as a hint (OIDC Core §3.1.2.1, RP-Initiated Logout §2): signed by
 /// a key of the realm that is not revoked and issued by the realm. Its expiry does not matter; a
 /// hint is not a credential. `None` for anything else.
-pub async fn id_token_hint(state: &AppState, realm_id: &str, token: &str) -> Result<Option<IdTokenHint>, Error> {
-    let Some(verifier) = realm_verifier(state, realm_id, token, "JWT").await? else { return Ok(None) };
+pub async fn id_token_hint(context: &Context, realm_id: &str, token: &str) -> Result<Option<IdTokenHint>, Error> {
+    let Some(verifier) = realm_verifier(context, realm_id, token, "JWT").await? else { return Ok(None) };
     let mut validation = jsonwebtoken::Validation::new(verifier.algorithm);
     validation.validate_exp = false;
     validation.validate_nbf = false;
     validation.validate_aud = false;
-    validation.set_issuer(&[issuer(state, realm_id)]);
+    validation.set_issuer(&[issuer(context, realm_id)]);
     validation.set_required_spec_claims(&["iss", "sub", "aud"]);
     let Ok(data) = jsonwebtoken::decode::<Map<String, Value>>(token, &verifier.key, &validation) else {
         return Ok(None);
@@ -440,16 +439,16 @@ pub async fn id_token_hint(state: &AppState, realm_id: &str, token: &str) -> Res
 /// of a live session of an Active person when it has one (of an Active person when it impersonates
 /// one) who is not under a Full suspension at the client, and of a client still Active whose
 /// tokens of that time were not revoked. `None` for anything else; only a database failure is an error.
-pub async fn active_access_token(state: &AppState, realm_id: &str, token: &str) -> Result<Option<ActiveToken>, Error> {
-    let Some(verifier) = realm_verifier(state, realm_id, token, ACCESS_TOKEN_TYPE).await? else { return Ok(None) };
-    let claims = match state.caches.verified_tokens.get(token) {
+pub async fn active_access_token(context: &Context, realm_id: &str, token: &str) -> Result<Option<ActiveToken>, Error> {
+    let Some(verifier) = realm_verifier(context, realm_id, token, ACCESS_TOKEN_TYPE).await? else { return Ok(None) };
+    let claims = match context.caches.verified_tokens.get(token) {
         Some(claims) => claims,
         None => {
             let mut validation = jsonwebtoken::Validation::new(verifier.algorithm);
             validation.validate_exp = false;
             validation.validate_nbf = false;
             validation.validate_aud = false;
-            validation.set_issuer(&[issuer(state, realm_id)]);
+            validation.set_issuer(&[issuer(context, realm_id)]);
             validation.set_required_spec_claims(&["exp", "iat", "iss", "sub", "jti"]);
             let Ok(data) = jsonwebtoken::decode::<Map<String, Value>>(token, &verifier.key, &validation) else {
                 return Ok(None);
@@ -458,7 +457,7 @@ pub async fn active_access_token(state: &AppState, realm_id: &str, token: &str) 
             if let Some(expires_at) =
                 claims.get("exp").and_then(Value::as_i64).and_then(|s| DateTime::from_timestamp(s, 0))
             {
-                state.caches.verified_tokens.keep(token, claims.clone(), expires_at);
+                context.caches.verified_tokens.keep(token, claims.clone(), expires_at);
             }
             claims
         }
@@ -471,17 +470,17 @@ pub async fn active_access_token(state: &AppState, realm_id: &str, token: &str) 
         return Ok(None);
     };
     let issued_at = guid_instant(&jti).unwrap_or(issued_at);
-    let now = state.clock.now();
+    let now = context.clock.now();
     if expires_at <= now || !verifier.signs_for(&client_id) {
         return Ok(None);
     }
-    if is_revoked(state, &jti).await? {
+    if is_revoked(context, &jti).await? {
         return Ok(None);
     }
     let session_id = text("sid");
     let mut person = None;
     if let Some(sid) = &session_id {
-        let found = state.session_reads.find_with_person(sid).await?;
+        let found = context.session_reads.find_with_person(sid).await?;
         let live = found.filter(|(s, u)| {
             s.realm_id == realm_id && s.is_live(now) && u.id == subject && u.status == UserStatus::Active
         });
@@ -490,14 +489,14 @@ pub async fn active_access_token(state: &AppState, realm_id: &str, token: &str) 
     } else if claims.contains_key("act") {
         // An impersonation has no session: the person it signs in as is read at every check, so a
         // person disabled or deleted since takes the token with them, on every host at once.
-        let found = user_store::find(state.store.pool(), realm_id, &subject).await?;
+        let found = user_store::find(context.store.pool(), realm_id, &subject).await?;
         if !found.is_some_and(|user| user.status == UserStatus::Active) {
             return Ok(None);
         }
     }
     if let Some(grant) = claims.get("delegation_id") {
         let live = match grant.as_str() {
-            Some(grant) => delegation::is_live(state, realm_id, grant, now).await?,
+            Some(grant) => delegation::is_live(context, realm_id, grant, now).await?,
             None => false,
         };
         if !live {
@@ -506,11 +505,11 @@ pub async fn active_access_token(state: &AppState, realm_id: &str, token: &str) 
     }
     // A person's token goes inactive the moment a Full suspension of them at its client starts.
     if (session_id.is_some() || claims.contains_key("act"))
-        && suspensions::refuses(state, realm_id, &client_id, &subject, now).await?
+        && suspensions::refuses(context, realm_id, &client_id, &subject, now).await?
     {
         return Ok(None);
     }
-    let client = find_client(state, realm_id, &client_id).await?;
+    let client = find_client(context, realm_id, &client_id).await?;
     let client_good = client.is_some_and(|c| c.status == Status::Active && !c.revoked_token(issued_at));
     if !client_good {
         return Ok(None);

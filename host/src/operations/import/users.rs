@@ -13,7 +13,6 @@ use std::collections::HashMap;
 use chrono::{DateTime, Utc};
 use serde_json::{Value, json};
 
-use crate::AppState;
 use crate::kernel::ids::{ImportId, UserId};
 use crate::kernel::passwords::imported::{self, Exported, Pbkdf2Digest};
 use crate::kernel::validate::{
@@ -65,7 +64,7 @@ struct Given {
 
 /// A running import.
 pub struct Importer<'a> {
-    state: &'a AppState,
+    context: &'a Context,
     by: Author<'a>,
     client: &'a Client,
     job: UserImport,
@@ -89,13 +88,13 @@ impl<'a> Importer<'a> {
     /// Starts an import into the client's realm: the job is stored Running before any row is read.
     /// A dry run checks every row as the import would, and writes and publishes nothing.
     pub async fn start(
-        state: &'a AppState,
+        context: &'a Context,
         by: Author<'a>,
         client: &'a Client,
         on_conflict: OnConflict,
         dry_run: bool,
     ) -> Result<Importer<'a>, Error> {
-        let now = state.clock.now();
+        let now = context.clock.now();
         let job = UserImport {
             id: ImportId::fresh(),
             account_id: by.actor.account_id.clone(),
@@ -116,12 +115,12 @@ impl<'a> Importer<'a> {
             finished_at: None,
         };
         if !dry_run {
-            store::insert(state.store.writer(), &job).await?;
+            store::insert(context.store.writer(), &job).await?;
         }
-        let directory = directory(state, client).await?;
+        let directory = directory(context, client).await?;
         let (names_seen, emails_seen) = (HashMap::new(), HashMap::new());
         let dry_run = dry_run.then(Vec::new);
-        Ok(Self { state, by, client, job, directory, names_seen, emails_seen, dry_run })
+        Ok(Self { context, by, client, job, directory, names_seen, emails_seen, dry_run })
     }
 
     /// In a dry run, the names an import of configuration made first would add: realm roles,
@@ -153,7 +152,7 @@ impl<'a> Importer<'a> {
 
     /// Reads and writes one batch of rows: `(line, row)`, the row `Err` when it was not JSON.
     pub async fn take(&mut self, rows: Vec<Row>) -> Result<(), Error> {
-        let now = self.state.clock.now();
+        let now = self.context.clock.now();
         let mut refusals = Vec::new();
         let mut candidates = Vec::new();
         for (line, row) in rows {
@@ -181,7 +180,7 @@ impl<'a> Importer<'a> {
             kept.extend(refusals);
             return Ok(());
         }
-        let mut tx = self.state.store.begin().await?;
+        let mut tx = self.context.store.begin().await?;
         let new_users: Vec<User> = creates.iter().map(|c| c.user.clone()).collect();
         user_store::insert_many(&mut *tx, &new_users).await?;
         let mut links: Vec<(Link, String, String)> = Vec::new();
@@ -218,7 +217,7 @@ impl<'a> Importer<'a> {
     /// Ends the import: Completed, or Failed with `failure`; its change is trailed with no
     /// `resource_id` (it touched many people) and the counts in its details.
     pub async fn finish(mut self, failure: Option<String>) -> Result<Finished, Error> {
-        let now = self.state.clock.now();
+        let now = self.context.clock.now();
         self.job.status = if failure.is_some() { ImportStatus::Failed } else { ImportStatus::Completed };
         self.job.failure = failure;
         self.job.updated_at = now;
@@ -227,7 +226,7 @@ impl<'a> Importer<'a> {
             refusals.sort_by_key(|refusal| refusal.line);
             return Ok(Finished { job: self.job, dry_run_refusals: Some(refusals) });
         }
-        let mut tx = self.state.store.begin().await?;
+        let mut tx = self.context.store.begin().await?;
         store::save_progress(&mut *tx, &self.job).await?;
         let place = Place::in_realm(ResourceKind::User, "", &self.job.realm_id).of_client(&self.job.client_id);
         let mut change = Change::of(ChangeAction::Create, place, 200).details(json!({
@@ -240,9 +239,9 @@ impl<'a> Importer<'a> {
             "refused": self.job.refused,
         }));
         (change.resource_id, change.parent_id) = (None, None);
-        changes::commit(self.state, self.by, tx, change).await?;
+        changes::commit(self.context, self.by, tx, change).await?;
         // Imported hashes may cost more than the realm's others: its refusals are evened out anew.
-        self.state.refusal_floors.forget(&self.job.realm_id);
+        self.context.passwords.refusal_floors.forget(&self.job.realm_id);
         Ok(Finished { job: self.job, dry_run_refusals: None })
     }
 
@@ -347,7 +346,7 @@ impl<'a> Importer<'a> {
         let usernames: Vec<String> = candidates.iter().map(|c| c.user.username.clone()).collect();
         let emails: Vec<String> =
             candidates.iter().filter_map(|c| c.user.email.as_ref().map(|e| e.to_lowercase())).collect();
-        let existing = store::existing(&self.state.store, &self.job.realm_id, &usernames, &emails).await?;
+        let existing = store::existing(&self.context.store, &self.job.realm_id, &usernames, &emails).await?;
         let by_name: HashMap<&str, &User> = existing.iter().map(|u| (u.username.as_str(), u)).collect();
         let by_email: HashMap<String, &User> =
             existing.iter().filter_map(|u| u.email.as_ref().map(|e| (e.to_lowercase(), u))).collect();

@@ -5,6 +5,7 @@
 //! recorded is claimed again when its lease runs out. Delivery is therefore at least once.
 
 use std::collections::{HashMap, HashSet};
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use chrono::{DateTime, TimeDelta, Utc};
@@ -12,7 +13,6 @@ use serde_json::{Map, Value};
 use tokio::task::JoinSet;
 
 use super::{Webhooks, retry_delay, signature, standard_signature};
-use crate::AppState;
 use crate::kernel::backoff::{Backoff, WORKER_CEILING};
 use crate::kernel::ids::{AttemptId, RealmId};
 use crate::runtime::context::Context;
@@ -39,20 +39,20 @@ pub const RESPONSE_BODY_LIMIT: usize = 4096;
 /// The worker of a host on the system clock. A round that fails (the database is unreachable, say)
 /// is followed by a wait that doubles with each failure in a row, logged when the worker starts
 /// failing and when it recovers.
-pub async fn run(state: AppState) {
+pub async fn run(context: Arc<Context>, webhooks: Webhooks) {
     let mut in_flight: JoinSet<Outcome> = JoinSet::new();
     let mut sending: HashSet<AttemptId> = HashSet::new();
     let mut backoff = Backoff::new("webhook deliveries", IDLE_POLL, WORKER_CEILING);
     loop {
         let mut failure = None;
-        let fanned = fan_out(&state).await.unwrap_or_else(|error| {
+        let fanned = fan_out(&context, &webhooks).await.unwrap_or_else(|error| {
             failure = Some(format!("fanning out events: {error:#}"));
             0
         });
         let room = MAX_IN_FLIGHT.saturating_sub(in_flight.len());
         let claimed = match room {
             0 => Vec::new(),
-            room => claim(&state, room).await.unwrap_or_else(|error| {
+            room => claim(&context, room).await.unwrap_or_else(|error| {
                 failure = Some(format!("claiming due attempts: {error:#}"));
                 Vec::new()
             }),
@@ -64,8 +64,8 @@ pub async fn run(state: AppState) {
         for due in claimed {
             // A claim of this host's own attempt still in flight (the clock moved past its lease).
             if sending.insert(due.attempt.id.clone()) {
-                let webhooks = state.webhooks.clone();
-                let at = state.clock.now();
+                let webhooks = webhooks.clone();
+                let at = context.clock.now();
                 in_flight.spawn(async move { send(&webhooks, due, at).await });
             }
         }
@@ -75,7 +75,7 @@ pub async fn run(state: AppState) {
         }
         if finished.is_empty() && !behind && failure.is_none() {
             tokio::select! {
-                () = state.webhooks.wake.notified() => {}
+                () = webhooks.wake.notified() => {}
                 () = tokio::time::sleep(IDLE_POLL) => {}
                 Some(done) = in_flight.join_next(), if !in_flight.is_empty() => finished.extend(done.ok()),
             }
@@ -88,7 +88,7 @@ pub async fn run(state: AppState) {
                 sending.remove(&outcome.attempt.id);
             }
             // Outcomes not recorded are claimed again once their lease runs out.
-            if let Err(error) = record(&state, finished).await {
+            if let Err(error) = record(&context, finished).await {
                 failure = Some(format!("recording outcomes: {error:#}"));
             }
         }
@@ -102,18 +102,18 @@ pub async fn run(state: AppState) {
 /// Runs rounds until nothing is left to fan out or due at the clock's time, each round sending
 /// every attempt it claimed and recording their outcomes before the next: the manual clock's step.
 /// Retries are due later than the round that scheduled them, so the rounds end.
-pub async fn settle(state: &AppState) -> anyhow::Result<()> {
+pub async fn settle(context: &Context, webhooks: &Webhooks) -> anyhow::Result<()> {
     loop {
-        let fanned = fan_out(state).await?;
-        let claimed = claim(state, MAX_IN_FLIGHT).await?;
+        let fanned = fan_out(context, webhooks).await?;
+        let claimed = claim(context, MAX_IN_FLIGHT).await?;
         if fanned == 0 && claimed.is_empty() {
             return Ok(());
         }
-        let at = state.clock.now();
-        let sends = claimed.into_iter().map(|due| send(&state.webhooks, due, at));
+        let at = context.clock.now();
+        let sends = claimed.into_iter().map(|due| send(webhooks, due, at));
         let finished = futures_util::future::join_all(sends).await;
         if !finished.is_empty() {
-            record(state, finished).await?;
+            record(context, finished).await?;
         }
     }
 }
@@ -156,9 +156,9 @@ pub fn envelope(
 
 /// Fans out a batch of new events: builds each payload once and schedules one attempt per
 /// subscribed Active endpoint, in the transaction that marks the events fanned out.
-async fn fan_out(state: &AppState) -> anyhow::Result<usize> {
-    let now = state.clock.now();
-    let mut tx = state.store.begin_claim().await?;
+async fn fan_out(context: &Context, webhooks: &Webhooks) -> anyhow::Result<usize> {
+    let now = context.clock.now();
+    let mut tx = context.store.begin_claim().await?;
     let events = queue::claim_events(&mut tx, now, FAN_OUT_BATCH).await?;
     if events.is_empty() {
         return Ok(0);
@@ -194,7 +194,7 @@ async fn fan_out(state: &AppState) -> anyhow::Result<usize> {
             Ok(Value::Object(record)) => record,
             _ => Map::new(),
         };
-        let built = state.webhooks.payloads.build(&event.event_type, &record).await;
+        let built = webhooks.payloads.build(&event.event_type, &record).await;
         let body = built.as_ref().ok().map(|data| {
             envelope(
                 &event.id,
@@ -328,13 +328,14 @@ async fn post(
     t: i64,
 ) -> Result<reqwest::Response, String> {
     let url = url::Url::parse(url).map_err(|error| format!("the endpoint URL is invalid: {error}"))?;
-    if let Some(refused) = webhooks.addresses.refuses_literal(&url) {
+    if let Some(refused) = webhooks.web.addresses.refuses_literal(&url) {
         return Err(refused);
     }
     let secret = webhooks.secrets.open(secret_sealed).map_err(|_| "the signing secret cannot be read".to_owned())?;
     let secret = String::from_utf8(secret).map_err(|_| "the signing secret cannot be read".to_owned())?;
     let (id, body) = (attempt.event_id.as_str(), attempt.payload.as_bytes());
     webhooks
+        .web
         .http
         .post(url)
         .header("Content-Type", "application/json")

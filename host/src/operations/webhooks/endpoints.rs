@@ -5,8 +5,8 @@
 use serde::Serialize;
 use serde_json::Map;
 
+use super::Webhooks;
 use super::{delivery, mint_secret};
-use crate::AppState;
 use crate::kernel::crypto::last_four;
 use crate::kernel::error_code::ErrorCode;
 use crate::kernel::ids::{AccountId, ClientId, EndpointId, EventId, RealmId};
@@ -46,8 +46,8 @@ pub struct WithSecret {
 
 /// A new Active endpoint of `owner` with a fresh signing secret and the default retries; its name,
 /// address and events are the registration's to fill.
-pub fn draft(state: &AppState, owner: &Owner) -> WithSecret {
-    let now = state.clock.now();
+pub fn draft(context: &Context, webhooks: &Webhooks, owner: &Owner) -> WithSecret {
+    let now = context.clock.now();
     let secret = mint_secret();
     let endpoint = Endpoint {
         id: EndpointId::fresh(),
@@ -62,7 +62,7 @@ pub fn draft(state: &AppState, owner: &Owner) -> WithSecret {
         retries: DEFAULT_RETRIES,
         first_retry_after_seconds: DEFAULT_FIRST_RETRY_AFTER_SECONDS,
         status: EndpointStatus::Active,
-        secret_sealed: state.webhooks.secrets.seal(secret.as_bytes()),
+        secret_sealed: webhooks.secrets.seal(secret.as_bytes()),
         secret_last_four: last_four(&secret),
         consecutive_failures: 0,
         created_at: now,
@@ -113,16 +113,17 @@ pub async fn update<V: Serialize>(
 
 /// Gives the endpoint a new signing secret; the old one signs nothing more.
 pub async fn rotate<V: Serialize>(
-    state: &AppState,
+    context: &Context,
+    webhooks: &Webhooks,
     by: Author<'_>,
     before: &Endpoint,
     view: impl Fn(&Endpoint) -> V,
 ) -> Result<WithSecret, Error> {
     let secret = mint_secret();
     let mut endpoint = before.clone();
-    endpoint.secret_sealed = state.webhooks.secrets.seal(secret.as_bytes());
+    endpoint.secret_sealed = webhooks.secrets.seal(secret.as_bytes());
     endpoint.secret_last_four = last_four(&secret);
-    let endpoint = update(state, by, before, endpoint, view).await?;
+    let endpoint = update(context, by, before, endpoint, view).await?;
     Ok(WithSecret { endpoint, secret })
 }
 
@@ -143,34 +144,40 @@ pub async fn remove<V: Serialize>(
 
 /// Schedules a `ping` to the endpoint for now. Nothing is published for a test, and it is never
 /// retried.
-pub async fn test(state: &AppState, endpoint: &Endpoint) -> Result<Attempt, Error> {
-    let now = state.clock.now();
+pub async fn test(context: &Context, webhooks: &Webhooks, endpoint: &Endpoint) -> Result<Attempt, Error> {
+    let now = context.clock.now();
     let event_id = EventId::fresh();
     let mut data = Map::new();
     data.insert("message".into(), "This is a test delivery from Castellan.".into());
     data.insert("subscription".into(), endpoint.id.as_str().into());
     let ping = EventType::Ping.as_str();
-    let built = state.webhooks.payloads.build(ping, &data).await.map_err(|error| Error::Internal(error.into()))?;
+    let built = webhooks.payloads.build(ping, &data).await.map_err(|error| Error::Internal(error.into()))?;
     let (realm, client) = (Some(endpoint.realm_id.as_str()), endpoint.client_id.as_deref());
     let payload = delivery::envelope(&event_id, ping, now, realm, client, built);
     let attempt = Attempt::scheduled(endpoint, (&event_id, ping), AttemptKind::Test, payload, now);
-    store::insert_attempt(state.store.writer(), &attempt).await?;
-    state.webhooks.wake.notify_one();
+    store::insert_attempt(context.store.writer(), &attempt).await?;
+    webhooks.wake.notify_one();
     Ok(attempt)
 }
 
 /// Resends a delivered payload unchanged, now, while the endpoint is Active; the automatic retries
 /// still scheduled for that event are cancelled. Nothing is published for a replay.
-pub async fn replay(state: &AppState, endpoint: &Endpoint, attempt_id: &str) -> Result<Attempt, Error> {
-    let original =
-        store::find_attempt(state.store.pool(), &endpoint.id, attempt_id).await?.ok_or(Error::NotFound("delivery"))?;
+pub async fn replay(
+    context: &Context,
+    webhooks: &Webhooks,
+    endpoint: &Endpoint,
+    attempt_id: &str,
+) -> Result<Attempt, Error> {
+    let original = store::find_attempt(context.store.pool(), &endpoint.id, attempt_id)
+        .await?
+        .ok_or(Error::NotFound("delivery"))?;
     if endpoint.status != EndpointStatus::Active {
         return Err(Error::InvalidState(
             ErrorCode::WebhookNotActive,
             format!("the webhook is {}; only an Active webhook can replay a delivery", endpoint.status.as_str()),
         ));
     }
-    let now = state.clock.now();
+    let now = context.clock.now();
     let attempt = Attempt::scheduled(
         endpoint,
         (&original.event_id, &original.event_type),
@@ -178,10 +185,10 @@ pub async fn replay(state: &AppState, endpoint: &Endpoint, attempt_id: &str) -> 
         original.payload,
         now,
     );
-    let mut tx = state.store.begin().await?;
+    let mut tx = context.store.begin().await?;
     store::cancel_retries(&mut *tx, &endpoint.id, &original.event_id).await?;
     store::insert_attempt(&mut *tx, &attempt).await?;
     tx.commit().await?;
-    state.webhooks.wake.notify_one();
+    webhooks.wake.notify_one();
     Ok(attempt)
 }

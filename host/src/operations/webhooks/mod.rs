@@ -3,12 +3,10 @@
 //! payload built by the payload component, one attempt scheduled per subscribed endpoint), then
 //! claims due attempts, signs and sends them, and records every outcome.
 
-pub mod address;
 pub mod delivery;
 pub mod endpoints;
 
 use std::sync::Arc;
-use std::time::Duration;
 
 use base64::Engine;
 use base64::engine::general_purpose::{STANDARD, URL_SAFE_NO_PAD};
@@ -20,9 +18,9 @@ use tokio::sync::Notify;
 
 use crate::kernel::crypto::{Sealer, SecretHasher};
 use crate::plugins::payloads::PayloadBuilder;
+use crate::runtime::outbound::PublicWeb;
 use crate::store::events::EventType;
 use crate::store::webhooks::EndpointKind;
-use address::AddressPolicy;
 
 /// Prefix of every signing secret.
 pub const SECRET_PREFIX: &str = "whsec_";
@@ -32,9 +30,6 @@ pub const HISTORY_DAYS: i64 = 30;
 
 /// Retries wait at most this long.
 const LONGEST_RETRY_DELAY_SECONDS: f64 = 6.0 * 3600.0;
-
-/// An attempt succeeds on a 2xx within this time.
-pub const SEND_TIMEOUT: Duration = Duration::from_secs(10);
 
 /// The names of the events an endpoint of `kind` can subscribe to (`ping` is sent to every
 /// endpoint by Send test and cannot be subscribed to).
@@ -103,8 +98,8 @@ pub fn random_variation() -> f64 {
 #[derive(Clone)]
 pub struct Webhooks {
     pub payloads: PayloadBuilder,
-    pub addresses: AddressPolicy,
-    pub http: reqwest::Client,
+    /// The address-checked client the deliveries go through.
+    pub web: PublicWeb,
     /// Seals and opens the endpoints' signing secrets.
     pub secrets: Arc<Sealer>,
     pub wake: Arc<Notify>,
@@ -112,7 +107,7 @@ pub struct Webhooks {
 
 impl std::fmt::Debug for Webhooks {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("Webhooks").field("addresses", &self.addresses).finish_non_exhaustive()
+        f.debug_struct("Webhooks").field("web", &self.web).finish_non_exhaustive()
     }
 }
 
@@ -120,23 +115,14 @@ impl std::fmt::Debug for Webhooks {
 const SEALING_PURPOSE: &str = "webhook secrets";
 
 impl Webhooks {
-    pub fn new(settings: &crate::kernel::config::Settings, hasher: &SecretHasher) -> anyhow::Result<Self> {
+    pub fn new(
+        settings: &crate::kernel::config::Settings,
+        hasher: &SecretHasher,
+        web: PublicWeb,
+    ) -> anyhow::Result<Self> {
         let payloads = PayloadBuilder::load(settings.payloads_component.as_deref())?;
-        let addresses = AddressPolicy::new(&settings.webhook_allowed_networks);
-        let mut http = reqwest::Client::builder()
-            .timeout(SEND_TIMEOUT)
-            .redirect(reqwest::redirect::Policy::none())
-            .user_agent(concat!("Castellan-Webhooks/", env!("CARGO_PKG_VERSION")))
-            .dns_resolver(Arc::new(addresses.clone()));
-        if let Some(path) = &settings.webhook_ca_file {
-            let pem = std::fs::read(path)
-                .map_err(|error| anyhow::anyhow!("cannot read webhook_ca_file {}: {error}", path.display()))?;
-            for certificate in reqwest::Certificate::from_pem_bundle(&pem)? {
-                http = http.add_root_certificate(certificate);
-            }
-        }
         let secrets = Arc::new(hasher.sealer(SEALING_PURPOSE));
-        Ok(Self { payloads, addresses, http: http.build()?, secrets, wake: Arc::new(Notify::new()) })
+        Ok(Self { payloads, web, secrets, wake: Arc::new(Notify::new()) })
     }
 }
 

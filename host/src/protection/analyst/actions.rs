@@ -8,8 +8,8 @@ use serde::Serialize;
 use serde_json::json;
 
 use super::schedule;
-use crate::AppState;
 use crate::kernel::ids::AnalysisActionId;
+use crate::protection::analyst::Analyst;
 use crate::protection::recommendations::{Change as Recommended, Refused};
 use crate::runtime::changes::{self, Author};
 use crate::runtime::context::Context;
@@ -112,25 +112,25 @@ pub async fn revert<V: Serialize>(
 
 /// Runs a failed reading again (or one cut off mid-run), within the plan, the realm's consent
 /// and the account's daily readings; its status afterwards.
-pub async fn retry(state: &AppState, analysis: &Analysis) -> Result<AnalysisStatus, Error> {
-    let now = state.clock.now();
+pub async fn retry(context: &Context, analyst: &Analyst, analysis: &Analysis) -> Result<AnalysisStatus, Error> {
+    let now = context.clock.now();
     let stale = analysis.status == AnalysisStatus::Running && analysis.ran_at <= now - schedule::CUT_OFF_AFTER;
     if analysis.status != AnalysisStatus::Failed && !stale {
         return Err(Error::Conflict("only a failed reading can be asked for again".into()));
     }
-    if !state.analyst.included(&analysis.account_id) {
+    if !analyst.included(&analysis.account_id) {
         return Err(Error::Conflict("the account's plan does not include the AI advisor".into()));
     }
-    if !schedule::within_quota(&state.store, &analysis.account_id, now).await? {
+    if !schedule::within_quota(&context.store, &analysis.account_id, now).await? {
         let tomorrow = now.date_naive().and_hms_opt(0, 0, 0).unwrap_or_default().and_utc() + TimeDelta::days(1);
         let retry_after_seconds = u64::try_from((tomorrow - now).num_seconds().max(1)).unwrap_or(1);
         return Err(Error::RateLimited { retry_after_seconds });
     }
-    let incident = threats::find_incident(state.store.pool(), &analysis.account_id, &analysis.incident_id)
+    let incident = threats::find_incident(context.store.pool(), &analysis.account_id, &analysis.incident_id)
         .await?
         .ok_or(Error::NotFound("incident"))?;
-    if !analyses::claim_retry(state.store.writer(), &analysis.id, now - schedule::CUT_OFF_AFTER, now).await? {
+    if !analyses::claim_retry(context.store.writer(), &analysis.id, now - schedule::CUT_OFF_AFTER, now).await? {
         return Err(Error::Conflict("the reading is being asked for already".into()));
     }
-    Ok(schedule::run(&state.store, &state.analyst, &analysis.id, &incident, analysis.moment, now).await?)
+    Ok(schedule::run(&context.store, analyst, &analysis.id, &incident, analysis.moment, now).await?)
 }

@@ -12,7 +12,8 @@ use prometheus_client::metrics::gauge::Gauge;
 use prometheus_client::registry::Registry;
 
 use super::{MEASURES, MeasureLabels, PoolLabels, StateLabels};
-use crate::AppState;
+use crate::runtime::context::Context;
+use crate::store::access_log::AccessLog;
 use crate::store::readings::{self, Waited};
 
 #[derive(Debug)]
@@ -137,10 +138,13 @@ fn database_reading_due(gauges: &Gauges) -> bool {
     due
 }
 
-pub async fn refresh(state: &AppState) {
-    let gauges = &state.metrics.gauges;
-    let now = state.clock.now();
-    let reading = if database_reading_due(gauges) { Some(readings::read(state.store.pool(), now).await) } else { None };
+/// Reads the gauges taken at scrape time: the database's figures (at most every few seconds), the
+/// pools, the queues of the access log and of the group commit, and the transactions' waits.
+pub async fn refresh(context: &Context, access_log: &AccessLog) {
+    let gauges = &context.metrics.gauges;
+    let now = context.clock.now();
+    let reading =
+        if database_reading_due(gauges) { Some(readings::read(context.store.pool(), now).await) } else { None };
     match reading {
         None => {}
         Some(Ok(counts)) => {
@@ -163,17 +167,17 @@ pub async fn refresh(state: &AppState) {
             tracing::debug!(%error, "metrics readings of the database failed");
         }
     }
-    for (pool, name) in [(state.store.pool(), "read"), (state.store.writer(), "write")] {
+    for (pool, name) in [(context.store.pool(), "read"), (context.store.writer(), "write")] {
         let (open, idle) = readings::connections(pool);
         let in_use = i64::from(open) - i64::try_from(idle).unwrap_or(0);
         gauges.connections.get_or_create(&PoolLabels { pool: name.into(), state: "in_use".into() }).set(in_use);
         let idle = i64::try_from(idle).unwrap_or(i64::MAX);
         gauges.connections.get_or_create(&PoolLabels { pool: name.into(), state: "idle".into() }).set(idle);
     }
-    gauges.access_log_queue.set(i64::try_from(state.access_log.queued()).unwrap_or(i64::MAX));
-    gauges.write_queue.set(i64::try_from(state.writes.queued()).unwrap_or(i64::MAX));
+    gauges.access_log_queue.set(i64::try_from(access_log.queued()).unwrap_or(i64::MAX));
+    gauges.write_queue.set(i64::try_from(context.writes.queued()).unwrap_or(i64::MAX));
     if let Ok(mut last) = gauges.last_waited.lock() {
-        let waited = state.store.waits();
+        let waited = context.store.waits();
         gauges.transactions.inc_by(waited.transactions.saturating_sub(last.transactions));
         gauges.transaction_wait.inc_by(waited.micros.saturating_sub(last.micros) as f64 / 1e6);
         *last = waited;

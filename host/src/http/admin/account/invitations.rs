@@ -8,8 +8,8 @@ use serde_json::json;
 use utoipa::ToSchema;
 
 use super::team::{MemberView, removed};
-use crate::AppState;
 use crate::authz::permission;
+use crate::http::AppState;
 use crate::http::admin::secrets::grantable_roles;
 use crate::http::admin::{ListQuery, commit};
 use crate::http::auth::Caller;
@@ -20,8 +20,8 @@ use crate::kernel::crypto::generate_secret;
 use crate::kernel::ids::{InvitationId, RealmId, UserId};
 use crate::kernel::validate::email;
 use crate::kernel::validate::{Rule, parsed};
-use crate::operations::mail::{Mail, MailError};
 use crate::runtime::error::Error;
+use crate::runtime::outbound::mail::{Mail, MailError};
 use crate::store::accounts::{self, Member};
 use crate::store::invitations::{self as invitation_store, Invitation};
 use crate::store::trail::{Change, ChangeAction, Place, ResourceKind};
@@ -140,7 +140,7 @@ pub async fn invite(
             until = iso(expires_at),
         ),
     };
-    state.mailer.send(message).await.map_err(|error| match error {
+    state.outbound.mailer.send(message).await.map_err(|error| match error {
         MailError::Address(_) => Error::invalid("email", Rule::Format, "email cannot receive mail"),
         other => {
             tracing::warn!(error = %other, "an invitation e-mail was not sent");
@@ -259,7 +259,7 @@ pub async fn accept_invitation(
         updated_at: now,
     };
     crate::directory::people::check_unique(&state, &user).await?;
-    let hash = crate::directory::people::chosen_password(&state.breached_passwords, &realm, password).await?;
+    let hash = crate::directory::people::chosen_password(&state.passwords.breached, &realm, password).await?;
     let user = User { password_hash: Some(hash), ..user };
 
     let mut tx = state.store.begin().await?;

@@ -6,8 +6,8 @@ use serde::Serialize;
 use serde_json::json;
 use utoipa::ToSchema;
 
-use crate::AppState;
 use crate::authz::permission;
+use crate::http::AppState;
 use crate::http::admin::webhooks::check_url;
 use crate::http::admin::{ListQuery, commit};
 use crate::http::auth::Caller;

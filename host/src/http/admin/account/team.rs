@@ -6,8 +6,8 @@ use serde::Serialize;
 use serde_json::{Value, json};
 use utoipa::ToSchema;
 
-use crate::AppState;
 use crate::authz::permission;
+use crate::http::AppState;
 use crate::http::admin::commit;
 use crate::http::admin::secrets::grantable_roles;
 use crate::http::auth::Caller;

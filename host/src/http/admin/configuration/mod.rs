@@ -20,8 +20,8 @@ use utoipa::ToSchema;
 
 use self::replay::{Executor, Outcome, Replay, foreseen};
 use super::imports::{Parameters, parameters};
-use crate::AppState;
 use crate::authz::permission;
+use crate::http::AppState;
 use crate::http::auth::Caller;
 use crate::http::body::JsonBody;
 use crate::http::envelope;

@@ -12,7 +12,7 @@ use futures_util::{StreamExt as _, TryStreamExt as _, stream};
 use serde_json::{Map, Value, json};
 use tower::ServiceExt as _;
 
-use crate::AppState;
+use crate::http::AppState;
 use crate::http::auth::Caller;
 use crate::kernel::error_code::ErrorCode;
 use crate::kernel::ids::PLATFORM_REALM;

@@ -7,7 +7,7 @@ use utoipa::ToSchema;
 
 use super::super::ListQuery;
 use super::*;
-use crate::AppState;
+use crate::http::AppState;
 use crate::http::auth::Caller;
 use crate::http::envelope;
 use crate::kernel::clock::iso;

@@ -13,8 +13,8 @@ use utoipa::ToSchema;
 
 use super::clients::client_in_reach;
 use super::{ListQuery, realm_in_reach};
-use crate::AppState;
 use crate::authz::{Resource, permission};
+use crate::http::AppState;
 use crate::http::auth::Caller;
 use crate::http::envelope;
 use crate::kernel::clock::iso;
@@ -249,7 +249,8 @@ pub(super) async fn check_url(state: &AppState, body: &mut Body, field: &str, ur
             Some(host) => {
                 let port = parsed.port_or_known_default().unwrap_or(443);
                 state
-                    .webhooks
+                    .outbound
+                    .web
                     .addresses
                     .resolve(host, port)
                     .await
@@ -335,7 +336,7 @@ async fn register(
     mut body: Body,
 ) -> Result<Response, Error> {
     let place = place_in_reach(&state, &caller, realm_id, client_id, Intent::Register).await?;
-    let WithSecret { mut endpoint, secret } = endpoints::draft(&state, &place);
+    let WithSecret { mut endpoint, secret } = endpoints::draft(&state, &state.webhooks, &place);
     for required in ["name", "url", "events"] {
         if !body.has(required) {
             body.refuse(required, Rule::Required, format!("{required} is required"));
@@ -390,14 +391,15 @@ async fn delete_endpoint(state: AppState, caller: Caller, at: (&str, Option<&str
 
 async fn rotate(state: AppState, caller: Caller, at: (&str, Option<&str>, &str)) -> Result<Response, Error> {
     let (_, before) = endpoint_in_reach(&state, &caller, at, Intent::Change).await?;
-    let WithSecret { endpoint, secret } = endpoints::rotate(&state, caller.author(), &before, EndpointView::of).await?;
+    let WithSecret { endpoint, secret } =
+        endpoints::rotate(&state, &state.webhooks, caller.author(), &before, EndpointView::of).await?;
     Ok(envelope::ok(with_secret(&state, &caller, &endpoint, secret)))
 }
 
 /// Schedules a `ping` for now.
 async fn test(state: AppState, caller: Caller, at: (&str, Option<&str>, &str)) -> Result<Response, Error> {
     let (_, endpoint) = endpoint_in_reach(&state, &caller, at, Intent::Change).await?;
-    let attempt = endpoints::test(&state, &endpoint).await?;
+    let attempt = endpoints::test(&state, &state.webhooks, &endpoint).await?;
     Ok(envelope::created(AttemptView::of(attempt)))
 }
 
@@ -409,7 +411,7 @@ async fn replay(
     attempt_id: &str,
 ) -> Result<Response, Error> {
     let (_, endpoint) = endpoint_in_reach(&state, &caller, at, Intent::Change).await?;
-    let attempt = endpoints::replay(&state, &endpoint, attempt_id).await?;
+    let attempt = endpoints::replay(&state, &state.webhooks, &endpoint, attempt_id).await?;
     Ok(envelope::created(AttemptView::of(attempt)))
 }
 

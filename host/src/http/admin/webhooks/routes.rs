@@ -14,7 +14,7 @@ use utoipa::openapi::{ObjectBuilder, OpenApi, Required, Type};
 
 use super::figures::{events, metrics};
 use super::*;
-use crate::AppState;
+use crate::http::AppState;
 use crate::http::auth::Caller;
 use crate::http::body::JsonBody;
 use crate::runtime::error::Error;

@@ -1,7 +1,8 @@
-//! Address safety: a webhook may only reach public addresses. A URL's host is checked when the
-//! endpoint is registered and again on every connection, after DNS resolution, so a name that
-//! later resolves inside (DNS rebinding) is refused. Networks named in `webhook_allowed_networks`
-//! are accepted too; that list exists for development and tests.
+//! Address safety: what the host sends or fetches may only reach public addresses. A URL's host is
+//! checked when it is registered (a webhook endpoint, a client's `jwks_uri`) and again on every
+//! connection, after DNS resolution, so a name that later resolves inside (DNS rebinding) is
+//! refused. Networks named in `webhook_allowed_networks` are accepted too; that list exists for
+//! development and tests.
 
 use std::net::{IpAddr, Ipv4Addr, Ipv6Addr, SocketAddr};
 use std::sync::Arc;
@@ -53,7 +54,7 @@ fn is_public_v6(ip: Ipv6Addr) -> bool {
         || (segments[0] & 0xff00) == 0xff00) // multicast
 }
 
-/// Which addresses webhooks may reach: public ones and those of the allowed networks.
+/// Which addresses the host may reach: public ones and those of the allowed networks.
 #[derive(Debug, Clone, Default)]
 pub struct AddressPolicy {
     allowed: Arc<[IpNet]>,

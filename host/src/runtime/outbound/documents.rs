@@ -1,18 +1,24 @@
 //! Documents the service reads from addresses clients and identity providers name: a client's JWK
 //! Set (`jwks_uri`), a client's metadata document, an upstream provider's metadata, keys, token
-//! endpoint and user-info. Each is fetched through the webhooks' address-checked HTTP
+//! endpoint and user-info. Each is fetched through the host's address-checked HTTP
 //! client (public addresses only, checked again after DNS resolution, no redirects), within a
 //! time and a size limit, and kept as long as its `Cache-Control` allows, up to an hour.
 
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use chrono::TimeDelta;
+use chrono::{DateTime, TimeDelta, Utc};
 
-use crate::AppState;
+use crate::runtime::context::Context;
 
 /// How long a fetched document is kept when its answer says nothing; and at most.
 const DEFAULT_KEEP: TimeDelta = TimeDelta::minutes(5);
 const MAX_KEEP: TimeDelta = TimeDelta::hours(1);
+/// Fetches any caller can start that run at once on one host.
+pub const ANONYMOUS_FETCHES_AT_ONCE: usize = 16;
+/// Documents kept at most, so that addresses named at will cannot fill the memory.
+pub const MAX_KEPT: usize = 10_000;
 /// The longest a fetch may take, from connecting to the last byte.
 const FETCH_TIMEOUT: Duration = Duration::from_secs(5);
 
@@ -25,8 +31,8 @@ pub struct Fetched {
 
 /// Reads the document at `address`, refusing one larger than `max_bytes`. The error says why, in
 /// words that name the document as `what` (`"the client's jwks_uri"`).
-pub async fn fetch(state: &AppState, what: &str, address: &str, max_bytes: usize) -> Result<Fetched, String> {
-    let (status, fetched) = call(state, what, address, max_bytes, |http, url| http.get(url)).await?;
+pub async fn fetch(context: &Context, what: &str, address: &str, max_bytes: usize) -> Result<Fetched, String> {
+    let (status, fetched) = call(context, what, address, max_bytes, |http, url| http.get(url)).await?;
     if !status.is_success() {
         return Err(format!("{what} answered {status}"));
     }
@@ -43,7 +49,7 @@ pub struct Answered {
 /// Posts `form` to `address` (an OAuth 2.0 token endpoint), with HTTP Basic credentials when
 /// given, and reads the answer, refusing one larger than `max_bytes`.
 pub async fn post_form(
-    state: &AppState,
+    context: &Context,
     what: &str,
     address: &str,
     form: &[(&str, &str)],
@@ -58,19 +64,20 @@ pub async fn post_form(
             None => request,
         }
     };
-    let (status, fetched) = call(state, what, address, max_bytes, build).await?;
+    let (status, fetched) = call(context, what, address, max_bytes, build).await?;
     Ok(Answered { status, body: fetched.body })
 }
 
 /// Reads `address` with a bearer token (an OAuth 2.0 user-info address).
 pub async fn fetch_with_token(
-    state: &AppState,
+    context: &Context,
     what: &str,
     address: &str,
     token: &str,
     max_bytes: usize,
 ) -> Result<Answered, String> {
-    let (status, fetched) = call(state, what, address, max_bytes, |http, url| http.get(url).bearer_auth(token)).await?;
+    let (status, fetched) =
+        call(context, what, address, max_bytes, |http, url| http.get(url).bearer_auth(token)).await?;
     Ok(Answered { status, body: fetched.body })
 }
 
@@ -80,7 +87,7 @@ fn form_encoded(text: &str) -> String {
 
 /// One request to an https `address` through the address-checked client, built by `build`.
 async fn call(
-    state: &AppState,
+    context: &Context,
     what: &str,
     address: &str,
     max_bytes: usize,
@@ -90,11 +97,11 @@ async fn call(
     if url.scheme() != "https" {
         return Err(format!("{what} is not an https address"));
     }
-    if let Some(why) = state.webhooks.addresses.refuses_literal(&url) {
+    if let Some(why) = context.outbound.web.addresses.refuses_literal(&url) {
         return Err(format!("{what} is refused: {why}"));
     }
     let unreachable = |error: reqwest::Error| format!("{what} cannot be read: {error}");
-    let request = build(&state.webhooks.http, url).header(reqwest::header::ACCEPT, "application/json");
+    let request = build(&context.outbound.web.http, url).header(reqwest::header::ACCEPT, "application/json");
     let mut response = request.timeout(FETCH_TIMEOUT).send().await.map_err(unreachable)?;
     let status = response.status();
     let keep = keep_for(response.headers().get(reqwest::header::CACHE_CONTROL).and_then(|v| v.to_str().ok()));
@@ -106,6 +113,41 @@ async fn call(
         }
     }
     Ok((status, Fetched { body, keep }))
+}
+
+/// The documents fetched, by address, each until its answer's time runs out: read again from
+/// the kept body, which was kept only once it read as what its reader expects.
+#[derive(Debug, Default)]
+pub struct KeptDocuments {
+    documents: Mutex<HashMap<String, Kept>>,
+}
+
+#[derive(Debug)]
+struct Kept {
+    body: Arc<[u8]>,
+    at: DateTime<Utc>,
+    until: DateTime<Utc>,
+}
+
+impl KeptDocuments {
+    /// The body kept for `address` at `now`; with `again` (the kept copy lacked what was looked
+    /// for), none unless it is younger than `again`'s time.
+    pub fn kept(&self, address: &str, now: DateTime<Utc>, again: Option<TimeDelta>) -> Option<Arc<[u8]>> {
+        let documents = self.documents.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+        let kept = documents.get(address)?;
+        let fresh = now < kept.until && again.is_none_or(|after| now - kept.at < after);
+        fresh.then(|| kept.body.clone())
+    }
+
+    /// Keeps `body` for `address` from `now` for `keep` (while fewer than [`MAX_KEPT`] are), and
+    /// forgets those whose time ran out.
+    pub fn keep(&self, address: &str, body: &[u8], now: DateTime<Utc>, keep: TimeDelta) {
+        let mut documents = self.documents.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+        documents.retain(|_, kept| kept.until > now);
+        if keep > TimeDelta::zero() && documents.len() < MAX_KEPT {
+            documents.insert(address.to_owned(), Kept { body: body.into(), at: now, until: now + keep });
+        }
+    }
 }
 
 /// How long a fetched document is kept: its `max-age`, at most an hour; nothing with `no-store`
