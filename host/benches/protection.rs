@@ -12,8 +12,8 @@
 
 use std::time::Instant;
 
-use castellan::plugins::detector::AttackDetector;
 use castellan::protection::detection::{Attempt, AttemptKind, Counts, Decision, MeasureKind, Outcome, Source};
+use castellan::protection::detector::AttackDetector;
 use castellan::protection::tracking::{Seen, observe, record_block};
 use castellan::runtime::counting::Counters;
 use chrono::{DateTime, TimeDelta, Utc};

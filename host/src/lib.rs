@@ -5,20 +5,20 @@
 //! `operations`), `authz` and `plugins` beside it, `store`, `runtime` and `kernel`.
 //! [`Application::build`] starts a host; [`Application::run_until_stopped`] serves it.
 
+pub mod application;
 pub mod authz;
 pub mod directory;
 pub mod http;
 pub mod kernel;
 pub mod oauth;
 pub mod operations;
-pub mod plugins;
 pub mod protection;
 pub mod runtime;
 pub mod store;
 
 use std::future::Future;
 
-pub use runtime::application::{Application, Services};
+pub use application::{Application, Services};
 
 impl Application {
     /// Serves the edges until `shutdown` completes, drains for `drain_seconds` (readiness failing),

@@ -163,7 +163,7 @@ async fn run(cli: Cli) -> anyhow::Result<()> {
             let store = store::Store::connect(&settings.database_url, 1).await?;
             let (hasher, _) = castellan::kernel::crypto::SecretHasher::load_or_create(&settings.secret_key_file)?;
             let Some(made) =
-                castellan::runtime::bootstrap::password_link(&store, &hasher, &username, SystemClock.now()).await?
+                castellan::application::bootstrap::password_link(&store, &hasher, &username, SystemClock.now()).await?
             else {
                 anyhow::bail!("no member of a team has the username or address {username}");
             };
@@ -174,7 +174,7 @@ async fn run(cli: Cli) -> anyhow::Result<()> {
             println!(
                 "{username} (account {}) chooses a new password within {} hours at:\n\n    {base}/realms/platform/account/password?code={}\n",
                 made.account_id,
-                castellan::runtime::bootstrap::OWNER_CODE_HOURS,
+                castellan::application::bootstrap::OWNER_CODE_HOURS,
                 made.code
             );
             Ok(())
@@ -204,10 +204,10 @@ async fn test_component(component: &std::path::Path, scenario: &std::path::Path)
     let parsed: serde_json::Value =
         serde_json::from_str(&text).with_context(|| format!("{} is not JSON", scenario.display()))?;
     let lines = if parsed.get("measures").is_some() {
-        let analyst = castellan::plugins::analyst::AnalystComponent::load(path)?;
+        let analyst = castellan::protection::analyst::component::AnalystComponent::load(path)?;
         castellan::protection::analyst::scenario::replay(&analyst, &text).await?
     } else {
-        let detector = castellan::plugins::detector::AttackDetector::load(path)?;
+        let detector = castellan::protection::detector::AttackDetector::load(path)?;
         castellan::protection::scenario::replay(&detector, &text).await?
     };
     for line in lines {
@@ -222,7 +222,7 @@ async fn serve(settings: Settings, policies: Option<PathBuf>) -> anyhow::Result<
     let address = app.local_addr();
     if let Some(first) = app.bootstrapped() {
         let owner_link = app.owner_link();
-        let banner = castellan::runtime::bootstrap::Banner {
+        let banner = castellan::application::bootstrap::Banner {
             first,
             address,
             key_file: key_file.as_deref(),

@@ -3,8 +3,8 @@
 
 use serde::Serialize;
 
+use crate::directory::keys;
 use crate::kernel::crypto::{generate_secret, last_four};
-use crate::oauth::tokens::keys;
 use crate::runtime::changes::{self, Author};
 use crate::runtime::context::Context;
 use crate::runtime::error::Error;

@@ -2,7 +2,12 @@
 //! providers, sessions, secrets and the team. A change to any of them is one function here that
 //! checks it, writes it, trails it and announces it to the other hosts, whichever edge asks for
 //! it: the admin API, the console, the configuration import, a client registering itself, or a
-//! client known by its metadata document.
+//! client known by its metadata document. The realms' and clients' signing keys are here too:
+//! created with their client, rotated and revoked by administrators, and read by token issuance.
 
 pub mod clients;
+pub mod groups;
+pub mod keys;
+pub mod members;
 pub mod people;
+pub mod roles;

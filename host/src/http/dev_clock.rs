@@ -47,7 +47,7 @@ pub async fn change(State(state): State<AppState>, JsonBody(mut body): JsonBody)
     // giving up): cut halfway, it would leave webhook attempts claimed and never recorded, held
     // by their lease on a clock that no longer moves by itself.
     let (advancing, moved) = (state.clone(), clock.clone());
-    tokio::spawn(async move { crate::runtime::job_table::advance_manual_clock(&advancing, &moved, target).await })
+    tokio::spawn(async move { crate::application::jobs::advance_manual_clock(&advancing, &moved, target).await })
         .await
         .map_err(|error| anyhow::anyhow!("advancing the clock failed: {error}"))?;
     Ok(envelope::ok(ClockView { now: iso(clock.now()) }))

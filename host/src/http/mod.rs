@@ -65,7 +65,7 @@ impl std::ops::Deref for AppState {
 pub async fn serve(
     listener: tokio::net::TcpListener,
     services: Arc<Services>,
-    stopped: crate::runtime::application::Stopped,
+    stopped: crate::application::Stopped,
 ) -> anyhow::Result<()> {
     use anyhow::Context as _;
     let state = AppState(services);

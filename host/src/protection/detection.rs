@@ -1,5 +1,5 @@
 //! What the attack detector is given about one attempt and what it decides, as protection speaks
-//! of them. The detector component (`crate::plugins::detector`) converts these to and from its
+//! of them. The detector component (`crate::protection::detector`) converts these to and from its
 //! interface's types; nothing else sees those.
 
 /// What was attempted.

@@ -9,6 +9,7 @@
 
 pub mod analyst;
 pub mod detection;
+pub mod detector;
 pub mod incidents;
 pub mod networks;
 pub mod operators;
@@ -30,7 +31,7 @@ pub use tracking::Seen;
 use tracking::observe;
 
 use self::detection::{Attempt, Decision, Source};
-use crate::plugins::detector::AttackDetector;
+use self::detector::AttackDetector;
 use crate::runtime::metrics::Metrics;
 use crate::store::{Error as StoreError, Store};
 

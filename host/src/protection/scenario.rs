@@ -27,7 +27,7 @@ use serde::Deserialize;
 
 use super::detection::{Attempt, AttemptKind, Decision, MeasureKind, Outcome, Source};
 use super::tracking::{Seen, observe, record_block};
-use crate::plugins::detector::AttackDetector;
+use crate::protection::detector::AttackDetector;
 use crate::runtime::counting::Counters;
 
 /// The instant the manual clock starts at (2030-01-01T00:00:00Z), in epoch ms.

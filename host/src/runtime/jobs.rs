@@ -4,7 +4,7 @@
 //! moves only through [`Scheduler::advance_to`], which runs every job that became due, each at its
 //! due instant and in order, before it returns, so tests of long windows are instant and exact.
 //! The workers that otherwise run on their own (webhook deliveries, notification posts) are then
-//! steps ([`crate::runtime::job_table::advance_manual_clock`]): they run to completion before the
+//! steps ([`crate::application::jobs::advance_manual_clock`]): they run to completion before the
 //! clock moves and once it arrives, so that when the clock answers, what fell due has been sent
 //! and what has not been sent is not due.
 

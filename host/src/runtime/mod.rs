@@ -1,17 +1,16 @@
-//! The runtime: what a running host is made of around the domain. Errors, the per-host caches and
-//! the following of other hosts' changes, periodic jobs, metrics and telemetry, work sent off after
-//! an answer, what leaves the host (HTTP to public addresses, mail), the counters hosts share, the
-//! first start and the way a host stops.
+//! The runtime: what a running host is made of around the domain. Errors, the context of the
+//! domain's operations, the per-host caches and the following of other hosts' changes, the
+//! scheduler of periodic jobs, metrics and telemetry, the sandboxed components, work sent off after
+//! an answer, what leaves the host (HTTP to public addresses, mail), the counters hosts share and
+//! the way a host stops.
 
-pub mod application;
-pub mod bootstrap;
 pub mod cache;
 pub mod changes;
+pub mod components;
 pub mod context;
 pub mod counting;
 pub mod detached;
 pub mod error;
-pub mod job_table;
 pub mod jobs;
 pub mod metrics;
 pub mod outbound;

@@ -351,10 +351,13 @@ async fn the_operator_gives_a_member_a_one_time_link_to_choose_a_password() {
     let app = spawn_unlimited().await;
     let now = app.state.clock.now();
     let store = &app.state.store;
-    let missing = castellan::runtime::bootstrap::password_link(store, &app.state.hasher, "nobody", now).await.unwrap();
+    let missing =
+        castellan::application::bootstrap::password_link(store, &app.state.hasher, "nobody", now).await.unwrap();
     assert!(missing.is_none(), "only a member of a team");
-    let made =
-        castellan::runtime::bootstrap::password_link(store, &app.state.hasher, "owner", now).await.unwrap().unwrap();
+    let made = castellan::application::bootstrap::password_link(store, &app.state.hasher, "owner", now)
+        .await
+        .unwrap()
+        .unwrap();
     assert_eq!(made.account_id.to_string(), app.account_id);
     let mut browser = crate::oauth::browser::Browser::new(&app);
     let link = format!("{}/realms/platform/account/password?code={}", app.base, made.code);

@@ -10,7 +10,7 @@ use crate::support::node::NodeScript;
 use crate::support::{TestApp, TestClient, spawn_app};
 
 /// How long a rotation publishes the next key before it signs.
-const LEAD: i64 = castellan::oauth::tokens::keys::NEXT_KEY_LEAD.num_seconds();
+const LEAD: i64 = castellan::directory::keys::NEXT_KEY_LEAD.num_seconds();
 
 /// The access token lifetime of the test services.
 const TOKEN_SECONDS: i64 = 300;

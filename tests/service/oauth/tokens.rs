@@ -123,7 +123,7 @@ async fn an_rs256_client_signs_with_rsa_and_both_keys_are_in_the_realm_jwks() {
     // A change of algorithm is a rotation: the RSA key is published first and signs after the lead.
     let before = app.token(&rs, &[("grant_type", "client_credentials")]).await.body["access_token"].clone();
     assert_eq!(jsonwebtoken::decode_header(before.as_str().unwrap()).unwrap().alg, jsonwebtoken::Algorithm::ES256);
-    app.advance(castellan::oauth::tokens::keys::NEXT_KEY_LEAD.num_seconds()).await;
+    app.advance(castellan::directory::keys::NEXT_KEY_LEAD.num_seconds()).await;
     let es_token = app.token(&es, &[("grant_type", "client_credentials")]).await.body["access_token"].clone();
     let rs_token = app.token(&rs, &[("grant_type", "client_credentials")]).await.body["access_token"].clone();
     let rs_token = rs_token.as_str().unwrap();

@@ -707,7 +707,7 @@ async fn a_component_that_runs_on_gives_the_thread_back_at_every_tick_until_its_
     use castellan::protection::detection::{Attempt, AttemptKind, Counts, Outcome, Source};
 
     let component = std::path::PathBuf::from(env!("FAILING_DETECTOR_COMPONENT"));
-    let detector = castellan::plugins::detector::AttackDetector::load(Some(&component)).unwrap();
+    let detector = castellan::protection::detector::AttackDetector::load(Some(&component)).unwrap();
     // A task beside the call, on the same (only) thread: it runs only while the call yields.
     let turns = std::sync::Arc::new(std::sync::atomic::AtomicU32::new(0));
     let counting = turns.clone();

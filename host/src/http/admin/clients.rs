@@ -12,6 +12,7 @@ use super::rotation::{Rotation, RotationInput, RotationView};
 use super::{ListQuery, commit};
 use crate::authz::Resource;
 use crate::directory;
+use crate::directory::keys;
 use crate::http::AppState;
 use crate::http::auth::Caller;
 use crate::http::body::JsonBody;
@@ -20,7 +21,6 @@ use crate::kernel::clock::iso;
 use crate::kernel::crypto::{generate_secret, last_four};
 use crate::kernel::ids::ClientId;
 use crate::kernel::validate::{Body, Rule, boolean, integer, list_of, one_of, parsed, text};
-use crate::oauth::tokens::keys;
 use crate::runtime::error::Error;
 use crate::store::Status;
 use crate::store::clients::{self as client_store, Client, ClientType, GrantType, Registration, SigningKeys};
@@ -309,7 +309,7 @@ fn read_fields(body: &mut Body, client: &mut Client) {
         if let Some(keys) = key.optional("keys", one_of(SigningKeys::NAMES)) {
             client.signing_keys = keys;
         }
-        if let Some(algorithm) = key.optional("algorithm", one_of(crate::oauth::tokens::keys::ALGORITHMS)) {
+        if let Some(algorithm) = key.optional("algorithm", one_of(crate::directory::keys::ALGORITHMS)) {
             client.key_algorithm = algorithm.to_owned();
         }
         if let Some(days) = key.nullable("rotationDays", integer(1, 365)) {

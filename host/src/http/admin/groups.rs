@@ -7,20 +7,22 @@ use axum::response::Response;
 use serde::Serialize;
 use utoipa::ToSchema;
 
+use super::ListQuery;
 use super::members;
-use super::realm_roles::{Grantee, RoleView, UserRolesView, grant, grants_of, withdraw};
-use super::{ListQuery, commit};
+use super::realm_roles::{RoleGrantInput, RoleView, UserRolesView, grant, grants_of, withdraw};
+use crate::directory::groups;
+use crate::directory::members::Owner;
+use crate::directory::roles::Grantee;
 use crate::http::AppState;
 use crate::http::auth::Caller;
 use crate::http::body::JsonBody;
 use crate::http::envelope;
 use crate::kernel::clock::iso;
 use crate::kernel::ids::GroupId;
-use crate::kernel::validate::{Rule, text};
+use crate::kernel::validate::{Body, Rule, text};
 use crate::runtime::error::Error;
 use crate::store::memberships::Membership;
 use crate::store::realm_roles::{self as role_store, Group};
-use crate::store::trail::{Change, ChangeAction, Placed};
 
 #[derive(Debug, Serialize, ToSchema)]
 #[serde(rename_all = "camelCase")]
@@ -47,36 +49,27 @@ impl GroupView {
     }
 }
 
-/// The body of a group creation or update.
+/// The body of a group creation or update: at creation the name is required; in an update each
+/// field is optional, and a null description removes it.
 #[derive(Debug, ToSchema)]
 #[schema(rename_all = "camelCase")]
-#[allow(dead_code)]
 pub struct GroupInput {
     /// 1–128 characters, unique in the realm. Required at creation.
-    name: String,
+    name: Option<String>,
     /// Up to 1024 characters.
-    description: Option<String>,
+    description: Option<Option<String>>,
 }
 
-/// A role to grant.
-#[derive(Debug, ToSchema)]
-#[schema(rename_all = "camelCase")]
-#[allow(dead_code)]
-pub struct RoleGrantInput {
-    /// A realm role or a client role of the realm.
-    role_id: String,
+impl GroupInput {
+    fn read(body: &mut Body, creating: bool) -> Self {
+        let name = if creating { body.required("name", text(1, 128)) } else { body.optional("name", text(1, 128)) };
+        let description = body.nullable("description", text(0, 1024)).map(|d| d.filter(|d| !d.is_empty()));
+        Self { name, description }
+    }
 }
 
-/// A person to add to a group.
-#[derive(Debug, ToSchema)]
-#[schema(rename_all = "camelCase")]
-#[allow(dead_code)]
-pub struct MemberInput {
-    user_id: String,
-}
-
-fn owner(group: &Group) -> members::Owner<'_> {
-    members::Owner { kind: Membership::Group, id: &group.id, realm_id: &group.realm_id }
+fn owner(group: &Group) -> Owner<'_> {
+    Owner { kind: Membership::Group, id: &group.id, realm_id: &group.realm_id }
 }
 
 #[utoipa::path(post, path = "/realms/{realm}/groups", tag = "Realm users", params(("realm" = String, Path)),
@@ -89,19 +82,14 @@ pub async fn create(
     InRealm { realm, caller, .. }: InRealm<UserCreate>,
     JsonBody(mut body): JsonBody,
 ) -> Result<Response, Error> {
-    let name = body.required("name", text(1, 128));
-    let description = body.optional("description", text(0, 1024)).filter(|d| !d.is_empty());
+    let GroupInput { name, description } = GroupInput::read(&mut body, true);
     body.finish()?;
     let Some(name) = name else { return Err(Error::invalid("name", Rule::Required, "name is required")) };
     let now = state.clock.now();
+    let description = description.flatten();
     let group =
         Group { id: GroupId::fresh(), realm_id: realm.id.clone(), name, description, created_at: now, updated_at: now };
-    let mut tx = state.store.begin().await?;
-    if !role_store::insert_group(&mut *tx, &group).await? {
-        return Err(Error::AlreadyExists("group"));
-    }
-    commit(&state, &caller, tx, Change::of(ChangeAction::Create, group.place(), 201).after(GroupView::of(&group)))
-        .await?;
+    let group = groups::create(&state, group, caller.author(), GroupView::of).await?;
     Ok(envelope::created(GroupView::of(&group)))
 }
 
@@ -140,27 +128,15 @@ pub async fn update(
 ) -> Result<Response, Error> {
     let mut group = before.clone();
     body.unchanged("id", &group.id);
-    if let Some(name) = body.optional("name", text(1, 128)) {
+    let GroupInput { name, description } = GroupInput::read(&mut body, false);
+    body.finish()?;
+    if let Some(name) = name {
         group.name = name;
     }
-    if let Some(description) = body.nullable("description", text(0, 1024)) {
-        group.description = description.filter(|d| !d.is_empty());
+    if let Some(description) = description {
+        group.description = description;
     }
-    body.finish()?;
-    group.updated_at = state.clock.now();
-    let mut tx = state.store.begin().await?;
-    if !role_store::update_group(&mut *tx, &group).await? {
-        return Err(Error::AlreadyExists("group"));
-    }
-    commit(
-        &state,
-        &caller,
-        tx,
-        Change::of(ChangeAction::Update, group.place(), 200)
-            .before(GroupView::of(&before))
-            .after(GroupView::of(&group)),
-    )
-    .await?;
+    let group = groups::update(&state, &before, group, caller.author(), GroupView::of).await?;
     Ok(envelope::ok(GroupView::of(&group)))
 }
 
@@ -172,10 +148,7 @@ pub async fn delete(
     State(state): State<AppState>,
     Found { item: group, caller, .. }: Found<Group, UserDelete>,
 ) -> Result<Response, Error> {
-    let mut tx = state.store.begin().await?;
-    role_store::delete_group(&mut *tx, &group.id).await?;
-    commit(&state, &caller, tx, Change::of(ChangeAction::Delete, group.place(), 200).before(GroupView::of(&group)))
-        .await?;
+    groups::delete(&state, &group, caller.author(), GroupView::of).await?;
     Ok(envelope::done())
 }
 
@@ -191,16 +164,15 @@ pub async fn members(
 }
 
 /// What adding a member answers.
-#[derive(Debug, ToSchema)]
-#[schema(rename_all = "camelCase")]
-#[allow(dead_code)]
+#[derive(Debug, Serialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
 pub struct GroupMembership {
     group_id: String,
     user_id: String,
 }
 
 #[utoipa::path(post, path = "/realms/{realm}/groups/{groupId}/members", tag = "Realm users",
-    params(("realm" = String, Path), ("groupId" = String, Path)), request_body = MemberInput,
+    params(("realm" = String, Path), ("groupId" = String, Path)), request_body = members::MembershipInput,
     responses((status = 201, description = "Added: `groupId` and `userId`, in `data`", body = GroupMembership), (status = 400, description = "ValidationFailed: no such user in the realm"),
               (status = 403), (status = 404), (status = 409, description = "Conflict: already a member")),
     security(("apiKey" = [])))]
@@ -209,7 +181,8 @@ pub async fn add_member(
     Found { item: group, caller, .. }: Found<Group, UserUpdate>,
     JsonBody(body): JsonBody,
 ) -> Result<Response, Error> {
-    members::add(&state, &caller, owner(&group), body).await
+    let user_id = members::add(&state, &caller, owner(&group), body).await?;
+    Ok(envelope::created(GroupMembership { group_id: group.id.into(), user_id }))
 }
 
 #[utoipa::path(delete, path = "/realms/{realm}/groups/{groupId}/members/{userId}", tag = "Realm users",

@@ -1,43 +1,28 @@
 //! Members of groups and organizations: listed, added and removed the same way for both.
 
 use axum::response::Response;
-use serde_json::{Value, json};
+use serde_json::Value;
+use utoipa::ToSchema;
 
-use super::commit;
+use crate::directory::members::{self, Owner};
 use crate::http::AppState;
 use crate::http::auth::Caller;
 use crate::http::envelope;
 use crate::kernel::validate::{Body, Notification, Refusals, Rule, text};
 use crate::runtime::error::Error;
-use crate::store::memberships::{self, Membership};
-use crate::store::trail::{Change, ChangeAction, Place, ResourceKind};
-use crate::store::users as user_store;
+use crate::store::memberships;
 
-/// A group or an organization whose members are asked about; the caller's permission on it has
-/// been checked.
-#[derive(Debug, Clone, Copy)]
-pub struct Owner<'a> {
-    pub kind: Membership,
-    pub id: &'a str,
-    pub realm_id: &'a str,
+/// A person to add to a group or an organization.
+#[derive(Debug, ToSchema)]
+#[schema(rename_all = "camelCase")]
+pub struct MembershipInput {
+    /// The id of a person of the realm.
+    user_id: String,
 }
 
-impl Owner<'_> {
-    fn names(&self) -> (ResourceKind, &'static str, &'static str) {
-        match self.kind {
-            Membership::Group => (ResourceKind::GroupMember, "groupId", "group"),
-            Membership::Organization => (ResourceKind::OrganizationMember, "organizationId", "organization"),
-        }
-    }
-
-    fn change(&self, user_id: &str, action: ChangeAction, status: u16) -> Change {
-        let (resource_type, id_field, _) = self.names();
-        let recorded = json!({ id_field: self.id, "userId": user_id });
-        let change = Change::of(action, Place::in_realm(resource_type, user_id, self.realm_id).under(self.id), status);
-        match action {
-            ChangeAction::Delete => change.before(recorded),
-            _ => change.after(recorded),
-        }
+impl MembershipInput {
+    fn read(body: &mut Body) -> Option<Self> {
+        Some(Self { user_id: body.required("userId", guid)? })
     }
 }
 
@@ -54,29 +39,19 @@ pub async fn list(state: &AppState, owner: Owner<'_>) -> Result<Response, Error>
     Ok(envelope::ok(memberships::members(state.store.pool(), owner.kind, owner.id).await?))
 }
 
-/// Adds the person named by `userId`, who must be a person of the realm.
-pub async fn add(state: &AppState, caller: &Caller, owner: Owner<'_>, mut body: Body) -> Result<Response, Error> {
-    let user_id = body.required("userId", guid);
+/// Adds the person the body names by `userId`, who must be a person of the realm; their id.
+pub async fn add(state: &AppState, caller: &Caller, owner: Owner<'_>, mut body: Body) -> Result<String, Error> {
+    let input = MembershipInput::read(&mut body);
     body.finish()?;
-    let Some(user_id) = user_id else { return Err(Error::invalid("userId", Rule::Required, "userId is required")) };
-    if user_store::find(state.store.pool(), owner.realm_id, &user_id).await?.is_none() {
-        return Err(Error::invalid("userId", Rule::NotFound, "no user with this id in the realm"));
-    }
-    let (_, id_field, noun) = owner.names();
-    let mut tx = state.store.begin().await?;
-    if !memberships::add(&mut *tx, owner.kind, owner.id, &user_id, state.clock.now()).await? {
-        return Err(Error::Conflict(format!("already a member of the {noun}")));
-    }
-    commit(state, caller, tx, owner.change(&user_id, ChangeAction::Create, 201)).await?;
-    Ok(envelope::created(json!({ id_field: owner.id, "userId": user_id })))
+    let Some(MembershipInput { user_id }) = input else {
+        return Err(Error::invalid("userId", Rule::Required, "userId is required"));
+    };
+    members::add(state, owner, &user_id, caller.author()).await?;
+    Ok(user_id)
 }
 
 /// Removes the person.
 pub async fn remove(state: &AppState, caller: &Caller, owner: Owner<'_>, user_id: &str) -> Result<Response, Error> {
-    let mut tx = state.store.begin().await?;
-    if !memberships::remove(&mut *tx, owner.kind, owner.id, user_id).await? {
-        return Err(Error::NotFound("member"));
-    }
-    commit(state, caller, tx, owner.change(user_id, ChangeAction::Delete, 200)).await?;
+    members::remove(state, owner, user_id, caller.author()).await?;
     Ok(envelope::done())
 }

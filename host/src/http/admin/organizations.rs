@@ -8,6 +8,7 @@ use serde_json::Value;
 use utoipa::ToSchema;
 
 use super::{ListQuery, commit, members};
+use crate::directory::members::Owner;
 use crate::http::AppState;
 use crate::http::body::JsonBody;
 use crate::http::envelope;
@@ -63,14 +64,6 @@ pub struct OrganizationInput {
     /// DNS names (lowercased), up to 50, none held by another organization of the realm.
     domains: Option<Vec<String>>,
     status: Option<Status>,
-}
-
-/// A person to add to an organization.
-#[derive(Debug, ToSchema)]
-#[schema(rename_all = "camelCase")]
-#[allow(dead_code)]
-pub struct OrganizationMemberInput {
-    user_id: String,
 }
 
 fn domain(path: &str, value: &Value) -> Result<String, Refusals> {
@@ -171,8 +164,8 @@ pub async fn list(
     Ok(envelope::paged(found.map(|organization| OrganizationView::of(&organization))))
 }
 
-fn owner(organization: &Organization) -> members::Owner<'_> {
-    members::Owner { kind: Membership::Organization, id: &organization.id, realm_id: &organization.realm_id }
+fn owner(organization: &Organization) -> Owner<'_> {
+    Owner { kind: Membership::Organization, id: &organization.id, realm_id: &organization.realm_id }
 }
 
 #[utoipa::path(get, path = "/realms/{realm}/organizations/{organizationId}", tag = "Organizations",
@@ -240,16 +233,15 @@ pub async fn members(
 }
 
 /// What adding a member answers.
-#[derive(Debug, ToSchema)]
-#[schema(rename_all = "camelCase")]
-#[allow(dead_code)]
+#[derive(Debug, Serialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
 pub struct OrganizationMembership {
     organization_id: String,
     user_id: String,
 }
 
 #[utoipa::path(post, path = "/realms/{realm}/organizations/{organizationId}/members", tag = "Organizations",
-    params(("realm" = String, Path), ("organizationId" = String, Path)), request_body = OrganizationMemberInput,
+    params(("realm" = String, Path), ("organizationId" = String, Path)), request_body = members::MembershipInput,
     responses((status = 201, description = "Added: `organizationId` and `userId`, in `data`", body = OrganizationMembership), (status = 400, description = "ValidationFailed: no such user in the realm"),
               (status = 403), (status = 404), (status = 409, description = "Conflict: already a member")),
     security(("apiKey" = [])))]
@@ -258,7 +250,8 @@ pub async fn add_member(
     Found { item: organization, caller, .. }: Found<Organization, OrganizationUpdate>,
     JsonBody(body): JsonBody,
 ) -> Result<Response, Error> {
-    members::add(&state, &caller, owner(&organization), body).await
+    let user_id = members::add(&state, &caller, owner(&organization), body).await?;
+    Ok(envelope::created(OrganizationMembership { organization_id: organization.id.into(), user_id }))
 }
 
 #[utoipa::path(delete, path = "/realms/{realm}/organizations/{organizationId}/members/{userId}", tag = "Organizations",

@@ -6,22 +6,22 @@ use std::sync::Arc;
 use axum::extract::{Path, RawQuery, State};
 use axum::response::Response;
 use serde::Serialize;
-use serde_json::{Value, json};
+use serde_json::Value;
 use utoipa::ToSchema;
 
-use super::{ListQuery, commit, realm_in_reach};
+use super::{ListQuery, realm_in_reach};
 use crate::authz::{Resource, permission};
+use crate::directory::roles::{self, Grantee};
 use crate::http::AppState;
 use crate::http::auth::Caller;
 use crate::http::body::JsonBody;
 use crate::http::envelope;
 use crate::kernel::clock::iso;
 use crate::kernel::ids::{ClientId, RoleId};
-use crate::kernel::validate::{Notification, Refusals, Rule, parsed, text};
+use crate::kernel::validate::{Body, Notification, Refusals, Rule, parsed, text};
 use crate::runtime::error::Error;
-use crate::store::realm_roles::{self as role_store, Holder, Role};
+use crate::store::realm_roles::{self as role_store, Role};
 use crate::store::realms::Realm;
-use crate::store::trail::{Change, ChangeAction, Place, Placed, ResourceKind};
 use crate::store::{clients as client_store, users as user_store};
 
 #[derive(Debug, Serialize, ToSchema)]
@@ -53,16 +53,41 @@ impl RoleView {
     }
 }
 
-/// The body of a role creation or update.
+/// The body of a role creation or update: at creation the name is required; in an update each
+/// field is optional, and a null description removes it.
 #[derive(Debug, ToSchema)]
 #[schema(rename_all = "camelCase")]
-#[allow(dead_code)]
 pub struct RoleInput {
     /// 1–128 letters, digits, `-`, `_`, `.`, `:`; unique among the realm roles, or among the
     /// client's roles. Required at creation.
-    name: String,
+    name: Option<String>,
     /// Up to 1024 characters.
-    description: Option<String>,
+    description: Option<Option<String>>,
+}
+
+impl RoleInput {
+    fn read(body: &mut Body, creating: bool) -> Self {
+        let name = match creating {
+            true => body.required("name", parsed(role_name)),
+            false => body.optional("name", parsed(role_name)),
+        };
+        let description = body.nullable("description", text(0, 1024)).map(|d| d.filter(|d| !d.is_empty()));
+        Self { name, description }
+    }
+}
+
+/// A role to grant.
+#[derive(Debug, ToSchema)]
+#[schema(rename_all = "camelCase")]
+pub struct RoleGrantInput {
+    /// A realm role or a client role of the realm.
+    role_id: String,
+}
+
+impl RoleGrantInput {
+    fn read(body: &mut Body) -> Option<Self> {
+        Some(Self { role_id: body.required("roleId", role_id_field)? })
+    }
 }
 
 fn role_name(text_value: &str) -> Result<String, (Rule, String)> {
@@ -96,11 +121,10 @@ async fn create(
     caller: &Caller,
     realm_id: &str,
     client_id: Option<&str>,
-    mut body: crate::kernel::validate::Body,
+    mut body: Body,
 ) -> Result<Response, Error> {
     let realm = role_home(state, caller, realm_id, client_id, permission::ROLE_CREATE).await?;
-    let name = body.required("name", parsed(role_name));
-    let description = body.optional("description", text(0, 1024)).filter(|d| !d.is_empty());
+    let RoleInput { name, description } = RoleInput::read(&mut body, true);
     body.finish()?;
     let Some(name) = name else { return Err(Error::invalid("name", Rule::Required, "name is required")) };
     let now = state.clock.now();
@@ -109,15 +133,11 @@ async fn create(
         realm_id: realm.id.clone(),
         client_id: client_id.map(ClientId::known),
         name,
-        description,
+        description: description.flatten(),
         created_at: now,
         updated_at: now,
     };
-    let mut tx = state.store.begin().await?;
-    if !role_store::insert(&mut *tx, &role).await? {
-        return Err(Error::AlreadyExists("role"));
-    }
-    commit(state, caller, tx, Change::of(ChangeAction::Create, role.place(), 201).after(RoleView::of(&role))).await?;
+    let role = roles::create(state, role, caller.author(), RoleView::of).await?;
     Ok(envelope::created(RoleView::of(&role)))
 }
 
@@ -155,30 +175,20 @@ async fn update(
     realm_id: &str,
     client_id: Option<&str>,
     role_id: &str,
-    mut body: crate::kernel::validate::Body,
+    mut body: Body,
 ) -> Result<Response, Error> {
     let before = role_in_reach(state, caller, realm_id, client_id, role_id, permission::ROLE_UPDATE).await?;
     let mut role = before.clone();
     body.unchanged("id", &role.id);
-    if let Some(name) = body.optional("name", parsed(role_name)) {
+    let RoleInput { name, description } = RoleInput::read(&mut body, false);
+    body.finish()?;
+    if let Some(name) = name {
         role.name = name;
     }
-    if let Some(description) = body.nullable("description", text(0, 1024)) {
-        role.description = description.filter(|d| !d.is_empty());
+    if let Some(description) = description {
+        role.description = description;
     }
-    body.finish()?;
-    role.updated_at = state.clock.now();
-    let mut tx = state.store.begin().await?;
-    if !role_store::update(&mut *tx, &role).await? {
-        return Err(Error::AlreadyExists("role"));
-    }
-    commit(
-        state,
-        caller,
-        tx,
-        Change::of(ChangeAction::Update, role.place(), 200).before(RoleView::of(&before)).after(RoleView::of(&role)),
-    )
-    .await?;
+    let role = roles::update(state, &before, role, caller.author(), RoleView::of).await?;
     Ok(envelope::ok(RoleView::of(&role)))
 }
 
@@ -190,9 +200,7 @@ async fn delete(
     role_id: &str,
 ) -> Result<Response, Error> {
     let role = role_in_reach(state, caller, realm_id, client_id, role_id, permission::ROLE_DELETE).await?;
-    let mut tx = state.store.begin().await?;
-    role_store::delete(&mut *tx, &role.id).await?;
-    commit(state, caller, tx, Change::of(ChangeAction::Delete, role.place(), 200).before(RoleView::of(&role))).await?;
+    roles::delete(state, &role, caller.author(), RoleView::of).await?;
     Ok(envelope::done())
 }
 
@@ -329,69 +337,38 @@ pub async fn delete_client_role(
     delete(&state, &caller, &realm_id, Some(&client_id), &role_id).await
 }
 
-/// Who a grant is for, as a path names it.
-#[derive(Debug, Clone)]
-pub enum Grantee {
-    User(String),
-    Group(String),
-    Client(String),
-}
-
-impl Grantee {
-    fn holder<'a>(&'a self, realm_id: &'a str) -> Holder<'a> {
-        match self {
-            Self::User(id) => Holder::User(id),
-            Self::Group(id) => Holder::Group(id),
-            Self::Client(id) => Holder::Client { realm_id, client_id: id },
+/// Checks the caller may read (or, with `write`, change) the grantee's roles, and that the grantee
+/// exists in the realm.
+async fn grantee_in_reach(
+    state: &AppState,
+    caller: &Caller,
+    realm_id: &str,
+    grantee: &Grantee,
+    write: bool,
+) -> Result<Arc<Realm>, Error> {
+    let pool = state.store.pool();
+    match grantee {
+        Grantee::Client(client_id) => {
+            let realm = super::find_realm(state, realm_id).await?;
+            let owner = realm.as_ref().map(|r| r.account_id.clone());
+            let wanted = if write { permission::CLIENT_UPDATE } else { permission::CLIENT_READ };
+            let resource = Resource::Client { realm_id: realm_id.to_owned(), id: client_id.clone(), owner };
+            caller.require(state, wanted, resource)?;
+            let realm = realm.ok_or(Error::Forbidden(crate::kernel::error_code::ErrorCode::Forbidden))?;
+            client_store::find(pool, &realm.id, client_id).await?.ok_or(Error::unreached())?;
+            Ok(realm)
         }
-    }
-
-    fn resource_type(&self) -> ResourceKind {
-        match self {
-            Self::User(_) => ResourceKind::UserRole,
-            Self::Group(_) => ResourceKind::GroupRole,
-            Self::Client(_) => ResourceKind::ClientRoleGrant,
+        Grantee::User(user_id) => {
+            let wanted = if write { permission::USER_UPDATE } else { permission::USER_READ };
+            let realm = realm_in_reach(state, caller, realm_id, wanted).await?;
+            user_store::find(pool, &realm.id, user_id).await?.ok_or(Error::NotFound("user"))?;
+            Ok(realm)
         }
-    }
-
-    fn id(&self) -> &str {
-        match self {
-            Self::User(id) | Self::Group(id) | Self::Client(id) => id,
-        }
-    }
-
-    /// Checks the caller may change the grantee's roles and that the grantee exists in the realm.
-    async fn in_reach(
-        &self,
-        state: &AppState,
-        caller: &Caller,
-        realm_id: &str,
-        write: bool,
-    ) -> Result<Arc<Realm>, Error> {
-        let pool = state.store.pool();
-        match self {
-            Self::Client(client_id) => {
-                let realm = super::find_realm(state, realm_id).await?;
-                let owner = realm.as_ref().map(|r| r.account_id.clone());
-                let wanted = if write { permission::CLIENT_UPDATE } else { permission::CLIENT_READ };
-                let resource = Resource::Client { realm_id: realm_id.to_owned(), id: client_id.clone(), owner };
-                caller.require(state, wanted, resource)?;
-                let realm = realm.ok_or(Error::Forbidden(crate::kernel::error_code::ErrorCode::Forbidden))?;
-                client_store::find(pool, &realm.id, client_id).await?.ok_or(Error::unreached())?;
-                Ok(realm)
-            }
-            Self::User(user_id) => {
-                let wanted = if write { permission::USER_UPDATE } else { permission::USER_READ };
-                let realm = realm_in_reach(state, caller, realm_id, wanted).await?;
-                user_store::find(pool, &realm.id, user_id).await?.ok_or(Error::NotFound("user"))?;
-                Ok(realm)
-            }
-            Self::Group(group_id) => {
-                let wanted = if write { permission::USER_UPDATE } else { permission::USER_READ };
-                let realm = realm_in_reach(state, caller, realm_id, wanted).await?;
-                role_store::find_group(pool, &realm.id, group_id).await?.ok_or(Error::NotFound("group"))?;
-                Ok(realm)
-            }
+        Grantee::Group(group_id) => {
+            let wanted = if write { permission::USER_UPDATE } else { permission::USER_READ };
+            let realm = realm_in_reach(state, caller, realm_id, wanted).await?;
+            role_store::find_group(pool, &realm.id, group_id).await?.ok_or(Error::NotFound("group"))?;
+            Ok(realm)
         }
     }
 }
@@ -415,7 +392,7 @@ pub struct UserRolesView {
 
 /// The roles a grantee holds directly, and for people also their effective roles.
 pub async fn grants_of(state: &AppState, caller: &Caller, realm_id: &str, grantee: Grantee) -> Result<Response, Error> {
-    let realm = grantee.in_reach(state, caller, realm_id, false).await?;
+    let realm = grantee_in_reach(state, caller, realm_id, &grantee, false).await?;
     let pool = state.store.pool();
     let views = |roles: Vec<Role>| roles.iter().map(RoleView::of).collect::<Vec<_>>();
     Ok(match &grantee {
@@ -434,21 +411,18 @@ pub async fn grant(
     caller: &Caller,
     realm_id: &str,
     grantee: Grantee,
-    mut body: crate::kernel::validate::Body,
+    mut body: Body,
 ) -> Result<Response, Error> {
-    let realm = grantee.in_reach(state, caller, realm_id, true).await?;
-    let role_id = body.required("roleId", role_id_field);
+    let realm = grantee_in_reach(state, caller, realm_id, &grantee, true).await?;
+    let input = RoleGrantInput::read(&mut body);
     body.finish()?;
-    let Some(role_id) = role_id else { return Err(Error::invalid("roleId", Rule::Required, "roleId is required")) };
+    let Some(RoleGrantInput { role_id }) = input else {
+        return Err(Error::invalid("roleId", Rule::Required, "roleId is required"));
+    };
     let Some(role) = role_store::find(state.store.pool(), &realm.id, &role_id).await? else {
         return Err(Error::invalid("roleId", Rule::NotFound, "no role with this id in the realm"));
     };
-    let now = state.clock.now();
-    let mut tx = state.store.begin().await?;
-    if !role_store::grant(&mut *tx, grantee.holder(&realm.id), &role.id, now).await? {
-        return Err(Error::Conflict("the role is already held".into()));
-    }
-    commit(state, caller, tx, grant_change(&realm, &grantee, &role, ChangeAction::Create, 201)).await?;
+    roles::grant(state, &grantee, &role, caller.author()).await?;
     Ok(envelope::created(RoleView::of(&role)))
 }
 
@@ -460,27 +434,8 @@ pub async fn withdraw(
     grantee: Grantee,
     role_id: &str,
 ) -> Result<Response, Error> {
-    let realm = grantee.in_reach(state, caller, realm_id, true).await?;
+    let realm = grantee_in_reach(state, caller, realm_id, &grantee, true).await?;
     let role = role_store::find(state.store.pool(), &realm.id, role_id).await?.ok_or(Error::unreached())?;
-    let mut tx = state.store.begin().await?;
-    if !role_store::withdraw(&mut *tx, grantee.holder(&realm.id), &role.id).await? {
-        return Err(Error::NotFound("role grant"));
-    }
-    commit(state, caller, tx, grant_change(&realm, &grantee, &role, ChangeAction::Delete, 200)).await?;
+    roles::withdraw(state, &grantee, &role, caller.author()).await?;
     Ok(envelope::done())
-}
-
-fn grant_change(realm: &Realm, grantee: &Grantee, role: &Role, action: ChangeAction, status: u16) -> Change {
-    let client_id = match grantee {
-        Grantee::Client(id) => Some(id.clone()),
-        _ => None,
-    };
-    let recorded = json!({ "roleId": role.id, "roleName": role.name, "roleClientId": role.client_id });
-    let mut place = Place::in_realm(grantee.resource_type(), &role.id, &realm.id).under(grantee.id());
-    place.client = client_id;
-    let change = Change::of(action, place, status);
-    match action {
-        ChangeAction::Delete => change.before(recorded),
-        _ => change.after(recorded),
-    }
 }

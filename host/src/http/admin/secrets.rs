@@ -10,6 +10,7 @@ use utoipa::ToSchema;
 
 use super::rotation::{MAX_PREVIOUS_VALUE_VALID_FOR_MINUTES, Rotation, RotationInput, RotationView};
 use super::{ListQuery, commit};
+use crate::application::bootstrap::{ACCOUNT_CLIENT_SECRET_PREFIX, API_KEY_PREFIX, PERSONAL_ACCESS_TOKEN_PREFIX};
 use crate::authz::{BUILTIN_ROLES, permission};
 use crate::http::AppState;
 use crate::http::auth::Caller;
@@ -19,7 +20,6 @@ use crate::kernel::clock::iso;
 use crate::kernel::crypto::{generate_secret, last_four};
 use crate::kernel::ids::CredentialId;
 use crate::kernel::validate::{Notification, Refusals, Rule, instant, list_of, one_of, text};
-use crate::runtime::bootstrap::{ACCOUNT_CLIENT_SECRET_PREFIX, API_KEY_PREFIX, PERSONAL_ACCESS_TOKEN_PREFIX};
 use crate::runtime::error::Error;
 use crate::store::roles as role_store;
 use crate::store::secrets::{self as secret_store, Secret, SecretType};

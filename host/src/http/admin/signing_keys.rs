@@ -11,12 +11,12 @@ use utoipa::ToSchema;
 
 use super::commit;
 use super::reach::{ClientRead, ClientUpdate, InClient, InRealm, RealmRead, RealmUpdate};
+use crate::directory::keys::{self, Rotation};
 use crate::http::AppState;
 use crate::http::body::JsonBody;
 use crate::http::envelope;
 use crate::kernel::clock::iso;
 use crate::kernel::validate::{Body, boolean};
-use crate::oauth::tokens::keys::{self, Rotation};
 use crate::runtime::error::Error;
 use crate::store::clients::SigningKeys;
 use crate::store::signing_keys::{self as key_store, Owner, SigningKey};

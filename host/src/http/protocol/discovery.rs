@@ -91,11 +91,11 @@ pub async fn certs(
     headers: axum::http::HeaderMap,
 ) -> Result<Response, OAuthError> {
     let realm = realm(&state, &realm_id).await?;
-    let jwks = tokens::keys::jwks(&state, &realm.id).await?;
+    let jwks = crate::directory::keys::jwks(&state, &realm.id).await?;
     // Keys can be revoked at once: caches must ask again soon. A rotation publishes the next key
     // well before this lifetime runs out, so a cached copy never lacks a key that signs. The same
     // set has the same tag on every host: a verifier asking again with it is told nothing changed.
-    let cache = format!("public, max-age={}", tokens::keys::JWKS_MAX_AGE_SECONDS);
+    let cache = format!("public, max-age={}", crate::directory::keys::JWKS_MAX_AGE_SECONDS);
     let unchanged = headers
         .get(header::IF_NONE_MATCH)
         .and_then(|tags| tags.to_str().ok())

@@ -102,13 +102,14 @@ mod tests {
     use serde_json::json;
 
     use super::*;
+    use crate::directory::keys::{self, SEALING_PURPOSE};
     use crate::kernel::crypto::SecretHasher;
-    use crate::oauth::tokens::keys::{self, SEALING_PURPOSE};
+    use crate::runtime::cache::keys::Signer;
 
     const ISSUER: &str = "https://upstream.example/realms/people";
 
     /// An upstream key: what signs its tokens, and the JWK Set it publishes.
-    fn upstream(algorithm: &str) -> (keys::Signer, JwkSet) {
+    fn upstream(algorithm: &str) -> (Signer, JwkSet) {
         let sealer = SecretHasher::new([5; 32]).sealer(SEALING_PURPOSE);
         let key = keys::generate(&sealer, "people", Some("broker"), algorithm, DateTime::UNIX_EPOCH).unwrap();
         let signer = keys::signer_of(&sealer, &key, None).unwrap();
@@ -125,7 +126,7 @@ mod tests {
                 "iat": 2_000_000_000 - 10, "exp": 2_000_000_000 + 300, "email": "ada@example.com" })
     }
 
-    fn sign(signer: &keys::Signer, claims: &Value) -> String {
+    fn sign(signer: &Signer, claims: &Value) -> String {
         let mut header = jsonwebtoken::Header::new(signer.algorithm);
         header.kid = Some(signer.kid.to_string());
         jsonwebtoken::encode(&header, claims, &signer.key).unwrap()

@@ -3,7 +3,6 @@
 
 pub mod claims;
 pub mod delegation;
-pub mod keys;
 
 use std::sync::Arc;
 
@@ -12,9 +11,11 @@ use base64::engine::general_purpose::URL_SAFE_NO_PAD;
 use chrono::{DateTime, Utc};
 use serde_json::{Map, Value, json};
 
+use crate::directory::keys;
 use crate::kernel::crypto::generate_secret;
 use crate::kernel::ids::{ClientId, RealmId, SessionId, guid_at, guid_instant};
 use crate::oauth::suspensions::{self, Standing};
+use crate::runtime::cache::keys::Verifier;
 use crate::runtime::context::Context;
 use crate::runtime::error::Error;
 use crate::store::Status;
@@ -383,7 +384,7 @@ async fn realm_verifier(
     realm_id: &str,
     token: &str,
     typ: &str,
-) -> Result<Option<Arc<keys::Verifier>>, Error> {
+) -> Result<Option<Arc<Verifier>>, Error> {
     let Ok(header) = jsonwebtoken::decode_header(token) else { return Ok(None) };
     if header.typ.as_deref() != Some(typ) {
         return Ok(None);

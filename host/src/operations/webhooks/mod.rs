@@ -5,6 +5,7 @@
 
 pub mod delivery;
 pub mod endpoints;
+pub mod payloads;
 
 use std::sync::Arc;
 
@@ -16,8 +17,8 @@ use rand::{Rng, RngCore};
 use sha2::Sha256;
 use tokio::sync::Notify;
 
+use self::payloads::PayloadBuilder;
 use crate::kernel::crypto::{Sealer, SecretHasher};
-use crate::plugins::payloads::PayloadBuilder;
 use crate::runtime::outbound::PublicWeb;
 use crate::store::events::EventType;
 use crate::store::webhooks::EndpointKind;

@@ -10,6 +10,7 @@
 //! includes the advisor and realms that consent to it.
 
 pub mod actions;
+pub mod component;
 pub mod figures;
 pub mod model;
 pub mod scenario;
@@ -20,9 +21,9 @@ use std::collections::BTreeMap;
 
 use serde::{Deserialize, Serialize};
 
+use self::component::AnalystComponent;
 pub use self::figures::{Bucket, Figures, MeasureFigures, SettingsFigures};
 use crate::kernel::config::AnalystSettings;
-use crate::plugins::analyst::AnalystComponent;
 use crate::protection::recommendations::Change;
 use crate::store::analyses::Classification;
 

@@ -10,7 +10,7 @@
 use anyhow::Context as _;
 
 use super::{Figures, Language};
-use crate::plugins::analyst::AnalystComponent;
+use crate::protection::analyst::component::AnalystComponent;
 
 /// The reading of the incident in `text`, as lines to print.
 pub async fn replay(component: &AnalystComponent, text: &str) -> anyhow::Result<Vec<String>> {

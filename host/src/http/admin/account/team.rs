@@ -89,13 +89,13 @@ async fn member_in_reach(state: &AppState, caller: &Caller, user_id: &str) -> Re
 #[derive(Debug, ToSchema)]
 #[schema(rename_all = "camelCase")]
 #[allow(dead_code)]
-pub struct MemberInput {
+pub struct TeamMemberInput {
     /// At least one account role; only roles the caller holds, unless the caller is an Owner.
     roles: Vec<String>,
 }
 
 #[utoipa::path(put, path = "/account/members/{userId}", tag = "Account", params(("userId" = String, Path)),
-    request_body = MemberInput,
+    request_body = TeamMemberInput,
     responses((status = 200, description = "The member with the new roles, in `data`", body = MemberView),
               (status = 400), (status = 404), (status = 409, description = "The account would be left without an Owner")),
     security(("apiKey" = [])))]

@@ -9,7 +9,7 @@ use std::sync::{Arc, OnceLock};
 
 use wasmtime::component::Component;
 
-use super::{Limits, Pool};
+use crate::runtime::components::{self, Limits, Pool};
 
 mod bindings {
     wasmtime::component::bindgen!({ world: "detector", path: "../wit", exports: { default: async } });
@@ -34,7 +34,7 @@ impl AttackDetector {
     /// The component at `path`, or the embedded one; checked by instantiating it once.
     pub fn load(path: Option<&Path>) -> anyhow::Result<Self> {
         static EMBEDDED_COMPONENT: OnceLock<Result<Component, String>> = OnceLock::new();
-        let component = super::load(path, &EMBEDDED_COMPONENT, EMBEDDED, "the embedded attack detector")?;
+        let component = components::load(path, &EMBEDDED_COMPONENT, EMBEDDED, "the embedded attack detector")?;
         let pool = Pool::new(&component, DetectorPre::new, |pre, store| pre.instantiate(store))?;
         Ok(Self { pool })
     }

@@ -7,7 +7,7 @@ use std::sync::{Arc, OnceLock};
 use serde_json::{Map, Value};
 use wasmtime::component::Component;
 
-use super::{Limits, Pool};
+use crate::runtime::components::{self, Limits, Pool};
 
 wasmtime::component::bindgen!({ world: "payloads", path: "../wit", exports: { default: async } });
 
@@ -36,7 +36,7 @@ impl PayloadBuilder {
     /// The component at `path`, or the embedded one; checked by instantiating it once.
     pub fn load(path: Option<&Path>) -> anyhow::Result<Self> {
         static EMBEDDED_COMPONENT: OnceLock<Result<Component, String>> = OnceLock::new();
-        let component = super::load(path, &EMBEDDED_COMPONENT, EMBEDDED, "the embedded payload builder")?;
+        let component = components::load(path, &EMBEDDED_COMPONENT, EMBEDDED, "the embedded payload builder")?;
         let pool = Pool::new(&component, PayloadsPre::new, |pre, store| pre.instantiate(store))?;
         Ok(Self { pool })
     }

@@ -1,16 +1,14 @@
-//! Sandboxed components: pure functions behind the WIT worlds of `wit/`, run
-//! under wasmtime with a memory limit and a deadline. Each component is linked once (its
-//! `InstancePre`); instances are kept warm and reused, and one that traps or runs out of time is
-//! dropped and replaced by a fresh one on the next call.
+//! Sandboxed components: pure functions behind the WIT worlds of `wit/`, run under wasmtime with a
+//! memory limit and a deadline. Each component is linked once (its `InstancePre`); instances are
+//! kept warm and reused, and one that traps or runs out of time is dropped and replaced by a fresh
+//! one on the next call. Each wing keeps the adapter of its own component, which turns the world's
+//! types into its own: the attack detector and the incident analyst in `protection`, the payload
+//! builder in `operations::webhooks`.
 //!
 //! Calls are asynchronous and run in place, on the caller's task: the components answer in well
 //! under a microsecond, so handing them to another thread would cost a hundred times the call. A
 //! call that runs on yields to the runtime at every epoch tick (5 ms), so it never holds a worker
 //! thread longer than that, and is stopped at its deadline.
-
-pub mod analyst;
-pub mod detector;
-pub mod payloads;
 
 use std::sync::{Arc, Mutex, OnceLock};
 use std::time::Duration;

@@ -7,9 +7,9 @@ use std::sync::{Arc, Weak};
 use chrono::{DateTime, TimeDelta, Utc};
 use futures_util::future::BoxFuture;
 
+use crate::application::Services;
 use crate::kernel::clock::ManualClock;
 use crate::kernel::config::Settings;
-use crate::runtime::application::Services;
 
 /// What a run did: counts, each with the words logged when it is not zero.
 type Done = Vec<(u64, &'static str)>;
@@ -194,7 +194,7 @@ const JOBS: &[Job] = &[
         told: Told::Info,
         work: |host, now| {
             Box::pin(async move {
-                let rotated = crate::oauth::tokens::keys::rotate_due(&host, now).await?;
+                let rotated = crate::directory::keys::rotate_due(&host, now).await?;
                 Ok(vec![(counted(rotated), "signing keys rotated on schedule")])
             })
         },

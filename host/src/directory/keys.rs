@@ -31,6 +31,7 @@ use serde_json::Value;
 
 use crate::kernel::crypto::Sealer;
 use crate::kernel::ids::{ClientId, KeyId, RealmId};
+use crate::runtime::cache::keys::{Jwks, Signer, Verifier};
 use crate::runtime::context::Context;
 use crate::runtime::error::Error;
 use crate::store::changes::Invalidation;
@@ -50,45 +51,6 @@ pub const NEXT_KEY_LEAD: TimeDelta = TimeDelta::seconds(5 * JWKS_MAX_AGE_SECONDS
 
 /// Algorithms a client may sign with.
 pub const ALGORITHMS: &[(&str, &str)] = &[("ES256", "ES256"), ("RS256", "RS256")];
-
-/// A key ready to sign tokens, until the instant another key takes over, if one is set.
-pub struct Signer {
-    pub kid: KeyId,
-    pub algorithm: Algorithm,
-    pub key: EncodingKey,
-    pub until: Option<DateTime<Utc>>,
-}
-
-impl std::fmt::Debug for Signer {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("Signer").field("kid", &self.kid).field("algorithm", &self.algorithm).finish_non_exhaustive()
-    }
-}
-
-/// A key ready to verify tokens, with what decides whether its tokens are still good.
-pub struct Verifier {
-    pub kid: KeyId,
-    pub realm_id: RealmId,
-    /// The client whose own key it is: only that client's tokens verify with it. None for a key
-    /// of the realm, which signs for any client of the realm.
-    pub client_id: Option<ClientId>,
-    pub algorithm: Algorithm,
-    pub status: KeyStatus,
-    pub key: DecodingKey,
-}
-
-impl Verifier {
-    /// Whether the key may have signed a token of `client_id`.
-    pub fn signs_for(&self, client_id: &str) -> bool {
-        self.client_id.as_ref().is_none_or(|own| own.as_str() == client_id)
-    }
-}
-
-impl std::fmt::Debug for Verifier {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("Verifier").field("kid", &self.kid).field("status", &self.status).finish_non_exhaustive()
-    }
-}
 
 fn algorithm_of(name: &str) -> anyhow::Result<Algorithm> {
     match name {
@@ -459,15 +421,6 @@ pub async fn retire_own(
     let lifetime = TimeDelta::seconds(i64::from(context.settings.access_token_seconds));
     let owner = Owner::Client(&client.realm_id, &client.id);
     Ok(key_store::retire_all(&mut *tx, owner, now, now + lifetime).await?)
-}
-
-/// A realm's JWK Set as served: its JSON and its entity tag.
-#[derive(Debug)]
-pub struct Jwks {
-    pub body: String,
-    pub etag: String,
-    /// When a retired key leaves it, if one will.
-    pub until: Option<DateTime<Utc>>,
 }
 
 /// The realm's JWKS: the keys whose tokens may still be alive, the realm's and its clients' own.

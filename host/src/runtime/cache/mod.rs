@@ -7,6 +7,8 @@
 //! transaction). While notifications cannot be received the caches are bypassed, so a host never
 //! answers from an entry it could not keep exact. SQLite is embedded: one host owns the file.
 
+pub mod keys;
+
 use std::collections::{BTreeSet, HashMap};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, RwLock};
@@ -17,7 +19,6 @@ use prometheus_client::metrics::counter::Counter;
 use prometheus_client::metrics::family::Family;
 
 use crate::kernel::ids::{AccountId, RealmId};
-use crate::oauth::tokens::keys::{Jwks, Signer, Verifier};
 use crate::runtime::metrics::{CACHES, CacheLabels};
 use crate::store::changes::Follower;
 use crate::store::changes::Invalidation;
@@ -27,6 +28,7 @@ use crate::store::realm_roles::Role;
 use crate::store::realms::Realm;
 use crate::store::secrets::Credential;
 use crate::store::suspensions::Suspension;
+use keys::{Jwks, Signer, Verifier};
 
 /// Entries are refreshed from the database at least this often, notifications or not.
 const TIME_TO_LIVE: Duration = Duration::from_secs(60);

@@ -6,7 +6,7 @@ use std::sync::{Arc, OnceLock};
 
 use wasmtime::component::Component;
 
-use super::{Limits, Pool};
+use crate::runtime::components::{self, Limits, Pool};
 
 mod bindings {
     wasmtime::component::bindgen!({ world: "analyst", path: "../wit", exports: { default: async } });
@@ -41,7 +41,7 @@ impl AnalystComponent {
     /// The component at `path`, or the embedded one; checked by instantiating it once.
     pub fn load(path: Option<&Path>) -> anyhow::Result<Self> {
         static EMBEDDED_COMPONENT: OnceLock<Result<Component, String>> = OnceLock::new();
-        let component = super::load(path, &EMBEDDED_COMPONENT, EMBEDDED, "the embedded incident analyst")?;
+        let component = components::load(path, &EMBEDDED_COMPONENT, EMBEDDED, "the embedded incident analyst")?;
         let pool = Pool::new(&component, AnalystPre::new, |pre, store| pre.instantiate(store))?;
         Ok(Self { pool })
     }

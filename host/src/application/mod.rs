@@ -3,6 +3,9 @@
 //! port, then run until it is told to stop. Everything a request or a job needs is in its
 //! [`Services`].
 
+pub mod bootstrap;
+pub mod jobs;
+
 use std::future::Future;
 use std::net::SocketAddr;
 use std::pin::Pin;
@@ -13,11 +16,11 @@ use anyhow::Context as _;
 use tokio::net::TcpListener;
 use tokio::task::JoinHandle;
 
+use crate::application::bootstrap::Bootstrapped;
 use crate::authz::Authorizer;
 use crate::kernel::clock::{Clock, ManualClock, SystemClock};
 use crate::kernel::config::Settings;
 use crate::kernel::crypto::SecretHasher;
-use crate::runtime::bootstrap::Bootstrapped;
 use crate::runtime::cache::Caches;
 use crate::runtime::context::Context;
 use crate::runtime::jobs::Scheduler;
@@ -95,7 +98,7 @@ impl Application {
         } else {
             (Arc::new(SystemClock), None)
         };
-        let bootstrapped = crate::runtime::bootstrap::run_if_empty(&store, &hasher, clock.as_ref()).await?;
+        let bootstrapped = crate::application::bootstrap::run_if_empty(&store, &hasher, clock.as_ref()).await?;
         if let (Some(first), Some(path)) = (&bootstrapped, &settings.bootstrap_key_file) {
             crate::kernel::crypto::write_private_file(path, &first.api_key)
                 .with_context(|| format!("cannot write the bootstrap key to {}", path.display()))?;
@@ -131,7 +134,7 @@ impl Application {
             }
             None => crate::runtime::counting::Counters::in_memory(),
         });
-        let detector = crate::plugins::detector::AttackDetector::load(settings.detector_component.as_deref())
+        let detector = crate::protection::detector::AttackDetector::load(settings.detector_component.as_deref())
             .context("cannot load the attack detector (detector_component)")?;
         let network_list = |path: &Option<std::path::PathBuf>| {
             path.as_deref().map_or_else(
@@ -179,7 +182,7 @@ impl Application {
             analyst,
             draining: Arc::default(),
         });
-        super::job_table::register(&services).await;
+        jobs::register(&services).await;
         Ok(Self { listener, services, bootstrapped, access_writer, queue_writer, change_follower })
     }
 
