@@ -14,13 +14,6 @@ use crate::store::recovery::{self, Reset};
 use crate::store::secrets::{self, Secret, SecretType};
 use crate::store::{Status, Store};
 
-/// Prefix of API key values.
-pub const API_KEY_PREFIX: &str = "cstl_key_";
-/// Prefix of personal access token values (sent like API keys, in `x-api-key`).
-pub const PERSONAL_ACCESS_TOKEN_PREFIX: &str = "cstl_pat_";
-/// Prefix of account client secrets (exchanged for bearer tokens at the platform realm).
-pub const ACCOUNT_CLIENT_SECRET_PREFIX: &str = "cstl_acs_";
-
 /// What the first start prints: the key, how to try it, where it was written, and the Owner's
 /// link to choose a password.
 #[derive(Debug)]
@@ -123,7 +116,7 @@ pub async fn run_if_empty(
     let owner = Person { id: UserId::fresh(), realm_id: RealmId::platform(), username: "owner".into(), email: None };
     accounts::insert_person(&mut *tx, &owner, now).await?;
     accounts::insert_member(&mut *tx, &account.id, &owner.id, &["Owner".to_owned()], now).await?;
-    let api_key = generate_secret(API_KEY_PREFIX);
+    let api_key = generate_secret(secrets::API_KEY_PREFIX);
     let secret = Secret {
         id: CredentialId::fresh(),
         account_id: account.id.clone(),

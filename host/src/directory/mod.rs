@@ -6,8 +6,18 @@
 //! created with their client, rotated and revoked by administrators, and read by token issuance.
 
 pub mod clients;
+pub mod connection_providers;
 pub mod groups;
+pub mod identity_providers;
 pub mod keys;
 pub mod members;
+pub mod organizations;
 pub mod people;
+pub mod realms;
+pub mod resource_servers;
 pub mod roles;
+pub mod rotation;
+pub mod scopes;
+pub mod secrets;
+pub mod sessions;
+pub mod team;

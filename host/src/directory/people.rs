@@ -141,7 +141,7 @@ pub async fn update<View: Serialize>(
     let mut tx = context.store.begin().await?;
     user_store::update(&mut *tx, &user).await?;
     if password_changed {
-        crate::store::threats::password_changed(&mut tx, &user.id, now).await?;
+        crate::store::exposures::password_changed(&mut tx, &user.id, now).await?;
         crate::store::browser::end_sessions_of(&mut *tx, &user.id, "password_changed", now).await?;
     }
     publish(&mut tx, realm, EventType::UserUpdated, None, events::user_data(&user, None), now).await?;

@@ -15,10 +15,11 @@ use crate::runtime::outbound::mail::Letter;
 use crate::store::analyses::MeasureFactors;
 use crate::store::clients::Client;
 use crate::store::events::{self, Event, EventType};
+use crate::store::exposures::{self, Exposure};
 use crate::store::notifications::{self as preferences_store, AttacksDetected, Severity as NoticeSeverity};
 use crate::store::realms::Realm;
 use crate::store::threats::{
-    self as store, Exposure, Incident, IncidentKind, IncidentSeverity, IncidentStatus, Measure, MeasureType,
+    self as store, Incident, IncidentKind, IncidentSeverity, IncidentStatus, Measure, MeasureType,
 };
 use crate::store::users::User;
 use crate::store::{Connection, Error as StoreError, Store};
@@ -437,7 +438,7 @@ async fn expose(
         exposures: 1,
         resolved_at: None,
     };
-    store::expose(&mut *tx, &exposure).await?;
+    exposures::expose(&mut *tx, &exposure).await?;
     incident.severity = IncidentSeverity::Critical;
     let data = json!({
         "user_id": user.id,

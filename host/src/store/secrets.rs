@@ -21,6 +21,24 @@ text_enum! {
     }
 }
 
+/// Prefix of API key values.
+pub const API_KEY_PREFIX: &str = "cstl_key_";
+/// Prefix of personal access token values (sent like API keys, in `x-api-key`).
+pub const PERSONAL_ACCESS_TOKEN_PREFIX: &str = "cstl_pat_";
+/// Prefix of account client secrets (exchanged for bearer tokens at the platform realm).
+pub const ACCOUNT_CLIENT_SECRET_PREFIX: &str = "cstl_acs_";
+
+impl SecretType {
+    /// The prefix of this kind's values, which tells a leaked value's kind at a glance.
+    pub fn value_prefix(self) -> &'static str {
+        match self {
+            Self::ClientSecret => ACCOUNT_CLIENT_SECRET_PREFIX,
+            Self::ApiKey => API_KEY_PREFIX,
+            Self::PersonalAccessToken => PERSONAL_ACCESS_TOKEN_PREFIX,
+        }
+    }
+}
+
 #[derive(Debug, Clone, PartialEq, Eq, sqlx::FromRow)]
 pub struct Secret {
     pub id: CredentialId,

@@ -8,24 +8,21 @@ use serde::Serialize;
 use serde_json::Value;
 use utoipa::ToSchema;
 
-use super::rotation::{Rotation, RotationInput, RotationView};
-use super::{ListQuery, commit};
+use super::ListQuery;
 use crate::authz::Resource;
 use crate::directory;
-use crate::directory::keys;
+use crate::directory::rotation::{Rotation, RotationInput, RotationView};
 use crate::http::AppState;
 use crate::http::auth::Caller;
 use crate::http::body::JsonBody;
 use crate::http::envelope;
 use crate::kernel::clock::iso;
-use crate::kernel::crypto::{generate_secret, last_four};
+use crate::kernel::crypto::last_four;
 use crate::kernel::ids::ClientId;
 use crate::kernel::validate::{Body, Rule, boolean, integer, list_of, one_of, parsed, text};
 use crate::runtime::error::Error;
 use crate::store::Status;
 use crate::store::clients::{self as client_store, Client, ClientType, GrantType, Registration, SigningKeys};
-use crate::store::signing_keys::{self as key_store, Owner};
-use crate::store::trail::{Change, ChangeAction, Placed};
 
 pub use super::client_fields::scope_token;
 use super::client_fields::{color, https_address, jwk_set, redirect_uri, web_origin};
@@ -323,13 +320,6 @@ fn read_fields(body: &mut Body, client: &mut Client) {
     }
 }
 
-/// What a change of a client's settings does to its own signing keys.
-enum KeysChange {
-    First(crate::store::signing_keys::SigningKey),
-    Retire,
-    Rotate(crate::store::signing_keys::SigningKey),
-}
-
 pub(super) async fn client_in_reach(
     state: &AppState,
     caller: &Caller,
@@ -366,7 +356,7 @@ pub async fn create(
     body.finish()?;
     let Some(id) = id else { return Err(Error::invalid("id", Rule::Required, "id is required")) };
     let scopes = client.allowed_scopes.clone();
-    super::scopes::check_scopes_exist(
+    crate::directory::scopes::check_exist(
         &state,
         &realm.account_id,
         &realm.id,
@@ -448,7 +438,7 @@ pub async fn update(
     if client.allowed_scopes != before.allowed_scopes {
         let account = caller.account_id().to_owned();
         let scopes = client.allowed_scopes.clone();
-        super::scopes::check_scopes_exist(
+        crate::directory::scopes::check_exist(
             &state,
             &account,
             &client.realm_id,
@@ -458,38 +448,8 @@ pub async fn update(
         .await?;
     }
     let now = state.clock.now();
-    client.updated_at = now;
-
-    let own = Owner::Client(&client.realm_id, &client.id);
-    let keys_change = match (before.signing_keys, client.signing_keys) {
-        // Given keys of its own: the first is published now and signs five minutes on.
-        (SigningKeys::Realm, SigningKeys::Own) => Some(KeysChange::First(keys::first_own_key(&state, &client, now)?)),
-        // Back to the realm's: its own stop signing now and stay published until their tokens expire.
-        (SigningKeys::Own, SigningKeys::Realm) => Some(KeysChange::Retire),
-        (SigningKeys::Own, SigningKeys::Own) if client.key_algorithm != before.key_algorithm => {
-            Some(KeysChange::Rotate(keys::fresh(&state, own, &client.key_algorithm, now)?))
-        }
-        _ => None,
-    };
-    let mut tx = state.store.begin().await?;
-    client_store::update(&mut *tx, &client).await?;
-    match keys_change {
-        Some(KeysChange::First(key)) => key_store::insert(&mut *tx, &key).await?,
-        Some(KeysChange::Retire) => {
-            keys::retire_own(&state, &mut tx, &client, now).await?;
-        }
-        Some(KeysChange::Rotate(key)) => {
-            keys::rotate(&state, &mut tx, own, keys::Rotation::Manual { revoke: false }, vec![key]).await?;
-        }
-        None => {}
-    }
-    if client.signing_keys == SigningKeys::Realm && client.key_algorithm != before.key_algorithm {
-        keys::publish_realm_family(&state, &mut tx, &client.realm_id, &client.key_algorithm, now).await?;
-    }
-    let change = Change::of(ChangeAction::Update, client.place(), 200)
-        .before(ClientView::of(&before, now))
-        .after(ClientView::of(&client, now));
-    commit(&state, &caller, tx, change).await?;
+    let client =
+        directory::clients::update(&state, &before, client, caller.author(), |c| ClientView::of(c, now)).await?;
     Ok(envelope::ok(ClientView::of(&client, now)))
 }
 
@@ -502,15 +462,8 @@ pub async fn delete(
     State(state): State<AppState>,
     InClient { client, caller, .. }: InClient<ClientDelete>,
 ) -> Result<Response, Error> {
-    if client.realm_id == crate::kernel::ids::PLATFORM_REALM && client.id == crate::kernel::ids::PLATFORM_REALM {
-        return Err(Error::Conflict("the platform client cannot be deleted".into()));
-    }
     let now = state.clock.now();
-    let mut tx = state.store.begin().await?;
-    client_store::delete(&mut *tx, &client.realm_id, &client.id).await?;
-    crate::store::consents::forget_client(&mut *tx, &client.realm_id, &client.id).await?;
-    let change = Change::of(ChangeAction::Delete, client.place(), 200).before(ClientView::of(&client, now));
-    commit(&state, &caller, tx, change).await?;
+    directory::clients::delete(&state, &client, caller.author(), |c| ClientView::of(c, now)).await?;
     Ok(envelope::done())
 }
 
@@ -538,32 +491,8 @@ pub async fn rotate_secret(
 ) -> Result<Response, Error> {
     let now = state.clock.now();
     let rotation = Rotation::read(body, now)?;
-    if before.client_type != ClientType::Confidential {
-        return Err(Error::Conflict("a public client has no secret to rotate".into()));
-    }
-    if before.uses_keys() {
-        return Err(Error::Conflict("a client that holds keys authenticates with them, never with a secret".into()));
-    }
-    if before.realm_id == crate::kernel::ids::PLATFORM_REALM && before.id == crate::kernel::ids::PLATFORM_REALM {
-        return Err(Error::Conflict("the platform client authenticates with account client secrets (/secrets)".into()));
-    }
-    let secret = generate_secret(CLIENT_SECRET_PREFIX);
-    let mut client = before.clone();
-    client.secret_hash = Some(state.hasher.hash(&secret));
-    client.secret_last_four = Some(last_four(&secret));
-    client.secret_rotated_at = Some(now);
-    client.previous_secret_hash = rotation.previous_hash(before.secret_hash.as_deref());
-    client.previous_secret_valid_until = rotation.previous_value_valid_until;
-    client.issued_tokens_revoked_before = rotation.revoked_before(before.issued_tokens_revoked_before);
-    client.updated_at = now;
-
-    let mut tx = state.store.begin().await?;
-    client_store::rotate_secret(&mut *tx, &client).await?;
-    let change = Change::of(ChangeAction::Update, client.place(), 200)
-        .before(ClientView::of(&before, now))
-        .after(ClientView::of(&client, now))
-        .announced_details(rotation.details());
-    commit(&state, &caller, tx, change).await?;
+    let describe = |client: &Client| ClientView::of(client, now);
+    let (_, secret) = directory::clients::rotate_secret(&state, &before, &rotation, caller.author(), describe).await?;
     Ok(envelope::ok(RotatedClientSecret {
         client_secret_last_four: last_four(&secret),
         client_secret: secret,

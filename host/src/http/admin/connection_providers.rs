@@ -9,21 +9,20 @@ use serde::Serialize;
 use serde_json::Value;
 use utoipa::ToSchema;
 
+use super::ListQuery;
 use super::identity_providers::{client_secret, provider_address};
 use super::reach::{Found, InRealm, RealmRead, RealmUpdate};
-use super::{ListQuery, commit};
+use crate::directory::connection_providers;
 use crate::http::AppState;
 use crate::http::body::JsonBody;
 use crate::http::envelope;
 use crate::kernel::clock::iso;
 use crate::kernel::ids::ConnectionProviderId;
-use crate::kernel::validate::{Body, Notification, Refusals, Rule, list_of, one_of, parsed, text};
+use crate::kernel::validate::{Body, Refusals, Rule, list_of, one_of, parsed, text};
 use crate::oauth::federation::connections::callback_address;
 use crate::runtime::error::Error;
 use crate::store::Status;
 use crate::store::connections::{self as store, ConnectionProvider};
-use crate::store::realms::Realm;
-use crate::store::trail::{Change, ChangeAction, Placed};
 
 #[derive(Debug, Serialize, ToSchema)]
 #[serde(rename_all = "camelCase")]
@@ -143,18 +142,6 @@ fn read_fields(state: &AppState, body: &mut Body, provider: &mut ConnectionProvi
     }
 }
 
-/// The resource servers named must be the realm's.
-async fn check_servers(state: &AppState, realm: &Realm, provider: &ConnectionProvider) -> Result<(), Error> {
-    let mut refused = Vec::new();
-    for (index, id) in provider.resource_servers.iter().enumerate() {
-        if crate::store::resource_servers::find(state.store.pool(), &realm.id, id).await?.is_none() {
-            let field = format!("resourceServers[{index}]");
-            refused.push(Notification::new(field, Rule::NotFound, format!("the realm has no resource server {id}")));
-        }
-    }
-    if refused.is_empty() { Ok(()) } else { Err(Error::Validation(refused)) }
-}
-
 #[utoipa::path(post, path = "/realms/{realm}/connection-providers", tag = "Connected accounts", params(("realm" = String, Path)),
     request_body = ConnectionProviderInput,
     responses((status = 201, description = "The created provider, in `data` (its secret never shown)", body = ConnectionProviderView),
@@ -191,14 +178,9 @@ pub async fn create(
     if provider.display_name.is_empty() {
         provider.display_name = provider.id.to_string();
     }
-    check_servers(&state, &realm, &provider).await?;
-    let mut tx = state.store.begin().await?;
-    if !store::insert_provider(&mut *tx, &provider).await? {
-        return Err(Error::AlreadyExists("connection provider"));
-    }
-    let view = ConnectionProviderView::of(&state, &provider);
-    commit(&state, &caller, tx, Change::of(ChangeAction::Create, provider.place(), 201).after(&view)).await?;
-    Ok(envelope::created(view))
+    let describe = |provider: &ConnectionProvider| ConnectionProviderView::of(&state, provider);
+    let provider = connection_providers::create(&state, provider, caller.author(), describe).await?;
+    Ok(envelope::created(describe(&provider)))
 }
 
 #[utoipa::path(get, path = "/realms/{realm}/connection-providers", tag = "Connected accounts",
@@ -235,22 +217,16 @@ pub async fn read(
     security(("apiKey" = [])))]
 pub async fn update(
     State(state): State<AppState>,
-    Found { realm, item: before, caller, .. }: Found<ConnectionProvider, RealmUpdate>,
+    Found { item: before, caller, .. }: Found<ConnectionProvider, RealmUpdate>,
     JsonBody(mut body): JsonBody,
 ) -> Result<Response, Error> {
     let mut provider = before.clone();
     body.unchanged("id", &provider.id);
     read_fields(&state, &mut body, &mut provider);
     body.finish()?;
-    check_servers(&state, &realm, &provider).await?;
-    provider.updated_at = state.clock.now();
-    let mut tx = state.store.begin().await?;
-    store::update_provider(&mut *tx, &provider).await?;
-    let view = ConnectionProviderView::of(&state, &provider);
-    let before = ConnectionProviderView::of(&state, &before);
-    commit(&state, &caller, tx, Change::of(ChangeAction::Update, provider.place(), 200).before(before).after(&view))
-        .await?;
-    Ok(envelope::ok(view))
+    let describe = |provider: &ConnectionProvider| ConnectionProviderView::of(&state, provider);
+    let provider = connection_providers::update(&state, &before, provider, caller.author(), describe).await?;
+    Ok(envelope::ok(describe(&provider)))
 }
 
 #[utoipa::path(delete, path = "/realms/{realm}/connection-providers/{providerId}", tag = "Connected accounts",
@@ -261,9 +237,7 @@ pub async fn delete(
     State(state): State<AppState>,
     Found { item: provider, caller, .. }: Found<ConnectionProvider, RealmUpdate>,
 ) -> Result<Response, Error> {
-    let mut tx = state.store.begin().await?;
-    store::delete_provider(&mut *tx, &provider.realm_id, &provider.id).await?;
-    let before = ConnectionProviderView::of(&state, &provider);
-    commit(&state, &caller, tx, Change::of(ChangeAction::Delete, provider.place(), 200).before(before)).await?;
+    let describe = |provider: &ConnectionProvider| ConnectionProviderView::of(&state, provider);
+    connection_providers::delete(&state, &provider, caller.author(), describe).await?;
     Ok(envelope::done())
 }

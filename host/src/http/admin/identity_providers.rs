@@ -3,18 +3,17 @@
 //! sealed at rest, shown by its last four characters. Which providers a client's login page offers
 //! (`client:*`) and an organization's people use (`organization:*`) are lists of their ids.
 
-use std::collections::HashSet;
-
 use axum::extract::{RawQuery, State};
 use axum::response::Response;
 use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 use utoipa::ToSchema;
 
+use super::ListQuery;
 use super::reach::{
     ClientRead, ClientUpdate, Found, InClient, InRealm, OrganizationRead, OrganizationUpdate, RealmRead, RealmUpdate,
 };
-use super::{ListQuery, commit};
+use crate::directory::identity_providers;
 use crate::http::AppState;
 use crate::http::body::JsonBody;
 use crate::http::envelope;
@@ -27,8 +26,7 @@ use crate::runtime::error::Error;
 use crate::store::Status;
 use crate::store::identity_providers::{self as provider_store, IdentityProvider, Offer, Protocol};
 use crate::store::organizations::Organization;
-use crate::store::realms::Realm;
-use crate::store::trail::{Change, ChangeAction, Placed};
+use crate::store::trail::Placed;
 
 /// The upstream claims a person's fields are read from.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
@@ -297,31 +295,6 @@ fn read_fields(state: &AppState, body: &mut Body, provider: &mut IdentityProvide
     }
 }
 
-/// The roles and groups the mappings name must be the realm's.
-async fn check_mappings(state: &AppState, realm: &Realm, provider: &IdentityProvider) -> Result<(), Error> {
-    let mappings: Vec<RoleMappingView> = serde_json::from_str(&provider.role_mappings).unwrap_or_default();
-    if mappings.is_empty() {
-        return Ok(());
-    }
-    let names = crate::store::imports::names(state.store.pool(), &realm.id).await?;
-    let known = |kind: &str| -> HashSet<String> {
-        names.iter().filter(|(k, _, _)| k == kind).map(|(_, name, _)| name.clone()).collect()
-    };
-    let (roles, groups) = (known("realm_role"), known("group"));
-    let mut refused = Vec::new();
-    for (index, mapping) in mappings.iter().enumerate() {
-        for (list, known, field, what) in
-            [(&mapping.roles, &roles, "roles", "realm role"), (&mapping.groups, &groups, "groups", "group")]
-        {
-            for (at, name) in list.iter().enumerate().filter(|(_, name)| !known.contains(*name)) {
-                let field = format!("roleMappings[{index}].{field}[{at}]");
-                refused.push(Notification::new(field, Rule::NotFound, format!("the realm has no {what} named {name}")));
-            }
-        }
-    }
-    if refused.is_empty() { Ok(()) } else { Err(Error::Validation(refused)) }
-}
-
 #[utoipa::path(post, path = "/realms/{realm}/identity-providers", tag = "Identity providers", params(("realm" = String, Path)),
     request_body = IdentityProviderInput,
     responses((status = 201, description = "The created provider, in `data` (its secret never shown)", body = IdentityProviderView),
@@ -368,14 +341,9 @@ pub async fn create(
     if provider.display_name.is_empty() {
         provider.display_name = provider.id.to_string();
     }
-    check_mappings(&state, &realm, &provider).await?;
-    let mut tx = state.store.begin().await?;
-    if !provider_store::insert(&mut *tx, &provider).await? {
-        return Err(Error::AlreadyExists("identity provider"));
-    }
-    let view = IdentityProviderView::of(&state, &provider);
-    commit(&state, &caller, tx, Change::of(ChangeAction::Create, provider.place(), 201).after(&view)).await?;
-    Ok(envelope::created(view))
+    let describe = |provider: &IdentityProvider| IdentityProviderView::of(&state, provider);
+    let provider = identity_providers::create(&state, provider, caller.author(), describe).await?;
+    Ok(envelope::created(describe(&provider)))
 }
 
 #[utoipa::path(get, path = "/realms/{realm}/identity-providers", tag = "Identity providers",
@@ -412,7 +380,7 @@ pub async fn read(
     security(("apiKey" = [])))]
 pub async fn update(
     State(state): State<AppState>,
-    Found { realm, item: before, caller, .. }: Found<IdentityProvider, RealmUpdate>,
+    Found { item: before, caller, .. }: Found<IdentityProvider, RealmUpdate>,
     JsonBody(mut body): JsonBody,
 ) -> Result<Response, Error> {
     let mut provider = before.clone();
@@ -420,16 +388,9 @@ pub async fn update(
     body.unchanged("protocol", provider.protocol.as_str());
     read_fields(&state, &mut body, &mut provider);
     body.finish()?;
-    check_mappings(&state, &realm, &provider).await?;
-    provider.updated_at = state.clock.now();
-    let mut tx = state.store.begin().await?;
-    provider_store::update(&mut *tx, &provider).await?;
-    let view = IdentityProviderView::of(&state, &provider);
-    let change = Change::of(ChangeAction::Update, provider.place(), 200)
-        .before(IdentityProviderView::of(&state, &before))
-        .after(&view);
-    commit(&state, &caller, tx, change).await?;
-    Ok(envelope::ok(view))
+    let describe = |provider: &IdentityProvider| IdentityProviderView::of(&state, provider);
+    let provider = identity_providers::update(&state, &before, provider, caller.author(), describe).await?;
+    Ok(envelope::ok(describe(&provider)))
 }
 
 #[utoipa::path(delete, path = "/realms/{realm}/identity-providers/{providerId}", tag = "Identity providers",
@@ -440,11 +401,8 @@ pub async fn delete(
     State(state): State<AppState>,
     Found { item: provider, caller, .. }: Found<IdentityProvider, RealmUpdate>,
 ) -> Result<Response, Error> {
-    let mut tx = state.store.begin().await?;
-    provider_store::delete(&mut *tx, &provider.realm_id, &provider.id).await?;
-    let change =
-        Change::of(ChangeAction::Delete, provider.place(), 200).before(IdentityProviderView::of(&state, &provider));
-    commit(&state, &caller, tx, change).await?;
+    let describe = |provider: &IdentityProvider| IdentityProviderView::of(&state, provider);
+    identity_providers::delete(&state, &provider, caller.author(), describe).await?;
     Ok(envelope::done())
 }
 
@@ -469,24 +427,7 @@ async fn replace_offer(
     let providers = body.required("identityProviders", list_of(20, text(1, 64)));
     body.finish()?;
     let providers = providers.unwrap_or_default();
-    let realm_id = offer.realm_id();
-    let mut refused = Vec::new();
-    for (index, id) in providers.iter().enumerate() {
-        if provider_store::find(state.store.pool(), realm_id, id).await?.is_none() {
-            let field = format!("identityProviders[{index}]");
-            refused.push(Notification::new(field, Rule::NotFound, format!("the realm has no identity provider {id}")));
-        }
-    }
-    if !refused.is_empty() {
-        return Err(Error::Validation(refused));
-    }
-    let before = provider_store::offered(state.store.pool(), offer).await?;
-    let mut tx = state.store.begin().await?;
-    provider_store::offer(&mut tx, offer, &providers).await?;
-    let change = Change::of(ChangeAction::Update, place, 200)
-        .before(json!({ "identityProviders": before }))
-        .after(json!({ "identityProviders": &providers }));
-    commit(state, caller, tx, change).await?;
+    identity_providers::offer(state, offer, place, &providers, caller.author()).await?;
     Ok(envelope::ok(providers))
 }
 

@@ -26,7 +26,6 @@ pub mod realms;
 pub mod registration;
 pub mod resource_servers;
 pub mod roles;
-pub mod rotation;
 pub mod scopes;
 pub mod secrets;
 pub mod sessions;

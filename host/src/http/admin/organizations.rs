@@ -7,8 +7,9 @@ use serde::Serialize;
 use serde_json::Value;
 use utoipa::ToSchema;
 
-use super::{ListQuery, commit, members};
+use super::{ListQuery, members};
 use crate::directory::members::Owner;
+use crate::directory::organizations;
 use crate::http::AppState;
 use crate::http::body::JsonBody;
 use crate::http::envelope;
@@ -18,8 +19,7 @@ use crate::kernel::validate::{Body, Notification, Refusals, Rule, list_of, one_o
 use crate::runtime::error::Error;
 use crate::store::Status;
 use crate::store::memberships::Membership;
-use crate::store::organizations::{self as org_store, Organization, Taken};
-use crate::store::trail::{Change, ChangeAction, Placed};
+use crate::store::organizations::{self as org_store, Organization};
 
 #[derive(Debug, Serialize, ToSchema)]
 #[serde(rename_all = "camelCase")]
@@ -52,18 +52,38 @@ impl OrganizationView {
     }
 }
 
-/// The body of an organization creation; an update takes the same fields, each optional.
+/// The body of an organization creation (the name required); an update takes the same fields,
+/// each optional, and a null description removes it.
 #[derive(Debug, ToSchema)]
 #[schema(rename_all = "camelCase")]
-#[allow(dead_code)]
 pub struct OrganizationInput {
     /// 1–128 characters, unique in the realm.
-    name: String,
+    name: Option<String>,
     /// Up to 1024 characters.
-    description: Option<String>,
+    description: Option<Option<String>>,
     /// DNS names (lowercased), up to 50, none held by another organization of the realm.
     domains: Option<Vec<String>>,
     status: Option<Status>,
+}
+
+impl OrganizationInput {
+    fn read(body: &mut Body) -> Self {
+        Self {
+            name: body.optional("name", text(1, 128)),
+            description: body.nullable("description", text(0, 1024)).map(|d| d.filter(|d| !d.is_empty())),
+            domains: body.optional("domains", list_of(50, domain)),
+            status: body.optional("status", one_of(Status::NAMES)),
+        }
+    }
+
+    /// The organization with the fields given changed.
+    fn apply(self, organization: &mut Organization) {
+        let Self { name, description, domains, status } = self;
+        organization.name = name.unwrap_or(std::mem::take(&mut organization.name));
+        organization.description = description.unwrap_or(organization.description.take());
+        organization.domains = domains.unwrap_or(std::mem::take(&mut organization.domains));
+        organization.status = status.unwrap_or(organization.status);
+    }
 }
 
 fn domain(path: &str, value: &Value) -> Result<String, Refusals> {
@@ -79,30 +99,6 @@ fn domain(path: &str, value: &Value) -> Result<String, Refusals> {
         Ok(name)
     } else {
         Err(vec![Notification::new(path, Rule::Format, format!("{path} must be a DNS domain such as example.com"))])
-    }
-}
-
-fn read_fields(body: &mut Body, organization: &mut Organization) {
-    if let Some(name) = body.optional("name", text(1, 128)) {
-        organization.name = name;
-    }
-    if let Some(description) = body.nullable("description", text(0, 1024)) {
-        organization.description = description.filter(|d| !d.is_empty());
-    }
-    if let Some(domains) = body.optional("domains", list_of(50, domain)) {
-        organization.domains = domains.clone();
-    }
-    if let Some(status) = body.optional("status", one_of(Status::NAMES)) {
-        organization.status = status;
-    }
-}
-
-fn taken(conflict: Taken) -> Error {
-    match conflict {
-        Taken::Name => Error::AlreadyExists("organization"),
-        Taken::Domain(domain) => {
-            Error::invalid("domains", Rule::Duplicate, format!("{domain} belongs to another organization of the realm"))
-        }
     }
 }
 
@@ -131,19 +127,10 @@ pub async fn create(
     if !body.has("name") {
         body.refuse("name", Rule::Required, "name is required");
     }
-    read_fields(&mut body, &mut organization);
+    let input = OrganizationInput::read(&mut body);
     body.finish()?;
-    let mut tx = state.store.begin().await?;
-    if let Some(conflict) = org_store::insert(&mut tx, &organization).await? {
-        return Err(taken(conflict));
-    }
-    commit(
-        &state,
-        &caller,
-        tx,
-        Change::of(ChangeAction::Create, organization.place(), 201).after(OrganizationView::of(&organization)),
-    )
-    .await?;
+    input.apply(&mut organization);
+    let organization = organizations::create(&state, organization, caller.author(), OrganizationView::of).await?;
     Ok(envelope::created(OrganizationView::of(&organization)))
 }
 
@@ -187,17 +174,11 @@ pub async fn update(
 ) -> Result<Response, Error> {
     let mut organization = before.clone();
     body.unchanged("id", &organization.id);
-    read_fields(&mut body, &mut organization);
+    let input = OrganizationInput::read(&mut body);
     body.finish()?;
-    organization.updated_at = state.clock.now();
-    let mut tx = state.store.begin().await?;
-    if let Some(conflict) = org_store::update(&mut tx, &organization).await? {
-        return Err(taken(conflict));
-    }
-    let recorded = Change::of(ChangeAction::Update, organization.place(), 200)
-        .before(OrganizationView::of(&before))
-        .after(OrganizationView::of(&organization));
-    commit(&state, &caller, tx, recorded).await?;
+    input.apply(&mut organization);
+    let organization =
+        organizations::update(&state, &before, organization, caller.author(), OrganizationView::of).await?;
     Ok(envelope::ok(OrganizationView::of(&organization)))
 }
 
@@ -209,15 +190,7 @@ pub async fn delete(
     State(state): State<AppState>,
     Found { item: organization, caller, .. }: Found<Organization, OrganizationDelete>,
 ) -> Result<Response, Error> {
-    let mut tx = state.store.begin().await?;
-    org_store::delete(&mut *tx, &organization.id).await?;
-    commit(
-        &state,
-        &caller,
-        tx,
-        Change::of(ChangeAction::Delete, organization.place(), 200).before(OrganizationView::of(&organization)),
-    )
-    .await?;
+    organizations::delete(&state, &organization, caller.author(), OrganizationView::of).await?;
     Ok(envelope::done())
 }
 

@@ -6,19 +6,18 @@ use axum::response::Response;
 use serde::Serialize;
 use utoipa::ToSchema;
 
-use super::{ListQuery, commit};
+use super::ListQuery;
 use crate::authz::permission;
 use crate::http::AppState;
 use crate::http::auth::Caller;
 use crate::http::body::JsonBody;
 use crate::http::envelope;
 use crate::kernel::clock::iso;
-use crate::kernel::ids::{PLATFORM_REALM, RealmId};
+use crate::kernel::ids::RealmId;
 use crate::kernel::validate::{Body, Rule, boolean, integer, list_of, one_of, parsed, text};
 use crate::runtime::error::Error;
+use crate::store::Status;
 use crate::store::realms::{self, ClientRegistration, Realm, RealmSettings};
-use crate::store::trail::{Change, ChangeAction, Placed};
-use crate::store::{Status, realms as realm_store};
 
 /// A realm as the admin API shows it.
 #[derive(Debug, Serialize, ToSchema)]
@@ -199,12 +198,6 @@ fn host_pattern(path: &str, value: &serde_json::Value) -> Result<String, crate::
     )])
 }
 
-/// The registration scopes must be scopes the realm has.
-async fn check_registration_scopes(state: &AppState, realm: &Realm) -> Result<(), Error> {
-    let scopes = realm.settings.registration_scopes.clone();
-    super::scopes::check_scopes_exist(state, &realm.account_id, &realm.id, &scopes, "registrationScopes").await
-}
-
 #[utoipa::path(post, path = "/realms", tag = "Realms", request_body = RealmInput,
     responses((status = 201, description = "The created realm, in `data`", body = RealmView),
               (status = 400, description = "ValidationFailed"), (status = 409, description = "AlreadyExists: the id is taken")),
@@ -233,16 +226,10 @@ pub async fn create(
     if realm.display_name.is_empty() {
         realm.display_name = realm.id.to_string();
     }
-    check_registration_scopes(&state, &realm).await?;
-
-    let mut tx = state.store.begin().await?;
-    if !realm_store::insert(&mut *tx, &realm).await? {
-        return Err(Error::AlreadyExists("realm"));
-    }
-    let view = RealmView::from(&realm);
-    let change = Change::of(ChangeAction::Create, realm.place(), 201).after(&view);
-    commit(&state, &caller, tx, change).await?;
-    Ok(envelope::created(view))
+    let realm =
+        crate::directory::realms::create(&state, realm, caller.author(), |realm: &Realm| RealmView::from(realm))
+            .await?;
+    Ok(envelope::created(RealmView::from(&realm)))
 }
 
 #[utoipa::path(get, path = "/realms", tag = "Realms",
@@ -280,24 +267,11 @@ pub async fn update(
     body.unchanged("id", &realm.id);
     read_fields(&mut body, &mut realm);
     body.finish()?;
-    if realm.id == PLATFORM_REALM && realm.status != Status::Active {
-        return Err(Error::Conflict("the platform realm cannot be disabled".into()));
-    }
-    if realm.id == PLATFORM_REALM && realm.settings.self_sign_up {
-        return Err(Error::Conflict("people join the platform realm by invitation, never by sign-up".into()));
-    }
-    if realm.settings.registration_scopes != before.settings.registration_scopes {
-        check_registration_scopes(&state, &realm).await?;
-    }
-    realm.updated_at = state.clock.now();
-
-    let mut tx = state.store.begin().await?;
-    realm_store::update(&mut *tx, &realm).await?;
-    let view = RealmView::from(&realm);
-    let change =
-        Change::of(ChangeAction::Update, realm.place(), 200).before(RealmView::from(before.as_ref())).after(&view);
-    commit(&state, &caller, tx, change).await?;
-    Ok(envelope::ok(view))
+    let realm = crate::directory::realms::update(&state, &before, realm, caller.author(), |realm: &Realm| {
+        RealmView::from(realm)
+    })
+    .await?;
+    Ok(envelope::ok(RealmView::from(&realm)))
 }
 
 #[utoipa::path(delete, path = "/realms/{realm}", tag = "Realms", params(("realm" = String, Path)),
@@ -308,12 +282,6 @@ pub async fn delete(
     State(state): State<AppState>,
     InRealm { realm, caller, .. }: InRealm<RealmDelete>,
 ) -> Result<Response, Error> {
-    if realm.id == PLATFORM_REALM {
-        return Err(Error::Conflict("the platform realm cannot be deleted".into()));
-    }
-    let mut tx = state.store.begin().await?;
-    realm_store::delete(&mut *tx, &realm.id).await?;
-    let change = Change::of(ChangeAction::Delete, realm.place(), 200).before(RealmView::from(realm.as_ref()));
-    commit(&state, &caller, tx, change).await?;
+    crate::directory::realms::delete(&state, &realm, caller.author(), |realm: &Realm| RealmView::from(realm)).await?;
     Ok(envelope::done())
 }

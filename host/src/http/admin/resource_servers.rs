@@ -9,18 +9,17 @@ use serde::Serialize;
 use serde_json::Value;
 use utoipa::ToSchema;
 
-use super::{ListQuery, commit};
+use super::ListQuery;
+use crate::directory::resource_servers;
 use crate::http::AppState;
 use crate::http::body::JsonBody;
 use crate::http::envelope;
 use crate::kernel::clock::iso;
 use crate::kernel::ids::ResourceServerId;
-use crate::kernel::validate::{Body, Notification, Refusals, Rule, boolean, list_of, one_of, parsed, text};
+use crate::kernel::validate::{Body, Refusals, Rule, boolean, list_of, one_of, parsed, text};
 use crate::runtime::error::Error;
-use crate::store::realms::Realm;
+use crate::store::Status;
 use crate::store::resource_servers::{self as server_store, ResourceServer, ServerKind};
-use crate::store::trail::{Change, ChangeAction, Placed};
-use crate::store::{Status, clients as client_store};
 
 #[derive(Debug, Serialize, ToSchema)]
 #[serde(rename_all = "camelCase")]
@@ -69,16 +68,15 @@ impl ResourceServerView {
     }
 }
 
-/// The body of a resource server creation; an update takes the same fields but `type`, each
-/// optional.
+/// The body of a resource server creation (name and address required); an update takes the same
+/// fields but `type`, each optional.
 #[derive(Debug, ToSchema)]
 #[schema(rename_all = "camelCase")]
-#[allow(dead_code)]
 pub struct ResourceServerInput {
     /// 1–128 characters.
-    name: String,
+    name: Option<String>,
     /// An absolute URI without fragment, unique in the realm: https, or http on a loopback host.
-    address: String,
+    address: Option<String>,
     /// Api (default) or McpServer; cannot change.
     #[schema(rename = "type")]
     kind: Option<ServerKind>,
@@ -90,8 +88,38 @@ pub struct ResourceServerInput {
     accepts_self_registered_clients: Option<bool>,
     /// The id of the realm's client the server authenticates as when it exchanges tokens for
     /// connected accounts; null removes it.
-    client_id: Option<String>,
+    client_id: Option<Option<String>>,
     status: Option<Status>,
+}
+
+impl ResourceServerInput {
+    /// The fields but `type`, which only a creation reads.
+    fn read(body: &mut Body) -> Self {
+        Self {
+            name: body.optional("name", text(1, 128)),
+            address: body.optional("address", parsed(address)),
+            kind: None,
+            scopes: body.optional("scopes", list_of(100, super::clients::scope_token)),
+            allowed_clients: body.optional("allowedClients", list_of(200, client_reference)),
+            accepts_self_registered_clients: body.optional("acceptsSelfRegisteredClients", boolean),
+            client_id: body.nullable("clientId", client_reference),
+            status: body.optional("status", one_of(Status::NAMES)),
+        }
+    }
+
+    /// The server with the fields given changed.
+    fn apply(self, server: &mut ResourceServer) {
+        let Self { name, address, kind, scopes, allowed_clients, accepts_self_registered_clients, client_id, status } =
+            self;
+        server.kind = kind.unwrap_or(server.kind);
+        server.name = name.unwrap_or(std::mem::take(&mut server.name));
+        server.address = address.unwrap_or(std::mem::take(&mut server.address));
+        server.scopes = scopes.unwrap_or(std::mem::take(&mut server.scopes));
+        server.allowed_clients = allowed_clients.unwrap_or(std::mem::take(&mut server.allowed_clients));
+        server.accepts_self_registered = accepts_self_registered_clients.unwrap_or(server.accepts_self_registered);
+        server.client_id = client_id.unwrap_or(server.client_id.take());
+        server.status = status.unwrap_or(server.status);
+    }
 }
 
 pub(super) fn address(text_value: &str) -> Result<String, (Rule, String)> {
@@ -110,49 +138,6 @@ pub(super) fn address(text_value: &str) -> Result<String, (Rule, String)> {
 
 fn client_reference(path: &str, value: &Value) -> Result<String, Refusals> {
     text(1, 128)(path, value)
-}
-
-fn read_fields(body: &mut Body, server: &mut ResourceServer) {
-    if let Some(name) = body.optional("name", text(1, 128)) {
-        server.name = name;
-    }
-    if let Some(address) = body.optional("address", parsed(address)) {
-        server.address = address;
-    }
-    if let Some(scopes) = body.optional("scopes", list_of(100, super::clients::scope_token)) {
-        server.scopes = scopes.clone();
-    }
-    if let Some(clients) = body.optional("allowedClients", list_of(200, client_reference)) {
-        server.allowed_clients = clients.clone();
-    }
-    if let Some(accepts) = body.optional("acceptsSelfRegisteredClients", boolean) {
-        server.accepts_self_registered = accepts;
-    }
-    if let Some(client) = body.nullable("clientId", client_reference) {
-        server.client_id = client;
-    }
-    if let Some(status) = body.optional("status", one_of(Status::NAMES)) {
-        server.status = status;
-    }
-}
-
-/// The scopes must exist and the clients must be clients of the realm.
-async fn check_references(state: &AppState, realm: &Realm, server: &ResourceServer) -> Result<(), Error> {
-    let scopes = server.scopes.clone();
-    super::scopes::check_scopes_exist(state, &realm.account_id, &realm.id, &scopes, "scopes").await?;
-    let mut refused = Vec::new();
-    for (index, client) in server.allowed_clients.iter().enumerate() {
-        if client_store::find(state.store.pool(), &realm.id, client).await?.is_none() {
-            let field = format!("allowedClients[{index}]");
-            refused.push(Notification::new(field, Rule::NotFound, format!("no client {client} in the realm")));
-        }
-    }
-    if let Some(client) = &server.client_id
-        && client_store::find(state.store.pool(), &realm.id, client).await?.is_none()
-    {
-        refused.push(Notification::new("clientId", Rule::NotFound, format!("no client {client} in the realm")));
-    }
-    if refused.is_empty() { Ok(()) } else { Err(Error::Validation(refused)) }
 }
 
 #[utoipa::path(post, path = "/realms/{realm}/resource-servers", tag = "Resource servers", params(("realm" = String, Path)),
@@ -186,20 +171,10 @@ pub async fn create(
             body.refuse(required, Rule::Required, format!("{required} is required"));
         }
     }
-    read_fields(&mut body, &mut server);
+    let input = ResourceServerInput { kind: Some(kind), ..ResourceServerInput::read(&mut body) };
     body.finish()?;
-    check_references(&state, &realm, &server).await?;
-    let mut tx = state.store.begin().await?;
-    if !server_store::insert(&mut *tx, &server).await? {
-        return Err(Error::AlreadyExists("resource server"));
-    }
-    commit(
-        &state,
-        &caller,
-        tx,
-        Change::of(ChangeAction::Create, server.place(), 201).after(ResourceServerView::of(&server)),
-    )
-    .await?;
+    input.apply(&mut server);
+    let server = resource_servers::create(&state, &realm, server, caller.author(), ResourceServerView::of).await?;
     Ok(envelope::created(ResourceServerView::of(&server)))
 }
 
@@ -240,23 +215,11 @@ pub async fn update(
     let mut server = before.clone();
     body.unchanged("id", &server.id);
     body.unchanged("type", server.kind.as_str());
-    read_fields(&mut body, &mut server);
+    let input = ResourceServerInput::read(&mut body);
     body.finish()?;
-    check_references(&state, &realm, &server).await?;
-    server.updated_at = state.clock.now();
-    let mut tx = state.store.begin().await?;
-    if !server_store::update(&mut *tx, &server).await? {
-        return Err(Error::AlreadyExists("resource server"));
-    }
-    commit(
-        &state,
-        &caller,
-        tx,
-        Change::of(ChangeAction::Update, server.place(), 200)
-            .before(ResourceServerView::of(&before))
-            .after(ResourceServerView::of(&server)),
-    )
-    .await?;
+    input.apply(&mut server);
+    let server =
+        resource_servers::update(&state, &realm, &before, server, caller.author(), ResourceServerView::of).await?;
     Ok(envelope::ok(ResourceServerView::of(&server)))
 }
 
@@ -268,14 +231,6 @@ pub async fn delete(
     State(state): State<AppState>,
     Found { item: server, caller, .. }: Found<ResourceServer, RealmUpdate>,
 ) -> Result<Response, Error> {
-    let mut tx = state.store.begin().await?;
-    server_store::delete(&mut *tx, &server.id).await?;
-    commit(
-        &state,
-        &caller,
-        tx,
-        Change::of(ChangeAction::Delete, server.place(), 200).before(ResourceServerView::of(&server)),
-    )
-    .await?;
+    resource_servers::delete(&state, &server, caller.author(), ResourceServerView::of).await?;
     Ok(envelope::done())
 }

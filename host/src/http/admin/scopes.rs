@@ -7,22 +7,19 @@ use axum::response::Response;
 use serde::Serialize;
 use utoipa::ToSchema;
 
-use super::{ListQuery, commit, realm_in_reach};
+use super::{ListQuery, realm_in_reach};
 use crate::authz::{Resource, permission};
+use crate::directory::scopes::{self, STANDARD_SCOPES};
 use crate::http::AppState;
 use crate::http::auth::Caller;
 use crate::http::body::JsonBody;
 use crate::http::envelope;
 use crate::kernel::clock::iso;
 use crate::kernel::ids::{RealmId, ScopeId};
-use crate::kernel::validate::{Body, Notification, Rule, list_of, text};
+use crate::kernel::validate::{Body, Rule, list_of, text};
 use crate::runtime::error::Error;
 use crate::store::clients::{self as client_store, Client};
 use crate::store::scopes::{self as scope_store, Scope};
-use crate::store::trail::{Change, ChangeAction, Place, Placed, ResourceKind};
-
-/// Scopes of OpenID Connect that exist in every realm without being created.
-pub const STANDARD_SCOPES: &[&str] = &["openid", "profile", "email"];
 
 #[derive(Debug, Serialize, ToSchema)]
 #[serde(rename_all = "camelCase")]
@@ -51,25 +48,51 @@ impl ScopeView {
     }
 }
 
-/// The body of a scope creation; an update changes only the description.
+/// The body of a scope creation; an update changes only the description (null removes it), and
+/// may repeat the name unchanged.
 #[derive(Debug, ToSchema)]
 #[schema(rename_all = "camelCase")]
-#[allow(dead_code)]
 pub struct ScopeInput {
     /// A scope token (RFC 6749 §3.3), 1–128 printable ASCII characters without spaces, quotes or
     /// backslashes; unique in the catalogue, or in the realm. Cannot change.
-    name: String,
+    name: Option<String>,
     /// Up to 1024 characters.
-    description: Option<String>,
+    description: Option<Option<String>>,
+}
+
+impl ScopeInput {
+    /// A creation's fields: the name is required, and no standard scope's.
+    fn read_new(body: &mut Body) -> Self {
+        let name = body.required("name", super::clients::scope_token);
+        let description = body.nullable("description", text(0, 1024)).map(|d| d.filter(|d| !d.is_empty()));
+        if name.as_deref().is_some_and(|n| STANDARD_SCOPES.contains(&n)) {
+            body.refuse("name", Rule::Duplicate, "standard OpenID Connect scopes exist in every realm");
+        }
+        Self { name, description }
+    }
+
+    /// An update's fields: the name may only be repeated as it is.
+    fn read_change(body: &mut Body, scope: &Scope) -> Self {
+        body.unchanged("name", &scope.name);
+        Self {
+            name: None,
+            description: body.nullable("description", text(0, 1024)).map(|d| d.filter(|d| !d.is_empty())),
+        }
+    }
 }
 
 /// The scopes a client may request.
 #[derive(Debug, ToSchema)]
 #[schema(rename_all = "camelCase")]
-#[allow(dead_code)]
 pub struct ClientScopesInput {
     /// Each a scope of the catalogue, of the realm, or a standard OpenID Connect scope.
     scopes: Vec<String>,
+}
+
+impl ClientScopesInput {
+    fn read(body: &mut Body) -> Self {
+        Self { scopes: body.required("scopes", list_of(100, super::clients::scope_token)).unwrap_or_default() }
+    }
 }
 
 /// Checks the caller may act on the catalogue (no realm) or on the realm's scopes.
@@ -82,11 +105,7 @@ async fn require(state: &AppState, caller: &Caller, realm_id: Option<&str>, perm
 
 async fn create(state: &AppState, caller: &Caller, realm_id: Option<&str>, mut body: Body) -> Result<Response, Error> {
     require(state, caller, realm_id, permission::SCOPE_CREATE).await?;
-    let name = body.required("name", super::clients::scope_token);
-    let description = body.optional("description", text(0, 1024)).filter(|d| !d.is_empty());
-    if name.as_deref().is_some_and(|n| STANDARD_SCOPES.contains(&n)) {
-        body.refuse("name", Rule::Duplicate, "standard OpenID Connect scopes exist in every realm");
-    }
+    let ScopeInput { name, description } = ScopeInput::read_new(&mut body);
     body.finish()?;
     let Some(name) = name else { return Err(Error::invalid("name", Rule::Required, "name is required")) };
     let now = state.clock.now();
@@ -95,16 +114,11 @@ async fn create(state: &AppState, caller: &Caller, realm_id: Option<&str>, mut b
         account_id: caller.account_id().clone(),
         realm_id: realm_id.map(RealmId::known),
         name,
-        description,
+        description: description.flatten(),
         created_at: now,
         updated_at: now,
     };
-    let mut tx = state.store.begin().await?;
-    if !scope_store::insert(&mut *tx, &scope).await? {
-        return Err(Error::AlreadyExists("scope"));
-    }
-    commit(state, caller, tx, Change::of(ChangeAction::Create, scope.place(), 201).after(ScopeView::of(&scope)))
-        .await?;
+    let scope = scopes::create(state, scope, caller.author(), ScopeView::of).await?;
     Ok(envelope::created(ScopeView::of(&scope)))
 }
 
@@ -144,32 +158,18 @@ async fn update(
     let before = scope_in_reach(state, caller, realm_id, id, permission::SCOPE_UPDATE).await?;
     let mut scope = before.clone();
     body.unchanged("id", &scope.id);
-    body.unchanged("name", &scope.name);
-    if let Some(description) = body.nullable("description", text(0, 1024)) {
-        scope.description = description.filter(|d| !d.is_empty());
-    }
+    let ScopeInput { description, .. } = ScopeInput::read_change(&mut body, &scope);
     body.finish()?;
-    scope.updated_at = state.clock.now();
-    let mut tx = state.store.begin().await?;
-    scope_store::update(&mut *tx, &scope).await?;
-    commit(
-        state,
-        caller,
-        tx,
-        Change::of(ChangeAction::Update, scope.place(), 200)
-            .before(ScopeView::of(&before))
-            .after(ScopeView::of(&scope)),
-    )
-    .await?;
+    if let Some(description) = description {
+        scope.description = description;
+    }
+    let scope = scopes::update(state, &before, scope, caller.author(), ScopeView::of).await?;
     Ok(envelope::ok(ScopeView::of(&scope)))
 }
 
 async fn delete(state: &AppState, caller: &Caller, realm_id: Option<&str>, id: &str) -> Result<Response, Error> {
     let scope = scope_in_reach(state, caller, realm_id, id, permission::SCOPE_DELETE).await?;
-    let mut tx = state.store.begin().await?;
-    scope_store::delete(&mut *tx, &scope.id).await?;
-    commit(state, caller, tx, Change::of(ChangeAction::Delete, scope.place(), 200).before(ScopeView::of(&scope)))
-        .await?;
+    scopes::delete(state, &scope, caller.author(), ScopeView::of).await?;
     Ok(envelope::done())
 }
 
@@ -272,31 +272,6 @@ pub async fn delete_realm_scope(
     delete(&state, &caller, Some(&realm_id), &id).await
 }
 
-/// Refuses every scope that is neither standard nor in the catalogue or the realm; `field` names
-/// the list in the notifications.
-pub async fn check_scopes_exist(
-    state: &AppState,
-    account_id: &str,
-    realm_id: &str,
-    scopes: &[String],
-    field: &str,
-) -> Result<(), Error> {
-    let known = scope_store::names_in_realm(state.store.pool(), account_id, realm_id).await?;
-    let refused: Vec<Notification> = scopes
-        .iter()
-        .enumerate()
-        .filter(|(_, s)| !STANDARD_SCOPES.contains(&s.as_str()) && !known.contains(s))
-        .map(|(i, s)| {
-            Notification::new(
-                format!("{field}[{i}]"),
-                Rule::NotFound,
-                format!("no scope named {s} in the catalogue or the realm"),
-            )
-        })
-        .collect();
-    if refused.is_empty() { Ok(()) } else { Err(Error::Validation(refused)) }
-}
-
 async fn client_for_scopes(
     state: &AppState,
     caller: &Caller,
@@ -338,17 +313,8 @@ pub async fn replace_client_scopes(
 ) -> Result<Response, Error> {
     let (account, before) =
         client_for_scopes(&state, &caller, &realm_id, &client_id, permission::CLIENT_UPDATE).await?;
-    let scopes = body.required("scopes", list_of(100, super::clients::scope_token));
+    let ClientScopesInput { scopes } = ClientScopesInput::read(&mut body);
     body.finish()?;
-    let scopes = scopes.unwrap_or_default();
-    check_scopes_exist(&state, &account, &realm_id, &scopes, "scopes").await?;
-    let mut client = before.clone();
-    client.allowed_scopes = scopes.clone();
-    client.updated_at = state.clock.now();
-    let mut tx = state.store.begin().await?;
-    client_store::update(&mut *tx, &client).await?;
-    let place = Place::in_realm(ResourceKind::ClientScopes, &client.id, &client.realm_id).of_client(&client.id);
-    let change = Change::of(ChangeAction::Update, place, 200).before(&before.allowed_scopes).after(&scopes);
-    commit(&state, &caller, tx, change).await?;
-    Ok(envelope::ok(scopes))
+    let client = scopes::allow(&state, &account, &before, scopes, caller.author()).await?;
+    Ok(envelope::ok(client.allowed_scopes))
 }

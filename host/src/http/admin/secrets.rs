@@ -8,22 +8,20 @@ use serde::Serialize;
 use serde_json::Value;
 use utoipa::ToSchema;
 
-use super::rotation::{MAX_PREVIOUS_VALUE_VALID_FOR_MINUTES, Rotation, RotationInput, RotationView};
-use super::{ListQuery, commit};
-use crate::application::bootstrap::{ACCOUNT_CLIENT_SECRET_PREFIX, API_KEY_PREFIX, PERSONAL_ACCESS_TOKEN_PREFIX};
+use super::ListQuery;
 use crate::authz::{BUILTIN_ROLES, permission};
+use crate::directory::rotation::{MAX_PREVIOUS_VALUE_VALID_FOR_MINUTES, Rotation, RotationInput, RotationView};
+use crate::directory::secrets;
 use crate::http::AppState;
 use crate::http::auth::Caller;
 use crate::http::body::JsonBody;
 use crate::http::envelope;
 use crate::kernel::clock::iso;
-use crate::kernel::crypto::{generate_secret, last_four};
 use crate::kernel::ids::CredentialId;
 use crate::kernel::validate::{Notification, Refusals, Rule, instant, list_of, one_of, text};
 use crate::runtime::error::Error;
 use crate::store::roles as role_store;
 use crate::store::secrets::{self as secret_store, Secret, SecretType};
-use crate::store::trail::{Change, ChangeAction, Placed};
 
 #[derive(Debug, Serialize, ToSchema)]
 #[serde(rename_all = "camelCase")]
@@ -151,14 +149,13 @@ pub async fn create(
         return Err(Error::invalid("", Rule::Required, "name and roles are required"));
     };
 
-    let value = generate_secret(value_prefix(kind));
     let secret = Secret {
         id: CredentialId::fresh(),
         account_id: caller.account_id().clone(),
         secret_type: kind,
         name,
-        value_hash: state.hasher.hash(&value),
-        value_last_four: last_four(&value),
+        value_hash: String::new(),
+        value_last_four: String::new(),
         roles: roles.clone(),
         scopes,
         expires_at,
@@ -170,12 +167,9 @@ pub async fn create(
         previous_value_valid_until: None,
         issued_tokens_revoked_before: None,
     };
-    let mut tx = state.store.begin().await?;
-    secret_store::insert(&mut *tx, &secret).await?;
-    let mut view = SecretView::of(&secret, secret.created_at);
-    let change = Change::of(ChangeAction::Create, secret.place(), 201).after(&view);
-    commit(&state, &caller, tx, change).await?;
-    view.value = Some(value);
+    let issued = secrets::issue(&state, secret, caller.author(), |secret| SecretView::of(secret, now)).await?;
+    let mut view = SecretView::of(&issued.secret, now);
+    view.value = Some(issued.value);
     Ok(envelope::created(view))
 }
 
@@ -216,15 +210,6 @@ pub(super) async fn grantable_roles(
     })
 }
 
-/// The prefix of a secret's values, which tells a leaked value's kind at a glance.
-fn value_prefix(kind: SecretType) -> &'static str {
-    match kind {
-        SecretType::ClientSecret => ACCOUNT_CLIENT_SECRET_PREFIX,
-        SecretType::ApiKey => API_KEY_PREFIX,
-        SecretType::PersonalAccessToken => PERSONAL_ACCESS_TOKEN_PREFIX,
-    }
-}
-
 #[utoipa::path(get, path = "/secrets", tag = "Secrets",
     params(("pageNumber" = Option<u32>, Query), ("pageSize" = Option<u32>, Query), ("searchTerm" = Option<String>, Query),
            ("status" = Option<String>, Query, description = "A secret type"), ("sortBy" = Option<String>, Query),
@@ -257,11 +242,8 @@ pub async fn delete(
     State(state): State<AppState>,
     Owned { item: secret, caller, .. }: Owned<Secret, SecretDelete>,
 ) -> Result<Response, Error> {
-    let mut tx = state.store.begin().await?;
-    secret_store::delete(&mut *tx, &secret.account_id, &secret.id).await?;
-    let before = SecretView::of(&secret, state.clock.now());
-    let change = Change::of(ChangeAction::Delete, secret.place(), 200).before(before);
-    commit(&state, &caller, tx, change).await?;
+    let now = state.clock.now();
+    secrets::delete(&state, &secret, caller.author(), |secret| SecretView::of(secret, now)).await?;
     Ok(envelope::done())
 }
 
@@ -277,25 +259,10 @@ pub async fn rotate(
 ) -> Result<Response, Error> {
     let now = state.clock.now();
     let rotation = Rotation::read(body, now)?;
-    let value = generate_secret(value_prefix(before.secret_type));
-    let mut secret = before.clone();
-    secret.value_hash = state.hasher.hash(&value);
-    secret.value_last_four = last_four(&value);
-    secret.rotated_at = Some(now);
-    secret.previous_value_hash = rotation.previous_hash(Some(&before.value_hash));
-    secret.previous_value_valid_until = rotation.previous_value_valid_until;
-    secret.issued_tokens_revoked_before = rotation.revoked_before(before.issued_tokens_revoked_before);
-    secret.updated_at = now;
-
-    let mut tx = state.store.begin().await?;
-    secret_store::rotate(&mut *tx, &secret).await?;
-    let change = Change::of(ChangeAction::Update, secret.place(), 200)
-        .before(SecretView::of(&before, now))
-        .after(SecretView::of(&secret, now))
-        .details(rotation.details());
-    commit(&state, &caller, tx, change).await?;
-    let mut view = SecretView::of(&secret, now);
-    view.value = Some(value);
+    let describe = |secret: &Secret| SecretView::of(secret, now);
+    let rotated = secrets::rotate(&state, &before, &rotation, caller.author(), describe).await?;
+    let mut view = SecretView::of(&rotated.secret, now);
+    view.value = Some(rotated.value);
     Ok(envelope::ok(RotatedSecret { secret: view, rotation: rotation.view() }))
 }
 

@@ -7,13 +7,13 @@ use chrono::{DateTime, Utc};
 use serde::Serialize;
 use utoipa::ToSchema;
 
-use super::{ListQuery, commit};
+use super::ListQuery;
+use crate::directory::sessions;
 use crate::http::AppState;
 use crate::http::envelope;
 use crate::kernel::clock::iso;
 use crate::runtime::error::Error;
 use crate::store::sessions::{self as session_store, Session};
-use crate::store::trail::{Change, ChangeAction, Placed};
 
 /// A session as the admin API shows it.
 #[derive(Debug, Serialize, ToSchema)]
@@ -106,11 +106,6 @@ pub async fn revoke(
     Found { item: session, caller, .. }: Found<Session, SessionDelete>,
 ) -> Result<Response, Error> {
     let now = state.clock.now();
-    let mut tx = state.store.begin().await?;
-    if !session_store::end(&mut tx, &session.id, "revoked_by_administrator", now).await? {
-        return Err(Error::Conflict("the session has already ended".into()));
-    }
-    let change = Change::of(ChangeAction::Delete, session.place(), 200).before(SessionView::of(&session, now));
-    commit(&state, &caller, tx, change).await?;
+    sessions::end(&state, &session, caller.author(), |session| SessionView::of(session, now)).await?;
     Ok(envelope::done())
 }

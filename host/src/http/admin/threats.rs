@@ -20,8 +20,9 @@ use crate::protection::incidents::title;
 use crate::protection::operators::{self};
 use crate::protection::summary::{self, Within};
 use crate::runtime::error::Error;
+use crate::store::exposures::{self, Exposure};
 use crate::store::threats::{
-    self as store, Exposure, Incident, IncidentKind, IncidentSeverity, IncidentStatus, Measure, MeasureType, Standing,
+    self as store, Incident, IncidentKind, IncidentSeverity, IncidentStatus, Measure, MeasureType, Standing,
 };
 
 #[derive(Debug, Serialize, ToSchema)]
@@ -295,7 +296,7 @@ pub async fn exposures(
             )]));
         }
     };
-    let found = store::exposure_page(&state.store, filter, unresolved_only, &list.page).await?;
+    let found = exposures::exposure_page(&state.store, filter, unresolved_only, &list.page).await?;
     Ok(envelope::paged(found.map(ExposureView::of)))
 }
 
@@ -333,7 +334,7 @@ pub async fn standing(
     let pool = state.store.pool();
     let user = crate::store::users::find(pool, &realm.id, &user_id).await?.ok_or(Error::NotFound("user"))?;
     let now = state.clock.now();
-    let exposure = store::exposure_of(pool, &user.id).await?;
+    let exposure = exposures::exposure_of(pool, &user.id).await?;
     let measures = store::measures_on_user(pool, &user.id).await?;
     let (exposures, others): (Vec<Measure>, Vec<Measure>) =
         measures.into_iter().partition(|m| m.kind == MeasureType::PasswordExposed);

@@ -10,7 +10,7 @@ use percent_encoding::percent_decode_str;
 
 use super::{Console, page};
 use crate::http::AppState;
-use crate::http::protocol::authorize::cookie;
+use crate::http::protocol::cookies::cookie;
 use crate::kernel::crypto::{constant_time_eq, generate_secret};
 use crate::kernel::ids::PLATFORM_REALM;
 use crate::oauth::signin::codes::s256;

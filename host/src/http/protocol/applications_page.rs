@@ -7,7 +7,8 @@ use axum::extract::{Path, State};
 use axum::http::{HeaderMap, StatusCode};
 use axum::response::Response;
 
-use super::authorize::{SESSION_COOKIE, append_cookie, cookie, fresh_form, genuine_form, texts_for};
+use super::authorize::texts_for;
+use super::cookies::{SESSION_COOKIE, append_cookie, cookie, fresh_form, genuine_form};
 use super::login_page::{self, Allowed};
 use super::page_texts::Texts;
 use super::{Form, OAuthError};

@@ -19,7 +19,8 @@ use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
 use axum::response::{IntoResponse, Response};
 use serde_json::json;
 
-use super::authorize::{append_cookie, fresh_form, genuine_form, origin_of, texts_for};
+use super::authorize::{origin_of, texts_for};
+use super::cookies::{append_cookie, fresh_form, genuine_form};
 use super::login_page::{self, Field, FormPage, Frame, Problem};
 use super::page_texts::Texts;
 use super::{Form, OAuthError, authenticate_client, json_no_store, public_client, realm};

@@ -8,9 +8,8 @@ use axum::extract::{Path, RawQuery, State};
 use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
 use axum::response::{IntoResponse, Response};
 
-use super::authorize::{
-    SESSION_COOKIE, append_cookie, carried, cookie, cookie_text, fresh_form, genuine_form, texts_for,
-};
+use super::authorize::{carried, texts_for};
+use super::cookies::{SESSION_COOKIE, append_cookie, cookie, cookie_text, fresh_form, genuine_form};
 use super::login_page;
 use super::{Form, OAuthError};
 use crate::http::AppState;

@@ -10,6 +10,7 @@ pub mod account_consents;
 pub mod applications_page;
 pub mod authorize;
 pub mod client_auth;
+pub mod cookies;
 pub mod cors;
 pub mod device;
 pub mod discovery;

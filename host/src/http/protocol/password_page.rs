@@ -7,7 +7,8 @@ use axum::extract::{Path, RawQuery, State};
 use axum::http::{HeaderMap, StatusCode};
 use axum::response::Response;
 
-use super::authorize::{append_cookie, fresh_form, genuine_form, texts_for};
+use super::authorize::texts_for;
+use super::cookies::{append_cookie, fresh_form, genuine_form};
 use super::login_page::{self, Field, FormPage, Frame, Problem};
 use super::sign_in_steps::password_refused;
 use super::{Form, OAuthError};

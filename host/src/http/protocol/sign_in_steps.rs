@@ -19,9 +19,9 @@ use axum::http::{HeaderMap, StatusCode};
 use axum::response::Response;
 
 use super::authorize::{
-    PUSH_COOKIE, Page, Requested, SESSION_COOKIE, answer_signed_in, append_cookie, code_response, cookie, cookie_text,
-    declined, origin_of, posted, refused, requested,
+    Page, Requested, answer_signed_in, code_response, declined, origin_of, posted, refused, requested,
 };
+use super::cookies::{PUSH_COOKIE, SESSION_COOKIE, append_cookie, cookie, cookie_text};
 use super::login_page::{Field, FormPage, Problem};
 use super::page_texts::Texts;
 use super::{Form, OAuthError};

@@ -24,9 +24,9 @@ use axum::response::Response;
 
 use super::Form;
 use super::authorize::{
-    CARRIED, Page, SESSION_COOKIE, answer_signed_in, append_cookie, carried, code_response, cookie, cookie_text,
-    denied, origin_of, refused, requested, texts_for,
+    CARRIED, Page, answer_signed_in, carried, code_response, denied, origin_of, refused, requested, texts_for,
 };
+use super::cookies::{SESSION_COOKIE, append_cookie, cookie, cookie_text};
 use super::login_page;
 use super::page_texts::Texts;
 use crate::http::AppState;

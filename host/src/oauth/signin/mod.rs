@@ -40,10 +40,10 @@ use crate::runtime::error::Error;
 use crate::store::Transaction;
 use crate::store::clients::{Client, GrantType};
 use crate::store::events::EventType;
+use crate::store::exposures;
 use crate::store::lockout::{self, Failures};
 use crate::store::realms::Realm;
 use crate::store::sessions::{self, Session};
-use crate::store::threats;
 use crate::store::users::{self as user_store, User, UserStatus};
 
 /// Where a sign-in came from.
@@ -373,7 +373,7 @@ pub async fn password(
         Some(user) if user.must_change_password => {
             // An exposed password is told apart from a wrong one only where the account signed in
             // before: anywhere else it may be the attacker holding it.
-            let exposure = threats::exposure_of(pool, &user.id).await?;
+            let exposure = exposures::exposure_of(pool, &user.id).await?;
             if !approved && exposure.is_some_and(|e| e.resolved_at.is_none()) {
                 Some(Refusal::InvalidCredentials)
             } else {

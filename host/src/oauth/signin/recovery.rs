@@ -162,7 +162,7 @@ pub async fn reset(context: &Context, realm: &Realm, token: &str, password: &str
         return Err(Refusal::RecoveryCodeInvalid.into());
     }
     user_store::update(&mut *tx, &user).await?;
-    crate::store::threats::password_changed(&mut tx, &user.id, now).await?;
+    crate::store::exposures::password_changed(&mut tx, &user.id, now).await?;
     crate::store::browser::end_sessions_of(&mut *tx, &user.id, "password_changed", now).await?;
     tx.commit().await?;
     Ok(())

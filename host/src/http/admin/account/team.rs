@@ -3,10 +3,11 @@
 use axum::extract::{Path, State};
 use axum::response::Response;
 use serde::Serialize;
-use serde_json::{Value, json};
+use serde_json::Value;
 use utoipa::ToSchema;
 
 use crate::authz::permission;
+use crate::directory::team::{self, TeamMember};
 use crate::http::AppState;
 use crate::http::admin::commit;
 use crate::http::admin::secrets::grantable_roles;
@@ -14,7 +15,7 @@ use crate::http::auth::Caller;
 use crate::http::body::JsonBody;
 use crate::http::envelope;
 use crate::kernel::clock::iso;
-use crate::kernel::validate::Rule;
+use crate::kernel::validate::{Body, Rule};
 use crate::runtime::error::Error;
 use crate::store::accounts::{self, Member};
 use crate::store::trail::{Change, ChangeAction, Place, ResourceKind};
@@ -76,22 +77,24 @@ pub async fn members(State(state): State<AppState>, caller: Caller) -> Result<Re
     Ok(envelope::ok(team.into_iter().map(MemberView::of).collect::<Vec<_>>()))
 }
 
-/// The member, and whether they are the account's last Owner.
-async fn member_in_reach(state: &AppState, caller: &Caller, user_id: &str) -> Result<(Member, bool), Error> {
+/// The member, once the caller may change the team.
+async fn member_in_reach(state: &AppState, caller: &Caller, user_id: &str) -> Result<TeamMember, Error> {
     caller.require_account(state, permission::ACCOUNT_UPDATE)?;
-    let team = accounts::members(state.store.pool(), caller.account_id()).await?;
-    let owners = team.iter().filter(|m| m.roles.iter().any(|r| r == "Owner")).count();
-    let member = team.into_iter().find(|m| m.user_id == user_id).ok_or(Error::NotFound("member"))?;
-    let is_owner = member.roles.iter().any(|r| r == "Owner");
-    Ok((member, is_owner && owners == 1))
+    team::find(state, caller.account_id(), user_id).await
 }
 
+/// The roles a member is given.
 #[derive(Debug, ToSchema)]
 #[schema(rename_all = "camelCase")]
-#[allow(dead_code)]
 pub struct TeamMemberInput {
     /// At least one account role; only roles the caller holds, unless the caller is an Owner.
     roles: Vec<String>,
+}
+
+impl TeamMemberInput {
+    async fn read(state: &AppState, caller: &Caller, body: &mut Body) -> Result<Option<Self>, Error> {
+        Ok(body.required("roles", grantable_roles(state, caller).await?).map(|roles| Self { roles }))
+    }
 }
 
 #[utoipa::path(put, path = "/account/members/{userId}", tag = "Account", params(("userId" = String, Path)),
@@ -105,23 +108,15 @@ pub async fn update_member(
     Path(user_id): Path<String>,
     JsonBody(mut body): JsonBody,
 ) -> Result<Response, Error> {
-    let (member, last_owner) = member_in_reach(&state, &caller, &user_id).await?;
-    let roles = body.required("roles", grantable_roles(&state, &caller).await?);
+    let found = member_in_reach(&state, &caller, &user_id).await?;
+    let input = TeamMemberInput::read(&state, &caller, &mut body).await?;
     body.finish()?;
-    let Some(roles) = roles else { return Err(Error::invalid("roles", Rule::Required, "roles is required")) };
-    if last_owner && !roles.iter().any(|r| r == "Owner") {
-        return Err(Error::Conflict("the account must keep at least one Owner".into()));
-    }
-    let before = json!(MemberView::of(member.clone()));
-    let mut tx = state.store.begin().await?;
-    accounts::set_member_roles(&mut *tx, caller.account_id(), &user_id, &roles).await?;
-    let updated = Member { roles: roles.clone(), ..member };
-    let view = MemberView::of(updated);
-    let change = Change::of(ChangeAction::Update, Place::outside_realms(ResourceKind::AccountMember, &user_id), 200)
-        .before(before)
-        .after(&view);
-    commit(&state, &caller, tx, change).await?;
-    Ok(envelope::ok(view))
+    let Some(TeamMemberInput { roles }) = input else {
+        return Err(Error::invalid("roles", Rule::Required, "roles is required"));
+    };
+    let describe = |member: &Member| MemberView::of(member.clone());
+    let member = team::set_roles(&state, found, roles, caller.author(), describe).await?;
+    Ok(envelope::ok(MemberView::of(member)))
 }
 
 #[utoipa::path(delete, path = "/account/members/{userId}", tag = "Account", params(("userId" = String, Path)),
@@ -133,13 +128,9 @@ pub async fn remove_member(
     caller: Caller,
     Path(user_id): Path<String>,
 ) -> Result<Response, Error> {
-    let (member, last_owner) = member_in_reach(&state, &caller, &user_id).await?;
-    if last_owner {
-        return Err(Error::Conflict("the account must keep at least one Owner".into()));
-    }
-    let mut tx = state.store.begin().await?;
-    accounts::delete_member(&mut *tx, caller.account_id(), &user_id).await?;
-    removed(&state, &caller, tx, ResourceKind::AccountMember, &user_id, json!(MemberView::of(member))).await
+    let found = member_in_reach(&state, &caller, &user_id).await?;
+    team::remove(&state, found, caller.author(), |member| MemberView::of(member.clone())).await?;
+    Ok(envelope::done())
 }
 
 /// Commits a removal with its trail row.

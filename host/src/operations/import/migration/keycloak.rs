@@ -7,6 +7,7 @@ use std::collections::HashSet;
 use serde_json::{Map, Value, json};
 
 use super::{Translation, client_id, exact_addresses, flag, item, person_row, realm_id, text, texts};
+use crate::directory::scopes::STANDARD_SCOPES;
 use crate::kernel::validate::{Notification, Rule};
 use crate::operations::import::configuration::{Client, Collection, Group, Realm, RoleName};
 
@@ -30,7 +31,6 @@ const OWN_SCOPES: &[&str] = &[
     "service_account",
     "web-origins",
 ];
-const STANDARD_SCOPES: &[&str] = &["openid", "profile", "email"];
 const DEVICE_GRANT: &str = "urn:ietf:params:oauth:grant-type:device_code";
 
 /// Parts of a realm export nothing here takes, and why.

@@ -1,5 +1,5 @@
-//! Rotation of a secret value, shared by account secrets and client
-//! secrets: the optional request body, the three modes, and the `rotation` object of the answer.
+//! Rotation of a secret value, shared by account secrets and client secrets: the optional request
+//! body, the three modes, and the `rotation` object of the answer.
 //!
 //! - **Immediate**: the previous value is refused at once.
 //! - **Overlap**: the previous value still authenticates until `previousValueValidUntil`.
@@ -53,10 +53,9 @@ impl Rotation {
     /// Reads the optional body: `previousValueValidForMinutes` (0 to the maximum) and
     /// `revokeIssuedTokens`. A period above 0 cannot go with revoking the issued tokens.
     pub fn read(mut body: Body, now: DateTime<Utc>) -> Result<Self, Error> {
-        let minutes = body
-            .optional("previousValueValidForMinutes", integer(0, MAX_PREVIOUS_VALUE_VALID_FOR_MINUTES))
-            .unwrap_or(0);
-        let revoke = body.optional("revokeIssuedTokens", boolean).unwrap_or(false);
+        let input = RotationInput::read(&mut body);
+        let minutes = input.previous_value_valid_for_minutes.unwrap_or(0);
+        let revoke = input.revoke_issued_tokens.unwrap_or(false);
         if revoke && minutes > 0 {
             body.refuse(
                 "revokeIssuedTokens",
@@ -128,12 +127,21 @@ pub struct RotationView {
 /// The optional body of a rotation request.
 #[derive(Debug, ToSchema)]
 #[schema(rename_all = "camelCase")]
-#[allow(dead_code)]
 pub struct RotationInput {
     /// 0 to 1440; 0 or absent refuses the previous value at once.
     previous_value_valid_for_minutes: Option<i64>,
     /// Refuse the previous value at once and revoke every token issued with it.
     revoke_issued_tokens: Option<bool>,
+}
+
+impl RotationInput {
+    fn read(body: &mut Body) -> Self {
+        Self {
+            previous_value_valid_for_minutes: body
+                .optional("previousValueValidForMinutes", integer(0, MAX_PREVIOUS_VALUE_VALID_FOR_MINUTES)),
+            revoke_issued_tokens: body.optional("revokeIssuedTokens", boolean),
+        }
+    }
 }
 
 #[cfg(test)]
