@@ -506,4 +506,32 @@ mod tests {
         assert!(instant("t", &json!("2030-01-01T00:00:00Z")).is_ok());
         assert_eq!(instant("t", &json!("tomorrow")).unwrap_err()[0].code, Rule::Format);
     }
+
+    mod properties {
+        use proptest::prelude::*;
+
+        use super::super::*;
+
+        proptest! {
+            /// A text field takes exactly the strings whose length in characters is within its bounds.
+            #[test]
+            fn a_text_field_takes_exactly_the_strings_within_its_bounds(
+                text_value in any::<String>(),
+                min in 0usize..12,
+                longer in 0usize..12,
+            ) {
+                let max = min + longer;
+                let taken = text(min, max)("f", &Value::String(text_value.clone()));
+                prop_assert_eq!(taken.is_ok(), (min..=max).contains(&text_value.chars().count()));
+            }
+
+            /// Any bytes parse into a body or a refusal naming why, never a panic.
+            #[test]
+            fn any_bytes_are_read_or_refused(bytes in prop::collection::vec(any::<u8>(), 0..512)) {
+                if let Err(Refused(notes)) = Body::parse(&bytes) {
+                    prop_assert!(!notes.is_empty());
+                }
+            }
+        }
+    }
 }

@@ -482,4 +482,86 @@ mod tests {
         let count = counters.count("busy", Window::Day, ms(20_000)).await.unwrap();
         assert_eq!(count, u64::try_from(MAX_MEMBERS).unwrap());
     }
+
+    mod properties {
+        use std::collections::HashMap;
+
+        use chrono::TimeDelta;
+        use proptest::prelude::*;
+
+        use super::super::*;
+
+        const WINDOWS: [Window; 5] =
+            [Window::TenMinutes, Window::FifteenMinutes, Window::ThirtyMinutes, Window::Hour, Window::Day];
+
+        /// What each window of the keys `k0`…`k2` counts at `now`.
+        async fn counts(counters: &Counters, now: DateTime<Utc>) -> Vec<u64> {
+            let mut counted = Vec::new();
+            for key in 0..3 {
+                for window in WINDOWS {
+                    counted.push(counters.count(&format!("k{key}"), window, now).await.unwrap());
+                }
+            }
+            counted
+        }
+
+        proptest! {
+            /// A series counts each member once, by the instant it was last recorded, whatever the
+            /// order of the records (instants from a small range, so that many fall on the bounds);
+            /// forgetting what is at or before an instant changes no count
+            /// after it, and the series stays ordered by instant.
+            #[test]
+            fn a_series_counts_each_member_by_its_latest_record(
+                records in prop::collection::vec((0u64..8, 0i64..40), 0..80),
+                after in 0i64..40,
+                forgotten in 0i64..40,
+            ) {
+                let mut series = Series::default();
+                let mut latest = HashMap::new();
+                for &(member, at) in &records {
+                    series.record(member, at);
+                    latest.insert(member, at);
+                }
+                let expected = latest.values().filter(|&&at| at > after).count() as u64;
+                prop_assert_eq!(series.count_after(after), expected);
+                let later = after.max(forgotten);
+                let counted = series.count_after(later);
+                series.forget_before(forgotten);
+                prop_assert_eq!(series.count_after(later), counted);
+                prop_assert!(series.by_time.windows(2).all(|pair| pair[0].0 <= pair[1].0));
+            }
+
+            /// Each window counts the distinct members recorded within it (the clock moving by whole
+            /// minutes, so that records fall on the windows' bounds), and pruning at the present
+            /// instant changes no window's count.
+            #[test]
+            fn windows_count_what_fell_within_them_and_pruning_changes_nothing(
+                steps in prop::collection::vec((0u8..3, 0u8..6, (0i64..130).prop_map(|m| m * 60_000)), 1..50),
+            ) {
+                let runtime = tokio::runtime::Builder::new_current_thread().build().unwrap();
+                runtime.block_on(async {
+                    let counters = Counters::in_memory();
+                    let mut now = DateTime::UNIX_EPOCH + TimeDelta::days(20_000);
+                    let mut latest: HashMap<(u8, u8), DateTime<Utc>> = HashMap::new();
+                    for &(key, member, advance) in &steps {
+                        now += TimeDelta::milliseconds(advance);
+                        counters.record(&format!("k{key}"), &format!("m{member}"), now).await.unwrap();
+                        latest.insert((key, member), now);
+                    }
+                    let before = counts(&counters, now).await;
+                    let mut expected = Vec::new();
+                    for key in 0..3 {
+                        for window in WINDOWS {
+                            let from = now - TimeDelta::milliseconds(window.millis());
+                            let within = latest.iter().filter(|((k, _), at)| *k == key && **at > from).count();
+                            expected.push(within as u64);
+                        }
+                    }
+                    assert_eq!(before, expected);
+                    counters.prune(now);
+                    assert_eq!(counts(&counters, now).await, before);
+                });
+            }
+        }
+    }
 }

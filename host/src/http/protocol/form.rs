@@ -158,4 +158,45 @@ mod tests {
         assert_eq!(refusal("a=x%00y"), "ForbiddenCharacter");
         assert_eq!(refusal("a%00=1"), "ForbiddenCharacter");
     }
+
+    mod properties {
+        use proptest::prelude::*;
+
+        use super::super::*;
+
+        fn text_without_nul() -> impl Strategy<Value = String> {
+            any::<String>().prop_map(|s| s.replace('\0', ""))
+        }
+
+        proptest! {
+            /// Parameters sent once each, of any text without U+0000, are read back as sent (an
+            /// empty value as absent).
+            #[test]
+            fn parameters_sent_once_are_read_back_as_sent(
+                pairs in prop::collection::btree_map(
+                    text_without_nul().prop_filter("a name", |n| !n.is_empty()),
+                    text_without_nul(),
+                    0..MAX_FORM_PARAMETERS,
+                ),
+            ) {
+                let mut body = url::form_urlencoded::Serializer::new(String::new());
+                for (name, value) in &pairs {
+                    body.append_pair(name, value);
+                }
+                let form = Form::parse_body(body.finish().as_bytes()).unwrap();
+                for (name, value) in &pairs {
+                    prop_assert_eq!(form.get(name), Some(value.as_str()).filter(|v| !v.is_empty()));
+                }
+            }
+
+            /// Any bytes are read or refused, never more than the limit of parameters kept.
+            #[test]
+            fn any_body_is_read_or_refused_within_the_limit(body in prop::collection::vec(any::<u8>(), 0..2048)) {
+                if let Ok(form) = Form::parse_body(&body) {
+                    prop_assert!(form.pairs.len() <= MAX_FORM_PARAMETERS);
+                    prop_assert!(form.pairs.iter().all(|(n, v)| !n.contains('\0') && !v.contains('\0')));
+                }
+            }
+        }
+    }
 }

@@ -176,4 +176,26 @@ mod tests {
         assert_eq!(keep_for(Some("no-store")), TimeDelta::zero());
         assert_eq!(keep_for(Some("private")), DEFAULT_KEEP);
     }
+
+    mod properties {
+        use proptest::prelude::*;
+
+        use super::super::*;
+
+        proptest! {
+            /// Whatever a `Cache-Control` header says, a document is kept for no time to an hour.
+            #[test]
+            fn a_document_is_kept_at_most_an_hour(header in any::<String>()) {
+                let keep = keep_for(Some(&header));
+                prop_assert!(keep >= TimeDelta::zero() && keep <= MAX_KEEP);
+            }
+
+            /// `max-age` is kept as said, up to an hour.
+            #[test]
+            fn max_age_is_kept_as_said_up_to_an_hour(seconds in 0i64..10_000_000) {
+                let keep = keep_for(Some(&format!("public, max-age={seconds}")));
+                prop_assert_eq!(keep, TimeDelta::seconds(seconds).min(MAX_KEEP));
+            }
+        }
+    }
 }
