@@ -13,7 +13,7 @@ use crate::http::AppState;
 use crate::http::body::JsonBody;
 use crate::http::envelope;
 use crate::kernel::address_lists;
-use crate::kernel::validate::list_of;
+use crate::kernel::validate::{Body, list_of};
 use crate::runtime::error::Error;
 use crate::store::clients as client_store;
 use crate::store::trail::{Change, ChangeAction, Place, ResourceKind};
@@ -34,10 +34,16 @@ pub struct AllowedIpsView {
 /// The body of a replacement.
 #[derive(Debug, ToSchema)]
 #[schema(rename_all = "camelCase")]
-#[allow(dead_code)]
 pub struct AllowedIpsInput {
     /// Up to 100 addresses or CIDR networks; `[]` allows every address.
     allowed_ips: Vec<String>,
+}
+
+impl AllowedIpsInput {
+    fn read(body: &mut Body) -> Self {
+        let allowed = body.required("allowedIps", list_of(MAX_ALLOWED_IPS, address_lists::entry));
+        Self { allowed_ips: allowed.unwrap_or_default() }
+    }
 }
 
 #[utoipa::path(get, path = "/realms/{realm}/clients/{client}/allowed-ips", tag = "Clients",
@@ -59,9 +65,8 @@ pub async fn replace(
     InClient { client, caller, .. }: InClient<ClientUpdate>,
     JsonBody(mut body): JsonBody,
 ) -> Result<Response, Error> {
-    let allowed = body.required("allowedIps", list_of(MAX_ALLOWED_IPS, address_lists::entry));
+    let AllowedIpsInput { allowed_ips: allowed } = AllowedIpsInput::read(&mut body);
     body.finish()?;
-    let allowed = allowed.unwrap_or_default();
     let mut tx = state.store.begin().await?;
     client_store::set_allowed_ips(&mut *tx, &client, &allowed, state.clock.now()).await?;
     let place = Place::in_realm(ResourceKind::ClientAllowedIps, &client.id, &client.realm_id).of_client(&client.id);

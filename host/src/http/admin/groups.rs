@@ -55,8 +55,10 @@ impl GroupView {
 #[schema(rename_all = "camelCase")]
 pub struct GroupInput {
     /// 1–128 characters, unique in the realm. Required at creation.
+    #[schema(value_type = String, required = true)]
     name: Option<String>,
     /// Up to 1024 characters.
+    #[schema(value_type = Option<String>)]
     description: Option<Option<String>>,
 }
 

@@ -409,10 +409,16 @@ pub async fn delete(
 /// The providers a client's login page offers, or an organization's people sign in through.
 #[derive(Debug, ToSchema)]
 #[schema(rename_all = "camelCase")]
-#[allow(dead_code)]
 pub struct OfferedProvidersInput {
     /// Ids of the realm's identity providers, up to 20, in the order their buttons are shown.
     identity_providers: Vec<String>,
+}
+
+impl OfferedProvidersInput {
+    fn read(body: &mut Body) -> Self {
+        let identity_providers = body.required("identityProviders", list_of(20, text(1, 64)));
+        Self { identity_providers: identity_providers.unwrap_or_default() }
+    }
 }
 
 /// Replaces what `offer` offers with the body's providers, each one of the realm's; trailed as a
@@ -424,9 +430,8 @@ async fn replace_offer(
     place: crate::store::trail::Place,
     mut body: Body,
 ) -> Result<Response, Error> {
-    let providers = body.required("identityProviders", list_of(20, text(1, 64)));
+    let OfferedProvidersInput { identity_providers: providers } = OfferedProvidersInput::read(&mut body);
     body.finish()?;
-    let providers = providers.unwrap_or_default();
     identity_providers::offer(state, offer, place, &providers, caller.author()).await?;
     Ok(envelope::ok(providers))
 }

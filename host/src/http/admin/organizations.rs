@@ -58,8 +58,10 @@ impl OrganizationView {
 #[schema(rename_all = "camelCase")]
 pub struct OrganizationInput {
     /// 1–128 characters, unique in the realm.
+    #[schema(value_type = String, required = true)]
     name: Option<String>,
     /// Up to 1024 characters.
+    #[schema(value_type = Option<String>)]
     description: Option<Option<String>>,
     /// DNS names (lowercased), up to 50, none held by another organization of the realm.
     domains: Option<Vec<String>>,

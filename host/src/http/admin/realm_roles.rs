@@ -60,8 +60,10 @@ impl RoleView {
 pub struct RoleInput {
     /// 1–128 letters, digits, `-`, `_`, `.`, `:`; unique among the realm roles, or among the
     /// client's roles. Required at creation.
+    #[schema(value_type = String, required = true)]
     name: Option<String>,
     /// Up to 1024 characters.
+    #[schema(value_type = Option<String>)]
     description: Option<Option<String>>,
 }
 

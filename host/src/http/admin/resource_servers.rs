@@ -74,8 +74,10 @@ impl ResourceServerView {
 #[schema(rename_all = "camelCase")]
 pub struct ResourceServerInput {
     /// 1–128 characters.
+    #[schema(value_type = String, required = true)]
     name: Option<String>,
     /// An absolute URI without fragment, unique in the realm: https, or http on a loopback host.
+    #[schema(value_type = String, required = true)]
     address: Option<String>,
     /// Api (default) or McpServer; cannot change.
     #[schema(rename = "type")]
@@ -88,6 +90,7 @@ pub struct ResourceServerInput {
     accepts_self_registered_clients: Option<bool>,
     /// The id of the realm's client the server authenticates as when it exchanges tokens for
     /// connected accounts; null removes it.
+    #[schema(value_type = Option<String>)]
     client_id: Option<Option<String>>,
     status: Option<Status>,
 }

@@ -55,8 +55,10 @@ impl ScopeView {
 pub struct ScopeInput {
     /// A scope token (RFC 6749 §3.3), 1–128 printable ASCII characters without spaces, quotes or
     /// backslashes; unique in the catalogue, or in the realm. Cannot change.
+    #[schema(value_type = String, required = true)]
     name: Option<String>,
     /// Up to 1024 characters.
+    #[schema(value_type = Option<String>)]
     description: Option<Option<String>>,
 }
 

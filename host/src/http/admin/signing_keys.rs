@@ -98,11 +98,16 @@ pub async fn realm_signing_keys(
 
 #[derive(Debug, ToSchema)]
 #[schema(rename_all = "camelCase")]
-#[allow(dead_code)]
 pub struct RotateSigningKeysInput {
     /// Revoke every earlier key at once (its tokens stop verifying); default false keeps them
     /// published until their tokens expire.
     revoke_old_keys: Option<bool>,
+}
+
+impl RotateSigningKeysInput {
+    fn read(body: &mut Body) -> Self {
+        Self { revoke_old_keys: body.optional("revokeOldKeys", boolean) }
+    }
 }
 
 /// The answer to a rotation of signing keys.
@@ -122,7 +127,7 @@ pub struct RotatedSigningKeys {
 }
 
 fn read_revoke(body: &mut Body) -> Result<Rotation, Error> {
-    let revoke = body.optional("revokeOldKeys", boolean).unwrap_or(false);
+    let revoke = RotateSigningKeysInput::read(body).revoke_old_keys.unwrap_or(false);
     Ok(Rotation::Manual { revoke })
 }
 
