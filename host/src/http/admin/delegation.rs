@@ -153,10 +153,15 @@ pub struct DelegationGrantInput {
 /// The body of a withdrawal.
 #[derive(Debug, ToSchema)]
 #[schema(rename_all = "camelCase")]
-#[allow(dead_code)]
 pub struct WithdrawalInput {
     /// Why the grant is withdrawn; 1–1,024 characters.
     reason: String,
+}
+
+impl WithdrawalInput {
+    fn read(body: &mut Body) -> Option<Self> {
+        Some(Self { reason: body.required("reason", text(1, 1024))? })
+    }
 }
 
 #[utoipa::path(post, path = "/realms/{realm}/delegation-grants", tag = "Delegation", params(("realm" = String, Path)),
@@ -275,9 +280,11 @@ pub async fn withdraw(
     Found { item: before, caller, .. }: Found<DelegationGrant, RealmUpdate>,
     JsonBody(mut body): JsonBody,
 ) -> Result<Response, Error> {
-    let reason = body.required("reason", text(1, 1024));
+    let input = WithdrawalInput::read(&mut body);
     body.finish()?;
-    let Some(reason) = reason else { return Err(Error::Internal(anyhow::anyhow!("a refused body passed validation"))) };
+    let Some(WithdrawalInput { reason }) = input else {
+        return Err(Error::invalid("reason", Rule::Required, "reason is required"));
+    };
     let now = state.clock.now();
     let view = |grant: &DelegationGrant| DelegationGrantView::of(grant, now);
     let withdrawn = grants::withdraw(&state, caller.author(), &before, &reason, view).await?;

@@ -232,10 +232,15 @@ pub const IMPERSONATION_SECONDS: i64 = 300;
 
 #[derive(Debug, ToSchema)]
 #[schema(rename_all = "camelCase")]
-#[allow(dead_code)]
 pub struct ImpersonationInput {
     /// The client of the realm the token is for: the application opened as the user.
     client_id: String,
+}
+
+impl ImpersonationInput {
+    fn read(body: &mut Body) -> Option<Self> {
+        Some(Self { client_id: body.required("clientId", text(1, 255))? })
+    }
 }
 
 /// What an impersonation hands the person of the team.
@@ -264,9 +269,9 @@ pub async fn impersonate(
         // The team's own people are never impersonated.
         return Err(Error::Forbidden(crate::kernel::error_code::ErrorCode::Forbidden));
     }
-    let client_id = body.required("clientId", text(1, 255));
+    let input = ImpersonationInput::read(&mut body);
     body.finish()?;
-    let Some(client_id) = client_id else {
+    let Some(ImpersonationInput { client_id }) = input else {
         return Err(Error::invalid("clientId", Rule::Required, "clientId is required"));
     };
     let client = crate::oauth::tokens::find_client(&state, &realm.id, &client_id)

@@ -196,7 +196,6 @@ pub async fn revoke_invitation(
 
 #[derive(Debug, ToSchema)]
 #[schema(rename_all = "camelCase")]
-#[allow(dead_code)]
 pub struct AcceptanceInput {
     /// The token of the invitation e-mail.
     token: String,
@@ -204,6 +203,16 @@ pub struct AcceptanceInput {
     username: String,
     /// At least the platform realm's Minimum Length.
     password: String,
+}
+
+impl AcceptanceInput {
+    fn read(body: &mut crate::kernel::validate::Body) -> Option<Self> {
+        let token = body.required("token", crate::kernel::validate::text(1, 256));
+        let username = body.required("username", crate::kernel::validate::username);
+        let password =
+            body.required("password", crate::kernel::validate::text(1, crate::kernel::passwords::MAX_PASSWORD_LENGTH));
+        Some(Self { token: token?, username: username?, password: password? })
+    }
 }
 
 /// Accepting an invitation: the person chooses a username and a password and joins the team with
@@ -220,12 +229,9 @@ pub async fn accept_invitation(
     use crate::store::trail;
     use crate::store::users::{self as user_store, User, UserStatus};
 
-    let token = body.required("token", crate::kernel::validate::text(1, 256));
-    let username = body.required("username", crate::kernel::validate::username);
-    let password =
-        body.required("password", crate::kernel::validate::text(1, crate::kernel::passwords::MAX_PASSWORD_LENGTH));
+    let input = AcceptanceInput::read(&mut body);
     body.finish()?;
-    let (Some(token), Some(username), Some(password)) = (token, username, password) else {
+    let Some(AcceptanceInput { token, username, password }) = input else {
         return Err(Error::invalid("", Rule::Required, "token, username and password are required"));
     };
     let now = state.clock.now();
