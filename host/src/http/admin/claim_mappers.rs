@@ -14,7 +14,7 @@ use crate::http::AppState;
 use crate::http::body::JsonBody;
 use crate::http::envelope;
 use crate::kernel::ids::new_guid;
-use crate::kernel::validate::{Notification, Refusals, Rule, boolean, one_of, text};
+use crate::kernel::validate::{Body, Notification, Refusals, Rule, boolean, one_of, text};
 use crate::oauth::tokens::claims::{self, RESERVED, Token};
 use crate::runtime::error::Error;
 use crate::store::clients::{self as client_store, ClaimMapper, ClaimSource, Client};
@@ -35,7 +35,6 @@ const SOURCES: &[(&str, ClaimSource)] = &[
 /// The body of a new mapper.
 #[derive(Debug, ToSchema)]
 #[schema(rename_all = "camelCase")]
-#[allow(dead_code)]
 pub struct ClaimMapperInput {
     /// 1–64 letters, digits, `_`, `-`, `.` or `:`; never a claim the service sets (`iss`, `sub`,
     /// `aud`, `exp`, `act`, `scope`, `email`, …).
@@ -49,6 +48,36 @@ pub struct ClaimMapperInput {
     access_token: Option<bool>,
     /// Default true.
     id_token: Option<bool>,
+}
+
+impl ClaimMapperInput {
+    /// The fields, when the required ones are there; every field is read either way, so that each
+    /// refusal is reported.
+    fn read(body: &mut Body) -> Option<Self> {
+        let claim = body.required("claim", claim_name);
+        let source = body.required("source", one_of(SOURCES));
+        let attribute = body.optional(
+            "attribute",
+            one_of(&[
+                ("username", "username"),
+                ("email", "email"),
+                ("emailConfirmed", "emailConfirmed"),
+                ("firstName", "firstName"),
+                ("lastName", "lastName"),
+            ]),
+        );
+        let value = body.optional("value", text(1, 512));
+        let access_token = body.optional("accessToken", boolean);
+        let id_token = body.optional("idToken", boolean);
+        Some(Self {
+            claim: claim?,
+            source: source?,
+            attribute: attribute.map(str::to_owned),
+            value,
+            access_token,
+            id_token,
+        })
+    }
 }
 
 /// What a person's tokens would carry from the mappers.
@@ -104,26 +133,13 @@ pub async fn create(
     InClient { client, caller, .. }: InClient<ClientUpdate>,
     JsonBody(mut body): JsonBody,
 ) -> Result<Response, Error> {
-    let claim = body.required("claim", claim_name);
-    let source = body.required("source", one_of(SOURCES));
-    let attribute = body.optional(
-        "attribute",
-        one_of(&[
-            ("username", "username"),
-            ("email", "email"),
-            ("emailConfirmed", "emailConfirmed"),
-            ("firstName", "firstName"),
-            ("lastName", "lastName"),
-        ]),
-    );
-    let value = body.optional("value", text(1, 512));
-    let access_token = body.optional("accessToken", boolean).unwrap_or(true);
-    let id_token = body.optional("idToken", boolean).unwrap_or(true);
+    let input = ClaimMapperInput::read(&mut body);
     body.finish()?;
-    let (Some(claim), Some(source)) = (claim, source) else {
+    let Some(ClaimMapperInput { claim, source, attribute, value, access_token, id_token }) = input else {
         return Err(Error::invalid("claim", Rule::Required, "claim and source are required"));
     };
-    match (source, attribute, &value) {
+    let (access_token, id_token) = (access_token.unwrap_or(true), id_token.unwrap_or(true));
+    match (source, &attribute, &value) {
         (ClaimSource::Attribute, None, _) => {
             return Err(Error::invalid("attribute", Rule::Required, "the Attribute source names an attribute"));
         }
@@ -148,15 +164,7 @@ pub async fn create(
     if before.len() >= MAX_MAPPERS {
         return Err(Error::invalid("claim", Rule::Range, format!("a client holds at most {MAX_MAPPERS} mappers")));
     }
-    let mapper = ClaimMapper {
-        id: new_guid(),
-        claim,
-        source,
-        attribute: attribute.map(str::to_owned),
-        value,
-        access_token,
-        id_token,
-    };
+    let mapper = ClaimMapper { id: new_guid(), claim, source, attribute, value, access_token, id_token };
     let mut after = before.clone();
     after.push(mapper.clone());
     let mut tx = state.store.begin().await?;
