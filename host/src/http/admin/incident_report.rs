@@ -2,6 +2,7 @@
 //! and a PDF (A4, Helvetica, one column, as many pages as it takes). Both hold the same text: the
 //! incident's figures, the reading's verdict, the report's five sections and the changes applied.
 
+use maud::{DOCTYPE, PreEscaped, html};
 use pdf_writer::{Content, Finish, Name, Pdf, Rect, Ref, Str};
 
 use super::analyses::AnalysisView;
@@ -111,22 +112,22 @@ impl Document {
 
     /// A standalone printable page.
     pub fn html(&self) -> String {
-        let mut page = format!(
-            "<!doctype html><html><head><meta charset=\"utf-8\"><title>{0}</title><style>\
-             body{{font:11pt/1.45 Helvetica,Arial,sans-serif;max-width:46rem;margin:2rem auto;color:#111}}\
-             h1{{font-size:18pt}}h2{{font-size:12pt;margin-top:1.4rem}}@media print{{body{{margin:0}}}}\
-             </style></head><body><h1>{0}</h1>",
-            escape(&self.title)
-        );
-        for (heading, paragraphs) in &self.sections {
-            page.push_str(&format!("<section><h2>{}</h2>", escape(heading)));
-            for paragraph in paragraphs {
-                page.push_str(&format!("<p>{}</p>", escape(paragraph)));
+        const STYLE: &str = "body{font:11pt/1.45 Helvetica,Arial,sans-serif;max-width:46rem;margin:2rem auto;\
+                             color:#111}h1{font-size:18pt}h2{font-size:12pt;margin-top:1.4rem}\
+                             @media print{body{margin:0}}";
+        let page = html! {
+            (DOCTYPE)
+            html {
+                head { meta charset="utf-8"; title { (self.title) } style { (PreEscaped(STYLE)) } }
+                body {
+                    h1 { (self.title) }
+                    @for (heading, paragraphs) in &self.sections {
+                        section { h2 { (heading) } @for paragraph in paragraphs { p { (paragraph) } } }
+                    }
+                }
             }
-            page.push_str("</section>");
-        }
-        page.push_str("</body></html>");
-        page
+        };
+        page.into_string()
     }
 
     /// The same text as a PDF.
@@ -184,10 +185,6 @@ impl Document {
         }
         pdf.finish()
     }
-}
-
-fn escape(text: &str) -> String {
-    text.replace('&', "&amp;").replace('<', "&lt;").replace('>', "&gt;").replace('"', "&quot;")
 }
 
 /// Lines of at most `width` characters, broken at spaces.

@@ -1,13 +1,12 @@
 //! The hosted sign-in pages, and the pages shown when an authorization request cannot be answered
-//! by a redirect: server-rendered HTML that works without JavaScript, with every value escaped, a
-//! strict Content-Security-Policy and no framing. Every form of the sign-in is drawn by one
+//! by a redirect: server-rendered HTML that works without JavaScript, written with maud (which
+//! escapes every value it is given), with a strict Content-Security-Policy and no framing. Every form of the sign-in is drawn by one
 //! renderer ([`form_page`]): its fields labelled, an error tied to the field it concerns, the
 //! authorization request carried along in hidden fields.
 
-use std::fmt::Write as _;
-
 use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
 use axum::response::{IntoResponse, Response};
+use maud::{DOCTYPE, Markup, PreEscaped, html};
 
 use super::page_texts::{Language, Texts};
 use crate::kernel::crypto::generate_secret;
@@ -22,22 +21,6 @@ pub fn form_target(uri: &str) -> String {
         },
         Err(_) => String::new(),
     }
-}
-
-/// Text escaped for HTML element content and double-quoted attribute values.
-pub fn escape(text: &str) -> String {
-    let mut escaped = String::with_capacity(text.len());
-    for c in text.chars() {
-        match c {
-            '&' => escaped.push_str("&amp;"),
-            '<' => escaped.push_str("&lt;"),
-            '>' => escaped.push_str("&gt;"),
-            '"' => escaped.push_str("&quot;"),
-            '\'' => escaped.push_str("&#39;"),
-            _ => escaped.push(c),
-        }
-    }
-    escaped
 }
 
 /// What every page of one authorization request shares: the request, and its client's brand.
@@ -151,10 +134,6 @@ pub struct FormPage<'a> {
 /// A form page, answered `status`, in the client's brand.
 pub fn form_page(frame: &Frame<'_>, page: &FormPage<'_>, status: StatusCode) -> Response {
     let Frame { endpoint, carried, csrf, redirect_origin, texts, logo_uri, color, .. } = frame;
-    let message = page
-        .problem
-        .map(|p| format!(r#"<p id="form-error" class="error" role="alert">{}</p>"#, escape(p.text)))
-        .unwrap_or_default();
     let concerned = |field: &Field<'_>| page.problem.is_some_and(|p| p.field.is_none_or(|name| name == field.name));
     // The focus goes to the first field the problem concerns, else the first empty one.
     let focused = page
@@ -163,63 +142,40 @@ pub fn form_page(frame: &Frame<'_>, page: &FormPage<'_>, status: StatusCode) -> 
         .position(&concerned)
         .or_else(|| page.fields.iter().position(|f| f.value.is_empty()))
         .unwrap_or(0);
-    let mut inputs = String::new();
-    for (at, field) in page.fields.iter().enumerate() {
-        let id = field.name.replace('_', "-");
-        let value = if field.value.is_empty() { String::new() } else { format!(r#" value="{}""#, escape(field.value)) };
-        let required = if field.required { " required" } else { "" };
-        let autofocus = if at == focused { " autofocus" } else { "" };
-        let described = if concerned(field) { r#" aria-describedby="form-error" aria-invalid="true""# } else { "" };
-        let _ = write!(
-            inputs,
-            "<label for=\"{id}\">{label}</label>\n<input id=\"{id}\" name=\"{name}\" type=\"{kind}\" \
-             autocomplete=\"{autocomplete}\"{value}{required}{autofocus}{described}>\n",
-            label = escape(field.label),
-            name = field.name,
-            kind = field.kind,
-            autocomplete = field.autocomplete,
-        );
-    }
-    let button_focus = if page.fields.is_empty() { " autofocus" } else { "" };
-    let mut hidden = hidden_fields(carried);
-    let _ = write!(hidden, r#"<input type="hidden" name="csrf" value="{}">"#, escape(csrf));
-    hidden.push_str(&hidden_fields(&page.hidden));
-    let mut intro = page.intro.map(|text| format!("<p>{}</p>\n", escape(text))).unwrap_or_default();
-    for (sentence, items) in page.lists.iter().filter(|(_, items)| !items.is_empty()) {
-        let items: String = items.iter().map(|item| format!("<li>{}</li>", escape(item))).collect();
-        let _ = writeln!(intro, "<p>{}</p>\n<ul>{items}</ul>", escape(sentence));
-    }
-    let buttons = match page.refusal {
-        None => format!(r#"<button type="submit"{button_focus}>{}</button>"#, escape(page.button)),
-        Some(refusal) => format!(
-            r#"<button type="submit" name="decision" value="allow"{button_focus}>{}</button>
-<button type="submit" name="decision" value="deny" class="secondary">{}</button>"#,
-            escape(page.button),
-            escape(refusal)
-        ),
+    let button_focus = page.fields.is_empty();
+    let main = html! {
+        @if let Some(uri) = logo_uri { img src=(uri) alt="" height="48"; }
+        h1 { (page.title) }
+        @if let Some(text) = page.intro { p { (text) } }
+        @for (sentence, items) in page.lists.iter().filter(|(_, items)| !items.is_empty()) {
+            p { (sentence) }
+            ul { @for item in items { li { (item) } } }
+        }
+        form method="post" action={ (endpoint) "/" (page.path) } {
+            (hidden_fields(carried))
+            input type="hidden" name="csrf" value=(csrf);
+            (hidden_fields(&page.hidden))
+            @for (at, field) in page.fields.iter().enumerate() {
+                @let id = field.name.replace('_', "-");
+                @let invalid = concerned(field);
+                label for=(id) { (field.label) }
+                input id=(id) name=(field.name) type=(field.kind) autocomplete=(field.autocomplete)
+                    value=[(!field.value.is_empty()).then_some(field.value)] required[field.required]
+                    autofocus[at == focused] aria-describedby=[invalid.then_some("form-error")]
+                    aria-invalid=[invalid.then_some("true")];
+            }
+            @if let Some(problem) = page.problem { p id="form-error" class="error" role="alert" { (problem.text) } }
+            @match page.refusal {
+                None => { button type="submit" autofocus[button_focus] { (page.button) } }
+                Some(refusal) => {
+                    button type="submit" name="decision" value="allow" autofocus[button_focus] { (page.button) }
+                    button type="submit" name="decision" value="deny" class="secondary" { (refusal) }
+                }
+            }
+        }
+        @for (href, text) in &page.others { p { a class="button" href=(href) { (text) } } }
+        @for (href, text) in &page.links { p { a href=(href) { (text) } } }
     };
-    let others: String = page
-        .others
-        .iter()
-        .map(|(href, text)| format!(r#"<p><a class="button" href="{}">{}</a></p>"#, escape(href), escape(text)))
-        .collect();
-    let links: String = page
-        .links
-        .iter()
-        .map(|(href, text)| format!(r#"<p><a href="{}">{}</a></p>"#, escape(href), escape(text)))
-        .collect();
-    let logo = logo_uri.map(|uri| format!(r#"<img src="{}" alt="" height="48">"#, escape(uri))).unwrap_or_default();
-    let title = escape(&page.title);
-    let main = format!(
-        r#"{logo}<h1>{title}</h1>
-{intro}<form method="post" action="{action}">
-{hidden}
-{inputs}{message}
-{buttons}
-</form>
-{others}{links}"#,
-        action = escape(&format!("{endpoint}/{}", page.path)),
-    );
     // Pictures only from the logo's origin; none at all without a logo.
     let images = logo_uri.and_then(|uri| url::Url::parse(uri).ok()).map(|uri| uri.origin().ascii_serialization());
     // A colour is `#rrggbb`, checked when the client was stored: safe inside the style.
@@ -229,9 +185,9 @@ pub fn form_page(frame: &Frame<'_>, page: &FormPage<'_>, status: StatusCode) -> 
         .unwrap_or_default();
     let document = Document {
         texts,
-        title: &title,
+        title: &page.title,
         style: &brand,
-        main: &main,
+        main,
         images,
         form_targets: Some(redirect_origin),
         refresh: page.refresh.as_deref().map(|address| (2, address)),
@@ -249,23 +205,19 @@ pub fn confirm_sign_out(
     redirect_origin: &str,
     texts: &'static Texts,
 ) -> Response {
-    let title = escape(texts.sign_out_question);
-    let main = format!(
-        r#"<h1>{title}</h1>
-<form method="post" action="{action}">
-{hidden}<input type="hidden" name="csrf" value="{csrf}">
-<button type="submit" autofocus>{sign_out}</button>
-</form>"#,
-        hidden = hidden_fields(carried),
-        sign_out = escape(texts.sign_out),
-        action = escape(action),
-        csrf = escape(csrf),
-    );
+    let main = html! {
+        h1 { (texts.sign_out_question) }
+        form method="post" action=(action) {
+            (hidden_fields(carried))
+            input type="hidden" name="csrf" value=(csrf);
+            button type="submit" autofocus { (texts.sign_out) }
+        }
+    };
     let document = Document {
         texts,
-        title: &title,
+        title: texts.sign_out_question,
         style: "",
-        main: &main,
+        main,
         images: None,
         form_targets: Some(redirect_origin),
         refresh: None,
@@ -291,35 +243,25 @@ pub fn applications(
     allowed: &[Allowed],
     notice: Option<&str>,
 ) -> Response {
-    let title = escape(texts.your_applications);
-    let mut main = format!("<h1>{title}</h1>\n");
-    if let Some(notice) = notice {
-        let _ = writeln!(main, r#"<p role="status">{}</p>"#, escape(notice));
-    }
-    if allowed.is_empty() {
-        let _ = writeln!(main, "<p>{}</p>", escape(texts.no_applications));
-    }
-    for one in allowed {
-        let lines: String = one.lines.iter().map(|line| format!("<li>{}</li>", escape(line))).collect();
-        let _ = write!(
-            main,
-            r#"<section><h2>{name}</h2>
-<ul>{lines}</ul>
-<form method="post" action="{action}">
-<input type="hidden" name="client_id" value="{client}"><input type="hidden" name="csrf" value="{csrf}">
-<button type="submit" class="secondary">{withdraw}</button>
-</form></section>
-"#,
-            name = escape(&one.name),
-            action = escape(action),
-            client = escape(&one.client_id),
-            csrf = escape(csrf),
-            withdraw = escape(texts.withdraw),
-        );
-    }
+    let main = html! {
+        h1 { (texts.your_applications) }
+        @if let Some(notice) = notice { p role="status" { (notice) } }
+        @if allowed.is_empty() { p { (texts.no_applications) } }
+        @for one in allowed {
+            section {
+                h2 { (one.name) }
+                ul { @for line in &one.lines { li { (line) } } }
+                form method="post" action=(action) {
+                    input type="hidden" name="client_id" value=(one.client_id);
+                    input type="hidden" name="csrf" value=(csrf);
+                    button type="submit" class="secondary" { (texts.withdraw) }
+                }
+            }
+        }
+    };
     let style = "h2{font-size:1.1rem;margin:1.5rem 0 .5rem}section+section{border-top:1px solid #dadce0}";
-    let document =
-        Document { texts, title: &title, style, main: &main, images: None, form_targets: Some(""), refresh: None };
+    let title = texts.your_applications;
+    let document = Document { texts, title, style, main, images: None, form_targets: Some(""), refresh: None };
     document.answer(StatusCode::OK)
 }
 
@@ -331,10 +273,8 @@ pub fn problem(status: StatusCode, title: &str, explanation: &str) -> Response {
 
 /// A page with a title and one paragraph, in the language of `texts`.
 pub fn shown(status: StatusCode, title: &str, explanation: &str, texts: &'static Texts) -> Response {
-    let title = escape(title);
-    let main = format!("<h1>{title}</h1>\n<p>{}</p>", escape(explanation));
-    let document =
-        Document { texts, title: &title, style: "", main: &main, images: None, form_targets: None, refresh: None };
+    let main = html! { h1 { (title) } p { (explanation) } };
+    let document = Document { texts, title, style: "", main, images: None, form_targets: None, refresh: None };
     document.answer(status)
 }
 
@@ -342,18 +282,12 @@ pub fn shown(status: StatusCode, title: &str, explanation: &str, texts: &'static
 /// a sign-in that came back from another site's form, so that the last step is a navigation of
 /// its own rather than a redirect of that form (whose `form-action` may not allow it).
 pub fn onward(address: &str, texts: &'static Texts) -> Response {
-    let title = escape(texts.signing_in);
-    let main = format!(
-        r#"<h1>{title}</h1>
-<p><a href="{}">{}</a></p>"#,
-        escape(address),
-        escape(texts.continue_on)
-    );
+    let main = html! { h1 { (texts.signing_in) } p { a href=(address) { (texts.continue_on) } } };
     let document = Document {
         texts,
-        title: &title,
+        title: texts.signing_in,
         style: "",
-        main: &main,
+        main,
         images: None,
         form_targets: None,
         refresh: Some((0, address)),
@@ -362,12 +296,8 @@ pub fn onward(address: &str, texts: &'static Texts) -> Response {
 }
 
 /// The hidden inputs carrying a request's parameters back.
-fn hidden_fields(carried: &[(&str, &str)]) -> String {
-    let mut hidden = String::new();
-    for (name, value) in carried {
-        let _ = write!(hidden, r#"<input type="hidden" name="{}" value="{}">"#, escape(name), escape(value));
-    }
-    hidden
+fn hidden_fields(carried: &[(&str, &str)]) -> Markup {
+    html! { @for (name, value) in carried { input type="hidden" name=(name) value=(value); } }
 }
 
 const STYLE: &str = "body{font-family:system-ui,sans-serif;margin:0;background:#f4f5f7;color:#1c1e21}\
@@ -381,13 +311,13 @@ background:#1a56c4;color:#fff;cursor:pointer}button.secondary{background:#fff;co
 border:1px solid #8a8d91}a.button{display:block;box-sizing:border-box;width:100%;padding:.7rem;\
 text-align:center;text-decoration:none;border:1px solid #8a8d91;border-radius:4px;color:#1c1e21}li{margin:.2rem 0}.error{color:#b00020;margin:.5rem 0 0}a{color:#1a56c4}";
 
-/// A whole page: its language, escaped title, style beyond the common one, the inside of `<main>`,
-/// and what its Content-Security-Policy allows besides its own style.
+/// A whole page: its language, title, style beyond the common one, the inside of `<main>`, and
+/// what its Content-Security-Policy allows besides its own style.
 struct Document<'a> {
     texts: &'static Texts,
     title: &'a str,
     style: &'a str,
-    main: &'a str,
+    main: Markup,
     /// The one origin pictures may come from; none without.
     images: Option<String>,
     /// Where its form's answer may send the browser, besides the service (no form without).
@@ -397,39 +327,31 @@ struct Document<'a> {
 }
 
 impl Document<'_> {
-    fn answer(&self, status: StatusCode) -> Response {
+    fn answer(self, status: StatusCode) -> Response {
         let nonce = generate_secret("");
         let Document { texts, title, style, main, images, form_targets, refresh } = self;
-        let refresh = refresh
-            .map(|(seconds, address)| {
-                format!("<meta http-equiv=\"refresh\" content=\"{seconds};url={}\">\n", escape(address))
-            })
-            .unwrap_or_default();
-        let body = format!(
-            r#"<!DOCTYPE html>
-<html lang="{lang}">
-<head>
-<meta charset="utf-8">
-<meta name="viewport" content="width=device-width, initial-scale=1">
-{refresh}<title>{title}</title>
-<style nonce="{nonce}">{STYLE}{style}</style>
-</head>
-<body>
-<main>
-{main}
-</main>
-</body>
-</html>
-"#,
-            lang = texts.tag,
-        );
+        let body = html! {
+            (DOCTYPE)
+            html lang=(texts.tag) {
+                head {
+                    meta charset="utf-8";
+                    meta name="viewport" content="width=device-width, initial-scale=1";
+                    @if let Some((seconds, address)) = refresh {
+                        meta http-equiv="refresh" content={ (seconds) ";url=" (address) };
+                    }
+                    title { (title) }
+                    style nonce=(nonce) { (PreEscaped(STYLE)) (PreEscaped(style)) }
+                }
+                body { main { (main) } }
+            }
+        };
         let images = images.as_deref().unwrap_or("'none'");
         let forms = form_targets.map(|targets| format!(" form-action 'self' {targets};")).unwrap_or_default();
         let policy = format!(
             "default-src 'none'; style-src 'nonce-{nonce}'; img-src {images};{forms} frame-ancestors 'none'; \
              base-uri 'none'"
         );
-        page(status, body, &policy)
+        page(status, body.into_string(), &policy)
     }
 }
 
@@ -476,8 +398,37 @@ mod tests {
         assert_eq!(form_target("com.example.app:/callback"), "com.example.app:");
     }
 
-    #[test]
-    fn markup_and_quotes_are_escaped() {
-        assert_eq!(escape(r#"<a href="x">'&'</a>"#), "&lt;a href=&quot;x&quot;&gt;&#39;&amp;&#39;&lt;/a&gt;");
+    async fn body(response: Response) -> String {
+        let bytes = axum::body::to_bytes(response.into_body(), usize::MAX).await.unwrap();
+        String::from_utf8(bytes.to_vec()).unwrap()
+    }
+
+    #[tokio::test]
+    async fn every_value_of_a_form_page_is_text_never_markup() {
+        let hostile = r#"x"><script>alert('&')</script>"#;
+        let texts = Language::english();
+        let carried = [("state", hostile)];
+        let frame =
+            Frame { carried: &carried, logo_uri: Some(hostile), ..Frame::plain(hostile, "/auth", hostile, texts) };
+        let page = FormPage {
+            title: hostile.to_owned(),
+            intro: Some(hostile),
+            lists: vec![("Lists:", vec![hostile.to_owned()])],
+            path: "login",
+            fields: vec![Field::text("username", "Username", "username", hostile)],
+            button: "Go",
+            problem: Some(Problem { text: hostile, field: Some("username") }),
+            others: vec![(hostile.to_owned(), hostile.to_owned())],
+            refresh: Some(hostile.to_owned()),
+            ..FormPage::default()
+        };
+        let drawn = body(form_page(&frame, &page, StatusCode::OK)).await;
+        assert!(!drawn.contains("<script") && !drawn.contains(r#"x">"#), "{drawn}");
+        assert!(drawn.contains("x&quot;&gt;&lt;script&gt;alert('&amp;')&lt;/script&gt;"), "{drawn}");
+        assert!(drawn.contains(r#"<input type="hidden" name="state" value="x&quot;&gt;"#), "{drawn}");
+        let confirmed = body(confirm_sign_out(hostile, &carried, hostile, "", texts)).await;
+        assert!(!confirmed.contains("<script"), "{confirmed}");
+        let shown_page = body(shown(StatusCode::OK, hostile, hostile, texts)).await;
+        assert!(!shown_page.contains("<script"), "{shown_page}");
     }
 }
