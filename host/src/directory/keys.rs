@@ -27,17 +27,19 @@ use base64::engine::general_purpose::STANDARD;
 use chrono::{DateTime, TimeDelta, Utc};
 use jsonwebtoken::jwk::{Jwk, KeyAlgorithm, PublicKeyUse};
 use jsonwebtoken::{Algorithm, DecodingKey, EncodingKey};
-use serde_json::Value;
+use serde_json::{Value, json};
 
 use crate::kernel::crypto::Sealer;
 use crate::kernel::ids::{ClientId, KeyId, RealmId};
 use crate::runtime::cache::keys::{Jwks, Signer, Verifier};
+use crate::runtime::changes::{self, Author};
 use crate::runtime::context::Context;
 use crate::runtime::error::Error;
 use crate::store::changes::Invalidation;
 use crate::store::clients::{Client, SigningKeys};
 use crate::store::events::EventType;
 use crate::store::signing_keys::{self as key_store, KeyStatus, Owner, SigningKey};
+use crate::store::trail::{Change, ChangeAction, Place, ResourceKind};
 
 /// The purpose the sealing key is derived for.
 pub const SEALING_PURPOSE: &str = "signing keys";
@@ -309,6 +311,41 @@ pub struct Rotated {
     pub signs_from: DateTime<Utc>,
     /// Keys withdrawn at once by a rotation that revokes.
     pub revoked: u64,
+}
+
+/// Rotates `owner`'s keys at an administrator's asking, trailed as a change of its keys: fresh
+/// keys of `algorithms` (the client's one, or each the realm signs with), earlier ones revoked
+/// at once when `revoke` says so. A client that signs with its realm's keys has none to rotate.
+pub async fn rotate_by_hand(
+    context: &Context,
+    owner: Owner<'_>,
+    algorithms: &[String],
+    revoke: bool,
+    by: Author<'_>,
+) -> Result<Rotated, Error> {
+    let now = context.clock.now();
+    let fresh =
+        algorithms.iter().map(|algorithm| self::fresh(context, owner, algorithm, now)).collect::<Result<_, _>>()?;
+    let mut tx = context.store.begin().await?;
+    let rotated = rotate(context, &mut tx, owner, Rotation::Manual { revoke }, fresh)
+        .await?
+        .ok_or_else(|| Error::Internal(anyhow::anyhow!("a rotation by hand always rotates")))?;
+    let first = rotated.key_ids.first().map(ToString::to_string).unwrap_or_default();
+    let (place, details) = match owner {
+        Owner::Client(realm_id, client_id) => (
+            Place::in_realm(ResourceKind::SigningKey, &first, realm_id).of_client(client_id).under(client_id),
+            json!({ "signing_key_id": first, "revoked_keys_count": rotated.revoked }),
+        ),
+        Owner::Realm(realm_id) => {
+            let ids: Vec<String> = rotated.key_ids.iter().map(ToString::to_string).collect();
+            (
+                Place::in_realm(ResourceKind::SigningKey, &first, realm_id).under(realm_id),
+                json!({ "signing_key_ids": ids, "revoked_keys_count": rotated.revoked }),
+            )
+        }
+    };
+    changes::commit(context, by, tx, Change::of(ChangeAction::Update, place, 200).details(details)).await?;
+    Ok(rotated)
 }
 
 /// The algorithms of the realm's own keys that sign now or will, ES256 always among them: what a

@@ -5,10 +5,14 @@
 //! client known by its metadata document. The realms' and clients' signing keys are here too:
 //! created with their client, rotated and revoked by administrators, and read by token issuance.
 
+pub mod account_roles;
+pub mod claim_mappers;
 pub mod clients;
 pub mod connection_providers;
+pub mod consumers;
 pub mod groups;
 pub mod identity_providers;
+pub mod invitations;
 pub mod keys;
 pub mod members;
 pub mod organizations;

@@ -2,6 +2,8 @@
 //! active, joined by invitation only, and is never deleted; registration scopes exist), written,
 //! trailed and announced.
 
+use std::sync::Arc;
+
 use serde::Serialize;
 
 use crate::kernel::ids::PLATFORM_REALM;
@@ -16,6 +18,18 @@ use crate::store::trail::{Change, ChangeAction, Placed};
 async fn check_registration_scopes(context: &Context, realm: &Realm) -> Result<(), Error> {
     let scopes = &realm.settings.registration_scopes;
     super::scopes::check_exist(context, &realm.account_id, &realm.id, scopes, "registrationScopes").await
+}
+
+/// The realm `id`, from this host's cache when it holds it (kept there once read).
+pub async fn find(context: &Context, id: &str) -> Result<Option<Arc<Realm>>, Error> {
+    if let Some(realm) = context.caches.realm(id) {
+        return Ok(Some(realm));
+    }
+    let found = realm_store::find(context.store.pool(), id).await?.map(Arc::new);
+    if let Some(realm) = &found {
+        context.caches.keep_realm(realm.clone());
+    }
+    Ok(found)
 }
 
 /// Creates `realm`; its id must be free.

@@ -106,6 +106,49 @@ pub fn paged<T: Serialize>(page: Page<T>) -> Response {
     envelope(StatusCode::OK, None, Some(pagination))
 }
 
+/// What an admin operation answers when it succeeds. The JSON API wraps it in the envelope; the
+/// console and the configuration import read it as it is.
+#[derive(Debug)]
+pub enum Answer<T> {
+    /// 200 with `data`.
+    Ok(T),
+    /// 201 with `data`.
+    Created(T),
+    /// 200 with a page of items in `pagination`.
+    Paged(Page<T>),
+    /// 200 without `data` (a deletion).
+    Done,
+}
+
+impl<T> Answer<T> {
+    /// The one thing answered, if it is one thing.
+    pub fn data(self) -> Option<T> {
+        match self {
+            Self::Ok(data) | Self::Created(data) => Some(data),
+            Self::Paged(_) | Self::Done => None,
+        }
+    }
+
+    /// The page answered, if it is a page.
+    pub fn page(self) -> Option<Page<T>> {
+        match self {
+            Self::Paged(page) => Some(page),
+            _ => None,
+        }
+    }
+}
+
+impl<T: Serialize> IntoResponse for Answer<T> {
+    fn into_response(self) -> Response {
+        match self {
+            Self::Ok(data) => ok(data),
+            Self::Created(data) => created(data),
+            Self::Paged(page) => paged(page),
+            Self::Done => done(),
+        }
+    }
+}
+
 /// The error code travels in the response extensions, so the access log and the change trail
 /// can record it.
 #[derive(Debug, Clone, Copy)]
@@ -128,6 +171,32 @@ impl Error {
     }
 }
 
+impl Error {
+    /// What the refusal tells people: one notification per refused field, else one message. An
+    /// internal or unavailable store is logged here and told in general words only.
+    pub fn notifications(self) -> Vec<NotificationBody> {
+        let code = self.code();
+        match self {
+            Self::Validation(refused) => refused.into_iter().map(NotificationBody::from).collect(),
+            Self::Internal(ref error) => {
+                let request_id = request_id::current();
+                tracing::error!(request_id = request_id.as_deref(), error = format!("{error:#}"), "internal error");
+                vec![message(code, "An unexpected error occurred; quote the request id when reporting it.")]
+            }
+            Self::Unavailable(ref error) => {
+                let request_id = request_id::current();
+                tracing::error!(
+                    request_id = request_id.as_deref(),
+                    error = format!("{error:#}"),
+                    "database unavailable"
+                );
+                vec![message(code, "The service is temporarily unavailable; try again shortly.")]
+            }
+            ref other => vec![message(code, &other.to_string())],
+        }
+    }
+}
+
 impl IntoResponse for Error {
     fn into_response(self) -> Response {
         let status = self.status();
@@ -138,22 +207,7 @@ impl IntoResponse for Error {
             Self::Unavailable(_) => Some(crate::runtime::error::RETRY_AFTER_UNAVAILABLE_SECONDS),
             _ => None,
         };
-        let notifications = match self {
-            Self::Validation(refused) => refused.into_iter().map(NotificationBody::from).collect(),
-            Self::Internal(ref error) => {
-                tracing::error!(request_id = request_id.as_deref(), error = format!("{error:#}"), "internal error");
-                vec![message(code, "An unexpected error occurred; quote the request id when reporting it.")]
-            }
-            Self::Unavailable(ref error) => {
-                tracing::error!(
-                    request_id = request_id.as_deref(),
-                    error = format!("{error:#}"),
-                    "database unavailable"
-                );
-                vec![message(code, "The service is temporarily unavailable; try again shortly.")]
-            }
-            ref other => vec![message(code, &other.to_string())],
-        };
+        let notifications = self.notifications();
         let mut response = refusal(status, code, notifications, request_id);
         if let Some(seconds) = retry_after {
             response.headers_mut().insert(header::RETRY_AFTER, HeaderValue::from(seconds));

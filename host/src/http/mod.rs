@@ -86,8 +86,7 @@ pub async fn serve(
 /// The whole service: admin API, console, operations endpoints and, with the manual clock,
 /// `/_dev/clock`.
 pub fn router(state: AppState) -> Router {
-    // The console calls the admin API in-process, as its signed-in person.
-    let console = console::routes(admin_api(&state).with_state(state.clone()));
+    let console = console::routes(&state);
     let mut app = admin_api(&state)
         .merge(console)
         .merge(protocol::routes())

@@ -131,6 +131,12 @@ async fn an_auditor_finds_no_action_and_a_forged_form_is_refused() {
             driver.submit_by_script(forge, json!([format!("{incident_page}/dismiss"), token])).await;
             let page = driver.page_source().await;
             assert!(page.contains("Not permitted"), "{page}");
+            // The refusal is kept in the trail, as the admin API keeps its own.
+            let refused = p.app.get("/audit-trail?status=Refused&pageSize=100").await;
+            let by_carol = refused.items().iter().any(|change| {
+                change["actorUsername"] == "carol" && change["errorCode"] == "Forbidden" && change["method"] == "POST"
+            });
+            assert!(by_carol, "{:?}", refused.items());
 
             // Without the token, the console refuses the form before the API sees it.
             driver.go(&format!("{}{incident_page}", p.app.base)).await;
@@ -465,6 +471,8 @@ async fn a_person_rotates_an_api_secret_changes_a_realm_s_settings_and_reads_the
             driver.go(&format!("{}/console/access-logs", app.base)).await;
             let page = driver.page_source().await;
             assert!(page.contains("GET /api/v1/admin/realms") && page.contains("ci"), "{page}");
+            // The console's own requests are admitted and logged as the API's are.
+            assert!(page.contains("POST /console/realms/acme"), "{page}");
             accessible(&driver).await;
 
             // The team: its one member, with the roles the Owner may change.

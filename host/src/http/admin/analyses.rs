@@ -18,7 +18,7 @@ use super::threats::incident_in_reach;
 use crate::authz::permission;
 use crate::http::AppState;
 use crate::http::auth::Caller;
-use crate::http::envelope;
+use crate::http::envelope::{self, Answer};
 use crate::kernel::clock::iso;
 use crate::kernel::validate::{Notification, Rule};
 use crate::protection::analyst::words::{changes_of, noticed, title};
@@ -192,7 +192,7 @@ pub fn view(analysis: &Analysis, settings: &RealmSettings, actions: &[Action], l
 }
 
 /// The caller's language, from `Accept-Language`.
-fn language(headers: &HeaderMap) -> Language {
+pub fn language(headers: &HeaderMap) -> Language {
     Language::preferred(headers.get(header::ACCEPT_LANGUAGE).and_then(|v| v.to_str().ok()))
 }
 
@@ -235,12 +235,21 @@ pub async fn list(
     headers: HeaderMap,
     Path(id): Path<String>,
 ) -> Result<Response, Error> {
-    let incident: Incident = incident_in_reach(&state, &caller, &id, permission::AUDIT_READ).await?;
     let language = language(&headers);
+    Ok(in_language(envelope::ok(readings(&state, &caller, &id, language).await?), language))
+}
+
+/// The readings of the incident `id`, newest first, in `language`.
+pub async fn readings(
+    state: &AppState,
+    caller: &Caller,
+    id: &str,
+    language: Language,
+) -> Result<Vec<AnalysisView>, Error> {
+    let incident: Incident = incident_in_reach(state, caller, id, permission::AUDIT_READ).await?;
     let readings = store::of_incident(state.store.pool(), &incident.id).await?;
-    let (settings, actions) = context(&state, &incident.realm_id, &incident.id).await?;
-    let views: Vec<AnalysisView> = readings.iter().map(|a| view(a, &settings, &actions, language)).collect();
-    Ok(in_language(envelope::ok(views), language))
+    let (settings, actions) = context(state, &incident.realm_id, &incident.id).await?;
+    Ok(readings.iter().map(|a| view(a, &settings, &actions, language)).collect())
 }
 
 #[utoipa::path(post, path = "/threat-incidents/analyses/{analysisId}/retry", tag = "Attack protection",
@@ -256,12 +265,17 @@ pub async fn retry(
     headers: HeaderMap,
     Path(id): Path<String>,
 ) -> Result<Response, Error> {
-    let analysis = analysis_in_reach(&state, &caller, &id, permission::REALM_UPDATE).await?;
-    actions::retry(&state, &state.analyst, &analysis).await?;
-    let analysis =
-        store::find(state.store.pool(), caller.account_id(), &id).await?.ok_or(Error::NotFound("analysis"))?;
     let language = language(&headers);
-    Ok(in_language(envelope::ok(current_view(&state, &analysis, language).await?), language))
+    Ok(in_language(envelope::ok(retried(&state, &caller, &id, language).await?), language))
+}
+
+/// Runs the failed reading `id` again; the reading as it is now, in `language`.
+pub async fn retried(state: &AppState, caller: &Caller, id: &str, language: Language) -> Result<AnalysisView, Error> {
+    let analysis = analysis_in_reach(state, caller, id, permission::REALM_UPDATE).await?;
+    actions::retry(state, &state.analyst, &analysis).await?;
+    let analysis =
+        store::find(state.store.pool(), caller.account_id(), id).await?.ok_or(Error::NotFound("analysis"))?;
+    current_view(state, &analysis, language).await
 }
 
 #[utoipa::path(post, path = "/threat-incidents/analyses/{analysisId}/recommendations/{recommendation}/apply", tag = "Attack protection",
@@ -274,7 +288,7 @@ pub async fn apply(
     State(state): State<AppState>,
     caller: Caller,
     Path((id, index)): Path<(String, String)>,
-) -> Result<Response, Error> {
+) -> Result<Answer<ActionView>, Error> {
     let analysis = analysis_in_reach(&state, &caller, &id, permission::REALM_UPDATE).await?;
     let index: usize = index.parse().map_err(|_| {
         Error::Validation(vec![Notification::new(
@@ -284,7 +298,7 @@ pub async fn apply(
         )])
     })?;
     let action = actions::apply(&state, caller.author(), &analysis, index, |r: &Realm| RealmView::from(r)).await?;
-    Ok(envelope::created(ActionView::from(&action)))
+    Ok(Answer::Created(ActionView::from(&action)))
 }
 
 #[utoipa::path(post, path = "/threat-incidents/analysis-actions/{actionId}/revert", tag = "Attack protection",
@@ -293,12 +307,16 @@ pub async fn apply(
               (status = 403), (status = 404),
               (status = 409, description = "Reverted already, or the setting was changed since (that change stays)")),
     security(("apiKey" = [])))]
-pub async fn revert(State(state): State<AppState>, caller: Caller, Path(id): Path<String>) -> Result<Response, Error> {
+pub async fn revert(
+    State(state): State<AppState>,
+    caller: Caller,
+    Path(id): Path<String>,
+) -> Result<Answer<ActionView>, Error> {
     let action = store::find_action(state.store.pool(), caller.account_id(), &id).await?;
     let action = action.ok_or(Error::NotFound("analysis action"))?;
     realm_in_reach(&state, &caller, &action.realm_id, permission::REALM_UPDATE).await?;
     let reverted = actions::revert(&state, caller.author(), &action, |r: &Realm| RealmView::from(r)).await?;
-    Ok(envelope::ok(ActionView::from(&reverted)))
+    Ok(Answer::Ok(ActionView::from(&reverted)))
 }
 
 #[utoipa::path(get, path = "/threat-incidents/analyses/{analysisId}/report", tag = "Attack protection",
@@ -322,18 +340,30 @@ pub async fn report(
         Some("pdf") => report::Format::Pdf,
         Some(_) => return Err(Error::invalid("format", Rule::OneOf, "format must be html or pdf")),
     };
-    let analysis = analysis_in_reach(&state, &caller, &id, permission::AUDIT_READ).await?;
     let language = language(&headers);
-    let incident = crate::store::threats::find_incident(state.store.pool(), caller.account_id(), &analysis.incident_id)
-        .await?
-        .ok_or(Error::NotFound("incident"))?;
-    let view = current_view(&state, &analysis, language).await?;
-    let document = report::Document::of(&incident, &view, language).ok_or(Error::NotFound("report"))?;
-    let (content_type, body) = match format {
-        report::Format::Html => ("text/html; charset=utf-8", document.html().into_bytes()),
-        report::Format::Pdf => ("application/pdf", document.pdf()),
-    };
+    let (content_type, body) = printed(&state, &caller, &id, format, language).await?;
     let mut response = (axum::http::StatusCode::OK, [(header::CONTENT_TYPE, content_type)], body).into_response();
     response.headers_mut().insert(header::CACHE_CONTROL, HeaderValue::from_static("no-store"));
     Ok(in_language(response, language))
+}
+
+/// The post-incident report of the reading `id`, printed as `format` in `language`: its media type
+/// and its bytes.
+pub async fn printed(
+    state: &AppState,
+    caller: &Caller,
+    id: &str,
+    format: report::Format,
+    language: Language,
+) -> Result<(&'static str, Vec<u8>), Error> {
+    let analysis = analysis_in_reach(state, caller, id, permission::AUDIT_READ).await?;
+    let incident = crate::store::threats::find_incident(state.store.pool(), caller.account_id(), &analysis.incident_id)
+        .await?
+        .ok_or(Error::NotFound("incident"))?;
+    let view = current_view(state, &analysis, language).await?;
+    let document = report::Document::of(&incident, &view, language).ok_or(Error::NotFound("report"))?;
+    Ok(match format {
+        report::Format::Html => ("text/html; charset=utf-8", document.html().into_bytes()),
+        report::Format::Pdf => ("application/pdf", document.pdf()),
+    })
 }

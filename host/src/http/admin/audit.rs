@@ -1,7 +1,6 @@
 //! `/audit-trail` (administrative changes) and `/access-logs` (credential uses).
 
 use axum::extract::{RawQuery, State};
-use axum::response::Response;
 use serde::Serialize;
 use serde_json::Value;
 use utoipa::ToSchema;
@@ -10,7 +9,7 @@ use super::ListQuery;
 use crate::authz::permission;
 use crate::http::AppState;
 use crate::http::auth::Caller;
-use crate::http::envelope;
+use crate::http::envelope::Answer;
 use crate::kernel::clock::iso;
 use crate::runtime::error::Error;
 use crate::store::access_log::{self, AccessEntry, AccessOutcome};
@@ -104,7 +103,7 @@ pub async fn trail(
     State(state): State<AppState>,
     caller: Caller,
     RawQuery(query): RawQuery,
-) -> Result<Response, Error> {
+) -> Result<Answer<TrailView>, Error> {
     caller.require_account(&state, permission::AUDIT_READ)?;
     let list = ListQuery::parse(query, &["realmId", "resourceType", "actorCredentialId", "actorUserId", "action"])?;
     list.status_in(crate::store::trail::Outcome::NAMES)?;
@@ -116,7 +115,7 @@ pub async fn trail(
         action: list.filter("action"),
     };
     let found = trail::page(&state.store, caller.account_id(), filter, &list.page).await?;
-    Ok(envelope::paged(found.map(TrailView::from)))
+    Ok(Answer::Paged(found.map(TrailView::from)))
 }
 
 #[derive(Debug, Serialize, ToSchema)]
@@ -171,7 +170,7 @@ pub async fn access_logs(
     State(state): State<AppState>,
     caller: Caller,
     RawQuery(query): RawQuery,
-) -> Result<Response, Error> {
+) -> Result<Answer<AccessView>, Error> {
     caller.require_account(&state, permission::AUDIT_READ)?;
     let list = ListQuery::parse(query, &["credentialId", "actorUserId"])?;
     list.status_in(crate::store::access_log::AccessOutcome::NAMES)?;
@@ -179,5 +178,5 @@ pub async fn access_logs(
     state.access_log.flush().await;
     let (credential, person) = (list.filter("credentialId"), list.filter("actorUserId"));
     let found = access_log::page(&state.store, caller.account_id(), credential, person, &list.page).await?;
-    Ok(envelope::paged(found.map(AccessView::from)))
+    Ok(Answer::Paged(found.map(AccessView::from)))
 }

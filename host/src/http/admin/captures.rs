@@ -15,7 +15,7 @@ use super::ListQuery;
 use crate::authz::permission;
 use crate::http::AppState;
 use crate::http::auth::Caller;
-use crate::http::envelope;
+use crate::http::envelope::{self, Answer};
 use crate::kernel::clock::iso;
 use crate::kernel::crypto::generate_secret;
 use crate::kernel::ids::CaptureId;
@@ -91,7 +91,7 @@ impl CapturedRequestView {
     responses((status = 201, description = "A new capture endpoint recording requests for 24 hours, in `data`", body = CaptureView),
               (status = 403)),
     security(("apiKey" = [])))]
-pub async fn create_capture(State(state): State<AppState>, caller: Caller) -> Result<Response, Error> {
+pub async fn create_capture(State(state): State<AppState>, caller: Caller) -> Result<Answer<CaptureView>, Error> {
     caller.require_account(&state, permission::WEBHOOK_CREATE)?;
     let now = state.clock.now();
     let capture = Capture {
@@ -103,7 +103,7 @@ pub async fn create_capture(State(state): State<AppState>, caller: Caller) -> Re
         expires_at: now + TimeDelta::hours(RETENTION_HOURS),
     };
     store::insert(state.store.writer(), &capture).await?;
-    Ok(envelope::created(CaptureView::of(&state, capture)))
+    Ok(Answer::Created(CaptureView::of(&state, capture)))
 }
 
 #[utoipa::path(get, path = "/webhook-captures", tag = "Webhooks",
@@ -113,12 +113,12 @@ pub async fn list_captures(
     State(state): State<AppState>,
     caller: Caller,
     RawQuery(query): RawQuery,
-) -> Result<Response, Error> {
+) -> Result<Answer<CaptureView>, Error> {
     caller.require_account(&state, permission::WEBHOOK_READ)?;
     let list = ListQuery::parse(query, &[])?;
     let now = state.clock.now();
     let found = store::page(&state.store, caller.account_id(), now, &list.page).await?;
-    Ok(envelope::paged(found.map(|capture| CaptureView::of(&state, capture))))
+    Ok(Answer::Paged(found.map(|capture| CaptureView::of(&state, capture))))
 }
 
 #[utoipa::path(get, path = "/webhook-captures/{captureId}", tag = "Webhooks", params(("captureId" = String, Path)),
@@ -127,8 +127,8 @@ pub async fn list_captures(
 pub async fn read_capture(
     State(state): State<AppState>,
     Owned { item: capture, .. }: Owned<Capture, WebhookRead>,
-) -> Result<Response, Error> {
-    Ok(envelope::ok(CaptureView::of(&state, capture)))
+) -> Result<Answer<CaptureView>, Error> {
+    Ok(Answer::Ok(CaptureView::of(&state, capture)))
 }
 
 #[utoipa::path(get, path = "/webhook-captures/{captureId}/requests", tag = "Webhooks", params(("captureId" = String, Path)),
@@ -139,10 +139,10 @@ pub async fn captured_requests(
     State(state): State<AppState>,
     Owned { item: capture, .. }: Owned<Capture, WebhookRead>,
     RawQuery(query): RawQuery,
-) -> Result<Response, Error> {
+) -> Result<Answer<CapturedRequestView>, Error> {
     let list = ListQuery::parse(query, &[])?;
     let found = store::request_page(&state.store, &capture.id, &list.page).await?;
-    Ok(envelope::paged(found.map(CapturedRequestView::of)))
+    Ok(Answer::Paged(found.map(CapturedRequestView::of)))
 }
 
 #[utoipa::path(delete, path = "/webhook-captures/{captureId}", tag = "Webhooks", params(("captureId" = String, Path)),

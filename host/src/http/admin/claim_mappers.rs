@@ -8,8 +8,8 @@ use serde::Serialize;
 use serde_json::{Map, Value};
 use utoipa::ToSchema;
 
-use super::commit;
 use super::reach::{ClientRead, ClientUpdate, InClient};
+use crate::directory::claim_mappers;
 use crate::http::AppState;
 use crate::http::body::JsonBody;
 use crate::http::envelope;
@@ -17,12 +17,8 @@ use crate::kernel::ids::new_guid;
 use crate::kernel::validate::{Body, Notification, Refusals, Rule, boolean, one_of, text};
 use crate::oauth::tokens::claims::{self, RESERVED, Token};
 use crate::runtime::error::Error;
-use crate::store::clients::{self as client_store, ClaimMapper, ClaimSource, Client};
-use crate::store::trail::{Change, ChangeAction, Place, ResourceKind};
+use crate::store::clients::{ClaimMapper, ClaimSource};
 use crate::store::users;
-
-/// The most mappers a client holds.
-pub const MAX_MAPPERS: usize = 50;
 
 const SOURCES: &[(&str, ClaimSource)] = &[
     ("Attribute", ClaimSource::Attribute),
@@ -110,10 +106,6 @@ fn claim_name(path: &str, value: &Value) -> Result<String, Refusals> {
     Ok(name)
 }
 
-fn place(client: &Client) -> Place {
-    Place::in_realm(ResourceKind::ClientClaimMappers, &client.id, &client.realm_id).of_client(&client.id)
-}
-
 #[utoipa::path(get, path = "/realms/{realm}/clients/{client}/claim-mappers", tag = "Clients",
     params(("realm" = String, Path), ("client" = String, Path)),
     responses((status = 200, description = "The client's claim mappers, in `data`", body = [ClaimMapper]), (status = 403), (status = 404)),
@@ -157,20 +149,8 @@ pub async fn create(
     if !access_token && !id_token {
         return Err(Error::invalid("accessToken", Rule::Conflict, "a mapper adds its claim to at least one token"));
     }
-    let before = client.claim_mappers.0.clone();
-    if before.iter().any(|m| m.claim == claim) {
-        return Err(Error::invalid("claim", Rule::Duplicate, format!("the client maps {claim} already")));
-    }
-    if before.len() >= MAX_MAPPERS {
-        return Err(Error::invalid("claim", Rule::Range, format!("a client holds at most {MAX_MAPPERS} mappers")));
-    }
     let mapper = ClaimMapper { id: new_guid(), claim, source, attribute, value, access_token, id_token };
-    let mut after = before.clone();
-    after.push(mapper.clone());
-    let mut tx = state.store.begin().await?;
-    client_store::set_claim_mappers(&mut *tx, &client, &after, state.clock.now()).await?;
-    let change = Change::of(ChangeAction::Update, place(&client), 201).before(&before).after(&after);
-    commit(&state, &caller, tx, change).await?;
+    claim_mappers::add(&state, &client, mapper.clone(), caller.author()).await?;
     Ok(envelope::created(mapper))
 }
 
@@ -183,15 +163,7 @@ pub async fn delete(
     InClient { client, caller, .. }: InClient<ClientUpdate>,
     Path((_, _, mapper_id)): Path<(String, String, String)>,
 ) -> Result<Response, Error> {
-    let before = client.claim_mappers.0.clone();
-    let after: Vec<ClaimMapper> = before.iter().filter(|m| m.id != mapper_id).cloned().collect();
-    if after.len() == before.len() {
-        return Err(Error::NotFound("claim mapper"));
-    }
-    let mut tx = state.store.begin().await?;
-    client_store::set_claim_mappers(&mut *tx, &client, &after, state.clock.now()).await?;
-    commit(&state, &caller, tx, Change::of(ChangeAction::Update, place(&client), 200).before(&before).after(&after))
-        .await?;
+    claim_mappers::remove(&state, &client, &mapper_id, caller.author()).await?;
     Ok(envelope::done())
 }
 

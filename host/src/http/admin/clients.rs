@@ -15,7 +15,7 @@ use crate::directory::rotation::{Rotation, RotationInput, RotationView};
 use crate::http::AppState;
 use crate::http::auth::Caller;
 use crate::http::body::JsonBody;
-use crate::http::envelope;
+use crate::http::envelope::{self, Answer};
 use crate::kernel::clock::iso;
 use crate::kernel::crypto::last_four;
 use crate::kernel::ids::ClientId;
@@ -176,9 +176,9 @@ impl ClientView {
     }
 }
 
+/// How the client takes part in the protocols; each field omitted keeps its value.
 #[derive(Debug, ToSchema)]
 #[schema(rename_all = "camelCase")]
-#[allow(dead_code)]
 pub struct ClientConfigurationInput {
     token_exchange_enabled: Option<bool>,
     /// Scope tokens (RFC 6749 §3.3), up to 100.
@@ -186,7 +186,8 @@ pub struct ClientConfigurationInput {
     /// Default: authorization_code and refresh_token; also client_credentials, password and
     /// urn:ietf:params:oauth:grant-type:device_code (RFC 8628). A public client cannot use
     /// client_credentials.
-    grant_types: Option<Vec<String>>,
+    #[schema(value_type = Option<Vec<String>>)]
+    grant_types: Option<Vec<GrantType>>,
     /// Absolute, no fragment: https, http on a loopback host, or a private-use scheme (RFC 8252).
     redirect_uris: Option<Vec<String>>,
     /// Where the client may send a browser after signing it out; the same rules, compared exactly.
@@ -197,23 +198,70 @@ pub struct ClientConfigurationInput {
     /// The public keys (a JWK Set, up to 20 keys, no private part) the client signs its assertions
     /// with: it then authenticates with `private_key_jwt` only, never with its secret. Null removes it.
     #[schema(value_type = Option<Object>)]
-    jwks: Option<Value>,
+    jwks: Option<Option<String>>,
     /// Where the client publishes that JWK Set (https), instead of `jwks`. Null removes it.
-    jwks_uri: Option<String>,
+    #[schema(value_type = Option<String>)]
+    jwks_uri: Option<Option<String>>,
+}
+
+impl ClientConfigurationInput {
+    /// The fields `config` gives, checked against what `client` would become: keys by value or
+    /// by address, never both, and neither keys nor client credentials for a public client.
+    fn read(config: &mut Body, client: &Client) -> Self {
+        let read = Self {
+            token_exchange_enabled: config.optional("tokenExchangeEnabled", boolean),
+            allowed_scopes: config.optional("allowedScopes", list_of(100, scope_token)),
+            grant_types: config
+                .optional("grantTypes", list_of(GRANT_TYPES.len(), one_of(GRANT_TYPES)))
+                .map(|names| names.into_iter().filter_map(GrantType::named).collect()),
+            redirect_uris: config.optional("redirectUris", list_of(50, redirect_uri)),
+            post_logout_redirect_uris: config.optional("postLogoutRedirectUris", list_of(50, redirect_uri)),
+            allowed_origins: config.optional("allowedOrigins", list_of(20, web_origin)),
+            jwks: config.nullable("jwks", jwk_set),
+            jwks_uri: config.nullable("jwksUri", https_address),
+        };
+        let by_value = read.jwks.as_ref().map_or(client.jwks.is_some(), Option::is_some);
+        let by_address = read.jwks_uri.as_ref().map_or(client.jwks_uri.is_some(), Option::is_some);
+        if by_value && by_address {
+            config.refuse("jwksUri", Rule::OneOf, "give the keys by value (jwks) or by address (jwksUri), not both");
+        }
+        let public = client.client_type == ClientType::Public;
+        if public && (by_value || by_address) {
+            config.refuse("jwks", Rule::OneOf, "a public client holds no keys");
+        }
+        let grants = read.grant_types.as_ref().unwrap_or(&client.grant_types);
+        if public && grants.contains(&GrantType::ClientCredentials) {
+            config.refuse("grantTypes", Rule::OneOf, "a public client cannot use client_credentials");
+        }
+        read
+    }
+
+    fn apply(self, client: &mut Client) {
+        client.token_exchange_enabled = self.token_exchange_enabled.unwrap_or(client.token_exchange_enabled);
+        client.allowed_scopes = self.allowed_scopes.unwrap_or(std::mem::take(&mut client.allowed_scopes));
+        client.grant_types = self.grant_types.unwrap_or(std::mem::take(&mut client.grant_types));
+        client.redirect_uris = self.redirect_uris.unwrap_or(std::mem::take(&mut client.redirect_uris));
+        client.post_logout_redirect_uris =
+            self.post_logout_redirect_uris.unwrap_or(std::mem::take(&mut client.post_logout_redirect_uris));
+        client.allowed_origins = self.allowed_origins.unwrap_or(std::mem::take(&mut client.allowed_origins));
+        client.jwks = self.jwks.unwrap_or(client.jwks.take());
+        client.jwks_uri = self.jwks_uri.unwrap_or(client.jwks_uri.take());
+    }
 }
 
 /// The body of a client creation. An update takes the same fields but `id` and `type`, each
 /// optional; omitted fields keep their value.
 #[derive(Debug, ToSchema)]
 #[schema(rename_all = "camelCase")]
-#[allow(dead_code)]
 pub struct ClientInput {
     /// 1–128 letters, digits, `-`, `_`, `.`, `:`; unique in the realm. Required at creation.
-    id: String,
+    #[schema(value_type = String, required = true)]
+    id: Option<ClientId>,
     /// Up to 128 characters; defaults to the id.
     name: Option<String>,
     /// Up to 1024 characters.
-    description: Option<String>,
+    #[schema(value_type = Option<String>)]
+    description: Option<Option<String>>,
     /// Confidential (default) or Public; cannot change.
     #[schema(rename = "type")]
     client_type: Option<ClientType>,
@@ -223,100 +271,102 @@ pub struct ClientInput {
     branding: Option<BrandingInput>,
 }
 
-#[derive(Debug, ToSchema)]
-#[schema(rename_all = "camelCase")]
-#[allow(dead_code)]
-pub struct BrandingInput {
-    /// An https address of at most 2048 characters; null removes it.
-    logo_uri: Option<String>,
-    /// `#rrggbb`; null removes it.
-    primary_color: Option<String>,
+impl ClientInput {
+    /// The changeable fields `body` gives (not the id and the type, which only a creation reads),
+    /// checked against what `client` would become.
+    fn read(body: &mut Body, client: &Client) -> Self {
+        let name = body.optional("name", text(1, 128));
+        let description =
+            body.has("description").then(|| body.optional("description", text(0, 1024)).filter(|d| !d.is_empty()));
+        let status = body.optional("status", one_of(Status::NAMES));
+        let client_configuration = body.nested("clientConfiguration").map(|mut config| {
+            let read = ClientConfigurationInput::read(&mut config, client);
+            body.absorb(config);
+            read
+        });
+        let branding = body.nested("branding").map(|mut branding| {
+            let read = BrandingInput::read(&mut branding);
+            body.absorb(branding);
+            read
+        });
+        let signing_key = body.nested("signingKey").map(|mut key| {
+            let read = SigningKeyInput::read(&mut key, client);
+            body.absorb(key);
+            read
+        });
+        Self { id: None, name, description, client_type: None, status, client_configuration, signing_key, branding }
+    }
+
+    /// Changes the fields given on `client`.
+    fn apply(self, client: &mut Client) {
+        client.client_type = self.client_type.unwrap_or(client.client_type);
+        client.name = self.name.unwrap_or(std::mem::take(&mut client.name));
+        client.description = self.description.unwrap_or(client.description.take());
+        client.status = self.status.unwrap_or(client.status);
+        if let Some(config) = self.client_configuration {
+            config.apply(client);
+        }
+        if let Some(branding) = self.branding {
+            client.logo_uri = branding.logo_uri.unwrap_or(client.logo_uri.take());
+            client.brand_color = branding.primary_color.unwrap_or(client.brand_color.take());
+        }
+        if let Some(key) = self.signing_key {
+            client.signing_keys = key.keys.unwrap_or(client.signing_keys);
+            client.key_algorithm = key.algorithm.unwrap_or(std::mem::take(&mut client.key_algorithm));
+            client.key_rotation_days = key.rotation_days.unwrap_or(client.key_rotation_days);
+        }
+    }
 }
 
+/// The client's brand on the sign-in pages; each field omitted keeps its value.
 #[derive(Debug, ToSchema)]
 #[schema(rename_all = "camelCase")]
-#[allow(dead_code)]
+pub struct BrandingInput {
+    /// An https address of at most 2048 characters; null removes it.
+    #[schema(value_type = Option<String>)]
+    logo_uri: Option<Option<String>>,
+    /// `#rrggbb`; null removes it.
+    #[schema(value_type = Option<String>)]
+    primary_color: Option<Option<String>>,
+}
+
+impl BrandingInput {
+    fn read(branding: &mut Body) -> Self {
+        Self {
+            logo_uri: branding.nullable("logoUri", https_address),
+            primary_color: branding.nullable("primaryColor", color),
+        }
+    }
+}
+
+/// The keys the client's tokens are signed with; each field omitted keeps its value.
+#[derive(Debug, ToSchema)]
+#[schema(rename_all = "camelCase")]
 pub struct SigningKeyInput {
     /// Realm or Own.
     keys: Option<SigningKeys>,
     /// ES256 or RS256.
     algorithm: Option<String>,
     /// 1–365 days between scheduled rotations of the client's own keys; null stops them.
-    rotation_days: Option<i64>,
+    #[schema(value_type = Option<i64>)]
+    rotation_days: Option<Option<i64>>,
 }
 
-/// Reads the changeable fields onto `client`.
-fn read_fields(body: &mut Body, client: &mut Client) {
-    if let Some(name) = body.optional("name", text(1, 128)) {
-        client.name = name;
-    }
-    if body.has("description") {
-        client.description = body.optional("description", text(0, 1024)).filter(|d| !d.is_empty());
-    }
-    if let Some(status) = body.optional("status", one_of(Status::NAMES)) {
-        client.status = status;
-    }
-    if let Some(mut config) = body.nested("clientConfiguration") {
-        if let Some(enabled) = config.optional("tokenExchangeEnabled", boolean) {
-            client.token_exchange_enabled = enabled;
-        }
-        if let Some(scopes) = config.optional("allowedScopes", list_of(100, scope_token)) {
-            client.allowed_scopes = scopes.clone();
-        }
-        if let Some(grants) = config.optional("grantTypes", list_of(GRANT_TYPES.len(), one_of(GRANT_TYPES))) {
-            let grants: Vec<String> = grants.into_iter().map(str::to_owned).collect();
-            client.grant_types = grants.iter().filter_map(|name| GrantType::named(name)).collect();
-        }
-        if let Some(uris) = config.optional("redirectUris", list_of(50, redirect_uri)) {
-            client.redirect_uris = uris.clone();
-        }
-        if let Some(uris) = config.optional("postLogoutRedirectUris", list_of(50, redirect_uri)) {
-            client.post_logout_redirect_uris = uris.clone();
-        }
-        if let Some(origins) = config.optional("allowedOrigins", list_of(20, web_origin)) {
-            client.allowed_origins = origins.clone();
-        }
-        if let Some(jwks) = config.nullable("jwks", jwk_set) {
-            client.jwks = jwks;
-        }
-        if let Some(uri) = config.nullable("jwksUri", https_address) {
-            client.jwks_uri = uri;
-        }
-        if client.jwks.is_some() && client.jwks_uri.is_some() {
-            config.refuse("jwksUri", Rule::OneOf, "give the keys by value (jwks) or by address (jwksUri), not both");
-        }
-        if client.client_type == ClientType::Public && client.uses_keys() {
-            config.refuse("jwks", Rule::OneOf, "a public client holds no keys");
-        }
-        if client.client_type == ClientType::Public && client.allows(GrantType::ClientCredentials) {
-            config.refuse("grantTypes", Rule::OneOf, "a public client cannot use client_credentials");
-        }
-        body.absorb(config);
-    }
-    if let Some(mut branding) = body.nested("branding") {
-        if let Some(logo) = branding.nullable("logoUri", https_address) {
-            client.logo_uri = logo;
-        }
-        if let Some(color) = branding.nullable("primaryColor", color) {
-            client.brand_color = color;
-        }
-        body.absorb(branding);
-    }
-    if let Some(mut key) = body.nested("signingKey") {
-        if let Some(keys) = key.optional("keys", one_of(SigningKeys::NAMES)) {
-            client.signing_keys = keys;
-        }
-        if let Some(algorithm) = key.optional("algorithm", one_of(crate::directory::keys::ALGORITHMS)) {
-            client.key_algorithm = algorithm.to_owned();
-        }
-        if let Some(days) = key.nullable("rotationDays", integer(1, 365)) {
-            client.key_rotation_days = days;
-        }
-        if client.signing_keys == SigningKeys::Realm && client.key_rotation_days.is_some() {
+impl SigningKeyInput {
+    /// The fields `key` gives; a rotation period only for keys of the client's own.
+    fn read(key: &mut Body, client: &Client) -> Self {
+        let read = Self {
+            keys: key.optional("keys", one_of(SigningKeys::NAMES)),
+            algorithm: key.optional("algorithm", one_of(crate::directory::keys::ALGORITHMS)).map(str::to_owned),
+            rotation_days: key.nullable("rotationDays", integer(1, 365)),
+        };
+        let keys = read.keys.unwrap_or(client.signing_keys);
+        let rotating = read.rotation_days.unwrap_or(client.key_rotation_days).is_some();
+        if keys == SigningKeys::Realm && rotating {
             let why = "signingKey.rotationDays rotates a client's own keys: the realm's rotate on their own";
             key.refuse("rotationDays", Rule::Conflict, why);
         }
-        body.absorb(key);
+        read
     }
 }
 
@@ -346,15 +396,16 @@ pub async fn create(
     State(state): State<AppState>,
     InRealm { realm, caller, .. }: InRealm<ClientCreate>,
     JsonBody(mut body): JsonBody,
-) -> Result<Response, Error> {
+) -> Result<Answer<ClientView>, Error> {
     let now = state.clock.now();
     let id = body.required("id", parsed(ClientId::parse));
-    let client_type = body.optional("type", one_of(ClientType::NAMES)).unwrap_or(ClientType::Confidential);
-    let mut client = Client::new(&realm.id, "", client_type, now);
+    let client_type = body.optional("type", one_of(ClientType::NAMES));
+    let mut client = Client::new(&realm.id, "", client_type.unwrap_or(ClientType::Confidential), now);
     client.name = String::new();
-    read_fields(&mut body, &mut client);
+    let input = ClientInput { id, client_type, ..ClientInput::read(&mut body, &client) };
     body.finish()?;
-    let Some(id) = id else { return Err(Error::invalid("id", Rule::Required, "id is required")) };
+    let Some(id) = input.id.clone() else { return Err(Error::invalid("id", Rule::Required, "id is required")) };
+    input.apply(&mut client);
     let scopes = client.allowed_scopes.clone();
     crate::directory::scopes::check_exist(
         &state,
@@ -373,7 +424,7 @@ pub async fn create(
         directory::clients::create(&state, tx, client, caller.author(), |client| ClientView::of(client, now)).await?;
     let mut view = ClientView::of(&created.client, now);
     view.client_secret = created.secret;
-    Ok(envelope::created(view))
+    Ok(Answer::Created(view))
 }
 
 #[utoipa::path(get, path = "/realms/{realm}/clients", tag = "Clients",
@@ -388,7 +439,7 @@ pub async fn list(
     State(state): State<AppState>,
     InRealm { realm, .. }: InRealm<ClientRead>,
     RawQuery(query): RawQuery,
-) -> Result<Response, Error> {
+) -> Result<Answer<ClientView>, Error> {
     let list = ListQuery::parse(query, &["registration"])?;
     list.status_in(crate::store::Status::NAMES)?;
     let registration = match list.filter("registration") {
@@ -406,7 +457,7 @@ pub async fn list(
     };
     let now = state.clock.now();
     let found = client_store::page(&state.store, &realm.id, registration, &list.page).await?;
-    Ok(envelope::paged(found.map(|client| ClientView::of(&client, now))))
+    Ok(Answer::Paged(found.map(|client| ClientView::of(&client, now))))
 }
 
 #[utoipa::path(get, path = "/realms/{realm}/clients/{client}", tag = "Clients",
@@ -416,8 +467,8 @@ pub async fn list(
 pub async fn read(
     State(state): State<AppState>,
     InClient { client, .. }: InClient<ClientRead>,
-) -> Result<Response, Error> {
-    Ok(envelope::ok(ClientView::of(&client, state.clock.now())))
+) -> Result<Answer<ClientView>, Error> {
+    Ok(Answer::Ok(ClientView::of(&client, state.clock.now())))
 }
 
 #[utoipa::path(put, path = "/realms/{realm}/clients/{client}", tag = "Clients",
@@ -428,13 +479,14 @@ pub async fn update(
     State(state): State<AppState>,
     InClient { client: before, caller, .. }: InClient<ClientUpdate>,
     JsonBody(mut body): JsonBody,
-) -> Result<Response, Error> {
+) -> Result<Answer<ClientView>, Error> {
     let mut client = before.clone();
     body.unchanged("id", &client.id);
     body.unchanged("type", client.client_type.as_str());
     body.unchanged("registration", client.registration.as_str());
-    read_fields(&mut body, &mut client);
+    let input = ClientInput::read(&mut body, &client);
     body.finish()?;
+    input.apply(&mut client);
     if client.allowed_scopes != before.allowed_scopes {
         let account = caller.account_id().to_owned();
         let scopes = client.allowed_scopes.clone();
@@ -450,7 +502,7 @@ pub async fn update(
     let now = state.clock.now();
     let client =
         directory::clients::update(&state, &before, client, caller.author(), |c| ClientView::of(c, now)).await?;
-    Ok(envelope::ok(ClientView::of(&client, now)))
+    Ok(Answer::Ok(ClientView::of(&client, now)))
 }
 
 #[utoipa::path(delete, path = "/realms/{realm}/clients/{client}", tag = "Clients",
@@ -488,12 +540,12 @@ pub async fn rotate_secret(
     State(state): State<AppState>,
     InClient { client: before, caller, .. }: InClient<ClientUpdate>,
     JsonBody(body): JsonBody,
-) -> Result<Response, Error> {
+) -> Result<Answer<RotatedClientSecret>, Error> {
     let now = state.clock.now();
     let rotation = Rotation::read(body, now)?;
     let describe = |client: &Client| ClientView::of(client, now);
     let (_, secret) = directory::clients::rotate_secret(&state, &before, &rotation, caller.author(), describe).await?;
-    Ok(envelope::ok(RotatedClientSecret {
+    Ok(Answer::Ok(RotatedClientSecret {
         client_secret_last_four: last_four(&secret),
         client_secret: secret,
         client_secret_rotated_at: iso(now),

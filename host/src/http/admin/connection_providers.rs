@@ -78,22 +78,27 @@ impl ConnectionProviderView {
 /// The body of a creation; an update takes the same fields but `id`, each optional.
 #[derive(Debug, ToSchema)]
 #[schema(rename_all = "camelCase")]
-#[allow(dead_code)]
 pub struct ConnectionProviderInput {
     /// 1–64 lowercase letters, digits, `-`, `_`; unique in the realm. Required at creation.
-    id: String,
+    #[schema(value_type = String, required = true)]
+    id: Option<ConnectionProviderId>,
     /// Up to 128 characters; defaults to the id.
     display_name: Option<String>,
     status: Option<Status>,
     /// The provider's discovery address (`…/.well-known/openid-configuration`); or else both
     /// `authorizationUrl` and `tokenUrl`. Every address is https.
-    discovery_url: Option<String>,
-    authorization_url: Option<String>,
-    token_url: Option<String>,
+    #[schema(value_type = Option<String>)]
+    discovery_url: Option<Option<String>>,
+    #[schema(value_type = Option<String>)]
+    authorization_url: Option<Option<String>>,
+    #[schema(value_type = Option<String>)]
+    token_url: Option<Option<String>>,
     /// The client id registered at the provider. Required at creation.
-    client_id: String,
+    #[schema(value_type = String, required = true)]
+    client_id: Option<String>,
     /// Write-only; null removes it.
-    client_secret: Option<String>,
+    #[schema(value_type = Option<String>)]
+    client_secret: Option<(Option<String>, Option<String>)>,
     /// Up to 50.
     scopes: Option<Vec<String>>,
     /// Ids of the realm's resource servers allowed to exchange for this provider's tokens, up to 50.
@@ -104,39 +109,43 @@ fn server_reference(path: &str, value: &Value) -> Result<String, Refusals> {
     text(1, 64)(path, value)
 }
 
-/// Reads the changeable fields onto `provider`; a new client secret is sealed at once.
-fn read_fields(state: &AppState, body: &mut Body, provider: &mut ConnectionProvider) {
-    if let Some(name) = body.optional("displayName", text(1, 128)) {
-        provider.display_name = name;
-    }
-    if let Some(status) = body.optional("status", one_of(Status::NAMES)) {
-        provider.status = status;
-    }
-    for (field, slot) in [
-        ("discoveryUrl", &mut provider.discovery_url),
-        ("authorizationUrl", &mut provider.authorization_url),
-        ("tokenUrl", &mut provider.token_url),
-    ] {
-        if let Some(url) = body.nullable(field, parsed(provider_address)) {
-            *slot = url;
+impl ConnectionProviderInput {
+    /// The changeable fields `body` gives (not the id, which only a creation reads); a new client
+    /// secret is sealed at once.
+    fn read(state: &AppState, body: &mut Body) -> Self {
+        Self {
+            id: None,
+            display_name: body.optional("displayName", text(1, 128)),
+            status: body.optional("status", one_of(Status::NAMES)),
+            discovery_url: body.nullable("discoveryUrl", parsed(provider_address)),
+            authorization_url: body.nullable("authorizationUrl", parsed(provider_address)),
+            token_url: body.nullable("tokenUrl", parsed(provider_address)),
+            client_id: body.optional("clientId", text(1, 255)),
+            client_secret: client_secret(state, body),
+            scopes: body.optional("scopes", list_of(50, super::clients::scope_token)),
+            resource_servers: body.optional("resourceServers", list_of(50, server_reference)),
         }
     }
-    if let Some(client_id) = body.optional("clientId", text(1, 255)) {
-        provider.client_id = client_id;
-    }
-    if let Some((sealed, four)) = client_secret(state, body) {
-        (provider.client_secret, provider.client_secret_last_four) = (sealed, four);
-    }
-    if let Some(scopes) = body.optional("scopes", list_of(50, super::clients::scope_token)) {
-        provider.scopes = scopes;
-    }
-    if let Some(servers) = body.optional("resourceServers", list_of(50, server_reference)) {
-        provider.resource_servers = servers;
-    }
-    if provider.discovery_url.is_none() {
-        for (field, url) in [("authorizationUrl", &provider.authorization_url), ("tokenUrl", &provider.token_url)] {
-            if url.is_none() {
-                body.refuse(field, Rule::Required, format!("{field} is required without a discoveryUrl"));
+
+    /// Changes the fields given on `provider`, which must then have its addresses: a discovery
+    /// address, or both the authorization and the token address (refused on `body` otherwise).
+    fn apply(self, provider: &mut ConnectionProvider, body: &mut Body) {
+        provider.display_name = self.display_name.unwrap_or(std::mem::take(&mut provider.display_name));
+        provider.status = self.status.unwrap_or(provider.status);
+        provider.discovery_url = self.discovery_url.unwrap_or(provider.discovery_url.take());
+        provider.authorization_url = self.authorization_url.unwrap_or(provider.authorization_url.take());
+        provider.token_url = self.token_url.unwrap_or(provider.token_url.take());
+        provider.client_id = self.client_id.unwrap_or(std::mem::take(&mut provider.client_id));
+        if let Some((sealed, four)) = self.client_secret {
+            (provider.client_secret, provider.client_secret_last_four) = (sealed, four);
+        }
+        provider.scopes = self.scopes.unwrap_or(std::mem::take(&mut provider.scopes));
+        provider.resource_servers = self.resource_servers.unwrap_or(std::mem::take(&mut provider.resource_servers));
+        if provider.discovery_url.is_none() {
+            for (field, url) in [("authorizationUrl", &provider.authorization_url), ("tokenUrl", &provider.token_url)] {
+                if url.is_none() {
+                    body.refuse(field, Rule::Required, format!("{field} is required without a discoveryUrl"));
+                }
             }
         }
     }
@@ -157,9 +166,10 @@ pub async fn create(
     if !body.has("clientId") {
         body.refuse("clientId", Rule::Required, "clientId is required");
     }
+    let input = ConnectionProviderInput { id, ..ConnectionProviderInput::read(&state, &mut body) };
     let mut provider = ConnectionProvider {
         realm_id: realm.id.clone(),
-        id: id.unwrap_or_else(|| ConnectionProviderId::known("")),
+        id: input.id.clone().unwrap_or_else(|| ConnectionProviderId::known("")),
         display_name: String::new(),
         status: Status::Active,
         discovery_url: None,
@@ -173,7 +183,7 @@ pub async fn create(
         created_at: now,
         updated_at: now,
     };
-    read_fields(&state, &mut body, &mut provider);
+    input.apply(&mut provider, &mut body);
     body.finish()?;
     if provider.display_name.is_empty() {
         provider.display_name = provider.id.to_string();
@@ -222,7 +232,7 @@ pub async fn update(
 ) -> Result<Response, Error> {
     let mut provider = before.clone();
     body.unchanged("id", &provider.id);
-    read_fields(&state, &mut body, &mut provider);
+    ConnectionProviderInput::read(&state, &mut body).apply(&mut provider, &mut body);
     body.finish()?;
     let describe = |provider: &ConnectionProvider| ConnectionProviderView::of(&state, provider);
     let provider = connection_providers::update(&state, &before, provider, caller.author(), describe).await?;

@@ -11,22 +11,18 @@ use serde::Serialize;
 use serde_json::Value;
 use utoipa::ToSchema;
 
-use super::{ListQuery, commit};
+use super::ListQuery;
+use crate::directory::consumers::{self, Keyed};
 use crate::http::AppState;
 use crate::http::body::JsonBody;
 use crate::http::envelope;
 use crate::kernel::clock::iso;
-use crate::kernel::crypto::{generate_secret, last_four};
 use crate::kernel::ids::ConsumerId;
 use crate::kernel::validate::{Body, Notification, Rule, instant, list_of, one_of, text};
 use crate::runtime::error::Error;
 use crate::store::Status;
 use crate::store::clients::Client;
 use crate::store::consumers::{self as consumer_store, Consumer, ConsumerType};
-use crate::store::trail::{Change, ChangeAction, Placed};
-
-/// Prefix of consumer API key values.
-pub const CONSUMER_KEY_PREFIX: &str = "cstl_ck_";
 
 #[derive(Debug, Serialize, ToSchema)]
 #[serde(rename_all = "camelCase")]
@@ -77,12 +73,13 @@ impl ConsumerView {
 /// if it repeats the current one.
 #[derive(Debug, ToSchema)]
 #[schema(rename_all = "camelCase")]
-#[allow(dead_code)]
 pub struct ConsumerInput {
     /// 1–128 characters.
-    name: String,
+    #[schema(value_type = String, required = true)]
+    name: Option<String>,
     /// Up to 1,000 characters; null clears it.
-    description: Option<String>,
+    #[schema(value_type = Option<String>)]
+    description: Option<Option<String>>,
     /// ApiKey (the default); cannot change.
     #[schema(rename = "type")]
     consumer_type: Option<ConsumerType>,
@@ -91,41 +88,49 @@ pub struct ConsumerInput {
     /// Scopes among the client's allowed scopes.
     scopes: Option<Vec<String>>,
     /// ISO 8601 instant in the future; null clears it.
-    expires_at: Option<String>,
+    #[schema(value_type = Option<String>)]
+    expires_at: Option<Option<DateTime<Utc>>>,
 }
 
-/// Reads the fields a creation and an update share; scopes must be among the client's.
-fn read_fields(body: &mut Body, consumer: &mut Consumer, client: &Client, now: DateTime<Utc>) {
-    if let Some(name) = body.optional("name", text(1, 128)) {
-        consumer.name = name;
-    }
-    if let Some(description) = body.nullable("description", text(0, 1000)) {
-        consumer.description = description;
-    }
-    if let Some(status) = body.optional("status", one_of(Status::NAMES)) {
-        consumer.status = status;
-    }
-    let allowed = client.allowed_scopes.clone();
-    let scope = |path: &str, value: &Value| {
-        let scope = text(1, 128)(path, value)?;
-        if allowed.contains(&scope) {
-            Ok(scope)
-        } else {
-            Err(vec![Notification::new(
-                path,
-                Rule::NotFound,
-                format!("{path}: {scope} is not among the client's scopes"),
-            )])
+impl ConsumerInput {
+    /// The fields `body` gives (a creation must name the consumer); scopes must be among the
+    /// client's, an expiry after `now`.
+    fn read(body: &mut Body, client: &Client, now: DateTime<Utc>, creating: bool) -> Self {
+        let consumer_type = body.optional("type", one_of(ConsumerType::NAMES));
+        if creating && !body.has("name") {
+            body.refuse("name", Rule::Required, "name is required");
         }
-    };
-    if let Some(scopes) = body.optional("scopes", list_of(100, scope)) {
-        consumer.scopes = scopes.clone();
-    }
-    if let Some(expires_at) = body.nullable("expiresAt", instant) {
-        if expires_at.is_some_and(|at| at <= now) {
+        let name = body.optional("name", text(1, 128));
+        let description = body.nullable("description", text(0, 1000));
+        let status = body.optional("status", one_of(Status::NAMES));
+        let allowed = client.allowed_scopes.clone();
+        let scope = |path: &str, value: &Value| {
+            let scope = text(1, 128)(path, value)?;
+            if allowed.contains(&scope) {
+                Ok(scope)
+            } else {
+                Err(vec![Notification::new(
+                    path,
+                    Rule::NotFound,
+                    format!("{path}: {scope} is not among the client's scopes"),
+                )])
+            }
+        };
+        let scopes = body.optional("scopes", list_of(100, scope));
+        let expires_at = body.nullable("expiresAt", instant);
+        if expires_at.flatten().is_some_and(|at| at <= now) {
             body.refuse("expiresAt", Rule::Range, "expiresAt must be in the future");
         }
-        consumer.expires_at = expires_at;
+        Self { name, description, consumer_type, status, scopes, expires_at }
+    }
+
+    /// Changes the fields given on `consumer`, but its type.
+    fn apply(self, consumer: &mut Consumer) {
+        consumer.name = self.name.unwrap_or(std::mem::take(&mut consumer.name));
+        consumer.description = self.description.unwrap_or(consumer.description.take());
+        consumer.status = self.status.unwrap_or(consumer.status);
+        consumer.scopes = self.scopes.unwrap_or(std::mem::take(&mut consumer.scopes));
+        consumer.expires_at = self.expires_at.unwrap_or(consumer.expires_at);
     }
 }
 
@@ -140,39 +145,27 @@ pub async fn create(
     JsonBody(mut body): JsonBody,
 ) -> Result<Response, Error> {
     let now = state.clock.now();
-    let consumer_type = body.optional("type", one_of(ConsumerType::NAMES)).unwrap_or(ConsumerType::ApiKey);
-    let value = generate_secret(CONSUMER_KEY_PREFIX);
+    let input = ConsumerInput::read(&mut body, &client, now, true);
+    body.finish()?;
     let mut consumer = Consumer {
         id: ConsumerId::fresh(),
         realm_id: client.realm_id.clone(),
         client_id: client.id.clone(),
-        consumer_type,
+        consumer_type: input.consumer_type.unwrap_or(ConsumerType::ApiKey),
         name: String::new(),
         description: None,
         status: Status::Active,
-        value_hash: state.hasher.hash(&value),
-        value_last_four: last_four(&value),
+        value_hash: String::new(),
+        value_last_four: String::new(),
         scopes: Vec::new(),
         expires_at: None,
         created_at: now,
         updated_at: now,
     };
-    if !body.has("name") {
-        body.refuse("name", Rule::Required, "name is required");
-    }
-    read_fields(&mut body, &mut consumer, &client, now);
-    body.finish()?;
-    let mut tx = state.store.begin().await?;
-    consumer_store::insert(&mut *tx, &consumer).await?;
-    commit(
-        &state,
-        &caller,
-        tx,
-        Change::of(ChangeAction::Create, consumer.place(), 201).after(ConsumerView::of(&consumer)),
-    )
-    .await?;
+    input.apply(&mut consumer);
+    let Keyed { consumer, key } = consumers::create(&state, consumer, caller.author(), ConsumerView::of).await?;
     let mut view = ConsumerView::of(&consumer);
-    view.value = Some(value);
+    view.value = Some(key);
     Ok(envelope::created(view))
 }
 
@@ -219,20 +212,10 @@ pub async fn update(
     let mut consumer = before.clone();
     body.unchanged("id", &consumer.id);
     body.unchanged("type", consumer.consumer_type.as_str());
-    read_fields(&mut body, &mut consumer, &client, now);
+    let input = ConsumerInput::read(&mut body, &client, now, false);
     body.finish()?;
-    consumer.updated_at = now;
-    let mut tx = state.store.begin().await?;
-    consumer_store::update(&mut *tx, &consumer).await?;
-    commit(
-        &state,
-        &caller,
-        tx,
-        Change::of(ChangeAction::Update, consumer.place(), 200)
-            .before(ConsumerView::of(&before))
-            .after(ConsumerView::of(&consumer)),
-    )
-    .await?;
+    input.apply(&mut consumer);
+    let consumer = consumers::update(&state, &before, consumer, caller.author(), ConsumerView::of).await?;
     Ok(envelope::ok(ConsumerView::of(&consumer)))
 }
 
@@ -244,14 +227,6 @@ pub async fn delete(
     State(state): State<AppState>,
     FoundOfClient { item: consumer, caller, .. }: FoundOfClient<Consumer, ClientUpdate>,
 ) -> Result<Response, Error> {
-    let mut tx = state.store.begin().await?;
-    consumer_store::delete(&mut *tx, &consumer.id).await?;
-    commit(
-        &state,
-        &caller,
-        tx,
-        Change::of(ChangeAction::Delete, consumer.place(), 200).before(ConsumerView::of(&consumer)),
-    )
-    .await?;
+    consumers::delete(&state, &consumer, caller.author(), ConsumerView::of).await?;
     Ok(envelope::done())
 }

@@ -8,10 +8,8 @@ use std::net::IpAddr;
 use axum::extract::State;
 use axum::response::Response;
 use serde::Serialize;
-use serde_json::{Value, json};
 use utoipa::ToSchema;
 
-use super::commit;
 use crate::authz::permission;
 use crate::http::AppState;
 use crate::http::auth::Caller;
@@ -24,7 +22,6 @@ use crate::operations::instance::{self, MAX_ADMIN_NETWORKS, WEEKDAYS, WINDOW_MIN
 use crate::runtime::error::Error;
 use crate::store::changes;
 use crate::store::instance_settings::{self, InstanceSettings, MaintenanceWindow};
-use crate::store::trail::{Change, ChangeAction, Place, ResourceKind};
 
 /// The deployment, and what the account set on it.
 #[derive(Debug, Serialize, ToSchema)]
@@ -77,13 +74,38 @@ pub struct WindowView {
 /// The body of a change: each field omitted keeps its value.
 #[derive(Debug, ToSchema)]
 #[schema(rename_all = "camelCase")]
-#[allow(dead_code)]
 pub struct InstanceInput {
     /// `{weekday, startTime ("HH:MM", UTC), durationMinutes (30–720)}`; `null` removes the window.
-    maintenance_window: Option<Value>,
+    #[schema(value_type = Option<Value>)]
+    maintenance_window: Option<Option<MaintenanceWindow>>,
     /// Up to 100 addresses or CIDR networks, which must admit the caller's own address; `[]`:
     /// anywhere.
     admin_networks: Option<Vec<String>>,
+}
+
+impl InstanceInput {
+    /// The fields `body` gives; networks that would shut `caller` out are refused.
+    fn read(body: &mut Body, caller: &Caller) -> Self {
+        let maintenance_window = body.has("maintenanceWindow").then(|| match body.nested("maintenanceWindow") {
+            Some(nested) => window(body, nested),
+            None => None,
+        });
+        let networks = body.optional("adminNetworks", list_of(MAX_ADMIN_NETWORKS, address_lists::entry));
+        let admin_networks = networks.and_then(|networks| match shuts_out(&networks, caller) {
+            Some(problem) => {
+                body.refuse("adminNetworks", Rule::Conflict, problem);
+                None
+            }
+            None => Some(networks),
+        });
+        Self { maintenance_window, admin_networks }
+    }
+
+    /// Changes the settings given on `settings`.
+    fn apply(self, settings: &mut InstanceSettings) {
+        settings.maintenance_window = self.maintenance_window.unwrap_or(settings.maintenance_window.take());
+        settings.admin_networks = self.admin_networks.unwrap_or(std::mem::take(&mut settings.admin_networks));
+    }
 }
 
 fn view(state: &AppState, caller: &Caller, settings: InstanceSettings, hosts: usize) -> InstanceView {
@@ -156,18 +178,6 @@ fn shuts_out(networks: &[String], caller: &Caller) -> Option<String> {
     })
 }
 
-/// What the trail keeps of a change: the settings alone.
-fn settings_record(settings: &InstanceSettings) -> Value {
-    json!({
-        "maintenanceWindow": settings.maintenance_window.as_ref().map(|window| json!({
-            "weekday": window.weekday,
-            "startTime": instance::clock_time(window.start_minute),
-            "durationMinutes": window.duration_minutes,
-        })),
-        "adminNetworks": settings.admin_networks,
-    })
-}
-
 #[utoipa::path(put, path = "/dedicated/instance", tag = "Dedicated environment",
     request_body = InstanceInput,
     responses((status = 200, description = "The deployment and the account's settings now in force on every host, in `data`", body = InstanceView),
@@ -182,27 +192,10 @@ pub async fn update(
     caller.require_account(&state, permission::ACCOUNT_UPDATE)?;
     let current = instance_settings::find(state.store.pool(), caller.account_id()).await?;
     let mut next = current.clone();
-    if body.has("maintenanceWindow") {
-        next.maintenance_window = match body.nested("maintenanceWindow") {
-            Some(nested) => window(&mut body, nested),
-            None => None,
-        };
-    }
-    if let Some(networks) = body.optional("adminNetworks", list_of(MAX_ADMIN_NETWORKS, address_lists::entry)) {
-        match shuts_out(&networks, &caller) {
-            Some(problem) => body.refuse("adminNetworks", Rule::Conflict, problem),
-            None => next.admin_networks = networks,
-        }
-    }
+    let input = InstanceInput::read(&mut body, &caller);
     body.finish()?;
-    let now = state.clock.now();
-    next.updated_at = Some(now);
-    let mut tx = state.store.begin().await?;
-    instance_settings::save(&mut *tx, caller.account_id(), &next, now).await?;
-    let place = Place::outside_realms(ResourceKind::DedicatedInstance, caller.account_id());
-    let change =
-        Change::of(ChangeAction::Update, place, 200).before(settings_record(&current)).after(settings_record(&next));
-    commit(&state, &caller, tx, change).await?;
+    input.apply(&mut next);
+    let next = instance::change_settings(&state, caller.account_id(), &current, next, caller.author()).await?;
     let hosts = changes::hosts(&state.store).await?;
     Ok(envelope::ok(view(&state, &caller, next, hosts)))
 }

@@ -5,7 +5,6 @@
 
 use super::reach::{AuditRead, Found, InRealm, RealmRead, RealmUpdate};
 use axum::extract::{RawQuery, State};
-use axum::response::Response;
 use chrono::{DateTime, TimeDelta, Utc};
 use serde::Serialize;
 use utoipa::ToSchema;
@@ -14,7 +13,7 @@ use super::ListQuery;
 use crate::http::AppState;
 use crate::http::auth::Caller;
 use crate::http::body::JsonBody;
-use crate::http::envelope;
+use crate::http::envelope::Answer;
 use crate::kernel::clock::iso;
 use crate::kernel::ids::{ClientId, GrantId, OrganizationId, UserId};
 use crate::kernel::validate::{Body, Rule, instant, integer, list_of, text};
@@ -131,23 +130,76 @@ pub struct WithdrawnGrantView {
 /// The body of a grant creation.
 #[derive(Debug, ToSchema)]
 #[schema(rename_all = "camelCase")]
-#[allow(dead_code)]
 pub struct DelegationGrantInput {
     /// A client of the realm with Token Exchange enabled.
-    client_id: String,
+    #[schema(value_type = String, required = true)]
+    client_id: Option<String>,
     /// A person of the realm.
-    subject_user_id: String,
+    #[schema(value_type = String, required = true)]
+    subject_user_id: Option<String>,
     /// At least one; each a scope the client may request.
-    scopes: Vec<String>,
+    #[schema(value_type = Vec<String>, required = true)]
+    scopes: Option<Vec<String>>,
     /// 0 to 3; 0 when omitted.
-    max_depth: Option<i64>,
+    #[schema(value_type = Option<i64>)]
+    max_depth: i64,
     /// ISO 8601 UTC; in the future and at most 365 days ahead. Without it the grant lasts until
     /// withdrawn.
-    expires_at: Option<String>,
+    #[schema(value_type = Option<String>)]
+    expires_at: Option<DateTime<Utc>>,
     /// Addresses of the realm's resource servers.
-    allowed_resources: Option<Vec<String>>,
+    #[schema(value_type = Option<Vec<String>>)]
+    allowed_resources: Vec<String>,
     /// An organization of the realm the person belongs to.
     organization_id: Option<String>,
+}
+
+impl DelegationGrantInput {
+    /// The fields `body` gives; an expiry after `now` and within the longest term.
+    fn read(body: &mut Body, now: DateTime<Utc>) -> Self {
+        let client_id = body.required("clientId", text(1, 128));
+        let subject_user_id = body.required("subjectUserId", text(1, 64));
+        let scopes = body.required("scopes", list_of(100, super::clients::scope_token));
+        if scopes.as_ref().is_some_and(Vec::is_empty) {
+            body.refuse("scopes", Rule::Required, "scopes must list at least one scope");
+        }
+        let max_depth = body.optional("maxDepth", integer(0, 3)).unwrap_or(DEFAULT_MAX_DEPTH);
+        let expires_at = body.optional("expiresAt", instant);
+        if let Some(until) = expires_at {
+            if until <= now {
+                body.refuse("expiresAt", Rule::Range, "expiresAt must be in the future");
+            } else if until > now + TimeDelta::days(MAX_TERM_DAYS) {
+                body.refuse("expiresAt", Rule::Range, format!("expiresAt must be at most {MAX_TERM_DAYS} days ahead"));
+            }
+        }
+        let allowed_resources = body.optional("allowedResources", list_of(50, text(1, 2048))).unwrap_or_default();
+        let organization_id = body.optional("organizationId", text(1, 64));
+        Self { client_id, subject_user_id, scopes, max_depth, expires_at, allowed_resources, organization_id }
+    }
+
+    /// The grant of `realm` that `caller` writes at `now`; `None` without a required field.
+    fn grant(self, realm: &Realm, caller: &Caller, now: DateTime<Utc>) -> Option<DelegationGrant> {
+        let (created_by_type, created_by_id) = (caller.actor.actor_type, caller.actor.acting_id());
+        Some(DelegationGrant {
+            id: GrantId::fresh(),
+            realm_id: realm.id.clone(),
+            client_id: ClientId::known(self.client_id?),
+            subject_user_id: UserId::known(self.subject_user_id?),
+            scopes: self.scopes?,
+            allowed_resources: self.allowed_resources,
+            max_depth: self.max_depth,
+            organization_id: self.organization_id.map(OrganizationId::known),
+            expires_at: self.expires_at,
+            created_at: now,
+            created_by_type,
+            created_by_id,
+            issued_tokens_expire_at: None,
+            withdrawn_at: None,
+            withdrawal_reason: None,
+            withdrawn_by_type: None,
+            withdrawn_by_id: None,
+        })
+    }
 }
 
 /// The body of a withdrawal.
@@ -173,54 +225,14 @@ pub async fn create(
     State(state): State<AppState>,
     InRealm { realm, caller, .. }: InRealm<RealmUpdate>,
     JsonBody(mut body): JsonBody,
-) -> Result<Response, Error> {
+) -> Result<Answer<DelegationGrantView>, Error> {
     let now = state.clock.now();
-    let grant = read_grant(&mut body, &realm, &caller, now);
+    let input = DelegationGrantInput::read(&mut body, now);
     body.finish()?;
+    let grant = input.grant(&realm, &caller, now);
     let Some(grant) = grant else { return Err(Error::Internal(anyhow::anyhow!("a refused body passed validation"))) };
     grants::write(&state, caller.author(), &realm, &grant, |grant| DelegationGrantView::of(grant, now)).await?;
-    Ok(envelope::created(DelegationGrantView::of(&grant, now)))
-}
-
-/// Reads the creation body; `None` when a required field is missing (the body holds the refusals).
-fn read_grant(body: &mut Body, realm: &Realm, caller: &Caller, now: DateTime<Utc>) -> Option<DelegationGrant> {
-    let client_id = body.required("clientId", text(1, 128));
-    let subject_user_id = body.required("subjectUserId", text(1, 64));
-    let scopes = body.required("scopes", list_of(100, super::clients::scope_token));
-    if scopes.as_ref().is_some_and(Vec::is_empty) {
-        body.refuse("scopes", Rule::Required, "scopes must list at least one scope");
-    }
-    let max_depth = body.optional("maxDepth", integer(0, 3)).unwrap_or(DEFAULT_MAX_DEPTH);
-    let expires_at = body.optional("expiresAt", instant);
-    if let Some(until) = expires_at {
-        if until <= now {
-            body.refuse("expiresAt", Rule::Range, "expiresAt must be in the future");
-        } else if until > now + TimeDelta::days(MAX_TERM_DAYS) {
-            body.refuse("expiresAt", Rule::Range, format!("expiresAt must be at most {MAX_TERM_DAYS} days ahead"));
-        }
-    }
-    let allowed_resources = body.optional("allowedResources", list_of(50, text(1, 2048))).unwrap_or_default();
-    let organization_id = body.optional("organizationId", text(1, 64));
-    let (created_by_type, created_by_id) = (caller.actor.actor_type, caller.actor.acting_id());
-    Some(DelegationGrant {
-        id: GrantId::fresh(),
-        realm_id: realm.id.clone(),
-        client_id: ClientId::known(client_id?),
-        subject_user_id: UserId::known(subject_user_id?),
-        scopes: scopes?,
-        allowed_resources: allowed_resources.clone(),
-        max_depth,
-        organization_id: organization_id.map(OrganizationId::known),
-        expires_at,
-        created_at: now,
-        created_by_type,
-        created_by_id,
-        issued_tokens_expire_at: None,
-        withdrawn_at: None,
-        withdrawal_reason: None,
-        withdrawn_by_type: None,
-        withdrawn_by_id: None,
-    })
+    Ok(Answer::Created(DelegationGrantView::of(&grant, now)))
 }
 
 #[utoipa::path(get, path = "/realms/{realm}/delegation-grants", tag = "Delegation",
@@ -237,7 +249,7 @@ pub async fn list(
     State(state): State<AppState>,
     InRealm { realm, .. }: InRealm<RealmRead>,
     RawQuery(query): RawQuery,
-) -> Result<Response, Error> {
+) -> Result<Answer<DelegationGrantView>, Error> {
     let list = ListQuery::parse(query, &["clientId", "subjectUserId", "state"])?;
     let now = state.clock.now();
     // `status`, as on every list; `state`, the field's own name, is taken too.
@@ -255,7 +267,7 @@ pub async fn list(
         state: state_filter,
     };
     let found = grant_store::page(&state.store, &realm.id, now, filter, &list.page).await?;
-    Ok(envelope::paged(found.map(|grant| DelegationGrantView::of(&grant, now))))
+    Ok(Answer::Paged(found.map(|grant| DelegationGrantView::of(&grant, now))))
 }
 
 #[utoipa::path(get, path = "/realms/{realm}/delegation-grants/{grantId}", tag = "Delegation",
@@ -265,8 +277,8 @@ pub async fn list(
 pub async fn read(
     State(state): State<AppState>,
     Found { item: grant, .. }: Found<DelegationGrant, RealmRead>,
-) -> Result<Response, Error> {
-    Ok(envelope::ok(DelegationGrantView::of(&grant, state.clock.now())))
+) -> Result<Answer<DelegationGrantView>, Error> {
+    Ok(Answer::Ok(DelegationGrantView::of(&grant, state.clock.now())))
 }
 
 #[utoipa::path(post, path = "/realms/{realm}/delegation-grants/{grantId}/withdraw", tag = "Delegation",
@@ -279,7 +291,7 @@ pub async fn withdraw(
     State(state): State<AppState>,
     Found { item: before, caller, .. }: Found<DelegationGrant, RealmUpdate>,
     JsonBody(mut body): JsonBody,
-) -> Result<Response, Error> {
+) -> Result<Answer<WithdrawnGrantView>, Error> {
     let input = WithdrawalInput::read(&mut body);
     body.finish()?;
     let Some(WithdrawalInput { reason }) = input else {
@@ -288,7 +300,7 @@ pub async fn withdraw(
     let now = state.clock.now();
     let view = |grant: &DelegationGrant| DelegationGrantView::of(grant, now);
     let withdrawn = grants::withdraw(&state, caller.author(), &before, &reason, view).await?;
-    Ok(envelope::ok(WithdrawnGrantView {
+    Ok(Answer::Ok(WithdrawnGrantView {
         grant: DelegationGrantView::of(&withdrawn.grant, now),
         revocation_limit_seconds: withdrawn.revocation_limit_seconds,
     }))
@@ -361,7 +373,7 @@ pub async fn exchanges(
     State(state): State<AppState>,
     InRealm { realm, .. }: InRealm<AuditRead>,
     RawQuery(query): RawQuery,
-) -> Result<Response, Error> {
+) -> Result<Answer<ExchangeView>, Error> {
     let list = ListQuery::parse(query, &["clientId", "subjectUserId", "grantId"])?;
     list.status_in(crate::store::delegation::ExchangeOutcome::NAMES)?;
     let filter = grant_store::ExchangeFilter {
@@ -370,5 +382,5 @@ pub async fn exchanges(
         grant_id: list.filter("grantId"),
     };
     let found = grant_store::exchange_page(&state.store, &realm.id, filter, &list.page).await?;
-    Ok(envelope::paged(found.map(ExchangeView::from)))
+    Ok(Answer::Paged(found.map(ExchangeView::from)))
 }

@@ -9,14 +9,14 @@ use utoipa::ToSchema;
 
 use super::ListQuery;
 use super::members;
-use super::realm_roles::{RoleGrantInput, RoleView, UserRolesView, grant, grants_of, withdraw};
+use super::realm_roles::{RoleGrantInput, RoleView, UserRolesView, grant, grants_of, held_by, withdraw};
 use crate::directory::groups;
 use crate::directory::members::Owner;
 use crate::directory::roles::Grantee;
 use crate::http::AppState;
 use crate::http::auth::Caller;
 use crate::http::body::JsonBody;
-use crate::http::envelope;
+use crate::http::envelope::{self, Answer};
 use crate::kernel::clock::iso;
 use crate::kernel::ids::GroupId;
 use crate::kernel::validate::{Body, Rule, text};
@@ -83,7 +83,7 @@ pub async fn create(
     State(state): State<AppState>,
     InRealm { realm, caller, .. }: InRealm<UserCreate>,
     JsonBody(mut body): JsonBody,
-) -> Result<Response, Error> {
+) -> Result<Answer<GroupView>, Error> {
     let GroupInput { name, description } = GroupInput::read(&mut body, true);
     body.finish()?;
     let Some(name) = name else { return Err(Error::invalid("name", Rule::Required, "name is required")) };
@@ -92,7 +92,7 @@ pub async fn create(
     let group =
         Group { id: GroupId::fresh(), realm_id: realm.id.clone(), name, description, created_at: now, updated_at: now };
     let group = groups::create(&state, group, caller.author(), GroupView::of).await?;
-    Ok(envelope::created(GroupView::of(&group)))
+    Ok(Answer::Created(GroupView::of(&group)))
 }
 
 #[utoipa::path(get, path = "/realms/{realm}/groups", tag = "Realm users",
@@ -105,18 +105,18 @@ pub async fn list(
     State(state): State<AppState>,
     InRealm { realm, .. }: InRealm<UserRead>,
     RawQuery(query): RawQuery,
-) -> Result<Response, Error> {
+) -> Result<Answer<GroupView>, Error> {
     let list = ListQuery::parse(query, &[])?;
     let found = role_store::group_page(&state.store, &realm.id, &list.page).await?;
-    Ok(envelope::paged(found.map(|group| GroupView::of(&group))))
+    Ok(Answer::Paged(found.map(|group| GroupView::of(&group))))
 }
 
 #[utoipa::path(get, path = "/realms/{realm}/groups/{groupId}", tag = "Realm users",
     params(("realm" = String, Path), ("groupId" = String, Path)),
     responses((status = 200, description = "The group, in `data`", body = GroupView), (status = 403), (status = 404)),
     security(("apiKey" = [])))]
-pub async fn read(Found { item: group, .. }: Found<Group, UserRead>) -> Result<Response, Error> {
-    Ok(envelope::ok(GroupView::of(&group)))
+pub async fn read(Found { item: group, .. }: Found<Group, UserRead>) -> Result<Answer<GroupView>, Error> {
+    Ok(Answer::Ok(GroupView::of(&group)))
 }
 
 #[utoipa::path(put, path = "/realms/{realm}/groups/{groupId}", tag = "Realm users",
@@ -127,7 +127,7 @@ pub async fn update(
     State(state): State<AppState>,
     Found { item: before, caller, .. }: Found<Group, UserUpdate>,
     JsonBody(mut body): JsonBody,
-) -> Result<Response, Error> {
+) -> Result<Answer<GroupView>, Error> {
     let mut group = before.clone();
     body.unchanged("id", &group.id);
     let GroupInput { name, description } = GroupInput::read(&mut body, false);
@@ -139,7 +139,7 @@ pub async fn update(
         group.description = description;
     }
     let group = groups::update(&state, &before, group, caller.author(), GroupView::of).await?;
-    Ok(envelope::ok(GroupView::of(&group)))
+    Ok(Answer::Ok(GroupView::of(&group)))
 }
 
 #[utoipa::path(delete, path = "/realms/{realm}/groups/{groupId}", tag = "Realm users",
@@ -149,9 +149,9 @@ pub async fn update(
 pub async fn delete(
     State(state): State<AppState>,
     Found { item: group, caller, .. }: Found<Group, UserDelete>,
-) -> Result<Response, Error> {
+) -> Result<Answer<()>, Error> {
     groups::delete(&state, &group, caller.author(), GroupView::of).await?;
-    Ok(envelope::done())
+    Ok(Answer::Done)
 }
 
 #[utoipa::path(get, path = "/realms/{realm}/groups/{groupId}/members", tag = "Realm users",
@@ -207,8 +207,8 @@ pub async fn user_roles(
     State(state): State<AppState>,
     caller: Caller,
     Path((realm_id, user_id)): Path<(String, String)>,
-) -> Result<Response, Error> {
-    grants_of(&state, &caller, &realm_id, Grantee::User(user_id)).await
+) -> Result<Answer<UserRolesView>, Error> {
+    held_by(&state, &caller, &realm_id, user_id).await
 }
 
 #[utoipa::path(post, path = "/realms/{realm}/users/{userId}/roles", tag = "Realm users",
@@ -220,7 +220,7 @@ pub async fn grant_user_role(
     caller: Caller,
     Path((realm_id, user_id)): Path<(String, String)>,
     JsonBody(body): JsonBody,
-) -> Result<Response, Error> {
+) -> Result<Answer<RoleView>, Error> {
     grant(&state, &caller, &realm_id, Grantee::User(user_id), body).await
 }
 
@@ -232,7 +232,7 @@ pub async fn withdraw_user_role(
     State(state): State<AppState>,
     caller: Caller,
     Path((realm_id, user_id, role_id)): Path<(String, String, String)>,
-) -> Result<Response, Error> {
+) -> Result<Answer<()>, Error> {
     withdraw(&state, &caller, &realm_id, Grantee::User(user_id), &role_id).await
 }
 
@@ -244,7 +244,7 @@ pub async fn group_roles(
     State(state): State<AppState>,
     caller: Caller,
     Path((realm_id, group_id)): Path<(String, String)>,
-) -> Result<Response, Error> {
+) -> Result<Answer<Vec<RoleView>>, Error> {
     grants_of(&state, &caller, &realm_id, Grantee::Group(group_id)).await
 }
 
@@ -257,7 +257,7 @@ pub async fn grant_group_role(
     caller: Caller,
     Path((realm_id, group_id)): Path<(String, String)>,
     JsonBody(body): JsonBody,
-) -> Result<Response, Error> {
+) -> Result<Answer<RoleView>, Error> {
     grant(&state, &caller, &realm_id, Grantee::Group(group_id), body).await
 }
 
@@ -269,7 +269,7 @@ pub async fn withdraw_group_role(
     State(state): State<AppState>,
     caller: Caller,
     Path((realm_id, group_id, role_id)): Path<(String, String, String)>,
-) -> Result<Response, Error> {
+) -> Result<Answer<()>, Error> {
     withdraw(&state, &caller, &realm_id, Grantee::Group(group_id), &role_id).await
 }
 
@@ -282,7 +282,7 @@ pub async fn client_roles(
     State(state): State<AppState>,
     caller: Caller,
     Path((realm_id, client_id)): Path<(String, String)>,
-) -> Result<Response, Error> {
+) -> Result<Answer<Vec<RoleView>>, Error> {
     grants_of(&state, &caller, &realm_id, Grantee::Client(client_id)).await
 }
 
@@ -295,7 +295,7 @@ pub async fn grant_client_role(
     caller: Caller,
     Path((realm_id, client_id)): Path<(String, String)>,
     JsonBody(body): JsonBody,
-) -> Result<Response, Error> {
+) -> Result<Answer<RoleView>, Error> {
     grant(&state, &caller, &realm_id, Grantee::Client(client_id), body).await
 }
 
@@ -307,6 +307,6 @@ pub async fn withdraw_client_role(
     State(state): State<AppState>,
     caller: Caller,
     Path((realm_id, client_id, role_id)): Path<(String, String, String)>,
-) -> Result<Response, Error> {
+) -> Result<Answer<()>, Error> {
     withdraw(&state, &caller, &realm_id, Grantee::Client(client_id), &role_id).await
 }

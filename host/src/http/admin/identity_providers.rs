@@ -16,7 +16,7 @@ use super::reach::{
 use crate::directory::identity_providers;
 use crate::http::AppState;
 use crate::http::body::JsonBody;
-use crate::http::envelope;
+use crate::http::envelope::{self, Answer};
 use crate::kernel::clock::iso;
 use crate::kernel::crypto::last_four;
 use crate::kernel::ids::IdentityProviderId;
@@ -146,34 +146,142 @@ impl IdentityProviderView {
 /// The body of a creation. An update takes the same fields but `id` and `protocol`, each optional.
 #[derive(Debug, ToSchema)]
 #[schema(rename_all = "camelCase")]
-#[allow(dead_code)]
 pub struct IdentityProviderInput {
     /// 1–64 lowercase letters, digits, `-`, `_`; unique in the realm. Required at creation.
-    id: String,
+    #[schema(value_type = String, required = true)]
+    id: Option<IdentityProviderId>,
     /// Up to 128 characters, on the login page's button; defaults to the id.
     display_name: Option<String>,
     /// OpenIdConnect or OAuth2; required at creation, cannot change.
-    protocol: Protocol,
+    #[schema(value_type = Protocol, required = true)]
+    protocol: Option<Protocol>,
     status: Option<Status>,
     /// OpenIdConnect: the provider's discovery address (`…/.well-known/openid-configuration`), https.
     /// Required for OpenID Connect.
-    discovery_url: Option<String>,
+    #[schema(value_type = Option<String>)]
+    discovery_url: Option<Option<String>>,
     /// OAuth2: the authorization, token and user-info addresses, each required.
-    authorization_url: Option<String>,
-    token_url: Option<String>,
-    userinfo_url: Option<String>,
+    #[schema(value_type = Option<String>)]
+    authorization_url: Option<Option<String>>,
+    #[schema(value_type = Option<String>)]
+    token_url: Option<Option<String>>,
+    #[schema(value_type = Option<String>)]
+    userinfo_url: Option<Option<String>>,
     /// The client id registered at the provider. Required at creation.
-    client_id: String,
+    #[schema(value_type = String, required = true)]
+    client_id: Option<String>,
     /// Write-only; null removes it.
-    client_secret: Option<String>,
+    #[schema(value_type = Option<String>)]
+    client_secret: Option<(Option<String>, Option<String>)>,
     /// Up to 50; by default `openid profile email` for OpenID Connect, none for OAuth 2.0.
     scopes: Option<Vec<String>>,
     /// The upstream claims read for `username`, `email`, `emailVerified`, `givenName`, `familyName`.
-    claims: Option<ClaimsView>,
+    #[schema(value_type = Option<ClaimsView>)]
+    claims: Option<ClaimsInput>,
     /// Default false: an upstream e-mail never links to an existing person.
     trust_verified_email: Option<bool>,
     /// Up to 50.
     role_mappings: Option<Vec<RoleMappingView>>,
+}
+
+/// The claims a body names, each optional; those it does not name keep their value.
+#[derive(Debug)]
+struct ClaimsInput {
+    username: Option<String>,
+    email: Option<String>,
+    email_verified: Option<Option<String>>,
+    given_name: Option<Option<String>>,
+    family_name: Option<Option<String>>,
+}
+
+impl ClaimsInput {
+    fn read(body: &mut Body) -> Option<Self> {
+        let mut claims = body.nested("claims")?;
+        let read = Self {
+            username: claims.optional("username", claim_name),
+            email: claims.optional("email", claim_name),
+            email_verified: claims.nullable("emailVerified", claim_name),
+            given_name: claims.nullable("givenName", claim_name),
+            family_name: claims.nullable("familyName", claim_name),
+        };
+        body.absorb(claims);
+        Some(read)
+    }
+
+    /// `current` with the claims named changed.
+    fn apply(self, mut current: ClaimsView) -> ClaimsView {
+        current.username = self.username.unwrap_or(current.username);
+        current.email = self.email.unwrap_or(current.email);
+        current.email_verified = self.email_verified.unwrap_or(current.email_verified);
+        current.given_name = self.given_name.unwrap_or(current.given_name);
+        current.family_name = self.family_name.unwrap_or(current.family_name);
+        current
+    }
+}
+
+impl IdentityProviderInput {
+    /// The changeable fields `body` gives (not the id and the protocol, which only a creation
+    /// reads); a new client secret is sealed at once.
+    fn read(state: &AppState, body: &mut Body) -> Self {
+        Self {
+            id: None,
+            protocol: None,
+            display_name: body.optional("displayName", text(1, 128)),
+            status: body.optional("status", one_of(Status::NAMES)),
+            discovery_url: body.nullable("discoveryUrl", parsed(provider_address)),
+            authorization_url: body.nullable("authorizationUrl", parsed(provider_address)),
+            token_url: body.nullable("tokenUrl", parsed(provider_address)),
+            userinfo_url: body.nullable("userinfoUrl", parsed(provider_address)),
+            client_id: body.optional("clientId", text(1, 255)),
+            client_secret: client_secret(state, body),
+            scopes: body.optional("scopes", list_of(50, super::clients::scope_token)),
+            claims: ClaimsInput::read(body),
+            trust_verified_email: body.optional("trustVerifiedEmail", boolean),
+            role_mappings: body.optional("roleMappings", list_of(50, role_mapping)),
+        }
+    }
+
+    /// Changes the fields given on `provider`, which must then have the addresses its protocol
+    /// needs (refused on `body` otherwise).
+    fn apply(self, provider: &mut IdentityProvider, body: &mut Body) {
+        provider.protocol = self.protocol.unwrap_or(provider.protocol);
+        provider.display_name = self.display_name.unwrap_or(std::mem::take(&mut provider.display_name));
+        provider.status = self.status.unwrap_or(provider.status);
+        provider.discovery_url = self.discovery_url.unwrap_or(provider.discovery_url.take());
+        provider.authorization_url = self.authorization_url.unwrap_or(provider.authorization_url.take());
+        provider.token_url = self.token_url.unwrap_or(provider.token_url.take());
+        provider.userinfo_url = self.userinfo_url.unwrap_or(provider.userinfo_url.take());
+        provider.client_id = self.client_id.unwrap_or(std::mem::take(&mut provider.client_id));
+        if let Some((sealed, four)) = self.client_secret {
+            (provider.client_secret, provider.client_secret_last_four) = (sealed, four);
+        }
+        provider.scopes = self.scopes.unwrap_or(std::mem::take(&mut provider.scopes));
+        if let Some(claims) = self.claims {
+            let current: ClaimsView =
+                serde_json::from_str(&provider.claims).unwrap_or_else(|_| ClaimsView::default_for(provider.protocol));
+            provider.claims = json!(claims.apply(current)).to_string();
+        }
+        provider.trust_verified_email = self.trust_verified_email.unwrap_or(provider.trust_verified_email);
+        if let Some(mappings) = self.role_mappings {
+            provider.role_mappings = json!(mappings).to_string();
+        }
+        let (which, addresses) = match provider.protocol {
+            Protocol::OpenIdConnect => ("an OpenID Connect provider", vec![("discoveryUrl", &provider.discovery_url)]),
+            Protocol::OAuth2 => (
+                "an OAuth 2.0 provider",
+                vec![
+                    ("authorizationUrl", &provider.authorization_url),
+                    ("tokenUrl", &provider.token_url),
+                    ("userinfoUrl", &provider.userinfo_url),
+                ],
+            ),
+        };
+        let missing: Vec<&str> =
+            addresses.into_iter().filter(|(_, url)| url.is_none()).map(|(field, _)| field).collect();
+        for field in missing {
+            body.refuse(field, Rule::Required, format!("{field} is required for {which}"));
+        }
+    }
 }
 
 /// A provider's address: https, as the service reaches providers over https only.
@@ -196,29 +304,6 @@ pub(super) fn client_secret(state: &AppState, body: &mut Body) -> Option<(Option
 
 fn claim_name(path: &str, value: &Value) -> Result<String, Refusals> {
     text(1, 128)(path, value)
-}
-
-fn read_claims(body: &mut Body, provider: &mut IdentityProvider) {
-    let Some(mut claims) = body.nested("claims") else { return };
-    let mut current: ClaimsView =
-        serde_json::from_str(&provider.claims).unwrap_or_else(|_| ClaimsView::default_for(provider.protocol));
-    if let Some(name) = claims.optional("username", claim_name) {
-        current.username = name;
-    }
-    if let Some(name) = claims.optional("email", claim_name) {
-        current.email = name;
-    }
-    for (field, slot) in [
-        ("emailVerified", &mut current.email_verified),
-        ("givenName", &mut current.given_name),
-        ("familyName", &mut current.family_name),
-    ] {
-        if let Some(name) = claims.nullable(field, claim_name) {
-            *slot = name;
-        }
-    }
-    body.absorb(claims);
-    provider.claims = json!(current).to_string();
 }
 
 fn role_mapping(path: &str, value: &Value) -> Result<RoleMappingView, Refusals> {
@@ -244,57 +329,6 @@ fn role_mapping(path: &str, value: &Value) -> Result<RoleMappingView, Refusals> 
     }
 }
 
-/// Reads the changeable fields onto `provider`; a new client secret is sealed at once.
-fn read_fields(state: &AppState, body: &mut Body, provider: &mut IdentityProvider) {
-    if let Some(name) = body.optional("displayName", text(1, 128)) {
-        provider.display_name = name;
-    }
-    if let Some(status) = body.optional("status", one_of(Status::NAMES)) {
-        provider.status = status;
-    }
-    for (field, slot) in [
-        ("discoveryUrl", &mut provider.discovery_url),
-        ("authorizationUrl", &mut provider.authorization_url),
-        ("tokenUrl", &mut provider.token_url),
-        ("userinfoUrl", &mut provider.userinfo_url),
-    ] {
-        if let Some(url) = body.nullable(field, parsed(provider_address)) {
-            *slot = url;
-        }
-    }
-    if let Some(client_id) = body.optional("clientId", text(1, 255)) {
-        provider.client_id = client_id;
-    }
-    if let Some((sealed, four)) = client_secret(state, body) {
-        (provider.client_secret, provider.client_secret_last_four) = (sealed, four);
-    }
-    if let Some(scopes) = body.optional("scopes", list_of(50, super::clients::scope_token)) {
-        provider.scopes = scopes.clone();
-    }
-    read_claims(body, provider);
-    if let Some(trust) = body.optional("trustVerifiedEmail", boolean) {
-        provider.trust_verified_email = trust;
-    }
-    if let Some(mappings) = body.optional("roleMappings", list_of(50, role_mapping)) {
-        provider.role_mappings = json!(mappings).to_string();
-    }
-    let (which, addresses) = match provider.protocol {
-        Protocol::OpenIdConnect => ("an OpenID Connect provider", vec![("discoveryUrl", &provider.discovery_url)]),
-        Protocol::OAuth2 => (
-            "an OAuth 2.0 provider",
-            vec![
-                ("authorizationUrl", &provider.authorization_url),
-                ("tokenUrl", &provider.token_url),
-                ("userinfoUrl", &provider.userinfo_url),
-            ],
-        ),
-    };
-    let missing: Vec<&str> = addresses.into_iter().filter(|(_, url)| url.is_none()).map(|(field, _)| field).collect();
-    for field in missing {
-        body.refuse(field, Rule::Required, format!("{field} is required for {which}"));
-    }
-}
-
 #[utoipa::path(post, path = "/realms/{realm}/identity-providers", tag = "Identity providers", params(("realm" = String, Path)),
     request_body = IdentityProviderInput,
     responses((status = 201, description = "The created provider, in `data` (its secret never shown)", body = IdentityProviderView),
@@ -304,7 +338,7 @@ pub async fn create(
     State(state): State<AppState>,
     InRealm { realm, caller, .. }: InRealm<RealmUpdate>,
     JsonBody(mut body): JsonBody,
-) -> Result<Response, Error> {
+) -> Result<Answer<IdentityProviderView>, Error> {
     let now = state.clock.now();
     let id = body.required("id", parsed(IdentityProviderId::parse));
     let protocol = body.required("protocol", one_of(Protocol::NAMES));
@@ -312,7 +346,7 @@ pub async fn create(
     let protocol = protocol.unwrap_or(Protocol::OpenIdConnect);
     let mut provider = IdentityProvider {
         realm_id: realm.id.clone(),
-        id: id.clone().unwrap_or_else(|| IdentityProviderId::known("")),
+        id: IdentityProviderId::known(""),
         display_name: String::new(),
         protocol,
         status: Status::Active,
@@ -336,14 +370,16 @@ pub async fn create(
     if client_required {
         body.refuse("clientId", Rule::Required, "clientId is required");
     }
-    read_fields(&state, &mut body, &mut provider);
+    let input = IdentityProviderInput { id, ..IdentityProviderInput::read(&state, &mut body) };
+    provider.id = input.id.clone().unwrap_or(provider.id);
+    input.apply(&mut provider, &mut body);
     body.finish()?;
     if provider.display_name.is_empty() {
         provider.display_name = provider.id.to_string();
     }
     let describe = |provider: &IdentityProvider| IdentityProviderView::of(&state, provider);
     let provider = identity_providers::create(&state, provider, caller.author(), describe).await?;
-    Ok(envelope::created(describe(&provider)))
+    Ok(Answer::Created(describe(&provider)))
 }
 
 #[utoipa::path(get, path = "/realms/{realm}/identity-providers", tag = "Identity providers",
@@ -356,11 +392,11 @@ pub async fn list(
     State(state): State<AppState>,
     InRealm { realm, .. }: InRealm<RealmRead>,
     RawQuery(query): RawQuery,
-) -> Result<Response, Error> {
+) -> Result<Answer<IdentityProviderView>, Error> {
     let list = ListQuery::parse(query, &[])?;
     list.status_in(crate::store::Status::NAMES)?;
     let found = provider_store::page(&state.store, &realm.id, &list.page).await?;
-    Ok(envelope::paged(found.map(|provider| IdentityProviderView::of(&state, &provider))))
+    Ok(Answer::Paged(found.map(|provider| IdentityProviderView::of(&state, &provider))))
 }
 
 #[utoipa::path(get, path = "/realms/{realm}/identity-providers/{providerId}", tag = "Identity providers",
@@ -382,15 +418,15 @@ pub async fn update(
     State(state): State<AppState>,
     Found { item: before, caller, .. }: Found<IdentityProvider, RealmUpdate>,
     JsonBody(mut body): JsonBody,
-) -> Result<Response, Error> {
+) -> Result<Answer<IdentityProviderView>, Error> {
     let mut provider = before.clone();
     body.unchanged("id", &provider.id);
     body.unchanged("protocol", provider.protocol.as_str());
-    read_fields(&state, &mut body, &mut provider);
+    IdentityProviderInput::read(&state, &mut body).apply(&mut provider, &mut body);
     body.finish()?;
     let describe = |provider: &IdentityProvider| IdentityProviderView::of(&state, provider);
     let provider = identity_providers::update(&state, &before, provider, caller.author(), describe).await?;
-    Ok(envelope::ok(describe(&provider)))
+    Ok(Answer::Ok(describe(&provider)))
 }
 
 #[utoipa::path(delete, path = "/realms/{realm}/identity-providers/{providerId}", tag = "Identity providers",
@@ -400,10 +436,10 @@ pub async fn update(
 pub async fn delete(
     State(state): State<AppState>,
     Found { item: provider, caller, .. }: Found<IdentityProvider, RealmUpdate>,
-) -> Result<Response, Error> {
+) -> Result<Answer<()>, Error> {
     let describe = |provider: &IdentityProvider| IdentityProviderView::of(&state, provider);
     identity_providers::delete(&state, &provider, caller.author(), describe).await?;
-    Ok(envelope::done())
+    Ok(Answer::Done)
 }
 
 /// The providers a client's login page offers, or an organization's people sign in through.
@@ -429,11 +465,11 @@ async fn replace_offer(
     offer: Offer<'_>,
     place: crate::store::trail::Place,
     mut body: Body,
-) -> Result<Response, Error> {
+) -> Result<Answer<Vec<String>>, Error> {
     let OfferedProvidersInput { identity_providers: providers } = OfferedProvidersInput::read(&mut body);
     body.finish()?;
     identity_providers::offer(state, offer, place, &providers, caller.author()).await?;
-    Ok(envelope::ok(providers))
+    Ok(Answer::Ok(providers))
 }
 
 #[utoipa::path(get, path = "/realms/{realm}/clients/{client}/identity-providers", tag = "Identity providers",
@@ -444,9 +480,9 @@ async fn replace_offer(
 pub async fn client_providers(
     State(state): State<AppState>,
     InClient { client, .. }: InClient<ClientRead>,
-) -> Result<Response, Error> {
+) -> Result<Answer<Vec<String>>, Error> {
     let offer = Offer::Client { realm_id: &client.realm_id, client_id: &client.id };
-    Ok(envelope::ok(provider_store::offered(state.store.pool(), offer).await?))
+    Ok(Answer::Ok(provider_store::offered(state.store.pool(), offer).await?))
 }
 
 #[utoipa::path(put, path = "/realms/{realm}/clients/{client}/identity-providers", tag = "Identity providers",
@@ -458,7 +494,7 @@ pub async fn offer_client_providers(
     State(state): State<AppState>,
     InClient { client, caller, .. }: InClient<ClientUpdate>,
     JsonBody(body): JsonBody,
-) -> Result<Response, Error> {
+) -> Result<Answer<Vec<String>>, Error> {
     let offer = Offer::Client { realm_id: &client.realm_id, client_id: &client.id };
     replace_offer(&state, &caller, offer, client.place(), body).await
 }
@@ -471,9 +507,9 @@ pub async fn offer_client_providers(
 pub async fn organization_providers(
     State(state): State<AppState>,
     Found { item: organization, .. }: Found<Organization, OrganizationRead>,
-) -> Result<Response, Error> {
+) -> Result<Answer<Vec<String>>, Error> {
     let offer = Offer::Organization { realm_id: &organization.realm_id, organization_id: &organization.id };
-    Ok(envelope::ok(provider_store::offered(state.store.pool(), offer).await?))
+    Ok(Answer::Ok(provider_store::offered(state.store.pool(), offer).await?))
 }
 
 #[utoipa::path(put, path = "/realms/{realm}/organizations/{organizationId}/identity-providers", tag = "Identity providers",
@@ -485,7 +521,7 @@ pub async fn offer_organization_providers(
     State(state): State<AppState>,
     Found { item: organization, caller, .. }: Found<Organization, OrganizationUpdate>,
     JsonBody(body): JsonBody,
-) -> Result<Response, Error> {
+) -> Result<Answer<Vec<String>>, Error> {
     let offer = Offer::Organization { realm_id: &organization.realm_id, organization_id: &organization.id };
     replace_offer(&state, &caller, offer, organization.place(), body).await
 }

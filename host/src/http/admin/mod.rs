@@ -47,7 +47,7 @@ use crate::http::AppState;
 use crate::kernel::validate::{Notification, Rule};
 use crate::runtime::error::Error;
 use crate::store::page::PageRequest;
-use crate::store::realms::{self as realm_store, Realm};
+use crate::store::realms::Realm;
 use crate::store::{Transaction, trail};
 
 pub fn routes() -> Router<AppState> {
@@ -221,14 +221,7 @@ pub fn routes() -> Router<AppState> {
 
 /// The realm with this id, from this host's cache when it holds it.
 pub async fn find_realm(state: &AppState, id: &str) -> Result<Option<Arc<Realm>>, Error> {
-    if let Some(realm) = state.caches.realm(id) {
-        return Ok(Some(realm));
-    }
-    let found = realm_store::find(state.store.pool(), id).await?.map(Arc::new);
-    if let Some(realm) = &found {
-        state.caches.keep_realm(realm.clone());
-    }
-    Ok(found)
+    crate::directory::realms::find(state, id).await
 }
 
 /// Loads a realm the caller may act on with `permission`. A realm of another account and one that

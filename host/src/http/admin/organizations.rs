@@ -12,7 +12,7 @@ use crate::directory::members::Owner;
 use crate::directory::organizations;
 use crate::http::AppState;
 use crate::http::body::JsonBody;
-use crate::http::envelope;
+use crate::http::envelope::{self, Answer};
 use crate::kernel::clock::iso;
 use crate::kernel::ids::OrganizationId;
 use crate::kernel::validate::{Body, Notification, Refusals, Rule, list_of, one_of, text};
@@ -114,7 +114,7 @@ pub async fn create(
     State(state): State<AppState>,
     InRealm { realm, caller, .. }: InRealm<OrganizationCreate>,
     JsonBody(mut body): JsonBody,
-) -> Result<Response, Error> {
+) -> Result<Answer<OrganizationView>, Error> {
     let now = state.clock.now();
     let mut organization = Organization {
         id: OrganizationId::fresh(),
@@ -133,7 +133,7 @@ pub async fn create(
     body.finish()?;
     input.apply(&mut organization);
     let organization = organizations::create(&state, organization, caller.author(), OrganizationView::of).await?;
-    Ok(envelope::created(OrganizationView::of(&organization)))
+    Ok(Answer::Created(OrganizationView::of(&organization)))
 }
 
 #[utoipa::path(get, path = "/realms/{realm}/organizations", tag = "Organizations",
@@ -146,11 +146,11 @@ pub async fn list(
     State(state): State<AppState>,
     InRealm { realm, .. }: InRealm<OrganizationRead>,
     RawQuery(query): RawQuery,
-) -> Result<Response, Error> {
+) -> Result<Answer<OrganizationView>, Error> {
     let list = ListQuery::parse(query, &[])?;
     list.status_in(crate::store::Status::NAMES)?;
     let found = org_store::page(&state.store, &realm.id, &list.page).await?;
-    Ok(envelope::paged(found.map(|organization| OrganizationView::of(&organization))))
+    Ok(Answer::Paged(found.map(|organization| OrganizationView::of(&organization))))
 }
 
 fn owner(organization: &Organization) -> Owner<'_> {
@@ -173,7 +173,7 @@ pub async fn update(
     State(state): State<AppState>,
     Found { item: before, caller, .. }: Found<Organization, OrganizationUpdate>,
     JsonBody(mut body): JsonBody,
-) -> Result<Response, Error> {
+) -> Result<Answer<OrganizationView>, Error> {
     let mut organization = before.clone();
     body.unchanged("id", &organization.id);
     let input = OrganizationInput::read(&mut body);
@@ -181,7 +181,7 @@ pub async fn update(
     input.apply(&mut organization);
     let organization =
         organizations::update(&state, &before, organization, caller.author(), OrganizationView::of).await?;
-    Ok(envelope::ok(OrganizationView::of(&organization)))
+    Ok(Answer::Ok(OrganizationView::of(&organization)))
 }
 
 #[utoipa::path(delete, path = "/realms/{realm}/organizations/{organizationId}", tag = "Organizations",
@@ -191,9 +191,9 @@ pub async fn update(
 pub async fn delete(
     State(state): State<AppState>,
     Found { item: organization, caller, .. }: Found<Organization, OrganizationDelete>,
-) -> Result<Response, Error> {
+) -> Result<Answer<()>, Error> {
     organizations::delete(&state, &organization, caller.author(), OrganizationView::of).await?;
-    Ok(envelope::done())
+    Ok(Answer::Done)
 }
 
 #[utoipa::path(get, path = "/realms/{realm}/organizations/{organizationId}/members", tag = "Organizations",

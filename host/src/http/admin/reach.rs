@@ -134,6 +134,14 @@ pub struct InRealm<P> {
     needs: PhantomData<P>,
 }
 
+impl<P: Permission + Send> InRealm<P> {
+    /// The realm `realm_id`, in `caller`'s reach for `P`.
+    pub async fn reach(state: &AppState, caller: &Caller, realm_id: &str) -> Result<Self, Error> {
+        let realm = realm_in_reach(state, caller, realm_id, P::NAME).await?;
+        Ok(Self { realm, caller: caller.clone(), needs: PhantomData })
+    }
+}
+
 impl<P: Permission + Send> FromRequestParts<AppState> for InRealm<P> {
     type Rejection = Error;
 
@@ -149,6 +157,14 @@ pub struct InClient<P> {
     pub client: Client,
     pub caller: Caller,
     needs: PhantomData<P>,
+}
+
+impl<P: Permission + Send> InClient<P> {
+    /// The client `client_id` of the realm `realm_id`, in `caller`'s reach for `P`.
+    pub async fn reach(state: &AppState, caller: &Caller, realm_id: &str, client_id: &str) -> Result<Self, Error> {
+        let client = client_in_reach(state, caller, realm_id, client_id, P::NAME).await?;
+        Ok(Self { client, caller: caller.clone(), needs: PhantomData })
+    }
 }
 
 impl<P: Permission + Send> FromRequestParts<AppState> for InClient<P> {
@@ -168,6 +184,22 @@ pub struct ClientUser<P> {
     pub user: User,
     pub caller: Caller,
     needs: PhantomData<P>,
+}
+
+impl<P: Permission + Send> ClientUser<P> {
+    /// The client `client_id` of the realm `realm_id`, in `caller`'s reach for `P`, and the person
+    /// `user_id` of its realm.
+    pub async fn reach(
+        state: &AppState,
+        caller: &Caller,
+        realm_id: &str,
+        client_id: &str,
+        user_id: &str,
+    ) -> Result<Self, Error> {
+        let client = client_in_reach(state, caller, realm_id, client_id, P::NAME).await?;
+        let user = users::find(state.store.pool(), &client.realm_id, user_id).await?.ok_or(Error::NotFound("user"))?;
+        Ok(Self { client, user, caller: caller.clone(), needs: PhantomData })
+    }
 }
 
 impl<P: Permission + Send> FromRequestParts<AppState> for ClientUser<P> {
@@ -200,6 +232,15 @@ pub struct Found<R, P> {
     pub item: R,
     pub caller: Caller,
     needs: PhantomData<P>,
+}
+
+impl<R: Addressed, P: Permission + Send> Found<R, P> {
+    /// The `R` named `id` of the realm `realm_id`, which is in `caller`'s reach for `P`.
+    pub async fn reach(state: &AppState, caller: &Caller, realm_id: &str, id: &str) -> Result<Self, Error> {
+        let realm = realm_in_reach(state, caller, realm_id, P::NAME).await?;
+        let item = R::find(state, &realm, id).await?.ok_or(Error::NotFound(R::WHAT))?;
+        Ok(Self { realm, item, caller: caller.clone(), needs: PhantomData })
+    }
 }
 
 impl<R: Addressed, P: Permission + Send> FromRequestParts<AppState> for Found<R, P> {
@@ -351,6 +392,14 @@ pub struct Owned<R, P> {
     pub item: R,
     pub caller: Caller,
     needs: PhantomData<P>,
+}
+
+impl<R: AccountOwned, P: Permission + Send> Owned<R, P> {
+    /// The `R` of `caller`'s account named `id`, in their reach for `P`.
+    pub async fn reach(state: &AppState, caller: &Caller, id: &str) -> Result<Self, Error> {
+        let item = R::in_reach(state, caller, id, P::NAME).await?;
+        Ok(Self { item, caller: caller.clone(), needs: PhantomData })
+    }
 }
 
 impl<R: AccountOwned, P: Permission + Send> FromRequestParts<AppState> for Owned<R, P> {

@@ -4,7 +4,6 @@
 use std::sync::Arc;
 
 use axum::extract::{Path, RawQuery, State};
-use axum::response::Response;
 use serde::Serialize;
 use serde_json::Value;
 use utoipa::ToSchema;
@@ -15,7 +14,7 @@ use crate::directory::roles::{self, Grantee};
 use crate::http::AppState;
 use crate::http::auth::Caller;
 use crate::http::body::JsonBody;
-use crate::http::envelope;
+use crate::http::envelope::Answer;
 use crate::kernel::clock::iso;
 use crate::kernel::ids::{ClientId, RoleId};
 use crate::kernel::validate::{Body, Notification, Refusals, Rule, parsed, text};
@@ -118,13 +117,13 @@ async fn role_home(
     Ok(realm)
 }
 
-async fn create(
+pub(crate) async fn create(
     state: &AppState,
     caller: &Caller,
     realm_id: &str,
     client_id: Option<&str>,
     mut body: Body,
-) -> Result<Response, Error> {
+) -> Result<Answer<RoleView>, Error> {
     let realm = role_home(state, caller, realm_id, client_id, permission::ROLE_CREATE).await?;
     let RoleInput { name, description } = RoleInput::read(&mut body, true);
     body.finish()?;
@@ -140,20 +139,20 @@ async fn create(
         updated_at: now,
     };
     let role = roles::create(state, role, caller.author(), RoleView::of).await?;
-    Ok(envelope::created(RoleView::of(&role)))
+    Ok(Answer::Created(RoleView::of(&role)))
 }
 
-async fn list(
+pub(crate) async fn list(
     state: &AppState,
     caller: &Caller,
     realm_id: &str,
     client_id: Option<&str>,
     query: Option<String>,
-) -> Result<Response, Error> {
+) -> Result<Answer<RoleView>, Error> {
     let realm = role_home(state, caller, realm_id, client_id, permission::ROLE_READ).await?;
     let list = ListQuery::parse(query, &[])?;
     let found = role_store::page(&state.store, &realm.id, client_id, &list.page).await?;
-    Ok(envelope::paged(found.map(|role| RoleView::of(&role))))
+    Ok(Answer::Paged(found.map(|role| RoleView::of(&role))))
 }
 
 async fn role_in_reach(
@@ -171,14 +170,14 @@ async fn role_in_reach(
         .ok_or(Error::unreached())
 }
 
-async fn update(
+pub(crate) async fn update(
     state: &AppState,
     caller: &Caller,
     realm_id: &str,
     client_id: Option<&str>,
     role_id: &str,
     mut body: Body,
-) -> Result<Response, Error> {
+) -> Result<Answer<RoleView>, Error> {
     let before = role_in_reach(state, caller, realm_id, client_id, role_id, permission::ROLE_UPDATE).await?;
     let mut role = before.clone();
     body.unchanged("id", &role.id);
@@ -191,7 +190,7 @@ async fn update(
         role.description = description;
     }
     let role = roles::update(state, &before, role, caller.author(), RoleView::of).await?;
-    Ok(envelope::ok(RoleView::of(&role)))
+    Ok(Answer::Ok(RoleView::of(&role)))
 }
 
 async fn delete(
@@ -200,10 +199,10 @@ async fn delete(
     realm_id: &str,
     client_id: Option<&str>,
     role_id: &str,
-) -> Result<Response, Error> {
+) -> Result<Answer<()>, Error> {
     let role = role_in_reach(state, caller, realm_id, client_id, role_id, permission::ROLE_DELETE).await?;
     roles::delete(state, &role, caller.author(), RoleView::of).await?;
-    Ok(envelope::done())
+    Ok(Answer::Done)
 }
 
 #[utoipa::path(post, path = "/realms/{realm}/roles", tag = "Roles", params(("realm" = String, Path)),
@@ -216,7 +215,7 @@ pub async fn create_realm_role(
     caller: Caller,
     Path(realm_id): Path<String>,
     JsonBody(body): JsonBody,
-) -> Result<Response, Error> {
+) -> Result<Answer<RoleView>, Error> {
     create(&state, &caller, &realm_id, None, body).await
 }
 
@@ -231,7 +230,7 @@ pub async fn list_realm_roles(
     caller: Caller,
     Path(realm_id): Path<String>,
     RawQuery(query): RawQuery,
-) -> Result<Response, Error> {
+) -> Result<Answer<RoleView>, Error> {
     list(&state, &caller, &realm_id, None, query).await
 }
 
@@ -243,9 +242,9 @@ pub async fn read_realm_role(
     State(state): State<AppState>,
     caller: Caller,
     Path((realm_id, role_id)): Path<(String, String)>,
-) -> Result<Response, Error> {
+) -> Result<Answer<RoleView>, Error> {
     let role = role_in_reach(&state, &caller, &realm_id, None, &role_id, permission::ROLE_READ).await?;
-    Ok(envelope::ok(RoleView::of(&role)))
+    Ok(Answer::Ok(RoleView::of(&role)))
 }
 
 #[utoipa::path(put, path = "/realms/{realm}/roles/{roleId}", tag = "Roles",
@@ -257,7 +256,7 @@ pub async fn update_realm_role(
     caller: Caller,
     Path((realm_id, role_id)): Path<(String, String)>,
     JsonBody(body): JsonBody,
-) -> Result<Response, Error> {
+) -> Result<Answer<RoleView>, Error> {
     update(&state, &caller, &realm_id, None, &role_id, body).await
 }
 
@@ -269,7 +268,7 @@ pub async fn delete_realm_role(
     State(state): State<AppState>,
     caller: Caller,
     Path((realm_id, role_id)): Path<(String, String)>,
-) -> Result<Response, Error> {
+) -> Result<Answer<()>, Error> {
     delete(&state, &caller, &realm_id, None, &role_id).await
 }
 
@@ -283,7 +282,7 @@ pub async fn create_client_role(
     caller: Caller,
     Path((realm_id, client_id)): Path<(String, String)>,
     JsonBody(body): JsonBody,
-) -> Result<Response, Error> {
+) -> Result<Answer<RoleView>, Error> {
     create(&state, &caller, &realm_id, Some(&client_id), body).await
 }
 
@@ -297,7 +296,7 @@ pub async fn list_client_roles(
     caller: Caller,
     Path((realm_id, client_id)): Path<(String, String)>,
     RawQuery(query): RawQuery,
-) -> Result<Response, Error> {
+) -> Result<Answer<RoleView>, Error> {
     list(&state, &caller, &realm_id, Some(&client_id), query).await
 }
 
@@ -309,9 +308,9 @@ pub async fn read_client_role(
     State(state): State<AppState>,
     caller: Caller,
     Path((realm_id, client_id, role_id)): Path<(String, String, String)>,
-) -> Result<Response, Error> {
+) -> Result<Answer<RoleView>, Error> {
     let role = role_in_reach(&state, &caller, &realm_id, Some(&client_id), &role_id, permission::ROLE_READ).await?;
-    Ok(envelope::ok(RoleView::of(&role)))
+    Ok(Answer::Ok(RoleView::of(&role)))
 }
 
 #[utoipa::path(put, path = "/realms/{realm}/clients/{client}/roles/{roleId}", tag = "Roles",
@@ -323,7 +322,7 @@ pub async fn update_client_role(
     caller: Caller,
     Path((realm_id, client_id, role_id)): Path<(String, String, String)>,
     JsonBody(body): JsonBody,
-) -> Result<Response, Error> {
+) -> Result<Answer<RoleView>, Error> {
     update(&state, &caller, &realm_id, Some(&client_id), &role_id, body).await
 }
 
@@ -335,7 +334,7 @@ pub async fn delete_client_role(
     State(state): State<AppState>,
     caller: Caller,
     Path((realm_id, client_id, role_id)): Path<(String, String, String)>,
-) -> Result<Response, Error> {
+) -> Result<Answer<()>, Error> {
     delete(&state, &caller, &realm_id, Some(&client_id), &role_id).await
 }
 
@@ -392,19 +391,35 @@ pub struct UserRolesView {
     pub effective: Vec<RoleView>,
 }
 
-/// The roles a grantee holds directly, and for people also their effective roles.
-pub async fn grants_of(state: &AppState, caller: &Caller, realm_id: &str, grantee: Grantee) -> Result<Response, Error> {
+/// The roles granted to a grantee directly.
+pub async fn grants_of(
+    state: &AppState,
+    caller: &Caller,
+    realm_id: &str,
+    grantee: Grantee,
+) -> Result<Answer<Vec<RoleView>>, Error> {
     let realm = grantee_in_reach(state, caller, realm_id, &grantee, false).await?;
     let pool = state.store.pool();
-    let views = |roles: Vec<Role>| roles.iter().map(RoleView::of).collect::<Vec<_>>();
-    Ok(match &grantee {
-        Grantee::User(id) => envelope::ok(UserRolesView {
-            direct: views(role_store::of_user(pool, id).await?),
-            effective: views(role_store::effective_of_user(pool, id).await?),
-        }),
-        Grantee::Group(id) => envelope::ok(views(role_store::of_group(pool, id).await?)),
-        Grantee::Client(id) => envelope::ok(views(role_store::of_client(pool, &realm.id, id).await?)),
-    })
+    let roles = match &grantee {
+        Grantee::User(id) => role_store::of_user(pool, id).await?,
+        Grantee::Group(id) => role_store::of_group(pool, id).await?,
+        Grantee::Client(id) => role_store::of_client(pool, &realm.id, id).await?,
+    };
+    Ok(Answer::Ok(roles.iter().map(RoleView::of).collect()))
+}
+
+/// The roles granted to a person, and all they hold (through their groups too).
+pub async fn held_by(
+    state: &AppState,
+    caller: &Caller,
+    realm_id: &str,
+    user_id: String,
+) -> Result<Answer<UserRolesView>, Error> {
+    let Answer::Ok(direct) = grants_of(state, caller, realm_id, Grantee::User(user_id.clone())).await? else {
+        return Err(Error::Internal(anyhow::anyhow!("a person's roles are answered as one list")));
+    };
+    let effective = role_store::effective_of_user(state.store.pool(), &user_id).await?;
+    Ok(Answer::Ok(UserRolesView { direct, effective: effective.iter().map(RoleView::of).collect() }))
 }
 
 /// Grants a role of the realm (a realm role or any client's role) to the grantee.
@@ -414,7 +429,7 @@ pub async fn grant(
     realm_id: &str,
     grantee: Grantee,
     mut body: Body,
-) -> Result<Response, Error> {
+) -> Result<Answer<RoleView>, Error> {
     let realm = grantee_in_reach(state, caller, realm_id, &grantee, true).await?;
     let input = RoleGrantInput::read(&mut body);
     body.finish()?;
@@ -425,7 +440,7 @@ pub async fn grant(
         return Err(Error::invalid("roleId", Rule::NotFound, "no role with this id in the realm"));
     };
     roles::grant(state, &grantee, &role, caller.author()).await?;
-    Ok(envelope::created(RoleView::of(&role)))
+    Ok(Answer::Created(RoleView::of(&role)))
 }
 
 /// Withdraws a role from the grantee.
@@ -435,9 +450,9 @@ pub async fn withdraw(
     realm_id: &str,
     grantee: Grantee,
     role_id: &str,
-) -> Result<Response, Error> {
+) -> Result<Answer<()>, Error> {
     let realm = grantee_in_reach(state, caller, realm_id, &grantee, true).await?;
     let role = role_store::find(state.store.pool(), &realm.id, role_id).await?.ok_or(Error::unreached())?;
     roles::withdraw(state, &grantee, &role, caller.author()).await?;
-    Ok(envelope::done())
+    Ok(Answer::Done)
 }

@@ -2,7 +2,6 @@
 
 use super::reach::{InRealm, RealmDelete, RealmRead, RealmUpdate};
 use axum::extract::{RawQuery, State};
-use axum::response::Response;
 use serde::Serialize;
 use utoipa::ToSchema;
 
@@ -11,7 +10,7 @@ use crate::authz::permission;
 use crate::http::AppState;
 use crate::http::auth::Caller;
 use crate::http::body::JsonBody;
-use crate::http::envelope;
+use crate::http::envelope::Answer;
 use crate::kernel::clock::iso;
 use crate::kernel::ids::RealmId;
 use crate::kernel::validate::{Body, Rule, boolean, integer, list_of, one_of, parsed, text};
@@ -97,10 +96,10 @@ impl From<&Realm> for RealmView {
 /// omitted fields keep their value.
 #[derive(Debug, ToSchema)]
 #[schema(rename_all = "camelCase")]
-#[allow(dead_code)]
 pub struct RealmInput {
     /// 1–64 lowercase letters, digits, `-`, `_`; starts and ends with a letter or digit. Required at creation.
-    id: String,
+    #[schema(value_type = String, required = true)]
+    id: Option<RealmId>,
     /// Up to 128 characters; defaults to the id.
     display_name: Option<String>,
     status: Option<Status>,
@@ -121,58 +120,57 @@ pub struct RealmInput {
     max_self_registered_clients: Option<i64>,
 }
 
-/// Reads the changeable fields onto `realm`.
-fn read_fields(body: &mut Body, realm: &mut Realm) {
-    if let Some(name) = body.optional("displayName", text(1, 128)) {
-        realm.display_name = name;
+impl RealmInput {
+    /// The changeable fields `body` gives (not the id, which only a creation reads).
+    fn read(body: &mut Body) -> Self {
+        let bounded = |(lo, hi): (i64, i64)| integer(lo, hi);
+        Self {
+            id: None,
+            display_name: body.optional("displayName", text(1, 128)),
+            status: body.optional("status", one_of(Status::NAMES)),
+            max_failed_attempts: body.optional("maxFailedAttempts", bounded(RealmSettings::MAX_FAILED_ATTEMPTS)),
+            lockout_duration_minutes: body
+                .optional("lockoutDurationMinutes", bounded(RealmSettings::LOCKOUT_DURATION_MINUTES)),
+            lockout_enabled: body.optional("lockoutEnabled", boolean),
+            minimum_password_length: body
+                .optional("minimumPasswordLength", bounded(RealmSettings::MINIMUM_PASSWORD_LENGTH)),
+            block_breached_passwords: body.optional("blockBreachedPasswords", boolean),
+            self_sign_up: body.optional("selfSignUp", boolean),
+            client_registration: body.optional("clientRegistration", one_of(ClientRegistration::NAMES)),
+            registration_scopes: body.optional("registrationScopes", list_of(100, super::clients::scope_token)),
+            client_id_metadata_documents: body.optional("clientIdMetadataDocuments", boolean),
+            metadata_document_hosts: body.optional("metadataDocumentHosts", list_of(100, host_pattern)),
+            ai_advisor: body.optional("aiAdvisor", boolean),
+            self_registered_clients_per_minute: body
+                .optional("selfRegisteredClientsPerMinute", bounded(RealmSettings::SELF_REGISTERED_CLIENTS_PER_MINUTE)),
+            max_self_registered_clients: body
+                .optional("maxSelfRegisteredClients", bounded(RealmSettings::MAX_SELF_REGISTERED_CLIENTS)),
+        }
     }
-    if let Some(status) = body.optional("status", one_of(Status::NAMES)) {
-        realm.status = status;
-    }
-    let s: &mut RealmSettings = &mut realm.settings;
-    let (lo, hi) = RealmSettings::MAX_FAILED_ATTEMPTS;
-    if let Some(value) = body.optional("maxFailedAttempts", integer(lo, hi)) {
-        s.max_failed_attempts = value;
-    }
-    let (lo, hi) = RealmSettings::LOCKOUT_DURATION_MINUTES;
-    if let Some(value) = body.optional("lockoutDurationMinutes", integer(lo, hi)) {
-        s.lockout_duration_minutes = value;
-    }
-    if let Some(value) = body.optional("lockoutEnabled", boolean) {
-        s.lockout_enabled = value;
-    }
-    let (lo, hi) = RealmSettings::MINIMUM_PASSWORD_LENGTH;
-    if let Some(value) = body.optional("minimumPasswordLength", integer(lo, hi)) {
-        s.minimum_password_length = value;
-    }
-    if let Some(value) = body.optional("blockBreachedPasswords", boolean) {
-        s.block_breached_passwords = value;
-    }
-    if let Some(value) = body.optional("selfSignUp", boolean) {
-        s.self_sign_up = value;
-    }
-    if let Some(value) = body.optional("clientRegistration", one_of(ClientRegistration::NAMES)) {
-        s.client_registration = value;
-    }
-    if let Some(scopes) = body.optional("registrationScopes", list_of(100, super::clients::scope_token)) {
-        s.registration_scopes = scopes;
-    }
-    if let Some(value) = body.optional("clientIdMetadataDocuments", boolean) {
-        s.client_id_metadata_documents = value;
-    }
-    if let Some(hosts) = body.optional("metadataDocumentHosts", list_of(100, host_pattern)) {
-        s.metadata_document_hosts = hosts;
-    }
-    if let Some(value) = body.optional("aiAdvisor", boolean) {
-        s.ai_advisor = value;
-    }
-    let (lo, hi) = RealmSettings::SELF_REGISTERED_CLIENTS_PER_MINUTE;
-    if let Some(value) = body.optional("selfRegisteredClientsPerMinute", integer(lo, hi)) {
-        s.self_registered_clients_per_minute = value;
-    }
-    let (lo, hi) = RealmSettings::MAX_SELF_REGISTERED_CLIENTS;
-    if let Some(value) = body.optional("maxSelfRegisteredClients", integer(lo, hi)) {
-        s.max_self_registered_clients = value;
+
+    /// Changes the fields given on `realm`.
+    fn apply(self, realm: &mut Realm) {
+        fn set<T>(field: &mut T, given: Option<T>) {
+            if let Some(value) = given {
+                *field = value;
+            }
+        }
+        set(&mut realm.display_name, self.display_name);
+        set(&mut realm.status, self.status);
+        let s: &mut RealmSettings = &mut realm.settings;
+        set(&mut s.max_failed_attempts, self.max_failed_attempts);
+        set(&mut s.lockout_duration_minutes, self.lockout_duration_minutes);
+        set(&mut s.lockout_enabled, self.lockout_enabled);
+        set(&mut s.minimum_password_length, self.minimum_password_length);
+        set(&mut s.block_breached_passwords, self.block_breached_passwords);
+        set(&mut s.self_sign_up, self.self_sign_up);
+        set(&mut s.client_registration, self.client_registration);
+        set(&mut s.registration_scopes, self.registration_scopes);
+        set(&mut s.client_id_metadata_documents, self.client_id_metadata_documents);
+        set(&mut s.metadata_document_hosts, self.metadata_document_hosts);
+        set(&mut s.ai_advisor, self.ai_advisor);
+        set(&mut s.self_registered_clients_per_minute, self.self_registered_clients_per_minute);
+        set(&mut s.max_self_registered_clients, self.max_self_registered_clients);
     }
 }
 
@@ -206,10 +204,13 @@ pub async fn create(
     State(state): State<AppState>,
     caller: Caller,
     JsonBody(mut body): JsonBody,
-) -> Result<Response, Error> {
+) -> Result<Answer<RealmView>, Error> {
     caller.require_account(&state, permission::REALM_CREATE)?;
     let now = state.clock.now();
     let id = body.required("id", parsed(RealmId::parse));
+    let input = RealmInput { id, ..RealmInput::read(&mut body) };
+    body.finish()?;
+    let Some(id) = input.id.clone() else { return Err(Error::invalid("id", Rule::Required, "id is required")) };
     let mut realm = Realm {
         id: RealmId::known(String::new()),
         account_id: caller.account_id().clone(),
@@ -219,9 +220,7 @@ pub async fn create(
         created_at: now,
         updated_at: now,
     };
-    read_fields(&mut body, &mut realm);
-    body.finish()?;
-    let Some(id) = id else { return Err(Error::invalid("id", Rule::Required, "id is required")) };
+    input.apply(&mut realm);
     realm.id = id;
     if realm.display_name.is_empty() {
         realm.display_name = realm.id.to_string();
@@ -229,7 +228,7 @@ pub async fn create(
     let realm =
         crate::directory::realms::create(&state, realm, caller.author(), |realm: &Realm| RealmView::from(realm))
             .await?;
-    Ok(envelope::created(RealmView::from(&realm)))
+    Ok(Answer::Created(RealmView::from(&realm)))
 }
 
 #[utoipa::path(get, path = "/realms", tag = "Realms",
@@ -238,20 +237,24 @@ pub async fn create(
            ("sortDirection" = Option<String>, Query), ("createdFrom" = Option<String>, Query), ("createdTo" = Option<String>, Query)),
     responses((status = 200, description = "A page of the account's realms, in `pagination`", body = [RealmView])),
     security(("apiKey" = [])))]
-pub async fn list(State(state): State<AppState>, caller: Caller, RawQuery(query): RawQuery) -> Result<Response, Error> {
+pub async fn list(
+    State(state): State<AppState>,
+    caller: Caller,
+    RawQuery(query): RawQuery,
+) -> Result<Answer<RealmView>, Error> {
     caller.require_account(&state, permission::REALM_READ)?;
     let list = ListQuery::parse(query, &[])?;
     list.status_in(crate::store::Status::NAMES)?;
     let found = realms::page(&state.store, caller.account_id(), &list.page).await?;
-    Ok(envelope::paged(found.map(|realm| RealmView::from(&realm))))
+    Ok(Answer::Paged(found.map(|realm| RealmView::from(&realm))))
 }
 
 #[utoipa::path(get, path = "/realms/{realm}", tag = "Realms", params(("realm" = String, Path)),
     responses((status = 200, description = "The realm, in `data`", body = RealmView),
               (status = 403, description = "Forbidden: another account's realm, or none")),
     security(("apiKey" = [])))]
-pub async fn read(InRealm { realm, .. }: InRealm<RealmRead>) -> Result<Response, Error> {
-    Ok(envelope::ok(RealmView::from(realm.as_ref())))
+pub async fn read(InRealm { realm, .. }: InRealm<RealmRead>) -> Result<Answer<RealmView>, Error> {
+    Ok(Answer::Ok(RealmView::from(realm.as_ref())))
 }
 
 #[utoipa::path(put, path = "/realms/{realm}", tag = "Realms", params(("realm" = String, Path)), request_body = RealmInput,
@@ -262,16 +265,17 @@ pub async fn update(
     State(state): State<AppState>,
     InRealm { realm: before, caller, .. }: InRealm<RealmUpdate>,
     JsonBody(mut body): JsonBody,
-) -> Result<Response, Error> {
+) -> Result<Answer<RealmView>, Error> {
     let mut realm = Realm::clone(&before);
     body.unchanged("id", &realm.id);
-    read_fields(&mut body, &mut realm);
+    let input = RealmInput::read(&mut body);
     body.finish()?;
+    input.apply(&mut realm);
     let realm = crate::directory::realms::update(&state, &before, realm, caller.author(), |realm: &Realm| {
         RealmView::from(realm)
     })
     .await?;
-    Ok(envelope::ok(RealmView::from(&realm)))
+    Ok(Answer::Ok(RealmView::from(&realm)))
 }
 
 #[utoipa::path(delete, path = "/realms/{realm}", tag = "Realms", params(("realm" = String, Path)),
@@ -281,7 +285,7 @@ pub async fn update(
 pub async fn delete(
     State(state): State<AppState>,
     InRealm { realm, caller, .. }: InRealm<RealmDelete>,
-) -> Result<Response, Error> {
+) -> Result<Answer<()>, Error> {
     crate::directory::realms::delete(&state, &realm, caller.author(), |realm: &Realm| RealmView::from(realm)).await?;
-    Ok(envelope::done())
+    Ok(Answer::Done)
 }

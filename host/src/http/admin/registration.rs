@@ -13,7 +13,7 @@ use crate::http::AppState;
 use crate::http::body::JsonBody;
 use crate::http::envelope;
 use crate::kernel::clock::iso;
-use crate::kernel::validate::integer;
+use crate::kernel::validate::{Body, integer};
 use crate::oauth::consent;
 use crate::oauth::registration::{
     DEFAULT_INITIAL_ACCESS_TOKEN_DAYS, INITIAL_ACCESS_TOKEN_DAYS, INITIAL_ACCESS_TOKEN_USES, new_initial_access_token,
@@ -55,12 +55,25 @@ impl InitialAccessTokenView {
 /// The body of an initial access token's creation; both optional.
 #[derive(Debug, ToSchema)]
 #[schema(rename_all = "camelCase")]
-#[allow(dead_code)]
 pub struct InitialAccessTokenInput {
     /// Days until it expires: 1–365, default 7.
-    expires_in_days: Option<i64>,
+    #[schema(value_type = Option<i64>)]
+    expires_in_days: i64,
     /// How many clients it may register: 1–1000, default 1.
-    registrations: Option<i64>,
+    #[schema(value_type = Option<i64>)]
+    registrations: i64,
+}
+
+impl InitialAccessTokenInput {
+    /// The fields `body` gives, with the defaults of those it does not.
+    fn read(body: &mut Body) -> Self {
+        let (lo, hi) = INITIAL_ACCESS_TOKEN_DAYS;
+        let expires_in_days =
+            body.optional("expiresInDays", integer(lo, hi)).unwrap_or(DEFAULT_INITIAL_ACCESS_TOKEN_DAYS);
+        let (lo, hi) = INITIAL_ACCESS_TOKEN_USES;
+        let registrations = body.optional("registrations", integer(lo, hi)).unwrap_or(1);
+        Self { expires_in_days, registrations }
+    }
 }
 
 #[utoipa::path(post, path = "/realms/{realm}/initial-access-tokens", tag = "Client registration",
@@ -72,12 +85,10 @@ pub async fn create_initial_access_token(
     InRealm { realm, caller, .. }: InRealm<ClientCreate>,
     JsonBody(mut body): JsonBody,
 ) -> Result<Response, Error> {
-    let (lo, hi) = INITIAL_ACCESS_TOKEN_DAYS;
-    let days = body.optional("expiresInDays", integer(lo, hi)).unwrap_or(DEFAULT_INITIAL_ACCESS_TOKEN_DAYS);
-    let (lo, hi) = INITIAL_ACCESS_TOKEN_USES;
-    let uses = body.optional("registrations", integer(lo, hi)).unwrap_or(1);
+    let InitialAccessTokenInput { expires_in_days, registrations } = InitialAccessTokenInput::read(&mut body);
     body.finish()?;
-    let (row, token) = new_initial_access_token(&state, &realm, days, uses, state.clock.now());
+    let now = state.clock.now();
+    let (row, token) = new_initial_access_token(&state, &realm, expires_in_days, registrations, now);
     let mut tx = state.store.begin().await?;
     token_store::insert(&mut *tx, &row).await?;
     let change = Change::of(ChangeAction::Create, row.place(), 201).after(InitialAccessTokenView::of(&row));

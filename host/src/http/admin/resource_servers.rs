@@ -13,7 +13,7 @@ use super::ListQuery;
 use crate::directory::resource_servers;
 use crate::http::AppState;
 use crate::http::body::JsonBody;
-use crate::http::envelope;
+use crate::http::envelope::{self, Answer};
 use crate::kernel::clock::iso;
 use crate::kernel::ids::ResourceServerId;
 use crate::kernel::validate::{Body, Refusals, Rule, boolean, list_of, one_of, parsed, text};
@@ -152,7 +152,7 @@ pub async fn create(
     State(state): State<AppState>,
     InRealm { realm, caller, .. }: InRealm<RealmUpdate>,
     JsonBody(mut body): JsonBody,
-) -> Result<Response, Error> {
+) -> Result<Answer<ResourceServerView>, Error> {
     let now = state.clock.now();
     let kind = body.optional("type", one_of(ServerKind::NAMES)).unwrap_or(ServerKind::Api);
     let mut server = ResourceServer {
@@ -178,7 +178,7 @@ pub async fn create(
     body.finish()?;
     input.apply(&mut server);
     let server = resource_servers::create(&state, &realm, server, caller.author(), ResourceServerView::of).await?;
-    Ok(envelope::created(ResourceServerView::of(&server)))
+    Ok(Answer::Created(ResourceServerView::of(&server)))
 }
 
 #[utoipa::path(get, path = "/realms/{realm}/resource-servers", tag = "Resource servers",
@@ -191,11 +191,11 @@ pub async fn list(
     State(state): State<AppState>,
     InRealm { realm, .. }: InRealm<RealmRead>,
     RawQuery(query): RawQuery,
-) -> Result<Response, Error> {
+) -> Result<Answer<ResourceServerView>, Error> {
     let list = ListQuery::parse(query, &[])?;
     list.status_in(crate::store::Status::NAMES)?;
     let found = server_store::page(&state.store, &realm.id, &list.page).await?;
-    Ok(envelope::paged(found.map(|server| ResourceServerView::of(&server))))
+    Ok(Answer::Paged(found.map(|server| ResourceServerView::of(&server))))
 }
 
 #[utoipa::path(get, path = "/realms/{realm}/resource-servers/{serverId}", tag = "Resource servers",
@@ -214,7 +214,7 @@ pub async fn update(
     State(state): State<AppState>,
     Found { realm, item: before, caller, .. }: Found<ResourceServer, RealmUpdate>,
     JsonBody(mut body): JsonBody,
-) -> Result<Response, Error> {
+) -> Result<Answer<ResourceServerView>, Error> {
     let mut server = before.clone();
     body.unchanged("id", &server.id);
     body.unchanged("type", server.kind.as_str());
@@ -223,7 +223,7 @@ pub async fn update(
     input.apply(&mut server);
     let server =
         resource_servers::update(&state, &realm, &before, server, caller.author(), ResourceServerView::of).await?;
-    Ok(envelope::ok(ResourceServerView::of(&server)))
+    Ok(Answer::Ok(ResourceServerView::of(&server)))
 }
 
 #[utoipa::path(delete, path = "/realms/{realm}/resource-servers/{serverId}", tag = "Resource servers",

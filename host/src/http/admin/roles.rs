@@ -2,23 +2,22 @@
 
 use super::reach::{Owned, RoleDelete, RoleRead, RoleUpdate};
 use axum::extract::{RawQuery, State};
-use axum::response::Response;
 use serde::Serialize;
 use serde_json::Value;
 use utoipa::ToSchema;
 
-use super::{ListQuery, commit};
+use super::ListQuery;
 use crate::authz::{BUILTIN_ROLES, permission};
+use crate::directory::account_roles;
 use crate::http::AppState;
 use crate::http::auth::Caller;
 use crate::http::body::JsonBody;
-use crate::http::envelope;
+use crate::http::envelope::Answer;
 use crate::kernel::clock::iso;
 use crate::kernel::ids::AccountRoleId;
 use crate::kernel::validate::{Body, Notification, Refusals, Rule, list_of, text};
 use crate::runtime::error::Error;
 use crate::store::roles::{self as role_store, AccountRole};
-use crate::store::trail::{Change, ChangeAction, Placed};
 
 #[derive(Debug, Serialize, ToSchema)]
 #[serde(rename_all = "camelCase")]
@@ -47,15 +46,61 @@ impl From<&AccountRole> for RoleView {
     }
 }
 
+/// The body of a role's creation. An update takes the same fields, each optional, and cannot change
+/// the name.
 #[derive(Debug, ToSchema)]
 #[schema(rename_all = "camelCase")]
-#[allow(dead_code)]
 pub struct RoleInput {
     /// 1–64 characters, unique in the account, not a built-in role name; cannot change.
-    name: String,
-    description: Option<String>,
+    #[schema(value_type = String, required = true)]
+    name: Option<String>,
     /// At least one permission name.
-    permissions: Vec<String>,
+    #[schema(value_type = Vec<String>, required = true)]
+    permissions: Option<Vec<String>>,
+    /// Up to 1024 characters; empty removes it.
+    #[schema(value_type = Option<String>)]
+    description: Option<Option<String>>,
+}
+
+impl RoleInput {
+    /// The fields `body` gives (a creation must give the name and the permissions); permissions
+    /// are names the policies know.
+    fn read(state: &AppState, body: &mut Body, creating: bool) -> Self {
+        let known = state.authz.permissions().clone();
+        let permission_name = move |path: &str, value: &Value| -> Result<String, Refusals> {
+            let name = text(1, 64)(path, value)?;
+            if known.contains(&name) {
+                Ok(name)
+            } else {
+                Err(vec![Notification::new(path, Rule::OneOf, format!("{path}: unknown permission {name}"))])
+            }
+        };
+        let permissions = |path: &str, value: &Value| {
+            let names = list_of(200, &permission_name)(path, value)?;
+            if names.is_empty() {
+                return Err(vec![Notification::new(
+                    path,
+                    Rule::MinLength,
+                    format!("{path} must list at least one permission"),
+                )]);
+            }
+            Ok(names)
+        };
+        let (name, permissions) = if creating {
+            (body.required("name", text(1, 64)), body.required("permissions", permissions))
+        } else {
+            (body.optional("name", text(1, 64)), body.optional("permissions", permissions))
+        };
+        let description =
+            body.has("description").then(|| body.optional("description", text(0, 1024)).filter(|d| !d.is_empty()));
+        Self { name, permissions, description }
+    }
+
+    /// Changes the fields given on `role`, but its name.
+    fn apply(self, role: &mut AccountRole) {
+        role.permissions = self.permissions.unwrap_or(std::mem::take(&mut role.permissions));
+        role.description = self.description.unwrap_or(role.description.take());
+    }
 }
 
 #[derive(Debug, Serialize, ToSchema)]
@@ -67,36 +112,6 @@ pub struct PermissionsView {
     pub permissions: Vec<String>,
 }
 
-fn read_permissions(state: &AppState, body: &mut Body, required: bool) -> Option<Vec<String>> {
-    let known = state.authz.permissions().clone();
-    let permission_name = move |path: &str, value: &Value| -> Result<String, Refusals> {
-        let name = text(1, 64)(path, value)?;
-        if known.contains(&name) {
-            Ok(name)
-        } else {
-            Err(vec![Notification::new(path, Rule::OneOf, format!("{path}: unknown permission {name}"))])
-        }
-    };
-    let parse = |path: &str, value: &Value| {
-        let names = list_of(200, &permission_name)(path, value)?;
-        if names.is_empty() {
-            return Err(vec![Notification::new(
-                path,
-                Rule::MinLength,
-                format!("{path} must list at least one permission"),
-            )]);
-        }
-        Ok(names)
-    };
-    if required { body.required("permissions", parse) } else { body.optional("permissions", parse) }
-}
-
-fn description(body: &mut Body, role: &mut AccountRole) {
-    if body.has("description") {
-        role.description = body.optional("description", text(0, 1024)).filter(|d| !d.is_empty());
-    }
-}
-
 #[utoipa::path(post, path = "/roles", tag = "Roles", request_body = RoleInput,
     responses((status = 201, description = "The created role, in `data`", body = RoleView), (status = 400),
               (status = 409, description = "AlreadyExists: the name is taken")),
@@ -105,38 +120,29 @@ pub async fn create(
     State(state): State<AppState>,
     caller: Caller,
     JsonBody(mut body): JsonBody,
-) -> Result<Response, Error> {
+) -> Result<Answer<RoleView>, Error> {
     caller.require_account(&state, permission::ROLE_CREATE)?;
     let now = state.clock.now();
-    let name = body.required("name", text(1, 64));
-    let permissions = read_permissions(&state, &mut body, true);
+    let input = RoleInput::read(&state, &mut body, true);
+    if input.name.as_deref().is_some_and(|n| BUILTIN_ROLES.contains(&n)) {
+        body.refuse("name", Rule::Duplicate, "name is a built-in role");
+    }
+    body.finish()?;
+    let Some(name) = input.name.clone() else {
+        return Err(Error::invalid("name", Rule::Required, "name is required"));
+    };
     let mut role = AccountRole {
         id: AccountRoleId::fresh(),
         account_id: caller.account_id().clone(),
-        name: String::new(),
+        name,
         description: None,
         permissions: Vec::new(),
         created_at: now,
         updated_at: now,
     };
-    description(&mut body, &mut role);
-    if name.as_deref().is_some_and(|n| BUILTIN_ROLES.contains(&n)) {
-        body.refuse("name", Rule::Duplicate, "name is a built-in role");
-    }
-    body.finish()?;
-    let (Some(name), Some(permissions)) = (name, permissions) else {
-        return Err(Error::invalid("", Rule::Required, "name and permissions are required"));
-    };
-    role.name = name;
-    role.permissions = permissions.clone();
-
-    let mut tx = state.store.begin().await?;
-    if !role_store::insert(&mut *tx, &role).await? {
-        return Err(Error::AlreadyExists("role"));
-    }
-    let view = RoleView::from(&role);
-    commit(&state, &caller, tx, Change::of(ChangeAction::Create, role.place(), 201).after(&view)).await?;
-    Ok(envelope::created(view))
+    input.apply(&mut role);
+    let role = account_roles::create(&state, role, caller.author(), |role: &AccountRole| RoleView::from(role)).await?;
+    Ok(Answer::Created(RoleView::from(&role)))
 }
 
 #[utoipa::path(get, path = "/roles", tag = "Roles",
@@ -145,19 +151,23 @@ pub async fn create(
            ("createdFrom" = Option<String>, Query), ("createdTo" = Option<String>, Query)),
     responses((status = 200, description = "A page of custom roles, in `pagination`", body = [RoleView])),
     security(("apiKey" = [])))]
-pub async fn list(State(state): State<AppState>, caller: Caller, RawQuery(query): RawQuery) -> Result<Response, Error> {
+pub async fn list(
+    State(state): State<AppState>,
+    caller: Caller,
+    RawQuery(query): RawQuery,
+) -> Result<Answer<RoleView>, Error> {
     caller.require_account(&state, permission::ROLE_READ)?;
     let list = ListQuery::parse(query, &[])?;
     let found = role_store::page(&state.store, caller.account_id(), &list.page).await?;
-    Ok(envelope::paged(found.map(|role| RoleView::from(&role))))
+    Ok(Answer::Paged(found.map(|role| RoleView::from(&role))))
 }
 
 #[utoipa::path(get, path = "/roles/permissions", tag = "Roles",
     responses((status = 200, description = "The built-in roles and every permission a role or scope may list", body = PermissionsView)),
     security(("apiKey" = [])))]
-pub async fn permissions(State(state): State<AppState>, caller: Caller) -> Result<Response, Error> {
+pub async fn permissions(State(state): State<AppState>, caller: Caller) -> Result<Answer<PermissionsView>, Error> {
     caller.require_account(&state, permission::ROLE_READ)?;
-    Ok(envelope::ok(PermissionsView {
+    Ok(Answer::Ok(PermissionsView {
         built_in_roles: BUILTIN_ROLES.iter().map(|r| (*r).to_owned()).collect(),
         permissions: state.authz.permissions().iter().cloned().collect(),
     }))
@@ -166,8 +176,8 @@ pub async fn permissions(State(state): State<AppState>, caller: Caller) -> Resul
 #[utoipa::path(get, path = "/roles/{roleId}", tag = "Roles", params(("roleId" = String, Path)),
     responses((status = 200, description = "The role, in `data`", body = RoleView), (status = 404)),
     security(("apiKey" = [])))]
-pub async fn read(Owned { item: role, .. }: Owned<AccountRole, RoleRead>) -> Result<Response, Error> {
-    Ok(envelope::ok(RoleView::from(&role)))
+pub async fn read(Owned { item: role, .. }: Owned<AccountRole, RoleRead>) -> Result<Answer<RoleView>, Error> {
+    Ok(Answer::Ok(RoleView::from(&role)))
 }
 
 #[utoipa::path(put, path = "/roles/{roleId}", tag = "Roles", params(("roleId" = String, Path)), request_body = RoleInput,
@@ -177,22 +187,15 @@ pub async fn update(
     State(state): State<AppState>,
     Owned { item: before, caller, .. }: Owned<AccountRole, RoleUpdate>,
     JsonBody(mut body): JsonBody,
-) -> Result<Response, Error> {
+) -> Result<Answer<RoleView>, Error> {
     let mut role = before.clone();
     body.unchanged("name", &role.name);
-    if let Some(permissions) = read_permissions(&state, &mut body, false) {
-        role.permissions = permissions.clone();
-    }
-    description(&mut body, &mut role);
+    let input = RoleInput::read(&state, &mut body, false);
     body.finish()?;
-    role.updated_at = state.clock.now();
-
-    let mut tx = state.store.begin().await?;
-    role_store::update(&mut *tx, &role).await?;
-    let view = RoleView::from(&role);
-    let record = Change::of(ChangeAction::Update, role.place(), 200).before(RoleView::from(&before)).after(&view);
-    commit(&state, &caller, tx, record).await?;
-    Ok(envelope::ok(view))
+    input.apply(&mut role);
+    let role = account_roles::update(&state, &before, role, caller.author(), |role: &AccountRole| RoleView::from(role))
+        .await?;
+    Ok(Answer::Ok(RoleView::from(&role)))
 }
 
 #[utoipa::path(delete, path = "/roles/{roleId}", tag = "Roles", params(("roleId" = String, Path)),
@@ -201,10 +204,7 @@ pub async fn update(
 pub async fn delete(
     State(state): State<AppState>,
     Owned { item: role, caller, .. }: Owned<AccountRole, RoleDelete>,
-) -> Result<Response, Error> {
-    let mut tx = state.store.begin().await?;
-    role_store::delete(&mut *tx, &role.account_id, &role.id).await?;
-    commit(&state, &caller, tx, Change::of(ChangeAction::Delete, role.place(), 200).before(RoleView::from(&role)))
-        .await?;
-    Ok(envelope::done())
+) -> Result<Answer<()>, Error> {
+    account_roles::delete(&state, &role, caller.author(), |role: &AccountRole| RoleView::from(role)).await?;
+    Ok(Answer::Done)
 }

@@ -13,7 +13,7 @@ use crate::directory::scopes::{self, STANDARD_SCOPES};
 use crate::http::AppState;
 use crate::http::auth::Caller;
 use crate::http::body::JsonBody;
-use crate::http::envelope;
+use crate::http::envelope::{self, Answer};
 use crate::kernel::clock::iso;
 use crate::kernel::ids::{RealmId, ScopeId};
 use crate::kernel::validate::{Body, Rule, list_of, text};
@@ -105,7 +105,12 @@ async fn require(state: &AppState, caller: &Caller, realm_id: Option<&str>, perm
     }
 }
 
-async fn create(state: &AppState, caller: &Caller, realm_id: Option<&str>, mut body: Body) -> Result<Response, Error> {
+pub(crate) async fn create(
+    state: &AppState,
+    caller: &Caller,
+    realm_id: Option<&str>,
+    mut body: Body,
+) -> Result<Answer<ScopeView>, Error> {
     require(state, caller, realm_id, permission::SCOPE_CREATE).await?;
     let ScopeInput { name, description } = ScopeInput::read_new(&mut body);
     body.finish()?;
@@ -121,19 +126,19 @@ async fn create(state: &AppState, caller: &Caller, realm_id: Option<&str>, mut b
         updated_at: now,
     };
     let scope = scopes::create(state, scope, caller.author(), ScopeView::of).await?;
-    Ok(envelope::created(ScopeView::of(&scope)))
+    Ok(Answer::Created(ScopeView::of(&scope)))
 }
 
-async fn list(
+pub(crate) async fn list(
     state: &AppState,
     caller: &Caller,
     realm_id: Option<&str>,
     query: Option<String>,
-) -> Result<Response, Error> {
+) -> Result<Answer<ScopeView>, Error> {
     require(state, caller, realm_id, permission::SCOPE_READ).await?;
     let list = ListQuery::parse(query, &[])?;
     let found = scope_store::page(&state.store, caller.account_id(), realm_id, &list.page).await?;
-    Ok(envelope::paged(found.map(|scope| ScopeView::of(&scope))))
+    Ok(Answer::Paged(found.map(|scope| ScopeView::of(&scope))))
 }
 
 async fn scope_in_reach(
@@ -150,13 +155,13 @@ async fn scope_in_reach(
         .ok_or(Error::unreached())
 }
 
-async fn update(
+pub(crate) async fn update(
     state: &AppState,
     caller: &Caller,
     realm_id: Option<&str>,
     id: &str,
     mut body: Body,
-) -> Result<Response, Error> {
+) -> Result<Answer<ScopeView>, Error> {
     let before = scope_in_reach(state, caller, realm_id, id, permission::SCOPE_UPDATE).await?;
     let mut scope = before.clone();
     body.unchanged("id", &scope.id);
@@ -166,13 +171,13 @@ async fn update(
         scope.description = description;
     }
     let scope = scopes::update(state, &before, scope, caller.author(), ScopeView::of).await?;
-    Ok(envelope::ok(ScopeView::of(&scope)))
+    Ok(Answer::Ok(ScopeView::of(&scope)))
 }
 
-async fn delete(state: &AppState, caller: &Caller, realm_id: Option<&str>, id: &str) -> Result<Response, Error> {
+async fn delete(state: &AppState, caller: &Caller, realm_id: Option<&str>, id: &str) -> Result<Answer<()>, Error> {
     let scope = scope_in_reach(state, caller, realm_id, id, permission::SCOPE_DELETE).await?;
     scopes::delete(state, &scope, caller.author(), ScopeView::of).await?;
-    Ok(envelope::done())
+    Ok(Answer::Done)
 }
 
 #[utoipa::path(post, path = "/scopes", tag = "Scopes", request_body = ScopeInput,
@@ -183,7 +188,7 @@ pub async fn create_catalogue_scope(
     State(state): State<AppState>,
     caller: Caller,
     JsonBody(body): JsonBody,
-) -> Result<Response, Error> {
+) -> Result<Answer<ScopeView>, Error> {
     create(&state, &caller, None, body).await
 }
 
@@ -196,7 +201,7 @@ pub async fn list_catalogue(
     State(state): State<AppState>,
     caller: Caller,
     RawQuery(query): RawQuery,
-) -> Result<Response, Error> {
+) -> Result<Answer<ScopeView>, Error> {
     list(&state, &caller, None, query).await
 }
 
@@ -208,7 +213,7 @@ pub async fn update_catalogue_scope(
     caller: Caller,
     Path(id): Path<String>,
     JsonBody(body): JsonBody,
-) -> Result<Response, Error> {
+) -> Result<Answer<ScopeView>, Error> {
     update(&state, &caller, None, &id, body).await
 }
 
@@ -219,7 +224,7 @@ pub async fn delete_catalogue_scope(
     State(state): State<AppState>,
     caller: Caller,
     Path(id): Path<String>,
-) -> Result<Response, Error> {
+) -> Result<Answer<()>, Error> {
     delete(&state, &caller, None, &id).await
 }
 
@@ -231,7 +236,7 @@ pub async fn create_realm_scope(
     caller: Caller,
     Path(realm_id): Path<String>,
     JsonBody(body): JsonBody,
-) -> Result<Response, Error> {
+) -> Result<Answer<ScopeView>, Error> {
     create(&state, &caller, Some(&realm_id), body).await
 }
 
@@ -245,7 +250,7 @@ pub async fn list_realm_scopes(
     caller: Caller,
     Path(realm_id): Path<String>,
     RawQuery(query): RawQuery,
-) -> Result<Response, Error> {
+) -> Result<Answer<ScopeView>, Error> {
     list(&state, &caller, Some(&realm_id), query).await
 }
 
@@ -258,7 +263,7 @@ pub async fn update_realm_scope(
     caller: Caller,
     Path((realm_id, id)): Path<(String, String)>,
     JsonBody(body): JsonBody,
-) -> Result<Response, Error> {
+) -> Result<Answer<ScopeView>, Error> {
     update(&state, &caller, Some(&realm_id), &id, body).await
 }
 
@@ -270,7 +275,7 @@ pub async fn delete_realm_scope(
     State(state): State<AppState>,
     caller: Caller,
     Path((realm_id, id)): Path<(String, String)>,
-) -> Result<Response, Error> {
+) -> Result<Answer<()>, Error> {
     delete(&state, &caller, Some(&realm_id), &id).await
 }
 

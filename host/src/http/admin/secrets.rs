@@ -15,10 +15,10 @@ use crate::directory::secrets;
 use crate::http::AppState;
 use crate::http::auth::Caller;
 use crate::http::body::JsonBody;
-use crate::http::envelope;
+use crate::http::envelope::{self, Answer};
 use crate::kernel::clock::iso;
 use crate::kernel::ids::CredentialId;
-use crate::kernel::validate::{Notification, Refusals, Rule, instant, list_of, one_of, text};
+use crate::kernel::validate::{Body, Notification, Refusals, Rule, instant, list_of, one_of, text};
 use crate::runtime::error::Error;
 use crate::store::roles as role_store;
 use crate::store::secrets::{self as secret_store, Secret, SecretType};
@@ -88,10 +88,10 @@ pub struct RotatedSecret {
 
 #[derive(Debug, ToSchema)]
 #[schema(rename_all = "camelCase")]
-#[allow(dead_code)]
 pub struct SecretInput {
     /// Up to 128 characters.
-    name: String,
+    #[schema(value_type = String, required = true)]
+    name: Option<String>,
     /// `ApiKey` (the default; sent as `x-api-key`), `PersonalAccessToken` (sent as `x-api-key`,
     /// acts for the person who made it and never beyond the account roles that person holds at the
     /// time of each call; only a person, or a credential acting for one, can make one) or
@@ -100,11 +100,47 @@ pub struct SecretInput {
     secret_type: Option<SecretType>,
     /// At least one account role (built-in or custom); only roles the caller holds itself,
     /// unless the caller is an Owner.
-    roles: Vec<String>,
+    #[schema(value_type = Vec<String>, required = true)]
+    roles: Option<Vec<String>>,
     /// Permission names that bound the secret further.
     scopes: Option<Vec<String>>,
     /// ISO 8601 instant in the future.
-    expires_at: Option<String>,
+    #[schema(value_type = Option<String>)]
+    expires_at: Option<DateTime<Utc>>,
+}
+
+impl SecretInput {
+    /// The fields `body` gives: the roles the caller may give, permissions the policies know, an
+    /// expiry after `now`.
+    async fn read(state: &AppState, caller: &Caller, body: &mut Body, now: DateTime<Utc>) -> Result<Self, Error> {
+        let name = body.required("name", text(1, 128));
+        let secret_type = body.optional("type", one_of(SecretType::NAMES));
+        if secret_type == Some(SecretType::PersonalAccessToken) && caller.actor.user_id.is_none() {
+            body.refuse(
+                "type",
+                Rule::Conflict,
+                "a personal access token acts for a person; this credential acts for no one",
+            );
+        }
+        let roles = body.required("roles", grantable_roles(state, caller).await?);
+        let known = state.authz.permissions();
+        let scopes = body.optional(
+            "scopes",
+            list_of(200, |path: &str, value: &Value| {
+                let scope = text(1, 64)(path, value)?;
+                if known.contains(&scope) {
+                    Ok(scope)
+                } else {
+                    Err(vec![Notification::new(path, Rule::OneOf, format!("{path}: unknown permission {scope}"))])
+                }
+            }),
+        );
+        let expires_at = body.optional("expiresAt", instant);
+        if expires_at.is_some_and(|at| at <= now) {
+            body.refuse("expiresAt", Rule::Range, "expiresAt must be in the future");
+        }
+        Ok(Self { name, secret_type, roles, scopes, expires_at })
+    }
 }
 
 #[utoipa::path(post, path = "/secrets", tag = "Secrets", request_body = SecretInput,
@@ -115,44 +151,19 @@ pub async fn create(
     State(state): State<AppState>,
     caller: Caller,
     JsonBody(mut body): JsonBody,
-) -> Result<Response, Error> {
+) -> Result<Answer<SecretView>, Error> {
     caller.require_account(&state, permission::SECRET_CREATE)?;
     let now = state.clock.now();
-    let name = body.required("name", text(1, 128));
-    let kind = body.optional("type", one_of(SecretType::NAMES)).unwrap_or(SecretType::ApiKey);
-    if kind == SecretType::PersonalAccessToken && caller.actor.user_id.is_none() {
-        body.refuse(
-            "type",
-            Rule::Conflict,
-            "a personal access token acts for a person; this credential acts for no one",
-        );
-    }
-    let roles = body.required("roles", grantable_roles(&state, &caller).await?);
-    let known = state.authz.permissions();
-    let scopes = body.optional(
-        "scopes",
-        list_of(200, |path: &str, value: &Value| {
-            let scope = text(1, 64)(path, value)?;
-            if known.contains(&scope) {
-                Ok(scope)
-            } else {
-                Err(vec![Notification::new(path, Rule::OneOf, format!("{path}: unknown permission {scope}"))])
-            }
-        }),
-    );
-    let expires_at = body.optional("expiresAt", instant);
-    if expires_at.is_some_and(|at| at <= now) {
-        body.refuse("expiresAt", Rule::Range, "expiresAt must be in the future");
-    }
+    let input = SecretInput::read(&state, &caller, &mut body, now).await?;
     body.finish()?;
-    let (Some(name), Some(roles)) = (name, roles) else {
+    let SecretInput { name: Some(name), secret_type, roles: Some(roles), scopes, expires_at } = input else {
         return Err(Error::invalid("", Rule::Required, "name and roles are required"));
     };
 
     let secret = Secret {
         id: CredentialId::fresh(),
         account_id: caller.account_id().clone(),
-        secret_type: kind,
+        secret_type: secret_type.unwrap_or(SecretType::ApiKey),
         name,
         value_hash: String::new(),
         value_last_four: String::new(),
@@ -170,7 +181,7 @@ pub async fn create(
     let issued = secrets::issue(&state, secret, caller.author(), |secret| SecretView::of(secret, now)).await?;
     let mut view = SecretView::of(&issued.secret, now);
     view.value = Some(issued.value);
-    Ok(envelope::created(view))
+    Ok(Answer::Created(view))
 }
 
 /// Checks a list of account roles the caller gives to a credential or a person: at least one, each
@@ -216,13 +227,17 @@ pub(super) async fn grantable_roles(
            ("sortDirection" = Option<String>, Query), ("createdFrom" = Option<String>, Query), ("createdTo" = Option<String>, Query)),
     responses((status = 200, description = "A page of the account's secrets (never their values), in `pagination`", body = [SecretView])),
     security(("apiKey" = [])))]
-pub async fn list(State(state): State<AppState>, caller: Caller, RawQuery(query): RawQuery) -> Result<Response, Error> {
+pub async fn list(
+    State(state): State<AppState>,
+    caller: Caller,
+    RawQuery(query): RawQuery,
+) -> Result<Answer<SecretView>, Error> {
     caller.require_account(&state, permission::SECRET_READ)?;
     let list = ListQuery::parse(query, &[])?;
     list.status_in(crate::store::secrets::SecretType::NAMES)?;
     let now = state.clock.now();
     let found = secret_store::page(&state.store, caller.account_id(), &list.page).await?;
-    Ok(envelope::paged(found.map(|secret| SecretView::of(&secret, now))))
+    Ok(Answer::Paged(found.map(|secret| SecretView::of(&secret, now))))
 }
 
 #[utoipa::path(get, path = "/secrets/{id}", tag = "Secrets", params(("id" = String, Path)),
@@ -256,14 +271,14 @@ pub async fn rotate(
     State(state): State<AppState>,
     Owned { item: before, caller, .. }: Owned<Secret, SecretUpdate>,
     JsonBody(body): JsonBody,
-) -> Result<Response, Error> {
+) -> Result<Answer<RotatedSecret>, Error> {
     let now = state.clock.now();
     let rotation = Rotation::read(body, now)?;
     let describe = |secret: &Secret| SecretView::of(secret, now);
     let rotated = secrets::rotate(&state, &before, &rotation, caller.author(), describe).await?;
     let mut view = SecretView::of(&rotated.secret, now);
     view.value = Some(rotated.value);
-    Ok(envelope::ok(RotatedSecret { secret: view, rotation: rotation.view() }))
+    Ok(Answer::Ok(RotatedSecret { secret: view, rotation: rotation.view() }))
 }
 
 #[derive(Debug, Serialize, ToSchema)]

@@ -2,7 +2,6 @@
 
 use super::reach::{Found, InRealm, SessionDelete, SessionRead};
 use axum::extract::{RawQuery, State};
-use axum::response::Response;
 use chrono::{DateTime, Utc};
 use serde::Serialize;
 use utoipa::ToSchema;
@@ -10,7 +9,7 @@ use utoipa::ToSchema;
 use super::ListQuery;
 use crate::directory::sessions;
 use crate::http::AppState;
-use crate::http::envelope;
+use crate::http::envelope::Answer;
 use crate::kernel::clock::iso;
 use crate::runtime::error::Error;
 use crate::store::sessions::{self as session_store, Session};
@@ -77,12 +76,12 @@ pub async fn list(
     State(state): State<AppState>,
     InRealm { realm, .. }: InRealm<SessionRead>,
     RawQuery(query): RawQuery,
-) -> Result<Response, Error> {
+) -> Result<Answer<SessionView>, Error> {
     let list = ListQuery::parse(query, &["userId", "clientId"])?;
     let now = state.clock.now();
     let filter = session_store::SessionFilter { user_id: list.filter("userId"), client_id: list.filter("clientId") };
     let found = session_store::page(&state.store, &realm.id, now, filter, &list.page).await?;
-    Ok(envelope::paged(found.map(|session| SessionView::of(&session, now))))
+    Ok(Answer::Paged(found.map(|session| SessionView::of(&session, now))))
 }
 
 #[utoipa::path(get, path = "/realms/{realm}/sessions/{sessionId}", tag = "Sessions",
@@ -92,8 +91,8 @@ pub async fn list(
 pub async fn read(
     State(state): State<AppState>,
     Found { item: session, .. }: Found<Session, SessionRead>,
-) -> Result<Response, Error> {
-    Ok(envelope::ok(SessionView::of(&session, state.clock.now())))
+) -> Result<Answer<SessionView>, Error> {
+    Ok(Answer::Ok(SessionView::of(&session, state.clock.now())))
 }
 
 #[utoipa::path(delete, path = "/realms/{realm}/sessions/{sessionId}", tag = "Sessions",
@@ -104,8 +103,8 @@ pub async fn read(
 pub async fn revoke(
     State(state): State<AppState>,
     Found { item: session, caller, .. }: Found<Session, SessionDelete>,
-) -> Result<Response, Error> {
+) -> Result<Answer<()>, Error> {
     let now = state.clock.now();
     sessions::end(&state, &session, caller.author(), |session| SessionView::of(session, now)).await?;
-    Ok(envelope::done())
+    Ok(Answer::Done)
 }

@@ -6,12 +6,11 @@ use axum::extract::State;
 use axum::response::Response;
 use chrono::{DateTime, Utc};
 use serde::Serialize;
-use serde_json::{Value, json};
+use serde_json::Value;
 use utoipa::ToSchema;
 
-use super::commit;
 use super::reach::{ClientRead, ClientUpdate, InClient, InRealm, RealmRead, RealmUpdate};
-use crate::directory::keys::{self, Rotation};
+use crate::directory::keys;
 use crate::http::AppState;
 use crate::http::body::JsonBody;
 use crate::http::envelope;
@@ -20,7 +19,6 @@ use crate::kernel::validate::{Body, boolean};
 use crate::runtime::error::Error;
 use crate::store::clients::SigningKeys;
 use crate::store::signing_keys::{self as key_store, Owner, SigningKey};
-use crate::store::trail::{Change, ChangeAction, Place, ResourceKind};
 
 /// A signing key as the admin API shows it (public part only).
 #[derive(Debug, Serialize, ToSchema)]
@@ -126,11 +124,6 @@ pub struct RotatedSigningKeys {
     pub revoked_keys_count: u64,
 }
 
-fn read_revoke(body: &mut Body) -> Result<Rotation, Error> {
-    let revoke = RotateSigningKeysInput::read(body).revoke_old_keys.unwrap_or(false);
-    Ok(Rotation::Manual { revoke })
-}
-
 #[utoipa::path(post, path = "/realms/{realm}/clients/{client}/signing-keys/rotate", tag = "Clients",
     params(("realm" = String, Path), ("client" = String, Path)), request_body = RotateSigningKeysInput,
     responses((status = 200, description = "The new key, in `data`", body = RotatedSigningKeys),
@@ -142,7 +135,7 @@ pub async fn rotate_signing_keys(
     InClient { client, caller, .. }: InClient<ClientUpdate>,
     JsonBody(mut body): JsonBody,
 ) -> Result<Response, Error> {
-    let rotation = read_revoke(&mut body)?;
+    let revoke = RotateSigningKeysInput::read(&mut body).revoke_old_keys.unwrap_or(false);
     body.finish()?;
     if client.signing_keys == SigningKeys::Realm {
         return Err(Error::Conflict(
@@ -152,19 +145,9 @@ pub async fn rotate_signing_keys(
         ));
     }
     let owner = Owner::Client(&client.realm_id, &client.id);
-    let key = keys::fresh(&state, owner, &client.key_algorithm, state.clock.now())?;
-    let mut tx = state.store.begin().await?;
-    let rotated = keys::rotate(&state, &mut tx, owner, rotation, vec![key])
-        .await?
-        .ok_or_else(|| Error::Internal(anyhow::anyhow!("a manual rotation always rotates")))?;
-    let answer = answer(&rotated);
-    let details = json!({ "signing_key_id": answer.signing_key_id, "revoked_keys_count": rotated.revoked });
-    let place = Place::in_realm(ResourceKind::SigningKey, &answer.signing_key_id, &client.realm_id)
-        .of_client(&client.id)
-        .under(&client.id);
-    let change = Change::of(ChangeAction::Update, place, 200).details(details);
-    commit(&state, &caller, tx, change).await?;
-    Ok(envelope::ok(answer))
+    let algorithms = [client.key_algorithm.clone()];
+    let rotated = keys::rotate_by_hand(&state, owner, &algorithms, revoke, caller.author()).await?;
+    Ok(envelope::ok(answer(&rotated)))
 }
 
 #[utoipa::path(post, path = "/realms/{realm}/signing-keys/rotate", tag = "Realms",
@@ -177,24 +160,12 @@ pub async fn rotate_realm_signing_keys(
     InRealm { realm, caller, .. }: InRealm<RealmUpdate>,
     JsonBody(mut body): JsonBody,
 ) -> Result<Response, Error> {
-    let rotation = read_revoke(&mut body)?;
+    let revoke = RotateSigningKeysInput::read(&mut body).revoke_old_keys.unwrap_or(false);
     body.finish()?;
-    let now = state.clock.now();
     let owner = Owner::Realm(&realm.id);
-    let mut fresh = Vec::new();
-    for algorithm in keys::realm_algorithms(&state, &realm.id).await? {
-        fresh.push(keys::fresh(&state, owner, &algorithm, now)?);
-    }
-    let mut tx = state.store.begin().await?;
-    let rotated = keys::rotate(&state, &mut tx, owner, rotation, fresh)
-        .await?
-        .ok_or_else(|| Error::Internal(anyhow::anyhow!("a manual rotation always rotates")))?;
-    let answer = answer(&rotated);
-    let details = json!({ "signing_key_ids": answer.signing_key_ids, "revoked_keys_count": rotated.revoked });
-    let place = Place::in_realm(ResourceKind::SigningKey, &answer.signing_key_id, &realm.id).under(&realm.id);
-    let change = Change::of(ChangeAction::Update, place, 200).details(details);
-    commit(&state, &caller, tx, change).await?;
-    Ok(envelope::ok(answer))
+    let algorithms = keys::realm_algorithms(&state, &realm.id).await?;
+    let rotated = keys::rotate_by_hand(&state, owner, &algorithms, revoke, caller.author()).await?;
+    Ok(envelope::ok(answer(&rotated)))
 }
 
 fn answer(rotated: &keys::Rotated) -> RotatedSigningKeys {

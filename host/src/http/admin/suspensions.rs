@@ -15,7 +15,7 @@ use crate::authz::permission;
 use crate::http::AppState;
 use crate::http::auth::Caller;
 use crate::http::body::JsonBody;
-use crate::http::envelope;
+use crate::http::envelope::{self, Answer};
 use crate::kernel::clock::iso;
 use crate::kernel::ids::SuspensionId;
 use crate::kernel::validate::{Body, Rule, boolean, instant, list_of, one_of, text};
@@ -89,86 +89,102 @@ impl SuspensionView {
 /// The body of a suspension.
 #[derive(Debug, ToSchema)]
 #[schema(rename_all = "camelCase")]
-#[allow(dead_code)]
 pub struct SuspensionInput {
     /// Restricted or Full.
-    level: SuspensionLevel,
+    #[schema(value_type = SuspensionLevel, required = true)]
+    level: Option<SuspensionLevel>,
     /// Up to 1,024 characters.
     reason: Option<String>,
     /// ISO 8601 UTC, not in the past and at most ten years ahead; now when omitted.
-    starts_at: Option<String>,
+    #[schema(value_type = Option<String>)]
+    starts_at: DateTime<Utc>,
     /// ISO 8601 UTC, after `startsAt`, at most ten years ahead; none: until lifted.
-    ends_at: Option<String>,
+    #[schema(value_type = Option<String>)]
+    ends_at: Option<DateTime<Utc>>,
     /// Scopes withheld from the person's new tokens at the client (up to 100).
-    restricted_scopes: Option<Vec<String>>,
+    #[schema(value_type = Option<Vec<String>>)]
+    restricted_scopes: Vec<String>,
     /// Withhold every role of the person from the client's new tokens; then `revokedRoleIds` is empty.
-    revokes_every_role: Option<bool>,
+    #[schema(value_type = Option<bool>)]
+    revokes_every_role: bool,
     /// Realm roles, or roles of this client, withheld from its new tokens (up to 100).
-    revoked_role_ids: Option<Vec<String>>,
+    #[schema(value_type = Option<Vec<String>>)]
+    revoked_role_ids: Vec<String>,
     /// End the person's sessions at the client when the suspension starts.
-    terminate_sessions: Option<bool>,
+    #[schema(value_type = Option<bool>)]
+    terminate_sessions: bool,
 }
 
-/// Reads a suspension of `user` at `client`; `None` when a required field is missing (the body
-/// then holds the refusals).
-fn read_suspension(
-    body: &mut Body,
-    (client, user): (&Client, &User),
-    account_id: &str,
-    now: DateTime<Utc>,
-) -> Option<Suspension> {
-    let level = body.required("level", one_of(SuspensionLevel::NAMES));
-    let reason = body.optional("reason", text(1, 1024));
-    let horizon = now + TimeDelta::days(MAX_TERM_DAYS);
-    let starts_at = body.optional("startsAt", instant).unwrap_or(now);
-    if starts_at < now {
-        body.refuse("startsAt", Rule::Range, "startsAt must not be in the past");
-    } else if starts_at > horizon {
-        body.refuse("startsAt", Rule::Range, format!("startsAt must be at most {MAX_TERM_DAYS} days ahead"));
-    }
-    let ends_at = body.optional("endsAt", instant);
-    if let Some(end) = ends_at {
-        if end <= starts_at {
-            body.refuse("endsAt", Rule::Range, "endsAt must be after startsAt");
-        } else if end > horizon {
-            body.refuse("endsAt", Rule::Range, format!("endsAt must be at most {MAX_TERM_DAYS} days ahead"));
+impl SuspensionInput {
+    /// The suspension `body` asks for at `now`, its term and what it withholds checked.
+    fn read(body: &mut Body, now: DateTime<Utc>) -> Self {
+        let level = body.required("level", one_of(SuspensionLevel::NAMES));
+        let reason = body.optional("reason", text(1, 1024));
+        let horizon = now + TimeDelta::days(MAX_TERM_DAYS);
+        let starts_at = body.optional("startsAt", instant).unwrap_or(now);
+        if starts_at < now {
+            body.refuse("startsAt", Rule::Range, "startsAt must not be in the past");
+        } else if starts_at > horizon {
+            body.refuse("startsAt", Rule::Range, format!("startsAt must be at most {MAX_TERM_DAYS} days ahead"));
+        }
+        let ends_at = body.optional("endsAt", instant);
+        if let Some(end) = ends_at {
+            if end <= starts_at {
+                body.refuse("endsAt", Rule::Range, "endsAt must be after startsAt");
+            } else if end > horizon {
+                body.refuse("endsAt", Rule::Range, format!("endsAt must be at most {MAX_TERM_DAYS} days ahead"));
+            }
+        }
+        let restricted_scopes = body.optional("restrictedScopes", list_of(100, scope_token)).unwrap_or_default();
+        let revokes_every_role = body.optional("revokesEveryRole", boolean).unwrap_or(false);
+        let revoked_role_ids = body.optional("revokedRoleIds", list_of(100, text(1, 64))).unwrap_or_default();
+        if revokes_every_role && !revoked_role_ids.is_empty() {
+            body.refuse("revokedRoleIds", Rule::Conflict, "revokedRoleIds must be empty when revokesEveryRole is true");
+        }
+        let terminate_sessions = body.optional("terminateSessions", boolean).unwrap_or(false);
+        let takes_nothing = restricted_scopes.is_empty() && !revokes_every_role && revoked_role_ids.is_empty();
+        if level == Some(SuspensionLevel::Restricted) && takes_nothing {
+            body.refuse(
+                "restrictedScopes",
+                Rule::Required,
+                "a Restricted suspension withholds at least one scope or role (restrictedScopes, revokesEveryRole, revokedRoleIds)",
+            );
+        }
+        Self {
+            level,
+            reason,
+            starts_at,
+            ends_at,
+            restricted_scopes,
+            revokes_every_role,
+            revoked_role_ids,
+            terminate_sessions,
         }
     }
-    let restricted_scopes = body.optional("restrictedScopes", list_of(100, scope_token)).unwrap_or_default();
-    let revokes_every_role = body.optional("revokesEveryRole", boolean).unwrap_or(false);
-    let revoked_role_ids = body.optional("revokedRoleIds", list_of(100, text(1, 64))).unwrap_or_default();
-    if revokes_every_role && !revoked_role_ids.is_empty() {
-        body.refuse("revokedRoleIds", Rule::Conflict, "revokedRoleIds must be empty when revokesEveryRole is true");
+
+    /// The suspension of `user` at `client`, made at `now`; `None` without a level.
+    fn of(self, (client, user): (&Client, &User), account_id: &str, now: DateTime<Utc>) -> Option<Suspension> {
+        Some(Suspension {
+            id: SuspensionId::fresh(),
+            account_id: crate::kernel::ids::AccountId::known(account_id),
+            realm_id: client.realm_id.clone(),
+            client_id: client.id.clone(),
+            user_id: user.id.clone(),
+            level: self.level?,
+            reason: self.reason,
+            starts_at: self.starts_at,
+            ends_at: self.ends_at,
+            restricted_scopes: self.restricted_scopes,
+            revokes_every_role: self.revokes_every_role,
+            revoked_role_ids: self.revoked_role_ids,
+            terminates_sessions: self.terminate_sessions,
+            sessions_terminated_at: None,
+            lifted_at: None,
+            ended_at: None,
+            created_at: now,
+            updated_at: now,
+        })
     }
-    let terminates_sessions = body.optional("terminateSessions", boolean).unwrap_or(false);
-    let takes_nothing = restricted_scopes.is_empty() && !revokes_every_role && revoked_role_ids.is_empty();
-    if level == Some(SuspensionLevel::Restricted) && takes_nothing {
-        body.refuse(
-            "restrictedScopes",
-            Rule::Required,
-            "a Restricted suspension withholds at least one scope or role (restrictedScopes, revokesEveryRole, revokedRoleIds)",
-        );
-    }
-    Some(Suspension {
-        id: SuspensionId::fresh(),
-        account_id: crate::kernel::ids::AccountId::known(account_id),
-        realm_id: client.realm_id.clone(),
-        client_id: client.id.clone(),
-        user_id: user.id.clone(),
-        level: level?,
-        reason,
-        starts_at,
-        ends_at,
-        restricted_scopes,
-        revokes_every_role,
-        revoked_role_ids,
-        terminates_sessions,
-        sessions_terminated_at: None,
-        lifted_at: None,
-        ended_at: None,
-        created_at: now,
-        updated_at: now,
-    })
 }
 
 #[utoipa::path(post, path = "/realms/{realm}/clients/{client}/users/{userId}/suspensions", tag = "Suspensions",
@@ -182,15 +198,16 @@ pub async fn create(
     State(state): State<AppState>,
     ClientUser { client, user, caller, .. }: ClientUser<UserUpdate>,
     JsonBody(mut body): JsonBody,
-) -> Result<Response, Error> {
+) -> Result<Answer<SuspensionView>, Error> {
     let now = state.clock.now();
-    let suspension = read_suspension(&mut body, (&client, &user), caller.account_id(), now);
+    let input = SuspensionInput::read(&mut body, now);
     body.finish()?;
+    let suspension = input.of((&client, &user), caller.account_id(), now);
     let Some(suspension) = suspension else {
         return Err(Error::Internal(anyhow::anyhow!("a refused body passed validation")));
     };
     let written = suspensions::write(&state, caller.author(), suspension, |s| SuspensionView::of(s, now)).await?;
-    Ok(envelope::created(SuspensionView::of(&written, now)))
+    Ok(Answer::Created(SuspensionView::of(&written, now)))
 }
 
 #[utoipa::path(get, path = "/realms/{realm}/clients/{client}/users/{userId}/suspensions", tag = "Suspensions",

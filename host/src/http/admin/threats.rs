@@ -4,7 +4,6 @@
 //! `realm:update` on the realm of the incident.
 
 use axum::extract::{Path, RawQuery, State};
-use axum::response::Response;
 use chrono::{DateTime, Utc};
 use serde::Serialize;
 use utoipa::ToSchema;
@@ -13,7 +12,7 @@ use super::{ListQuery, realm_in_reach};
 use crate::authz::permission;
 use crate::http::AppState;
 use crate::http::auth::Caller;
-use crate::http::envelope;
+use crate::http::envelope::Answer;
 use crate::kernel::clock::iso;
 use crate::kernel::validate::{Notification, Rule};
 use crate::protection::incidents::title;
@@ -198,7 +197,11 @@ async fn realm_filter<'a>(
     responses((status = 200, description = "A page of incidents, newest first, without their measures, in `pagination`", body = [IncidentView]),
               (status = 400), (status = 403)),
     security(("apiKey" = [])))]
-pub async fn list(State(state): State<AppState>, caller: Caller, RawQuery(query): RawQuery) -> Result<Response, Error> {
+pub async fn list(
+    State(state): State<AppState>,
+    caller: Caller,
+    RawQuery(query): RawQuery,
+) -> Result<Answer<IncidentView>, Error> {
     let list = ListQuery::parse(query, &["realmId", "clientId", "incidentStatus"])?;
     let filter = realm_filter(&state, &caller, &list).await?;
     let status = match list.filter("incidentStatus") {
@@ -213,7 +216,7 @@ pub async fn list(State(state): State<AppState>, caller: Caller, RawQuery(query)
     };
     state.protection.store_refusals(&state.store).await?;
     let found = store::incident_page(&state.store, filter, status, &list.page).await?;
-    Ok(envelope::paged(found.map(IncidentView::of)))
+    Ok(Answer::Paged(found.map(IncidentView::of)))
 }
 
 /// The incident of the caller's account with this id, the caller holding `permission` on its realm.
@@ -233,26 +236,34 @@ pub(super) async fn incident_in_reach(
     responses((status = 200, description = "The incident with every measure it took, in `data`", body = IncidentView),
               (status = 403), (status = 404)),
     security(("apiKey" = [])))]
-pub async fn read(State(state): State<AppState>, caller: Caller, Path(id): Path<String>) -> Result<Response, Error> {
+pub async fn read(
+    State(state): State<AppState>,
+    caller: Caller,
+    Path(id): Path<String>,
+) -> Result<Answer<IncidentView>, Error> {
     state.protection.store_refusals(&state.store).await?;
     let incident = incident_in_reach(&state, &caller, &id, permission::AUDIT_READ).await?;
     let now = state.clock.now();
     let measures = store::measures_of_incident(state.store.pool(), &incident.id).await?;
     let mut view = IncidentView::of(incident);
     view.measures = Some(measures.into_iter().map(|m| MeasureView::of(m, now)).collect());
-    Ok(envelope::ok(view))
+    Ok(Answer::Ok(view))
 }
 
 #[utoipa::path(post, path = "/threat-incidents/{incidentId}/dismiss", tag = "Attack protection", params(("incidentId" = String, Path)),
     responses((status = 200, description = "Dismissed: every measure in force is lifted and what each blocked source did is forgotten; exposed passwords still must be changed", body = IncidentView),
               (status = 403), (status = 404), (status = 409, description = "The incident is not active")),
     security(("apiKey" = [])))]
-pub async fn dismiss(State(state): State<AppState>, caller: Caller, Path(id): Path<String>) -> Result<Response, Error> {
+pub async fn dismiss(
+    State(state): State<AppState>,
+    caller: Caller,
+    Path(id): Path<String>,
+) -> Result<Answer<IncidentView>, Error> {
     state.protection.store_refusals(&state.store).await?;
     let incident = incident_in_reach(&state, &caller, &id, permission::REALM_UPDATE).await?;
     let view = |incident: &Incident| IncidentView::of(incident.clone());
     let dismissed = operators::dismiss(&state, &state.protection, caller.author(), incident, view).await?;
-    Ok(envelope::ok(IncidentView::of(dismissed.after)))
+    Ok(Answer::Ok(IncidentView::of(dismissed.after)))
 }
 
 #[utoipa::path(post, path = "/threat-incidents/mitigations/{mitigationId}/revoke", tag = "Attack protection", params(("mitigationId" = String, Path)),
@@ -260,14 +271,18 @@ pub async fn dismiss(State(state): State<AppState>, caller: Caller, Path(id): Pa
               (status = 403), (status = 404),
               (status = 409, description = "Not in force, or an exposed password (resolved only by changing it)")),
     security(("apiKey" = [])))]
-pub async fn revoke(State(state): State<AppState>, caller: Caller, Path(id): Path<String>) -> Result<Response, Error> {
+pub async fn revoke(
+    State(state): State<AppState>,
+    caller: Caller,
+    Path(id): Path<String>,
+) -> Result<Answer<MeasureView>, Error> {
     let measure = store::find_measure(state.store.pool(), caller.account_id(), &id).await?;
     let measure = measure.ok_or(Error::NotFound("measure"))?;
     realm_in_reach(&state, &caller, &measure.realm_id, permission::REALM_UPDATE).await?;
     let now = state.clock.now();
     let view = |measure: &Measure| MeasureView::of(measure.clone(), now);
     let lifted = operators::lift(&state, &state.protection, caller.author(), measure, view).await?;
-    Ok(envelope::ok(MeasureView::of(lifted.after, now)))
+    Ok(Answer::Ok(MeasureView::of(lifted.after, now)))
 }
 
 #[utoipa::path(get, path = "/threat-incidents/exposures", tag = "Attack protection",
@@ -282,7 +297,7 @@ pub async fn exposures(
     State(state): State<AppState>,
     caller: Caller,
     RawQuery(query): RawQuery,
-) -> Result<Response, Error> {
+) -> Result<Answer<ExposureView>, Error> {
     let list = ListQuery::parse(query, &["realmId", "clientId", "unresolvedOnly"])?;
     let filter = realm_filter(&state, &caller, &list).await?;
     let unresolved_only = match list.filter("unresolvedOnly") {
@@ -297,7 +312,7 @@ pub async fn exposures(
         }
     };
     let found = exposures::exposure_page(&state.store, filter, unresolved_only, &list.page).await?;
-    Ok(envelope::paged(found.map(ExposureView::of)))
+    Ok(Answer::Paged(found.map(ExposureView::of)))
 }
 
 #[derive(Debug, Serialize, ToSchema)]
@@ -329,7 +344,7 @@ pub async fn standing(
     State(state): State<AppState>,
     caller: Caller,
     Path((realm_id, user_id)): Path<(String, String)>,
-) -> Result<Response, Error> {
+) -> Result<Answer<ThreatStandingView>, Error> {
     let realm = realm_in_reach(&state, &caller, &realm_id, permission::USER_READ).await?;
     let pool = state.store.pool();
     let user = crate::store::users::find(pool, &realm.id, &user_id).await?.ok_or(Error::NotFound("user"))?;
@@ -339,7 +354,7 @@ pub async fn standing(
     let (exposures, others): (Vec<Measure>, Vec<Measure>) =
         measures.into_iter().partition(|m| m.kind == MeasureType::PasswordExposed);
     let open = exposure.as_ref().filter(|e| e.resolved_at.is_none());
-    Ok(envelope::ok(ThreatStandingView {
+    Ok(Answer::Ok(ThreatStandingView {
         user_id: user.id.to_string(),
         password_exposed: open.is_some(),
         exposed_since: open.map(|e| iso(e.exposed_at)),
@@ -436,7 +451,7 @@ pub async fn summary(
     State(state): State<AppState>,
     caller: Caller,
     RawQuery(query): RawQuery,
-) -> Result<Response, Error> {
+) -> Result<Answer<SummaryView>, Error> {
     let list = ListQuery::parse(query, &["realmId", "clientId", "days"])?;
     // The filters are checked as the lists check them; the figures are gathered below.
     realm_filter(&state, &caller, &list).await?;
@@ -455,7 +470,7 @@ pub async fn summary(
     let named = |figures: Vec<(&'static str, summary::Figures)>| {
         figures.into_iter().map(|(name, figures)| Share { name: name.to_owned(), figures: figures.into() }).collect()
     };
-    Ok(envelope::ok(SummaryView {
+    Ok(Answer::Ok(SummaryView {
         days: summary.days,
         from: iso(summary.from),
         to: iso(summary.to),

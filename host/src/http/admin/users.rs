@@ -12,7 +12,7 @@ use super::{ListQuery, commit};
 use crate::directory::people;
 use crate::http::AppState;
 use crate::http::body::JsonBody;
-use crate::http::envelope;
+use crate::http::envelope::{self, Answer};
 use crate::kernel::clock::iso;
 use crate::kernel::ids::UserId;
 use crate::kernel::validate::{Body, Notification, Rule, boolean, email, one_of, parsed, text, username};
@@ -67,61 +67,68 @@ impl UserView {
 /// keep their value.
 #[derive(Debug, ToSchema)]
 #[schema(rename_all = "camelCase")]
-#[allow(dead_code)]
 pub struct UserInput {
     /// 1–255 characters without spaces or control characters; unique in the realm. Required at creation.
-    username: String,
+    #[schema(value_type = String, required = true)]
+    username: Option<String>,
     /// An e-mail address, unique in the realm; null clears it.
-    email: Option<String>,
+    #[schema(value_type = Option<String>)]
+    email: Option<Option<String>>,
     /// Up to 255 characters.
-    first_name: Option<String>,
+    #[schema(value_type = Option<String>)]
+    first_name: Option<Option<String>>,
     /// Up to 255 characters.
-    last_name: Option<String>,
+    #[schema(value_type = Option<String>)]
+    last_name: Option<Option<String>>,
     email_confirmed: Option<bool>,
     /// Active (default) or Disabled.
     status: Option<UserStatus>,
-    /// At least the realm's Minimum Length, at most 1024 characters; never returned.
-    password: Option<String>,
     /// Ask for a new password at the next sign-in.
     must_change_password: Option<bool>,
+    /// At least the realm's Minimum Length, at most 1024 characters; never returned.
+    password: Option<String>,
 }
 
-/// Reads the changeable fields onto `user`; returns a new password when one was given.
-fn read_fields(body: &mut Body, user: &mut User, realm: &Realm) -> Option<String> {
-    if let Some(name) = body.optional("username", username) {
-        user.username = name;
-    }
-    if let Some(email) = body.nullable("email", parsed(email)) {
-        user.email = email;
-    }
-    let name = |path: &str, value: &Value| text(0, 255)(path, value);
-    if let Some(first) = body.nullable("firstName", name) {
-        user.first_name = first.filter(|n| !n.is_empty());
-    }
-    if let Some(last) = body.nullable("lastName", name) {
-        user.last_name = last.filter(|n| !n.is_empty());
-    }
-    if let Some(confirmed) = body.optional("emailConfirmed", boolean) {
-        user.email_confirmed = confirmed;
-    }
-    if let Some(status) = body.optional("status", one_of(UserStatus::NAMES)) {
-        user.status = status;
-    }
-    if let Some(must) = body.optional("mustChangePassword", boolean) {
-        user.must_change_password = must;
-    }
-    let minimum = usize::try_from(realm.settings.minimum_password_length).unwrap_or(8);
-    body.optional("password", |path, value| {
-        let password = text(0, crate::kernel::passwords::MAX_PASSWORD_LENGTH)(path, value)?;
-        if password.chars().count() < minimum {
-            return Err(vec![Notification::new(
-                path,
-                Rule::MinLength,
-                format!("{path} must have at least {minimum} characters (the realm's Minimum Length)"),
-            )]);
+impl UserInput {
+    /// The fields `body` gives; a password is held to the realm's Minimum Length.
+    fn read(body: &mut Body, realm: &Realm) -> Self {
+        let name = |path: &str, value: &Value| text(0, 255)(path, value);
+        let minimum = usize::try_from(realm.settings.minimum_password_length).unwrap_or(8);
+        Self {
+            username: body.optional("username", username),
+            email: body.nullable("email", parsed(email)),
+            first_name: body.nullable("firstName", name).map(|first| first.filter(|n| !n.is_empty())),
+            last_name: body.nullable("lastName", name).map(|last| last.filter(|n| !n.is_empty())),
+            email_confirmed: body.optional("emailConfirmed", boolean),
+            status: body.optional("status", one_of(UserStatus::NAMES)),
+            must_change_password: body.optional("mustChangePassword", boolean),
+            password: body.optional("password", |path, value| {
+                let password = text(0, crate::kernel::passwords::MAX_PASSWORD_LENGTH)(path, value)?;
+                if password.chars().count() < minimum {
+                    return Err(vec![Notification::new(
+                        path,
+                        Rule::MinLength,
+                        format!("{path} must have at least {minimum} characters (the realm's Minimum Length)"),
+                    )]);
+                }
+                Ok(password)
+            }),
         }
-        Ok(password)
-    })
+    }
+
+    /// Changes the fields given on `user`; returns the new password when one was given.
+    fn apply(self, user: &mut User) -> Option<String> {
+        let Self { username, email, first_name, last_name, email_confirmed, status, must_change_password, password } =
+            self;
+        user.username = username.unwrap_or(std::mem::take(&mut user.username));
+        user.email = email.unwrap_or(user.email.take());
+        user.first_name = first_name.unwrap_or(user.first_name.take());
+        user.last_name = last_name.unwrap_or(user.last_name.take());
+        user.email_confirmed = email_confirmed.unwrap_or(user.email_confirmed);
+        user.status = status.unwrap_or(user.status);
+        user.must_change_password = must_change_password.unwrap_or(user.must_change_password);
+        password
+    }
 }
 
 #[utoipa::path(post, path = "/realms/{realm}/users", tag = "Realm users", params(("realm" = String, Path)),
@@ -134,7 +141,7 @@ pub async fn create(
     State(state): State<AppState>,
     InRealm { realm, caller, .. }: InRealm<UserCreate>,
     JsonBody(mut body): JsonBody,
-) -> Result<Response, Error> {
+) -> Result<Answer<UserView>, Error> {
     let now = state.clock.now();
     let mut user = User {
         id: UserId::fresh(),
@@ -153,11 +160,11 @@ pub async fn create(
     if !body.has("username") {
         body.refuse("username", Rule::Required, "username is required");
     }
-    let password = read_fields(&mut body, &mut user, &realm);
+    let password = UserInput::read(&mut body, &realm).apply(&mut user);
     body.finish()?;
     let user = people::create(&state, &state.passwords.breached, &realm, user, password, caller.author(), UserView::of)
         .await?;
-    Ok(envelope::created(UserView::of(&user)))
+    Ok(Answer::Created(UserView::of(&user)))
 }
 
 #[utoipa::path(get, path = "/realms/{realm}/users", tag = "Realm users",
@@ -173,7 +180,7 @@ pub async fn list(
     State(state): State<AppState>,
     InRealm { realm, .. }: InRealm<UserRead>,
     RawQuery(query): RawQuery,
-) -> Result<Response, Error> {
+) -> Result<Answer<UserView>, Error> {
     let list = ListQuery::parse(query, &["emailConfirmed"])?;
     list.status_in(crate::store::users::UserStatus::NAMES)?;
     let email_confirmed = match list.filter("emailConfirmed") {
@@ -183,15 +190,15 @@ pub async fn list(
         Some(_) => return Err(Error::invalid("emailConfirmed", Rule::Type, "emailConfirmed must be true or false")),
     };
     let found = user_store::page(&state.store, &realm.id, email_confirmed, &list.page).await?;
-    Ok(envelope::paged(found.map(|user| UserView::of(&user))))
+    Ok(Answer::Paged(found.map(|user| UserView::of(&user))))
 }
 
 #[utoipa::path(get, path = "/realms/{realm}/users/{userId}", tag = "Realm users",
     params(("realm" = String, Path), ("userId" = String, Path)),
     responses((status = 200, description = "The user, in `data`", body = UserView), (status = 403), (status = 404)),
     security(("apiKey" = [])))]
-pub async fn read(Found { item: user, .. }: Found<User, UserRead>) -> Result<Response, Error> {
-    Ok(envelope::ok(UserView::of(&user)))
+pub async fn read(Found { item: user, .. }: Found<User, UserRead>) -> Result<Answer<UserView>, Error> {
+    Ok(Answer::Ok(UserView::of(&user)))
 }
 
 #[utoipa::path(put, path = "/realms/{realm}/users/{userId}", tag = "Realm users",
@@ -202,17 +209,17 @@ pub async fn update(
     State(state): State<AppState>,
     Found { realm, item: before, caller, .. }: Found<User, UserUpdate>,
     JsonBody(mut body): JsonBody,
-) -> Result<Response, Error> {
+) -> Result<Answer<UserView>, Error> {
     let mut user = before.clone();
     body.unchanged("id", &user.id);
     let change_required = body.has("mustChangePassword");
-    let password = read_fields(&mut body, &mut user, &realm);
+    let password = UserInput::read(&mut body, &realm).apply(&mut user);
     body.finish()?;
     let changed = people::Changed { user, password, change_required };
     let user =
         people::update(&state, &state.passwords.breached, &realm, &before, changed, caller.author(), UserView::of)
             .await?;
-    Ok(envelope::ok(UserView::of(&user)))
+    Ok(Answer::Ok(UserView::of(&user)))
 }
 
 #[utoipa::path(delete, path = "/realms/{realm}/users/{userId}", tag = "Realm users",
@@ -222,9 +229,9 @@ pub async fn update(
 pub async fn delete(
     State(state): State<AppState>,
     Found { realm, item: user, caller, .. }: Found<User, UserDelete>,
-) -> Result<Response, Error> {
+) -> Result<Answer<()>, Error> {
     people::delete(&state, &realm, &user, caller.author(), UserView::of).await?;
-    Ok(envelope::done())
+    Ok(Answer::Done)
 }
 
 /// The longest life of an impersonation token, in seconds (shorter when access tokens are).

@@ -10,8 +10,8 @@ use chrono::{DateTime, Utc};
 
 use super::{API_KEY_HEADER, ConsolePerson, Refusal, Rejection};
 use crate::authz::{BUILTIN_ROLES, Principal, PrincipalKind};
+use crate::directory::consumers::CONSUMER_KEY_PREFIX;
 use crate::http::AppState;
-use crate::http::admin::consumers::CONSUMER_KEY_PREFIX;
 use crate::kernel::ids::{PLATFORM_REALM, UserId};
 use crate::oauth::tokens;
 use crate::runtime::cache::KnownCredential;

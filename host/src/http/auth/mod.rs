@@ -9,8 +9,8 @@ mod identify;
 use std::net::{IpAddr, Ipv4Addr};
 
 use axum::extract::{FromRequestParts, MatchedPath, OriginalUri, Request, State};
-use axum::http::Method;
 use axum::http::request::Parts;
+use axum::http::{Method, StatusCode};
 use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
 use chrono::{DateTime, Utc};
@@ -52,6 +52,8 @@ pub fn operation(method: &Method, template: &str) -> String {
 
 /// Where the admin API's routes are.
 const ADMIN_PREFIX: &str = "/api/v1/admin";
+/// Where the console's pages are.
+const CONSOLE_PREFIX: &str = "/console";
 
 impl Caller {
     pub fn account_id(&self) -> &AccountId {
@@ -115,24 +117,6 @@ pub struct ConsolePerson {
     /// The person's session at the platform realm.
     pub session_id: SessionId,
     pub user_id: UserId,
-}
-
-/// The caller a console page acts as, for the page to ask the policies what to offer; `None` when
-/// the person's platform session has ended or they are on no team any more.
-pub async fn console_caller(
-    state: &AppState,
-    signed_in: &ConsolePerson,
-    request: trail::Request,
-) -> Result<Option<Caller>, Error> {
-    match identify_console(state, signed_in, state.clock.now()).await {
-        Ok(Identified { principal, person, actor }) => {
-            Ok(Some(Caller { principal, person, actor, request, operation: String::new() }))
-        }
-        Err(rejection) => match *rejection {
-            Rejection::Refused(_) => Ok(None),
-            Rejection::Failed(error) => Err(error),
-        },
-    }
 }
 
 /// Why a credential was not accepted (recorded in the access log, never told to the caller).
@@ -199,9 +183,9 @@ pub async fn authenticate(State(state): State<AppState>, mut request: Request, n
                 }
                 entry.reason = Some(refusal.reason.to_owned());
                 state.access_log.record(entry).await;
-                return Error::Unauthenticated.into_response();
+                return unadmitted(Error::Unauthenticated);
             }
-            Rejection::Failed(error) => return error.into_response(),
+            Rejection::Failed(error) => return unadmitted(error),
         },
     };
     actor.ip_address = ip;
@@ -223,7 +207,7 @@ pub async fn authenticate(State(state): State<AppState>, mut request: Request, n
     // cannot spend its owner's allowance.
     let admitted = match crate::operations::instance::admits_admin_call(&state, &principal.account_id, address).await {
         Ok(admitted) => admitted,
-        Err(error) => return error.into_response(),
+        Err(error) => return unadmitted(error),
     };
     if admitted {
         let class = rate_class(&method, template.as_deref().unwrap_or(&path));
@@ -246,7 +230,7 @@ pub async fn authenticate(State(state): State<AppState>, mut request: Request, n
             entry.reason = Some("TooManyRequests".into());
             state.access_log.record(entry).await;
             state.metrics.rate_limited(if class == Class::Sensitive { "sensitive" } else { "standard" });
-            return Error::RateLimited { retry_after_seconds }.into_response();
+            return unadmitted(Error::RateLimited { retry_after_seconds });
         }
     }
 
@@ -257,7 +241,7 @@ pub async fn authenticate(State(state): State<AppState>, mut request: Request, n
     let response = if admitted {
         next.run(request).await
     } else {
-        Error::Forbidden(ErrorCode::AdminNetworkNotAllowed).into_response()
+        unadmitted(Error::Forbidden(ErrorCode::AdminNetworkNotAllowed))
     };
 
     let status = response.status();
@@ -270,35 +254,51 @@ pub async fn authenticate(State(state): State<AppState>, mut request: Request, n
     }
     state.access_log.record(entry).await;
 
-    let action = match template.as_deref() {
-        Some(t) if t.ends_with("/impersonate") => Some(ChangeAction::Impersonate),
-        _ => ChangeAction::of_method(method.as_str()),
-    };
-    if let (Some(action), Some(code), Some(template)) = (action, refused_with, template)
+    if let (Some(code), Some(template)) = (refused_with, template)
         && status.is_client_error()
     {
-        let (resource_type, resource_id, realm_id, client_id) = describe_target(&template, &path);
-        let change = trail::Change {
-            action,
-            resource_type,
-            resource_id,
-            parent_id: None,
-            realm_id: realm_id.map(RealmId::known),
-            client_id: client_id.map(ClientId::known),
-            before: None,
-            after: None,
-            details: None,
-            details_in_event: false,
-            status: status.as_u16(),
-        };
-        if let Err(error) =
-            trail::record_refusal(state.store.writer(), &caller.actor, &caller.request, &change, code.as_str(), now)
-                .await
-        {
-            tracing::error!(%error, "cannot record a refused change in the trail");
-        }
+        record_refused_change(&state, &caller, &method, &template, &path, code, status, now).await;
     }
     response
+}
+
+/// Keeps in the trail a change the admin operation at `template` (and `path`) refused with `code`;
+/// reads are not changes and leave nothing.
+#[allow(clippy::too_many_arguments)]
+pub async fn record_refused_change(
+    state: &AppState,
+    caller: &Caller,
+    method: &Method,
+    template: &str,
+    path: &str,
+    code: ErrorCode,
+    status: StatusCode,
+    now: DateTime<Utc>,
+) {
+    let action = match template {
+        t if t.ends_with("/impersonate") => Some(ChangeAction::Impersonate),
+        _ => ChangeAction::of_method(method.as_str()),
+    };
+    let Some(action) = action else { return };
+    let (resource_type, resource_id, realm_id, client_id) = describe_target(template, path);
+    let change = trail::Change {
+        action,
+        resource_type,
+        resource_id,
+        parent_id: None,
+        realm_id: realm_id.map(RealmId::known),
+        client_id: client_id.map(ClientId::known),
+        before: None,
+        after: None,
+        details: None,
+        details_in_event: false,
+        status: status.as_u16(),
+    };
+    let recorded =
+        trail::record_refusal(state.store.writer(), &caller.actor, &caller.request, &change, code.as_str(), now);
+    if let Err(error) = recorded.await {
+        tracing::error!(%error, "cannot record a refused change in the trail");
+    }
 }
 
 /// The answer to a source refused for its failed authentications. Its access-log entry is kept
@@ -318,18 +318,31 @@ async fn throttled(
         state.access_log.record(entry).await;
     }
     state.metrics.rate_limited("failed_authentication");
-    Error::RateLimited { retry_after_seconds }.into_response()
+    unadmitted(Error::RateLimited { retry_after_seconds })
 }
 
-/// Creating or changing API secrets, imports and impersonation are sensitive.
+/// Marks the answer of a request refused before its handler ran.
+#[derive(Debug, Clone, Copy)]
+pub struct Unadmitted;
+
+fn unadmitted(error: Error) -> Response {
+    let mut response = error.into_response();
+    response.extensions_mut().insert(Unadmitted);
+    response
+}
+
+/// Creating or changing API secrets, imports and impersonation are sensitive, whether the admin
+/// API or the console asks.
 fn rate_class(method: &Method, template: &str) -> Class {
     let changes = method != Method::GET && method != Method::HEAD;
-    let sensitive = template.starts_with("/api/v1/admin/secrets")
-        || template.starts_with("/api/v1/admin/import")
-        || template.ends_with("/client-secret/rotate")
-        || template.ends_with("/users/import")
-        || template.ends_with("/impersonate")
-        || template.ends_with("/dedicated/instance");
+    let at = template.strip_prefix(ADMIN_PREFIX).or_else(|| template.strip_prefix(CONSOLE_PREFIX)).unwrap_or(template);
+    let sensitive = at.starts_with("/secrets")
+        || at.starts_with("/import")
+        || at.ends_with("/client-secret/rotate")
+        || at.ends_with("/clients/{client}/rotate-secret")
+        || at.ends_with("/users/import")
+        || at.ends_with("/impersonate")
+        || at.ends_with("/dedicated/instance");
     if changes && sensitive { Class::Sensitive } else { Class::Standard }
 }
 
@@ -372,6 +385,11 @@ mod tests {
         let import = "/api/v1/admin/realms/{realm}/clients/{client}/users/import";
         assert_eq!(rate_class(&Method::POST, import), Class::Sensitive);
         assert_eq!(rate_class(&Method::GET, import), Class::Standard, "reading the reports is not");
+        assert_eq!(rate_class(&Method::POST, "/console/secrets/{id}/rotate"), Class::Sensitive);
+        let client_secret = "/console/realms/{realm}/clients/{client}/rotate-secret";
+        assert_eq!(rate_class(&Method::POST, client_secret), Class::Sensitive);
+        let webhook_secret = "/console/realms/{realm}/webhooks/{webhookId}/rotate-secret";
+        assert_eq!(rate_class(&Method::POST, webhook_secret), Class::Standard);
         assert_eq!(
             rate_class(&Method::POST, "/api/v1/admin/realms/{realm}/users/{userId}/impersonate"),
             Class::Sensitive

@@ -3,66 +3,28 @@
 //! invitations).
 
 use axum::body::Bytes;
-use axum::extract::{Path, State};
-use axum::http::{Method, StatusCode};
+use axum::extract::{Path, RawQuery, State};
+use axum::http::StatusCode;
 use axum::response::Response;
 use maud::{Markup, html};
-use serde::Deserialize;
-use serde_json::{Value, json};
+use serde_json::{Map, Value, json};
 
-use super::page::{self, Section, Shell, csrf};
-use super::{Console, Listed, Page, encode, form, value, when};
+use super::page::{Section, Shell, csrf};
+use super::{Console, Page, data, encode, form, listed, one, value, when};
 use crate::authz::{BUILTIN_ROLES, Resource, permission};
 use crate::http::AppState;
-
-#[derive(Debug, Deserialize)]
-#[serde(rename_all = "camelCase")]
-struct Secret {
-    id: String,
-    name: String,
-    #[serde(rename = "type")]
-    kind: String,
-    #[serde(default)]
-    roles: Vec<String>,
-    expires_at: Option<String>,
-    value: Option<String>,
-    value_last_four: String,
-    rotated_at: Option<String>,
-    created_at: String,
-}
-
-#[derive(Debug, Deserialize)]
-#[serde(rename_all = "camelCase")]
-struct Member {
-    user_id: String,
-    username: String,
-    email: Option<String>,
-    #[serde(default)]
-    roles: Vec<String>,
-    joined_at: String,
-}
-
-#[derive(Debug, Deserialize)]
-#[serde(rename_all = "camelCase")]
-struct Invitation {
-    id: String,
-    email: String,
-    #[serde(default)]
-    roles: Vec<String>,
-    status: String,
-    expires_at: String,
-}
-
-#[derive(Debug, Deserialize)]
-struct Role {
-    name: String,
-}
+use crate::http::admin::account;
+use crate::http::admin::reach::Owned;
+use crate::http::admin::{roles, secrets};
+use crate::http::body::JsonBody;
+use crate::kernel::validate::Body;
 
 /// The roles to choose from: the built-in ones and the account's own.
-async fn role_names(console: &Console) -> Vec<String> {
+async fn role_names(state: &AppState, console: &Console) -> Vec<String> {
     let mut names: Vec<String> = BUILTIN_ROLES.iter().map(|role| (*role).to_owned()).collect();
-    if let Ok(answer) = console.call(Method::GET, "/roles?pageSize=200", None).await
-        && let Ok(custom) = answer.page::<Role>()
+    let query = RawQuery(Some("pageSize=200".to_owned()));
+    if let Ok(custom) = roles::list(State(state.clone()), console.acting("GET /roles"), query).await
+        && let Some(custom) = custom.page()
     {
         for role in custom.items {
             if !names.contains(&role.name) {
@@ -71,6 +33,14 @@ async fn role_names(console: &Console) -> Vec<String> {
         }
     }
     names
+}
+
+/// The object `value` holds.
+fn object(value: Value) -> Body {
+    match value {
+        Value::Object(fields) => Body::from_map(fields),
+        _ => Body::from_map(Map::new()),
+    }
 }
 
 /// Checkboxes of `roles`, those of `held` checked; ids start with `prefix`.
@@ -85,17 +55,17 @@ fn role_boxes(prefix: &str, roles: &[String], held: &[String]) -> Markup {
     }
 }
 
-fn account(console: &Console) -> Resource {
+fn account_of(console: &Console) -> Resource {
     Resource::Account(console.caller.account_id().to_string())
 }
 
 /// `/console/secrets`.
 pub async fn secrets(State(state): State<AppState>, console: Console) -> Page {
-    let listed: Listed<Secret> =
-        console.read("/secrets?pageSize=200").await?.page().map_err(|error| page::failure(&error))?;
-    let may_create = console.may(&state, "POST /secrets", permission::SECRET_CREATE, account(&console));
-    let may_rotate = console.may(&state, "POST /secrets/{id}/rotate", permission::SECRET_UPDATE, account(&console));
-    let roles = role_names(&console).await;
+    let query = RawQuery(Some("pageSize=200".to_owned()));
+    let listed = listed(secrets::list(State(state.clone()), console.acting("GET /secrets"), query).await)?;
+    let may_create = console.may(&state, "POST /secrets", permission::SECRET_CREATE, account_of(&console));
+    let may_rotate = console.may(&state, "POST /secrets/{id}/rotate", permission::SECRET_UPDATE, account_of(&console));
+    let roles = role_names(&state, &console).await;
     let content = html! {
         p { a href="/console/team" { "The team" } }
         div.panel { table {
@@ -104,7 +74,7 @@ pub async fn secrets(State(state): State<AppState>, console: Console) -> Page {
                          th scope="col" { "Created" } th scope="col" { "Expires" } @if may_rotate { th scope="col" { "Rotate" } } } }
             tbody { @for secret in &listed.items {
                 tr {
-                    td { (secret.name) } td { (secret.kind) } td { (secret.roles.join(", ")) } td { code { (secret.value_last_four) } }
+                    td { (secret.name) } td { (secret.secret_type.as_str()) } td { (secret.roles.join(", ")) } td { code { (secret.value_last_four) } }
                     td { (when(&secret.created_at)) @if let Some(at) = &secret.rotated_at { br; small { "rotated " (when(at)) } } }
                     td { (secret.expires_at.as_deref().map(when).unwrap_or_else(|| "never".to_owned())) }
                     @if may_rotate { td { (rotation_form(&console, &format!("/console/secrets/{}/rotate", encode(&secret.id)), &secret.id)) } }
@@ -146,20 +116,20 @@ pub(super) fn rotation_form(console: &Console, action: &str, id: &str) -> Markup
     }
 }
 
-/// The admin API's rotation body for the form's mode.
-pub(super) fn rotation_body(form: &[(String, String)]) -> Value {
-    match value(form, "mode") {
+/// The rotation the form's mode asks for.
+pub(super) fn rotation_body(form: &[(String, String)]) -> Body {
+    object(match value(form, "mode") {
         Some("overlap") => {
             let minutes = value(form, "minutes").unwrap_or_default();
             json!({ "previousValueValidForMinutes": minutes.parse::<i64>().map_or_else(|_| json!(minutes), |m| json!(m)) })
         }
         Some("compromised") => json!({ "previousValueValidForMinutes": 0, "revokeIssuedTokens": true }),
         _ => json!({}),
-    }
+    })
 }
 
 /// A value shown once.
-fn shown_once(console: &Console, title: &str, secret: &Secret, back: &str) -> Response {
+fn shown_once(console: &Console, title: &str, secret: &secrets::SecretView, back: &str) -> Response {
     let content = html! {
         div.panel role="status" {
             @if let Some(value) = &secret.value {
@@ -173,11 +143,8 @@ fn shown_once(console: &Console, title: &str, secret: &Secret, back: &str) -> Re
 }
 
 /// Creates an API secret and shows its value once.
-pub async fn create_secret(console: Console, body: Bytes) -> Page {
+pub async fn create_secret(State(state): State<AppState>, console: Console, body: Bytes) -> Page {
     let form = form(&body);
-    if !console.genuine(&form) {
-        return Err(super::session::forged());
-    }
     let roles: Vec<&str> = form.iter().filter(|(name, _)| name == "roles").map(|(_, v)| v.as_str()).collect();
     let mut secret = json!({ "name": value(&form, "name").unwrap_or_default(), "roles": roles,
                              "type": value(&form, "type").unwrap_or("ApiKey") });
@@ -185,43 +152,41 @@ pub async fn create_secret(console: Console, body: Bytes) -> Page {
         secret["expiresAt"] =
             Value::String(if local.len() == 16 { format!("{local}:00Z") } else { format!("{local}Z") });
     }
-    let answer = console.call(Method::POST, "/secrets", Some(&secret)).await.map_err(|error| page::failure(&error))?;
-    if !answer.status.is_success() {
-        return Err(page::refused(&answer));
-    }
-    let created: Secret = answer.data().map_err(|error| page::failure(&error))?;
+    let created = console.acted(&state, &form, ("POST /secrets", "/secrets"), async |caller| {
+        secrets::create(State(state.clone()), caller, JsonBody(object(secret))).await
+    });
+    let created = one(created.await?)?;
     Ok(shown_once(&console, "API secret created", &created, "/console/secrets"))
 }
 
 /// Rotates an API secret as the form asks and shows the new value once.
-pub async fn rotate_secret(console: Console, Path(id): Path<String>, body: Bytes) -> Page {
+pub async fn rotate_secret(
+    State(state): State<AppState>,
+    console: Console,
+    Path(id): Path<String>,
+    body: Bytes,
+) -> Page {
     let form = form(&body);
-    if !console.genuine(&form) {
-        return Err(super::session::forged());
-    }
     let path = format!("/secrets/{}/rotate", encode(&id));
-    let answer = console.call(Method::POST, &path, Some(&rotation_body(&form))).await;
-    let answer = answer.map_err(|error| page::failure(&error))?;
-    if !answer.status.is_success() {
-        return Err(page::refused(&answer));
-    }
+    let rotated = console.acted(&state, &form, ("POST /secrets/{id}/rotate", &path), async |caller| {
+        let owned = Owned::reach(&state, &caller, &id).await?;
+        secrets::rotate(State(state.clone()), owned, JsonBody(rotation_body(&form))).await
+    });
     // The rotated secret, its new value with it.
-    let rotated: Secret = answer.data().map_err(|error| page::failure(&error))?;
-    Ok(shown_once(&console, "API secret rotated", &rotated, "/console/secrets"))
+    let rotated = one(rotated.await?)?;
+    Ok(shown_once(&console, "API secret rotated", &rotated.secret, "/console/secrets"))
 }
 
 /// `/console/team`: the members with their roles, and the invitations.
 pub async fn team(State(state): State<AppState>, console: Console) -> Page {
     // The team is one list, not a page: an account's team is small.
-    let members: Vec<Member> = console.read("/account/members").await?.data().map_err(|error| page::failure(&error))?;
-    let invitations: Option<Listed<Invitation>> =
-        match console.call(Method::GET, "/account/invitations?pageSize=100", None).await {
-            Ok(answer) if answer.status.is_success() => answer.page().ok(),
-            _ => None,
-        };
+    let members = data(account::members(State(state.clone()), console.acting("GET /account/members")).await)?;
+    let caller = console.acting("GET /account/invitations");
+    let query = RawQuery(Some("pageSize=100".to_owned()));
+    let invitations = account::invitations(State(state.clone()), caller, query).await.ok().and_then(|a| a.page());
     let may_change =
-        console.may(&state, "PUT /account/members/{userId}", permission::ACCOUNT_UPDATE, account(&console));
-    let roles = role_names(&console).await;
+        console.may(&state, "PUT /account/members/{userId}", permission::ACCOUNT_UPDATE, account_of(&console));
+    let roles = role_names(&state, &console).await;
     let content = html! {
         p { a href="/console/secrets" { "API secrets" } " · " a href="/console/roles" { "Roles" } " · "
             a href="/console/notifications" { "Notifications" } }
@@ -274,23 +239,48 @@ pub async fn team(State(state): State<AppState>, console: Console) -> Page {
 }
 
 /// Sets a member's roles.
-pub async fn member_roles(console: Console, Path(user): Path<String>, body: Bytes) -> Page {
+pub async fn member_roles(
+    State(state): State<AppState>,
+    console: Console,
+    Path(user): Path<String>,
+    body: Bytes,
+) -> Page {
     let form = form(&body);
     let roles: Vec<&str> = form.iter().filter(|(name, _)| name == "roles").map(|(_, v)| v.as_str()).collect();
+    let change = object(json!({ "roles": roles }));
     let path = format!("/account/members/{}", encode(&user));
-    console.send(&form, Method::PUT, &path, Some(&json!({ "roles": roles })), "/console/team").await
+    console
+        .act(&state, &form, ("PUT /account/members/{userId}", &path), "/console/team", async |caller| {
+            account::update_member(State(state.clone()), caller, Path(user.clone()), JsonBody(change)).await
+        })
+        .await
 }
 
 /// Invites a person by e-mail.
-pub async fn invite(console: Console, body: Bytes) -> Page {
+pub async fn invite(State(state): State<AppState>, console: Console, body: Bytes) -> Page {
     let form = form(&body);
     let roles: Vec<&str> = form.iter().filter(|(name, _)| name == "roles").map(|(_, v)| v.as_str()).collect();
-    let invitation = json!({ "email": value(&form, "email").unwrap_or_default(), "roles": roles });
-    console.act(&form, "/account/invitations", Some(&invitation), "/console/team").await
+    let invitation = object(json!({ "email": value(&form, "email").unwrap_or_default(), "roles": roles }));
+    let operation = ("POST /account/invitations", "/account/invitations");
+    console
+        .act(&state, &form, operation, "/console/team", async |caller| {
+            account::invite(State(state.clone()), caller, JsonBody(invitation)).await
+        })
+        .await
 }
 
 /// Revokes a pending invitation.
-pub async fn revoke_invitation(console: Console, Path(id): Path<String>, body: Bytes) -> Page {
+pub async fn revoke_invitation(
+    State(state): State<AppState>,
+    console: Console,
+    Path(id): Path<String>,
+    body: Bytes,
+) -> Page {
     let path = format!("/account/invitations/{}", encode(&id));
-    console.send(&form(&body), Method::DELETE, &path, None, "/console/team").await
+    let operation = ("DELETE /account/invitations/{invitationId}", path.as_str());
+    console
+        .act(&state, &form(&body), operation, "/console/team", async |caller| {
+            account::revoke_invitation(State(state.clone()), caller, Path(id.clone())).await
+        })
+        .await
 }

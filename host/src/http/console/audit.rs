@@ -1,54 +1,21 @@
 //! The change trail and the access log in the console, with the admin API's own filters: each
 //! filter is part of the page's address, so a filtered view can be shared as a link.
 
-use axum::extract::RawQuery;
+use axum::extract::{RawQuery, State};
 use axum::http::StatusCode;
 use maud::{Markup, html};
-use serde::Deserialize;
-use serde_json::Value;
 
 use super::page::{self, Section, Shell};
-use super::{Console, Listed, Page, encode, page_number, pairs, value, when};
-
-#[derive(Debug, Deserialize)]
-#[serde(rename_all = "camelCase")]
-struct Change {
-    occurred_at: String,
-    outcome: String,
-    action: String,
-    resource_type: String,
-    resource_id: Option<String>,
-    realm_id: Option<String>,
-    actor_type: String,
-    actor_username: Option<String>,
-    actor_credential_name: Option<String>,
-    ip_address: String,
-    status: i64,
-    error_code: Option<String>,
-    before: Option<Value>,
-    after: Option<Value>,
-}
-
-#[derive(Debug, Deserialize)]
-#[serde(rename_all = "camelCase")]
-struct Access {
-    occurred_at: String,
-    credential_name: Option<String>,
-    actor_user_id: Option<String>,
-    ip_address: String,
-    method: String,
-    path: String,
-    status: i64,
-    outcome: String,
-    reason: Option<String>,
-}
+use super::{Console, Page, encode, listed, page_number, pairs, value, when};
+use crate::http::AppState;
+use crate::http::admin::audit;
 
 /// A filter field: its parameter, its label, and what it holds now.
 fn filter(name: &str, label: &str, pairs: &[(String, String)]) -> Markup {
     html! { div { label for=(name) { (label) } input id=(name) name=(name) value=(value(pairs, name).unwrap_or_default()); } }
 }
 
-/// The query kept for the admin API: the `allowed` parameters of the page's address.
+/// The query kept for the operation: the `allowed` parameters of the page's address.
 fn kept(pairs: &[(String, String)], allowed: &[&str]) -> String {
     pairs
         .iter()
@@ -61,12 +28,12 @@ const TRAIL_FILTERS: &[&str] =
     &["realmId", "resourceType", "action", "actorUserId", "actorCredentialId", "status", "createdFrom", "createdTo"];
 
 /// `/console/audit-trail`: every change, refused ones too, newest first.
-pub async fn trail(console: Console, RawQuery(query): RawQuery) -> Page {
+pub async fn trail(State(state): State<AppState>, console: Console, RawQuery(query): RawQuery) -> Page {
     let pairs = pairs(query);
     let number = page_number(&pairs);
     let kept = kept(&pairs, TRAIL_FILTERS);
-    let path = format!("/audit-trail?pageSize=50&pageNumber={number}{kept}");
-    let listed: Listed<Change> = console.read(&path).await?.page().map_err(|error| page::failure(&error))?;
+    let query = RawQuery(Some(format!("pageSize=50&pageNumber={number}{kept}")));
+    let listed = listed(audit::trail(State(state), console.acting("GET /audit-trail"), query).await)?;
     let content = html! {
         p { a href="/console/access-logs" { "The access log" } }
         form.filters method="get" action="/console/audit-trail" {
@@ -103,12 +70,12 @@ pub async fn trail(console: Console, RawQuery(query): RawQuery) -> Page {
 const ACCESS_FILTERS: &[&str] = &["credentialId", "actorUserId", "status", "createdFrom", "createdTo"];
 
 /// `/console/access-logs`: every use of the account's credentials and people, newest first.
-pub async fn access_logs(console: Console, RawQuery(query): RawQuery) -> Page {
+pub async fn access_logs(State(state): State<AppState>, console: Console, RawQuery(query): RawQuery) -> Page {
     let pairs = pairs(query);
     let number = page_number(&pairs);
     let kept = kept(&pairs, ACCESS_FILTERS);
-    let path = format!("/access-logs?pageSize=50&pageNumber={number}{kept}");
-    let listed: Listed<Access> = console.read(&path).await?.page().map_err(|error| page::failure(&error))?;
+    let query = RawQuery(Some(format!("pageSize=50&pageNumber={number}{kept}")));
+    let listed = listed(audit::access_logs(State(state), console.acting("GET /access-logs"), query).await)?;
     let content = html! {
         p { a href="/console/audit-trail" { "The change trail" } }
         form.filters method="get" action="/console/access-logs" {
@@ -125,7 +92,7 @@ pub async fn access_logs(console: Console, RawQuery(query): RawQuery) -> Page {
                     td { (when(&access.occurred_at)) }
                     td { (access.method) " " (access.path) br; small { (access.ip_address) } }
                     td { (access.credential_name.as_deref().or(access.actor_user_id.as_deref()).unwrap_or("—")) }
-                    td { (access.outcome) " (" (access.status) ")" @if let Some(reason) = &access.reason { br; small { (reason) } } }
+                    td { (access.outcome.as_str()) " (" (access.status) ")" @if let Some(reason) = &access.reason { br; small { (reason) } } }
                 }
             } }
         } }

@@ -5,36 +5,15 @@
 
 use axum::body::Bytes;
 use axum::extract::{Path, RawQuery, State};
-use axum::http::{Method, StatusCode};
+use axum::http::StatusCode;
 use maud::{Markup, html};
-use serde::Deserialize;
 
 use super::page::{self, Section, Shell, csrf};
-use super::{Console, Listed, Page, encode, form, pairs, value, when};
+use super::{Console, Listed, Page, data, encode, form, listed, one, pairs, value, when};
 use crate::authz::{Resource, permission};
 use crate::http::AppState;
-
-#[derive(Debug, Deserialize)]
-#[serde(rename_all = "camelCase")]
-struct Capture {
-    id: String,
-    url: String,
-    created_at: String,
-    expires_at: String,
-}
-
-#[derive(Debug, Deserialize)]
-#[serde(rename_all = "camelCase")]
-struct Captured {
-    method: String,
-    path: String,
-    query: Option<String>,
-    headers: serde_json::Value,
-    body: String,
-    body_size: i64,
-    source_ip: String,
-    received_at: String,
-}
+use crate::http::admin::captures::{self, CapturedRequestView};
+use crate::http::admin::reach::Owned;
 
 /// Replaces the list when the count it carries changed.
 const WATCH: &str = r#"
@@ -55,8 +34,9 @@ setInterval(async () => {
 
 /// `/console/webhooks/captures`.
 pub async fn list(State(state): State<AppState>, console: Console) -> Page {
-    let listed: Listed<Capture> =
-        console.read("/webhook-captures?pageSize=100").await?.page().map_err(|error| page::failure(&error))?;
+    let caller = console.acting("GET /webhook-captures");
+    let query = RawQuery(Some("pageSize=100".to_owned()));
+    let listed = listed(captures::list_captures(State(state.clone()), caller, query).await)?;
     let account = Resource::Account(console.caller.account_id().to_string());
     let may_create = console.may(&state, "POST /webhook-captures", permission::WEBHOOK_CREATE, account);
     let content = html! {
@@ -80,28 +60,32 @@ pub async fn list(State(state): State<AppState>, console: Console) -> Page {
 }
 
 /// Creates a capture endpoint and shows it.
-pub async fn create(console: Console, body: Bytes) -> Page {
+pub async fn create(State(state): State<AppState>, console: Console, body: Bytes) -> Page {
     let form = form(&body);
-    if !console.genuine(&form) {
-        return Err(super::session::forged());
-    }
-    let answer = console.call(Method::POST, "/webhook-captures", None).await.map_err(|error| page::failure(&error))?;
-    if !answer.status.is_success() {
-        return Err(page::refused(&answer));
-    }
-    let capture: Capture = answer.data().map_err(|error| page::failure(&error))?;
+    let operation = ("POST /webhook-captures", "/webhook-captures");
+    let created = console
+        .acted(&state, &form, operation, async |caller| captures::create_capture(State(state.clone()), caller).await);
+    let capture = one(created.await?)?;
     Ok(page::see_other(&format!("/console/webhooks/captures/{}", encode(&capture.id))))
 }
 
 /// `/console/webhooks/captures/{id}`; with `?part=requests`, the list alone, for the page's script.
-pub async fn capture(console: Console, Path(id): Path<String>, RawQuery(query): RawQuery) -> Page {
-    let at = format!("/webhook-captures/{}", encode(&id));
-    let listed: Listed<Captured> =
-        console.read(&format!("{at}/requests?pageSize=100")).await?.page().map_err(|error| page::failure(&error))?;
+pub async fn capture(
+    State(state): State<AppState>,
+    console: Console,
+    Path(id): Path<String>,
+    RawQuery(query): RawQuery,
+) -> Page {
+    let caller = console.acting("GET /webhook-captures/{captureId}/requests");
+    let owned = Owned::reach(&state, &caller, &id).await.map_err(|error| page::refused(&error))?;
+    let query_of_list = RawQuery(Some("pageSize=100".to_owned()));
+    let listed = listed(captures::captured_requests(State(state.clone()), owned, query_of_list).await)?;
     if value(&pairs(query), "part") == Some("requests") {
         return Ok(page::fragment(requests(&listed)));
     }
-    let capture: Capture = console.read(&at).await?.data().map_err(|error| page::failure(&error))?;
+    let caller = console.acting("GET /webhook-captures/{captureId}");
+    let owned = Owned::reach(&state, &caller, &id).await.map_err(|error| page::refused(&error))?;
+    let capture = data(captures::read_capture(State(state.clone()), owned).await)?;
     let content = html! {
         p.panel { "Address: " code #capture-url { (capture.url) } br; "Recording until " (when(&capture.expires_at)) "." }
         p #captured-status role="status" aria-live="polite" { (listed.total_items) " requests received" }
@@ -112,7 +96,7 @@ pub async fn capture(console: Console, Path(id): Path<String>, RawQuery(query): 
 }
 
 /// The requests received, newest first; the count travels with them for the page's script.
-fn requests(listed: &Listed<Captured>) -> Markup {
+fn requests(listed: &Listed<CapturedRequestView>) -> Markup {
     html! {
         div data-count=(listed.total_items) {
             @if listed.items.is_empty() { p { "Nothing yet. This page shows each request as it arrives." } }

@@ -3,34 +3,17 @@
 
 use axum::body::Bytes;
 use axum::extract::{Path, State};
-use axum::http::{Method, StatusCode};
+use axum::http::StatusCode;
 use maud::html;
-use serde::Deserialize;
 
 use super::account::{rotation_body, rotation_form};
 use super::page::{self, Section, Shell};
-use super::{Console, Page, encode, form, when};
+use super::{Console, Page, data, encode, form, one, when};
 use crate::authz::{Resource, permission};
 use crate::http::AppState;
-
-#[derive(Debug, Deserialize)]
-#[serde(rename_all = "camelCase")]
-struct Client {
-    id: String,
-    name: String,
-    description: Option<String>,
-    #[serde(rename = "type")]
-    kind: String,
-    status: String,
-    client_secret_last_four: Option<String>,
-    client_secret_rotated_at: Option<String>,
-}
-
-#[derive(Debug, Deserialize)]
-#[serde(rename_all = "camelCase")]
-struct Rotated {
-    client_secret: String,
-}
+use crate::http::admin::clients;
+use crate::http::admin::reach::InClient;
+use crate::http::body::JsonBody;
 
 /// `/console/realms/{realm}/clients/{client}`.
 pub async fn client(
@@ -39,7 +22,9 @@ pub async fn client(
     Path((realm, id)): Path<(String, String)>,
 ) -> Page {
     let at = format!("/realms/{}/clients/{}", encode(&realm), encode(&id));
-    let client: Client = console.read(&at).await?.data().map_err(|error| page::failure(&error))?;
+    let caller = console.acting("GET /realms/{realm}/clients/{client}");
+    let reached = InClient::reach(&state, &caller, &realm, &id).await.map_err(|error| page::refused(&error))?;
+    let client = data(clients::read(State(state.clone()), reached).await)?;
     let owner = Some(console.caller.account_id().clone());
     let resource = Resource::Client { realm_id: realm.clone(), id: client.id.clone(), owner };
     let may_rotate = console.may(
@@ -50,7 +35,7 @@ pub async fn client(
     );
     let here = format!("/console{at}");
     let content = html! {
-        p { (client.kind) " client, " (client.status) "." @if let Some(text) = &client.description { " " (text) } }
+        p { (client.client_type.as_str()) " client, " (client.status.as_str()) "." @if let Some(text) = &client.description { " " (text) } }
         ul {
             li { a href={ (here) "/webhooks" } { "Webhooks of " (client.id) } }
         }
@@ -68,18 +53,21 @@ pub async fn client(
 }
 
 /// Rotates the client's secret as the form asks and shows the new one once.
-pub async fn rotate(console: Console, Path((realm, id)): Path<(String, String)>, body: Bytes) -> Page {
+pub async fn rotate(
+    State(state): State<AppState>,
+    console: Console,
+    Path((realm, id)): Path<(String, String)>,
+    body: Bytes,
+) -> Page {
     let form = form(&body);
-    if !console.genuine(&form) {
-        return Err(super::session::forged());
-    }
     let at = format!("/realms/{}/clients/{}", encode(&realm), encode(&id));
-    let answer = console.call(Method::POST, &format!("{at}/client-secret/rotate"), Some(&rotation_body(&form))).await;
-    let answer = answer.map_err(|error| page::failure(&error))?;
-    if !answer.status.is_success() {
-        return Err(page::refused(&answer));
-    }
-    let rotated: Rotated = answer.data().map_err(|error| page::failure(&error))?;
+    let path = format!("{at}/client-secret/rotate");
+    let operation = ("POST /realms/{realm}/clients/{client}/client-secret/rotate", path.as_str());
+    let rotated = console.acted(&state, &form, operation, async |caller| {
+        let reached = InClient::reach(&state, &caller, &realm, &id).await?;
+        clients::rotate_secret(State(state.clone()), reached, JsonBody(rotation_body(&form))).await
+    });
+    let rotated = one(rotated.await?)?;
     let content = html! {
         div.panel role="status" {
             p { "The new secret of " strong { (id) } ", shown this once — store it now:" }

@@ -3,73 +3,34 @@
 //! with a reason, and the trail of token exchanges.
 
 use axum::body::Bytes;
-use axum::extract::{Path, State};
-use axum::http::{Method, StatusCode};
+use axum::extract::{Path, RawQuery, State};
+use axum::http::StatusCode;
 use maud::html;
-use serde::Deserialize;
-use serde_json::{Value, json};
+use serde_json::{Map, Value, json};
 
 use super::page::{self, Section, Shell, csrf};
-use super::{Console, Listed, Page, encode, form, value, when};
+use super::{Console, Page, encode, form, listed, value, when};
 use crate::authz::{Resource, permission};
 use crate::http::AppState;
-
-#[derive(Debug, Deserialize)]
-#[serde(rename_all = "camelCase")]
-struct Grant {
-    id: String,
-    client_id: String,
-    subject_user_id: String,
-    #[serde(default)]
-    scopes: Vec<String>,
-    max_depth: i64,
-    expires_at: Option<String>,
-    state: String,
-    created_at: String,
-    withdrawal: Option<Withdrawal>,
-}
-
-#[derive(Debug, Deserialize)]
-#[serde(rename_all = "camelCase")]
-struct Withdrawal {
-    reason: String,
-    withdrawn_at: String,
-}
-
-#[derive(Debug, Deserialize)]
-#[serde(rename_all = "camelCase")]
-struct Exchange {
-    occurred_at: String,
-    client_id: String,
-    subject_user_id: Option<String>,
-    grant_id: Option<String>,
-    outcome: String,
-    error_code: Option<String>,
-    #[serde(default)]
-    scopes: Vec<String>,
-    depth: Option<i64>,
-}
-
-#[derive(Debug, Deserialize)]
-struct User {
-    id: String,
-    username: String,
-}
+use crate::http::admin::reach::{Found, InRealm};
+use crate::http::admin::{delegation, users};
+use crate::http::body::JsonBody;
+use crate::kernel::validate::Body;
+use crate::store::delegation::GrantState;
 
 /// `/console/realms/{realm}/delegation-grants`: the grants, newest first, with the form and the
 /// latest exchanges.
 pub async fn grants(State(state): State<AppState>, console: Console, Path(realm): Path<String>) -> Page {
     let at = format!("/realms/{}", encode(&realm));
-    let grants: Listed<Grant> = console
-        .read(&format!("{at}/delegation-grants?pageSize=100"))
-        .await?
-        .page()
-        .map_err(|error| page::failure(&error))?;
-    let exchanges: Listed<Exchange> = console
-        .read(&format!("{at}/delegation-exchanges?pageSize=50"))
-        .await?
-        .page()
-        .map_err(|error| page::failure(&error))?;
+    let refused = |error| page::refused(&error);
+    let caller = console.acting("GET /realms/{realm}/delegation-grants");
+    let reached = InRealm::reach(&state, &caller, &realm).await.map_err(refused)?;
+    let query = RawQuery(Some("pageSize=100".to_owned()));
+    let grants = listed(delegation::list(State(state.clone()), reached, query).await)?;
+    let caller = console.acting("GET /realms/{realm}/delegation-exchanges");
+    let reached = InRealm::reach(&state, &caller, &realm).await.map_err(refused)?;
+    let query = RawQuery(Some("pageSize=50".to_owned()));
+    let exchanges = listed(delegation::exchanges(State(state.clone()), reached, query).await)?;
     let owner = Some(console.caller.account_id().clone());
     let may_act = console.may(
         &state,
@@ -92,11 +53,11 @@ pub async fn grants(State(state): State<AppState>, console: Console, Path(realm)
                         td { (grant.client_id) } td { code { (grant.subject_user_id) } } td { (grant.scopes.join(" ")) }
                         td.n { (grant.max_depth) }
                         td { (grant.expires_at.as_deref().map(when).unwrap_or_else(|| "never".to_owned())) }
-                        td { span.tag { (grant.state) }
+                        td { span.tag { (grant.state.as_str()) }
                              @if let Some(withdrawal) = &grant.withdrawal { br; small { (when(&withdrawal.withdrawn_at)) ": " (withdrawal.reason) } } }
                         td { (when(&grant.created_at)) }
                         @if may_act { td {
-                            @if grant.state == "Live" {
+                            @if grant.state == GrantState::Live {
                                 form method="post" action={ (here) "/" (encode(&grant.id)) "/withdraw" } {
                                     (csrf(&console))
                                     label for={ "reason-" (grant.id) } { "Reason" }
@@ -133,7 +94,7 @@ pub async fn grants(State(state): State<AppState>, console: Console, Path(realm)
                     tbody { @for exchange in &exchanges.items {
                         tr { td { (when(&exchange.occurred_at)) } td { (exchange.client_id) }
                              td { (exchange.subject_user_id.as_deref().unwrap_or("—")) } td { (exchange.grant_id.as_deref().unwrap_or("—")) }
-                             td { (exchange.outcome) @if let Some(code) = &exchange.error_code { " (" (code) ")" } }
+                             td { (exchange.outcome.as_str()) @if let Some(code) = &exchange.error_code { " (" (code) ")" } }
                              td { (exchange.scopes.join(" ")) } td.n { (exchange.depth.map_or_else(|| "—".to_owned(), |d| d.to_string())) } }
                     } }
                 }
@@ -145,54 +106,69 @@ pub async fn grants(State(state): State<AppState>, console: Console, Path(realm)
 }
 
 /// The person a form names, by id or by username; `None` when the realm has no such person.
-async fn person(console: &Console, realm: &str, named: &str) -> Result<Option<String>, axum::response::Response> {
-    let at = format!("/realms/{}/users", encode(realm));
-    let by_id = console.call(Method::GET, &format!("{at}/{}", encode(named)), None).await;
-    let by_id = by_id.map_err(|error| page::failure(&error))?;
-    if by_id.status.is_success() {
-        return Ok(by_id.data::<User>().ok().map(|user| user.id));
+async fn person(state: &AppState, console: &Console, realm: &str, named: &str) -> Page<Option<String>> {
+    let caller = console.acting("GET /realms/{realm}/users/{userId}");
+    if let Ok(found) = Found::reach(state, &caller, realm, named).await
+        && let Ok(user) = users::read(found).await
+    {
+        return Ok(user.data().map(|user| user.id));
     }
-    let found: Listed<User> = console
-        .read(&format!("{at}?searchTerm={}&pageSize=50", encode(named)))
-        .await?
-        .page()
-        .map_err(|error| page::failure(&error))?;
+    let caller = console.acting("GET /realms/{realm}/users");
+    let reached = InRealm::reach(state, &caller, realm).await.map_err(|error| page::refused(&error))?;
+    let query = RawQuery(Some(format!("searchTerm={}&pageSize=50", encode(named))));
+    let found = listed(users::list(State(state.clone()), reached, query).await)?;
     Ok(found.items.into_iter().find(|user| user.username == named).map(|user| user.id))
 }
 
 /// Creates a grant from the form.
-pub async fn create(console: Console, Path(realm): Path<String>, body: Bytes) -> Page {
+pub async fn create(State(state): State<AppState>, console: Console, Path(realm): Path<String>, body: Bytes) -> Page {
     let form = form(&body);
     if !console.genuine(&form) {
         return Err(super::session::forged());
     }
     let named = value(&form, "person").unwrap_or_default().trim();
-    // A person the realm does not have goes to the API as typed, which refuses it on subjectUserId.
-    let subject = person(&console, &realm, named).await?.unwrap_or_else(|| named.to_owned());
+    // A person the realm does not have goes to the operation as typed, which refuses it on
+    // subjectUserId.
+    let subject = person(&state, &console, &realm, named).await?.unwrap_or_else(|| named.to_owned());
     let scopes: Vec<&str> = value(&form, "scopes").unwrap_or_default().split_whitespace().collect();
-    let mut grant = json!({
-        "clientId": value(&form, "clientId").unwrap_or_default().trim(),
-        "subjectUserId": subject,
-        "scopes": scopes,
-    });
+    let mut grant = Map::new();
+    grant.insert("clientId".into(), json!(value(&form, "clientId").unwrap_or_default().trim()));
+    grant.insert("subjectUserId".into(), json!(subject));
+    grant.insert("scopes".into(), json!(scopes));
     if let Some(depth) = value(&form, "maxDepth") {
-        grant["maxDepth"] = depth.trim().parse::<i64>().map_or_else(|_| json!(depth), |d| json!(d));
+        grant.insert("maxDepth".into(), depth.trim().parse::<i64>().map_or_else(|_| json!(depth), |d| json!(d)));
     }
     if let Some(local) = value(&form, "expiresAt").map(str::trim).filter(|v| !v.is_empty()) {
         // A datetime-local field answers minutes (`2026-12-01T09:30`), read as UTC.
         let instant = if local.len() == 16 { format!("{local}:00Z") } else { format!("{local}Z") };
-        grant["expiresAt"] = Value::String(instant);
+        grant.insert("expiresAt".into(), Value::String(instant));
     }
     let here = format!("/console/realms/{}/delegation-grants", encode(&realm));
     let path = format!("/realms/{}/delegation-grants", encode(&realm));
-    console.act(&form, &path, Some(&grant), &here).await
+    console
+        .act(&state, &form, ("POST /realms/{realm}/delegation-grants", &path), &here, async |caller| {
+            let reached = InRealm::reach(&state, &caller, &realm).await?;
+            delegation::create(State(state.clone()), reached, JsonBody(Body::from_map(grant))).await
+        })
+        .await
 }
 
 /// Withdraws a grant with the form's reason.
-pub async fn withdraw(console: Console, Path((realm, grant)): Path<(String, String)>, body: Bytes) -> Page {
+pub async fn withdraw(
+    State(state): State<AppState>,
+    console: Console,
+    Path((realm, grant)): Path<(String, String)>,
+    body: Bytes,
+) -> Page {
     let form = form(&body);
-    let reason = json!({ "reason": value(&form, "reason").unwrap_or_default() });
+    let reason = Map::from_iter([("reason".to_owned(), json!(value(&form, "reason").unwrap_or_default()))]);
     let here = format!("/console/realms/{}/delegation-grants", encode(&realm));
     let path = format!("/realms/{}/delegation-grants/{}/withdraw", encode(&realm), encode(&grant));
-    console.act(&form, &path, Some(&reason), &here).await
+    let operation = ("POST /realms/{realm}/delegation-grants/{grantId}/withdraw", path.as_str());
+    console
+        .act(&state, &form, operation, &here, async |caller| {
+            let found = Found::reach(&state, &caller, &realm, &grant).await?;
+            delegation::withdraw(State(state.clone()), found, JsonBody(Body::from_map(reason))).await
+        })
+        .await
 }

@@ -1,48 +1,27 @@
 //! Exposed passwords in the console: the accounts whose password arrived from an attack, and one
 //! account's standing (its exposures and the measures in force on it).
 
-use axum::extract::{Path, RawQuery};
+use axum::extract::{Path, RawQuery, State};
 use axum::http::StatusCode;
 use maud::html;
-use serde::Deserialize;
 
-use super::incident::{Measure, measures};
-use super::page::{self, Section, Shell};
-use super::{Console, Listed, Page, encode, pairs, value, when};
-
-#[derive(Debug, Deserialize)]
-#[serde(rename_all = "camelCase")]
-struct Exposure {
-    user_id: String,
-    realm_id: String,
-    client_id: Option<String>,
-    incident_id: String,
-    exposed_at: String,
-    exposures: i64,
-    resolved: bool,
-}
-
-#[derive(Debug, Deserialize)]
-#[serde(rename_all = "camelCase")]
-struct Standing {
-    password_exposed: bool,
-    exposed_since: Option<String>,
-    #[serde(default)]
-    exposures: Vec<Measure>,
-    #[serde(default)]
-    measures_in_force: Vec<Measure>,
-}
+use super::incident::measures;
+use super::page::{Section, Shell};
+use super::{Console, Page, data, encode, listed, pairs, value, when};
+use crate::http::AppState;
+use crate::http::admin::threats;
 
 /// `/console/attack-protection/exposures?realmId=…&unresolvedOnly=true`.
-pub async fn list(console: Console, RawQuery(query): RawQuery) -> Page {
+pub async fn list(State(state): State<AppState>, console: Console, RawQuery(query): RawQuery) -> Page {
     let pairs = pairs(query);
     let realm = value(&pairs, "realmId");
     let unresolved = value(&pairs, "unresolvedOnly") == Some("true");
-    let mut path = format!("/threat-incidents/exposures?pageSize=100&unresolvedOnly={unresolved}");
+    let mut query = format!("pageSize=100&unresolvedOnly={unresolved}");
     if let Some(realm) = realm {
-        path.push_str(&format!("&realmId={}", encode(realm)));
+        query.push_str(&format!("&realmId={}", encode(realm)));
     }
-    let listed: Listed<Exposure> = console.read(&path).await?.page().map_err(|error| page::failure(&error))?;
+    let caller = console.acting("GET /threat-incidents/exposures");
+    let listed = listed(threats::exposures(State(state.clone()), caller, RawQuery(Some(query))).await)?;
     let content = html! {
         form.filters method="get" action="/console/attack-protection/exposures" {
             div { label for="realmId" { "Realm" } input #realmId name="realmId" value=(realm.unwrap_or_default()) placeholder="Every realm"; }
@@ -72,9 +51,13 @@ pub async fn list(console: Console, RawQuery(query): RawQuery) -> Page {
 }
 
 /// `/console/realms/{realm}/users/{userId}/threat-standing`.
-pub async fn standing(console: Console, Path((realm, user)): Path<(String, String)>) -> Page {
-    let path = format!("/realms/{}/users/{}/threat-standing", encode(&realm), encode(&user));
-    let standing: Standing = console.read(&path).await?.data().map_err(|error| page::failure(&error))?;
+pub async fn standing(
+    State(state): State<AppState>,
+    console: Console,
+    Path((realm, user)): Path<(String, String)>,
+) -> Page {
+    let caller = console.acting("GET /realms/{realm}/users/{userId}/threat-standing");
+    let standing = data(threats::standing(State(state.clone()), caller, Path((realm.clone(), user.clone()))).await)?;
     let content = html! {
         p.panel {
             @if standing.password_exposed {

@@ -2,27 +2,19 @@
 //! providers people may sign in through, registered, turned off and on, and removed.
 
 use axum::body::Bytes;
-use axum::extract::{Path, State};
-use axum::http::{Method, StatusCode};
+use axum::extract::{Path, RawQuery, State};
+use axum::http::StatusCode;
 use maud::html;
-use serde::Deserialize;
-use serde_json::{Map, Value, json};
+use serde_json::{Map, json};
 
 use super::page::{self, Section, Shell, csrf};
-use super::{Console, Listed, Page, encode, form, value};
+use super::{Console, Page, encode, form, listed, value};
 use crate::authz::{Resource, permission};
 use crate::http::AppState;
-
-#[derive(Debug, Deserialize)]
-#[serde(rename_all = "camelCase")]
-struct Provider {
-    id: String,
-    display_name: String,
-    protocol: String,
-    status: String,
-    discovery_url: Option<String>,
-    authorization_url: Option<String>,
-}
+use crate::http::admin::identity_providers;
+use crate::http::admin::reach::{Found, InRealm};
+use crate::http::body::JsonBody;
+use crate::kernel::validate::Body;
 
 /// The address fields of the registration form: the API's field and its label.
 const ADDRESSES: [(&str, &str); 4] = [
@@ -35,8 +27,10 @@ const ADDRESSES: [(&str, &str); 4] = [
 /// `/console/realms/{realm}/identity-providers`.
 pub async fn providers(State(state): State<AppState>, console: Console, Path(realm): Path<String>) -> Page {
     let at = format!("/realms/{}/identity-providers", encode(&realm));
-    let listed: Listed<Provider> =
-        console.read(&format!("{at}?pageSize=200")).await?.page().map_err(|error| page::failure(&error))?;
+    let caller = console.acting("GET /realms/{realm}/identity-providers");
+    let reached = InRealm::reach(&state, &caller, &realm).await.map_err(|error| page::refused(&error))?;
+    let query = RawQuery(Some("pageSize=200".to_owned()));
+    let listed = listed(identity_providers::list(State(state.clone()), reached, query).await)?;
     let resource = Resource::Realm { id: realm.clone(), owner: Some(console.caller.account_id().clone()) };
     // Providers are part of the realm's settings.
     let may_change =
@@ -50,11 +44,11 @@ pub async fn providers(State(state): State<AppState>, console: Console, Path(rea
                              @if may_change { th scope="col" { "Actions" } } } }
                 tbody { @for provider in &listed.items {
                     tr {
-                        td { (provider.display_name) br; small { code { (provider.id) } } } td { (provider.protocol) }
+                        td { (provider.display_name) br; small { code { (provider.id) } } } td { (provider.protocol.as_str()) }
                         td { (provider.discovery_url.as_deref().or(provider.authorization_url.as_deref()).unwrap_or("—")) }
-                        td { (provider.status) }
+                        td { (provider.status.as_str()) }
                         @if may_change { td {
-                            (page::switch(&console, &format!("{here}/{}", encode(&provider.id)), &provider.status, &provider.display_name))
+                            (page::switch(&console, &format!("{here}/{}", encode(&provider.id)), provider.status.as_str(), &provider.display_name))
                             (page::remove(&console, &format!("{here}/{}/delete", encode(&provider.id)), &provider.display_name))
                         } }
                     }
@@ -86,7 +80,7 @@ pub async fn providers(State(state): State<AppState>, console: Console, Path(rea
 }
 
 /// Registers a provider from the form.
-pub async fn create(console: Console, Path(realm): Path<String>, body: Bytes) -> Page {
+pub async fn create(State(state): State<AppState>, console: Console, Path(realm): Path<String>, body: Bytes) -> Page {
     let form = form(&body);
     let mut provider = Map::new();
     for field in ["id", "displayName", "protocol", "clientId", "clientSecret"] {
@@ -103,19 +97,48 @@ pub async fn create(console: Console, Path(realm): Path<String>, body: Bytes) ->
         provider.insert("scopes".into(), json!(scopes.split_whitespace().collect::<Vec<_>>()));
     }
     let path = format!("/realms/{}/identity-providers", encode(&realm));
-    console.act(&form, &path, Some(&Value::Object(provider)), &format!("/console{path}")).await
+    let then = format!("/console{path}");
+    console
+        .act(&state, &form, ("POST /realms/{realm}/identity-providers", &path), &then, async |caller| {
+            let reached = InRealm::reach(&state, &caller, &realm).await?;
+            identity_providers::create(State(state.clone()), reached, JsonBody(Body::from_map(provider))).await
+        })
+        .await
 }
 
 /// Turns a provider off or on.
-pub async fn update(console: Console, Path((realm, id)): Path<(String, String)>, body: Bytes) -> Page {
+pub async fn update(
+    State(state): State<AppState>,
+    console: Console,
+    Path((realm, id)): Path<(String, String)>,
+    body: Bytes,
+) -> Page {
     let form = form(&body);
     let at = format!("/realms/{}/identity-providers", encode(&realm));
-    let change = json!({ "status": value(&form, "status").unwrap_or_default() });
-    console.send(&form, Method::PUT, &format!("{at}/{}", encode(&id)), Some(&change), &format!("/console{at}")).await
+    let change = Map::from_iter([("status".to_owned(), json!(value(&form, "status").unwrap_or_default()))]);
+    let path = format!("{at}/{}", encode(&id));
+    let operation = ("PUT /realms/{realm}/identity-providers/{providerId}", path.as_str());
+    console
+        .act(&state, &form, operation, &format!("/console{at}"), async |caller| {
+            let found = Found::reach(&state, &caller, &realm, &id).await?;
+            identity_providers::update(State(state.clone()), found, JsonBody(Body::from_map(change))).await
+        })
+        .await
 }
 
 /// Removes a provider.
-pub async fn delete(console: Console, Path((realm, id)): Path<(String, String)>, body: Bytes) -> Page {
+pub async fn delete(
+    State(state): State<AppState>,
+    console: Console,
+    Path((realm, id)): Path<(String, String)>,
+    body: Bytes,
+) -> Page {
     let at = format!("/realms/{}/identity-providers", encode(&realm));
-    console.send(&form(&body), Method::DELETE, &format!("{at}/{}", encode(&id)), None, &format!("/console{at}")).await
+    let path = format!("{at}/{}", encode(&id));
+    let operation = ("DELETE /realms/{realm}/identity-providers/{providerId}", path.as_str());
+    console
+        .act(&state, &form(&body), operation, &format!("/console{at}"), async |caller| {
+            identity_providers::delete(State(state.clone()), Found::reach(&state, &caller, &realm, &id).await?).await
+        })
+        .await
 }

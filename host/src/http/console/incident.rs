@@ -4,53 +4,33 @@
 
 use axum::body::Bytes;
 use axum::extract::{Path, RawQuery, State};
-use axum::http::{HeaderValue, Method, StatusCode, header};
+use axum::http::{HeaderValue, StatusCode, header};
 use axum::response::IntoResponse;
 use maud::{Markup, html};
-use serde::Deserialize;
 use serde_json::Value;
 
 use super::page::{self, Section, Shell, csrf};
-use super::{Console, Page, encode, form, pairs, value, when};
+use super::{Console, Page, data, encode, form, pairs, value, when};
 use crate::authz::{Resource, permission};
 use crate::http::AppState;
+use crate::http::admin::analyses::{self, AnalysisView};
+use crate::http::admin::incident_report::Format;
+use crate::http::admin::threats::{self, MeasureView};
 use crate::http::protocol::login_page::secure;
-
-#[derive(Debug, Deserialize)]
-#[serde(rename_all = "camelCase")]
-struct Incident {
-    id: String,
-    realm_id: String,
-    client_id: Option<String>,
-    title: String,
-    severity: String,
-    status: String,
-    started_at: String,
-    last_activity_at: String,
-    closed_at: Option<String>,
-    detections: i64,
-    refused_attempts: i64,
-    blocked_sources: i64,
-    protected_accounts: i64,
-    exposed_passwords: i64,
-    #[serde(default)]
-    measures: Vec<Measure>,
-}
+use crate::protection::analyst::Language;
+use crate::store::threats::{IncidentStatus, MeasureType, Standing};
 
 /// `/console/attack-protection/incidents/{id}`: the incident, its measures, and what may be done.
 pub async fn page(State(state): State<AppState>, console: Console, Path(id): Path<String>) -> Page {
-    let incident: Incident = console
-        .read(&format!("/threat-incidents/{}", encode(&id)))
-        .await?
-        .data()
-        .map_err(|error| page::failure(&error))?;
+    let caller = console.acting("GET /threat-incidents/{incidentId}");
+    let incident = data(threats::read(State(state.clone()), caller, Path(id.clone())).await)?;
     let realm = Resource::Realm { id: incident.realm_id.clone(), owner: Some(console.caller.account_id().clone()) };
     let may_act = console.may(&state, "POST /threat-incidents/{incidentId}/dismiss", permission::REALM_UPDATE, realm);
-    let readings = readings_of(&console, &incident.id).await;
+    let readings = readings_of(&state, &console, &incident.id).await;
     let content = html! {
         dl.figures {
-            div { dt { "Status" } dd { (incident.status) } }
-            div { dt { "Severity" } dd { (incident.severity) } }
+            div { dt { "Status" } dd { (incident.status.as_str()) } }
+            div { dt { "Severity" } dd { (incident.severity.as_str()) } }
             div { dt { "Detections" } dd { (incident.detections) } }
             div { dt { "Refused attempts" } dd { (incident.refused_attempts) } }
             div { dt { "Blocked sources" } dd { (incident.blocked_sources) } }
@@ -68,7 +48,7 @@ pub async fn page(State(state): State<AppState>, console: Console, Path(id): Pat
                     @if let Some(closed) = &incident.closed_at { tr { th scope="row" { "Closed" } td { (when(closed)) } } }
                 }
             }
-            @if may_act && incident.status == "Active" {
+            @if may_act && incident.status == IncidentStatus::Active {
                 form method="post" action={ "/console/attack-protection/incidents/" (encode(&incident.id)) "/dismiss" } {
                     (csrf(&console))
                     p { "Dismissing lifts every measure in force and forgets what its sources did. Exposed passwords must still be changed." }
@@ -78,7 +58,7 @@ pub async fn page(State(state): State<AppState>, console: Console, Path(id): Pat
         }
         section aria-labelledby="measures" {
             h2 #measures { "Measures" }
-            (measures(&console, Some(&incident.id), &incident.measures, may_act))
+            (measures(&console, Some(&incident.id), incident.measures.as_deref().unwrap_or_default(), may_act))
         }
         section aria-labelledby="readings" {
             h2 #readings { "The analyst's readings" }
@@ -90,27 +70,9 @@ pub async fn page(State(state): State<AppState>, console: Console, Path(id): Pat
     Ok(Shell { console: &console, section: Section::Incidents, title: &title }.answer(StatusCode::OK, content))
 }
 
-#[derive(Debug, Deserialize)]
-#[serde(rename_all = "camelCase")]
-pub(super) struct Measure {
-    id: String,
-    realm_id: String,
-    #[serde(rename = "type")]
-    kind: String,
-    target_address: Option<String>,
-    target_user_id: Option<String>,
-    country: Option<String>,
-    network: Option<String>,
-    #[serde(default)]
-    reasons: Vec<String>,
-    standing: String,
-    created_at: String,
-    lapses_at: Option<String>,
-}
-
 /// The table of `measures`; with a lift button on each in force when `may_act`, which comes back to
 /// the incident `back_to`.
-pub(super) fn measures(console: &Console, back_to: Option<&str>, measures: &[Measure], may_act: bool) -> Markup {
+pub(super) fn measures(console: &Console, back_to: Option<&str>, measures: &[MeasureView], may_act: bool) -> Markup {
     html! {
         @if measures.is_empty() {
             p { "None." }
@@ -124,7 +86,7 @@ pub(super) fn measures(console: &Console, back_to: Option<&str>, measures: &[Mea
                 tbody {
                     @for measure in measures {
                         tr {
-                            td { (measure.kind) }
+                            td { (measure.kind.as_str()) }
                             td {
                                 (measure.target_address.as_deref().or(measure.target_user_id.as_deref()).unwrap_or("—"))
                                 @if let Some(country) = &measure.country { " (" (country) ")" }
@@ -132,12 +94,12 @@ pub(super) fn measures(console: &Console, back_to: Option<&str>, measures: &[Mea
                                 br; small { "realm " (measure.realm_id) }
                             }
                             td { (measure.reasons.join("; ")) }
-                            td { (measure.standing) }
+                            td { (measure.standing.as_str()) }
                             td { (when(&measure.created_at)) }
                             td { (measure.lapses_at.as_deref().map(when).unwrap_or_else(|| "—".to_owned())) }
                             @if may_act {
                                 td {
-                                    @if measure.standing == "InForce" && measure.kind != "PasswordExposed" {
+                                    @if measure.standing == Standing::InForce && measure.kind != MeasureType::PasswordExposed {
                                         form method="post" action={ "/console/attack-protection/measures/" (encode(&measure.id)) "/lift" } {
                                             (csrf(console))
                                             @if let Some(incident) = back_to { input type="hidden" name="incident" value=(incident); }
@@ -154,44 +116,15 @@ pub(super) fn measures(console: &Console, back_to: Option<&str>, measures: &[Mea
     }
 }
 
-/// A reading of the incident analyst.
-#[derive(Debug, Deserialize)]
-#[serde(rename_all = "camelCase")]
-struct Reading {
-    id: String,
-    moment: String,
-    status: String,
-    classification: Option<String>,
-    confidence: Option<i64>,
-    what_happened: Option<String>,
-    what_was_done: Option<String>,
-    exposed_passwords: Option<String>,
-    #[serde(default)]
-    recommendations: Vec<Recommendation>,
-    report: Option<Value>,
-    failure: Option<String>,
-    ran_at: String,
-}
-
-#[derive(Debug, Deserialize)]
-#[serde(rename_all = "camelCase")]
-struct Recommendation {
-    index: usize,
-    title: String,
-    setting: String,
-    value: Value,
-    current_value: Value,
-    tightens: bool,
-    noticed: String,
-    why: String,
-    applied_action_id: Option<String>,
+/// The language the person reads the analyst's words in.
+fn language(console: &Console) -> Language {
+    Language::preferred(console.language.as_ref().and_then(|value| value.to_str().ok()))
 }
 
 /// The incident's readings, newest first; `None` when the person may not read them.
-async fn readings_of(console: &Console, incident: &str) -> Option<Vec<Reading>> {
-    let answer = console.call(Method::GET, &format!("/threat-incidents/{}/analyses", encode(incident)), None).await;
-    let answer = answer.ok().filter(|answer| answer.status.is_success())?;
-    answer.data().ok()
+async fn readings_of(state: &AppState, console: &Console, incident: &str) -> Option<Vec<AnalysisView>> {
+    let caller = console.acting("GET /threat-incidents/{incidentId}/analyses");
+    analyses::readings(state, &caller, incident, language(console)).await.ok()
 }
 
 /// A setting's value as people read it.
@@ -204,7 +137,7 @@ fn shown(value: &Value) -> String {
     }
 }
 
-fn readings_section(console: &Console, incident: &str, readings: Option<&[Reading]>, may_act: bool) -> Markup {
+fn readings_section(console: &Console, incident: &str, readings: Option<&[AnalysisView]>, may_act: bool) -> Markup {
     let back = |form: Markup| html! { (csrf(console)) input type="hidden" name="incident" value=(incident); (form) };
     html! {
         @match readings {
@@ -212,7 +145,7 @@ fn readings_section(console: &Console, incident: &str, readings: Option<&[Readin
             Some([]) => { p { "No reading yet: the analyst reads an incident once it has run five minutes." } }
             Some(readings) => { @for reading in readings {
                 article.panel aria-labelledby={ "reading-" (reading.id) } {
-                    h3 id={ "reading-" (reading.id) } { (reading.moment) " reading, " (when(&reading.ran_at)) " (" (reading.status) ")" }
+                    h3 id={ "reading-" (reading.id) } { (reading.moment.as_str()) " reading, " (when(&reading.ran_at)) " (" (reading.status.as_str()) ")" }
                     @if let Some(failure) = &reading.failure {
                         p.notice { (failure) }
                         @if may_act {
@@ -276,49 +209,86 @@ fn back_to(form: &[(String, String)]) -> String {
     }
 }
 
-/// Dismisses the incident through the admin API, then shows it again.
-pub async fn dismiss(console: Console, Path(id): Path<String>, body: Bytes) -> Page {
+/// Dismisses the incident, then shows it again.
+pub async fn dismiss(State(state): State<AppState>, console: Console, Path(id): Path<String>, body: Bytes) -> Page {
     let then = format!("/console/attack-protection/incidents/{}", encode(&id));
-    console.act(&form(&body), &format!("/threat-incidents/{}/dismiss", encode(&id)), None, &then).await
+    let path = format!("/threat-incidents/{}/dismiss", encode(&id));
+    let operation = ("POST /threat-incidents/{incidentId}/dismiss", path.as_str());
+    console
+        .act(&state, &form(&body), operation, &then, async |caller| {
+            threats::dismiss(State(state.clone()), caller, Path(id.clone())).await
+        })
+        .await
 }
 
-/// Lifts the measure through the admin API, then shows its incident again.
-pub async fn lift(console: Console, Path(id): Path<String>, body: Bytes) -> Page {
+/// Lifts the measure, then shows its incident again.
+pub async fn lift(State(state): State<AppState>, console: Console, Path(id): Path<String>, body: Bytes) -> Page {
     let form = form(&body);
     let path = format!("/threat-incidents/mitigations/{}/revoke", encode(&id));
-    console.act(&form, &path, None, &back_to(&form)).await
+    let operation = ("POST /threat-incidents/mitigations/{mitigationId}/revoke", path.as_str());
+    console
+        .act(&state, &form, operation, &back_to(&form), async |caller| {
+            threats::revoke(State(state.clone()), caller, Path(id.clone())).await
+        })
+        .await
 }
 
 /// Asks again for a reading that failed.
-pub async fn retry(console: Console, Path(id): Path<String>, body: Bytes) -> Page {
+pub async fn retry(State(state): State<AppState>, console: Console, Path(id): Path<String>, body: Bytes) -> Page {
     let form = form(&body);
     let path = format!("/threat-incidents/analyses/{}/retry", encode(&id));
-    console.act(&form, &path, None, &back_to(&form)).await
+    let operation = ("POST /threat-incidents/analyses/{analysisId}/retry", path.as_str());
+    let language = language(&console);
+    console
+        .act(&state, &form, operation, &back_to(&form), async |caller| {
+            analyses::retried(&state, &caller, &id, language).await
+        })
+        .await
 }
 
 /// Applies a reading's recommendation to the realm.
-pub async fn apply(console: Console, Path((id, index)): Path<(String, usize)>, body: Bytes) -> Page {
+pub async fn apply(
+    State(state): State<AppState>,
+    console: Console,
+    Path((id, index)): Path<(String, usize)>,
+    body: Bytes,
+) -> Page {
     let form = form(&body);
     let path = format!("/threat-incidents/analyses/{}/recommendations/{index}/apply", encode(&id));
-    console.act(&form, &path, None, &back_to(&form)).await
+    let operation =
+        ("POST /threat-incidents/analyses/{analysisId}/recommendations/{recommendation}/apply", path.as_str());
+    console
+        .act(&state, &form, operation, &back_to(&form), async |caller| {
+            analyses::apply(State(state.clone()), caller, Path((id.clone(), index.to_string()))).await
+        })
+        .await
 }
 
 /// Reverts an applied recommendation.
-pub async fn revert(console: Console, Path(id): Path<String>, body: Bytes) -> Page {
+pub async fn revert(State(state): State<AppState>, console: Console, Path(id): Path<String>, body: Bytes) -> Page {
     let form = form(&body);
     let path = format!("/threat-incidents/analysis-actions/{}/revert", encode(&id));
-    console.act(&form, &path, None, &back_to(&form)).await
+    let operation = ("POST /threat-incidents/analysis-actions/{actionId}/revert", path.as_str());
+    console
+        .act(&state, &form, operation, &back_to(&form), async |caller| {
+            analyses::revert(State(state.clone()), caller, Path(id.clone())).await
+        })
+        .await
 }
 
 /// The post-incident report of a closing reading, as the admin API prints it: a page, or a PDF.
-pub async fn report(console: Console, Path(id): Path<String>, RawQuery(query): RawQuery) -> Page {
-    let format = if value(&pairs(query), "format") == Some("pdf") { "pdf" } else { "html" };
-    let answer = console.read(&format!("/threat-incidents/analyses/{}/report?format={format}", encode(&id))).await?;
-    let mut response = (StatusCode::OK, answer.bytes.clone()).into_response();
+pub async fn report(
+    State(state): State<AppState>,
+    console: Console,
+    Path(id): Path<String>,
+    RawQuery(query): RawQuery,
+) -> Page {
+    let format = if value(&pairs(query), "format") == Some("pdf") { Format::Pdf } else { Format::Html };
+    let caller = console.acting("GET /threat-incidents/analyses/{analysisId}/report");
+    let printed = analyses::printed(&state, &caller, &id, format, language(&console)).await;
+    let (content_type, bytes) = printed.map_err(|error| page::refused(&error))?;
+    let mut response = (StatusCode::OK, [(header::CONTENT_TYPE, content_type)], bytes).into_response();
     let headers = response.headers_mut();
-    if let Some(content_type) = answer.content_type.clone() {
-        headers.insert(header::CONTENT_TYPE, content_type);
-    }
     secure(headers);
     // The printed page carries its own style and no script.
     let policy = "default-src 'none'; style-src 'unsafe-inline'; frame-ancestors 'none'; base-uri 'none'";

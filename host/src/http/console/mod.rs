@@ -1,11 +1,13 @@
 //! The console: server-rendered pages for the people of an account's team, under `/console`.
 //!
-//! The console is a client of the admin API that runs in the same process. A page reads and acts
-//! by calling the admin API's own routes with the signed-in person as the caller, so it can show
-//! nothing and do nothing the API would not, with the same policy decisions, validation, change
-//! trail and access log. Pages ask the policies only to decide which actions to offer; a forged
-//! form still meets the API's refusal. The browser holds a random session value in an HttpOnly
-//! cookie; the session, its CSRF token and the person's platform session stay on the server.
+//! The console is the second edge of the admin operations, beside the JSON API. A page reads and
+//! acts by calling the same operations the API's routes call, as the signed-in person, so it can
+//! show nothing and do nothing the API would not: the same policy decisions (on the operation the
+//! page calls), validation, change trail, refusals kept in the trail, and the admission of every
+//! request (the account's networks, its rate limits, the access log). Pages ask the policies only
+//! to decide which actions to offer; a forged form still meets the operation's refusal. The
+//! browser holds a random session value in an HttpOnly cookie; the session, its CSRF token and
+//! the person's platform session stay on the server.
 
 mod account;
 mod audit;
@@ -27,34 +29,29 @@ mod session;
 mod signature;
 mod webhooks;
 
-use std::net::{IpAddr, Ipv4Addr};
-
-use axum::body::Body;
-use axum::extract::{FromRequestParts, OriginalUri};
+use axum::Router;
+use axum::extract::{FromRequestParts, OriginalUri, Request, State};
 use axum::http::request::Parts;
-use axum::http::{HeaderValue, Method, Request, StatusCode, header};
+use axum::http::{HeaderValue, Method, StatusCode, header};
+use axum::middleware::{Next, from_fn_with_state};
 use axum::response::Response;
 use axum::routing::{get, post};
-use axum::{Extension, Router};
 use percent_encoding::{AsciiSet, NON_ALPHANUMERIC, utf8_percent_encode};
-use serde::de::DeserializeOwned;
-use serde_json::Value;
-use tower::ServiceExt as _;
 
 use crate::authz::Resource;
 use crate::http::AppState;
-use crate::http::address::ClientAddress;
-use crate::http::auth::{Caller, ConsolePerson, console_caller};
+use crate::http::auth::{self, Caller, ConsolePerson, Unadmitted};
+use crate::http::envelope::Answer;
+use crate::oauth::signin::console_sessions;
 use crate::runtime::error::Error;
 use crate::store::console_sessions::ConsoleSession;
-use crate::store::trail;
 
-/// The console's routes; `api` is the admin API it calls in-process.
-pub fn routes(api: Router) -> Router<AppState> {
-    Router::new()
-        .route("/console", get(|| async { page::see_other("/console/attack-protection") }))
-        .route("/console/sign-in", get(session::sign_in))
-        .route("/console/callback", get(session::callback))
+/// A page of a list, as an operation answers it.
+type Listed<T> = crate::store::page::Page<T>;
+
+/// The console's routes: signing in, and the pages of a signed-in person.
+pub fn routes(state: &AppState) -> Router<AppState> {
+    let signed_in = Router::new()
         .route("/console/sign-out", post(session::sign_out))
         .route("/console/attack-protection", get(protection::summary))
         .route("/console/attack-protection/incidents", get(protection::incidents))
@@ -109,7 +106,12 @@ pub fn routes(api: Router) -> Router<AppState> {
             "/console/realms/{realm}/clients/{client}/webhooks/{webhookId}/deliveries/{deliveryId}/replay",
             post(webhooks::replay),
         )
-        .layer(Extension(Api(api)))
+        .route_layer(from_fn_with_state(state.clone(), admit));
+    Router::new()
+        .route("/console", get(|| async { page::see_other("/console/attack-protection") }))
+        .route("/console/sign-in", get(session::sign_in))
+        .route("/console/callback", get(session::callback))
+        .merge(signed_in)
 }
 
 /// The pages of one webhook endpoint, at `base`.
@@ -122,153 +124,139 @@ fn endpoint_routes(base: &str) -> Router<AppState> {
         .route(&format!("{base}/delete"), post(webhooks::delete))
 }
 
-/// The admin API, called in-process.
-#[derive(Clone)]
-struct Api(Router);
-
-/// What the admin API answered.
-#[derive(Debug)]
-struct Answer {
-    status: StatusCode,
-    /// The envelope; `Null` for a document (a report).
-    body: Value,
-    content_type: Option<HeaderValue>,
-    bytes: axum::body::Bytes,
+/// Admits a request of a signed-in person: their console session, then the admission every admin
+/// request gets (the account's networks, its rate limits, the access log), as that person. A
+/// request without a live session is sent to sign in, and back.
+async fn admit(State(state): State<AppState>, mut request: Request, next: Next) -> Response {
+    let here = request.extensions().get::<OriginalUri>().map_or_else(|| request.uri().clone(), |uri| uri.0.clone());
+    let back = if request.method() == Method::GET { here.to_string() } else { "/console".to_owned() };
+    let Some(value) = session::cookie_value(request.headers()) else { return session::to_sign_in(&back) };
+    let session = match console_sessions::find(&state, value, state.clock.now()).await {
+        Ok(Some(session)) => session,
+        Ok(None) => return session::to_sign_in(&back),
+        Err(error) => return page::failure(&error),
+    };
+    let person = ConsolePerson { session_id: session.session_id.clone(), user_id: session.user_id.clone() };
+    request.extensions_mut().insert(person);
+    request.extensions_mut().insert(session);
+    let response = auth::authenticate(State(state), request, next).await;
+    if response.extensions().get::<Unadmitted>().is_none() {
+        return response;
+    }
+    let back_to_console = Some(("/console", "Back to the console"));
+    match response.status() {
+        // The platform session ended, or the person is on no team any more.
+        StatusCode::UNAUTHORIZED => session::to_sign_in(&back),
+        StatusCode::TOO_MANY_REQUESTS => {
+            let message = "You made many requests in a short time. Try again in a minute.";
+            page::plain(StatusCode::TOO_MANY_REQUESTS, "Too many requests", message, back_to_console)
+        }
+        StatusCode::FORBIDDEN => {
+            let message = "Your account admits its team from the networks it names only, and this address is not \
+                           among them.";
+            page::plain(StatusCode::FORBIDDEN, "Not permitted from this network", message, None)
+        }
+        status => {
+            let message = "The service could not answer this page. Try again in a moment.";
+            page::plain(status, "Something went wrong", message, back_to_console)
+        }
+    }
 }
 
-impl Answer {
-    /// `data` read as `T`.
-    fn data<T: DeserializeOwned>(&self) -> Result<T, Error> {
-        self.read("data")
-    }
-
-    /// `pagination` read as a page of `T`.
-    fn page<T: DeserializeOwned>(&self) -> Result<Listed<T>, Error> {
-        self.read("pagination")
-    }
-
-    fn read<T: DeserializeOwned>(&self, field: &str) -> Result<T, Error> {
-        let value = self.body.get(field).cloned().unwrap_or(Value::Null);
-        serde_json::from_value(value).map_err(|error| {
-            Error::Internal(anyhow::anyhow!("the admin API answered {field} the console cannot read: {error}"))
-        })
-    }
-
-    /// The first message of a refusal, for people.
-    fn message(&self) -> String {
-        let first = self.body["notifications"].as_array().and_then(|all| all.first());
-        let message = first.and_then(|n| n["message"].as_str());
-        message.map_or_else(|| self.status.canonical_reason().unwrap_or("Refused").to_owned(), str::to_owned)
-    }
-}
-
-/// A page of a list, as the admin API's `pagination` has it.
-#[derive(Debug, serde::Deserialize)]
-#[serde(rename_all = "camelCase")]
-struct Listed<T> {
-    items: Vec<T>,
-    page_number: u32,
-    total_items: i64,
-    total_pages: i64,
-}
-
-/// A request of a signed-in person: their console session, the caller the policies see, and the
-/// way to the admin API. A request without a live session is sent to sign in, and back.
+/// A request of a signed-in person: their console session and the caller the policies see.
 struct Console {
     session: ConsoleSession,
-    person: ConsolePerson,
     caller: Caller,
-    address: IpAddr,
-    /// The browser's languages, which the admin API answers some words in.
+    /// The browser's languages, which some words are given in.
     language: Option<HeaderValue>,
-    api: Api,
 }
 
 impl FromRequestParts<AppState> for Console {
     type Rejection = Response;
 
-    async fn from_request_parts(parts: &mut Parts, state: &AppState) -> Result<Self, Response> {
-        let address = parts.extensions.get::<ClientAddress>().map_or(IpAddr::V4(Ipv4Addr::UNSPECIFIED), |a| a.0);
-        let here = parts.extensions.get::<OriginalUri>().map_or_else(|| parts.uri.clone(), |uri| uri.0.clone());
-        let api = parts.extensions.get::<Api>().cloned();
-        let api =
-            api.ok_or_else(|| page::failure(&Error::Internal(anyhow::anyhow!("the console has no admin API"))))?;
-        let again = || {
-            let back = if parts.method == Method::GET { here.to_string() } else { "/console".to_owned() };
-            session::to_sign_in(&back)
+    async fn from_request_parts(parts: &mut Parts, _: &AppState) -> Result<Self, Response> {
+        let session = parts.extensions.get::<ConsoleSession>().cloned();
+        let caller = parts.extensions.get::<Caller>().cloned();
+        let (Some(session), Some(caller)) = (session, caller) else {
+            return Err(page::failure(&Error::Internal(anyhow::anyhow!("a console page was not admitted"))));
         };
-        let now = state.clock.now();
-        let Some(value) = session::cookie_value(&parts.headers) else { return Err(again()) };
-        let found = crate::oauth::signin::console_sessions::find(state, value, now).await;
-        let Some(session) = found.map_err(|error| page::failure(&error))? else { return Err(again()) };
-        let person = ConsolePerson { session_id: session.session_id.clone(), user_id: session.user_id.clone() };
-        let request = trail::Request { method: parts.method.to_string(), path: here.path().to_owned() };
-        let caller = console_caller(state, &person, request).await.map_err(|error| page::failure(&error))?;
-        let Some(caller) = caller else { return Err(again()) };
         let language = parts.headers.get(header::ACCEPT_LANGUAGE).cloned();
-        Ok(Self { session, person, caller, address, language, api })
+        Ok(Self { session, caller, language })
     }
 }
 
+/// What an operation answered, or the page that tells its refusal.
+fn answered<T>(answered: Result<Answer<T>, Error>) -> Page<Answer<T>> {
+    answered.map_err(|error| page::refused(&error))
+}
+
+/// The one thing an operation answered, or the page that tells its refusal.
+fn data<T>(answer: Result<Answer<T>, Error>) -> Page<T> {
+    one(self::answered(answer)?)
+}
+
+/// The one thing an answer holds.
+fn one<T>(answer: Answer<T>) -> Page<T> {
+    answer.data().ok_or_else(|| page::failure(&unanswered()))
+}
+
+/// The page of a list an operation answered, or the page that tells its refusal.
+fn listed<T>(answer: Result<Answer<T>, Error>) -> Page<Listed<T>> {
+    self::answered(answer)?.page().ok_or_else(|| page::failure(&unanswered()))
+}
+
+fn unanswered() -> Error {
+    Error::Internal(anyhow::anyhow!("an admin operation answered otherwise than its page expects"))
+}
+
 impl Console {
-    async fn call(&self, method: Method, path: &str, body: Option<&Value>) -> Result<Answer, Error> {
-        let mut request = Request::builder().method(method).uri(format!("/api/v1/admin{path}"));
-        let body = match body {
-            Some(body) => {
-                request = request.header(header::CONTENT_TYPE, "application/json");
-                Body::from(serde_json::to_vec(body).map_err(|error| Error::Internal(error.into()))?)
-            }
-            None => Body::empty(),
-        };
-        if let Some(language) = &self.language {
-            request = request.header(header::ACCEPT_LANGUAGE, language);
-        }
-        let mut request = request.body(body).map_err(|error| Error::Internal(error.into()))?;
-        request.extensions_mut().insert(ClientAddress(self.address));
-        request.extensions_mut().insert(self.person.clone());
-        let response = match self.api.0.clone().oneshot(request).await {
-            Ok(response) => response,
-            Err(never) => match never {},
-        };
-        let status = response.status();
-        let content_type = response.headers().get(header::CONTENT_TYPE).cloned();
-        let bytes = axum::body::to_bytes(response.into_body(), usize::MAX)
-            .await
-            .map_err(|error| Error::Internal(anyhow::anyhow!("reading the admin API's answer: {error}")))?;
-        let json = content_type.as_ref().is_some_and(|t| t.as_bytes().starts_with(b"application/json"));
-        let body = if json { serde_json::from_slice(&bytes).unwrap_or(Value::Null) } else { Value::Null };
-        Ok(Answer { status, body, content_type, bytes })
+    /// The caller as the admin operation `operation` (`PUT /realms/{realm}`) sees it: the policies
+    /// decide on the operation called, as they do for the JSON API.
+    fn acting(&self, operation: &str) -> Caller {
+        Caller { operation: operation.to_owned(), ..self.caller.clone() }
     }
 
-    /// Reads `path` of the admin API: its answer when it succeeded, else the page for the refusal.
-    async fn read(&self, path: &str) -> Result<Answer, Response> {
-        let answer = self.call(Method::GET, path, None).await.map_err(|error| page::failure(&error))?;
-        if answer.status.is_success() { Ok(answer) } else { Err(page::refused(&answer)) }
-    }
-
-    /// A form's POST to the admin API (see [`Console::send`]).
-    async fn act(&self, form: &[(String, String)], path: &str, body: Option<&Value>, then: &str) -> Page {
-        self.send(form, Method::POST, path, body, then).await
-    }
-
-    /// A form's action: refused without the session's CSRF token; otherwise the admin API decides
-    /// (`body` is what it is sent), and the browser is sent on to `then`, or shown the refusal.
-    async fn send(
+    /// A form's action: refused without the session's CSRF token; otherwise `run` calls the
+    /// operation (`operation` at `path`, as the JSON API names it) as the person, and the browser
+    /// is sent on to `then`, or shown the refusal, which the change trail keeps.
+    async fn act<T>(
         &self,
+        state: &AppState,
         form: &[(String, String)],
-        method: Method,
-        path: &str,
-        body: Option<&Value>,
+        (operation, path): (&str, &str),
         then: &str,
+        run: impl AsyncFnOnce(Caller) -> Result<T, Error>,
     ) -> Page {
+        self.acted(state, form, (operation, path), run).await?;
+        Ok(page::see_other(then))
+    }
+
+    /// A form's action, as [`Console::act`], answering what the operation answered.
+    async fn acted<T>(
+        &self,
+        state: &AppState,
+        form: &[(String, String)],
+        (operation, path): (&str, &str),
+        run: impl AsyncFnOnce(Caller) -> Result<T, Error>,
+    ) -> Page<T> {
         if !self.genuine(form) {
             return Err(session::forged());
         }
-        let answer = self.call(method, path, body).await.map_err(|error| page::failure(&error))?;
-        if !answer.status.is_success() {
-            return Err(page::refused(&answer));
+        let caller = self.acting(operation);
+        match run(caller.clone()).await {
+            Ok(done) => Ok(done),
+            Err(error) => {
+                let status = error.status();
+                if status.is_client_error() {
+                    let (method, template) = operation.split_once(' ').unwrap_or(("POST", operation));
+                    let method = Method::from_bytes(method.as_bytes()).unwrap_or(Method::POST);
+                    let now = state.clock.now();
+                    auth::record_refused_change(state, &caller, &method, template, path, error.code(), status, now)
+                        .await;
+                }
+                Err(page::refused(&error))
+            }
         }
-        Ok(page::see_other(then))
     }
 
     /// Whether the policies let the person do `permission` on `resource` through the admin

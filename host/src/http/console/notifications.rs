@@ -1,35 +1,18 @@
 //! The account's operational notifications in the console, and where they are sent.
 
 use axum::body::Bytes;
-use axum::extract::State;
-use axum::http::{Method, StatusCode};
+use axum::extract::{RawQuery, State};
+use axum::http::StatusCode;
 use maud::html;
-use serde::Deserialize;
-use serde_json::{Value, json};
+use serde_json::{Map, Value, json};
 
-use super::page::{self, Section, Shell, csrf};
-use super::{Console, Listed, Page, form, value, when};
+use super::page::{Section, Shell, csrf};
+use super::{Console, Page, data, form, listed, value, when};
 use crate::authz::{Resource, permission};
 use crate::http::AppState;
-
-#[derive(Debug, Deserialize)]
-#[serde(rename_all = "camelCase")]
-struct Notification {
-    #[serde(rename = "type")]
-    kind: String,
-    severity: String,
-    title: String,
-    description: String,
-    created_at: String,
-    webhook_post: String,
-}
-
-#[derive(Debug, Deserialize)]
-#[serde(rename_all = "camelCase")]
-struct Preferences {
-    webhook_url: Option<String>,
-    attacks_detected: String,
-}
+use crate::http::admin::account;
+use crate::http::body::JsonBody;
+use crate::kernel::validate::Body;
 
 const ATTACKS: [(&str, &str); 3] = [
     ("InConsole", "In the console only"),
@@ -39,10 +22,11 @@ const ATTACKS: [(&str, &str); 3] = [
 
 /// `/console/notifications`.
 pub async fn notifications(State(state): State<AppState>, console: Console) -> Page {
-    let listed: Listed<Notification> =
-        console.read("/account/notifications?pageSize=100").await?.page().map_err(|error| page::failure(&error))?;
-    let preferences: Preferences =
-        console.read("/account/notification-preferences").await?.data().map_err(|error| page::failure(&error))?;
+    let caller = console.acting("GET /account/notifications");
+    let query = RawQuery(Some("pageSize=100".to_owned()));
+    let listed = listed(account::notifications(State(state.clone()), caller, query).await)?;
+    let caller = console.acting("GET /account/notification-preferences");
+    let preferences = data(account::preferences(State(state.clone()), caller).await)?;
     let account = Resource::Account(console.caller.account_id().to_string());
     let may_change = console.may(&state, "PUT /account/notification-preferences", permission::ACCOUNT_UPDATE, account);
     let content = html! {
@@ -52,7 +36,7 @@ pub async fn notifications(State(state): State<AppState>, console: Console) -> P
                 thead { tr { th scope="col" { "At" } th scope="col" { "Severity" } th scope="col" { "What" } th scope="col" { "Posted" } } }
                 tbody { @for notification in &listed.items {
                     tr { td { (when(&notification.created_at)) } td { (notification.severity) }
-                         td { strong { (notification.title) } br; (notification.description) br; small { (notification.kind) } }
+                         td { strong { (notification.title) } br; (notification.description) br; small { (notification.notification_type) } }
                          td { (notification.webhook_post) } }
                 } }
             } }
@@ -66,14 +50,14 @@ pub async fn notifications(State(state): State<AppState>, console: Console) -> P
                           input #webhookUrl name="webhookUrl" type="url" size="60" value=[preferences.webhook_url.as_deref()]; }
                     fieldset { legend { "Attacks detected" }
                         @for (choice, label) in ATTACKS {
-                            div { input type="radio" id={ "attacks-" (choice) } name="attacksDetected" value=(choice) checked[preferences.attacks_detected == choice];
+                            div { input type="radio" id={ "attacks-" (choice) } name="attacksDetected" value=(choice) checked[preferences.attacks_detected.as_str() == choice];
                                   " " label.inline for={ "attacks-" (choice) } { (label) } }
                         }
                     }
                     button type="submit" { "Save" }
                 }
             } @else {
-                p { "Webhook: " (preferences.webhook_url.as_deref().unwrap_or("none")) "; attacks detected: " (preferences.attacks_detected) "." }
+                p { "Webhook: " (preferences.webhook_url.as_deref().unwrap_or("none")) "; attacks detected: " (preferences.attacks_detected.as_str()) "." }
             }
         }
     };
@@ -82,13 +66,15 @@ pub async fn notifications(State(state): State<AppState>, console: Console) -> P
 }
 
 /// Saves where notifications go.
-pub async fn preferences(console: Console, body: Bytes) -> Page {
+pub async fn preferences(State(state): State<AppState>, console: Console, body: Bytes) -> Page {
     let form = form(&body);
-    let preferences = json!({
-        "webhookUrl": value(&form, "webhookUrl").map_or(Value::Null, |url| json!(url)),
-        "attacksDetected": value(&form, "attacksDetected").unwrap_or("InConsole"),
-    });
+    let mut preferences = Map::new();
+    preferences.insert("webhookUrl".into(), value(&form, "webhookUrl").map_or(Value::Null, |url| json!(url)));
+    preferences.insert("attacksDetected".into(), json!(value(&form, "attacksDetected").unwrap_or("InConsole")));
+    let operation = ("PUT /account/notification-preferences", "/account/notification-preferences");
     console
-        .send(&form, Method::PUT, "/account/notification-preferences", Some(&preferences), "/console/notifications")
+        .act(&state, &form, operation, "/console/notifications", async |caller| {
+            account::update_preferences(State(state.clone()), caller, JsonBody(Body::from_map(preferences))).await
+        })
         .await
 }

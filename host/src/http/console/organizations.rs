@@ -2,33 +2,27 @@
 //! and removing one.
 
 use axum::body::Bytes;
-use axum::extract::{Path, State};
-use axum::http::{Method, StatusCode};
+use axum::extract::{Path, RawQuery, State};
+use axum::http::StatusCode;
 use maud::html;
-use serde::Deserialize;
-use serde_json::json;
+use serde_json::{Map, json};
 
 use super::page::{self, Section, Shell, csrf};
-use super::{Console, Listed, Page, encode, form, value};
+use super::{Console, Page, encode, form, listed, value};
 use crate::authz::{Resource, permission};
 use crate::http::AppState;
-
-#[derive(Debug, Deserialize)]
-#[serde(rename_all = "camelCase")]
-struct Organization {
-    id: String,
-    name: String,
-    description: Option<String>,
-    #[serde(default)]
-    domains: Vec<String>,
-    status: String,
-}
+use crate::http::admin::organizations;
+use crate::http::admin::reach::{Found, InRealm};
+use crate::http::body::JsonBody;
+use crate::kernel::validate::Body;
 
 /// `/console/realms/{realm}/organizations`.
 pub async fn organizations(State(state): State<AppState>, console: Console, Path(realm): Path<String>) -> Page {
     let at = format!("/realms/{}/organizations", encode(&realm));
-    let listed: Listed<Organization> =
-        console.read(&format!("{at}?pageSize=200")).await?.page().map_err(|error| page::failure(&error))?;
+    let caller = console.acting("GET /realms/{realm}/organizations");
+    let reached = InRealm::reach(&state, &caller, &realm).await.map_err(|error| page::refused(&error))?;
+    let query = RawQuery(Some("pageSize=200".to_owned()));
+    let listed = listed(organizations::list(State(state.clone()), reached, query).await)?;
     let resource = || Resource::Realm { id: realm.clone(), owner: Some(console.caller.account_id().clone()) };
     let may_create =
         console.may(&state, "POST /realms/{realm}/organizations", permission::ORGANIZATION_CREATE, resource());
@@ -54,10 +48,10 @@ pub async fn organizations(State(state): State<AppState>, console: Console, Path
                 tbody { @for organization in &listed.items {
                     tr {
                         td { (organization.name) @if let Some(text) = &organization.description { br; small { (text) } } }
-                        td { (organization.domains.join(", ")) } td { (organization.status) }
+                        td { (organization.domains.join(", ")) } td { (organization.status.as_str()) }
                         @if may_change || may_delete { td {
                             @if may_change {
-                                (page::switch(&console, &format!("{here}/{}", encode(&organization.id)), &organization.status, &organization.name))
+                                (page::switch(&console, &format!("{here}/{}", encode(&organization.id)), organization.status.as_str(), &organization.name))
                             }
                             @if may_delete {
                                 (page::remove(&console, &format!("{here}/{}/delete", encode(&organization.id)), &organization.name))
@@ -85,27 +79,58 @@ pub async fn organizations(State(state): State<AppState>, console: Console, Path
 }
 
 /// Creates an organization.
-pub async fn create(console: Console, Path(realm): Path<String>, body: Bytes) -> Page {
+pub async fn create(State(state): State<AppState>, console: Console, Path(realm): Path<String>, body: Bytes) -> Page {
     let form = form(&body);
     let domains: Vec<&str> = value(&form, "domains").unwrap_or_default().split_whitespace().collect();
-    let mut organization = json!({ "name": value(&form, "name").unwrap_or_default(), "domains": domains });
+    let mut organization = Map::new();
+    organization.insert("name".into(), json!(value(&form, "name").unwrap_or_default()));
+    organization.insert("domains".into(), json!(domains));
     if let Some(description) = value(&form, "description") {
-        organization["description"] = json!(description);
+        organization.insert("description".into(), json!(description));
     }
     let path = format!("/realms/{}/organizations", encode(&realm));
-    console.act(&form, &path, Some(&organization), &format!("/console{path}")).await
+    let then = format!("/console{path}");
+    console
+        .act(&state, &form, ("POST /realms/{realm}/organizations", &path), &then, async |caller| {
+            let reached = InRealm::reach(&state, &caller, &realm).await?;
+            organizations::create(State(state.clone()), reached, JsonBody(Body::from_map(organization))).await
+        })
+        .await
 }
 
 /// Turns an organization off or on.
-pub async fn update(console: Console, Path((realm, id)): Path<(String, String)>, body: Bytes) -> Page {
+pub async fn update(
+    State(state): State<AppState>,
+    console: Console,
+    Path((realm, id)): Path<(String, String)>,
+    body: Bytes,
+) -> Page {
     let form = form(&body);
     let at = format!("/realms/{}/organizations", encode(&realm));
-    let change = json!({ "status": value(&form, "status").unwrap_or_default() });
-    console.send(&form, Method::PUT, &format!("{at}/{}", encode(&id)), Some(&change), &format!("/console{at}")).await
+    let change = Map::from_iter([("status".to_owned(), json!(value(&form, "status").unwrap_or_default()))]);
+    let path = format!("{at}/{}", encode(&id));
+    let operation = ("PUT /realms/{realm}/organizations/{organizationId}", path.as_str());
+    console
+        .act(&state, &form, operation, &format!("/console{at}"), async |caller| {
+            let found = Found::reach(&state, &caller, &realm, &id).await?;
+            organizations::update(State(state.clone()), found, JsonBody(Body::from_map(change))).await
+        })
+        .await
 }
 
 /// Removes an organization.
-pub async fn delete(console: Console, Path((realm, id)): Path<(String, String)>, body: Bytes) -> Page {
+pub async fn delete(
+    State(state): State<AppState>,
+    console: Console,
+    Path((realm, id)): Path<(String, String)>,
+    body: Bytes,
+) -> Page {
     let at = format!("/realms/{}/organizations", encode(&realm));
-    console.send(&form(&body), Method::DELETE, &format!("{at}/{}", encode(&id)), None, &format!("/console{at}")).await
+    let path = format!("{at}/{}", encode(&id));
+    let operation = ("DELETE /realms/{realm}/organizations/{organizationId}", path.as_str());
+    console
+        .act(&state, &form(&body), operation, &format!("/console{at}"), async |caller| {
+            organizations::delete(State(state.clone()), Found::reach(&state, &caller, &realm, &id).await?).await
+        })
+        .await
 }

@@ -5,7 +5,7 @@ use axum::http::{HeaderValue, StatusCode, header};
 use axum::response::{IntoResponse, Response};
 use maud::{DOCTYPE, Markup, PreEscaped, html};
 
-use super::{Answer, Console, Listed};
+use super::{Console, Listed};
 use crate::http::protocol::login_page::{self, secure};
 use crate::kernel::crypto::generate_secret;
 use crate::runtime::error::Error;
@@ -155,11 +155,12 @@ pub fn remove(console: &Console, action: &str, name: &str) -> Markup {
 /// Previous and next links of a paged list, each keeping the page's other parameters (`kept`,
 /// each as `&name=value`).
 pub fn pages<T>(listed: &Listed<T>, kept: &str) -> Markup {
+    let total_pages = listed.total_pages();
     html! {
         nav.pages aria-label="Pages" {
             @if listed.page_number > 1 { a href={ "?pageNumber=" (listed.page_number - 1) (kept) } rel="prev" { "Previous page" } }
-            span { "Page " (listed.page_number) " of " (listed.total_pages.max(1)) }
-            @if i64::from(listed.page_number) < listed.total_pages {
+            span { "Page " (listed.page_number) " of " (total_pages.max(1)) }
+            @if i64::from(listed.page_number) < total_pages {
                 a href={ "?pageNumber=" (listed.page_number + 1) (kept) } rel="next" { "Next page" }
             }
         }
@@ -185,15 +186,23 @@ pub fn plain(status: StatusCode, title: &str, message: &str, link: Option<(&str,
     respond(status, body.into_string(), &nonce)
 }
 
-/// The admin API refused what the page asked: its status and message, for people.
-pub fn refused(answer: &Answer) -> Response {
-    let title = match answer.status {
+/// An operation refused what the page asked: its status and first message, for people. A failure
+/// of the service is told as one, in general words.
+pub fn refused(error: &Error) -> Response {
+    let status = error.status();
+    let title = match status {
+        _ if status.is_server_error() => return failure(error),
         StatusCode::FORBIDDEN => "Not permitted",
         StatusCode::NOT_FOUND => "Not found",
         StatusCode::TOO_MANY_REQUESTS => "Too many requests",
         _ => "Refused",
     };
-    plain(answer.status, title, &answer.message(), Some(("/console", "Back to the console")))
+    let message = match error {
+        Error::Validation(refused) => refused.first().map(|n| n.message.clone()),
+        _ => None,
+    };
+    let message = message.unwrap_or_else(|| error.to_string());
+    plain(status, title, &message, Some(("/console", "Back to the console")))
 }
 
 /// The service could not answer.

@@ -3,41 +3,20 @@
 
 use axum::body::Bytes;
 use axum::extract::{Path, RawQuery, State};
-use axum::http::{Method, StatusCode};
+use axum::http::StatusCode;
 use maud::html;
-use serde::Deserialize;
 use serde_json::{Map, Value, json};
 
 use super::page::{self, Section, Shell, csrf};
-use super::{Console, Listed, Page, encode, form, page_number, pairs, value, when};
+use super::{Console, Page, data, encode, form, listed, one, page_number, pairs, value, when};
 use crate::authz::{Resource, permission};
 use crate::http::AppState;
-
-#[derive(Debug, Deserialize)]
-#[serde(rename_all = "camelCase")]
-struct Person {
-    id: String,
-    username: String,
-    email: Option<String>,
-    first_name: Option<String>,
-    last_name: Option<String>,
-    status: String,
-    has_password: bool,
-    must_change_password: bool,
-    created_at: String,
-}
-
-#[derive(Debug, Deserialize)]
-#[serde(rename_all = "camelCase")]
-struct Session {
-    id: String,
-    client_id: String,
-    ip_address: String,
-    created_at: String,
-    last_active_at: String,
-    /// Active, Expired or Ended.
-    status: String,
-}
+use crate::http::admin::reach::{ClientUser, Found, InRealm};
+use crate::http::admin::sessions::SessionView;
+use crate::http::admin::{sessions, suspensions, users};
+use crate::http::auth::Caller;
+use crate::http::body::JsonBody;
+use crate::kernel::validate::Body;
 
 fn realm_resource(console: &Console, realm: &str) -> Resource {
     Resource::Realm { id: realm.to_owned(), owner: Some(console.caller.account_id().clone()) }
@@ -53,11 +32,13 @@ pub async fn list(
     let pairs = pairs(query);
     let search = value(&pairs, "searchTerm");
     let number = page_number(&pairs);
-    let mut path = format!("/realms/{}/users?pageSize=50&pageNumber={number}", encode(&realm));
+    let mut query = format!("pageSize=50&pageNumber={number}");
     if let Some(search) = search {
-        path.push_str(&format!("&searchTerm={}", encode(search)));
+        query.push_str(&format!("&searchTerm={}", encode(search)));
     }
-    let listed: Listed<Person> = console.read(&path).await?.page().map_err(|error| page::failure(&error))?;
+    let caller = console.acting("GET /realms/{realm}/users");
+    let reached = InRealm::reach(&state, &caller, &realm).await.map_err(|error| page::refused(&error))?;
+    let listed = listed(users::list(State(state.clone()), reached, RawQuery(Some(query))).await)?;
     let may_create =
         console.may(&state, "POST /realms/{realm}/users", permission::USER_CREATE, realm_resource(&console, &realm));
     let here = format!("/console/realms/{}/users", encode(&realm));
@@ -72,7 +53,7 @@ pub async fn list(
             thead { tr { th scope="col" { "Username" } th scope="col" { "E-mail" } th scope="col" { "Status" } th scope="col" { "Created" } } }
             tbody { @for person in &listed.items {
                 tr { td { a href={ (here) "/" (encode(&person.id)) } { (person.username) } }
-                     td { (person.email.as_deref().unwrap_or("—")) } td { (person.status) } td { (when(&person.created_at)) } }
+                     td { (person.email.as_deref().unwrap_or("—")) } td { (person.status.as_str()) } td { (when(&person.created_at)) } }
             } }
         } }
         (page::pages(&listed, &kept))
@@ -93,8 +74,8 @@ pub async fn list(
     Ok(Shell { console: &console, section: Section::Realms, title: &title }.answer(StatusCode::OK, content))
 }
 
-/// The fields of the create and edit forms the admin API takes.
-fn person_body(form: &[(String, String)], edit: bool) -> Value {
+/// The fields of the create and edit forms the operations take.
+fn person_body(form: &[(String, String)], edit: bool) -> Body {
     let mut body = Map::new();
     for field in ["username", "email", "firstName", "lastName", "password", "status"] {
         if let Some(text) = value(form, field) {
@@ -104,22 +85,18 @@ fn person_body(form: &[(String, String)], edit: bool) -> Value {
     if edit {
         body.insert("mustChangePassword".into(), json!(value(form, "mustChangePassword").is_some()));
     }
-    Value::Object(body)
+    Body::from_map(body)
 }
 
 /// Creates a person and shows them.
-pub async fn create(console: Console, Path(realm): Path<String>, body: Bytes) -> Page {
+pub async fn create(State(state): State<AppState>, console: Console, Path(realm): Path<String>, body: Bytes) -> Page {
     let form = form(&body);
-    if !console.genuine(&form) {
-        return Err(super::session::forged());
-    }
     let path = format!("/realms/{}/users", encode(&realm));
-    let answer = console.call(Method::POST, &path, Some(&person_body(&form, false))).await;
-    let answer = answer.map_err(|error| page::failure(&error))?;
-    if !answer.status.is_success() {
-        return Err(page::refused(&answer));
-    }
-    let person: Person = answer.data().map_err(|error| page::failure(&error))?;
+    let created = console.acted(&state, &form, ("POST /realms/{realm}/users", &path), async |caller| {
+        let reached = InRealm::reach(&state, &caller, &realm).await?;
+        users::create(State(state.clone()), reached, JsonBody(person_body(&form, false))).await
+    });
+    let person = one(created.await?)?;
     Ok(page::see_other(&format!("/console/realms/{}/users/{}", encode(&realm), encode(&person.id))))
 }
 
@@ -130,11 +107,11 @@ pub async fn person(
     Path((realm, id)): Path<(String, String)>,
 ) -> Page {
     let at = format!("/realms/{}/users/{}", encode(&realm), encode(&id));
-    let person: Person = console.read(&at).await?.data().map_err(|error| page::failure(&error))?;
-    let sessions_path = format!("/realms/{}/sessions?userId={}&pageSize=100", encode(&realm), encode(&id));
-    let sessions: Listed<Session> =
-        console.read(&sessions_path).await?.page().map_err(|error| page::failure(&error))?;
-    let live: Vec<&Session> = sessions.items.iter().filter(|s| s.status == "Active").collect();
+    let caller = console.acting("GET /realms/{realm}/users/{userId}");
+    let found = Found::reach(&state, &caller, &realm, &id).await.map_err(|error| page::refused(&error))?;
+    let person = data(users::read(found).await)?;
+    let sessions = live_sessions(&state, &console.acting("GET /realms/{realm}/sessions"), &realm, &id, 100).await?;
+    let live: Vec<&SessionView> = sessions.iter().collect();
     let resource = realm_resource(&console, &realm);
     let may_edit = console.may(&state, "PUT /realms/{realm}/users/{userId}", permission::USER_UPDATE, resource.clone());
     let may_end =
@@ -155,7 +132,7 @@ pub async fn person(
                     div { label for="firstName" { "First name" } input #firstName name="firstName" value=[person.first_name.as_deref()]; }
                     div { label for="lastName" { "Last name" } input #lastName name="lastName" value=[person.last_name.as_deref()]; }
                     div { label for="status" { "Status" } select #status name="status" {
-                        @for status in ["Active", "Disabled"] { option value=(status) selected[person.status == status] { (status) } } } }
+                        @for status in ["Active", "Disabled"] { option value=(status) selected[person.status.as_str() == status] { (status) } } } }
                     div { label for="password" { "New password (empty: unchanged)" } input #password name="password" type="password" autocomplete="new-password"; }
                     div { input #mustChangePassword type="checkbox" name="mustChangePassword" value="true" checked[person.must_change_password];
                           " " label.inline for="mustChangePassword" { "Must change the password at the next sign-in" } }
@@ -196,41 +173,77 @@ pub async fn person(
     Ok(Shell { console: &console, section: Section::Realms, title: &title }.answer(StatusCode::OK, content))
 }
 
+/// The live sessions of the person `id`, at most `count`.
+async fn live_sessions(state: &AppState, caller: &Caller, realm: &str, id: &str, count: u32) -> Page<Vec<SessionView>> {
+    let reached = InRealm::reach(state, caller, realm).await.map_err(|error| page::refused(&error))?;
+    let query = format!("userId={}&pageSize={count}", encode(id));
+    let sessions = listed(sessions::list(State(state.clone()), reached, RawQuery(Some(query))).await)?;
+    Ok(sessions.items.into_iter().filter(|session| session.status == "Active").collect())
+}
+
 /// Saves the edit form.
-pub async fn update(console: Console, Path((realm, id)): Path<(String, String)>, body: Bytes) -> Page {
+pub async fn update(
+    State(state): State<AppState>,
+    console: Console,
+    Path((realm, id)): Path<(String, String)>,
+    body: Bytes,
+) -> Page {
     let form = form(&body);
     let path = format!("/realms/{}/users/{}", encode(&realm), encode(&id));
-    console.send(&form, Method::PUT, &path, Some(&person_body(&form, true)), &format!("/console{path}")).await
+    let then = format!("/console{path}");
+    console
+        .act(&state, &form, ("PUT /realms/{realm}/users/{userId}", &path), &then, async |caller| {
+            let found = Found::reach(&state, &caller, &realm, &id).await?;
+            users::update(State(state.clone()), found, JsonBody(person_body(&form, true))).await
+        })
+        .await
 }
 
 /// Ends every live session of the person.
-pub async fn end_sessions(console: Console, Path((realm, id)): Path<(String, String)>, body: Bytes) -> Page {
+pub async fn end_sessions(
+    State(state): State<AppState>,
+    console: Console,
+    Path((realm, id)): Path<(String, String)>,
+    body: Bytes,
+) -> Page {
     let form = form(&body);
     if !console.genuine(&form) {
         return Err(super::session::forged());
     }
-    let sessions_path = format!("/realms/{}/sessions?userId={}&pageSize=200", encode(&realm), encode(&id));
-    let sessions: Listed<Session> =
-        console.read(&sessions_path).await?.page().map_err(|error| page::failure(&error))?;
-    for session in sessions.items.iter().filter(|s| s.status == "Active") {
+    let sessions = live_sessions(&state, &console.acting("GET /realms/{realm}/sessions"), &realm, &id, 200).await?;
+    for session in sessions {
         let path = format!("/realms/{}/sessions/{}", encode(&realm), encode(&session.id));
-        let answer = console.call(Method::DELETE, &path, None).await.map_err(|error| page::failure(&error))?;
-        if !answer.status.is_success() {
-            return Err(page::refused(&answer));
-        }
+        let operation = ("DELETE /realms/{realm}/sessions/{sessionId}", path.as_str());
+        console
+            .acted(&state, &form, operation, async |caller| {
+                sessions::revoke(State(state.clone()), Found::reach(&state, &caller, &realm, &session.id).await?).await
+            })
+            .await?;
     }
     Ok(page::see_other(&format!("/console/realms/{}/users/{}", encode(&realm), encode(&id))))
 }
 
 /// Suspends the person at the form's client, ending their sessions there.
-pub async fn suspend(console: Console, Path((realm, id)): Path<(String, String)>, body: Bytes) -> Page {
+pub async fn suspend(
+    State(state): State<AppState>,
+    console: Console,
+    Path((realm, id)): Path<(String, String)>,
+    body: Bytes,
+) -> Page {
     let form = form(&body);
     let client = value(&form, "client").unwrap_or_default();
     let mut suspension = json!({ "level": value(&form, "level").unwrap_or("Full"), "terminateSessions": true });
     if let Some(reason) = value(&form, "reason") {
         suspension["reason"] = json!(reason);
     }
+    let Value::Object(suspension) = suspension else { return Err(page::failure(&super::unanswered())) };
     let path = format!("/realms/{}/clients/{}/users/{}/suspensions", encode(&realm), encode(client), encode(&id));
     let back = format!("/console/realms/{}/users/{}", encode(&realm), encode(&id));
-    console.act(&form, &path, Some(&suspension), &back).await
+    let operation = ("POST /realms/{realm}/clients/{client}/users/{userId}/suspensions", path.as_str());
+    console
+        .act(&state, &form, operation, &back, async |caller| {
+            let reached = ClientUser::reach(&state, &caller, &realm, client, &id).await?;
+            suspensions::create(State(state.clone()), reached, JsonBody(Body::from_map(suspension))).await
+        })
+        .await
 }

@@ -1,14 +1,16 @@
 //! Attack protection in the console: the period's summary with its charts, and the incident list.
 
-use axum::extract::RawQuery;
-use axum::http::{Method, StatusCode};
+use axum::extract::{RawQuery, State};
+use axum::http::StatusCode;
 use maud::html;
-use serde::Deserialize;
 
 use super::chart::{self, Mark};
-use super::incident::{Measure, measures};
-use super::page::{self, Section, Shell};
-use super::{Console, Listed, Page, encode, page_number, pairs, value, when};
+use super::incident::measures;
+use super::page::{Section, Shell};
+use super::{Console, Page, data, encode, listed, page_number, pairs, value, when};
+use crate::http::AppState;
+use crate::http::admin::realms;
+use crate::http::admin::threats::{self, Figures, Share, SourceShare};
 
 /// The page sizes the incident list offers; the first is the default.
 const PAGE_SIZES: [u32; 3] = [24, 48, 96];
@@ -16,87 +18,13 @@ const PAGE_SIZES: [u32; 3] = [24, 48, 96];
 const PERIODS: [i64; 3] = [7, 30, 90];
 const STATUSES: [&str; 3] = ["Active", "Resolved", "Dismissed"];
 
-#[derive(Debug, Default, Deserialize)]
-#[serde(rename_all = "camelCase")]
-struct Figures {
-    incidents: i64,
-    refused_attempts: i64,
-    blocked_sources: i64,
-    protected_accounts: i64,
-    exposed_passwords: i64,
-}
-
-#[derive(Debug, Deserialize)]
-struct Day {
-    date: String,
-    #[serde(flatten)]
-    figures: Figures,
-}
-
-#[derive(Debug, Deserialize)]
-struct Share {
-    name: String,
-    #[serde(flatten)]
-    figures: Figures,
-}
-
-#[derive(Debug, Deserialize)]
-#[serde(rename_all = "camelCase")]
-struct SourceShare {
-    name: String,
-    blocked_sources: i64,
-}
-
-#[derive(Debug, Deserialize)]
-#[serde(rename_all = "camelCase")]
-struct Summary {
-    days: i64,
-    open_incidents: i64,
-    measures_in_force: i64,
-    totals: Figures,
-    #[serde(default)]
-    by_day: Vec<Day>,
-    #[serde(default)]
-    by_kind: Vec<Share>,
-    #[serde(default)]
-    by_severity: Vec<Share>,
-    #[serde(default)]
-    countries: Vec<SourceShare>,
-    #[serde(default)]
-    networks: Vec<SourceShare>,
-    #[serde(default)]
-    latest_measures: Vec<Measure>,
-}
-
-#[derive(Debug, Deserialize)]
-#[serde(rename_all = "camelCase")]
-/// An incident as the list shows it.
-struct IncidentRow {
-    id: String,
-    realm_id: String,
-    client_id: Option<String>,
-    title: String,
-    severity: String,
-    status: String,
-    started_at: String,
-    refused_attempts: i64,
-    blocked_sources: i64,
-}
-
-#[derive(Debug, Deserialize)]
-struct Realm {
-    id: String,
-}
-
 /// `/console/attack-protection?days=7|30|90`: the period in figures and charts.
-pub async fn summary(console: Console, RawQuery(query): RawQuery) -> Page {
+pub async fn summary(State(state): State<AppState>, console: Console, RawQuery(query): RawQuery) -> Page {
     let pairs = pairs(query);
     let days = value(&pairs, "days").and_then(|d| d.parse().ok()).filter(|d| PERIODS.contains(d)).unwrap_or(30);
-    let summary: Summary = console
-        .read(&format!("/threat-incidents/summary?days={days}"))
-        .await?
-        .data()
-        .map_err(|error| page::failure(&error))?;
+    let caller = console.acting("GET /threat-incidents/summary");
+    let query = RawQuery(Some(format!("days={days}")));
+    let summary = data(threats::summary(State(state.clone()), caller, query).await)?;
     let marks = |pick: fn(&Figures) -> i64| -> Vec<Mark> {
         summary.by_day.iter().map(|day| Mark { label: day.date.clone(), value: pick(&day.figures) }).collect()
     };
@@ -152,7 +80,7 @@ pub async fn summary(console: Console, RawQuery(query): RawQuery) -> Page {
 
 /// `/console/attack-protection/incidents`: the list, filtered by realm, client and status, 24, 48
 /// or 96 to a page.
-pub async fn incidents(console: Console, RawQuery(query): RawQuery) -> Page {
+pub async fn incidents(State(state): State<AppState>, console: Console, RawQuery(query): RawQuery) -> Page {
     let pairs = pairs(query);
     let size = value(&pairs, "pageSize").and_then(|s| s.parse().ok()).filter(|s| PAGE_SIZES.contains(s));
     let size = size.unwrap_or(PAGE_SIZES[0]);
@@ -166,9 +94,10 @@ pub async fn incidents(console: Console, RawQuery(query): RawQuery) -> Page {
             kept.push_str(&format!("&{name}={}", encode(value)));
         }
     }
-    let listed = console.read(&format!("/threat-incidents?pageNumber={number}&pageSize={size}{kept}")).await?;
-    let listed: Listed<IncidentRow> = listed.page().map_err(|error| page::failure(&error))?;
-    let realms = realm_choices(&console).await;
+    let caller = console.acting("GET /threat-incidents");
+    let query = RawQuery(Some(format!("pageNumber={number}&pageSize={size}{kept}")));
+    let listed = listed(threats::list(State(state.clone()), caller, query).await)?;
+    let realms = realm_choices(&state, &console).await;
     let link = |number: u32| format!("?pageNumber={number}&pageSize={size}{kept}");
     let content = html! {
         form.filters method="get" action="/console/attack-protection/incidents" {
@@ -225,8 +154,8 @@ pub async fn incidents(console: Console, RawQuery(query): RawQuery) -> Page {
                                 td { a href={ "/console/attack-protection/incidents/" (encode(&incident.id)) } { (incident.title) } }
                                 td { (incident.realm_id) }
                                 td { (incident.client_id.as_deref().unwrap_or("—")) }
-                                td { (incident.severity) }
-                                td { span.tag { (incident.status) } }
+                                td { (incident.severity.as_str()) }
+                                td { span.tag { (incident.status.as_str()) } }
                                 td { (when(&incident.started_at)) }
                                 td.n { (incident.refused_attempts) }
                                 td.n { (incident.blocked_sources) }
@@ -238,8 +167,8 @@ pub async fn incidents(console: Console, RawQuery(query): RawQuery) -> Page {
         }
         nav.pages aria-label="Pages" {
             @if listed.page_number > 1 { a href=(link(listed.page_number - 1)) rel="prev" { "Previous page" } }
-            span { "Page " (listed.page_number) " of " (listed.total_pages.max(1)) }
-            @if i64::from(listed.page_number) < listed.total_pages {
+            span { "Page " (listed.page_number) " of " (listed.total_pages().max(1)) }
+            @if i64::from(listed.page_number) < listed.total_pages() {
                 a href=(link(listed.page_number + 1)) rel="next" { "Next page" }
             }
         }
@@ -250,9 +179,9 @@ pub async fn incidents(console: Console, RawQuery(query): RawQuery) -> Page {
 
 /// The realms to choose from, when the person may list them and they fit one list; otherwise the
 /// realm filter is typed.
-async fn realm_choices(console: &Console) -> Option<Vec<String>> {
-    let answer = console.call(Method::GET, "/realms?pageSize=200", None).await.ok()?;
-    let listed: Listed<Realm> = answer.status.is_success().then(|| answer.page().ok()).flatten()?;
+async fn realm_choices(state: &AppState, console: &Console) -> Option<Vec<String>> {
+    let query = RawQuery(Some("pageSize=200".to_owned()));
+    let listed = realms::list(State(state.clone()), console.acting("GET /realms"), query).await.ok()?.page()?;
     let whole = listed.total_items <= i64::try_from(listed.items.len()).unwrap_or(i64::MAX);
     whole.then(|| listed.items.into_iter().map(|realm| realm.id).collect())
 }

@@ -2,38 +2,20 @@
 //! advisor's consent), and where its webhooks, its clients' webhooks and its delegation grants are.
 
 use axum::body::Bytes;
-use axum::extract::{Path, State};
-use axum::http::{Method, StatusCode};
+use axum::extract::{Path, RawQuery, State};
+use axum::http::StatusCode;
 use maud::{Markup, html};
-use serde::Deserialize;
-use serde_json::{Map, Value, json};
+use serde_json::{Map, json};
 
 use super::page::{self, Section, Shell, csrf};
-use super::{Console, Listed, Page, encode, form, value};
+use super::{Console, Page, data, encode, form, listed, value};
 use crate::authz::{Resource, permission};
 use crate::http::AppState;
-
-#[derive(Debug, Deserialize)]
-#[serde(rename_all = "camelCase")]
-struct Realm {
-    id: String,
-    display_name: String,
-    status: String,
-}
-
-/// The settings the realm's page edits.
-#[derive(Debug, Deserialize)]
-#[serde(rename_all = "camelCase")]
-struct Settings {
-    display_name: String,
-    lockout_enabled: bool,
-    max_failed_attempts: i64,
-    lockout_duration_minutes: i64,
-    minimum_password_length: i64,
-    block_breached_passwords: bool,
-    self_sign_up: bool,
-    ai_advisor: bool,
-}
+use crate::http::admin::reach::InRealm;
+use crate::http::admin::realms::RealmView;
+use crate::http::admin::{clients, realms};
+use crate::http::body::JsonBody;
+use crate::kernel::validate::Body;
 
 /// The switches of the settings form: the API's field and its label.
 const SWITCHES: [(&str, &str); 4] = [
@@ -49,7 +31,7 @@ const NUMBERS: [(&str, &str, i64, i64); 3] = [
     ("minimumPasswordLength", "Shortest password", 8, 64),
 ];
 
-fn settings_form(console: &Console, at: &str, settings: &Settings) -> Markup {
+fn settings_form(console: &Console, at: &str, settings: &RealmView) -> Markup {
     let on = |field: &str| match field {
         "lockoutEnabled" => settings.lockout_enabled,
         "blockBreachedPasswords" => settings.block_breached_passwords,
@@ -77,24 +59,16 @@ fn settings_form(console: &Console, at: &str, settings: &Settings) -> Markup {
     }
 }
 
-#[derive(Debug, Deserialize)]
-#[serde(rename_all = "camelCase")]
-struct Client {
-    id: String,
-    name: String,
-    status: String,
-}
-
 /// `/console/realms`.
-pub async fn list(console: Console) -> Page {
-    let realms: Listed<Realm> =
-        console.read("/realms?pageSize=200").await?.page().map_err(|error| page::failure(&error))?;
+pub async fn list(State(state): State<AppState>, console: Console) -> Page {
+    let query = RawQuery(Some("pageSize=200".to_owned()));
+    let realms = listed(realms::list(State(state), console.acting("GET /realms"), query).await)?;
     let content = html! {
         div.panel { table {
             caption { (realms.total_items) " realms" }
             thead { tr { th scope="col" { "Realm" } th scope="col" { "Name" } th scope="col" { "Status" } } }
             tbody { @for realm in &realms.items {
-                tr { td { a href={ "/console/realms/" (encode(&realm.id)) } { (realm.id) } } td { (realm.display_name) } td { (realm.status) } }
+                tr { td { a href={ "/console/realms/" (encode(&realm.id)) } { (realm.id) } } td { (realm.display_name) } td { (realm.status.as_str()) } }
             } }
         } }
     };
@@ -103,15 +77,13 @@ pub async fn list(console: Console) -> Page {
 
 /// `/console/realms/{realm}`.
 pub async fn realm(State(state): State<AppState>, console: Console, Path(id): Path<String>) -> Page {
-    let read = console.read(&format!("/realms/{}", encode(&id))).await?;
-    let realm: Realm = read.data().map_err(|error| page::failure(&error))?;
-    let settings: Settings = read.data().map_err(|error| page::failure(&error))?;
+    let reached = InRealm::reach(&state, &console.acting("GET /realms/{realm}"), &id).await;
+    let realm = data(realms::read(reached.map_err(|error| page::refused(&error))?).await)?;
     let at = format!("/console/realms/{}", encode(&realm.id));
-    let clients: Listed<Client> = console
-        .read(&format!("/realms/{}/clients?pageSize=200", encode(&realm.id)))
-        .await?
-        .page()
-        .map_err(|error| page::failure(&error))?;
+    let caller = console.acting("GET /realms/{realm}/clients");
+    let reached = InRealm::reach(&state, &caller, &id).await.map_err(|error| page::refused(&error))?;
+    let query = RawQuery(Some("pageSize=200".to_owned()));
+    let clients = listed(clients::list(State(state.clone()), reached, query).await)?;
     let owner = Some(console.caller.account_id().clone());
     let may_change = console.may(
         &state,
@@ -132,13 +104,13 @@ pub async fn realm(State(state): State<AppState>, console: Console, Path(id): Pa
             thead { tr { th scope="col" { "Client" } th scope="col" { "Name" } th scope="col" { "Status" } th scope="col" { "Webhooks" } } }
             tbody { @for client in &clients.items {
                 tr {
-                    td { a href={ (at) "/clients/" (encode(&client.id)) } { (client.id) } } td { (client.name) } td { (client.status) }
+                    td { a href={ (at) "/clients/" (encode(&client.id)) } { (client.id) } } td { (client.name) } td { (client.status.as_str()) }
                     td { a href={ (at) "/clients/" (encode(&client.id)) "/webhooks" } { "Webhooks of " (client.id) } }
                 }
             } }
         } }
         @if may_change {
-            section aria-labelledby="settings" { h2 #settings { "Settings" } (settings_form(&console, &at, &settings)) }
+            section aria-labelledby="settings" { h2 #settings { "Settings" } (settings_form(&console, &at, &realm)) }
         }
     };
     let title = format!("Realm {}", realm.display_name);
@@ -146,7 +118,7 @@ pub async fn realm(State(state): State<AppState>, console: Console, Path(id): Pa
 }
 
 /// Saves the realm's settings form: unchecked switches are off.
-pub async fn update(console: Console, Path(id): Path<String>, body: Bytes) -> Page {
+pub async fn update(State(state): State<AppState>, console: Console, Path(id): Path<String>, body: Bytes) -> Page {
     let form = form(&body);
     let mut settings = Map::new();
     settings.insert("displayName".into(), json!(value(&form, "displayName").unwrap_or_default()));
@@ -160,5 +132,11 @@ pub async fn update(console: Console, Path(id): Path<String>, body: Bytes) -> Pa
     }
     let at = format!("/console/realms/{}", encode(&id));
     let path = format!("/realms/{}", encode(&id));
-    console.send(&form, Method::PUT, &path, Some(&Value::Object(settings)), &at).await
+    let operation = ("PUT /realms/{realm}", path.as_str());
+    console
+        .act(&state, &form, operation, &at, async |caller| {
+            let reached = InRealm::reach(&state, &caller, &id).await?;
+            realms::update(State(state.clone()), reached, JsonBody(Body::from_map(settings))).await
+        })
+        .await
 }

@@ -2,35 +2,19 @@
 //! members and credentials beside the built-in roles.
 
 use axum::body::Bytes;
-use axum::extract::{Path, State};
-use axum::http::{Method, StatusCode};
+use axum::extract::{Path, RawQuery, State};
+use axum::http::StatusCode;
 use maud::{Markup, html};
-use serde::Deserialize;
-use serde_json::json;
+use serde_json::{Map, json};
 
-use super::page::{self, Section, Shell, csrf};
-use super::{Console, Listed, Page, encode, form, value};
+use super::page::{Section, Shell, csrf};
+use super::{Console, Page, data, encode, form, listed, value};
 use crate::authz::{Resource, permission};
 use crate::http::AppState;
-
-#[derive(Debug, Deserialize)]
-#[serde(rename_all = "camelCase")]
-struct Role {
-    id: String,
-    name: String,
-    description: Option<String>,
-    #[serde(default)]
-    permissions: Vec<String>,
-}
-
-#[derive(Debug, Deserialize)]
-#[serde(rename_all = "camelCase")]
-struct Catalogue {
-    #[serde(default)]
-    built_in_roles: Vec<String>,
-    #[serde(default)]
-    permissions: Vec<String>,
-}
+use crate::http::admin::reach::Owned;
+use crate::http::admin::roles;
+use crate::http::body::JsonBody;
+use crate::kernel::validate::Body;
 
 /// Checkboxes of every permission, those of `held` checked; ids start with `prefix`.
 fn permission_boxes(prefix: &str, all: &[String], held: &[String]) -> Markup {
@@ -46,10 +30,10 @@ fn permission_boxes(prefix: &str, all: &[String], held: &[String]) -> Markup {
 
 /// `/console/roles`.
 pub async fn roles(State(state): State<AppState>, console: Console) -> Page {
-    let listed: Listed<Role> =
-        console.read("/roles?pageSize=200").await?.page().map_err(|error| page::failure(&error))?;
-    let catalogue: Catalogue =
-        console.read("/roles/permissions").await?.data().map_err(|error| page::failure(&error))?;
+    let query = RawQuery(Some("pageSize=200".to_owned()));
+    let listed = listed(roles::list(State(state.clone()), console.acting("GET /roles"), query).await)?;
+    let caller = console.acting("GET /roles/permissions");
+    let catalogue = data(roles::permissions(State(state.clone()), caller).await)?;
     let account = || Resource::Account(console.caller.account_id().to_string());
     let may_create = console.may(&state, "POST /roles", permission::ROLE_CREATE, account());
     let may_change = console.may(&state, "PUT /roles/{roleId}", permission::ROLE_UPDATE, account());
@@ -96,23 +80,40 @@ fn checked(form: &[(String, String)]) -> Vec<&str> {
 }
 
 /// Creates a role.
-pub async fn create(console: Console, body: Bytes) -> Page {
+pub async fn create(State(state): State<AppState>, console: Console, body: Bytes) -> Page {
     let form = form(&body);
-    let mut role = json!({ "name": value(&form, "name").unwrap_or_default(), "permissions": checked(&form) });
+    let mut role = Map::new();
+    role.insert("name".into(), json!(value(&form, "name").unwrap_or_default()));
+    role.insert("permissions".into(), json!(checked(&form)));
     if let Some(description) = value(&form, "description") {
-        role["description"] = json!(description);
+        role.insert("description".into(), json!(description));
     }
-    console.act(&form, "/roles", Some(&role), "/console/roles").await
+    console
+        .act(&state, &form, ("POST /roles", "/roles"), "/console/roles", async |caller| {
+            roles::create(State(state.clone()), caller, JsonBody(Body::from_map(role))).await
+        })
+        .await
 }
 
 /// Sets a role's permissions.
-pub async fn update(console: Console, Path(id): Path<String>, body: Bytes) -> Page {
+pub async fn update(State(state): State<AppState>, console: Console, Path(id): Path<String>, body: Bytes) -> Page {
     let form = form(&body);
-    let role = json!({ "permissions": checked(&form) });
-    console.send(&form, Method::PUT, &format!("/roles/{}", encode(&id)), Some(&role), "/console/roles").await
+    let role = Map::from_iter([("permissions".to_owned(), json!(checked(&form)))]);
+    let path = format!("/roles/{}", encode(&id));
+    console
+        .act(&state, &form, ("PUT /roles/{roleId}", &path), "/console/roles", async |caller| {
+            let owned = Owned::reach(&state, &caller, &id).await?;
+            roles::update(State(state.clone()), owned, JsonBody(Body::from_map(role))).await
+        })
+        .await
 }
 
 /// Removes a role.
-pub async fn delete(console: Console, Path(id): Path<String>, body: Bytes) -> Page {
-    console.send(&form(&body), Method::DELETE, &format!("/roles/{}", encode(&id)), None, "/console/roles").await
+pub async fn delete(State(state): State<AppState>, console: Console, Path(id): Path<String>, body: Bytes) -> Page {
+    let path = format!("/roles/{}", encode(&id));
+    console
+        .act(&state, &form(&body), ("DELETE /roles/{roleId}", &path), "/console/roles", async |caller| {
+            roles::delete(State(state.clone()), Owned::reach(&state, &caller, &id).await?).await
+        })
+        .await
 }

@@ -5,17 +5,20 @@
 
 use axum::body::Bytes;
 use axum::extract::{Path, RawQuery, State};
-use axum::http::{Method, StatusCode};
+use axum::http::StatusCode;
 use maud::{Markup, html};
 use serde::Deserialize;
-use serde_json::{Value, json};
+use serde_json::{Map, json};
 
 use super::page::{self, Section, Shell, csrf};
-use super::{Console, Listed, Page, encode, form, page_number, pairs, value, when};
+use super::{Console, Page, data, encode, form, listed, one, page_number, pairs, value, when};
 use crate::authz::{Resource, permission};
 use crate::http::AppState;
+use crate::http::admin::webhooks::{self as operations, EndpointView};
+use crate::http::auth::Caller;
+use crate::kernel::validate::Body;
 use crate::store::events::EventType;
-use crate::store::webhooks::EndpointKind;
+use crate::store::webhooks::{AttemptState, EndpointKind, EndpointStatus};
 
 /// Where the endpoints are: a realm, or a client of it.
 #[derive(Debug, Deserialize)]
@@ -42,6 +45,22 @@ pub struct DeliveryAt {
     delivery: String,
 }
 
+impl EndpointAt {
+    /// The endpoint's realm, client and id, as the operations take them.
+    fn parts(&self) -> (&str, Option<&str>, &str) {
+        (&self.at.realm, self.at.client.as_deref(), &self.id)
+    }
+
+    /// The admin route of the endpoint and the operation `verb` on it (`""`, `/test`…), as the
+    /// policies name it, and its path.
+    fn operation(&self, method: &str, verb: &str) -> (String, String) {
+        (
+            format!("{method} {}/{{webhookId}}{verb}", self.at.route()),
+            format!("{}/{}{verb}", self.at.api(), encode(&self.id)),
+        )
+    }
+}
+
 impl At {
     fn kind(&self) -> EndpointKind {
         if self.client.is_some() { EndpointKind::Client } else { EndpointKind::Realm }
@@ -53,6 +72,11 @@ impl At {
             Some(client) => format!("/realms/{}/clients/{}/webhooks", encode(&self.realm), encode(client)),
             None => format!("/realms/{}/webhooks", encode(&self.realm)),
         }
+    }
+
+    /// The place's realm and client, as the operations take them.
+    fn place(&self) -> (&str, Option<&str>) {
+        (&self.realm, self.client.as_deref())
     }
 
     /// The endpoints' page.
@@ -107,101 +131,25 @@ impl At {
     }
 }
 
-#[derive(Debug, Deserialize)]
-#[serde(rename_all = "camelCase")]
-struct Endpoint {
-    id: String,
-    name: String,
-    url: String,
-    description: Option<String>,
-    #[serde(default)]
-    events: Vec<String>,
-    retries: i64,
-    first_retry_after_seconds: i64,
-    status: String,
-    consecutive_failures: i64,
-    signing_secret: Option<String>,
-    signing_secret_last_four: String,
-    created_at: String,
-}
-
-#[derive(Debug, Deserialize)]
-#[serde(rename_all = "camelCase")]
-struct Attempt {
-    id: String,
-    webhook_id: String,
-    event_type: String,
-    kind: String,
-    retry_number: i64,
-    state: String,
-    due_at: String,
-    sent_at: Option<String>,
-    request_body: String,
-    response_status: Option<i64>,
-    response_body: Option<String>,
-    latency_ms: Option<i64>,
-    error: Option<String>,
-}
-
-#[derive(Debug, Deserialize)]
-#[serde(rename_all = "camelCase")]
-struct Metrics {
-    attempts: i64,
-    succeeded: i64,
-    failed: i64,
-    scheduled: i64,
-    acceptance_rate: Option<f64>,
-    latency_ms: Option<Latency>,
-    #[serde(default)]
-    top_failures: Vec<Failure>,
-}
-
-#[derive(Debug, Deserialize)]
-struct Latency {
-    average: i64,
-    p50: i64,
-    p95: i64,
-}
-
-#[derive(Debug, Deserialize)]
-#[serde(rename_all = "camelCase")]
-struct Failure {
-    response_status: Option<i64>,
-    error: String,
-    count: i64,
-}
-
-#[derive(Debug, Deserialize)]
-#[serde(rename_all = "camelCase")]
-struct Fanout {
-    event_id: String,
-    event_type: String,
-    created_at: String,
-    endpoints: i64,
-    delivered: i64,
-    status: String,
-}
-
-/// The fields of the registration and edit forms, as the admin API takes them.
-fn endpoint_body(form: &[(String, String)]) -> Value {
+/// The fields of the registration and edit forms, as the operations take them.
+fn endpoint_body(form: &[(String, String)]) -> Body {
     let events: Vec<&str> = form.iter().filter(|(name, _)| name == "events").map(|(_, v)| v.as_str()).collect();
     let whole = |name: &str| value(form, name).map(|v| v.trim().parse::<i64>().map_or(json!(v), |n| json!(n)));
-    let mut body = json!({
-        "name": value(form, "name").unwrap_or_default(),
-        "url": value(form, "url").unwrap_or_default(),
-        "description": value(form, "description").filter(|d| !d.trim().is_empty()),
-        "events": events,
-    });
-    for (field, name) in [("retries", "retries"), ("firstRetryAfterSeconds", "firstRetryAfterSeconds")] {
-        if let Some(number) = whole(name) {
-            body[field] = number;
+    let mut body = Map::new();
+    body.insert("name".into(), json!(value(form, "name").unwrap_or_default()));
+    body.insert("url".into(), json!(value(form, "url").unwrap_or_default()));
+    body.insert("description".into(), json!(value(form, "description").filter(|d| !d.trim().is_empty())));
+    body.insert("events".into(), json!(events));
+    for field in ["retries", "firstRetryAfterSeconds"] {
+        if let Some(number) = whole(field) {
+            body.insert(field.into(), number);
         }
     }
-    body
+    Body::from_map(body)
 }
 
 /// The fields of an endpoint, filled from `endpoint` when editing one.
-fn endpoint_fields(kind: EndpointKind, endpoint: Option<&Endpoint>) -> Markup {
+fn endpoint_fields(kind: EndpointKind, endpoint: Option<&EndpointView>) -> Markup {
     let heard: Vec<&str> =
         EventType::ALL.iter().filter(|event| event.heard_by() == Some(kind)).map(|event| event.as_str()).collect();
     let chosen = |event: &str| endpoint.is_some_and(|e| e.events.iter().any(|chosen| chosen == event));
@@ -226,8 +174,10 @@ fn endpoint_fields(kind: EndpointKind, endpoint: Option<&Endpoint>) -> Markup {
 
 /// The endpoints of a realm or a client, with the registration form.
 pub async fn list(State(state): State<AppState>, console: Console, Path(at): Path<At>) -> Page {
-    let listed: Listed<Endpoint> =
-        console.read(&format!("{}?pageSize=100", at.api())).await?.page().map_err(|error| page::failure(&error))?;
+    let caller = console.acting(&format!("GET {}", at.route()));
+    let (realm, client) = at.place();
+    let query = Some("pageSize=100".to_owned());
+    let listed = listed(operations::list_endpoints(state.clone(), caller, realm, client, query).await)?;
     let content = html! {
         @if listed.items.is_empty() {
             p.panel { "No endpoint yet." }
@@ -241,7 +191,7 @@ pub async fn list(State(state): State<AppState>, console: Console, Path(at): Pat
                             td { a href={ (at.page()) "/" (encode(&endpoint.id)) } { (endpoint.name) } }
                             td { (endpoint.url) }
                             td { (endpoint.events.join(", ")) }
-                            td { span.tag { (endpoint.status) } }
+                            td { span.tag { (endpoint.status.as_str()) } }
                         }
                     }
                 }
@@ -263,17 +213,14 @@ pub async fn list(State(state): State<AppState>, console: Console, Path(at): Pat
 }
 
 /// Registers an endpoint; its page then shows the signing secret, this once.
-pub async fn register(console: Console, Path(at): Path<At>, body: Bytes) -> Page {
+pub async fn register(State(state): State<AppState>, console: Console, Path(at): Path<At>, body: Bytes) -> Page {
     let form = form(&body);
-    if !console.genuine(&form) {
-        return Err(super::session::forged());
-    }
-    let answer = console.call(Method::POST, &at.api(), Some(&endpoint_body(&form))).await;
-    let answer = answer.map_err(|error| page::failure(&error))?;
-    if !answer.status.is_success() {
-        return Err(page::refused(&answer));
-    }
-    let endpoint: Endpoint = answer.data().map_err(|error| page::failure(&error))?;
+    let (operation, path) = (format!("POST {}", at.route()), at.api());
+    let (realm, client) = at.place();
+    let registered = console.acted(&state, &form, (&operation, &path), async |caller: Caller| {
+        operations::register(state.clone(), caller, realm, client, endpoint_body(&form)).await
+    });
+    let endpoint = one(registered.await?)?;
     let content = html! {
         div.panel role="status" {
             p { "The endpoint " strong { (endpoint.name) } " is registered." }
@@ -303,19 +250,19 @@ pub async fn endpoint(
     let pairs = pairs(query);
     let view = value(&pairs, "view").filter(|v| VIEWS.iter().any(|(name, _)| name == v)).unwrap_or("overview");
     let here = format!("{}/{}", at.at.page(), encode(&at.id));
-    let api = format!("{}/{}", at.at.api(), encode(&at.id));
-    let endpoint: Endpoint = console.read(&api).await?.data().map_err(|error| page::failure(&error))?;
+    let caller = console.acting(&at.operation("GET", "").0);
+    let endpoint = data(operations::read_endpoint(state.clone(), caller, at.parts()).await)?;
     let may_change = at.at.may(&state, &console, "PUT /{webhookId}", &[permission::WEBHOOK_UPDATE]);
     let may_remove = at.at.may(&state, &console, "DELETE /{webhookId}", &[permission::WEBHOOK_DELETE]);
     let history = match view {
-        "events" => events(&console, &at, &pairs).await?,
-        "deliveries" => deliveries(&console, &at, may_change, &here).await?,
-        _ => overview(&console, &at).await?,
+        "events" => events(&state, &console, &at, &pairs).await?,
+        "deliveries" => deliveries(&state, &console, &at, may_change, &here).await?,
+        _ => overview(&state, &console, &at).await?,
     };
     let content = html! {
         section aria-labelledby="settings" {
             h2 #settings { "Settings" }
-            p { "Status: " span.tag { (endpoint.status) }
+            p { "Status: " span.tag { (endpoint.status.as_str()) }
                 @if endpoint.consecutive_failures > 0 { " — " (endpoint.consecutive_failures) " failures in a row" } }
             p { "Registered " (when(&endpoint.created_at)) "; signing secret ending in " code { (endpoint.signing_secret_last_four) } "." }
             @if may_change {
@@ -325,9 +272,9 @@ pub async fn endpoint(
                     button type="submit" { "Save" }
                 }
                 div.pages {
-                    @let (status, label) = match endpoint.status.as_str() {
-                        "Active" => ("Paused", "Pause"),
-                        "Paused" => ("Active", "Resume"),
+                    @let (status, label) = match endpoint.status {
+                        EndpointStatus::Active => ("Paused", "Pause"),
+                        EndpointStatus::Paused => ("Active", "Resume"),
                         _ => ("Active", "Turn back on"),
                     };
                     form.inline method="post" action={ (here) "/status" } {
@@ -366,17 +313,14 @@ pub async fn endpoint(
 }
 
 /// Attempts, acceptance rate, latency and the most common failures.
-async fn overview(console: &Console, at: &EndpointAt) -> Page<Markup> {
+async fn overview(state: &AppState, console: &Console, at: &EndpointAt) -> Page<Markup> {
     let Some(client) = &at.at.client else {
         return Ok(html! { p { "Figures are kept for client endpoints; see Deliveries." } });
     };
-    let path = format!(
-        "/realms/{}/clients/{}/webhooks/metrics?webhookId={}",
-        encode(&at.at.realm),
-        encode(client),
-        encode(&at.id)
-    );
-    let metrics: Metrics = console.read(&path).await?.data().map_err(|error| page::failure(&error))?;
+    let caller = console.acting("GET /realms/{realm}/clients/{client}/webhooks/metrics");
+    let query = Some(format!("webhookId={}", encode(&at.id)));
+    let metrics = operations::figures::metrics(state.clone(), caller, &at.at.realm, client, query).await;
+    let metrics = data(metrics)?;
     Ok(html! {
         dl.figures {
             div { dt { "Attempts" } dd { (metrics.attempts) } }
@@ -404,17 +348,14 @@ async fn overview(console: &Console, at: &EndpointAt) -> Page<Markup> {
 /// Each event the client's endpoints heard, with its fan-out, 50 to a page. (The admin API also
 /// narrows them to a status, but only by summing up every event of the client, far slower than
 /// the page's other views; the console leaves it out.)
-async fn events(console: &Console, at: &EndpointAt, pairs: &[(String, String)]) -> Page<Markup> {
+async fn events(state: &AppState, console: &Console, at: &EndpointAt, pairs: &[(String, String)]) -> Page<Markup> {
     let Some(client) = &at.at.client else {
         return Ok(html! { p { "The fan-out of events is kept for client endpoints; see Deliveries." } });
     };
     let number = page_number(pairs);
-    let path = format!(
-        "/realms/{}/clients/{}/webhooks/events?pageSize=50&pageNumber={number}",
-        encode(&at.at.realm),
-        encode(client)
-    );
-    let listed: Listed<Fanout> = console.read(&path).await?.page().map_err(|error| page::failure(&error))?;
+    let caller = console.acting("GET /realms/{realm}/clients/{client}/webhooks/events");
+    let query = Some(format!("pageSize=50&pageNumber={number}"));
+    let listed = listed(operations::figures::events(state.clone(), caller, &at.at.realm, client, query).await)?;
     Ok(html! {
         @if listed.items.is_empty() { p { "No event yet." } } @else {
             table {
@@ -432,24 +373,32 @@ async fn events(console: &Console, at: &EndpointAt, pairs: &[(String, String)]) 
 
 /// Each attempt to the endpoint with its request body and the answer, newest first; replay on a
 /// client endpoint's.
-async fn deliveries(console: &Console, at: &EndpointAt, may_change: bool, here: &str) -> Page<Markup> {
-    let path = format!("{}/deliveries?webhookId={}&pageSize=50", at.at.api(), encode(&at.id));
-    let listed: Listed<Attempt> = console.read(&path).await?.page().map_err(|error| page::failure(&error))?;
-    let attempts: Vec<&Attempt> = listed.items.iter().filter(|a| a.webhook_id == at.id).collect();
+async fn deliveries(
+    state: &AppState,
+    console: &Console,
+    at: &EndpointAt,
+    may_change: bool,
+    here: &str,
+) -> Page<Markup> {
+    let caller = console.acting(&format!("GET {}/deliveries", at.at.route()));
+    let query = Some(format!("webhookId={}&pageSize=50", encode(&at.id)));
+    let (realm, client) = at.at.place();
+    let listed = listed(operations::deliveries(state.clone(), caller, realm, client, query).await)?;
+    let attempts: Vec<_> = listed.items.iter().filter(|a| a.webhook_id == at.id).collect();
     Ok(html! {
         @if attempts.is_empty() { p { "No attempt yet." } }
         @for attempt in attempts {
             details.panel id={ "attempt-" (attempt.id) } {
-                summary { (attempt.event_type) " — " (attempt.kind)
+                summary { (attempt.event_type) " — " (attempt.kind.as_str())
                     @if attempt.retry_number > 0 { " (retry " (attempt.retry_number) ")" }
-                    " — " strong { (attempt.state) }
+                    " — " strong { (attempt.state.as_str()) }
                     @if let Some(status) = attempt.response_status { " — " (status) }
                     " — " (when(attempt.sent_at.as_deref().unwrap_or(&attempt.due_at))) }
                 @if let Some(latency) = attempt.latency_ms { p { "Answered in " (latency) " ms." } }
                 @if let Some(error) = &attempt.error { p.notice { (error) } }
                 h3 { "Request body" } pre { code { (attempt.request_body) } }
                 @if let Some(body) = &attempt.response_body { h3 { "Response body" } pre { code { (body) } } }
-                @if may_change && at.at.client.is_some() && attempt.state != "Scheduled" {
+                @if may_change && at.at.client.is_some() && attempt.state != AttemptState::Scheduled {
                     form method="post" action={ (here) "/deliveries/" (encode(&attempt.id)) "/replay" } {
                         (csrf(console)) button.quiet type="submit" { "Replay" }
                     }
@@ -460,41 +409,49 @@ async fn deliveries(console: &Console, at: &EndpointAt, may_change: bool, here: 
 }
 
 /// Saves the edit form.
-pub async fn update(console: Console, Path(at): Path<EndpointAt>, body: Bytes) -> Page {
+pub async fn update(State(state): State<AppState>, console: Console, Path(at): Path<EndpointAt>, body: Bytes) -> Page {
     let here = format!("{}/{}", at.at.page(), encode(&at.id));
-    let api = format!("{}/{}", at.at.api(), encode(&at.id));
     let form = form(&body);
-    console.send(&form, Method::PUT, &api, Some(&endpoint_body(&form)), &here).await
+    let (operation, path) = at.operation("PUT", "");
+    console
+        .act(&state, &form, (&operation, &path), &here, async |caller| {
+            operations::update_endpoint(state.clone(), caller, at.parts(), endpoint_body(&form)).await
+        })
+        .await
 }
 
 /// Pauses, resumes, or turns a disabled endpoint back on.
-pub async fn status(console: Console, Path(at): Path<EndpointAt>, body: Bytes) -> Page {
+pub async fn status(State(state): State<AppState>, console: Console, Path(at): Path<EndpointAt>, body: Bytes) -> Page {
     let here = format!("{}/{}", at.at.page(), encode(&at.id));
-    let api = format!("{}/{}", at.at.api(), encode(&at.id));
     let form = form(&body);
-    let status = value(&form, "status").unwrap_or_default();
-    console.send(&form, Method::PUT, &api, Some(&json!({ "status": status })), &here).await
+    let status = Map::from_iter([("status".to_owned(), json!(value(&form, "status").unwrap_or_default()))]);
+    let (operation, path) = at.operation("PUT", "");
+    console
+        .act(&state, &form, (&operation, &path), &here, async |caller| {
+            operations::update_endpoint(state.clone(), caller, at.parts(), Body::from_map(status)).await
+        })
+        .await
 }
 
 /// Sends a `ping` now, then shows the deliveries.
-pub async fn test(console: Console, Path(at): Path<EndpointAt>, body: Bytes) -> Page {
+pub async fn test(State(state): State<AppState>, console: Console, Path(at): Path<EndpointAt>, body: Bytes) -> Page {
     let here = format!("{}/{}?view=deliveries", at.at.page(), encode(&at.id));
-    let api = format!("{}/{}/test", at.at.api(), encode(&at.id));
-    console.act(&form(&body), &api, None, &here).await
+    let (operation, path) = at.operation("POST", "/test");
+    console
+        .act(&state, &form(&body), (&operation, &path), &here, async |caller| {
+            operations::test(state.clone(), caller, at.parts()).await
+        })
+        .await
 }
 
 /// Rotates the signing secret and shows the new one, this once.
-pub async fn rotate(console: Console, Path(at): Path<EndpointAt>, body: Bytes) -> Page {
+pub async fn rotate(State(state): State<AppState>, console: Console, Path(at): Path<EndpointAt>, body: Bytes) -> Page {
     let form = form(&body);
-    if !console.genuine(&form) {
-        return Err(super::session::forged());
-    }
-    let api = format!("{}/{}/rotate-secret", at.at.api(), encode(&at.id));
-    let answer = console.call(Method::POST, &api, None).await.map_err(|error| page::failure(&error))?;
-    if !answer.status.is_success() {
-        return Err(page::refused(&answer));
-    }
-    let endpoint: Endpoint = answer.data().map_err(|error| page::failure(&error))?;
+    let (operation, path) = at.operation("POST", "/rotate-secret");
+    let rotated = console.acted(&state, &form, (&operation, &path), async |caller| {
+        operations::rotate(state.clone(), caller, at.parts()).await
+    });
+    let endpoint = one(rotated.await?)?;
     let content = html! {
         div.panel role="status" {
             @if let Some(secret) = &endpoint.signing_secret {
@@ -510,15 +467,25 @@ pub async fn rotate(console: Console, Path(at): Path<EndpointAt>, body: Bytes) -
 }
 
 /// Removes the endpoint.
-pub async fn delete(console: Console, Path(at): Path<EndpointAt>, body: Bytes) -> Page {
-    let api = format!("{}/{}", at.at.api(), encode(&at.id));
-    console.send(&form(&body), Method::DELETE, &api, None, &at.at.page()).await
+pub async fn delete(State(state): State<AppState>, console: Console, Path(at): Path<EndpointAt>, body: Bytes) -> Page {
+    let (operation, path) = at.operation("DELETE", "");
+    console
+        .act(&state, &form(&body), (&operation, &path), &at.at.page(), async |caller| {
+            operations::delete_endpoint(state.clone(), caller, at.parts()).await
+        })
+        .await
 }
 
 /// Sends a client endpoint's attempt again, then shows the deliveries.
-pub async fn replay(console: Console, Path(at): Path<DeliveryAt>, body: Bytes) -> Page {
+pub async fn replay(State(state): State<AppState>, console: Console, Path(at): Path<DeliveryAt>, body: Bytes) -> Page {
     let endpoint = &at.endpoint;
     let here = format!("{}/{}?view=deliveries", endpoint.at.page(), encode(&endpoint.id));
-    let api = format!("{}/{}/deliveries/{}/replay", endpoint.at.api(), encode(&endpoint.id), encode(&at.delivery));
-    console.act(&form(&body), &api, None, &here).await
+    let verb = format!("/deliveries/{}/replay", encode(&at.delivery));
+    let (_, path) = endpoint.operation("POST", &verb);
+    let operation = format!("POST {}/{{webhookId}}/deliveries/{{deliveryId}}/replay", endpoint.at.route());
+    console
+        .act(&state, &form(&body), (&operation, &path), &here, async |caller| {
+            operations::replay(state.clone(), caller, endpoint.parts(), &at.delivery).await
+        })
+        .await
 }

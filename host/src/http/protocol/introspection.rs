@@ -7,9 +7,9 @@ use axum::response::{IntoResponse, Response};
 use serde_json::{Value, json};
 
 use super::{Form, OAuthError, authenticate_client, json_no_store, no_store, realm};
+use crate::directory::consumers::CONSUMER_KEY_PREFIX;
 use crate::http::AppState;
 use crate::http::address::ClientAddress;
-use crate::http::admin::consumers::CONSUMER_KEY_PREFIX;
 use crate::oauth::signin::Origin;
 use crate::oauth::signin::consumer_keys::{self, Validated};
 use crate::oauth::tokens::{self, ActiveToken};

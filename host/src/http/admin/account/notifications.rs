@@ -1,7 +1,6 @@
 //! The account's notification preferences and its operational notifications.
 
 use axum::extract::{RawQuery, State};
-use axum::response::Response;
 use serde::Serialize;
 use serde_json::json;
 use utoipa::ToSchema;
@@ -12,9 +11,9 @@ use crate::http::admin::webhooks::check_url;
 use crate::http::admin::{ListQuery, commit};
 use crate::http::auth::Caller;
 use crate::http::body::JsonBody;
-use crate::http::envelope;
+use crate::http::envelope::Answer;
 use crate::kernel::clock::iso;
-use crate::kernel::validate::one_of;
+use crate::kernel::validate::{Body, one_of};
 use crate::runtime::error::Error;
 use crate::store::notifications::{self as notification_store, AttacksDetected, Notification, Preferences};
 use crate::store::trail::{Change, ChangeAction, Place, ResourceKind};
@@ -39,21 +38,40 @@ impl PreferencesView {
 #[utoipa::path(get, path = "/account/notification-preferences", tag = "Account",
     responses((status = 200, description = "The account's notification preferences, in `data`", body = PreferencesView)),
     security(("apiKey" = [])))]
-pub async fn preferences(State(state): State<AppState>, caller: Caller) -> Result<Response, Error> {
+pub async fn preferences(State(state): State<AppState>, caller: Caller) -> Result<Answer<PreferencesView>, Error> {
     caller.require_account(&state, permission::ACCOUNT_READ)?;
     let preferences = notification_store::preferences(state.store.pool(), caller.account_id()).await?;
-    Ok(envelope::ok(PreferencesView::of(preferences)))
+    Ok(Answer::Ok(PreferencesView::of(preferences)))
 }
 
 #[derive(Debug, ToSchema)]
 #[schema(rename_all = "camelCase")]
-#[allow(dead_code)]
 pub struct PreferencesInput {
     /// Absolute `https://` address resolving to public addresses only (as webhook URLs); `null`
     /// stops the posts. Omitted keeps the current one.
-    webhook_url: Option<String>,
+    #[schema(value_type = Option<String>)]
+    webhook_url: Option<Option<String>>,
     /// `InConsole`, `EmailAndWebhook` or `Off`. Omitted keeps the current choice.
     attacks_detected: Option<AttacksDetected>,
+}
+
+impl PreferencesInput {
+    /// The fields `body` gives; an address is checked as a webhook's is.
+    async fn read(state: &AppState, body: &mut Body) -> Self {
+        let limit = crate::http::admin::webhooks::MAX_URL_LENGTH + 1;
+        let webhook_url = body.nullable("webhookUrl", crate::kernel::validate::text(1, limit));
+        if let Some(Some(url)) = &webhook_url {
+            check_url(state, body, "webhookUrl", url).await;
+        }
+        let attacks_detected = body.optional("attacksDetected", one_of(AttacksDetected::NAMES));
+        Self { webhook_url, attacks_detected }
+    }
+
+    /// Changes the preferences given on `preferences`.
+    fn apply(self, preferences: &mut Preferences) {
+        preferences.webhook_url = self.webhook_url.unwrap_or(preferences.webhook_url.take());
+        preferences.attacks_detected = self.attacks_detected.unwrap_or(preferences.attacks_detected);
+    }
 }
 
 #[utoipa::path(put, path = "/account/notification-preferences", tag = "Account", request_body = PreferencesInput,
@@ -63,22 +81,13 @@ pub async fn update_preferences(
     State(state): State<AppState>,
     caller: Caller,
     JsonBody(mut body): JsonBody,
-) -> Result<Response, Error> {
+) -> Result<Answer<PreferencesView>, Error> {
     caller.require_account(&state, permission::ACCOUNT_UPDATE)?;
     let current = notification_store::preferences(state.store.pool(), caller.account_id()).await?;
     let mut next = current.clone();
-    if let Some(url) =
-        body.nullable("webhookUrl", crate::kernel::validate::text(1, crate::http::admin::webhooks::MAX_URL_LENGTH + 1))
-    {
-        if let Some(url) = &url {
-            check_url(&state, &mut body, "webhookUrl", url).await;
-        }
-        next.webhook_url = url;
-    }
-    if let Some(choice) = body.optional("attacksDetected", one_of(AttacksDetected::NAMES)) {
-        next.attacks_detected = choice;
-    }
+    let input = PreferencesInput::read(&state, &mut body).await;
     body.finish()?;
+    input.apply(&mut next);
     next.updated_at = state.clock.now();
     let mut tx = state.store.begin().await?;
     notification_store::save_preferences(&mut *tx, &next).await?;
@@ -92,7 +101,7 @@ pub async fn update_preferences(
     .before(before)
     .after(&view);
     commit(&state, &caller, tx, change).await?;
-    Ok(envelope::ok(view))
+    Ok(Answer::Ok(view))
 }
 
 #[derive(Debug, Serialize, ToSchema)]
@@ -144,9 +153,9 @@ pub async fn notifications(
     State(state): State<AppState>,
     caller: Caller,
     RawQuery(query): RawQuery,
-) -> Result<Response, Error> {
+) -> Result<Answer<NotificationView>, Error> {
     caller.require_account(&state, permission::ACCOUNT_READ)?;
     let list = ListQuery::parse(query, &[])?;
     let found = notification_store::page(&state.store, caller.account_id(), &list.page).await?;
-    Ok(envelope::paged(found.map(NotificationView::of)))
+    Ok(Answer::Paged(found.map(NotificationView::of)))
 }

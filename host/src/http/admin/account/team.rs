@@ -3,22 +3,19 @@
 use axum::extract::{Path, State};
 use axum::response::Response;
 use serde::Serialize;
-use serde_json::Value;
 use utoipa::ToSchema;
 
 use crate::authz::permission;
 use crate::directory::team::{self, TeamMember};
 use crate::http::AppState;
-use crate::http::admin::commit;
 use crate::http::admin::secrets::grantable_roles;
 use crate::http::auth::Caller;
 use crate::http::body::JsonBody;
-use crate::http::envelope;
+use crate::http::envelope::{self, Answer};
 use crate::kernel::clock::iso;
 use crate::kernel::validate::{Body, Rule};
 use crate::runtime::error::Error;
 use crate::store::accounts::{self, Member};
-use crate::store::trail::{Change, ChangeAction, Place, ResourceKind};
 
 #[derive(Debug, Serialize, ToSchema)]
 #[serde(rename_all = "camelCase")]
@@ -71,10 +68,10 @@ impl MemberView {
 #[utoipa::path(get, path = "/account/members", tag = "Account",
     responses((status = 200, description = "The team, in the order people joined, in `data`", body = [MemberView])),
     security(("apiKey" = [])))]
-pub async fn members(State(state): State<AppState>, caller: Caller) -> Result<Response, Error> {
+pub async fn members(State(state): State<AppState>, caller: Caller) -> Result<Answer<Vec<MemberView>>, Error> {
     caller.require_account(&state, permission::ACCOUNT_READ)?;
     let team = accounts::members(state.store.pool(), caller.account_id()).await?;
-    Ok(envelope::ok(team.into_iter().map(MemberView::of).collect::<Vec<_>>()))
+    Ok(Answer::Ok(team.into_iter().map(MemberView::of).collect::<Vec<_>>()))
 }
 
 /// The member, once the caller may change the team.
@@ -107,7 +104,7 @@ pub async fn update_member(
     caller: Caller,
     Path(user_id): Path<String>,
     JsonBody(mut body): JsonBody,
-) -> Result<Response, Error> {
+) -> Result<Answer<MemberView>, Error> {
     let found = member_in_reach(&state, &caller, &user_id).await?;
     let input = TeamMemberInput::read(&state, &caller, &mut body).await?;
     body.finish()?;
@@ -116,7 +113,7 @@ pub async fn update_member(
     };
     let describe = |member: &Member| MemberView::of(member.clone());
     let member = team::set_roles(&state, found, roles, caller.author(), describe).await?;
-    Ok(envelope::ok(MemberView::of(member)))
+    Ok(Answer::Ok(MemberView::of(member)))
 }
 
 #[utoipa::path(delete, path = "/account/members/{userId}", tag = "Account", params(("userId" = String, Path)),
@@ -130,19 +127,5 @@ pub async fn remove_member(
 ) -> Result<Response, Error> {
     let found = member_in_reach(&state, &caller, &user_id).await?;
     team::remove(&state, found, caller.author(), |member| MemberView::of(member.clone())).await?;
-    Ok(envelope::done())
-}
-
-/// Commits a removal with its trail row.
-pub(super) async fn removed(
-    state: &AppState,
-    caller: &Caller,
-    tx: crate::store::Transaction,
-    resource_type: ResourceKind,
-    id: &str,
-    before: Value,
-) -> Result<Response, Error> {
-    let change = Change::of(ChangeAction::Delete, Place::outside_realms(resource_type, id), 200).before(before);
-    commit(state, caller, tx, change).await?;
     Ok(envelope::done())
 }

@@ -1,21 +1,28 @@
-//! The admin API called from inside the service, as the caller of the request at hand: an export
-//! reads the account through the same views a person reads, and an import's steps are the same
-//! creations and updates a person sends, each checked, trailed and announced as such. No
-//! credential is checked again and no rate limit spent: the request that carries them was.
+//! The admin operations called from inside the service, as the caller of the request at hand: an
+//! export reads the account through the same views a person reads, and an import's steps are the
+//! same creations and updates a person sends, each checked, trailed and announced as such. The
+//! operations are called as functions, never through the router: no credential is checked again
+//! and no rate limit spent, as the request that carries them was.
 
 use std::collections::{HashMap, HashSet};
 
-use axum::Router;
-use axum::body::Body as RequestBody;
-use axum::http::{Method, Request, StatusCode, header};
+use axum::extract::{RawQuery, State};
 use futures_util::{StreamExt as _, TryStreamExt as _, stream};
+use serde::Serialize;
 use serde_json::{Map, Value, json};
-use tower::ServiceExt as _;
 
+use crate::directory::roles::Grantee;
 use crate::http::AppState;
+use crate::http::admin::reach::{Found, InClient, InRealm};
+use crate::http::admin::{
+    clients, groups, identity_providers, organizations, realm_roles, realms, resource_servers, scopes, webhooks,
+};
 use crate::http::auth::Caller;
+use crate::http::body::JsonBody;
+use crate::http::envelope::Answer;
 use crate::kernel::error_code::ErrorCode;
 use crate::kernel::ids::PLATFORM_REALM;
+use crate::kernel::validate::Body;
 use crate::operations::import::configuration::{
     Action, Client, Collection, Document, Group, Item, OFFERED_PROVIDERS, Realm, RoleName, Step,
 };
@@ -26,103 +33,112 @@ const PAGE: usize = 200;
 /// Realms read at once by an export: their reads wait on the database, not on each other.
 const REALMS_AT_ONCE: usize = 4;
 
-/// The admin routes, answering as one caller.
+/// The admin operations, answering as one caller.
 pub struct Replay {
-    router: Router,
+    state: AppState,
     caller: Caller,
 }
 
-/// What one call answered: its status and its body.
-pub struct Answer {
-    pub status: StatusCode,
-    pub body: Value,
+/// `item` as the admin API shows it.
+fn shown<T: Serialize>(item: &T) -> Result<Value, Error> {
+    serde_json::to_value(item).map_err(|error| Error::Internal(error.into()))
+}
+
+/// What an operation answered, as the admin API shows it (`Null` for a deletion).
+fn data<T: Serialize>(answered: Result<Answer<T>, Error>) -> Result<Value, Error> {
+    match answered? {
+        Answer::Ok(data) | Answer::Created(data) => shown(&data),
+        Answer::Paged(page) => shown(&page.items),
+        Answer::Done => Ok(Value::Null),
+    }
+}
+
+/// A read's refusal, as the export's own.
+fn read_refused(error: Error) -> Error {
+    match error {
+        Error::Forbidden(_) => Error::Forbidden(ErrorCode::Forbidden),
+        // Something listed a moment ago was deleted while the account was read.
+        Error::NotFound(_) => Error::Conflict("the configuration changed while it was read: read it again".into()),
+        Error::Internal(_) | Error::Unavailable(_) => error,
+        other => Error::Internal(anyhow::anyhow!("an admin read was refused: {other}")),
+    }
 }
 
 impl Replay {
     pub fn new(state: &AppState, caller: &Caller) -> Self {
-        Self { router: super::super::routes().with_state(state.clone()), caller: caller.clone() }
+        Self { state: state.clone(), caller: caller.clone() }
     }
 
-    pub async fn call(&self, method: Method, path: &str, body: Option<Value>) -> Result<Answer, Error> {
-        let bytes = body.map(|body| body.to_string()).unwrap_or_default();
-        let mut request = Request::builder()
-            .method(method)
-            .uri(path)
-            .header(header::CONTENT_TYPE, "application/json")
-            .body(RequestBody::from(bytes))
-            .map_err(|error| Error::Internal(error.into()))?;
-        request.extensions_mut().insert(self.caller.clone());
-        let response = self.router.clone().oneshot(request).await.unwrap_or_else(|never| match never {});
-        let status = response.status();
-        let bytes = axum::body::to_bytes(response.into_body(), usize::MAX)
-            .await
-            .map_err(|error| Error::Internal(anyhow::anyhow!("an admin answer could not be read: {error}")))?;
-        Ok(Answer { status, body: serde_json::from_slice(&bytes).unwrap_or(Value::Null) })
-    }
-
-    /// Every item of a paged list; a refusal is the caller's refusal.
-    async fn list(&self, path: &str) -> Result<Vec<Value>, Error> {
+    /// Every item of a paged list, read with `list` page by page; a refusal is the caller's.
+    async fn all<T: Serialize, Answered>(&self, list: impl Fn(Option<String>) -> Answered) -> Result<Vec<Value>, Error>
+    where
+        Answered: Future<Output = Result<Answer<T>, Error>>,
+    {
         let mut items = Vec::new();
         for page in 1.. {
-            let answer = self.call(Method::GET, &format!("{path}?pageSize={PAGE}&pageNumber={page}"), None).await?;
-            let found = answered(answer)?;
-            let pagination = &found["pagination"];
-            let page_items = pagination["items"].as_array().cloned().unwrap_or_default();
-            let fewer = page_items.len() < PAGE;
-            items.extend(page_items);
-            if fewer || pagination["totalPages"].as_i64().is_some_and(|total| total <= page) {
+            let answered = list(Some(format!("pageSize={PAGE}&pageNumber={page}"))).await.map_err(read_refused)?;
+            let Answer::Paged(found) = answered else {
+                return Err(Error::Internal(anyhow::anyhow!("an admin list answered no page")));
+            };
+            let (fewer, total_pages) = (found.items.len() < PAGE, found.total_pages());
+            for item in &found.items {
+                items.push(shown(item)?);
+            }
+            if fewer || total_pages <= page {
                 break;
             }
         }
         Ok(items)
     }
 
-    /// The `data` list of an unpaged read.
-    async fn read(&self, path: &str) -> Result<Vec<Value>, Error> {
-        let answer = answered(self.call(Method::GET, path, None).await?)?;
-        Ok(answer["data"].as_array().cloned().unwrap_or_default())
+    /// The list an unpaged read answers.
+    async fn listed<T: Serialize>(
+        &self,
+        read: impl Future<Output = Result<Answer<Vec<T>>, Error>>,
+    ) -> Result<Vec<Value>, Error> {
+        match read.await.map_err(read_refused)?.data() {
+            Some(items) => items.iter().map(shown).collect(),
+            None => Err(Error::Internal(anyhow::anyhow!("an admin read answered no list"))),
+        }
     }
 
     /// The items of a list, in the order of their keys: an export reads the same whatever order
     /// things were made in.
-    async fn items(&self, collection: Collection, path: &str) -> Result<Vec<Item>, Error> {
+    async fn items<T: Serialize, Answered>(
+        &self,
+        collection: Collection,
+        list: impl Fn(Option<String>) -> Answered,
+    ) -> Result<Vec<Item>, Error>
+    where
+        Answered: Future<Output = Result<Answer<T>, Error>>,
+    {
         let mut items: Vec<Item> =
-            self.list(path).await?.iter().filter_map(|view| Item::of_view(collection, view)).collect();
+            self.all(list).await?.iter().filter_map(|view| Item::of_view(collection, view)).collect();
         items.sort_by(|a, b| a.key.cmp(&b.key));
         Ok(items)
     }
 
-    /// The items of a list with the identity providers each offers (`{path}/{id}/identity-providers`).
-    async fn offering(&self, collection: Collection, path: &str) -> Result<Vec<Item>, Error> {
-        let mut items = Vec::new();
-        for item in self.items(collection, path).await? {
-            let at = format!("{path}/{}", segment(item.id.as_deref().unwrap_or_default()));
-            items.push(self.with_offer(item, &at).await?);
-        }
-        Ok(items)
-    }
-
-    /// The item with the providers the thing at `at` offers, when it offers any.
-    async fn with_offer(&self, mut item: Item, at: &str) -> Result<Item, Error> {
-        let offered = self.read(&format!("{at}/identity-providers")).await?;
+    /// The item with the identity providers it offers (`offered`), when it offers any.
+    fn with_offer(mut item: Item, offered: Vec<Value>) -> Item {
         if !offered.is_empty() {
             item.fields.insert(OFFERED_PROVIDERS.into(), Value::Array(offered));
         }
-        Ok(item)
+        item
     }
 
     /// The account's configuration as the caller may read it: every realm but the service's own
     /// (or, given `only`, those of its realms), the clients made through the admin API (not those
     /// that registered themselves). Realms are read a few at a time.
     pub async fn document(&self, only: Option<&HashSet<String>>) -> Result<Document, Error> {
-        let scopes = self.list("/scopes").await?;
+        let (state, caller) = (&self.state, &self.caller);
+        let scopes = self.all(|query| scopes::list(state, caller, None, query)).await?;
         let catalogue = scopes.iter().filter(|view| view["realmId"].is_null());
         let mut document = Document {
             scopes: catalogue.filter_map(|v| Item::of_view(Collection::CatalogueScope, v)).collect(),
             realms: Vec::new(),
         };
         let items: Vec<Item> = self
-            .list("/realms")
+            .all(|query| realms::list(State(state.clone()), caller.clone(), RawQuery(query)))
             .await?
             .iter()
             .filter_map(|view| Item::of_view(Collection::Realm, view))
@@ -137,62 +153,90 @@ impl Replay {
 
     /// One realm with everything that belongs to it.
     async fn realm(&self, item: Item) -> Result<Realm, Error> {
-        let at = format!("/realms/{}", segment(&item.key));
-        let own_scopes = self.list(&format!("{at}/scopes")).await?;
+        let (state, caller, at) = (&self.state, &self.caller, item.key.as_str());
+        let own_scopes = self.all(|query| scopes::list(state, caller, Some(at), query)).await?;
+        let mut organizations = Vec::new();
+        let listed = self.items(Collection::Organization, |query| async move {
+            organizations::list(State(state.clone()), InRealm::reach(state, caller, at).await?, RawQuery(query)).await
+        });
+        for organization in listed.await? {
+            let id = organization.id.clone().unwrap_or_default();
+            let offered = self
+                .listed(async {
+                    let found = Found::reach(state, caller, at, &id).await?;
+                    identity_providers::organization_providers(State(state.clone()), found).await
+                })
+                .await?;
+            organizations.push(Self::with_offer(organization, offered));
+        }
         let mut realm = Realm {
             scopes: own_scopes
                 .iter()
-                .filter(|view| view["realmId"] == item.key.as_str())
+                .filter(|view| view["realmId"] == at)
                 .filter_map(|view| Item::of_view(Collection::RealmScope, view))
                 .collect(),
-            roles: self.items(Collection::RealmRole, &format!("{at}/roles")).await?,
-            organizations: self.offering(Collection::Organization, &format!("{at}/organizations")).await?,
-            resource_servers: self.items(Collection::ResourceServer, &format!("{at}/resource-servers")).await?,
-            identity_providers: self.items(Collection::IdentityProvider, &format!("{at}/identity-providers")).await?,
-            webhooks: self.items(Collection::RealmWebhook, &format!("{at}/webhooks")).await?,
+            roles: self.items(Collection::RealmRole, |query| realm_roles::list(state, caller, at, None, query)).await?,
+            organizations,
+            resource_servers: self
+                .items(Collection::ResourceServer, |query| async move {
+                    let reached = InRealm::reach(state, caller, at).await?;
+                    resource_servers::list(State(state.clone()), reached, RawQuery(query)).await
+                })
+                .await?,
+            identity_providers: self
+                .items(Collection::IdentityProvider, |query| async move {
+                    let reached = InRealm::reach(state, caller, at).await?;
+                    identity_providers::list(State(state.clone()), reached, RawQuery(query)).await
+                })
+                .await?,
+            webhooks: self
+                .items(Collection::RealmWebhook, |query| {
+                    webhooks::list_endpoints(state.clone(), caller.clone(), at, None, query)
+                })
+                .await?,
             ..Realm::default()
         };
-        for group in self.items(Collection::Group, &format!("{at}/groups")).await? {
+        let groups = self.items(Collection::Group, |query| async move {
+            groups::list(State(state.clone()), InRealm::reach(state, caller, at).await?, RawQuery(query)).await
+        });
+        for group in groups.await? {
             let id = group.id.clone().unwrap_or_default();
-            let roles = role_names(&self.read(&format!("{at}/groups/{}/roles", segment(&id))).await?);
-            realm.groups.push(Group { item: group, roles });
+            let held = self.listed(realm_roles::grants_of(state, caller, at, Grantee::Group(id))).await?;
+            realm.groups.push(Group { item: group, roles: role_names(&held) });
         }
-        for view in self.list(&format!("{at}/clients")).await? {
+        let clients = self.all(|query| async move {
+            clients::list(State(state.clone()), InRealm::reach(state, caller, at).await?, RawQuery(query)).await
+        });
+        for view in clients.await? {
             let Some(item) = Item::of_view(Collection::Client, &view).filter(|_| view["registration"] == "Admin")
             else {
                 continue;
             };
-            let client_at = format!("{at}/clients/{}", segment(&item.key));
-            let item = self.with_offer(item, &client_at).await?;
+            let key = item.key.as_str();
+            let offered = self
+                .listed(async {
+                    let reached = InClient::reach(state, caller, at, key).await?;
+                    identity_providers::client_providers(State(state.clone()), reached).await
+                })
+                .await?;
+            let granted = self.listed(realm_roles::grants_of(state, caller, at, Grantee::Client(key.to_owned())));
             realm.clients.push(Client {
-                roles: self.items(Collection::ClientRole, &format!("{client_at}/roles")).await?,
-                granted_roles: role_names(&self.read(&format!("{client_at}/granted-roles")).await?),
-                webhooks: self.items(Collection::ClientWebhook, &format!("{client_at}/webhooks")).await?,
-                item: Some(item),
+                roles: self
+                    .items(Collection::ClientRole, |query| realm_roles::list(state, caller, at, Some(key), query))
+                    .await?,
+                granted_roles: role_names(&granted.await?),
+                webhooks: self
+                    .items(Collection::ClientWebhook, |query| {
+                        webhooks::list_endpoints(state.clone(), caller.clone(), at, Some(key), query)
+                    })
+                    .await?,
+                item: Some(Self::with_offer(item, offered)),
             });
         }
         realm.item = Some(item);
         realm.scopes.sort_by(|a, b| a.key.cmp(&b.key));
         realm.clients.sort_by(|a, b| a.key().cmp(b.key()));
         Ok(realm)
-    }
-}
-
-/// `text` as one segment of a path: every key and id is escaped, so none can reach another address.
-fn segment(text: &str) -> String {
-    percent_encoding::utf8_percent_encode(text, percent_encoding::NON_ALPHANUMERIC).to_string()
-}
-
-/// The answer's body, or the refusal it carries as an error.
-fn answered(answer: Answer) -> Result<Value, Error> {
-    match answer.status {
-        StatusCode::OK => Ok(answer.body),
-        StatusCode::FORBIDDEN => Err(Error::Forbidden(ErrorCode::Forbidden)),
-        // Something listed a moment ago was deleted while the account was read.
-        StatusCode::NOT_FOUND => {
-            Err(Error::Conflict("the configuration changed while it was read: read it again".into()))
-        }
-        status => Err(Error::Internal(anyhow::anyhow!("an admin read answered {status}: {}", answer.body))),
     }
 }
 
@@ -343,77 +387,45 @@ impl<'a> Executor<'a> {
         Ok(outcome)
     }
 
-    /// The request a step makes, and what it answered.
+    /// The operation a step calls, and what it answered.
     async fn send(&mut self, step: &Step) -> Result<Outcome, Error> {
         let realm = step.realm.clone().unwrap_or_default();
-        let (client, id) = (step.client.as_deref().map(segment), step.id.as_deref().map(segment));
-        let (client, id, at) = (client.unwrap_or_default(), id.unwrap_or_default(), segment(&realm));
-        let base = match step.collection {
-            Collection::CatalogueScope => "/scopes".to_owned(),
-            Collection::Realm => "/realms".to_owned(),
-            Collection::RealmSettings => String::new(),
-            Collection::RealmScope => format!("/realms/{at}/scopes"),
-            Collection::RealmRole => format!("/realms/{at}/roles"),
-            Collection::Client => format!("/realms/{at}/clients"),
-            Collection::ClientRole => format!("/realms/{at}/clients/{client}/roles"),
-            Collection::ClientGrantedRole => format!("/realms/{at}/clients/{client}/granted-roles"),
-            Collection::Group => format!("/realms/{at}/groups"),
-            Collection::GroupRole => {
-                let group = step.group.clone().unwrap_or_default();
-                let Some(group) = self.groups.get(&(realm.clone(), group)) else {
-                    return Ok(Outcome::refused_because("the group was not imported"));
+        let answered = match &step.role {
+            Some(role) => {
+                let grantee = match step.collection {
+                    Collection::GroupRole => {
+                        let group = step.group.clone().unwrap_or_default();
+                        let Some(group) = self.groups.get(&(realm.clone(), group)) else {
+                            return Ok(Outcome::refused_because("the group was not imported"));
+                        };
+                        Grantee::Group(group.clone())
+                    }
+                    _ => Grantee::Client(step.client.clone().unwrap_or_default()),
                 };
-                format!("/realms/{at}/groups/{}/roles", segment(group))
-            }
-            Collection::Organization => format!("/realms/{at}/organizations"),
-            Collection::ResourceServer => format!("/realms/{at}/resource-servers"),
-            Collection::IdentityProvider => format!("/realms/{at}/identity-providers"),
-            Collection::ClientIdentityProviders => {
-                format!("/realms/{at}/clients/{}/identity-providers", segment(&step.key))
-            }
-            Collection::OrganizationIdentityProviders => {
-                let known = self.organizations.get(&(realm.clone(), step.key.clone()));
-                let Some(organization) = step.id.as_ref().or(known) else {
-                    return Ok(Outcome::refused_because("the organization was not imported"));
-                };
-                format!("/realms/{at}/organizations/{}/identity-providers", segment(organization))
-            }
-            Collection::RealmWebhook => format!("/realms/{at}/webhooks"),
-            Collection::ClientWebhook => format!("/realms/{at}/clients/{client}/webhooks"),
-        };
-        let (method, path, body) = match (&step.action, &step.role) {
-            (_, Some(role)) => {
                 let Some(role_id) = self.roles.get(&(realm.clone(), role.clone())) else {
                     return Ok(Outcome::refused_because(format!("the realm holds no role {}", role.label())));
                 };
-                match step.action {
-                    Action::Withdraw => (Method::DELETE, format!("{base}/{}", segment(role_id)), None),
-                    _ => (Method::POST, base, Some(json!({ "roleId": role_id }))),
+                self.grant(step, &realm, grantee, role_id).await
+            }
+            None => {
+                if step.collection == Collection::OrganizationIdentityProviders
+                    && step.id.is_none()
+                    && !self.organizations.contains_key(&(realm.clone(), step.key.clone()))
+                {
+                    return Ok(Outcome::refused_because("the organization was not imported"));
                 }
+                self.change(step, &realm).await
             }
-            // What a client or organization offers is replaced whole.
-            (_, None)
-                if matches!(
-                    step.collection,
-                    Collection::ClientIdentityProviders | Collection::OrganizationIdentityProviders
-                ) =>
-            {
-                (Method::PUT, base, Some(Value::Object(step.fields.clone())))
-            }
-            (_, None) if step.collection == Collection::RealmSettings => {
-                (Method::PUT, format!("/realms/{at}"), Some(Value::Object(step.fields.clone())))
-            }
-            (Action::Create, None) => (Method::POST, base, Some(Value::Object(step.fields.clone()))),
-            (_, None) => (Method::PUT, format!("{base}/{id}"), Some(Value::Object(step.fields.clone()))),
         };
-        let answer = self.replay.call(method, &path, body).await?;
-        if !answer.status.is_success() {
-            let notifications = answer.body["notifications"].as_array().cloned().unwrap_or_default();
-            return Ok(Outcome::refused(notifications));
-        }
-        let data = &answer.body["data"];
+        let data = match answered {
+            Ok(data) => data,
+            Err(error) => {
+                let reasons = error.notifications().iter().map(shown).collect::<Result<_, _>>()?;
+                return Ok(Outcome::refused(reasons));
+            }
+        };
         if step.action == Action::Create {
-            self.learn(step, &realm, data);
+            self.learn(step, &realm, &data);
         }
         let outcome = match step.action {
             Action::Create => "Created",
@@ -422,6 +434,104 @@ impl<'a> Executor<'a> {
         };
         let secret = ["clientSecret", "signingSecret"].iter().find_map(|name| data[*name].as_str()).map(str::to_owned);
         Ok(Outcome { outcome, reasons: Vec::new(), secret })
+    }
+
+    /// Grants `role_id` to `grantee`, or withdraws it.
+    async fn grant(&self, step: &Step, realm: &str, grantee: Grantee, role_id: &str) -> Result<Value, Error> {
+        let (state, caller) = (&self.replay.state, &self.replay.caller);
+        if step.action == Action::Withdraw {
+            return data(realm_roles::withdraw(state, caller, realm, grantee, role_id).await);
+        }
+        let body = Body::from_map(Map::from_iter([("roleId".to_owned(), json!(role_id))]));
+        data(realm_roles::grant(state, caller, realm, grantee, body).await)
+    }
+
+    /// Creates what the step describes, or changes it to the step's fields.
+    async fn change(&self, step: &Step, realm: &str) -> Result<Value, Error> {
+        let (state, caller) = (&self.replay.state, &self.replay.caller);
+        let fields = || Body::from_map(step.fields.clone());
+        let st = || State(state.clone());
+        let id = step.id.as_deref().unwrap_or_default();
+        let client = step.client.as_deref().unwrap_or_default();
+        let creating = step.action == Action::Create;
+        match step.collection {
+            Collection::CatalogueScope if creating => data(scopes::create(state, caller, None, fields()).await),
+            Collection::CatalogueScope => data(scopes::update(state, caller, None, id, fields()).await),
+            Collection::Realm if creating => data(realms::create(st(), caller.clone(), JsonBody(fields())).await),
+            Collection::Realm => {
+                data(realms::update(st(), InRealm::reach(state, caller, id).await?, JsonBody(fields())).await)
+            }
+            Collection::RealmSettings => {
+                data(realms::update(st(), InRealm::reach(state, caller, realm).await?, JsonBody(fields())).await)
+            }
+            Collection::RealmScope if creating => data(scopes::create(state, caller, Some(realm), fields()).await),
+            Collection::RealmScope => data(scopes::update(state, caller, Some(realm), id, fields()).await),
+            Collection::RealmRole if creating => data(realm_roles::create(state, caller, realm, None, fields()).await),
+            Collection::RealmRole => data(realm_roles::update(state, caller, realm, None, id, fields()).await),
+            Collection::Client if creating => {
+                data(clients::create(st(), InRealm::reach(state, caller, realm).await?, JsonBody(fields())).await)
+            }
+            Collection::Client => {
+                let reached = InClient::reach(state, caller, realm, id).await?;
+                data(clients::update(st(), reached, JsonBody(fields())).await)
+            }
+            Collection::ClientRole if creating => {
+                data(realm_roles::create(state, caller, realm, Some(client), fields()).await)
+            }
+            Collection::ClientRole => data(realm_roles::update(state, caller, realm, Some(client), id, fields()).await),
+            Collection::Group if creating => {
+                data(groups::create(st(), InRealm::reach(state, caller, realm).await?, JsonBody(fields())).await)
+            }
+            Collection::Group => {
+                data(groups::update(st(), Found::reach(state, caller, realm, id).await?, JsonBody(fields())).await)
+            }
+            Collection::Organization if creating => {
+                let reached = InRealm::reach(state, caller, realm).await?;
+                data(organizations::create(st(), reached, JsonBody(fields())).await)
+            }
+            Collection::Organization => {
+                let found = Found::reach(state, caller, realm, id).await?;
+                data(organizations::update(st(), found, JsonBody(fields())).await)
+            }
+            Collection::ResourceServer if creating => {
+                let reached = InRealm::reach(state, caller, realm).await?;
+                data(resource_servers::create(st(), reached, JsonBody(fields())).await)
+            }
+            Collection::ResourceServer => {
+                let found = Found::reach(state, caller, realm, id).await?;
+                data(resource_servers::update(st(), found, JsonBody(fields())).await)
+            }
+            Collection::IdentityProvider if creating => {
+                let reached = InRealm::reach(state, caller, realm).await?;
+                data(identity_providers::create(st(), reached, JsonBody(fields())).await)
+            }
+            Collection::IdentityProvider => {
+                let found = Found::reach(state, caller, realm, id).await?;
+                data(identity_providers::update(st(), found, JsonBody(fields())).await)
+            }
+            // What a client or organization offers is replaced whole.
+            Collection::ClientIdentityProviders => {
+                let reached = InClient::reach(state, caller, realm, &step.key).await?;
+                data(identity_providers::offer_client_providers(st(), reached, JsonBody(fields())).await)
+            }
+            Collection::OrganizationIdentityProviders => {
+                let known = self.organizations.get(&(realm.to_owned(), step.key.clone()));
+                let organization = step.id.as_ref().or(known).cloned().unwrap_or_default();
+                let found = Found::reach(state, caller, realm, &organization).await?;
+                data(identity_providers::offer_organization_providers(st(), found, JsonBody(fields())).await)
+            }
+            Collection::RealmWebhook | Collection::ClientWebhook => {
+                let client = (step.collection == Collection::ClientWebhook).then_some(client);
+                if creating {
+                    data(webhooks::register(state.clone(), caller.clone(), realm, client, fields()).await)
+                } else {
+                    data(webhooks::update_endpoint(state.clone(), caller.clone(), (realm, client, id), fields()).await)
+                }
+            }
+            Collection::GroupRole | Collection::ClientGrantedRole => {
+                Err(Error::invalid("roleId", crate::kernel::validate::Rule::Required, "roleId is required"))
+            }
+        }
     }
 
     /// Keeps the id of a created role or group, which later grants name.

@@ -1,7 +1,6 @@
 //! The delivery figures of a client's endpoints (attempts, acceptance, latency, failures) and
 //! the events with their fan-out status.
 
-use axum::response::Response;
 use serde::Serialize;
 use utoipa::ToSchema;
 
@@ -9,7 +8,7 @@ use super::super::ListQuery;
 use super::*;
 use crate::http::AppState;
 use crate::http::auth::Caller;
-use crate::http::envelope;
+use crate::http::envelope::Answer;
 use crate::kernel::clock::iso;
 use crate::kernel::validate::{Notification, Rule};
 use crate::runtime::error::Error;
@@ -97,13 +96,13 @@ impl EventView {
     }
 }
 
-pub(super) async fn metrics(
+pub(crate) async fn metrics(
     state: AppState,
     caller: Caller,
     realm_id: &str,
     client_id: &str,
     query: Option<String>,
-) -> Result<Response, Error> {
+) -> Result<Answer<MetricsView>, Error> {
     let place = place_in_reach(&state, &caller, realm_id, Some(client_id), Intent::Read).await?;
     let now = state.clock.now();
     let (mut webhook_id, mut from, mut to) = (None, None, None);
@@ -151,7 +150,7 @@ pub(super) async fn metrics(
         .latency_average_ms
         .zip(figures.latency_percentiles_ms)
         .map(|(average, [p50, p95, p99])| LatencyView { average, p50, p95, p99 });
-    Ok(envelope::ok(MetricsView {
+    Ok(Answer::Ok(MetricsView {
         webhook_id,
         from: iso(from),
         to: iso(to),
@@ -169,16 +168,16 @@ pub(super) async fn metrics(
     }))
 }
 
-pub(super) async fn events(
+pub(crate) async fn events(
     state: AppState,
     caller: Caller,
     realm_id: &str,
     client_id: &str,
     query: Option<String>,
-) -> Result<Response, Error> {
+) -> Result<Answer<EventView>, Error> {
     let place = place_in_reach(&state, &caller, realm_id, Some(client_id), Intent::Read).await?;
     let list = ListQuery::parse(query, &["eventType"])?;
     list.status_in(&[("Pending", ()), ("Delivered", ()), ("Partial", ()), ("Failed", ())])?;
     let found = event_page(&state.store, place.rows(), list.filter("eventType"), &list.page).await?;
-    Ok(envelope::paged(found.map(EventView::of)))
+    Ok(Answer::Paged(found.map(EventView::of)))
 }

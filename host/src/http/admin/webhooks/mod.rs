@@ -6,7 +6,6 @@
 //! `webhook:delete`. The signing secret is shown once, right after creation or rotation, and only
 //! to holders of `secret:read`.
 
-use axum::response::Response;
 use serde::Serialize;
 use serde_json::Value;
 use utoipa::ToSchema;
@@ -16,7 +15,7 @@ use super::{ListQuery, realm_in_reach};
 use crate::authz::{Resource, permission};
 use crate::http::AppState;
 use crate::http::auth::Caller;
-use crate::http::envelope;
+use crate::http::envelope::Answer;
 use crate::kernel::clock::iso;
 use crate::kernel::validate::{Body, Notification, Rule, integer, list_of, one_of, text};
 use crate::operations::webhooks;
@@ -27,7 +26,7 @@ use crate::store::webhooks::{
     self as store, Attempt, AttemptKind, AttemptState, Endpoint, EndpointKind, EndpointStatus,
 };
 
-mod figures;
+pub(crate) mod figures;
 mod routes;
 
 pub use self::figures::{EventView, FailureView, LatencyView, MetricsView};
@@ -95,22 +94,76 @@ impl EndpointView {
 /// The body of a registration; an update takes the same fields, each optional.
 #[derive(Debug, ToSchema)]
 #[schema(rename_all = "camelCase")]
-#[allow(dead_code)]
 pub struct EndpointInput {
     /// 1–128 characters.
-    name: String,
+    #[schema(value_type = String, required = true)]
+    name: Option<String>,
     /// Absolute `https://` address with a host, at most 2,048 characters, resolving to public addresses only.
-    url: String,
+    #[schema(value_type = String, required = true)]
+    url: Option<String>,
     /// Up to 1,000 characters; null clears it.
-    description: Option<String>,
+    #[schema(value_type = Option<String>)]
+    description: Option<Option<String>>,
     /// At least one event the endpoint's kind can hear; `ping` cannot be subscribed to.
-    events: Vec<String>,
+    #[schema(value_type = Vec<String>, required = true)]
+    events: Option<Vec<String>>,
     /// 0 to 10 (default 5); 0 turns retries off.
     retries: Option<i64>,
     /// 30 to 3,600 seconds (default 60).
     first_retry_after_seconds: Option<i64>,
     /// Active (default) or Paused. An update without `status` brings a Disabled endpoint back to Active.
     status: Option<EndpointStatus>,
+}
+
+impl EndpointInput {
+    /// The fields `body` gives for an endpoint of `kind`: an address webhooks may reach, events
+    /// that kind hears.
+    async fn read(state: &AppState, body: &mut Body, kind: EndpointKind) -> Self {
+        let name = body.optional("name", text(1, 128));
+        let url = body.optional("url", text(1, MAX_URL_LENGTH + 1));
+        if let Some(url) = &url {
+            check_url(state, body, "url", url).await;
+        }
+        let description = body.nullable("description", text(0, 1000));
+        let event = move |path: &str, value: &Value| {
+            let name = text(1, 64)(path, value)?;
+            if webhooks::heard_by(kind, &name) {
+                return Ok(name);
+            }
+            let reason = match name.as_str() {
+                _ if EventType::named(&name) == Some(EventType::Ping) => {
+                    "ping is sent by Send test and cannot be subscribed to".to_owned()
+                }
+                _ if webhooks::heard_by(other(kind), &name) => {
+                    format!("{name} is not heard by {} endpoints", kind.as_str().to_lowercase())
+                }
+                _ => format!("{name} is not an event"),
+            };
+            Err(vec![Notification::new(path, Rule::OneOf, format!("{path}: {reason}"))])
+        };
+        let events = body.optional("events", list_of(32, event));
+        if events.as_ref().is_some_and(Vec::is_empty) {
+            body.refuse("events", Rule::MinLength, "events must name at least one event");
+        }
+        let retries = body.optional("retries", integer(0, 10));
+        let first_retry_after_seconds = body.optional("firstRetryAfterSeconds", integer(30, 3600));
+        const SETTABLE: &[(&str, EndpointStatus)] =
+            &[("Active", EndpointStatus::Active), ("Paused", EndpointStatus::Paused)];
+        let status = body.optional("status", one_of(SETTABLE));
+        Self { name, url, description, events, retries, first_retry_after_seconds, status }
+    }
+
+    /// Changes the fields given on `endpoint`.
+    fn apply(self, endpoint: &mut Endpoint) {
+        endpoint.name = self.name.unwrap_or(std::mem::take(&mut endpoint.name));
+        endpoint.url = self.url.unwrap_or(std::mem::take(&mut endpoint.url));
+        endpoint.description = self.description.unwrap_or(endpoint.description.take());
+        endpoint.events = self.events.unwrap_or(std::mem::take(&mut endpoint.events));
+        endpoint.retries = self.retries.unwrap_or(endpoint.retries);
+        endpoint.first_retry_after_seconds =
+            self.first_retry_after_seconds.unwrap_or(endpoint.first_retry_after_seconds);
+        endpoint.status = self.status.unwrap_or(endpoint.status);
+    }
 }
 
 /// One delivery attempt, scheduled or made.
@@ -264,54 +317,6 @@ pub(super) async fn check_url(state: &AppState, body: &mut Body, field: &str, ur
     }
 }
 
-/// Reads the fields a registration and an update share.
-async fn read_fields(state: &AppState, body: &mut Body, endpoint: &mut Endpoint) {
-    if let Some(name) = body.optional("name", text(1, 128)) {
-        endpoint.name = name;
-    }
-    if let Some(url) = body.optional("url", text(1, MAX_URL_LENGTH + 1)) {
-        check_url(state, body, "url", &url).await;
-        endpoint.url = url;
-    }
-    if let Some(description) = body.nullable("description", text(0, 1000)) {
-        endpoint.description = description;
-    }
-    let kind = endpoint.kind;
-    let event = move |path: &str, value: &Value| {
-        let name = text(1, 64)(path, value)?;
-        if webhooks::heard_by(kind, &name) {
-            return Ok(name);
-        }
-        let reason = match name.as_str() {
-            _ if EventType::named(&name) == Some(EventType::Ping) => {
-                "ping is sent by Send test and cannot be subscribed to".to_owned()
-            }
-            _ if webhooks::heard_by(other(kind), &name) => {
-                format!("{name} is not heard by {} endpoints", kind.as_str().to_lowercase())
-            }
-            _ => format!("{name} is not an event"),
-        };
-        Err(vec![Notification::new(path, Rule::OneOf, format!("{path}: {reason}"))])
-    };
-    if let Some(events) = body.optional("events", list_of(32, event)) {
-        if events.is_empty() {
-            body.refuse("events", Rule::MinLength, "events must name at least one event");
-        }
-        endpoint.events = events.clone();
-    }
-    if let Some(retries) = body.optional("retries", integer(0, 10)) {
-        endpoint.retries = retries;
-    }
-    if let Some(seconds) = body.optional("firstRetryAfterSeconds", integer(30, 3600)) {
-        endpoint.first_retry_after_seconds = seconds;
-    }
-    const SETTABLE: &[(&str, EndpointStatus)] =
-        &[("Active", EndpointStatus::Active), ("Paused", EndpointStatus::Paused)];
-    if let Some(status) = body.optional("status", one_of(SETTABLE)) {
-        endpoint.status = status;
-    }
-}
-
 fn other(kind: EndpointKind) -> EndpointKind {
     match kind {
         EndpointKind::Client => EndpointKind::Realm,
@@ -328,13 +333,13 @@ fn with_secret(state: &AppState, caller: &Caller, endpoint: &Endpoint, secret: S
     view
 }
 
-async fn register(
+pub(crate) async fn register(
     state: AppState,
     caller: Caller,
     realm_id: &str,
     client_id: Option<&str>,
     mut body: Body,
-) -> Result<Response, Error> {
+) -> Result<Answer<EndpointView>, Error> {
     let place = place_in_reach(&state, &caller, realm_id, client_id, Intent::Register).await?;
     let WithSecret { mut endpoint, secret } = endpoints::draft(&state, &state.webhooks, &place);
     for required in ["name", "url", "events"] {
@@ -342,86 +347,102 @@ async fn register(
             body.refuse(required, Rule::Required, format!("{required} is required"));
         }
     }
-    read_fields(&state, &mut body, &mut endpoint).await;
+    EndpointInput::read(&state, &mut body, endpoint.kind).await.apply(&mut endpoint);
     body.finish()?;
     endpoints::register(&state, caller.author(), &endpoint, EndpointView::of).await?;
-    Ok(envelope::created(with_secret(&state, &caller, &endpoint, secret)))
+    Ok(Answer::Created(with_secret(&state, &caller, &endpoint, secret)))
 }
 
-async fn list_endpoints(
+pub(crate) async fn list_endpoints(
     state: AppState,
     caller: Caller,
     realm_id: &str,
     client_id: Option<&str>,
     query: Option<String>,
-) -> Result<Response, Error> {
+) -> Result<Answer<EndpointView>, Error> {
     let place = place_in_reach(&state, &caller, realm_id, client_id, Intent::Read).await?;
     let list = ListQuery::parse(query, &[])?;
     list.status_in(store::EndpointStatus::NAMES)?;
     let found = store::endpoint_page(&state.store, place.rows(), &list.page).await?;
-    Ok(envelope::paged(found.map(|endpoint| EndpointView::of(&endpoint))))
+    Ok(Answer::Paged(found.map(|endpoint| EndpointView::of(&endpoint))))
 }
 
-async fn read_endpoint(state: AppState, caller: Caller, at: (&str, Option<&str>, &str)) -> Result<Response, Error> {
+pub(crate) async fn read_endpoint(
+    state: AppState,
+    caller: Caller,
+    at: (&str, Option<&str>, &str),
+) -> Result<Answer<EndpointView>, Error> {
     let (_, endpoint) = endpoint_in_reach(&state, &caller, at, Intent::Read).await?;
-    Ok(envelope::ok(EndpointView::of(&endpoint)))
+    Ok(Answer::Ok(EndpointView::of(&endpoint)))
 }
 
-async fn update_endpoint(
+pub(crate) async fn update_endpoint(
     state: AppState,
     caller: Caller,
     at: (&str, Option<&str>, &str),
     mut body: Body,
-) -> Result<Response, Error> {
+) -> Result<Answer<EndpointView>, Error> {
     let (_, before) = endpoint_in_reach(&state, &caller, at, Intent::Change).await?;
     let mut endpoint = endpoints::reopened(&before);
     body.unchanged("id", &endpoint.id);
     body.unchanged("kind", endpoint.kind.as_str());
-    read_fields(&state, &mut body, &mut endpoint).await;
+    EndpointInput::read(&state, &mut body, endpoint.kind).await.apply(&mut endpoint);
     body.finish()?;
     let endpoint = endpoints::update(&state, caller.author(), &before, endpoint, EndpointView::of).await?;
-    Ok(envelope::ok(EndpointView::of(&endpoint)))
+    Ok(Answer::Ok(EndpointView::of(&endpoint)))
 }
 
-async fn delete_endpoint(state: AppState, caller: Caller, at: (&str, Option<&str>, &str)) -> Result<Response, Error> {
+pub(crate) async fn delete_endpoint(
+    state: AppState,
+    caller: Caller,
+    at: (&str, Option<&str>, &str),
+) -> Result<Answer<()>, Error> {
     let (_, endpoint) = endpoint_in_reach(&state, &caller, at, Intent::Remove).await?;
     endpoints::remove(&state, caller.author(), &endpoint, EndpointView::of).await?;
-    Ok(envelope::done())
+    Ok(Answer::Done)
 }
 
-async fn rotate(state: AppState, caller: Caller, at: (&str, Option<&str>, &str)) -> Result<Response, Error> {
+pub(crate) async fn rotate(
+    state: AppState,
+    caller: Caller,
+    at: (&str, Option<&str>, &str),
+) -> Result<Answer<EndpointView>, Error> {
     let (_, before) = endpoint_in_reach(&state, &caller, at, Intent::Change).await?;
     let WithSecret { endpoint, secret } =
         endpoints::rotate(&state, &state.webhooks, caller.author(), &before, EndpointView::of).await?;
-    Ok(envelope::ok(with_secret(&state, &caller, &endpoint, secret)))
+    Ok(Answer::Ok(with_secret(&state, &caller, &endpoint, secret)))
 }
 
 /// Schedules a `ping` for now.
-async fn test(state: AppState, caller: Caller, at: (&str, Option<&str>, &str)) -> Result<Response, Error> {
+pub(crate) async fn test(
+    state: AppState,
+    caller: Caller,
+    at: (&str, Option<&str>, &str),
+) -> Result<Answer<AttemptView>, Error> {
     let (_, endpoint) = endpoint_in_reach(&state, &caller, at, Intent::Change).await?;
     let attempt = endpoints::test(&state, &state.webhooks, &endpoint).await?;
-    Ok(envelope::created(AttemptView::of(attempt)))
+    Ok(Answer::Created(AttemptView::of(attempt)))
 }
 
 /// Resends a delivered payload unchanged, now.
-async fn replay(
+pub(crate) async fn replay(
     state: AppState,
     caller: Caller,
     at: (&str, Option<&str>, &str),
     attempt_id: &str,
-) -> Result<Response, Error> {
+) -> Result<Answer<AttemptView>, Error> {
     let (_, endpoint) = endpoint_in_reach(&state, &caller, at, Intent::Change).await?;
     let attempt = endpoints::replay(&state, &state.webhooks, &endpoint, attempt_id).await?;
-    Ok(envelope::created(AttemptView::of(attempt)))
+    Ok(Answer::Created(AttemptView::of(attempt)))
 }
 
-async fn deliveries(
+pub(crate) async fn deliveries(
     state: AppState,
     caller: Caller,
     realm_id: &str,
     client_id: Option<&str>,
     query: Option<String>,
-) -> Result<Response, Error> {
+) -> Result<Answer<AttemptView>, Error> {
     let place = place_in_reach(&state, &caller, realm_id, client_id, Intent::Read).await?;
     let list = ListQuery::parse(query, &["webhookId", "eventId", "eventType", "kind"])?;
     list.status_in(crate::store::webhooks::AttemptState::NAMES)?;
@@ -432,5 +453,5 @@ async fn deliveries(
         kind: list.filter("kind"),
     };
     let found = store::attempt_page(&state.store, place.rows(), filter, &list.page).await?;
-    Ok(envelope::paged(found.map(AttemptView::of)))
+    Ok(Answer::Paged(found.map(AttemptView::of)))
 }

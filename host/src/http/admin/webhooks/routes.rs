@@ -5,7 +5,6 @@
 
 use axum::Router;
 use axum::extract::{Path, RawQuery, State};
-use axum::response::Response;
 use axum::routing::{get, post};
 use serde::Deserialize;
 use utoipa::Modify;
@@ -68,7 +67,7 @@ pub async fn create_webhook(
     caller: Caller,
     Path(at): Path<At>,
     JsonBody(body): JsonBody,
-) -> Result<Response, Error> {
+) -> Result<Answer<EndpointView>, Error> {
     register(state, caller, &at.realm, at.client.as_deref(), body).await
 }
 
@@ -81,7 +80,7 @@ pub async fn list_webhooks(
     caller: Caller,
     Path(at): Path<At>,
     RawQuery(query): RawQuery,
-) -> Result<Response, Error> {
+) -> Result<Answer<EndpointView>, Error> {
     list_endpoints(state, caller, &at.realm, at.client.as_deref(), query).await
 }
 
@@ -92,7 +91,7 @@ pub async fn read_webhook(
     State(state): State<AppState>,
     caller: Caller,
     Path(at): Path<EndpointAt>,
-) -> Result<Response, Error> {
+) -> Result<Answer<EndpointView>, Error> {
     read_endpoint(state, caller, at.parts()).await
 }
 
@@ -105,7 +104,7 @@ pub async fn update_webhook(
     caller: Caller,
     Path(at): Path<EndpointAt>,
     JsonBody(body): JsonBody,
-) -> Result<Response, Error> {
+) -> Result<Answer<EndpointView>, Error> {
     update_endpoint(state, caller, at.parts(), body).await
 }
 
@@ -116,7 +115,7 @@ pub async fn delete_webhook(
     State(state): State<AppState>,
     caller: Caller,
     Path(at): Path<EndpointAt>,
-) -> Result<Response, Error> {
+) -> Result<Answer<()>, Error> {
     delete_endpoint(state, caller, at.parts()).await
 }
 
@@ -128,7 +127,7 @@ pub async fn rotate_webhook_secret(
     State(state): State<AppState>,
     caller: Caller,
     Path(at): Path<EndpointAt>,
-) -> Result<Response, Error> {
+) -> Result<Answer<EndpointView>, Error> {
     rotate(state, caller, at.parts()).await
 }
 
@@ -140,7 +139,7 @@ pub async fn test_webhook(
     State(state): State<AppState>,
     caller: Caller,
     Path(at): Path<EndpointAt>,
-) -> Result<Response, Error> {
+) -> Result<Answer<AttemptView>, Error> {
     test(state, caller, at.parts()).await
 }
 
@@ -155,7 +154,7 @@ pub async fn list_deliveries(
     caller: Caller,
     Path(at): Path<At>,
     RawQuery(query): RawQuery,
-) -> Result<Response, Error> {
+) -> Result<Answer<AttemptView>, Error> {
     deliveries(state, caller, &at.realm, at.client.as_deref(), query).await
 }
 
@@ -170,7 +169,7 @@ pub async fn replay_client_delivery(
     State(state): State<AppState>,
     caller: Caller,
     Path(at): Path<DeliveryAt>,
-) -> Result<Response, Error> {
+) -> Result<Answer<AttemptView>, Error> {
     replay(state, caller, at.endpoint.parts(), &at.delivery).await
 }
 
@@ -187,7 +186,7 @@ pub async fn client_webhook_metrics(
     caller: Caller,
     Path(at): Path<ClientAt>,
     RawQuery(query): RawQuery,
-) -> Result<Response, Error> {
+) -> Result<Answer<MetricsView>, Error> {
     metrics(state, caller, &at.realm, &at.client, query).await
 }
 
@@ -201,7 +200,7 @@ pub async fn client_webhook_events(
     caller: Caller,
     Path(at): Path<ClientAt>,
     RawQuery(query): RawQuery,
-) -> Result<Response, Error> {
+) -> Result<Answer<EventView>, Error> {
     events(state, caller, &at.realm, &at.client, query).await
 }
 
