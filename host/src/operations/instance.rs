@@ -135,6 +135,38 @@ pub async fn open_admin_networks(
     Ok(opened)
 }
 
+/// What the trail keeps of a change of the settings: the settings alone.
+fn settings_record(settings: &InstanceSettings) -> serde_json::Value {
+    serde_json::json!({
+        "maintenanceWindow": settings.maintenance_window.as_ref().map(|window| serde_json::json!({
+            "weekday": window.weekday,
+            "startTime": clock_time(window.start_minute),
+            "durationMinutes": window.duration_minutes,
+        })),
+        "adminNetworks": settings.admin_networks,
+    })
+}
+
+/// Puts the account's settings on the deployment in force on every host: `current` becomes `next`,
+/// trailed as a change of the instance.
+pub async fn change_settings(
+    context: &Context,
+    account_id: &AccountId,
+    current: &InstanceSettings,
+    mut next: InstanceSettings,
+    by: Author<'_>,
+) -> Result<InstanceSettings, Error> {
+    let now = context.clock.now();
+    next.updated_at = Some(now);
+    let mut tx = context.store.begin().await?;
+    instance_settings::save(&mut *tx, account_id, &next, now).await?;
+    let place = Place::outside_realms(ResourceKind::DedicatedInstance, account_id);
+    let change =
+        Change::of(ChangeAction::Update, place, 200).before(settings_record(current)).after(settings_record(&next));
+    crate::runtime::changes::commit(context, by, tx, change).await?;
+    Ok(next)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -178,36 +210,4 @@ mod tests {
             assert_eq!(parse_clock_time(refused), None, "{refused}");
         }
     }
-}
-
-/// What the trail keeps of a change of the settings: the settings alone.
-fn settings_record(settings: &InstanceSettings) -> serde_json::Value {
-    serde_json::json!({
-        "maintenanceWindow": settings.maintenance_window.as_ref().map(|window| serde_json::json!({
-            "weekday": window.weekday,
-            "startTime": clock_time(window.start_minute),
-            "durationMinutes": window.duration_minutes,
-        })),
-        "adminNetworks": settings.admin_networks,
-    })
-}
-
-/// Puts the account's settings on the deployment in force on every host: `current` becomes `next`,
-/// trailed as a change of the instance.
-pub async fn change_settings(
-    context: &Context,
-    account_id: &AccountId,
-    current: &InstanceSettings,
-    mut next: InstanceSettings,
-    by: Author<'_>,
-) -> Result<InstanceSettings, Error> {
-    let now = context.clock.now();
-    next.updated_at = Some(now);
-    let mut tx = context.store.begin().await?;
-    instance_settings::save(&mut *tx, account_id, &next, now).await?;
-    let place = Place::outside_realms(ResourceKind::DedicatedInstance, account_id);
-    let change =
-        Change::of(ChangeAction::Update, place, 200).before(settings_record(current)).after(settings_record(&next));
-    crate::runtime::changes::commit(context, by, tx, change).await?;
-    Ok(next)
 }

@@ -185,22 +185,29 @@ impl FromRequestParts<AppState> for Console {
     }
 }
 
+// The helpers below answer `Page`s, whose error is a whole response (the page of a refusal), so
+// that `?` in a page answers it; they lie on the refusal path only, where its size costs nothing.
+
 /// What an operation answered, or the page that tells its refusal.
+#[allow(clippy::result_large_err)]
 fn answered<T>(answered: Result<Answer<T>, Error>) -> Page<Answer<T>> {
     answered.map_err(|error| page::refused(&error))
 }
 
 /// The one thing an operation answered, or the page that tells its refusal.
+#[allow(clippy::result_large_err)]
 fn data<T>(answer: Result<Answer<T>, Error>) -> Page<T> {
     one(self::answered(answer)?)
 }
 
 /// The one thing an answer holds.
+#[allow(clippy::result_large_err)]
 fn one<T>(answer: Answer<T>) -> Page<T> {
     answer.data().ok_or_else(|| page::failure(&unanswered()))
 }
 
 /// The page of a list an operation answered, or the page that tells its refusal.
+#[allow(clippy::result_large_err)]
 fn listed<T>(answer: Result<Answer<T>, Error>) -> Page<Listed<T>> {
     self::answered(answer)?.page().ok_or_else(|| page::failure(&unanswered()))
 }
