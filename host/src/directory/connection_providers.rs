@@ -4,7 +4,6 @@
 
 use serde::Serialize;
 
-use crate::kernel::validate::{Notification, Rule};
 use crate::runtime::changes::{self, Author};
 use crate::runtime::context::Context;
 use crate::runtime::error::Error;
@@ -13,13 +12,12 @@ use crate::store::trail::{Change, ChangeAction, Placed};
 
 /// The resource servers named must be the realm's.
 async fn check_servers(context: &Context, provider: &ConnectionProvider) -> Result<(), Error> {
-    let mut refused = Vec::new();
-    for (index, id) in provider.resource_servers.iter().enumerate() {
-        if crate::store::resource_servers::find(context.store.pool(), &provider.realm_id, id).await?.is_none() {
-            let field = format!("resourceServers[{index}]");
-            refused.push(Notification::new(field, Rule::NotFound, format!("the realm has no resource server {id}")));
-        }
-    }
+    let pool = context.store.pool();
+    let found = |id: String| async move {
+        Ok(crate::store::resource_servers::find(pool, &provider.realm_id, &id).await?.is_some())
+    };
+    let message = |id: &str| format!("the realm has no resource server {id}");
+    let refused = super::missing("resourceServers", &provider.resource_servers, found, message).await?;
     if refused.is_empty() { Ok(()) } else { Err(Error::Validation(refused)) }
 }
 

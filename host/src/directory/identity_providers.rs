@@ -8,7 +8,6 @@ use std::collections::HashSet;
 use serde::{Deserialize, Serialize};
 use serde_json::json;
 
-use crate::kernel::validate::{Notification, Rule};
 use crate::runtime::changes::{self, Author};
 use crate::runtime::context::Context;
 use crate::runtime::error::Error;
@@ -40,10 +39,10 @@ async fn check_mappings(context: &Context, provider: &IdentityProvider) -> Resul
         for (list, known, field, what) in
             [(&mapping.roles, &roles, "roles", "realm role"), (&mapping.groups, &groups, "groups", "group")]
         {
-            for (at, name) in list.iter().enumerate().filter(|(_, name)| !known.contains(*name)) {
-                let field = format!("roleMappings[{index}].{field}[{at}]");
-                refused.push(Notification::new(field, Rule::NotFound, format!("the realm has no {what} named {name}")));
-            }
+            let field = format!("roleMappings[{index}].{field}");
+            let found = |name: String| async move { Ok(known.contains(&name)) };
+            let message = |name: &str| format!("the realm has no {what} named {name}");
+            refused.extend(super::missing(&field, list, found, message).await?);
         }
     }
     if refused.is_empty() { Ok(()) } else { Err(Error::Validation(refused)) }
@@ -106,13 +105,10 @@ pub async fn offer(
     providers: &[String],
     by: Author<'_>,
 ) -> Result<(), Error> {
-    let mut refused = Vec::new();
-    for (index, id) in providers.iter().enumerate() {
-        if provider_store::find(context.store.pool(), offer.realm_id(), id).await?.is_none() {
-            let field = format!("identityProviders[{index}]");
-            refused.push(Notification::new(field, Rule::NotFound, format!("the realm has no identity provider {id}")));
-        }
-    }
+    let pool = context.store.pool();
+    let found = |id: String| async move { Ok(provider_store::find(pool, offer.realm_id(), &id).await?.is_some()) };
+    let message = |id: &str| format!("the realm has no identity provider {id}");
+    let refused = super::missing("identityProviders", providers, found, message).await?;
     if !refused.is_empty() {
         return Err(Error::Validation(refused));
     }

@@ -25,3 +25,23 @@ pub mod scopes;
 pub mod secrets;
 pub mod sessions;
 pub mod team;
+
+use crate::kernel::validate::{Notification, Rule};
+use crate::runtime::error::Error;
+
+/// A refusal for each of `names` that `found` does not find, at `field[index]`, told in `message`:
+/// what a list naming other things of the realm answers for the names it gets wrong.
+async fn missing<Found: Future<Output = Result<bool, Error>>>(
+    field: &str,
+    names: &[String],
+    found: impl Fn(String) -> Found,
+    message: impl Fn(&str) -> String,
+) -> Result<Vec<Notification>, Error> {
+    let mut refused = Vec::new();
+    for (index, name) in names.iter().enumerate() {
+        if !found(name.clone()).await? {
+            refused.push(Notification::new(format!("{field}[{index}]"), Rule::NotFound, message(name)));
+        }
+    }
+    Ok(refused)
+}

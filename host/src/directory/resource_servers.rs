@@ -16,15 +16,12 @@ use crate::store::trail::{Change, ChangeAction, Placed};
 /// The scopes must exist and the clients must be clients of the realm.
 async fn check_references(context: &Context, realm: &Realm, server: &ResourceServer) -> Result<(), Error> {
     super::scopes::check_exist(context, &realm.account_id, &realm.id, &server.scopes, "scopes").await?;
-    let mut refused = Vec::new();
-    for (index, client) in server.allowed_clients.iter().enumerate() {
-        if client_store::find(context.store.pool(), &realm.id, client).await?.is_none() {
-            let field = format!("allowedClients[{index}]");
-            refused.push(Notification::new(field, Rule::NotFound, format!("no client {client} in the realm")));
-        }
-    }
+    let pool = context.store.pool();
+    let found = |client: String| async move { Ok(client_store::find(pool, &realm.id, &client).await?.is_some()) };
+    let message = |client: &str| format!("no client {client} in the realm");
+    let mut refused = super::missing("allowedClients", &server.allowed_clients, found, message).await?;
     if let Some(client) = &server.client_id
-        && client_store::find(context.store.pool(), &realm.id, client).await?.is_none()
+        && client_store::find(pool, &realm.id, client).await?.is_none()
     {
         refused.push(Notification::new("clientId", Rule::NotFound, format!("no client {client} in the realm")));
     }

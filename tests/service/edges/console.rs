@@ -616,3 +616,52 @@ async fn a_person_keeps_the_account_s_roles_and_a_realm_s_organizations_and_iden
         .await;
     driver.quit().await;
 }
+
+/// Signs in to the console without a browser engine: the console's redirect to the platform
+/// realm's login page, its form, and the way back; the console session's cookie.
+async fn console_cookie(app: &TestApp, username: &str, password: &str) -> String {
+    let mut browser = crate::oauth::browser::Browser::new(app);
+    let started = browser.visit("/console/sign-in", &[("next", "/console/realms")]).await;
+    let login = browser.open(started.location.expect("to the login page").as_str()).await;
+    assert!(login.shows_login_form(), "{}", login.body);
+    let signed_in = browser.sign_in("platform", &login, username, password).await;
+    let back = browser.open(signed_in.next().expect("back to the console").as_str()).await;
+    assert_eq!(back.location.map(|l| l.path().to_owned()).as_deref(), Some("/console/realms"));
+    browser.cookies.get("castellan_console").expect("a console session").clone()
+}
+
+#[tokio::test]
+async fn the_console_is_admitted_as_the_admin_api_is_from_the_account_s_networks_only() {
+    let (app, mail) = spawn_mailing().await;
+    join(&app, &mail, "dora@example.com", "dora", &["Owner"]).await;
+    let cookie = format!("castellan_console={}", console_cookie(&app, "dora", team::PASSWORD).await);
+    let (inside, outside) = ("203.0.113.40", "198.51.100.9");
+    let page = async |from: &str| {
+        let request = app.http.get(format!("{}/console/realms", app.base)).header("cookie", &cookie);
+        request.header("x-forwarded-for", from).send().await.expect("the service answers")
+    };
+    assert_eq!(page(outside).await.status(), StatusCode::OK, "no networks named: anywhere");
+
+    let networks = json!({ "adminNetworks": ["203.0.113.0/24"] });
+    let instance = format!("{}/api/v1/dedicated/instance", app.base);
+    let set = app.http.put(instance).header("x-api-key", &app.key).header("x-forwarded-for", inside).json(&networks);
+    assert_eq!(set.send().await.unwrap().status(), StatusCode::OK);
+    let away = page(outside).await;
+    assert_eq!(away.status(), StatusCode::FORBIDDEN);
+    assert!(away.text().await.unwrap().contains("Not permitted from this network"));
+    assert_eq!(page(inside).await.status(), StatusCode::OK);
+
+    // The access log keeps the console's requests, the refusal with its reason.
+    app.state.access_log.flush().await;
+    let logs = format!("{}/access-logs?pageSize=100", app.admin);
+    let logs = crate::support::answer(
+        app.http.get(logs).header("x-api-key", &app.key).header("x-forwarded-for", inside).send().await.unwrap(),
+    )
+    .await;
+    let console = |entry: &&serde_json::Value| entry["path"] == "/console/realms";
+    let entries: Vec<&serde_json::Value> = logs.items().iter().filter(console).collect();
+    assert_eq!(entries.len(), 3, "{:?}", logs.body);
+    let refused: Vec<&&serde_json::Value> = entries.iter().filter(|e| e["outcome"] == "Refused").collect();
+    assert_eq!(refused.len(), 1, "{entries:?}");
+    assert_eq!((&refused[0]["reason"], &refused[0]["ipAddress"]), (&json!("AdminNetworkNotAllowed"), &json!(outside)));
+}

@@ -54,12 +54,12 @@ pub struct RoleInput {
     /// 1–64 characters, unique in the account, not a built-in role name; cannot change.
     #[schema(value_type = String, required = true)]
     name: Option<String>,
-    /// At least one permission name.
-    #[schema(value_type = Vec<String>, required = true)]
-    permissions: Option<Vec<String>>,
     /// Up to 1024 characters; empty removes it.
     #[schema(value_type = Option<String>)]
     description: Option<Option<String>>,
+    /// At least one permission name.
+    #[schema(value_type = Vec<String>, required = true)]
+    permissions: Option<Vec<String>>,
 }
 
 impl RoleInput {

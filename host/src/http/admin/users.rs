@@ -83,10 +83,10 @@ pub struct UserInput {
     email_confirmed: Option<bool>,
     /// Active (default) or Disabled.
     status: Option<UserStatus>,
-    /// Ask for a new password at the next sign-in.
-    must_change_password: Option<bool>,
     /// At least the realm's Minimum Length, at most 1024 characters; never returned.
     password: Option<String>,
+    /// Ask for a new password at the next sign-in.
+    must_change_password: Option<bool>,
 }
 
 impl UserInput {
@@ -118,7 +118,7 @@ impl UserInput {
 
     /// Changes the fields given on `user`; returns the new password when one was given.
     fn apply(self, user: &mut User) -> Option<String> {
-        let Self { username, email, first_name, last_name, email_confirmed, status, must_change_password, password } =
+        let Self { username, email, first_name, last_name, email_confirmed, status, password, must_change_password } =
             self;
         user.username = username.unwrap_or(std::mem::take(&mut user.username));
         user.email = email.unwrap_or(user.email.take());
