@@ -8,6 +8,8 @@
 //! algorithm, its `iss` and `sub` are the client, its `aud` names the realm's issuer or token
 //! endpoint, it expires within ten minutes, and its `jti` was never presented before.
 
+use std::sync::Arc;
+
 use base64::Engine as _;
 use base64::engine::general_purpose::URL_SAFE_NO_PAD;
 use chrono::{DateTime, TimeDelta, Utc};
@@ -17,7 +19,7 @@ use serde_json::Value;
 
 use crate::runtime::context::Context;
 use crate::runtime::error::Error;
-use crate::runtime::outbound::documents;
+use crate::runtime::outbound::documents::{self, Shelf};
 use crate::store::assertions;
 use crate::store::clients::Client;
 
@@ -156,20 +158,20 @@ async fn keys_of(
     client: &Client,
     now: DateTime<Utc>,
     again: bool,
-) -> Result<JwkSet, AssertionError> {
+) -> Result<Arc<JwkSet>, AssertionError> {
     if let Some(jwks) = &client.jwks {
-        return serde_json::from_str(jwks).map_err(|_| refused("the client's JWK Set cannot be read"));
+        return serde_json::from_str(jwks).map(Arc::new).map_err(|_| refused("the client's JWK Set cannot be read"));
     }
     let Some(uri) = &client.jwks_uri else { return Err(refused("the client has no keys")) };
-    let read =
-        |body: &[u8]| serde_json::from_slice(body).map_err(|_| refused("the client's jwks_uri holds no JWK Set"));
     let kept = &context.outbound.kept;
-    if let Some(body) = kept.kept(uri, now, again.then_some(REFETCH_AFTER)) {
-        return read(&body);
+    if let Some(keys) = kept.kept::<JwkSet>((Shelf::Clients, uri), now, again.then_some(REFETCH_AFTER)) {
+        return Ok(keys);
     }
     let fetched = documents::fetch(context, "the client's jwks_uri", uri, MAX_JWKS_BYTES).await.map_err(refused)?;
-    let keys = read(&fetched.body)?;
-    kept.keep(uri, &fetched.body, now, fetched.keep);
+    let keys: JwkSet =
+        serde_json::from_slice(&fetched.body).map_err(|_| refused("the client's jwks_uri holds no JWK Set"))?;
+    let keys = Arc::new(keys);
+    kept.keep((Shelf::Clients, uri), keys.clone(), now, fetched.keep);
     Ok(keys)
 }
 

@@ -4,12 +4,14 @@
 //! unless an operator opened others, size and time limits) and kept as long as their answers
 //! allow, up to an hour.
 
+use std::sync::Arc;
+
 use jsonwebtoken::jwk::JwkSet;
 use serde_json::Value;
 
 use crate::oauth::client_keys::{MAX_JWKS_BYTES, REFETCH_AFTER};
 use crate::runtime::context::Context;
-use crate::runtime::outbound::documents;
+use crate::runtime::outbound::documents::{self, Shelf};
 
 /// The largest discovery document read.
 const MAX_METADATA_BYTES: usize = 64 * 1024;
@@ -70,29 +72,29 @@ pub fn read(address: &str, body: &[u8]) -> Result<Metadata, String> {
 pub async fn discover(context: &Context, address: &str) -> Result<Metadata, String> {
     let now = context.clock.now();
     let kept = &context.outbound.kept;
-    if let Some(body) = kept.kept(address, now, None) {
-        return read(address, &body);
+    if let Some(metadata) = kept.kept::<Metadata>((Shelf::Providers, address), now, None) {
+        return Ok(Metadata::clone(&metadata));
     }
     let fetched = documents::fetch(context, "the provider's discovery address", address, MAX_METADATA_BYTES).await?;
     let metadata = read(address, &fetched.body)?;
-    kept.keep(address, &fetched.body, now, fetched.keep);
+    kept.keep((Shelf::Providers, address), Arc::new(metadata.clone()), now, fetched.keep);
     Ok(metadata)
 }
 
 /// The provider's keys, kept or fetched anew; `again` fetches anew (a token names a key the kept
 /// set lacks: the provider rotated) unless the kept set is younger than a minute.
-pub async fn keys(context: &Context, jwks_uri: &str, again: bool) -> Result<JwkSet, String> {
+pub async fn keys(context: &Context, jwks_uri: &str, again: bool) -> Result<Arc<JwkSet>, String> {
     let now = context.clock.now();
     let read = |body: &[u8]| -> Result<JwkSet, String> {
         serde_json::from_slice(body).map_err(|_| "the provider's jwks_uri holds no JWK Set".to_owned())
     };
     let kept = &context.outbound.kept;
-    if let Some(body) = kept.kept(jwks_uri, now, again.then_some(REFETCH_AFTER)) {
-        return read(&body);
+    if let Some(keys) = kept.kept::<JwkSet>((Shelf::Providers, jwks_uri), now, again.then_some(REFETCH_AFTER)) {
+        return Ok(keys);
     }
     let fetched = documents::fetch(context, "the provider's jwks_uri", jwks_uri, MAX_JWKS_BYTES).await?;
-    let keys = read(&fetched.body)?;
-    kept.keep(jwks_uri, &fetched.body, now, fetched.keep);
+    let keys = Arc::new(read(&fetched.body)?);
+    kept.keep((Shelf::Providers, jwks_uri), keys.clone(), now, fetched.keep);
     Ok(keys)
 }
 

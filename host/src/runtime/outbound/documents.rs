@@ -4,6 +4,7 @@
 //! client (public addresses only, checked again after DNS resolution, no redirects), within a
 //! time and a size limit, and kept as long as its `Cache-Control` allows, up to an hour.
 
+use std::any::Any;
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
@@ -17,7 +18,7 @@ const DEFAULT_KEEP: TimeDelta = TimeDelta::minutes(5);
 const MAX_KEEP: TimeDelta = TimeDelta::hours(1);
 /// Fetches any caller can start that run at once on one host.
 pub const ANONYMOUS_FETCHES_AT_ONCE: usize = 16;
-/// Documents kept at most, so that addresses named at will cannot fill the memory.
+/// Documents kept at most on each shelf, so that addresses named at will cannot fill the memory.
 pub const MAX_KEPT: usize = 10_000;
 /// The longest a fetch may take, from connecting to the last byte.
 const FETCH_TIMEOUT: Duration = Duration::from_secs(5);
@@ -115,37 +116,60 @@ async fn call(
     Ok((status, Fetched { body, keep }))
 }
 
-/// The documents fetched, by address, each until its answer's time runs out: read again from
-/// the kept body, which was kept only once it read as what its reader expects.
+/// Whose addresses a document comes from. Each shelf has its own bound, so that the addresses
+/// anyone can name (a self-registered client's `jwks_uri`) never crowd out those an administrator
+/// configured (an identity provider's metadata and keys).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Shelf {
+    /// Documents a client names: its JWK Set.
+    Clients,
+    /// Documents a realm's identity providers name: their metadata and keys.
+    Providers,
+}
+
+/// The documents fetched, by shelf and address, each until its answer's time runs out: kept as
+/// what their reader made of them (a parsed JWK Set, say), so that each use reads no bytes again.
 #[derive(Debug, Default)]
 pub struct KeptDocuments {
-    documents: Mutex<HashMap<String, Kept>>,
+    documents: Mutex<HashMap<(Shelf, String), Kept>>,
 }
 
 #[derive(Debug)]
 struct Kept {
-    body: Arc<[u8]>,
+    document: Arc<dyn Any + Send + Sync>,
     at: DateTime<Utc>,
     until: DateTime<Utc>,
 }
 
 impl KeptDocuments {
-    /// The body kept for `address` at `now`; with `again` (the kept copy lacked what was looked
-    /// for), none unless it is younger than `again`'s time.
-    pub fn kept(&self, address: &str, now: DateTime<Utc>, again: Option<TimeDelta>) -> Option<Arc<[u8]>> {
+    /// The document of `T` kept for `address` at `now`; with `again` (the kept copy lacked what was
+    /// looked for), none unless it is younger than `again`'s time.
+    pub fn kept<T: Any + Send + Sync>(
+        &self,
+        (shelf, address): (Shelf, &str),
+        now: DateTime<Utc>,
+        again: Option<TimeDelta>,
+    ) -> Option<Arc<T>> {
         let documents = self.documents.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
-        let kept = documents.get(address)?;
+        let kept = documents.get(&(shelf, address.to_owned()))?;
         let fresh = now < kept.until && again.is_none_or(|after| now - kept.at < after);
-        fresh.then(|| kept.body.clone())
+        fresh.then(|| kept.document.clone().downcast::<T>().ok()).flatten()
     }
 
-    /// Keeps `body` for `address` from `now` for `keep` (while fewer than [`MAX_KEPT`] are), and
-    /// forgets those whose time ran out.
-    pub fn keep(&self, address: &str, body: &[u8], now: DateTime<Utc>, keep: TimeDelta) {
+    /// Keeps `document` for `address` from `now` for `keep` (while the shelf holds fewer than
+    /// [`MAX_KEPT`]), and forgets those whose time ran out.
+    pub fn keep<T: Any + Send + Sync>(
+        &self,
+        (shelf, address): (Shelf, &str),
+        document: Arc<T>,
+        now: DateTime<Utc>,
+        keep: TimeDelta,
+    ) {
         let mut documents = self.documents.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
         documents.retain(|_, kept| kept.until > now);
-        if keep > TimeDelta::zero() && documents.len() < MAX_KEPT {
-            documents.insert(address.to_owned(), Kept { body: body.into(), at: now, until: now + keep });
+        let on_shelf = documents.keys().filter(|(kept_on, _)| *kept_on == shelf).count();
+        if keep > TimeDelta::zero() && on_shelf < MAX_KEPT {
+            documents.insert((shelf, address.to_owned()), Kept { document, at: now, until: now + keep });
         }
     }
 }
@@ -167,6 +191,23 @@ fn keep_for(cache_control: Option<&str>) -> TimeDelta {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_full_shelf_of_clients_leaves_room_on_the_providers_and_a_document_is_read_as_kept() {
+        let kept = KeptDocuments::default();
+        let now = DateTime::<Utc>::UNIX_EPOCH;
+        for n in 0..MAX_KEPT + 1 {
+            kept.keep((Shelf::Clients, &format!("https://client-{n}.example/jwks")), Arc::new(n), now, MAX_KEEP);
+        }
+        let last = format!("https://client-{MAX_KEPT}.example/jwks");
+        assert!(kept.kept::<usize>((Shelf::Clients, &last), now, None).is_none(), "the full shelf keeps no more");
+        let provider = "https://provider.example/jwks";
+        kept.keep((Shelf::Providers, provider), Arc::new(String::from("keys")), now, MAX_KEEP);
+        let read = kept.kept::<String>((Shelf::Providers, provider), now, None);
+        assert_eq!(read.as_deref().map(String::as_str), Some("keys"));
+        assert!(kept.kept::<usize>((Shelf::Providers, provider), now, None).is_none(), "kept as a String");
+        assert!(kept.kept::<String>((Shelf::Providers, provider), now + MAX_KEEP, None).is_none(), "its time ran out");
+    }
 
     #[test]
     fn a_document_is_kept_as_its_cache_control_says_within_an_hour() {
