@@ -222,3 +222,36 @@ fn the_check_sees_inline_paths_super_chains_and_inline_modules() {
         ]
     );
 }
+
+/// The lines of the Rust files under `dir`.
+fn lines_under(dir: &Path) -> usize {
+    let mut files = Vec::new();
+    rust_files(dir, &mut files);
+    files.iter().map(|file| std::fs::read_to_string(file).unwrap().lines().count()).sum()
+}
+
+#[test]
+fn the_house_keeps_its_measures() {
+    let src = host_src();
+    let entries = std::fs::read_dir(&src).unwrap().count();
+    assert!(entries <= 12, "host/src holds {entries} entries: at most 12, the wings and the crate's root files");
+    let root = std::fs::read_to_string(src.join("lib.rs")).unwrap().lines().count();
+    assert!(root <= 60, "lib.rs is {root} lines: at most 60");
+
+    // The application's state is the HTTP edge's and start-up's alone: the rest takes the context
+    // and the services it needs.
+    let mut files = Vec::new();
+    rust_files(&src, &mut files);
+    let naming: Vec<String> = files
+        .iter()
+        .map(|file| file.strip_prefix(&src).unwrap().to_owned())
+        .filter(|relative| !relative.starts_with("http") && !relative.starts_with("application"))
+        .filter(|relative| code_of(&std::fs::read_to_string(src.join(relative)).unwrap()).contains("AppState"))
+        .map(|relative| relative.display().to_string())
+        .collect();
+    assert!(naming.is_empty(), "files outside the HTTP edge and start-up that name AppState: {naming:?}");
+
+    // The HTTP edge reads requests and writes answers; what it asks for is done in the wings below.
+    let (edge, all) = (lines_under(&src.join("http")), lines_under(&src));
+    assert!(edge * 4 <= all, "host/src/http holds {edge} of the host's {all} lines: at most a quarter");
+}

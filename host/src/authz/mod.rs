@@ -5,6 +5,7 @@
 //! annotation of the policy that refused.
 
 pub mod admission;
+pub mod caller;
 pub mod delegation;
 pub mod files;
 pub mod fixtures;

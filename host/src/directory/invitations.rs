@@ -2,13 +2,13 @@
 //! wait, and accepted by the person they reach, who chooses a username and a password in the
 //! platform realm and joins the team with the invitation's roles.
 
-use chrono::TimeDelta;
-use serde::Serialize;
-
+use super::account_roles::grantable_roles;
+use super::team::MemberView;
+use crate::authz::caller::Caller;
 use crate::kernel::clock::iso;
 use crate::kernel::crypto::generate_secret;
 use crate::kernel::ids::{AccountId, InvitationId, PLATFORM_REALM, RealmId, UserId};
-use crate::kernel::validate::Rule;
+use crate::kernel::validate::{Body, Rule, email, parsed};
 use crate::runtime::changes::{self, Author};
 use crate::runtime::context::Context;
 use crate::runtime::error::Error;
@@ -17,6 +17,9 @@ use crate::store::accounts::{self, Member};
 use crate::store::invitations::{self as invitation_store, Invitation};
 use crate::store::trail::{self, Change, ChangeAction, Place, ResourceKind};
 use crate::store::users::{self as user_store, User, UserStatus};
+use chrono::{DateTime, TimeDelta, Utc};
+use serde::Serialize;
+use utoipa::ToSchema;
 
 /// The prefix of an invitation's token.
 pub const INVITATION_TOKEN_PREFIX: &str = "cstl_inv_";
@@ -39,12 +42,7 @@ fn place(id: &str) -> Place {
 
 /// Invites a person by e-mail: refused for an address of the team or one already invited. The
 /// mail is sent before anything is stored, so an invitation nobody received is never left behind.
-pub async fn invite<View: Serialize>(
-    context: &Context,
-    invited: Invited,
-    by: Author<'_>,
-    describe: impl Fn(&Invitation) -> View,
-) -> Result<Invitation, Error> {
+pub async fn invite(context: &Context, invited: Invited, by: Author<'_>) -> Result<Invitation, Error> {
     let Invited { account_id, email, roles, invited_by } = invited;
     let now = context.clock.now();
     let pool = context.store.pool();
@@ -97,24 +95,21 @@ pub async fn invite<View: Serialize>(
     };
     let mut tx = context.store.begin().await?;
     invitation_store::insert(&mut *tx, &invitation).await?;
-    let change = Change::of(ChangeAction::Create, place(&invitation.id), 201).after(describe(&invitation));
+    let change = Change::of(ChangeAction::Create, place(&invitation.id), 201)
+        .after(InvitationView::of(invitation.clone(), context.clock.now()));
     changes::commit(context, by, tx, change).await?;
     Ok(invitation)
 }
 
 /// Revokes a pending invitation: its token no longer works.
-pub async fn revoke<View: Serialize>(
-    context: &Context,
-    invitation: &Invitation,
-    by: Author<'_>,
-    describe: impl Fn(&Invitation) -> View,
-) -> Result<(), Error> {
+pub async fn revoke(context: &Context, invitation: &Invitation, by: Author<'_>) -> Result<(), Error> {
     let now = context.clock.now();
     let mut tx = context.store.begin().await?;
     if !invitation_store::revoke(&mut *tx, &invitation.account_id, &invitation.id, now).await? {
         return Err(Error::Conflict(format!("the invitation is {}", invitation.status(now))));
     }
-    let change = Change::of(ChangeAction::Delete, place(&invitation.id), 200).before(describe(invitation));
+    let change = Change::of(ChangeAction::Delete, place(&invitation.id), 200)
+        .before(InvitationView::of(invitation.clone(), context.clock.now()));
     changes::commit(context, by, tx, change).await
 }
 
@@ -131,11 +126,7 @@ pub struct Acceptance {
 /// Accepts the pending invitation the token names: the person joins the platform realm with the
 /// username and password they chose (held to its password rules) and the team with the
 /// invitation's roles. The new member is the change's author.
-pub async fn accept<View: Serialize>(
-    context: &Context,
-    acceptance: Acceptance,
-    describe: impl Fn(&Member) -> View,
-) -> Result<Member, Error> {
+pub async fn accept(context: &Context, acceptance: Acceptance) -> Result<Member, Error> {
     let Acceptance { token, username, password, ip_address } = acceptance;
     let now = context.clock.now();
     let no_invitation = || Error::invalid("token", Rule::NotFound, "no pending invitation has this token");
@@ -199,8 +190,87 @@ pub async fn accept<View: Serialize>(
     };
     let request = trail::Request { method: "POST".into(), path: "/account/invitations/accept".into() };
     let place = Place::outside_realms(ResourceKind::AccountMember, &user.id).under(&invitation.id);
-    let change = Change::of(ChangeAction::Create, place, 201).after(describe(&member));
+    let change = Change::of(ChangeAction::Create, place, 201).after(MemberView::of(member.clone()));
     trail::record_change(&mut tx, &actor, &request, &change, now).await?;
     tx.commit().await?;
     Ok(member)
+}
+
+#[derive(Debug, Serialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct InvitationView {
+    pub id: String,
+    pub email: String,
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub roles: Vec<String>,
+    /// Pending, Accepted, Revoked or Expired.
+    pub status: String,
+    /// The person or credential that invited.
+    pub invited_by: String,
+    pub created_at: String,
+    /// Seven days after creation.
+    pub expires_at: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub accepted_at: Option<String>,
+    /// The id of the person the invitation made.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub accepted_user_id: Option<String>,
+}
+
+impl InvitationView {
+    pub(crate) fn of(invitation: Invitation, now: DateTime<Utc>) -> Self {
+        Self {
+            status: invitation.status(now).to_owned(),
+            id: invitation.id.into(),
+            email: invitation.email,
+            roles: invitation.roles.clone(),
+            invited_by: invitation.invited_by,
+            created_at: iso(invitation.created_at),
+            expires_at: iso(invitation.expires_at),
+            accepted_at: invitation.accepted_at.map(iso),
+            accepted_user_id: invitation.accepted_user_id.map(String::from),
+        }
+    }
+}
+
+#[derive(Debug, ToSchema)]
+#[schema(rename_all = "camelCase")]
+pub struct InvitationInput {
+    /// Where the invitation is sent.
+    #[schema(value_type = String, required = true)]
+    pub(crate) email: Option<String>,
+    /// The account roles the person gets on accepting; only roles the caller holds, unless the
+    /// caller is an Owner.
+    #[schema(value_type = Vec<String>, required = true)]
+    pub(crate) roles: Option<Vec<String>>,
+}
+
+impl InvitationInput {
+    /// The fields `body` gives: an address, and roles the caller may give.
+    pub(crate) async fn read(context: &Context, caller: &Caller, body: &mut Body) -> Result<Self, Error> {
+        let email = body.required("email", parsed(email));
+        let roles = body.required("roles", grantable_roles(context, caller).await?);
+        Ok(Self { email, roles })
+    }
+}
+
+#[derive(Debug, ToSchema)]
+#[schema(rename_all = "camelCase")]
+pub struct AcceptanceInput {
+    /// The token of the invitation e-mail.
+    pub(crate) token: String,
+    /// The username to sign in to the console with; no spaces.
+    pub(crate) username: String,
+    /// At least the platform realm's Minimum Length.
+    pub(crate) password: String,
+}
+
+impl AcceptanceInput {
+    pub(crate) fn read(body: &mut crate::kernel::validate::Body) -> Option<Self> {
+        let token = body.required("token", crate::kernel::validate::text(1, 256));
+        let username = body.required("username", crate::kernel::validate::username);
+        let password =
+            body.required("password", crate::kernel::validate::text(1, crate::kernel::passwords::MAX_PASSWORD_LENGTH));
+        Some(Self { token: token?, username: username?, password: password? })
+    }
 }

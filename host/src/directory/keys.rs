@@ -16,21 +16,10 @@
 //! signed has expired. Only a rotation that revokes switches at once: its purpose is that earlier
 //! tokens stop verifying. The JWKS is built once per change and served from memory.
 
-use std::sync::Arc;
-
-use anyhow::Context as _;
-use aws_lc_rs::encoding::AsDer as _;
-use aws_lc_rs::rsa::{KeyPair as RsaKeyPair, KeySize};
-use aws_lc_rs::signature::{ECDSA_P256_SHA256_FIXED_SIGNING, EcdsaKeyPair};
-use base64::Engine as _;
-use base64::engine::general_purpose::STANDARD;
-use chrono::{DateTime, TimeDelta, Utc};
-use jsonwebtoken::jwk::{Jwk, KeyAlgorithm, PublicKeyUse};
-use jsonwebtoken::{Algorithm, DecodingKey, EncodingKey};
-use serde_json::{Value, json};
-
+use crate::kernel::clock::iso;
 use crate::kernel::crypto::Sealer;
 use crate::kernel::ids::{ClientId, KeyId, RealmId};
+use crate::kernel::validate::{Body, boolean};
 use crate::runtime::cache::keys::{Jwks, Signer, Verifier};
 use crate::runtime::changes::{self, Author};
 use crate::runtime::context::Context;
@@ -40,6 +29,19 @@ use crate::store::clients::{Client, SigningKeys};
 use crate::store::events::EventType;
 use crate::store::signing_keys::{self as key_store, KeyStatus, Owner, SigningKey};
 use crate::store::trail::{Change, ChangeAction, Place, ResourceKind};
+use anyhow::Context as _;
+use aws_lc_rs::encoding::AsDer as _;
+use aws_lc_rs::rsa::{KeyPair as RsaKeyPair, KeySize};
+use aws_lc_rs::signature::{ECDSA_P256_SHA256_FIXED_SIGNING, EcdsaKeyPair};
+use base64::Engine as _;
+use base64::engine::general_purpose::STANDARD;
+use chrono::{DateTime, TimeDelta, Utc};
+use jsonwebtoken::jwk::{Jwk, KeyAlgorithm, PublicKeyUse};
+use jsonwebtoken::{Algorithm, DecodingKey, EncodingKey};
+use serde::Serialize;
+use serde_json::{Value, json};
+use std::sync::Arc;
+use utoipa::ToSchema;
 
 /// The purpose the sealing key is derived for.
 pub const SEALING_PURPOSE: &str = "signing keys";
@@ -505,5 +507,89 @@ mod tests {
             assert_eq!(jwk["use"], "sig");
             assert!(jwk.get("d").is_none(), "no private part is published");
         }
+    }
+}
+
+/// A signing key as the admin API shows it (public part only).
+#[derive(Debug, Serialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct SigningKeyView {
+    /// The `kid` of the tokens it signs.
+    pub id: String,
+    /// Realm (a key of the realm, signing for every client without keys of its own) or Client (a
+    /// client's own).
+    pub owner: String,
+    pub algorithm: String,
+    /// Next (published, signs from `signsFrom`), Active (signs new tokens) or Retired (published
+    /// until its tokens expire).
+    pub status: String,
+    /// The public JWK.
+    #[schema(value_type = Object)]
+    pub public_key: Value,
+    pub created_at: String,
+    /// When it starts signing: a rotation publishes the next key five minutes before.
+    pub signs_from: String,
+    /// When it stops signing.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub retired_at: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub published_until: Option<String>,
+}
+
+#[derive(Debug, ToSchema)]
+#[schema(rename_all = "camelCase")]
+pub struct RotateSigningKeysInput {
+    /// Revoke every earlier key at once (its tokens stop verifying); default false keeps them
+    /// published until their tokens expire.
+    pub(crate) revoke_old_keys: Option<bool>,
+}
+
+impl RotateSigningKeysInput {
+    pub(crate) fn read(body: &mut Body) -> Self {
+        Self { revoke_old_keys: body.optional("revokeOldKeys", boolean) }
+    }
+}
+
+/// The answer to a rotation of signing keys.
+#[derive(Debug, Serialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct RotatedSigningKeys {
+    /// The new key's `kid` (the first, for a realm with keys of two algorithms).
+    pub signing_key_id: String,
+    /// Every new key's `kid`, one per algorithm.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub signing_key_ids: Vec<String>,
+    /// When they start signing: five minutes on (they are published first, and the current keys
+    /// sign until then), or at once when the rotation revokes.
+    pub signs_from: String,
+    /// Earlier keys withdrawn at once by a rotation that revokes.
+    pub revoked_keys_count: u64,
+}
+
+pub(crate) fn views(found: Vec<SigningKey>, now: DateTime<Utc>) -> Vec<SigningKeyView> {
+    let instant = |at: Option<DateTime<Utc>>| at.map(iso);
+    found
+        .into_iter()
+        .map(|key| SigningKeyView {
+            status: self::stage(&key, now).to_owned(),
+            owner: if key.client_id.is_some() { "Client" } else { "Realm" }.to_owned(),
+            public_key: serde_json::from_str(&key.public_jwk).unwrap_or(Value::Null),
+            id: key.id.into(),
+            algorithm: key.algorithm,
+            created_at: iso(key.created_at),
+            signs_from: iso(key.signs_from),
+            retired_at: instant(key.retired_at),
+            published_until: instant(key.published_until),
+        })
+        .collect()
+}
+
+pub(crate) fn answer(rotated: &self::Rotated) -> RotatedSigningKeys {
+    let ids: Vec<String> = rotated.key_ids.iter().map(ToString::to_string).collect();
+    RotatedSigningKeys {
+        signing_key_id: ids.first().cloned().unwrap_or_default(),
+        signing_key_ids: ids,
+        signs_from: iso(rotated.signs_from),
+        revoked_keys_count: rotated.revoked,
     }
 }

@@ -1,15 +1,15 @@
 //! Members of groups and organizations: added and removed the same way for both, each change
 //! trailed and announced.
 
-use serde_json::json;
-
-use crate::kernel::validate::Rule;
+use crate::kernel::validate::{Body, Notification, Refusals, Rule, text};
 use crate::runtime::changes::{self, Author};
 use crate::runtime::context::Context;
 use crate::runtime::error::Error;
 use crate::store::memberships::{self, Membership};
 use crate::store::trail::{Change, ChangeAction, Place, ResourceKind};
 use crate::store::users as user_store;
+use serde_json::{Value, json};
+use utoipa::ToSchema;
 
 /// A group or an organization whose members change.
 #[derive(Debug, Clone, Copy)]
@@ -70,4 +70,26 @@ pub async fn remove(context: &Context, owner: Owner<'_>, user_id: &str, by: Auth
         return Err(Error::NotFound("member"));
     }
     changes::commit(context, by, tx, owner.change(user_id, ChangeAction::Delete, 200)).await
+}
+
+/// A person to add to a group or an organization.
+#[derive(Debug, ToSchema)]
+#[schema(rename_all = "camelCase")]
+pub struct MembershipInput {
+    /// The id of a person of the realm.
+    pub(crate) user_id: String,
+}
+
+impl MembershipInput {
+    pub(crate) fn read(body: &mut Body) -> Option<Self> {
+        Some(Self { user_id: body.required("userId", guid)? })
+    }
+}
+
+pub(crate) fn guid(path: &str, value: &Value) -> Result<String, Refusals> {
+    let id = text(1, 64)(path, value)?;
+    if uuid::Uuid::parse_str(&id).is_err() {
+        return Err(vec![Notification::new(path, Rule::Format, format!("{path} must be a GUID"))]);
+    }
+    Ok(id)
 }

@@ -6,7 +6,9 @@
 //! created with their client, rotated and revoked by administrators, and read by token issuance.
 
 pub mod account_roles;
+pub mod admin;
 pub mod claim_mappers;
+pub mod client_fields;
 pub mod clients;
 pub mod connection_providers;
 pub mod consumers;
@@ -14,9 +16,11 @@ pub mod groups;
 pub mod identity_providers;
 pub mod invitations;
 pub mod keys;
+pub mod listing;
 pub mod members;
 pub mod organizations;
 pub mod people;
+pub mod reach;
 pub mod realms;
 pub mod resource_servers;
 pub mod roles;

@@ -14,10 +14,10 @@ use serde_json::{Map, Value, json};
 
 use crate::http::AppState;
 use crate::http::address::ClientAddress;
-use crate::http::admin::captures::{MAX_BODY_BYTES, MAX_REQUESTS};
 use crate::http::envelope;
 use crate::kernel::error_code::ErrorCode;
 use crate::kernel::ids::new_guid;
+use crate::operations::webhooks::captures::{MAX_BODY_BYTES, MAX_REQUESTS};
 use crate::runtime::error::Error;
 use crate::store::captures::{self as store, CapturedRequest};
 

@@ -1,6 +1,7 @@
 //! The admin API response envelope and the one mapping of
 //! errors to HTTP statuses.
 
+pub use crate::runtime::answer::Answer;
 use axum::http::{HeaderValue, StatusCode, header};
 use axum::response::{IntoResponse, Response};
 use serde::Serialize;
@@ -104,38 +105,6 @@ pub fn paged<T: Serialize>(page: Page<T>) -> Response {
         total_pages,
     };
     envelope(StatusCode::OK, None, Some(pagination))
-}
-
-/// What an admin operation answers when it succeeds. The JSON API wraps it in the envelope; the
-/// console and the configuration import read it as it is.
-#[derive(Debug)]
-pub enum Answer<T> {
-    /// 200 with `data`.
-    Ok(T),
-    /// 201 with `data`.
-    Created(T),
-    /// 200 with a page of items in `pagination`.
-    Paged(Page<T>),
-    /// 200 without `data` (a deletion).
-    Done,
-}
-
-impl<T> Answer<T> {
-    /// The one thing answered, if it is one thing.
-    pub fn data(self) -> Option<T> {
-        match self {
-            Self::Ok(data) | Self::Created(data) => Some(data),
-            Self::Paged(_) | Self::Done => None,
-        }
-    }
-
-    /// The page answered, if it is a page.
-    pub fn page(self) -> Option<Page<T>> {
-        match self {
-            Self::Paged(page) => Some(page),
-            _ => None,
-        }
-    }
 }
 
 impl<T: Serialize> IntoResponse for Answer<T> {

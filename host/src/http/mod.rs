@@ -60,6 +60,13 @@ impl std::ops::Deref for AppState {
     }
 }
 
+impl AppState {
+    /// What the admin operations work with: the context and the policies.
+    pub fn admin(&self) -> crate::directory::reach::Admin<'_> {
+        crate::directory::reach::Admin { context: self, authz: &self.authz }
+    }
+}
+
 /// Serves the edges on `listener`, behind the connection limits, until `stopped` completes; the
 /// requests in flight then finish.
 pub async fn serve(

@@ -14,6 +14,8 @@ use base64::Engine as _;
 use base64::engine::general_purpose::URL_SAFE_NO_PAD;
 use chrono::{DateTime, TimeDelta, Utc};
 use jsonwebtoken::jwk::JwkSet;
+
+pub use crate::directory::client_fields::{check_jwks, has_private_part};
 use jsonwebtoken::{Algorithm, DecodingKey, Validation};
 use serde_json::Value;
 
@@ -36,10 +38,6 @@ pub fn proves_key(algorithm: Algorithm) -> bool {
     SIGNING.contains(&algorithm)
 }
 
-/// Whether a JWK carries a private or symmetric part, which no client ever sends.
-pub fn has_private_part(jwk: &Value) -> bool {
-    ["d", "p", "q", "dp", "dq", "qi", "k"].iter().any(|part| jwk.get(part).is_some())
-}
 /// The longest an assertion may still live when presented.
 const MAX_LIFETIME: TimeDelta = TimeDelta::minutes(10);
 /// Clock difference tolerated between the client and the service.
@@ -72,24 +70,6 @@ pub fn named_client(assertion: &str) -> Option<String> {
     let payload = assertion.split('.').nth(1)?;
     let claims: Value = serde_json::from_slice(&URL_SAFE_NO_PAD.decode(payload).ok()?).ok()?;
     claims.get("sub").and_then(Value::as_str).map(str::to_owned)
-}
-
-/// A JWK Set as a client configures it: at least one public key of a kind assertions may be
-/// signed with, and no private part.
-pub fn check_jwks(value: &Value) -> Result<String, String> {
-    let set: JwkSet = serde_json::from_value(value.clone()).map_err(|_| "must be a JWK Set: {\"keys\": [...]}")?;
-    if set.keys.is_empty() || set.keys.len() > 20 {
-        return Err("must hold 1 to 20 keys".into());
-    }
-    for key in value["keys"].as_array().into_iter().flatten() {
-        if has_private_part(key) {
-            return Err("must hold public keys only: a private or symmetric key was given".into());
-        }
-    }
-    for key in &set.keys {
-        DecodingKey::from_jwk(key).map_err(|_| "holds a key that cannot verify signatures")?;
-    }
-    Ok(value.to_string())
 }
 
 /// Verifies `assertion` as `client`'s, at the token endpoint of the realm `issuer` names, and

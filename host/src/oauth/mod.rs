@@ -1,10 +1,12 @@
-//! OAuth 2.0 and OpenID Connect: signing people in, issuing and checking tokens, delegation to
-//! agents, federation with upstream providers, and the clients themselves (self-registration,
-//! metadata documents, client keys, DPoP, consent), with suspensions of a person's use of one.
+//! OAuth 2.0 and OpenID Connect: what the provider says of itself, signing people in, issuing and
+//! checking tokens, delegation to agents, federation with upstream providers, and the clients
+//! themselves (self-registration, metadata documents, client keys, DPoP, consent), with
+//! suspensions of a person's use of one.
 
 pub mod client_keys;
 pub mod consent;
 pub mod delegation;
+pub mod discovery;
 pub mod dpop;
 pub mod federation;
 pub mod metadata_documents;

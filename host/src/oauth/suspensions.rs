@@ -12,24 +12,27 @@
 //! `user_suspended` is published when a suspension is written, `user_suspension_ended` when it is
 //! lifted or runs out (the job announces that once, whichever host runs it first).
 
-use std::collections::BTreeSet;
-use std::sync::Arc;
-
-use chrono::{DateTime, Utc};
-use serde::Serialize;
-use serde_json::{Value, json};
-
+use crate::directory::client_fields::scope_token;
 use crate::kernel::clock::iso;
 use crate::kernel::error_code::ErrorCode;
-use crate::kernel::validate::{Notification, Rule};
+use crate::kernel::ids::SuspensionId;
+use crate::kernel::validate::{Body, Notification, Rule, boolean, instant, list_of, one_of, text};
 use crate::runtime::changes::{self, Author};
 use crate::runtime::context::Context;
 use crate::runtime::error::Error;
+use crate::store::clients::Client;
 use crate::store::events::{self, Event, EventType};
 use crate::store::realm_roles::{self, Role};
-use crate::store::suspensions::{self as store, Suspension, SuspensionLevel};
+use crate::store::suspensions::{self as store, Suspension, SuspensionLevel, SuspensionStatus};
 use crate::store::trail::{Change, ChangeAction, Placed};
+use crate::store::users::User;
 use crate::store::{Connection, Store, sessions};
+use chrono::{DateTime, TimeDelta, Utc};
+use serde::Serialize;
+use serde_json::{Value, json};
+use std::collections::BTreeSet;
+use std::sync::Arc;
+use utoipa::ToSchema;
 
 /// Why sessions end when a suspension starts, in the session's `end_reason`.
 const SESSION_END_REASON: &str = "suspended";
@@ -234,3 +237,170 @@ async fn check_roles(context: &Context, suspension: &Suspension) -> Result<(), E
     }
     if refused.is_empty() { Ok(()) } else { Err(Error::Validation(refused)) }
 }
+
+/// A suspension as the admin API shows it.
+#[derive(Debug, Serialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct SuspensionView {
+    pub id: String,
+    pub realm_id: String,
+    pub client_id: String,
+    pub user_id: String,
+    /// Restricted: the restricted scopes and revoked roles are withheld from new tokens. Full: no
+    /// sign-in and no token at the client, and its tokens already issued are inactive.
+    pub level: SuspensionLevel,
+    /// Scheduled, Active, Ended or Lifted, read from the instants at the time of the answer.
+    pub status: SuspensionStatus,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub reason: Option<String>,
+    pub starts_at: String,
+    /// None: until lifted.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub ends_at: Option<String>,
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub restricted_scopes: Vec<String>,
+    pub revokes_every_role: bool,
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub revoked_role_ids: Vec<String>,
+    /// Whether the person's sessions at the client end when the suspension starts.
+    pub terminates_sessions: bool,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub sessions_terminated_at: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub lifted_at: Option<String>,
+    pub created_at: String,
+    pub updated_at: String,
+}
+
+impl SuspensionView {
+    pub(crate) fn of(suspension: &Suspension, now: DateTime<Utc>) -> Self {
+        Self {
+            id: suspension.id.to_string(),
+            realm_id: suspension.realm_id.to_string(),
+            client_id: suspension.client_id.to_string(),
+            user_id: suspension.user_id.to_string(),
+            level: suspension.level,
+            status: suspension.status(now),
+            reason: suspension.reason.clone(),
+            starts_at: iso(suspension.starts_at),
+            ends_at: suspension.ends_at.map(iso),
+            restricted_scopes: suspension.restricted_scopes.clone(),
+            revokes_every_role: suspension.revokes_every_role,
+            revoked_role_ids: suspension.revoked_role_ids.clone(),
+            terminates_sessions: suspension.terminates_sessions,
+            sessions_terminated_at: suspension.sessions_terminated_at.map(iso),
+            lifted_at: suspension.lifted_at.map(iso),
+            created_at: iso(suspension.created_at),
+            updated_at: iso(suspension.updated_at),
+        }
+    }
+}
+
+/// The body of a suspension.
+#[derive(Debug, ToSchema)]
+#[schema(rename_all = "camelCase")]
+pub struct SuspensionInput {
+    /// Restricted or Full.
+    #[schema(value_type = SuspensionLevel, required = true)]
+    pub(crate) level: Option<SuspensionLevel>,
+    /// Up to 1,024 characters.
+    pub(crate) reason: Option<String>,
+    /// ISO 8601 UTC, not in the past and at most ten years ahead; now when omitted.
+    #[schema(value_type = Option<String>)]
+    pub(crate) starts_at: DateTime<Utc>,
+    /// ISO 8601 UTC, after `startsAt`, at most ten years ahead; none: until lifted.
+    #[schema(value_type = Option<String>)]
+    pub(crate) ends_at: Option<DateTime<Utc>>,
+    /// Scopes withheld from the person's new tokens at the client (up to 100).
+    #[schema(value_type = Option<Vec<String>>)]
+    pub(crate) restricted_scopes: Vec<String>,
+    /// Withhold every role of the person from the client's new tokens; then `revokedRoleIds` is empty.
+    #[schema(value_type = Option<bool>)]
+    pub(crate) revokes_every_role: bool,
+    /// Realm roles, or roles of this client, withheld from its new tokens (up to 100).
+    #[schema(value_type = Option<Vec<String>>)]
+    pub(crate) revoked_role_ids: Vec<String>,
+    /// End the person's sessions at the client when the suspension starts.
+    #[schema(value_type = Option<bool>)]
+    pub(crate) terminate_sessions: bool,
+}
+
+impl SuspensionInput {
+    /// The suspension `body` asks for at `now`, its term and what it withholds checked.
+    pub(crate) fn read(body: &mut Body, now: DateTime<Utc>) -> Self {
+        let level = body.required("level", one_of(SuspensionLevel::NAMES));
+        let reason = body.optional("reason", text(1, 1024));
+        let horizon = now + TimeDelta::days(MAX_TERM_DAYS);
+        let starts_at = body.optional("startsAt", instant).unwrap_or(now);
+        if starts_at < now {
+            body.refuse("startsAt", Rule::Range, "startsAt must not be in the past");
+        } else if starts_at > horizon {
+            body.refuse("startsAt", Rule::Range, format!("startsAt must be at most {MAX_TERM_DAYS} days ahead"));
+        }
+        let ends_at = body.optional("endsAt", instant);
+        if let Some(end) = ends_at {
+            if end <= starts_at {
+                body.refuse("endsAt", Rule::Range, "endsAt must be after startsAt");
+            } else if end > horizon {
+                body.refuse("endsAt", Rule::Range, format!("endsAt must be at most {MAX_TERM_DAYS} days ahead"));
+            }
+        }
+        let restricted_scopes = body.optional("restrictedScopes", list_of(100, scope_token)).unwrap_or_default();
+        let revokes_every_role = body.optional("revokesEveryRole", boolean).unwrap_or(false);
+        let revoked_role_ids = body.optional("revokedRoleIds", list_of(100, text(1, 64))).unwrap_or_default();
+        if revokes_every_role && !revoked_role_ids.is_empty() {
+            body.refuse("revokedRoleIds", Rule::Conflict, "revokedRoleIds must be empty when revokesEveryRole is true");
+        }
+        let terminate_sessions = body.optional("terminateSessions", boolean).unwrap_or(false);
+        let takes_nothing = restricted_scopes.is_empty() && !revokes_every_role && revoked_role_ids.is_empty();
+        if level == Some(SuspensionLevel::Restricted) && takes_nothing {
+            body.refuse(
+                "restrictedScopes",
+                Rule::Required,
+                "a Restricted suspension withholds at least one scope or role (restrictedScopes, revokesEveryRole, revokedRoleIds)",
+            );
+        }
+        Self {
+            level,
+            reason,
+            starts_at,
+            ends_at,
+            restricted_scopes,
+            revokes_every_role,
+            revoked_role_ids,
+            terminate_sessions,
+        }
+    }
+
+    /// The suspension of `user` at `client`, made at `now`; `None` without a level.
+    pub(crate) fn of(
+        self,
+        (client, user): (&Client, &User),
+        account_id: &str,
+        now: DateTime<Utc>,
+    ) -> Option<Suspension> {
+        Some(Suspension {
+            id: SuspensionId::fresh(),
+            account_id: crate::kernel::ids::AccountId::known(account_id),
+            realm_id: client.realm_id.clone(),
+            client_id: client.id.clone(),
+            user_id: user.id.clone(),
+            level: self.level?,
+            reason: self.reason,
+            starts_at: self.starts_at,
+            ends_at: self.ends_at,
+            restricted_scopes: self.restricted_scopes,
+            revokes_every_role: self.revokes_every_role,
+            revoked_role_ids: self.revoked_role_ids,
+            terminates_sessions: self.terminate_sessions,
+            sessions_terminated_at: None,
+            lifted_at: None,
+            ended_at: None,
+            created_at: now,
+            updated_at: now,
+        })
+    }
+}
+
+/// The farthest ahead a suspension may start or end.
+pub(crate) const MAX_TERM_DAYS: i64 = 3650;

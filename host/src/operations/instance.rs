@@ -3,13 +3,10 @@
 //! maintenance window, and the networks its admin API credentials may be used from, enforced on
 //! every admin request before the request counts against the caller's limits.
 
-use std::net::IpAddr;
-use std::sync::Arc;
-
-use chrono::{DateTime, Datelike, Duration, Timelike, Utc};
-
+use crate::authz::caller::Caller;
 use crate::kernel::address_lists;
 use crate::kernel::ids::AccountId;
+use crate::kernel::validate::{Body, Rule, integer, list_of, parsed};
 use crate::runtime::changes::Author;
 use crate::runtime::context::Context;
 use crate::runtime::error::Error;
@@ -18,6 +15,11 @@ use crate::store::changes::Invalidation;
 use crate::store::instance_settings::{self, InstanceSettings, MaintenanceWindow};
 use crate::store::trail::{Change, ChangeAction, Place, ResourceKind};
 use crate::store::{Store, changes};
+use chrono::{DateTime, Datelike, Duration, Timelike, Utc};
+use serde::Serialize;
+use std::net::IpAddr;
+use std::sync::Arc;
+use utoipa::ToSchema;
 
 /// The days of a window, in `chrono`'s order (Monday first).
 pub const WEEKDAYS: [&str; 7] = ["Monday", "Tuesday", "Wednesday", "Thursday", "Friday", "Saturday", "Sunday"];
@@ -210,4 +212,126 @@ mod tests {
             assert_eq!(parse_clock_time(refused), None, "{refused}");
         }
     }
+}
+
+/// The deployment, and what the account set on it.
+#[derive(Debug, Serialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct InstanceView {
+    /// The address every issuer, page and API of the deployment is under.
+    pub public_url: String,
+    /// The Castellan version of the host that answered.
+    pub version: String,
+    /// The deployment's region label (setting `region`); omitted when none is set.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub region: Option<String>,
+    /// `Running`, `InMaintenanceWindow` (inside the account's window) or `Draining` (the
+    /// answering host is stopping).
+    pub status: String,
+    /// The hosts serving the deployment together (1 on SQLite).
+    pub hosts: usize,
+    /// `SQLite` or `PostgreSQL`.
+    pub database: String,
+    /// Whether the admin limits and attack-protection counters are shared by every host (Redis).
+    pub shared_counters: bool,
+    /// The weekly window, in UTC, in which the account expects maintenance; omitted when none.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub maintenance_window: Option<WindowView>,
+    /// Addresses and CIDR networks the account's admin credentials may be used from; empty:
+    /// anywhere.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub admin_networks: Vec<String>,
+    /// The address this request came from, as the deployment sees it: what `adminNetworks` must
+    /// admit.
+    pub caller_address: String,
+    /// When the account last changed its settings; omitted when it never did.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub updated_at: Option<String>,
+}
+
+/// A weekly maintenance window in UTC.
+#[derive(Debug, Serialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct WindowView {
+    /// `Monday` … `Sunday`.
+    pub weekday: String,
+    /// `HH:MM`, UTC.
+    pub start_time: String,
+    pub duration_minutes: u32,
+    /// When the window next starts (a window under way started earlier).
+    pub next_start_at: String,
+}
+
+/// The body of a change: each field omitted keeps its value.
+#[derive(Debug, ToSchema)]
+#[schema(rename_all = "camelCase")]
+pub struct InstanceInput {
+    /// `{weekday, startTime ("HH:MM", UTC), durationMinutes (30–720)}`; `null` removes the window.
+    #[schema(value_type = Option<Value>)]
+    pub(crate) maintenance_window: Option<Option<MaintenanceWindow>>,
+    /// Up to 100 addresses or CIDR networks, which must admit the caller's own address; `[]`:
+    /// anywhere.
+    pub(crate) admin_networks: Option<Vec<String>>,
+}
+
+impl InstanceInput {
+    /// The fields `body` gives; networks that would shut `caller` out are refused.
+    pub(crate) fn read(body: &mut Body, caller: &Caller) -> Self {
+        let maintenance_window = body.has("maintenanceWindow").then(|| match body.nested("maintenanceWindow") {
+            Some(nested) => window(body, nested),
+            None => None,
+        });
+        let networks = body.optional("adminNetworks", list_of(MAX_ADMIN_NETWORKS, address_lists::entry));
+        let admin_networks = networks.and_then(|networks| match shuts_out(&networks, caller) {
+            Some(problem) => {
+                body.refuse("adminNetworks", Rule::Conflict, problem);
+                None
+            }
+            None => Some(networks),
+        });
+        Self { maintenance_window, admin_networks }
+    }
+
+    /// Changes the settings given on `settings`.
+    pub(crate) fn apply(self, settings: &mut InstanceSettings) {
+        settings.maintenance_window = self.maintenance_window.unwrap_or(settings.maintenance_window.take());
+        settings.admin_networks = self.admin_networks.unwrap_or(std::mem::take(&mut settings.admin_networks));
+    }
+}
+
+/// The window a body's `maintenanceWindow` object describes.
+pub(crate) fn window(body: &mut Body, mut nested: Body) -> Option<MaintenanceWindow> {
+    let weekday = nested.required(
+        "weekday",
+        parsed(|text| {
+            let named = WEEKDAYS.iter().find(|day| **day == text);
+            named.ok_or_else(|| (Rule::OneOf, format!("must be one of {}", WEEKDAYS.join(", "))))
+        }),
+    );
+    let start = nested.required(
+        "startTime",
+        parsed(|text| {
+            parse_clock_time(text).ok_or((Rule::Format, "must be a time of day as HH:MM, in UTC".to_owned()))
+        }),
+    );
+    let (shortest, longest) = WINDOW_MINUTES;
+    let duration = nested.required("durationMinutes", integer(shortest.into(), longest.into()));
+    body.absorb(nested);
+    Some(MaintenanceWindow {
+        weekday: (*weekday?).to_owned(),
+        start_minute: start?,
+        duration_minutes: u32::try_from(duration?).ok()?,
+    })
+}
+
+/// Why `networks` cannot be set by this caller, if they cannot: they would shut it out.
+pub(crate) fn shuts_out(networks: &[String], caller: &Caller) -> Option<String> {
+    let address: Option<IpAddr> = caller.actor.ip_address.parse().ok();
+    let admitted = networks.is_empty() || address.is_some_and(|address| address_lists::admits(networks, address));
+    (!admitted).then(|| {
+        format!(
+            "adminNetworks must admit the address this request comes from ({}), or the account would shut itself out",
+            caller.actor.ip_address
+        )
+    })
 }

@@ -1,7 +1,9 @@
 //! Operations: what the service tells and takes outside sign-in. Webhooks to customers' backends,
 //! the account's notifications and e-mail, warnings of expiring secrets, the dedicated instance,
-//! and imports of people and configuration.
+//! imports of people and configuration, and the audit trail and access log as the account reads
+//! them.
 
+pub mod audit;
 pub mod import;
 pub mod instance;
 pub mod notifications;

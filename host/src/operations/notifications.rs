@@ -3,18 +3,24 @@
 //! the account's notification preferences by a worker of their own, apart from the delivery
 //! history of event webhooks.
 
-use std::sync::Arc;
-use std::time::Duration;
-
-use chrono::{DateTime, TimeDelta, Utc};
-use serde_json::json;
-
 use crate::kernel::backoff::{Backoff, WORKER_CEILING};
 use crate::kernel::clock::iso;
 use crate::kernel::ids::{AccountId, NotificationId, RealmId};
+use crate::kernel::validate::{Body, one_of};
+use crate::runtime::changes::{self, Author};
 use crate::runtime::context::Context;
+use crate::runtime::error::Error;
 use crate::store::Error as StoreError;
-use crate::store::notifications::{self as store, Notification, PostStatus, Severity};
+use crate::store::notifications::{
+    self as store, self as notification_store, AttacksDetected, Notification, PostStatus, Preferences, Severity,
+};
+use crate::store::trail::{Change, ChangeAction, Place, ResourceKind};
+use chrono::{DateTime, TimeDelta, Utc};
+use serde::Serialize;
+use serde_json::json;
+use std::sync::Arc;
+use std::time::Duration;
+use utoipa::ToSchema;
 
 /// How often an idle worker looks for posts that fell due.
 const IDLE_POLL: Duration = Duration::from_millis(100);
@@ -188,4 +194,110 @@ pub async fn near_rate_limit(
     raise(&mut tx, raised, now).await?;
     tx.commit().await?;
     Ok(())
+}
+
+#[derive(Debug, Serialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct PreferencesView {
+    /// Where operational notifications are posted, unsigned; absent when none.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub webhook_url: Option<String>,
+    /// `InConsole` (the default), `EmailAndWebhook` (also e-mailed to the team's Owners and posted
+    /// to the webhook URL) or `Off` (not raised at all).
+    pub attacks_detected: AttacksDetected,
+}
+
+impl PreferencesView {
+    pub(crate) fn of(preferences: Preferences) -> Self {
+        Self { webhook_url: preferences.webhook_url, attacks_detected: preferences.attacks_detected }
+    }
+}
+
+#[derive(Debug, ToSchema)]
+#[schema(rename_all = "camelCase")]
+pub struct PreferencesInput {
+    /// Absolute `https://` address resolving to public addresses only (as webhook URLs); `null`
+    /// stops the posts. Omitted keeps the current one.
+    #[schema(value_type = Option<String>)]
+    pub(crate) webhook_url: Option<Option<String>>,
+    /// `InConsole`, `EmailAndWebhook` or `Off`. Omitted keeps the current choice.
+    pub(crate) attacks_detected: Option<AttacksDetected>,
+}
+
+impl PreferencesInput {
+    /// The fields `body` gives; an address is checked as a webhook's is.
+    pub(crate) async fn read(context: &Context, body: &mut Body) -> Self {
+        let limit = crate::operations::webhooks::endpoints::MAX_URL_LENGTH + 1;
+        let webhook_url = body.nullable("webhookUrl", crate::kernel::validate::text(1, limit));
+        if let Some(Some(url)) = &webhook_url {
+            crate::operations::webhooks::endpoints::check_url(context, body, "webhookUrl", url).await;
+        }
+        let attacks_detected = body.optional("attacksDetected", one_of(AttacksDetected::NAMES));
+        Self { webhook_url, attacks_detected }
+    }
+
+    /// Changes the preferences given on `preferences`.
+    pub(crate) fn apply(self, preferences: &mut Preferences) {
+        preferences.webhook_url = self.webhook_url.unwrap_or(preferences.webhook_url.take());
+        preferences.attacks_detected = self.attacks_detected.unwrap_or(preferences.attacks_detected);
+    }
+}
+
+#[derive(Debug, Serialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct NotificationView {
+    pub id: String,
+    /// What happened, such as `webhook_disabled`.
+    #[serde(rename = "type")]
+    pub notification_type: String,
+    /// Info, Warning or Critical.
+    pub severity: String,
+    pub title: String,
+    pub description: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub resource_id: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub realm_id: Option<String>,
+    pub created_at: String,
+    /// The post to the notification webhook: None (no URL was set), Pending, Sent or Failed.
+    pub webhook_post: String,
+    /// Posts tried so far (at most 3: at once, a minute later, five minutes after that).
+    pub webhook_post_attempts: i64,
+}
+
+impl NotificationView {
+    pub(crate) fn of(n: Notification) -> Self {
+        Self {
+            webhook_post: n.post_status.as_str().to_owned(),
+            webhook_post_attempts: n.post_attempts,
+            id: n.id.into(),
+            notification_type: n.notification_type,
+            severity: n.severity.as_str().to_owned(),
+            title: n.title,
+            description: n.description,
+            resource_id: n.resource_id,
+            realm_id: n.realm_id.map(String::from),
+            created_at: iso(n.created_at),
+        }
+    }
+}
+
+/// Changes the account's notification preferences as `input` says.
+pub async fn change_preferences(
+    context: &Context,
+    account_id: &AccountId,
+    input: PreferencesInput,
+    by: Author<'_>,
+) -> Result<PreferencesView, Error> {
+    let current = notification_store::preferences(context.store.pool(), account_id).await?;
+    let mut next = current.clone();
+    input.apply(&mut next);
+    next.updated_at = context.clock.now();
+    let mut tx = context.store.begin().await?;
+    notification_store::save_preferences(&mut *tx, &next).await?;
+    let view = PreferencesView::of(next);
+    let before = json!(PreferencesView::of(current));
+    let place = Place::outside_realms(ResourceKind::NotificationPreferences, account_id);
+    changes::commit(context, by, tx, Change::of(ChangeAction::Update, place, 200).before(before).after(&view)).await?;
+    Ok(view)
 }

@@ -14,6 +14,7 @@ pub mod incidents;
 pub mod networks;
 pub mod operators;
 pub mod recommendations;
+pub mod report;
 pub mod scenario;
 pub mod summary;
 pub mod tracking;

@@ -2,21 +2,23 @@
 //! started in the last 7, 30 or 90 days, day by day, by kind and severity, the countries and
 //! networks of the sources they blocked, and the latest measures.
 
-use std::collections::BTreeMap;
-
-use chrono::{DateTime, TimeDelta, Utc};
-
 use crate::protection::Protection;
+use crate::protection::incidents::MeasureView;
 use crate::runtime::context::Context;
 use crate::runtime::error::Error;
 use crate::store::threat_summary::{self as store, IncidentFigures};
 use crate::store::threats::{IncidentKind, IncidentSeverity, Measure};
+use chrono::{DateTime, TimeDelta, Utc};
+use serde::Serialize;
+use std::collections::BTreeMap;
+use utoipa::ToSchema;
 
 /// The latest measures a summary lists.
 const LATEST_MEASURES: i64 = 10;
 
 /// The figures of a set of incidents.
-#[derive(Debug, Default, Clone, PartialEq, Eq)]
+#[derive(Debug, Default, Clone, PartialEq, Eq, Serialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
 pub struct Figures {
     pub incidents: i64,
     pub refused_attempts: i64,
@@ -126,4 +128,61 @@ pub async fn summary(
         networks: most_first(networks),
         latest_measures,
     })
+}
+
+#[derive(Debug, Serialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct DayFigures {
+    /// The day (UTC), `YYYY-MM-DD`.
+    pub date: String,
+    #[serde(flatten)]
+    pub figures: Figures,
+}
+
+#[derive(Debug, Serialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct Share {
+    /// A kind, a severity, a country or a network.
+    pub name: String,
+    #[serde(flatten)]
+    pub figures: Figures,
+}
+
+#[derive(Debug, Serialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct SourceShare {
+    /// A country code or a network name; `Unknown` when the data files do not know the address.
+    pub name: String,
+    pub blocked_sources: i64,
+}
+
+#[derive(Debug, Serialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct SummaryView {
+    /// The period: 7, 30 or 90 days ending now.
+    pub days: i64,
+    pub from: String,
+    pub to: String,
+    /// Incidents active now.
+    pub open_incidents: i64,
+    /// Measures in force now (exposed passwords not changed count as in force).
+    pub measures_in_force: i64,
+    /// Totals of the incidents started in the period.
+    pub totals: Figures,
+    /// The same, day by day (by the day each incident started), every day of the period listed.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub by_day: Vec<DayFigures>,
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub by_kind: Vec<Share>,
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub by_severity: Vec<Share>,
+    /// Countries of the sources blocked in the period.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub countries: Vec<SourceShare>,
+    /// Networks of the sources blocked in the period.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub networks: Vec<SourceShare>,
+    /// The latest measures of the period, newest first.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub latest_measures: Vec<MeasureView>,
 }

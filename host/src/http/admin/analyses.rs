@@ -3,193 +3,27 @@
 //! the post-incident report as a printable page and as PDF. Reading needs `audit:read`, acting
 //! `realm:update` on the incident's realm.
 
-use std::collections::BTreeMap;
+use crate::directory::realms::RealmView;
 
 use axum::extract::{Path, RawQuery, State};
 use axum::http::{HeaderMap, HeaderValue, header};
 use axum::response::{IntoResponse, Response};
-use serde::Serialize;
-use utoipa::ToSchema;
 
-use super::incident_report as report;
 use super::realm_in_reach;
-use super::realms::RealmView;
 use super::threats::incident_in_reach;
 use crate::authz::permission;
 use crate::http::AppState;
 use crate::http::auth::Caller;
 use crate::http::envelope::{self, Answer};
-use crate::kernel::clock::iso;
 use crate::kernel::validate::{Notification, Rule};
-use crate::protection::analyst::words::{changes_of, noticed, title};
-use crate::protection::analyst::{Language, Report, Words, actions};
+use crate::protection::analyst::{self, current_view};
+use crate::protection::analyst::{ActionView, AnalysisView};
+use crate::protection::analyst::{Language, actions};
+use crate::protection::report;
 use crate::runtime::error::Error;
-use crate::store::analyses::{self as store, Action, Analysis, AnalysisStatus, Moment};
-use crate::store::realms::{Realm, RealmSettings};
+use crate::store::analyses::{self as store, Analysis};
+use crate::store::realms::Realm;
 use crate::store::threats::Incident;
-
-/// One reading, in one language.
-#[derive(Debug, Serialize, ToSchema)]
-#[serde(rename_all = "camelCase")]
-pub struct AnalysisView {
-    pub id: String,
-    pub incident_id: String,
-    pub realm_id: String,
-    /// Opened (the incident had run five minutes), TurnedCritical, or Closed.
-    pub moment: Moment,
-    /// Running, Completed, or Failed (it can be asked for again).
-    pub status: AnalysisStatus,
-    /// The language of the words: the caller's (`Accept-Language`), en or fr.
-    pub language: &'static str,
-    /// `component` (the analyst the service runs offline) or `model:{name}` (the language model).
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub produced_by: Option<String>,
-    /// Why the language model's answer was passed over, when it was.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub model_failure: Option<String>,
-    /// One of the five kinds, LegitimateSurge, Misconfiguration or Inconclusive.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub classification: Option<String>,
-    /// How sure the analyst is, in percent.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub confidence: Option<i64>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub what_happened: Option<String>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub what_was_done: Option<String>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub exposed_passwords: Option<String>,
-    /// Up to three changes that would make the realm stricter.
-    #[serde(skip_serializing_if = "Vec::is_empty")]
-    pub recommendations: Vec<RecommendationView>,
-    /// The post-incident report: in the closing reading only.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub report: Option<Report>,
-    /// Why a failed reading failed.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub failure: Option<String>,
-    pub created_at: String,
-    /// Its latest run; retries count toward the account's 12 readings a UTC day.
-    pub ran_at: String,
-    pub runs: i64,
-}
-
-#[derive(Debug, Serialize, ToSchema)]
-#[serde(rename_all = "camelCase")]
-pub struct RecommendationView {
-    /// Its index, counted from zero, as `apply` takes it.
-    pub index: usize,
-    /// RefuseBreachedPasswords, LockOutSooner, LockOutLonger, LockOutNewAccounts or RequireLongerPasswords.
-    pub change: &'static str,
-    pub title: &'static str,
-    /// The realm setting it changes, by its admin API name.
-    pub setting: &'static str,
-    #[schema(value_type = Object)]
-    pub value: serde_json::Value,
-    /// The realm's value now.
-    #[schema(value_type = Object)]
-    pub current_value: serde_json::Value,
-    /// Whether applying it would still make the realm stricter.
-    pub tightens: bool,
-    /// What the realm's users will notice.
-    pub noticed: String,
-    /// Why, in the analyst's words.
-    pub why: String,
-    /// The action that applied it, while not reverted.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub applied_action_id: Option<String>,
-}
-
-/// A recommended change applied to the realm.
-#[derive(Debug, Serialize, ToSchema)]
-#[serde(rename_all = "camelCase")]
-pub struct ActionView {
-    pub id: String,
-    pub analysis_id: String,
-    pub realm_id: String,
-    pub recommendation: i64,
-    pub change: String,
-    #[schema(value_type = Object)]
-    pub applied_value: serde_json::Value,
-    /// What a revert restores.
-    #[schema(value_type = Object)]
-    pub previous_value: serde_json::Value,
-    pub applied_at: String,
-    pub applied_by: String,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub reverted_at: Option<String>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub reverted_by: Option<String>,
-}
-
-impl From<&Action> for ActionView {
-    fn from(a: &Action) -> Self {
-        let json = |text: &str| serde_json::from_str(text).unwrap_or_default();
-        Self {
-            id: a.id.to_string(),
-            analysis_id: a.analysis_id.to_string(),
-            realm_id: a.realm_id.to_string(),
-            recommendation: a.recommendation,
-            change: a.change.clone(),
-            applied_value: json(&a.applied_value),
-            previous_value: json(&a.previous_value),
-            applied_at: iso(a.applied_at),
-            applied_by: a.applied_by.clone(),
-            reverted_at: a.reverted_at.map(iso),
-            reverted_by: a.reverted_by.clone(),
-        }
-    }
-}
-
-/// The words of a reading in `language`.
-fn words_in(analysis: &Analysis, language: Language) -> Option<Words> {
-    let mut all: BTreeMap<String, Words> = serde_json::from_str(analysis.texts.as_deref()?).ok()?;
-    all.remove(language.tag())
-}
-
-pub fn view(analysis: &Analysis, settings: &RealmSettings, actions: &[Action], language: Language) -> AnalysisView {
-    let words = words_in(analysis, language);
-    let recommendations = changes_of(analysis.recommendations.as_deref())
-        .into_iter()
-        .enumerate()
-        .map(|(index, change)| RecommendationView {
-            index,
-            change: change.name(),
-            title: title(change, language),
-            setting: change.setting(),
-            value: change.value(),
-            current_value: change.current(settings),
-            tightens: change.tightens(settings),
-            noticed: noticed(change, language),
-            why: words.as_ref().and_then(|w| w.why.get(index).cloned()).unwrap_or_default(),
-            applied_action_id: actions
-                .iter()
-                .find(|a| a.analysis_id == analysis.id && a.recommendation == index as i64 && a.reverted_at.is_none())
-                .map(|a| a.id.to_string()),
-        })
-        .collect();
-    AnalysisView {
-        id: analysis.id.to_string(),
-        incident_id: analysis.incident_id.to_string(),
-        realm_id: analysis.realm_id.to_string(),
-        moment: analysis.moment,
-        status: analysis.status,
-        language: language.tag(),
-        produced_by: analysis.produced_by.clone(),
-        model_failure: analysis.model_failure.clone(),
-        classification: analysis.classification.clone(),
-        confidence: analysis.confidence,
-        what_happened: words.as_ref().map(|w| w.what_happened.clone()),
-        what_was_done: words.as_ref().map(|w| w.what_was_done.clone()),
-        exposed_passwords: words.as_ref().map(|w| w.exposed_passwords.clone()),
-        recommendations,
-        report: words.and_then(|w| w.report),
-        failure: analysis.failure.clone(),
-        created_at: iso(analysis.created_at),
-        ran_at: iso(analysis.ran_at),
-        runs: analysis.runs,
-    }
-}
 
 /// The caller's language, from `Accept-Language`.
 pub fn language(headers: &HeaderMap) -> Language {
@@ -209,19 +43,6 @@ async fn analysis_in_reach(state: &AppState, caller: &Caller, id: &str, permissi
     let analysis = analysis.ok_or(Error::NotFound("analysis"))?;
     realm_in_reach(state, caller, &analysis.realm_id, permission).await?;
     Ok(analysis)
-}
-
-/// What readings are shown against: the realm's current settings and the incident's actions.
-async fn context(state: &AppState, realm_id: &str, incident_id: &str) -> Result<(RealmSettings, Vec<Action>), Error> {
-    let realm = crate::store::realms::find(state.store.pool(), realm_id).await?;
-    let actions = store::actions_of_incident(state.store.pool(), incident_id).await?;
-    Ok((realm.map(|r| r.settings).unwrap_or_default(), actions))
-}
-
-/// The reading as the caller reads it.
-async fn current_view(state: &AppState, analysis: &Analysis, language: Language) -> Result<AnalysisView, Error> {
-    let (settings, actions) = context(state, &analysis.realm_id, &analysis.incident_id).await?;
-    Ok(view(analysis, &settings, &actions, language))
 }
 
 #[utoipa::path(get, path = "/threat-incidents/{incidentId}/analyses", tag = "Attack protection",
@@ -247,9 +68,7 @@ pub async fn readings(
     language: Language,
 ) -> Result<Vec<AnalysisView>, Error> {
     let incident: Incident = incident_in_reach(state, caller, id, permission::AUDIT_READ).await?;
-    let readings = store::of_incident(state.store.pool(), &incident.id).await?;
-    let (settings, actions) = context(state, &incident.realm_id, &incident.id).await?;
-    Ok(readings.iter().map(|a| view(a, &settings, &actions, language)).collect())
+    analyst::readings(state, &incident, language).await
 }
 
 #[utoipa::path(post, path = "/threat-incidents/analyses/{analysisId}/retry", tag = "Attack protection",

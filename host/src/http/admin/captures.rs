@@ -6,104 +6,23 @@
 use super::reach::{Owned, WebhookDelete, WebhookRead};
 use axum::extract::{RawQuery, State};
 use axum::response::Response;
-use chrono::TimeDelta;
-use serde::Serialize;
-use serde_json::Value;
-use utoipa::ToSchema;
 
 use super::ListQuery;
 use crate::authz::permission;
 use crate::http::AppState;
 use crate::http::auth::Caller;
 use crate::http::envelope::{self, Answer};
-use crate::kernel::clock::iso;
-use crate::kernel::crypto::generate_secret;
-use crate::kernel::ids::CaptureId;
+use crate::operations::webhooks::captures::{self, CaptureView, CapturedRequestView};
 use crate::runtime::error::Error;
-use crate::store::captures::{self as store, Capture, CapturedRequest};
-
-/// How long a capture records requests.
-pub const RETENTION_HOURS: i64 = 24;
-/// The most requests one capture records; later ones are refused with `CaptureFull`.
-pub const MAX_REQUESTS: i64 = 1000;
-/// The part of each request body a capture keeps.
-pub const MAX_BODY_BYTES: usize = 64 * 1024;
-
-#[derive(Debug, Serialize, ToSchema)]
-#[serde(rename_all = "camelCase")]
-pub struct CaptureView {
-    pub id: String,
-    /// The address to send requests to: `{public_url}/captures/{random}`. Anyone who knows it can
-    /// send to it, so it is shown only to the account.
-    pub url: String,
-    pub created_at: String,
-    /// 24 hours after creation; the capture and its requests are removed then.
-    pub expires_at: String,
-}
-
-impl CaptureView {
-    fn of(state: &AppState, capture: Capture) -> Self {
-        Self {
-            id: capture.id.into(),
-            url: format!("{}/captures/{}", state.public_url, capture.token),
-            created_at: iso(capture.created_at),
-            expires_at: iso(capture.expires_at),
-        }
-    }
-}
-
-#[derive(Debug, Serialize, ToSchema)]
-#[serde(rename_all = "camelCase")]
-pub struct CapturedRequestView {
-    pub id: String,
-    pub method: String,
-    /// What followed the capture's address in the path; empty for the address itself.
-    pub path: String,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub query: Option<String>,
-    /// The request headers; repeated ones joined with ", ".
-    pub headers: Value,
-    /// The body as text (invalid UTF-8 replaced), cut at 65,536 bytes.
-    pub body: String,
-    /// The body's full size in bytes.
-    pub body_size: i64,
-    pub source_ip: String,
-    pub received_at: String,
-}
-
-impl CapturedRequestView {
-    fn of(request: CapturedRequest) -> Self {
-        Self {
-            id: request.id,
-            method: request.method,
-            path: request.path,
-            query: request.query,
-            headers: serde_json::from_str(&request.headers).unwrap_or(Value::Null),
-            body: request.body,
-            body_size: request.body_size,
-            source_ip: request.source_ip,
-            received_at: iso(request.received_at),
-        }
-    }
-}
+use crate::store::captures::{self as store, Capture};
 
 #[utoipa::path(post, path = "/webhook-captures", tag = "Webhooks",
     responses((status = 201, description = "A new capture endpoint recording requests for 24 hours, in `data`", body = CaptureView),
               (status = 403)),
     security(("apiKey" = [])))]
 pub async fn create_capture(State(state): State<AppState>, caller: Caller) -> Result<Answer<CaptureView>, Error> {
-    caller.require_account(&state, permission::WEBHOOK_CREATE)?;
-    let now = state.clock.now();
-    let capture = Capture {
-        id: CaptureId::fresh(),
-        account_id: caller.account_id().clone(),
-        // 256 random bits: the path is the capture's only protection.
-        token: generate_secret(""),
-        created_at: now,
-        expires_at: now + TimeDelta::hours(RETENTION_HOURS),
-    };
-    store::insert(state.store.writer(), &capture).await?;
-    Ok(Answer::Created(CaptureView::of(&state, capture)))
+    caller.require_account(&state.authz, permission::WEBHOOK_CREATE)?;
+    Ok(Answer::Created(captures::open(&state, caller.account_id()).await?))
 }
 
 #[utoipa::path(get, path = "/webhook-captures", tag = "Webhooks",
@@ -114,7 +33,7 @@ pub async fn list_captures(
     caller: Caller,
     RawQuery(query): RawQuery,
 ) -> Result<Answer<CaptureView>, Error> {
-    caller.require_account(&state, permission::WEBHOOK_READ)?;
+    caller.require_account(&state.authz, permission::WEBHOOK_READ)?;
     let list = ListQuery::parse(query, &[])?;
     let now = state.clock.now();
     let found = store::page(&state.store, caller.account_id(), now, &list.page).await?;
@@ -152,6 +71,6 @@ pub async fn delete_capture(
     State(state): State<AppState>,
     Owned { item: capture, .. }: Owned<Capture, WebhookDelete>,
 ) -> Result<Response, Error> {
-    store::delete(state.store.writer(), &capture.id).await?;
+    captures::remove(&state, &capture).await?;
     Ok(envelope::done())
 }

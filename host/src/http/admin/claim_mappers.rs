@@ -4,107 +4,19 @@
 
 use axum::extract::{Path, RawQuery, State};
 use axum::response::Response;
-use serde::Serialize;
-use serde_json::{Map, Value};
-use utoipa::ToSchema;
 
 use super::reach::{ClientRead, ClientUpdate, InClient};
 use crate::directory::claim_mappers;
+use crate::directory::claim_mappers::{ClaimMapperInput, ClaimsPreview};
 use crate::http::AppState;
 use crate::http::body::JsonBody;
 use crate::http::envelope;
 use crate::kernel::ids::new_guid;
-use crate::kernel::validate::{Body, Notification, Refusals, Rule, boolean, one_of, text};
-use crate::oauth::tokens::claims::{self, RESERVED, Token};
+use crate::kernel::validate::Rule;
+use crate::oauth::tokens::claims::{self, Token};
 use crate::runtime::error::Error;
 use crate::store::clients::{ClaimMapper, ClaimSource};
 use crate::store::users;
-
-const SOURCES: &[(&str, ClaimSource)] = &[
-    ("Attribute", ClaimSource::Attribute),
-    ("Roles", ClaimSource::Roles),
-    ("Groups", ClaimSource::Groups),
-    ("Organizations", ClaimSource::Organizations),
-    ("Fixed", ClaimSource::Fixed),
-];
-
-/// The body of a new mapper.
-#[derive(Debug, ToSchema)]
-#[schema(rename_all = "camelCase")]
-pub struct ClaimMapperInput {
-    /// 1–64 letters, digits, `_`, `-`, `.` or `:`; never a claim the service sets (`iss`, `sub`,
-    /// `aud`, `exp`, `act`, `scope`, `email`, …).
-    claim: String,
-    source: ClaimSource,
-    /// For `Attribute`: username, email, emailConfirmed, firstName or lastName.
-    attribute: Option<String>,
-    /// For `Fixed`: up to 512 characters.
-    value: Option<String>,
-    /// Default true.
-    access_token: Option<bool>,
-    /// Default true.
-    id_token: Option<bool>,
-}
-
-impl ClaimMapperInput {
-    /// The fields, when the required ones are there; every field is read either way, so that each
-    /// refusal is reported.
-    fn read(body: &mut Body) -> Option<Self> {
-        let claim = body.required("claim", claim_name);
-        let source = body.required("source", one_of(SOURCES));
-        let attribute = body.optional(
-            "attribute",
-            one_of(&[
-                ("username", "username"),
-                ("email", "email"),
-                ("emailConfirmed", "emailConfirmed"),
-                ("firstName", "firstName"),
-                ("lastName", "lastName"),
-            ]),
-        );
-        let value = body.optional("value", text(1, 512));
-        let access_token = body.optional("accessToken", boolean);
-        let id_token = body.optional("idToken", boolean);
-        Some(Self {
-            claim: claim?,
-            source: source?,
-            attribute: attribute.map(str::to_owned),
-            value,
-            access_token,
-            id_token,
-        })
-    }
-}
-
-/// What a person's tokens would carry from the mappers.
-#[derive(Debug, Serialize, ToSchema)]
-#[serde(rename_all = "camelCase")]
-pub struct ClaimsPreview {
-    pub user_id: String,
-    #[schema(value_type = Object)]
-    pub access_token_claims: Map<String, Value>,
-    #[schema(value_type = Object)]
-    pub id_token_claims: Map<String, Value>,
-}
-
-fn claim_name(path: &str, value: &Value) -> Result<String, Refusals> {
-    let name = text(1, 64)(path, value)?;
-    if !name.chars().all(|c| c.is_ascii_alphanumeric() || "_-.:".contains(c)) {
-        return Err(vec![Notification::new(
-            path,
-            Rule::Pattern,
-            format!("{path} holds letters, digits, _ - . : only"),
-        )]);
-    }
-    if RESERVED.contains(&name.as_str()) {
-        return Err(vec![Notification::new(
-            path,
-            Rule::Conflict,
-            format!("{path} {name} is a claim the service sets"),
-        )]);
-    }
-    Ok(name)
-}
 
 #[utoipa::path(get, path = "/realms/{realm}/clients/{client}/claim-mappers", tag = "Clients",
     params(("realm" = String, Path), ("client" = String, Path)),

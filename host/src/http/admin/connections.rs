@@ -5,57 +5,15 @@
 
 use axum::extract::{RawQuery, State};
 use axum::response::Response;
-use serde::Serialize;
-use utoipa::ToSchema;
 
+use super::ListQuery;
 use super::reach::{Found, InRealm, UserRead, UserUpdate};
-use super::{ListQuery, commit};
 use crate::http::AppState;
 use crate::http::envelope;
-use crate::kernel::clock::iso;
+use crate::oauth::federation::connections::ConnectionView;
 use crate::runtime::error::Error;
-use crate::store::connections::{self as store, Connection, ConnectionStatus};
-use crate::store::trail::{Change, ChangeAction, Placed};
+use crate::store::connections::{self as store, Connection};
 use crate::store::users::User;
-
-#[derive(Debug, Serialize, ToSchema)]
-#[serde(rename_all = "camelCase")]
-pub struct ConnectionView {
-    pub id: String,
-    pub realm_id: String,
-    pub user_id: String,
-    pub provider_id: String,
-    /// Active, or Revoked once the provider refused to renew its token.
-    pub status: ConnectionStatus,
-    /// The scopes the provider granted.
-    #[serde(skip_serializing_if = "Vec::is_empty")]
-    pub scopes: Vec<String>,
-    /// When the upstream access token expires, when the provider said.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub expires_at: Option<String>,
-    /// The last exchange for its token.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub last_used_at: Option<String>,
-    pub created_at: String,
-    pub updated_at: String,
-}
-
-impl From<&Connection> for ConnectionView {
-    fn from(connection: &Connection) -> Self {
-        Self {
-            id: connection.id.to_string(),
-            realm_id: connection.realm_id.to_string(),
-            user_id: connection.user_id.to_string(),
-            provider_id: connection.provider_id.clone(),
-            status: connection.status,
-            scopes: connection.scopes.clone(),
-            expires_at: connection.expires_at.map(iso),
-            last_used_at: connection.last_used_at.map(iso),
-            created_at: iso(connection.created_at),
-            updated_at: iso(connection.updated_at),
-        }
-    }
-}
 
 #[utoipa::path(get, path = "/realms/{realm}/connections", tag = "Connected accounts",
     params(("realm" = String, Path), ("userId" = Option<String>, Query), ("providerId" = Option<String>, Query),
@@ -110,9 +68,6 @@ pub async fn delete(
     State(state): State<AppState>,
     Found { item: connection, caller, .. }: Found<Connection, UserUpdate>,
 ) -> Result<Response, Error> {
-    let mut tx = state.store.begin().await?;
-    store::delete(&mut *tx, &connection.id, None).await?;
-    let change = Change::of(ChangeAction::Delete, connection.place(), 200).before(ConnectionView::from(&connection));
-    commit(&state, &caller, tx, change).await?;
+    crate::oauth::federation::connections::remove(&state, &connection, caller.author()).await?;
     Ok(envelope::done())
 }

@@ -2,77 +2,18 @@
 //! people (`/users/{userId}/roles`) and of clients themselves (`/clients/{client}/granted-roles`).
 
 use super::reach::{Found, InRealm, UserCreate, UserDelete, UserRead, UserUpdate};
+use crate::directory::members::MembershipInput;
 use axum::extract::{Path, RawQuery, State};
-use axum::response::Response;
-use serde::Serialize;
-use utoipa::ToSchema;
 
-use super::ListQuery;
-use super::members;
-use super::realm_roles::{RoleGrantInput, RoleView, UserRolesView, grant, grants_of, held_by, withdraw};
-use crate::directory::groups;
-use crate::directory::members::Owner;
-use crate::directory::roles::Grantee;
+use crate::directory::admin::groups as admin;
+use crate::directory::groups::{GroupInput, GroupMembership, GroupView};
+use crate::directory::roles::{RoleGrantInput, RoleView, UserRolesView};
 use crate::http::AppState;
 use crate::http::auth::Caller;
 use crate::http::body::JsonBody;
-use crate::http::envelope::{self, Answer};
-use crate::kernel::clock::iso;
-use crate::kernel::ids::GroupId;
-use crate::kernel::validate::{Body, Rule, text};
+use crate::http::envelope::Answer;
 use crate::runtime::error::Error;
-use crate::store::memberships::Membership;
-use crate::store::realm_roles::{self as role_store, Group};
-
-#[derive(Debug, Serialize, ToSchema)]
-#[serde(rename_all = "camelCase")]
-pub struct GroupView {
-    pub id: String,
-    pub realm_id: String,
-    pub name: String,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub description: Option<String>,
-    pub created_at: String,
-    pub updated_at: String,
-}
-
-impl GroupView {
-    fn of(group: &Group) -> Self {
-        Self {
-            id: group.id.clone().into(),
-            realm_id: group.realm_id.to_string(),
-            name: group.name.clone(),
-            description: group.description.clone(),
-            created_at: iso(group.created_at),
-            updated_at: iso(group.updated_at),
-        }
-    }
-}
-
-/// The body of a group creation or update: at creation the name is required; in an update each
-/// field is optional, and a null description removes it.
-#[derive(Debug, ToSchema)]
-#[schema(rename_all = "camelCase")]
-pub struct GroupInput {
-    /// 1–128 characters, unique in the realm. Required at creation.
-    #[schema(value_type = String, required = true)]
-    name: Option<String>,
-    /// Up to 1024 characters.
-    #[schema(value_type = Option<String>)]
-    description: Option<Option<String>>,
-}
-
-impl GroupInput {
-    fn read(body: &mut Body, creating: bool) -> Self {
-        let name = if creating { body.required("name", text(1, 128)) } else { body.optional("name", text(1, 128)) };
-        let description = body.nullable("description", text(0, 1024)).map(|d| d.filter(|d| !d.is_empty()));
-        Self { name, description }
-    }
-}
-
-fn owner(group: &Group) -> Owner<'_> {
-    Owner { kind: Membership::Group, id: &group.id, realm_id: &group.realm_id }
-}
+use crate::store::realm_roles::Group;
 
 #[utoipa::path(post, path = "/realms/{realm}/groups", tag = "Realm users", params(("realm" = String, Path)),
     request_body = GroupInput,
@@ -81,18 +22,10 @@ fn owner(group: &Group) -> Owner<'_> {
     security(("apiKey" = [])))]
 pub async fn create(
     State(state): State<AppState>,
-    InRealm { realm, caller, .. }: InRealm<UserCreate>,
-    JsonBody(mut body): JsonBody,
+    reached: InRealm<UserCreate>,
+    JsonBody(body): JsonBody,
 ) -> Result<Answer<GroupView>, Error> {
-    let GroupInput { name, description } = GroupInput::read(&mut body, true);
-    body.finish()?;
-    let Some(name) = name else { return Err(Error::invalid("name", Rule::Required, "name is required")) };
-    let now = state.clock.now();
-    let description = description.flatten();
-    let group =
-        Group { id: GroupId::fresh(), realm_id: realm.id.clone(), name, description, created_at: now, updated_at: now };
-    let group = groups::create(&state, group, caller.author(), GroupView::of).await?;
-    Ok(Answer::Created(GroupView::of(&group)))
+    admin::create(&state.admin(), reached, body).await
 }
 
 #[utoipa::path(get, path = "/realms/{realm}/groups", tag = "Realm users",
@@ -103,20 +36,18 @@ pub async fn create(
     security(("apiKey" = [])))]
 pub async fn list(
     State(state): State<AppState>,
-    InRealm { realm, .. }: InRealm<UserRead>,
+    reached: InRealm<UserRead>,
     RawQuery(query): RawQuery,
 ) -> Result<Answer<GroupView>, Error> {
-    let list = ListQuery::parse(query, &[])?;
-    let found = role_store::group_page(&state.store, &realm.id, &list.page).await?;
-    Ok(Answer::Paged(found.map(|group| GroupView::of(&group))))
+    admin::list(&state.admin(), reached, query).await
 }
 
 #[utoipa::path(get, path = "/realms/{realm}/groups/{groupId}", tag = "Realm users",
     params(("realm" = String, Path), ("groupId" = String, Path)),
     responses((status = 200, description = "The group, in `data`", body = GroupView), (status = 403), (status = 404)),
     security(("apiKey" = [])))]
-pub async fn read(Found { item: group, .. }: Found<Group, UserRead>) -> Result<Answer<GroupView>, Error> {
-    Ok(Answer::Ok(GroupView::of(&group)))
+pub async fn read(reached: Found<Group, UserRead>) -> Result<Answer<GroupView>, Error> {
+    admin::read(reached)
 }
 
 #[utoipa::path(put, path = "/realms/{realm}/groups/{groupId}", tag = "Realm users",
@@ -125,33 +56,18 @@ pub async fn read(Found { item: group, .. }: Found<Group, UserRead>) -> Result<A
     security(("apiKey" = [])))]
 pub async fn update(
     State(state): State<AppState>,
-    Found { item: before, caller, .. }: Found<Group, UserUpdate>,
-    JsonBody(mut body): JsonBody,
+    reached: Found<Group, UserUpdate>,
+    JsonBody(body): JsonBody,
 ) -> Result<Answer<GroupView>, Error> {
-    let mut group = before.clone();
-    body.unchanged("id", &group.id);
-    let GroupInput { name, description } = GroupInput::read(&mut body, false);
-    body.finish()?;
-    if let Some(name) = name {
-        group.name = name;
-    }
-    if let Some(description) = description {
-        group.description = description;
-    }
-    let group = groups::update(&state, &before, group, caller.author(), GroupView::of).await?;
-    Ok(Answer::Ok(GroupView::of(&group)))
+    admin::update(&state.admin(), reached, body).await
 }
 
 #[utoipa::path(delete, path = "/realms/{realm}/groups/{groupId}", tag = "Realm users",
     params(("realm" = String, Path), ("groupId" = String, Path)),
     responses((status = 200, description = "Deleted; its members lose the roles it gave"), (status = 403), (status = 404)),
     security(("apiKey" = [])))]
-pub async fn delete(
-    State(state): State<AppState>,
-    Found { item: group, caller, .. }: Found<Group, UserDelete>,
-) -> Result<Answer<()>, Error> {
-    groups::delete(&state, &group, caller.author(), GroupView::of).await?;
-    Ok(Answer::Done)
+pub async fn delete(State(state): State<AppState>, reached: Found<Group, UserDelete>) -> Result<Answer<()>, Error> {
+    admin::delete(&state.admin(), reached).await
 }
 
 #[utoipa::path(get, path = "/realms/{realm}/groups/{groupId}/members", tag = "Realm users",
@@ -160,31 +76,22 @@ pub async fn delete(
     security(("apiKey" = [])))]
 pub async fn members(
     State(state): State<AppState>,
-    Found { item: group, .. }: Found<Group, UserRead>,
-) -> Result<Response, Error> {
-    members::list(&state, owner(&group)).await
-}
-
-/// What adding a member answers.
-#[derive(Debug, Serialize, ToSchema)]
-#[serde(rename_all = "camelCase")]
-pub struct GroupMembership {
-    group_id: String,
-    user_id: String,
+    reached: Found<Group, UserRead>,
+) -> Result<Answer<Vec<String>>, Error> {
+    admin::members(&state.admin(), reached).await
 }
 
 #[utoipa::path(post, path = "/realms/{realm}/groups/{groupId}/members", tag = "Realm users",
-    params(("realm" = String, Path), ("groupId" = String, Path)), request_body = members::MembershipInput,
+    params(("realm" = String, Path), ("groupId" = String, Path)), request_body = MembershipInput,
     responses((status = 201, description = "Added: `groupId` and `userId`, in `data`", body = GroupMembership), (status = 400, description = "ValidationFailed: no such user in the realm"),
               (status = 403), (status = 404), (status = 409, description = "Conflict: already a member")),
     security(("apiKey" = [])))]
 pub async fn add_member(
     State(state): State<AppState>,
-    Found { item: group, caller, .. }: Found<Group, UserUpdate>,
+    reached: Found<Group, UserUpdate>,
     JsonBody(body): JsonBody,
-) -> Result<Response, Error> {
-    let user_id = members::add(&state, &caller, owner(&group), body).await?;
-    Ok(envelope::created(GroupMembership { group_id: group.id.into(), user_id }))
+) -> Result<Answer<GroupMembership>, Error> {
+    admin::add_member(&state.admin(), reached, body).await
 }
 
 #[utoipa::path(delete, path = "/realms/{realm}/groups/{groupId}/members/{userId}", tag = "Realm users",
@@ -193,10 +100,10 @@ pub async fn add_member(
     security(("apiKey" = [])))]
 pub async fn remove_member(
     State(state): State<AppState>,
-    Found { item: group, caller, .. }: Found<Group, UserUpdate>,
-    Path((_, _, user_id)): Path<(String, String, String)>,
-) -> Result<Response, Error> {
-    members::remove(&state, &caller, owner(&group), &user_id).await
+    reached: Found<Group, UserUpdate>,
+    Path(path): Path<(String, String, String)>,
+) -> Result<Answer<()>, Error> {
+    admin::remove_member(&state.admin(), reached, path).await
 }
 
 #[utoipa::path(get, path = "/realms/{realm}/users/{userId}/roles", tag = "Realm users",
@@ -206,9 +113,9 @@ pub async fn remove_member(
 pub async fn user_roles(
     State(state): State<AppState>,
     caller: Caller,
-    Path((realm_id, user_id)): Path<(String, String)>,
+    Path(path): Path<(String, String)>,
 ) -> Result<Answer<UserRolesView>, Error> {
-    held_by(&state, &caller, &realm_id, user_id).await
+    admin::user_roles(&state.admin(), caller, path).await
 }
 
 #[utoipa::path(post, path = "/realms/{realm}/users/{userId}/roles", tag = "Realm users",
@@ -218,10 +125,10 @@ pub async fn user_roles(
 pub async fn grant_user_role(
     State(state): State<AppState>,
     caller: Caller,
-    Path((realm_id, user_id)): Path<(String, String)>,
+    Path(path): Path<(String, String)>,
     JsonBody(body): JsonBody,
 ) -> Result<Answer<RoleView>, Error> {
-    grant(&state, &caller, &realm_id, Grantee::User(user_id), body).await
+    admin::grant_user_role(&state.admin(), caller, path, body).await
 }
 
 #[utoipa::path(delete, path = "/realms/{realm}/users/{userId}/roles/{roleId}", tag = "Realm users",
@@ -231,9 +138,9 @@ pub async fn grant_user_role(
 pub async fn withdraw_user_role(
     State(state): State<AppState>,
     caller: Caller,
-    Path((realm_id, user_id, role_id)): Path<(String, String, String)>,
+    Path(path): Path<(String, String, String)>,
 ) -> Result<Answer<()>, Error> {
-    withdraw(&state, &caller, &realm_id, Grantee::User(user_id), &role_id).await
+    admin::withdraw_user_role(&state.admin(), caller, path).await
 }
 
 #[utoipa::path(get, path = "/realms/{realm}/groups/{groupId}/roles", tag = "Realm users",
@@ -243,9 +150,9 @@ pub async fn withdraw_user_role(
 pub async fn group_roles(
     State(state): State<AppState>,
     caller: Caller,
-    Path((realm_id, group_id)): Path<(String, String)>,
+    Path(path): Path<(String, String)>,
 ) -> Result<Answer<Vec<RoleView>>, Error> {
-    grants_of(&state, &caller, &realm_id, Grantee::Group(group_id)).await
+    admin::group_roles(&state.admin(), caller, path).await
 }
 
 #[utoipa::path(post, path = "/realms/{realm}/groups/{groupId}/roles", tag = "Realm users",
@@ -255,10 +162,10 @@ pub async fn group_roles(
 pub async fn grant_group_role(
     State(state): State<AppState>,
     caller: Caller,
-    Path((realm_id, group_id)): Path<(String, String)>,
+    Path(path): Path<(String, String)>,
     JsonBody(body): JsonBody,
 ) -> Result<Answer<RoleView>, Error> {
-    grant(&state, &caller, &realm_id, Grantee::Group(group_id), body).await
+    admin::grant_group_role(&state.admin(), caller, path, body).await
 }
 
 #[utoipa::path(delete, path = "/realms/{realm}/groups/{groupId}/roles/{roleId}", tag = "Realm users",
@@ -268,9 +175,9 @@ pub async fn grant_group_role(
 pub async fn withdraw_group_role(
     State(state): State<AppState>,
     caller: Caller,
-    Path((realm_id, group_id, role_id)): Path<(String, String, String)>,
+    Path(path): Path<(String, String, String)>,
 ) -> Result<Answer<()>, Error> {
-    withdraw(&state, &caller, &realm_id, Grantee::Group(group_id), &role_id).await
+    admin::withdraw_group_role(&state.admin(), caller, path).await
 }
 
 #[utoipa::path(get, path = "/realms/{realm}/clients/{client}/granted-roles", tag = "Clients",
@@ -281,9 +188,9 @@ pub async fn withdraw_group_role(
 pub async fn client_roles(
     State(state): State<AppState>,
     caller: Caller,
-    Path((realm_id, client_id)): Path<(String, String)>,
+    Path(path): Path<(String, String)>,
 ) -> Result<Answer<Vec<RoleView>>, Error> {
-    grants_of(&state, &caller, &realm_id, Grantee::Client(client_id)).await
+    admin::client_roles(&state.admin(), caller, path).await
 }
 
 #[utoipa::path(post, path = "/realms/{realm}/clients/{client}/granted-roles", tag = "Clients",
@@ -293,10 +200,10 @@ pub async fn client_roles(
 pub async fn grant_client_role(
     State(state): State<AppState>,
     caller: Caller,
-    Path((realm_id, client_id)): Path<(String, String)>,
+    Path(path): Path<(String, String)>,
     JsonBody(body): JsonBody,
 ) -> Result<Answer<RoleView>, Error> {
-    grant(&state, &caller, &realm_id, Grantee::Client(client_id), body).await
+    admin::grant_client_role(&state.admin(), caller, path, body).await
 }
 
 #[utoipa::path(delete, path = "/realms/{realm}/clients/{client}/granted-roles/{roleId}", tag = "Clients",
@@ -306,7 +213,7 @@ pub async fn grant_client_role(
 pub async fn withdraw_client_role(
     State(state): State<AppState>,
     caller: Caller,
-    Path((realm_id, client_id, role_id)): Path<(String, String, String)>,
+    Path(path): Path<(String, String, String)>,
 ) -> Result<Answer<()>, Error> {
-    withdraw(&state, &caller, &realm_id, Grantee::Client(client_id), &role_id).await
+    admin::withdraw_client_role(&state.admin(), caller, path).await
 }

@@ -2,199 +2,14 @@
 
 use super::reach::{InRealm, RealmDelete, RealmRead, RealmUpdate};
 use axum::extract::{RawQuery, State};
-use serde::Serialize;
-use utoipa::ToSchema;
 
-use super::ListQuery;
-use crate::authz::permission;
+use crate::directory::admin::realms as admin;
+use crate::directory::realms::{RealmInput, RealmView};
 use crate::http::AppState;
 use crate::http::auth::Caller;
 use crate::http::body::JsonBody;
 use crate::http::envelope::Answer;
-use crate::kernel::clock::iso;
-use crate::kernel::ids::RealmId;
-use crate::kernel::validate::{Body, Rule, boolean, integer, list_of, one_of, parsed, text};
 use crate::runtime::error::Error;
-use crate::store::Status;
-use crate::store::realms::{self, ClientRegistration, Realm, RealmSettings};
-
-/// A realm as the admin API shows it.
-#[derive(Debug, Serialize, ToSchema)]
-#[serde(rename_all = "camelCase")]
-pub struct RealmView {
-    pub id: String,
-    pub display_name: String,
-    pub status: Status,
-    /// Failures from one unapproved address within an hour before it is locked out of an account (1–100, default 5).
-    pub max_failed_attempts: i64,
-    /// Minutes such a lock lasts (1–1440, default 15).
-    pub lockout_duration_minutes: i64,
-    /// Lockout Status: whether the realm lockout applies, new accounts included (default true).
-    pub lockout_enabled: bool,
-    /// Minimum password length (8–64, default 8).
-    pub minimum_password_length: i64,
-    /// Refuse passwords found in the breached-password list (default false).
-    pub block_breached_passwords: bool,
-    /// Whether the login page offers people to create their own account (default false); a new
-    /// account raises `user_created`.
-    pub self_sign_up: bool,
-    /// Who may register clients at the realm's registration endpoint (RFC 7591): Closed
-    /// (default), Open, or InitialAccessToken.
-    pub client_registration: ClientRegistration,
-    /// The most scopes a self-registered client may be allowed (default none: only `openid`,
-    /// `profile` and `email`).
-    #[serde(skip_serializing_if = "Vec::is_empty")]
-    pub registration_scopes: Vec<String>,
-    /// Whether a `client_id` that is the https address of a client metadata document is taken
-    /// (default false): the document is fetched and describes a public or key-holding client.
-    pub client_id_metadata_documents: bool,
-    /// The hosts such documents may be served from: host names, `*.domain` for any host under a
-    /// domain, or `*` for any host (default none). `policies/metadata_documents.cedar` decides
-    /// with them.
-    #[serde(skip_serializing_if = "Vec::is_empty")]
-    pub metadata_document_hosts: Vec<String>,
-    /// "Let the AI advisor analyse this realm" (default false): with it, and an account plan that
-    /// includes the advisor, the incident analyst reads the realm's attack incidents (their
-    /// figures only, never addresses or names).
-    pub ai_advisor: bool,
-    /// Clients anyone may add within a minute: self-registrations and metadata-document clients
-    /// together (1–10,000, default 60). Past it, 429 until the minute has passed.
-    pub self_registered_clients_per_minute: i64,
-    /// Such clients in all (1–1,000,000, default 10,000). Past it, 429 until some are removed.
-    pub max_self_registered_clients: i64,
-    pub created_at: String,
-    pub updated_at: String,
-}
-
-impl From<&Realm> for RealmView {
-    fn from(realm: &Realm) -> Self {
-        let s = &realm.settings;
-        Self {
-            id: realm.id.to_string(),
-            display_name: realm.display_name.clone(),
-            status: realm.status,
-            max_failed_attempts: s.max_failed_attempts,
-            lockout_duration_minutes: s.lockout_duration_minutes,
-            lockout_enabled: s.lockout_enabled,
-            minimum_password_length: s.minimum_password_length,
-            block_breached_passwords: s.block_breached_passwords,
-            self_sign_up: s.self_sign_up,
-            client_registration: s.client_registration,
-            registration_scopes: s.registration_scopes.clone(),
-            client_id_metadata_documents: s.client_id_metadata_documents,
-            metadata_document_hosts: s.metadata_document_hosts.clone(),
-            ai_advisor: s.ai_advisor,
-            self_registered_clients_per_minute: s.self_registered_clients_per_minute,
-            max_self_registered_clients: s.max_self_registered_clients,
-            created_at: iso(realm.created_at),
-            updated_at: iso(realm.updated_at),
-        }
-    }
-}
-
-/// The body of a realm creation. An update takes the same fields but `id`, each optional;
-/// omitted fields keep their value.
-#[derive(Debug, ToSchema)]
-#[schema(rename_all = "camelCase")]
-pub struct RealmInput {
-    /// 1–64 lowercase letters, digits, `-`, `_`; starts and ends with a letter or digit. Required at creation.
-    #[schema(value_type = String, required = true)]
-    id: Option<RealmId>,
-    /// Up to 128 characters; defaults to the id.
-    display_name: Option<String>,
-    status: Option<Status>,
-    max_failed_attempts: Option<i64>,
-    lockout_duration_minutes: Option<i64>,
-    lockout_enabled: Option<bool>,
-    minimum_password_length: Option<i64>,
-    block_breached_passwords: Option<bool>,
-    self_sign_up: Option<bool>,
-    client_registration: Option<ClientRegistration>,
-    /// Scopes of the catalogue or the realm.
-    registration_scopes: Option<Vec<String>>,
-    client_id_metadata_documents: Option<bool>,
-    /// Up to 100: host names, `*.domain`, or `*`.
-    metadata_document_hosts: Option<Vec<String>>,
-    ai_advisor: Option<bool>,
-    self_registered_clients_per_minute: Option<i64>,
-    max_self_registered_clients: Option<i64>,
-}
-
-impl RealmInput {
-    /// The changeable fields `body` gives (not the id, which only a creation reads).
-    fn read(body: &mut Body) -> Self {
-        let bounded = |(lo, hi): (i64, i64)| integer(lo, hi);
-        Self {
-            id: None,
-            display_name: body.optional("displayName", text(1, 128)),
-            status: body.optional("status", one_of(Status::NAMES)),
-            max_failed_attempts: body.optional("maxFailedAttempts", bounded(RealmSettings::MAX_FAILED_ATTEMPTS)),
-            lockout_duration_minutes: body
-                .optional("lockoutDurationMinutes", bounded(RealmSettings::LOCKOUT_DURATION_MINUTES)),
-            lockout_enabled: body.optional("lockoutEnabled", boolean),
-            minimum_password_length: body
-                .optional("minimumPasswordLength", bounded(RealmSettings::MINIMUM_PASSWORD_LENGTH)),
-            block_breached_passwords: body.optional("blockBreachedPasswords", boolean),
-            self_sign_up: body.optional("selfSignUp", boolean),
-            client_registration: body.optional("clientRegistration", one_of(ClientRegistration::NAMES)),
-            registration_scopes: body.optional("registrationScopes", list_of(100, super::clients::scope_token)),
-            client_id_metadata_documents: body.optional("clientIdMetadataDocuments", boolean),
-            metadata_document_hosts: body.optional("metadataDocumentHosts", list_of(100, host_pattern)),
-            ai_advisor: body.optional("aiAdvisor", boolean),
-            self_registered_clients_per_minute: body
-                .optional("selfRegisteredClientsPerMinute", bounded(RealmSettings::SELF_REGISTERED_CLIENTS_PER_MINUTE)),
-            max_self_registered_clients: body
-                .optional("maxSelfRegisteredClients", bounded(RealmSettings::MAX_SELF_REGISTERED_CLIENTS)),
-        }
-    }
-
-    /// Changes the fields given on `realm`.
-    fn apply(self, realm: &mut Realm) {
-        fn set<T>(field: &mut T, given: Option<T>) {
-            if let Some(value) = given {
-                *field = value;
-            }
-        }
-        set(&mut realm.display_name, self.display_name);
-        set(&mut realm.status, self.status);
-        let s: &mut RealmSettings = &mut realm.settings;
-        set(&mut s.max_failed_attempts, self.max_failed_attempts);
-        set(&mut s.lockout_duration_minutes, self.lockout_duration_minutes);
-        set(&mut s.lockout_enabled, self.lockout_enabled);
-        set(&mut s.minimum_password_length, self.minimum_password_length);
-        set(&mut s.block_breached_passwords, self.block_breached_passwords);
-        set(&mut s.self_sign_up, self.self_sign_up);
-        set(&mut s.client_registration, self.client_registration);
-        set(&mut s.registration_scopes, self.registration_scopes);
-        set(&mut s.client_id_metadata_documents, self.client_id_metadata_documents);
-        set(&mut s.metadata_document_hosts, self.metadata_document_hosts);
-        set(&mut s.ai_advisor, self.ai_advisor);
-        set(&mut s.self_registered_clients_per_minute, self.self_registered_clients_per_minute);
-        set(&mut s.max_self_registered_clients, self.max_self_registered_clients);
-    }
-}
-
-/// A host a client metadata document may be served from: a lowercase host name, `*.` before a
-/// domain, or `*`.
-fn host_pattern(path: &str, value: &serde_json::Value) -> Result<String, crate::kernel::validate::Refusals> {
-    let pattern = text(1, 255)(path, value)?;
-    let name = pattern.strip_prefix("*.").unwrap_or(&pattern);
-    let label = |label: &str| {
-        !label.is_empty()
-            && label.len() <= 63
-            && label.chars().all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '-')
-            && !label.starts_with('-')
-            && !label.ends_with('-')
-    };
-    if pattern == "*" || name.split('.').all(label) {
-        return Ok(pattern);
-    }
-    Err(vec![crate::kernel::validate::Notification::new(
-        path,
-        Rule::Pattern,
-        format!("{path} must be a lowercase host name, `*.` and a domain, or `*`"),
-    )])
-}
 
 #[utoipa::path(post, path = "/realms", tag = "Realms", request_body = RealmInput,
     responses((status = 201, description = "The created realm, in `data`", body = RealmView),
@@ -203,32 +18,9 @@ fn host_pattern(path: &str, value: &serde_json::Value) -> Result<String, crate::
 pub async fn create(
     State(state): State<AppState>,
     caller: Caller,
-    JsonBody(mut body): JsonBody,
+    JsonBody(body): JsonBody,
 ) -> Result<Answer<RealmView>, Error> {
-    caller.require_account(&state, permission::REALM_CREATE)?;
-    let now = state.clock.now();
-    let id = body.required("id", parsed(RealmId::parse));
-    let input = RealmInput { id, ..RealmInput::read(&mut body) };
-    body.finish()?;
-    let Some(id) = input.id.clone() else { return Err(Error::invalid("id", Rule::Required, "id is required")) };
-    let mut realm = Realm {
-        id: RealmId::known(String::new()),
-        account_id: caller.account_id().clone(),
-        display_name: String::new(),
-        status: Status::Active,
-        settings: RealmSettings::default(),
-        created_at: now,
-        updated_at: now,
-    };
-    input.apply(&mut realm);
-    realm.id = id;
-    if realm.display_name.is_empty() {
-        realm.display_name = realm.id.to_string();
-    }
-    let realm =
-        crate::directory::realms::create(&state, realm, caller.author(), |realm: &Realm| RealmView::from(realm))
-            .await?;
-    Ok(Answer::Created(RealmView::from(&realm)))
+    admin::create(&state.admin(), caller, body).await
 }
 
 #[utoipa::path(get, path = "/realms", tag = "Realms",
@@ -242,19 +34,15 @@ pub async fn list(
     caller: Caller,
     RawQuery(query): RawQuery,
 ) -> Result<Answer<RealmView>, Error> {
-    caller.require_account(&state, permission::REALM_READ)?;
-    let list = ListQuery::parse(query, &[])?;
-    list.status_in(crate::store::Status::NAMES)?;
-    let found = realms::page(&state.store, caller.account_id(), &list.page).await?;
-    Ok(Answer::Paged(found.map(|realm| RealmView::from(&realm))))
+    admin::list(&state.admin(), caller, query).await
 }
 
 #[utoipa::path(get, path = "/realms/{realm}", tag = "Realms", params(("realm" = String, Path)),
     responses((status = 200, description = "The realm, in `data`", body = RealmView),
               (status = 403, description = "Forbidden: another account's realm, or none")),
     security(("apiKey" = [])))]
-pub async fn read(InRealm { realm, .. }: InRealm<RealmRead>) -> Result<Answer<RealmView>, Error> {
-    Ok(Answer::Ok(RealmView::from(realm.as_ref())))
+pub async fn read(reached: InRealm<RealmRead>) -> Result<Answer<RealmView>, Error> {
+    admin::read(reached)
 }
 
 #[utoipa::path(put, path = "/realms/{realm}", tag = "Realms", params(("realm" = String, Path)), request_body = RealmInput,
@@ -263,29 +51,16 @@ pub async fn read(InRealm { realm, .. }: InRealm<RealmRead>) -> Result<Answer<Re
     security(("apiKey" = [])))]
 pub async fn update(
     State(state): State<AppState>,
-    InRealm { realm: before, caller, .. }: InRealm<RealmUpdate>,
-    JsonBody(mut body): JsonBody,
+    reached: InRealm<RealmUpdate>,
+    JsonBody(body): JsonBody,
 ) -> Result<Answer<RealmView>, Error> {
-    let mut realm = Realm::clone(&before);
-    body.unchanged("id", &realm.id);
-    let input = RealmInput::read(&mut body);
-    body.finish()?;
-    input.apply(&mut realm);
-    let realm = crate::directory::realms::update(&state, &before, realm, caller.author(), |realm: &Realm| {
-        RealmView::from(realm)
-    })
-    .await?;
-    Ok(Answer::Ok(RealmView::from(&realm)))
+    admin::update(&state.admin(), reached, body).await
 }
 
 #[utoipa::path(delete, path = "/realms/{realm}", tag = "Realms", params(("realm" = String, Path)),
     responses((status = 200, description = "Deleted, with its clients and people"), (status = 403),
               (status = 409, description = "Conflict: the platform realm cannot be deleted")),
     security(("apiKey" = [])))]
-pub async fn delete(
-    State(state): State<AppState>,
-    InRealm { realm, caller, .. }: InRealm<RealmDelete>,
-) -> Result<Answer<()>, Error> {
-    crate::directory::realms::delete(&state, &realm, caller.author(), |realm: &Realm| RealmView::from(realm)).await?;
-    Ok(Answer::Done)
+pub async fn delete(State(state): State<AppState>, reached: InRealm<RealmDelete>) -> Result<Answer<()>, Error> {
+    admin::delete(&state.admin(), reached).await
 }

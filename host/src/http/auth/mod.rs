@@ -18,10 +18,10 @@ use chrono::{DateTime, Utc};
 use self::identify::{Identified, identify, identify_console};
 use super::address::ClientAddress;
 use super::envelope::RefusedWith;
-use crate::authz::{Principal, Resource, Verdict};
+pub use crate::authz::caller::Caller;
 use crate::http::AppState;
 use crate::kernel::error_code::ErrorCode;
-use crate::kernel::ids::{AccountId, ClientId, RealmId, SessionId, UserId, new_guid};
+use crate::kernel::ids::{ClientId, RealmId, SessionId, UserId, new_guid};
 use crate::runtime::error::Error;
 use crate::runtime::rate_limit::{self, Class};
 use crate::store::access_log::{AccessEntry, AccessOutcome};
@@ -30,20 +30,6 @@ use crate::store::trail::ResourceKind;
 use crate::store::trail::{self, ChangeAction};
 
 pub const API_KEY_HEADER: &str = "x-api-key";
-
-/// An authenticated caller of the admin API.
-#[derive(Debug, Clone)]
-pub struct Caller {
-    pub principal: Principal,
-    /// For a personal access token: the person it acts for, with the roles they hold now. The
-    /// token may do only what both it and the person may.
-    pub person: Option<Principal>,
-    pub actor: trail::Actor,
-    pub request: trail::Request,
-    /// The admin operation called, as the policies see it: the method and the route under
-    /// `/api/v1/admin` (`PUT /realms/{realm}/users/{userId}`).
-    pub operation: String,
-}
 
 /// The admin operation a request calls: its method and its route, without the API's prefix.
 pub fn operation(method: &Method, template: &str) -> String {
@@ -54,52 +40,6 @@ pub fn operation(method: &Method, template: &str) -> String {
 const ADMIN_PREFIX: &str = "/api/v1/admin";
 /// Where the console's pages are.
 const CONSOLE_PREFIX: &str = "/console";
-
-impl Caller {
-    pub fn account_id(&self) -> &AccountId {
-        &self.principal.account_id
-    }
-
-    /// The caller as the author of a change.
-    pub fn author(&self) -> crate::runtime::changes::Author<'_> {
-        crate::runtime::changes::Author { actor: &self.actor, request: &self.request }
-    }
-
-    /// Asks the policies whether the caller may do `permission` on `resource` in the operation it
-    /// calls.
-    pub fn require(&self, state: &AppState, permission: &str, resource: Resource) -> Result<(), Error> {
-        self.require_in(state, &self.operation, permission, resource)
-    }
-
-    /// Asks the policies whether the caller may do `permission` on `resource` in `operation` (a page
-    /// asking whether to offer an action: the operation the action calls).
-    pub fn require_in(
-        &self,
-        state: &AppState,
-        operation: &str,
-        permission: &str,
-        resource: Resource,
-    ) -> Result<(), Error> {
-        for principal in std::iter::once(&self.principal).chain(&self.person) {
-            match state.authz.decide(principal, permission, &resource, operation) {
-                Ok(Verdict::Allow) => {}
-                Ok(Verdict::Deny { code, .. }) => return Err(Error::Forbidden(code)),
-                Err(error) => return Err(Error::Internal(error.into())),
-            }
-        }
-        Ok(())
-    }
-
-    /// Asks the policies whether the caller may do `permission` on its own account.
-    pub fn require_account(&self, state: &AppState, permission: &str) -> Result<(), Error> {
-        self.require(state, permission, Resource::Account(self.account_id().to_string()))
-    }
-
-    /// Whether the caller holds a built-in role (a personal access token: and its person too).
-    pub fn holds_role(&self, role: &str) -> bool {
-        std::iter::once(&self.principal).chain(&self.person).all(|p| p.roles.iter().any(|held| held == role))
-    }
-}
 
 impl FromRequestParts<AppState> for Caller {
     type Rejection = Error;

@@ -2,6 +2,7 @@
 //! rotation, in the three ways a secret can be rotated) and its team (members and their roles,
 //! invitations).
 
+use crate::directory::secrets::SecretView;
 use axum::body::Bytes;
 use axum::extract::{Path, RawQuery, State};
 use axum::http::StatusCode;
@@ -129,7 +130,7 @@ pub(super) fn rotation_body(form: &[(String, String)]) -> Body {
 }
 
 /// A value shown once.
-fn shown_once(console: &Console, title: &str, secret: &secrets::SecretView, back: &str) -> Response {
+fn shown_once(console: &Console, title: &str, secret: &SecretView, back: &str) -> Response {
     let content = html! {
         div.panel role="status" {
             @if let Some(value) = &secret.value {
@@ -169,7 +170,7 @@ pub async fn rotate_secret(
     let form = form(&body);
     let path = format!("/secrets/{}/rotate", encode(&id));
     let rotated = console.acted(&state, &form, ("POST /secrets/{id}/rotate", &path), async |caller| {
-        let owned = Owned::reach(&state, &caller, &id).await?;
+        let owned = Owned::reach(&state.admin(), &caller, &id).await?;
         secrets::rotate(State(state.clone()), owned, JsonBody(rotation_body(&form))).await
     });
     // The rotated secret, its new value with it.

@@ -3,6 +3,7 @@
 //! and keeps itself current: a small script asks for the list again every two seconds and tells
 //! screen readers when more arrived.
 
+use crate::operations::webhooks::captures::CapturedRequestView;
 use axum::body::Bytes;
 use axum::extract::{Path, RawQuery, State};
 use axum::http::StatusCode;
@@ -12,7 +13,7 @@ use super::page::{self, Section, Shell, csrf};
 use super::{Console, Listed, Page, data, encode, form, listed, one, pairs, value, when};
 use crate::authz::{Resource, permission};
 use crate::http::AppState;
-use crate::http::admin::captures::{self, CapturedRequestView};
+use crate::http::admin::captures::{self};
 use crate::http::admin::reach::Owned;
 
 /// Replaces the list when the count it carries changed.
@@ -77,14 +78,14 @@ pub async fn capture(
     RawQuery(query): RawQuery,
 ) -> Page {
     let caller = console.acting("GET /webhook-captures/{captureId}/requests");
-    let owned = Owned::reach(&state, &caller, &id).await.map_err(|error| page::refused(&error))?;
+    let owned = Owned::reach(&state.admin(), &caller, &id).await.map_err(|error| page::refused(&error))?;
     let query_of_list = RawQuery(Some("pageSize=100".to_owned()));
     let listed = listed(captures::captured_requests(State(state.clone()), owned, query_of_list).await)?;
     if value(&pairs(query), "part") == Some("requests") {
         return Ok(page::fragment(requests(&listed)));
     }
     let caller = console.acting("GET /webhook-captures/{captureId}");
-    let owned = Owned::reach(&state, &caller, &id).await.map_err(|error| page::refused(&error))?;
+    let owned = Owned::reach(&state.admin(), &caller, &id).await.map_err(|error| page::refused(&error))?;
     let capture = data(captures::read_capture(State(state.clone()), owned).await)?;
     let content = html! {
         p.panel { "Address: " code #capture-url { (capture.url) } br; "Recording until " (when(&capture.expires_at)) "." }

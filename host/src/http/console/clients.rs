@@ -10,10 +10,9 @@ use super::account::{rotation_body, rotation_form};
 use super::page::{self, Section, Shell};
 use super::{Console, Page, data, encode, form, one, when};
 use crate::authz::{Resource, permission};
+use crate::directory::admin::clients;
 use crate::http::AppState;
-use crate::http::admin::clients;
 use crate::http::admin::reach::InClient;
-use crate::http::body::JsonBody;
 
 /// `/console/realms/{realm}/clients/{client}`.
 pub async fn client(
@@ -23,8 +22,8 @@ pub async fn client(
 ) -> Page {
     let at = format!("/realms/{}/clients/{}", encode(&realm), encode(&id));
     let caller = console.acting("GET /realms/{realm}/clients/{client}");
-    let reached = InClient::reach(&state, &caller, &realm, &id).await.map_err(|error| page::refused(&error))?;
-    let client = data(clients::read(State(state.clone()), reached).await)?;
+    let reached = InClient::reach(&state.admin(), &caller, &realm, &id).await.map_err(|error| page::refused(&error))?;
+    let client = data(clients::read(&state.admin(), reached).await)?;
     let owner = Some(console.caller.account_id().clone());
     let resource = Resource::Client { realm_id: realm.clone(), id: client.id.clone(), owner };
     let may_rotate = console.may(
@@ -64,8 +63,8 @@ pub async fn rotate(
     let path = format!("{at}/client-secret/rotate");
     let operation = ("POST /realms/{realm}/clients/{client}/client-secret/rotate", path.as_str());
     let rotated = console.acted(&state, &form, operation, async |caller| {
-        let reached = InClient::reach(&state, &caller, &realm, &id).await?;
-        clients::rotate_secret(State(state.clone()), reached, JsonBody(rotation_body(&form))).await
+        let reached = InClient::reach(&state.admin(), &caller, &realm, &id).await?;
+        clients::rotate_secret(&state.admin(), reached, rotation_body(&form)).await
     });
     let rotated = one(rotated.await?)?;
     let content = html! {

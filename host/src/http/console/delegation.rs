@@ -24,11 +24,11 @@ pub async fn grants(State(state): State<AppState>, console: Console, Path(realm)
     let at = format!("/realms/{}", encode(&realm));
     let refused = |error| page::refused(&error);
     let caller = console.acting("GET /realms/{realm}/delegation-grants");
-    let reached = InRealm::reach(&state, &caller, &realm).await.map_err(refused)?;
+    let reached = InRealm::reach(&state.admin(), &caller, &realm).await.map_err(refused)?;
     let query = RawQuery(Some("pageSize=100".to_owned()));
     let grants = listed(delegation::list(State(state.clone()), reached, query).await)?;
     let caller = console.acting("GET /realms/{realm}/delegation-exchanges");
-    let reached = InRealm::reach(&state, &caller, &realm).await.map_err(refused)?;
+    let reached = InRealm::reach(&state.admin(), &caller, &realm).await.map_err(refused)?;
     let query = RawQuery(Some("pageSize=50".to_owned()));
     let exchanges = listed(delegation::exchanges(State(state.clone()), reached, query).await)?;
     let owner = Some(console.caller.account_id().clone());
@@ -108,13 +108,13 @@ pub async fn grants(State(state): State<AppState>, console: Console, Path(realm)
 /// The person a form names, by id or by username; `None` when the realm has no such person.
 async fn person(state: &AppState, console: &Console, realm: &str, named: &str) -> Page<Option<String>> {
     let caller = console.acting("GET /realms/{realm}/users/{userId}");
-    if let Ok(found) = Found::reach(state, &caller, realm, named).await
+    if let Ok(found) = Found::reach(&state.admin(), &caller, realm, named).await
         && let Ok(user) = users::read(found).await
     {
         return Ok(user.data().map(|user| user.id));
     }
     let caller = console.acting("GET /realms/{realm}/users");
-    let reached = InRealm::reach(state, &caller, realm).await.map_err(|error| page::refused(&error))?;
+    let reached = InRealm::reach(&state.admin(), &caller, realm).await.map_err(|error| page::refused(&error))?;
     let query = RawQuery(Some(format!("searchTerm={}&pageSize=50", encode(named))));
     let found = listed(users::list(State(state.clone()), reached, query).await)?;
     Ok(found.items.into_iter().find(|user| user.username == named).map(|user| user.id))
@@ -147,7 +147,7 @@ pub async fn create(State(state): State<AppState>, console: Console, Path(realm)
     let path = format!("/realms/{}/delegation-grants", encode(&realm));
     console
         .act(&state, &form, ("POST /realms/{realm}/delegation-grants", &path), &here, async |caller| {
-            let reached = InRealm::reach(&state, &caller, &realm).await?;
+            let reached = InRealm::reach(&state.admin(), &caller, &realm).await?;
             delegation::create(State(state.clone()), reached, JsonBody(Body::from_map(grant))).await
         })
         .await
@@ -167,7 +167,7 @@ pub async fn withdraw(
     let operation = ("POST /realms/{realm}/delegation-grants/{grantId}/withdraw", path.as_str());
     console
         .act(&state, &form, operation, &here, async |caller| {
-            let found = Found::reach(&state, &caller, &realm, &grant).await?;
+            let found = Found::reach(&state.admin(), &caller, &realm, &grant).await?;
             delegation::withdraw(State(state.clone()), found, JsonBody(Body::from_map(reason))).await
         })
         .await

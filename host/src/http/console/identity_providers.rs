@@ -2,7 +2,7 @@
 //! providers people may sign in through, registered, turned off and on, and removed.
 
 use axum::body::Bytes;
-use axum::extract::{Path, RawQuery, State};
+use axum::extract::{Path, State};
 use axum::http::StatusCode;
 use maud::html;
 use serde_json::{Map, json};
@@ -10,10 +10,9 @@ use serde_json::{Map, json};
 use super::page::{self, Section, Shell, csrf};
 use super::{Console, Page, encode, form, listed, value};
 use crate::authz::{Resource, permission};
+use crate::directory::admin::identity_providers;
 use crate::http::AppState;
-use crate::http::admin::identity_providers;
 use crate::http::admin::reach::{Found, InRealm};
-use crate::http::body::JsonBody;
 use crate::kernel::validate::Body;
 
 /// The address fields of the registration form: the API's field and its label.
@@ -28,9 +27,9 @@ const ADDRESSES: [(&str, &str); 4] = [
 pub async fn providers(State(state): State<AppState>, console: Console, Path(realm): Path<String>) -> Page {
     let at = format!("/realms/{}/identity-providers", encode(&realm));
     let caller = console.acting("GET /realms/{realm}/identity-providers");
-    let reached = InRealm::reach(&state, &caller, &realm).await.map_err(|error| page::refused(&error))?;
-    let query = RawQuery(Some("pageSize=200".to_owned()));
-    let listed = listed(identity_providers::list(State(state.clone()), reached, query).await)?;
+    let reached = InRealm::reach(&state.admin(), &caller, &realm).await.map_err(|error| page::refused(&error))?;
+    let query = Some("pageSize=200".to_owned());
+    let listed = listed(identity_providers::list(&state.admin(), reached, query).await)?;
     let resource = Resource::Realm { id: realm.clone(), owner: Some(console.caller.account_id().clone()) };
     // Providers are part of the realm's settings.
     let may_change =
@@ -100,8 +99,8 @@ pub async fn create(State(state): State<AppState>, console: Console, Path(realm)
     let then = format!("/console{path}");
     console
         .act(&state, &form, ("POST /realms/{realm}/identity-providers", &path), &then, async |caller| {
-            let reached = InRealm::reach(&state, &caller, &realm).await?;
-            identity_providers::create(State(state.clone()), reached, JsonBody(Body::from_map(provider))).await
+            let reached = InRealm::reach(&state.admin(), &caller, &realm).await?;
+            identity_providers::create(&state.admin(), reached, Body::from_map(provider)).await
         })
         .await
 }
@@ -120,8 +119,8 @@ pub async fn update(
     let operation = ("PUT /realms/{realm}/identity-providers/{providerId}", path.as_str());
     console
         .act(&state, &form, operation, &format!("/console{at}"), async |caller| {
-            let found = Found::reach(&state, &caller, &realm, &id).await?;
-            identity_providers::update(State(state.clone()), found, JsonBody(Body::from_map(change))).await
+            let found = Found::reach(&state.admin(), &caller, &realm, &id).await?;
+            identity_providers::update(&state.admin(), found, Body::from_map(change)).await
         })
         .await
 }
@@ -138,7 +137,7 @@ pub async fn delete(
     let operation = ("DELETE /realms/{realm}/identity-providers/{providerId}", path.as_str());
     console
         .act(&state, &form(&body), operation, &format!("/console{at}"), async |caller| {
-            identity_providers::delete(State(state.clone()), Found::reach(&state, &caller, &realm, &id).await?).await
+            identity_providers::delete(&state.admin(), Found::reach(&state.admin(), &caller, &realm, &id).await?).await
         })
         .await
 }

@@ -2,6 +2,8 @@
 //! recommendations and the post-incident report; dismissing it, lifting a measure, applying a
 //! recommendation and reverting it, and asking again for a reading that failed.
 
+use crate::protection::analyst::AnalysisView;
+use crate::protection::incidents::MeasureView;
 use axum::body::Bytes;
 use axum::extract::{Path, RawQuery, State};
 use axum::http::{HeaderValue, StatusCode, header};
@@ -13,11 +15,11 @@ use super::page::{self, Section, Shell, csrf};
 use super::{Console, Page, data, encode, form, pairs, value, when};
 use crate::authz::{Resource, permission};
 use crate::http::AppState;
-use crate::http::admin::analyses::{self, AnalysisView};
-use crate::http::admin::incident_report::Format;
-use crate::http::admin::threats::{self, MeasureView};
+use crate::http::admin::analyses::{self};
+use crate::http::admin::threats::{self};
 use crate::http::protocol::login_page::secure;
 use crate::protection::analyst::Language;
+use crate::protection::report::Format;
 use crate::store::threats::{IncidentStatus, MeasureType, Standing};
 
 /// `/console/attack-protection/incidents/{id}`: the incident, its measures, and what may be done.

@@ -269,7 +269,7 @@ impl Console {
     /// Whether the policies let the person do `permission` on `resource` through the admin
     /// `operation` an action calls: whether to offer it.
     fn may(&self, state: &AppState, operation: &str, permission: &str, resource: Resource) -> bool {
-        self.caller.require_in(state, operation, permission, resource).is_ok()
+        self.caller.require_in(&state.authz, operation, permission, resource).is_ok()
     }
 
     /// Whether the form carries this session's CSRF token.

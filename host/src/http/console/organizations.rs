@@ -2,7 +2,7 @@
 //! and removing one.
 
 use axum::body::Bytes;
-use axum::extract::{Path, RawQuery, State};
+use axum::extract::{Path, State};
 use axum::http::StatusCode;
 use maud::html;
 use serde_json::{Map, json};
@@ -10,19 +10,18 @@ use serde_json::{Map, json};
 use super::page::{self, Section, Shell, csrf};
 use super::{Console, Page, encode, form, listed, value};
 use crate::authz::{Resource, permission};
+use crate::directory::admin::organizations;
 use crate::http::AppState;
-use crate::http::admin::organizations;
 use crate::http::admin::reach::{Found, InRealm};
-use crate::http::body::JsonBody;
 use crate::kernel::validate::Body;
 
 /// `/console/realms/{realm}/organizations`.
 pub async fn organizations(State(state): State<AppState>, console: Console, Path(realm): Path<String>) -> Page {
     let at = format!("/realms/{}/organizations", encode(&realm));
     let caller = console.acting("GET /realms/{realm}/organizations");
-    let reached = InRealm::reach(&state, &caller, &realm).await.map_err(|error| page::refused(&error))?;
-    let query = RawQuery(Some("pageSize=200".to_owned()));
-    let listed = listed(organizations::list(State(state.clone()), reached, query).await)?;
+    let reached = InRealm::reach(&state.admin(), &caller, &realm).await.map_err(|error| page::refused(&error))?;
+    let query = Some("pageSize=200".to_owned());
+    let listed = listed(organizations::list(&state.admin(), reached, query).await)?;
     let resource = || Resource::Realm { id: realm.clone(), owner: Some(console.caller.account_id().clone()) };
     let may_create =
         console.may(&state, "POST /realms/{realm}/organizations", permission::ORGANIZATION_CREATE, resource());
@@ -92,8 +91,8 @@ pub async fn create(State(state): State<AppState>, console: Console, Path(realm)
     let then = format!("/console{path}");
     console
         .act(&state, &form, ("POST /realms/{realm}/organizations", &path), &then, async |caller| {
-            let reached = InRealm::reach(&state, &caller, &realm).await?;
-            organizations::create(State(state.clone()), reached, JsonBody(Body::from_map(organization))).await
+            let reached = InRealm::reach(&state.admin(), &caller, &realm).await?;
+            organizations::create(&state.admin(), reached, Body::from_map(organization)).await
         })
         .await
 }
@@ -112,8 +111,8 @@ pub async fn update(
     let operation = ("PUT /realms/{realm}/organizations/{organizationId}", path.as_str());
     console
         .act(&state, &form, operation, &format!("/console{at}"), async |caller| {
-            let found = Found::reach(&state, &caller, &realm, &id).await?;
-            organizations::update(State(state.clone()), found, JsonBody(Body::from_map(change))).await
+            let found = Found::reach(&state.admin(), &caller, &realm, &id).await?;
+            organizations::update(&state.admin(), found, Body::from_map(change)).await
         })
         .await
 }
@@ -130,7 +129,7 @@ pub async fn delete(
     let operation = ("DELETE /realms/{realm}/organizations/{organizationId}", path.as_str());
     console
         .act(&state, &form(&body), operation, &format!("/console{at}"), async |caller| {
-            organizations::delete(State(state.clone()), Found::reach(&state, &caller, &realm, &id).await?).await
+            organizations::delete(&state.admin(), Found::reach(&state.admin(), &caller, &realm, &id).await?).await
         })
         .await
 }

@@ -1,6 +1,7 @@
 //! A realm's people in the console: finding them, creating one, editing one (name, e-mail, status,
 //! password), ending their sessions, and suspending them at a client.
 
+use crate::directory::sessions::SessionView;
 use axum::body::Bytes;
 use axum::extract::{Path, RawQuery, State};
 use axum::http::StatusCode;
@@ -12,7 +13,6 @@ use super::{Console, Page, data, encode, form, listed, one, page_number, pairs, 
 use crate::authz::{Resource, permission};
 use crate::http::AppState;
 use crate::http::admin::reach::{ClientUser, Found, InRealm};
-use crate::http::admin::sessions::SessionView;
 use crate::http::admin::{sessions, suspensions, users};
 use crate::http::auth::Caller;
 use crate::http::body::JsonBody;
@@ -37,7 +37,7 @@ pub async fn list(
         query.push_str(&format!("&searchTerm={}", encode(search)));
     }
     let caller = console.acting("GET /realms/{realm}/users");
-    let reached = InRealm::reach(&state, &caller, &realm).await.map_err(|error| page::refused(&error))?;
+    let reached = InRealm::reach(&state.admin(), &caller, &realm).await.map_err(|error| page::refused(&error))?;
     let listed = listed(users::list(State(state.clone()), reached, RawQuery(Some(query))).await)?;
     let may_create =
         console.may(&state, "POST /realms/{realm}/users", permission::USER_CREATE, realm_resource(&console, &realm));
@@ -93,7 +93,7 @@ pub async fn create(State(state): State<AppState>, console: Console, Path(realm)
     let form = form(&body);
     let path = format!("/realms/{}/users", encode(&realm));
     let created = console.acted(&state, &form, ("POST /realms/{realm}/users", &path), async |caller| {
-        let reached = InRealm::reach(&state, &caller, &realm).await?;
+        let reached = InRealm::reach(&state.admin(), &caller, &realm).await?;
         users::create(State(state.clone()), reached, JsonBody(person_body(&form, false))).await
     });
     let person = one(created.await?)?;
@@ -108,7 +108,7 @@ pub async fn person(
 ) -> Page {
     let at = format!("/realms/{}/users/{}", encode(&realm), encode(&id));
     let caller = console.acting("GET /realms/{realm}/users/{userId}");
-    let found = Found::reach(&state, &caller, &realm, &id).await.map_err(|error| page::refused(&error))?;
+    let found = Found::reach(&state.admin(), &caller, &realm, &id).await.map_err(|error| page::refused(&error))?;
     let person = data(users::read(found).await)?;
     let sessions = live_sessions(&state, &console.acting("GET /realms/{realm}/sessions"), &realm, &id, 100).await?;
     let live: Vec<&SessionView> = sessions.iter().collect();
@@ -175,7 +175,7 @@ pub async fn person(
 
 /// The live sessions of the person `id`, at most `count`.
 async fn live_sessions(state: &AppState, caller: &Caller, realm: &str, id: &str, count: u32) -> Page<Vec<SessionView>> {
-    let reached = InRealm::reach(state, caller, realm).await.map_err(|error| page::refused(&error))?;
+    let reached = InRealm::reach(&state.admin(), caller, realm).await.map_err(|error| page::refused(&error))?;
     let query = format!("userId={}&pageSize={count}", encode(id));
     let sessions = listed(sessions::list(State(state.clone()), reached, RawQuery(Some(query))).await)?;
     Ok(sessions.items.into_iter().filter(|session| session.status == "Active").collect())
@@ -193,7 +193,7 @@ pub async fn update(
     let then = format!("/console{path}");
     console
         .act(&state, &form, ("PUT /realms/{realm}/users/{userId}", &path), &then, async |caller| {
-            let found = Found::reach(&state, &caller, &realm, &id).await?;
+            let found = Found::reach(&state.admin(), &caller, &realm, &id).await?;
             users::update(State(state.clone()), found, JsonBody(person_body(&form, true))).await
         })
         .await
@@ -216,7 +216,11 @@ pub async fn end_sessions(
         let operation = ("DELETE /realms/{realm}/sessions/{sessionId}", path.as_str());
         console
             .acted(&state, &form, operation, async |caller| {
-                sessions::revoke(State(state.clone()), Found::reach(&state, &caller, &realm, &session.id).await?).await
+                sessions::revoke(
+                    State(state.clone()),
+                    Found::reach(&state.admin(), &caller, &realm, &session.id).await?,
+                )
+                .await
             })
             .await?;
     }
@@ -242,7 +246,7 @@ pub async fn suspend(
     let operation = ("POST /realms/{realm}/clients/{client}/users/{userId}/suspensions", path.as_str());
     console
         .act(&state, &form, operation, &back, async |caller| {
-            let reached = ClientUser::reach(&state, &caller, &realm, client, &id).await?;
+            let reached = ClientUser::reach(&state.admin(), &caller, &realm, client, &id).await?;
             suspensions::create(State(state.clone()), reached, JsonBody(Body::from_map(suspension))).await
         })
         .await

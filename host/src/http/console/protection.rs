@@ -1,5 +1,7 @@
 //! Attack protection in the console: the period's summary with its charts, and the incident list.
 
+use crate::protection::summary::Share;
+use crate::protection::summary::SourceShare;
 use axum::extract::{RawQuery, State};
 use axum::http::StatusCode;
 use maud::html;
@@ -8,9 +10,10 @@ use super::chart::{self, Mark};
 use super::incident::measures;
 use super::page::{Section, Shell};
 use super::{Console, Page, data, encode, listed, page_number, pairs, value, when};
+use crate::directory::admin::realms;
 use crate::http::AppState;
-use crate::http::admin::realms;
-use crate::http::admin::threats::{self, Figures, Share, SourceShare};
+use crate::http::admin::threats;
+use crate::protection::summary::Figures;
 
 /// The page sizes the incident list offers; the first is the default.
 const PAGE_SIZES: [u32; 3] = [24, 48, 96];
@@ -180,8 +183,8 @@ pub async fn incidents(State(state): State<AppState>, console: Console, RawQuery
 /// The realms to choose from, when the person may list them and they fit one list; otherwise the
 /// realm filter is typed.
 async fn realm_choices(state: &AppState, console: &Console) -> Option<Vec<String>> {
-    let query = RawQuery(Some("pageSize=200".to_owned()));
-    let listed = realms::list(State(state.clone()), console.acting("GET /realms"), query).await.ok()?.page()?;
+    let query = Some("pageSize=200".to_owned());
+    let listed = realms::list(&state.admin(), console.acting("GET /realms"), query).await.ok()?.page()?;
     let whole = listed.total_items <= i64::try_from(listed.items.len()).unwrap_or(i64::MAX);
     whole.then(|| listed.items.into_iter().map(|realm| realm.id).collect())
 }

@@ -1,8 +1,9 @@
 //! The realms of the account, and a realm's page: its settings (lockout, password rules, the AI
 //! advisor's consent), and where its webhooks, its clients' webhooks and its delegation grants are.
 
+use crate::directory::realms::RealmView;
 use axum::body::Bytes;
-use axum::extract::{Path, RawQuery, State};
+use axum::extract::{Path, State};
 use axum::http::StatusCode;
 use maud::{Markup, html};
 use serde_json::{Map, json};
@@ -10,11 +11,9 @@ use serde_json::{Map, json};
 use super::page::{self, Section, Shell, csrf};
 use super::{Console, Page, data, encode, form, listed, value};
 use crate::authz::{Resource, permission};
+use crate::directory::admin::{clients, realms};
 use crate::http::AppState;
 use crate::http::admin::reach::InRealm;
-use crate::http::admin::realms::RealmView;
-use crate::http::admin::{clients, realms};
-use crate::http::body::JsonBody;
 use crate::kernel::validate::Body;
 
 /// The switches of the settings form: the API's field and its label.
@@ -61,8 +60,8 @@ fn settings_form(console: &Console, at: &str, settings: &RealmView) -> Markup {
 
 /// `/console/realms`.
 pub async fn list(State(state): State<AppState>, console: Console) -> Page {
-    let query = RawQuery(Some("pageSize=200".to_owned()));
-    let realms = listed(realms::list(State(state), console.acting("GET /realms"), query).await)?;
+    let query = Some("pageSize=200".to_owned());
+    let realms = listed(realms::list(&state.admin(), console.acting("GET /realms"), query).await)?;
     let content = html! {
         div.panel { table {
             caption { (realms.total_items) " realms" }
@@ -77,13 +76,13 @@ pub async fn list(State(state): State<AppState>, console: Console) -> Page {
 
 /// `/console/realms/{realm}`.
 pub async fn realm(State(state): State<AppState>, console: Console, Path(id): Path<String>) -> Page {
-    let reached = InRealm::reach(&state, &console.acting("GET /realms/{realm}"), &id).await;
-    let realm = data(realms::read(reached.map_err(|error| page::refused(&error))?).await)?;
+    let reached = InRealm::reach(&state.admin(), &console.acting("GET /realms/{realm}"), &id).await;
+    let realm = data(realms::read(reached.map_err(|error| page::refused(&error))?))?;
     let at = format!("/console/realms/{}", encode(&realm.id));
     let caller = console.acting("GET /realms/{realm}/clients");
-    let reached = InRealm::reach(&state, &caller, &id).await.map_err(|error| page::refused(&error))?;
-    let query = RawQuery(Some("pageSize=200".to_owned()));
-    let clients = listed(clients::list(State(state.clone()), reached, query).await)?;
+    let reached = InRealm::reach(&state.admin(), &caller, &id).await.map_err(|error| page::refused(&error))?;
+    let query = Some("pageSize=200".to_owned());
+    let clients = listed(clients::list(&state.admin(), reached, query).await)?;
     let owner = Some(console.caller.account_id().clone());
     let may_change = console.may(
         &state,
@@ -135,8 +134,8 @@ pub async fn update(State(state): State<AppState>, console: Console, Path(id): P
     let operation = ("PUT /realms/{realm}", path.as_str());
     console
         .act(&state, &form, operation, &at, async |caller| {
-            let reached = InRealm::reach(&state, &caller, &id).await?;
-            realms::update(State(state.clone()), reached, JsonBody(Body::from_map(settings))).await
+            let reached = InRealm::reach(&state.admin(), &caller, &id).await?;
+            realms::update(&state.admin(), reached, Body::from_map(settings)).await
         })
         .await
 }

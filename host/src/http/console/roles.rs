@@ -102,7 +102,7 @@ pub async fn update(State(state): State<AppState>, console: Console, Path(id): P
     let path = format!("/roles/{}", encode(&id));
     console
         .act(&state, &form, ("PUT /roles/{roleId}", &path), "/console/roles", async |caller| {
-            let owned = Owned::reach(&state, &caller, &id).await?;
+            let owned = Owned::reach(&state.admin(), &caller, &id).await?;
             roles::update(State(state.clone()), owned, JsonBody(Body::from_map(role))).await
         })
         .await
@@ -113,7 +113,7 @@ pub async fn delete(State(state): State<AppState>, console: Console, Path(id): P
     let path = format!("/roles/{}", encode(&id));
     console
         .act(&state, &form(&body), ("DELETE /roles/{roleId}", &path), "/console/roles", async |caller| {
-            roles::delete(State(state.clone()), Owned::reach(&state, &caller, &id).await?).await
+            roles::delete(State(state.clone()), Owned::reach(&state.admin(), &caller, &id).await?).await
         })
         .await
 }

@@ -3,6 +3,7 @@
 //! rotating its secret, sending a test and removing it; an endpoint's history — Overview, Events and
 //! Deliveries, each attempt with its request and response — with replay.
 
+use crate::operations::webhooks::endpoints::EndpointView;
 use axum::body::Bytes;
 use axum::extract::{Path, RawQuery, State};
 use axum::http::StatusCode;
@@ -14,9 +15,10 @@ use super::page::{self, Section, Shell, csrf};
 use super::{Console, Page, data, encode, form, listed, one, page_number, pairs, value, when};
 use crate::authz::{Resource, permission};
 use crate::http::AppState;
-use crate::http::admin::webhooks::{self as operations, EndpointView};
+use crate::http::admin::webhooks::{self as operations};
 use crate::http::auth::Caller;
 use crate::kernel::validate::Body;
+use crate::operations::webhooks::admin;
 use crate::store::events::EventType;
 use crate::store::webhooks::{AttemptState, EndpointKind, EndpointStatus};
 
@@ -177,7 +179,7 @@ pub async fn list(State(state): State<AppState>, console: Console, Path(at): Pat
     let caller = console.acting(&format!("GET {}", at.route()));
     let (realm, client) = at.place();
     let query = Some("pageSize=100".to_owned());
-    let listed = listed(operations::list_endpoints(state.clone(), caller, realm, client, query).await)?;
+    let listed = listed(admin::list_endpoints(&state.admin(), caller, realm, client, query).await)?;
     let content = html! {
         @if listed.items.is_empty() {
             p.panel { "No endpoint yet." }
@@ -218,7 +220,7 @@ pub async fn register(State(state): State<AppState>, console: Console, Path(at):
     let (operation, path) = (format!("POST {}", at.route()), at.api());
     let (realm, client) = at.place();
     let registered = console.acted(&state, &form, (&operation, &path), async |caller: Caller| {
-        operations::register(state.clone(), caller, realm, client, endpoint_body(&form)).await
+        admin::register(&state.admin(), &state.webhooks, caller, realm, client, endpoint_body(&form)).await
     });
     let endpoint = one(registered.await?)?;
     let content = html! {
@@ -251,7 +253,7 @@ pub async fn endpoint(
     let view = value(&pairs, "view").filter(|v| VIEWS.iter().any(|(name, _)| name == v)).unwrap_or("overview");
     let here = format!("{}/{}", at.at.page(), encode(&at.id));
     let caller = console.acting(&at.operation("GET", "").0);
-    let endpoint = data(operations::read_endpoint(state.clone(), caller, at.parts()).await)?;
+    let endpoint = data(admin::read_endpoint(&state.admin(), caller, at.parts()).await)?;
     let may_change = at.at.may(&state, &console, "PUT /{webhookId}", &[permission::WEBHOOK_UPDATE]);
     let may_remove = at.at.may(&state, &console, "DELETE /{webhookId}", &[permission::WEBHOOK_DELETE]);
     let history = match view {
@@ -383,7 +385,7 @@ async fn deliveries(
     let caller = console.acting(&format!("GET {}/deliveries", at.at.route()));
     let query = Some(format!("webhookId={}&pageSize=50", encode(&at.id)));
     let (realm, client) = at.at.place();
-    let listed = listed(operations::deliveries(state.clone(), caller, realm, client, query).await)?;
+    let listed = listed(admin::deliveries(&state.admin(), caller, realm, client, query).await)?;
     let attempts: Vec<_> = listed.items.iter().filter(|a| a.webhook_id == at.id).collect();
     Ok(html! {
         @if attempts.is_empty() { p { "No attempt yet." } }
@@ -415,7 +417,7 @@ pub async fn update(State(state): State<AppState>, console: Console, Path(at): P
     let (operation, path) = at.operation("PUT", "");
     console
         .act(&state, &form, (&operation, &path), &here, async |caller| {
-            operations::update_endpoint(state.clone(), caller, at.parts(), endpoint_body(&form)).await
+            admin::update_endpoint(&state.admin(), caller, at.parts(), endpoint_body(&form)).await
         })
         .await
 }
@@ -428,7 +430,7 @@ pub async fn status(State(state): State<AppState>, console: Console, Path(at): P
     let (operation, path) = at.operation("PUT", "");
     console
         .act(&state, &form, (&operation, &path), &here, async |caller| {
-            operations::update_endpoint(state.clone(), caller, at.parts(), Body::from_map(status)).await
+            admin::update_endpoint(&state.admin(), caller, at.parts(), Body::from_map(status)).await
         })
         .await
 }
@@ -439,7 +441,7 @@ pub async fn test(State(state): State<AppState>, console: Console, Path(at): Pat
     let (operation, path) = at.operation("POST", "/test");
     console
         .act(&state, &form(&body), (&operation, &path), &here, async |caller| {
-            operations::test(state.clone(), caller, at.parts()).await
+            admin::test(&state.admin(), &state.webhooks, caller, at.parts()).await
         })
         .await
 }
@@ -449,7 +451,7 @@ pub async fn rotate(State(state): State<AppState>, console: Console, Path(at): P
     let form = form(&body);
     let (operation, path) = at.operation("POST", "/rotate-secret");
     let rotated = console.acted(&state, &form, (&operation, &path), async |caller| {
-        operations::rotate(state.clone(), caller, at.parts()).await
+        admin::rotate(&state.admin(), &state.webhooks, caller, at.parts()).await
     });
     let endpoint = one(rotated.await?)?;
     let content = html! {
@@ -471,7 +473,7 @@ pub async fn delete(State(state): State<AppState>, console: Console, Path(at): P
     let (operation, path) = at.operation("DELETE", "");
     console
         .act(&state, &form(&body), (&operation, &path), &at.at.page(), async |caller| {
-            operations::delete_endpoint(state.clone(), caller, at.parts()).await
+            admin::delete_endpoint(&state.admin(), caller, at.parts()).await
         })
         .await
 }
@@ -485,7 +487,7 @@ pub async fn replay(State(state): State<AppState>, console: Console, Path(at): P
     let operation = format!("POST {}/{{webhookId}}/deliveries/{{deliveryId}}/replay", endpoint.at.route());
     console
         .act(&state, &form(&body), (&operation, &path), &here, async |caller| {
-            operations::replay(state.clone(), caller, endpoint.parts(), &at.delivery).await
+            admin::replay(&state.admin(), &state.webhooks, caller, endpoint.parts(), &at.delivery).await
         })
         .await
 }

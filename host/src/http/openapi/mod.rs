@@ -3,6 +3,7 @@
 
 mod contract;
 
+use crate::directory::realms::RealmView;
 use std::sync::OnceLock;
 
 use axum::response::{IntoResponse, Response};
@@ -79,7 +80,7 @@ use crate::kernel::error_code::ErrorCode;
         threats::standing, allowed_ips::read, allowed_ips::replace, claim_mappers::list, claim_mappers::create, claim_mappers::delete, claim_mappers::preview, analyses::list, analyses::retry, analyses::apply, analyses::revert, analyses::report,
         audit::trail, audit::access_logs,
     ),
-    components(schemas(NotificationBody, ErrorCode, Pagination<realms::RealmView>)),
+    components(schemas(NotificationBody, ErrorCode, Pagination<RealmView>)),
     modifiers(&ApiKeyScheme, &ClientEndpointPaths),
 )]
 pub struct AdminApi;

@@ -14,7 +14,6 @@ use axum::response::Response;
 
 use super::cookies::{SESSION_COOKIE, append_cookie, cookie, expired_form, fresh_form, genuine_form, session_cookie};
 use super::login_page::{self, Field, FormPage, Frame, Problem};
-use super::page_texts::{Language, Texts};
 use super::{Form, OAuthError};
 use crate::http::AppState;
 use crate::http::address::ClientAddress;
@@ -23,6 +22,7 @@ use crate::oauth::federation;
 use crate::oauth::metadata_documents::{self, DocumentError};
 use crate::oauth::registration::Asker;
 use crate::oauth::signin::browser::{self, Asked, Authorization, AuthorizationError, Denial, Unredirectable};
+use crate::oauth::signin::texts::{Language, Texts};
 use crate::oauth::signin::{BrowserSignIn, Origin, device};
 use crate::oauth::tokens::issuer;
 use crate::runtime::rate_limit::{Class, source_key};

@@ -2,17 +2,17 @@
 //! userinfo. The metadata and the JWKS are readable by code in a browser of any origin: they hold
 //! nothing private and carry no credential.
 
+use crate::oauth::tokens::issuer;
 use axum::extract::{Path, State};
 use axum::http::{HeaderMap, HeaderValue, header};
 use axum::response::{IntoResponse, Response};
-use serde_json::{Value, json};
+use serde_json::Value;
 
 use super::{OAuthError, no_store, realm};
 use crate::http::AppState;
-use crate::oauth::tokens::{self, issuer, person_claims};
+use crate::oauth::discovery;
+use crate::oauth::tokens::{self, person_claims};
 use crate::runtime::error::OAuthCode;
-use crate::store::clients::GrantType;
-use crate::store::realms::ClientRegistration;
 use crate::store::users::UserStatus;
 
 pub async fn configuration(
@@ -20,68 +20,7 @@ pub async fn configuration(
     Path(realm_id): Path<String>,
 ) -> Result<Response, OAuthError> {
     let realm = realm(&state, &realm_id).await?;
-    let issuer = issuer(&state, &realm.id);
-    let endpoint = |path: &str| format!("{issuer}/protocol/openid-connect/{path}");
-    // `create` is named only where people may sign up, as the authorization endpoint refuses it elsewhere.
-    let mut prompts = vec!["none", "login", "consent", "select_account"];
-    if crate::oauth::signin::signup::open(&state, &realm) {
-        prompts.push("create");
-    }
-    // The standard scopes, then those the realm has (the account's catalogue and its own).
-    let mut scopes: Vec<String> = ["openid", "profile", "email"].map(String::from).to_vec();
-    for name in crate::store::scopes::names_in_realm(state.store.pool(), &realm.account_id, &realm.id).await? {
-        if !scopes.contains(&name) {
-            scopes.push(name);
-        }
-    }
-    let mut document = json!({
-        "issuer": issuer,
-        "token_endpoint": endpoint("token"),
-        "jwks_uri": endpoint("certs"),
-        "introspection_endpoint": endpoint("token/introspect"),
-        "revocation_endpoint": endpoint("revoke"),
-        "userinfo_endpoint": endpoint("userinfo"),
-        "authorization_endpoint": endpoint("auth"),
-        "end_session_endpoint": endpoint("logout"),
-        "device_authorization_endpoint": endpoint("auth/device"),
-        "grant_types_supported": GrantType::ANNOUNCED.map(GrantType::as_str),
-        "response_types_supported": ["code"],
-        "response_modes_supported": ["query"],
-        "code_challenge_methods_supported": ["S256"],
-        "prompt_values_supported": prompts,
-        "authorization_response_iss_parameter_supported": true,
-        "request_parameter_supported": false,
-        "request_uri_parameter_supported": false,
-        "claims_parameter_supported": false,
-        "acr_values_supported": [tokens::ACR_PASSWORD],
-        "ui_locales_supported": super::page_texts::SUPPORTED,
-        "subject_types_supported": ["public"],
-        "id_token_signing_alg_values_supported": ["ES256", "RS256"],
-        "token_endpoint_auth_methods_supported": ["client_secret_basic", "client_secret_post", "private_key_jwt", "none"],
-        "token_endpoint_auth_signing_alg_values_supported": crate::oauth::client_keys::ALGORITHMS,
-        "introspection_endpoint_auth_methods_supported": ["client_secret_basic", "client_secret_post", "private_key_jwt"],
-        "introspection_endpoint_auth_signing_alg_values_supported": crate::oauth::client_keys::ALGORITHMS,
-        "revocation_endpoint_auth_methods_supported": ["client_secret_basic", "client_secret_post", "private_key_jwt"],
-        "revocation_endpoint_auth_signing_alg_values_supported": crate::oauth::client_keys::ALGORITHMS,
-        "scopes_supported": scopes,
-        "claims_supported": [
-            "iss", "sub", "aud", "exp", "iat", "auth_time", "nonce", "acr", "amr", "at_hash", "sid", "azp",
-            "preferred_username", "name",
-            "given_name", "family_name", "email", "email_verified"
-        ],
-        "access_token_issuer": issuer,
-        "dpop_signing_alg_values_supported": crate::oauth::dpop::ALGORITHMS,
-    });
-    if let Value::Object(fields) = &mut document {
-        // Where clients register themselves (RFC 7591), named only where the realm takes registrations.
-        if realm.settings.client_registration != ClientRegistration::Closed {
-            fields.insert("registration_endpoint".into(), Value::String(endpoint("register")));
-        }
-        // Said only where the realm takes clients known by a metadata document.
-        if realm.settings.client_id_metadata_documents {
-            fields.insert("client_id_metadata_document_supported".into(), Value::Bool(true));
-        }
-    }
+    let document = discovery::provider_metadata(&state, &realm).await?;
     Ok(axum::Json(document).into_response())
 }
 
@@ -247,12 +186,6 @@ pub async fn protected_resource(
         .map_err(crate::runtime::error::Error::from)?
         .filter(|server| server.status == crate::store::Status::Active)
         .ok_or_else(|| OAuthError::new(OAuthCode::ResourceServerNotFound, "no such resource server in the realm"))?;
-    let document = json!({
-        "resource": server.address,
-        "resource_name": server.name,
-        "authorization_servers": [issuer(&state, &realm.id)],
-        "scopes_supported": server.scopes,
-        "bearer_methods_supported": ["header"],
-    });
+    let document = discovery::protected_resource(&state, &realm, &server);
     Ok(axum::Json(document).into_response())
 }

@@ -1,94 +1,13 @@
 //! Token introspection (RFC 7662) and revocation (RFC 7009), both client-authenticated.
 
+use super::{Form, OAuthError, authenticate_client, json_no_store, no_store, realm};
+use crate::http::AppState;
+use crate::http::address::ClientAddress;
+use crate::oauth::tokens::introspection::{self, Asker};
 use axum::Extension;
 use axum::extract::{Path, State};
 use axum::http::{HeaderMap, header};
 use axum::response::{IntoResponse, Response};
-use serde_json::{Value, json};
-
-use super::{Form, OAuthError, authenticate_client, json_no_store, no_store, realm};
-use crate::directory::consumers::CONSUMER_KEY_PREFIX;
-use crate::http::AppState;
-use crate::http::address::ClientAddress;
-use crate::oauth::signin::Origin;
-use crate::oauth::signin::consumer_keys::{self, Validated};
-use crate::oauth::tokens::{self, ActiveToken};
-use crate::store::changes::Invalidation;
-use crate::store::clients::Client;
-use crate::store::consumers::{self, Consumer};
-use crate::store::events::{self, Event, EventType};
-use crate::store::realms::Realm;
-use crate::store::sessions::{self, RefreshToken, Session};
-use crate::store::users::{User, UserStatus};
-
-/// A refresh token that is still good, with its session and person.
-async fn live_refresh_token(
-    state: &AppState,
-    realm: &Realm,
-    value: &str,
-) -> Result<Option<(RefreshToken, Session, User)>, OAuthError> {
-    let pool = state.store.pool();
-    let Some(id) = tokens::refresh_token_id(value) else { return Ok(None) };
-    let found = sessions::find_refresh(pool, id).await?;
-    let Some(token) = found.filter(|t| state.hasher.matches(value, &t.token_hash)) else { return Ok(None) };
-    let Some((session, user)) = state.session_reads.find_with_person(&token.session_id).await? else {
-        return Ok(None);
-    };
-    let now = state.clock.now();
-    let live = session.realm_id == realm.id
-        && session.is_live(now)
-        && token.exchanged_at.is_none()
-        && token.revoked_at.is_none()
-        && token.expires_at > now;
-    Ok(live.then_some((token, session, user)))
-}
-
-/// An access token as RFC 7662 §2.2 describes it: its own claims, instants as NumericDate.
-fn describe_access(token: &ActiveToken, username: Option<String>) -> Value {
-    let mut answer = json!({
-        "active": true,
-        "token_type": if token.claims.contains_key("cnf") { "DPoP" } else { "Bearer" },
-        "client_id": token.client_id,
-        "sub": token.subject,
-        "exp": token.expires_at.timestamp(),
-        "iat": token.issued_at.timestamp(),
-        "jti": token.jti,
-    });
-    if let Some(object) = answer.as_object_mut() {
-        // `cnf`: the key a DPoP-bound token is bound to (RFC 9449 §6.2).
-        for claim in ["iss", "aud", "iat", "nbf", "scope", "sid", "act", "delegation_id", "cnf"] {
-            if let Some(value) = token.claims.get(claim) {
-                object.insert(claim.into(), value.clone());
-            }
-        }
-        if let Some(username) = username {
-            object.insert("username".into(), json!(username));
-        }
-    }
-    answer
-}
-
-fn describe_consumer(consumer: &Consumer) -> Value {
-    let mut answer = json!({
-        "active": true,
-        "token_type": "api_key",
-        "client_id": consumer.client_id,
-        "sub": consumer.id,
-        "consumer_id": consumer.id,
-        "consumer_name": consumer.name,
-        "iat": consumer.created_at.timestamp(),
-    });
-    if let Some(object) = answer.as_object_mut() {
-        let scopes = consumer.scopes.clone();
-        if !scopes.is_empty() {
-            object.insert("scope".into(), json!(scopes.join(" ")));
-        }
-        if let Some(until) = consumer.expires_at {
-            object.insert("exp".into(), json!(until.timestamp()));
-        }
-    }
-    answer
-}
 
 pub async fn introspect(
     State(state): State<AppState>,
@@ -100,75 +19,10 @@ pub async fn introspect(
     let realm = realm(&state, &realm_id).await?;
     let client = authenticate_client(&state, &realm, &headers, &form).await?;
     let token = form.require("token")?;
+    let user_agent = headers.get(header::USER_AGENT).and_then(|v| v.to_str().ok());
+    let asker = Asker { address, user_agent };
     let hint = form.get("token_type_hint");
-    let refresh_first = hint == Some("refresh_token") || token.starts_with(tokens::REFRESH_TOKEN_PREFIX);
-
-    // Consumer API keys are described only to their own client, the customer's API; each
-    // validation is a sign-in of the consumer.
-    if hint == Some("api_key") || token.starts_with(CONSUMER_KEY_PREFIX) {
-        let now = state.clock.now();
-        let key_hash = state.hasher.hash(token);
-        let consumer = consumers::find_by_hash(state.store.pool(), &key_hash).await?;
-        let consumer = consumer.filter(|c| c.realm_id == realm.id && c.client_id == client.id);
-        let validated = match &consumer {
-            Some(consumer) if consumer.is_usable(now) => Validated::Live(consumer),
-            Some(consumer) => Validated::NotUsable(consumer),
-            None => Validated::Unknown,
-        };
-        if consumer.is_some() || token.starts_with(CONSUMER_KEY_PREFIX) {
-            let origin = Origin {
-                ip_address: address.to_string(),
-                user_agent: headers.get(header::USER_AGENT).and_then(|v| v.to_str().ok()).map(str::to_owned),
-            };
-            consumer_keys::record(&state, &state.protection, &realm, &client, validated, &key_hash, &origin).await?;
-            return Ok(json_no_store(match validated {
-                Validated::Live(consumer) => describe_consumer(consumer),
-                _ => json!({ "active": false }),
-            }));
-        }
-    }
-
-    if !refresh_first && let Some(active) = tokens::active_access_token(&state, &realm.id, token).await? {
-        let username = active.person.as_ref().map(|(_, person)| person.username.clone());
-        return Ok(json_no_store(describe_access(&active, username)));
-    }
-    // Refresh tokens are described only to the client they were issued to.
-    if let Some((refresh, session, person)) = live_refresh_token(&state, &realm, token).await?
-        && session.client_id == client.id
-        && person.status == UserStatus::Active
-        && !client.revoked_token(refresh.created_at)
-    {
-        let scopes = refresh.scopes.clone();
-        return Ok(json_no_store(json!({
-            "active": true,
-            "token_type": "refresh_token",
-            "client_id": session.client_id,
-            "sub": session.user_id,
-            "sid": session.id,
-            "scope": scopes.join(" "),
-            "iat": refresh.created_at.timestamp(),
-            "exp": refresh.expires_at.timestamp(),
-        })));
-    }
-    Ok(json_no_store(json!({ "active": false })))
-}
-
-async fn announce_revocation(
-    state: &AppState,
-    tx: &mut crate::store::Connection,
-    realm: &Realm,
-    client: &Client,
-    data: Value,
-) -> Result<(), OAuthError> {
-    let event = Event {
-        event_type: EventType::TokenRevoked,
-        account_id: &realm.account_id,
-        realm_id: Some(&realm.id),
-        client_id: Some(&client.id),
-        data,
-    };
-    events::publish(tx, event, state.clock.now()).await?;
-    Ok(())
+    Ok(json_no_store(introspection::describe(&state, &state.protection, &realm, &client, token, hint, asker).await?))
 }
 
 /// RFC 7009: revokes a refresh token (ending the client's session it belongs to, so the access
@@ -190,38 +44,7 @@ pub async fn revoke(
         authenticate_client(&state, &realm, &headers, &form).await?
     };
     let token = form.require("token")?;
-    let hint = form.get("token_type_hint");
-    let now = state.clock.now();
-
-    if let Some((refresh, session, _)) = live_refresh_token(&state, &realm, token).await?
-        && session.client_id == client.id
-    {
-        let mut tx = state.store.begin().await?;
-        sessions::revoke_refresh(&mut *tx, &refresh.id, now).await?;
-        sessions::end_alone(&mut tx, &session.id, "revoked", now).await?;
-        let data = json!({
-            "token_id": refresh.id,
-            "subject": session.user_id,
-            "session_id": session.id,
-            "token_type_hint": hint,
-        });
-        announce_revocation(&state, &mut tx, &realm, &client, data).await?;
-        tx.commit().await?;
-    } else if let Some(active) = tokens::active_access_token(&state, &realm.id, token).await?
-        && active.client_id == client.id
-    {
-        let mut tx = state.store.begin().await?;
-        sessions::revoke_access(&mut *tx, &active.jti, &realm.id, now, active.expires_at).await?;
-        let data = json!({
-            "token_id": active.jti,
-            "subject": active.subject,
-            "session_id": active.session_id,
-            "token_type_hint": hint,
-        });
-        announce_revocation(&state, &mut tx, &realm, &client, data).await?;
-        let revoked = Invalidation::Revoked(active.jti.clone(), active.expires_at);
-        crate::runtime::changes::publish(&state, tx, &revoked).await?;
-    }
+    introspection::revoke(&state, &realm, &client, token, form.get("token_type_hint")).await?;
     let mut response = ().into_response();
     no_store(response.headers_mut());
     Ok(response)

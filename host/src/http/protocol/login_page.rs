@@ -8,8 +8,8 @@ use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
 use axum::response::{IntoResponse, Response};
 use maud::{DOCTYPE, Markup, PreEscaped, html};
 
-use super::page_texts::{Language, Texts};
 use crate::kernel::crypto::generate_secret;
+use crate::oauth::signin::texts::{Language, Texts};
 
 /// The Content-Security-Policy source that lets a form's answer go on to `uri`: its origin, or for
 /// an address without one (a native app's private-use scheme, RFC 8252) its scheme.

@@ -20,7 +20,6 @@ mod form;
 pub mod introspection;
 pub mod login_page;
 pub mod logout;
-pub mod page_texts;
 pub mod password_page;
 pub mod push;
 pub mod recovery;

@@ -23,13 +23,13 @@ use super::authorize::{
 };
 use super::cookies::{PUSH_COOKIE, SESSION_COOKIE, append_cookie, cookie, cookie_text};
 use super::login_page::{Field, FormPage, Problem};
-use super::page_texts::Texts;
 use super::{Form, OAuthError};
 use crate::http::AppState;
 use crate::http::address::ClientAddress;
 use crate::kernel::ids::PLATFORM_REALM;
 use crate::oauth::signin::browser;
 use crate::oauth::signin::signup::{self, SignUp, SignUpError, SignUpRefusal};
+use crate::oauth::signin::texts::Texts;
 use crate::oauth::signin::{
     self, Opens, PasswordAttempt, PasswordOutcome, PhoneConfirmation, Refusal, SignInError, console, recovery,
 };

@@ -28,12 +28,12 @@ use super::authorize::{
 };
 use super::cookies::{SESSION_COOKIE, append_cookie, cookie, cookie_text};
 use super::login_page;
-use super::page_texts::Texts;
 use crate::http::AppState;
 use crate::http::address::ClientAddress;
 use crate::oauth::federation::{self, connections, sign_in};
 use crate::oauth::signin::browser::{self, Denial};
 use crate::oauth::signin::federated::{self, FederatedError, Refused};
+use crate::oauth::signin::texts::Texts;
 use crate::store::identity_providers::IdentityProvider;
 use crate::store::realms::Realm;
 use crate::store::users::User;

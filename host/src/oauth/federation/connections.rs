@@ -8,33 +8,33 @@
 //! leaves the service. Each exchange, given or refused, is in the realm's token exchange trail and
 //! raises no sign-in event.
 
-use chrono::{DateTime, TimeDelta, Utc};
-use serde_json::{Map, Value};
-
 use super::sign_in::{self, Answer, Authority, Endpoints, Failure, SEALING_PURPOSE, Started, Waiting};
+use crate::kernel::clock::iso;
 use crate::kernel::ids::{ConnectionId, ExchangeId, UserId};
 use crate::oauth::delegation::ACCESS_TOKEN_TYPE;
 use crate::oauth::signin::Origin;
-use crate::oauth::tokens::{self, issuer};
+use crate::oauth::tokens::{self};
+use crate::runtime::changes::Author;
 use crate::runtime::context::Context;
 use crate::runtime::error::{Error, OAuthCode};
-use crate::store::Status;
 use crate::store::clients::Client;
 use crate::store::connections::{self as store, Connection, ConnectionProvider, ConnectionStatus};
 use crate::store::delegation::{self as trail, Exchange, ExchangeOutcome};
 use crate::store::realms::Realm;
-use crate::store::resource_servers;
+use crate::store::trail::{Change, ChangeAction, Placed};
 use crate::store::users::User;
+use crate::store::{Status, resource_servers};
+use chrono::{DateTime, TimeDelta, Utc};
+use serde::Serialize;
+use serde_json::{Map, Value};
+use utoipa::ToSchema;
 
 /// The `requested_token_type` of an exchange for a connected account's access token.
 pub const CONNECTION_TOKEN_TYPE: &str = "urn:castellan:params:oauth:token-type:connection-access-token";
 /// How long before its expiry an upstream token is refreshed rather than handed out.
 const REFRESH_AHEAD: TimeDelta = TimeDelta::seconds(30);
 
-/// Where the provider sends the person back: the address registered at the provider.
-pub fn callback_address(context: &Context, realm_id: &str, provider_id: &str) -> String {
-    format!("{}/connections/{provider_id}/callback", issuer(context, realm_id))
-}
+pub use crate::directory::connection_providers::callback_address;
 
 /// The realm's Active connection provider `id`, when it has one.
 pub async fn active_provider(context: &Context, realm_id: &str, id: &str) -> Result<Option<ConnectionProvider>, Error> {
@@ -352,4 +352,52 @@ async fn refresh(
             Err(VaultRefusal::ConnectionRevoked.into())
         }
     }
+}
+
+#[derive(Debug, Serialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct ConnectionView {
+    pub id: String,
+    pub realm_id: String,
+    pub user_id: String,
+    pub provider_id: String,
+    /// Active, or Revoked once the provider refused to renew its token.
+    pub status: ConnectionStatus,
+    /// The scopes the provider granted.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub scopes: Vec<String>,
+    /// When the upstream access token expires, when the provider said.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub expires_at: Option<String>,
+    /// The last exchange for its token.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub last_used_at: Option<String>,
+    pub created_at: String,
+    pub updated_at: String,
+}
+
+impl From<&Connection> for ConnectionView {
+    fn from(connection: &Connection) -> Self {
+        Self {
+            id: connection.id.to_string(),
+            realm_id: connection.realm_id.to_string(),
+            user_id: connection.user_id.to_string(),
+            provider_id: connection.provider_id.clone(),
+            status: connection.status,
+            scopes: connection.scopes.clone(),
+            expires_at: connection.expires_at.map(iso),
+            last_used_at: connection.last_used_at.map(iso),
+            created_at: iso(connection.created_at),
+            updated_at: iso(connection.updated_at),
+        }
+    }
+}
+
+/// Removes `connection` for an administrator: its tokens are forgotten, and no exchange hands them
+/// out again.
+pub async fn remove(context: &Context, connection: &Connection, by: Author<'_>) -> Result<(), Error> {
+    let mut tx = context.store.begin().await?;
+    store::delete(&mut *tx, &connection.id, None).await?;
+    let change = Change::of(ChangeAction::Delete, connection.place(), 200).before(ConnectionView::from(connection));
+    crate::runtime::changes::commit(context, by, tx, change).await
 }

@@ -12,24 +12,17 @@ use serde_json::{Map, Value};
 use super::id_token::{self, Expected};
 use super::upstream;
 use crate::kernel::crypto::generate_secret;
-use crate::oauth::tokens::issuer;
 use crate::runtime::context::Context;
 use crate::runtime::error::Error;
 use crate::store::browser::{self, UpstreamSignIn};
 use crate::store::identity_providers::{IdentityProvider, Protocol};
 use crate::store::realms::Realm;
 
-/// What a provider's client secret and a waiting sign-in's PKCE verifier are sealed for.
-pub const SEALING_PURPOSE: &str = "identity provider secrets";
+pub use crate::directory::identity_providers::{SEALING_PURPOSE, callback_address};
 /// How long a sign-in may stay at the provider.
 pub const LIFETIME: TimeDelta = TimeDelta::minutes(10);
 /// The largest answer read from a token endpoint or a user-info address.
 const MAX_ANSWER_BYTES: usize = 64 * 1024;
-
-/// Where the provider sends the person back: the address registered at the provider.
-pub fn callback_address(context: &Context, realm_id: &str, provider_id: &str) -> String {
-    format!("{}/broker/{provider_id}/callback", issuer(context, realm_id))
-}
 
 /// Why a sign-in through a provider did not give a person.
 #[derive(Debug, thiserror::Error)]

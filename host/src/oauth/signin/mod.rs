@@ -20,6 +20,7 @@ pub mod recovery;
 mod refresh;
 mod scopes;
 pub mod signup;
+pub mod texts;
 
 use chrono::{DateTime, TimeDelta, Utc};
 use serde_json::json;

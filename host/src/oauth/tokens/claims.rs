@@ -13,45 +13,7 @@ use crate::store::clients::{ClaimMapper, ClaimSource, Client};
 use crate::store::memberships::{self, Membership};
 use crate::store::users::User;
 
-/// The claims a mapper may never name: those of JWT and OpenID Connect the service sets or
-/// checks, and its own.
-pub const RESERVED: &[&str] = &[
-    "iss",
-    "sub",
-    "aud",
-    "exp",
-    "nbf",
-    "iat",
-    "jti",
-    "azp",
-    "client_id",
-    "scope",
-    "sid",
-    "cnf",
-    "act",
-    "may_act",
-    "delegation_id",
-    "auth_time",
-    "nonce",
-    "acr",
-    "amr",
-    "at_hash",
-    "c_hash",
-    "typ",
-    "realm_resource_access",
-    "resource_access",
-    "client_resource_access",
-    "account_id",
-    "name",
-    "given_name",
-    "family_name",
-    "preferred_username",
-    "email",
-    "email_verified",
-    "token_type",
-    "active",
-    "username",
-];
+pub use crate::directory::claim_mappers::RESERVED;
 
 /// Which token the claims are for.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -3,6 +3,8 @@
 
 pub mod claims;
 pub mod delegation;
+pub mod impersonation;
+pub mod introspection;
 
 use std::sync::Arc;
 
@@ -29,10 +31,7 @@ pub const ACCESS_TOKEN_TYPE: &str = "at+jwt";
 /// Prefix of refresh token values (opaque; only their keyed hash is stored).
 pub const REFRESH_TOKEN_PREFIX: &str = "cstl_rt_";
 
-/// The issuer of a realm's tokens.
-pub fn issuer(context: &Context, realm_id: &str) -> String {
-    format!("{}/realms/{realm_id}", context.public_url)
-}
+pub use crate::directory::realms::issuer;
 
 /// Who a token is about.
 #[derive(Debug, Clone, Copy)]

@@ -2,34 +2,24 @@
 
 use axum::extract::{Path, State};
 use axum::response::Response;
-use serde::Serialize;
-use utoipa::ToSchema;
 
 use crate::authz::permission;
 use crate::directory::team::{self, TeamMember};
+use crate::directory::team::{AccountView, MemberView, TeamMemberInput};
 use crate::http::AppState;
-use crate::http::admin::secrets::grantable_roles;
 use crate::http::auth::Caller;
 use crate::http::body::JsonBody;
 use crate::http::envelope::{self, Answer};
 use crate::kernel::clock::iso;
-use crate::kernel::validate::{Body, Rule};
+use crate::kernel::validate::Rule;
 use crate::runtime::error::Error;
-use crate::store::accounts::{self, Member};
-
-#[derive(Debug, Serialize, ToSchema)]
-#[serde(rename_all = "camelCase")]
-pub struct AccountView {
-    pub id: String,
-    pub name: String,
-    pub created_at: String,
-}
+use crate::store::accounts::{self};
 
 #[utoipa::path(get, path = "/account", tag = "Account",
     responses((status = 200, description = "The caller's account, in `data`", body = AccountView)),
     security(("apiKey" = [])))]
 pub async fn read(State(state): State<AppState>, caller: Caller) -> Result<Response, Error> {
-    caller.require_account(&state, permission::ACCOUNT_READ)?;
+    caller.require_account(&state.authz, permission::ACCOUNT_READ)?;
     let account = accounts::find(state.store.pool(), caller.account_id()).await?.ok_or(Error::NotFound("account"))?;
     Ok(envelope::ok(AccountView {
         id: account.id.to_string(),
@@ -38,60 +28,19 @@ pub async fn read(State(state): State<AppState>, caller: Caller) -> Result<Respo
     }))
 }
 
-/// A person on the team.
-#[derive(Debug, Serialize, ToSchema)]
-#[serde(rename_all = "camelCase")]
-pub struct MemberView {
-    /// The person's id in the platform realm.
-    pub user_id: String,
-    pub username: String,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub email: Option<String>,
-    /// Account roles: Owner, Admin, Developer, Auditor or custom roles.
-    #[serde(skip_serializing_if = "Vec::is_empty")]
-    pub roles: Vec<String>,
-    pub joined_at: String,
-}
-
-impl MemberView {
-    pub(super) fn of(member: Member) -> Self {
-        Self {
-            user_id: member.user_id.to_string(),
-            username: member.username,
-            email: member.email,
-            roles: member.roles.clone(),
-            joined_at: iso(member.created_at),
-        }
-    }
-}
-
 #[utoipa::path(get, path = "/account/members", tag = "Account",
     responses((status = 200, description = "The team, in the order people joined, in `data`", body = [MemberView])),
     security(("apiKey" = [])))]
 pub async fn members(State(state): State<AppState>, caller: Caller) -> Result<Answer<Vec<MemberView>>, Error> {
-    caller.require_account(&state, permission::ACCOUNT_READ)?;
+    caller.require_account(&state.authz, permission::ACCOUNT_READ)?;
     let team = accounts::members(state.store.pool(), caller.account_id()).await?;
     Ok(Answer::Ok(team.into_iter().map(MemberView::of).collect::<Vec<_>>()))
 }
 
 /// The member, once the caller may change the team.
 async fn member_in_reach(state: &AppState, caller: &Caller, user_id: &str) -> Result<TeamMember, Error> {
-    caller.require_account(state, permission::ACCOUNT_UPDATE)?;
+    caller.require_account(&state.authz, permission::ACCOUNT_UPDATE)?;
     team::find(state, caller.account_id(), user_id).await
-}
-
-/// The roles a member is given.
-#[derive(Debug, ToSchema)]
-#[schema(rename_all = "camelCase")]
-pub struct TeamMemberInput {
-    /// At least one account role; only roles the caller holds, unless the caller is an Owner.
-    roles: Vec<String>,
-}
-
-impl TeamMemberInput {
-    async fn read(state: &AppState, caller: &Caller, body: &mut Body) -> Result<Option<Self>, Error> {
-        Ok(body.required("roles", grantable_roles(state, caller).await?).map(|roles| Self { roles }))
-    }
 }
 
 #[utoipa::path(put, path = "/account/members/{userId}", tag = "Account", params(("userId" = String, Path)),
@@ -111,8 +60,7 @@ pub async fn update_member(
     let Some(TeamMemberInput { roles }) = input else {
         return Err(Error::invalid("roles", Rule::Required, "roles is required"));
     };
-    let describe = |member: &Member| MemberView::of(member.clone());
-    let member = team::set_roles(&state, found, roles, caller.author(), describe).await?;
+    let member = team::set_roles(&state, found, roles, caller.author()).await?;
     Ok(Answer::Ok(MemberView::of(member)))
 }
 
@@ -126,6 +74,6 @@ pub async fn remove_member(
     Path(user_id): Path<String>,
 ) -> Result<Response, Error> {
     let found = member_in_reach(&state, &caller, &user_id).await?;
-    team::remove(&state, found, caller.author(), |member| MemberView::of(member.clone())).await?;
+    team::remove(&state, found, caller.author()).await?;
     Ok(envelope::done())
 }

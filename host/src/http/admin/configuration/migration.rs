@@ -3,16 +3,14 @@
 //! configuration as `/import` imports it, then the people through one of the translated clients,
 //! as the client's user import does. A migration is a dry run unless `dryRun=false` is given.
 
+use crate::operations::import::ImportView;
 use axum::extract::{RawQuery, State};
 use axum::response::Response;
-use serde::Serialize;
-use serde_json::Value;
-use utoipa::ToSchema;
 
-use super::super::clients::client_in_reach;
-use super::super::imports::{ImportView, Parameters, parameters_with};
-use super::{ConfigurationImportView, apply};
+use super::super::imports::{Parameters, parameters_with};
+use super::apply;
 use crate::authz::permission;
+use crate::directory::reach::client_in_reach;
 use crate::http::AppState;
 use crate::http::auth::Caller;
 use crate::http::body::JsonBody;
@@ -20,74 +18,12 @@ use crate::http::envelope;
 use crate::kernel::validate::Rule;
 use crate::operations::import::configuration::Document;
 use crate::operations::import::configuration::Kind;
-use crate::operations::import::migration::{self, Note, Provider, Translation};
+use crate::operations::import::migration::{self, Provider, Translation};
+use crate::operations::import::migration::{MigrationView, TranslationView};
 use crate::operations::import::users::{BATCH_ROWS, Finished, Importer, Row};
 use crate::runtime::error::Error;
 use crate::store::clients::{self as client_store, Client, ClientType};
 use crate::store::imports::{self as import_store, OnConflict};
-
-/// How many items of the export each mapping has.
-#[derive(Debug, Serialize, ToSchema)]
-#[serde(rename_all = "camelCase")]
-pub struct MappingCounts {
-    pub mapped: usize,
-    pub changed: usize,
-    pub left_behind: usize,
-}
-
-/// An export read into this service's terms.
-#[derive(Debug, Serialize, ToSchema)]
-#[serde(rename_all = "camelCase")]
-pub struct TranslationView {
-    /// keycloak or auth0.
-    pub from: String,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub realm_id: Option<String>,
-    pub counts: MappingCounts,
-    /// Every item of the export: `source`, `target`, `mapping` (Mapped, Changed or LeftBehind) and
-    /// a `note` saying what changes or why it stays behind.
-    #[schema(value_type = Vec<Object>)]
-    #[serde(skip_serializing_if = "Vec::is_empty")]
-    pub items: Vec<Note>,
-    /// The configuration document, as `/import` takes it.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    #[schema(value_type = Option<Object>)]
-    pub document: Option<Value>,
-    /// The people, as the rows of a user import.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    #[schema(value_type = Option<Vec<Object>>)]
-    pub users: Option<Vec<Value>>,
-}
-
-impl TranslationView {
-    fn of(from: &str, translation: &Translation, whole: bool) -> Self {
-        let [mapped, changed, left_behind] = translation.counts();
-        Self {
-            from: from.to_owned(),
-            realm_id: translation.realm_id().map(str::to_owned),
-            counts: MappingCounts { mapped, changed, left_behind },
-            items: translation.notes.clone(),
-            document: whole.then(|| translation.document.to_value()),
-            users: whole.then(|| translation.users.clone()),
-        }
-    }
-}
-
-/// What a migration did, or in a dry run would do.
-#[derive(Debug, Serialize, ToSchema)]
-#[serde(rename_all = "camelCase")]
-pub struct MigrationView {
-    pub dry_run: bool,
-    pub translation: TranslationView,
-    pub configuration: ConfigurationImportView,
-    /// The people's import through `clientId`, every refused row with its position and reasons;
-    /// absent when the export holds no one.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub users: Option<ImportView>,
-    /// Why the people were not imported, when they were not: the client they come through was not.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub users_not_imported: Option<String>,
-}
 
 /// The source of a translation: `from`, and `realm` when given.
 fn source(given: &[(String, String)]) -> Result<(&'static str, Provider, Option<String>), Error> {
@@ -112,7 +48,7 @@ pub async fn translate(
     RawQuery(query): RawQuery,
     JsonBody(body): JsonBody,
 ) -> Result<Response, Error> {
-    caller.require_account(&state, permission::REALM_READ)?;
+    caller.require_account(&state.authz, permission::REALM_READ)?;
     let given = own_parameters(query, &["from", "realm"])?;
     let (from, provider, realm) = source(&given)?;
     let translation = migration::translate(provider, body.into_value(), realm.as_deref()).map_err(Error::Validation)?;
@@ -146,7 +82,7 @@ pub async fn migrate(
     RawQuery(query): RawQuery,
     JsonBody(body): JsonBody,
 ) -> Result<Response, Error> {
-    caller.require_account(&state, permission::REALM_UPDATE)?;
+    caller.require_account(&state.authz, permission::REALM_UPDATE)?;
     let (Parameters { on_conflict, dry_run }, given) = parameters_with(query, &["from", "realm", "client"], true)?;
     let (from, provider, realm) = source(&given)?;
     let translation = migration::translate(provider, body.into_value(), realm.as_deref()).map_err(Error::Validation)?;
@@ -193,7 +129,9 @@ impl People<'_> {
     ) -> Result<Option<ImportView>, Error> {
         let stored = client_store::find(state.store.pool(), self.realm, self.client).await?;
         let client = match stored {
-            Some(_) => client_in_reach(state, caller, self.realm, self.client, permission::USER_CREATE).await?,
+            Some(_) => {
+                client_in_reach(&state.admin(), caller, self.realm, self.client, permission::USER_CREATE).await?
+            }
             // In a dry run the configuration would make it first.
             None if self.dry_run => Client::new(self.realm, self.client, ClientType::Confidential, state.clock.now()),
             None => return Ok(None),

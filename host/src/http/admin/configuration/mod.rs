@@ -8,17 +8,13 @@
 //! take one part (the realms stay as the places of the others).
 
 pub mod migration;
-pub mod replay;
 
 use std::collections::HashSet;
 
 use axum::extract::{Path, RawQuery, State};
 use axum::response::Response;
-use serde::Serialize;
 use serde_json::Value;
-use utoipa::ToSchema;
 
-use self::replay::{Executor, Outcome, Replay, foreseen};
 use super::imports::{Parameters, parameters};
 use crate::authz::permission;
 use crate::http::AppState;
@@ -26,84 +22,11 @@ use crate::http::auth::Caller;
 use crate::http::body::JsonBody;
 use crate::http::envelope;
 use crate::kernel::validate::Rule;
-use crate::operations::import::configuration::{Document, Kind, Step, plan};
+use crate::operations::import::configuration::replay::{Executor, Replay, foreseen};
+use crate::operations::import::configuration::{ConfigurationImportView, ItemOutcomeView, OutcomeCounts};
+use crate::operations::import::configuration::{Document, Kind, plan};
 use crate::runtime::error::Error;
 use crate::store::imports::OnConflict;
-
-/// What became of one item of an import.
-#[derive(Debug, Serialize, ToSchema)]
-#[serde(rename_all = "camelCase")]
-pub struct ItemOutcomeView {
-    /// CatalogueScope, Realm, RealmSettings, RealmScope, RealmRole, Client, ClientRole,
-    /// ClientGrantedRole, Group, GroupRole, Organization, ResourceServer, IdentityProvider, RealmWebhook
-    /// or ClientWebhook.
-    pub collection: String,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub realm_id: Option<String>,
-    /// The client the item belongs to, or the client a role is granted to.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub client_id: Option<String>,
-    /// The group a role is granted to.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub group: Option<String>,
-    /// The item's id, name, address or url; for a grant the role (`client/role` for a client role).
-    pub key: String,
-    /// Created, Updated, Unchanged, Skipped, Withdrawn (a grant the document does not make,
-    /// overwriting) or Refused; in a dry run, what the import would do.
-    pub outcome: String,
-    /// Why it was refused: `{field, code, message}` each, as in the admin envelope.
-    #[serde(skip_serializing_if = "Vec::is_empty")]
-    #[schema(value_type = Vec<Object>)]
-    pub reasons: Vec<Value>,
-    /// The secret of a created confidential client or webhook endpoint, shown once.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub secret: Option<String>,
-}
-
-/// The items of each outcome.
-#[derive(Debug, Default, Serialize, ToSchema)]
-#[serde(rename_all = "camelCase")]
-pub struct OutcomeCounts {
-    pub created: i64,
-    pub updated: i64,
-    pub unchanged: i64,
-    pub skipped: i64,
-    pub withdrawn: i64,
-    pub refused: i64,
-}
-
-/// The report of a configuration import.
-#[derive(Debug, Serialize, ToSchema)]
-#[serde(rename_all = "camelCase")]
-pub struct ConfigurationImportView {
-    /// Nothing was written or published: each outcome is what the import would do.
-    pub dry_run: bool,
-    /// Skip, Overwrite or Fail.
-    pub on_conflict: OnConflict,
-    /// The parts imported: scopes, realms, roles, clients, groups, organizations, resource-servers,
-    /// identity-providers, webhooks.
-    #[serde(skip_serializing_if = "Vec::is_empty")]
-    pub resource_types: Vec<String>,
-    pub counts: OutcomeCounts,
-    /// Every item, in the order the import takes them.
-    #[serde(skip_serializing_if = "Vec::is_empty")]
-    pub items: Vec<ItemOutcomeView>,
-}
-
-impl ItemOutcomeView {
-    fn of(step: &Step, outcome: Outcome) -> Self {
-        Self {
-            collection: format!("{:?}", step.collection),
-            realm_id: step.realm.clone(),
-            client_id: step.client.clone(),
-            group: step.group.clone(),
-            key: step.key.clone(),
-            outcome: outcome.outcome.to_owned(),
-            reasons: outcome.reasons,
-            secret: outcome.secret,
-        }
-    }
-}
 
 fn kind_named(name: &str) -> Result<Kind, Error> {
     Kind::named(name).ok_or_else(|| {
@@ -134,8 +57,8 @@ pub async fn export_part(
 }
 
 async fn export_of(state: &AppState, caller: &Caller, kinds: &[Kind]) -> Result<Response, Error> {
-    caller.require_account(state, permission::REALM_READ)?;
-    let document = Replay::new(state, caller).document(None).await?;
+    caller.require_account(&state.authz, permission::REALM_READ)?;
+    let document = Replay::new(state.admin(), &state.webhooks, caller).document(None).await?;
     Ok(envelope::ok(document.only(kinds).to_value()))
 }
 
@@ -182,7 +105,7 @@ async fn import_of(
     kinds: &[Kind],
 ) -> Result<Response, Error> {
     // An import changes realms: a caller who may not is refused before anything is planned.
-    caller.require_account(state, permission::REALM_UPDATE)?;
+    caller.require_account(&state.authz, permission::REALM_UPDATE)?;
     let Parameters { on_conflict, dry_run } = parameters(query)?;
     let document = Document::read(body).map_err(Error::Validation)?;
     let report = apply(state, caller, &document, kinds, on_conflict, dry_run).await?;
@@ -198,7 +121,7 @@ pub async fn apply(
     on_conflict: OnConflict,
     dry_run: bool,
 ) -> Result<ConfigurationImportView, Error> {
-    let replay = Replay::new(state, caller);
+    let replay = Replay::new(state.admin(), &state.webhooks, caller);
     // Only the realms the document names are read: an import costs what its document holds.
     let named: HashSet<String> = document.realms.iter().map(|realm| realm.key().to_owned()).collect();
     let held = replay.document(Some(&named)).await?;

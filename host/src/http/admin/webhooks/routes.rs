@@ -68,7 +68,7 @@ pub async fn create_webhook(
     Path(at): Path<At>,
     JsonBody(body): JsonBody,
 ) -> Result<Answer<EndpointView>, Error> {
-    register(state, caller, &at.realm, at.client.as_deref(), body).await
+    register(&state.admin(), &state.webhooks, caller, &at.realm, at.client.as_deref(), body).await
 }
 
 #[utoipa::path(get, path = "/realms/{realm}/webhooks", tag = "Webhooks",
@@ -81,7 +81,7 @@ pub async fn list_webhooks(
     Path(at): Path<At>,
     RawQuery(query): RawQuery,
 ) -> Result<Answer<EndpointView>, Error> {
-    list_endpoints(state, caller, &at.realm, at.client.as_deref(), query).await
+    list_endpoints(&state.admin(), caller, &at.realm, at.client.as_deref(), query).await
 }
 
 #[utoipa::path(get, path = "/realms/{realm}/webhooks/{webhookId}", tag = "Webhooks",
@@ -92,7 +92,7 @@ pub async fn read_webhook(
     caller: Caller,
     Path(at): Path<EndpointAt>,
 ) -> Result<Answer<EndpointView>, Error> {
-    read_endpoint(state, caller, at.parts()).await
+    read_endpoint(&state.admin(), caller, at.parts()).await
 }
 
 #[utoipa::path(put, path = "/realms/{realm}/webhooks/{webhookId}", tag = "Webhooks",
@@ -105,7 +105,7 @@ pub async fn update_webhook(
     Path(at): Path<EndpointAt>,
     JsonBody(body): JsonBody,
 ) -> Result<Answer<EndpointView>, Error> {
-    update_endpoint(state, caller, at.parts(), body).await
+    update_endpoint(&state.admin(), caller, at.parts(), body).await
 }
 
 #[utoipa::path(delete, path = "/realms/{realm}/webhooks/{webhookId}", tag = "Webhooks",
@@ -116,7 +116,7 @@ pub async fn delete_webhook(
     caller: Caller,
     Path(at): Path<EndpointAt>,
 ) -> Result<Answer<()>, Error> {
-    delete_endpoint(state, caller, at.parts()).await
+    delete_endpoint(&state.admin(), caller, at.parts()).await
 }
 
 #[utoipa::path(post, path = "/realms/{realm}/webhooks/{webhookId}/rotate-secret", tag = "Webhooks",
@@ -128,7 +128,7 @@ pub async fn rotate_webhook_secret(
     caller: Caller,
     Path(at): Path<EndpointAt>,
 ) -> Result<Answer<EndpointView>, Error> {
-    rotate(state, caller, at.parts()).await
+    rotate(&state.admin(), &state.webhooks, caller, at.parts()).await
 }
 
 #[utoipa::path(post, path = "/realms/{realm}/webhooks/{webhookId}/test", tag = "Webhooks",
@@ -140,7 +140,7 @@ pub async fn test_webhook(
     caller: Caller,
     Path(at): Path<EndpointAt>,
 ) -> Result<Answer<AttemptView>, Error> {
-    test(state, caller, at.parts()).await
+    test(&state.admin(), &state.webhooks, caller, at.parts()).await
 }
 
 #[utoipa::path(get, path = "/realms/{realm}/webhooks/deliveries", tag = "Webhooks",
@@ -155,7 +155,7 @@ pub async fn list_deliveries(
     Path(at): Path<At>,
     RawQuery(query): RawQuery,
 ) -> Result<Answer<AttemptView>, Error> {
-    deliveries(state, caller, &at.realm, at.client.as_deref(), query).await
+    deliveries(&state.admin(), caller, &at.realm, at.client.as_deref(), query).await
 }
 
 // Client endpoints only.
@@ -170,7 +170,7 @@ pub async fn replay_client_delivery(
     caller: Caller,
     Path(at): Path<DeliveryAt>,
 ) -> Result<Answer<AttemptView>, Error> {
-    replay(state, caller, at.endpoint.parts(), &at.delivery).await
+    replay(&state.admin(), &state.webhooks, caller, at.endpoint.parts(), &at.delivery).await
 }
 
 #[utoipa::path(get, path = "/realms/{realm}/clients/{client}/webhooks/metrics", tag = "Webhooks",

@@ -6,11 +6,13 @@
 mod auth0;
 mod keycloak;
 
-use serde::Serialize;
-use serde_json::{Map, Value};
-
 use super::configuration::{Collection, Document, Item};
 use crate::kernel::validate::{Notification, Rule};
+use crate::operations::import::ImportView;
+use crate::operations::import::configuration::ConfigurationImportView;
+use serde::Serialize;
+use serde_json::{Map, Value};
+use utoipa::ToSchema;
 
 /// Where an export comes from.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
@@ -223,4 +225,67 @@ mod tests {
         assert_eq!(client_id("web-shop"), "web-shop");
         assert_eq!(slug("  Orders  API ", &[], 128), "orders-api");
     }
+}
+
+/// How many items of the export each mapping has.
+#[derive(Debug, Serialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct MappingCounts {
+    pub mapped: usize,
+    pub changed: usize,
+    pub left_behind: usize,
+}
+
+/// An export read into this service's terms.
+#[derive(Debug, Serialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct TranslationView {
+    /// keycloak or auth0.
+    pub from: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub realm_id: Option<String>,
+    pub counts: MappingCounts,
+    /// Every item of the export: `source`, `target`, `mapping` (Mapped, Changed or LeftBehind) and
+    /// a `note` saying what changes or why it stays behind.
+    #[schema(value_type = Vec<Object>)]
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub items: Vec<Note>,
+    /// The configuration document, as `/import` takes it.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    #[schema(value_type = Option<Object>)]
+    pub document: Option<Value>,
+    /// The people, as the rows of a user import.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    #[schema(value_type = Option<Vec<Object>>)]
+    pub users: Option<Vec<Value>>,
+}
+
+impl TranslationView {
+    pub(crate) fn of(from: &str, translation: &Translation, whole: bool) -> Self {
+        let [mapped, changed, left_behind] = translation.counts();
+        Self {
+            from: from.to_owned(),
+            realm_id: translation.realm_id().map(str::to_owned),
+            counts: MappingCounts { mapped, changed, left_behind },
+            items: translation.notes.clone(),
+            document: whole.then(|| translation.document.to_value()),
+            users: whole.then(|| translation.users.clone()),
+        }
+    }
+}
+
+/// What a migration did, or in a dry run would do.
+#[derive(Debug, Serialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct MigrationView {
+    pub dry_run: bool,
+    pub translation: TranslationView,
+    pub configuration: ConfigurationImportView,
+    /// The people's import through `clientId`, every refused row with its position and reasons;
+    /// absent when the export holds no one.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub users: Option<ImportView>,
+    /// Why the people were not imported, when they were not: the client they come through was not.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub users_not_imported: Option<String>,
 }

@@ -5,8 +5,8 @@
 use maud::{DOCTYPE, PreEscaped, html};
 use pdf_writer::{Content, Finish, Name, Pdf, Rect, Ref, Str};
 
-use super::analyses::AnalysisView;
 use crate::kernel::clock::iso;
+use crate::protection::analyst::AnalysisView;
 use crate::protection::analyst::Language;
 use crate::protection::incidents::title;
 use crate::store::threats::Incident;

@@ -6,26 +6,23 @@
 
 use std::collections::{HashMap, HashSet};
 
-use axum::extract::{RawQuery, State};
 use futures_util::{StreamExt as _, TryStreamExt as _, stream};
 use serde::Serialize;
 use serde_json::{Map, Value, json};
 
-use crate::directory::roles::Grantee;
-use crate::http::AppState;
-use crate::http::admin::reach::{Found, InClient, InRealm};
-use crate::http::admin::{
-    clients, groups, identity_providers, organizations, realm_roles, realms, resource_servers, scopes, webhooks,
+use super::{Action, Client, Collection, Document, Group, Item, OFFERED_PROVIDERS, Outcome, Realm, RoleName, Step};
+use crate::authz::caller::Caller;
+use crate::directory::admin::{
+    clients, groups, identity_providers, organizations, realms, resource_servers, roles, scopes,
 };
-use crate::http::auth::Caller;
-use crate::http::body::JsonBody;
-use crate::http::envelope::Answer;
+use crate::directory::reach::{Admin, Found, InClient, InRealm};
+use crate::directory::roles::Grantee;
 use crate::kernel::error_code::ErrorCode;
 use crate::kernel::ids::PLATFORM_REALM;
 use crate::kernel::validate::Body;
-use crate::operations::import::configuration::{
-    Action, Client, Collection, Document, Group, Item, OFFERED_PROVIDERS, Realm, RoleName, Step,
-};
+use crate::operations::webhooks::Webhooks;
+use crate::operations::webhooks::admin as webhooks;
+use crate::runtime::answer::Answer;
 use crate::runtime::error::Error;
 
 /// Items asked for per page of a list.
@@ -34,8 +31,9 @@ const PAGE: usize = 200;
 const REALMS_AT_ONCE: usize = 4;
 
 /// The admin operations, answering as one caller.
-pub struct Replay {
-    state: AppState,
+pub struct Replay<'a> {
+    admin: Admin<'a>,
+    webhooks: &'a Webhooks,
     caller: Caller,
 }
 
@@ -64,9 +62,9 @@ fn read_refused(error: Error) -> Error {
     }
 }
 
-impl Replay {
-    pub fn new(state: &AppState, caller: &Caller) -> Self {
-        Self { state: state.clone(), caller: caller.clone() }
+impl<'a> Replay<'a> {
+    pub fn new(admin: Admin<'a>, webhooks: &'a Webhooks, caller: &Caller) -> Self {
+        Self { admin, webhooks, caller: caller.clone() }
     }
 
     /// Every item of a paged list, read with `list` page by page; a refusal is the caller's.
@@ -130,15 +128,15 @@ impl Replay {
     /// (or, given `only`, those of its realms), the clients made through the admin API (not those
     /// that registered themselves). Realms are read a few at a time.
     pub async fn document(&self, only: Option<&HashSet<String>>) -> Result<Document, Error> {
-        let (state, caller) = (&self.state, &self.caller);
-        let scopes = self.all(|query| scopes::list(state, caller, None, query)).await?;
+        let (admin, caller) = (&self.admin, &self.caller);
+        let scopes = self.all(|query| scopes::list(admin, caller, None, query)).await?;
         let catalogue = scopes.iter().filter(|view| view["realmId"].is_null());
         let mut document = Document {
             scopes: catalogue.filter_map(|v| Item::of_view(Collection::CatalogueScope, v)).collect(),
             realms: Vec::new(),
         };
         let items: Vec<Item> = self
-            .all(|query| realms::list(State(state.clone()), caller.clone(), RawQuery(query)))
+            .all(|query| realms::list(admin, caller.clone(), query))
             .await?
             .iter()
             .filter_map(|view| Item::of_view(Collection::Realm, view))
@@ -153,18 +151,18 @@ impl Replay {
 
     /// One realm with everything that belongs to it.
     async fn realm(&self, item: Item) -> Result<Realm, Error> {
-        let (state, caller, at) = (&self.state, &self.caller, item.key.as_str());
-        let own_scopes = self.all(|query| scopes::list(state, caller, Some(at), query)).await?;
+        let (admin, caller, at) = (&self.admin, &self.caller, item.key.as_str());
+        let own_scopes = self.all(|query| scopes::list(admin, caller, Some(at), query)).await?;
         let mut organizations = Vec::new();
         let listed = self.items(Collection::Organization, |query| async move {
-            organizations::list(State(state.clone()), InRealm::reach(state, caller, at).await?, RawQuery(query)).await
+            organizations::list(admin, InRealm::reach(admin, caller, at).await?, query).await
         });
         for organization in listed.await? {
             let id = organization.id.clone().unwrap_or_default();
             let offered = self
                 .listed(async {
-                    let found = Found::reach(state, caller, at, &id).await?;
-                    identity_providers::organization_providers(State(state.clone()), found).await
+                    let found = Found::reach(admin, caller, at, &id).await?;
+                    identity_providers::organization_providers(admin, found).await
                 })
                 .await?;
             organizations.push(Self::with_offer(organization, offered));
@@ -175,38 +173,37 @@ impl Replay {
                 .filter(|view| view["realmId"] == at)
                 .filter_map(|view| Item::of_view(Collection::RealmScope, view))
                 .collect(),
-            roles: self.items(Collection::RealmRole, |query| realm_roles::list(state, caller, at, None, query)).await?,
+            roles: self.items(Collection::RealmRole, |query| roles::list(admin, caller, at, None, query)).await?,
             organizations,
             resource_servers: self
                 .items(Collection::ResourceServer, |query| async move {
-                    let reached = InRealm::reach(state, caller, at).await?;
-                    resource_servers::list(State(state.clone()), reached, RawQuery(query)).await
+                    let reached = InRealm::reach(admin, caller, at).await?;
+                    resource_servers::list(admin, reached, query).await
                 })
                 .await?,
             identity_providers: self
                 .items(Collection::IdentityProvider, |query| async move {
-                    let reached = InRealm::reach(state, caller, at).await?;
-                    identity_providers::list(State(state.clone()), reached, RawQuery(query)).await
+                    let reached = InRealm::reach(admin, caller, at).await?;
+                    identity_providers::list(admin, reached, query).await
                 })
                 .await?,
             webhooks: self
                 .items(Collection::RealmWebhook, |query| {
-                    webhooks::list_endpoints(state.clone(), caller.clone(), at, None, query)
+                    webhooks::list_endpoints(admin, caller.clone(), at, None, query)
                 })
                 .await?,
             ..Realm::default()
         };
         let groups = self.items(Collection::Group, |query| async move {
-            groups::list(State(state.clone()), InRealm::reach(state, caller, at).await?, RawQuery(query)).await
+            groups::list(admin, InRealm::reach(admin, caller, at).await?, query).await
         });
         for group in groups.await? {
             let id = group.id.clone().unwrap_or_default();
-            let held = self.listed(realm_roles::grants_of(state, caller, at, Grantee::Group(id))).await?;
+            let held = self.listed(roles::grants_of(admin, caller, at, Grantee::Group(id))).await?;
             realm.groups.push(Group { item: group, roles: role_names(&held) });
         }
-        let clients = self.all(|query| async move {
-            clients::list(State(state.clone()), InRealm::reach(state, caller, at).await?, RawQuery(query)).await
-        });
+        let clients = self
+            .all(|query| async move { clients::list(admin, InRealm::reach(admin, caller, at).await?, query).await });
         for view in clients.await? {
             let Some(item) = Item::of_view(Collection::Client, &view).filter(|_| view["registration"] == "Admin")
             else {
@@ -215,19 +212,19 @@ impl Replay {
             let key = item.key.as_str();
             let offered = self
                 .listed(async {
-                    let reached = InClient::reach(state, caller, at, key).await?;
-                    identity_providers::client_providers(State(state.clone()), reached).await
+                    let reached = InClient::reach(admin, caller, at, key).await?;
+                    identity_providers::client_providers(admin, reached).await
                 })
                 .await?;
-            let granted = self.listed(realm_roles::grants_of(state, caller, at, Grantee::Client(key.to_owned())));
+            let granted = self.listed(roles::grants_of(admin, caller, at, Grantee::Client(key.to_owned())));
             realm.clients.push(Client {
                 roles: self
-                    .items(Collection::ClientRole, |query| realm_roles::list(state, caller, at, Some(key), query))
+                    .items(Collection::ClientRole, |query| roles::list(admin, caller, at, Some(key), query))
                     .await?,
                 granted_roles: role_names(&granted.await?),
                 webhooks: self
                     .items(Collection::ClientWebhook, |query| {
-                        webhooks::list_endpoints(state.clone(), caller.clone(), at, Some(key), query)
+                        webhooks::list_endpoints(admin, caller.clone(), at, Some(key), query)
                     })
                     .await?,
                 item: Some(Self::with_offer(item, offered)),
@@ -253,28 +250,6 @@ fn role_names(views: &[Value]) -> Vec<RoleName> {
     names
 }
 
-/// What became of one step.
-pub struct Outcome {
-    pub outcome: &'static str,
-    pub reasons: Vec<Value>,
-    /// A created client's secret or endpoint's signing secret.
-    pub secret: Option<String>,
-}
-
-impl Outcome {
-    fn of(outcome: &'static str) -> Self {
-        Self { outcome, reasons: Vec::new(), secret: None }
-    }
-
-    fn refused(reasons: Vec<Value>) -> Self {
-        Self { outcome: "Refused", reasons, secret: None }
-    }
-
-    fn refused_because(message: impl Into<String>) -> Self {
-        Self::refused(vec![json!({ "code": "Refused", "message": message.into() })])
-    }
-}
-
 /// What a step would do, without doing it.
 pub fn foreseen(step: &Step) -> Outcome {
     match &step.action {
@@ -290,7 +265,7 @@ pub fn foreseen(step: &Step) -> Outcome {
 /// Carries out a plan's steps in order: what a refused realm, client or group holds is refused
 /// with it.
 pub struct Executor<'a> {
-    replay: &'a Replay,
+    replay: &'a Replay<'a>,
     /// Role ids by realm, client and name; group and organization ids by realm and name.
     roles: HashMap<(String, RoleName), String>,
     groups: HashMap<(String, String), String>,
@@ -301,7 +276,7 @@ pub struct Executor<'a> {
 }
 
 impl<'a> Executor<'a> {
-    pub fn new(replay: &'a Replay, held: &Document) -> Self {
+    pub fn new(replay: &'a Replay<'a>, held: &Document) -> Self {
         let mut executor = Self {
             replay,
             roles: HashMap::new(),
@@ -438,94 +413,91 @@ impl<'a> Executor<'a> {
 
     /// Grants `role_id` to `grantee`, or withdraws it.
     async fn grant(&self, step: &Step, realm: &str, grantee: Grantee, role_id: &str) -> Result<Value, Error> {
-        let (state, caller) = (&self.replay.state, &self.replay.caller);
+        let (admin, caller) = (&self.replay.admin, &self.replay.caller);
         if step.action == Action::Withdraw {
-            return data(realm_roles::withdraw(state, caller, realm, grantee, role_id).await);
+            return data(roles::withdraw(admin, caller, realm, grantee, role_id).await);
         }
         let body = Body::from_map(Map::from_iter([("roleId".to_owned(), json!(role_id))]));
-        data(realm_roles::grant(state, caller, realm, grantee, body).await)
+        data(roles::grant(admin, caller, realm, grantee, body).await)
     }
 
     /// Creates what the step describes, or changes it to the step's fields.
     async fn change(&self, step: &Step, realm: &str) -> Result<Value, Error> {
-        let (state, caller) = (&self.replay.state, &self.replay.caller);
+        let (admin, caller) = (&self.replay.admin, &self.replay.caller);
         let fields = || Body::from_map(step.fields.clone());
-        let st = || State(state.clone());
         let id = step.id.as_deref().unwrap_or_default();
         let client = step.client.as_deref().unwrap_or_default();
         let creating = step.action == Action::Create;
         match step.collection {
-            Collection::CatalogueScope if creating => data(scopes::create(state, caller, None, fields()).await),
-            Collection::CatalogueScope => data(scopes::update(state, caller, None, id, fields()).await),
-            Collection::Realm if creating => data(realms::create(st(), caller.clone(), JsonBody(fields())).await),
-            Collection::Realm => {
-                data(realms::update(st(), InRealm::reach(state, caller, id).await?, JsonBody(fields())).await)
-            }
+            Collection::CatalogueScope if creating => data(scopes::create(admin, caller, None, fields()).await),
+            Collection::CatalogueScope => data(scopes::update(admin, caller, None, id, fields()).await),
+            Collection::Realm if creating => data(realms::create(admin, caller.clone(), fields()).await),
+            Collection::Realm => data(realms::update(admin, InRealm::reach(admin, caller, id).await?, fields()).await),
             Collection::RealmSettings => {
-                data(realms::update(st(), InRealm::reach(state, caller, realm).await?, JsonBody(fields())).await)
+                data(realms::update(admin, InRealm::reach(admin, caller, realm).await?, fields()).await)
             }
-            Collection::RealmScope if creating => data(scopes::create(state, caller, Some(realm), fields()).await),
-            Collection::RealmScope => data(scopes::update(state, caller, Some(realm), id, fields()).await),
-            Collection::RealmRole if creating => data(realm_roles::create(state, caller, realm, None, fields()).await),
-            Collection::RealmRole => data(realm_roles::update(state, caller, realm, None, id, fields()).await),
+            Collection::RealmScope if creating => data(scopes::create(admin, caller, Some(realm), fields()).await),
+            Collection::RealmScope => data(scopes::update(admin, caller, Some(realm), id, fields()).await),
+            Collection::RealmRole if creating => data(roles::create(admin, caller, realm, None, fields()).await),
+            Collection::RealmRole => data(roles::update(admin, caller, realm, None, id, fields()).await),
             Collection::Client if creating => {
-                data(clients::create(st(), InRealm::reach(state, caller, realm).await?, JsonBody(fields())).await)
+                data(clients::create(admin, InRealm::reach(admin, caller, realm).await?, fields()).await)
             }
             Collection::Client => {
-                let reached = InClient::reach(state, caller, realm, id).await?;
-                data(clients::update(st(), reached, JsonBody(fields())).await)
+                let reached = InClient::reach(admin, caller, realm, id).await?;
+                data(clients::update(admin, reached, fields()).await)
             }
             Collection::ClientRole if creating => {
-                data(realm_roles::create(state, caller, realm, Some(client), fields()).await)
+                data(roles::create(admin, caller, realm, Some(client), fields()).await)
             }
-            Collection::ClientRole => data(realm_roles::update(state, caller, realm, Some(client), id, fields()).await),
+            Collection::ClientRole => data(roles::update(admin, caller, realm, Some(client), id, fields()).await),
             Collection::Group if creating => {
-                data(groups::create(st(), InRealm::reach(state, caller, realm).await?, JsonBody(fields())).await)
+                data(groups::create(admin, InRealm::reach(admin, caller, realm).await?, fields()).await)
             }
             Collection::Group => {
-                data(groups::update(st(), Found::reach(state, caller, realm, id).await?, JsonBody(fields())).await)
+                data(groups::update(admin, Found::reach(admin, caller, realm, id).await?, fields()).await)
             }
             Collection::Organization if creating => {
-                let reached = InRealm::reach(state, caller, realm).await?;
-                data(organizations::create(st(), reached, JsonBody(fields())).await)
+                let reached = InRealm::reach(admin, caller, realm).await?;
+                data(organizations::create(admin, reached, fields()).await)
             }
             Collection::Organization => {
-                let found = Found::reach(state, caller, realm, id).await?;
-                data(organizations::update(st(), found, JsonBody(fields())).await)
+                let found = Found::reach(admin, caller, realm, id).await?;
+                data(organizations::update(admin, found, fields()).await)
             }
             Collection::ResourceServer if creating => {
-                let reached = InRealm::reach(state, caller, realm).await?;
-                data(resource_servers::create(st(), reached, JsonBody(fields())).await)
+                let reached = InRealm::reach(admin, caller, realm).await?;
+                data(resource_servers::create(admin, reached, fields()).await)
             }
             Collection::ResourceServer => {
-                let found = Found::reach(state, caller, realm, id).await?;
-                data(resource_servers::update(st(), found, JsonBody(fields())).await)
+                let found = Found::reach(admin, caller, realm, id).await?;
+                data(resource_servers::update(admin, found, fields()).await)
             }
             Collection::IdentityProvider if creating => {
-                let reached = InRealm::reach(state, caller, realm).await?;
-                data(identity_providers::create(st(), reached, JsonBody(fields())).await)
+                let reached = InRealm::reach(admin, caller, realm).await?;
+                data(identity_providers::create(admin, reached, fields()).await)
             }
             Collection::IdentityProvider => {
-                let found = Found::reach(state, caller, realm, id).await?;
-                data(identity_providers::update(st(), found, JsonBody(fields())).await)
+                let found = Found::reach(admin, caller, realm, id).await?;
+                data(identity_providers::update(admin, found, fields()).await)
             }
             // What a client or organization offers is replaced whole.
             Collection::ClientIdentityProviders => {
-                let reached = InClient::reach(state, caller, realm, &step.key).await?;
-                data(identity_providers::offer_client_providers(st(), reached, JsonBody(fields())).await)
+                let reached = InClient::reach(admin, caller, realm, &step.key).await?;
+                data(identity_providers::offer_client_providers(admin, reached, fields()).await)
             }
             Collection::OrganizationIdentityProviders => {
                 let known = self.organizations.get(&(realm.to_owned(), step.key.clone()));
                 let organization = step.id.as_ref().or(known).cloned().unwrap_or_default();
-                let found = Found::reach(state, caller, realm, &organization).await?;
-                data(identity_providers::offer_organization_providers(st(), found, JsonBody(fields())).await)
+                let found = Found::reach(admin, caller, realm, &organization).await?;
+                data(identity_providers::offer_organization_providers(admin, found, fields()).await)
             }
             Collection::RealmWebhook | Collection::ClientWebhook => {
                 let client = (step.collection == Collection::ClientWebhook).then_some(client);
                 if creating {
-                    data(webhooks::register(state.clone(), caller.clone(), realm, client, fields()).await)
+                    data(webhooks::register(admin, self.replay.webhooks, caller.clone(), realm, client, fields()).await)
                 } else {
-                    data(webhooks::update_endpoint(state.clone(), caller.clone(), (realm, client, id), fields()).await)
+                    data(webhooks::update_endpoint(admin, caller.clone(), (realm, client, id), fields()).await)
                 }
             }
             Collection::GroupRole | Collection::ClientGrantedRole => {
