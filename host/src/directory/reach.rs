@@ -356,7 +356,7 @@ impl AccountOwned for Secret {
     async fn in_reach(admin: &Admin<'_>, caller: &Caller, id: &str, permission: &'static str) -> Result<Self, Error> {
         let secret = secrets::find(admin.store.pool(), caller.account_id(), id).await?;
         let owner = secret.as_ref().map(|s| s.account_id.clone());
-        caller.require(&admin.authz, permission, Resource::Secret { id: id.to_owned(), owner })?;
+        caller.require(admin.authz, permission, Resource::Secret { id: id.to_owned(), owner })?;
         secret.ok_or(Error::NotFound("secret"))
     }
 }
@@ -367,7 +367,7 @@ impl AccountOwned for AccountRole {
     async fn in_reach(admin: &Admin<'_>, caller: &Caller, id: &str, permission: &'static str) -> Result<Self, Error> {
         let role = roles::find(admin.store.pool(), caller.account_id(), id).await?;
         let owner = role.as_ref().map(|r| r.account_id.clone());
-        caller.require(&admin.authz, permission, Resource::AccountRole { id: id.to_owned(), owner })?;
+        caller.require(admin.authz, permission, Resource::AccountRole { id: id.to_owned(), owner })?;
         role.ok_or(Error::unreached())
     }
 }
@@ -377,7 +377,7 @@ impl AccountOwned for Capture {
     const PARAMETER: &'static str = "captureId";
 
     async fn in_reach(admin: &Admin<'_>, caller: &Caller, id: &str, permission: &'static str) -> Result<Self, Error> {
-        caller.require_account(&admin.authz, permission)?;
+        caller.require_account(admin.authz, permission)?;
         let now = admin.clock.now();
         captures::find(admin.store.pool(), caller.account_id(), id, now).await?.ok_or(Error::NotFound("capture"))
     }

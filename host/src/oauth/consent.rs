@@ -8,8 +8,7 @@
 //! People list and withdraw their consents themselves, and administrators do so for them; a
 //! withdrawal ends the client's sessions of the person, whose refresh tokens then stop working.
 
-use chrono::{DateTime, Utc};
-
+use crate::kernel::clock::iso;
 use crate::oauth::signin::browser::Authorization;
 use crate::runtime::changes::Author;
 use crate::runtime::context::Context;
@@ -20,6 +19,9 @@ use crate::store::realms::Realm;
 use crate::store::scopes as scope_store;
 use crate::store::trail::{Change, ChangeAction, Placed};
 use crate::store::users::User;
+use chrono::{DateTime, Utc};
+use serde::Serialize;
+use utoipa::ToSchema;
 
 /// What the consent page asks the person for this authorization.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -186,5 +188,32 @@ mod tests {
         assert_eq!(host_of("https://agent.example:8443/cb"), "agent.example");
         assert_eq!(host_of("http://127.0.0.1:33418/callback"), "127.0.0.1");
         assert_eq!(host_of("com.example.agent:/cb"), "com.example.agent:");
+    }
+}
+
+/// What a person allowed a client for one resource server.
+#[derive(Debug, Serialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct ConsentView {
+    pub client_id: String,
+    /// The resource server's address the tokens carry as their audience; absent for tokens
+    /// without one.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub resource: Option<String>,
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub scopes: Vec<String>,
+    pub created_at: String,
+    pub updated_at: String,
+}
+
+impl ConsentView {
+    pub fn of(consent: &Consent) -> Self {
+        Self {
+            client_id: consent.client_id.to_string(),
+            resource: (!consent.resource.is_empty()).then(|| consent.resource.clone()),
+            scopes: consent.scopes.clone(),
+            created_at: iso(consent.created_at),
+            updated_at: iso(consent.updated_at),
+        }
     }
 }

@@ -3,12 +3,14 @@
 //! themselves (self-registration, metadata documents, client keys, DPoP, consent), with
 //! suspensions of a person's use of one.
 
+pub mod admin;
 pub mod client_keys;
 pub mod consent;
 pub mod delegation;
 pub mod discovery;
 pub mod dpop;
 pub mod federation;
+pub mod initial_access_tokens;
 pub mod metadata_documents;
 pub mod registration;
 pub mod signin;

@@ -3,6 +3,7 @@
 //! imports of people and configuration, and the audit trail and access log as the account reads
 //! them.
 
+pub mod admin;
 pub mod audit;
 pub mod import;
 pub mod instance;

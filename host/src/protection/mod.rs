@@ -7,9 +7,11 @@
 //! or the detector cannot answer, the attempt proceeds as if protection were absent, with a log
 //! line and the `attack_protection_failed_open` metric.
 
+pub mod admin;
 pub mod analyst;
 pub mod detection;
 pub mod detector;
+pub mod incident_views;
 pub mod incidents;
 pub mod networks;
 pub mod operators;

@@ -3,7 +3,7 @@
 //! networks of the sources they blocked, and the latest measures.
 
 use crate::protection::Protection;
-use crate::protection::incidents::MeasureView;
+use crate::protection::incident_views::MeasureView;
 use crate::runtime::context::Context;
 use crate::runtime::error::Error;
 use crate::store::threat_summary::{self as store, IncidentFigures};

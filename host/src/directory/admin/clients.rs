@@ -16,6 +16,7 @@ use crate::runtime::answer::Answer;
 use crate::runtime::error::Error;
 use crate::store::clients::{self as client_store, Client, ClientType, Registration};
 
+/// `POST /realms/{realm}/clients`: the created client with `clientSecret` (shown once).
 pub async fn create(
     admin: &Admin<'_>,
     InRealm { realm, caller, .. }: InRealm<ClientCreate>,
@@ -32,7 +33,7 @@ pub async fn create(
     input.apply(&mut client);
     let scopes = client.allowed_scopes.clone();
     crate::directory::scopes::check_exist(
-        &admin,
+        admin,
         &realm.account_id,
         &realm.id,
         &scopes,
@@ -51,6 +52,7 @@ pub async fn create(
     Ok(Answer::Created(view))
 }
 
+/// `GET /realms/{realm}/clients`: a page of the realm's clients.
 pub async fn list(
     admin: &Admin<'_>,
     InRealm { realm, .. }: InRealm<ClientRead>,
@@ -76,6 +78,7 @@ pub async fn list(
     Ok(Answer::Paged(found.map(|client| ClientView::of(&client, now))))
 }
 
+/// `GET /realms/{realm}/clients/{client}`: the client.
 pub async fn read(
     admin: &Admin<'_>,
     InClient { client, .. }: InClient<ClientRead>,
@@ -83,6 +86,7 @@ pub async fn read(
     Ok(Answer::Ok(ClientView::of(&client, admin.clock.now())))
 }
 
+/// `PUT /realms/{realm}/clients/{client}`: the updated client.
 pub async fn update(
     admin: &Admin<'_>,
     InClient { client: before, caller, .. }: InClient<ClientUpdate>,
@@ -99,7 +103,7 @@ pub async fn update(
         let account = caller.account_id().to_owned();
         let scopes = client.allowed_scopes.clone();
         crate::directory::scopes::check_exist(
-            &admin,
+            admin,
             &account,
             &client.realm_id,
             &scopes,
@@ -113,6 +117,8 @@ pub async fn update(
     Ok(Answer::Ok(ClientView::of(&client, now)))
 }
 
+/// `POST /realms/{realm}/clients/{client}/client-secret/rotate`: the new secret (shown once) and
+/// `rotation`.
 pub async fn rotate_secret(
     admin: &Admin<'_>,
     InClient { client: before, caller, .. }: InClient<ClientUpdate>,
@@ -130,6 +136,7 @@ pub async fn rotate_secret(
     }))
 }
 
+/// `DELETE /realms/{realm}/clients/{client}`: deleted.
 pub async fn delete(
     admin: &Admin<'_>,
     InClient { client, caller, .. }: InClient<ClientDelete>,

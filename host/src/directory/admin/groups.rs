@@ -17,6 +17,7 @@ use crate::runtime::error::Error;
 use crate::store::memberships::Membership;
 use crate::store::realm_roles::{self as role_store, Group};
 
+/// `POST /realms/{realm}/groups`: the created group.
 pub async fn create(
     admin: &Admin<'_>,
     InRealm { realm, caller, .. }: InRealm<UserCreate>,
@@ -33,6 +34,7 @@ pub async fn create(
     Ok(Answer::Created(GroupView::of(&group)))
 }
 
+/// `GET /realms/{realm}/groups`: a page of the realm's groups.
 pub async fn list(
     admin: &Admin<'_>,
     InRealm { realm, .. }: InRealm<UserRead>,
@@ -43,6 +45,7 @@ pub async fn list(
     Ok(Answer::Paged(found.map(|group| GroupView::of(&group))))
 }
 
+/// `PUT /realms/{realm}/groups/{groupId}`: the updated group.
 pub async fn update(
     admin: &Admin<'_>,
     Found { item: before, caller, .. }: Found<Group, UserUpdate>,
@@ -62,6 +65,7 @@ pub async fn update(
     Ok(Answer::Ok(GroupView::of(&group)))
 }
 
+/// `DELETE /realms/{realm}/groups/{groupId}`: deleted; its members lose the roles it gave.
 pub async fn delete(
     admin: &Admin<'_>,
     Found { item: group, caller, .. }: Found<Group, UserDelete>,
@@ -70,6 +74,8 @@ pub async fn delete(
     Ok(Answer::Done)
 }
 
+/// `GET /realms/{realm}/users/{userId}/roles`: `direct` roles and `effective` roles (direct and
+/// through groups).
 pub async fn user_roles(
     admin: &Admin<'_>,
     caller: Caller,
@@ -78,6 +84,7 @@ pub async fn user_roles(
     held_by(admin, &caller, &realm_id, user_id).await
 }
 
+/// `POST /realms/{realm}/users/{userId}/roles`: granted; the role.
 pub async fn grant_user_role(
     admin: &Admin<'_>,
     caller: Caller,
@@ -87,6 +94,7 @@ pub async fn grant_user_role(
     grant(admin, &caller, &realm_id, Grantee::User(user_id), body).await
 }
 
+/// `DELETE /realms/{realm}/users/{userId}/roles/{roleId}`: withdrawn.
 pub async fn withdraw_user_role(
     admin: &Admin<'_>,
     caller: Caller,
@@ -95,6 +103,7 @@ pub async fn withdraw_user_role(
     withdraw(admin, &caller, &realm_id, Grantee::User(user_id), &role_id).await
 }
 
+/// `GET /realms/{realm}/groups/{groupId}/roles`: the group's roles.
 pub async fn group_roles(
     admin: &Admin<'_>,
     caller: Caller,
@@ -103,6 +112,7 @@ pub async fn group_roles(
     grants_of(admin, &caller, &realm_id, Grantee::Group(group_id)).await
 }
 
+/// `POST /realms/{realm}/groups/{groupId}/roles`: granted to every member; the role.
 pub async fn grant_group_role(
     admin: &Admin<'_>,
     caller: Caller,
@@ -112,6 +122,7 @@ pub async fn grant_group_role(
     grant(admin, &caller, &realm_id, Grantee::Group(group_id), body).await
 }
 
+/// `DELETE /realms/{realm}/groups/{groupId}/roles/{roleId}`: withdrawn.
 pub async fn withdraw_group_role(
     admin: &Admin<'_>,
     caller: Caller,
@@ -120,6 +131,8 @@ pub async fn withdraw_group_role(
     withdraw(admin, &caller, &realm_id, Grantee::Group(group_id), &role_id).await
 }
 
+/// `GET /realms/{realm}/clients/{client}/granted-roles`: the roles granted to the client itself
+/// (its client-credentials tokens carry them).
 pub async fn client_roles(
     admin: &Admin<'_>,
     caller: Caller,
@@ -128,6 +141,7 @@ pub async fn client_roles(
     grants_of(admin, &caller, &realm_id, Grantee::Client(client_id)).await
 }
 
+/// `POST /realms/{realm}/clients/{client}/granted-roles`: granted; the role.
 pub async fn grant_client_role(
     admin: &Admin<'_>,
     caller: Caller,
@@ -137,6 +151,7 @@ pub async fn grant_client_role(
     grant(admin, &caller, &realm_id, Grantee::Client(client_id), body).await
 }
 
+/// `DELETE /realms/{realm}/clients/{client}/granted-roles/{roleId}`: withdrawn.
 pub async fn withdraw_client_role(
     admin: &Admin<'_>,
     caller: Caller,
@@ -145,14 +160,17 @@ pub async fn withdraw_client_role(
     withdraw(admin, &caller, &realm_id, Grantee::Client(client_id), &role_id).await
 }
 
+/// The group as an owner of members.
 pub(crate) fn owner(group: &Group) -> Owner<'_> {
     Owner { kind: Membership::Group, id: &group.id, realm_id: &group.realm_id }
 }
 
+/// `GET /realms/{realm}/groups/{groupId}`: the group.
 pub fn read(Found { item: group, .. }: Found<Group, UserRead>) -> Result<Answer<GroupView>, Error> {
     Ok(Answer::Ok(GroupView::of(&group)))
 }
 
+/// `GET /realms/{realm}/groups/{groupId}/members`: the ids of the group's members.
 pub async fn members(
     admin: &Admin<'_>,
     Found { item: group, .. }: Found<Group, UserRead>,
@@ -160,6 +178,7 @@ pub async fn members(
     members::list(admin, owner(&group)).await
 }
 
+/// `POST /realms/{realm}/groups/{groupId}/members`: added: `groupId` and `userId`.
 pub async fn add_member(
     admin: &Admin<'_>,
     Found { item: group, caller, .. }: Found<Group, UserUpdate>,
@@ -169,6 +188,7 @@ pub async fn add_member(
     Ok(Answer::Created(GroupMembership { group_id: group.id.into(), user_id }))
 }
 
+/// `DELETE /realms/{realm}/groups/{groupId}/members/{userId}`: removed.
 pub async fn remove_member(
     admin: &Admin<'_>,
     Found { item: group, caller, .. }: Found<Group, UserUpdate>,

@@ -21,6 +21,7 @@ use crate::store::organizations::Organization;
 use crate::store::trail::Placed;
 use serde_json::json;
 
+/// `POST /realms/{realm}/identity-providers`: the created provider (its secret never shown).
 pub async fn create(
     admin: &Admin<'_>,
     InRealm { realm, caller, .. }: InRealm<RealmUpdate>,
@@ -69,6 +70,7 @@ pub async fn create(
     Ok(Answer::Created(describe(&provider)))
 }
 
+/// `GET /realms/{realm}/identity-providers`: a page of the realm's identity providers.
 pub async fn list(
     admin: &Admin<'_>,
     InRealm { realm, .. }: InRealm<RealmRead>,
@@ -80,6 +82,7 @@ pub async fn list(
     Ok(Answer::Paged(found.map(|provider| IdentityProviderView::of(admin, &provider))))
 }
 
+/// `PUT /realms/{realm}/identity-providers/{providerId}`.
 pub async fn update(
     admin: &Admin<'_>,
     Found { item: before, caller, .. }: Found<IdentityProvider, RealmUpdate>,
@@ -95,6 +98,7 @@ pub async fn update(
     Ok(Answer::Ok(describe(&provider)))
 }
 
+/// `DELETE /realms/{realm}/identity-providers/{providerId}`: deleted.
 pub async fn delete(
     admin: &Admin<'_>,
     Found { item: provider, caller, .. }: Found<IdentityProvider, RealmUpdate>,
@@ -103,6 +107,8 @@ pub async fn delete(
     Ok(Answer::Done)
 }
 
+/// `GET /realms/{realm}/clients/{client}/identity-providers`: the ids of the providers the client's
+/// login page offers, in order.
 pub async fn client_providers(
     admin: &Admin<'_>,
     InClient { client, .. }: InClient<ClientRead>,
@@ -111,6 +117,7 @@ pub async fn client_providers(
     Ok(Answer::Ok(provider_store::offered(admin.store.pool(), offer).await?))
 }
 
+/// `PUT /realms/{realm}/clients/{client}/identity-providers`: the providers now offered.
 pub async fn offer_client_providers(
     admin: &Admin<'_>,
     InClient { client, caller, .. }: InClient<ClientUpdate>,
@@ -120,6 +127,8 @@ pub async fn offer_client_providers(
     replace_offer(admin, &caller, offer, client.place(), body).await
 }
 
+/// `GET /realms/{realm}/organizations/{organizationId}/identity-providers`: the ids of the
+/// organization's providers, in order.
 pub async fn organization_providers(
     admin: &Admin<'_>,
     Found { item: organization, .. }: Found<Organization, OrganizationRead>,
@@ -128,6 +137,8 @@ pub async fn organization_providers(
     Ok(Answer::Ok(provider_store::offered(admin.store.pool(), offer).await?))
 }
 
+/// `PUT /realms/{realm}/organizations/{organizationId}/identity-providers`: the organization's
+/// providers now.
 pub async fn offer_organization_providers(
     admin: &Admin<'_>,
     Found { item: organization, caller, .. }: Found<Organization, OrganizationUpdate>,
@@ -152,6 +163,7 @@ pub(crate) async fn replace_offer(
     Ok(Answer::Ok(providers))
 }
 
+/// `GET /realms/{realm}/identity-providers/{providerId}`.
 pub async fn read(
     admin: &Admin<'_>,
     Found { item: provider, .. }: Found<IdentityProvider, RealmRead>,

@@ -3,12 +3,18 @@
 //! caller sent, and makes the change through the directory's own functions, which write, trail
 //! and announce it.
 
+pub mod account_roles;
 pub mod clients;
 pub mod groups;
 pub mod identity_providers;
+pub mod invitations;
 pub mod members;
 pub mod organizations;
+pub mod people;
 pub mod realms;
 pub mod resource_servers;
 pub mod roles;
 pub mod scopes;
+pub mod secrets;
+pub mod sessions;
+pub mod team;

@@ -16,6 +16,7 @@ use crate::store::Status;
 use crate::store::memberships::Membership;
 use crate::store::organizations::{self as org_store, Organization};
 
+/// `POST /realms/{realm}/organizations`: the created organization.
 pub async fn create(
     admin: &Admin<'_>,
     InRealm { realm, caller, .. }: InRealm<OrganizationCreate>,
@@ -42,6 +43,7 @@ pub async fn create(
     Ok(Answer::Created(OrganizationView::of(&organization)))
 }
 
+/// `GET /realms/{realm}/organizations`: a page of the realm's organizations.
 pub async fn list(
     admin: &Admin<'_>,
     InRealm { realm, .. }: InRealm<OrganizationRead>,
@@ -53,6 +55,7 @@ pub async fn list(
     Ok(Answer::Paged(found.map(|organization| OrganizationView::of(&organization))))
 }
 
+/// `PUT /realms/{realm}/organizations/{organizationId}`.
 pub async fn update(
     admin: &Admin<'_>,
     Found { item: before, caller, .. }: Found<Organization, OrganizationUpdate>,
@@ -67,6 +70,8 @@ pub async fn update(
     Ok(Answer::Ok(OrganizationView::of(&organization)))
 }
 
+/// `DELETE /realms/{realm}/organizations/{organizationId}`: deleted with its domains and
+/// memberships.
 pub async fn delete(
     admin: &Admin<'_>,
     Found { item: organization, caller, .. }: Found<Organization, OrganizationDelete>,
@@ -75,16 +80,19 @@ pub async fn delete(
     Ok(Answer::Done)
 }
 
+/// The organization as an owner of members.
 pub(crate) fn owner(organization: &Organization) -> Owner<'_> {
     Owner { kind: Membership::Organization, id: &organization.id, realm_id: &organization.realm_id }
 }
 
+/// `GET /realms/{realm}/organizations/{organizationId}`.
 pub fn read(
     Found { item: organization, .. }: Found<Organization, OrganizationRead>,
 ) -> Result<Answer<OrganizationView>, Error> {
     Ok(Answer::Ok(OrganizationView::of(&organization)))
 }
 
+/// `GET /realms/{realm}/organizations/{organizationId}/members`: the ids of the members.
 pub async fn members(
     admin: &Admin<'_>,
     Found { item: organization, .. }: Found<Organization, OrganizationRead>,
@@ -92,6 +100,8 @@ pub async fn members(
     members::list(admin, owner(&organization)).await
 }
 
+/// `POST /realms/{realm}/organizations/{organizationId}/members`: added: `organizationId` and
+/// `userId`.
 pub async fn add_member(
     admin: &Admin<'_>,
     Found { item: organization, caller, .. }: Found<Organization, OrganizationUpdate>,
@@ -101,6 +111,7 @@ pub async fn add_member(
     Ok(Answer::Created(OrganizationMembership { organization_id: organization.id.into(), user_id }))
 }
 
+/// `DELETE /realms/{realm}/organizations/{organizationId}/members/{userId}`: removed.
 pub async fn remove_member(
     admin: &Admin<'_>,
     Found { item: organization, caller, .. }: Found<Organization, OrganizationUpdate>,

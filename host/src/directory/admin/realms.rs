@@ -14,8 +14,9 @@ use crate::runtime::error::Error;
 use crate::store::Status;
 use crate::store::realms::{self, Realm, RealmSettings};
 
+/// `POST /realms`: the created realm.
 pub async fn create(admin: &Admin<'_>, caller: Caller, mut body: Body) -> Result<Answer<RealmView>, Error> {
-    caller.require_account(&admin.authz, permission::REALM_CREATE)?;
+    caller.require_account(admin.authz, permission::REALM_CREATE)?;
     let now = admin.clock.now();
     let id = body.required("id", parsed(RealmId::parse));
     let input = RealmInput { id, ..RealmInput::read(&mut body) };
@@ -39,14 +40,16 @@ pub async fn create(admin: &Admin<'_>, caller: Caller, mut body: Body) -> Result
     Ok(Answer::Created(RealmView::from(&realm)))
 }
 
+/// `GET /realms`: a page of the account's realms.
 pub async fn list(admin: &Admin<'_>, caller: Caller, query: Option<String>) -> Result<Answer<RealmView>, Error> {
-    caller.require_account(&admin.authz, permission::REALM_READ)?;
+    caller.require_account(admin.authz, permission::REALM_READ)?;
     let list = ListQuery::parse(query, &[])?;
     list.status_in(crate::store::Status::NAMES)?;
     let found = realms::page(&admin.store, caller.account_id(), &list.page).await?;
     Ok(Answer::Paged(found.map(|realm| RealmView::from(&realm))))
 }
 
+/// `PUT /realms/{realm}`: the updated realm.
 pub async fn update(
     admin: &Admin<'_>,
     InRealm { realm: before, caller, .. }: InRealm<RealmUpdate>,
@@ -61,6 +64,7 @@ pub async fn update(
     Ok(Answer::Ok(RealmView::from(&realm)))
 }
 
+/// `DELETE /realms/{realm}`: deleted, with its clients and people.
 pub async fn delete(
     admin: &Admin<'_>,
     InRealm { realm, caller, .. }: InRealm<RealmDelete>,
@@ -69,6 +73,7 @@ pub async fn delete(
     Ok(Answer::Done)
 }
 
+/// `GET /realms/{realm}`: the realm.
 pub fn read(InRealm { realm, .. }: InRealm<RealmRead>) -> Result<Answer<RealmView>, Error> {
     Ok(Answer::Ok(RealmView::from(realm.as_ref())))
 }

@@ -12,6 +12,7 @@ use crate::runtime::error::Error;
 use crate::store::Status;
 use crate::store::resource_servers::{self as server_store, ResourceServer, ServerKind};
 
+/// `POST /realms/{realm}/resource-servers`: the created resource server.
 pub async fn create(
     admin: &Admin<'_>,
     InRealm { realm, caller, .. }: InRealm<RealmUpdate>,
@@ -45,6 +46,7 @@ pub async fn create(
     Ok(Answer::Created(ResourceServerView::of(&server)))
 }
 
+/// `GET /realms/{realm}/resource-servers`: a page of the realm's resource servers.
 pub async fn list(
     admin: &Admin<'_>,
     InRealm { realm, .. }: InRealm<RealmRead>,
@@ -56,6 +58,7 @@ pub async fn list(
     Ok(Answer::Paged(found.map(|server| ResourceServerView::of(&server))))
 }
 
+/// `PUT /realms/{realm}/resource-servers/{serverId}`.
 pub async fn update(
     admin: &Admin<'_>,
     Found { realm, item: before, caller, .. }: Found<ResourceServer, RealmUpdate>,
@@ -71,10 +74,12 @@ pub async fn update(
     Ok(Answer::Ok(ResourceServerView::of(&server)))
 }
 
+/// `GET /realms/{realm}/resource-servers/{serverId}`.
 pub fn read(Found { item: server, .. }: Found<ResourceServer, RealmRead>) -> Result<Answer<ResourceServerView>, Error> {
     Ok(Answer::Ok(ResourceServerView::of(&server)))
 }
 
+/// `DELETE /realms/{realm}/resource-servers/{serverId}`: deleted.
 pub async fn delete(
     admin: &Admin<'_>,
     Found { item: server, caller, .. }: Found<ResourceServer, RealmUpdate>,

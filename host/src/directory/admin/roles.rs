@@ -30,6 +30,7 @@ pub(crate) async fn role_home(
     Ok(realm)
 }
 
+/// Creates a role of the realm, or of one of its clients, from the body.
 pub(crate) async fn create(
     admin: &Admin<'_>,
     caller: &Caller,
@@ -55,6 +56,7 @@ pub(crate) async fn create(
     Ok(Answer::Created(RoleView::of(&role)))
 }
 
+/// A page of the realm's roles, or of one of its clients'.
 pub(crate) async fn list(
     admin: &Admin<'_>,
     caller: &Caller,
@@ -68,6 +70,7 @@ pub(crate) async fn list(
     Ok(Answer::Paged(found.map(|role| RoleView::of(&role))))
 }
 
+/// The role `role_id` of the realm (or of its client), in the caller's reach for `permission`.
 pub(crate) async fn role_in_reach(
     admin: &Admin<'_>,
     caller: &Caller,
@@ -83,6 +86,7 @@ pub(crate) async fn role_in_reach(
         .ok_or(Error::unreached())
 }
 
+/// Changes the role as the body says; its id never changes.
 pub(crate) async fn update(
     admin: &Admin<'_>,
     caller: &Caller,
@@ -106,6 +110,7 @@ pub(crate) async fn update(
     Ok(Answer::Ok(RoleView::of(&role)))
 }
 
+/// Deletes the role.
 pub(crate) async fn delete(
     admin: &Admin<'_>,
     caller: &Caller,

@@ -26,6 +26,7 @@ pub(crate) async fn require(
     }
 }
 
+/// Creates a scope of the catalogue (no realm) or of the realm, from the body.
 pub(crate) async fn create(
     admin: &Admin<'_>,
     caller: &Caller,
@@ -50,6 +51,7 @@ pub(crate) async fn create(
     Ok(Answer::Created(ScopeView::of(&scope)))
 }
 
+/// A page of the catalogue's scopes, or of the realm's own.
 pub(crate) async fn list(
     admin: &Admin<'_>,
     caller: &Caller,
@@ -62,6 +64,7 @@ pub(crate) async fn list(
     Ok(Answer::Paged(found.map(|scope| ScopeView::of(&scope))))
 }
 
+/// The scope `id` of the catalogue or of the realm, in the caller's reach for `permission`.
 pub(crate) async fn scope_in_reach(
     admin: &Admin<'_>,
     caller: &Caller,
@@ -76,6 +79,7 @@ pub(crate) async fn scope_in_reach(
         .ok_or(Error::unreached())
 }
 
+/// Changes the scope as the body says: its description only.
 pub(crate) async fn update(
     admin: &Admin<'_>,
     caller: &Caller,
@@ -95,6 +99,7 @@ pub(crate) async fn update(
     Ok(Answer::Ok(ScopeView::of(&scope)))
 }
 
+/// Deletes the scope.
 pub(crate) async fn delete(
     admin: &Admin<'_>,
     caller: &Caller,
@@ -106,6 +111,8 @@ pub(crate) async fn delete(
     Ok(Answer::Done)
 }
 
+/// The client whose requestable scopes are asked for, in the caller's reach for `permission`, with
+/// the realm's account.
 pub(crate) async fn client_for_scopes(
     admin: &Admin<'_>,
     caller: &Caller,

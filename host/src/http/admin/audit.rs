@@ -2,15 +2,12 @@
 
 use axum::extract::{RawQuery, State};
 
-use super::ListQuery;
-use crate::authz::permission;
 use crate::http::AppState;
 use crate::http::auth::Caller;
 use crate::http::envelope::Answer;
+use crate::operations::admin::audit as admin;
 use crate::operations::audit::{AccessView, TrailView};
 use crate::runtime::error::Error;
-use crate::store::access_log::{self};
-use crate::store::trail::{self};
 
 #[utoipa::path(get, path = "/audit-trail", tag = "Audit",
     params(("pageNumber" = Option<u32>, Query), ("pageSize" = Option<u32>, Query), ("searchTerm" = Option<String>, Query),
@@ -26,18 +23,7 @@ pub async fn trail(
     caller: Caller,
     RawQuery(query): RawQuery,
 ) -> Result<Answer<TrailView>, Error> {
-    caller.require_account(&state.authz, permission::AUDIT_READ)?;
-    let list = ListQuery::parse(query, &["realmId", "resourceType", "actorCredentialId", "actorUserId", "action"])?;
-    list.status_in(crate::store::trail::Outcome::NAMES)?;
-    let filter = trail::TrailFilter {
-        realm_id: list.filter("realmId"),
-        resource_type: list.filter("resourceType"),
-        actor_credential_id: list.filter("actorCredentialId"),
-        actor_user_id: list.filter("actorUserId"),
-        action: list.filter("action"),
-    };
-    let found = trail::page(&state.store, caller.account_id(), filter, &list.page).await?;
-    Ok(Answer::Paged(found.map(TrailView::from)))
+    admin::trail(&state.admin(), caller, query).await
 }
 
 #[utoipa::path(get, path = "/access-logs", tag = "Audit",
@@ -53,12 +39,5 @@ pub async fn access_logs(
     caller: Caller,
     RawQuery(query): RawQuery,
 ) -> Result<Answer<AccessView>, Error> {
-    caller.require_account(&state.authz, permission::AUDIT_READ)?;
-    let list = ListQuery::parse(query, &["credentialId", "actorUserId"])?;
-    list.status_in(crate::store::access_log::AccessOutcome::NAMES)?;
-    // Entries of this host still queued are written first, so a caller reads its own requests.
-    state.access_log.flush().await;
-    let (credential, person) = (list.filter("credentialId"), list.filter("actorUserId"));
-    let found = access_log::page(&state.store, caller.account_id(), credential, person, &list.page).await?;
-    Ok(Answer::Paged(found.map(AccessView::from)))
+    admin::access_logs(&state.admin(), &state.access_log, caller, query).await
 }

@@ -7,22 +7,20 @@ use super::reach::{Owned, WebhookDelete, WebhookRead};
 use axum::extract::{RawQuery, State};
 use axum::response::Response;
 
-use super::ListQuery;
-use crate::authz::permission;
 use crate::http::AppState;
 use crate::http::auth::Caller;
 use crate::http::envelope::{self, Answer};
+use crate::operations::admin::captures as admin;
 use crate::operations::webhooks::captures::{self, CaptureView, CapturedRequestView};
 use crate::runtime::error::Error;
-use crate::store::captures::{self as store, Capture};
+use crate::store::captures::Capture;
 
 #[utoipa::path(post, path = "/webhook-captures", tag = "Webhooks",
     responses((status = 201, description = "A new capture endpoint recording requests for 24 hours, in `data`", body = CaptureView),
               (status = 403)),
     security(("apiKey" = [])))]
 pub async fn create_capture(State(state): State<AppState>, caller: Caller) -> Result<Answer<CaptureView>, Error> {
-    caller.require_account(&state.authz, permission::WEBHOOK_CREATE)?;
-    Ok(Answer::Created(captures::open(&state, caller.account_id()).await?))
+    admin::create_capture(&state.admin(), caller).await
 }
 
 #[utoipa::path(get, path = "/webhook-captures", tag = "Webhooks",
@@ -33,11 +31,7 @@ pub async fn list_captures(
     caller: Caller,
     RawQuery(query): RawQuery,
 ) -> Result<Answer<CaptureView>, Error> {
-    caller.require_account(&state.authz, permission::WEBHOOK_READ)?;
-    let list = ListQuery::parse(query, &[])?;
-    let now = state.clock.now();
-    let found = store::page(&state.store, caller.account_id(), now, &list.page).await?;
-    Ok(Answer::Paged(found.map(|capture| CaptureView::of(&state, capture))))
+    admin::list_captures(&state.admin(), caller, query).await
 }
 
 #[utoipa::path(get, path = "/webhook-captures/{captureId}", tag = "Webhooks", params(("captureId" = String, Path)),
@@ -45,9 +39,9 @@ pub async fn list_captures(
     security(("apiKey" = [])))]
 pub async fn read_capture(
     State(state): State<AppState>,
-    Owned { item: capture, .. }: Owned<Capture, WebhookRead>,
+    reached: Owned<Capture, WebhookRead>,
 ) -> Result<Answer<CaptureView>, Error> {
-    Ok(Answer::Ok(CaptureView::of(&state, capture)))
+    admin::read_capture(&state.admin(), reached).await
 }
 
 #[utoipa::path(get, path = "/webhook-captures/{captureId}/requests", tag = "Webhooks", params(("captureId" = String, Path)),
@@ -56,12 +50,10 @@ pub async fn read_capture(
     security(("apiKey" = [])))]
 pub async fn captured_requests(
     State(state): State<AppState>,
-    Owned { item: capture, .. }: Owned<Capture, WebhookRead>,
+    reached: Owned<Capture, WebhookRead>,
     RawQuery(query): RawQuery,
 ) -> Result<Answer<CapturedRequestView>, Error> {
-    let list = ListQuery::parse(query, &[])?;
-    let found = store::request_page(&state.store, &capture.id, &list.page).await?;
-    Ok(Answer::Paged(found.map(CapturedRequestView::of)))
+    admin::captured_requests(&state.admin(), reached, query).await
 }
 
 #[utoipa::path(delete, path = "/webhook-captures/{captureId}", tag = "Webhooks", params(("captureId" = String, Path)),

@@ -6,17 +6,15 @@
 use super::reach::{AuditRead, Found, InRealm, RealmRead, RealmUpdate};
 use axum::extract::{RawQuery, State};
 
-use super::ListQuery;
 use crate::http::AppState;
 use crate::http::body::JsonBody;
 use crate::http::envelope::Answer;
-use crate::kernel::validate::Rule;
-use crate::oauth::delegation::grants;
+use crate::oauth::admin::delegation as admin;
 use crate::oauth::delegation::grants::{
     DelegationGrantInput, DelegationGrantView, ExchangeView, WithdrawalInput, WithdrawnGrantView,
 };
 use crate::runtime::error::Error;
-use crate::store::delegation::{self as grant_store, DelegationGrant, GrantState};
+use crate::store::delegation::DelegationGrant;
 
 #[utoipa::path(post, path = "/realms/{realm}/delegation-grants", tag = "Delegation", params(("realm" = String, Path)),
     request_body = DelegationGrantInput,
@@ -25,16 +23,10 @@ use crate::store::delegation::{self as grant_store, DelegationGrant, GrantState}
     security(("apiKey" = [])))]
 pub async fn create(
     State(state): State<AppState>,
-    InRealm { realm, caller, .. }: InRealm<RealmUpdate>,
-    JsonBody(mut body): JsonBody,
+    reached: InRealm<RealmUpdate>,
+    JsonBody(body): JsonBody,
 ) -> Result<Answer<DelegationGrantView>, Error> {
-    let now = state.clock.now();
-    let input = DelegationGrantInput::read(&mut body, now);
-    body.finish()?;
-    let grant = input.grant(&realm, &caller, now);
-    let Some(grant) = grant else { return Err(Error::Internal(anyhow::anyhow!("a refused body passed validation"))) };
-    grants::write(&state, caller.author(), &realm, &grant, |grant| DelegationGrantView::of(grant, now)).await?;
-    Ok(Answer::Created(DelegationGrantView::of(&grant, now)))
+    admin::create(&state.admin(), reached, body).await
 }
 
 #[utoipa::path(get, path = "/realms/{realm}/delegation-grants", tag = "Delegation",
@@ -49,27 +41,10 @@ pub async fn create(
     security(("apiKey" = [])))]
 pub async fn list(
     State(state): State<AppState>,
-    InRealm { realm, .. }: InRealm<RealmRead>,
+    reached: InRealm<RealmRead>,
     RawQuery(query): RawQuery,
 ) -> Result<Answer<DelegationGrantView>, Error> {
-    let list = ListQuery::parse(query, &["clientId", "subjectUserId", "state"])?;
-    let now = state.clock.now();
-    // `status`, as on every list; `state`, the field's own name, is taken too.
-    let state_filter = match (list.status_in(GrantState::NAMES)?, list.filter("state")) {
-        (Some(status), _) => Some(status),
-        (None, None) => None,
-        (None, Some(name)) => Some(
-            GrantState::try_from(name.to_owned())
-                .map_err(|_| Error::invalid("state", Rule::OneOf, "state must be Live, Expired or Withdrawn"))?,
-        ),
-    };
-    let filter = grant_store::GrantFilter {
-        client_id: list.filter("clientId"),
-        subject_user_id: list.filter("subjectUserId"),
-        state: state_filter,
-    };
-    let found = grant_store::page(&state.store, &realm.id, now, filter, &list.page).await?;
-    Ok(Answer::Paged(found.map(|grant| DelegationGrantView::of(&grant, now))))
+    admin::list(&state.admin(), reached, query).await
 }
 
 #[utoipa::path(get, path = "/realms/{realm}/delegation-grants/{grantId}", tag = "Delegation",
@@ -78,9 +53,9 @@ pub async fn list(
     security(("apiKey" = [])))]
 pub async fn read(
     State(state): State<AppState>,
-    Found { item: grant, .. }: Found<DelegationGrant, RealmRead>,
+    reached: Found<DelegationGrant, RealmRead>,
 ) -> Result<Answer<DelegationGrantView>, Error> {
-    Ok(Answer::Ok(DelegationGrantView::of(&grant, state.clock.now())))
+    admin::read(&state.admin(), reached).await
 }
 
 #[utoipa::path(post, path = "/realms/{realm}/delegation-grants/{grantId}/withdraw", tag = "Delegation",
@@ -91,21 +66,10 @@ pub async fn read(
     security(("apiKey" = [])))]
 pub async fn withdraw(
     State(state): State<AppState>,
-    Found { item: before, caller, .. }: Found<DelegationGrant, RealmUpdate>,
-    JsonBody(mut body): JsonBody,
+    reached: Found<DelegationGrant, RealmUpdate>,
+    JsonBody(body): JsonBody,
 ) -> Result<Answer<WithdrawnGrantView>, Error> {
-    let input = WithdrawalInput::read(&mut body);
-    body.finish()?;
-    let Some(WithdrawalInput { reason }) = input else {
-        return Err(Error::invalid("reason", Rule::Required, "reason is required"));
-    };
-    let now = state.clock.now();
-    let view = |grant: &DelegationGrant| DelegationGrantView::of(grant, now);
-    let withdrawn = grants::withdraw(&state, caller.author(), &before, &reason, view).await?;
-    Ok(Answer::Ok(WithdrawnGrantView {
-        grant: DelegationGrantView::of(&withdrawn.grant, now),
-        revocation_limit_seconds: withdrawn.revocation_limit_seconds,
-    }))
+    admin::withdraw(&state.admin(), reached, body).await
 }
 
 #[utoipa::path(get, path = "/realms/{realm}/delegation-exchanges", tag = "Delegation",
@@ -118,16 +82,8 @@ pub async fn withdraw(
     security(("apiKey" = [])))]
 pub async fn exchanges(
     State(state): State<AppState>,
-    InRealm { realm, .. }: InRealm<AuditRead>,
+    reached: InRealm<AuditRead>,
     RawQuery(query): RawQuery,
 ) -> Result<Answer<ExchangeView>, Error> {
-    let list = ListQuery::parse(query, &["clientId", "subjectUserId", "grantId"])?;
-    list.status_in(crate::store::delegation::ExchangeOutcome::NAMES)?;
-    let filter = grant_store::ExchangeFilter {
-        client_id: list.filter("clientId"),
-        subject_user_id: list.filter("subjectUserId"),
-        grant_id: list.filter("grantId"),
-    };
-    let found = grant_store::exchange_page(&state.store, &realm.id, filter, &list.page).await?;
-    Ok(Answer::Paged(found.map(ExchangeView::from)))
+    admin::exchanges(&state.admin(), reached, query).await
 }

@@ -214,11 +214,6 @@ pub fn routes() -> Router<AppState> {
     webhooks::endpoint_routes(webhooks::endpoint_routes(router, webhooks::REALM_PREFIX), webhooks::CLIENT_PREFIX)
 }
 
-/// The realm with this id, from this host's cache when it holds it.
-pub async fn find_realm(state: &AppState, id: &str) -> Result<Option<Arc<Realm>>, Error> {
-    crate::directory::realms::find(state, id).await
-}
-
 /// Loads a realm the caller may act on with `permission` (see [`reach::realm_in_reach`]).
 pub async fn realm_in_reach(
     state: &AppState,

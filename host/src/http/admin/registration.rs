@@ -2,7 +2,7 @@
 //! register with (RFC 7591 §3) at a realm whose `clientRegistration` is InitialAccessToken; and
 //! `/realms/{realm}/users/{userId}/consents`: what a person allowed self-registered clients.
 
-use crate::oauth::registration;
+use crate::oauth::initial_access_tokens;
 use axum::extract::{Path, RawQuery, State};
 use axum::response::Response;
 
@@ -12,7 +12,9 @@ use crate::http::AppState;
 use crate::http::body::JsonBody;
 use crate::http::envelope;
 use crate::oauth::consent;
-use crate::oauth::registration::{ConsentView, InitialAccessTokenInput, InitialAccessTokenView};
+use crate::oauth::consent::ConsentView;
+use crate::oauth::initial_access_tokens::InitialAccessTokenInput;
+use crate::oauth::initial_access_tokens::InitialAccessTokenView;
 use crate::runtime::error::Error;
 use crate::store::registration::{self as token_store};
 use crate::store::users::User;
@@ -28,8 +30,7 @@ pub async fn create_initial_access_token(
 ) -> Result<Response, Error> {
     let InitialAccessTokenInput { expires_in_days, registrations } = InitialAccessTokenInput::read(&mut body);
     body.finish()?;
-    let issued =
-        registration::issue_initial_access_token(&state, &realm, expires_in_days, registrations, caller.author());
+    let issued = initial_access_tokens::issue(&state, &realm, expires_in_days, registrations, caller.author());
     Ok(envelope::created(issued.await?))
 }
 
@@ -61,7 +62,7 @@ pub async fn delete_initial_access_token(
     let token = token_store::find(state.store.pool(), &realm.id, &token_id)
         .await?
         .ok_or(Error::NotFound("initial access token"))?;
-    registration::withdraw_initial_access_token(&state, &token, caller.author()).await?;
+    initial_access_tokens::withdraw(&state, &token, caller.author()).await?;
     Ok(envelope::done())
 }
 

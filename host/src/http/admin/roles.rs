@@ -3,18 +3,14 @@
 use super::reach::{Owned, RoleDelete, RoleRead, RoleUpdate};
 use axum::extract::{RawQuery, State};
 
-use super::ListQuery;
-use crate::authz::{BUILTIN_ROLES, permission};
-use crate::directory::account_roles;
 use crate::directory::account_roles::{PermissionsView, RoleInput, RoleView};
+use crate::directory::admin::account_roles as admin;
 use crate::http::AppState;
 use crate::http::auth::Caller;
 use crate::http::body::JsonBody;
 use crate::http::envelope::Answer;
-use crate::kernel::ids::AccountRoleId;
-use crate::kernel::validate::Rule;
 use crate::runtime::error::Error;
-use crate::store::roles::{self as role_store, AccountRole};
+use crate::store::roles::AccountRole;
 
 #[utoipa::path(post, path = "/roles", tag = "Roles", request_body = RoleInput,
     responses((status = 201, description = "The created role, in `data`", body = RoleView), (status = 400),
@@ -23,30 +19,9 @@ use crate::store::roles::{self as role_store, AccountRole};
 pub async fn create(
     State(state): State<AppState>,
     caller: Caller,
-    JsonBody(mut body): JsonBody,
+    JsonBody(body): JsonBody,
 ) -> Result<Answer<RoleView>, Error> {
-    caller.require_account(&state.authz, permission::ROLE_CREATE)?;
-    let now = state.clock.now();
-    let input = RoleInput::read(&state.authz, &mut body, true);
-    if input.name.as_deref().is_some_and(|n| BUILTIN_ROLES.contains(&n)) {
-        body.refuse("name", Rule::Duplicate, "name is a built-in role");
-    }
-    body.finish()?;
-    let Some(name) = input.name.clone() else {
-        return Err(Error::invalid("name", Rule::Required, "name is required"));
-    };
-    let mut role = AccountRole {
-        id: AccountRoleId::fresh(),
-        account_id: caller.account_id().clone(),
-        name,
-        description: None,
-        permissions: Vec::new(),
-        created_at: now,
-        updated_at: now,
-    };
-    input.apply(&mut role);
-    let role = account_roles::create(&state, role, caller.author()).await?;
-    Ok(Answer::Created(RoleView::from(&role)))
+    admin::create(&state.admin(), caller, body).await
 }
 
 #[utoipa::path(get, path = "/roles", tag = "Roles",
@@ -60,28 +35,21 @@ pub async fn list(
     caller: Caller,
     RawQuery(query): RawQuery,
 ) -> Result<Answer<RoleView>, Error> {
-    caller.require_account(&state.authz, permission::ROLE_READ)?;
-    let list = ListQuery::parse(query, &[])?;
-    let found = role_store::page(&state.store, caller.account_id(), &list.page).await?;
-    Ok(Answer::Paged(found.map(|role| RoleView::from(&role))))
+    admin::list(&state.admin(), caller, query).await
 }
 
 #[utoipa::path(get, path = "/roles/permissions", tag = "Roles",
     responses((status = 200, description = "The built-in roles and every permission a role or scope may list", body = PermissionsView)),
     security(("apiKey" = [])))]
 pub async fn permissions(State(state): State<AppState>, caller: Caller) -> Result<Answer<PermissionsView>, Error> {
-    caller.require_account(&state.authz, permission::ROLE_READ)?;
-    Ok(Answer::Ok(PermissionsView {
-        built_in_roles: BUILTIN_ROLES.iter().map(|r| (*r).to_owned()).collect(),
-        permissions: state.authz.permissions().iter().cloned().collect(),
-    }))
+    admin::permissions(&state.admin(), caller).await
 }
 
 #[utoipa::path(get, path = "/roles/{roleId}", tag = "Roles", params(("roleId" = String, Path)),
     responses((status = 200, description = "The role, in `data`", body = RoleView), (status = 404)),
     security(("apiKey" = [])))]
-pub async fn read(Owned { item: role, .. }: Owned<AccountRole, RoleRead>) -> Result<Answer<RoleView>, Error> {
-    Ok(Answer::Ok(RoleView::from(&role)))
+pub async fn read(reached: Owned<AccountRole, RoleRead>) -> Result<Answer<RoleView>, Error> {
+    admin::read(reached)
 }
 
 #[utoipa::path(put, path = "/roles/{roleId}", tag = "Roles", params(("roleId" = String, Path)), request_body = RoleInput,
@@ -89,16 +57,10 @@ pub async fn read(Owned { item: role, .. }: Owned<AccountRole, RoleRead>) -> Res
     security(("apiKey" = [])))]
 pub async fn update(
     State(state): State<AppState>,
-    Owned { item: before, caller, .. }: Owned<AccountRole, RoleUpdate>,
-    JsonBody(mut body): JsonBody,
+    reached: Owned<AccountRole, RoleUpdate>,
+    JsonBody(body): JsonBody,
 ) -> Result<Answer<RoleView>, Error> {
-    let mut role = before.clone();
-    body.unchanged("name", &role.name);
-    let input = RoleInput::read(&state.authz, &mut body, false);
-    body.finish()?;
-    input.apply(&mut role);
-    let role = account_roles::update(&state, &before, role, caller.author()).await?;
-    Ok(Answer::Ok(RoleView::from(&role)))
+    admin::update(&state.admin(), reached, body).await
 }
 
 #[utoipa::path(delete, path = "/roles/{roleId}", tag = "Roles", params(("roleId" = String, Path)),
@@ -106,8 +68,7 @@ pub async fn update(
     security(("apiKey" = [])))]
 pub async fn delete(
     State(state): State<AppState>,
-    Owned { item: role, caller, .. }: Owned<AccountRole, RoleDelete>,
+    reached: Owned<AccountRole, RoleDelete>,
 ) -> Result<Answer<()>, Error> {
-    account_roles::delete(&state, &role, caller.author()).await?;
-    Ok(Answer::Done)
+    admin::delete(&state.admin(), reached).await
 }

@@ -4,19 +4,17 @@ use super::reach::{Owned, SecretDelete, SecretRead, SecretUpdate};
 use axum::extract::{RawQuery, State};
 use axum::response::Response;
 
-use super::ListQuery;
 use crate::authz::permission;
-use crate::directory::rotation::{MAX_PREVIOUS_VALUE_VALID_FOR_MINUTES, Rotation, RotationInput};
+use crate::directory::admin::secrets as admin;
+use crate::directory::rotation::{MAX_PREVIOUS_VALUE_VALID_FOR_MINUTES, RotationInput};
 use crate::directory::secrets;
 use crate::directory::secrets::{RotatedSecret, RotationPolicy, SecretInput, SecretView};
 use crate::http::AppState;
 use crate::http::auth::Caller;
 use crate::http::body::JsonBody;
 use crate::http::envelope::{self, Answer};
-use crate::kernel::ids::CredentialId;
-use crate::kernel::validate::Rule;
 use crate::runtime::error::Error;
-use crate::store::secrets::{self as secret_store, Secret, SecretType};
+use crate::store::secrets::Secret;
 
 #[utoipa::path(post, path = "/secrets", tag = "Secrets", request_body = SecretInput,
     responses((status = 201, description = "The created secret with its `value` (shown once), in `data`", body = SecretView),
@@ -25,38 +23,9 @@ use crate::store::secrets::{self as secret_store, Secret, SecretType};
 pub async fn create(
     State(state): State<AppState>,
     caller: Caller,
-    JsonBody(mut body): JsonBody,
+    JsonBody(body): JsonBody,
 ) -> Result<Answer<SecretView>, Error> {
-    caller.require_account(&state.authz, permission::SECRET_CREATE)?;
-    let now = state.clock.now();
-    let input = SecretInput::read(&state, &state.authz, &caller, &mut body, now).await?;
-    body.finish()?;
-    let SecretInput { name: Some(name), secret_type, roles: Some(roles), scopes, expires_at } = input else {
-        return Err(Error::invalid("", Rule::Required, "name and roles are required"));
-    };
-
-    let secret = Secret {
-        id: CredentialId::fresh(),
-        account_id: caller.account_id().clone(),
-        secret_type: secret_type.unwrap_or(SecretType::ApiKey),
-        name,
-        value_hash: String::new(),
-        value_last_four: String::new(),
-        roles: roles.clone(),
-        scopes,
-        expires_at,
-        acts_for_user_id: caller.actor.user_id.clone(),
-        created_at: now,
-        updated_at: now,
-        rotated_at: None,
-        previous_value_hash: None,
-        previous_value_valid_until: None,
-        issued_tokens_revoked_before: None,
-    };
-    let issued = secrets::issue(&state, secret, caller.author()).await?;
-    let mut view = SecretView::of(&issued.secret, now);
-    view.value = Some(issued.value);
-    Ok(Answer::Created(view))
+    admin::create(&state.admin(), caller, body).await
 }
 
 #[utoipa::path(get, path = "/secrets", tag = "Secrets",
@@ -70,12 +39,7 @@ pub async fn list(
     caller: Caller,
     RawQuery(query): RawQuery,
 ) -> Result<Answer<SecretView>, Error> {
-    caller.require_account(&state.authz, permission::SECRET_READ)?;
-    let list = ListQuery::parse(query, &[])?;
-    list.status_in(crate::store::secrets::SecretType::NAMES)?;
-    let now = state.clock.now();
-    let found = secret_store::page(&state.store, caller.account_id(), &list.page).await?;
-    Ok(Answer::Paged(found.map(|secret| SecretView::of(&secret, now))))
+    admin::list(&state.admin(), caller, query).await
 }
 
 #[utoipa::path(get, path = "/secrets/{id}", tag = "Secrets", params(("id" = String, Path)),
@@ -106,15 +70,10 @@ pub async fn delete(
     security(("apiKey" = [])))]
 pub async fn rotate(
     State(state): State<AppState>,
-    Owned { item: before, caller, .. }: Owned<Secret, SecretUpdate>,
+    reached: Owned<Secret, SecretUpdate>,
     JsonBody(body): JsonBody,
 ) -> Result<Answer<RotatedSecret>, Error> {
-    let now = state.clock.now();
-    let rotation = Rotation::read(body, now)?;
-    let rotated = secrets::rotate(&state, &before, &rotation, caller.author()).await?;
-    let mut view = SecretView::of(&rotated.secret, now);
-    view.value = Some(rotated.value);
-    Ok(Answer::Ok(RotatedSecret { secret: view, rotation: rotation.view() }))
+    admin::rotate(&state.admin(), reached, body).await
 }
 
 #[utoipa::path(get, path = "/secrets/rotation-policy", tag = "Secrets",

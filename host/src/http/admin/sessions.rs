@@ -3,13 +3,12 @@
 use super::reach::{Found, InRealm, SessionDelete, SessionRead};
 use axum::extract::{RawQuery, State};
 
-use super::ListQuery;
-use crate::directory::sessions;
+use crate::directory::admin::sessions as admin;
 use crate::directory::sessions::SessionView;
 use crate::http::AppState;
 use crate::http::envelope::Answer;
 use crate::runtime::error::Error;
-use crate::store::sessions::{self as session_store, Session};
+use crate::store::sessions::Session;
 
 #[utoipa::path(get, path = "/realms/{realm}/sessions", tag = "Sessions",
     params(("realm" = String, Path), ("pageNumber" = Option<u32>, Query), ("pageSize" = Option<u32>, Query),
@@ -21,14 +20,10 @@ use crate::store::sessions::{self as session_store, Session};
     security(("apiKey" = [])))]
 pub async fn list(
     State(state): State<AppState>,
-    InRealm { realm, .. }: InRealm<SessionRead>,
+    reached: InRealm<SessionRead>,
     RawQuery(query): RawQuery,
 ) -> Result<Answer<SessionView>, Error> {
-    let list = ListQuery::parse(query, &["userId", "clientId"])?;
-    let now = state.clock.now();
-    let filter = session_store::SessionFilter { user_id: list.filter("userId"), client_id: list.filter("clientId") };
-    let found = session_store::page(&state.store, &realm.id, now, filter, &list.page).await?;
-    Ok(Answer::Paged(found.map(|session| SessionView::of(&session, now))))
+    admin::list(&state.admin(), reached, query).await
 }
 
 #[utoipa::path(get, path = "/realms/{realm}/sessions/{sessionId}", tag = "Sessions",
@@ -37,9 +32,9 @@ pub async fn list(
     security(("apiKey" = [])))]
 pub async fn read(
     State(state): State<AppState>,
-    Found { item: session, .. }: Found<Session, SessionRead>,
+    reached: Found<Session, SessionRead>,
 ) -> Result<Answer<SessionView>, Error> {
-    Ok(Answer::Ok(SessionView::of(&session, state.clock.now())))
+    admin::read(&state.admin(), reached).await
 }
 
 #[utoipa::path(delete, path = "/realms/{realm}/sessions/{sessionId}", tag = "Sessions",
@@ -49,8 +44,7 @@ pub async fn read(
     security(("apiKey" = [])))]
 pub async fn revoke(
     State(state): State<AppState>,
-    Found { item: session, caller, .. }: Found<Session, SessionDelete>,
+    reached: Found<Session, SessionDelete>,
 ) -> Result<Answer<()>, Error> {
-    sessions::end(&state, &session, caller.author()).await?;
-    Ok(Answer::Done)
+    admin::revoke(&state.admin(), reached).await
 }

@@ -12,13 +12,12 @@ use crate::http::AppState;
 use crate::http::auth::Caller;
 use crate::http::body::JsonBody;
 use crate::http::envelope::{self, Answer};
-use crate::kernel::validate::Rule;
+use crate::oauth::admin::suspensions as admin;
+use crate::oauth::admin::suspensions::{named, page, status_filter};
 use crate::oauth::suspensions;
 use crate::oauth::suspensions::{SuspensionInput, SuspensionView};
 use crate::runtime::error::Error;
-use crate::store::clients::Client;
-use crate::store::suspensions::{self as store, Suspension, SuspensionFilter, SuspensionStatus};
-use crate::store::users::User;
+use crate::store::suspensions::SuspensionFilter;
 
 #[utoipa::path(post, path = "/realms/{realm}/clients/{client}/users/{userId}/suspensions", tag = "Suspensions",
     params(("realm" = String, Path), ("client" = String, Path), ("userId" = String, Path)),
@@ -29,18 +28,10 @@ use crate::store::users::User;
     security(("apiKey" = [])))]
 pub async fn create(
     State(state): State<AppState>,
-    ClientUser { client, user, caller, .. }: ClientUser<UserUpdate>,
-    JsonBody(mut body): JsonBody,
+    reached: ClientUser<UserUpdate>,
+    JsonBody(body): JsonBody,
 ) -> Result<Answer<SuspensionView>, Error> {
-    let now = state.clock.now();
-    let input = SuspensionInput::read(&mut body, now);
-    body.finish()?;
-    let suspension = input.of((&client, &user), caller.account_id(), now);
-    let Some(suspension) = suspension else {
-        return Err(Error::Internal(anyhow::anyhow!("a refused body passed validation")));
-    };
-    let written = suspensions::write(&state, caller.author(), suspension, |s| SuspensionView::of(s, now)).await?;
-    Ok(Answer::Created(SuspensionView::of(&written, now)))
+    admin::create(&state.admin(), reached, body).await
 }
 
 #[utoipa::path(get, path = "/realms/{realm}/clients/{client}/users/{userId}/suspensions", tag = "Suspensions",
@@ -55,7 +46,7 @@ pub async fn list_of_user(
     State(state): State<AppState>,
     ClientUser { client, user, caller, .. }: ClientUser<UserRead>,
     RawQuery(query): RawQuery,
-) -> Result<Response, Error> {
+) -> Result<Answer<SuspensionView>, Error> {
     let list = ListQuery::parse(query, &[])?;
     let filter = SuspensionFilter {
         realm_id: Some(&client.realm_id),
@@ -63,7 +54,7 @@ pub async fn list_of_user(
         user_id: Some(&user.id),
         status: status_filter(&list)?,
     };
-    page(&state, &caller, filter, &list).await
+    page(&state.admin(), &caller, filter, &list).await
 }
 
 #[utoipa::path(get, path = "/suspensions", tag = "Suspensions",
@@ -75,7 +66,11 @@ pub async fn list_of_user(
     responses((status = 200, description = "A page of the account's suspensions, newest first, in `pagination`", body = [SuspensionView]),
               (status = 400), (status = 403)),
     security(("apiKey" = [])))]
-pub async fn list(State(state): State<AppState>, caller: Caller, RawQuery(query): RawQuery) -> Result<Response, Error> {
+pub async fn list(
+    State(state): State<AppState>,
+    caller: Caller,
+    RawQuery(query): RawQuery,
+) -> Result<Answer<SuspensionView>, Error> {
     caller.require_account(&state.authz, permission::USER_READ)?;
     let list = ListQuery::parse(query, &["realmId", "clientId", "userId"])?;
     let filter = SuspensionFilter {
@@ -84,37 +79,7 @@ pub async fn list(State(state): State<AppState>, caller: Caller, RawQuery(query)
         user_id: list.filter("userId"),
         status: status_filter(&list)?,
     };
-    page(&state, &caller, filter, &list).await
-}
-
-async fn page(
-    state: &AppState,
-    caller: &Caller,
-    filter: SuspensionFilter<'_>,
-    list: &ListQuery,
-) -> Result<Response, Error> {
-    let now = state.clock.now();
-    let found = store::page(&state.store, caller.account_id(), now, filter, &list.page).await?;
-    Ok(envelope::paged(found.map(|suspension| SuspensionView::of(&suspension, now))))
-}
-
-fn status_filter(list: &ListQuery) -> Result<Option<SuspensionStatus>, Error> {
-    list.page
-        .status
-        .as_ref()
-        .map(|name| {
-            SuspensionStatus::try_from(name.clone())
-                .map_err(|_| Error::invalid("status", Rule::OneOf, "status must be Scheduled, Active, Ended or Lifted"))
-        })
-        .transpose()
-}
-
-/// The suspension the path names, of the person at the client.
-async fn named(state: &AppState, client: &Client, user: &User, id: &str) -> Result<Suspension, Error> {
-    store::find(state.store.pool(), &client.realm_id, id)
-        .await?
-        .filter(|s| s.client_id == client.id && s.user_id == user.id)
-        .ok_or(Error::NotFound("suspension"))
+    page(&state.admin(), &caller, filter, &list).await
 }
 
 #[utoipa::path(get, path = "/realms/{realm}/clients/{client}/users/{userId}/suspensions/{suspensionId}", tag = "Suspensions",
@@ -126,7 +91,7 @@ pub async fn read(
     ClientUser { client, user, .. }: ClientUser<UserRead>,
     Path((_, _, _, id)): Path<(String, String, String, String)>,
 ) -> Result<Response, Error> {
-    let suspension = named(&state, &client, &user, &id).await?;
+    let suspension = named(&state.admin(), &client, &user, &id).await?;
     Ok(envelope::ok(SuspensionView::of(&suspension, state.clock.now())))
 }
 
@@ -141,7 +106,7 @@ pub async fn lift(
     ClientUser { client, user, caller, .. }: ClientUser<UserUpdate>,
     Path((_, _, _, id)): Path<(String, String, String, String)>,
 ) -> Result<Response, Error> {
-    let before = named(&state, &client, &user, &id).await?;
+    let before = named(&state.admin(), &client, &user, &id).await?;
     let now = state.clock.now();
     let lifted = suspensions::lift(&state, caller.author(), &before, |s| SuspensionView::of(s, now)).await?;
     Ok(envelope::ok(SuspensionView::of(&lifted, now)))

@@ -5,38 +5,16 @@
 
 use axum::extract::{Path, RawQuery, State};
 
-use super::{ListQuery, realm_in_reach};
-use crate::authz::permission;
 use crate::http::AppState;
 use crate::http::auth::Caller;
 use crate::http::envelope::Answer;
-use crate::kernel::clock::iso;
-use crate::kernel::validate::{Notification, Rule};
-use crate::protection::incidents::{ExposureView, IncidentView, MeasureView, ThreatStandingView};
-use crate::protection::operators::{self};
-use crate::protection::summary::{self, Within};
-use crate::protection::summary::{DayFigures, Share, SourceShare, SummaryView};
+use crate::protection::admin::threats as admin;
+use crate::protection::incident_views::ExposureView;
+use crate::protection::incident_views::IncidentView;
+use crate::protection::incident_views::MeasureView;
+use crate::protection::incident_views::ThreatStandingView;
+use crate::protection::summary::SummaryView;
 use crate::runtime::error::Error;
-use crate::store::exposures::{self};
-use crate::store::threats::{self as store, Incident, IncidentStatus, Measure, MeasureType, Standing};
-
-/// Reads the incident list's and the exposure list's `realmId` filter: a realm the caller may
-/// read, or the whole account.
-async fn realm_filter<'a>(
-    state: &AppState,
-    caller: &'a Caller,
-    list: &'a ListQuery,
-) -> Result<store::ThreatFilter<'a>, Error> {
-    let realm_id = list.filter("realmId");
-    match realm_id {
-        // The realm found is the one named: its id is the filter's value.
-        Some(realm_id) => {
-            realm_in_reach(state, caller, realm_id, permission::AUDIT_READ).await?;
-        }
-        None => caller.require_account(&state.authz, permission::AUDIT_READ)?,
-    }
-    Ok(store::ThreatFilter { account_id: caller.account_id(), realm_id, client_id: list.filter("clientId") })
-}
 
 #[utoipa::path(get, path = "/threat-incidents", tag = "Attack protection",
     params(("pageNumber" = Option<u32>, Query), ("pageSize" = Option<u32>, Query),
@@ -52,34 +30,7 @@ pub async fn list(
     caller: Caller,
     RawQuery(query): RawQuery,
 ) -> Result<Answer<IncidentView>, Error> {
-    let list = ListQuery::parse(query, &["realmId", "clientId", "incidentStatus"])?;
-    let filter = realm_filter(&state, &caller, &list).await?;
-    let status = match list.filter("incidentStatus") {
-        None => None,
-        Some(status) => Some(IncidentStatus::try_from(status.to_owned()).map_err(|_| {
-            Error::Validation(vec![Notification::new(
-                "incidentStatus",
-                Rule::OneOf,
-                "incidentStatus must be Active, Resolved or Dismissed",
-            )])
-        })?),
-    };
-    state.protection.store_refusals(&state.store).await?;
-    let found = store::incident_page(&state.store, filter, status, &list.page).await?;
-    Ok(Answer::Paged(found.map(IncidentView::of)))
-}
-
-/// The incident of the caller's account with this id, the caller holding `permission` on its realm.
-pub(super) async fn incident_in_reach(
-    state: &AppState,
-    caller: &Caller,
-    id: &str,
-    permission: &str,
-) -> Result<Incident, Error> {
-    let incident = store::find_incident(state.store.pool(), caller.account_id(), id).await?;
-    let incident = incident.ok_or(Error::NotFound("incident"))?;
-    realm_in_reach(state, caller, &incident.realm_id, permission).await?;
-    Ok(incident)
+    admin::list(&state.admin(), &state.protection, caller, query).await
 }
 
 #[utoipa::path(get, path = "/threat-incidents/{incidentId}", tag = "Attack protection", params(("incidentId" = String, Path)),
@@ -89,15 +40,9 @@ pub(super) async fn incident_in_reach(
 pub async fn read(
     State(state): State<AppState>,
     caller: Caller,
-    Path(id): Path<String>,
+    Path(path): Path<String>,
 ) -> Result<Answer<IncidentView>, Error> {
-    state.protection.store_refusals(&state.store).await?;
-    let incident = incident_in_reach(&state, &caller, &id, permission::AUDIT_READ).await?;
-    let now = state.clock.now();
-    let measures = store::measures_of_incident(state.store.pool(), &incident.id).await?;
-    let mut view = IncidentView::of(incident);
-    view.measures = Some(measures.into_iter().map(|m| MeasureView::of(m, now)).collect());
-    Ok(Answer::Ok(view))
+    admin::read(&state.admin(), &state.protection, caller, path).await
 }
 
 #[utoipa::path(post, path = "/threat-incidents/{incidentId}/dismiss", tag = "Attack protection", params(("incidentId" = String, Path)),
@@ -107,13 +52,9 @@ pub async fn read(
 pub async fn dismiss(
     State(state): State<AppState>,
     caller: Caller,
-    Path(id): Path<String>,
+    Path(path): Path<String>,
 ) -> Result<Answer<IncidentView>, Error> {
-    state.protection.store_refusals(&state.store).await?;
-    let incident = incident_in_reach(&state, &caller, &id, permission::REALM_UPDATE).await?;
-    let view = |incident: &Incident| IncidentView::of(incident.clone());
-    let dismissed = operators::dismiss(&state, &state.protection, caller.author(), incident, view).await?;
-    Ok(Answer::Ok(IncidentView::of(dismissed.after)))
+    admin::dismiss(&state.admin(), &state.protection, caller, path).await
 }
 
 #[utoipa::path(post, path = "/threat-incidents/mitigations/{mitigationId}/revoke", tag = "Attack protection", params(("mitigationId" = String, Path)),
@@ -124,15 +65,9 @@ pub async fn dismiss(
 pub async fn revoke(
     State(state): State<AppState>,
     caller: Caller,
-    Path(id): Path<String>,
+    Path(path): Path<String>,
 ) -> Result<Answer<MeasureView>, Error> {
-    let measure = store::find_measure(state.store.pool(), caller.account_id(), &id).await?;
-    let measure = measure.ok_or(Error::NotFound("measure"))?;
-    realm_in_reach(&state, &caller, &measure.realm_id, permission::REALM_UPDATE).await?;
-    let now = state.clock.now();
-    let view = |measure: &Measure| MeasureView::of(measure.clone(), now);
-    let lifted = operators::lift(&state, &state.protection, caller.author(), measure, view).await?;
-    Ok(Answer::Ok(MeasureView::of(lifted.after, now)))
+    admin::revoke(&state.admin(), &state.protection, caller, path).await
 }
 
 #[utoipa::path(get, path = "/threat-incidents/exposures", tag = "Attack protection",
@@ -148,21 +83,7 @@ pub async fn exposures(
     caller: Caller,
     RawQuery(query): RawQuery,
 ) -> Result<Answer<ExposureView>, Error> {
-    let list = ListQuery::parse(query, &["realmId", "clientId", "unresolvedOnly"])?;
-    let filter = realm_filter(&state, &caller, &list).await?;
-    let unresolved_only = match list.filter("unresolvedOnly") {
-        None | Some("false") => false,
-        Some("true") => true,
-        Some(_) => {
-            return Err(Error::Validation(vec![Notification::new(
-                "unresolvedOnly",
-                Rule::Type,
-                "unresolvedOnly must be true or false",
-            )]));
-        }
-    };
-    let found = exposures::exposure_page(&state.store, filter, unresolved_only, &list.page).await?;
-    Ok(Answer::Paged(found.map(ExposureView::of)))
+    admin::exposures(&state.admin(), caller, query).await
 }
 
 #[utoipa::path(get, path = "/realms/{realm}/users/{userId}/threat-standing", tag = "Attack protection",
@@ -173,29 +94,9 @@ pub async fn exposures(
 pub async fn standing(
     State(state): State<AppState>,
     caller: Caller,
-    Path((realm_id, user_id)): Path<(String, String)>,
+    Path(path): Path<(String, String)>,
 ) -> Result<Answer<ThreatStandingView>, Error> {
-    let realm = realm_in_reach(&state, &caller, &realm_id, permission::USER_READ).await?;
-    let pool = state.store.pool();
-    let user = crate::store::users::find(pool, &realm.id, &user_id).await?.ok_or(Error::NotFound("user"))?;
-    let now = state.clock.now();
-    let exposure = exposures::exposure_of(pool, &user.id).await?;
-    let measures = store::measures_on_user(pool, &user.id).await?;
-    let (exposures, others): (Vec<Measure>, Vec<Measure>) =
-        measures.into_iter().partition(|m| m.kind == MeasureType::PasswordExposed);
-    let open = exposure.as_ref().filter(|e| e.resolved_at.is_none());
-    Ok(Answer::Ok(ThreatStandingView {
-        user_id: user.id.to_string(),
-        password_exposed: open.is_some(),
-        exposed_since: open.map(|e| iso(e.exposed_at)),
-        latest_exposure: exposure.map(ExposureView::of),
-        exposures: exposures.into_iter().map(|m| MeasureView::of(m, now)).collect(),
-        measures_in_force: others
-            .into_iter()
-            .filter(|m| m.standing(now) == Standing::InForce)
-            .map(|m| MeasureView::of(m, now))
-            .collect(),
-    }))
+    admin::standing(&state.admin(), caller, path).await
 }
 
 #[utoipa::path(get, path = "/threat-incidents/summary", tag = "Attack protection",
@@ -207,40 +108,5 @@ pub async fn summary(
     caller: Caller,
     RawQuery(query): RawQuery,
 ) -> Result<Answer<SummaryView>, Error> {
-    let list = ListQuery::parse(query, &["realmId", "clientId", "days"])?;
-    // The filters are checked as the lists check them; the figures are gathered below.
-    realm_filter(&state, &caller, &list).await?;
-    let days =
-        list.filter("days").and_then(|d| d.parse::<i64>().ok()).filter(|d| [7, 30, 90].contains(d)).unwrap_or(30);
-    let within = Within {
-        account_id: caller.account_id(),
-        realm_id: list.filter("realmId"),
-        client_id: list.filter("clientId"),
-    };
-    let summary = summary::summary(&state, &state.protection, within, days).await?;
-    let now_ms = summary.to;
-    let shares = |counted: Vec<(String, i64)>| {
-        counted.into_iter().map(|(name, blocked_sources)| SourceShare { name, blocked_sources }).collect()
-    };
-    let named = |figures: Vec<(&'static str, summary::Figures)>| {
-        figures.into_iter().map(|(name, figures)| Share { name: name.to_owned(), figures: figures.into() }).collect()
-    };
-    Ok(Answer::Ok(SummaryView {
-        days: summary.days,
-        from: iso(summary.from),
-        to: iso(summary.to),
-        open_incidents: i64::try_from(summary.open_incidents).unwrap_or(i64::MAX),
-        measures_in_force: i64::try_from(summary.measures_in_force).unwrap_or(i64::MAX),
-        totals: summary.totals.into(),
-        by_day: summary
-            .by_day
-            .into_iter()
-            .map(|(date, figures)| DayFigures { date, figures: figures.into() })
-            .collect(),
-        by_kind: named(summary.by_kind),
-        by_severity: named(summary.by_severity),
-        countries: shares(summary.countries),
-        networks: shares(summary.networks),
-        latest_measures: summary.latest_measures.into_iter().map(|m| MeasureView::of(m, now_ms)).collect(),
-    }))
+    admin::summary(&state.admin(), &state.protection, caller, query).await
 }

@@ -5,17 +5,15 @@ use crate::oauth::tokens::impersonation::ImpersonationView;
 use axum::extract::{RawQuery, State};
 use axum::response::Response;
 
-use super::ListQuery;
-use crate::directory::people;
+use crate::directory::admin::people as admin;
 use crate::directory::people::{UserInput, UserView};
 use crate::http::AppState;
 use crate::http::body::JsonBody;
 use crate::http::envelope::{self, Answer};
-use crate::kernel::ids::UserId;
 use crate::kernel::validate::Rule;
 use crate::oauth::tokens::impersonation::{self, ImpersonationInput};
 use crate::runtime::error::Error;
-use crate::store::users::{self as user_store, User, UserStatus};
+use crate::store::users::User;
 
 #[utoipa::path(post, path = "/realms/{realm}/users", tag = "Realm users", params(("realm" = String, Path)),
     request_body = UserInput,
@@ -25,31 +23,10 @@ use crate::store::users::{self as user_store, User, UserStatus};
     security(("apiKey" = [])))]
 pub async fn create(
     State(state): State<AppState>,
-    InRealm { realm, caller, .. }: InRealm<UserCreate>,
-    JsonBody(mut body): JsonBody,
+    reached: InRealm<UserCreate>,
+    JsonBody(body): JsonBody,
 ) -> Result<Answer<UserView>, Error> {
-    let now = state.clock.now();
-    let mut user = User {
-        id: UserId::fresh(),
-        realm_id: realm.id.clone(),
-        username: String::new(),
-        email: None,
-        first_name: None,
-        last_name: None,
-        email_confirmed: false,
-        status: UserStatus::Active,
-        password_hash: None,
-        must_change_password: false,
-        created_at: now,
-        updated_at: now,
-    };
-    if !body.has("username") {
-        body.refuse("username", Rule::Required, "username is required");
-    }
-    let password = UserInput::read(&mut body, &realm).apply(&mut user);
-    body.finish()?;
-    let user = people::create(&state, &state.passwords.breached, &realm, user, password, caller.author()).await?;
-    Ok(Answer::Created(UserView::of(&user)))
+    admin::create(&state.admin(), reached, body).await
 }
 
 #[utoipa::path(get, path = "/realms/{realm}/users", tag = "Realm users",
@@ -63,27 +40,18 @@ pub async fn create(
     security(("apiKey" = [])))]
 pub async fn list(
     State(state): State<AppState>,
-    InRealm { realm, .. }: InRealm<UserRead>,
+    reached: InRealm<UserRead>,
     RawQuery(query): RawQuery,
 ) -> Result<Answer<UserView>, Error> {
-    let list = ListQuery::parse(query, &["emailConfirmed"])?;
-    list.status_in(crate::store::users::UserStatus::NAMES)?;
-    let email_confirmed = match list.filter("emailConfirmed") {
-        None => None,
-        Some("true") => Some(true),
-        Some("false") => Some(false),
-        Some(_) => return Err(Error::invalid("emailConfirmed", Rule::Type, "emailConfirmed must be true or false")),
-    };
-    let found = user_store::page(&state.store, &realm.id, email_confirmed, &list.page).await?;
-    Ok(Answer::Paged(found.map(|user| UserView::of(&user))))
+    admin::list(&state.admin(), reached, query).await
 }
 
 #[utoipa::path(get, path = "/realms/{realm}/users/{userId}", tag = "Realm users",
     params(("realm" = String, Path), ("userId" = String, Path)),
     responses((status = 200, description = "The user, in `data`", body = UserView), (status = 403), (status = 404)),
     security(("apiKey" = [])))]
-pub async fn read(Found { item: user, .. }: Found<User, UserRead>) -> Result<Answer<UserView>, Error> {
-    Ok(Answer::Ok(UserView::of(&user)))
+pub async fn read(reached: Found<User, UserRead>) -> Result<Answer<UserView>, Error> {
+    admin::read(reached)
 }
 
 #[utoipa::path(put, path = "/realms/{realm}/users/{userId}", tag = "Realm users",
@@ -92,29 +60,18 @@ pub async fn read(Found { item: user, .. }: Found<User, UserRead>) -> Result<Ans
     security(("apiKey" = [])))]
 pub async fn update(
     State(state): State<AppState>,
-    Found { realm, item: before, caller, .. }: Found<User, UserUpdate>,
-    JsonBody(mut body): JsonBody,
+    reached: Found<User, UserUpdate>,
+    JsonBody(body): JsonBody,
 ) -> Result<Answer<UserView>, Error> {
-    let mut user = before.clone();
-    body.unchanged("id", &user.id);
-    let change_required = body.has("mustChangePassword");
-    let password = UserInput::read(&mut body, &realm).apply(&mut user);
-    body.finish()?;
-    let changed = people::Changed { user, password, change_required };
-    let user = people::update(&state, &state.passwords.breached, &realm, &before, changed, caller.author()).await?;
-    Ok(Answer::Ok(UserView::of(&user)))
+    admin::update(&state.admin(), reached, body).await
 }
 
 #[utoipa::path(delete, path = "/realms/{realm}/users/{userId}", tag = "Realm users",
     params(("realm" = String, Path), ("userId" = String, Path)),
     responses((status = 200, description = "Deleted; the user's sessions end with it"), (status = 403), (status = 404)),
     security(("apiKey" = [])))]
-pub async fn delete(
-    State(state): State<AppState>,
-    Found { realm, item: user, caller, .. }: Found<User, UserDelete>,
-) -> Result<Answer<()>, Error> {
-    people::delete(&state, &realm, &user, caller.author()).await?;
-    Ok(Answer::Done)
+pub async fn delete(State(state): State<AppState>, reached: Found<User, UserDelete>) -> Result<Answer<()>, Error> {
+    admin::delete(&state.admin(), reached).await
 }
 
 #[utoipa::path(post, path = "/realms/{realm}/users/{userId}/impersonate", tag = "Realm users",

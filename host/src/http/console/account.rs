@@ -4,7 +4,7 @@
 
 use crate::directory::secrets::SecretView;
 use axum::body::Bytes;
-use axum::extract::{Path, RawQuery, State};
+use axum::extract::{Path, State};
 use axum::http::StatusCode;
 use axum::response::Response;
 use maud::{Markup, html};
@@ -13,18 +13,18 @@ use serde_json::{Map, Value, json};
 use super::page::{Section, Shell, csrf};
 use super::{Console, Page, data, encode, form, listed, one, value, when};
 use crate::authz::{BUILTIN_ROLES, Resource, permission};
+use crate::directory::admin::account_roles as roles;
+use crate::directory::admin::secrets;
+use crate::directory::admin::{invitations, team};
+use crate::directory::reach::Owned;
 use crate::http::AppState;
-use crate::http::admin::account;
-use crate::http::admin::reach::Owned;
-use crate::http::admin::{roles, secrets};
-use crate::http::body::JsonBody;
 use crate::kernel::validate::Body;
 
 /// The roles to choose from: the built-in ones and the account's own.
 async fn role_names(state: &AppState, console: &Console) -> Vec<String> {
     let mut names: Vec<String> = BUILTIN_ROLES.iter().map(|role| (*role).to_owned()).collect();
-    let query = RawQuery(Some("pageSize=200".to_owned()));
-    if let Ok(custom) = roles::list(State(state.clone()), console.acting("GET /roles"), query).await
+    let query = Some("pageSize=200".to_owned());
+    if let Ok(custom) = roles::list(&state.admin(), console.acting("GET /roles"), query).await
         && let Some(custom) = custom.page()
     {
         for role in custom.items {
@@ -62,8 +62,8 @@ fn account_of(console: &Console) -> Resource {
 
 /// `/console/secrets`.
 pub async fn secrets(State(state): State<AppState>, console: Console) -> Page {
-    let query = RawQuery(Some("pageSize=200".to_owned()));
-    let listed = listed(secrets::list(State(state.clone()), console.acting("GET /secrets"), query).await)?;
+    let query = Some("pageSize=200".to_owned());
+    let listed = listed(secrets::list(&state.admin(), console.acting("GET /secrets"), query).await)?;
     let may_create = console.may(&state, "POST /secrets", permission::SECRET_CREATE, account_of(&console));
     let may_rotate = console.may(&state, "POST /secrets/{id}/rotate", permission::SECRET_UPDATE, account_of(&console));
     let roles = role_names(&state, &console).await;
@@ -154,7 +154,7 @@ pub async fn create_secret(State(state): State<AppState>, console: Console, body
             Value::String(if local.len() == 16 { format!("{local}:00Z") } else { format!("{local}Z") });
     }
     let created = console.acted(&state, &form, ("POST /secrets", "/secrets"), async |caller| {
-        secrets::create(State(state.clone()), caller, JsonBody(object(secret))).await
+        secrets::create(&state.admin(), caller, object(secret)).await
     });
     let created = one(created.await?)?;
     Ok(shown_once(&console, "API secret created", &created, "/console/secrets"))
@@ -171,7 +171,7 @@ pub async fn rotate_secret(
     let path = format!("/secrets/{}/rotate", encode(&id));
     let rotated = console.acted(&state, &form, ("POST /secrets/{id}/rotate", &path), async |caller| {
         let owned = Owned::reach(&state.admin(), &caller, &id).await?;
-        secrets::rotate(State(state.clone()), owned, JsonBody(rotation_body(&form))).await
+        secrets::rotate(&state.admin(), owned, rotation_body(&form)).await
     });
     // The rotated secret, its new value with it.
     let rotated = one(rotated.await?)?;
@@ -181,10 +181,10 @@ pub async fn rotate_secret(
 /// `/console/team`: the members with their roles, and the invitations.
 pub async fn team(State(state): State<AppState>, console: Console) -> Page {
     // The team is one list, not a page: an account's team is small.
-    let members = data(account::members(State(state.clone()), console.acting("GET /account/members")).await)?;
+    let members = data(team::members(&state.admin(), console.acting("GET /account/members")).await)?;
     let caller = console.acting("GET /account/invitations");
-    let query = RawQuery(Some("pageSize=100".to_owned()));
-    let invitations = account::invitations(State(state.clone()), caller, query).await.ok().and_then(|a| a.page());
+    let query = Some("pageSize=100".to_owned());
+    let invitations = invitations::invitations(&state.admin(), caller, query).await.ok().and_then(|a| a.page());
     let may_change =
         console.may(&state, "PUT /account/members/{userId}", permission::ACCOUNT_UPDATE, account_of(&console));
     let roles = role_names(&state, &console).await;
@@ -252,7 +252,7 @@ pub async fn member_roles(
     let path = format!("/account/members/{}", encode(&user));
     console
         .act(&state, &form, ("PUT /account/members/{userId}", &path), "/console/team", async |caller| {
-            account::update_member(State(state.clone()), caller, Path(user.clone()), JsonBody(change)).await
+            team::update_member(&state.admin(), caller, user.clone(), change).await
         })
         .await
 }
@@ -265,7 +265,7 @@ pub async fn invite(State(state): State<AppState>, console: Console, body: Bytes
     let operation = ("POST /account/invitations", "/account/invitations");
     console
         .act(&state, &form, operation, "/console/team", async |caller| {
-            account::invite(State(state.clone()), caller, JsonBody(invitation)).await
+            invitations::invite(&state.admin(), caller, invitation).await
         })
         .await
 }
@@ -281,7 +281,7 @@ pub async fn revoke_invitation(
     let operation = ("DELETE /account/invitations/{invitationId}", path.as_str());
     console
         .act(&state, &form(&body), operation, "/console/team", async |caller| {
-            account::revoke_invitation(State(state.clone()), caller, Path(id.clone())).await
+            invitations::revoke_invitation(&state.admin(), caller, id.clone()).await
         })
         .await
 }

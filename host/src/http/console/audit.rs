@@ -8,7 +8,7 @@ use maud::{Markup, html};
 use super::page::{self, Section, Shell};
 use super::{Console, Page, encode, listed, page_number, pairs, value, when};
 use crate::http::AppState;
-use crate::http::admin::audit;
+use crate::operations::admin::audit;
 
 /// A filter field: its parameter, its label, and what it holds now.
 fn filter(name: &str, label: &str, pairs: &[(String, String)]) -> Markup {
@@ -32,8 +32,8 @@ pub async fn trail(State(state): State<AppState>, console: Console, RawQuery(que
     let pairs = pairs(query);
     let number = page_number(&pairs);
     let kept = kept(&pairs, TRAIL_FILTERS);
-    let query = RawQuery(Some(format!("pageSize=50&pageNumber={number}{kept}")));
-    let listed = listed(audit::trail(State(state), console.acting("GET /audit-trail"), query).await)?;
+    let query = Some(format!("pageSize=50&pageNumber={number}{kept}"));
+    let listed = listed(audit::trail(&state.admin(), console.acting("GET /audit-trail"), query).await)?;
     let content = html! {
         p { a href="/console/access-logs" { "The access log" } }
         form.filters method="get" action="/console/audit-trail" {
@@ -74,8 +74,9 @@ pub async fn access_logs(State(state): State<AppState>, console: Console, RawQue
     let pairs = pairs(query);
     let number = page_number(&pairs);
     let kept = kept(&pairs, ACCESS_FILTERS);
-    let query = RawQuery(Some(format!("pageSize=50&pageNumber={number}{kept}")));
-    let listed = listed(audit::access_logs(State(state), console.acting("GET /access-logs"), query).await)?;
+    let query = Some(format!("pageSize=50&pageNumber={number}{kept}"));
+    let listed =
+        listed(audit::access_logs(&state.admin(), &state.access_log, console.acting("GET /access-logs"), query).await)?;
     let content = html! {
         p { a href="/console/audit-trail" { "The change trail" } }
         form.filters method="get" action="/console/access-logs" {

@@ -12,9 +12,9 @@ use maud::{Markup, html};
 use super::page::{self, Section, Shell, csrf};
 use super::{Console, Listed, Page, data, encode, form, listed, one, pairs, value, when};
 use crate::authz::{Resource, permission};
+use crate::directory::reach::Owned;
 use crate::http::AppState;
-use crate::http::admin::captures::{self};
-use crate::http::admin::reach::Owned;
+use crate::operations::admin::captures;
 
 /// Replaces the list when the count it carries changed.
 const WATCH: &str = r#"
@@ -36,8 +36,8 @@ setInterval(async () => {
 /// `/console/webhooks/captures`.
 pub async fn list(State(state): State<AppState>, console: Console) -> Page {
     let caller = console.acting("GET /webhook-captures");
-    let query = RawQuery(Some("pageSize=100".to_owned()));
-    let listed = listed(captures::list_captures(State(state.clone()), caller, query).await)?;
+    let query = Some("pageSize=100".to_owned());
+    let listed = listed(captures::list_captures(&state.admin(), caller, query).await)?;
     let account = Resource::Account(console.caller.account_id().to_string());
     let may_create = console.may(&state, "POST /webhook-captures", permission::WEBHOOK_CREATE, account);
     let content = html! {
@@ -64,8 +64,8 @@ pub async fn list(State(state): State<AppState>, console: Console) -> Page {
 pub async fn create(State(state): State<AppState>, console: Console, body: Bytes) -> Page {
     let form = form(&body);
     let operation = ("POST /webhook-captures", "/webhook-captures");
-    let created = console
-        .acted(&state, &form, operation, async |caller| captures::create_capture(State(state.clone()), caller).await);
+    let created =
+        console.acted(&state, &form, operation, async |caller| captures::create_capture(&state.admin(), caller).await);
     let capture = one(created.await?)?;
     Ok(page::see_other(&format!("/console/webhooks/captures/{}", encode(&capture.id))))
 }
@@ -79,14 +79,14 @@ pub async fn capture(
 ) -> Page {
     let caller = console.acting("GET /webhook-captures/{captureId}/requests");
     let owned = Owned::reach(&state.admin(), &caller, &id).await.map_err(|error| page::refused(&error))?;
-    let query_of_list = RawQuery(Some("pageSize=100".to_owned()));
-    let listed = listed(captures::captured_requests(State(state.clone()), owned, query_of_list).await)?;
+    let query_of_list = Some("pageSize=100".to_owned());
+    let listed = listed(captures::captured_requests(&state.admin(), owned, query_of_list).await)?;
     if value(&pairs(query), "part") == Some("requests") {
         return Ok(page::fragment(requests(&listed)));
     }
     let caller = console.acting("GET /webhook-captures/{captureId}");
     let owned = Owned::reach(&state.admin(), &caller, &id).await.map_err(|error| page::refused(&error))?;
-    let capture = data(captures::read_capture(State(state.clone()), owned).await)?;
+    let capture = data(captures::read_capture(&state.admin(), owned).await)?;
     let content = html! {
         p.panel { "Address: " code #capture-url { (capture.url) } br; "Recording until " (when(&capture.expires_at)) "." }
         p #captured-status role="status" aria-live="polite" { (listed.total_items) " requests received" }

@@ -11,8 +11,8 @@ use super::page::{self, Section, Shell};
 use super::{Console, Page, data, encode, form, one, when};
 use crate::authz::{Resource, permission};
 use crate::directory::admin::clients;
+use crate::directory::reach::InClient;
 use crate::http::AppState;
-use crate::http::admin::reach::InClient;
 
 /// `/console/realms/{realm}/clients/{client}`.
 pub async fn client(

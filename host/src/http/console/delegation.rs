@@ -3,7 +3,7 @@
 //! with a reason, and the trail of token exchanges.
 
 use axum::body::Bytes;
-use axum::extract::{Path, RawQuery, State};
+use axum::extract::{Path, State};
 use axum::http::StatusCode;
 use maud::html;
 use serde_json::{Map, Value, json};
@@ -11,11 +11,11 @@ use serde_json::{Map, Value, json};
 use super::page::{self, Section, Shell, csrf};
 use super::{Console, Page, encode, form, listed, value, when};
 use crate::authz::{Resource, permission};
+use crate::directory::admin::people as users;
+use crate::directory::reach::{Found, InRealm};
 use crate::http::AppState;
-use crate::http::admin::reach::{Found, InRealm};
-use crate::http::admin::{delegation, users};
-use crate::http::body::JsonBody;
 use crate::kernel::validate::Body;
+use crate::oauth::admin::delegation;
 use crate::store::delegation::GrantState;
 
 /// `/console/realms/{realm}/delegation-grants`: the grants, newest first, with the form and the
@@ -25,12 +25,12 @@ pub async fn grants(State(state): State<AppState>, console: Console, Path(realm)
     let refused = |error| page::refused(&error);
     let caller = console.acting("GET /realms/{realm}/delegation-grants");
     let reached = InRealm::reach(&state.admin(), &caller, &realm).await.map_err(refused)?;
-    let query = RawQuery(Some("pageSize=100".to_owned()));
-    let grants = listed(delegation::list(State(state.clone()), reached, query).await)?;
+    let query = Some("pageSize=100".to_owned());
+    let grants = listed(delegation::list(&state.admin(), reached, query).await)?;
     let caller = console.acting("GET /realms/{realm}/delegation-exchanges");
     let reached = InRealm::reach(&state.admin(), &caller, &realm).await.map_err(refused)?;
-    let query = RawQuery(Some("pageSize=50".to_owned()));
-    let exchanges = listed(delegation::exchanges(State(state.clone()), reached, query).await)?;
+    let query = Some("pageSize=50".to_owned());
+    let exchanges = listed(delegation::exchanges(&state.admin(), reached, query).await)?;
     let owner = Some(console.caller.account_id().clone());
     let may_act = console.may(
         &state,
@@ -109,14 +109,14 @@ pub async fn grants(State(state): State<AppState>, console: Console, Path(realm)
 async fn person(state: &AppState, console: &Console, realm: &str, named: &str) -> Page<Option<String>> {
     let caller = console.acting("GET /realms/{realm}/users/{userId}");
     if let Ok(found) = Found::reach(&state.admin(), &caller, realm, named).await
-        && let Ok(user) = users::read(found).await
+        && let Ok(user) = users::read(found)
     {
         return Ok(user.data().map(|user| user.id));
     }
     let caller = console.acting("GET /realms/{realm}/users");
     let reached = InRealm::reach(&state.admin(), &caller, realm).await.map_err(|error| page::refused(&error))?;
-    let query = RawQuery(Some(format!("searchTerm={}&pageSize=50", encode(named))));
-    let found = listed(users::list(State(state.clone()), reached, query).await)?;
+    let query = Some(format!("searchTerm={}&pageSize=50", encode(named)));
+    let found = listed(users::list(&state.admin(), reached, query).await)?;
     Ok(found.items.into_iter().find(|user| user.username == named).map(|user| user.id))
 }
 
@@ -148,7 +148,7 @@ pub async fn create(State(state): State<AppState>, console: Console, Path(realm)
     console
         .act(&state, &form, ("POST /realms/{realm}/delegation-grants", &path), &here, async |caller| {
             let reached = InRealm::reach(&state.admin(), &caller, &realm).await?;
-            delegation::create(State(state.clone()), reached, JsonBody(Body::from_map(grant))).await
+            delegation::create(&state.admin(), reached, Body::from_map(grant)).await
         })
         .await
 }
@@ -168,7 +168,7 @@ pub async fn withdraw(
     console
         .act(&state, &form, operation, &here, async |caller| {
             let found = Found::reach(&state.admin(), &caller, &realm, &grant).await?;
-            delegation::withdraw(State(state.clone()), found, JsonBody(Body::from_map(reason))).await
+            delegation::withdraw(&state.admin(), found, Body::from_map(reason)).await
         })
         .await
 }

@@ -9,7 +9,7 @@ use super::incident::measures;
 use super::page::{Section, Shell};
 use super::{Console, Page, data, encode, listed, pairs, value, when};
 use crate::http::AppState;
-use crate::http::admin::threats;
+use crate::protection::admin::threats;
 
 /// `/console/attack-protection/exposures?realmId=…&unresolvedOnly=true`.
 pub async fn list(State(state): State<AppState>, console: Console, RawQuery(query): RawQuery) -> Page {
@@ -21,7 +21,7 @@ pub async fn list(State(state): State<AppState>, console: Console, RawQuery(quer
         query.push_str(&format!("&realmId={}", encode(realm)));
     }
     let caller = console.acting("GET /threat-incidents/exposures");
-    let listed = listed(threats::exposures(State(state.clone()), caller, RawQuery(Some(query))).await)?;
+    let listed = listed(threats::exposures(&state.admin(), caller, Some(query)).await)?;
     let content = html! {
         form.filters method="get" action="/console/attack-protection/exposures" {
             div { label for="realmId" { "Realm" } input #realmId name="realmId" value=(realm.unwrap_or_default()) placeholder="Every realm"; }
@@ -57,7 +57,7 @@ pub async fn standing(
     Path((realm, user)): Path<(String, String)>,
 ) -> Page {
     let caller = console.acting("GET /realms/{realm}/users/{userId}/threat-standing");
-    let standing = data(threats::standing(State(state.clone()), caller, Path((realm.clone(), user.clone()))).await)?;
+    let standing = data(threats::standing(&state.admin(), caller, (realm.clone(), user.clone())).await)?;
     let content = html! {
         p.panel {
             @if standing.password_exposed {

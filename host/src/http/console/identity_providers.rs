@@ -11,8 +11,8 @@ use super::page::{self, Section, Shell, csrf};
 use super::{Console, Page, encode, form, listed, value};
 use crate::authz::{Resource, permission};
 use crate::directory::admin::identity_providers;
+use crate::directory::reach::{Found, InRealm};
 use crate::http::AppState;
-use crate::http::admin::reach::{Found, InRealm};
 use crate::kernel::validate::Body;
 
 /// The address fields of the registration form: the API's field and its label.

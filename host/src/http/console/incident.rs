@@ -3,7 +3,7 @@
 //! recommendation and reverting it, and asking again for a reading that failed.
 
 use crate::protection::analyst::AnalysisView;
-use crate::protection::incidents::MeasureView;
+use crate::protection::incident_views::MeasureView;
 use axum::body::Bytes;
 use axum::extract::{Path, RawQuery, State};
 use axum::http::{HeaderValue, StatusCode, header};
@@ -15,9 +15,9 @@ use super::page::{self, Section, Shell, csrf};
 use super::{Console, Page, data, encode, form, pairs, value, when};
 use crate::authz::{Resource, permission};
 use crate::http::AppState;
-use crate::http::admin::analyses::{self};
-use crate::http::admin::threats::{self};
 use crate::http::protocol::login_page::secure;
+use crate::protection::admin::analyses;
+use crate::protection::admin::threats;
 use crate::protection::analyst::Language;
 use crate::protection::report::Format;
 use crate::store::threats::{IncidentStatus, MeasureType, Standing};
@@ -25,7 +25,7 @@ use crate::store::threats::{IncidentStatus, MeasureType, Standing};
 /// `/console/attack-protection/incidents/{id}`: the incident, its measures, and what may be done.
 pub async fn page(State(state): State<AppState>, console: Console, Path(id): Path<String>) -> Page {
     let caller = console.acting("GET /threat-incidents/{incidentId}");
-    let incident = data(threats::read(State(state.clone()), caller, Path(id.clone())).await)?;
+    let incident = data(threats::read(&state.admin(), &state.protection, caller, id.clone()).await)?;
     let realm = Resource::Realm { id: incident.realm_id.clone(), owner: Some(console.caller.account_id().clone()) };
     let may_act = console.may(&state, "POST /threat-incidents/{incidentId}/dismiss", permission::REALM_UPDATE, realm);
     let readings = readings_of(&state, &console, &incident.id).await;
@@ -126,7 +126,7 @@ fn language(console: &Console) -> Language {
 /// The incident's readings, newest first; `None` when the person may not read them.
 async fn readings_of(state: &AppState, console: &Console, incident: &str) -> Option<Vec<AnalysisView>> {
     let caller = console.acting("GET /threat-incidents/{incidentId}/analyses");
-    analyses::readings(state, &caller, incident, language(console)).await.ok()
+    analyses::readings(&state.admin(), &caller, incident, language(console)).await.ok()
 }
 
 /// A setting's value as people read it.
@@ -218,7 +218,7 @@ pub async fn dismiss(State(state): State<AppState>, console: Console, Path(id): 
     let operation = ("POST /threat-incidents/{incidentId}/dismiss", path.as_str());
     console
         .act(&state, &form(&body), operation, &then, async |caller| {
-            threats::dismiss(State(state.clone()), caller, Path(id.clone())).await
+            threats::dismiss(&state.admin(), &state.protection, caller, id.clone()).await
         })
         .await
 }
@@ -230,7 +230,7 @@ pub async fn lift(State(state): State<AppState>, console: Console, Path(id): Pat
     let operation = ("POST /threat-incidents/mitigations/{mitigationId}/revoke", path.as_str());
     console
         .act(&state, &form, operation, &back_to(&form), async |caller| {
-            threats::revoke(State(state.clone()), caller, Path(id.clone())).await
+            threats::revoke(&state.admin(), &state.protection, caller, id.clone()).await
         })
         .await
 }
@@ -243,7 +243,7 @@ pub async fn retry(State(state): State<AppState>, console: Console, Path(id): Pa
     let language = language(&console);
     console
         .act(&state, &form, operation, &back_to(&form), async |caller| {
-            analyses::retried(&state, &caller, &id, language).await
+            analyses::retried(&state.admin(), &state.analyst, &caller, &id, language).await
         })
         .await
 }
@@ -261,7 +261,7 @@ pub async fn apply(
         ("POST /threat-incidents/analyses/{analysisId}/recommendations/{recommendation}/apply", path.as_str());
     console
         .act(&state, &form, operation, &back_to(&form), async |caller| {
-            analyses::apply(State(state.clone()), caller, Path((id.clone(), index.to_string()))).await
+            analyses::apply(&state.admin(), caller, (id.clone(), index.to_string())).await
         })
         .await
 }
@@ -273,7 +273,7 @@ pub async fn revert(State(state): State<AppState>, console: Console, Path(id): P
     let operation = ("POST /threat-incidents/analysis-actions/{actionId}/revert", path.as_str());
     console
         .act(&state, &form, operation, &back_to(&form), async |caller| {
-            analyses::revert(State(state.clone()), caller, Path(id.clone())).await
+            analyses::revert(&state.admin(), caller, id.clone()).await
         })
         .await
 }
@@ -287,7 +287,7 @@ pub async fn report(
 ) -> Page {
     let format = if value(&pairs(query), "format") == Some("pdf") { Format::Pdf } else { Format::Html };
     let caller = console.acting("GET /threat-incidents/analyses/{analysisId}/report");
-    let printed = analyses::printed(&state, &caller, &id, format, language(&console)).await;
+    let printed = analyses::printed(&state.admin(), &caller, &id, format, language(&console)).await;
     let (content_type, bytes) = printed.map_err(|error| page::refused(&error))?;
     let mut response = (StatusCode::OK, [(header::CONTENT_TYPE, content_type)], bytes).into_response();
     let headers = response.headers_mut();

@@ -292,7 +292,7 @@ fn when(instant: &str) -> String {
 
 /// The pairs of a query or a form, without the empty ones an unfilled form sends.
 fn pairs(query: Option<String>) -> Vec<(String, String)> {
-    crate::http::admin::query_pairs(query).into_iter().filter(|(_, value)| !value.trim().is_empty()).collect()
+    crate::directory::listing::query_pairs(query).into_iter().filter(|(_, value)| !value.trim().is_empty()).collect()
 }
 
 /// The value of `name` among `pairs`.

@@ -1,7 +1,7 @@
 //! The account's operational notifications in the console, and where they are sent.
 
 use axum::body::Bytes;
-use axum::extract::{RawQuery, State};
+use axum::extract::State;
 use axum::http::StatusCode;
 use maud::html;
 use serde_json::{Map, Value, json};
@@ -10,9 +10,8 @@ use super::page::{Section, Shell, csrf};
 use super::{Console, Page, data, form, listed, value, when};
 use crate::authz::{Resource, permission};
 use crate::http::AppState;
-use crate::http::admin::account;
-use crate::http::body::JsonBody;
 use crate::kernel::validate::Body;
+use crate::operations::admin::notifications;
 
 const ATTACKS: [(&str, &str); 3] = [
     ("InConsole", "In the console only"),
@@ -23,10 +22,10 @@ const ATTACKS: [(&str, &str); 3] = [
 /// `/console/notifications`.
 pub async fn notifications(State(state): State<AppState>, console: Console) -> Page {
     let caller = console.acting("GET /account/notifications");
-    let query = RawQuery(Some("pageSize=100".to_owned()));
-    let listed = listed(account::notifications(State(state.clone()), caller, query).await)?;
+    let query = Some("pageSize=100".to_owned());
+    let listed = listed(notifications::notifications(&state.admin(), caller, query).await)?;
     let caller = console.acting("GET /account/notification-preferences");
-    let preferences = data(account::preferences(State(state.clone()), caller).await)?;
+    let preferences = data(notifications::preferences(&state.admin(), caller).await)?;
     let account = Resource::Account(console.caller.account_id().to_string());
     let may_change = console.may(&state, "PUT /account/notification-preferences", permission::ACCOUNT_UPDATE, account);
     let content = html! {
@@ -74,7 +73,7 @@ pub async fn preferences(State(state): State<AppState>, console: Console, body: 
     let operation = ("PUT /account/notification-preferences", "/account/notification-preferences");
     console
         .act(&state, &form, operation, "/console/notifications", async |caller| {
-            account::update_preferences(State(state.clone()), caller, JsonBody(Body::from_map(preferences))).await
+            notifications::update_preferences(&state.admin(), caller, Body::from_map(preferences)).await
         })
         .await
 }

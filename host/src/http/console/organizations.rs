@@ -11,8 +11,8 @@ use super::page::{self, Section, Shell, csrf};
 use super::{Console, Page, encode, form, listed, value};
 use crate::authz::{Resource, permission};
 use crate::directory::admin::organizations;
+use crate::directory::reach::{Found, InRealm};
 use crate::http::AppState;
-use crate::http::admin::reach::{Found, InRealm};
 use crate::kernel::validate::Body;
 
 /// `/console/realms/{realm}/organizations`.

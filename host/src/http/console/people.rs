@@ -11,12 +11,13 @@ use serde_json::{Map, Value, json};
 use super::page::{self, Section, Shell, csrf};
 use super::{Console, Page, data, encode, form, listed, one, page_number, pairs, value, when};
 use crate::authz::{Resource, permission};
+use crate::directory::admin::people as users;
+use crate::directory::admin::sessions;
+use crate::directory::reach::{ClientUser, Found, InRealm};
 use crate::http::AppState;
-use crate::http::admin::reach::{ClientUser, Found, InRealm};
-use crate::http::admin::{sessions, suspensions, users};
 use crate::http::auth::Caller;
-use crate::http::body::JsonBody;
 use crate::kernel::validate::Body;
+use crate::oauth::admin::suspensions;
 
 fn realm_resource(console: &Console, realm: &str) -> Resource {
     Resource::Realm { id: realm.to_owned(), owner: Some(console.caller.account_id().clone()) }
@@ -38,7 +39,7 @@ pub async fn list(
     }
     let caller = console.acting("GET /realms/{realm}/users");
     let reached = InRealm::reach(&state.admin(), &caller, &realm).await.map_err(|error| page::refused(&error))?;
-    let listed = listed(users::list(State(state.clone()), reached, RawQuery(Some(query))).await)?;
+    let listed = listed(users::list(&state.admin(), reached, Some(query)).await)?;
     let may_create =
         console.may(&state, "POST /realms/{realm}/users", permission::USER_CREATE, realm_resource(&console, &realm));
     let here = format!("/console/realms/{}/users", encode(&realm));
@@ -94,7 +95,7 @@ pub async fn create(State(state): State<AppState>, console: Console, Path(realm)
     let path = format!("/realms/{}/users", encode(&realm));
     let created = console.acted(&state, &form, ("POST /realms/{realm}/users", &path), async |caller| {
         let reached = InRealm::reach(&state.admin(), &caller, &realm).await?;
-        users::create(State(state.clone()), reached, JsonBody(person_body(&form, false))).await
+        users::create(&state.admin(), reached, person_body(&form, false)).await
     });
     let person = one(created.await?)?;
     Ok(page::see_other(&format!("/console/realms/{}/users/{}", encode(&realm), encode(&person.id))))
@@ -109,7 +110,7 @@ pub async fn person(
     let at = format!("/realms/{}/users/{}", encode(&realm), encode(&id));
     let caller = console.acting("GET /realms/{realm}/users/{userId}");
     let found = Found::reach(&state.admin(), &caller, &realm, &id).await.map_err(|error| page::refused(&error))?;
-    let person = data(users::read(found).await)?;
+    let person = data(users::read(found))?;
     let sessions = live_sessions(&state, &console.acting("GET /realms/{realm}/sessions"), &realm, &id, 100).await?;
     let live: Vec<&SessionView> = sessions.iter().collect();
     let resource = realm_resource(&console, &realm);
@@ -177,7 +178,7 @@ pub async fn person(
 async fn live_sessions(state: &AppState, caller: &Caller, realm: &str, id: &str, count: u32) -> Page<Vec<SessionView>> {
     let reached = InRealm::reach(&state.admin(), caller, realm).await.map_err(|error| page::refused(&error))?;
     let query = format!("userId={}&pageSize={count}", encode(id));
-    let sessions = listed(sessions::list(State(state.clone()), reached, RawQuery(Some(query))).await)?;
+    let sessions = listed(sessions::list(&state.admin(), reached, Some(query)).await)?;
     Ok(sessions.items.into_iter().filter(|session| session.status == "Active").collect())
 }
 
@@ -194,7 +195,7 @@ pub async fn update(
     console
         .act(&state, &form, ("PUT /realms/{realm}/users/{userId}", &path), &then, async |caller| {
             let found = Found::reach(&state.admin(), &caller, &realm, &id).await?;
-            users::update(State(state.clone()), found, JsonBody(person_body(&form, true))).await
+            users::update(&state.admin(), found, person_body(&form, true)).await
         })
         .await
 }
@@ -216,11 +217,8 @@ pub async fn end_sessions(
         let operation = ("DELETE /realms/{realm}/sessions/{sessionId}", path.as_str());
         console
             .acted(&state, &form, operation, async |caller| {
-                sessions::revoke(
-                    State(state.clone()),
-                    Found::reach(&state.admin(), &caller, &realm, &session.id).await?,
-                )
-                .await
+                sessions::revoke(&state.admin(), Found::reach(&state.admin(), &caller, &realm, &session.id).await?)
+                    .await
             })
             .await?;
     }
@@ -247,7 +245,7 @@ pub async fn suspend(
     console
         .act(&state, &form, operation, &back, async |caller| {
             let reached = ClientUser::reach(&state.admin(), &caller, &realm, client, &id).await?;
-            suspensions::create(State(state.clone()), reached, JsonBody(Body::from_map(suspension))).await
+            suspensions::create(&state.admin(), reached, Body::from_map(suspension)).await
         })
         .await
 }

@@ -12,7 +12,7 @@ use super::page::{Section, Shell};
 use super::{Console, Page, data, encode, listed, page_number, pairs, value, when};
 use crate::directory::admin::realms;
 use crate::http::AppState;
-use crate::http::admin::threats;
+use crate::protection::admin::threats;
 use crate::protection::summary::Figures;
 
 /// The page sizes the incident list offers; the first is the default.
@@ -26,8 +26,8 @@ pub async fn summary(State(state): State<AppState>, console: Console, RawQuery(q
     let pairs = pairs(query);
     let days = value(&pairs, "days").and_then(|d| d.parse().ok()).filter(|d| PERIODS.contains(d)).unwrap_or(30);
     let caller = console.acting("GET /threat-incidents/summary");
-    let query = RawQuery(Some(format!("days={days}")));
-    let summary = data(threats::summary(State(state.clone()), caller, query).await)?;
+    let query = Some(format!("days={days}"));
+    let summary = data(threats::summary(&state.admin(), &state.protection, caller, query).await)?;
     let marks = |pick: fn(&Figures) -> i64| -> Vec<Mark> {
         summary.by_day.iter().map(|day| Mark { label: day.date.clone(), value: pick(&day.figures) }).collect()
     };
@@ -98,8 +98,8 @@ pub async fn incidents(State(state): State<AppState>, console: Console, RawQuery
         }
     }
     let caller = console.acting("GET /threat-incidents");
-    let query = RawQuery(Some(format!("pageNumber={number}&pageSize={size}{kept}")));
-    let listed = listed(threats::list(State(state.clone()), caller, query).await)?;
+    let query = Some(format!("pageNumber={number}&pageSize={size}{kept}"));
+    let listed = listed(threats::list(&state.admin(), &state.protection, caller, query).await)?;
     let realms = realm_choices(&state, &console).await;
     let link = |number: u32| format!("?pageNumber={number}&pageSize={size}{kept}");
     let content = html! {

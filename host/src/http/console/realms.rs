@@ -12,8 +12,8 @@ use super::page::{self, Section, Shell, csrf};
 use super::{Console, Page, data, encode, form, listed, value};
 use crate::authz::{Resource, permission};
 use crate::directory::admin::{clients, realms};
+use crate::directory::reach::InRealm;
 use crate::http::AppState;
-use crate::http::admin::reach::InRealm;
 use crate::kernel::validate::Body;
 
 /// The switches of the settings form: the API's field and its label.

@@ -2,7 +2,7 @@
 //! members and credentials beside the built-in roles.
 
 use axum::body::Bytes;
-use axum::extract::{Path, RawQuery, State};
+use axum::extract::{Path, State};
 use axum::http::StatusCode;
 use maud::{Markup, html};
 use serde_json::{Map, json};
@@ -10,10 +10,9 @@ use serde_json::{Map, json};
 use super::page::{Section, Shell, csrf};
 use super::{Console, Page, data, encode, form, listed, value};
 use crate::authz::{Resource, permission};
+use crate::directory::admin::account_roles as roles;
+use crate::directory::reach::Owned;
 use crate::http::AppState;
-use crate::http::admin::reach::Owned;
-use crate::http::admin::roles;
-use crate::http::body::JsonBody;
 use crate::kernel::validate::Body;
 
 /// Checkboxes of every permission, those of `held` checked; ids start with `prefix`.
@@ -30,10 +29,10 @@ fn permission_boxes(prefix: &str, all: &[String], held: &[String]) -> Markup {
 
 /// `/console/roles`.
 pub async fn roles(State(state): State<AppState>, console: Console) -> Page {
-    let query = RawQuery(Some("pageSize=200".to_owned()));
-    let listed = listed(roles::list(State(state.clone()), console.acting("GET /roles"), query).await)?;
+    let query = Some("pageSize=200".to_owned());
+    let listed = listed(roles::list(&state.admin(), console.acting("GET /roles"), query).await)?;
     let caller = console.acting("GET /roles/permissions");
-    let catalogue = data(roles::permissions(State(state.clone()), caller).await)?;
+    let catalogue = data(roles::permissions(&state.admin(), caller).await)?;
     let account = || Resource::Account(console.caller.account_id().to_string());
     let may_create = console.may(&state, "POST /roles", permission::ROLE_CREATE, account());
     let may_change = console.may(&state, "PUT /roles/{roleId}", permission::ROLE_UPDATE, account());
@@ -90,7 +89,7 @@ pub async fn create(State(state): State<AppState>, console: Console, body: Bytes
     }
     console
         .act(&state, &form, ("POST /roles", "/roles"), "/console/roles", async |caller| {
-            roles::create(State(state.clone()), caller, JsonBody(Body::from_map(role))).await
+            roles::create(&state.admin(), caller, Body::from_map(role)).await
         })
         .await
 }
@@ -103,7 +102,7 @@ pub async fn update(State(state): State<AppState>, console: Console, Path(id): P
     console
         .act(&state, &form, ("PUT /roles/{roleId}", &path), "/console/roles", async |caller| {
             let owned = Owned::reach(&state.admin(), &caller, &id).await?;
-            roles::update(State(state.clone()), owned, JsonBody(Body::from_map(role))).await
+            roles::update(&state.admin(), owned, Body::from_map(role)).await
         })
         .await
 }
@@ -113,7 +112,7 @@ pub async fn delete(State(state): State<AppState>, console: Console, Path(id): P
     let path = format!("/roles/{}", encode(&id));
     console
         .act(&state, &form(&body), ("DELETE /roles/{roleId}", &path), "/console/roles", async |caller| {
-            roles::delete(State(state.clone()), Owned::reach(&state.admin(), &caller, &id).await?).await
+            roles::delete(&state.admin(), Owned::reach(&state.admin(), &caller, &id).await?).await
         })
         .await
 }

@@ -15,10 +15,9 @@ use super::page::{self, Section, Shell, csrf};
 use super::{Console, Page, data, encode, form, listed, one, page_number, pairs, value, when};
 use crate::authz::{Resource, permission};
 use crate::http::AppState;
-use crate::http::admin::webhooks::{self as operations};
 use crate::http::auth::Caller;
 use crate::kernel::validate::Body;
-use crate::operations::webhooks::admin;
+use crate::operations::admin::webhooks as admin;
 use crate::store::events::EventType;
 use crate::store::webhooks::{AttemptState, EndpointKind, EndpointStatus};
 
@@ -321,7 +320,7 @@ async fn overview(state: &AppState, console: &Console, at: &EndpointAt) -> Page<
     };
     let caller = console.acting("GET /realms/{realm}/clients/{client}/webhooks/metrics");
     let query = Some(format!("webhookId={}", encode(&at.id)));
-    let metrics = operations::figures::metrics(state.clone(), caller, &at.at.realm, client, query).await;
+    let metrics = admin::metrics(&state.admin(), caller, &at.at.realm, client, query).await;
     let metrics = data(metrics)?;
     Ok(html! {
         dl.figures {
@@ -357,7 +356,7 @@ async fn events(state: &AppState, console: &Console, at: &EndpointAt, pairs: &[(
     let number = page_number(pairs);
     let caller = console.acting("GET /realms/{realm}/clients/{client}/webhooks/events");
     let query = Some(format!("pageSize=50&pageNumber={number}"));
-    let listed = listed(operations::figures::events(state.clone(), caller, &at.at.realm, client, query).await)?;
+    let listed = listed(admin::events(&state.admin(), caller, &at.at.realm, client, query).await)?;
     Ok(html! {
         @if listed.items.is_empty() { p { "No event yet." } } @else {
             table {

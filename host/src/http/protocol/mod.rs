@@ -464,7 +464,7 @@ pub use client_auth::{authenticate_client, authenticates, presented_credentials,
 
 /// The realm of a protocol request; a disabled or unknown realm answers 404.
 pub async fn realm(state: &AppState, realm_id: &str) -> Result<Arc<Realm>, OAuthError> {
-    match crate::http::admin::find_realm(state, realm_id).await? {
+    match crate::directory::realms::find(state, realm_id).await? {
         Some(realm) if realm.status == Status::Active => Ok(realm),
         _ => Err(OAuthError::new(OAuthCode::RealmNotFound, "no such realm")),
     }

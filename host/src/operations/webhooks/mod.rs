@@ -3,7 +3,6 @@
 //! payload built by the payload component, one attempt scheduled per subscribed endpoint), then
 //! claims due attempts, signs and sends them, and records every outcome.
 
-pub mod admin;
 pub mod captures;
 pub mod delivery;
 pub mod endpoints;

@@ -4,17 +4,15 @@ use crate::directory::team::MemberView;
 use axum::extract::{Path, RawQuery, State};
 use axum::response::Response;
 
-use crate::authz::permission;
-use crate::directory::invitations::{self, Acceptance, Invited};
+use crate::directory::admin::invitations as admin;
+use crate::directory::invitations::{self, Acceptance};
 use crate::directory::invitations::{AcceptanceInput, InvitationInput, InvitationView};
 use crate::http::AppState;
-use crate::http::admin::ListQuery;
 use crate::http::auth::Caller;
 use crate::http::body::JsonBody;
 use crate::http::envelope::{self, Answer};
 use crate::kernel::validate::Rule;
 use crate::runtime::error::Error;
-use crate::store::invitations::{self as invitation_store, Invitation};
 
 #[utoipa::path(post, path = "/account/invitations", tag = "Account", request_body = InvitationInput,
     responses((status = 201, description = "The invitation, sent by e-mail with a token valid for 7 days, in `data`", body = InvitationView),
@@ -24,20 +22,9 @@ use crate::store::invitations::{self as invitation_store, Invitation};
 pub async fn invite(
     State(state): State<AppState>,
     caller: Caller,
-    JsonBody(mut body): JsonBody,
+    JsonBody(body): JsonBody,
 ) -> Result<Answer<InvitationView>, Error> {
-    caller.require_account(&state.authz, permission::ACCOUNT_UPDATE)?;
-    let input = InvitationInput::read(&state, &caller, &mut body).await?;
-    body.finish()?;
-    let InvitationInput { email: Some(address), roles: Some(roles) } = input else {
-        return Err(Error::invalid("", Rule::Required, "email and roles are required"));
-    };
-    let invited_by = caller.actor.user_id.as_deref().unwrap_or(&caller.principal.id).to_owned();
-    let invited = Invited { account_id: caller.account_id().clone(), email: address, roles, invited_by };
-    let now = state.clock.now();
-    let describe = |invitation: &Invitation| InvitationView::of(invitation.clone(), now);
-    let invitation = invitations::invite(&state, invited, caller.author()).await?;
-    Ok(Answer::Created(describe(&invitation)))
+    admin::invite(&state.admin(), caller, body).await
 }
 
 #[utoipa::path(get, path = "/account/invitations", tag = "Account",
@@ -49,11 +36,7 @@ pub async fn invitations(
     caller: Caller,
     RawQuery(query): RawQuery,
 ) -> Result<Answer<InvitationView>, Error> {
-    caller.require_account(&state.authz, permission::ACCOUNT_READ)?;
-    let list = ListQuery::parse(query, &[])?;
-    let now = state.clock.now();
-    let found = invitation_store::page(&state.store, caller.account_id(), &list.page).await?;
-    Ok(Answer::Paged(found.map(|invitation| InvitationView::of(invitation, now))))
+    admin::invitations(&state.admin(), caller, query).await
 }
 
 #[utoipa::path(delete, path = "/account/invitations/{invitationId}", tag = "Account", params(("invitationId" = String, Path)),
@@ -63,13 +46,9 @@ pub async fn invitations(
 pub async fn revoke_invitation(
     State(state): State<AppState>,
     caller: Caller,
-    Path(id): Path<String>,
+    Path(path): Path<String>,
 ) -> Result<Answer<()>, Error> {
-    caller.require_account(&state.authz, permission::ACCOUNT_UPDATE)?;
-    let found = invitation_store::find(state.store.pool(), caller.account_id(), &id).await?;
-    let invitation = found.ok_or(Error::NotFound("invitation"))?;
-    invitations::revoke(&state, &invitation, caller.author()).await?;
-    Ok(Answer::Done)
+    admin::revoke_invitation(&state.admin(), caller, path).await
 }
 
 /// Accepting an invitation: the person chooses a username and a password and joins the team with

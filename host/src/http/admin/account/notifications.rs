@@ -1,25 +1,20 @@
 //! The account's notification preferences and its operational notifications.
 
-use crate::operations::notifications;
 use axum::extract::{RawQuery, State};
 
-use crate::authz::permission;
 use crate::http::AppState;
-use crate::http::admin::ListQuery;
 use crate::http::auth::Caller;
 use crate::http::body::JsonBody;
 use crate::http::envelope::Answer;
+use crate::operations::admin::notifications as admin;
 use crate::operations::notifications::{NotificationView, PreferencesInput, PreferencesView};
 use crate::runtime::error::Error;
-use crate::store::notifications::{self as notification_store};
 
 #[utoipa::path(get, path = "/account/notification-preferences", tag = "Account",
     responses((status = 200, description = "The account's notification preferences, in `data`", body = PreferencesView)),
     security(("apiKey" = [])))]
 pub async fn preferences(State(state): State<AppState>, caller: Caller) -> Result<Answer<PreferencesView>, Error> {
-    caller.require_account(&state.authz, permission::ACCOUNT_READ)?;
-    let preferences = notification_store::preferences(state.store.pool(), caller.account_id()).await?;
-    Ok(Answer::Ok(PreferencesView::of(preferences)))
+    admin::preferences(&state.admin(), caller).await
 }
 
 #[utoipa::path(put, path = "/account/notification-preferences", tag = "Account", request_body = PreferencesInput,
@@ -28,12 +23,9 @@ pub async fn preferences(State(state): State<AppState>, caller: Caller) -> Resul
 pub async fn update_preferences(
     State(state): State<AppState>,
     caller: Caller,
-    JsonBody(mut body): JsonBody,
+    JsonBody(body): JsonBody,
 ) -> Result<Answer<PreferencesView>, Error> {
-    caller.require_account(&state.authz, permission::ACCOUNT_UPDATE)?;
-    let input = PreferencesInput::read(&state, &mut body).await;
-    body.finish()?;
-    Ok(Answer::Ok(notifications::change_preferences(&state, caller.account_id(), input, caller.author()).await?))
+    admin::update_preferences(&state.admin(), caller, body).await
 }
 
 #[utoipa::path(get, path = "/account/notifications", tag = "Account",
@@ -47,8 +39,5 @@ pub async fn notifications(
     caller: Caller,
     RawQuery(query): RawQuery,
 ) -> Result<Answer<NotificationView>, Error> {
-    caller.require_account(&state.authz, permission::ACCOUNT_READ)?;
-    let list = ListQuery::parse(query, &[])?;
-    let found = notification_store::page(&state.store, caller.account_id(), &list.page).await?;
-    Ok(Answer::Paged(found.map(NotificationView::of)))
+    admin::notifications(&state.admin(), caller, query).await
 }

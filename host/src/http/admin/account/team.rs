@@ -4,14 +4,15 @@ use axum::extract::{Path, State};
 use axum::response::Response;
 
 use crate::authz::permission;
-use crate::directory::team::{self, TeamMember};
+use crate::directory::admin::team as admin;
+use crate::directory::admin::team::member_in_reach;
+use crate::directory::team::{self};
 use crate::directory::team::{AccountView, MemberView, TeamMemberInput};
 use crate::http::AppState;
 use crate::http::auth::Caller;
 use crate::http::body::JsonBody;
 use crate::http::envelope::{self, Answer};
 use crate::kernel::clock::iso;
-use crate::kernel::validate::Rule;
 use crate::runtime::error::Error;
 use crate::store::accounts::{self};
 
@@ -32,15 +33,7 @@ pub async fn read(State(state): State<AppState>, caller: Caller) -> Result<Respo
     responses((status = 200, description = "The team, in the order people joined, in `data`", body = [MemberView])),
     security(("apiKey" = [])))]
 pub async fn members(State(state): State<AppState>, caller: Caller) -> Result<Answer<Vec<MemberView>>, Error> {
-    caller.require_account(&state.authz, permission::ACCOUNT_READ)?;
-    let team = accounts::members(state.store.pool(), caller.account_id()).await?;
-    Ok(Answer::Ok(team.into_iter().map(MemberView::of).collect::<Vec<_>>()))
-}
-
-/// The member, once the caller may change the team.
-async fn member_in_reach(state: &AppState, caller: &Caller, user_id: &str) -> Result<TeamMember, Error> {
-    caller.require_account(&state.authz, permission::ACCOUNT_UPDATE)?;
-    team::find(state, caller.account_id(), user_id).await
+    admin::members(&state.admin(), caller).await
 }
 
 #[utoipa::path(put, path = "/account/members/{userId}", tag = "Account", params(("userId" = String, Path)),
@@ -51,17 +44,10 @@ async fn member_in_reach(state: &AppState, caller: &Caller, user_id: &str) -> Re
 pub async fn update_member(
     State(state): State<AppState>,
     caller: Caller,
-    Path(user_id): Path<String>,
-    JsonBody(mut body): JsonBody,
+    Path(path): Path<String>,
+    JsonBody(body): JsonBody,
 ) -> Result<Answer<MemberView>, Error> {
-    let found = member_in_reach(&state, &caller, &user_id).await?;
-    let input = TeamMemberInput::read(&state, &caller, &mut body).await?;
-    body.finish()?;
-    let Some(TeamMemberInput { roles }) = input else {
-        return Err(Error::invalid("roles", Rule::Required, "roles is required"));
-    };
-    let member = team::set_roles(&state, found, roles, caller.author()).await?;
-    Ok(Answer::Ok(MemberView::of(member)))
+    admin::update_member(&state.admin(), caller, path, body).await
 }
 
 #[utoipa::path(delete, path = "/account/members/{userId}", tag = "Account", params(("userId" = String, Path)),
@@ -73,7 +59,7 @@ pub async fn remove_member(
     caller: Caller,
     Path(user_id): Path<String>,
 ) -> Result<Response, Error> {
-    let found = member_in_reach(&state, &caller, &user_id).await?;
+    let found = member_in_reach(&state.admin(), &caller, &user_id).await?;
     team::remove(&state, found, caller.author()).await?;
     Ok(envelope::done())
 }

@@ -15,8 +15,7 @@ pub(crate) mod figures;
 mod routes;
 
 pub use self::routes::*;
-use crate::operations::webhooks::admin::{
-    Intent, delete_endpoint, deliveries, list_endpoints, place_in_reach, read_endpoint, register, replay, rotate, test,
-    update_endpoint,
+use crate::operations::admin::webhooks::{
+    delete_endpoint, deliveries, list_endpoints, read_endpoint, register, replay, rotate, test, update_endpoint,
 };
 use crate::operations::webhooks::endpoints::{AttemptView, EndpointInput, EndpointView};

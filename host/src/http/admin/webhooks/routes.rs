@@ -11,11 +11,11 @@ use utoipa::Modify;
 use utoipa::openapi::path::{Operation, ParameterBuilder, ParameterIn};
 use utoipa::openapi::{ObjectBuilder, OpenApi, Required, Type};
 
-use super::figures::{events, metrics};
 use super::*;
 use crate::http::AppState;
 use crate::http::auth::Caller;
 use crate::http::body::JsonBody;
+use crate::operations::admin::webhooks::{events, metrics};
 use crate::runtime::error::Error;
 
 /// Where the addressed endpoints are: a realm, or a client of it.
@@ -187,7 +187,7 @@ pub async fn client_webhook_metrics(
     Path(at): Path<ClientAt>,
     RawQuery(query): RawQuery,
 ) -> Result<Answer<MetricsView>, Error> {
-    metrics(state, caller, &at.realm, &at.client, query).await
+    metrics(&state.admin(), caller, &at.realm, &at.client, query).await
 }
 
 #[utoipa::path(get, path = "/realms/{realm}/clients/{client}/webhooks/events", tag = "Webhooks",
@@ -201,7 +201,7 @@ pub async fn client_webhook_events(
     Path(at): Path<ClientAt>,
     RawQuery(query): RawQuery,
 ) -> Result<Answer<EventView>, Error> {
-    events(state, caller, &at.realm, &at.client, query).await
+    events(&state.admin(), caller, &at.realm, &at.client, query).await
 }
 
 /// Where the realm's endpoint routes are, and where the client's same routes are.

@@ -20,8 +20,8 @@ use crate::directory::roles::Grantee;
 use crate::kernel::error_code::ErrorCode;
 use crate::kernel::ids::PLATFORM_REALM;
 use crate::kernel::validate::Body;
+use crate::operations::admin::webhooks;
 use crate::operations::webhooks::Webhooks;
-use crate::operations::webhooks::admin as webhooks;
 use crate::runtime::answer::Answer;
 use crate::runtime::error::Error;
 

@@ -9,7 +9,7 @@ mod keycloak;
 use super::configuration::{Collection, Document, Item};
 use crate::kernel::validate::{Notification, Rule};
 use crate::operations::import::ImportView;
-use crate::operations::import::configuration::ConfigurationImportView;
+use crate::operations::import::configuration::outcome::ConfigurationImportView;
 use serde::Serialize;
 use serde_json::{Map, Value};
 use utoipa::ToSchema;

@@ -7,11 +7,13 @@ use crate::authz::{Resource, permission};
 use crate::directory::listing::ListQuery;
 use crate::directory::reach::client_in_reach;
 use crate::directory::reach::{Admin, realm_in_reach};
-use crate::kernel::validate::{Body, Rule};
-use crate::operations::webhooks::Webhooks;
+use crate::kernel::validate::{Body, Notification, Rule};
 use crate::operations::webhooks::endpoints::{self, AttemptView, EndpointInput, EndpointView, Owner, WithSecret};
+use crate::operations::webhooks::figures::{EventView, MetricsView};
+use crate::operations::webhooks::{Webhooks, figures};
 use crate::runtime::answer::Answer;
 use crate::runtime::error::Error;
+use crate::store::webhooks::events::event_page;
 use crate::store::webhooks::{self as store, Endpoint};
 
 /// What a caller wants to do with endpoints.
@@ -60,6 +62,7 @@ pub(crate) async fn place_in_reach(
     }
 }
 
+/// The endpoint `id` of the place, in the caller's reach for what they intend.
 pub(crate) async fn endpoint_in_reach(
     admin: &Admin<'_>,
     caller: &Caller,
@@ -82,6 +85,8 @@ pub(crate) fn with_secret(admin: &Admin<'_>, caller: &Caller, endpoint: &Endpoin
     view
 }
 
+/// Registers an endpoint of the realm (or of its client) from the body; its signing secret is shown
+/// once, to a caller allowed to read secrets.
 pub(crate) async fn register(
     admin: &Admin<'_>,
     webhooks: &Webhooks,
@@ -103,6 +108,7 @@ pub(crate) async fn register(
     Ok(Answer::Created(with_secret(admin, &caller, &endpoint, secret)))
 }
 
+/// A page of the place's endpoints.
 pub(crate) async fn list_endpoints(
     admin: &Admin<'_>,
     caller: Caller,
@@ -117,6 +123,7 @@ pub(crate) async fn list_endpoints(
     Ok(Answer::Paged(found.map(|endpoint| EndpointView::of(&endpoint))))
 }
 
+/// The endpoint.
 pub(crate) async fn read_endpoint(
     admin: &Admin<'_>,
     caller: Caller,
@@ -126,6 +133,7 @@ pub(crate) async fn read_endpoint(
     Ok(Answer::Ok(EndpointView::of(&endpoint)))
 }
 
+/// Changes the endpoint as the body says; a Disabled one is Active again.
 pub(crate) async fn update_endpoint(
     admin: &Admin<'_>,
     caller: Caller,
@@ -142,6 +150,7 @@ pub(crate) async fn update_endpoint(
     Ok(Answer::Ok(EndpointView::of(&endpoint)))
 }
 
+/// Removes the endpoint.
 pub(crate) async fn delete_endpoint(
     admin: &Admin<'_>,
     caller: Caller,
@@ -152,6 +161,7 @@ pub(crate) async fn delete_endpoint(
     Ok(Answer::Done)
 }
 
+/// Rotates the endpoint's signing secret.
 pub(crate) async fn rotate(
     admin: &Admin<'_>,
     webhooks: &Webhooks,
@@ -189,6 +199,7 @@ pub(crate) async fn replay(
     Ok(Answer::Created(AttemptView::of(attempt)))
 }
 
+/// A page of the endpoint's delivery attempts.
 pub(crate) async fn deliveries(
     admin: &Admin<'_>,
     caller: Caller,
@@ -207,4 +218,76 @@ pub(crate) async fn deliveries(
     };
     let found = store::attempt_page(&admin.store, place.rows(), filter, &list.page).await?;
     Ok(Answer::Paged(found.map(AttemptView::of)))
+}
+
+/// The window metrics cover when the caller names none: the last 24 hours.
+pub(crate) const DEFAULT_METRICS_WINDOW_HOURS: i64 = 24;
+
+/// How the attempts to the client's endpoints went in the window the query names (24 hours by
+/// default).
+pub(crate) async fn metrics(
+    admin: &Admin<'_>,
+    caller: Caller,
+    realm_id: &str,
+    client_id: &str,
+    query: Option<String>,
+) -> Result<Answer<MetricsView>, Error> {
+    let place = place_in_reach(admin, &caller, realm_id, Some(client_id), Intent::Read).await?;
+    let now = admin.clock.now();
+    let (mut webhook_id, mut from, mut to) = (None, None, None);
+    let mut refused = Vec::new();
+    for (name, value) in
+        query.map(|q| url::form_urlencoded::parse(q.as_bytes()).into_owned().collect::<Vec<_>>()).unwrap_or_default()
+    {
+        let instant = || chrono::DateTime::parse_from_rfc3339(&value).map(|at| at.with_timezone(&chrono::Utc)).ok();
+        match name.as_str() {
+            "webhookId" => webhook_id = Some(value.clone()).filter(|v| !v.is_empty()),
+            "createdFrom" | "createdTo" => match instant() {
+                Some(at) if name == "createdFrom" => from = Some(at),
+                Some(at) => to = Some(at),
+                None => refused.push(Notification::new(
+                    &name,
+                    Rule::Format,
+                    format!("{name} must be an ISO 8601 timestamp"),
+                )),
+            },
+            _ => refused.push(Notification::new(
+                &name,
+                Rule::Unknown,
+                format!("{name} is not a parameter of the metrics"),
+            )),
+        }
+    }
+    // Without an end, the window includes what happened at this very instant.
+    let end = to.unwrap_or(now + chrono::Duration::milliseconds(1));
+    let to = to.unwrap_or(now);
+    let from = from.unwrap_or(to - chrono::Duration::hours(DEFAULT_METRICS_WINDOW_HOURS));
+    if from >= to {
+        refused.push(Notification::new("createdFrom", Rule::Range, "createdFrom must be before createdTo"));
+    }
+    if !refused.is_empty() {
+        return Err(Error::Validation(refused));
+    }
+    if let Some(id) = &webhook_id {
+        store::find(admin.store.pool(), &place.realm_id, Some(client_id), id)
+            .await?
+            .ok_or(Error::NotFound("webhook"))?;
+    }
+    let window = (from, to, end);
+    Ok(Answer::Ok(figures::metrics(admin, (&place.realm_id, client_id), webhook_id, window).await?))
+}
+
+/// A page of the events delivered to the client's endpoints, with their fan-out status.
+pub(crate) async fn events(
+    admin: &Admin<'_>,
+    caller: Caller,
+    realm_id: &str,
+    client_id: &str,
+    query: Option<String>,
+) -> Result<Answer<EventView>, Error> {
+    let place = place_in_reach(admin, &caller, realm_id, Some(client_id), Intent::Read).await?;
+    let list = ListQuery::parse(query, &["eventType"])?;
+    list.status_in(&[("Pending", ()), ("Delivered", ()), ("Partial", ()), ("Failed", ())])?;
+    let found = event_page(&admin.store, place.rows(), list.filter("eventType"), &list.page).await?;
+    Ok(Answer::Paged(found.map(EventView::of)))
 }
