@@ -129,7 +129,7 @@ permissions! {
 pub struct InRealm<P> {
     pub realm: Arc<Realm>,
     pub caller: Caller,
-    pub(crate) needs: PhantomData<P>,
+    needs: PhantomData<P>,
 }
 
 impl<P: Permission + Send> InRealm<P> {
@@ -145,7 +145,7 @@ impl<P: Permission + Send> InRealm<P> {
 pub struct InClient<P> {
     pub client: Client,
     pub caller: Caller,
-    pub(crate) needs: PhantomData<P>,
+    needs: PhantomData<P>,
 }
 
 impl<P: Permission + Send> InClient<P> {
@@ -163,7 +163,7 @@ pub struct ClientUser<P> {
     pub client: Client,
     pub user: User,
     pub caller: Caller,
-    pub(crate) needs: PhantomData<P>,
+    needs: PhantomData<P>,
 }
 
 impl<P: Permission + Send> ClientUser<P> {
@@ -199,7 +199,7 @@ pub struct Found<R, P> {
     pub realm: Arc<Realm>,
     pub item: R,
     pub caller: Caller,
-    pub(crate) needs: PhantomData<P>,
+    needs: PhantomData<P>,
 }
 
 impl<R: Addressed, P: Permission + Send> Found<R, P> {
@@ -308,7 +308,23 @@ pub struct FoundOfClient<R, P> {
     pub client: Client,
     pub item: R,
     pub caller: Caller,
-    pub(crate) needs: PhantomData<P>,
+    needs: PhantomData<P>,
+}
+
+impl<R: OfClient, P: Permission + Send> FoundOfClient<R, P> {
+    /// The `R` named `id` of the client `client_id` of the realm `realm_id`, which is in `caller`'s
+    /// reach for `P`.
+    pub async fn reach(
+        admin: &Admin<'_>,
+        caller: &Caller,
+        realm_id: &str,
+        client_id: &str,
+        id: &str,
+    ) -> Result<Self, Error> {
+        let client = client_in_reach(admin, caller, realm_id, client_id, P::NAME).await?;
+        let item = R::find(admin, &client, id).await?.ok_or(Error::NotFound(R::WHAT))?;
+        Ok(Self { client, item, caller: caller.clone(), needs: PhantomData })
+    }
 }
 
 impl OfClient for Consumer {
@@ -339,7 +355,7 @@ pub trait AccountOwned: Sized + Send {
 pub struct Owned<R, P> {
     pub item: R,
     pub caller: Caller,
-    pub(crate) needs: PhantomData<P>,
+    needs: PhantomData<P>,
 }
 
 impl<R: AccountOwned, P: Permission + Send> Owned<R, P> {

@@ -3,8 +3,6 @@
 //! the caller's reach (see [`crate::directory::reach`]).
 
 use std::collections::HashMap;
-use std::marker::PhantomData;
-use std::sync::Arc;
 
 use axum::extract::{FromRequestParts, Path};
 use axum::http::request::Parts;
@@ -14,9 +12,6 @@ use crate::http::AppState;
 use crate::http::auth::Caller;
 use crate::kernel::validate::Rule;
 use crate::runtime::error::Error;
-use crate::store::clients::Client;
-use crate::store::realms::Realm;
-use crate::store::users;
 
 /// The path's parameters, read once per extractor.
 struct Parameters(HashMap<String, String>);
@@ -35,37 +30,13 @@ impl Parameters {
     }
 }
 
-/// The caller, the path's realm in their reach for `permission`, and the path's other parameters.
-async fn realm_of_path(
-    parts: &mut Parts,
-    state: &AppState,
-    permission: &str,
-) -> Result<(Caller, Arc<Realm>, Parameters), Error> {
-    let caller = Caller::from_request_parts(parts, state).await?;
-    let mut parameters = Parameters::of(parts, state).await?;
-    let realm = realm_in_reach(&state.admin(), &caller, &parameters.take("realm")?, permission).await?;
-    Ok((caller, realm, parameters))
-}
-
-/// The caller, the path's client in their reach for `permission`, and the path's other parameters.
-async fn client_of_path(
-    parts: &mut Parts,
-    state: &AppState,
-    permission: &str,
-) -> Result<(Caller, Client, Parameters), Error> {
-    let caller = Caller::from_request_parts(parts, state).await?;
-    let mut parameters = Parameters::of(parts, state).await?;
-    let (realm_id, client_id) = (parameters.take("realm")?, parameters.take("client")?);
-    let client = client_in_reach(&state.admin(), &caller, &realm_id, &client_id, permission).await?;
-    Ok((caller, client, parameters))
-}
-
 impl<P: Permission + Send> FromRequestParts<AppState> for InRealm<P> {
     type Rejection = Error;
 
     async fn from_request_parts(parts: &mut Parts, state: &AppState) -> Result<Self, Error> {
-        let (caller, realm, _) = realm_of_path(parts, state, P::NAME).await?;
-        Ok(Self { realm, caller, needs: PhantomData })
+        let caller = Caller::from_request_parts(parts, state).await?;
+        let mut path = Parameters::of(parts, state).await?;
+        Self::reach(&state.admin(), &caller, &path.take("realm")?).await
     }
 }
 
@@ -73,8 +44,9 @@ impl<P: Permission + Send> FromRequestParts<AppState> for InClient<P> {
     type Rejection = Error;
 
     async fn from_request_parts(parts: &mut Parts, state: &AppState) -> Result<Self, Error> {
-        let (caller, client, _) = client_of_path(parts, state, P::NAME).await?;
-        Ok(Self { client, caller, needs: PhantomData })
+        let caller = Caller::from_request_parts(parts, state).await?;
+        let mut path = Parameters::of(parts, state).await?;
+        Self::reach(&state.admin(), &caller, &path.take("realm")?, &path.take("client")?).await
     }
 }
 
@@ -82,11 +54,10 @@ impl<P: Permission + Send> FromRequestParts<AppState> for ClientUser<P> {
     type Rejection = Error;
 
     async fn from_request_parts(parts: &mut Parts, state: &AppState) -> Result<Self, Error> {
-        let (caller, client, mut parameters) = client_of_path(parts, state, P::NAME).await?;
-        let user = users::find(state.store.pool(), &client.realm_id, &parameters.take("userId")?)
-            .await?
-            .ok_or(Error::NotFound("user"))?;
-        Ok(Self { client, user, caller, needs: PhantomData })
+        let caller = Caller::from_request_parts(parts, state).await?;
+        let mut path = Parameters::of(parts, state).await?;
+        let (realm, client, user) = (path.take("realm")?, path.take("client")?, path.take("userId")?);
+        Self::reach(&state.admin(), &caller, &realm, &client, &user).await
     }
 }
 
@@ -94,10 +65,9 @@ impl<R: Addressed, P: Permission + Send> FromRequestParts<AppState> for Found<R,
     type Rejection = Error;
 
     async fn from_request_parts(parts: &mut Parts, state: &AppState) -> Result<Self, Error> {
-        let (caller, realm, mut parameters) = realm_of_path(parts, state, P::NAME).await?;
-        let item =
-            R::find(&state.admin(), &realm, &parameters.take(R::PARAMETER)?).await?.ok_or(Error::NotFound(R::WHAT))?;
-        Ok(Self { realm, item, caller, needs: PhantomData })
+        let caller = Caller::from_request_parts(parts, state).await?;
+        let mut path = Parameters::of(parts, state).await?;
+        Self::reach(&state.admin(), &caller, &path.take("realm")?, &path.take(R::PARAMETER)?).await
     }
 }
 
@@ -105,10 +75,10 @@ impl<R: OfClient, P: Permission + Send> FromRequestParts<AppState> for FoundOfCl
     type Rejection = Error;
 
     async fn from_request_parts(parts: &mut Parts, state: &AppState) -> Result<Self, Error> {
-        let (caller, client, mut parameters) = client_of_path(parts, state, P::NAME).await?;
-        let item =
-            R::find(&state.admin(), &client, &parameters.take(R::PARAMETER)?).await?.ok_or(Error::NotFound(R::WHAT))?;
-        Ok(Self { client, item, caller, needs: PhantomData })
+        let caller = Caller::from_request_parts(parts, state).await?;
+        let mut path = Parameters::of(parts, state).await?;
+        let (realm, client, id) = (path.take("realm")?, path.take("client")?, path.take(R::PARAMETER)?);
+        Self::reach(&state.admin(), &caller, &realm, &client, &id).await
     }
 }
 
@@ -118,7 +88,6 @@ impl<R: AccountOwned, P: Permission + Send> FromRequestParts<AppState> for Owned
     async fn from_request_parts(parts: &mut Parts, state: &AppState) -> Result<Self, Error> {
         let caller = Caller::from_request_parts(parts, state).await?;
         let id = Parameters::of(parts, state).await?.take(R::PARAMETER)?;
-        let item = R::in_reach(&state.admin(), &caller, &id, P::NAME).await?;
-        Ok(Self { item, caller, needs: PhantomData })
+        Self::reach(&state.admin(), &caller, &id).await
     }
 }
