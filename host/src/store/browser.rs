@@ -1,6 +1,8 @@
 //! Sign-in through a browser: the realm session a browser holds (single sign-on), named by a cookie
 //! kept as a keyed hash, and the single-use authorization codes handed to clients.
 
+use std::collections::HashSet;
+
 use chrono::{DateTime, Utc};
 use sqlx::{Any, Executor};
 
@@ -153,68 +155,67 @@ pub struct AuthorizationCode {
 const CODE_COLUMNS: &str = "code_hash, realm_id, client_id, session_id, redirect_uri, scopes, nonce, code_challenge, \
      created_at, expires_at, used_at, resource";
 
-pub async fn insert_code<'c>(db: impl Executor<'c, Database = Any>, code: &AuthorizationCode) -> Result<(), Error> {
-    sqlx::query(
+/// Inserts codes in one statement (at most [`super::ROWS_PER_STATEMENT`]).
+pub async fn insert_codes<'c>(
+    db: impl Executor<'c, Database = Any>,
+    codes: &[&AuthorizationCode],
+) -> Result<(), Error> {
+    let sql = format!(
         "INSERT INTO authorization_codes (code_hash, realm_id, client_id, session_id, redirect_uri, scopes, nonce, \
-         code_challenge, created_at, expires_at, used_at, resource) \
-         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12)",
-    )
-    .bind(&code.code_hash)
-    .bind(&code.realm_id)
-    .bind(&code.client_id)
-    .bind(&code.session_id)
-    .bind(&code.redirect_uri)
-    .bind(super::to_json_list(&code.scopes))
-    .bind(&code.nonce)
-    .bind(&code.code_challenge)
-    .bind(super::millis(code.created_at))
-    .bind(super::millis(code.expires_at))
-    .bind(super::millis(code.used_at))
-    .bind(&code.resource)
-    .execute(db)
-    .await
-    .map(|_| ())
-    .map_err(Error::from)
+         code_challenge, created_at, expires_at, used_at, resource) VALUES {}",
+        super::values_placeholders(codes.len(), 12)
+    );
+    let mut query = sqlx::query(sqlx::AssertSqlSafe(sql));
+    for code in codes {
+        query = query
+            .bind(code.code_hash.clone())
+            .bind(code.realm_id.clone())
+            .bind(code.client_id.clone())
+            .bind(code.session_id.clone())
+            .bind(code.redirect_uri.clone())
+            .bind(super::to_json_list(&code.scopes))
+            .bind(code.nonce.clone())
+            .bind(code.code_challenge.clone())
+            .bind(super::millis(code.created_at))
+            .bind(super::millis(code.expires_at))
+            .bind(super::millis(code.used_at))
+            .bind(code.resource.clone());
+    }
+    query.execute(db).await.map(|_| ()).map_err(Error::from)
 }
 
-/// What presenting a code found.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Taken {
-    /// The code's first use: it is now marked used.
-    First(AuthorizationCode),
-    /// The code was used before.
-    Again(AuthorizationCode),
-    Unknown,
-}
-
-/// Marks the realm's code used at `now`, in one statement, so that of two presentations at the
-/// same moment exactly one is the first.
-pub async fn take_code<'c>(
-    db: impl Executor<'c, Database = Any> + Copy,
+/// The realm's code with this keyed hash, used or not.
+pub async fn find_code<'c>(
+    db: impl Executor<'c, Database = Any>,
     realm_id: &str,
     code_hash: &str,
-    now: DateTime<Utc>,
-) -> Result<Taken, Error> {
-    let first: Option<AuthorizationCode> = sqlx::query_as(sqlx::AssertSqlSafe(format!(
-        "UPDATE authorization_codes SET used_at = $3 WHERE code_hash = $1 AND realm_id = $2 AND used_at IS NULL \
-         RETURNING {CODE_COLUMNS}"
-    )))
-    .bind(code_hash)
-    .bind(realm_id)
-    .bind(super::millis(now))
-    .fetch_optional(db)
-    .await?;
-    if let Some(code) = first {
-        return Ok(Taken::First(code));
-    }
-    let again: Option<AuthorizationCode> = sqlx::query_as(sqlx::AssertSqlSafe(format!(
+) -> Result<Option<AuthorizationCode>, Error> {
+    sqlx::query_as(sqlx::AssertSqlSafe(format!(
         "SELECT {CODE_COLUMNS} FROM authorization_codes WHERE code_hash = $1 AND realm_id = $2"
     )))
     .bind(code_hash)
     .bind(realm_id)
     .fetch_optional(db)
-    .await?;
-    Ok(again.map_or(Taken::Unknown, Taken::Again))
+    .await
+    .map_err(Error::from)
+}
+
+/// Marks the codes with these keyed hashes used at `now`, in one statement, and answers those it
+/// marked: of two presentations of one code, exactly one finds it unused.
+pub async fn mark_used<'c>(
+    db: impl Executor<'c, Database = Any>,
+    code_hashes: &[&str],
+    now: DateTime<Utc>,
+) -> Result<HashSet<String>, Error> {
+    let sql = format!(
+        "UPDATE authorization_codes SET used_at = $1 WHERE used_at IS NULL AND code_hash IN ({}) RETURNING code_hash",
+        super::list_placeholders(2, code_hashes.len())
+    );
+    let mut query = sqlx::query_as::<_, (String,)>(sqlx::AssertSqlSafe(sql)).bind(super::millis(now));
+    for hash in code_hashes {
+        query = query.bind(hash.to_string());
+    }
+    Ok(query.fetch_all(db).await?.into_iter().map(|(hash,)| hash).collect())
 }
 
 /// Removes codes an hour past their expiry (kept that long so that a late second use is still

@@ -136,20 +136,37 @@ pub async fn approve(
     ip_address: &str,
     now: DateTime<Utc>,
 ) -> Result<(), Error> {
-    sqlx::query(
-        "INSERT INTO approved_addresses (user_id, ip_address, approved_at) VALUES ($1, $2, $3) \
-         ON CONFLICT (user_id, ip_address) DO UPDATE SET approved_at = excluded.approved_at",
-    )
-    .bind(user_id)
-    .bind(ip_address)
-    .bind(super::millis(now))
-    .execute(&mut *tx)
-    .await?;
-    sqlx::query("DELETE FROM login_failures WHERE user_id = $1 AND ip_address = $2")
-        .bind(user_id)
-        .bind(ip_address)
-        .execute(&mut *tx)
-        .await
-        .map(|_| ())
-        .map_err(Error::from)
+    approve_all(tx, &[(user_id, ip_address)], now).await
+}
+
+/// Approves each address for its account and forgets their failures, a statement of each kind for
+/// up to [`super::ROWS_PER_STATEMENT`] pairs (a pair named twice counts once).
+pub async fn approve_all(
+    tx: &mut super::Connection,
+    approvals: &[(&str, &str)],
+    now: DateTime<Utc>,
+) -> Result<(), Error> {
+    let distinct: Vec<(&str, &str)> =
+        approvals.iter().copied().collect::<std::collections::BTreeSet<_>>().into_iter().collect();
+    for pairs in distinct.chunks(super::ROWS_PER_STATEMENT) {
+        let sql = format!(
+            "INSERT INTO approved_addresses (user_id, ip_address, approved_at) VALUES {} \
+             ON CONFLICT (user_id, ip_address) DO UPDATE SET approved_at = excluded.approved_at",
+            super::values_placeholders(pairs.len(), 3)
+        );
+        let mut query = sqlx::query(sqlx::AssertSqlSafe(sql));
+        for (user_id, ip_address) in pairs {
+            query = query.bind(user_id.to_string()).bind(ip_address.to_string()).bind(super::millis(now));
+        }
+        query.execute(&mut *tx).await?;
+        let each: Vec<String> =
+            (0..pairs.len()).map(|i| format!("(user_id = ${} AND ip_address = ${})", 2 * i + 1, 2 * i + 2)).collect();
+        let sql = format!("DELETE FROM login_failures WHERE {}", each.join(" OR "));
+        let mut query = sqlx::query(sqlx::AssertSqlSafe(sql));
+        for (user_id, ip_address) in pairs {
+            query = query.bind(user_id.to_string()).bind(ip_address.to_string());
+        }
+        query.execute(&mut *tx).await?;
+    }
+    Ok(())
 }

@@ -59,28 +59,34 @@ pub const LISTING: Listing = Listing {
 };
 
 pub async fn insert<'c>(db: impl Executor<'c, Database = Any>, session: &Session) -> Result<(), Error> {
-    sqlx::query(
+    insert_rows(db, &[session]).await
+}
+
+/// Inserts sessions in one statement (at most [`super::ROWS_PER_STATEMENT`]).
+pub async fn insert_rows<'c>(db: impl Executor<'c, Database = Any>, sessions: &[&Session]) -> Result<(), Error> {
+    let sql = format!(
         "INSERT INTO sessions (id, realm_id, client_id, user_id, ip_address, user_agent, authentication_methods, \
-         created_at, last_active_at, expires_at, ended_at, end_reason, browser_session_id) \
-         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13)",
-    )
-    .bind(&session.id)
-    .bind(&session.realm_id)
-    .bind(&session.client_id)
-    .bind(&session.user_id)
-    .bind(&session.ip_address)
-    .bind(&session.user_agent)
-    .bind(super::to_json_list(&session.authentication_methods))
-    .bind(super::millis(session.created_at))
-    .bind(super::millis(session.last_active_at))
-    .bind(super::millis(session.expires_at))
-    .bind(super::millis(session.ended_at))
-    .bind(&session.end_reason)
-    .bind(&session.browser_session_id)
-    .execute(db)
-    .await
-    .map(|_| ())
-    .map_err(Error::from)
+         created_at, last_active_at, expires_at, ended_at, end_reason, browser_session_id) VALUES {}",
+        super::values_placeholders(sessions.len(), 13)
+    );
+    let mut query = sqlx::query(sqlx::AssertSqlSafe(sql));
+    for session in sessions {
+        query = query
+            .bind(session.id.clone())
+            .bind(session.realm_id.clone())
+            .bind(session.client_id.clone())
+            .bind(session.user_id.clone())
+            .bind(session.ip_address.clone())
+            .bind(session.user_agent.clone())
+            .bind(super::to_json_list(&session.authentication_methods))
+            .bind(super::millis(session.created_at))
+            .bind(super::millis(session.last_active_at))
+            .bind(super::millis(session.expires_at))
+            .bind(super::millis(session.ended_at))
+            .bind(session.end_reason.clone())
+            .bind(session.browser_session_id.clone());
+    }
+    query.execute(db).await.map(|_| ()).map_err(Error::from)
 }
 
 pub async fn find<'c>(db: impl Executor<'c, Database = Any>, id: &str) -> Result<Option<Session>, Error> {

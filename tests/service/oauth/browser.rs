@@ -110,6 +110,10 @@ impl Browser {
                 self.cookies.insert(name.to_owned(), value.to_owned());
             }
         }
+        Self::page(response).await
+    }
+
+    async fn page(response: reqwest::Response) -> Page {
         let (url, status) = (response.url().clone(), response.status());
         // A relative address is resolved against the request's (another site's answers use them).
         let location = response.headers().get(LOCATION).map(|l| response.url().join(l.to_str().unwrap()).unwrap());
@@ -119,6 +123,17 @@ impl Browser {
 
     pub async fn authorize(&mut self, realm: &str, params: &[(&str, &str)]) -> Page {
         self.visit(&format!("/realms/{realm}/protocol/openid-connect/auth"), params).await
+    }
+
+    /// The same authorization request sent `times` times at once, as from several tabs; the
+    /// cookies the answers set are not kept.
+    pub async fn authorize_together(&self, realm: &str, params: &[(&str, &str)], times: usize) -> Vec<Page> {
+        let url = format!("{}/realms/{realm}/protocol/openid-connect/auth", self.base);
+        let each = (0..times).map(|_| async {
+            let response = self.request(reqwest::Method::GET, &url).query(params).send().await.unwrap();
+            Self::page(response).await
+        });
+        futures_util::future::join_all(each).await
     }
 
     /// Posts the hidden fields of `page`'s form, and `extra`, to `path` of the realm.
@@ -590,6 +605,35 @@ async fn a_wrong_or_missing_verifier_and_a_verifier_without_a_challenge_are_refu
     let downgrade = exchange(&app, &web, &code, VERIFIER).await;
     assert_eq!(downgrade.body["error"], "invalid_grant");
     assert_eq!(downgrade.body["error_code"], "InvalidCodeVerifier");
+}
+
+#[tokio::test]
+async fn single_sign_on_answers_many_requests_at_once_and_each_code_is_exchanged_once() {
+    let app = spawn_app().await;
+    let (web, _) = realm_with_clients(&app).await;
+    let mut browser = Browser::new(&app);
+    signed_in(&mut browser, "web", "s").await;
+    // A signed-in browser's requests arriving together are written in one transaction; each gets
+    // its own client session and code.
+    let pkce = challenge(VERIFIER);
+    let asked = request("web", "s", "n", &pkce);
+    let answers = browser.authorize_together("acme", &asked, 12).await;
+    let codes: std::collections::HashSet<String> = answers.iter().map(|a| a.param("code").expect("a code")).collect();
+    assert_eq!(codes.len(), 12);
+    assert_eq!(app.events("login_succeeded").await.len(), 13, "one sign-in and twelve authorizations");
+
+    // A code presented many times at once is exchanged once; the others are refused as reused.
+    let code = codes.iter().next().unwrap();
+    let tries = futures_util::future::join_all((0..8).map(|_| exchange(&app, &web, code, VERIFIER))).await;
+    let issued = tries.iter().filter(|t| t.status == StatusCode::OK).count();
+    assert_eq!(issued, 1, "{:?}", tries.iter().map(|t| &t.body).collect::<Vec<_>>());
+    assert!(
+        tries.iter().filter(|t| t.status != StatusCode::OK).all(|t| t.body["error_code"] == "AuthorizationCodeReused")
+    );
+    // The other codes are each still good once.
+    for code in codes.iter().skip(1) {
+        assert_eq!(exchange(&app, &web, code, VERIFIER).await.status, StatusCode::OK);
+    }
 }
 
 #[tokio::test]

@@ -6,6 +6,7 @@ pub mod connection_limits;
 pub mod dedicated;
 pub mod delivery_reliability;
 pub mod deployment;
+pub mod group_commit;
 pub mod hosts;
 pub mod imports;
 pub mod lifecycle;

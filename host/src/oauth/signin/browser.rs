@@ -24,6 +24,7 @@ use crate::store::lockout;
 use crate::store::realms::Realm;
 use crate::store::sessions::{self, Session};
 use crate::store::users::{self as user_store, User, UserStatus};
+use crate::store::write_queue::Authorized;
 
 /// How long a code may wait for its exchange.
 pub const CODE_LIFETIME: TimeDelta = TimeDelta::seconds(60);
@@ -466,10 +467,8 @@ pub async fn authorize(
         expires_at: now + CODE_LIFETIME,
         used_at: None,
     };
-    let mut tx = context.store.begin().await?;
-    opening.open(&mut tx, &session, now).await?;
-    browser::insert_code(&mut *tx, &stored).await?;
-    tx.commit().await?;
+    let event = super::succeeded_event(realm, &authorization.client, opening.event_data(&session), now);
+    context.writes.authorize(Authorized { session, code: stored, event }).await.map_err(Error::Internal)?;
     Ok(code)
 }
 
@@ -508,6 +507,14 @@ impl Opening<'_> {
 
     /// Writes the session, approves the address for the account, and publishes `login_succeeded`.
     pub async fn open(&self, tx: &mut Transaction, session: &Session, now: DateTime<Utc>) -> Result<(), Error> {
+        sessions::insert(&mut **tx, session).await?;
+        lockout::approve(tx, &self.user.id, &self.origin.ip_address, now).await?;
+        let data = self.event_data(session);
+        super::publish(tx, self.realm, &self.authorization.client, EventType::LoginSucceeded, data, now).await
+    }
+
+    /// The `data` of the session's `login_succeeded`.
+    fn event_data(&self, session: &Session) -> serde_json::Value {
         let authorization = self.authorization;
         let methods: Vec<&str> = self.browser.authentication_methods.iter().map(String::as_str).collect();
         let login = Login {
@@ -519,13 +526,11 @@ impl Opening<'_> {
             scopes: &authorization.scopes,
             methods: &methods,
         };
-        sessions::insert(&mut **tx, session).await?;
-        lockout::approve(tx, &self.user.id, &self.origin.ip_address, now).await?;
         let mut data = super::login_data(login, self.origin);
         if let Some(provider) = &self.browser.identity_provider {
             data["identity_provider"] = provider.as_str().into();
         }
-        super::publish(tx, self.realm, &authorization.client, EventType::LoginSucceeded, data, now).await
+        data
     }
 }
 

@@ -47,9 +47,9 @@ pub(super) fn next_refresh(
     Some((token, value, (expires_at - now).num_seconds()))
 }
 
-/// The tokens of the client session a browser's sign-in opened (an authorization code's, an
-/// approved device's), with a refresh token when the client has the grant; refused with `gone`
-/// once that session ended or its person is no longer active.
+/// The tokens of the client session a browser's sign-in opened (an approved device's), with a
+/// refresh token when the client has the grant; refused with `gone` once that session ended or its
+/// person is no longer active.
 pub(super) async fn redeem(
     context: &Context,
     (realm, client): (&Realm, &Client),
@@ -57,6 +57,25 @@ pub(super) async fn redeem(
     mut granted: Granted<'_>,
     gone: Refusal,
 ) -> Result<Tokens, SignInError> {
+    let now = context.clock.now();
+    let (session, user) = live_session(context, (realm, client), session_id, gone).await?;
+    let refresh = next_refresh(context, client, &session, granted.scopes, granted.resource, granted.dpop_jkt, now);
+    if let Some((row, _, _)) = &refresh {
+        sessions::insert_refresh(context.store.writer(), row).await?;
+    }
+    granted.refresh = refresh.map(|(_, value, expires_in)| (value, expires_in));
+    Ok(person_tokens(context, client, &user, &session, granted).await?)
+}
+
+/// The client session a browser's sign-in opened and its person, while it may still be issued
+/// tokens: refused with `gone` once the session ended or its person is no longer active, and as
+/// suspended while a Full suspension of the person at the client is in force.
+pub(super) async fn live_session(
+    context: &Context,
+    (realm, client): (&Realm, &Client),
+    session_id: &SessionId,
+    gone: Refusal,
+) -> Result<(Session, User), SignInError> {
     let now = context.clock.now();
     let pool = context.store.pool();
     let Some(session) = sessions::find(pool, session_id).await?.filter(|s| s.is_live(now)) else {
@@ -67,12 +86,7 @@ pub(super) async fn redeem(
     if super::suspended(context, client, &user.id, now).await? {
         return Err(Refusal::Suspended.into());
     }
-    let refresh = next_refresh(context, client, &session, granted.scopes, granted.resource, granted.dpop_jkt, now);
-    if let Some((row, _, _)) = &refresh {
-        sessions::insert_refresh(context.store.writer(), row).await?;
-    }
-    granted.refresh = refresh.map(|(_, value, expires_in)| (value, expires_in));
-    Ok(person_tokens(context, client, &user, &session, granted).await?)
+    Ok((session, user))
 }
 
 /// What a person's session is granted at one issuance.
