@@ -27,6 +27,7 @@ pub async fn commit(context: &Context, by: Author<'_>, mut tx: Transaction, chan
         (Stale::Account, _, _, _) => Some(Invalidation::Account(by.actor.account_id.clone())),
         (Stale::Delegation, _, Some(realm), _) => Some(Invalidation::Delegation(realm.clone())),
         (Stale::Suspensions, _, Some(realm), _) => Some(Invalidation::Suspensions(realm.clone())),
+        (Stale::Providers, _, Some(realm), _) => Some(Invalidation::Providers(realm.clone())),
         (Stale::Client | Stale::Keys, _, Some(realm), Some(client)) => {
             Some(Invalidation::Client(realm.clone(), client.clone()))
         }

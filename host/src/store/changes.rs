@@ -137,6 +137,8 @@ pub enum Invalidation {
     Delegation(RealmId),
     /// The suspensions of a realm (one was written or lifted).
     Suspensions(RealmId),
+    /// The identity providers of a realm (one was created, changed or deleted).
+    Providers(RealmId),
 }
 
 impl Invalidation {
@@ -149,6 +151,7 @@ impl Invalidation {
             Self::Revoked(jti, expires_at) => format!("revoked:{}/{jti}", expires_at.timestamp_millis()),
             Self::Delegation(realm) => format!("delegation:{realm}"),
             Self::Suspensions(realm) => format!("suspensions:{realm}"),
+            Self::Providers(realm) => format!("providers:{realm}"),
         }
     }
 
@@ -158,6 +161,7 @@ impl Invalidation {
             ("realm", id) => Some(Self::Realm(RealmId::known(id))),
             ("delegation", realm) => Some(Self::Delegation(RealmId::known(realm))),
             ("suspensions", realm) => Some(Self::Suspensions(RealmId::known(realm))),
+            ("providers", realm) => Some(Self::Providers(RealmId::known(realm))),
             ("keys", realm) => Some(Self::Keys(RealmId::known(realm))),
             ("client", pair) => pair.split_once('/').map(|(r, c)| Self::Client(RealmId::known(r), ClientId::known(c))),
             ("revoked", pair) => {

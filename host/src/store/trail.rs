@@ -220,6 +220,7 @@ impl ResourceKind {
             Self::Secret | Self::AccountRole | Self::DedicatedInstance => Stale::Account,
             Self::DelegationGrant => Stale::Delegation,
             Self::Suspension => Stale::Suspensions,
+            Self::IdentityProvider => Stale::Providers,
             Self::SigningKey => Stale::Keys,
             Self::Client
             | Self::ClientRoleGrant
@@ -246,6 +247,8 @@ pub enum Stale {
     Delegation,
     /// The suspensions of the change's realm.
     Suspensions,
+    /// The identity providers of the change's realm.
+    Providers,
     /// The change's client.
     Client,
     Nothing,

@@ -394,3 +394,46 @@ async fn a_user_info_about_someone_else_refuses_the_sign_in_and_an_unreadable_on
     let user = app.get(&format!("/realms/acme/users/{}", person["sub"].as_str().unwrap())).await;
     assert_eq!(user.data()["username"], "carol", "the ID token suffices");
 }
+
+#[tokio::test]
+async fn the_login_page_offers_the_providers_as_they_are_now() {
+    let app = crate::support::spawn_app().await;
+    realm_with_clients(&app).await;
+    let provider = json!({
+        "id": "corp", "displayName": "Corp", "protocol": "OpenIdConnect", "clientId": "acme-at-corp",
+        "clientSecret": "corp-secret-1234", "discoveryUrl": "https://login.corp.example/.well-known/openid-configuration",
+    });
+    assert_eq!(app.post("/realms/acme/identity-providers", provider).await.status, StatusCode::CREATED);
+    let offer = |providers: Value| {
+        app.put("/realms/acme/clients/web/identity-providers", json!({ "identityProviders": providers }))
+    };
+    assert_eq!(offer(json!(["corp"])).await.status, StatusCode::OK);
+    let mut browser = Browser::new(&app);
+    let mut buttons = async || {
+        let page = authorize(&mut browser, &[]).await;
+        assert!(page.shows_login_form(), "{}", page.body);
+        let mut shown = Vec::new();
+        let mut rest = page.body.as_str();
+        while let Some(at) = rest.find("Sign in with ") {
+            rest = &rest[at + "Sign in with ".len()..];
+            shown.push(rest[..rest.find('<').unwrap()].to_owned());
+        }
+        shown
+    };
+    assert_eq!(buttons().await, ["Corp"]);
+    // The pages of a client are served from what this host keeps of its providers: every change
+    // shows on the next page.
+    let change = |body: Value| app.put("/realms/acme/identity-providers/corp", body);
+    assert_eq!(change(json!({ "displayName": "Corp Worldwide" })).await.status, StatusCode::OK);
+    assert_eq!(buttons().await, ["Corp Worldwide"]);
+    assert_eq!(change(json!({ "status": "Disabled" })).await.status, StatusCode::OK);
+    assert!(buttons().await.is_empty(), "a disabled provider is not offered");
+    assert_eq!(change(json!({ "status": "Active" })).await.status, StatusCode::OK);
+    assert_eq!(buttons().await, ["Corp Worldwide"]);
+    assert_eq!(offer(json!([])).await.status, StatusCode::OK);
+    assert!(buttons().await.is_empty(), "no longer offered by the client");
+    assert_eq!(offer(json!(["corp"])).await.status, StatusCode::OK);
+    assert_eq!(buttons().await, ["Corp Worldwide"]);
+    assert_eq!(app.delete("/realms/acme/identity-providers/corp").await.status, StatusCode::OK);
+    assert!(buttons().await.is_empty(), "a deleted provider is not offered");
+}

@@ -451,7 +451,7 @@ pub(super) struct Requested {
     pub form: Form,
     pub realm: Arc<Realm>,
     pub authorization: Authorization,
-    pub providers: Vec<IdentityProvider>,
+    pub providers: std::sync::Arc<Vec<IdentityProvider>>,
 }
 
 impl Requested {

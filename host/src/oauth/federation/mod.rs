@@ -12,6 +12,8 @@ pub mod person;
 pub mod sign_in;
 pub mod upstream;
 
+use std::sync::Arc;
+
 use crate::runtime::context::Context;
 use crate::runtime::error::Error;
 use crate::store::identity_providers::{self as provider_store, IdentityProvider, Offer};
@@ -22,9 +24,14 @@ pub async fn offered_by_client(
     context: &Context,
     realm: &Realm,
     client_id: &str,
-) -> Result<Vec<IdentityProvider>, Error> {
+) -> Result<Arc<Vec<IdentityProvider>>, Error> {
+    if let Some(offered) = context.caches.offered_providers(&realm.id, client_id) {
+        return Ok(offered);
+    }
     let offer = Offer::Client { realm_id: &realm.id, client_id };
-    Ok(provider_store::offered_active(context.store.pool(), offer).await?)
+    let offered = Arc::new(provider_store::offered_active(context.store.pool(), offer).await?);
+    context.caches.keep_offered_providers(&realm.id, client_id, offered.clone());
+    Ok(offered)
 }
 
 /// The provider of the organization whose domain the address `typed` is at (home-realm discovery):

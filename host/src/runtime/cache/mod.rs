@@ -1,6 +1,7 @@
 //! Per-host caches of what nearly every request reads: the credential behind an API key, the realm
 //! it addresses, and for the token service the client, its signing key, the roles granted to it or
-//! held by a person, and the keys that verify tokens.
+//! held by a person, and the keys that verify tokens; for the login page, the identity providers a
+//! client offers.
 //!
 //! Entries are dropped the moment a change commits: on this host directly, and on every other host
 //! through the store's change notifications (PostgreSQL `NOTIFY`, sent by the committing
@@ -24,6 +25,7 @@ use crate::store::changes::Follower;
 use crate::store::changes::Invalidation;
 use crate::store::clients::Client;
 use crate::store::delegation::DelegationGrant;
+use crate::store::identity_providers::IdentityProvider;
 use crate::store::realm_roles::Role;
 use crate::store::realms::Realm;
 use crate::store::secrets::Credential;
@@ -148,6 +150,7 @@ enum Cached {
     AdminNetworks,
     RealmSigners,
     Jwks,
+    OfferedProviders,
 }
 
 /// The hit and miss counters of one cache.
@@ -183,6 +186,8 @@ pub struct Caches {
     suspensions: Map<Arc<Vec<Suspension>>>,
     /// The networks each account's admin credentials may be used from, by account.
     admin_networks: Map<Arc<Vec<String>>>,
+    /// The Active identity providers each client's login page offers, in order, by `realm/client`.
+    offered_providers: Map<Arc<Vec<IdentityProvider>>>,
     /// Access tokens revoked before their expiry, by jti, with that expiry; complete once loaded.
     revoked: RwLock<Revocations>,
     /// Access tokens whose signature was checked; a fact no change can make stale.
@@ -220,6 +225,7 @@ impl Caches {
             grants: Map::new(),
             suspensions: Map::new(),
             admin_networks: Map::new(),
+            offered_providers: Map::new(),
             revoked: RwLock::new(Revocations::default()),
             verified_tokens: VerifiedTokens::default(),
             synced: AtomicBool::new(synced),
@@ -402,6 +408,16 @@ impl Caches {
         }
     }
 
+    pub fn offered_providers(&self, realm_id: &str, client_id: &str) -> Option<Arc<Vec<IdentityProvider>>> {
+        self.counted(Cached::OfferedProviders, || self.offered_providers.get(&format!("{realm_id}/{client_id}")))
+    }
+
+    pub fn keep_offered_providers(&self, realm_id: &str, client_id: &str, providers: Arc<Vec<IdentityProvider>>) {
+        if self.usable() {
+            self.offered_providers.put(format!("{realm_id}/{client_id}"), providers);
+        }
+    }
+
     pub fn apply(&self, invalidation: &Invalidation) {
         match invalidation {
             Invalidation::Account(account) => {
@@ -415,10 +431,15 @@ impl Caches {
                 self.client_roles.retain(|key, _| !key.starts_with(&prefix));
                 self.user_roles.retain(|key, _| !key.starts_with(&prefix));
                 self.grants.retain(|key, _| !key.starts_with(&prefix));
+                self.offered_providers.retain(|key, _| !key.starts_with(&prefix));
                 self.suspensions.remove(id);
                 self.forget_keys(id);
             }
             Invalidation::Suspensions(realm) => self.suspensions.remove(realm),
+            Invalidation::Providers(realm) => {
+                let prefix = format!("{realm}/");
+                self.offered_providers.retain(|key, _| !key.starts_with(&prefix));
+            }
             Invalidation::Delegation(realm) => {
                 let prefix = format!("{realm}/");
                 self.grants.retain(|key, _| !key.starts_with(&prefix));
@@ -431,6 +452,7 @@ impl Caches {
                 self.signers.remove(&key);
                 self.clients.remove(&key);
                 self.client_roles.remove(&key);
+                self.offered_providers.remove(&key);
                 self.verifiers.retain(|_, v| v.realm_id != *realm_id || v.client_id.as_ref() != Some(client_id));
                 self.jwks.remove(realm_id);
             }
@@ -463,6 +485,7 @@ impl Caches {
         self.grants.clear();
         self.suspensions.clear();
         self.admin_networks.clear();
+        self.offered_providers.clear();
         *self.revoked.write().unwrap_or_else(|p| p.into_inner()) = Revocations::default();
         self.applied.send_modify(|count| *count += 1);
     }

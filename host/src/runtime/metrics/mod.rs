@@ -103,6 +103,7 @@ pub const CACHES: &[&str] = &[
     "admin_networks",
     "realm_signers",
     "jwks",
+    "offered_providers",
 ];
 
 /// Why a connection was closed for holding still.
