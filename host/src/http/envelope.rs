@@ -40,6 +40,10 @@ pub struct Pagination<T> {
     pub page_size: u32,
     pub total_items: i64,
     pub total_pages: i64,
+    /// Present (and true) when a search matched more items than it counted: `totalItems` is then
+    /// a floor, and later pages may exist past `totalPages`.
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub total_items_at_least: bool,
 }
 
 /// Every admin response: camelCase, empty fields omitted.
@@ -103,6 +107,7 @@ pub fn paged<T: Serialize>(page: Page<T>) -> Response {
         page_size: page.page_size,
         total_items: page.total_items,
         total_pages,
+        total_items_at_least: page.total_at_least,
     };
     envelope(StatusCode::OK, None, Some(pagination))
 }

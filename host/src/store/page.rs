@@ -8,6 +8,10 @@ use super::Error;
 
 pub const DEFAULT_PAGE_SIZE: u32 = 10;
 pub const MAX_PAGE_SIZE: u32 = 200;
+/// A searched list counts its matches up to this many; past it the page says it holds at least
+/// this many, so a term that matches most of a large table costs no more than one that matches
+/// a thousand rows.
+pub const SEARCH_COUNT_CAP: i64 = 1000;
 
 /// A request for one page, already normalised (page ≥ 1, size 1 to 200).
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -53,6 +57,8 @@ pub struct Page<T> {
     pub page_number: u32,
     pub page_size: u32,
     pub total_items: i64,
+    /// More rows match than were counted: `total_items` is [`SEARCH_COUNT_CAP`], a floor.
+    pub total_at_least: bool,
 }
 
 impl<T> Page<T> {
@@ -66,6 +72,7 @@ impl<T> Page<T> {
             page_number: self.page_number,
             page_size: self.page_size,
             total_items: self.total_items,
+            total_at_least: self.total_at_least,
         }
     }
 }
@@ -199,6 +206,17 @@ impl Sql {
     }
 }
 
+/// How the rows a search term matches are found.
+#[derive(Debug, Clone)]
+pub(super) enum Matching<'a> {
+    /// A case-insensitive substring of any of the listing's search columns, row by row.
+    Scan,
+    /// An expression, covered by an index, that is `LIKE` the pattern (PostgreSQL trigrams).
+    Like { expression: &'a str, pattern: String },
+    /// The rows `from` joins to a full-text table whose `table MATCH query` (SQLite FTS5).
+    Match { from: &'a str, table: &'a str, query: String },
+}
+
 /// Fetches one page of `listing` rows restricted to `scope`.
 pub(super) async fn fetch<T>(
     pool: &AnyPool,
@@ -209,21 +227,62 @@ pub(super) async fn fetch<T>(
 where
     T: for<'r> FromRow<'r, AnyRow> + Send + Unpin,
 {
-    let filter = conditions(listing, scope, request);
-    let count = Sql::joined(&format!("SELECT COUNT(*) AS total FROM {}", listing.table), &filter);
-    let (total_items,): (i64,) = count.query_as().fetch_one(pool).await?;
+    fetch_matching(pool, listing, scope, request, &Matching::Scan).await
+}
 
-    let mut select = Sql::joined(&format!("SELECT {} FROM {}", listing.columns, listing.table), &filter);
+/// [`fetch`] with the search term's rows found by `matching`. A full-text match counts first: when
+/// the term matches more rows than the count stops at, the rows of the page are dense among the
+/// listing's and are found sooner by walking the listing in order than by sorting every match.
+pub(super) async fn fetch_matching<T>(
+    pool: &AnyPool,
+    listing: &Listing,
+    scope: &Scope,
+    request: &PageRequest,
+    matching: &Matching<'_>,
+) -> Result<Page<T>, Error>
+where
+    T: for<'r> FromRow<'r, AnyRow> + Send + Unpin,
+{
+    let searched = request.search.as_deref().is_some_and(|term| !term.is_empty());
+    let from = match matching {
+        Matching::Match { from, .. } if searched => from,
+        _ => listing.table,
+    };
+    let filter = conditions_matching(listing, scope, request, matching);
+    let (total_items, total_at_least) = count(pool, from, &filter, searched).await?;
+    let (from, filter) = match matching {
+        Matching::Match { .. } if total_at_least => (listing.table, conditions(listing, scope, request)),
+        _ => (from, filter),
+    };
+    let mut select = Sql::joined(&format!("SELECT {} FROM {from}", listing.columns), &filter);
     select.push(&format!(" ORDER BY {}", order(listing, request)));
     select.bind_page(request);
     let items = select.query_as::<T>().fetch_all(pool).await?;
 
-    Ok(Page { items, page_number: request.number, page_size: request.size, total_items })
+    Ok(Page { items, page_number: request.number, page_size: request.size, total_items, total_at_least })
+}
+
+/// How many rows `from` holds under `filter`: all of them, or when `capped` up to
+/// [`SEARCH_COUNT_CAP`] (and whether there are more).
+async fn count(pool: &AnyPool, from: &str, filter: &Sql, capped: bool) -> Result<(i64, bool), Error> {
+    if !capped {
+        let count = Sql::joined(&format!("SELECT COUNT(*) AS total FROM {from}"), filter);
+        let (total,): (i64,) = count.query_as().fetch_one(pool).await?;
+        return Ok((total, false));
+    }
+    let mut count = Sql::joined(&format!("SELECT COUNT(*) AS total FROM (SELECT 1 AS found FROM {from}"), filter);
+    count.push(&format!(" LIMIT {}) AS matched", SEARCH_COUNT_CAP + 1));
+    let (total,): (i64,) = count.query_as().fetch_one(pool).await?;
+    Ok((total.min(SEARCH_COUNT_CAP), total > SEARCH_COUNT_CAP))
 }
 
 /// The `WHERE` clause that keeps the `listing` rows of `scope` a request asks for: its search
 /// term, status and creation range.
 pub(super) fn conditions(listing: &Listing, scope: &Scope, request: &PageRequest) -> Sql {
+    conditions_matching(listing, scope, request, &Matching::Scan)
+}
+
+fn conditions_matching(listing: &Listing, scope: &Scope, request: &PageRequest, matching: &Matching<'_>) -> Sql {
     let mut filter = Sql::default();
     filter.push(" WHERE 1 = 1");
     for (column, value) in &scope.0 {
@@ -234,20 +293,17 @@ pub(super) fn conditions(listing: &Listing, scope: &Scope, request: &PageRequest
         filter.bind(value.clone());
     }
     if let Some(term) = request.search.as_deref().filter(|t| !t.is_empty()) {
-        let pattern = format!("%{}%", escape_like(&term.to_lowercase()));
-        filter.push(" AND (");
-        for (index, column) in listing.search.iter().enumerate() {
-            if index > 0 {
-                filter.push(" OR ");
+        match matching {
+            Matching::Scan => scanned(&mut filter, listing, term),
+            Matching::Like { expression, pattern } => {
+                filter.push(&format!(" AND {expression} LIKE "));
+                filter.bind(Bind::Text(pattern.clone()));
             }
-            filter.push(&format!("LOWER(COALESCE({column}, '')) LIKE "));
-            filter.bind(Bind::Text(pattern.clone()));
-            filter.push(" ESCAPE '\\'");
+            Matching::Match { table, query, .. } => {
+                filter.push(&format!(" AND {table} MATCH "));
+                filter.bind(Bind::Text(query.clone()));
+            }
         }
-        if listing.search.is_empty() {
-            filter.push("1 = 1");
-        }
-        filter.push(")");
     }
     if let (Some(status), Some(column)) = (&request.status, listing.status) {
         filter.push(&format!(" AND {column} = "));
@@ -264,6 +320,24 @@ pub(super) fn conditions(listing: &Listing, scope: &Scope, request: &PageRequest
     filter
 }
 
+/// Keeps the rows one of whose search columns holds `term`, case-insensitively.
+fn scanned(filter: &mut Sql, listing: &Listing, term: &str) {
+    let pattern = format!("%{}%", escape_like(&term.to_lowercase()));
+    filter.push(" AND (");
+    for (index, column) in listing.search.iter().enumerate() {
+        if index > 0 {
+            filter.push(" OR ");
+        }
+        filter.push(&format!("LOWER(COALESCE({column}, '')) LIKE "));
+        filter.bind(Bind::Text(pattern.clone()));
+        filter.push(" ESCAPE '\\'");
+    }
+    if listing.search.is_empty() {
+        filter.push("1 = 1");
+    }
+    filter.push(")");
+}
+
 /// The `ORDER BY` terms of a page: the requested sort column (else the creation instant), then the
 /// tie breaker, both in the requested direction.
 pub(super) fn order(listing: &Listing, request: &PageRequest) -> String {
@@ -276,7 +350,7 @@ pub(super) fn order(listing: &Listing, request: &PageRequest) -> String {
     format!("{sort_column} {direction}, {} {direction}", listing.tie_breaker)
 }
 
-fn escape_like(text: &str) -> String {
+pub(super) fn escape_like(text: &str) -> String {
     let mut escaped = String::with_capacity(text.len());
     for c in text.chars() {
         if matches!(c, '%' | '_' | '\\') {
@@ -305,7 +379,8 @@ mod tests {
 
     #[test]
     fn total_pages_round_up() {
-        let page: Page<()> = Page { items: vec![], page_number: 1, page_size: 10, total_items: 21 };
+        let page: Page<()> =
+            Page { items: vec![], page_number: 1, page_size: 10, total_items: 21, total_at_least: false };
         assert_eq!(page.total_pages(), 3);
     }
 }

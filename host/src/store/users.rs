@@ -3,10 +3,10 @@
 use chrono::{DateTime, Utc};
 use sqlx::{Any, Executor};
 
-use super::page::{self, Listing, Page, PageRequest, Scope};
+use super::page::{self, Listing, Matching, Page, PageRequest, Scope};
 use super::text_enum;
 use super::trail::{Place, Placed, ResourceKind};
-use super::{Error, Store};
+use super::{Backend, Error, Store};
 use crate::kernel::ids::{RealmId, UserId};
 
 text_enum! {
@@ -255,5 +255,41 @@ pub async fn page(
     request: &PageRequest,
 ) -> Result<Page<User>, Error> {
     let scope = Scope::of("realm_id", realm_id).and_given("email_confirmed", email_confirmed);
-    page::fetch(store.pool(), &LISTING, &scope, request).await
+    let matching = request.search.as_deref().map_or(Matching::Scan, |term| searched(store.backend(), realm_id, term));
+    page::fetch_matching(store.pool(), &LISTING, &scope, request, &matching).await
+}
+
+/// The people of the realm that `user_search` (SQLite) joins.
+const SEARCH_JOIN: &str = "user_search JOIN user_search_keys ON user_search_keys.search_key = user_search.rowid \
+     JOIN users ON users.id = user_search_keys.user_id";
+
+/// What `users_search` (PostgreSQL) indexes: the realm, then the lowered searched fields, each
+/// after U+0001.
+const SEARCH_EXPRESSION: &str = "(realm_id || chr(1) || lower(coalesce(username, '') || chr(1) || \
+     coalesce(email, '') || chr(1) || coalesce(first_name, '') || chr(1) || coalesce(last_name, '')))";
+
+/// How the realm's people holding `term` in a searched field are found: through the trigram
+/// index of the backend. A term of fewer than three characters has no trigram and holds no
+/// separator, so SQLite scans for it; PostgreSQL's planner chooses for itself.
+fn searched<'a>(backend: Backend, realm_id: &str, term: &str) -> Matching<'a> {
+    if term.chars().any(char::is_control) {
+        return Matching::Scan;
+    }
+    match backend {
+        Backend::Postgres => Matching::Like {
+            expression: SEARCH_EXPRESSION,
+            pattern: format!("{}\u{1}%{}%", page::escape_like(realm_id), page::escape_like(&term.to_lowercase())),
+        },
+        Backend::Sqlite if term.chars().count() < 3 => Matching::Scan,
+        Backend::Sqlite => Matching::Match {
+            from: SEARCH_JOIN,
+            table: "user_search",
+            query: format!("realm : {} AND words : {}", phrase(&format!("[{realm_id}]")), phrase(term)),
+        },
+    }
+}
+
+/// `text` as an FTS5 phrase: in double quotes, its own doubled.
+fn phrase(text: &str) -> String {
+    format!("\"{}\"", text.replace('"', "\"\""))
 }

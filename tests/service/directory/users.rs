@@ -131,6 +131,92 @@ async fn user_lists_page_search_and_filter() {
     assert_eq!(bad.status, StatusCode::BAD_REQUEST);
 }
 
+/// The usernames of a search's page, and its pagination.
+async fn found(app: &crate::support::TestApp, realm: &str, query: &str) -> (Vec<String>, serde_json::Value) {
+    let answer = app.get(&format!("/realms/{realm}/users?sortBy=username&sortDirection=asc&{query}")).await;
+    assert_eq!(answer.status, StatusCode::OK, "{:?}", answer.body);
+    let names = answer.items().iter().map(|u| u["username"].as_str().unwrap().to_owned()).collect();
+    (names, answer.body["pagination"].clone())
+}
+
+#[tokio::test]
+async fn a_search_finds_people_by_any_part_of_their_names_or_address_as_they_are_now() {
+    let app = spawn_app().await;
+    app.create_realm("acme").await;
+    app.create_realm("globex").await;
+    let people = [
+        json!({ "username": "ada.lovelace", "email": "ADA@Analytical.example", "firstName": "Ada", "lastName": "Lovelace" }),
+        json!({ "username": "grace", "email": "grace@navy.example", "firstName": "Grace", "lastName": "Hopper" }),
+        json!({ "username": "sure_100%", "firstName": "Zoë" }),
+    ];
+    let mut ids = Vec::new();
+    for person in people {
+        let created = app.post("/realms/acme/users", person).await;
+        assert_eq!(created.status, StatusCode::CREATED);
+        ids.push(created.data()["id"].as_str().unwrap().to_owned());
+    }
+    let other = json!({ "username": "ada.lovelace", "email": "ada@analytical.example" });
+    assert_eq!(app.post("/realms/globex/users", other).await.status, StatusCode::CREATED);
+    let search = async |term: &str| {
+        let term: String = url::form_urlencoded::byte_serialize(term.as_bytes()).collect();
+        found(&app, "acme", &format!("searchTerm={term}")).await
+    };
+
+    assert_eq!(search("LYTICAL").await.0, ["ada.lovelace"], "any case, inside the address, this realm only");
+    assert_eq!(search("hopper").await.0, ["grace"], "the last name");
+    assert_eq!(search("ace").await.0, ["ada.lovelace", "grace"], "the username of one, the first name of the other");
+    assert_eq!(search("ac").await.0, ["ada.lovelace", "grace"], "a term of two characters");
+    assert_eq!(search("zoë").await.0, ["sure_100%"], "beyond ASCII");
+    assert_eq!(search("e_1").await.0, ["sure_100%"], "an underscore is itself");
+    assert_eq!(search("%").await.0, ["sure_100%"], "and so is a percent sign");
+    assert!(search("a_l").await.0.is_empty(), "an underscore stands for no other character");
+    assert!(search("lovelace ada").await.0.is_empty(), "no match runs across two fields");
+    assert!(search("xyz").await.0.is_empty());
+    let (_, pagination) = search("ace").await;
+    assert_eq!((&pagination["totalItems"], pagination.get("totalItemsAtLeast")), (&json!(2), None));
+
+    let grace = format!("/realms/acme/users/{}", ids[1]);
+    assert_eq!(app.put(&grace, json!({ "lastName": "Murray" })).await.status, StatusCode::OK);
+    assert!(search("hopper").await.0.is_empty(), "a changed name is no longer found");
+    assert_eq!(search("murray").await.0, ["grace"], "the new one is");
+    assert_eq!(app.delete(&grace).await.status, StatusCode::OK);
+    assert!(search("murray").await.0.is_empty(), "nor is a deleted person");
+    assert_eq!(app.delete("/realms/globex").await.status, StatusCode::OK);
+    app.create_realm("globex").await;
+    assert!(found(&app, "globex", "searchTerm=lovelace").await.0.is_empty(), "nor the people of a deleted realm");
+}
+
+#[tokio::test]
+async fn a_search_that_matches_more_than_a_thousand_people_counts_a_thousand_and_pages_on() {
+    let app = spawn_app().await;
+    app.create_realm("acme").await;
+    app.create_client("acme", "web", &["password"], &[]).await;
+    let users: Vec<_> = (0..1005)
+        .map(|n| json!({ "username": format!("member-{n:04}"), "email": format!("member-{n:04}@corp.example") }))
+        .collect();
+    let import = app.post("/realms/acme/clients/web/users/import", json!({ "users": users })).await;
+    assert_eq!((import.status, &import.data()["created"]), (StatusCode::OK, &json!(1005)), "{:?}", import.body);
+    assert_eq!(app.post("/realms/acme/users", json!({ "username": "outsider" })).await.status, StatusCode::CREATED);
+
+    for term in ["corp.example", "me"] {
+        let (names, pagination) = found(&app, "acme", &format!("searchTerm={term}&pageSize=10")).await;
+        assert_eq!(names.first().map(String::as_str), Some("member-0000"), "{term}");
+        assert_eq!(pagination["totalItems"], 1000, "{term}: counted up to a thousand");
+        assert_eq!(pagination["totalItemsAtLeast"], true, "{term}: and said to be more");
+        let (names, _) = found(&app, "acme", &format!("searchTerm={term}&pageSize=10&pageNumber=101")).await;
+        assert_eq!(names, ["member-1000", "member-1001", "member-1002", "member-1003", "member-1004"], "{term}");
+    }
+    let (names, pagination) = found(&app, "acme", "searchTerm=member-100").await;
+    assert_eq!(names, ["member-1000", "member-1001", "member-1002", "member-1003", "member-1004"]);
+    assert_eq!((&pagination["totalItems"], pagination.get("totalItemsAtLeast")), (&json!(5), None));
+    let (_, pagination) = found(&app, "acme", "").await;
+    assert_eq!(
+        (&pagination["totalItems"], pagination.get("totalItemsAtLeast")),
+        (&json!(1006), None),
+        "unsearched lists count all"
+    );
+}
+
 #[tokio::test]
 async fn a_key_without_user_permissions_cannot_touch_users() {
     let app = spawn_app().await;

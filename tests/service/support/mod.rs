@@ -69,6 +69,12 @@ impl TestDatabase {
                 let schema = format!("t_{}", uuid::Uuid::new_v4().simple());
                 sqlx::any::install_default_drivers();
                 let pool = sqlx::AnyPool::connect(&base).await.expect("TEST_DATABASE_URL reachable");
+                // Installed once in `public`, outside every test's schema, as an operator would:
+                // the migrations then find it. Tests racing to install it lose to one another.
+                if sqlx::query("CREATE EXTENSION IF NOT EXISTS pg_trgm SCHEMA public").execute(&pool).await.is_err() {
+                    let installed = sqlx::query("SELECT 1 FROM pg_extension WHERE extname = 'pg_trgm'");
+                    installed.fetch_one(&pool).await.expect("pg_trgm installed by another test");
+                }
                 sqlx::query(sqlx::AssertSqlSafe(format!("CREATE SCHEMA {schema}")))
                     .execute(&pool)
                     .await

@@ -159,8 +159,12 @@ pub fn pages<T>(listed: &Listed<T>, kept: &str) -> Markup {
     html! {
         nav.pages aria-label="Pages" {
             @if listed.page_number > 1 { a href={ "?pageNumber=" (listed.page_number - 1) (kept) } rel="prev" { "Previous page" } }
-            span { "Page " (listed.page_number) " of " (total_pages.max(1)) }
-            @if i64::from(listed.page_number) < total_pages {
+            @if listed.total_at_least {
+                span { "Page " (listed.page_number) " of more than " (total_pages) }
+            } @else {
+                span { "Page " (listed.page_number) " of " (total_pages.max(1)) }
+            }
+            @if i64::from(listed.page_number) < total_pages || (listed.total_at_least && listed.items.len() == listed.page_size as usize) {
                 a href={ "?pageNumber=" (listed.page_number + 1) (kept) } rel="next" { "Next page" }
             }
         }

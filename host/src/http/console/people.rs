@@ -50,7 +50,7 @@ pub async fn list(
             button type="submit" { "Find" }
         }
         div.panel { table {
-            caption { (listed.total_items) " people" }
+            caption { @if listed.total_at_least { "More than " } (listed.total_items) " people" }
             thead { tr { th scope="col" { "Username" } th scope="col" { "E-mail" } th scope="col" { "Status" } th scope="col" { "Created" } } }
             tbody { @for person in &listed.items {
                 tr { td { a href={ (here) "/" (encode(&person.id)) } { (person.username) } }

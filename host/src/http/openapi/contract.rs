@@ -308,7 +308,11 @@ fn wrap_success(response: &mut Value, paged: bool, deletion: bool) {
                         "pageNumber": { "type": "integer", "minimum": 1 },
                         "pageSize": { "type": "integer", "minimum": 1 },
                         "totalItems": { "type": "integer", "minimum": 0 },
-                        "totalPages": { "type": "integer", "minimum": 0 }
+                        "totalPages": { "type": "integer", "minimum": 0 },
+                        "totalItemsAtLeast": {
+                            "type": "boolean",
+                            "description": "Present when a search matched more items than it counts (1,000): totalItems is then a floor and pages may follow totalPages"
+                        }
                     }
                 }),
             )

@@ -158,5 +158,5 @@ pub async fn event_page(
         ") SELECT e.event_id, e.event_type, e.created_at, {ENDPOINTS}, {STATUS} AS status FROM chosen AS e ORDER BY {order}"
     ));
     let items = select.query_as().fetch_all(store.pool()).await?;
-    Ok(Page { items, page_number: request.number, page_size: request.size, total_items })
+    Ok(Page { items, page_number: request.number, page_size: request.size, total_items, total_at_least: false })
 }

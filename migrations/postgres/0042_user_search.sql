@@ -1,0 +1,24 @@
+-- A realm's people are searched through a trigram index instead of a scan of the realm. The
+-- indexed expression is the realm id, U+0001, then the lowered username, e-mail address, first
+-- and last name separated by U+0001: a search is `LIKE '<realm>' || chr(1) || '%<term>%'` over
+-- it, so the realm's own trigrams narrow the postings and no match spans two fields.
+--
+-- pg_trgm is a trusted extension: the owner of the database may create it. Where it is already
+-- installed, in whichever schema, that installation's operator class is the one used.
+CREATE EXTENSION IF NOT EXISTS pg_trgm;
+
+DO $$
+DECLARE
+    trigrams name := (
+        SELECT n.nspname FROM pg_extension e JOIN pg_namespace n ON n.oid = e.extnamespace
+        WHERE e.extname = 'pg_trgm'
+    );
+BEGIN
+    EXECUTE format(
+        'CREATE INDEX users_search ON users USING gin ((realm_id || chr(1) || lower('
+        'coalesce(username, '''') || chr(1) || coalesce(email, '''') || chr(1) || '
+        'coalesce(first_name, '''') || chr(1) || coalesce(last_name, ''''))) %I.gin_trgm_ops)',
+        trigrams
+    );
+END
+$$;
