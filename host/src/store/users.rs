@@ -259,14 +259,15 @@ pub async fn page(
     page::fetch_matching(store.pool(), &LISTING, &scope, request, &matching).await
 }
 
-/// The people of the realm that `user_search` (SQLite) joins.
-const SEARCH_JOIN: &str = "user_search JOIN user_search_keys ON user_search_keys.search_key = user_search.rowid \
-     JOIN users ON users.id = user_search_keys.user_id";
+/// The people `user_search` (SQLite) finds. `CROSS JOIN` keeps the full-text table the outer
+/// loop: the planner would otherwise walk the realm's people and run the full-text query again
+/// for each of them.
+const SEARCH_JOIN: &str = "user_search CROSS JOIN user_search_keys ON user_search_keys.search_key = user_search.rowid \
+     CROSS JOIN users ON users.id = user_search_keys.user_id";
 
-/// What `users_search` (PostgreSQL) indexes: the realm, then the lowered searched fields, each
-/// after U+0001.
-const SEARCH_EXPRESSION: &str = "(realm_id || chr(1) || lower(coalesce(username, '') || chr(1) || \
-     coalesce(email, '') || chr(1) || coalesce(first_name, '') || chr(1) || coalesce(last_name, '')))";
+/// What `users_search` (PostgreSQL) indexes: the lowered searched fields, each after U+0001.
+const SEARCH_EXPRESSION: &str = "lower(coalesce(username, '') || chr(1) || coalesce(email, '') || chr(1) || \
+     coalesce(first_name, '') || chr(1) || coalesce(last_name, ''))";
 
 /// How the realm's people holding `term` in a searched field are found: through the trigram
 /// index of the backend. A term of fewer than three characters has no trigram and holds no
@@ -278,7 +279,7 @@ fn searched<'a>(backend: Backend, realm_id: &str, term: &str) -> Matching<'a> {
     match backend {
         Backend::Postgres => Matching::Like {
             expression: SEARCH_EXPRESSION,
-            pattern: format!("{}\u{1}%{}%", page::escape_like(realm_id), page::escape_like(&term.to_lowercase())),
+            pattern: format!("%{}%", page::escape_like(&term.to_lowercase())),
         },
         Backend::Sqlite if term.chars().count() < 3 => Matching::Scan,
         Backend::Sqlite => Matching::Match {
