@@ -8,7 +8,8 @@
 //!   within this time of connecting. A client that sends a head a byte at a time (slowloris), or
 //!   connects and says nothing, is cut off;
 //! - the **idle timeout**: after an answer, a kept-alive connection waits this long for the next
-//!   request's first byte, then closes.
+//!   request's first byte, then closes. An interim `100 Continue` is no answer: the body it asks
+//!   for is read without a deadline, however long a large upload takes.
 //!
 //! The request's body and the time a handler takes are not bounded here (the body by its size
 //! limit, handlers by their own timeouts). The deadlines are read on the service's clock, so that
@@ -168,7 +169,11 @@ impl GuardedStream {
     /// An answer (or part of one) went out: the connection is idle until the client speaks. The
     /// wait starts here, with the writing task's waker: the server may not read again before the
     /// client sends something, and the deadline must wake it all the same.
-    fn wrote(&mut self, context: &mut Context<'_>) {
+    fn wrote(&mut self, context: &mut Context<'_>, bytes: &[u8]) {
+        // `100 Continue` asks for the body: the request goes on, and so does its body's reading.
+        if bytes.starts_with(b"HTTP/1.1 1") {
+            return;
+        }
         self.phase = Phase::Idle;
         self.deadline = Some(self.clock.now() + self.limits.idle);
         let _ = self.expired(context);
@@ -216,7 +221,7 @@ impl AsyncWrite for GuardedStream {
         let this = self.get_mut();
         let written = Pin::new(&mut this.stream).poll_write(context, bytes);
         if matches!(written, Poll::Ready(Ok(n)) if n > 0) {
-            this.wrote(context);
+            this.wrote(context, bytes);
         }
         written
     }
@@ -229,7 +234,8 @@ impl AsyncWrite for GuardedStream {
         let this = self.get_mut();
         let written = Pin::new(&mut this.stream).poll_write_vectored(context, buffers);
         if matches!(written, Poll::Ready(Ok(n)) if n > 0) {
-            this.wrote(context);
+            let first = buffers.iter().find(|buffer| !buffer.is_empty()).map_or(&[][..], |buffer| &buffer[..]);
+            this.wrote(context, first);
         }
         written
     }
