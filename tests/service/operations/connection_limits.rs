@@ -58,6 +58,13 @@ async fn answered(socket: &mut TcpStream) -> String {
     String::from_utf8_lossy(&text).into_owned()
 }
 
+/// Lets the service act on what it woke for: it runs on the test's thread, so yielding runs it.
+async fn settle() {
+    for _ in 0..64 {
+        tokio::task::yield_now().await;
+    }
+}
+
 /// Waits until the service counts `open` connections.
 async fn open_connections(app: &TestApp, open: i64) {
     for _ in 0..10_000 {
@@ -136,4 +143,53 @@ async fn past_the_bound_no_connection_is_taken_until_one_closes_and_held_ones_ca
     for socket in &mut held {
         assert!(closed(socket).await);
     }
+}
+
+#[tokio::test]
+async fn a_body_sent_after_100_continue_is_read_past_the_header_read_timeout() {
+    let app = spawn_with_connections(|settings| {
+        settings.header_read_timeout_seconds = 10;
+        settings.idle_timeout_seconds = 60;
+    })
+    .await;
+    let body = b"grant_type=client_credentials&client_id=nobody&client_secret=wrong";
+    let head = format!(
+        "POST /realms/platform/protocol/openid-connect/token HTTP/1.1\r\nHost: castellan\r\n\
+         Content-Type: application/x-www-form-urlencoded\r\nContent-Length: {}\r\n\
+         Expect: 100-continue\r\n\r\n",
+        body.len()
+    );
+    let mut socket = connect(&app).await;
+    socket.write_all(head.as_bytes()).await.unwrap();
+    let mut interim = Vec::new();
+    let mut buffer = [0_u8; 256];
+    while !interim.ends_with(b"\r\n\r\n") {
+        let read = tokio::time::timeout(Duration::from_secs(30), socket.read(&mut buffer)).await;
+        let n = read.expect("an interim answer in time").expect("readable");
+        assert!(n > 0, "closed before asking for the body");
+        interim.extend_from_slice(&buffer[..n]);
+    }
+    assert!(interim.starts_with(b"HTTP/1.1 100"), "{}", String::from_utf8_lossy(&interim));
+
+    // A large upload takes longer than the header-read timeout: its body is no head.
+    socket.write_all(&body[..10]).await.unwrap();
+    move_clock(&app, 11);
+    settle().await;
+    assert!(quiet(&socket), "the upload goes on past the header-read timeout");
+    move_clock(&app, 50);
+    settle().await;
+    socket.write_all(&body[10..]).await.unwrap();
+    let mut answer = Vec::new();
+    loop {
+        let read = tokio::time::timeout(Duration::from_secs(30), socket.read(&mut buffer)).await;
+        let n = read.expect("an answer in time").expect("readable");
+        assert!(n > 0, "closed before answering: {}", String::from_utf8_lossy(&answer));
+        answer.extend_from_slice(&buffer[..n]);
+        if answer.windows(4).any(|w| w == b"\r\n\r\n") {
+            break;
+        }
+    }
+    assert!(answer.starts_with(b"HTTP/1.1 401"), "the request is answered: {}", String::from_utf8_lossy(&answer));
+    let metrics = app.state.metrics.render();
+    assert!(metrics.contains(r#"castellan_http_connections_cut_total{reason="header_timeout"} 0"#), "{metrics}");
 }
