@@ -2,11 +2,13 @@
 //! kept as a keyed hash, and the single-use authorization codes handed to clients.
 
 use std::collections::HashSet;
+use std::sync::LazyLock;
 
 use chrono::{DateTime, Utc};
 use sqlx::{Any, Executor};
 
 use super::Error;
+use super::users::User;
 use crate::kernel::ids::{BrowserSessionId, ClientId, RealmId, SessionId, UserId};
 
 #[derive(Debug, Clone, PartialEq, Eq, sqlx::FromRow)]
@@ -82,6 +84,38 @@ pub async fn find_session<'c>(
     .fetch_optional(db)
     .await
     .map_err(Error::from)
+}
+
+/// A browser session read with its person in one query.
+#[derive(sqlx::FromRow)]
+struct SessionWithPerson {
+    #[sqlx(flatten)]
+    session: BrowserSession,
+    #[sqlx(flatten)]
+    person: super::users::PersonRow,
+}
+
+/// The realm's browser session whose cookie hashes to `cookie_hash`, ended or not, with its
+/// person: one read for what single sign-on needs.
+pub async fn find_session_with_person<'c>(
+    db: impl Executor<'c, Database = Any>,
+    realm_id: &str,
+    cookie_hash: &str,
+) -> Result<Option<(BrowserSession, User)>, Error> {
+    static QUERY: LazyLock<String> = LazyLock::new(|| {
+        format!(
+            "SELECT {}, {} FROM browser_sessions s JOIN users u ON u.realm_id = s.realm_id AND u.id = s.user_id \
+             WHERE s.cookie_hash = $1 AND s.realm_id = $2",
+            super::qualified("s", SESSION_COLUMNS),
+            super::users::PERSON_COLUMNS
+        )
+    });
+    let found: Option<SessionWithPerson> =
+        sqlx::query_as(sqlx::AssertSqlSafe(QUERY.as_str())).bind(cookie_hash).bind(realm_id).fetch_optional(db).await?;
+    Ok(found.map(|row| {
+        let person = row.person.into_user(realm_id);
+        (row.session, person)
+    }))
 }
 
 /// Ends a browser session and every client session opened from it; `false` when it had ended.

@@ -109,6 +109,11 @@ pub fn list_placeholders(first: usize, count: usize) -> String {
     (first..first + count).map(|n| format!("${n}")).collect::<Vec<_>>().join(", ")
 }
 
+/// A column list with each column taken from `table`: `s.id, s.realm_id` for `id, realm_id`.
+pub fn qualified(table: &str, columns: &str) -> String {
+    columns.split(',').map(|column| format!("{table}.{}", column.trim())).collect::<Vec<_>>().join(", ")
+}
+
 /// The `VALUES` list of a multi-row insert: `($1, $2), ($3, $4)` for 2 rows of 2 columns.
 pub fn values_placeholders(rows: usize, per_row: usize) -> String {
     (0..rows)

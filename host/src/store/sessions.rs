@@ -1,10 +1,13 @@
 //! Sign-in sessions, their refresh tokens, and revoked access tokens.
 
+use std::sync::LazyLock;
+
 use chrono::{DateTime, Utc};
 use sqlx::{Any, Executor};
 
 use super::page::{self, Listing, Page, PageRequest, Scope};
 use super::trail::{Place, Placed, ResourceKind};
+use super::users::User;
 use super::{Error, Store};
 use crate::kernel::ids::{BrowserSessionId, ClientId, RealmId, RefreshTokenId, SessionId, UserId};
 
@@ -95,6 +98,28 @@ pub async fn find<'c>(db: impl Executor<'c, Database = Any>, id: &str) -> Result
         .fetch_optional(db)
         .await
         .map_err(Error::from)
+}
+
+/// The session `id` of `realm_id`, ended or not, with its person: one read where tokens are
+/// issued from a session.
+pub async fn find_with_person<'c>(
+    db: impl Executor<'c, Database = Any>,
+    realm_id: &str,
+    id: &str,
+) -> Result<Option<(Session, User)>, Error> {
+    static QUERY: LazyLock<String> = LazyLock::new(|| {
+        format!(
+            "SELECT {} FROM sessions s JOIN users u ON u.realm_id = s.realm_id AND u.id = s.user_id \
+             WHERE s.id = $1 AND s.realm_id = $2",
+            *SESSION_AND_PERSON_COLUMNS
+        )
+    });
+    let found: Option<SessionPersonRow> =
+        sqlx::query_as(sqlx::AssertSqlSafe(QUERY.as_str())).bind(id).bind(realm_id).fetch_optional(db).await?;
+    Ok(found.map(|row| {
+        let user = row.person.into_user(&row.session.realm_id);
+        (row.session, user)
+    }))
 }
 
 /// Ends a live session, and the browser session it was opened from (which then signs no client in
@@ -328,72 +353,29 @@ pub async fn prune<'c>(db: impl Executor<'c, Database = Any> + Copy, now: DateTi
     Ok(revoked.rows_affected() + refresh.rows_affected() + console.rows_affected())
 }
 
-/// A session's person, read with it: the `users` columns prefixed `u_`.
-#[derive(Debug, Clone, PartialEq, Eq, sqlx::FromRow)]
-struct PersonRow {
-    u_id: UserId,
-    u_username: String,
-    u_email: Option<String>,
-    u_first_name: Option<String>,
-    u_last_name: Option<String>,
-    #[sqlx(try_from = "super::Flag")]
-    u_email_confirmed: bool,
-    #[sqlx(try_from = "String")]
-    u_status: super::users::UserStatus,
-    u_password_hash: Option<String>,
-    #[sqlx(try_from = "super::Flag")]
-    u_must_change_password: bool,
-    #[sqlx(try_from = "super::Millis")]
-    u_created_at: DateTime<Utc>,
-    #[sqlx(try_from = "super::Millis")]
-    u_updated_at: DateTime<Utc>,
-}
-
-impl PersonRow {
-    fn into_user(self, realm_id: &str) -> super::users::User {
-        super::users::User {
-            id: self.u_id,
-            realm_id: RealmId::known(realm_id),
-            username: self.u_username,
-            email: self.u_email,
-            first_name: self.u_first_name,
-            last_name: self.u_last_name,
-            email_confirmed: self.u_email_confirmed,
-            status: self.u_status,
-            password_hash: self.u_password_hash,
-            must_change_password: self.u_must_change_password,
-            created_at: self.u_created_at,
-            updated_at: self.u_updated_at,
-        }
-    }
-}
-
 /// The session columns and its person's, for a query joining `sessions s` and `users u`.
-const SESSION_AND_PERSON_COLUMNS: &str = "s.id, s.realm_id, s.client_id, s.user_id, s.ip_address, s.user_agent, \
-     s.authentication_methods, s.created_at, s.last_active_at, s.expires_at, s.ended_at, s.end_reason, s.browser_session_id, \
-     u.id AS u_id, u.username AS u_username, u.email AS u_email, u.first_name AS u_first_name, \
-     u.last_name AS u_last_name, u.email_confirmed AS u_email_confirmed, u.status AS u_status, \
-     u.password_hash AS u_password_hash, u.must_change_password AS u_must_change_password, \
-     u.created_at AS u_created_at, u.updated_at AS u_updated_at";
+static SESSION_AND_PERSON_COLUMNS: LazyLock<String> =
+    LazyLock::new(|| format!("{}, {}", super::qualified("s", COLUMNS), super::users::PERSON_COLUMNS));
 
 #[derive(Debug, Clone, PartialEq, Eq, sqlx::FromRow)]
 struct SessionPersonRow {
     #[sqlx(flatten)]
     session: Session,
     #[sqlx(flatten)]
-    person: PersonRow,
+    person: super::users::PersonRow,
 }
 
 /// The sessions with these ids that exist, each with its person, in one query.
 pub async fn find_all_with_person<'c>(
     db: impl Executor<'c, Database = Any>,
     ids: &[&str],
-) -> Result<Vec<(Session, super::users::User)>, Error> {
+) -> Result<Vec<(Session, User)>, Error> {
     if ids.is_empty() {
         return Ok(Vec::new());
     }
     let sql = format!(
-        "SELECT {SESSION_AND_PERSON_COLUMNS} FROM sessions s JOIN users u ON u.id = s.user_id WHERE s.id IN ({})",
+        "SELECT {} FROM sessions s JOIN users u ON u.id = s.user_id WHERE s.id IN ({})",
+        *SESSION_AND_PERSON_COLUMNS,
         super::list_placeholders(1, ids.len())
     );
     let mut query = sqlx::query_as::<_, SessionPersonRow>(sqlx::AssertSqlSafe(sql));
@@ -432,21 +414,22 @@ struct RefreshGrantRow {
     #[sqlx(flatten)]
     session: Session,
     #[sqlx(flatten)]
-    person: PersonRow,
+    person: super::users::PersonRow,
 }
 
 /// The refresh token with this id, its session and the session's person, in one query.
 pub async fn find_refresh_grant<'c>(
     db: impl Executor<'c, Database = Any>,
     id: &str,
-) -> Result<Option<(RefreshToken, Session, super::users::User)>, Error> {
+) -> Result<Option<(RefreshToken, Session, User)>, Error> {
     let row: Option<RefreshGrantRow> = sqlx::query_as(sqlx::AssertSqlSafe(format!(
         "SELECT t.id AS t_id, t.session_id AS t_session_id, t.token_hash AS t_token_hash, t.scopes AS t_scopes, \
          t.resource AS t_resource, t.created_at AS t_created_at, t.expires_at AS t_expires_at, \
          t.exchanged_at AS t_exchanged_at, t.revoked_at AS t_revoked_at, t.dpop_jkt AS t_dpop_jkt, \
-         {SESSION_AND_PERSON_COLUMNS} \
+         {} \
          FROM refresh_tokens t JOIN sessions s ON s.id = t.session_id JOIN users u ON u.id = s.user_id \
-         WHERE t.id = $1"
+         WHERE t.id = $1",
+        *SESSION_AND_PERSON_COLUMNS
     )))
     .bind(id)
     .fetch_optional(db)

@@ -48,6 +48,53 @@ impl Placed for User {
 pub(super) const COLUMNS: &str = "id, realm_id, username, email, first_name, last_name, email_confirmed, status, password_hash, \
      must_change_password, created_at, updated_at";
 
+/// A person read beside another row in one query (a session's, say): the columns of `users u`
+/// prefixed `u_`, read by [`PersonRow`].
+pub(super) const PERSON_COLUMNS: &str = "u.id AS u_id, u.username AS u_username, u.email AS u_email, \
+     u.first_name AS u_first_name, u.last_name AS u_last_name, u.email_confirmed AS u_email_confirmed, \
+     u.status AS u_status, u.password_hash AS u_password_hash, u.must_change_password AS u_must_change_password, \
+     u.created_at AS u_created_at, u.updated_at AS u_updated_at";
+
+/// A person as [`PERSON_COLUMNS`] names them; the realm is the joined row's.
+#[derive(Debug, Clone, PartialEq, Eq, sqlx::FromRow)]
+pub(super) struct PersonRow {
+    u_id: UserId,
+    u_username: String,
+    u_email: Option<String>,
+    u_first_name: Option<String>,
+    u_last_name: Option<String>,
+    #[sqlx(try_from = "super::Flag")]
+    u_email_confirmed: bool,
+    #[sqlx(try_from = "String")]
+    u_status: UserStatus,
+    u_password_hash: Option<String>,
+    #[sqlx(try_from = "super::Flag")]
+    u_must_change_password: bool,
+    #[sqlx(try_from = "super::Millis")]
+    u_created_at: DateTime<Utc>,
+    #[sqlx(try_from = "super::Millis")]
+    u_updated_at: DateTime<Utc>,
+}
+
+impl PersonRow {
+    pub(super) fn into_user(self, realm_id: &str) -> User {
+        User {
+            id: self.u_id,
+            realm_id: RealmId::known(realm_id),
+            username: self.u_username,
+            email: self.u_email,
+            first_name: self.u_first_name,
+            last_name: self.u_last_name,
+            email_confirmed: self.u_email_confirmed,
+            status: self.u_status,
+            password_hash: self.u_password_hash,
+            must_change_password: self.u_must_change_password,
+            created_at: self.u_created_at,
+            updated_at: self.u_updated_at,
+        }
+    }
+}
+
 pub const LISTING: Listing = Listing {
     table: "users",
     columns: COLUMNS,

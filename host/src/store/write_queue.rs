@@ -211,34 +211,17 @@ struct Written {
 /// and the opened sessions, their codes, their approved addresses, the trail rows and the events
 /// in rows of 32.
 async fn write(store: &Store, batch: &[Job]) -> Result<Written, Error> {
-    let rotations: Vec<&Rotation> = batch
-        .iter()
-        .filter_map(|job| match job {
-            Job::Rotation(rotation, _) => Some(rotation.as_ref()),
-            _ => None,
-        })
-        .collect();
-    let exchanges: Vec<&ExchangeRecord> = batch
-        .iter()
-        .filter_map(|job| match job {
-            Job::Exchange(record, _) => Some(record.as_ref()),
-            _ => None,
-        })
-        .collect();
-    let authorizations: Vec<&Authorized> = batch
-        .iter()
-        .filter_map(|job| match job {
-            Job::Authorization(authorization, _) => Some(authorization.as_ref()),
-            _ => None,
-        })
-        .collect();
-    let redemptions: Vec<&Redemption> = batch
-        .iter()
-        .filter_map(|job| match job {
-            Job::Redemption(redemption, _) => Some(redemption.as_ref()),
-            _ => None,
-        })
-        .collect();
+    let (mut published, mut rotations, mut exchanges, mut authorizations, mut redemptions) =
+        (Vec::new(), Vec::new(), Vec::new(), Vec::new(), Vec::new());
+    for job in batch {
+        match job {
+            Job::Event(event, _) => published.push(event),
+            Job::Rotation(rotation, _) => rotations.push(rotation.as_ref()),
+            Job::Exchange(record, _) => exchanges.push(record.as_ref()),
+            Job::Authorization(authorization, _) => authorizations.push(authorization.as_ref()),
+            Job::Redemption(redemption, _) => redemptions.push(redemption.as_ref()),
+        }
+    }
     let mut tx = store.begin().await?;
     let mut used = std::collections::HashSet::new();
     if let Some(at) = redemptions.iter().map(|r| r.at).max() {
@@ -293,12 +276,8 @@ async fn write(store: &Store, batch: &[Job]) -> Result<Written, Error> {
     for rows in trail.chunks(ROWS_PER_STATEMENT) {
         delegation::insert_exchanges(&mut *tx, rows).await?;
     }
-    let events: Vec<&QueuedEvent> = batch
-        .iter()
-        .filter_map(|job| match job {
-            Job::Event(event, _) => Some(event),
-            _ => None,
-        })
+    let events: Vec<&QueuedEvent> = published
+        .into_iter()
         .chain(done.iter().map(|r| &r.event))
         .chain(kept.iter().map(|e| &e.event))
         .chain(authorizations.iter().map(|a| &a.event))

@@ -23,7 +23,7 @@ use crate::store::events::EventType;
 use crate::store::lockout;
 use crate::store::realms::Realm;
 use crate::store::sessions::{self, Session};
-use crate::store::users::{self as user_store, User, UserStatus};
+use crate::store::users::{User, UserStatus};
 use crate::store::write_queue::Authorized;
 
 /// How long a code may wait for its exchange.
@@ -383,14 +383,8 @@ pub async fn signed_in(
 ) -> Result<Option<(BrowserSession, User)>, Error> {
     let pool = context.store.pool();
     let now = context.clock.now();
-    let Some(session) = browser::find_session(pool, &realm.id, &context.hasher.hash(cookie)).await? else {
-        return Ok(None);
-    };
-    if !session.is_live(now) {
-        return Ok(None);
-    }
-    let user = user_store::find(pool, &realm.id, &session.user_id).await?;
-    Ok(user.filter(|user| user.status == UserStatus::Active).map(|user| (session, user)))
+    let found = browser::find_session_with_person(pool, &realm.id, &context.hasher.hash(cookie)).await?;
+    Ok(found.filter(|(session, user)| session.is_live(now) && user.status == UserStatus::Active))
 }
 
 /// Whether the browser's sign-in answers the request: recent enough (`max_age`), not asked to be

@@ -12,7 +12,7 @@ use crate::runtime::error::Error;
 use crate::store::clients::{Client, GrantType};
 use crate::store::realms::Realm;
 use crate::store::sessions::{self, RefreshToken, Session};
-use crate::store::users::{self as user_store, User, UserStatus};
+use crate::store::users::{User, UserStatus};
 
 /// A new refresh token in the session when the client uses the refresh grant, never outliving the
 /// session: the row to store, the value to hand out, and its lifetime in seconds.
@@ -77,12 +77,9 @@ pub(super) async fn live_session(
     gone: Refusal,
 ) -> Result<(Session, User), SignInError> {
     let now = context.clock.now();
-    let pool = context.store.pool();
-    let Some(session) = sessions::find(pool, session_id).await?.filter(|s| s.is_live(now)) else {
-        return Err(gone.into());
-    };
-    let active = user_store::find(pool, &realm.id, &session.user_id).await?.filter(|u| u.status == UserStatus::Active);
-    let Some(user) = active else { return Err(gone.into()) };
+    let found = sessions::find_with_person(context.store.pool(), &realm.id, session_id).await?;
+    let live = found.filter(|(session, user)| session.is_live(now) && user.status == UserStatus::Active);
+    let Some((session, user)) = live else { return Err(gone.into()) };
     if super::suspended(context, client, &user.id, now).await? {
         return Err(Refusal::Suspended.into());
     }
