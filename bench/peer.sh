@@ -126,12 +126,30 @@ castellan_code_exchange() { exchanges "$auth_url" "$cookie" "web:$web" "$token_u
 peer_code_exchange() { exchanges "$peer_auth" "$peer_cookie" web:web-secret "$peer/token" "$@"; }
 
 figures="$work/figures.txt"
+# The CPU time a process has used, user and system, in clock ticks.
+cpu_ticks() { awk '{ print $14 + $15 }' "/proc/$1/stat"; }
+ticks_per_second=$(getconf CLK_TCK)
 measure() { # service, run: runs it, prints its figures and appends "run service requests/s"
-  local service="$1" name="$2" out
+  local service="$1" name="$2" out process before requests
+  # The server's CPU per request, where one process serves the run (not the two-worker peer).
+  case "$service/$name" in
+    */code_exchange | peer/client_credentials_x2) process="" ;;
+    castellan/*) process=$pid ;;
+    peer/*) process=$peer_pid ;;
+  esac
+  [ -z "$process" ] || before=$(cpu_ticks "$process")
   out=$("${service}_${name}" -d"${seconds}s" --latency)
   printf '%s\n' "$out" | grep -E 'Requests/sec|Non-2xx|non-2xx|50%|99%' | sed "s/^/  $service: /"
+  if [ -n "$process" ]; then
+    requests=$(printf '%s\n' "$out" | awk '/requests in/ { print $1 }')
+    echo "  $service: server CPU $(( ($(cpu_ticks "$process") - before) * 1000000 / ticks_per_second / requests )) µs a request"
+  fi
   echo "$name $service $(printf '%s\n' "$out" | awk '/Requests\/sec/ { print $2 }')" >>"$figures"
 }
+# The floor a signed token stands on: one ES256 signature on this machine, now.
+if command -v openssl >/dev/null; then
+  openssl speed -seconds 2 ecdsap256 2>/dev/null | awk '/256 bits ecdsa/ { printf "== one ES256 signature: %.1f µs (openssl speed)\n", 1000000 / $7 }'
+fi
 for name in client_credentials client_credentials_x2 introspection login_page single_sign_on code_exchange; do
   [ -z "${ONLY:-}" ] || [ "$ONLY" = "$name" ] || continue
   for round in $(seq 1 "$rounds"); do
