@@ -33,7 +33,10 @@ fn authority() -> &'static Authority {
     AUTHORITY.get_or_init(|| {
         let certified = certified("Castellan test authority");
         let file = |what: &str, pem: &str| {
-            let path = std::env::temp_dir().join(format!("castellan-test-{what}-{}.pem", std::process::id()));
+            // Under the build's own scratch folder, not the system's: each test process writes its
+            // own, and `cargo clean` takes them away.
+            let folder = std::path::Path::new(env!("CARGO_TARGET_TMPDIR"));
+            let path = folder.join(format!("castellan-test-{what}-{}.pem", std::process::id()));
             std::fs::write(&path, pem).unwrap();
             path
         };
