@@ -58,6 +58,20 @@ async fn answered(socket: &mut TcpStream) -> String {
     String::from_utf8_lossy(&text).into_owned()
 }
 
+/// Reads until an answer's head has arrived (an interim `100 Continue` is one), and returns what
+/// was read.
+async fn answer_head(socket: &mut TcpStream) -> String {
+    let mut text = Vec::new();
+    let mut buffer = [0_u8; 1024];
+    while !text.windows(4).any(|w| w == b"\r\n\r\n") {
+        let read = tokio::time::timeout(Duration::from_secs(30), socket.read(&mut buffer)).await;
+        let n = read.expect("an answer in time").expect("readable");
+        assert!(n > 0, "closed before answering: {}", String::from_utf8_lossy(&text));
+        text.extend_from_slice(&buffer[..n]);
+    }
+    String::from_utf8_lossy(&text).into_owned()
+}
+
 /// Lets the service act on what it woke for: it runs on the test's thread, so yielding runs it.
 async fn settle() {
     for _ in 0..64 {
@@ -161,15 +175,8 @@ async fn a_body_sent_after_100_continue_is_read_past_the_header_read_timeout() {
     );
     let mut socket = connect(&app).await;
     socket.write_all(head.as_bytes()).await.unwrap();
-    let mut interim = Vec::new();
-    let mut buffer = [0_u8; 256];
-    while !interim.ends_with(b"\r\n\r\n") {
-        let read = tokio::time::timeout(Duration::from_secs(30), socket.read(&mut buffer)).await;
-        let n = read.expect("an interim answer in time").expect("readable");
-        assert!(n > 0, "closed before asking for the body");
-        interim.extend_from_slice(&buffer[..n]);
-    }
-    assert!(interim.starts_with(b"HTTP/1.1 100"), "{}", String::from_utf8_lossy(&interim));
+    let interim = answer_head(&mut socket).await;
+    assert!(interim.starts_with("HTTP/1.1 100"), "the body is asked for: {interim}");
 
     // A large upload takes longer than the header-read timeout: its body is no head.
     socket.write_all(&body[..10]).await.unwrap();
@@ -179,17 +186,8 @@ async fn a_body_sent_after_100_continue_is_read_past_the_header_read_timeout() {
     move_clock(&app, 50);
     settle().await;
     socket.write_all(&body[10..]).await.unwrap();
-    let mut answer = Vec::new();
-    loop {
-        let read = tokio::time::timeout(Duration::from_secs(30), socket.read(&mut buffer)).await;
-        let n = read.expect("an answer in time").expect("readable");
-        assert!(n > 0, "closed before answering: {}", String::from_utf8_lossy(&answer));
-        answer.extend_from_slice(&buffer[..n]);
-        if answer.windows(4).any(|w| w == b"\r\n\r\n") {
-            break;
-        }
-    }
-    assert!(answer.starts_with(b"HTTP/1.1 401"), "the request is answered: {}", String::from_utf8_lossy(&answer));
+    let answer = answer_head(&mut socket).await;
+    assert!(answer.starts_with("HTTP/1.1 401"), "the request is answered: {answer}");
     let metrics = app.state.metrics.render();
     assert!(metrics.contains(r#"castellan_http_connections_cut_total{reason="header_timeout"} 0"#), "{metrics}");
 }
