@@ -15,6 +15,8 @@
 #   bench/peer.sh sqlite|postgres [connections] [seconds] [rounds]
 #   ONLY=single_sign_on bench/peer.sh sqlite
 #
+# First it prints one ES256 signature's cost on this machine (openssl speed) and the server CPU of
+# Castellan's cheapest request (GET /healthz), the floors a token and any request stand on.
 # Each round runs Castellan, then the peer, for `seconds` after a 2 s warm-up (code exchanges: no
 # warm-up, codes are single-use). It prints every figure, then for each run the mean of each
 # service and their ratio. The peer keeps everything in its memory (its default adapter);
@@ -150,6 +152,14 @@ measure() { # service, run: runs it, prints its figures and appends "run service
 if command -v openssl >/dev/null; then
   openssl speed -seconds 2 ecdsap256 2>/dev/null | awk '/256 bits ecdsa/ { printf "== one ES256 signature: %.1f µs (openssl speed)\n", 1000000 / $7 }'
 fi
+# The floor every request stands on: Castellan's cheapest route, GET /healthz, through the same
+# middleware (request id, client address, access log, metrics) and at the same load.
+wrk_ -d2s "$base/healthz" >/dev/null
+floor_before=$(cpu_ticks "$pid")
+floor=$(wrk_ -d"${seconds}s" "$base/healthz")
+floor_requests=$(printf '%s\n' "$floor" | awk '/requests in/ { print $1 }')
+echo "== the HTTP floor: GET /healthz, $(printf '%s\n' "$floor" | awk '/Requests\/sec/ { print $2 }') requests/s," \
+  "server CPU $(( ($(cpu_ticks "$pid") - floor_before) * 1000000 / ticks_per_second / floor_requests )) µs a request"
 for name in client_credentials client_credentials_x2 introspection login_page single_sign_on code_exchange; do
   [ -z "${ONLY:-}" ] || [ "$ONLY" = "$name" ] || continue
   for round in $(seq 1 "$rounds"); do

@@ -1,5 +1,5 @@
 //! Sign-in through a browser: the realm session a browser holds (single sign-on), named by a cookie
-//! kept as a keyed hash, and the single-use authorization codes handed to clients.
+//! kept as a keyed hash; and the sign-ins sent to external identity providers.
 
 use std::collections::HashSet;
 use std::sync::LazyLock;
@@ -9,7 +9,7 @@ use sqlx::{Any, Executor};
 
 use super::Error;
 use super::users::User;
-use crate::kernel::ids::{BrowserSessionId, ClientId, RealmId, SessionId, UserId};
+use crate::kernel::ids::{BrowserSessionId, RealmId, UserId};
 
 #[derive(Debug, Clone, PartialEq, Eq, sqlx::FromRow)]
 pub struct BrowserSession {
@@ -118,6 +118,28 @@ pub async fn find_session_with_person<'c>(
     }))
 }
 
+/// The realm's browser session `id`, ended or not, with its person: one read for a code's exchange.
+pub async fn find_by_id_with_person<'c>(
+    db: impl Executor<'c, Database = Any>,
+    realm_id: &str,
+    id: &str,
+) -> Result<Option<(BrowserSession, User)>, Error> {
+    static QUERY: LazyLock<String> = LazyLock::new(|| {
+        format!(
+            "SELECT {}, {} FROM browser_sessions s JOIN users u ON u.realm_id = s.realm_id AND u.id = s.user_id \
+             WHERE s.id = $1 AND s.realm_id = $2",
+            super::qualified("s", SESSION_COLUMNS),
+            super::users::PERSON_COLUMNS
+        )
+    });
+    let found: Option<SessionWithPerson> =
+        sqlx::query_as(sqlx::AssertSqlSafe(QUERY.as_str())).bind(id).bind(realm_id).fetch_optional(db).await?;
+    Ok(found.map(|row| {
+        let person = row.person.into_user(realm_id);
+        (row.session, person)
+    }))
+}
+
 /// Ends a browser session and every client session opened from it; `false` when it had ended.
 pub async fn end_session(
     tx: &mut super::Connection,
@@ -162,104 +184,28 @@ pub async fn end_sessions_of<'c>(
     Ok(done.rows_affected())
 }
 
-/// An authorization code as stored: everything the token endpoint checks when it is presented.
-#[derive(Debug, Clone, PartialEq, Eq, sqlx::FromRow)]
-pub struct AuthorizationCode {
-    pub code_hash: String,
-    pub realm_id: RealmId,
-    pub client_id: ClientId,
-    /// The client session the code opened.
-    pub session_id: SessionId,
-    pub redirect_uri: String,
-    #[sqlx(try_from = "super::JsonList")]
-    pub scopes: Vec<String>,
-    pub nonce: Option<String>,
-    /// The S256 PKCE challenge, when the request carried one.
-    pub code_challenge: Option<String>,
-    /// The resource server's address the request named (RFC 8707), the tokens' audience.
-    pub resource: Option<String>,
-    #[sqlx(try_from = "super::Millis")]
-    pub created_at: DateTime<Utc>,
-    #[sqlx(try_from = "super::Millis")]
-    pub expires_at: DateTime<Utc>,
-    #[sqlx(try_from = "super::OptionalMillis")]
-    pub used_at: Option<DateTime<Utc>>,
-}
-
-const CODE_COLUMNS: &str = "code_hash, realm_id, client_id, session_id, redirect_uri, scopes, nonce, code_challenge, \
-     created_at, expires_at, used_at, resource";
-
-/// Inserts codes in one statement (at most [`super::ROWS_PER_STATEMENT`]).
-pub async fn insert_codes<'c>(
-    db: impl Executor<'c, Database = Any>,
-    codes: &[&AuthorizationCode],
-) -> Result<(), Error> {
-    let sql = format!(
-        "INSERT INTO authorization_codes (code_hash, realm_id, client_id, session_id, redirect_uri, scopes, nonce, \
-         code_challenge, created_at, expires_at, used_at, resource) VALUES {}",
-        super::values_placeholders(codes.len(), 12)
-    );
-    let mut query = sqlx::query(sqlx::AssertSqlSafe(sql));
-    for code in codes {
-        query = query
-            .bind(code.code_hash.clone())
-            .bind(code.realm_id.clone())
-            .bind(code.client_id.clone())
-            .bind(code.session_id.clone())
-            .bind(code.redirect_uri.clone())
-            .bind(super::to_json_list(&code.scopes))
-            .bind(code.nonce.clone())
-            .bind(code.code_challenge.clone())
-            .bind(super::millis(code.created_at))
-            .bind(super::millis(code.expires_at))
-            .bind(super::millis(code.used_at))
-            .bind(code.resource.clone());
+/// Of these browser sessions, those still live (not ended), held until the transaction ends: each
+/// row is written, so that on PostgreSQL a sign-out ending one of them waits for the commit (and
+/// then ends the client sessions opened meanwhile), or is waited for and seen.
+pub async fn hold_live<'c>(db: impl Executor<'c, Database = Any>, ids: &[&str]) -> Result<HashSet<String>, Error> {
+    if ids.is_empty() {
+        return Ok(HashSet::new());
     }
-    query.execute(db).await.map(|_| ()).map_err(Error::from)
-}
-
-/// The realm's code with this keyed hash, used or not.
-pub async fn find_code<'c>(
-    db: impl Executor<'c, Database = Any>,
-    realm_id: &str,
-    code_hash: &str,
-) -> Result<Option<AuthorizationCode>, Error> {
-    sqlx::query_as(sqlx::AssertSqlSafe(format!(
-        "SELECT {CODE_COLUMNS} FROM authorization_codes WHERE code_hash = $1 AND realm_id = $2"
-    )))
-    .bind(code_hash)
-    .bind(realm_id)
-    .fetch_optional(db)
-    .await
-    .map_err(Error::from)
-}
-
-/// Marks the codes with these keyed hashes used at `now`, in one statement, and answers those it
-/// marked: of two presentations of one code, exactly one finds it unused.
-pub async fn mark_used<'c>(
-    db: impl Executor<'c, Database = Any>,
-    code_hashes: &[&str],
-    now: DateTime<Utc>,
-) -> Result<HashSet<String>, Error> {
     let sql = format!(
-        "UPDATE authorization_codes SET used_at = $1 WHERE used_at IS NULL AND code_hash IN ({}) RETURNING code_hash",
-        super::list_placeholders(2, code_hashes.len())
+        "UPDATE browser_sessions SET ended_at = NULL WHERE ended_at IS NULL AND id IN ({}) RETURNING id",
+        super::list_placeholders(1, ids.len())
     );
-    let mut query = sqlx::query_as::<_, (String,)>(sqlx::AssertSqlSafe(sql)).bind(super::millis(now));
-    for hash in code_hashes {
-        query = query.bind(hash.to_string());
+    let mut query = sqlx::query_as::<_, (String,)>(sqlx::AssertSqlSafe(sql));
+    for id in ids {
+        query = query.bind(id.to_string());
     }
-    Ok(query.fetch_all(db).await?.into_iter().map(|(hash,)| hash).collect())
+    Ok(query.fetch_all(db).await?.into_iter().map(|(id,)| id).collect())
 }
 
-/// Removes codes an hour past their expiry (kept that long so that a late second use is still
-/// recognised as one) and browser sessions that have expired or ended.
+/// Removes browser sessions an hour after they expired or ended (kept that long so that a code
+/// they gave is still known when presented late) and sign-ins at external providers that expired.
 pub async fn prune<'c>(db: impl Executor<'c, Database = Any> + Copy, now: DateTime<Utc>) -> Result<u64, Error> {
     let an_hour_ago = now - chrono::TimeDelta::hours(1);
-    let codes = sqlx::query("DELETE FROM authorization_codes WHERE expires_at <= $1")
-        .bind(super::millis(an_hour_ago))
-        .execute(db)
-        .await?;
     let sessions = sqlx::query("DELETE FROM browser_sessions WHERE expires_at <= $1 OR ended_at <= $1")
         .bind(super::millis(an_hour_ago))
         .execute(db)
@@ -268,7 +214,7 @@ pub async fn prune<'c>(db: impl Executor<'c, Database = Any> + Copy, now: DateTi
         .bind(super::millis(now))
         .execute(db)
         .await?;
-    Ok(codes.rows_affected() + sessions.rows_affected() + upstream.rows_affected())
+    Ok(sessions.rows_affected() + upstream.rows_affected())
 }
 
 /// A sign-in sent to an external identity provider, waiting for the person to come back.

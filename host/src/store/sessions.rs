@@ -61,18 +61,24 @@ pub const LISTING: Listing = Listing {
     sortable: &[("lastActiveAt", "last_active_at"), ("expiresAt", "expires_at"), ("createdAt", "created_at")],
 };
 
+/// Inserts a session (its id is fresh).
 pub async fn insert<'c>(db: impl Executor<'c, Database = Any>, session: &Session) -> Result<(), Error> {
-    insert_rows(db, &[session]).await
+    insert_new_rows(db, &[session]).await.map(drop)
 }
 
-/// Inserts sessions in one statement (at most [`super::ROWS_PER_STATEMENT`]).
-pub async fn insert_rows<'c>(db: impl Executor<'c, Database = Any>, sessions: &[&Session]) -> Result<(), Error> {
+/// Inserts sessions in one statement (at most [`super::ROWS_PER_STATEMENT`]), each unless one with
+/// its id is there already: answers the ids inserted.
+pub async fn insert_new_rows<'c>(
+    db: impl Executor<'c, Database = Any>,
+    sessions: &[&Session],
+) -> Result<Vec<String>, Error> {
     let sql = format!(
         "INSERT INTO sessions (id, realm_id, client_id, user_id, ip_address, user_agent, authentication_methods, \
-         created_at, last_active_at, expires_at, ended_at, end_reason, browser_session_id) VALUES {}",
+         created_at, last_active_at, expires_at, ended_at, end_reason, browser_session_id) VALUES {} \
+         ON CONFLICT (id) DO NOTHING RETURNING id",
         super::values_placeholders(sessions.len(), 13)
     );
-    let mut query = sqlx::query(sqlx::AssertSqlSafe(sql));
+    let mut query = sqlx::query_as::<_, (String,)>(sqlx::AssertSqlSafe(sql));
     for session in sessions {
         query = query
             .bind(session.id.clone())
@@ -89,7 +95,7 @@ pub async fn insert_rows<'c>(db: impl Executor<'c, Database = Any>, sessions: &[
             .bind(session.end_reason.clone())
             .bind(session.browser_session_id.clone());
     }
-    query.execute(db).await.map(|_| ()).map_err(Error::from)
+    Ok(query.fetch_all(db).await?.into_iter().map(|(id,)| id).collect())
 }
 
 pub async fn find<'c>(db: impl Executor<'c, Database = Any>, id: &str) -> Result<Option<Session>, Error> {

@@ -9,12 +9,12 @@ use serde_json::Value;
 use tokio::sync::{mpsc, oneshot};
 
 use super::Error;
-use super::browser::{self, AuthorizationCode};
+use super::browser;
 use super::delegation::{self, Exchange};
 use super::lockout;
 use super::sessions::{self, RefreshToken, Session};
 use super::{ROWS_PER_STATEMENT, Store, values_placeholders};
-use crate::kernel::ids::{AccountId, ClientId, GrantId, RealmId, SessionId, new_guid};
+use crate::kernel::ids::{AccountId, ClientId, GrantId, RealmId, SessionId, UserId, new_guid};
 
 /// An event to store in the outbox.
 #[derive(Debug, Clone, PartialEq)]
@@ -49,23 +49,35 @@ pub struct ExchangeRecord {
     pub event: QueuedEvent,
 }
 
-/// A client session a signed-in browser opens at an authorization request, with the code the
-/// client exchanges for its tokens and its `login_succeeded`; the session's address is approved
-/// for the person.
+/// A signed-in browser's authorization of a client: its `login_succeeded`, and the browser's
+/// address approved for the person (person, address).
 #[derive(Debug, Clone, PartialEq)]
 pub struct Authorized {
-    pub session: Session,
-    pub code: AuthorizationCode,
+    pub approval: (UserId, String),
     pub event: QueuedEvent,
 }
 
-/// An authorization code's exchange: the code marked used, and the refresh token issued with the
-/// access token when the client uses refresh tokens.
+/// An authorization code's exchange: the client session the code names, opened, with the refresh
+/// token issued with the access token when the client uses refresh tokens. The session's row is
+/// what uses the code up: a session already there means the code was presented before.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Redemption {
-    pub code_hash: String,
+    /// Opened live, or ended when the presentation was refused.
+    pub session: Session,
     pub refresh: Option<RefreshToken>,
-    pub at: DateTime<Utc>,
+    /// Opened only while the browser's session it is part of is live.
+    pub within_browser_session: bool,
+}
+
+/// What a code's redemption did.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Redeemed {
+    /// The session is open (or, for a refused presentation, recorded ended).
+    Opened,
+    /// The code was presented before: nothing was written.
+    Reused,
+    /// The browser's session ended meanwhile: nothing was written.
+    SignedOut,
 }
 
 #[derive(Debug)]
@@ -76,8 +88,7 @@ enum Job {
     /// Answers whether the exchange stands: its grant was still not withdrawn.
     Exchange(Box<ExchangeRecord>, oneshot::Sender<Result<bool, String>>),
     Authorization(Box<Authorized>, oneshot::Sender<Result<(), String>>),
-    /// Answers whether the code was still unused (and is now used).
-    Redemption(Box<Redemption>, oneshot::Sender<Result<bool, String>>),
+    Redemption(Box<Redemption>, oneshot::Sender<Result<Redeemed, String>>),
 }
 
 /// Most jobs one transaction takes.
@@ -129,16 +140,16 @@ impl WriteQueue {
         done.await?.map_err(|error| anyhow::anyhow!("cannot record the token exchange: {error}"))
     }
 
-    /// Opens the client session with its code, returning once committed.
+    /// Records the authorization, returning once committed.
     pub async fn authorize(&self, authorization: Authorized) -> anyhow::Result<()> {
         let (reply, done) = oneshot::channel();
         self.sender.send(Job::Authorization(Box::new(authorization), reply)).await.map_err(|_| stopped())?;
-        done.await?.map_err(|error| anyhow::anyhow!("cannot open the client session: {error}"))
+        done.await?.map_err(|error| anyhow::anyhow!("cannot record the authorization: {error}"))
     }
 
-    /// Marks the code used and stores the refresh token issued with it, returning once committed:
-    /// `false` when another presentation used the code first (nothing was written).
-    pub async fn redeem(&self, redemption: Redemption) -> anyhow::Result<bool> {
+    /// Opens the code's client session and stores the refresh token issued with it, returning once
+    /// committed.
+    pub async fn redeem(&self, redemption: Redemption) -> anyhow::Result<Redeemed> {
         let (reply, done) = oneshot::channel();
         self.sender.send(Job::Redemption(Box::new(redemption), reply)).await.map_err(|_| stopped())?;
         done.await?.map_err(|error| anyhow::anyhow!("cannot redeem the authorization code: {error}"))
@@ -191,7 +202,12 @@ fn answer(batch: Vec<Job>, outcome: Result<Written, Error>) {
                 let _ = reply.send(took_place(&mut recorded));
             }
             Job::Redemption(_, reply) => {
-                let _ = reply.send(took_place(&mut redeemed));
+                let answer = match (redeemed.as_mut(), &outcome) {
+                    (Some(done), _) => Ok(done.next().unwrap_or(Redeemed::Reused)),
+                    (None, Err(error)) => Err(error.clone()),
+                    (None, Ok(_)) => Ok(Redeemed::Reused),
+                };
+                let _ = reply.send(answer);
             }
         }
     }
@@ -202,14 +218,14 @@ fn answer(batch: Vec<Job>, outcome: Result<Written, Error>) {
 struct Written {
     rotated: Vec<bool>,
     exchanges: Vec<bool>,
-    redeemed: Vec<bool>,
+    redeemed: Vec<Redeemed>,
 }
 
 /// Writes the batch in one transaction. The whole batch costs a handful of statements: one
 /// exchange of every presented refresh token, one insert of the next tokens, one touch of the
-/// sessions, one update of each grant tokens were issued under, one marking of the redeemed codes,
-/// and the opened sessions, their codes, their approved addresses, the trail rows and the events
-/// in rows of 32.
+/// sessions, one update of each grant tokens were issued under, one hold on the browser sessions
+/// codes open sessions in, and the opened sessions, the approved addresses, the trail rows and the
+/// events in rows of 32.
 async fn write(store: &Store, batch: &[Job]) -> Result<Written, Error> {
     let (mut published, mut rotations, mut exchanges, mut authorizations, mut redemptions) =
         (Vec::new(), Vec::new(), Vec::new(), Vec::new(), Vec::new());
@@ -223,15 +239,11 @@ async fn write(store: &Store, batch: &[Job]) -> Result<Written, Error> {
         }
     }
     let mut tx = store.begin().await?;
-    let mut used = std::collections::HashSet::new();
-    if let Some(at) = redemptions.iter().map(|r| r.at).max() {
-        let hashes: Vec<&str> = redemptions.iter().map(|r| r.code_hash.as_str()).collect();
-        used = browser::mark_used(&mut *tx, &hashes, at).await?;
-    }
-    // Each code is used once: a second presentation in the same batch finds it taken.
-    let redeemed: Vec<bool> = redemptions.iter().map(|r| used.remove(&r.code_hash)).collect();
+    let redeemed = redeem(&mut tx, &redemptions).await?;
+    let approvals: Vec<(&str, &str)> =
+        authorizations.iter().map(|a| (a.approval.0.as_str(), a.approval.1.as_str())).collect();
     if let Some(at) = authorizations.iter().map(|a| a.event.at).max() {
-        write_authorizations(&mut tx, &authorizations, at).await?;
+        lockout::approve_all(&mut tx, &approvals, at).await?;
     }
     let mut exchanged = std::collections::HashSet::new();
     if let Some(at) = rotations.iter().map(|r| r.event.at).max() {
@@ -244,7 +256,13 @@ async fn write(store: &Store, batch: &[Job]) -> Result<Written, Error> {
     let next: Vec<&RefreshToken> = done
         .iter()
         .filter_map(|r| r.next.as_ref())
-        .chain(redemptions.iter().zip(&redeemed).filter(|(_, done)| **done).filter_map(|(r, _)| r.refresh.as_ref()))
+        .chain(
+            redemptions
+                .iter()
+                .zip(&redeemed)
+                .filter(|(_, done)| **done == Redeemed::Opened)
+                .filter_map(|(r, _)| r.refresh.as_ref()),
+        )
         .collect();
     for rows in next.chunks(ROWS_PER_STATEMENT) {
         sessions::insert_refresh_rows(&mut *tx, rows).await?;
@@ -305,19 +323,45 @@ async fn write(store: &Store, batch: &[Job]) -> Result<Written, Error> {
     Ok(Written { rotated, exchanges: recorded, redeemed })
 }
 
-/// The client sessions, then their codes (which name them), then the addresses they approve.
-async fn write_authorizations(
-    tx: &mut super::Transaction,
-    authorizations: &[&Authorized],
-    at: DateTime<Utc>,
-) -> Result<(), Error> {
-    for rows in authorizations.chunks(ROWS_PER_STATEMENT) {
-        let opened: Vec<&Session> = rows.iter().map(|a| &a.session).collect();
-        sessions::insert_rows(&mut **tx, &opened).await?;
-        let codes: Vec<&AuthorizationCode> = rows.iter().map(|a| &a.code).collect();
-        browser::insert_codes(&mut **tx, &codes).await?;
+/// Opens the sessions of the codes redeemed, each once: a session already there, or named earlier
+/// in the batch, is a code presented again. A session is opened within its browser's session only
+/// while that one is live; the browser sessions are held (a write on their rows) until the commit,
+/// so that a sign-out either comes first and is seen, or comes after and ends the sessions opened.
+async fn redeem(tx: &mut super::Transaction, redemptions: &[&Redemption]) -> Result<Vec<Redeemed>, Error> {
+    if redemptions.is_empty() {
+        return Ok(Vec::new());
     }
-    let approvals: Vec<(&str, &str)> =
-        authorizations.iter().map(|a| (a.session.user_id.as_str(), a.session.ip_address.as_str())).collect();
-    lockout::approve_all(tx, &approvals, at).await
+    let within: Vec<&str> = redemptions
+        .iter()
+        .filter(|r| r.within_browser_session)
+        .filter_map(|r| r.session.browser_session_id.as_deref())
+        .collect::<std::collections::BTreeSet<_>>()
+        .into_iter()
+        .collect();
+    let live = browser::hold_live(&mut **tx, &within).await?;
+    let mut named = std::collections::HashSet::new();
+    let mut outcome = Vec::with_capacity(redemptions.len());
+    let mut opening = Vec::new();
+    for redemption in redemptions {
+        let session = &redemption.session;
+        let signed_in = session.browser_session_id.as_deref().is_some_and(|id| live.contains(id));
+        outcome.push(if !named.insert(session.id.as_str()) {
+            Redeemed::Reused
+        } else if redemption.within_browser_session && !signed_in {
+            Redeemed::SignedOut
+        } else {
+            opening.push(session);
+            Redeemed::Opened
+        });
+    }
+    let mut opened = std::collections::HashSet::new();
+    for rows in opening.chunks(ROWS_PER_STATEMENT) {
+        opened.extend(sessions::insert_new_rows(&mut **tx, rows).await?);
+    }
+    for (redemption, done) in redemptions.iter().zip(outcome.iter_mut()) {
+        if *done == Redeemed::Opened && !opened.contains(redemption.session.id.as_str()) {
+            *done = Redeemed::Reused;
+        }
+    }
+    Ok(outcome)
 }

@@ -175,9 +175,31 @@ async fn a_reused_code_ends_the_browsers_sign_in() {
     let mut browser = Browser::new(&app);
     let code = signed_in(&mut browser, "web", "s").await.param("code").unwrap();
     exchange(&app, &web, &code, VERIFIER).await;
+    let pkce = challenge(VERIFIER);
+    let waiting = browser.authorize("acme", &request("web", "s", "n", &pkce)).await.param("code").unwrap();
     assert!(still_signed_in(&mut browser).await);
     exchange(&app, &web, &code, VERIFIER).await;
     assert!(!still_signed_in(&mut browser).await);
+    // A code the browser was given before is refused with it: its sign-in is over.
+    let refused = exchange(&app, &web, &waiting, VERIFIER).await;
+    assert_eq!(refused.body["error_code"], "InvalidAuthorizationCode", "{:?}", refused.body);
+}
+
+/// A code is good only while the browser's sign-in it came from lasts: signed out before the
+/// exchange, the client gets no session and no tokens.
+#[tokio::test]
+async fn a_code_of_a_browser_signed_out_since_is_refused() {
+    let app = spawn_app().await;
+    let (web, _) = realm_with_clients(&app).await;
+    let mut browser = Browser::new(&app);
+    let code = signed_in(&mut browser, "web", "s").await.param("code").unwrap();
+    let asked = browser.visit(LOGOUT, &[]).await;
+    let confirmed = browser.submit(LOGOUT, &asked, &[]).await;
+    assert!(confirmed.body.contains("You are signed out"), "{}", confirmed.body);
+    let refused = exchange(&app, &web, &code, VERIFIER).await;
+    assert_eq!(refused.body["error"], "invalid_grant", "{:?}", refused.body);
+    assert_eq!(refused.body["error_code"], "InvalidAuthorizationCode");
+    assert!(app.get("/realms/acme/sessions?clientId=web").await.items().is_empty());
 }
 
 /// Logout CSRF: an ID token hint signs out without asking only when it comes from this browser's

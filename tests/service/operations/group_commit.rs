@@ -1,12 +1,11 @@
 //! The group commit: the small writes of requests that arrive together (sign-in events, refresh
-//! token rotations, token exchanges, single sign-on's sessions and codes, code redemptions) are
+//! token rotations, token exchanges, single sign-on's authorizations, the client sessions codes open) are
 //! written in one transaction, and each request is answered once it commits.
 
 use castellan::kernel::ids::{AccountId, ClientId, RealmId, SessionId, UserId};
-use castellan::store::browser::AuthorizationCode;
 use castellan::store::events::EventType;
 use castellan::store::sessions::Session;
-use castellan::store::write_queue::{Authorized, QueuedEvent};
+use castellan::store::write_queue::{QueuedEvent, Redemption};
 use serde_json::json;
 
 use crate::oauth::browser::realm_with_clients;
@@ -25,8 +24,8 @@ async fn a_write_that_cannot_be_made_is_refused_alone_and_the_rest_of_its_batch_
         data: json!({ "marker": marker }),
         at: now,
     };
-    // A client session of a person the realm does not have (deleted meanwhile, say): its row
-    // cannot be written.
+    // A code's client session for a person the realm does not have (deleted meanwhile, say): its
+    // row cannot be written.
     let session = Session {
         id: SessionId::fresh(),
         realm_id: RealmId::known("acme"),
@@ -42,26 +41,12 @@ async fn a_write_that_cannot_be_made_is_refused_alone_and_the_rest_of_its_batch_
         end_reason: None,
         browser_session_id: None,
     };
-    let code = AuthorizationCode {
-        code_hash: "a code's keyed hash".to_owned(),
-        realm_id: RealmId::known("acme"),
-        client_id: ClientId::known("web"),
-        session_id: session.id.clone(),
-        redirect_uri: crate::oauth::browser::REDIRECT.to_owned(),
-        scopes: vec!["openid".to_owned()],
-        nonce: None,
-        code_challenge: None,
-        resource: None,
-        created_at: now,
-        expires_at: now + chrono::TimeDelta::seconds(60),
-        used_at: None,
-    };
-    let orphan = Authorized { session, code, event: event("orphan") };
+    let orphan = Redemption { session, refresh: None, within_browser_session: false };
 
     // Queued together (the test's runtime runs the writer only once both wait), they share a batch.
     let writes = &app.state.context.writes;
     let (before, refused, after) =
-        tokio::join!(writes.publish(event("before")), writes.authorize(orphan), writes.publish(event("after")));
+        tokio::join!(writes.publish(event("before")), writes.redeem(orphan), writes.publish(event("after")));
     assert!(refused.is_err(), "a session of nobody cannot be opened");
     before.expect("the event before it is stored");
     after.expect("the event after it is stored");

@@ -1,13 +1,14 @@
 //! Sign-in through a browser, OpenID Connect's authorization code flow: the authorization request
 //! checked once (exact redirect URIs, PKCE with S256), the realm session a browser holds for single
-//! sign-on, the client session and single-use code an authorization opens, and the code's exchange
-//! for tokens at the token endpoint (`super::codes`). The password itself is checked by
+//! sign-on, and the authorization a signed-in browser gives a client: a single-use code, exchanged
+//! for tokens and the client session at the token endpoint (`super::codes`). The password itself is checked by
 //! [`super::password`], the same operation as the password grant's.
 
 use std::sync::Arc;
 
 use chrono::{DateTime, TimeDelta, Utc};
 
+use super::codes::{CODE_LIFETIME, CodeGrant};
 use super::{Login, Origin};
 use crate::authz::Authorizer;
 use crate::authz::admission::{AdmissionVerdict, Refusal as Admission};
@@ -16,7 +17,7 @@ use crate::kernel::ids::{BrowserSessionId, PLATFORM_REALM, SessionId};
 use crate::runtime::context::Context;
 use crate::runtime::error::Error;
 use crate::store::Transaction;
-use crate::store::browser::{self, AuthorizationCode, BrowserSession};
+use crate::store::browser::{self, BrowserSession};
 use crate::store::clients::{Client, ClientType, GrantType, Registration};
 use crate::store::devices::DeviceAuthorization;
 use crate::store::events::EventType;
@@ -25,9 +26,6 @@ use crate::store::realms::Realm;
 use crate::store::sessions::{self, Session};
 use crate::store::users::{User, UserStatus};
 use crate::store::write_queue::Authorized;
-
-/// How long a code may wait for its exchange.
-pub const CODE_LIFETIME: TimeDelta = TimeDelta::seconds(60);
 
 /// The longest a browser stays signed in to a realm: a session's lifetime (`session_seconds`).
 pub fn browser_session_lifetime(context: &Context) -> TimeDelta {
@@ -424,8 +422,9 @@ pub fn new_browser_session(
     (session, cookie)
 }
 
-/// Authorizes the client for the browser's person: opens the client's session, publishes
-/// `login_succeeded`, and returns the code the client exchanges for tokens. A person under a Full
+/// Authorizes the client for the browser's person: publishes `login_succeeded`, approves the
+/// browser's address for the person, and returns the code the client exchanges for tokens and its
+/// client session (`super::codes`). A person under a Full
 /// suspension at the client is sent back to it with `access_denied`.
 pub async fn authorize(
     context: &Context,
@@ -446,24 +445,26 @@ pub async fn authorize(
     }
     let opening = Opening { realm, authorization, browser, user, origin, grant_type: GrantType::AuthorizationCode };
     let session = opening.session(now);
-    let code = generate_secret("cstl_ac_");
-    let stored = AuthorizationCode {
-        code_hash: context.hasher.hash(&code),
-        realm_id: realm.id.clone(),
-        client_id: authorization.client.id.clone(),
-        session_id: session.id.clone(),
+    let grant = CodeGrant {
+        realm_id: realm.id.to_string(),
+        client_id: authorization.client.id.to_string(),
+        session_id: session.id.to_string(),
+        browser_session_id: browser.id.to_string(),
         redirect_uri: authorization.redirect_uri.clone(),
         scopes: authorization.scopes.clone(),
         nonce: authorization.nonce.clone(),
         code_challenge: authorization.code_challenge.clone(),
         resource: authorization.resource.clone(),
-        created_at: now,
-        expires_at: now + CODE_LIFETIME,
-        used_at: None,
+        authenticated_at: browser.authenticated_at.timestamp_millis(),
+        methods: browser.authentication_methods.clone(),
+        ip_address: origin.ip_address.clone(),
+        user_agent: origin.user_agent.clone(),
+        expires_at: (now + CODE_LIFETIME).timestamp_millis(),
     };
     let event = super::succeeded_event(realm, &authorization.client, opening.event_data(&session), now);
-    context.writes.authorize(Authorized { session, code: stored, event }).await.map_err(Error::Internal)?;
-    Ok(code)
+    let approval = (user.id.clone(), origin.ip_address.clone());
+    context.writes.authorize(Authorized { approval, event }).await.map_err(Error::Internal)?;
+    Ok(grant.seal(context))
 }
 
 /// A client session a browser's person opens by signing in: through a code, or by approving a
