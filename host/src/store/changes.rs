@@ -65,6 +65,11 @@ impl Drop for Fence {
 }
 
 impl Followers {
+    /// Whether the listening connection is up.
+    pub(super) fn listening(&self) -> bool {
+        self.listening.load(Ordering::SeqCst)
+    }
+
     fn waiting_for(&self) -> std::sync::MutexGuard<'_, HashMap<Uuid, HashSet<String>>> {
         self.waiting.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
     }

@@ -166,6 +166,12 @@ impl Store {
         self.backend == Backend::Postgres
     }
 
+    /// Whether this host hears the deployment's change notifications (on an embedded database, no
+    /// other process changes anything: always). Until it does, its caches are bypassed.
+    pub fn hears_changes(&self) -> bool {
+        !self.is_shared() || self.followers.listening()
+    }
+
     pub fn pool(&self) -> &AnyPool {
         &self.pool
     }

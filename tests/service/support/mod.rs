@@ -198,7 +198,16 @@ pub async fn spawn_beside_with(first: &TestApp, adjust: impl FnOnce(&mut Setting
     settings.public_url = Some(first.state.public_url.clone());
     let app = Application::build(settings, &policies()).await.expect("the second host starts");
     assert!(app.bootstrapped().is_none());
-    serve(app, db, first.key.clone(), first.account_id.clone())
+    let second = serve(app, db, first.key.clone(), first.account_id.clone());
+    // Each host connects its listener for the deployment's changes once it runs: until both
+    // listen, neither counts the other among the hosts a change waits for.
+    for _ in 0..1000 {
+        if first.state.store.hears_changes() && second.state.store.hears_changes() {
+            return second;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(10)).await;
+    }
+    panic!("the hosts do not hear each other's changes");
 }
 
 fn serve(app: Application, db: TestDatabase, key: String, account_id: String) -> TestApp {
