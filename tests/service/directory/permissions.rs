@@ -26,7 +26,7 @@ fn the_policy_check_validates_runs_every_fixture_and_prints_the_role_matrix() {
 
 /// A copy of the policies folder, to break on purpose.
 fn copy_of_policies() -> std::path::PathBuf {
-    let dir = std::env::temp_dir().join(format!("castellan-policies-{}", uuid::Uuid::new_v4()));
+    let dir = std::path::Path::new(env!("CARGO_TARGET_TMPDIR")).join(format!("policies-{}", uuid::Uuid::new_v4()));
     std::fs::create_dir_all(dir.join("fixtures")).unwrap();
     for entry in
         std::fs::read_dir(policies_dir()).unwrap().chain(std::fs::read_dir(policies_dir().join("fixtures")).unwrap())

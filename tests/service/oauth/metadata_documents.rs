@@ -289,7 +289,7 @@ async fn documents_that_break_the_rules_are_refused_and_nothing_is_stored() {
 #[tokio::test]
 async fn an_operators_own_policy_narrows_what_such_clients_get() {
     // The shipped policies, and one more: agents served from 127.0.0.1 never get mcp:admin.
-    let dir = std::env::temp_dir().join(format!("castellan-policies-{}", uuid::Uuid::new_v4()));
+    let dir = std::path::Path::new(env!("CARGO_TARGET_TMPDIR")).join(format!("policies-{}", uuid::Uuid::new_v4()));
     castellan::authz::PolicyFiles::shipped().export(&dir).unwrap();
     let narrowing = r#"@id("no-admin-scope-for-loopback-agents")
 @errorCode("invalid_scope")

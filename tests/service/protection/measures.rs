@@ -353,7 +353,7 @@ async fn detections_recorded_at_once_join_one_incident() {
 
 #[tokio::test]
 async fn datacenter_and_tor_sources_are_blocked_at_half_the_thresholds() {
-    let dir = std::env::temp_dir().join(format!("castellan-networks-{}", uuid::Uuid::new_v4()));
+    let dir = std::path::Path::new(env!("CARGO_TARGET_TMPDIR")).join(format!("networks-{}", uuid::Uuid::new_v4()));
     std::fs::create_dir_all(&dir).unwrap();
     let (datacenters, tor) = (dir.join("datacenters.txt"), dir.join("tor-exits.txt"));
     std::fs::write(&datacenters, "# a hosting provider\n203.0.113.0/24\n").unwrap();
