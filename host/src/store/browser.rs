@@ -102,20 +102,8 @@ pub async fn find_session_with_person<'c>(
     realm_id: &str,
     cookie_hash: &str,
 ) -> Result<Option<(BrowserSession, User)>, Error> {
-    static QUERY: LazyLock<String> = LazyLock::new(|| {
-        format!(
-            "SELECT {}, {} FROM browser_sessions s JOIN users u ON u.realm_id = s.realm_id AND u.id = s.user_id \
-             WHERE s.cookie_hash = $1 AND s.realm_id = $2",
-            super::qualified("s", SESSION_COLUMNS),
-            super::users::PERSON_COLUMNS
-        )
-    });
-    let found: Option<SessionWithPerson> =
-        sqlx::query_as(sqlx::AssertSqlSafe(QUERY.as_str())).bind(cookie_hash).bind(realm_id).fetch_optional(db).await?;
-    Ok(found.map(|row| {
-        let person = row.person.into_user(realm_id);
-        (row.session, person)
-    }))
+    static QUERY: LazyLock<String> = LazyLock::new(|| with_person_where("s.cookie_hash"));
+    with_person(db, &QUERY, realm_id, cookie_hash).await
 }
 
 /// The realm's browser session `id`, ended or not, with its person: one read for a code's exchange.
@@ -124,16 +112,28 @@ pub async fn find_by_id_with_person<'c>(
     realm_id: &str,
     id: &str,
 ) -> Result<Option<(BrowserSession, User)>, Error> {
-    static QUERY: LazyLock<String> = LazyLock::new(|| {
-        format!(
-            "SELECT {}, {} FROM browser_sessions s JOIN users u ON u.realm_id = s.realm_id AND u.id = s.user_id \
-             WHERE s.id = $1 AND s.realm_id = $2",
-            super::qualified("s", SESSION_COLUMNS),
-            super::users::PERSON_COLUMNS
-        )
-    });
+    static QUERY: LazyLock<String> = LazyLock::new(|| with_person_where("s.id"));
+    with_person(db, &QUERY, realm_id, id).await
+}
+
+/// The query of a realm's browser session with its person, found by `column` (`$1`).
+fn with_person_where(column: &str) -> String {
+    format!(
+        "SELECT {}, {} FROM browser_sessions s JOIN users u ON u.realm_id = s.realm_id AND u.id = s.user_id \
+         WHERE {column} = $1 AND s.realm_id = $2",
+        super::qualified("s", SESSION_COLUMNS),
+        super::users::PERSON_COLUMNS
+    )
+}
+
+async fn with_person<'c>(
+    db: impl Executor<'c, Database = Any>,
+    query: &str,
+    realm_id: &str,
+    key: &str,
+) -> Result<Option<(BrowserSession, User)>, Error> {
     let found: Option<SessionWithPerson> =
-        sqlx::query_as(sqlx::AssertSqlSafe(QUERY.as_str())).bind(id).bind(realm_id).fetch_optional(db).await?;
+        sqlx::query_as(sqlx::AssertSqlSafe(query)).bind(key).bind(realm_id).fetch_optional(db).await?;
     Ok(found.map(|row| {
         let person = row.person.into_user(realm_id);
         (row.session, person)

@@ -15,7 +15,7 @@ use sha2::{Digest, Sha256};
 
 use super::issuance::{self, Granted};
 use super::{Refusal, SignInError, Tokens};
-use crate::kernel::ids::{BrowserSessionId, ClientId, RealmId, SessionId};
+use crate::kernel::ids::{BrowserSessionId, ClientId, RealmId, SessionId, UserId};
 use crate::runtime::context::Context;
 use crate::store::browser;
 use crate::store::clients::Client;
@@ -98,7 +98,7 @@ impl CodeGrant {
     }
 
     /// The client session the code opens, part of the browser's (which ends it no later).
-    fn session(&self, user_id: &crate::kernel::ids::UserId, expires_at: DateTime<Utc>, now: DateTime<Utc>) -> Session {
+    fn session(&self, user_id: &UserId, expires_at: DateTime<Utc>, now: DateTime<Utc>) -> Session {
         Session {
             id: SessionId::known(&self.session_id),
             realm_id: RealmId::known(&self.realm_id),
