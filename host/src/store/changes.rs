@@ -45,6 +45,8 @@ pub struct Followers {
     name: OnceLock<String>,
     /// Whether the listening connection is up (acknowledgements can arrive).
     listening: AtomicBool,
+    /// Woken when the listening connection comes up.
+    listening_up: Notify,
     /// Per change announced here and not yet applied everywhere: the hosts still to apply it.
     waiting: Mutex<HashMap<Uuid, HashSet<String>>>,
     acknowledged: Notify,
@@ -68,6 +70,18 @@ impl Followers {
     /// Whether the listening connection is up.
     pub(super) fn listening(&self) -> bool {
         self.listening.load(Ordering::SeqCst)
+    }
+
+    /// Returns once the listening connection is up.
+    pub(super) async fn until_listening(&self) {
+        loop {
+            let mut woken = std::pin::pin!(self.listening_up.notified());
+            woken.as_mut().enable();
+            if self.listening() {
+                return;
+            }
+            woken.await;
+        }
     }
 
     fn waiting_for(&self) -> std::sync::MutexGuard<'_, HashMap<Uuid, HashSet<String>>> {
@@ -258,6 +272,7 @@ pub fn follow(store: &Store, caches: Arc<dyn Follower>) -> Option<tokio::task::J
                     backoff.succeeded();
                     caches.reset(true);
                     followers.listening.store(true, Ordering::SeqCst);
+                    followers.listening_up.notify_waiters();
                     apply_until_interrupted(&mut listener, caches.as_ref(), &followers).await;
                     tracing::warn!("change notifications interrupted; caches bypassed until they resume");
                     followers.listening.store(false, Ordering::SeqCst);

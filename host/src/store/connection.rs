@@ -166,10 +166,11 @@ impl Store {
         self.backend == Backend::Postgres
     }
 
-    /// Whether this host hears the deployment's change notifications (on an embedded database, no
-    /// other process changes anything: always). Until it does, its caches are bypassed.
-    pub fn hears_changes(&self) -> bool {
-        !self.is_shared() || self.followers.listening()
+    /// Returns once this host hears the deployment's change notifications.
+    pub async fn until_hearing_changes(&self) {
+        if self.is_shared() {
+            self.followers.until_listening().await;
+        }
     }
 
     pub fn pool(&self) -> &AnyPool {

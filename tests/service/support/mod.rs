@@ -201,13 +201,10 @@ pub async fn spawn_beside_with(first: &TestApp, adjust: impl FnOnce(&mut Setting
     let second = serve(app, db, first.key.clone(), first.account_id.clone());
     // Each host connects its listener for the deployment's changes once it runs: until both
     // listen, neither counts the other among the hosts a change waits for.
-    for _ in 0..1000 {
-        if first.state.store.hears_changes() && second.state.store.hears_changes() {
-            return second;
-        }
-        tokio::time::sleep(std::time::Duration::from_millis(10)).await;
-    }
-    panic!("the hosts do not hear each other's changes");
+    let both =
+        async { tokio::join!(first.state.store.until_hearing_changes(), second.state.store.until_hearing_changes()) };
+    tokio::time::timeout(std::time::Duration::from_secs(10), both).await.expect("the hosts hear each other's changes");
+    second
 }
 
 fn serve(app: Application, db: TestDatabase, key: String, account_id: String) -> TestApp {
