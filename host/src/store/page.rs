@@ -206,15 +206,24 @@ impl Sql {
     }
 }
 
+/// Where in a search column a term is looked for.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum Within {
+    Anywhere,
+    /// At its start.
+    Start,
+}
+
 /// How the rows a search term matches are found.
 #[derive(Debug, Clone)]
 pub(super) enum Matching<'a> {
-    /// A case-insensitive substring of any of the listing's search columns, row by row.
-    Scan,
+    /// The term, case-insensitively, within any of the listing's search columns, row by row.
+    Scan(Within),
     /// An expression, covered by an index, that is `LIKE` the pattern (PostgreSQL trigrams).
     Like { expression: &'a str, pattern: String },
-    /// The rows `from` joins to a full-text table whose `table MATCH query` (SQLite FTS5).
-    Match { from: &'a str, table: &'a str, query: String },
+    /// The rows `from` joins to a full-text table whose `table MATCH query` (SQLite FTS5); the
+    /// same rows as a scan for the term `within` the search columns.
+    Match { from: &'a str, table: &'a str, query: String, within: Within },
 }
 
 /// Fetches one page of `listing` rows restricted to `scope`.
@@ -227,7 +236,7 @@ pub(super) async fn fetch<T>(
 where
     T: for<'r> FromRow<'r, AnyRow> + Send + Unpin,
 {
-    fetch_matching(pool, listing, scope, request, &Matching::Scan).await
+    fetch_matching(pool, listing, scope, request, &Matching::Scan(Within::Anywhere)).await
 }
 
 /// [`fetch`] with the search term's rows found by `matching`. A full-text match counts first: when
@@ -251,7 +260,9 @@ where
     let filter = conditions_matching(listing, scope, request, matching);
     let (total_items, total_at_least) = count(pool, from, &filter, searched).await?;
     let (from, filter) = match matching {
-        Matching::Match { .. } if total_at_least => (listing.table, conditions(listing, scope, request)),
+        Matching::Match { within, .. } if total_at_least => {
+            (listing.table, conditions_matching(listing, scope, request, &Matching::Scan(*within)))
+        }
         _ => (from, filter),
     };
     let mut select = Sql::joined(&format!("SELECT {} FROM {from}", listing.columns), &filter);
@@ -279,7 +290,7 @@ async fn count(pool: &AnyPool, from: &str, filter: &Sql, capped: bool) -> Result
 /// The `WHERE` clause that keeps the `listing` rows of `scope` a request asks for: its search
 /// term, status and creation range.
 pub(super) fn conditions(listing: &Listing, scope: &Scope, request: &PageRequest) -> Sql {
-    conditions_matching(listing, scope, request, &Matching::Scan)
+    conditions_matching(listing, scope, request, &Matching::Scan(Within::Anywhere))
 }
 
 fn conditions_matching(listing: &Listing, scope: &Scope, request: &PageRequest, matching: &Matching<'_>) -> Sql {
@@ -294,7 +305,7 @@ fn conditions_matching(listing: &Listing, scope: &Scope, request: &PageRequest, 
     }
     if let Some(term) = request.search.as_deref().filter(|t| !t.is_empty()) {
         match matching {
-            Matching::Scan => scanned(&mut filter, listing, term),
+            Matching::Scan(within) => scanned(&mut filter, listing, term, *within),
             Matching::Like { expression, pattern } => {
                 filter.push(&format!(" AND {expression} LIKE "));
                 filter.bind(Bind::Text(pattern.clone()));
@@ -320,9 +331,13 @@ fn conditions_matching(listing: &Listing, scope: &Scope, request: &PageRequest, 
     filter
 }
 
-/// Keeps the rows one of whose search columns holds `term`, case-insensitively.
-fn scanned(filter: &mut Sql, listing: &Listing, term: &str) {
-    let pattern = format!("%{}%", escape_like(&term.to_lowercase()));
+/// Keeps the rows one of whose search columns holds `term` `within` it, case-insensitively.
+fn scanned(filter: &mut Sql, listing: &Listing, term: &str, within: Within) {
+    let escaped = escape_like(&term.to_lowercase());
+    let pattern = match within {
+        Within::Anywhere => format!("%{escaped}%"),
+        Within::Start => format!("{escaped}%"),
+    };
     filter.push(" AND (");
     for (index, column) in listing.search.iter().enumerate() {
         if index > 0 {

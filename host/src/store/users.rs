@@ -3,7 +3,7 @@
 use chrono::{DateTime, Utc};
 use sqlx::{Any, Executor};
 
-use super::page::{self, Listing, Matching, Page, PageRequest, Scope};
+use super::page::{self, Listing, Matching, Page, PageRequest, Scope, Within};
 use super::text_enum;
 use super::trail::{Place, Placed, ResourceKind};
 use super::{Backend, Error, Store};
@@ -302,7 +302,10 @@ pub async fn page(
     request: &PageRequest,
 ) -> Result<Page<User>, Error> {
     let scope = Scope::of("realm_id", realm_id).and_given("email_confirmed", email_confirmed);
-    let matching = request.search.as_deref().map_or(Matching::Scan, |term| searched(store.backend(), realm_id, term));
+    let matching = request
+        .search
+        .as_deref()
+        .map_or(Matching::Scan(Within::Anywhere), |term| searched(store.backend(), realm_id, term));
     page::fetch_matching(store.pool(), &LISTING, &scope, request, &matching).await
 }
 
@@ -312,27 +315,40 @@ pub async fn page(
 const SEARCH_JOIN: &str = "user_search CROSS JOIN user_search_keys ON user_search_keys.search_key = user_search.rowid \
      CROSS JOIN users ON users.id = user_search_keys.user_id";
 
-/// What `users_search` (PostgreSQL) indexes: the lowered searched fields, each after U+0001.
-const SEARCH_EXPRESSION: &str = "lower(coalesce(username, '') || chr(1) || coalesce(email, '') || chr(1) || \
-     coalesce(first_name, '') || chr(1) || coalesce(last_name, ''))";
+/// What `users_search` (PostgreSQL) indexes: the lowered searched fields, each after
+/// [`FIELD_START`].
+const SEARCH_EXPRESSION: &str = "lower(chr(1) || chr(1) || coalesce(username, '') || chr(1) || chr(1) || \
+     coalesce(email, '') || chr(1) || chr(1) || coalesce(first_name, '') || chr(1) || chr(1) || \
+     coalesce(last_name, ''))";
 
-/// How the realm's people holding `term` in a searched field are found: through the trigram
-/// index of the backend. A term of fewer than three characters has no trigram and holds no
-/// separator, so SQLite scans for it; PostgreSQL's planner chooses for itself.
+/// What precedes each searched field in both indexes. No search term holds it, so no match spans
+/// two fields, and a term of fewer than three characters, after it, is three characters long: a
+/// trigram at the start of a field.
+const FIELD_START: &str = "\u{1}\u{1}";
+
+/// How the realm's people holding `term` in a searched field are found: through the trigram index
+/// of the backend. A term of three characters or more matches anywhere in a field; a shorter one
+/// has no trigram of its own and would match nearly everyone anywhere, so it matches the start of
+/// a field, after [`FIELD_START`].
 fn searched<'a>(backend: Backend, realm_id: &str, term: &str) -> Matching<'a> {
     if term.chars().any(char::is_control) {
-        return Matching::Scan;
+        return Matching::Scan(Within::Anywhere);
     }
+    let (within, indexed) = if term.chars().count() < 3 {
+        (Within::Start, format!("{FIELD_START}{term}"))
+    } else {
+        (Within::Anywhere, term.to_owned())
+    };
     match backend {
         Backend::Postgres => Matching::Like {
             expression: SEARCH_EXPRESSION,
-            pattern: format!("%{}%", page::escape_like(&term.to_lowercase())),
+            pattern: format!("%{}%", page::escape_like(&indexed.to_lowercase())),
         },
-        Backend::Sqlite if term.chars().count() < 3 => Matching::Scan,
         Backend::Sqlite => Matching::Match {
             from: SEARCH_JOIN,
             table: "user_search",
-            query: format!("realm : {} AND words : {}", phrase(&format!("[{realm_id}]")), phrase(term)),
+            query: format!("realm : {} AND words : {}", phrase(&format!("[{realm_id}]")), phrase(&indexed)),
+            within,
         },
     }
 }

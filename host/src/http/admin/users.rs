@@ -31,7 +31,7 @@ pub async fn create(
 
 #[utoipa::path(get, path = "/realms/{realm}/users", tag = "Realm users",
     params(("realm" = String, Path), ("pageNumber" = Option<u32>, Query), ("pageSize" = Option<u32>, Query),
-           ("searchTerm" = Option<String>, Query, description = "Matched against username, e-mail and names"),
+           ("searchTerm" = Option<String>, Query, description = "Matched, in any case, anywhere in the username, e-mail address, first or last name; a term of one or two characters at the start of one of them"),
            ("status" = Option<String>, Query, description = "Active or Disabled"),
            ("sortBy" = Option<String>, Query, description = "username, email, createdAt, updatedAt"), ("sortDirection" = Option<String>, Query),
            ("createdFrom" = Option<String>, Query), ("createdTo" = Option<String>, Query),
