@@ -20,7 +20,7 @@ use crate::kernel::clock::iso;
 use crate::kernel::crypto::Sealer;
 use crate::kernel::ids::{ClientId, KeyId, RealmId};
 use crate::kernel::validate::{Body, boolean};
-use crate::runtime::cache::keys::{Jwks, Signer, Verifier};
+use crate::runtime::cache::keys::{Jwks, KeyPair, Signer, Verifier};
 use crate::runtime::changes::{self, Author};
 use crate::runtime::context::Context;
 use crate::runtime::error::Error;
@@ -148,7 +148,8 @@ pub fn first_own_key(context: &Context, client: &Client, now: DateTime<Utc>) -> 
 pub(crate) fn signer_of(sealer: &Sealer, key: &SigningKey, until: Option<DateTime<Utc>>) -> anyhow::Result<Signer> {
     let algorithm = algorithm_of(&key.algorithm)?;
     let pem = sealer.open(&key.sealed_key).with_context(|| format!("signing key {}", key.id))?;
-    Ok(Signer { kid: key.id.clone(), algorithm, key: encoding_key(algorithm, &pem)?, until })
+    let pair = KeyPair::of(algorithm, &encoding_key(algorithm, &pem)?)?;
+    Ok(Signer { kid: key.id.clone(), algorithm, key: Arc::new(pair), until })
 }
 
 /// Of the keys that sign now or will (newest `signs_from` first), the one that signs at `now`, and
@@ -492,15 +493,15 @@ mod tests {
             let key = generate(&sealer, "realm", Some("client"), name, DateTime::UNIX_EPOCH).unwrap();
             assert!(!key.sealed_key.contains("PRIVATE"), "the private key is sealed");
             let signer = signer_of(&sealer, &key, None).unwrap();
-            let mut header = jsonwebtoken::Header::new(signer.algorithm);
-            header.kid = Some(signer.kid.to_string());
-            let token =
-                jsonwebtoken::encode(&header, &serde_json::json!({"sub": "x", "exp": 4_000_000_000_u64}), &signer.key)
-                    .unwrap();
+            let claims = serde_json::json!({"sub": "x", "exp": 4_000_000_000_u64});
+            let token = signer.sign(Some("at+jwt"), &claims).unwrap();
             let verifier = verifier_of(&key).unwrap();
             let validation = jsonwebtoken::Validation::new(verifier.algorithm);
             let data = jsonwebtoken::decode::<Value>(&token, &verifier.key, &validation).unwrap();
             assert_eq!(data.claims["sub"], "x");
+            let header = jsonwebtoken::decode_header(&token).unwrap();
+            let named = (header.alg, header.kid.as_deref(), header.typ.as_deref());
+            assert_eq!(named, (signer.algorithm, Some(key.id.as_str()), Some("at+jwt")));
             let jwk: Value = serde_json::from_str(&key.public_jwk).unwrap();
             assert_eq!(jwk["kid"], key.id.as_str());
             assert_eq!(jwk["alg"], name);

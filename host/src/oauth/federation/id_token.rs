@@ -127,9 +127,7 @@ mod tests {
     }
 
     fn sign(signer: &Signer, claims: &Value) -> String {
-        let mut header = jsonwebtoken::Header::new(signer.algorithm);
-        header.kid = Some(signer.kid.to_string());
-        jsonwebtoken::encode(&header, claims, &signer.key).unwrap()
+        signer.sign(None, claims).unwrap()
     }
 
     fn expected() -> Expected<'static> {

@@ -86,10 +86,7 @@ pub struct Issued {
 
 async fn sign(context: &Context, client: &Client, typ: &str, claims: &Value) -> Result<String, Error> {
     let signer = keys::signer(context, client).await?;
-    let mut header = jsonwebtoken::Header::new(signer.algorithm);
-    header.typ = Some(typ.to_owned());
-    header.kid = Some(signer.kid.clone().into());
-    jsonwebtoken::encode(&header, claims, &signer.key).map_err(|e| Error::Internal(anyhow::Error::new(e)))
+    signer.sign(Some(typ), claims).map_err(Error::Internal)
 }
 
 /// Signs an access token for the grant.
