@@ -7,7 +7,7 @@
 # `people` people (100,000 by default) through the JSON Lines import, then asks for the first page
 # of ten for each term below, one request at a time over one kept-alive connection, and prints the
 # matches counted and the median, 99th percentile and slowest answer of each term. The terms run
-# from one person to every person, and from two characters (no trigram) to a whole address.
+# from one person to every person, and from one character to a whole address.
 set -euo pipefail
 backend="${1:-sqlite}"
 people="${2:-100000}"
@@ -46,8 +46,12 @@ terms = [
     "amelia",              # one first name in fifty
     "globex",              # one company in twenty
     "example",             # everyone
-    "qz",                  # two characters that no one has
-    "an",                  # two characters most have
+    # Terms of one or two characters match the start of a field.
+    "qz",                  # two characters no field starts with
+    "zu",                  # two characters: one last name in a hundred
+    "an",                  # two characters: three people in a hundred
+    "q",                   # one character no field starts with
+    "a",                   # one character: a person in nine
 ]
 connection = http.client.HTTPConnection(base.hostname, base.port)
 print(f"{'term':<20} {'matches':>8} {'p50 ms':>8} {'p99 ms':>8} {'max ms':>8}")
