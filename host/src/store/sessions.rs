@@ -131,7 +131,10 @@ pub async fn find_with_person<'c>(
 /// Ends a live session, and the browser session it was opened from (which then signs no client in
 /// again); `false` when it had already ended.
 pub async fn end(tx: &mut super::Connection, id: &str, reason: &str, now: DateTime<Utc>) -> Result<bool, Error> {
-    let ended = end_alone(tx, id, reason, now).await?;
+    // The browser's session is written first, then the session: the order in which the write
+    // queue holds a browser's session and then opens a session in it. In the other order, ending
+    // a session whose code is presented again at that moment deadlocks with the queue's commit on
+    // PostgreSQL (each waits on the row the other wrote).
     sqlx::query(
         "UPDATE browser_sessions SET ended_at = $2, end_reason = $3 \
          WHERE id = (SELECT browser_session_id FROM sessions WHERE id = $1) AND ended_at IS NULL",
@@ -141,7 +144,7 @@ pub async fn end(tx: &mut super::Connection, id: &str, reason: &str, now: DateTi
     .bind(reason)
     .execute(&mut *tx)
     .await?;
-    Ok(ended)
+    end_alone(tx, id, reason, now).await
 }
 
 /// Ends the session `id` alone: its tokens go inactive, while the browser's sign-in it was opened

@@ -667,9 +667,9 @@ async fn single_sign_on_answers_many_requests_at_once_and_each_code_is_exchanged
     let tries = futures_util::future::join_all((0..8).map(|_| exchange(&app, &web, code, VERIFIER))).await;
     let issued = tries.iter().filter(|t| t.status == StatusCode::OK).count();
     assert_eq!(issued, 1, "{:?}", tries.iter().map(|t| &t.body).collect::<Vec<_>>());
-    assert!(
-        tries.iter().filter(|t| t.status != StatusCode::OK).all(|t| t.body["error_code"] == "AuthorizationCodeReused")
-    );
+    let refused: Vec<&serde_json::Value> =
+        tries.iter().filter(|t| t.status != StatusCode::OK).map(|t| &t.body).collect();
+    assert!(refused.iter().all(|body| body["error_code"] == "AuthorizationCodeReused"), "{refused:?}");
 }
 
 #[tokio::test]

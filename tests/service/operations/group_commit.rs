@@ -59,3 +59,59 @@ async fn a_write_that_cannot_be_made_is_refused_alone_and_the_rest_of_its_batch_
     markers.sort();
     assert_eq!(markers, ["after", "before"]);
 }
+
+/// On PostgreSQL, ending a session while the write queue holds its browser's session and opens a
+/// session of the same code commits both, one after the other: the end writes the browser's
+/// session first, as the queue does, so neither waits on a row the other holds. (SQLite has one
+/// writer at a time: nothing to interleave.)
+#[tokio::test]
+async fn ending_a_session_waits_behind_the_queue_holding_its_browser_session_instead_of_deadlocking() {
+    use castellan::store::{browser, sessions};
+
+    let app = spawn_app().await;
+    if !app.db.url.starts_with("postgres") {
+        return;
+    }
+    let (web, _) = realm_with_clients(&app).await;
+    let mut browser = crate::oauth::browser::Browser::new(&app);
+    let code = crate::oauth::browser::signed_in(&mut browser, "web", "s").await.param("code").unwrap();
+    let exchanged = crate::oauth::browser::exchange(&app, &web, &code, crate::oauth::browser::VERIFIER).await;
+    assert_eq!(exchanged.status, reqwest::StatusCode::OK, "{:?}", exchanged.body);
+    let store = app.state.context.store.clone();
+    let (session_id, browser_id): (String, String) =
+        sqlx::query_as("SELECT id, browser_session_id FROM sessions WHERE client_id = 'web'")
+            .fetch_one(store.pool())
+            .await
+            .unwrap();
+    let session = sessions::find(store.pool(), &session_id).await.unwrap().expect("the session the code opened");
+
+    // The queue's side: the browser's session held, as a batch of redemptions holds it.
+    let mut queue = store.begin().await.unwrap();
+    assert!(browser::hold_live(&mut *queue, &[browser_id.as_str()]).await.unwrap().contains(&browser_id));
+    // A second presentation of the code ends the session meanwhile, in a transaction of its own.
+    let now = app.state.clock.now();
+    let ending = {
+        let (store, session_id) = (store.clone(), session_id.clone());
+        tokio::spawn(async move {
+            let mut tx = store.begin().await?;
+            let ended = sessions::end(&mut tx, &session_id, "authorization_code_reused", now).await?;
+            tx.commit().await?;
+            anyhow::Ok(ended)
+        })
+    };
+    // Once the end waits on a lock, the queue opens the same session (already there: nothing to
+    // open) and commits.
+    let waiting =
+        "SELECT count(*) FROM pg_stat_activity WHERE wait_event_type = 'Lock' AND datname = current_database()";
+    loop {
+        let (count,): (i64,) = sqlx::query_as(waiting).fetch_one(store.pool()).await.unwrap();
+        if count > 0 {
+            break;
+        }
+        tokio::task::yield_now().await;
+    }
+    let opened = sessions::insert_new_rows(&mut *queue, &[&session]).await.unwrap();
+    assert!(opened.is_empty(), "the session was there already");
+    queue.commit().await.expect("the queue's batch commits");
+    assert!(ending.await.unwrap().expect("the end commits after it"), "the session ended");
+}
