@@ -87,6 +87,7 @@ async fn ending_a_session_waits_behind_the_queue_holding_its_browser_session_ins
 
     // The queue's side: the browser's session held, as a batch of redemptions holds it.
     let mut queue = store.begin().await.unwrap();
+    let (queue_pid,): (i32,) = sqlx::query_as("SELECT pg_backend_pid()").fetch_one(&mut *queue).await.unwrap();
     assert!(browser::hold_live(&mut *queue, &[browser_id.as_str()]).await.unwrap().contains(&browser_id));
     // A second presentation of the code ends the session meanwhile, in a transaction of its own.
     let now = app.state.clock.now();
@@ -99,12 +100,12 @@ async fn ending_a_session_waits_behind_the_queue_holding_its_browser_session_ins
             anyhow::Ok(ended)
         })
     };
-    // Once the end waits on a lock, the queue opens the same session (already there: nothing to
-    // open) and commits.
-    let waiting =
-        "SELECT count(*) FROM pg_stat_activity WHERE wait_event_type = 'Lock' AND datname = current_database()";
+    // Once the end waits on a lock the queue holds (other tests share the database: only a wait
+    // on this queue's connection counts), the queue opens the same session (already there:
+    // nothing to open) and commits.
+    let waiting = "SELECT count(*) FROM pg_stat_activity WHERE $1 = ANY(pg_blocking_pids(pid))";
     loop {
-        let (count,): (i64,) = sqlx::query_as(waiting).fetch_one(store.pool()).await.unwrap();
+        let (count,): (i64,) = sqlx::query_as(waiting).bind(queue_pid).fetch_one(store.pool()).await.unwrap();
         if count > 0 {
             break;
         }
