@@ -10,7 +10,10 @@
 #                           having stored the interaction)
 #   single_sign_on          an authorization request of a signed-in browser, answered with a code
 #   code_exchange           codes made by single sign-on for CODE_SECONDS (10), then exchanged for
-#                           EXCHANGE_SECONDS (3), each once, for an access and an ID token
+#                           EXCHANGE_SECONDS (3), each once, for an access and an ID token (the
+#                           peer's access token is its opaque one: it signs one token, Castellan two)
+#   code_exchange_jwt       the same, the peer's client `app` given JWT access tokens for a resource
+#                           server, so that it signs two tokens too
 #
 #   bench/peer.sh sqlite|postgres [connections] [seconds] [rounds]
 #   ONLY=single_sign_on bench/peer.sh sqlite
@@ -126,6 +129,8 @@ exchanges() { # authorization URL, cookie, client id:secret, token URL, wrk dura
 }
 castellan_code_exchange() { exchanges "$auth_url" "$cookie" "web:$web" "$token_url" "$@"; }
 peer_code_exchange() { exchanges "$peer_auth" "$peer_cookie" web:web-secret "$peer/token" "$@"; }
+castellan_code_exchange_jwt() { castellan_code_exchange "$@"; }
+peer_code_exchange_jwt() { exchanges "${peer_auth/client_id=web/client_id=app}" "$peer_cookie" app:app-secret "$peer/token" "$@"; }
 
 figures="$work/figures.txt"
 # The CPU time a process has used, user and system, in clock ticks.
@@ -135,7 +140,7 @@ measure() { # service, run: runs it, prints its figures and appends "run service
   local service="$1" name="$2" out process before requests
   # The server's CPU per request, where one process serves the run (not the two-worker peer).
   case "$service/$name" in
-    */code_exchange | peer/client_credentials_x2) process="" ;;
+    */code_exchange* | peer/client_credentials_x2) process="" ;;
     castellan/*) process=$pid ;;
     peer/*) process=$peer_pid ;;
   esac
@@ -160,12 +165,12 @@ floor=$(wrk_ -d"${seconds}s" "$base/healthz")
 floor_requests=$(printf '%s\n' "$floor" | awk '/requests in/ { print $1 }')
 echo "== the HTTP floor: GET /healthz, $(printf '%s\n' "$floor" | awk '/Requests\/sec/ { print $2 }') requests/s," \
   "server CPU $(( ($(cpu_ticks "$pid") - floor_before) * 1000000 / ticks_per_second / floor_requests )) µs a request"
-for name in client_credentials client_credentials_x2 introspection login_page single_sign_on code_exchange; do
+for name in client_credentials client_credentials_x2 introspection login_page single_sign_on code_exchange code_exchange_jwt; do
   [ -z "${ONLY:-}" ] || [ "$ONLY" = "$name" ] || continue
   for round in $(seq 1 "$rounds"); do
     echo "== $name, round $round"
     for service in castellan peer; do
-      [ "$name" = code_exchange ] || "${service}_${name}" -d2s >/dev/null
+      [[ "$name" = code_exchange* ]] || "${service}_${name}" -d2s >/dev/null
       measure "$service" "$name"
     done
   done

@@ -5,6 +5,8 @@
 //   Castellan's do;
 // - `web` signs people in with the code flow and PKCE (S256), its ID tokens signed with ES256; its
 //   access tokens are the provider's own opaque ones, which its introspection looks up;
+// - `app` is `web` with access tokens for the resource server, JWTs signed with ES256: a code
+//   exchange of `app` signs two tokens, an access token and an ID token, as Castellan's do;
 // - anyone may sign in with any name (the library's development pages), and every scope asked is
 //   granted without a consent page, so that a signed-in browser's next authorization request is
 //   answered at once with a code (single sign-on).
@@ -113,14 +115,14 @@ if (cluster.isPrimary && workers > 1) {
         scope: 'orders:read',
         id_token_signed_response_alg: 'ES256',
       },
-      {
-        client_id: 'web',
-        client_secret: 'web-secret',
+      ...['web', 'app'].map((id) => ({
+        client_id: id,
+        client_secret: `${id}-secret`,
         grant_types: ['authorization_code'],
         response_types: ['code'],
         redirect_uris: ['http://127.0.0.1:9/callback'],
         id_token_signed_response_alg: 'ES256',
-      },
+      })),
     ],
     jwks: { keys: [{ ...key, kid: 'peer', alg: 'ES256', use: 'sig' }] },
     cookies: { keys: ['a bench key, the same in every worker'] },
@@ -134,6 +136,7 @@ if (cluster.isPrimary && workers > 1) {
       }
       const grant = new ctx.oidc.provider.Grant({ clientId: ctx.oidc.client.clientId, accountId: ctx.oidc.session.accountId });
       grant.addOIDCScope(ctx.oidc.params.scope);
+      if (ctx.oidc.client.clientId === 'app') grant.addResourceScope(api, 'orders:read');
       await grant.save();
       return grant;
     },
@@ -143,7 +146,7 @@ if (cluster.isPrimary && workers > 1) {
       introspection: { enabled: true },
       resourceIndicators: {
         enabled: true,
-        defaultResource: (ctx, client) => (client.clientId === 'agent' ? api : undefined),
+        defaultResource: (ctx, client) => (client.clientId === 'web' ? undefined : api),
         useGrantedResource: () => true,
         getResourceServerInfo: () => ({
           scope: 'orders:read',
