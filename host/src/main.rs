@@ -137,13 +137,13 @@ async fn run(cli: Cli) -> anyhow::Result<()> {
     match cli.command {
         Command::Serve { overrides, policies } => {
             let settings = Settings::load(&overrides)?;
-            // Kept until the service stops; dropping it sends the spans it still holds.
-            let _traces = castellan::runtime::telemetry::init_logging(&settings)?;
+            // Kept until the service stops; dropping it writes the log and sends the spans it holds.
+            let _logging = castellan::runtime::telemetry::init_logging(&settings)?;
             serve(settings, policies).await
         }
         Command::Migrate { overrides } => {
             let settings = Settings::load(&overrides)?;
-            let _traces = castellan::runtime::telemetry::init_logging(&settings)?;
+            let _logging = castellan::runtime::telemetry::init_logging(&settings)?;
             let store = store::Store::connect(&settings.database_url, 1).await?;
             store.migrate().await?;
             println!("migrations applied");

@@ -13,6 +13,7 @@ pub mod counting;
 pub mod detached;
 pub mod error;
 pub mod jobs;
+pub mod log_writer;
 pub mod metrics;
 pub mod outbound;
 pub mod rate_limit;

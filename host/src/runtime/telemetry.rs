@@ -1,6 +1,7 @@
 //! The log and traces. The log goes to standard error, filtered by `CASTELLAN_LOG`, as text or one
-//! JSON object per line (`log_format`); text is coloured only when standard error is a terminal,
-//! so a file or a pipe never holds escape codes.
+//! JSON object per line (`log_format`), written in batches by a thread of its own (`log_writer`);
+//! text is coloured only when standard error is a terminal, so a file or a pipe never holds escape
+//! codes.
 //!
 //! Traces go over OTLP. With `otlp_endpoint` set, the span of every request (holding its request
 //! id) and the spans inside it are exported in batches to an OpenTelemetry collector over
@@ -17,13 +18,22 @@ use tracing_subscriber::registry::LookupSpan;
 use tracing_subscriber::util::SubscriberInitExt as _;
 use tracing_subscriber::{EnvFilter, Layer};
 
+use super::log_writer::{BatchedStderr, Flush};
 use crate::kernel::config::{LogFormat, Settings};
 
-/// Sets up the log on standard error and, when an OTLP endpoint is set, the traces exporter, which
-/// the caller keeps until the service stops (dropping it sends the spans it still holds).
-pub fn init_logging(settings: &Settings) -> anyhow::Result<Option<Traces>> {
+/// The log's writer and the traces exporter, kept until the service stops: dropping it writes the
+/// lines still buffered and sends the spans still held.
+pub struct Logging {
+    // Dropped in this order: the spans' exporter may still log.
+    _traces: Option<Traces>,
+    _log: Flush,
+}
+
+/// Sets up the log on standard error and, when an OTLP endpoint is set, the traces exporter.
+pub fn init_logging(settings: &Settings) -> anyhow::Result<Logging> {
     let filter = EnvFilter::try_from_env("CASTELLAN_LOG").unwrap_or_else(|_| EnvFilter::new("info,sqlx=warn"));
-    let log = tracing_subscriber::fmt::layer().with_writer(std::io::stderr).with_ansi(std::io::stderr().is_terminal());
+    let (writer, flush) = BatchedStderr::start()?;
+    let log = tracing_subscriber::fmt::layer().with_writer(writer).with_ansi(std::io::stderr().is_terminal());
     let log = match settings.log_format {
         LogFormat::Json => log.json().boxed(),
         LogFormat::Text => log.boxed(),
@@ -31,7 +41,7 @@ pub fn init_logging(settings: &Settings) -> anyhow::Result<Option<Traces>> {
     let traces = settings.otlp_endpoint.as_deref().map(Traces::export_to).transpose()?;
     let exported = traces.as_ref().map(Traces::layer);
     tracing_subscriber::registry().with(filter).with(log).with(exported).try_init()?;
-    Ok(traces)
+    Ok(Logging { _traces: traces, _log: flush })
 }
 
 /// The path of the traces service under a collector's base address.

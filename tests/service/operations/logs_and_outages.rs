@@ -290,7 +290,7 @@ fn log_process() {
         },
         ..castellan::kernel::config::Settings::default()
     };
-    let _traces = castellan::runtime::telemetry::init_logging(&settings).unwrap();
+    let _logging = castellan::runtime::telemetry::init_logging(&settings).unwrap();
     tracing::warn!(reason = "a test", "a line of the log");
 }
 
