@@ -14,6 +14,7 @@ pub mod nul;
 pub mod observe;
 pub mod openapi;
 pub mod protocol;
+pub mod qr;
 pub mod request_id;
 
 use axum::Router;

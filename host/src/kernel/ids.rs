@@ -172,6 +172,8 @@ guid_type! {
     DeviceId;
     /// A sign-in waiting for a phone's answer.
     PushRequestId;
+    /// A person's authenticator beyond the password: a TOTP app, recovery codes or a passkey.
+    AuthenticatorId;
     /// A role of a realm, or a client role.
     RoleId;
     /// A group of a realm.

@@ -13,6 +13,7 @@ pub mod federation;
 pub mod initial_access_tokens;
 pub mod metadata_documents;
 pub mod registration;
+pub mod second_factors;
 pub mod signin;
 pub mod suspensions;
 pub mod tokens;

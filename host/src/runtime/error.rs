@@ -63,6 +63,18 @@ pub enum OAuthCode {
     MultipleAccessTokens,
     InvalidName,
     TooManyDevices,
+    // A person's own authenticators.
+    /// An enrolment token that is unknown, another person's, or expired.
+    InvalidEnrolment,
+    /// A one-time code that is not the one the authenticator shows.
+    InvalidOneTimeCode,
+    /// An authenticator the person may not add: one too many, or recovery codes without a second
+    /// factor.
+    AuthenticatorRefused,
+    AuthenticatorNotFound,
+    /// A person with an authenticator app, at the password grant: only a browser's sign-in asks
+    /// for its code.
+    SecondFactorRequired,
     InvalidDecision,
     // Password recovery.
     RecoveryTokenInvalid,
@@ -144,6 +156,11 @@ impl OAuthCode {
             Self::MultipleAccessTokens => "MultipleAccessTokens",
             Self::InvalidName => "InvalidName",
             Self::TooManyDevices => "TooManyDevices",
+            Self::InvalidEnrolment => "InvalidEnrolment",
+            Self::InvalidOneTimeCode => "InvalidOneTimeCode",
+            Self::AuthenticatorRefused => "AuthenticatorRefused",
+            Self::AuthenticatorNotFound => "AuthenticatorNotFound",
+            Self::SecondFactorRequired => "SecondFactorRequired",
             Self::InvalidDecision => "InvalidDecision",
             Self::RecoveryTokenInvalid => "RecoveryTokenInvalid",
             Self::PasswordRefused => "PasswordRefused",

@@ -24,6 +24,9 @@ pub enum EventType {
     TokenReuseDetected,
     UserSuspended,
     UserSuspensionEnded,
+    /// A person's TOTP app, recovery codes or passkey, added or removed.
+    AuthenticatorAdded,
+    AuthenticatorRemoved,
     AdminResourceCreated,
     AdminResourceUpdated,
     AdminResourceDeleted,
@@ -34,7 +37,7 @@ pub enum EventType {
 }
 
 impl EventType {
-    pub const ALL: [Self; 17] = [
+    pub const ALL: [Self; 19] = [
         Self::UserCreated,
         Self::UserUpdated,
         Self::UserDeleted,
@@ -46,6 +49,8 @@ impl EventType {
         Self::TokenReuseDetected,
         Self::UserSuspended,
         Self::UserSuspensionEnded,
+        Self::AuthenticatorAdded,
+        Self::AuthenticatorRemoved,
         Self::AdminResourceCreated,
         Self::AdminResourceUpdated,
         Self::AdminResourceDeleted,
@@ -67,6 +72,8 @@ impl EventType {
             Self::TokenReuseDetected => "token_reuse_detected",
             Self::UserSuspended => "user_suspended",
             Self::UserSuspensionEnded => "user_suspension_ended",
+            Self::AuthenticatorAdded => "authenticator_added",
+            Self::AuthenticatorRemoved => "authenticator_removed",
             Self::AdminResourceCreated => "admin_resource_created",
             Self::AdminResourceUpdated => "admin_resource_updated",
             Self::AdminResourceDeleted => "admin_resource_deleted",
@@ -95,7 +102,9 @@ impl EventType {
             | Self::KeysRotated
             | Self::TokenReuseDetected
             | Self::UserSuspended
-            | Self::UserSuspensionEnded => Some(EndpointKind::Client),
+            | Self::UserSuspensionEnded
+            | Self::AuthenticatorAdded
+            | Self::AuthenticatorRemoved => Some(EndpointKind::Client),
             Self::AdminResourceCreated
             | Self::AdminResourceUpdated
             | Self::AdminResourceDeleted
@@ -228,7 +237,7 @@ mod tests {
     #[test]
     fn client_endpoints_hear_people_and_realm_endpoints_hear_changes_and_attacks() {
         let heard = |kind| EventType::ALL.into_iter().filter(|e| e.heard_by() == Some(kind)).count();
-        assert_eq!((heard(EndpointKind::Client), heard(EndpointKind::Realm)), (11, 5));
+        assert_eq!((heard(EndpointKind::Client), heard(EndpointKind::Realm)), (13, 5));
         assert_eq!(EventType::Ping.heard_by(), None, "ping cannot be subscribed to");
     }
 }

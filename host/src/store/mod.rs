@@ -9,6 +9,7 @@ pub mod access_log;
 pub mod accounts;
 pub mod analyses;
 pub mod assertions;
+pub mod authenticators;
 pub mod browser;
 pub mod captures;
 pub mod changes;
@@ -230,6 +231,7 @@ text_id!(
     crate::kernel::ids::KeyId,
     crate::kernel::ids::DeviceId,
     crate::kernel::ids::PushRequestId,
+    crate::kernel::ids::AuthenticatorId,
     crate::kernel::ids::RoleId,
     crate::kernel::ids::GroupId,
     crate::kernel::ids::AccountRoleId,

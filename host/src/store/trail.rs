@@ -137,6 +137,8 @@ pub enum ResourceKind {
     Consent,
     Suspension,
     Resource,
+    /// A person's TOTP app, recovery codes or passkey.
+    Authenticator,
 }
 
 impl ResourceKind {
@@ -179,6 +181,7 @@ impl ResourceKind {
             Self::Consent => "consent",
             Self::Suspension => "suspension",
             Self::Resource => "resource",
+            Self::Authenticator => "authenticator",
         }
     }
 
@@ -207,6 +210,7 @@ impl ResourceKind {
             "initial-access-tokens" => Self::InitialAccessToken,
             "consents" => Self::Consent,
             "suspensions" => Self::Suspension,
+            "authenticators" => Self::Authenticator,
             _ => Self::Resource,
         }
     }

@@ -97,6 +97,17 @@ const SUSPENSION: &[(&str, Presence)] = &[
     ("lifted_at", Always),
 ];
 
+/// A person's authenticator added or removed (client endpoints): `by` is `user` or
+/// `administrator`.
+const AUTHENTICATOR: &[(&str, Presence)] = &[
+    ("user_id", Always),
+    ("username", Always),
+    ("authenticator_id", Always),
+    ("kind", Always),
+    ("name", Always),
+    ("by", Always),
+];
+
 /// `details` is recorded only for a client secret rotation.
 const ADMIN_CHANGE: &[(&str, Presence)] = &[
     ("action", Always),
@@ -149,6 +160,7 @@ fn fields(event_type: &str) -> Option<&'static [(&'static str, Presence)]> {
         "token_reuse_detected" => TOKEN_REUSE,
         "keys_rotated" => KEYS_ROTATED,
         "user_suspended" | "user_suspension_ended" => SUSPENSION,
+        "authenticator_added" | "authenticator_removed" => AUTHENTICATOR,
         "admin_resource_created" | "admin_resource_updated" | "admin_resource_deleted" => ADMIN_CHANGE,
         "attack_detected" => ATTACK_DETECTED,
         "credential_compromised" => CREDENTIAL_COMPROMISED,
@@ -264,6 +276,8 @@ mod tests {
             "token_reuse_detected",
             "user_suspended",
             "user_suspension_ended",
+            "authenticator_added",
+            "authenticator_removed",
             "admin_resource_created",
             "admin_resource_updated",
             "admin_resource_deleted",

@@ -22,6 +22,7 @@ pub mod oidc_provider;
 pub mod real_browser;
 pub mod registration;
 pub mod relying_party;
+pub mod second_factors;
 pub mod sessions;
 pub mod sign_in_steps;
 pub mod suspensions;

@@ -4,6 +4,7 @@ pub mod account;
 pub mod allowed_ips;
 pub mod analyses;
 pub mod audit;
+pub mod authenticators;
 pub mod captures;
 pub mod claim_mappers;
 pub mod clients;
@@ -179,6 +180,8 @@ pub fn routes() -> Router<AppState> {
         .route("/realms/{realm}/connections", get(connections::list))
         .route("/realms/{realm}/connections/{connectionId}", get(connections::read).delete(connections::delete))
         .route("/realms/{realm}/users/{userId}/connections", get(connections::of_user))
+        .route("/realms/{realm}/users/{userId}/authenticators", get(authenticators::list).delete(authenticators::reset))
+        .route("/realms/{realm}/users/{userId}/authenticators/{authenticatorId}", delete(authenticators::remove))
         .route("/realms/{realm}/sessions", get(sessions::list))
         .route("/realms/{realm}/sessions/{sessionId}", get(sessions::read).delete(sessions::revoke))
         .route("/roles", get(roles::list).post(roles::create))

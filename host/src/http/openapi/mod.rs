@@ -12,10 +12,10 @@ use utoipa::{Modify, OpenApi};
 
 use super::admin::webhooks::ClientEndpointPaths;
 use super::admin::{
-    account, allowed_ips, analyses, audit, captures, claim_mappers, clients, configuration, connection_providers,
-    connections, consumers, dedicated, delegation, groups, identity_providers, imports, organizations, realm_roles,
-    realms, registration, resource_servers, roles, scopes, secrets, sessions, signing_keys, suspensions, threats,
-    users, webhooks,
+    account, allowed_ips, analyses, audit, authenticators, captures, claim_mappers, clients, configuration,
+    connection_providers, connections, consumers, dedicated, delegation, groups, identity_providers, imports,
+    organizations, realm_roles, realms, registration, resource_servers, roles, scopes, secrets, sessions, signing_keys,
+    suspensions, threats, users, webhooks,
 };
 use super::envelope::{NotificationBody, Pagination};
 use crate::kernel::error_code::ErrorCode;
@@ -51,6 +51,7 @@ use crate::kernel::error_code::ErrorCode;
         connection_providers::create, connection_providers::list, connection_providers::read,
         connection_providers::update, connection_providers::delete,
         connections::list, connections::of_user, connections::read, connections::delete,
+        authenticators::list, authenticators::reset, authenticators::remove,
         resource_servers::create, resource_servers::list, resource_servers::read, resource_servers::update,
         resource_servers::delete,
         scopes::create_catalogue_scope, scopes::list_catalogue, scopes::update_catalogue_scope, scopes::delete_catalogue_scope,

@@ -5,6 +5,7 @@
 //! Errors follow RFC 6749 §5.2 (`error`, `error_description`) plus the service's `error_code`;
 //! every answer carries `Cache-Control: no-store`.
 
+pub mod account_authenticators;
 pub mod account_connections;
 pub mod account_consents;
 pub mod applications_page;
@@ -83,6 +84,7 @@ pub fn routes() -> Router<AppState> {
         .route("/realms/{realm}/protocol/openid-connect/auth", get(authorize::get).post(authorize::post))
         .route("/realms/{realm}/protocol/openid-connect/auth/login", post(sign_in_steps::login))
         .route("/realms/{realm}/protocol/openid-connect/auth/password", post(sign_in_steps::change_password))
+        .route("/realms/{realm}/protocol/openid-connect/auth/second-factor", post(sign_in_steps::second_factor))
         .route("/realms/{realm}/protocol/openid-connect/auth/consent", post(sign_in_steps::consent))
         .route("/realms/{realm}/protocol/openid-connect/auth/device", post(device::authorization))
         .route("/realms/{realm}/device", get(device::shown).post(device::entered))
@@ -111,6 +113,17 @@ pub fn routes() -> Router<AppState> {
         .route("/realms/{realm}/account/applications", get(applications_page::shown).post(applications_page::withdrawn))
         .route("/realms/{realm}/account/consents/{client}", axum::routing::delete(account_consents::withdraw))
         .route("/realms/{realm}/account/connections", get(account_connections::list))
+        .route("/realms/{realm}/account/authenticators", get(account_authenticators::list))
+        .route("/realms/{realm}/account/authenticators/totp", post(account_authenticators::begin_totp))
+        .route("/realms/{realm}/account/authenticators/totp/confirm", post(account_authenticators::confirm_totp))
+        .route(
+            "/realms/{realm}/account/authenticators/recovery-codes",
+            post(account_authenticators::renew_recovery_codes),
+        )
+        .route(
+            "/realms/{realm}/account/authenticators/{authenticatorId}",
+            axum::routing::delete(account_authenticators::remove),
+        )
         .route("/realms/{realm}/account/connections/{connectionId}", axum::routing::delete(account_connections::remove))
         .route("/realms/{realm}/connections/{provider}/callback", get(upstream::connected))
         .route("/realms/{realm}/account/push-requests", get(push::waiting))
@@ -190,6 +203,9 @@ fn answer(code: OAuthCode) -> (StatusCode, &'static str) {
         | C::PushDeviceMissing
         | C::InvalidName
         | C::TooManyDevices
+        | C::InvalidEnrolment
+        | C::InvalidOneTimeCode
+        | C::AuthenticatorRefused
         | C::InvalidDecision
         | C::PasswordRefused
         | C::DelegationSubjectTokenTypeUnsupported
@@ -208,6 +224,7 @@ fn answer(code: OAuthCode) -> (StatusCode, &'static str) {
         | C::ResourceServerNotFound
         | C::PushRequestNotWaiting
         | C::ConsentNotFound
+        | C::AuthenticatorNotFound
         | C::ConnectionNotFound => (StatusCode::NOT_FOUND, "invalid_request"),
         C::UnsupportedGrantType => (StatusCode::BAD_REQUEST, "unsupported_grant_type"),
         C::InvalidClient => (StatusCode::UNAUTHORIZED, "invalid_client"),
@@ -226,7 +243,8 @@ fn answer(code: OAuthCode) -> (StatusCode, &'static str) {
         | C::InvalidCodeVerifier
         | C::PushRequestUnknown
         | C::InvalidDeviceCode
-        | C::RecoveryTokenInvalid => (StatusCode::BAD_REQUEST, "invalid_grant"),
+        | C::RecoveryTokenInvalid
+        | C::SecondFactorRequired => (StatusCode::BAD_REQUEST, "invalid_grant"),
         C::AuthorizationPending => (StatusCode::BAD_REQUEST, "authorization_pending"),
         C::PushRequestExpired | C::DeviceCodeExpired => (StatusCode::BAD_REQUEST, "expired_token"),
         C::PushRequestRefused | C::DeviceAccessDenied => (StatusCode::BAD_REQUEST, "access_denied"),
@@ -337,6 +355,14 @@ impl From<Refusal> for OAuthError {
             ),
             Refusal::PushPending => Self::new(OAuthCode::AuthorizationPending, "no phone has answered yet"),
             Refusal::PushExpired => Self::new(OAuthCode::PushRequestExpired, "no phone approved the sign-in in time"),
+            Refusal::SecondFactorInvalid => Self::new(OAuthCode::InvalidOneTimeCode, "the code is not right"),
+            Refusal::SecondFactorRequired => Self::new(
+                OAuthCode::SecondFactorRequired,
+                "this person signs in with a second factor: use the authorization code flow",
+            ),
+            Refusal::SecondFactorExpired => {
+                Self::new(OAuthCode::InvalidOneTimeCode, "the sign-in waited too long for its code: sign in again")
+            }
             Refusal::PushRefused => Self::new(OAuthCode::PushRequestRefused, "the sign-in was refused on the phone"),
             Refusal::PushRequestUnknown => {
                 Self::new(OAuthCode::PushRequestUnknown, "no such push request for this client, or it was used")

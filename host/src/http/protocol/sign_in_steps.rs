@@ -3,6 +3,8 @@
 //!
 //! - `POST …/auth/login`: the password, checked by the password grant's own operation
 //!   (`signin::password`); at the platform realm, the console's sign-in, in the account's access log.
+//! - `POST …/auth/second-factor`: the code from the person's authenticator app, or a recovery
+//!   code, after the right password of a person who has an app.
 //! - `POST …/auth/password`: the new password of a person who must change theirs.
 //! - `GET|POST …/auth/push`: the page that waits for the person's phone, reloading every two seconds.
 //! - `GET|POST …/auth/recovery`, `POST …/auth/recovery/reset`: password recovery, the code sent by
@@ -32,6 +34,7 @@ use crate::oauth::signin::signup::{self, SignUp, SignUpError, SignUpRefusal};
 use crate::oauth::signin::texts::Texts;
 use crate::oauth::signin::{
     self, Opens, PasswordAttempt, PasswordOutcome, PhoneConfirmation, Refusal, SignInError, console, recovery,
+    second_factor,
 };
 use crate::runtime::error::Error;
 use crate::runtime::rate_limit::{Class, source_key};
@@ -147,8 +150,43 @@ pub async fn login(
             response
         }
         Ok(PasswordOutcome::MustChangePassword { ticket }) => page.change(&ticket, None),
+        Ok(PasswordOutcome::SecondFactorAsked { ticket }) => page.second_factor(&ticket, None),
         Ok(PasswordOutcome::SignedIn(_)) => failed(&state, realm, "a password sign-in opened no browser session"),
         Err(SignInError::Refused(refusal)) => page.login(username, Some(refusal_text(&refusal, page.texts()))),
+        Err(SignInError::Failed(failure)) => refused(&state, realm, failure.into()),
+    }
+}
+
+/// `POST …/auth/second-factor`: the code from the person's authenticator app (or a recovery code),
+/// with the ticket their right password was given. Right, the browser is signed in and the
+/// authorization goes on; wrong, the step asks again, until the realm lockout holds the account.
+pub async fn second_factor(
+    State(state): State<AppState>,
+    Path(realm_id): Path<String>,
+    Extension(ClientAddress(address)): Extension<ClientAddress>,
+    headers: HeaderMap,
+    form: Posted,
+) -> Response {
+    let request = checked!(posted(&state, &realm_id, &headers, form));
+    let (page, Requested { form, realm, authorization, .. }) = (request.page(&state, &headers), &request);
+    let texts = page.texts();
+    let origin = origin_of(address, &headers);
+    let ticket = form.get("ticket").unwrap_or("");
+    let attempt = second_factor::CodeAttempt {
+        realm,
+        client: &authorization.client,
+        ticket,
+        code: form.get("code").unwrap_or(""),
+        origin: &origin,
+    };
+    match second_factor::code(&state, &state.protection, attempt).await {
+        Ok(PasswordOutcome::InBrowser(signed_in)) => answer_signed_in(&page, &signed_in, &origin).await,
+        Ok(_) => failed(&state, realm, "a second factor opened no browser session"),
+        Err(SignInError::Refused(Refusal::SecondFactorInvalid)) => page.second_factor(ticket, Some(texts.wrong_code)),
+        Err(SignInError::Refused(Refusal::SecondFactorExpired)) => {
+            page.login("", Some((StatusCode::OK, texts.code_expired)))
+        }
+        Err(SignInError::Refused(refusal)) => page.login("", Some(refusal_text(&refusal, texts))),
         Err(SignInError::Failed(failure)) => refused(&state, realm, failure.into()),
     }
 }
@@ -435,6 +473,23 @@ impl Page<'_> {
             },
             status,
         )
+    }
+
+    /// The second step: a code from the person's authenticator app, or a recovery code.
+    pub fn second_factor(&self, ticket: &str, error: Option<&'static str>) -> Response {
+        let texts = self.texts();
+        let status = if error.is_some() { StatusCode::BAD_REQUEST } else { StatusCode::OK };
+        let page = FormPage {
+            title: texts.second_factor_title.to_owned(),
+            intro: Some(texts.second_factor_asked),
+            path: "second-factor",
+            fields: vec![Field::text("code", texts.one_time_code, "one-time-code", "")],
+            hidden: vec![("ticket", ticket)],
+            button: texts.verify,
+            problem: error.map(|text| Problem { text, field: Some("code") }),
+            ..FormPage::default()
+        };
+        self.step_back(page, status)
     }
 
     /// The page that waits for the person's phone: it reloads itself, and a button does the same

@@ -193,7 +193,9 @@ fn password_answer(outcome: PasswordOutcome, bound: bool) -> Result<Response, OA
             "interval": asked.interval,
         }))),
         // The token endpoint's sign-ins open client sessions, never a browser's.
-        PasswordOutcome::InBrowser(_) | PasswordOutcome::MustChangePassword { .. } => {
+        PasswordOutcome::InBrowser(_)
+        | PasswordOutcome::MustChangePassword { .. }
+        | PasswordOutcome::SecondFactorAsked { .. } => {
             Err(Error::Internal(anyhow::anyhow!("a browser sign-in at the token endpoint")).into())
         }
     }

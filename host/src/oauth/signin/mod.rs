@@ -12,6 +12,7 @@ pub mod console;
 pub mod console_sessions;
 pub mod consumer_keys;
 pub mod device;
+mod failures;
 pub mod federated;
 mod issuance;
 mod login_events;
@@ -19,12 +20,13 @@ pub mod push;
 pub mod recovery;
 mod refresh;
 mod scopes;
+pub mod second_factor;
 pub mod signup;
 pub mod texts;
 
 use chrono::{DateTime, TimeDelta, Utc};
-use serde_json::json;
 
+use self::failures::{Counting, count_failure};
 use self::issuance::{Granted, next_refresh, person_tokens, redeem};
 pub use self::login_events::{Login, login_data};
 use self::login_events::{publish, succeeded_event};
@@ -42,7 +44,7 @@ use crate::store::Transaction;
 use crate::store::clients::{Client, GrantType};
 use crate::store::events::EventType;
 use crate::store::exposures;
-use crate::store::lockout::{self, Failures};
+use crate::store::lockout;
 use crate::store::realms::Realm;
 use crate::store::sessions::{self, Session};
 use crate::store::users::{self as user_store, User, UserStatus};
@@ -119,6 +121,14 @@ pub enum Refusal {
     /// A PKCE verifier that is missing, malformed or does not match the code's challenge, or one
     /// sent for a code issued without a challenge.
     InvalidCodeVerifier,
+    /// A code on the second step that no authenticator app of the person shows (or showed before)
+    /// and that is none of their unused recovery codes.
+    SecondFactorInvalid,
+    /// A person with an authenticator app signing in where no second step can ask for its code
+    /// (the password grant without a phone's confirmation).
+    SecondFactorRequired,
+    /// A second step whose ticket is unknown, another client's, or older than five minutes.
+    SecondFactorExpired,
     /// No person has answered the device authorization yet.
     DevicePending,
     /// The device polled sooner than its interval allows.
@@ -137,6 +147,8 @@ impl Refusal {
             Self::UserDisabled => "user_disabled",
             Self::Suspended => "user_suspended",
             Self::PasswordChangeRequired => "password_change_required",
+            Self::SecondFactorInvalid => "invalid_second_factor",
+            Self::SecondFactorRequired => "second_factor_required",
             _ => "invalid_credentials",
         }
     }
@@ -240,6 +252,11 @@ pub enum PasswordOutcome {
     /// The password is right but must be changed first (browser sign-ins only): `ticket` sets a
     /// new one once, within minutes (see [`recovery::reset`]).
     MustChangePassword {
+        ticket: String,
+    },
+    /// The password is right; the person's authenticator app must confirm it (browser sign-ins
+    /// only): `ticket` carries the sign-in to the code (see [`second_factor`]).
+    SecondFactorAsked {
         ticket: String,
     },
 }
@@ -352,9 +369,19 @@ pub async fn password(
         Some(user) if matched && opens == Opens::ClientSession => suspended(context, client, &user.id, now).await?,
         _ => false,
     };
+    // A browser's sign-in of a person with an authenticator app goes on to a code from it; the
+    // password grant, which has no second step, refuses them unless a phone confirms.
+    let has_app = match &user {
+        Some(user) if matched && !closed => second_factor::asked_of(context, &user.id).await?,
+        _ => false,
+    };
+    let ask_code = has_app && opens == Opens::BrowserSession;
+    let code_missing = has_app && opens == Opens::ClientSession && !matches!(phone, PhoneConfirmation::Required);
     let confirm_on_phone = match (phone, &user) {
         (PhoneConfirmation::Required, _) => true,
-        (PhoneConfirmation::IfEnrolled, Some(user)) if matched && !closed => push::has_phone(context, &user.id).await?,
+        (PhoneConfirmation::IfEnrolled, Some(user)) if matched && !closed && !ask_code => {
+            push::has_phone(context, &user.id).await?
+        }
         _ => false,
     };
     let mut tx = context.store.begin().await?;
@@ -371,6 +398,7 @@ pub async fn password(
         _ if !matched || closed || recorded.password_exposed => Some(Refusal::InvalidCredentials),
         Some(user) if user.status != UserStatus::Active => Some(Refusal::UserDisabled),
         Some(_) if suspended => Some(Refusal::Suspended),
+        Some(_) if code_missing => Some(Refusal::SecondFactorRequired),
         Some(user) if user.must_change_password => {
             // An exposed password is told apart from a wrong one only where the account signed in
             // before: anywhere else it may be the attacker holding it.
@@ -397,27 +425,8 @@ pub async fn password(
         publish(&mut tx, realm, client, EventType::LoginFailed, login_data(login, origin), now).await?;
         context.metrics.sign_in_failed(refusal.reason());
         if guarded && refusal == Refusal::InvalidCredentials {
-            let mut counted = match failures.take() {
-                Some(f) if now - f.first_failed_at < lockout::FAILURE_WINDOW => f,
-                _ => Failures { failed_count: 0, first_failed_at: now, locked_until: None },
-            };
-            counted.failed_count += 1;
-            if counted.failed_count >= realm.settings.max_failed_attempts {
-                let until = now + TimeDelta::minutes(realm.settings.lockout_duration_minutes);
-                if let Some(user) = &user {
-                    let data = json!({
-                        "user_id": user.id,
-                        "username": user.username,
-                        "email": user.email,
-                        "lockout_end": crate::kernel::clock::iso(until),
-                        "access_failed_count": counted.failed_count,
-                    });
-                    publish(&mut tx, realm, client, EventType::UserLockedOut, data, now).await?;
-                }
-                counted = Failures { failed_count: 0, first_failed_at: now, locked_until: Some(until) };
-                context.metrics.locked_out();
-            }
-            lockout::save(&mut *tx, target, address, &counted).await?;
+            let counting = Counting { realm, client, user: user.as_ref(), target, address };
+            count_failure(context, &mut tx, &counting, failures.take(), now).await?;
         }
         // A browser whose person typed the right password goes on to choosing a new one, with a
         // ticket that sets it once; the token endpoint answers the refusal.
@@ -437,6 +446,13 @@ pub async fn password(
     let Some(user) = user else { return Err(Refusal::InvalidCredentials.into()) };
     if let Some((imported, own)) = &rehashed {
         user_store::replace_password_hash(&mut *tx, &user.id, imported, own).await?;
+    }
+    if ask_code {
+        tx.commit().await?;
+        crate::protection::send_letters(context, recorded.letters);
+        return Ok(PasswordOutcome::SecondFactorAsked {
+            ticket: second_factor::ticket(context, realm, client, &user, now),
+        });
     }
     let signed_in = SignIn { realm, client, user: &user, scopes: &scopes, resource, methods: &["pwd"], dpop_jkt };
     if confirm_on_phone {

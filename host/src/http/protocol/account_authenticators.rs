@@ -1,0 +1,116 @@
+//! `/realms/{realm}/account/authenticators`: a person lists and manages their own authenticators
+//! beyond the password, with an access token of theirs from one of the realm's own clients:
+//!
+//! - `GET`: the list (kind, name, added, last used; never a secret).
+//! - `POST …/totp`: begins enrolling an authenticator app: the secret, its `otpauth://` URI, the
+//!   URI as a QR code (SVG), and the enrolment token to send back.
+//! - `POST …/totp/confirm` (`enrolment`, `code`, optional `name`): keeps the app once the code it
+//!   shows is right; the first second factor comes with ten recovery codes, answered once.
+//! - `POST …/recovery-codes`: a new set of recovery codes, the old set no longer accepted.
+//! - `DELETE …/{authenticatorId}`: removes one.
+
+use axum::extract::{Path, State};
+use axum::http::{HeaderMap, StatusCode};
+use axum::response::{IntoResponse, Response};
+use serde_json::json;
+
+use super::account_consents::person;
+use super::{Form, OAuthError, json_no_store, no_store, realm};
+use crate::http::AppState;
+use crate::kernel::clock::iso;
+use crate::oauth::second_factors::{self, By, recovery_codes, totp};
+use crate::runtime::error::{Error, OAuthCode};
+
+pub async fn list(
+    State(state): State<AppState>,
+    Path(realm_id): Path<String>,
+    headers: HeaderMap,
+) -> Result<Response, OAuthError> {
+    let realm = realm(&state, &realm_id).await?;
+    let user = person(&state, &realm.id, &headers, ("GET", "/account/authenticators")).await?;
+    let authenticators = second_factors::list(&state, &user).await?;
+    Ok(json_no_store(json!({ "authenticators": authenticators })))
+}
+
+pub async fn begin_totp(
+    State(state): State<AppState>,
+    Path(realm_id): Path<String>,
+    headers: HeaderMap,
+) -> Result<Response, OAuthError> {
+    let realm = realm(&state, &realm_id).await?;
+    let user = person(&state, &realm.id, &headers, ("POST", "/account/authenticators/totp")).await?;
+    let enrolment = totp::begin(&state, &realm, &user);
+    let parameters = enrolment.parameters;
+    Ok(json_no_store(json!({
+        "enrolment": enrolment.token,
+        "secret": enrolment.secret,
+        "uri": enrolment.uri,
+        "qr_code": crate::http::qr::svg(&enrolment.uri),
+        "algorithm": parameters.algorithm.as_str(),
+        "digits": parameters.digits,
+        "period": parameters.period,
+        "expires_at": iso(enrolment.expires_at),
+    })))
+}
+
+pub async fn confirm_totp(
+    State(state): State<AppState>,
+    Path(realm_id): Path<String>,
+    headers: HeaderMap,
+    form: Result<Form, OAuthError>,
+) -> Result<Response, OAuthError> {
+    let realm = realm(&state, &realm_id).await?;
+    let user = person(&state, &realm.id, &headers, ("POST", "/account/authenticators/totp/confirm")).await?;
+    let form = form?;
+    let (Some(token), Some(code)) = (form.get("enrolment"), form.get("code")) else {
+        return Err(OAuthError::new(OAuthCode::MissingParameter, "enrolment and code are required"));
+    };
+    let confirmed = totp::confirm(&state, &realm, &user, token, code, form.get("name")).await.map_err(refused)?;
+    let mut response =
+        json_no_store(json!({ "authenticator": confirmed.authenticator, "recovery_codes": confirmed.recovery_codes }));
+    *response.status_mut() = StatusCode::CREATED;
+    Ok(response)
+}
+
+pub async fn renew_recovery_codes(
+    State(state): State<AppState>,
+    Path(realm_id): Path<String>,
+    headers: HeaderMap,
+) -> Result<Response, OAuthError> {
+    let realm = realm(&state, &realm_id).await?;
+    let user = person(&state, &realm.id, &headers, ("POST", "/account/authenticators/recovery-codes")).await?;
+    let codes = recovery_codes::renew(&state, &realm, &user).await.map_err(refused)?;
+    Ok(json_no_store(json!({ "recovery_codes": codes })))
+}
+
+pub async fn remove(
+    State(state): State<AppState>,
+    Path((realm_id, id)): Path<(String, String)>,
+    headers: HeaderMap,
+) -> Result<Response, OAuthError> {
+    let realm = realm(&state, &realm_id).await?;
+    let path = format!("/account/authenticators/{id}");
+    let user = person(&state, &realm.id, &headers, ("DELETE", &path)).await?;
+    second_factors::remove(&state, &realm, &user, &id, By::Owner).await.map_err(refused)?;
+    let mut response = StatusCode::NO_CONTENT.into_response();
+    no_store(response.headers_mut());
+    Ok(response)
+}
+
+/// The answer to what the operations refuse, in the protocol's error format with the reason.
+fn refused(error: Error) -> OAuthError {
+    match error {
+        Error::Validation(notes) => {
+            let note = notes.into_iter().next();
+            let code = match note.as_ref().map(|n| n.field.as_str()) {
+                Some("enrolment") => OAuthCode::InvalidEnrolment,
+                Some("code") => OAuthCode::InvalidOneTimeCode,
+                _ => OAuthCode::InvalidName,
+            };
+            OAuthError::new(code, note.map(|n| n.message).unwrap_or_default())
+        }
+        Error::Conflict(message) => OAuthError::new(OAuthCode::AuthenticatorRefused, message),
+        Error::NotFound(_) => OAuthError::new(OAuthCode::AuthenticatorNotFound, "no such authenticator of yours"),
+        other => other.into(),
+    }
+}
