@@ -1,6 +1,8 @@
 //! QR codes as SVG, drawn by the service: the `otpauth://` URI of an authenticator app's
 //! enrolment, scanned from the page with no script and no image fetched from elsewhere.
 
+use std::fmt::Write as _;
+
 use qrcodegen::{QrCode, QrCodeEcc};
 
 /// Modules of quiet zone around the code, as the standard asks.
@@ -19,7 +21,7 @@ pub fn svg(text: &str) -> String {
     for y in 0..code.size() {
         for x in 0..code.size() {
             if code.get_module(x, y) {
-                path.push_str(&format!("M{},{}h1v1h-1z", x + BORDER, y + BORDER));
+                let _ = write!(path, "M{},{}h1v1h-1z", x + BORDER, y + BORDER);
             }
         }
     }

@@ -11,11 +11,11 @@
 
 use axum::extract::{Path, State};
 use axum::http::{HeaderMap, StatusCode};
-use axum::response::{IntoResponse, Response};
+use axum::response::Response;
 use serde_json::json;
 
 use super::account_consents::person;
-use super::{Form, OAuthError, json_no_store, no_store, realm};
+use super::{Form, OAuthError, json_no_store, no_content_no_store, realm};
 use crate::http::AppState;
 use crate::kernel::clock::iso;
 use crate::oauth::second_factors::{self, By, recovery_codes, totp};
@@ -92,9 +92,7 @@ pub async fn remove(
     let path = format!("/account/authenticators/{id}");
     let user = person(&state, &realm.id, &headers, ("DELETE", &path)).await?;
     second_factors::remove(&state, &realm, &user, &id, By::Owner).await.map_err(refused)?;
-    let mut response = StatusCode::NO_CONTENT.into_response();
-    no_store(response.headers_mut());
-    Ok(response)
+    Ok(no_content_no_store())
 }
 
 /// The answer to what the operations refuse, in the protocol's error format with the reason.

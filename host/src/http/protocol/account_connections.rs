@@ -4,12 +4,12 @@
 //! are never shown.
 
 use axum::extract::{Path, State};
-use axum::http::{HeaderMap, StatusCode};
-use axum::response::{IntoResponse, Response};
+use axum::http::HeaderMap;
+use axum::response::Response;
 use serde_json::json;
 
 use super::account_consents::person;
-use super::{OAuthError, json_no_store, no_store, realm};
+use super::{OAuthError, json_no_store, no_content_no_store, realm};
 use crate::http::AppState;
 use crate::kernel::clock::iso;
 use crate::oauth::federation::connections;
@@ -52,7 +52,5 @@ pub async fn remove(
     if !connections::remove_own(&state, &user, &connection_id).await? {
         return Err(OAuthError::new(OAuthCode::ConnectionNotFound, "the person has no such connection"));
     }
-    let mut response = StatusCode::NO_CONTENT.into_response();
-    no_store(response.headers_mut());
-    Ok(response)
+    Ok(no_content_no_store())
 }

@@ -4,11 +4,11 @@
 //! the person allowed others).
 
 use axum::extract::{Path, State};
-use axum::http::{HeaderMap, StatusCode};
-use axum::response::{IntoResponse, Response};
+use axum::http::HeaderMap;
+use axum::response::Response;
 use serde_json::json;
 
-use super::{OAuthError, json_no_store, no_store, realm};
+use super::{OAuthError, json_no_store, no_content_no_store, realm};
 use crate::http::AppState;
 use crate::kernel::clock::iso;
 use crate::oauth::consent;
@@ -64,7 +64,5 @@ pub async fn withdraw(
     if !consent::withdraw(&state, &user, &client_id, None).await? {
         return Err(OAuthError::new(OAuthCode::ConsentNotFound, "no consent to this client"));
     }
-    let mut response = StatusCode::NO_CONTENT.into_response();
-    no_store(response.headers_mut());
-    Ok(response)
+    Ok(no_content_no_store())
 }

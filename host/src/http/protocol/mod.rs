@@ -478,6 +478,13 @@ pub fn no_store(headers: &mut HeaderMap) {
 }
 
 /// A JSON answer that must not be cached.
+/// `204 No Content`, not to be stored: the answer to a removal.
+pub fn no_content_no_store() -> Response {
+    let mut response = StatusCode::NO_CONTENT.into_response();
+    no_store(response.headers_mut());
+    response
+}
+
 pub fn json_no_store(body: serde_json::Value) -> Response {
     let mut response = axum::Json(body).into_response();
     no_store(response.headers_mut());

@@ -10,7 +10,7 @@ use axum::response::{IntoResponse, Response};
 use serde_json::Value;
 
 use super::discovery::bearer;
-use super::{OAuthError, json_no_store, no_store, realm};
+use super::{OAuthError, json_no_store, no_content_no_store, no_store, realm};
 use crate::http::AppState;
 use crate::http::address::ClientAddress;
 use crate::oauth::registration::{self, Asker, Metadata, RegistrationError};
@@ -141,9 +141,7 @@ pub async fn delete(
     let realm = realm(&state, &realm_id).await?;
     let client = registration::registered(&state, &realm, &client_id, bearer(&headers)).await?;
     registration::delete(&state, &realm, &client, &asker(address, &Method::DELETE, &uri)).await?;
-    let mut response = StatusCode::NO_CONTENT.into_response();
-    no_store(response.headers_mut());
-    Ok(response)
+    Ok(no_content_no_store())
 }
 
 /// The answer to a CORS preflight of the registration endpoints: code in a browser (an MCP
