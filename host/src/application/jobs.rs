@@ -168,7 +168,7 @@ const JOBS: &[Job] = &[
                     ),
                     (
                         counted(crate::store::assertions::prune(writer, now).await?),
-                        "expired client assertions and DPoP proofs removed",
+                        "expired client assertions, DPoP proofs and passkey challenges removed",
                     ),
                     (
                         counted(crate::store::browser::prune(writer, now).await?),

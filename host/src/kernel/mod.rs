@@ -13,3 +13,4 @@ pub mod ids;
 pub mod passwords;
 pub mod totp;
 pub mod validate;
+pub mod webauthn;

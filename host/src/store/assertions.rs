@@ -1,5 +1,5 @@
-//! The client assertions (RFC 7523) and DPoP proofs (RFC 9449) accepted, by `jti`, until they
-//! expire: one presented again is a replay.
+//! The client assertions (RFC 7523) and DPoP proofs (RFC 9449) accepted, by `jti`, and the passkey
+//! challenges answered, by their nonce, until they expire: one presented again is a replay.
 
 use chrono::{DateTime, Utc};
 use sqlx::{Any, Executor};
@@ -46,7 +46,23 @@ pub async fn record_proof_once<'c>(
     Ok(done.rows_affected() == 1)
 }
 
-/// Forgets assertions and proofs that have expired, which no one can present again anyway.
+/// Records the answer to a passkey challenge; `false` when the challenge was answered before.
+pub async fn record_challenge_once<'c>(
+    db: impl Executor<'c, Database = Any>,
+    nonce: &str,
+    expires_at: DateTime<Utc>,
+) -> Result<bool, Error> {
+    let done = sqlx::query(
+        "INSERT INTO passkey_challenges (nonce, expires_at) VALUES ($1, $2) ON CONFLICT (nonce) DO NOTHING",
+    )
+    .bind(nonce)
+    .bind(super::millis(expires_at))
+    .execute(db)
+    .await?;
+    Ok(done.rows_affected() == 1)
+}
+
+/// Forgets assertions, proofs and challenges that have expired, which no one can present again anyway.
 pub async fn prune<'c>(db: impl Executor<'c, Database = Any> + Copy, now: DateTime<Utc>) -> Result<u64, Error> {
     let assertions = sqlx::query("DELETE FROM client_assertions WHERE expires_at <= $1")
         .bind(super::millis(now))
@@ -54,5 +70,9 @@ pub async fn prune<'c>(db: impl Executor<'c, Database = Any> + Copy, now: DateTi
         .await?;
     let proofs =
         sqlx::query("DELETE FROM dpop_proofs WHERE expires_at <= $1").bind(super::millis(now)).execute(db).await?;
-    Ok(assertions.rows_affected() + proofs.rows_affected())
+    let challenges = sqlx::query("DELETE FROM passkey_challenges WHERE expires_at <= $1")
+        .bind(super::millis(now))
+        .execute(db)
+        .await?;
+    Ok(assertions.rows_affected() + proofs.rows_affected() + challenges.rows_affected())
 }

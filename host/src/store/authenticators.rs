@@ -132,6 +132,45 @@ pub async fn use_step<'c>(
     Ok(done.rows_affected() == 1)
 }
 
+/// The realm's passkey whose credential id (base64url) is `credential_id`.
+pub async fn passkey<'c>(
+    db: impl Executor<'c, Database = Any>,
+    realm_id: &str,
+    credential_id: &str,
+) -> Result<Option<Authenticator>, Error> {
+    sqlx::query_as(sqlx::AssertSqlSafe(format!(
+        "SELECT {COLUMNS} FROM authenticators WHERE realm_id = $1 AND credential_id = $2 AND kind = 'Passkey'"
+    )))
+    .bind(realm_id)
+    .bind(credential_id)
+    .fetch_optional(db)
+    .await
+    .map_err(Error::from)
+}
+
+/// Records an assertion of a passkey at `now` with the authenticator's `counter` and its flags in
+/// `data`, unless the counter went back (or stayed, once not zero): whether it was recorded. The
+/// check and the write are one statement, so two assertions with one counter cannot both pass.
+pub async fn use_passkey<'c>(
+    db: impl Executor<'c, Database = Any>,
+    id: &str,
+    counter: i64,
+    data: &str,
+    now: DateTime<Utc>,
+) -> Result<bool, Error> {
+    let done = sqlx::query(
+        "UPDATE authenticators SET counter = $2, data = $3, last_used_at = $4 \
+         WHERE id = $1 AND (counter < $2 OR (counter = 0 AND $2 = 0))",
+    )
+    .bind(id)
+    .bind(counter)
+    .bind(data)
+    .bind(super::millis(now))
+    .execute(db)
+    .await?;
+    Ok(done.rows_affected() == 1)
+}
+
 /// Stores the hashes of a set's recovery codes.
 pub async fn insert_codes(tx: &mut super::Connection, authenticator_id: &str, hashes: &[String]) -> Result<(), Error> {
     for hash in hashes {

@@ -136,14 +136,36 @@ impl Browser {
         futures_util::future::join_all(each).await
     }
 
-    /// Posts the hidden fields of `page`'s form, and `extra`, to `path` of the realm.
+    /// Posts the hidden fields of `page`'s first form, and `extra`, to `path` of the realm.
     pub async fn submit(&mut self, path: &str, page: &Page, extra: &[(&str, &str)]) -> Page {
+        let first = page.body.find("<form").unwrap_or(0);
+        self.submit_from(path, &page.body[first..], extra).await
+    }
+
+    /// Posts the hidden fields of `page`'s form whose id is `id`, and `extra`, to `path`.
+    pub async fn submit_form(&mut self, path: &str, page: &Page, id: &str, extra: &[(&str, &str)]) -> Page {
+        let at = page.body.find(&format!(r#"id="{id}""#)).unwrap_or_else(|| panic!("no form {id}: {}", page.body));
+        self.submit_from(path, &page.body[at..], extra).await
+    }
+
+    /// Posts the hidden fields of the form `html` starts in, up to its end.
+    async fn submit_from(&mut self, path: &str, html: &str, extra: &[(&str, &str)]) -> Page {
+        let html = &html[..html.find("</form>").unwrap_or(html.len())];
+        let section = Page {
+            url: url::Url::parse("http://form.invalid/").unwrap(),
+            status: StatusCode::OK,
+            location: None,
+            policy: None,
+            body: html.to_owned(),
+        };
         let mut form: Vec<(String, String)> = Vec::new();
-        let mut rest = page.body.as_str();
+        let mut rest = html;
         while let Some(at) = rest.find(r#"<input type="hidden" name=""#) {
             rest = &rest[at + r#"<input type="hidden" name=""#.len()..];
             let name = &rest[..rest.find('"').unwrap()];
-            form.push((name.to_owned(), page.input(name).unwrap()));
+            if extra.iter().all(|(n, _)| *n != name) {
+                form.push((name.to_owned(), section.input(name).unwrap()));
+            }
         }
         form.extend(extra.iter().map(|(n, v)| ((*n).to_owned(), (*v).to_owned())));
         let url = format!("{}{path}", self.base);

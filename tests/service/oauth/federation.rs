@@ -335,7 +335,7 @@ async fn home_realm_discovery_sends_an_organizations_address_to_its_provider() {
 
     let mut browser = Browser::new(&app);
     let page = authorize(&mut browser, &[]).await;
-    assert!(!page.body.contains("Sign in with"), "the client offers no button");
+    assert!(!page.body.contains(r#"<a class="button""#), "the client offers no provider's button");
     let sent = browser.sign_in("acme", &page, "Peter@Initech.example", "").await;
     assert!(sent.location.as_ref().unwrap().as_str().starts_with(&upstream.base), "{} {}", sent.status, sent.body);
     let back = follow(&mut browser, &sent).await;
@@ -414,8 +414,10 @@ async fn the_login_page_offers_the_providers_as_they_are_now() {
         assert!(page.shows_login_form(), "{}", page.body);
         let mut shown = Vec::new();
         let mut rest = page.body.as_str();
-        while let Some(at) = rest.find("Sign in with ") {
-            rest = &rest[at + "Sign in with ".len()..];
+        // Each provider's button is a link.
+        while let Some(at) = rest.find(r#"<a class="button""#) {
+            rest = &rest[at..];
+            rest = &rest[rest.find(">Sign in with ").unwrap() + ">Sign in with ".len()..];
             shown.push(rest[..rest.find('<').unwrap()].to_owned());
         }
         shown

@@ -19,6 +19,8 @@ pub mod mcp;
 pub mod metadata;
 pub mod metadata_documents;
 pub mod oidc_provider;
+pub mod passkeys;
+pub mod passkeys_browser;
 pub mod real_browser;
 pub mod registration;
 pub mod relying_party;

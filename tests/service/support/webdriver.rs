@@ -72,6 +72,21 @@ impl Driver {
         answer["value"].clone()
     }
 
+    /// A GET of the session's `path`: its value.
+    pub async fn read(&self, path: &str) -> Value {
+        let answer: Value =
+            self.http.get(format!("{}{path}", self.session)).send().await.unwrap().json().await.unwrap();
+        assert!(answer["value"].get("error").is_none(), "{path}: {answer}");
+        answer["value"].clone()
+    }
+
+    /// A DELETE of the session's `path`.
+    pub async fn remove(&self, path: &str) {
+        let answer: Value =
+            self.http.delete(format!("{}{path}", self.session)).send().await.unwrap().json().await.unwrap();
+        assert!(answer["value"].get("error").is_none(), "{path}: {answer}");
+    }
+
     pub async fn go(&self, url: &str) {
         self.command("/url", json!({ "url": url })).await;
     }

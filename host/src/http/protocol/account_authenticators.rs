@@ -7,6 +7,9 @@
 //! - `POST …/totp/confirm` (`enrolment`, `code`, optional `name`): keeps the app once the code it
 //!   shows is right; the first second factor comes with ten recovery codes, answered once.
 //! - `POST …/recovery-codes`: a new set of recovery codes, the old set no longer accepted.
+//! - `POST …/passkey`: the options of `navigator.credentials.create()` for a new passkey, whose
+//!   challenge is bound to the person; `POST …/passkey/confirm` (`credential`, the browser's
+//!   answer as JSON, and an optional `name`) keeps it.
 //! - `DELETE …/{authenticatorId}`: removes one.
 
 use axum::extract::{Path, State};
@@ -18,7 +21,7 @@ use super::account_consents::person;
 use super::{Form, OAuthError, json_no_store, no_content_no_store, realm};
 use crate::http::AppState;
 use crate::kernel::clock::iso;
-use crate::oauth::second_factors::{self, By, recovery_codes, totp};
+use crate::oauth::second_factors::{self, By, passkeys, recovery_codes, totp};
 use crate::runtime::error::{Error, OAuthCode};
 
 pub async fn list(
@@ -72,6 +75,42 @@ pub async fn confirm_totp(
     Ok(response)
 }
 
+pub async fn begin_passkey(
+    State(state): State<AppState>,
+    Path(realm_id): Path<String>,
+    headers: HeaderMap,
+) -> Result<Response, OAuthError> {
+    let realm = realm(&state, &realm_id).await?;
+    let user = person(&state, &realm.id, &headers, ("POST", "/account/authenticators/passkey")).await?;
+    let options = passkeys::registration_options(&state, &realm, &user, &api_binding(&user.id)).await?;
+    Ok(json_no_store(options))
+}
+
+pub async fn confirm_passkey(
+    State(state): State<AppState>,
+    Path(realm_id): Path<String>,
+    headers: HeaderMap,
+    form: Result<Form, OAuthError>,
+) -> Result<Response, OAuthError> {
+    let realm = realm(&state, &realm_id).await?;
+    let user = person(&state, &realm.id, &headers, ("POST", "/account/authenticators/passkey/confirm")).await?;
+    let form = form?;
+    let Some(credential) = form.get("credential") else {
+        return Err(OAuthError::new(OAuthCode::MissingParameter, "credential is required"));
+    };
+    let binding = api_binding(&user.id);
+    let kept =
+        passkeys::register(&state, &realm, &user, &binding, credential, form.get("name")).await.map_err(refused)?;
+    let mut response = json_no_store(json!({ "authenticator": kept }));
+    *response.status_mut() = StatusCode::CREATED;
+    Ok(response)
+}
+
+/// What a registration's challenge is bound to on the account API: the person.
+fn api_binding(user_id: &str) -> String {
+    format!("account API:{user_id}")
+}
+
 pub async fn renew_recovery_codes(
     State(state): State<AppState>,
     Path(realm_id): Path<String>,
@@ -101,7 +140,7 @@ fn refused(error: Error) -> OAuthError {
         Error::Validation(notes) => {
             let note = notes.into_iter().next();
             let code = match note.as_ref().map(|n| n.field.as_str()) {
-                Some("enrolment") => OAuthCode::InvalidEnrolment,
+                Some("enrolment" | "credential") => OAuthCode::InvalidEnrolment,
                 Some("code") => OAuthCode::InvalidOneTimeCode,
                 _ => OAuthCode::InvalidName,
             };

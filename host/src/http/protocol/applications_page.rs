@@ -58,7 +58,7 @@ pub async fn withdrawn(
 }
 
 /// The person this browser is signed in to the realm as, if any.
-async fn person(state: &AppState, realm: &Realm, headers: &HeaderMap) -> Result<Option<User>, Response> {
+pub(super) async fn person(state: &AppState, realm: &Realm, headers: &HeaderMap) -> Result<Option<User>, Response> {
     let Some(value) = cookie(headers, SESSION_COOKIE) else { return Ok(None) };
     match browser::signed_in(state, realm, value).await {
         Ok(found) => Ok(found.map(|(_, user)| user)),
@@ -110,7 +110,7 @@ async fn list(state: &AppState, realm: &Realm, user: &User, texts: &'static Text
     response
 }
 
-fn no_realm() -> Response {
+pub(super) fn no_realm() -> Response {
     login_page::problem(StatusCode::NOT_FOUND, "No such realm", "This address names no active realm.")
 }
 

@@ -21,6 +21,7 @@ use crate::oauth::consent;
 use crate::oauth::federation;
 use crate::oauth::metadata_documents::{self, DocumentError};
 use crate::oauth::registration::Asker;
+use crate::oauth::second_factors::passkeys;
 use crate::oauth::signin::browser::{self, Asked, Authorization, AuthorizationError, Denial, Unredirectable};
 use crate::oauth::signin::texts::{Language, Texts};
 use crate::oauth::signin::{BrowserSignIn, Origin, device};
@@ -308,14 +309,17 @@ impl Page<'_> {
                         (frame.link(&format!("upstream/{}", provider.id)), label)
                     })
                     .collect();
+                let passkey = self.passkey_offer(frame.csrf);
+                let autocomplete = if passkey.is_some() { "username webauthn" } else { "username" };
                 FormPage {
                     title: format!("{} {}", texts.sign_in_to, self.authorization.client.name),
                     path: "login",
                     others,
                     fields: vec![
-                        Field::text("username", texts.username, "username", username),
+                        Field::text("username", texts.username, autocomplete, username),
                         Field::password("password", texts.password, "current-password"),
                     ],
+                    passkey,
                     button: texts.sign_in,
                     problem,
                     links,
@@ -324,6 +328,20 @@ impl Page<'_> {
             },
             status,
         )
+    }
+
+    /// The passkey sign-in the login page offers, its challenge bound to the page's form token:
+    /// at every realm but the platform's, whose console sign-in is by password.
+    fn passkey_offer(&self, csrf: &str) -> Option<login_page::PasskeyOffer> {
+        if self.realm.id == crate::kernel::ids::PLATFORM_REALM {
+            return None;
+        }
+        let now = self.state.clock.now();
+        Some(login_page::PasskeyOffer {
+            challenge: passkeys::challenge(self.state, passkeys::Purpose::SignIn, csrf, now),
+            rp_id: passkeys::Party::of(self.state).id,
+            script: format!("{}/assets/passkeys.js", self.state.public_url),
+        })
     }
 
     /// The consent page: what the client asks and, for a third party, where it is served from.

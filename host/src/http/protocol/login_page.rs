@@ -129,6 +129,20 @@ pub struct FormPage<'a> {
     pub links: Vec<(String, &'static str)>,
     /// An address the page reloads every two seconds, for a page that waits.
     pub refresh: Option<String>,
+    /// Sign-in with a passkey, offered beside the form where the browser can.
+    pub passkey: Option<PasskeyOffer>,
+}
+
+/// The passkey sign-in a login page offers: a second form, shown by the passkey script only where
+/// the browser has WebAuthn, that posts the assertion to `passkey` under the endpoint.
+#[derive(Debug, Clone)]
+pub struct PasskeyOffer {
+    /// The challenge, bound to the page's form token.
+    pub challenge: String,
+    /// The relying party id.
+    pub rp_id: String,
+    /// The address of the passkey script.
+    pub script: String,
 }
 
 /// A form page, answered `status`, in the client's brand.
@@ -173,6 +187,16 @@ pub fn form_page(frame: &Frame<'_>, page: &FormPage<'_>, status: StatusCode) -> 
                 }
             }
         }
+        @if let Some(offer) = &page.passkey {
+            form id="passkey-sign-in" method="post" action={ (endpoint) "/passkey" } hidden
+                data-challenge=(offer.challenge) data-rp=(offer.rp_id) data-lookup={ (endpoint) "/passkey/options" } {
+                (hidden_fields(carried))
+                input type="hidden" name="csrf" value=(csrf);
+                input type="hidden" name="credential" value="";
+                button type="submit" class="secondary" { (texts.sign_in_with_passkey) }
+                p id="passkey-error" class="error" role="alert" hidden { (texts.passkey_failed) }
+            }
+        }
         @for (href, text) in &page.others { p { a class="button" href=(href) { (text) } } }
         @for (href, text) in &page.links { p { a href=(href) { (text) } } }
     };
@@ -191,6 +215,7 @@ pub fn form_page(frame: &Frame<'_>, page: &FormPage<'_>, status: StatusCode) -> 
         images,
         form_targets: Some(redirect_origin),
         refresh: page.refresh.as_deref().map(|address| (2, address)),
+        script: page.passkey.as_ref().map(|offer| offer.script.as_str()),
     };
     document.answer(status)
 }
@@ -221,6 +246,7 @@ pub fn confirm_sign_out(
         images: None,
         form_targets: Some(redirect_origin),
         refresh: None,
+        script: None,
     };
     document.answer(StatusCode::OK)
 }
@@ -261,7 +287,74 @@ pub fn applications(
     };
     let style = "h2{font-size:1.1rem;margin:1.5rem 0 .5rem}section+section{border-top:1px solid #dadce0}";
     let title = texts.your_applications;
-    let document = Document { texts, title, style, main, images: None, form_targets: Some(""), refresh: None };
+    let document =
+        Document { texts, title, style, main, images: None, form_targets: Some(""), refresh: None, script: None };
+    document.answer(StatusCode::OK)
+}
+
+/// One authenticator on the page of a person's sign-in methods: the value its removal posts, its
+/// name, and a line about it.
+#[derive(Debug, Clone)]
+pub struct Method {
+    pub id: String,
+    pub name: String,
+    pub line: String,
+}
+
+/// What the page of sign-in methods needs to register a passkey: the options of
+/// `navigator.credentials.create()` as JSON, and the passkey script's address.
+#[derive(Debug, Clone, Copy)]
+pub struct Registering<'a> {
+    pub options: &'a str,
+    pub script: &'a str,
+}
+
+/// The page of a person's sign-in methods: their passkeys and authenticator apps, each with a
+/// button that removes it, and a form that adds a passkey, shown by the script where the browser
+/// has WebAuthn. Every form posts to `action` with the CSRF token.
+pub fn sign_in_methods(
+    texts: &'static Texts,
+    (action, csrf): (&str, &str),
+    methods: &[Method],
+    registering: Registering<'_>,
+    notice: Option<&str>,
+) -> Response {
+    let main = html! {
+        h1 { (texts.sign_in_methods) }
+        @if let Some(notice) = notice { p role="status" { (notice) } }
+        @if methods.is_empty() { p { (texts.no_sign_in_methods) } }
+        @for method in methods {
+            section {
+                h2 { (method.name) }
+                p { (method.line) }
+                form method="post" action=(action) {
+                    input type="hidden" name="csrf" value=(csrf);
+                    input type="hidden" name="authenticator" value=(method.id);
+                    button type="submit" name="action" value="remove" class="secondary" { (texts.remove) " " (method.name) }
+                }
+            }
+        }
+        form id="passkey-register" method="post" action=(action) hidden data-options=(registering.options) {
+            input type="hidden" name="csrf" value=(csrf);
+            input type="hidden" name="action" value="add-passkey";
+            input type="hidden" name="credential" value="";
+            label for="passkey-name" { (texts.passkey_name) }
+            input id="passkey-name" name="name" type="text" autocomplete="off";
+            button type="submit" { (texts.add_passkey) }
+            p id="passkey-error" class="error" role="alert" hidden { (texts.passkey_not_added) }
+        }
+    };
+    let style = "h2{font-size:1.1rem;margin:1.5rem 0 .5rem}section+section{border-top:1px solid #dadce0}";
+    let document = Document {
+        texts,
+        title: texts.sign_in_methods,
+        style,
+        main,
+        images: None,
+        form_targets: Some(""),
+        refresh: None,
+        script: Some(registering.script),
+    };
     document.answer(StatusCode::OK)
 }
 
@@ -274,7 +367,8 @@ pub fn problem(status: StatusCode, title: &str, explanation: &str) -> Response {
 /// A page with a title and one paragraph, in the language of `texts`.
 pub fn shown(status: StatusCode, title: &str, explanation: &str, texts: &'static Texts) -> Response {
     let main = html! { h1 { (title) } p { (explanation) } };
-    let document = Document { texts, title, style: "", main, images: None, form_targets: None, refresh: None };
+    let document =
+        Document { texts, title, style: "", main, images: None, form_targets: None, refresh: None, script: None };
     document.answer(status)
 }
 
@@ -291,6 +385,7 @@ pub fn onward(address: &str, texts: &'static Texts) -> Response {
         images: None,
         form_targets: None,
         refresh: Some((0, address)),
+        script: None,
     };
     document.answer(StatusCode::OK)
 }
@@ -324,12 +419,15 @@ struct Document<'a> {
     form_targets: Option<&'a str>,
     /// An address to reload every two seconds.
     refresh: Option<(u32, &'a str)>,
+    /// The address of a script of the service the page runs (under the page's nonce), which may
+    /// call the service back.
+    script: Option<&'a str>,
 }
 
 impl Document<'_> {
     fn answer(self, status: StatusCode) -> Response {
         let nonce = generate_secret("");
-        let Document { texts, title, style, main, images, form_targets, refresh } = self;
+        let Document { texts, title, style, main, images, form_targets, refresh, script } = self;
         let body = html! {
             (DOCTYPE)
             html lang=(texts.tag) {
@@ -342,13 +440,18 @@ impl Document<'_> {
                     title { (title) }
                     style nonce=(nonce) { (PreEscaped(STYLE)) (PreEscaped(style)) }
                 }
-                body { main { (main) } }
+                body {
+                    main { (main) }
+                    @if let Some(source) = script { script nonce=(nonce) src=(source) {} }
+                }
             }
         };
         let images = images.as_deref().unwrap_or("'none'");
         let forms = form_targets.map(|targets| format!(" form-action 'self' {targets};")).unwrap_or_default();
+        let scripts =
+            if script.is_some() { format!(" script-src 'nonce-{nonce}'; connect-src 'self';") } else { String::new() };
         let policy = format!(
-            "default-src 'none'; style-src 'nonce-{nonce}'; img-src {images};{forms} frame-ancestors 'none'; \
+            "default-src 'none'; style-src 'nonce-{nonce}'; img-src {images};{forms}{scripts} frame-ancestors 'none'; \
              base-uri 'none'"
         );
         page(status, body.into_string(), &policy)

@@ -21,10 +21,12 @@ mod form;
 pub mod introspection;
 pub mod login_page;
 pub mod logout;
+pub mod passkey_steps;
 pub mod password_page;
 pub mod push;
 pub mod recovery;
 pub mod registration;
+pub mod security_page;
 pub mod sign_in_steps;
 pub mod token;
 pub mod upstream;
@@ -85,6 +87,9 @@ pub fn routes() -> Router<AppState> {
         .route("/realms/{realm}/protocol/openid-connect/auth/login", post(sign_in_steps::login))
         .route("/realms/{realm}/protocol/openid-connect/auth/password", post(sign_in_steps::change_password))
         .route("/realms/{realm}/protocol/openid-connect/auth/second-factor", post(sign_in_steps::second_factor))
+        .route("/realms/{realm}/protocol/openid-connect/auth/passkey", post(passkey_steps::sign_in))
+        .route("/realms/{realm}/protocol/openid-connect/auth/passkey/options", post(passkey_steps::options))
+        .route("/assets/passkeys.js", get(passkey_steps::script))
         .route("/realms/{realm}/protocol/openid-connect/auth/consent", post(sign_in_steps::consent))
         .route("/realms/{realm}/protocol/openid-connect/auth/device", post(device::authorization))
         .route("/realms/{realm}/device", get(device::shown).post(device::entered))
@@ -116,6 +121,9 @@ pub fn routes() -> Router<AppState> {
         .route("/realms/{realm}/account/authenticators", get(account_authenticators::list))
         .route("/realms/{realm}/account/authenticators/totp", post(account_authenticators::begin_totp))
         .route("/realms/{realm}/account/authenticators/totp/confirm", post(account_authenticators::confirm_totp))
+        .route("/realms/{realm}/account/authenticators/passkey", post(account_authenticators::begin_passkey))
+        .route("/realms/{realm}/account/authenticators/passkey/confirm", post(account_authenticators::confirm_passkey))
+        .route("/realms/{realm}/account/security", get(security_page::shown).post(security_page::changed))
         .route(
             "/realms/{realm}/account/authenticators/recovery-codes",
             post(account_authenticators::renew_recovery_codes),
@@ -359,6 +367,13 @@ impl From<Refusal> for OAuthError {
             Refusal::SecondFactorRequired => Self::new(
                 OAuthCode::SecondFactorRequired,
                 "this person signs in with a second factor: use the authorization code flow",
+            ),
+            Refusal::PasskeyInvalid => {
+                Self::new(OAuthCode::InvalidCredentials, "the passkey's sign-in does not verify")
+            }
+            Refusal::PasskeyCloned => Self::new(
+                OAuthCode::InvalidCredentials,
+                "the passkey's counter went back: another authenticator holds a copy of it",
             ),
             Refusal::SecondFactorExpired => {
                 Self::new(OAuthCode::InvalidOneTimeCode, "the sign-in waited too long for its code: sign in again")

@@ -4,6 +4,7 @@
 //! commits with its `authenticator_added` or `authenticator_removed` event, and an
 //! administrator's is trailed as well.
 
+pub mod passkeys;
 pub mod recovery_codes;
 pub mod totp;
 
@@ -13,6 +14,7 @@ use serde_json::{Value, json};
 use utoipa::ToSchema;
 
 use crate::kernel::clock::iso;
+use crate::kernel::validate::{Notification, Rule};
 use crate::runtime::changes::Author;
 use crate::runtime::context::Context;
 use crate::runtime::error::Error;
@@ -166,4 +168,23 @@ fn event_data(user: &User, authenticator: &Authenticator, by: By<'_>) -> Value {
         "name": authenticator.name,
         "by": by.as_str(),
     })
+}
+
+/// The longest name of an authenticator.
+pub const MAX_NAME: usize = 100;
+
+/// The name a person gives an authenticator, trimmed; `default` when none.
+fn checked_name(name: Option<&str>, default: &str) -> Result<String, Error> {
+    let name = name.map(str::trim).filter(|n| !n.is_empty()).unwrap_or(default);
+    if name.chars().count() > MAX_NAME {
+        return Err(refused("name", Rule::MaxLength, &format!("name must have at most {MAX_NAME} characters")));
+    }
+    if name.chars().any(char::is_control) {
+        return Err(refused("name", Rule::Pattern, "name must not hold control characters"));
+    }
+    Ok(name.to_owned())
+}
+
+fn refused(field: &str, rule: Rule, message: &str) -> Error {
+    Error::Validation(vec![Notification::new(field, rule, message)])
 }

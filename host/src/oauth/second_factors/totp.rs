@@ -8,10 +8,10 @@
 use chrono::{DateTime, TimeDelta, Utc};
 use serde::{Deserialize, Serialize};
 
-use super::{AuthenticatorView, By, announce, recovery_codes};
+use super::{AuthenticatorView, By, announce, checked_name, recovery_codes, refused};
 use crate::kernel::ids::AuthenticatorId;
 use crate::kernel::totp::{Parameters, Totp};
-use crate::kernel::validate::{Notification, Rule};
+use crate::kernel::validate::Rule;
 use crate::runtime::context::Context;
 use crate::runtime::error::Error;
 use crate::store::authenticators::{self as store, Authenticator, AuthenticatorKind};
@@ -23,8 +23,6 @@ use crate::store::users::User;
 pub const ENROLMENT_SECONDS: i64 = 600;
 /// TOTP apps a person may keep at once.
 pub const MAX_APPS: usize = 10;
-/// The longest name of a factor.
-pub const MAX_NAME: usize = 100;
 
 /// The purposes of the deployment key's sealers: enrolment tokens, and secrets at rest.
 const ENROLMENT_SEAL: &str = "totp enrolments";
@@ -91,7 +89,7 @@ pub async fn confirm(
     name: Option<&str>,
 ) -> Result<Confirmed, Error> {
     let now = context.clock.now();
-    let name = checked_name(name)?;
+    let name = checked_name(name, "Authenticator app")?;
     let pending = context
         .hasher
         .sealer(ENROLMENT_SEAL)
@@ -167,19 +165,4 @@ fn unsealed(sealer: &crate::kernel::crypto::Sealer, authenticator: &Authenticato
     let secret = sealer.open(authenticator.secret_sealed.as_deref()?).ok()?;
     let parameters = serde_json::from_str(&authenticator.data).ok()?;
     Totp::from_secret(secret, parameters).ok()
-}
-
-fn checked_name(name: Option<&str>) -> Result<String, Error> {
-    let name = name.map(str::trim).filter(|n| !n.is_empty()).unwrap_or("Authenticator app");
-    if name.chars().count() > MAX_NAME {
-        return Err(refused("name", Rule::MaxLength, &format!("name must have at most {MAX_NAME} characters")));
-    }
-    if name.chars().any(char::is_control) {
-        return Err(refused("name", Rule::Pattern, "name must not hold control characters"));
-    }
-    Ok(name.to_owned())
-}
-
-fn refused(field: &str, rule: Rule, message: &str) -> Error {
-    Error::Validation(vec![Notification::new(field, rule, message)])
 }

@@ -16,6 +16,7 @@ mod failures;
 pub mod federated;
 mod issuance;
 mod login_events;
+pub mod passkey;
 pub mod push;
 pub mod recovery;
 mod refresh;
@@ -129,6 +130,11 @@ pub enum Refusal {
     SecondFactorRequired,
     /// A second step whose ticket is unknown, another client's, or older than five minutes.
     SecondFactorExpired,
+    /// A passkey's assertion that is not of a passkey of the realm, or whose challenge, origin,
+    /// flags or signature do not hold.
+    PasskeyInvalid,
+    /// A passkey's counter went back (or stayed): another authenticator holds a copy of its key.
+    PasskeyCloned,
     /// No person has answered the device authorization yet.
     DevicePending,
     /// The device polled sooner than its interval allows.
@@ -149,6 +155,8 @@ impl Refusal {
             Self::PasswordChangeRequired => "password_change_required",
             Self::SecondFactorInvalid => "invalid_second_factor",
             Self::SecondFactorRequired => "second_factor_required",
+            Self::PasskeyInvalid => "invalid_passkey",
+            Self::PasskeyCloned => "cloned_authenticator",
             _ => "invalid_credentials",
         }
     }
