@@ -3,7 +3,8 @@
 
 use serde_json::{Value, json};
 
-use super::tokens::{self, issuer};
+use super::tokens::issuer;
+use crate::oauth::signin::assurance::Level;
 use crate::runtime::context::Context;
 use crate::runtime::error::Error;
 use crate::store::clients::GrantType;
@@ -45,7 +46,7 @@ pub async fn provider_metadata(context: &Context, realm: &Realm) -> Result<Value
         "request_parameter_supported": false,
         "request_uri_parameter_supported": false,
         "claims_parameter_supported": false,
-        "acr_values_supported": [tokens::ACR_PASSWORD],
+        "acr_values_supported": Level::ALL.map(Level::acr),
         "ui_locales_supported": super::signin::texts::SUPPORTED,
         "subject_types_supported": ["public"],
         "id_token_signing_alg_values_supported": ["ES256", "RS256"],

@@ -227,6 +227,9 @@ async fn an_exchange_under_a_grant_gives_the_agent_a_narrower_token_for_the_pers
     assert_eq!(delegated["sid"], own_claims["sid"], "the session of the subject token");
     assert_eq!(delegated["act"], json!({ "client_id": "agent" }));
     assert_eq!(delegated["delegation_id"], id.as_str());
+    // How the person signed in to that session, for a resource server that asks for more.
+    assert_eq!((&delegated["acr"], &delegated["amr"]), (&json!("1"), &json!(["pwd"])));
+    assert_eq!(delegated["auth_time"], own_claims["auth_time"]);
     assert_eq!(delegated["realm_resource_access"], json!({ "roles": ["staff"] }));
     assert_eq!(delegated["resource_access"], json!({ "agent": { "roles": ["assistant"] } }));
     assert!(delegated.get("client_resource_access").is_none(), "the client's own roles stay out");
@@ -241,6 +244,7 @@ async fn an_exchange_under_a_grant_gives_the_agent_a_narrower_token_for_the_pers
     assert_eq!(described["act"], json!({ "client_id": "agent" }));
     assert_eq!(described["delegation_id"], id.as_str());
     assert_eq!(described["sub"], ada.as_str());
+    assert_eq!((&described["acr"], &described["amr"]), (&json!("1"), &json!(["pwd"])));
 
     // Without `scope`, the subject token's scopes are asked for: here more than the grant allows.
     let all = exchange(&app, &agent, &own, &[]).await;

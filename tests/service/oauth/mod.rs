@@ -27,5 +27,6 @@ pub mod relying_party;
 pub mod second_factors;
 pub mod sessions;
 pub mod sign_in_steps;
+pub mod step_up;
 pub mod suspensions;
 pub mod tokens;

@@ -1,7 +1,8 @@
 //! Passkeys in a real browser: headless Chromium with ChromeDriver's WebAuthn virtual
 //! authenticator (CTAP2, internal transport, resident keys, user verification) registers a passkey
 //! on the page of sign-in methods, then signs in with it by autofill on the username field, by
-//! the button and after a typed name; a copy of its key whose counter is behind is refused.
+//! the button and after a typed name, and steps up to it from a password when a client asks for
+//! a passkey (`acr_values`); a copy of its key whose counter is behind is refused.
 //! The service is reached as `localhost`, a relying party id a browser accepts.
 
 use std::time::Duration;
@@ -106,7 +107,7 @@ async fn authenticator(driver: &Driver) -> String {
 }
 
 #[tokio::test]
-async fn chromium_registers_a_passkey_signs_in_with_it_three_ways_and_refuses_a_copy() {
+async fn chromium_registers_a_passkey_signs_in_with_it_three_ways_steps_up_to_it_and_refuses_a_copy() {
     let (app, public) = spawn_at_localhost().await;
     app.create_realm("acme").await;
     app.create_user("acme", "ada", "analytical engine").await;
@@ -134,6 +135,15 @@ async fn chromium_registers_a_passkey_signs_in_with_it_three_ways_and_refuses_a_
     let credentials = driver.read(&format!("/webauthn/authenticator/{device}/credentials")).await;
     assert_eq!(credentials.as_array().unwrap().len(), 1, "{credentials}");
     assert_eq!(credentials[0]["isResidentCredential"], true);
+
+    // Step-up: the client asks for a passkey bound to its hardware (`acr_values=phrh`), which the
+    // password session does not reach; the login page comes again, and its passkey answers.
+    let mut stronger = url::Url::parse(&authorization_url(&public, &party)).unwrap();
+    stronger.query_pairs_mut().append_pair("acr_values", "phrh");
+    driver.go(stronger.as_str()).await;
+    let stepped_up = code(&mut received).await;
+    let (acr, amr) = assurance_of(&app, &web, &stepped_up, &party).await;
+    assert_eq!((acr, amr), (json!("phrh"), json!(["hwk", "mfa"])));
 
     // By autofill: the page asks with conditional mediation as it loads, and the virtual
     // authenticator answers as a person picking the passkey the username field offers would.

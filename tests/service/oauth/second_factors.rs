@@ -334,7 +334,10 @@ async fn methods_of(app: &TestApp, web: &TestClient, signed_in: &Page) -> Value 
     assert_eq!(signed_in.status, StatusCode::SEE_OTHER, "{}", signed_in.body);
     let tokens = exchange(app, web, &signed_in.param("code").unwrap(), VERIFIER).await;
     assert_eq!(tokens.status, StatusCode::OK, "{:?}", tokens.body);
-    claims(tokens.body["id_token"].as_str().unwrap())["amr"].clone()
+    let id_token = claims(tokens.body["id_token"].as_str().unwrap());
+    // More than one factor: the level of assurance says so.
+    assert_eq!(id_token["acr"], "2", "{id_token}");
+    id_token["amr"].clone()
 }
 
 #[tokio::test]

@@ -22,6 +22,7 @@ use crate::oauth::federation;
 use crate::oauth::metadata_documents::{self, DocumentError};
 use crate::oauth::registration::Asker;
 use crate::oauth::second_factors::passkeys;
+use crate::oauth::signin::assurance::Level;
 use crate::oauth::signin::browser::{self, Asked, Authorization, AuthorizationError, Denial, Unredirectable};
 use crate::oauth::signin::texts::{Language, Texts};
 use crate::oauth::signin::{BrowserSignIn, Origin, device};
@@ -49,6 +50,8 @@ pub(super) const CARRIED: &[&str] = &[
     "ui_locales",
     "id_token_hint",
     "resource",
+    "acr_values",
+    "claims",
     "device",
     "connect",
 ];
@@ -69,6 +72,8 @@ fn asked(form: &Form) -> Asked<'_> {
         ui_locales: form.get("ui_locales"),
         id_token_hint: form.get("id_token_hint"),
         resource: form.get("resource"),
+        acr_values: form.get("acr_values"),
+        claims: form.get("claims"),
         request: form.get("request"),
         request_uri: form.get("request_uri"),
         device: form.get("device"),
@@ -231,6 +236,14 @@ async fn answer_with_code(
     set_cookie: Option<HeaderValue>,
 ) -> Response {
     let Page { state, realm, authorization, .. } = *page;
+    if !browser::reaches(authorization, session) {
+        let why = "the sign-in did not reach the level of assurance the request asks for";
+        let mut response = denied(state, realm, authorization, Denial::UnmetAuthenticationRequirements, why);
+        if let Some(cookie) = set_cookie {
+            response.headers_mut().append(header::SET_COOKIE, cookie);
+        }
+        return response;
+    }
     let mut response = match consent::question(state, realm, authorization, user).await {
         Ok(Some(_)) if authorization.prompt_none => {
             denied(state, realm, authorization, Denial::ConsentRequired, "the person has not consented to this client")
@@ -311,8 +324,15 @@ impl Page<'_> {
                     .collect();
                 let passkey = self.passkey_offer(frame.csrf);
                 let autocomplete = if passkey.is_some() { "username webauthn" } else { "username" };
+                // A request asking for more than one factor says so.
+                let intro = match self.authorization.least_level {
+                    Some(level) if level >= Level::PhishingResistant => Some(texts.stronger_sign_in_passkey),
+                    Some(Level::MultiFactor) => Some(texts.stronger_sign_in),
+                    _ => None,
+                };
                 FormPage {
                     title: format!("{} {}", texts.sign_in_to, self.authorization.client.name),
+                    intro,
                     path: "login",
                     others,
                     fields: vec![

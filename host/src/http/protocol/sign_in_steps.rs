@@ -72,11 +72,8 @@ pub async fn consent(
         None => None,
     };
     let now = state.clock.now();
-    let recent = |session: &crate::store::browser::BrowserSession| {
-        authorization.max_age.is_none_or(|max| now - session.authenticated_at <= max)
-            && authorization.expected_subject.as_ref().is_none_or(|subject| *subject == session.user_id)
-    };
-    let Some((session, user)) = signed_in.filter(|(session, _)| recent(session)) else {
+    let Some((session, user)) = signed_in.filter(|(session, _)| browser::still_answers(authorization, session, now))
+    else {
         return page.login("", Some((StatusCode::OK, page.texts().took_too_long)));
     };
     match form.get("decision") {

@@ -287,6 +287,8 @@ async fn decide(
         act: &act,
         delegation_id: &grant.id,
         expires_at: grant.expires_at,
+        auth_time: session.created_at,
+        methods: &session.authentication_methods,
     };
     let issued = tokens::access_token(
         context,

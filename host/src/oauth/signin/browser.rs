@@ -8,6 +8,7 @@ use std::sync::Arc;
 
 use chrono::{DateTime, TimeDelta, Utc};
 
+use super::assurance::Level;
 use super::codes::{CODE_LIFETIME, CodeGrant};
 use super::{Login, Origin};
 use crate::authz::Authorizer;
@@ -51,6 +52,10 @@ pub struct Asked<'a> {
     pub id_token_hint: Option<&'a str>,
     /// The resource server the tokens are for (RFC 8707): one of the realm's, open to the client.
     pub resource: Option<&'a str>,
+    /// The levels of assurance the sign-in may reach (`super::assurance`), space-separated.
+    pub acr_values: Option<&'a str>,
+    /// The `claims` request (OIDC Core §5.5): only an essential `acr` of the ID token is read.
+    pub claims: Option<&'a str>,
     /// Request objects (`request`, `request_uri`) are not supported; named to be refused.
     pub request: Option<&'a str>,
     pub request_uri: Option<&'a str>,
@@ -83,6 +88,8 @@ pub struct Authorization {
     pub prompt_consent: bool,
     /// `max_age`: the longest since the person last typed their credentials.
     pub max_age: Option<TimeDelta>,
+    /// The least level of assurance the sign-in must reach (`acr_values`, or an essential `acr`).
+    pub least_level: Option<Level>,
     pub login_hint: Option<String>,
     pub ui_locales: Option<String>,
     /// The person an `id_token_hint` names: a browser signed in as anyone else counts as not
@@ -117,6 +124,8 @@ pub enum Denial {
     InvalidScope,
     LoginRequired,
     ConsentRequired,
+    /// The sign-in did not reach the level of assurance the request asks for.
+    UnmetAuthenticationRequirements,
     /// The person refused the consent the client asked for.
     AccessDenied,
     InvalidTarget,
@@ -135,6 +144,7 @@ impl Denial {
             Self::InvalidScope => "invalid_scope",
             Self::LoginRequired => "login_required",
             Self::ConsentRequired => "consent_required",
+            Self::UnmetAuthenticationRequirements => "unmet_authentication_requirements",
             Self::AccessDenied => "access_denied",
             Self::InvalidTarget => "invalid_target",
             Self::RequestNotSupported => "request_not_supported",
@@ -301,6 +311,15 @@ pub async fn check(
             }
         },
     };
+    let mut acr_values: Vec<String> =
+        asked.acr_values.unwrap_or("").split(' ').filter(|v| !v.is_empty()).map(str::to_owned).collect();
+    if let Some(claims) = asked.claims {
+        match super::assurance::essential_in_claims(claims) {
+            Ok(values) => acr_values.extend(values),
+            Err(()) => return Err(deny(Denial::InvalidRequest, "claims must be a JSON object")),
+        }
+    }
+    let least_level = super::assurance::least_asked(acr_values.iter().map(String::as_str));
     let max_age = match asked.max_age {
         None => None,
         Some(text) => match text.parse::<u32>() {
@@ -320,6 +339,7 @@ pub async fn check(
         prompt_create: prompts.contains(&"create"),
         prompt_consent: prompts.contains(&"consent"),
         max_age,
+        least_level,
         login_hint: asked.login_hint.map(str::to_owned),
         ui_locales: asked.ui_locales.map(str::to_owned),
         expected_subject,
@@ -360,6 +380,7 @@ async fn device_request(
         prompt_create: false,
         prompt_consent: true,
         max_age: None,
+        least_level: None,
         login_hint: asked.login_hint.map(str::to_owned),
         ui_locales: asked.ui_locales.map(str::to_owned),
         expected_subject: None,
@@ -386,11 +407,22 @@ pub async fn signed_in(
 }
 
 /// Whether the browser's sign-in answers the request: recent enough (`max_age`), not asked to be
-/// typed again (`prompt=login`), and of the person an `id_token_hint` names.
+/// typed again (`prompt=login`), of the person an `id_token_hint` names, and strong enough.
 pub fn satisfies(authorization: &Authorization, session: &BrowserSession, now: DateTime<Utc>) -> bool {
-    !authorization.prompt_login
-        && authorization.max_age.is_none_or(|max| now - session.authenticated_at <= max)
+    !authorization.prompt_login && still_answers(authorization, session, now)
+}
+
+/// Whether a sign-in the browser made (a moment ago, or for another request) answers the request:
+/// recent enough, of the person an `id_token_hint` names, and of the level it asks for.
+pub fn still_answers(authorization: &Authorization, session: &BrowserSession, now: DateTime<Utc>) -> bool {
+    authorization.max_age.is_none_or(|max| now - session.authenticated_at <= max)
         && authorization.expected_subject.as_ref().is_none_or(|subject| *subject == session.user_id)
+        && reaches(authorization, session)
+}
+
+/// Whether the browser's sign-in reaches the level the request asks for.
+pub fn reaches(authorization: &Authorization, session: &BrowserSession) -> bool {
+    authorization.least_level.is_none_or(|least| Level::of_methods(&session.authentication_methods) >= least)
 }
 
 /// A new realm session for a browser whose person just typed their credentials: the session, and

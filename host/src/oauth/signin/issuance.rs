@@ -108,7 +108,8 @@ pub(super) async fn person_tokens(
 ) -> Result<Tokens, Error> {
     let Granted { scopes, resource, refresh, nonce, dpop_jkt } = granted;
     let auth_time = session.created_at;
-    let subject = Subject::Person { user, session_id: &session.id, auth_time };
+    let methods = &session.authentication_methods;
+    let subject = Subject::Person { user, session_id: &session.id, auth_time, methods };
     let grant = Grant { client, subject, scopes, resource, dpop_jkt };
     let access = tokens::access_token(context, &grant).await?;
     // The scopes the access token carries: a suspension may withhold some of those granted.

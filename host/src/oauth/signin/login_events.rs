@@ -40,7 +40,7 @@ pub fn login_data(login: Login<'_>, origin: &Origin) -> Value {
         "resource": resource,
         "scopes": scopes,
         "authentication_methods": methods,
-        "acr": if methods.is_empty() { Value::Null } else { json!("1") },
+        "acr": if methods.is_empty() { Value::Null } else { json!(super::assurance::Level::of_methods(methods).acr()) },
         "identity_provider": null,
         "consumer_id": null,
         "consumer_name": null,

@@ -4,6 +4,7 @@
 //! `login_succeeded` or `login_failed` event. The token endpoint calls these operations, and any
 //! other edge that signs people in calls the same ones: the rules live here once.
 
+pub mod assurance;
 pub mod browser;
 pub mod client_address;
 pub mod client_refusals;

@@ -125,6 +125,9 @@ pub struct Texts {
     pub remove: &'static str,
     pub removed: &'static str,
     pub sign_in_again_to_change: &'static str,
+    /// On the login page of a request asking for more than a password.
+    pub stronger_sign_in: &'static str,
+    pub stronger_sign_in_passkey: &'static str,
     /// The page where a person types the code a device shows (RFC 8628).
     pub device_title: &'static str,
     pub device_intro: &'static str,
@@ -250,6 +253,8 @@ const ENGLISH: Texts = Texts {
     remove: "Remove",
     removed: "Removed.",
     sign_in_again_to_change: "You signed in a while ago: sign in again before you change your sign-in methods.",
+    stronger_sign_in: "This application asks for a stronger sign-in: a passkey, or your password with a second factor.",
+    stronger_sign_in_passkey: "This application asks for a stronger sign-in: sign in with a passkey.",
     device_title: "Connect a device",
     device_intro: "Type the code your device shows. Only type a code from a device you are using yourself.",
     user_code: "Code",
@@ -365,6 +370,9 @@ const FRENCH: Texts = Texts {
     removed: "Supprimée.",
     sign_in_again_to_change: "Vous vous êtes connecté il y a un moment : reconnectez-vous avant de modifier vos méthodes de \
                               connexion.",
+    stronger_sign_in: "Cette application demande une connexion renforcée : une clé d’accès, ou votre mot de passe \
+                       avec un second facteur.",
+    stronger_sign_in_passkey: "Cette application demande une connexion renforcée : connectez-vous avec une clé d’accès.",
     device_title: "Connecter un appareil",
     device_intro: "Saisissez le code affiché par votre appareil. Ne saisissez que le code d’un appareil que vous \
                    utilisez vous-même.",

@@ -62,7 +62,10 @@ fn describe_access(token: &ActiveToken, username: Option<String>) -> Value {
     });
     if let Some(object) = answer.as_object_mut() {
         // `cnf`: the key a DPoP-bound token is bound to (RFC 9449 §6.2).
-        for claim in ["iss", "aud", "iat", "nbf", "scope", "sid", "act", "delegation_id", "cnf"] {
+        // `auth_time`, `acr` and `amr`: how the person signed in (RFC 9470 §4).
+        let named =
+            ["iss", "aud", "iat", "nbf", "scope", "sid", "act", "delegation_id", "cnf", "auth_time", "acr", "amr"];
+        for claim in named {
             if let Some(value) = token.claims.get(claim) {
                 object.insert(claim.into(), value.clone());
             }

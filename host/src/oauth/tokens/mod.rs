@@ -16,6 +16,7 @@ use serde_json::{Map, Value, json};
 use crate::directory::keys;
 use crate::kernel::crypto::generate_secret;
 use crate::kernel::ids::{ClientId, RealmId, SessionId, guid_at, guid_instant};
+use crate::oauth::signin::assurance::Level;
 use crate::oauth::suspensions::{self, Standing};
 use crate::runtime::cache::keys::Verifier;
 use crate::runtime::context::Context;
@@ -36,8 +37,8 @@ pub use crate::directory::realms::issuer;
 /// Who a token is about.
 #[derive(Debug, Clone, Copy)]
 pub enum Subject<'a> {
-    /// A person signed in through `session_id`.
-    Person { user: &'a User, session_id: &'a str, auth_time: DateTime<Utc> },
+    /// A person signed in through `session_id`, at `auth_time`, by `methods` (`amr`).
+    Person { user: &'a User, session_id: &'a str, auth_time: DateTime<Utc>, methods: &'a [String] },
     /// The client itself (client credentials).
     Client,
     /// An account client secret, at the platform realm: the token acts with the secret's roles and
@@ -54,6 +55,9 @@ pub enum Subject<'a> {
         act: &'a Value,
         delegation_id: &'a str,
         expires_at: Option<DateTime<Utc>>,
+        /// How and when the person signed in to that session.
+        auth_time: DateTime<Utc>,
+        methods: &'a [String],
     },
     /// A person of the realm, signed in as by a person of the account's team: `act` names the
     /// impersonator; no session, and the token lapses at `expires_at`.
@@ -138,6 +142,14 @@ pub async fn access_token(context: &Context, grant: &Grant<'_>) -> Result<Issued
     }
     if let Some(jkt) = grant.dpop_jkt {
         claims.insert("cnf".into(), json!({ "jkt": jkt }));
+    }
+    // How the person signed in, for a resource server that asks for more (RFC 9470).
+    if let Subject::Person { auth_time, methods, .. } | Subject::Delegated { auth_time, methods, .. } = grant.subject {
+        claims.insert("auth_time".into(), json!(auth_time.timestamp()));
+        if !methods.is_empty() {
+            claims.insert("acr".into(), json!(Level::of_methods(methods).acr()));
+            claims.insert("amr".into(), json!(methods));
+        }
     }
     match grant.subject {
         Subject::AccountSecret { account_id, .. } => {
@@ -284,7 +296,7 @@ pub async fn id_token(context: &Context, token: &IdToken<'_>) -> Result<String, 
     if let Some(object) = claims.as_object_mut() {
         if !methods.is_empty() {
             object.insert("amr".into(), json!(methods));
-            object.insert("acr".into(), json!(ACR_PASSWORD));
+            object.insert("acr".into(), json!(Level::of_methods(methods).acr()));
         }
         if let Some(nonce) = nonce {
             object.insert("nonce".into(), json!(nonce));
@@ -296,9 +308,6 @@ pub async fn id_token(context: &Context, token: &IdToken<'_>) -> Result<String, 
     }
     sign(context, client, "JWT", &claims).await
 }
-
-/// The `acr` of a sign-in with a password: the one level of assurance the service tells apart.
-pub const ACR_PASSWORD: &str = "1";
 
 /// OIDC Core §3.1.3.6: the left half of the SHA-256 of the access token, base64url. Both signing
 /// algorithms (ES256, RS256) hash with SHA-256.
