@@ -107,6 +107,9 @@ pub struct RealmView {
     /// Whether the login page offers people to create their own account (default false); a new
     /// account raises `user_created`.
     pub self_sign_up: bool,
+    /// Whether people signing up may create their account with a passkey and no password
+    /// (default false); with self sign-up only.
+    pub passkey_sign_up: bool,
     /// Who may register clients at the realm's registration endpoint (RFC 7591): Closed
     /// (default), Open, or InitialAccessToken.
     pub client_registration: ClientRegistration,
@@ -148,6 +151,7 @@ impl From<&Realm> for RealmView {
             minimum_password_length: s.minimum_password_length,
             block_breached_passwords: s.block_breached_passwords,
             self_sign_up: s.self_sign_up,
+            passkey_sign_up: s.passkey_sign_up,
             client_registration: s.client_registration,
             registration_scopes: s.registration_scopes.clone(),
             client_id_metadata_documents: s.client_id_metadata_documents,
@@ -178,6 +182,7 @@ pub struct RealmInput {
     pub(crate) minimum_password_length: Option<i64>,
     pub(crate) block_breached_passwords: Option<bool>,
     pub(crate) self_sign_up: Option<bool>,
+    pub(crate) passkey_sign_up: Option<bool>,
     pub(crate) client_registration: Option<ClientRegistration>,
     /// Scopes of the catalogue or the realm.
     pub(crate) registration_scopes: Option<Vec<String>>,
@@ -205,6 +210,7 @@ impl RealmInput {
                 .optional("minimumPasswordLength", bounded(RealmSettings::MINIMUM_PASSWORD_LENGTH)),
             block_breached_passwords: body.optional("blockBreachedPasswords", boolean),
             self_sign_up: body.optional("selfSignUp", boolean),
+            passkey_sign_up: body.optional("passkeySignUp", boolean),
             client_registration: body.optional("clientRegistration", one_of(ClientRegistration::NAMES)),
             registration_scopes: body
                 .optional("registrationScopes", list_of(100, crate::directory::client_fields::scope_token)),
@@ -234,6 +240,7 @@ impl RealmInput {
         set(&mut s.minimum_password_length, self.minimum_password_length);
         set(&mut s.block_breached_passwords, self.block_breached_passwords);
         set(&mut s.self_sign_up, self.self_sign_up);
+        set(&mut s.passkey_sign_up, self.passkey_sign_up);
         set(&mut s.client_registration, self.client_registration);
         set(&mut s.registration_scopes, self.registration_scopes);
         set(&mut s.client_id_metadata_documents, self.client_id_metadata_documents);

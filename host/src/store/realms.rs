@@ -27,6 +27,9 @@ pub struct RealmSettings {
     /// Whether the login page lets people create their own account.
     #[sqlx(try_from = "super::Flag")]
     pub self_sign_up: bool,
+    /// Whether people signing up may do so with a passkey and no password.
+    #[sqlx(try_from = "super::Flag")]
+    pub passkey_sign_up: bool,
     /// Whether clients may register themselves (RFC 7591), and with what.
     #[sqlx(try_from = "String")]
     pub client_registration: ClientRegistration,
@@ -77,6 +80,7 @@ impl Default for RealmSettings {
             minimum_password_length: 8,
             block_breached_passwords: false,
             self_sign_up: false,
+            passkey_sign_up: false,
             client_registration: ClientRegistration::Closed,
             registration_scopes: Vec::new(),
             client_id_metadata_documents: false,
@@ -116,7 +120,7 @@ impl Placed for Realm {
 }
 
 const COLUMNS: &str = "id, account_id, display_name, status, max_failed_attempts, lockout_duration_minutes, \
-     lockout_enabled, minimum_password_length, block_breached_passwords, self_sign_up, client_registration, registration_scopes, client_id_metadata_documents, metadata_document_hosts, \
+     lockout_enabled, minimum_password_length, block_breached_passwords, self_sign_up, passkey_sign_up, client_registration, registration_scopes, client_id_metadata_documents, metadata_document_hosts, \
      ai_advisor, self_registered_clients_per_minute, max_self_registered_clients, created_at, updated_at";
 
 pub const LISTING: Listing = Listing {
@@ -149,8 +153,8 @@ pub async fn insert<'c>(db: impl Executor<'c, Database = Any>, realm: &Realm) ->
         "INSERT INTO realms (id, account_id, display_name, status, max_failed_attempts, lockout_duration_minutes, \
          lockout_enabled, minimum_password_length, block_breached_passwords, self_sign_up, created_at, updated_at, \
          client_registration, registration_scopes, client_id_metadata_documents, metadata_document_hosts, ai_advisor, \
-         self_registered_clients_per_minute, max_self_registered_clients) \
-         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19) \
+         self_registered_clients_per_minute, max_self_registered_clients, passkey_sign_up) \
+         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, $20) \
          ON CONFLICT (id) DO NOTHING",
     )
     .bind(&realm.id)
@@ -172,6 +176,7 @@ pub async fn insert<'c>(db: impl Executor<'c, Database = Any>, realm: &Realm) ->
     .bind(s.ai_advisor)
     .bind(s.self_registered_clients_per_minute)
     .bind(s.max_self_registered_clients)
+    .bind(s.passkey_sign_up)
     .execute(db)
     .await?;
     Ok(done.rows_affected() == 1)
@@ -184,7 +189,8 @@ pub async fn update<'c>(db: impl Executor<'c, Database = Any>, realm: &Realm) ->
          lockout_enabled = $6, minimum_password_length = $7, block_breached_passwords = $8, self_sign_up = $9, \
          updated_at = $10, client_registration = $11, registration_scopes = $12, \
          client_id_metadata_documents = $13, metadata_document_hosts = $14, ai_advisor = $15, \
-         self_registered_clients_per_minute = $16, max_self_registered_clients = $17 WHERE id = $1",
+         self_registered_clients_per_minute = $16, max_self_registered_clients = $17, passkey_sign_up = $18 \
+         WHERE id = $1",
     )
     .bind(&realm.id)
     .bind(&realm.display_name)
@@ -203,6 +209,7 @@ pub async fn update<'c>(db: impl Executor<'c, Database = Any>, realm: &Realm) ->
     .bind(s.ai_advisor)
     .bind(s.self_registered_clients_per_minute)
     .bind(s.max_self_registered_clients)
+    .bind(s.passkey_sign_up)
     .execute(db)
     .await
     .map(|_| ())

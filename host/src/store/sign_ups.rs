@@ -14,6 +14,7 @@ pub struct SignUp {
     pub client_id: ClientId,
     pub username: String,
     pub email: String,
+    /// Empty for a sign-up with a passkey: the account has no password.
     pub password_hash: String,
     pub code_hash: String,
     #[sqlx(try_from = "super::Millis")]
@@ -22,14 +23,18 @@ pub struct SignUp {
     pub expires_at: DateTime<Utc>,
     #[sqlx(try_from = "super::OptionalMillis")]
     pub used_at: Option<DateTime<Utc>>,
+    /// A sign-up with a passkey: the id the account will have (the passkey's user handle), and
+    /// the passkey its browser made, verified (JSON).
+    pub user_id: Option<String>,
+    pub passkey: Option<String>,
 }
 
-const COLUMNS: &str =
-    "id, realm_id, client_id, username, email, password_hash, code_hash, created_at, expires_at, used_at";
+const COLUMNS: &str = "id, realm_id, client_id, username, email, password_hash, code_hash, created_at, expires_at, used_at, user_id, \
+     passkey";
 
 pub async fn insert<'c>(db: impl Executor<'c, Database = Any>, sign_up: &SignUp) -> Result<(), Error> {
     sqlx::query(sqlx::AssertSqlSafe(format!(
-        "INSERT INTO sign_ups ({COLUMNS}) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)"
+        "INSERT INTO sign_ups ({COLUMNS}) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12)"
     )))
     .bind(&sign_up.id)
     .bind(&sign_up.realm_id)
@@ -41,6 +46,8 @@ pub async fn insert<'c>(db: impl Executor<'c, Database = Any>, sign_up: &SignUp)
     .bind(super::millis(sign_up.created_at))
     .bind(super::millis(sign_up.expires_at))
     .bind(super::millis(sign_up.used_at))
+    .bind(&sign_up.user_id)
+    .bind(&sign_up.passkey)
     .execute(db)
     .await
     .map(|_| ())

@@ -19,6 +19,7 @@ pub mod mcp;
 pub mod metadata;
 pub mod metadata_documents;
 pub mod oidc_provider;
+pub mod passkey_sign_up;
 pub mod passkeys;
 pub mod passkeys_browser;
 pub mod real_browser;

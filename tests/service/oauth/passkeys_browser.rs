@@ -14,6 +14,7 @@ use serde_json::{Value, json};
 use tokio::sync::mpsc;
 
 use crate::oauth::browser::{VERIFIER, challenge};
+use crate::support::smtp::MailServer;
 use crate::support::webdriver::Driver;
 use crate::support::{TestApp, TestClient, TestDatabase, claims, spawn_with};
 
@@ -45,14 +46,15 @@ async fn code(received: &mut mpsc::UnboundedReceiver<String>) -> String {
     pairs.into_iter().find(|(n, _)| n == "code").map(|(_, v)| v).unwrap_or_else(|| panic!("no code: {query}"))
 }
 
-/// The service at `http://localhost:{port}`.
-async fn spawn_at_localhost() -> (TestApp, String) {
+/// The service at `http://localhost:{port}`, sending e-mail to `smtp_url` when given.
+async fn spawn_at_localhost(smtp_url: Option<String>) -> (TestApp, String) {
     let port = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
     let public = format!("http://localhost:{port}");
     let at = public.clone();
     let app = spawn_with(TestDatabase::new().await, move |settings| {
         settings.listen = format!("127.0.0.1:{port}").parse().unwrap();
         settings.public_url = Some(at);
+        settings.smtp_url = smtp_url;
     })
     .await;
     (app, public)
@@ -108,7 +110,7 @@ async fn authenticator(driver: &Driver) -> String {
 
 #[tokio::test]
 async fn chromium_registers_a_passkey_signs_in_with_it_three_ways_steps_up_to_it_and_refuses_a_copy() {
-    let (app, public) = spawn_at_localhost().await;
+    let (app, public) = spawn_at_localhost(None).await;
     app.create_realm("acme").await;
     app.create_user("acme", "ada", "analytical engine").await;
     let (party, mut received) = relying_party().await;
@@ -191,5 +193,44 @@ async fn chromium_registers_a_passkey_signs_in_with_it_three_ways_steps_up_to_it
     let failed = app.events("login_failed").await;
     assert_eq!(failed.last().unwrap().2["failure_reason"], "cloned_authenticator");
     assert!(received.try_recv().is_err(), "no code for the copy");
+    driver.quit().await;
+}
+
+#[tokio::test]
+async fn chromium_signs_up_with_a_passkey_and_no_password() {
+    let mail = MailServer::start().await;
+    let (app, public) = spawn_at_localhost(Some(mail.url.clone())).await;
+    app.create_realm("acme").await;
+    let allowed = app.put("/realms/acme", json!({ "selfSignUp": true, "passkeySignUp": true })).await;
+    assert_eq!(allowed.status, StatusCode::OK, "{:?}", allowed.body);
+    let (party, mut received) = relying_party().await;
+    let web = app.create_client("acme", "web", &["authorization_code"], &[]).await;
+    let body = json!({ "clientConfiguration": { "redirectUris": [format!("{party}/callback")] } });
+    assert_eq!(app.put("/realms/acme/clients/web", body).await.status, StatusCode::OK);
+    let driver = Driver::start().await;
+    let device = authenticator(&driver).await;
+
+    let mut sign_up = url::Url::parse(&authorization_url(&public, &party)).unwrap();
+    sign_up.query_pairs_mut().append_pair("prompt", "create");
+    driver.go(sign_up.as_str()).await;
+    let violations = driver.serious_accessibility_violations().await;
+    assert!(violations.is_empty(), "{violations:?}");
+    driver.type_into("#username", "grace").await;
+    driver.type_into("#email", "grace@example.com").await;
+    driver.submit("#passkey-sign-up").await;
+    let page = driver.page_source().await;
+    assert!(page.contains("Confirm your email address"), "{page}");
+    let held = driver.read(&format!("/webauthn/authenticator/{device}/credentials")).await;
+    assert_eq!(held.as_array().unwrap().len(), 1, "{held}");
+
+    let letter = mail.letter(&app, "grace@example.com").await;
+    let text = letter.data.replace("=\r\n", "");
+    let at = text.find("cstl_signup_").expect("a code");
+    let sent: String = text[at..].chars().take_while(|c| c.is_ascii_alphanumeric() || *c == '_' || *c == '-').collect();
+    driver.type_into("#code", &sent).await;
+    driver.click("button[type=submit]").await;
+    let signed_up = code(&mut received).await;
+    let (acr, amr) = assurance_of(&app, &web, &signed_up, &party).await;
+    assert_eq!((acr, amr), (json!("phrh"), json!(["hwk", "mfa"])));
     driver.quit().await;
 }

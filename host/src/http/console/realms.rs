@@ -17,10 +17,11 @@ use crate::http::AppState;
 use crate::kernel::validate::Body;
 
 /// The switches of the settings form: the API's field and its label.
-const SWITCHES: [(&str, &str); 4] = [
+const SWITCHES: [(&str, &str); 5] = [
     ("lockoutEnabled", "Lock accounts out after failed sign-ins"),
     ("blockBreachedPasswords", "Refuse passwords found in breaches"),
     ("selfSignUp", "People may sign themselves up"),
+    ("passkeySignUp", "They may sign up with a passkey and no password"),
     ("aiAdvisor", "The AI advisor may read this realm's incidents (consent)"),
 ];
 /// The numbers of the settings form: the API's field, its label and its bounds.
@@ -35,6 +36,7 @@ fn settings_form(console: &Console, at: &str, settings: &RealmView) -> Markup {
         "lockoutEnabled" => settings.lockout_enabled,
         "blockBreachedPasswords" => settings.block_breached_passwords,
         "selfSignUp" => settings.self_sign_up,
+        "passkeySignUp" => settings.passkey_sign_up,
         _ => settings.ai_advisor,
     };
     let number = |field: &str| match field {

@@ -364,6 +364,22 @@ impl Page<'_> {
         })
     }
 
+    /// The passkey the sign-up form may create instead of a password, where the realm allows it:
+    /// for a new account id, its challenge bound to the form token and that id.
+    fn passkey_sign_up_offer(&self, csrf: &str) -> Option<login_page::PasskeySignUpOffer> {
+        if !crate::oauth::signin::signup::passkeys_open(self.state, self.realm) {
+            return None;
+        }
+        let user_id = crate::kernel::ids::UserId::fresh().to_string();
+        let binding = crate::oauth::signin::signup::passkey_binding(csrf, &user_id);
+        let options = passkeys::sign_up_options(self.state, self.realm, &user_id, &binding).to_string();
+        Some(login_page::PasskeySignUpOffer {
+            options,
+            user_id,
+            script: format!("{}/assets/passkeys.js", self.state.public_url),
+        })
+    }
+
     /// The consent page: what the client asks and, for a third party, where it is served from.
     pub fn consent(&self, question: &consent::Question) -> Response {
         let texts = self.texts();
@@ -409,10 +425,14 @@ impl Page<'_> {
             |frame| FormPage {
                 title: format!("{} {}", texts.create_account_for, self.authorization.client.name),
                 path: "register",
+                passkey_sign_up: self.passkey_sign_up_offer(frame.csrf),
                 fields: vec![
                     Field::text("username", texts.new_username, "username", username),
                     Field { kind: "email", ..Field::text("email", texts.email, "email", email) },
-                    Field::password("password", texts.password, "new-password"),
+                    Field {
+                        required: !crate::oauth::signin::signup::passkeys_open(self.state, self.realm),
+                        ..Field::password("password", texts.password, "new-password")
+                    },
                 ],
                 button: texts.create_account,
                 problem,

@@ -131,6 +131,18 @@ pub struct FormPage<'a> {
     pub refresh: Option<String>,
     /// Sign-in with a passkey, offered beside the form where the browser can.
     pub passkey: Option<PasskeyOffer>,
+    /// Sign-up with a passkey instead of a password, offered in the form where the browser can.
+    pub passkey_sign_up: Option<PasskeySignUpOffer>,
+}
+
+/// The passkey a sign-up form may create instead of a password: the options of
+/// `navigator.credentials.create()` (JSON), for the account id `user_id`.
+#[derive(Debug, Clone)]
+pub struct PasskeySignUpOffer {
+    pub options: String,
+    pub user_id: String,
+    /// The address of the passkey script.
+    pub script: String,
 }
 
 /// The passkey sign-in a login page offers: a second form, shown by the passkey script only where
@@ -178,6 +190,10 @@ pub fn form_page(frame: &Frame<'_>, page: &FormPage<'_>, status: StatusCode) -> 
                     autofocus[at == focused] aria-describedby=[invalid.then_some("form-error")]
                     aria-invalid=[invalid.then_some("true")];
             }
+            @if let Some(offer) = &page.passkey_sign_up {
+                input type="hidden" name="user_handle" value=(offer.user_id);
+                input type="hidden" name="credential" value="";
+            }
             @if let Some(problem) = page.problem { p id="form-error" class="error" role="alert" { (problem.text) } }
             @match page.refusal {
                 None => { button type="submit" autofocus[button_focus] { (page.button) } }
@@ -185,6 +201,12 @@ pub fn form_page(frame: &Frame<'_>, page: &FormPage<'_>, status: StatusCode) -> 
                     button type="submit" name="decision" value="allow" autofocus[button_focus] { (page.button) }
                     button type="submit" name="decision" value="deny" class="secondary" { (refusal) }
                 }
+            }
+            @if let Some(offer) = &page.passkey_sign_up {
+                button type="button" id="passkey-sign-up" class="secondary" hidden data-options=(offer.options) {
+                    (texts.sign_up_with_passkey)
+                }
+                p id="passkey-error" class="error" role="alert" hidden { (texts.passkey_not_added) }
             }
         }
         @if let Some(offer) = &page.passkey {
@@ -215,7 +237,8 @@ pub fn form_page(frame: &Frame<'_>, page: &FormPage<'_>, status: StatusCode) -> 
         images,
         form_targets: Some(redirect_origin),
         refresh: page.refresh.as_deref().map(|address| (2, address)),
-        script: page.passkey.as_ref().map(|offer| offer.script.as_str()),
+        script: (page.passkey.as_ref().map(|offer| offer.script.as_str()))
+            .or(page.passkey_sign_up.as_ref().map(|offer| offer.script.as_str())),
     };
     document.answer(status)
 }

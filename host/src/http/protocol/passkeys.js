@@ -82,6 +82,31 @@
     });
   }
 
+  // A sign-up with a passkey instead of a password: the account's passkey is made first, named
+  // by the username typed, and the form goes with it.
+  const signUp = document.getElementById("passkey-sign-up");
+  if (signUp) {
+    const form = signUp.form;
+    const problem = document.getElementById("passkey-error");
+    signUp.hidden = false;
+    signUp.addEventListener("click", async () => {
+      problem.hidden = true;
+      const { username, email } = form.elements;
+      if (!username.reportValidity() || !email.reportValidity()) return;
+      const options = JSON.parse(signUp.dataset.options).publicKey;
+      options.challenge = bytes(options.challenge);
+      options.user.id = bytes(options.user.id);
+      options.user.name = username.value.trim();
+      options.user.displayName = username.value.trim();
+      try {
+        form.elements.credential.value = described(await navigator.credentials.create({ publicKey: options }));
+        form.submit();
+      } catch (_) {
+        problem.hidden = false;
+      }
+    });
+  }
+
   const register = document.getElementById("passkey-register");
   if (register) {
     const problem = document.getElementById("passkey-error");

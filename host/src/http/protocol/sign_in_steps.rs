@@ -400,12 +400,18 @@ pub async fn register(
     if state.limiter.take(&source_key(address), Class::SignUp, now).await.is_err() {
         return page.sign_up(username, email, Some(Problem { text: texts.too_many_attempts, field: None }));
     }
+    // A passkey the page's script made instead of a password.
+    let passkey = form.get("credential").filter(|credential| !credential.is_empty()).map(|credential| {
+        let (user_id, binding) = (form.get("user_handle").unwrap_or(""), form.get("csrf").unwrap_or(""));
+        signup::PasskeySignUp { user_id, binding, credential }
+    });
     let attempt = SignUp {
         realm,
         client: &authorization.client,
         username,
         email,
         password: form.get("password").unwrap_or(""),
+        passkey,
         origin: &origin,
     };
     let (text, field) = match signup::ask(&state, &state.protection, attempt).await {
@@ -417,6 +423,7 @@ pub async fn register(
             SignUpRefusal::Password(refusal) => {
                 (password_refused(&refusal, texts).unwrap_or(texts.password_length), Some("password"))
             }
+            SignUpRefusal::PasskeyInvalid => (texts.passkey_not_added, None),
             SignUpRefusal::SourceBlocked | SignUpRefusal::CodeInvalid | SignUpRefusal::Taken => {
                 (texts.too_many_attempts, None)
             }

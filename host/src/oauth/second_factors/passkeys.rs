@@ -181,6 +181,11 @@ impl Kept {
         webauthn::PublicKey::from_cose(&decoded(&self.public_key)?).ok()
     }
 
+    /// The methods (`amr`) of a sign-in with it: a passkey that syncs is a software key.
+    pub fn methods(&self) -> &'static [&'static str] {
+        if self.backup_eligible { &["swk", "mfa"] } else { &["hwk", "mfa"] }
+    }
+
     /// The flags of a later assertion: backed up or not now.
     pub fn with(&self, flags: Flags) -> Self {
         Self { backed_up: flags.backed_up, ..self.clone() }
@@ -200,8 +205,6 @@ pub async fn registration_options(
     user: &User,
     binding: &str,
 ) -> Result<Value, Error> {
-    let party = Party::of(context);
-    let now = context.clock.now();
     let existing = store::of_user(context.store.pool(), &user.id).await?;
     let excluded: Vec<Value> = existing
         .iter()
@@ -209,14 +212,34 @@ pub async fn registration_options(
         .filter_map(|a| a.credential_id.as_ref())
         .map(|id| json!({ "type": "public-key", "id": id }))
         .collect();
-    let name = if realm.display_name.is_empty() { realm.id.as_str() } else { realm.display_name.as_str() };
     let names: Vec<&str> = [&user.first_name, &user.last_name].into_iter().flatten().map(String::as_str).collect();
     let display = if names.is_empty() { user.username.clone() } else { names.join(" ") };
+    let person = (user.id.as_str(), user.username.as_str(), display.as_str());
+    Ok(creation_options(context, realm, person, binding, excluded))
+}
+
+/// The options of `navigator.credentials.create()` for a sign-up's account, whose id is
+/// `user_id`; the page's script names it as the person types their username.
+pub fn sign_up_options(context: &Context, realm: &Realm, user_id: &str, binding: &str) -> Value {
+    creation_options(context, realm, (user_id, "", ""), binding, Vec::new())
+}
+
+/// The options for the account `(id, name, display name)`, bound to `binding`.
+fn creation_options(
+    context: &Context,
+    realm: &Realm,
+    (id, name, display): (&str, &str, &str),
+    binding: &str,
+    excluded: Vec<Value>,
+) -> Value {
+    let party = Party::of(context);
+    let now = context.clock.now();
+    let realm_name = if realm.display_name.is_empty() { realm.id.as_str() } else { realm.display_name.as_str() };
     let algorithms: Vec<Value> =
         Algorithm::ALL.iter().map(|a| json!({ "type": "public-key", "alg": a.identifier() })).collect();
-    Ok(json!({ "publicKey": {
-        "rp": { "id": party.id, "name": name },
-        "user": { "id": user_handle(user), "name": user.username, "displayName": display },
+    json!({ "publicKey": {
+        "rp": { "id": party.id, "name": realm_name },
+        "user": { "id": URL_SAFE_NO_PAD.encode(id), "name": name, "displayName": display },
         "challenge": challenge(context, Purpose::Registration, binding, now),
         "pubKeyCredParams": algorithms,
         "timeout": CHALLENGE_SECONDS * 1000,
@@ -227,7 +250,7 @@ pub async fn registration_options(
             "userVerification": "required",
         },
         "excludeCredentials": excluded,
-    } }))
+    } })
 }
 
 /// Keeps the passkey a browser created from options bound to `binding`, named `name` ("Passkey"
@@ -241,6 +264,76 @@ pub async fn register(
     name: Option<&str>,
 ) -> Result<AuthenticatorView, Error> {
     let now = context.clock.now();
+    let made = verified(context, binding, credential, name).await?;
+    let authenticator = made.authenticator(realm, user, now);
+    let mut tx = context.store.begin().await?;
+    let existing = store::of_user(&mut *tx, &user.id).await?;
+    if existing.iter().filter(|a| a.kind == AuthenticatorKind::Passkey).count() >= MAX_PASSKEYS {
+        return Err(Error::Conflict(format!("a person may keep at most {MAX_PASSKEYS} passkeys")));
+    }
+    keep(&mut tx, realm, user, &authenticator, now).await?;
+    tx.commit().await?;
+    Ok(AuthenticatorView::of(&authenticator, None))
+}
+
+/// Stores a passkey of the person in `tx`, with its `authenticator_added` event.
+pub async fn keep(
+    tx: &mut crate::store::Transaction,
+    realm: &Realm,
+    user: &User,
+    authenticator: &Authenticator,
+    now: DateTime<Utc>,
+) -> Result<(), Error> {
+    if !store::insert(&mut **tx, authenticator).await? {
+        return Err(refused("credential", Rule::Duplicate, "this passkey is registered already"));
+    }
+    announce(tx, realm, user, authenticator, EventType::AuthenticatorAdded, By::Owner, now).await
+}
+
+/// A passkey a browser created and the service verified, not kept yet: what a sign-up with a
+/// passkey holds until its address is confirmed.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Verified {
+    pub credential_id: String,
+    pub counter: i64,
+    pub name: String,
+    pub kept: Kept,
+}
+
+impl Verified {
+    /// The passkey as the person's authenticator.
+    pub fn authenticator(&self, realm: &Realm, user: &User, now: DateTime<Utc>) -> Authenticator {
+        Authenticator {
+            id: AuthenticatorId::fresh(),
+            realm_id: realm.id.clone(),
+            user_id: user.id.clone(),
+            kind: AuthenticatorKind::Passkey,
+            name: self.name.clone(),
+            secret_sealed: None,
+            data: serde_json::to_string(&self.kept).unwrap_or_else(|_| unreachable!("a passkey's data serialises")),
+            counter: Some(self.counter),
+            credential_id: Some(self.credential_id.clone()),
+            created_at: now,
+            last_used_at: None,
+        }
+    }
+
+    /// The methods (`amr`) of a sign-in with it.
+    pub fn methods(&self) -> &'static [&'static str] {
+        self.kept.methods()
+    }
+}
+
+/// Verifies the passkey a browser created from options bound to `binding`, and uses up their
+/// challenge.
+pub async fn verified(
+    context: &Context,
+    binding: &str,
+    credential: &str,
+    name: Option<&str>,
+) -> Result<Verified, Error> {
+    let now = context.clock.now();
     let name = checked_name(name, "Passkey")?;
     let unreadable = || refused("credential", Rule::Format, "the credential is not one a browser creates");
     let credential = Credential::read(credential).ok_or_else(unreadable)?;
@@ -252,6 +345,10 @@ pub async fn register(
     let created = webauthn::registration(party.relying_party(), &client_data, &object, checker)
         .map_err(|why| refused("credential", Rule::Format, &why.to_string()))?;
     let challenge = challenge.ok_or_else(unreadable)?;
+    let pool = context.store.pool();
+    if !crate::store::assertions::record_challenge_once(pool, &challenge.nonce, challenge.expires_at).await? {
+        return Err(refused("credential", Rule::Duplicate, "this challenge was answered already: begin again"));
+    }
     let kept = Kept {
         alg: created.public_key.algorithm.identifier(),
         public_key: URL_SAFE_NO_PAD.encode(&created.public_key.cose),
@@ -261,33 +358,8 @@ pub async fn register(
         format: created.format,
         transports: credential.response.transports.into_iter().take(8).filter(|t| t.len() <= 32).collect(),
     };
-    let authenticator = Authenticator {
-        id: AuthenticatorId::fresh(),
-        realm_id: realm.id.clone(),
-        user_id: user.id.clone(),
-        kind: AuthenticatorKind::Passkey,
-        name,
-        secret_sealed: None,
-        data: serde_json::to_string(&kept).unwrap_or_else(|_| unreachable!("a passkey's data serialises")),
-        counter: Some(i64::from(created.counter)),
-        credential_id: Some(URL_SAFE_NO_PAD.encode(&created.id)),
-        created_at: now,
-        last_used_at: None,
-    };
-    let mut tx = context.store.begin().await?;
-    if !crate::store::assertions::record_challenge_once(&mut *tx, &challenge.nonce, challenge.expires_at).await? {
-        return Err(refused("credential", Rule::Duplicate, "this challenge was answered already: begin again"));
-    }
-    let existing = store::of_user(&mut *tx, &user.id).await?;
-    if existing.iter().filter(|a| a.kind == AuthenticatorKind::Passkey).count() >= MAX_PASSKEYS {
-        return Err(Error::Conflict(format!("a person may keep at most {MAX_PASSKEYS} passkeys")));
-    }
-    if !store::insert(&mut *tx, &authenticator).await? {
-        return Err(refused("credential", Rule::Duplicate, "this passkey is registered already"));
-    }
-    announce(&mut tx, realm, user, &authenticator, EventType::AuthenticatorAdded, By::Owner, now).await?;
-    tx.commit().await?;
-    Ok(AuthenticatorView::of(&authenticator, None))
+    let credential_id = URL_SAFE_NO_PAD.encode(&created.id);
+    Ok(Verified { credential_id, counter: i64::from(created.counter), name, kept })
 }
 
 /// The credential ids a browser may offer for the person who signs in as `login` (a username or

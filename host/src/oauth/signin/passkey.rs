@@ -104,8 +104,8 @@ pub async fn sign_in(
         drop(tx);
         return Err(failed(Refusal::PasskeyCloned).record(context).await);
     }
-    let methods: &[&str] = if kept.backup_eligible { &["swk", "mfa"] } else { &["hwk", "mfa"] };
-    let signed_in = SignIn { realm, client, user: &user, scopes: &[], resource: None, methods, dpop_jkt: None };
+    let signed_in =
+        SignIn { realm, client, user: &user, scopes: &[], resource: None, methods: kept.methods(), dpop_jkt: None };
     Ok(open(context, tx, &signed_in, origin, Opens::BrowserSession, now).await?)
 }
 

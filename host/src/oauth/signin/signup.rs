@@ -20,6 +20,7 @@ use crate::directory::people::{self, Arrival};
 use crate::kernel::crypto::generate_secret;
 use crate::kernel::ids::{SignUpId, UserId};
 use crate::kernel::validate::{is_email, is_username};
+use crate::oauth::second_factors::passkeys::Verified;
 use crate::protection::Protection;
 use crate::protection::detection::{AttemptKind, Outcome};
 use crate::protection::incidents::{self, Attack};
@@ -50,8 +51,31 @@ pub struct SignUp<'a> {
     pub client: &'a Client,
     pub username: &'a str,
     pub email: &'a str,
+    /// Ignored with a passkey.
     pub password: &'a str,
+    /// A passkey instead of a password, where the realm allows it.
+    pub passkey: Option<PasskeySignUp<'a>>,
     pub origin: &'a Origin,
+}
+
+/// The passkey a sign-up page's browser made: for the account id `user_id`, from options bound
+/// to `binding` (see [`passkey_binding`]), and the credential as JSON.
+#[derive(Debug, Clone, Copy)]
+pub struct PasskeySignUp<'a> {
+    pub user_id: &'a str,
+    pub binding: &'a str,
+    pub credential: &'a str,
+}
+
+/// What the challenge of a sign-up's passkey is bound to: the page's form token and the id the
+/// account will have, so that neither can be swapped.
+pub fn passkey_binding(form_token: &str, user_id: &str) -> String {
+    format!("sign-up:{form_token}:{user_id}")
+}
+
+/// Whether people may sign up to the realm with a passkey and no password.
+pub fn passkeys_open(context: &Context, realm: &Realm) -> bool {
+    open(context, realm) && realm.settings.passkey_sign_up
 }
 
 /// Why a sign-up was refused; each but the first two concerns one field of the form.
@@ -65,6 +89,8 @@ pub enum SignUpRefusal {
     EmailInvalid,
     /// The password breaks a rule of the realm (`PasswordLength`, `PasswordBreached`).
     Password(Refusal),
+    /// The passkey does not verify, or was not made for this sign-up.
+    PasskeyInvalid,
     /// The code is not one sent for this realm, was used, or lapsed.
     CodeInvalid,
     /// Between the request and its code, another account took the username or the address.
@@ -94,7 +120,7 @@ impl From<crate::store::Error> for SignUpError {
 /// Asks for an account: once the fields are well formed, it answers alike whatever another
 /// account holds, and the e-mail says the rest.
 pub async fn ask(context: &Context, protection: &Protection, attempt: SignUp<'_>) -> Result<(), SignUpError> {
-    let SignUp { realm, client, username, email, password, origin } = attempt;
+    let SignUp { realm, client, username, email, password, passkey, origin } = attempt;
     if !open(context, realm) {
         return Err(SignUpRefusal::Closed.into());
     }
@@ -110,7 +136,21 @@ pub async fn ask(context: &Context, protection: &Protection, attempt: SignUp<'_>
     if !is_email(email) {
         return Err(SignUpRefusal::EmailInvalid.into());
     }
-    super::recovery::acceptable(context, realm, password).await.map_err(SignUpRefusal::Password)?;
+    let verified = match passkey {
+        Some(_) if !passkeys_open(context, realm) => return Err(SignUpRefusal::Closed.into()),
+        Some(made) => {
+            let binding = passkey_binding(made.binding, made.user_id);
+            match crate::oauth::second_factors::passkeys::verified(context, &binding, made.credential, None).await {
+                Ok(verified) => Some((made.user_id.to_owned(), verified)),
+                Err(Error::Validation(_)) => return Err(SignUpRefusal::PasskeyInvalid.into()),
+                Err(failure) => return Err(failure.into()),
+            }
+        }
+        None => {
+            super::recovery::acceptable(context, realm, password).await.map_err(SignUpRefusal::Password)?;
+            None
+        }
+    };
     let pool = context.store.pool();
     let by_username = user_store::find_by_login(pool, &realm.id, username).await?;
     let by_email = user_store::find_by_login(pool, &realm.id, email).await?;
@@ -126,7 +166,16 @@ pub async fn ask(context: &Context, protection: &Protection, attempt: SignUp<'_>
     };
     let decision = protection.judge(&context.store, &seen, now).await?;
     // The password is hashed whatever was taken, so that the answer takes as long either way.
-    let password_hash = crate::kernel::passwords::hash(password.to_owned()).await.map_err(Error::Internal)?;
+    let password_hash = match &verified {
+        Some(_) => String::new(),
+        None => crate::kernel::passwords::hash(password.to_owned()).await.map_err(Error::Internal)?,
+    };
+    let (user_id, passkey) = match verified {
+        Some((user_id, made)) => {
+            (Some(user_id), Some(serde_json::to_string(&made).map_err(|e| Error::Internal(e.into()))?))
+        }
+        None => (None, None),
+    };
     let code = generate_secret(SIGN_UP_CODE_PREFIX);
     let pending = Pending {
         id: SignUpId::fresh(),
@@ -139,6 +188,8 @@ pub async fn ask(context: &Context, protection: &Protection, attempt: SignUp<'_>
         created_at: now,
         expires_at: now + TimeDelta::minutes(CONFIRM_MINUTES),
         used_at: None,
+        user_id,
+        passkey,
     };
     let mut letters = Vec::new();
     let mut tx = context.store.begin().await?;
@@ -224,8 +275,17 @@ pub async fn confirm(
     {
         return Err(SignUpRefusal::Taken.into());
     }
+    // A sign-up with a passkey makes the account its passkey was made for, with no password.
+    let passkey: Option<Verified> = match &pending.passkey {
+        Some(text) => Some(serde_json::from_str(text).map_err(|e| Error::Internal(e.into()))?),
+        None => None,
+    };
+    let id = match (&passkey, &pending.user_id) {
+        (Some(_), Some(id)) => UserId::known(id.clone()),
+        _ => UserId::fresh(),
+    };
     let user = User {
-        id: UserId::fresh(),
+        id,
         realm_id: realm.id.clone(),
         username: pending.username.clone(),
         email: Some(pending.email.clone()),
@@ -234,12 +294,13 @@ pub async fn confirm(
         // The code came back from the address: this service confirmed it.
         email_confirmed: true,
         status: UserStatus::Active,
-        password_hash: Some(pending.password_hash.clone()),
+        password_hash: passkey.is_none().then(|| pending.password_hash.clone()),
         must_change_password: false,
         created_at: now,
         updated_at: now,
     };
-    let (session, cookie) = super::browser::new_browser_session(context, realm, &user, &["pwd"], origin, now);
+    let methods = passkey.as_ref().map_or(&["pwd"][..], Verified::methods);
+    let (session, cookie) = super::browser::new_browser_session(context, realm, &user, methods, origin, now);
     let mut tx = context.store.begin().await?;
     if !store::use_once(&mut *tx, &pending.id, now).await? {
         return Err(SignUpRefusal::CodeInvalid.into());
@@ -247,6 +308,12 @@ pub async fn confirm(
     // The same name confirmed at the same moment: the store's uniqueness decides.
     if !people::add(&mut tx, realm, &user, Arrival::SignedUp { client: &client.id }, now).await? {
         return Err(SignUpRefusal::Taken.into());
+    }
+    if let Some(made) = &passkey {
+        let authenticator = made.authenticator(realm, &user, now);
+        crate::oauth::second_factors::passkeys::keep(&mut tx, realm, &user, &authenticator, now)
+            .await
+            .map_err(|_| SignUpRefusal::Taken)?;
     }
     crate::store::browser::insert_session(&mut *tx, &session).await?;
     tx.commit().await?;

@@ -112,6 +112,7 @@ pub struct Texts {
     pub sign_in_first: &'static str,
     /// Passkeys: on the login page, and on the page of a person's sign-in methods.
     pub sign_in_with_passkey: &'static str,
+    pub sign_up_with_passkey: &'static str,
     pub passkey_failed: &'static str,
     pub passkey_refused: &'static str,
     pub sign_in_methods: &'static str,
@@ -240,6 +241,7 @@ const ENGLISH: Texts = Texts {
     not_signed_in: "You are not signed in",
     sign_in_first: "Sign in to one of this service's applications, then come back to this page.",
     sign_in_with_passkey: "Sign in with a passkey",
+    sign_up_with_passkey: "Create my account with a passkey instead",
     passkey_failed: "No passkey was used. Try again, or sign in with your password.",
     passkey_refused: "This passkey was not accepted. Try again, or sign in with your password.",
     sign_in_methods: "Your sign-in methods",
@@ -356,6 +358,7 @@ const FRENCH: Texts = Texts {
     not_signed_in: "Vous n’êtes pas connecté",
     sign_in_first: "Connectez-vous à l’une des applications de ce service, puis revenez sur cette page.",
     sign_in_with_passkey: "Se connecter avec une clé d’accès",
+    sign_up_with_passkey: "Créer plutôt mon compte avec une clé d’accès",
     passkey_failed: "Aucune clé d’accès n’a été utilisée. Réessayez, ou connectez-vous avec votre mot de passe.",
     passkey_refused: "Cette clé d’accès n’a pas été acceptée. Réessayez, ou connectez-vous avec votre mot de passe.",
     sign_in_methods: "Vos méthodes de connexion",

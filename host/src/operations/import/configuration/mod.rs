@@ -150,6 +150,7 @@ impl Collection {
                 "minimumPasswordLength",
                 "blockBreachedPasswords",
                 "selfSignUp",
+                "passkeySignUp",
                 "clientRegistration",
                 "registrationScopes",
                 "clientIdMetadataDocuments",
