@@ -19,6 +19,8 @@ pub enum Refusal {
     ScopesExceedGrant,
     ResourceExceedsGrant,
     DepthExceeded,
+    /// The sign-in behind the subject token is below the grant's level of assurance.
+    AssuranceTooLow,
 }
 
 impl Code for Refusal {
@@ -27,7 +29,13 @@ impl Code for Refusal {
     const UNPERMITTED: Self = Self::NotPermitted;
 
     fn all() -> &'static [Self] {
-        &[Self::NotPermitted, Self::ScopesExceedGrant, Self::ResourceExceedsGrant, Self::DepthExceeded]
+        &[
+            Self::NotPermitted,
+            Self::ScopesExceedGrant,
+            Self::ResourceExceedsGrant,
+            Self::DepthExceeded,
+            Self::AssuranceTooLow,
+        ]
     }
 
     fn code(self) -> &'static str {
@@ -42,6 +50,7 @@ impl Refusal {
             Self::ScopesExceedGrant => "DelegationScopesExceedGrant",
             Self::ResourceExceedsGrant => "DelegationResourceExceedsGrant",
             Self::DepthExceeded => "DelegationDepthExceeded",
+            Self::AssuranceTooLow => "DelegationAssuranceTooLow",
         }
     }
 }
@@ -58,6 +67,8 @@ pub struct GrantFacts<'a> {
     pub organization_id: Option<&'a str>,
     /// Epoch milliseconds.
     pub expires_at: Option<DateTime<Utc>>,
+    /// The rank of the least level of assurance the grant asks for (1 to 4).
+    pub minimum_level: Option<i64>,
 }
 
 /// The exchange asked for, as the policies see it.
@@ -78,6 +89,8 @@ pub struct ExchangeFacts<'a> {
     /// Actors already in the subject token.
     pub depth: i64,
     pub resource: Option<&'a str>,
+    /// The rank of the level the sign-in behind the subject token reached (1 to 4).
+    pub subject_level: i64,
 }
 
 /// Allowed, or refused with the code of the policy that answers.
@@ -120,6 +133,9 @@ impl Authorizer {
         if let Some(until) = grant.expires_at {
             attributes.insert("expires_at".into(), RestrictedExpression::new_long(until.timestamp_millis()));
         }
+        if let Some(level) = grant.minimum_level {
+            attributes.insert("minimum_level".into(), RestrictedExpression::new_long(level));
+        }
         entities.push(Entity::new(grant_uid.clone(), attributes, HashSet::new()).map_err(evaluation)?);
 
         let mut context = vec![
@@ -129,6 +145,7 @@ impl Authorizer {
             ("subject_scopes".to_owned(), strings(exchange.subject_scopes)),
             ("client_scopes".to_owned(), strings(exchange.client_scopes)),
             ("depth".to_owned(), RestrictedExpression::new_long(exchange.depth)),
+            ("subject_level".to_owned(), RestrictedExpression::new_long(exchange.subject_level)),
         ];
         if let Some(resource) = exchange.resource {
             context.push(("resource".to_owned(), RestrictedExpression::new_string(resource.to_owned())));
@@ -180,6 +197,9 @@ pub(super) mod fixtures {
         /// Seconds from now; negative when the term has passed.
         #[serde(default)]
         expires_in_seconds: Option<i64>,
+        /// The least level of assurance, by rank (1 to 4).
+        #[serde(default)]
+        minimum_level: Option<i64>,
     }
 
     #[derive(Debug, Deserialize)]
@@ -200,6 +220,13 @@ pub(super) mod fixtures {
         resource: Option<String>,
         #[serde(default)]
         organizations: Vec<String>,
+        /// The rank of the subject token's sign-in (1 when absent).
+        #[serde(default = "one")]
+        subject_level: i64,
+    }
+
+    fn one() -> i64 {
+        1
     }
 
     fn agent() -> String {
@@ -220,6 +247,7 @@ pub(super) mod fixtures {
             allowed_resources: &case.grant.allowed_resources,
             organization_id: case.grant.organization.as_deref(),
             expires_at: case.grant.expires_in_seconds.map(|s| now() + TimeDelta::seconds(s)),
+            minimum_level: case.grant.minimum_level,
         };
         let request = &case.request;
         let exchange = ExchangeFacts {
@@ -233,6 +261,7 @@ pub(super) mod fixtures {
             client_scopes: request.client_scopes.as_deref().unwrap_or(&case.grant.scopes),
             depth: request.depth,
             resource: request.resource.as_deref(),
+            subject_level: request.subject_level,
         };
         let verdict = authorizer
             .decide_delegation(&grant, &exchange)

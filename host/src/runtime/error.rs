@@ -87,6 +87,7 @@ pub enum OAuthCode {
     DelegationScopesExceedGrant,
     DelegationResourceExceedsGrant,
     DelegationDepthExceeded,
+    DelegationAssuranceTooLow,
     // Token exchange for a connected account.
     ConnectionSubjectTokenInactive,
     ConnectionNotAllowed,
@@ -171,6 +172,7 @@ impl OAuthCode {
             Self::DelegationScopesExceedGrant => "DelegationScopesExceedGrant",
             Self::DelegationResourceExceedsGrant => "DelegationResourceExceedsGrant",
             Self::DelegationDepthExceeded => "DelegationDepthExceeded",
+            Self::DelegationAssuranceTooLow => "DelegationAssuranceTooLow",
             Self::ConnectionSubjectTokenInactive => "ConnectionSubjectTokenInactive",
             Self::ConnectionNotAllowed => "ConnectionNotAllowed",
             Self::ConnectionProviderUnknown => "ConnectionProviderUnknown",

@@ -37,6 +37,8 @@ pub struct DelegationGrant {
     pub withdrawal_reason: Option<String>,
     pub withdrawn_by_type: Option<String>,
     pub withdrawn_by_id: Option<String>,
+    /// The level of assurance (`acr`) the sign-in behind a subject token must have reached.
+    pub minimum_acr: Option<String>,
 }
 
 impl Placed for DelegationGrant {
@@ -68,7 +70,7 @@ impl DelegationGrant {
 
 const COLUMNS: &str = "id, realm_id, client_id, subject_user_id, scopes, allowed_resources, max_depth, \
      organization_id, expires_at, created_at, created_by_type, created_by_id, issued_tokens_expire_at, \
-     withdrawn_at, withdrawal_reason, withdrawn_by_type, withdrawn_by_id";
+     withdrawn_at, withdrawal_reason, withdrawn_by_type, withdrawn_by_id, minimum_acr";
 
 pub const LISTING: Listing = Listing {
     table: "delegation_grants",
@@ -83,8 +85,8 @@ pub const LISTING: Listing = Listing {
 pub async fn insert<'c>(db: impl Executor<'c, Database = Any>, grant: &DelegationGrant) -> Result<(), Error> {
     sqlx::query(
         "INSERT INTO delegation_grants (id, realm_id, client_id, subject_user_id, scopes, allowed_resources, \
-         max_depth, organization_id, expires_at, created_at, created_by_type, created_by_id) \
-         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12)",
+         max_depth, organization_id, expires_at, created_at, created_by_type, created_by_id, minimum_acr) \
+         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13)",
     )
     .bind(&grant.id)
     .bind(&grant.realm_id)
@@ -98,6 +100,7 @@ pub async fn insert<'c>(db: impl Executor<'c, Database = Any>, grant: &Delegatio
     .bind(super::millis(grant.created_at))
     .bind(grant.created_by_type.as_str())
     .bind(&grant.created_by_id)
+    .bind(&grant.minimum_acr)
     .execute(db)
     .await?;
     Ok(())

@@ -129,3 +129,68 @@ async fn openid_client_steps_up_when_a_resource_server_asks_for_phishing_resista
     assert_eq!((&calls[1]["status"], &calls[1]["acr"]), (&json!(200), &json!("phrh")), "{calls:?}");
     assert!(party.finished().await);
 }
+
+#[tokio::test]
+async fn a_delegation_grant_asking_for_a_passkey_refuses_a_token_of_a_password_sign_in() {
+    let app = spawn_app().await;
+    let realm = realm(&app).await;
+    let token = token_of(&app, &realm, "ada").await;
+    let (_, device) = register(&app, &token, true).await;
+    let ada = app.get("/realms/acme/users?searchTerm=ada").await.items()[0]["id"].as_str().unwrap().to_owned();
+    let body = json!({
+        "id": "agent",
+        "clientConfiguration": { "grantTypes": ["client_credentials"], "allowedScopes": ["orders:read"], "tokenExchangeEnabled": true },
+    });
+    let created = app.post("/realms/acme/clients", body).await;
+    let agent = crate::support::TestClient {
+        realm: "acme".into(),
+        id: "agent".into(),
+        secret: created.data()["clientSecret"].as_str().unwrap().to_owned(),
+    };
+    let grant = |minimum: &str| json!({ "clientId": "agent", "subjectUserId": ada, "scopes": ["orders:read"], "minimumAcr": minimum });
+    let refused = app.post("/realms/acme/delegation-grants", grant("gold")).await;
+    assert_eq!(refused.refused_fields(), [("minimumAcr".to_owned(), "OneOf".to_owned())], "{:?}", refused.body);
+    let written = app.post("/realms/acme/delegation-grants", grant("phr")).await;
+    assert_eq!(written.status, StatusCode::CREATED, "{:?}", written.body);
+    assert_eq!(written.data()["minimumAcr"], "phr");
+
+    let exchange = async |subject: &str| {
+        let form = [
+            ("grant_type", "urn:ietf:params:oauth:grant-type:token-exchange"),
+            ("subject_token", subject),
+            ("subject_token_type", "urn:ietf:params:oauth:token-type:access_token"),
+            ("scope", "orders:read"),
+        ];
+        app.token(&agent, &form).await
+    };
+    // A password sign-in falls short of the grant.
+    let mut browser = Browser::new(&app);
+    let page = authorize(&mut browser, "web", &[]).await;
+    let signed_in = browser.sign_in("acme", &page, "ada", PASSWORD).await;
+    let code = signed_in.param("code").unwrap();
+    let own = exchange_code(&app, &realm, &code).await;
+    let answer = exchange(&own).await;
+    assert_eq!(
+        (answer.body["error"].as_str(), answer.body["error_code"].as_str()),
+        (Some("invalid_grant"), Some("DelegationAssuranceTooLow")),
+        "{:?}",
+        answer.body
+    );
+
+    // Signed in with her passkey, the agent may act for her, and its token says how she signed in.
+    let page = authorize(&mut browser, "web", &[("prompt", "login")]).await;
+    let (credential, _) = assertion(&app, &page, &device, None, true);
+    let with_passkey = post_assertion(&mut browser, &page, &credential).await;
+    let own = exchange_code(&app, &realm, &with_passkey.param("code").unwrap()).await;
+    let answer = exchange(&own).await;
+    assert_eq!(answer.status, StatusCode::OK, "{:?}", answer.body);
+    let delegated = claims(answer.body["access_token"].as_str().unwrap());
+    assert_eq!((&delegated["acr"], &delegated["amr"]), (&json!("phrh"), &json!(["hwk", "mfa"])));
+}
+
+/// The access token a code is exchanged for by the web client.
+async fn exchange_code(app: &TestApp, realm: &Realm, code: &str) -> String {
+    let answer = exchange(app, &realm.web, code, VERIFIER).await;
+    assert_eq!(answer.status, StatusCode::OK, "{:?}", answer.body);
+    answer.body["access_token"].as_str().unwrap().to_owned()
+}

@@ -134,6 +134,10 @@ impl From<ExchangeRefusal> for OAuthError {
             ExchangeRefusal::DepthExceeded { depth, max_depth } => {
                 format!("the subject token already carries {depth} actor(s); the delegation grant allows {max_depth}")
             }
+            ExchangeRefusal::AssuranceTooLow { reached, needed } => format!(
+                "the person's sign-in behind the subject token reached acr {reached}; the delegation grant asks for \
+                 {needed}: they sign in again at that level"
+            ),
             ExchangeRefusal::ResourceNotAllowed { address } => {
                 format!("{address} is not a resource server this client may request tokens for")
             }

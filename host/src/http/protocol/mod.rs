@@ -224,7 +224,9 @@ fn answer(code: OAuthCode) -> (StatusCode, &'static str) {
         | C::ConnectionSubjectTokenInactive
         | C::ConnectionProviderUnknown => (StatusCode::BAD_REQUEST, "invalid_request"),
         C::ConnectionNotAllowed => (StatusCode::BAD_REQUEST, "unauthorized_client"),
-        C::ConnectionMissing | C::ConnectionRevoked => (StatusCode::BAD_REQUEST, "invalid_grant"),
+        C::ConnectionMissing | C::ConnectionRevoked | C::DelegationAssuranceTooLow => {
+            (StatusCode::BAD_REQUEST, "invalid_grant")
+        }
         C::ConnectionProviderUnavailable => (StatusCode::SERVICE_UNAVAILABLE, "temporarily_unavailable"),
         C::PayloadTooLarge => (StatusCode::PAYLOAD_TOO_LARGE, "invalid_request"),
         C::MethodNotAllowed => (StatusCode::METHOD_NOT_ALLOWED, "invalid_request"),

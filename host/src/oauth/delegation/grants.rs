@@ -6,7 +6,8 @@ use crate::authz::caller::Caller;
 use crate::kernel::clock::iso;
 use crate::kernel::error_code::ErrorCode;
 use crate::kernel::ids::{ClientId, GrantId, OrganizationId, UserId};
-use crate::kernel::validate::{Body, Notification, Rule, instant, integer, list_of, text};
+use crate::kernel::validate::{Body, Notification, Rule, instant, integer, list_of, one_of, text};
+use crate::oauth::signin::assurance::Level;
 use crate::runtime::changes::{self, Author};
 use crate::runtime::context::Context;
 use crate::runtime::error::Error;
@@ -160,6 +161,10 @@ pub struct DelegationGrantView {
     /// The organization the grant is confined to.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub organization_id: Option<String>,
+    /// The level of assurance (`acr`: 1, 2, phr or phrh) the person's sign-in behind a subject
+    /// token must have reached; none when any will do.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub minimum_acr: Option<String>,
     /// Live, Expired or Withdrawn.
     pub state: GrantState,
     pub created_at: String,
@@ -192,6 +197,7 @@ impl DelegationGrantView {
             expires_at: grant.expires_at.map(iso),
             allowed_resources: grant.allowed_resources.clone(),
             organization_id: grant.organization_id.clone().map(String::from),
+            minimum_acr: grant.minimum_acr.clone(),
             state: grant.state(now),
             created_at: iso(grant.created_at),
             created_by: ActorView {
@@ -240,6 +246,8 @@ pub struct DelegationGrantInput {
     pub(crate) allowed_resources: Vec<String>,
     /// An organization of the realm the person belongs to.
     pub(crate) organization_id: Option<String>,
+    /// 1, 2, phr or phrh: the least level of assurance of the sign-in behind a subject token.
+    pub(crate) minimum_acr: Option<String>,
 }
 
 impl DelegationGrantInput {
@@ -262,7 +270,17 @@ impl DelegationGrantInput {
         }
         let allowed_resources = body.optional("allowedResources", list_of(50, text(1, 2048))).unwrap_or_default();
         let organization_id = body.optional("organizationId", text(1, 64));
-        Self { client_id, subject_user_id, scopes, max_depth, expires_at, allowed_resources, organization_id }
+        let minimum_acr = body.optional("minimumAcr", one_of(&Level::NAMES)).map(|level| level.acr().to_owned());
+        Self {
+            client_id,
+            subject_user_id,
+            scopes,
+            max_depth,
+            expires_at,
+            allowed_resources,
+            organization_id,
+            minimum_acr,
+        }
     }
 
     /// The grant of `realm` that `caller` writes at `now`; `None` without a required field.
@@ -286,6 +304,7 @@ impl DelegationGrantInput {
             withdrawal_reason: None,
             withdrawn_by_type: None,
             withdrawn_by_id: None,
+            minimum_acr: self.minimum_acr,
         })
     }
 }

@@ -9,6 +9,7 @@
 
 pub mod grants;
 
+use crate::oauth::signin::assurance::Level;
 use chrono::{DateTime, Utc};
 
 use crate::authz::Authorizer;
@@ -78,6 +79,11 @@ pub enum ExchangeRefusal {
         depth: i64,
         max_depth: i64,
     },
+    /// The sign-in behind the subject token reached `reached`; the grant asks for `needed`.
+    AssuranceTooLow {
+        reached: &'static str,
+        needed: String,
+    },
     /// No resource server this client may request tokens for has this address.
     ResourceNotAllowed {
         address: String,
@@ -96,6 +102,7 @@ impl ExchangeRefusal {
             Self::ScopesExceedGrant { .. } => OAuthCode::DelegationScopesExceedGrant,
             Self::ResourceExceedsGrant { .. } => OAuthCode::DelegationResourceExceedsGrant,
             Self::DepthExceeded { .. } => OAuthCode::DelegationDepthExceeded,
+            Self::AssuranceTooLow { .. } => OAuthCode::DelegationAssuranceTooLow,
             Self::ResourceNotAllowed { .. } => OAuthCode::ResourceNotAllowed,
         }
     }
@@ -235,6 +242,7 @@ async fn decide(
         client_scopes: &client_scopes,
         depth,
         resource: attempt.resource.as_deref(),
+        subject_level: Level::of_methods(&session.authentication_methods).rank(),
     };
     let mut allowed = None;
     // The refusal of the grant that came closest: the one refused by the latest check.
@@ -251,6 +259,7 @@ async fn decide(
             allowed_resources: &resources,
             organization_id: grant.organization_id.as_deref(),
             expires_at: grant.expires_at,
+            minimum_level: grant.minimum_acr.as_deref().and_then(Level::of_acr).map(Level::rank),
         };
         let verdict = authz.decide_delegation(&grant_facts, &facts).map_err(anyhow::Error::new)?;
         match verdict {
@@ -333,6 +342,11 @@ fn refusal_of(refusal: PolicyRefusal, facts: &ExchangeFacts<'_>, grant: &Delegat
         }
         PolicyRefusal::DepthExceeded => {
             ExchangeRefusal::DepthExceeded { depth: facts.depth, max_depth: grant.max_depth }
+        }
+        PolicyRefusal::AssuranceTooLow => {
+            let reached = Level::ALL.into_iter().find(|l| l.rank() == facts.subject_level).unwrap_or(Level::OneFactor);
+            let needed = grant.minimum_acr.clone().unwrap_or_default();
+            ExchangeRefusal::AssuranceTooLow { reached: reached.acr(), needed }
         }
         PolicyRefusal::NotPermitted => {
             let why = if grant.organization_id.is_some() && grant.expires_at.is_none_or(|until| until > facts.now) {

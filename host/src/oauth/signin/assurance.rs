@@ -29,6 +29,24 @@ impl Level {
     pub const ALL: [Level; 4] =
         [Self::OneFactor, Self::MultiFactor, Self::PhishingResistant, Self::PhishingResistantHardware];
 
+    /// Each level by its `acr`, as the admin API reads them.
+    pub const NAMES: [(&'static str, Level); 4] = [
+        ("1", Self::OneFactor),
+        ("2", Self::MultiFactor),
+        ("phr", Self::PhishingResistant),
+        ("phrh", Self::PhishingResistantHardware),
+    ];
+
+    /// Its rank, 1 for the weakest: what the delegation policies compare.
+    pub fn rank(self) -> i64 {
+        match self {
+            Self::OneFactor => 1,
+            Self::MultiFactor => 2,
+            Self::PhishingResistant => 3,
+            Self::PhishingResistantHardware => 4,
+        }
+    }
+
     /// Its `acr` value.
     pub fn acr(self) -> &'static str {
         match self {
