@@ -59,6 +59,8 @@ pub enum OAuthCode {
     DeviceAccessDenied,
     InvalidDeviceCode,
     InvalidToken,
+    /// The token's sign-in is too old for the change asked (RFC 9470).
+    InsufficientUserAuthentication,
     /// An access token in both the `Authorization` header and the body.
     MultipleAccessTokens,
     InvalidName,
@@ -154,6 +156,7 @@ impl OAuthCode {
             Self::DeviceAccessDenied => "DeviceAccessDenied",
             Self::InvalidDeviceCode => "InvalidDeviceCode",
             Self::InvalidToken => "InvalidToken",
+            Self::InsufficientUserAuthentication => "InsufficientUserAuthentication",
             Self::MultipleAccessTokens => "MultipleAccessTokens",
             Self::InvalidName => "InvalidName",
             Self::TooManyDevices => "TooManyDevices",

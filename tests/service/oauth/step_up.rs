@@ -194,3 +194,32 @@ async fn exchange_code(app: &TestApp, realm: &Realm, code: &str) -> String {
     assert_eq!(answer.status, StatusCode::OK, "{:?}", answer.body);
     answer.body["access_token"].as_str().unwrap().to_owned()
 }
+
+#[tokio::test]
+async fn the_account_api_asks_for_a_recent_sign_in_before_a_change_of_how_a_person_signs_in() {
+    let app = spawn_app().await;
+    let realm = realm(&app).await;
+    // A token refreshed from a sign-in of a quarter of an hour ago is live, its sign-in old.
+    let keeper = app.create_client("acme", "keeper", &["password", "refresh_token"], &[]).await;
+    let form = [("grant_type", "password"), ("username", "ada"), ("password", PASSWORD)];
+    let signed_in = app.token(&keeper, &form).await;
+    app.advance(16 * 60).await;
+    let refresh = signed_in.body["refresh_token"].as_str().unwrap();
+    let refreshed = app.token(&keeper, &[("grant_type", "refresh_token"), ("refresh_token", refresh)]).await;
+    let token = refreshed.body["access_token"].as_str().unwrap().to_owned();
+    let (refused, _) = register(&app, &token, true).await;
+    assert_eq!(
+        (refused.status, refused.body["error"].as_str()),
+        (StatusCode::UNAUTHORIZED, Some("insufficient_user_authentication"))
+    );
+    let challenge = refused.headers["www-authenticate"].to_str().unwrap();
+    assert!(
+        challenge.starts_with(r#"Bearer error="insufficient_user_authentication""#)
+            && challenge.contains("max_age=900"),
+        "{challenge}"
+    );
+    // Signed in again, the change goes through.
+    let token = token_of(&app, &realm, "ada").await;
+    let (kept, _) = register(&app, &token, true).await;
+    assert_eq!(kept.status, StatusCode::CREATED, "{:?}", kept.body);
+}

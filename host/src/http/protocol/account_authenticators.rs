@@ -11,6 +11,10 @@
 //!   challenge is bound to the person; `POST …/passkey/confirm` (`credential`, the browser's
 //!   answer as JSON, and an optional `name`) keeps it.
 //! - `DELETE …/{authenticatorId}`: removes one.
+//!
+//! Each change (a confirmation, new recovery codes, a removal) needs a sign-in of the last fifteen
+//! minutes behind the token; older, it is answered `401 insufficient_user_authentication` with
+//! `max_age` (RFC 9470).
 
 use axum::extract::{Path, State};
 use axum::http::{HeaderMap, StatusCode};
@@ -18,7 +22,7 @@ use axum::response::Response;
 use serde_json::json;
 
 use super::account_consents::person;
-use super::{Form, OAuthError, json_no_store, no_content_no_store, realm};
+use super::{Form, OAuthError, RECENT_SIGN_IN, json_no_store, no_content_no_store, realm};
 use crate::http::AppState;
 use crate::kernel::clock::iso;
 use crate::oauth::second_factors::{self, By, passkeys, recovery_codes, totp};
@@ -63,7 +67,8 @@ pub async fn confirm_totp(
     form: Result<Form, OAuthError>,
 ) -> Result<Response, OAuthError> {
     let realm = realm(&state, &realm_id).await?;
-    let user = person(&state, &realm.id, &headers, ("POST", "/account/authenticators/totp/confirm")).await?;
+    let user =
+        recently_signed_in(&state, &realm.id, &headers, ("POST", "/account/authenticators/totp/confirm")).await?;
     let form = form?;
     let (Some(token), Some(code)) = (form.get("enrolment"), form.get("code")) else {
         return Err(OAuthError::new(OAuthCode::MissingParameter, "enrolment and code are required"));
@@ -93,7 +98,8 @@ pub async fn confirm_passkey(
     form: Result<Form, OAuthError>,
 ) -> Result<Response, OAuthError> {
     let realm = realm(&state, &realm_id).await?;
-    let user = person(&state, &realm.id, &headers, ("POST", "/account/authenticators/passkey/confirm")).await?;
+    let user =
+        recently_signed_in(&state, &realm.id, &headers, ("POST", "/account/authenticators/passkey/confirm")).await?;
     let form = form?;
     let Some(credential) = form.get("credential") else {
         return Err(OAuthError::new(OAuthCode::MissingParameter, "credential is required"));
@@ -117,7 +123,8 @@ pub async fn renew_recovery_codes(
     headers: HeaderMap,
 ) -> Result<Response, OAuthError> {
     let realm = realm(&state, &realm_id).await?;
-    let user = person(&state, &realm.id, &headers, ("POST", "/account/authenticators/recovery-codes")).await?;
+    let user =
+        recently_signed_in(&state, &realm.id, &headers, ("POST", "/account/authenticators/recovery-codes")).await?;
     let codes = recovery_codes::renew(&state, &realm, &user).await.map_err(refused)?;
     Ok(json_no_store(json!({ "recovery_codes": codes })))
 }
@@ -129,9 +136,33 @@ pub async fn remove(
 ) -> Result<Response, OAuthError> {
     let realm = realm(&state, &realm_id).await?;
     let path = format!("/account/authenticators/{id}");
-    let user = person(&state, &realm.id, &headers, ("DELETE", &path)).await?;
+    let user = recently_signed_in(&state, &realm.id, &headers, ("DELETE", &path)).await?;
     second_factors::remove(&state, &realm, &user, &id, By::Owner).await.map_err(refused)?;
     Ok(no_content_no_store())
+}
+
+/// The person of the token, when their sign-in behind it is recent enough to change how they sign
+/// in: a token that leaked, or a browser left signed in, cannot add a factor of its own or take
+/// the person's away. Older, the answer is RFC 9470's: `insufficient_user_authentication` with
+/// `max_age`, and the client signs the person in again.
+async fn recently_signed_in(
+    state: &AppState,
+    realm_id: &str,
+    headers: &HeaderMap,
+    request: (&str, &str),
+) -> Result<crate::store::users::User, OAuthError> {
+    let needed = "an access token of the person, from one of the realm's own clients, is required";
+    let (session, user, client_id) =
+        super::discovery::bearer_session(state, realm_id, headers, request, needed).await?;
+    match crate::oauth::tokens::find_client(state, realm_id, &client_id).await? {
+        Some(client) if !client.third_party() => {}
+        _ => return Err(OAuthError::new(OAuthCode::InvalidToken, needed)),
+    }
+    if state.clock.now() - session.created_at > RECENT_SIGN_IN {
+        let why = "sign in again to change how you sign in";
+        return Err(OAuthError::new(OAuthCode::InsufficientUserAuthentication, why));
+    }
+    Ok(user)
 }
 
 /// The answer to what the operations refuse, in the protocol's error format with the reason.

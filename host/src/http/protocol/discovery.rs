@@ -123,13 +123,24 @@ pub(super) async fn bearer_person(
     request: (&str, &str),
     needed: &'static str,
 ) -> Result<(crate::store::users::User, crate::kernel::ids::ClientId), OAuthError> {
+    let (_, user, client_id) = bearer_session(state, realm_id, headers, request, needed).await?;
+    Ok((user, client_id))
+}
+
+/// The person an access token of the realm names, with the session it came from.
+pub(super) async fn bearer_session(
+    state: &AppState,
+    realm_id: &str,
+    headers: &HeaderMap,
+    request: (&str, &str),
+    needed: &'static str,
+) -> Result<(crate::store::sessions::Session, crate::store::users::User, crate::kernel::ids::ClientId), OAuthError> {
     let presented = presented(headers).ok_or_else(|| OAuthError::invalid_token(needed, false))?;
     let refused = || OAuthError::invalid_token(needed, presented.1);
     let active = active_presented(state, realm_id, headers, presented, request).await?.ok_or_else(refused)?;
     let client_id = active.client_id.clone();
-    let user =
-        active.person.map(|(_, person)| person).filter(|u| u.status == UserStatus::Active).ok_or_else(refused)?;
-    Ok((user, client_id))
+    let (session, user) = active.person.filter(|(_, u)| u.status == UserStatus::Active).ok_or_else(refused)?;
+    Ok((session, user, client_id))
 }
 
 fn invalid_token(with_dpop: bool) -> Response {

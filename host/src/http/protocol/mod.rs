@@ -260,6 +260,7 @@ fn answer(code: OAuthCode) -> (StatusCode, &'static str) {
         C::PushRequestRefused | C::DeviceAccessDenied => (StatusCode::BAD_REQUEST, "access_denied"),
         C::SlowDown => (StatusCode::BAD_REQUEST, "slow_down"),
         C::InvalidToken => (StatusCode::UNAUTHORIZED, "invalid_token"),
+        C::InsufficientUserAuthentication => (StatusCode::UNAUTHORIZED, "insufficient_user_authentication"),
         C::RegistrationClosed => (StatusCode::FORBIDDEN, "access_denied"),
         C::InvalidDpopProof => (StatusCode::BAD_REQUEST, "invalid_dpop_proof"),
         C::UseDpopNonce => (StatusCode::BAD_REQUEST, "use_dpop_nonce"),
@@ -468,6 +469,12 @@ impl IntoResponse for OAuthError {
                     format!("DPoP error=\"invalid_token\", algs=\"{}\"", crate::oauth::dpop::ALGORITHMS.join(" "))
                 }
                 OAuthCode::InvalidToken => "Bearer error=\"invalid_token\"".to_owned(),
+                // RFC 9470: a sign-in recent enough is asked for.
+                OAuthCode::InsufficientUserAuthentication => format!(
+                    "Bearer error=\"insufficient_user_authentication\", error_description=\"{}\", max_age={}",
+                    self.description,
+                    RECENT_SIGN_IN.num_seconds()
+                ),
                 _ if self.challenge => "Basic realm=\"castellan\"".to_owned(),
                 _ => "Bearer".to_owned(),
             };
@@ -484,6 +491,9 @@ impl IntoResponse for OAuthError {
         response
     }
 }
+
+/// How recent the sign-in behind a person's token must be to change how they sign in.
+pub const RECENT_SIGN_IN: chrono::TimeDelta = chrono::TimeDelta::minutes(15);
 
 /// The header carrying the nonce a DPoP proof must include (RFC 9449 §8).
 pub const DPOP_NONCE: header::HeaderName = header::HeaderName::from_static("dpop-nonce");
