@@ -351,3 +351,38 @@ async fn a_refusal_takes_as_long_whatever_hash_the_name_holds_or_whether_it_name
         assert!(took >= floor * 4 / 5, "{who}: refused in {took:?}, under the floor {floor:?}");
     }
 }
+
+#[tokio::test]
+async fn a_row_brings_the_persons_authenticator_apps_sealed_and_counted_as_their_second_factor() {
+    let app = spawn_app().await;
+    let web = realm(&app).await;
+    let app_secret = "JBSWY3DPEHPK3PXPJBSWY3DPEHPK3PXP";
+    let rows = json!([
+        { "username": "alan", "passwordHash": { "algorithm": "bcrypt", "value": BCRYPT },
+          "totp": [{ "secret": app_secret, "algorithm": "HmacSHA256", "digits": 8, "period": 60, "name": "Alan's phone" }] },
+        { "username": "bob", "totp": [{ "secret": "not base32!" }] },
+        { "username": "carol", "totp": [{ "secret": app_secret, "digits": 7 }] },
+    ]);
+    let report = import_json(&app, "", rows).await;
+    assert_eq!(counts(&report), [3, 1, 0, 0, 2], "{report:?}");
+    let fields: Vec<&str> =
+        report["refusals"].as_array().unwrap().iter().map(|r| r["reasons"][0]["field"].as_str().unwrap()).collect();
+    assert_eq!(fields, ["totp[0].secret", "totp[0]"]);
+
+    let alan = app.get("/realms/acme/users?searchTerm=alan").await.items()[0]["id"].as_str().unwrap().to_owned();
+    let kept = app.get(&format!("/realms/acme/users/{alan}/authenticators")).await;
+    let listed = kept.data().as_array().unwrap();
+    assert_eq!(
+        (listed.len(), listed[0]["kind"].as_str(), listed[0]["name"].as_str()),
+        (1, Some("Totp"), Some("Alan's phone"))
+    );
+    assert!(!kept.body.to_string().contains(app_secret), "no secret is answered");
+    let store = app.database().await;
+    let (sealed,): (String,) =
+        sqlx::query_as("SELECT secret_sealed FROM authenticators").fetch_one(store.pool()).await.unwrap();
+    assert!(!sealed.contains(app_secret), "sealed at rest");
+    assert_eq!(app.events("authenticator_added").await.last().unwrap().2["by"], "administrator");
+    // His password alone no longer signs him in: the app is his second factor.
+    let refused = sign_in(&app, &web, "alan", "alan turing enigma").await;
+    assert_eq!(refused.body["error_code"], "SecondFactorRequired", "{:?}", refused.body);
+}

@@ -62,7 +62,13 @@ async fn a_keycloak_realm_migrates_in_a_dry_run_and_then_for_real() {
     assert_eq!(note(&translation, "password policy length(12)").0, "Mapped");
     assert_eq!(note(&translation, "password policy notUsername(undefined)").0, "LeftBehind");
     assert_eq!(note(&translation, "identityProviders (1)").0, "LeftBehind");
-    assert_eq!(note(&translation, "other credentials (1)").0, "LeftBehind", "hedy's one-time password");
+    // Hedy's authenticator app goes with her: Keycloak keys its codes with the secret's text.
+    let items = translation["items"].as_array().unwrap();
+    assert!(!items.iter().any(|i| i["source"].as_str().unwrap_or("").starts_with("other credentials")), "{items:#?}");
+    let hedy = translation["users"].as_array().unwrap().iter().find(|u| u["username"] == "hedy").unwrap();
+    // base32 of the text "JBSWY3DPEHPK3PXP".
+    let secret = "JJBFGV2ZGNCFARKIKBFTGUCYKA";
+    assert_eq!(hedy["totp"], json!([{ "secret": secret, "algorithm": "SHA1", "digits": 6, "period": 30 }]));
     let realm = &translation["document"]["realms"][0];
     assert_eq!(realm["minimumPasswordLength"], 12);
     let web = &realm["clients"][0];
@@ -89,7 +95,11 @@ async fn a_keycloak_realm_migrates_in_a_dry_run_and_then_for_real() {
     assert_eq!(app.events("user_created").await.len(), 4);
     let web = TestClient { realm: "acme-corp".into(), id: "web-shop".into(), secret: secret_of(&done, "web-shop") };
     assert_eq!(sign_in(&app, &web, "katherine", "katherine johnson orbit").await, StatusCode::OK, "PBKDF2-SHA256");
-    assert_eq!(sign_in(&app, &web, "hedy", "hedy lamarr frequency hopping").await, StatusCode::OK, "PBKDF2-SHA512");
+    let hedy = app
+        .token(&web, &[("grant_type", "password"), ("username", "hedy"), ("password", "hedy lamarr frequency hopping")])
+        .await;
+    assert_eq!(hedy.body["error_code"], "SecondFactorRequired", "PBKDF2-SHA512, then her app: {:?}", hedy.body);
+    hedy_signs_in_with_her_app(&app, secret).await;
     assert_eq!(sign_in(&app, &web, "grace", "grace hopper cobol").await, StatusCode::OK, "Argon2, from its parts");
     let ada = app.get("/realms/acme-corp/users?searchTerm=ada").await;
     assert_eq!(ada.items()[0]["status"], "Disabled", "a disabled person stays so");
@@ -155,4 +165,32 @@ async fn an_auth0_tenant_migrates_in_a_dry_run_and_then_for_real() {
     assert_eq!(unknown.refused_fields(), [("from".to_owned(), "OneOf".to_owned())]);
     let empty = app.post("/import/translate?from=keycloak", json!({ "clients": [] })).await;
     assert_eq!(empty.refused_fields(), [("realm".to_owned(), "Required".to_owned())]);
+}
+
+/// Hedy signs in on the login page with her password and the code her authenticator app shows
+/// now, as pyotp computes it from the secret Keycloak kept.
+async fn hedy_signs_in_with_her_app(app: &TestApp, secret: &str) {
+    use crate::oauth::browser::{Browser, VERIFIER, challenge};
+    let pkce = challenge(VERIFIER);
+    let params = [
+        ("response_type", "code"),
+        ("client_id", "web-shop"),
+        ("redirect_uri", "https://shop.example.com/callback"),
+        ("scope", "openid"),
+        ("code_challenge", pkce.as_str()),
+        ("code_challenge_method", "S256"),
+    ];
+    let mut browser = Browser::new(app);
+    let page = browser.authorize("acme-corp", &params).await;
+    let asked = browser.sign_in("acme-corp", &page, "hedy", "hedy lamarr frequency hopping").await;
+    assert!(asked.body.contains(r#"name="ticket""#), "her app's code is asked: {}", asked.body);
+    let uri = format!("otpauth://totp/acme-corp:hedy?secret={secret}");
+    let script = concat!(env!("CARGO_MANIFEST_DIR"), "/authenticators/totp_code.py");
+    let now = app.state.clock.now().timestamp().to_string();
+    let output =
+        std::process::Command::new(crate::support::python_tool("python")).args([script, &uri, &now]).output().unwrap();
+    let code = String::from_utf8(output.stdout).unwrap().trim().to_owned();
+    let step = "/realms/acme-corp/protocol/openid-connect/auth/second-factor";
+    let signed_in = browser.submit(step, &asked, &[("code", &code)]).await;
+    assert!(signed_in.param("code").is_some(), "{} {}", signed_in.status, signed_in.body);
 }

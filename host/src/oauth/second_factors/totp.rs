@@ -166,3 +166,29 @@ fn unsealed(sealer: &crate::kernel::crypto::Sealer, authenticator: &Authenticato
     let parameters = serde_json::from_str(&authenticator.data).ok()?;
     Totp::from_secret(secret, parameters).ok()
 }
+
+/// An app's factor brought by an import (or a migration from another service), its secret sealed
+/// like an enrolled one's: the person's authenticator, named `name`. Its codes work at once.
+pub fn imported(
+    context: &Context,
+    realm: &crate::kernel::ids::RealmId,
+    user: &crate::kernel::ids::UserId,
+    totp: &Totp,
+    name: &str,
+    now: DateTime<Utc>,
+) -> Authenticator {
+    Authenticator {
+        id: AuthenticatorId::fresh(),
+        realm_id: realm.clone(),
+        user_id: user.clone(),
+        kind: AuthenticatorKind::Totp,
+        name: name.to_owned(),
+        secret_sealed: Some(context.hasher.sealer(SECRET_SEAL).seal(totp.secret())),
+        data: serde_json::to_string(&totp.parameters()).unwrap_or_else(|_| unreachable!("parameters serialise")),
+        counter: None,
+        // The same app imported twice for the person is kept once.
+        credential_id: Some(context.hasher.hash(&format!("totp {user} {}", totp.base32()))),
+        created_at: now,
+        last_used_at: None,
+    }
+}

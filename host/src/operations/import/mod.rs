@@ -12,6 +12,7 @@ use serde_json::Value;
 use utoipa::ToSchema;
 
 pub mod configuration;
+mod factors;
 pub mod migration;
 pub mod users;
 

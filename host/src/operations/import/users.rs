@@ -50,6 +50,8 @@ struct Candidate {
     /// Which of the optional fields the row gave, for an overwrite.
     given: Given,
     links: Vec<(Link, String)>,
+    /// The authenticator apps the row brings (`totp`).
+    factors: Vec<super::factors::Factor>,
 }
 
 #[derive(Debug, Default, Clone, Copy)]
@@ -202,6 +204,20 @@ impl<'a> Importer<'a> {
         let mut published: Vec<(&'static str, Value)> =
             creates.iter().map(|c| (EventType::UserCreated.as_str(), events::user_data(&c.user, client))).collect();
         published.extend(updates.iter().map(|c| (EventType::UserUpdated.as_str(), events::user_data(&c.user, client))));
+        // The apps rows bring: an app a person has already is kept once.
+        for candidate in creates.iter().chain(&updates) {
+            let user = &candidate.user;
+            for factor in &candidate.factors {
+                let authenticator = factor.authenticator(self.context, &user.realm_id, &user.id, now);
+                if crate::store::authenticators::insert(&mut *tx, &authenticator).await? {
+                    let data = json!({
+                        "user_id": user.id, "username": user.username, "authenticator_id": authenticator.id,
+                        "kind": authenticator.kind.as_str(), "name": authenticator.name, "by": "administrator",
+                    });
+                    published.push((EventType::AuthenticatorAdded.as_str(), data));
+                }
+            }
+        }
         let place = (self.job.account_id.as_str(), self.job.realm_id.as_str(), self.job.client_id.as_str());
         events::publish_many(&mut *tx, place, &published, now).await?;
         store::insert_refusals(&mut *tx, &self.job.id, &refusals).await?;
@@ -268,6 +284,7 @@ impl<'a> Importer<'a> {
             stored
         });
         given.password = password_hash.is_some();
+        let factors = body.optional("totp", super::factors::read).unwrap_or_default();
         let mut links = Vec::new();
         let lists = [
             ("roles", Link::Role, &self.directory.realm_roles, "realm role"),
@@ -330,7 +347,7 @@ impl<'a> Importer<'a> {
             created_at: now,
             updated_at: now,
         };
-        Ok(Candidate { line, user, given, links })
+        Ok(Candidate { line, user, given, links, factors })
     }
 
     /// Splits the batch's people into those to create and those to overwrite, skipping or

@@ -435,7 +435,16 @@ fn users(t: &mut Translation, export: &Map<String, Value>, clients: &HashSet<Str
             }
             None => no_password += 1,
         }
-        other_credentials += credentials.len() - usize::from(password.is_some());
+        // Time-based one-time passwords go with the person, with their app's parameters.
+        let apps: Vec<Value> = credentials
+            .iter()
+            .filter(|c| c.get("type").and_then(Value::as_str) == Some("otp"))
+            .filter_map(totp_factor)
+            .collect();
+        other_credentials += credentials.len() - usize::from(password.is_some()) - apps.len();
+        if !apps.is_empty() {
+            row.insert("totp".into(), Value::Array(apps));
+        }
         required += usize::from(!texts(user, "requiredActions").is_empty());
         let roles = role_names(user);
         let realm_roles: Vec<&str> = roles.iter().filter(|r| r.client.is_none()).map(|r| r.name.as_str()).collect();
@@ -464,7 +473,7 @@ fn users(t: &mut Translation, export: &Map<String, Value>, clients: &HashSet<Str
     if other_credentials > 0 {
         t.left_behind(
             format!("other credentials ({other_credentials})"),
-            "one-time-password and passkey credentials are not carried: people enrol again",
+            "passkeys and counter-based one-time passwords are not carried: people enrol again",
         );
     }
     if required > 0 {
@@ -479,6 +488,33 @@ fn users(t: &mut Translation, export: &Map<String, Value>, clients: &HashSet<Str
             "their clients are not carried",
         );
     }
+}
+
+/// A Keycloak time-based OTP credential as an import's `totp` app. Keycloak keys the HMAC with
+/// the secret's text as it stores it, unless the credential says it is base32 (`secretEncoding`);
+/// the import takes base32 either way.
+fn totp_factor(credential: &Value) -> Option<Value> {
+    let secret: Value = serde_json::from_str(credential.get("secretData")?.as_str()?).ok()?;
+    let data: Value = serde_json::from_str(credential.get("credentialData")?.as_str()?).ok()?;
+    if data.get("subType").and_then(Value::as_str) != Some("totp") {
+        return None;
+    }
+    let value = secret.get("value")?.as_str()?;
+    let secret = match data.get("secretEncoding").and_then(Value::as_str) {
+        Some(encoding) if encoding.eq_ignore_ascii_case("BASE32") => value.to_owned(),
+        _ => data_encoding::BASE32_NOPAD.encode(value.as_bytes()),
+    };
+    let algorithm = data.get("algorithm").and_then(Value::as_str).unwrap_or("HmacSHA1");
+    let mut app = json!({
+        "secret": secret,
+        "algorithm": crate::kernel::totp::Algorithm::parse(algorithm)?.as_str(),
+        "digits": data.get("digits").and_then(Value::as_i64).unwrap_or(6),
+        "period": data.get("period").and_then(Value::as_i64).unwrap_or(30),
+    });
+    if let Some(label) = credential.get("userLabel").and_then(Value::as_str).filter(|l| !l.is_empty()) {
+        app["name"] = json!(label);
+    }
+    Some(app)
 }
 
 /// A Keycloak password credential as an import's `passwordHash`: PBKDF2 (SHA-1, -256 or -512),
