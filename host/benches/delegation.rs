@@ -28,6 +28,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         allowed_resources: &resources,
         organization_id: Some("initech"),
         expires_at: DateTime::from_timestamp_millis(1_900_000_000_000),
+        minimum_level: Some(3),
     };
     let allowed = ExchangeFacts {
         realm_id: "acme",
@@ -40,6 +41,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         client_scopes: &scopes,
         depth: 0,
         resource: Some("https://orders.example.com"),
+        subject_level: 4,
     };
     let refused = ExchangeFacts { depth: 2, ..allowed };
     for (name, exchange, expected_allow) in [("allow", allowed, true), ("refusal", refused, false)] {

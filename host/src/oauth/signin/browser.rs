@@ -316,7 +316,7 @@ pub async fn check(
     if let Some(claims) = asked.claims {
         match super::assurance::essential_in_claims(claims) {
             Ok(values) => acr_values.extend(values),
-            Err(()) => return Err(deny(Denial::InvalidRequest, "claims must be a JSON object")),
+            Err(_) => return Err(deny(Denial::InvalidRequest, "claims must be a JSON object")),
         }
     }
     let least_level = super::assurance::least_asked(acr_values.iter().map(String::as_str));
