@@ -13,6 +13,11 @@ use rand::RngCore as _;
 use serde::{Deserialize, Serialize};
 use subtle::ConstantTimeEq as _;
 
+/// The purpose of the deployment key's sealer for TOTP secrets at rest.
+pub const SECRET_SEAL: &str = "totp secrets";
+/// Apps a person may keep at once.
+pub const MAX_APPS: usize = 10;
+
 /// The secret of a new factor: 160 bits, HMAC-SHA1's block-free key size RFC 4226 recommends.
 const NEW_SECRET_BYTES: usize = 20;
 /// Imported secrets shorter than this are refused: RFC 4226 asks for at least 128 bits.

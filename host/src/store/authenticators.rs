@@ -20,6 +20,9 @@ text_enum! {
     }
 }
 
+/// The longest name of an authenticator.
+pub const MAX_NAME: usize = 100;
+
 #[derive(Debug, Clone, PartialEq, Eq, sqlx::FromRow)]
 pub struct Authenticator {
     pub id: AuthenticatorId,

@@ -170,8 +170,7 @@ fn event_data(user: &User, authenticator: &Authenticator, by: By<'_>) -> Value {
     })
 }
 
-/// The longest name of an authenticator.
-pub const MAX_NAME: usize = 100;
+pub use crate::store::authenticators::MAX_NAME;
 
 /// The name a person gives an authenticator, trimmed; `default` when none.
 fn checked_name(name: Option<&str>, default: &str) -> Result<String, Error> {

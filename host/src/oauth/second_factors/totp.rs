@@ -21,12 +21,11 @@ use crate::store::users::User;
 
 /// How long an enrolment waits for its code.
 pub const ENROLMENT_SECONDS: i64 = 600;
-/// TOTP apps a person may keep at once.
-pub const MAX_APPS: usize = 10;
+pub use crate::kernel::totp::MAX_APPS;
 
 /// The purposes of the deployment key's sealers: enrolment tokens, and secrets at rest.
 const ENROLMENT_SEAL: &str = "totp enrolments";
-const SECRET_SEAL: &str = "totp secrets";
+use crate::kernel::totp::SECRET_SEAL;
 
 /// A secret made for the person, waiting for a code from their app.
 #[derive(Debug, Clone)]
@@ -165,30 +164,4 @@ fn unsealed(sealer: &crate::kernel::crypto::Sealer, authenticator: &Authenticato
     let secret = sealer.open(authenticator.secret_sealed.as_deref()?).ok()?;
     let parameters = serde_json::from_str(&authenticator.data).ok()?;
     Totp::from_secret(secret, parameters).ok()
-}
-
-/// An app's factor brought by an import (or a migration from another service), its secret sealed
-/// like an enrolled one's: the person's authenticator, named `name`. Its codes work at once.
-pub fn imported(
-    context: &Context,
-    realm: &crate::kernel::ids::RealmId,
-    user: &crate::kernel::ids::UserId,
-    totp: &Totp,
-    name: &str,
-    now: DateTime<Utc>,
-) -> Authenticator {
-    Authenticator {
-        id: AuthenticatorId::fresh(),
-        realm_id: realm.clone(),
-        user_id: user.clone(),
-        kind: AuthenticatorKind::Totp,
-        name: name.to_owned(),
-        secret_sealed: Some(context.hasher.sealer(SECRET_SEAL).seal(totp.secret())),
-        data: serde_json::to_string(&totp.parameters()).unwrap_or_else(|_| unreachable!("parameters serialise")),
-        counter: None,
-        // The same app imported twice for the person is kept once.
-        credential_id: Some(context.hasher.hash(&format!("totp {user} {}", totp.base32()))),
-        created_at: now,
-        last_used_at: None,
-    }
 }

@@ -5,12 +5,11 @@
 use chrono::{DateTime, Utc};
 use serde_json::Value;
 
-use crate::kernel::ids::{RealmId, UserId};
-use crate::kernel::totp::{Algorithm, Parameters, Totp};
+use crate::kernel::ids::{AuthenticatorId, RealmId, UserId};
+use crate::kernel::totp::{Algorithm, MAX_APPS, Parameters, SECRET_SEAL, Totp};
 use crate::kernel::validate::{Notification, Refusals, Rule};
-use crate::oauth::second_factors::totp::{self, MAX_APPS};
 use crate::runtime::context::Context;
-use crate::store::authenticators::Authenticator;
+use crate::store::authenticators::{Authenticator, AuthenticatorKind, MAX_NAME};
 
 /// An app of a row: its secret with its parameters, and its name.
 #[derive(Debug, Clone)]
@@ -20,7 +19,8 @@ pub struct Factor {
 }
 
 impl Factor {
-    /// The person's authenticator.
+    /// The person's authenticator, its secret sealed like an enrolled app's. The same app
+    /// imported twice for the person has one credential id, so it is kept once.
     pub fn authenticator(
         &self,
         context: &Context,
@@ -28,7 +28,20 @@ impl Factor {
         user: &UserId,
         now: DateTime<Utc>,
     ) -> Authenticator {
-        totp::imported(context, realm, user, &self.totp, &self.name, now)
+        Authenticator {
+            id: AuthenticatorId::fresh(),
+            realm_id: realm.clone(),
+            user_id: user.clone(),
+            kind: AuthenticatorKind::Totp,
+            name: self.name.clone(),
+            secret_sealed: Some(context.hasher.sealer(SECRET_SEAL).seal(self.totp.secret())),
+            data: serde_json::to_string(&self.totp.parameters())
+                .unwrap_or_else(|_| unreachable!("parameters serialise")),
+            counter: None,
+            credential_id: Some(context.hasher.hash(&format!("totp {user} {}", self.totp.base32()))),
+            created_at: now,
+            last_used_at: None,
+        }
     }
 }
 
@@ -78,7 +91,7 @@ pub fn read(path: &str, value: &Value) -> Result<Vec<Factor>, Refusals> {
             .map_err(|why| refuse(&format!("{at}.secret"), Rule::Format, format!("{at}.secret: {why}")))?;
         let name = fields.get("name").and_then(Value::as_str).map(str::trim).filter(|n| !n.is_empty());
         let name = name.unwrap_or("Authenticator app");
-        if name.chars().count() > crate::oauth::second_factors::MAX_NAME || name.chars().any(char::is_control) {
+        if name.chars().count() > MAX_NAME || name.chars().any(char::is_control) {
             return Err(refuse(
                 &format!("{at}.name"),
                 Rule::Format,
