@@ -21,7 +21,6 @@ use crate::oauth::consent;
 use crate::oauth::federation;
 use crate::oauth::metadata_documents::{self, DocumentError};
 use crate::oauth::registration::Asker;
-use crate::oauth::second_factors::passkeys;
 use crate::oauth::signin::assurance::Level;
 use crate::oauth::signin::browser::{self, Asked, Authorization, AuthorizationError, Denial, Unredirectable};
 use crate::oauth::signin::texts::{Language, Texts};
@@ -348,36 +347,6 @@ impl Page<'_> {
             },
             status,
         )
-    }
-
-    /// The passkey sign-in the login page offers, its challenge bound to the page's form token:
-    /// at every realm but the platform's, whose console sign-in is by password.
-    fn passkey_offer(&self, csrf: &str) -> Option<login_page::PasskeyOffer> {
-        if self.realm.id == crate::kernel::ids::PLATFORM_REALM {
-            return None;
-        }
-        let now = self.state.clock.now();
-        Some(login_page::PasskeyOffer {
-            challenge: passkeys::challenge(self.state, passkeys::Purpose::SignIn, csrf, now),
-            rp_id: passkeys::Party::of(self.state).id,
-            script: format!("{}/assets/passkeys.js", self.state.public_url),
-        })
-    }
-
-    /// The passkey the sign-up form may create instead of a password, where the realm allows it:
-    /// for a new account id, its challenge bound to the form token and that id.
-    fn passkey_sign_up_offer(&self, csrf: &str) -> Option<login_page::PasskeySignUpOffer> {
-        if !crate::oauth::signin::signup::passkeys_open(self.state, self.realm) {
-            return None;
-        }
-        let user_id = crate::kernel::ids::UserId::fresh().to_string();
-        let binding = crate::oauth::signin::signup::passkey_binding(csrf, &user_id);
-        let options = passkeys::sign_up_options(self.state, self.realm, &user_id, &binding).to_string();
-        Some(login_page::PasskeySignUpOffer {
-            options,
-            user_id,
-            script: format!("{}/assets/passkeys.js", self.state.public_url),
-        })
     }
 
     /// The consent page: what the client asks and, for a third party, where it is served from.

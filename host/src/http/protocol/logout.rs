@@ -13,7 +13,7 @@ use super::cookies::{SESSION_COOKIE, append_cookie, cookie, cookie_text, fresh_f
 use super::login_page;
 use super::{Form, OAuthError};
 use crate::http::AppState;
-use crate::oauth::signin::browser;
+use crate::oauth::signin::sign_out;
 use crate::oauth::tokens::{self, IdTokenHint, issuer};
 use crate::store::clients::Client;
 use crate::store::realms::Realm;
@@ -80,7 +80,7 @@ async fn end_session(state: &AppState, realm_id: &str, headers: &HeaderMap, form
     let confirmed = posted && genuine_form(state, headers, form);
     let session_cookie = cookie(headers, SESSION_COOKIE);
     let hinted_session = hint.as_ref().and_then(|hint| hint.session_id.as_ref());
-    let hint_is_ours = match browser::hint_names_this_browser(state, &realm, session_cookie, hinted_session).await {
+    let hint_is_ours = match sign_out::hint_names_this_browser(state, &realm, session_cookie, hinted_session).await {
         Ok(ours) => ours,
         Err(failure) => return unavailable(&failure),
     };
@@ -96,7 +96,7 @@ async fn end_session(state: &AppState, realm_id: &str, headers: &HeaderMap, form
     // The browser's own sign-in ends, with every client session opened from it; a hinted session
     // of anyone else stays as it is.
     let hinted_session = hinted_session.filter(|_| hint_is_ours);
-    if let Err(failure) = browser::sign_out(state, &realm, session_cookie, hinted_session).await {
+    if let Err(failure) = sign_out::sign_out(state, &realm, session_cookie, hinted_session).await {
         return unavailable(&failure);
     }
     let mut response = match destination.and_then(|uri| url::Url::parse(uri).ok()) {

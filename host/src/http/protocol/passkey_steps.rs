@@ -6,6 +6,8 @@
 //! - `POST …/auth/passkey/options`: the credential ids to offer for a name the person typed
 //!   (`allowCredentials`), for a browser without the passkey in its autofill.
 //! - `GET /assets/passkeys.js`: the page's script, the service's own, run under the page's nonce.
+//!
+//! The login page's offer of a passkey, and the sign-up form's, are drawn here too.
 
 use axum::Extension;
 use axum::extract::{Path, State};
@@ -13,7 +15,8 @@ use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
 use axum::response::{IntoResponse, Response};
 use serde_json::json;
 
-use super::authorize::{Requested, answer_signed_in, origin_of, posted, refused};
+use super::authorize::{Page, Requested, answer_signed_in, origin_of, posted, refused};
+use super::login_page;
 use super::{Form, OAuthError};
 use crate::http::AppState;
 use crate::http::address::ClientAddress;
@@ -94,6 +97,39 @@ pub async fn options(
             super::json_no_store(json!({ "allowCredentials": allowed }))
         }
         Err(failure) => refused(&state, &request.realm, failure.into()),
+    }
+}
+
+/// What the pages of a sign-in offer of passkeys.
+impl Page<'_> {
+    /// The passkey sign-in the login page offers, its challenge bound to the page's form token:
+    /// at every realm but the platform's, whose console sign-in is by password.
+    pub(super) fn passkey_offer(&self, csrf: &str) -> Option<login_page::PasskeyOffer> {
+        if self.realm.id == crate::kernel::ids::PLATFORM_REALM {
+            return None;
+        }
+        let now = self.state.clock.now();
+        Some(login_page::PasskeyOffer {
+            challenge: passkeys::challenge(self.state, passkeys::Purpose::SignIn, csrf, now),
+            rp_id: passkeys::Party::of(self.state).id,
+            script: format!("{}/assets/passkeys.js", self.state.public_url),
+        })
+    }
+
+    /// The passkey the sign-up form may create instead of a password, where the realm allows it:
+    /// for a new account id, its challenge bound to the form token and that id.
+    pub(super) fn passkey_sign_up_offer(&self, csrf: &str) -> Option<login_page::PasskeySignUpOffer> {
+        if !crate::oauth::signin::signup::passkeys_open(self.state, self.realm) {
+            return None;
+        }
+        let user_id = crate::kernel::ids::UserId::fresh().to_string();
+        let binding = crate::oauth::signin::signup::passkey_binding(csrf, &user_id);
+        let options = passkeys::sign_up_options(self.state, self.realm, &user_id, &binding).to_string();
+        Some(login_page::PasskeySignUpOffer {
+            options,
+            user_id,
+            script: format!("{}/assets/passkeys.js", self.state.public_url),
+        })
     }
 }
 

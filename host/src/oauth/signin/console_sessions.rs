@@ -73,7 +73,7 @@ pub async fn find(context: &Context, cookie: &str, now: DateTime<Utc>) -> Result
 pub async fn end(context: &Context, session: &ConsoleSession) -> Result<(), Error> {
     console_sessions::delete(context.store.writer(), &session.id).await?;
     if let Some(realm) = realms::find(context.store.pool(), PLATFORM_REALM).await? {
-        super::browser::sign_out(context, &realm, None, Some(&session.session_id)).await?;
+        super::sign_out::sign_out(context, &realm, None, Some(&session.session_id)).await?;
     }
     Ok(())
 }

@@ -23,6 +23,7 @@ pub mod recovery;
 mod refresh;
 mod scopes;
 pub mod second_factor;
+pub mod sign_out;
 pub mod signup;
 pub mod texts;
 
