@@ -1,6 +1,6 @@
 //! Group commit for small writes that arrive together: lone events (a client-credentials sign-in
-//! changes nothing else), refresh-token rotations, token exchanges and the client sessions a
-//! signed-in browser opens at an authorization request. One writer task takes what has queued,
+//! changes nothing else), refresh-token rotations, token exchanges, the client sessions a
+//! signed-in browser opens at an authorization request, and passkey sign-ins. One writer task takes what has queued,
 //! writes it in one transaction, and answers each caller only after the commit, so every caller
 //! gets the durability of its own transaction at a fraction of the cost.
 
@@ -69,6 +69,31 @@ pub struct Redemption {
     pub within_browser_session: bool,
 }
 
+/// A passkey's sign-in: its challenge answered once, the passkey's counter moved on, and the
+/// browser's realm session opened, each only if the one before took place.
+#[derive(Debug, Clone)]
+pub struct PasskeyUse {
+    pub nonce: String,
+    pub challenge_expires_at: DateTime<Utc>,
+    pub authenticator_id: String,
+    /// The counter the assertion reported, and the passkey's data with its flags now.
+    pub counter: i64,
+    pub data: String,
+    pub at: DateTime<Utc>,
+    pub session: browser::BrowserSession,
+}
+
+/// What a passkey's sign-in did.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum PasskeyUsed {
+    SignedIn,
+    /// The challenge was answered before: nothing was written.
+    ChallengeUsed,
+    /// Another assertion moved the counter to this one or past it: the challenge is used up,
+    /// nothing else was written.
+    CounterBehind,
+}
+
 /// What a code's redemption did.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Redeemed {
@@ -89,6 +114,7 @@ enum Job {
     Exchange(Box<ExchangeRecord>, oneshot::Sender<Result<bool, String>>),
     Authorization(Box<Authorized>, oneshot::Sender<Result<(), String>>),
     Redemption(Box<Redemption>, oneshot::Sender<Result<Redeemed, String>>),
+    Passkey(Box<PasskeyUse>, oneshot::Sender<Result<PasskeyUsed, String>>),
 }
 
 /// Most jobs one transaction takes.
@@ -147,6 +173,13 @@ impl WriteQueue {
         done.await?.map_err(|error| anyhow::anyhow!("cannot record the authorization: {error}"))
     }
 
+    /// Records a passkey's sign-in, returning once committed.
+    pub async fn use_passkey(&self, passkey: PasskeyUse) -> anyhow::Result<PasskeyUsed> {
+        let (reply, done) = oneshot::channel();
+        self.sender.send(Job::Passkey(Box::new(passkey), reply)).await.map_err(|_| stopped())?;
+        done.await?.map_err(|error| anyhow::anyhow!("cannot record the passkey's sign-in: {error}"))
+    }
+
     /// Opens the code's client session and stores the refresh token issued with it, returning once
     /// committed.
     pub async fn redeem(&self, redemption: Redemption) -> anyhow::Result<Redeemed> {
@@ -185,6 +218,7 @@ fn answer(batch: Vec<Job>, outcome: Result<Written, Error>) {
     let mut rotated = outcome.as_ref().map(|done| done.rotated.iter().copied()).ok();
     let mut recorded = outcome.as_ref().map(|done| done.exchanges.iter().copied()).ok();
     let mut redeemed = outcome.as_ref().map(|done| done.redeemed.iter().copied()).ok();
+    let mut passkeys = outcome.as_ref().map(|done| done.passkeys.iter().copied()).ok();
     let took_place = |answers: &mut Option<std::iter::Copied<std::slice::Iter<'_, bool>>>| match (answers, &outcome) {
         (Some(done), _) => Ok(done.next().unwrap_or(false)),
         (None, Err(error)) => Err(error.clone()),
@@ -209,6 +243,14 @@ fn answer(batch: Vec<Job>, outcome: Result<Written, Error>) {
                 };
                 let _ = reply.send(answer);
             }
+            Job::Passkey(_, reply) => {
+                let answer = match (passkeys.as_mut(), &outcome) {
+                    (Some(done), _) => Ok(done.next().unwrap_or(PasskeyUsed::ChallengeUsed)),
+                    (None, Err(error)) => Err(error.clone()),
+                    (None, Ok(_)) => Ok(PasskeyUsed::ChallengeUsed),
+                };
+                let _ = reply.send(answer);
+            }
         }
     }
 }
@@ -219,6 +261,7 @@ struct Written {
     rotated: Vec<bool>,
     exchanges: Vec<bool>,
     redeemed: Vec<Redeemed>,
+    passkeys: Vec<PasskeyUsed>,
 }
 
 /// Writes the batch in one transaction. The whole batch costs a handful of statements: one
@@ -229,6 +272,7 @@ struct Written {
 async fn write(store: &Store, batch: &[Job]) -> Result<Written, Error> {
     let (mut published, mut rotations, mut exchanges, mut authorizations, mut redemptions) =
         (Vec::new(), Vec::new(), Vec::new(), Vec::new(), Vec::new());
+    let mut passkeys = Vec::new();
     for job in batch {
         match job {
             Job::Event(event, _) => published.push(event),
@@ -236,10 +280,15 @@ async fn write(store: &Store, batch: &[Job]) -> Result<Written, Error> {
             Job::Exchange(record, _) => exchanges.push(record.as_ref()),
             Job::Authorization(authorization, _) => authorizations.push(authorization.as_ref()),
             Job::Redemption(redemption, _) => redemptions.push(redemption.as_ref()),
+            Job::Passkey(passkey, _) => passkeys.push(passkey.as_ref()),
         }
     }
     let mut tx = store.begin().await?;
     let redeemed = redeem(&mut tx, &redemptions).await?;
+    let mut used = Vec::with_capacity(passkeys.len());
+    for passkey in passkeys {
+        used.push(use_passkey(&mut tx, passkey).await?);
+    }
     let approvals: Vec<(&str, &str)> =
         authorizations.iter().map(|a| (a.approval.0.as_str(), a.approval.1.as_str())).collect();
     if let Some(at) = authorizations.iter().map(|a| a.event.at).max() {
@@ -320,7 +369,25 @@ async fn write(store: &Store, batch: &[Job]) -> Result<Written, Error> {
         query.execute(&mut *tx).await?;
     }
     tx.commit().await?;
-    Ok(Written { rotated, exchanges: recorded, redeemed })
+    Ok(Written { rotated, exchanges: recorded, redeemed, passkeys: used })
+}
+
+async fn use_passkey(tx: &mut super::Transaction, passkey: &PasskeyUse) -> Result<PasskeyUsed, Error> {
+    if !super::assertions::record_challenge_once(&mut **tx, &passkey.nonce, passkey.challenge_expires_at).await? {
+        return Ok(PasskeyUsed::ChallengeUsed);
+    }
+    let moved = super::authenticators::use_passkey(
+        &mut **tx,
+        &passkey.authenticator_id,
+        passkey.counter,
+        &passkey.data,
+        passkey.at,
+    );
+    if !moved.await? {
+        return Ok(PasskeyUsed::CounterBehind);
+    }
+    browser::insert_session(&mut **tx, &passkey.session).await?;
+    Ok(PasskeyUsed::SignedIn)
 }
 
 /// Opens the sessions of the codes redeemed, each once: a session already there, or named earlier

@@ -13,7 +13,7 @@
 use chrono::{DateTime, Utc};
 
 use super::login_events::{Login, login_data, publish};
-use super::{Opens, Origin, PasswordOutcome, Refusal, SignIn, SignInError, open};
+use super::{BrowserSignIn, Origin, PasswordOutcome, Refusal, SignInError};
 use crate::kernel::webauthn::{self, RelyingParty};
 use crate::oauth::second_factors::passkeys::{self, Credential, Kept, Party, Purpose, decoded, user_handle};
 use crate::protection::{Hold, Protection};
@@ -23,6 +23,7 @@ use crate::store::clients::{Client, GrantType};
 use crate::store::events::EventType;
 use crate::store::realms::Realm;
 use crate::store::users::{self as user_store, User, UserStatus};
+use crate::store::write_queue::{PasskeyUse, PasskeyUsed};
 
 /// An assertion posted by a sign-in page.
 #[derive(Debug, Clone, Copy)]
@@ -93,20 +94,25 @@ pub async fn sign_in(
     {
         return Err(failed(Refusal::PasskeyCloned).record(context).await);
     }
-    let mut tx = context.store.begin().await?;
-    if !crate::store::assertions::record_challenge_once(&mut *tx, &challenge.nonce, challenge.expires_at).await? {
-        drop(tx);
-        return Err(failed(Refusal::PasskeyInvalid).record(context).await);
-    }
+    // The challenge, the counter and the browser's session are written in the group commit of
+    // the write queue, each only if the one before took place.
     let data = serde_json::to_string(&kept.with(asserted.flags)).map_err(anyhow::Error::from)?;
-    if !store::use_passkey(&mut *tx, &stored.id, i64::from(asserted.counter), &data, now).await? {
+    let (session, cookie) = super::browser::new_browser_session(context, realm, &user, kept.methods(), origin, now);
+    let used = PasskeyUse {
+        nonce: challenge.nonce,
+        challenge_expires_at: challenge.expires_at,
+        authenticator_id: stored.id.to_string(),
+        counter: i64::from(asserted.counter),
+        data,
+        at: now,
+        session: session.clone(),
+    };
+    match context.writes.use_passkey(used).await? {
+        PasskeyUsed::SignedIn => Ok(PasswordOutcome::InBrowser(Box::new(BrowserSignIn { session, user, cookie }))),
+        PasskeyUsed::ChallengeUsed => Err(failed(Refusal::PasskeyInvalid).record(context).await),
         // Another assertion with this counter got in first.
-        drop(tx);
-        return Err(failed(Refusal::PasskeyCloned).record(context).await);
+        PasskeyUsed::CounterBehind => Err(failed(Refusal::PasskeyCloned).record(context).await),
     }
-    let signed_in =
-        SignIn { realm, client, user: &user, scopes: &[], resource: None, methods: kept.methods(), dpop_jkt: None };
-    Ok(open(context, tx, &signed_in, origin, Opens::BrowserSession, now).await?)
 }
 
 /// A refused assertion of a known passkey.
