@@ -419,3 +419,24 @@ async fn wrong_codes_lock_the_account_as_wrong_passwords_do_and_the_step_lapses(
     let lapsed = browser.submit(STEP, &asked, &[("code", &code)]).await;
     assert!(lapsed.body.contains("waited too long") && lapsed.shows_login_form(), "{}", lapsed.body);
 }
+
+#[tokio::test]
+async fn a_person_with_an_app_and_a_passkey_chooses_the_passkey_on_the_second_step() {
+    use crate::oauth::passkeys::{assertion, post_assertion, register};
+    let app = spawn_app().await;
+    let realm = realm(&app).await;
+    let web = web_client(&app, "web").await;
+    let ada = token_of(&app, &realm, "ada").await;
+    enrol(&app, &realm, &ada).await;
+    let (kept, device) = register(&app, &ada, true).await;
+    assert_eq!(kept.status, StatusCode::CREATED, "{:?}", kept.body);
+
+    let (mut browser, asked) = code_asked(&app).await;
+    assert!(asked.body.contains(r#"id="passkey-sign-in""#), "the passkey is offered: {}", asked.body);
+    let (credential, _) = assertion(&app, &asked, &device, None, true);
+    let signed_in = post_assertion(&mut browser, &asked, &credential).await;
+    assert_eq!(signed_in.status, StatusCode::SEE_OTHER, "{}", signed_in.body);
+    let tokens = exchange(&app, &web, &signed_in.param("code").unwrap(), VERIFIER).await;
+    let id_token = claims(tokens.body["id_token"].as_str().unwrap());
+    assert_eq!((&id_token["acr"], &id_token["amr"]), (&json!("phrh"), &json!(["hwk", "mfa"])));
+}

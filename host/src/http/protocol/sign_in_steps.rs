@@ -480,20 +480,25 @@ impl Page<'_> {
     }
 
     /// The second step: a code from the person's authenticator app, or a recovery code.
+    /// A person with a passkey may use it instead, on the same page: it signs them in on its own.
     pub fn second_factor(&self, ticket: &str, error: Option<&'static str>) -> Response {
         let texts = self.texts();
         let status = if error.is_some() { StatusCode::BAD_REQUEST } else { StatusCode::OK };
-        let page = FormPage {
-            title: texts.second_factor_title.to_owned(),
-            intro: Some(texts.second_factor_asked),
-            path: "second-factor",
-            fields: vec![Field::text("code", texts.one_time_code, "one-time-code", "")],
-            hidden: vec![("ticket", ticket)],
-            button: texts.verify,
-            problem: error.map(|text| Problem { text, field: Some("code") }),
-            ..FormPage::default()
-        };
-        self.step_back(page, status)
+        self.show(
+            |frame| FormPage {
+                title: texts.second_factor_title.to_owned(),
+                intro: Some(texts.second_factor_asked),
+                path: "second-factor",
+                fields: vec![Field::text("code", texts.one_time_code, "one-time-code", "")],
+                hidden: vec![("ticket", ticket)],
+                button: texts.verify,
+                problem: error.map(|text| Problem { text, field: Some("code") }),
+                links: vec![(frame.link(""), texts.back_to_sign_in)],
+                passkey: self.passkey_offer(frame.csrf),
+                ..FormPage::default()
+            },
+            status,
+        )
     }
 
     /// The page that waits for the person's phone: it reloads itself, and a button does the same
