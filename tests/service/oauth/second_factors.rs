@@ -440,3 +440,51 @@ async fn a_person_with_an_app_and_a_passkey_chooses_the_passkey_on_the_second_st
     let id_token = claims(tokens.body["id_token"].as_str().unwrap());
     assert_eq!((&id_token["acr"], &id_token["amr"]), (&json!("phrh"), &json!(["hwk", "mfa"])));
 }
+
+#[tokio::test]
+async fn on_the_page_of_sign_in_methods_a_person_adds_an_app_whose_codes_pyotp_computes() {
+    let app = spawn_app().await;
+    let realm = realm(&app).await;
+    web_client(&app, "web").await;
+    let mut browser = Browser::new(&app);
+    let pkce = challenge(VERIFIER);
+    let login = browser.authorize("acme", &request("web", "s", "n", &pkce)).await;
+    assert_eq!(browser.sign_in("acme", &login, "ada", PASSWORD).await.status, StatusCode::SEE_OTHER);
+
+    let path = "/realms/acme/account/security";
+    let methods = browser.visit(path, &[]).await;
+    let begun = browser.submit_form(path, &methods, "app-add", &[("action", "add-app")]).await;
+    assert!(begun.body.contains("<svg") && begun.body.contains(r#"id="app-confirm""#), "{}", begun.body);
+    let marker = "<code>";
+    let at = begun.body.find(marker).expect("the key as text") + marker.len();
+    let secret = &begun.body[at..at + begun.body[at..].find('<').unwrap()];
+    assert!(!secret.is_empty());
+    let wrong = browser.submit_form(path, &begun, "app-confirm", &[("code", "000000")]).await;
+    assert!(wrong.body.contains("That code is not the one the app shows now"), "{}", wrong.body);
+    assert!(listed_kinds(&app, &realm).await.is_empty(), "nothing kept before the right code");
+    // The person starts again: a new key.
+    let begun = browser.submit_form(path, &wrong, "app-add", &[("action", "add-app")]).await;
+    let at = begun.body.find(marker).expect("the key as text") + marker.len();
+    let secret = &begun.body[at..at + begun.body[at..].find('<').unwrap()];
+    let uri = format!("otpauth://totp/acme:ada?secret={secret}");
+    let code = pyotp_code(&uri, service_now(&app, &realm).await);
+    let fields = [("code", code.as_str()), ("name", "Ada's phone")];
+    let kept = browser.submit_form(path, &begun, "app-confirm", &fields).await;
+    assert!(kept.body.contains("Authenticator app added"), "{}", kept.body);
+    assert!(
+        kept.body.contains("<h2>Ada&#39;s phone</h2>") || kept.body.contains("<h2>Ada's phone</h2>"),
+        "{}",
+        kept.body
+    );
+    assert_eq!(kept.body.matches("<li><code>").count(), 10, "ten recovery codes, shown once: {}", kept.body);
+    let again = browser.visit(path, &[]).await;
+    assert_eq!(again.body.matches("<li><code>").count(), 0, "never shown again");
+    assert!(again.body.contains("Recovery codes"), "{}", again.body);
+    assert_eq!(listed_kinds(&app, &realm).await, ["Totp", "RecoveryCodes"]);
+}
+
+/// The kinds of Ada's authenticators, as administrators list them.
+async fn listed_kinds(app: &TestApp, realm: &Realm) -> Vec<String> {
+    let listed = app.get(&format!("/realms/acme/users/{}/authenticators", realm.ada)).await;
+    listed.data().as_array().unwrap().iter().map(|a| a["kind"].as_str().unwrap().to_owned()).collect()
+}

@@ -332,19 +332,63 @@ pub struct Registering<'a> {
     pub script: &'a str,
 }
 
+/// An authenticator app being added on the page of sign-in methods: the QR code of its
+/// `otpauth://` URI (SVG the service drew), its key as text, and the enrolment to send back with
+/// the code the app shows.
+#[derive(Debug, Clone, Copy)]
+pub struct Enrolling<'a> {
+    pub qr_code: &'a str,
+    pub secret: &'a str,
+    pub enrolment: &'a str,
+}
+
+/// What the page of sign-in methods says beyond the list: a notice, an app being added, the
+/// recovery codes of a first second factor (shown once).
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Said<'a> {
+    pub notice: Option<&'a str>,
+    pub enrolling: Option<Enrolling<'a>>,
+    pub recovery_codes: Option<&'a [String]>,
+}
+
 /// The page of a person's sign-in methods: their passkeys and authenticator apps, each with a
-/// button that removes it, and a form that adds a passkey, shown by the script where the browser
-/// has WebAuthn. Every form posts to `action` with the CSRF token.
+/// button that removes it, a form that adds a passkey (shown by the script where the browser has
+/// WebAuthn) and one that adds an authenticator app. Every form posts to `action` with the CSRF
+/// token.
 pub fn sign_in_methods(
     texts: &'static Texts,
     (action, csrf): (&str, &str),
     methods: &[Method],
     registering: Registering<'_>,
-    notice: Option<&str>,
+    said: Said<'_>,
 ) -> Response {
+    let Said { notice, enrolling, recovery_codes } = said;
     let main = html! {
         h1 { (texts.sign_in_methods) }
         @if let Some(notice) = notice { p role="status" { (notice) } }
+        @if let Some(codes) = recovery_codes {
+            p { (texts.recovery_codes_once) }
+            ul { @for code in codes { li { code { (code) } } } }
+        }
+        @if let Some(app) = enrolling {
+            section {
+                h2 { (texts.add_app) }
+                p { (texts.scan_app) }
+                // The service's own drawing of the URI: markup it wrote, with no script.
+                (PreEscaped(app.qr_code))
+                p { (texts.app_secret) ": " code { (app.secret) } }
+                form id="app-confirm" method="post" action=(action) {
+                    input type="hidden" name="csrf" value=(csrf);
+                    input type="hidden" name="action" value="confirm-app";
+                    input type="hidden" name="enrolment" value=(app.enrolment);
+                    label for="app-code" { (texts.app_code) }
+                    input id="app-code" name="code" type="text" inputmode="numeric" autocomplete="one-time-code" required autofocus;
+                    label for="app-name" { (texts.app_name) }
+                    input id="app-name" name="name" type="text" autocomplete="off";
+                    button type="submit" { (texts.keep_app) }
+                }
+            }
+        }
         @if methods.is_empty() { p { (texts.no_sign_in_methods) } }
         @for method in methods {
             section {
@@ -365,6 +409,12 @@ pub fn sign_in_methods(
             input id="passkey-name" name="name" type="text" autocomplete="off";
             button type="submit" { (texts.add_passkey) }
             p id="passkey-error" class="error" role="alert" hidden { (texts.passkey_not_added) }
+        }
+        @if enrolling.is_none() {
+            form id="app-add" method="post" action=(action) {
+                input type="hidden" name="csrf" value=(csrf);
+                button type="submit" name="action" value="add-app" class="secondary" { (texts.add_app) }
+            }
         }
     };
     let style = "h2{font-size:1.1rem;margin:1.5rem 0 .5rem}section+section{border-top:1px solid #dadce0}";

@@ -12,10 +12,10 @@ use axum::response::Response;
 use super::applications_page::no_realm;
 use super::authorize::texts_for;
 use super::cookies::{SESSION_COOKIE, append_cookie, cookie, fresh_form, genuine_form};
-use super::login_page::{self, Method, Registering};
+use super::login_page::{self, Enrolling, Method, Registering, Said};
 use super::{Form, OAuthError};
 use crate::http::AppState;
-use crate::oauth::second_factors::{self, By, passkeys};
+use crate::oauth::second_factors::{self, By, passkeys, totp};
 use crate::oauth::signin::browser;
 use crate::oauth::signin::texts::Texts;
 use crate::oauth::tokens::issuer;
@@ -29,7 +29,7 @@ pub async fn shown(State(state): State<AppState>, Path(realm_id): Path<String>, 
     let texts = texts_for(&Form::default(), &headers);
     let Ok(realm) = super::realm(&state, &realm_id).await else { return no_realm() };
     match signed_in(&state, &realm, &headers).await {
-        Ok(Some((_, user))) => page(&state, &realm, &user, texts, None).await,
+        Ok(Some((_, user))) => page(&state, &realm, &user, texts, Said::default()).await,
         Ok(None) => login_page::shown(StatusCode::UNAUTHORIZED, texts.not_signed_in, texts.sign_in_first, texts),
         Err(response) => response,
     }
@@ -52,36 +52,59 @@ pub async fn changed(
         }
         Err(response) => return response,
     };
-    let Ok(form) = form else { return page(&state, &realm, &user, texts, Some(texts.form_expired)).await };
+    let Ok(form) = form else { return page(&state, &realm, &user, texts, said(texts.form_expired)).await };
     if !genuine_form(&state, &headers, &form) {
-        return page(&state, &realm, &user, texts, Some(texts.form_expired)).await;
+        return page(&state, &realm, &user, texts, said(texts.form_expired)).await;
     }
     // A browser left signed in is not enough to change how the person signs in.
     if state.clock.now() - session.authenticated_at > RECENT_SIGN_IN {
-        return page(&state, &realm, &user, texts, Some(texts.sign_in_again_to_change)).await;
+        return page(&state, &realm, &user, texts, said(texts.sign_in_again_to_change)).await;
     }
     let outcome = match form.get("action") {
         Some("add-passkey") => {
             let (binding, credential) = (form.get("csrf").unwrap_or(""), form.get("credential").unwrap_or(""));
             match passkeys::register(&state, &realm, &user, binding, credential, form.get("name")).await {
-                Ok(_) => Ok(texts.passkey_added),
-                Err(Error::Validation(_) | Error::Conflict(_)) => Ok(texts.passkey_not_added),
+                Ok(_) => Ok(said(texts.passkey_added)),
+                Err(Error::Validation(_) | Error::Conflict(_)) => Ok(said(texts.passkey_not_added)),
+                Err(failure) => Err(failure),
+            }
+        }
+        Some("add-app") => {
+            let enrolment = totp::begin(&state, &realm, &user);
+            let qr_code = crate::http::qr::svg(&enrolment.uri);
+            let app = Enrolling { qr_code: &qr_code, secret: &enrolment.secret, enrolment: &enrolment.token };
+            return page(&state, &realm, &user, texts, Said { enrolling: Some(app), ..Said::default() }).await;
+        }
+        Some("confirm-app") => {
+            let (token, code) = (form.get("enrolment").unwrap_or(""), form.get("code").unwrap_or(""));
+            match totp::confirm(&state, &realm, &user, token, code, form.get("name")).await {
+                Ok(confirmed) => {
+                    let codes = confirmed.recovery_codes.unwrap_or_default();
+                    let shown = Said { notice: Some(texts.app_added), recovery_codes: Some(&codes), ..Said::default() };
+                    return page(&state, &realm, &user, texts, shown).await;
+                }
+                Err(Error::Validation(_) | Error::Conflict(_)) => Ok(said(texts.app_not_added)),
                 Err(failure) => Err(failure),
             }
         }
         Some("remove") => {
             let id = form.get("authenticator").unwrap_or("");
             match second_factors::remove(&state, &realm, &user, id, By::Owner).await {
-                Ok(()) | Err(Error::NotFound(_)) => Ok(texts.removed),
+                Ok(()) | Err(Error::NotFound(_)) => Ok(said(texts.removed)),
                 Err(failure) => Err(failure),
             }
         }
-        _ => Ok(texts.form_expired),
+        _ => Ok(said(texts.form_expired)),
     };
     match outcome {
-        Ok(notice) => page(&state, &realm, &user, texts, Some(notice)).await,
+        Ok(shown) => page(&state, &realm, &user, texts, shown).await,
         Err(failure) => unavailable(&failure),
     }
+}
+
+/// A page saying `notice`.
+fn said(notice: &str) -> Said<'_> {
+    Said { notice: Some(notice), ..Said::default() }
 }
 
 /// How recent a sign-in must be to add or remove a sign-in method.
@@ -97,7 +120,7 @@ async fn signed_in(
     browser::signed_in(state, realm, value).await.map_err(|failure| unavailable(&failure))
 }
 
-async fn page(state: &AppState, realm: &Realm, user: &User, texts: &'static Texts, notice: Option<&str>) -> Response {
+async fn page(state: &AppState, realm: &Realm, user: &User, texts: &'static Texts, said: Said<'_>) -> Response {
     let listed = match second_factors::list(state, user).await {
         Ok(listed) => listed,
         Err(failure) => return unavailable(&failure),
@@ -123,7 +146,7 @@ async fn page(state: &AppState, realm: &Realm, user: &User, texts: &'static Text
     let action = format!("{}/account/security", issuer(state, &realm.id));
     let script = format!("{}/assets/passkeys.js", state.public_url);
     let registering = Registering { options: &options, script: &script };
-    let mut response = login_page::sign_in_methods(texts, (&action, &csrf), &methods, registering, notice);
+    let mut response = login_page::sign_in_methods(texts, (&action, &csrf), &methods, registering, said);
     append_cookie(&mut response, &form_cookie);
     response
 }
