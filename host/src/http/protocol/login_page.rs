@@ -315,122 +315,6 @@ pub fn applications(
     document.answer(StatusCode::OK)
 }
 
-/// One authenticator on the page of a person's sign-in methods: the value its removal posts, its
-/// name, and a line about it.
-#[derive(Debug, Clone)]
-pub struct Method {
-    pub id: String,
-    pub name: String,
-    pub line: String,
-}
-
-/// What the page of sign-in methods needs to register a passkey: the options of
-/// `navigator.credentials.create()` as JSON, and the passkey script's address.
-#[derive(Debug, Clone, Copy)]
-pub struct Registering<'a> {
-    pub options: &'a str,
-    pub script: &'a str,
-}
-
-/// An authenticator app being added on the page of sign-in methods: the QR code of its
-/// `otpauth://` URI (SVG the service drew), its key as text, and the enrolment to send back with
-/// the code the app shows.
-#[derive(Debug, Clone, Copy)]
-pub struct Enrolling<'a> {
-    pub qr_code: &'a str,
-    pub secret: &'a str,
-    pub enrolment: &'a str,
-}
-
-/// What the page of sign-in methods says beyond the list: a notice, an app being added, the
-/// recovery codes of a first second factor (shown once).
-#[derive(Debug, Clone, Copy, Default)]
-pub struct Said<'a> {
-    pub notice: Option<&'a str>,
-    pub enrolling: Option<Enrolling<'a>>,
-    pub recovery_codes: Option<&'a [String]>,
-}
-
-/// The page of a person's sign-in methods: their passkeys and authenticator apps, each with a
-/// button that removes it, a form that adds a passkey (shown by the script where the browser has
-/// WebAuthn) and one that adds an authenticator app. Every form posts to `action` with the CSRF
-/// token.
-pub fn sign_in_methods(
-    texts: &'static Texts,
-    (action, csrf): (&str, &str),
-    methods: &[Method],
-    registering: Registering<'_>,
-    said: Said<'_>,
-) -> Response {
-    let Said { notice, enrolling, recovery_codes } = said;
-    let main = html! {
-        h1 { (texts.sign_in_methods) }
-        @if let Some(notice) = notice { p role="status" { (notice) } }
-        @if let Some(codes) = recovery_codes {
-            p { (texts.recovery_codes_once) }
-            ul { @for code in codes { li { code { (code) } } } }
-        }
-        @if let Some(app) = enrolling {
-            section {
-                h2 { (texts.add_app) }
-                p { (texts.scan_app) }
-                // The service's own drawing of the URI: markup it wrote, with no script.
-                (PreEscaped(app.qr_code))
-                p { (texts.app_secret) ": " code { (app.secret) } }
-                form id="app-confirm" method="post" action=(action) {
-                    input type="hidden" name="csrf" value=(csrf);
-                    input type="hidden" name="action" value="confirm-app";
-                    input type="hidden" name="enrolment" value=(app.enrolment);
-                    label for="app-code" { (texts.app_code) }
-                    input id="app-code" name="code" type="text" inputmode="numeric" autocomplete="one-time-code" required autofocus;
-                    label for="app-name" { (texts.app_name) }
-                    input id="app-name" name="name" type="text" autocomplete="off";
-                    button type="submit" { (texts.keep_app) }
-                }
-            }
-        }
-        @if methods.is_empty() { p { (texts.no_sign_in_methods) } }
-        @for method in methods {
-            section {
-                h2 { (method.name) }
-                p { (method.line) }
-                form method="post" action=(action) {
-                    input type="hidden" name="csrf" value=(csrf);
-                    input type="hidden" name="authenticator" value=(method.id);
-                    button type="submit" name="action" value="remove" class="secondary" { (texts.remove) " " (method.name) }
-                }
-            }
-        }
-        form id="passkey-register" method="post" action=(action) hidden data-options=(registering.options) {
-            input type="hidden" name="csrf" value=(csrf);
-            input type="hidden" name="action" value="add-passkey";
-            input type="hidden" name="credential" value="";
-            label for="passkey-name" { (texts.passkey_name) }
-            input id="passkey-name" name="name" type="text" autocomplete="off";
-            button type="submit" { (texts.add_passkey) }
-            p id="passkey-error" class="error" role="alert" hidden { (texts.passkey_not_added) }
-        }
-        @if enrolling.is_none() {
-            form id="app-add" method="post" action=(action) {
-                input type="hidden" name="csrf" value=(csrf);
-                button type="submit" name="action" value="add-app" class="secondary" { (texts.add_app) }
-            }
-        }
-    };
-    let style = "h2{font-size:1.1rem;margin:1.5rem 0 .5rem}section+section{border-top:1px solid #dadce0}";
-    let document = Document {
-        texts,
-        title: texts.sign_in_methods,
-        style,
-        main,
-        images: None,
-        form_targets: Some(""),
-        refresh: None,
-        script: Some(registering.script),
-    };
-    document.answer(StatusCode::OK)
-}
-
 /// A page telling why an authorization request was not answered, for requests whose client or
 /// redirect URI cannot be trusted with the answer.
 pub fn problem(status: StatusCode, title: &str, explanation: &str) -> Response {
@@ -481,24 +365,24 @@ text-align:center;text-decoration:none;border:1px solid #8a8d91;border-radius:4p
 
 /// A whole page: its language, title, style beyond the common one, the inside of `<main>`, and
 /// what its Content-Security-Policy allows besides its own style.
-struct Document<'a> {
-    texts: &'static Texts,
-    title: &'a str,
-    style: &'a str,
-    main: Markup,
+pub(super) struct Document<'a> {
+    pub(super) texts: &'static Texts,
+    pub(super) title: &'a str,
+    pub(super) style: &'a str,
+    pub(super) main: Markup,
     /// The one origin pictures may come from; none without.
-    images: Option<String>,
+    pub(super) images: Option<String>,
     /// Where its form's answer may send the browser, besides the service (no form without).
-    form_targets: Option<&'a str>,
+    pub(super) form_targets: Option<&'a str>,
     /// An address to reload every two seconds.
-    refresh: Option<(u32, &'a str)>,
+    pub(super) refresh: Option<(u32, &'a str)>,
     /// The address of a script of the service the page runs (under the page's nonce), which may
     /// call the service back.
-    script: Option<&'a str>,
+    pub(super) script: Option<&'a str>,
 }
 
 impl Document<'_> {
-    fn answer(self, status: StatusCode) -> Response {
+    pub(super) fn answer(self, status: StatusCode) -> Response {
         let nonce = generate_secret("");
         let Document { texts, title, style, main, images, form_targets, refresh, script } = self;
         let body = html! {

@@ -1,18 +1,20 @@
 //! `GET|POST /realms/{realm}/account/security`: the page where a person signed in to the realm in
 //! this browser sees their sign-in methods beyond the password (passkeys, authenticator apps,
-//! recovery codes), adds a passkey and removes any of them. The browser's realm session names the
-//! person; each change is a form with a CSRF token bound to the browser (a new passkey's
-//! challenge is bound to that token too), and needs a sign-in of the last fifteen minutes: a
-//! browser left signed in, or a stolen session cookie, cannot add a passkey of its own.
+//! recovery codes), adds a passkey or an authenticator app, and removes any of them; the page is
+//! drawn here too, on the sign-in pages' document. The browser's realm session names the person;
+//! each change is a form with a CSRF token bound to the browser (a new passkey's challenge is bound
+//! to that token too), and needs a sign-in of the last fifteen minutes: a browser left signed in,
+//! or a stolen session cookie, cannot add a factor of its own.
 
 use axum::extract::{Path, State};
 use axum::http::{HeaderMap, StatusCode};
 use axum::response::Response;
+use maud::{PreEscaped, html};
 
 use super::applications_page::no_realm;
 use super::authorize::texts_for;
 use super::cookies::{SESSION_COOKIE, append_cookie, cookie, fresh_form, genuine_form};
-use super::login_page::{self, Enrolling, Method, Registering, Said};
+use super::login_page::{self, Document};
 use super::{Form, OAuthError};
 use crate::http::AppState;
 use crate::oauth::second_factors::{self, By, passkeys, totp};
@@ -146,7 +148,7 @@ async fn page(state: &AppState, realm: &Realm, user: &User, texts: &'static Text
     let action = format!("{}/account/security", issuer(state, &realm.id));
     let script = format!("{}/assets/passkeys.js", state.public_url);
     let registering = Registering { options: &options, script: &script };
-    let mut response = login_page::sign_in_methods(texts, (&action, &csrf), &methods, registering, said);
+    let mut response = sign_in_methods(texts, (&action, &csrf), &methods, registering, said);
     append_cookie(&mut response, &form_cookie);
     response
 }
@@ -159,4 +161,120 @@ fn day(instant: &str) -> &str {
 fn unavailable(failure: &Error) -> Response {
     tracing::error!(error = %failure, "the sign-in methods page failed");
     login_page::problem(StatusCode::SERVICE_UNAVAILABLE, "This is not possible right now", "Try again in a moment.")
+}
+
+/// One authenticator on the page of a person's sign-in methods: the value its removal posts, its
+/// name, and a line about it.
+#[derive(Debug, Clone)]
+pub struct Method {
+    pub id: String,
+    pub name: String,
+    pub line: String,
+}
+
+/// What the page of sign-in methods needs to register a passkey: the options of
+/// `navigator.credentials.create()` as JSON, and the passkey script's address.
+#[derive(Debug, Clone, Copy)]
+pub struct Registering<'a> {
+    pub options: &'a str,
+    pub script: &'a str,
+}
+
+/// An authenticator app being added on the page of sign-in methods: the QR code of its
+/// `otpauth://` URI (SVG the service drew), its key as text, and the enrolment to send back with
+/// the code the app shows.
+#[derive(Debug, Clone, Copy)]
+pub struct Enrolling<'a> {
+    pub qr_code: &'a str,
+    pub secret: &'a str,
+    pub enrolment: &'a str,
+}
+
+/// What the page of sign-in methods says beyond the list: a notice, an app being added, the
+/// recovery codes of a first second factor (shown once).
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Said<'a> {
+    pub notice: Option<&'a str>,
+    pub enrolling: Option<Enrolling<'a>>,
+    pub recovery_codes: Option<&'a [String]>,
+}
+
+/// The page of a person's sign-in methods: their passkeys and authenticator apps, each with a
+/// button that removes it, a form that adds a passkey (shown by the script where the browser has
+/// WebAuthn) and one that adds an authenticator app. Every form posts to `action` with the CSRF
+/// token.
+pub fn sign_in_methods(
+    texts: &'static Texts,
+    (action, csrf): (&str, &str),
+    methods: &[Method],
+    registering: Registering<'_>,
+    said: Said<'_>,
+) -> Response {
+    let Said { notice, enrolling, recovery_codes } = said;
+    let main = html! {
+        h1 { (texts.sign_in_methods) }
+        @if let Some(notice) = notice { p role="status" { (notice) } }
+        @if let Some(codes) = recovery_codes {
+            p { (texts.recovery_codes_once) }
+            ul { @for code in codes { li { code { (code) } } } }
+        }
+        @if let Some(app) = enrolling {
+            section {
+                h2 { (texts.add_app) }
+                p { (texts.scan_app) }
+                // The service's own drawing of the URI: markup it wrote, with no script.
+                (PreEscaped(app.qr_code))
+                p { (texts.app_secret) ": " code { (app.secret) } }
+                form id="app-confirm" method="post" action=(action) {
+                    input type="hidden" name="csrf" value=(csrf);
+                    input type="hidden" name="action" value="confirm-app";
+                    input type="hidden" name="enrolment" value=(app.enrolment);
+                    label for="app-code" { (texts.app_code) }
+                    input id="app-code" name="code" type="text" inputmode="numeric" autocomplete="one-time-code" required autofocus;
+                    label for="app-name" { (texts.app_name) }
+                    input id="app-name" name="name" type="text" autocomplete="off";
+                    button type="submit" { (texts.keep_app) }
+                }
+            }
+        }
+        @if methods.is_empty() { p { (texts.no_sign_in_methods) } }
+        @for method in methods {
+            section {
+                h2 { (method.name) }
+                p { (method.line) }
+                form method="post" action=(action) {
+                    input type="hidden" name="csrf" value=(csrf);
+                    input type="hidden" name="authenticator" value=(method.id);
+                    button type="submit" name="action" value="remove" class="secondary" { (texts.remove) " " (method.name) }
+                }
+            }
+        }
+        form id="passkey-register" method="post" action=(action) hidden data-options=(registering.options) {
+            input type="hidden" name="csrf" value=(csrf);
+            input type="hidden" name="action" value="add-passkey";
+            input type="hidden" name="credential" value="";
+            label for="passkey-name" { (texts.passkey_name) }
+            input id="passkey-name" name="name" type="text" autocomplete="off";
+            button type="submit" { (texts.add_passkey) }
+            p id="passkey-error" class="error" role="alert" hidden { (texts.passkey_not_added) }
+        }
+        @if enrolling.is_none() {
+            form id="app-add" method="post" action=(action) {
+                input type="hidden" name="csrf" value=(csrf);
+                button type="submit" name="action" value="add-app" class="secondary" { (texts.add_app) }
+            }
+        }
+    };
+    let style = "h2{font-size:1.1rem;margin:1.5rem 0 .5rem}section+section{border-top:1px solid #dadce0}";
+    let document = Document {
+        texts,
+        title: texts.sign_in_methods,
+        style,
+        main,
+        images: None,
+        form_targets: Some(""),
+        refresh: None,
+        script: Some(registering.script),
+    };
+    document.answer(StatusCode::OK)
 }
