@@ -151,13 +151,7 @@ async fn recently_signed_in(
     headers: &HeaderMap,
     request: (&str, &str),
 ) -> Result<crate::store::users::User, OAuthError> {
-    let needed = "an access token of the person, from one of the realm's own clients, is required";
-    let (session, user, client_id) =
-        super::discovery::bearer_session(state, realm_id, headers, request, needed).await?;
-    match crate::oauth::tokens::find_client(state, realm_id, &client_id).await? {
-        Some(client) if !client.third_party() => {}
-        _ => return Err(OAuthError::new(OAuthCode::InvalidToken, needed)),
-    }
+    let (session, user) = super::account_consents::person_and_session(state, realm_id, headers, request).await?;
     if state.clock.now() - session.created_at > RECENT_SIGN_IN {
         let why = "sign in again to change how you sign in";
         return Err(OAuthError::new(OAuthCode::InsufficientUserAuthentication, why));

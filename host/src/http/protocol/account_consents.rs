@@ -22,10 +22,21 @@ pub(super) async fn person(
     headers: &HeaderMap,
     request: (&str, &str),
 ) -> Result<User, OAuthError> {
+    Ok(person_and_session(state, realm_id, headers, request).await?.1)
+}
+
+/// The same person, with the session their token comes from.
+pub(super) async fn person_and_session(
+    state: &AppState,
+    realm_id: &str,
+    headers: &HeaderMap,
+    request: (&str, &str),
+) -> Result<(crate::store::sessions::Session, User), OAuthError> {
     let needed = "an access token of the person, from one of the realm's own clients, is required";
-    let (user, client_id) = super::discovery::bearer_person(state, realm_id, headers, request, needed).await?;
+    let (session, user, client_id) =
+        super::discovery::bearer_session(state, realm_id, headers, request, needed).await?;
     match crate::oauth::tokens::find_client(state, realm_id, &client_id).await? {
-        Some(client) if !client.third_party() => Ok(user),
+        Some(client) if !client.third_party() => Ok((session, user)),
         _ => Err(OAuthError::new(OAuthCode::InvalidToken, needed)),
     }
 }
