@@ -42,6 +42,7 @@ fn counts(source_failures: u32, source_accounts: u32) -> Counts {
         account_recovery_requests: 0,
         source_recovery_accounts: 0,
         source_sign_ups: 0,
+        account_second_factor_failures: 0,
     }
 }
 

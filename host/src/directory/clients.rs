@@ -16,6 +16,7 @@ use crate::runtime::context::Context;
 use crate::runtime::error::Error;
 pub use crate::store::clients::CLIENT_SECRET_PREFIX;
 use crate::store::clients::{self as client_store, Client, ClientType, GrantType, Registration, SigningKeys};
+use crate::store::realms::SecondFactor;
 use crate::store::signing_keys::{self as key_store, Owner, SigningKey};
 use crate::store::trail::{Change, ChangeAction, Place, Placed, ResourceKind};
 use crate::store::{Status, Transaction};
@@ -45,6 +46,7 @@ pub async fn create<View: Serialize>(
     by: Author<'_>,
     describe: impl FnOnce(&Client) -> View,
 ) -> Result<Created, Error> {
+    super::client_fields::second_factor_possible(&client)?;
     let now = context.clock.now();
     let secret = (client.client_type == ClientType::Confidential && !client.uses_keys())
         .then(|| generate_secret(CLIENT_SECRET_PREFIX));
@@ -86,6 +88,7 @@ pub async fn update<View: Serialize>(
     by: Author<'_>,
     describe: impl Fn(&Client) -> View,
 ) -> Result<Client, Error> {
+    super::client_fields::second_factor_possible(&client)?;
     let now = context.clock.now();
     client.updated_at = now;
     let own = Owner::Client(&client.realm_id, &client.id);
@@ -219,6 +222,10 @@ pub struct ClientConfigurationView {
     /// Tokens issued with an earlier secret before this instant are revoked.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub issued_tokens_revoked_before: Option<String>,
+    /// When the client's sign-ins ask for a second factor, where it asks more than its realm's
+    /// `secondFactor` (the stricter of the two applies); absent: the realm's.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub second_factor: Option<SecondFactor>,
 }
 
 /// How the client's tokens are signed.
@@ -309,6 +316,7 @@ impl ClientView {
                     client.previous_secret_valid_until.filter(|until| *until > now),
                 ),
                 issued_tokens_revoked_before: instant(client.issued_tokens_revoked_before),
+                second_factor: client.second_factor,
             },
             signing_key: SigningKeySettingsView {
                 keys: client.signing_keys,
@@ -352,6 +360,10 @@ pub struct ClientConfigurationInput {
     /// Where the client publishes that JWK Set (https), instead of `jwks`. Null removes it.
     #[schema(value_type = Option<String>)]
     pub(crate) jwks_uri: Option<Option<String>>,
+    /// Never, WhenEnrolled, Always or PhishingResistant: the stricter of this and the realm's
+    /// `secondFactor` applies to the client's sign-ins. Null: the realm's alone.
+    #[schema(value_type = Option<SecondFactor>)]
+    pub(crate) second_factor: Option<Option<SecondFactor>>,
 }
 
 impl ClientConfigurationInput {
@@ -369,6 +381,7 @@ impl ClientConfigurationInput {
             allowed_origins: config.optional("allowedOrigins", list_of(20, web_origin)),
             jwks: config.nullable("jwks", jwk_set),
             jwks_uri: config.nullable("jwksUri", https_address),
+            second_factor: config.nullable("secondFactor", one_of(SecondFactor::NAMES)),
         };
         let by_value = read.jwks.as_ref().map_or(client.jwks.is_some(), Option::is_some);
         let by_address = read.jwks_uri.as_ref().map_or(client.jwks_uri.is_some(), Option::is_some);
@@ -396,6 +409,7 @@ impl ClientConfigurationInput {
         client.allowed_origins = self.allowed_origins.unwrap_or(std::mem::take(&mut client.allowed_origins));
         client.jwks = self.jwks.unwrap_or(client.jwks.take());
         client.jwks_uri = self.jwks_uri.unwrap_or(client.jwks_uri.take());
+        client.second_factor = self.second_factor.unwrap_or(client.second_factor);
     }
 }
 

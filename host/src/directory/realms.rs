@@ -9,7 +9,7 @@ use crate::runtime::changes::{self, Author};
 use crate::runtime::context::Context;
 use crate::runtime::error::Error;
 use crate::store::Status;
-use crate::store::realms::{self as realm_store, ClientRegistration, Realm, RealmSettings};
+use crate::store::realms::{self as realm_store, ClientRegistration, Realm, RealmSettings, SecondFactor};
 use crate::store::trail::{Change, ChangeAction, Placed};
 use serde::Serialize;
 use std::sync::Arc;
@@ -57,6 +57,11 @@ pub async fn update(context: &Context, before: &Realm, mut realm: Realm, by: Aut
     }
     if realm.id == PLATFORM_REALM && realm.settings.self_sign_up {
         return Err(Error::Conflict("people join the platform realm by invitation, never by sign-up".into()));
+    }
+    if realm.id == PLATFORM_REALM && realm.settings.second_factor == SecondFactor::PhishingResistant {
+        return Err(Error::Conflict(
+            "console sign-in takes no passkey: the platform realm's second factor cannot be PhishingResistant".into(),
+        ));
     }
     if realm.settings.registration_scopes != before.settings.registration_scopes {
         check_registration_scopes(context, &realm).await?;
@@ -134,6 +139,12 @@ pub struct RealmView {
     pub self_registered_clients_per_minute: i64,
     /// Such clients in all (1–1,000,000, default 10,000). Past it, 429 until some are removed.
     pub max_self_registered_clients: i64,
+    /// When a sign-in asks for a second factor: Never; WhenEnrolled (default: of a person who
+    /// enrolled an authenticator app, a passkey or a phone); Always (a person with none enrols an
+    /// app or a passkey before the sign-in ends); PhishingResistant (a passkey, registered before
+    /// the sign-in ends by a person without one). A client may ask more than its realm. At the
+    /// platform realm, the rule of console sign-in.
+    pub second_factor: SecondFactor,
     pub created_at: String,
     pub updated_at: String,
 }
@@ -159,6 +170,7 @@ impl From<&Realm> for RealmView {
             ai_advisor: s.ai_advisor,
             self_registered_clients_per_minute: s.self_registered_clients_per_minute,
             max_self_registered_clients: s.max_self_registered_clients,
+            second_factor: s.second_factor,
             created_at: iso(realm.created_at),
             updated_at: iso(realm.updated_at),
         }
@@ -192,6 +204,7 @@ pub struct RealmInput {
     pub(crate) ai_advisor: Option<bool>,
     pub(crate) self_registered_clients_per_minute: Option<i64>,
     pub(crate) max_self_registered_clients: Option<i64>,
+    pub(crate) second_factor: Option<SecondFactor>,
 }
 
 impl RealmInput {
@@ -221,6 +234,7 @@ impl RealmInput {
                 .optional("selfRegisteredClientsPerMinute", bounded(RealmSettings::SELF_REGISTERED_CLIENTS_PER_MINUTE)),
             max_self_registered_clients: body
                 .optional("maxSelfRegisteredClients", bounded(RealmSettings::MAX_SELF_REGISTERED_CLIENTS)),
+            second_factor: body.optional("secondFactor", one_of(SecondFactor::NAMES)),
         }
     }
 
@@ -248,6 +262,7 @@ impl RealmInput {
         set(&mut s.ai_advisor, self.ai_advisor);
         set(&mut s.self_registered_clients_per_minute, self.self_registered_clients_per_minute);
         set(&mut s.max_self_registered_clients, self.max_self_registered_clients);
+        set(&mut s.second_factor, self.second_factor);
     }
 }
 

@@ -13,6 +13,8 @@ pub enum AttemptKind {
     PushAnswer,
     /// A request for a new account (self sign-up).
     SignUp,
+    /// A second factor's code typed after the right password.
+    SecondFactor,
 }
 
 /// How it went.
@@ -63,6 +65,9 @@ pub struct Counts {
     pub source_recovery_accounts: u32,
     /// Sign-ups asked from the source within an hour.
     pub source_sign_ups: u32,
+    /// Wrong second-factor codes for the account within 15 minutes from addresses it was never
+    /// approved at.
+    pub account_second_factor_failures: u32,
 }
 
 /// One attempt, with what is known around it.
@@ -114,6 +119,7 @@ impl Classification {
             Self::PushBombing => "push_bombing",
             Self::RecoveryAbuse => "recovery_abuse",
             Self::SignUpAbuse => "sign_up_abuse",
+            Self::SecondFactorGuessing => "second_factor_guessing",
         }
     }
 }
@@ -134,6 +140,7 @@ pub enum Classification {
     PushBombing,
     RecoveryAbuse,
     SignUpAbuse,
+    SecondFactorGuessing,
 }
 
 /// The severity of the incident a detection belongs to.

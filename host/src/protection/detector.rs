@@ -73,6 +73,7 @@ impl From<Attempt> for wit::Attempt {
             AttemptKind::Recovery => wit::AttemptKind::Recovery,
             AttemptKind::PushAnswer => wit::AttemptKind::PushAnswer,
             AttemptKind::SignUp => wit::AttemptKind::SignUp,
+            AttemptKind::SecondFactor => wit::AttemptKind::SecondFactor,
         };
         let outcome = match outcome {
             Outcome::Succeeded => wit::Outcome::Succeeded,
@@ -93,6 +94,7 @@ impl From<Attempt> for wit::Attempt {
             account_recovery_requests,
             source_recovery_accounts,
             source_sign_ups,
+            account_second_factor_failures,
         } = counts;
         Self {
             kind,
@@ -109,6 +111,7 @@ impl From<Attempt> for wit::Attempt {
                 account_recovery_requests,
                 source_recovery_accounts,
                 source_sign_ups,
+                account_second_factor_failures,
             },
         }
     }
@@ -133,6 +136,7 @@ impl From<wit::Decision> for Decision {
             wit::Classification::PushBombing => Classification::PushBombing,
             wit::Classification::RecoveryAbuse => Classification::RecoveryAbuse,
             wit::Classification::SignUpAbuse => Classification::SignUpAbuse,
+            wit::Classification::SecondFactorGuessing => Classification::SecondFactorGuessing,
         };
         let severity = |severity| match severity {
             wit::Severity::Low => Severity::Low,

@@ -57,6 +57,7 @@ fn incident_kind(classification: Option<Classification>) -> IncidentKind {
         Some(Classification::PushBombing) => IncidentKind::PushBombing,
         Some(Classification::RecoveryAbuse) => IncidentKind::RecoveryAbuse,
         Some(Classification::SignUpAbuse) => IncidentKind::SignUpAbuse,
+        Some(Classification::SecondFactorGuessing) => IncidentKind::SecondFactorGuessing,
         Some(Classification::BruteForce) | None => IncidentKind::BruteForce,
     }
 }
@@ -79,6 +80,7 @@ pub fn title(kind: IncidentKind) -> &'static str {
         IncidentKind::PushBombing => "Push bombing",
         IncidentKind::RecoveryAbuse => "Password recovery abuse",
         IncidentKind::SignUpAbuse => "Mass sign-up",
+        IncidentKind::SecondFactorGuessing => "Second factor guessed after the password",
     }
 }
 

@@ -73,7 +73,8 @@ fn kind_of(text: &str) -> anyhow::Result<AttemptKind> {
         "password" => AttemptKind::Password,
         "recovery" => AttemptKind::Recovery,
         "push-answer" => AttemptKind::PushAnswer,
-        other => anyhow::bail!("unknown kind {other:?}: password, recovery or push-answer"),
+        "second-factor" => AttemptKind::SecondFactor,
+        other => anyhow::bail!("unknown kind {other:?}: password, recovery, push-answer or second-factor"),
     })
 }
 

@@ -78,6 +78,9 @@ pub async fn observe(counters: &Counters, seen: &Seen<'_>, now: DateTime<Utc>) -
         (AttemptKind::SignUp, Outcome::Requested) => {
             counters.record(&source_key("sign-ups"), &once, now).await?;
         }
+        (AttemptKind::SecondFactor, Outcome::Failed) if !approved => {
+            counters.record(&account_key("second-factor-failures"), &once, now).await?;
+        }
         _ => {}
     }
     let count = |key: String, window: Window| async move {
@@ -94,6 +97,7 @@ pub async fn observe(counters: &Counters, seen: &Seen<'_>, now: DateTime<Utc>) -
         account_recovery_requests: count(account_key("recovery"), Window::ThirtyMinutes).await?,
         source_recovery_accounts: count(source_key("recovery-accounts"), Window::ThirtyMinutes).await?,
         source_sign_ups: count(source_key("sign-ups"), Window::Hour).await?,
+        account_second_factor_failures: count(account_key("second-factor-failures"), Window::FifteenMinutes).await?,
     })
 }
 

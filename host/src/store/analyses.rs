@@ -40,6 +40,7 @@ text_enum! {
         PushBombing,
         RecoveryAbuse,
         SignUpAbuse,
+        SecondFactorGuessing,
         LegitimateSurge,
         Misconfiguration,
         Inconclusive,

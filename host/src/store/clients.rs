@@ -4,6 +4,7 @@ use chrono::{DateTime, Utc};
 use sqlx::{Any, Executor};
 
 use super::page::{self, Listing, Page, PageRequest, Scope};
+use super::realms::SecondFactor;
 use super::trail::{Place, Placed, ResourceKind};
 use super::{Error, Store};
 use super::{Status, text_enum};
@@ -182,6 +183,9 @@ pub struct Client {
     pub jwks: Option<String>,
     /// Where the client publishes its JWK Set (https), instead of `jwks`.
     pub jwks_uri: Option<String>,
+    /// When its sign-ins ask for a second factor, where it asks more than its realm.
+    #[sqlx(try_from = "super::OptionalText")]
+    pub second_factor: Option<SecondFactor>,
     /// What a self-registered client said of itself that the service keeps only to show it back
     /// (`client_uri`, `contacts`, `software_id`, `software_version`), a JSON object.
     pub registered_metadata: String,
@@ -251,6 +255,7 @@ impl Client {
             registration_token_hash: None,
             jwks: None,
             jwks_uri: None,
+            second_factor: None,
             registered_metadata: "{}".to_owned(),
             document_fresh_until: None,
             created_at: now,
@@ -281,7 +286,8 @@ const COLUMNS: &str = "realm_id, id, name, description, client_type, status, sec
      secret_rotated_at, previous_secret_hash, previous_secret_valid_until, issued_tokens_revoked_before, \
      token_exchange_enabled, allowed_scopes, grant_types, redirect_uris, key_algorithm, key_rotation_days, created_at, updated_at, \
      post_logout_redirect_uris, logo_uri, brand_color, allowed_origins, registration, registration_token_hash, \
-     registered_metadata, jwks, jwks_uri, document_fresh_until, allowed_ips, claim_mappers, signing_keys";
+     registered_metadata, jwks, jwks_uri, document_fresh_until, allowed_ips, claim_mappers, signing_keys, \
+     second_factor";
 
 pub const LISTING: Listing = Listing {
     table: "clients",
@@ -313,9 +319,10 @@ pub async fn insert<'c>(db: impl Executor<'c, Database = Any>, client: &Client) 
          secret_rotated_at, previous_secret_hash, previous_secret_valid_until, issued_tokens_revoked_before, \
          token_exchange_enabled, allowed_scopes, grant_types, redirect_uris, key_algorithm, key_rotation_days, \
          created_at, updated_at, post_logout_redirect_uris, logo_uri, brand_color, allowed_origins, registration, \
-         registration_token_hash, registered_metadata, jwks, jwks_uri, document_fresh_until, signing_keys) \
+         registration_token_hash, registered_metadata, jwks, jwks_uri, document_fresh_until, signing_keys, \
+         second_factor) \
          VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, $20, $21, \
-         $22, $23, $24, $25, $26, $27, $28, $29, $30, $31) \
+         $22, $23, $24, $25, $26, $27, $28, $29, $30, $31, $32) \
          ON CONFLICT (realm_id, id) DO NOTHING",
     )
     .bind(&client.realm_id)
@@ -349,6 +356,7 @@ pub async fn insert<'c>(db: impl Executor<'c, Database = Any>, client: &Client) 
     .bind(&client.jwks_uri)
     .bind(super::millis(client.document_fresh_until))
     .bind(client.signing_keys.as_str())
+    .bind(client.second_factor.map(SecondFactor::as_str))
     .execute(db)
     .await?;
     Ok(done.rows_affected() == 1)
@@ -448,8 +456,8 @@ pub async fn update<'c>(db: impl Executor<'c, Database = Any>, client: &Client) 
          allowed_scopes = $7, grant_types = $8, redirect_uris = $9, updated_at = $10, key_algorithm = $11, \
          key_rotation_days = $12, post_logout_redirect_uris = $13, logo_uri = $14, brand_color = $15, \
          allowed_origins = $16, registered_metadata = $17, registration_token_hash = $18, \
-         jwks = $19, jwks_uri = $20, client_type = $21, document_fresh_until = $22, signing_keys = $23 \
-         WHERE realm_id = $1 AND id = $2",
+         jwks = $19, jwks_uri = $20, client_type = $21, document_fresh_until = $22, signing_keys = $23, \
+         second_factor = $24 WHERE realm_id = $1 AND id = $2",
     )
     .bind(&client.realm_id)
     .bind(&client.id)
@@ -474,6 +482,7 @@ pub async fn update<'c>(db: impl Executor<'c, Database = Any>, client: &Client) 
     .bind(client.client_type.as_str())
     .bind(super::millis(client.document_fresh_until))
     .bind(client.signing_keys.as_str())
+    .bind(client.second_factor.map(SecondFactor::as_str))
     .execute(db)
     .await
     .map(|_| ())

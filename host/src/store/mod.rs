@@ -166,6 +166,11 @@ pub struct JsonList(String);
 #[derive(Debug)]
 pub struct OptionalJsonList(Option<String>);
 
+/// A text column that may be NULL, read into an `Option` of one of the [`text_enum`]s; a value
+/// none of its names (never written by us) reads as NULL.
+#[derive(Debug)]
+pub struct OptionalText(pub Option<String>);
+
 impl From<JsonList> for Vec<String> {
     fn from(list: JsonList) -> Self {
         from_json_list(&list.0)
@@ -328,6 +333,7 @@ stored_column!(
     OptionalMillis(Option<i64>) as i64,
     JsonList(String) as String,
     OptionalJsonList(Option<String>) as String,
+    OptionalText(Option<String>) as String,
 );
 
 /// A list as its column stores it.

@@ -49,6 +49,42 @@ pub struct RealmSettings {
     pub self_registered_clients_per_minute: i64,
     /// Clients anyone may add in all, counted the same way.
     pub max_self_registered_clients: i64,
+    /// When a person's sign-in asks for a second factor.
+    #[sqlx(try_from = "String")]
+    pub second_factor: SecondFactor,
+}
+
+text_enum! {
+    /// When a person's sign-in asks for a second factor, the weakest rule first.
+    pub enum SecondFactor {
+        /// The password (or an upstream provider) alone signs in, whatever the person enrolled.
+        Never,
+        /// A person who enrolled a second factor (an authenticator app, a passkey, a phone) is
+        /// asked for it (the default).
+        WhenEnrolled,
+        /// Everyone: a person with none enrols one (an app or a passkey) before the sign-in ends.
+        Always,
+        /// A passkey: a person without one registers one before the sign-in ends, and neither an
+        /// app's code nor a phone is enough.
+        PhishingResistant,
+    }
+}
+
+impl SecondFactor {
+    /// The stricter of two rules: a client may ask more than its realm, never less.
+    pub fn strictest(self, other: Option<Self>) -> Self {
+        let rank = |rule: Self| Self::NAMES.iter().position(|(_, named)| *named == rule);
+        match other {
+            Some(other) if rank(other) > rank(self) => other,
+            _ => self,
+        }
+    }
+}
+
+impl From<super::OptionalText> for Option<SecondFactor> {
+    fn from(text: super::OptionalText) -> Self {
+        text.0.and_then(|name| SecondFactor::try_from(name).ok())
+    }
 }
 
 text_enum! {
@@ -88,6 +124,7 @@ impl Default for RealmSettings {
             ai_advisor: false,
             self_registered_clients_per_minute: 60,
             max_self_registered_clients: 10_000,
+            second_factor: SecondFactor::WhenEnrolled,
         }
     }
 }
@@ -121,7 +158,8 @@ impl Placed for Realm {
 
 const COLUMNS: &str = "id, account_id, display_name, status, max_failed_attempts, lockout_duration_minutes, \
      lockout_enabled, minimum_password_length, block_breached_passwords, self_sign_up, passkey_sign_up, client_registration, registration_scopes, client_id_metadata_documents, metadata_document_hosts, \
-     ai_advisor, self_registered_clients_per_minute, max_self_registered_clients, created_at, updated_at";
+     ai_advisor, self_registered_clients_per_minute, max_self_registered_clients, second_factor, created_at, \
+     updated_at";
 
 pub const LISTING: Listing = Listing {
     table: "realms",
@@ -153,8 +191,8 @@ pub async fn insert<'c>(db: impl Executor<'c, Database = Any>, realm: &Realm) ->
         "INSERT INTO realms (id, account_id, display_name, status, max_failed_attempts, lockout_duration_minutes, \
          lockout_enabled, minimum_password_length, block_breached_passwords, self_sign_up, created_at, updated_at, \
          client_registration, registration_scopes, client_id_metadata_documents, metadata_document_hosts, ai_advisor, \
-         self_registered_clients_per_minute, max_self_registered_clients, passkey_sign_up) \
-         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, $20) \
+         self_registered_clients_per_minute, max_self_registered_clients, passkey_sign_up, second_factor) \
+         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, $20, $21) \
          ON CONFLICT (id) DO NOTHING",
     )
     .bind(&realm.id)
@@ -177,6 +215,7 @@ pub async fn insert<'c>(db: impl Executor<'c, Database = Any>, realm: &Realm) ->
     .bind(s.self_registered_clients_per_minute)
     .bind(s.max_self_registered_clients)
     .bind(s.passkey_sign_up)
+    .bind(s.second_factor.as_str())
     .execute(db)
     .await?;
     Ok(done.rows_affected() == 1)
@@ -189,8 +228,8 @@ pub async fn update<'c>(db: impl Executor<'c, Database = Any>, realm: &Realm) ->
          lockout_enabled = $6, minimum_password_length = $7, block_breached_passwords = $8, self_sign_up = $9, \
          updated_at = $10, client_registration = $11, registration_scopes = $12, \
          client_id_metadata_documents = $13, metadata_document_hosts = $14, ai_advisor = $15, \
-         self_registered_clients_per_minute = $16, max_self_registered_clients = $17, passkey_sign_up = $18 \
-         WHERE id = $1",
+         self_registered_clients_per_minute = $16, max_self_registered_clients = $17, passkey_sign_up = $18, \
+         second_factor = $19 WHERE id = $1",
     )
     .bind(&realm.id)
     .bind(&realm.display_name)
@@ -210,6 +249,7 @@ pub async fn update<'c>(db: impl Executor<'c, Database = Any>, realm: &Realm) ->
     .bind(s.self_registered_clients_per_minute)
     .bind(s.max_self_registered_clients)
     .bind(s.passkey_sign_up)
+    .bind(s.second_factor.as_str())
     .execute(db)
     .await
     .map(|_| ())

@@ -22,6 +22,8 @@ text_enum! {
         RecoveryAbuse,
         /// Accounts asked for in bulk from one address (self sign-up).
         SignUpAbuse,
+        /// Second-factor codes guessed after an account's right password.
+        SecondFactorGuessing,
     }
 }
 

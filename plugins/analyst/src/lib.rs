@@ -27,6 +27,7 @@ pub enum IncidentKind {
     PushBombing,
     RecoveryAbuse,
     SignUpAbuse,
+    SecondFactorGuessing,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
@@ -114,6 +115,7 @@ pub enum Classification {
     PushBombing,
     RecoveryAbuse,
     SignUpAbuse,
+    SecondFactorGuessing,
     LegitimateSurge,
     Misconfiguration,
     Inconclusive,
@@ -207,6 +209,7 @@ mod component {
                 wit::IncidentKind::PushBombing => K::PushBombing,
                 wit::IncidentKind::RecoveryAbuse => K::RecoveryAbuse,
                 wit::IncidentKind::SignUpAbuse => K::SignUpAbuse,
+                wit::IncidentKind::SecondFactorGuessing => K::SecondFactorGuessing,
             },
             severity: match incident.severity {
                 wit::Severity::Low => S::Low,
@@ -264,6 +267,7 @@ mod component {
                 K::PushBombing => wit::Classification::PushBombing,
                 K::RecoveryAbuse => wit::Classification::RecoveryAbuse,
                 K::SignUpAbuse => wit::Classification::SignUpAbuse,
+                K::SecondFactorGuessing => wit::Classification::SecondFactorGuessing,
                 K::LegitimateSurge => wit::Classification::LegitimateSurge,
                 K::Misconfiguration => wit::Classification::Misconfiguration,
                 K::Inconclusive => wit::Classification::Inconclusive,

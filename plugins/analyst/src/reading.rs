@@ -110,6 +110,8 @@ pub fn classify(incident: &Incident, figures: &Figures) -> (Classification, u8) 
         IncidentKind::PushBombing => return (Classification::PushBombing, 90),
         IncidentKind::RecoveryAbuse => return (Classification::RecoveryAbuse, 85),
         IncidentKind::SignUpAbuse => return (Classification::SignUpAbuse, 85),
+        // Each wrong code came after the right password: nothing else reads so.
+        IncidentKind::SecondFactorGuessing => return (Classification::SecondFactorGuessing, 95),
         _ => {}
     }
     if incident.measures.is_empty() {
@@ -179,8 +181,8 @@ pub fn recommend(incident: &Incident, classification: Classification) -> Vec<(Ch
             }
             breached(&mut changes);
         }
-        // Whoever refuses on the phone holds the password already.
-        Classification::PushBombing => {
+        // Whoever refuses on the phone, or guesses the second factor, holds the password already.
+        Classification::PushBombing | Classification::SecondFactorGuessing => {
             breached(&mut changes);
             if s.minimum_password_length < 12 {
                 changes.push((Change::RequireLongerPasswords, 12));

@@ -16,12 +16,14 @@ fn kind(language: Language, kind: IncidentKind) -> &'static str {
         (En, IncidentKind::PushBombing) => "push bombing",
         (En, IncidentKind::RecoveryAbuse) => "password recovery abuse",
         (En, IncidentKind::SignUpAbuse) => "mass sign-up",
+        (En, IncidentKind::SecondFactorGuessing) => "second factor guessed after the password",
         (Fr, IncidentKind::CredentialStuffing) => "bourrage d'identifiants",
         (Fr, IncidentKind::PasswordSpraying) => "pulvérisation de mots de passe",
         (Fr, IncidentKind::BruteForce) => "force brute sur un compte",
         (Fr, IncidentKind::PushBombing) => "bombardement de notifications",
         (Fr, IncidentKind::RecoveryAbuse) => "abus de la récupération de mot de passe",
         (Fr, IncidentKind::SignUpAbuse) => "inscriptions en masse",
+        (Fr, IncidentKind::SecondFactorGuessing) => "second facteur deviné après le mot de passe",
     }
 }
 
@@ -82,6 +84,16 @@ fn verdict(language: Language, classification: Classification, figures: &Figures
         (Fr, Classification::SignUpAbuse) => {
             "Des comptes ont été demandés en masse depuis une même adresse, pour remplir le domaine de comptes sans \
              titulaire ou inonder la messagerie d'autres personnes d'e-mails de confirmation."
+                .into()
+        }
+        (En, Classification::SecondFactorGuessing) => {
+            "Someone holding a password kept guessing its owner's second factor: each wrong code came after the \
+             right password."
+                .into()
+        }
+        (Fr, Classification::SecondFactorGuessing) => {
+            "Quelqu'un qui détient un mot de passe cherchait à deviner le second facteur de son titulaire : chaque \
+             code erroné suivait le bon mot de passe."
                 .into()
         }
         (En, Classification::LegitimateSurge) => format!(

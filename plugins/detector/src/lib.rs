@@ -33,6 +33,9 @@ const RECOVERY_REQUESTS: u32 = 3;
 const RECOVERY_ACCOUNTS: u32 = 8;
 /// Sign-up: accounts asked for from one address within an hour.
 const SIGN_UPS: u32 = 10;
+/// Second factor: wrong codes for one account within 15 minutes from unapproved addresses, each
+/// after its right password.
+const SECOND_FACTOR_FAILURES: u32 = 5;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Kind {
@@ -40,6 +43,7 @@ pub enum Kind {
     Recovery,
     PushAnswer,
     SignUp,
+    SecondFactor,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -69,6 +73,7 @@ pub struct Counts {
     pub account_recovery_requests: u32,
     pub source_recovery_accounts: u32,
     pub source_sign_ups: u32,
+    pub account_second_factor_failures: u32,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -104,6 +109,7 @@ pub enum Classification {
     PushBombing,
     RecoveryAbuse,
     SignUpAbuse,
+    SecondFactorGuessing,
 }
 
 /// The severity of an incident; it never decreases.
@@ -173,6 +179,7 @@ pub fn decide(attempt: &Attempt) -> Decision {
         } else {
             match classification {
                 Classification::BruteForce | Classification::PushBombing => Severity::High,
+                Classification::SecondFactorGuessing => Severity::Critical,
                 Classification::RecoveryAbuse => Severity::Low,
                 Classification::CredentialStuffing | Classification::PasswordSpraying | Classification::SignUpAbuse => {
                     Severity::Medium
@@ -265,6 +272,19 @@ pub fn decide(attempt: &Attempt) -> Decision {
                 block(&mut decision, Classification::SignUpAbuse, why);
             }
         }
+        // Each wrong code came after the account's right password: whoever types them holds it.
+        (Kind::SecondFactor, Outcome::Failed)
+            if !source.approved_for_account && counts.account_second_factor_failures >= SECOND_FACTOR_FAILURES =>
+        {
+            decision.reasons.push(format!(
+                "{} wrong second-factor codes for the account within 15 minutes from addresses it was never \
+                 approved at, each after its right password",
+                counts.account_second_factor_failures
+            ));
+            decision.take(MeasureKind::PasswordExposed, None, Classification::SecondFactorGuessing, Severity::Critical);
+            let why = String::from("second factors guessed from the address");
+            block(&mut decision, Classification::SecondFactorGuessing, why);
+        }
         (Kind::PushAnswer, Outcome::RefusedOnPhone) if counts.account_phone_refusals >= PHONE_REFUSALS => {
             decision.reasons.push(format!(
                 "{} sign-in requests refused on the phone within 30 minutes",
@@ -310,6 +330,7 @@ mod component {
                     wit::AttemptKind::Recovery => super::Kind::Recovery,
                     wit::AttemptKind::PushAnswer => super::Kind::PushAnswer,
                     wit::AttemptKind::SignUp => super::Kind::SignUp,
+                    wit::AttemptKind::SecondFactor => super::Kind::SecondFactor,
                 },
                 outcome: match attempt.outcome {
                     wit::Outcome::Succeeded => super::Outcome::Succeeded,
@@ -334,6 +355,7 @@ mod component {
                     account_recovery_requests: c.account_recovery_requests,
                     source_recovery_accounts: c.source_recovery_accounts,
                     source_sign_ups: c.source_sign_ups,
+                    account_second_factor_failures: c.account_second_factor_failures,
                 },
             };
             let decision = super::decide(&attempt);
@@ -359,6 +381,7 @@ mod component {
                     super::Classification::PushBombing => wit::Classification::PushBombing,
                     super::Classification::RecoveryAbuse => wit::Classification::RecoveryAbuse,
                     super::Classification::SignUpAbuse => wit::Classification::SignUpAbuse,
+                    super::Classification::SecondFactorGuessing => wit::Classification::SecondFactorGuessing,
                 }),
                 severity: decision.severity.map(|s| match s {
                     super::Severity::Low => wit::Severity::Low,
@@ -563,5 +586,28 @@ mod tests {
         assert_eq!(kinds(&decide(&request(5, datacenter))), [(MeasureKind::SourceBlocked, Some(15 * 60))]);
         let shared = Source { shared_network: true, ..Source::default() };
         assert!(decide(&request(50, shared)).measures.is_empty(), "a shared network is never blocked whole");
+    }
+
+    #[test]
+    fn five_wrong_codes_after_the_right_password_expose_it_and_block_the_address() {
+        let guess = |failures: u32, source: Source| Attempt {
+            kind: Kind::SecondFactor,
+            outcome: Outcome::Failed,
+            account_known: true,
+            source,
+            counts: Counts { account_second_factor_failures: failures, ..Counts::default() },
+        };
+        assert_eq!(decide(&guess(4, Source::default())), Decision::default());
+        let decision = decide(&guess(5, Source::default()));
+        assert_eq!(
+            kinds(&decision),
+            [(MeasureKind::PasswordExposed, None), (MeasureKind::SourceBlocked, Some(15 * 60))]
+        );
+        assert_eq!(decision.classification, Some(Classification::SecondFactorGuessing));
+        assert_eq!(decision.severity, Some(Severity::Critical));
+        let approved = Source { approved_for_account: true, ..Source::default() };
+        assert_eq!(decide(&guess(9, approved)), Decision::default(), "the person's own address");
+        let shared = Source { shared_network: true, ..Source::default() };
+        assert_eq!(kinds(&decide(&guess(5, shared))), [(MeasureKind::PasswordExposed, None)], "never blocked whole");
     }
 }

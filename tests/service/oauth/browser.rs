@@ -29,6 +29,9 @@ pub struct Browser {
     pub cookies: HashMap<String, String>,
     /// The `Accept-Language` it sends, if any.
     pub language: Option<&'static str>,
+    /// The address it comes from, as the proxy in front of the service tells it
+    /// (`X-Forwarded-For`); loopback when none.
+    pub address: Option<&'static str>,
 }
 
 /// What the browser was answered.
@@ -83,12 +86,15 @@ impl Browser {
             .add_root_certificate(reqwest::Certificate::from_pem(&authority).unwrap())
             .build()
             .unwrap();
-        Self { http, base: app.base.clone(), cookies: HashMap::new(), language: None }
+        Self { http, base: app.base.clone(), cookies: HashMap::new(), language: None, address: None }
     }
 
     /// A request with the browser's cookies and language.
     fn request(&self, method: reqwest::Method, url: &str) -> reqwest::RequestBuilder {
-        let request = self.http.request(method, url).header("cookie", self.cookie_header());
+        let mut request = self.http.request(method, url).header("cookie", self.cookie_header());
+        if let Some(address) = self.address {
+            request = request.header("x-forwarded-for", address);
+        }
         match self.language {
             Some(language) => request.header("accept-language", language),
             None => request,

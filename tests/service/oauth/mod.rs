@@ -10,6 +10,7 @@ pub mod consumers;
 pub mod delegation;
 pub mod device;
 pub mod dpop;
+pub mod factor_rules;
 pub mod federation;
 pub mod introspection;
 pub mod jwt_attacks;

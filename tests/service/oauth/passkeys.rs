@@ -288,7 +288,7 @@ async fn a_typed_name_gets_its_passkeys_and_a_name_without_any_gets_an_answer_of
 #[tokio::test]
 async fn on_the_page_of_sign_in_methods_a_recently_signed_in_person_adds_and_removes_a_passkey() {
     let app = spawn_app().await;
-    let realm = realm(&app).await;
+    realm(&app).await;
     let mut browser = Browser::new(&app);
     let page = login_page(&mut browser).await;
     assert_eq!(browser.sign_in("acme", &page, "ada", PASSWORD).await.status, StatusCode::SEE_OTHER);
@@ -315,9 +315,7 @@ async fn on_the_page_of_sign_in_methods_a_recently_signed_in_person_adds_and_rem
     let removal = [("action", "remove")];
     let refused = browser.submit(path, &later, &removal).await;
     assert!(refused.body.contains("sign in again before you change"), "{}", refused.body);
-    let token = token_of(&app, &realm, "ada").await;
-    let listed = answer(app.http.get(account(&app, "")).bearer_auth(&token).send().await.unwrap()).await;
-    assert_eq!(listed.body["authenticators"].as_array().unwrap().len(), 1);
+    assert!(refused.body.contains("<h2>Work laptop</h2>"), "nothing was removed: {}", refused.body);
 
     let mut fresh = Browser::new(&app);
     let page = login_page(&mut fresh).await;

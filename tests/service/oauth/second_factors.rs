@@ -57,7 +57,7 @@ async fn enrol(app: &TestApp, realm: &Realm, token: &str) -> (String, Vec<String
 }
 
 /// The code pyotp computes from `uri` at `unix_seconds`.
-fn pyotp_code(uri: &str, unix_seconds: i64) -> String {
+pub fn pyotp_code(uri: &str, unix_seconds: i64) -> String {
     let script = concat!(env!("CARGO_MANIFEST_DIR"), "/authenticators/totp_code.py");
     let output =
         Command::new(python_tool("python")).arg(script).arg(uri).arg(unix_seconds.to_string()).output().unwrap();
@@ -418,6 +418,62 @@ async fn wrong_codes_lock_the_account_as_wrong_passwords_do_and_the_step_lapses(
     let code = pyotp_code(&uri, service_now(&app, &realm).await);
     let lapsed = browser.submit(STEP, &asked, &[("code", &code)]).await;
     assert!(lapsed.body.contains("waited too long") && lapsed.shows_login_form(), "{}", lapsed.body);
+}
+
+/// Five codes the app of `uri` does not show, typed on the second step `page`.
+async fn five_wrong_codes(app: &TestApp, realm: &Realm, browser: &mut Browser, mut page: Page, uri: &str) {
+    let right = pyotp_code(uri, service_now(app, realm).await);
+    let wrong = format!("{:06}", (right.parse::<u32>().unwrap() + 500_000) % 1_000_000);
+    for _ in 0..5 {
+        page = browser.submit(STEP, &page, &[("code", &wrong)]).await;
+        assert_eq!(page.status, StatusCode::BAD_REQUEST, "{}", page.body);
+    }
+}
+
+#[tokio::test]
+async fn codes_guessed_after_the_right_password_from_a_stranger_expose_it_in_an_incident() {
+    let app = spawn_app().await;
+    let realm = realm(&app).await;
+    web_client(&app, "web").await;
+    let ada = token_of(&app, &realm, "ada").await;
+    let (uri, _) = enrol(&app, &realm, &ada).await;
+    app.advance(30).await;
+
+    // From an address Ada never signed in from, her right password and five wrong codes.
+    let mut stranger = Browser::new(&app);
+    stranger.address = Some("203.0.113.7");
+    let pkce = challenge(VERIFIER);
+    let login = stranger.authorize("acme", &request("web", "s", "n", &pkce)).await;
+    let page = stranger.sign_in("acme", &login, "ada", PASSWORD).await;
+    five_wrong_codes(&app, &realm, &mut stranger, page, &uri).await;
+    let incidents = app.get("/threat-incidents?realmId=acme").await;
+    let incident = &incidents.items()[0];
+    assert_eq!((&incident["kind"], &incident["severity"]), (&json!("SecondFactorGuessing"), &json!("Critical")));
+    let read = app.get(&format!("/threat-incidents/{}", incident["id"].as_str().unwrap())).await;
+    let kinds: Vec<_> = read.data()["measures"].as_array().unwrap().iter().map(|m| m["type"].clone()).collect();
+    assert_eq!(kinds, [json!("PasswordExposed"), json!("SourceBlocked")], "{:?}", read.body);
+
+    // Her password is refused as if wrong anywhere she never signed in from; where she did, she
+    // chooses a new one.
+    let mut elsewhere = Browser::new(&app);
+    elsewhere.address = Some("198.51.100.9");
+    let login = elsewhere.authorize("acme", &request("web", "s", "n", &pkce)).await;
+    let refused = elsewhere.sign_in("acme", &login, "ada", PASSWORD).await;
+    assert!(refused.body.contains("The username or password is not correct."), "{}", refused.body);
+    let mut own = Browser::new(&app);
+    let login = own.authorize("acme", &request("web", "s", "n", &pkce)).await;
+    let change = own.sign_in("acme", &login, "ada", PASSWORD).await;
+    assert!(change.body.contains("Choose a new password"), "{}", change.body);
+
+    // Wrong codes from her own address are hers: no incident.
+    let grace = token_of(&app, &realm, "grace").await;
+    let (uri, _) = enrol(&app, &realm, &grace).await;
+    app.advance(30).await;
+    let mut hers = Browser::new(&app);
+    let login = hers.authorize("acme", &request("web", "s", "n", &pkce)).await;
+    let page = hers.sign_in("acme", &login, "grace", PASSWORD).await;
+    five_wrong_codes(&app, &realm, &mut hers, page, &uri).await;
+    assert_eq!(app.get("/threat-incidents?realmId=acme").await.items().len(), 1);
 }
 
 #[tokio::test]

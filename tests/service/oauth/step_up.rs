@@ -22,6 +22,15 @@ async fn authorize(browser: &mut Browser, client: &str, extra: &[(&str, &str)]) 
     browser.authorize("acme", &asked).await
 }
 
+/// The realm of `passkeys::realm`, where a password alone signs in whatever the person enrolled
+/// (the rule Never): the sessions these tests step up from.
+async fn password_realm(app: &TestApp) -> Realm {
+    let realm = realm(app).await;
+    let never = app.put("/realms/acme", json!({ "secondFactor": "Never" })).await;
+    assert_eq!(never.status, StatusCode::OK, "{:?}", never.body);
+    realm
+}
+
 /// The tokens of the code `page` redirects with.
 async fn tokens(app: &TestApp, realm: &Realm, page: &Page) -> (Value, Value) {
     let code = page.param("code").unwrap_or_else(|| panic!("a code: {} {:?}", page.status, page.location));
@@ -33,7 +42,7 @@ async fn tokens(app: &TestApp, realm: &Realm, page: &Page) -> (Value, Value) {
 #[tokio::test]
 async fn a_password_session_signs_in_again_with_a_passkey_when_a_client_asks_for_phishing_resistance() {
     let app = spawn_app().await;
-    let realm = realm(&app).await;
+    let realm = password_realm(&app).await;
     web_client(&app, "shop").await;
     let token = token_of(&app, &realm, "ada").await;
     let (_, device) = register(&app, &token, true).await;
@@ -96,7 +105,7 @@ async fn stepped_up_token(app: &TestApp, realm: &Realm, browser: &mut Browser) -
 #[tokio::test]
 async fn openid_client_steps_up_when_a_resource_server_asks_for_phishing_resistance() {
     let app = spawn_app().await;
-    let realm = realm(&app).await;
+    let realm = password_realm(&app).await;
     let token = token_of(&app, &realm, "ada").await;
     let (_, device) = register(&app, &token, true).await;
     let issuer = format!("{}/realms/acme", app.base);
@@ -133,7 +142,7 @@ async fn openid_client_steps_up_when_a_resource_server_asks_for_phishing_resista
 #[tokio::test]
 async fn a_delegation_grant_asking_for_a_passkey_refuses_a_token_of_a_password_sign_in() {
     let app = spawn_app().await;
-    let realm = realm(&app).await;
+    let realm = password_realm(&app).await;
     let token = token_of(&app, &realm, "ada").await;
     let (_, device) = register(&app, &token, true).await;
     let ada = app.get("/realms/acme/users?searchTerm=ada").await.items()[0]["id"].as_str().unwrap().to_owned();

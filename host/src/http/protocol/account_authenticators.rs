@@ -105,7 +105,7 @@ pub async fn confirm_passkey(
         return Err(OAuthError::new(OAuthCode::MissingParameter, "credential is required"));
     };
     let binding = api_binding(&user.id);
-    let kept =
+    let (kept, _) =
         passkeys::register(&state, &realm, &user, &binding, credential, form.get("name")).await.map_err(refused)?;
     let mut response = json_no_store(json!({ "authenticator": kept }));
     *response.status_mut() = StatusCode::CREATED;

@@ -227,7 +227,7 @@ pub(super) async fn answer_signed_in(page: &Page<'_>, signed_in: &BrowserSignIn,
 
 /// Answers the client for the browser's person: with the consent page when the person must be
 /// asked first, else by opening the client's session and redirecting with the code.
-async fn answer_with_code(
+pub(super) async fn answer_with_code(
     page: &Page<'_>,
     session: &BrowserSession,
     user: &User,
@@ -415,6 +415,12 @@ impl Page<'_> {
     /// A form of the request, drawn by `page` within the request's frame, with a fresh CSRF token
     /// and the cookie it is bound to.
     pub fn show<'p>(&self, page: impl FnOnce(&Frame<'_>) -> FormPage<'p>, status: StatusCode) -> Response {
+        self.drawn(|frame| login_page::form_page(frame, &page(frame), status))
+    }
+
+    /// A page of the request drawn by `draw` within the request's frame, with a fresh CSRF token
+    /// and the cookie it is bound to.
+    pub fn drawn(&self, draw: impl FnOnce(&Frame<'_>) -> Response) -> Response {
         let Page { state, realm, authorization, form, headers, .. } = *self;
         let (csrf, form_cookie) = fresh_form(state, realm);
         let carried = carried(form, CARRIED);
@@ -430,7 +436,7 @@ impl Page<'_> {
             logo_uri: authorization.client.logo_uri.as_deref(),
             color: authorization.client.brand_color.as_deref(),
         };
-        let mut response = login_page::form_page(&frame, &page(&frame), status);
+        let mut response = draw(&frame);
         append_cookie(&mut response, &form_cookie);
         response
     }

@@ -118,9 +118,13 @@ pub struct FormPage<'a> {
     pub fields: Vec<Field<'a>>,
     /// Hidden values beyond the request and the CSRF token.
     pub hidden: Vec<(&'static str, &'a str)>,
+    /// The form's button; none (empty) draws no form, where the page's passkey is its one way on.
     pub button: &'static str,
     /// A second button, posting `decision=deny` where the first posts `decision=allow`.
     pub refusal: Option<&'static str>,
+    /// Another way on from the same form: a button posting `action` with this value, and its
+    /// words; it needs none of the form's fields.
+    pub alternative: Option<(&'static str, &'static str)>,
     pub problem: Option<Problem<'a>>,
     /// Other ways to go on, under the form, each a link drawn as a button: address and words (the
     /// login page's external identity providers).
@@ -177,7 +181,7 @@ pub fn form_page(frame: &Frame<'_>, page: &FormPage<'_>, status: StatusCode) -> 
             p { (sentence) }
             ul { @for item in items { li { (item) } } }
         }
-        form method="post" action={ (endpoint) "/" (page.path) } {
+        @if !page.button.is_empty() { form method="post" action={ (endpoint) "/" (page.path) } {
             (hidden_fields(carried))
             input type="hidden" name="csrf" value=(csrf);
             (hidden_fields(&page.hidden))
@@ -202,13 +206,16 @@ pub fn form_page(frame: &Frame<'_>, page: &FormPage<'_>, status: StatusCode) -> 
                     button type="submit" name="decision" value="deny" class="secondary" { (refusal) }
                 }
             }
+            @if let Some((action, words)) = page.alternative {
+                button type="submit" name="action" value=(action) class="secondary" formnovalidate { (words) }
+            }
             @if let Some(offer) = &page.passkey_sign_up {
                 button type="button" id="passkey-sign-up" class="secondary" hidden data-options=(offer.options) {
                     (texts.sign_up_with_passkey)
                 }
                 p id="passkey-error" class="error" role="alert" hidden { (texts.passkey_not_added) }
             }
-        }
+        } }
         @if let Some(offer) = &page.passkey {
             form id="passkey-sign-in" method="post" action={ (endpoint) "/passkey" } hidden
                 data-challenge=(offer.challenge) data-rp=(offer.rp_id) data-lookup={ (endpoint) "/passkey/options" } {
@@ -222,13 +229,7 @@ pub fn form_page(frame: &Frame<'_>, page: &FormPage<'_>, status: StatusCode) -> 
         @for (href, text) in &page.others { p { a class="button" href=(href) { (text) } } }
         @for (href, text) in &page.links { p { a href=(href) { (text) } } }
     };
-    // Pictures only from the logo's origin; none at all without a logo.
-    let images = logo_uri.and_then(|uri| url::Url::parse(uri).ok()).map(|uri| uri.origin().ascii_serialization());
-    // A colour is `#rrggbb`, checked when the client was stored: safe inside the style.
-    let brand = color
-        .filter(|c| c.len() == 7 && c.starts_with('#') && c[1..].bytes().all(|b| b.is_ascii_hexdigit()))
-        .map(|c| format!("button{{background:{c}}}input:focus,button:focus{{outline-color:{c}}}"))
-        .unwrap_or_default();
+    let (images, brand) = branded(logo_uri, color);
     let document = Document {
         texts,
         title: &page.title,
@@ -241,6 +242,18 @@ pub fn form_page(frame: &Frame<'_>, page: &FormPage<'_>, status: StatusCode) -> 
             .or(page.passkey_sign_up.as_ref().map(|offer| offer.script.as_str())),
     };
     document.answer(status)
+}
+
+/// What a page in a client's brand allows and adds: the origin of its logo, where pictures may
+/// come from (none at all without a logo), and the style of its colour.
+pub(super) fn branded(logo_uri: &Option<&str>, color: &Option<&str>) -> (Option<String>, String) {
+    let images = logo_uri.and_then(|uri| url::Url::parse(uri).ok()).map(|uri| uri.origin().ascii_serialization());
+    // A colour is `#rrggbb`, checked when the client was stored: safe inside the style.
+    let brand = color
+        .filter(|c| c.len() == 7 && c.starts_with('#') && c[1..].bytes().all(|b| b.is_ascii_hexdigit()))
+        .map(|c| format!("button{{background:{c}}}input:focus,button:focus{{outline-color:{c}}}"))
+        .unwrap_or_default();
+    (images, brand)
 }
 
 /// The question a sign-out without an ID token hint asks, so that no other site can sign a browser
@@ -348,7 +361,7 @@ pub fn onward(address: &str, texts: &'static Texts) -> Response {
 }
 
 /// The hidden inputs carrying a request's parameters back.
-fn hidden_fields(carried: &[(&str, &str)]) -> Markup {
+pub(super) fn hidden_fields(carried: &[(&str, &str)]) -> Markup {
     html! { @for (name, value) in carried { input type="hidden" name=(name) value=(value); } }
 }
 

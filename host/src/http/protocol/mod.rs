@@ -5,6 +5,17 @@
 //! Errors follow RFC 6749 §5.2 (`error`, `error_description`) plus the service's `error_code`;
 //! every answer carries `Cache-Control: no-store`.
 
+/// Unpacks a form of the sign-in pages read by `authorize::posted`, or returns the answer its
+/// check gave.
+macro_rules! checked {
+    ($read:expr) => {
+        match $read.await {
+            Ok(read) => read,
+            Err(answer) => return *answer,
+        }
+    };
+}
+
 pub mod account_authenticators;
 pub mod account_connections;
 pub mod account_consents;
@@ -17,6 +28,7 @@ pub mod device;
 pub mod discovery;
 pub mod dpop_proof;
 pub mod exchange;
+pub mod factor_steps;
 mod form;
 pub mod introspection;
 pub mod login_page;
@@ -86,7 +98,8 @@ pub fn routes() -> Router<AppState> {
         .route("/realms/{realm}/protocol/openid-connect/auth", get(authorize::get).post(authorize::post))
         .route("/realms/{realm}/protocol/openid-connect/auth/login", post(sign_in_steps::login))
         .route("/realms/{realm}/protocol/openid-connect/auth/password", post(sign_in_steps::change_password))
-        .route("/realms/{realm}/protocol/openid-connect/auth/second-factor", post(sign_in_steps::second_factor))
+        .route("/realms/{realm}/protocol/openid-connect/auth/second-factor", post(factor_steps::second_factor))
+        .route("/realms/{realm}/protocol/openid-connect/auth/enrol", post(factor_steps::enrol))
         .route("/realms/{realm}/protocol/openid-connect/auth/passkey", post(passkey_steps::sign_in))
         .route("/realms/{realm}/protocol/openid-connect/auth/passkey/options", post(passkey_steps::options))
         .route("/assets/passkeys.js", get(passkey_steps::script))

@@ -37,10 +37,7 @@ pub async fn sign_in(
     headers: HeaderMap,
     form: Result<Form, OAuthError>,
 ) -> Response {
-    let request = match posted(&state, &realm_id, &headers, form).await {
-        Ok(request) => request,
-        Err(answer) => return *answer,
-    };
+    let request = checked!(posted(&state, &realm_id, &headers, form));
     let (page, Requested { form, realm, authorization, .. }) = (request.page(&state, &headers), &request);
     let texts = page.texts();
     let origin = origin_of(address, &headers);
@@ -75,10 +72,7 @@ pub async fn options(
     headers: HeaderMap,
     form: Result<Form, OAuthError>,
 ) -> Response {
-    let request = match posted(&state, &realm_id, &headers, form).await {
-        Ok(request) => request,
-        Err(answer) => return *answer,
-    };
+    let request = checked!(posted(&state, &realm_id, &headers, form));
     let now = state.clock.now();
     if let Err(retry) = state.limiter.take(&source_key(address), Class::Standard, now).await {
         let mut answer = StatusCode::TOO_MANY_REQUESTS.into_response();

@@ -3,8 +3,8 @@
 //!
 //! - `POST …/auth/login`: the password, checked by the password grant's own operation
 //!   (`signin::password`); at the platform realm, the console's sign-in, in the account's access log.
-//! - `POST …/auth/second-factor`: the code from the person's authenticator app, or a recovery
-//!   code, after the right password of a person who has an app.
+//! - `POST …/auth/second-factor`, `POST …/auth/enrol`: a second factor after the right password,
+//!   or one added where every sign-in asks one (see `factor_steps`).
 //! - `POST …/auth/password`: the new password of a person who must change theirs.
 //! - `GET|POST …/auth/push`: the page that waits for the person's phone, reloading every two seconds.
 //! - `GET|POST …/auth/recovery`, `POST …/auth/recovery/reset`: password recovery, the code sent by
@@ -34,23 +34,14 @@ use crate::oauth::signin::signup::{self, SignUp, SignUpError, SignUpRefusal};
 use crate::oauth::signin::texts::Texts;
 use crate::oauth::signin::{
     self, Opens, PasswordAttempt, PasswordOutcome, PhoneConfirmation, Refusal, SignInError, console, recovery,
-    second_factor,
 };
 use crate::runtime::error::Error;
 use crate::runtime::rate_limit::{Class, source_key};
+use crate::store::browser::BrowserSession;
 use crate::store::realms::Realm;
+use crate::store::users::User;
 
 type Posted = Result<Form, OAuthError>;
-
-/// Unpacks a checked form, or returns the answer its check gave.
-macro_rules! checked {
-    ($read:expr) => {
-        match $read.await {
-            Ok(read) => read,
-            Err(answer) => return *answer,
-        }
-    };
-}
 
 /// `POST …/auth/consent`: the person allows the client what the consent page asked, or denies it.
 /// The browser must still be signed in as the person the page was shown to, recently enough for
@@ -64,21 +55,13 @@ pub async fn consent(
 ) -> Response {
     let request = checked!(posted(&state, &realm_id, &headers, form));
     let (page, Requested { form, realm, authorization, .. }) = (request.page(&state, &headers), &request);
-    let signed_in = match cookie(&headers, SESSION_COOKIE) {
-        Some(value) => match browser::signed_in(&state, realm, value).await {
-            Ok(found) => found,
-            Err(failure) => return refused(&state, realm, failure.into()),
-        },
-        None => None,
-    };
-    let now = state.clock.now();
-    let Some((session, user)) = signed_in.filter(|(session, _)| browser::still_answers(authorization, session, now))
-    else {
-        return page.login("", Some((StatusCode::OK, page.texts().took_too_long)));
+    let (session, user) = match page.still_signed_in(&headers).await {
+        Ok(signed_in) => signed_in,
+        Err(answer) => return *answer,
     };
     match form.get("decision") {
         Some("allow") => {
-            if let Err(failure) = crate::oauth::consent::give(&state, authorization, &user, now).await {
+            if let Err(failure) = crate::oauth::consent::give(&state, authorization, &user, state.clock.now()).await {
                 return refused(&state, realm, failure.into());
             }
             code_response(&page, &session, &user, &origin_of(address, &headers)).await
@@ -139,57 +122,20 @@ pub async fn login(
     };
     match outcome {
         Ok(PasswordOutcome::InBrowser(signed_in)) => answer_signed_in(&page, &signed_in, &origin).await,
-        Ok(PasswordOutcome::ConfirmationAsked(asked)) => {
-            let mut response = page.waiting();
-            let binding = push_binding(&state, asked.request_id.as_str());
-            let text = cookie_text(&state, realm, PUSH_COOKIE, &binding, Some(asked.expires_in));
-            append_cookie(&mut response, &text);
-            response
-        }
+        Ok(PasswordOutcome::ConfirmationAsked(asked)) => page.waiting_for(&asked),
         Ok(PasswordOutcome::MustChangePassword { ticket }) => page.change(&ticket, None),
-        Ok(PasswordOutcome::SecondFactorAsked { ticket }) => page.second_factor(&ticket, None),
+        Ok(PasswordOutcome::SecondFactorAsked { ticket, choices }) => page.second_factor(&ticket, choices, None),
+        Ok(PasswordOutcome::EnrolmentAsked { ticket, enrolling }) => {
+            page.enrolment(&ticket, &enrolling, super::factor_steps::Step::Choosing)
+        }
         Ok(PasswordOutcome::SignedIn(_)) => failed(&state, realm, "a password sign-in opened no browser session"),
         Err(SignInError::Refused(refusal)) => page.login(username, Some(refusal_text(&refusal, page.texts()))),
         Err(SignInError::Failed(failure)) => refused(&state, realm, failure.into()),
     }
 }
 
-/// `POST …/auth/second-factor`: the code from the person's authenticator app (or a recovery code),
-/// with the ticket their right password was given. Right, the browser is signed in and the
-/// authorization goes on; wrong, the step asks again, until the realm lockout holds the account.
-pub async fn second_factor(
-    State(state): State<AppState>,
-    Path(realm_id): Path<String>,
-    Extension(ClientAddress(address)): Extension<ClientAddress>,
-    headers: HeaderMap,
-    form: Posted,
-) -> Response {
-    let request = checked!(posted(&state, &realm_id, &headers, form));
-    let (page, Requested { form, realm, authorization, .. }) = (request.page(&state, &headers), &request);
-    let texts = page.texts();
-    let origin = origin_of(address, &headers);
-    let ticket = form.get("ticket").unwrap_or("");
-    let attempt = second_factor::CodeAttempt {
-        realm,
-        client: &authorization.client,
-        ticket,
-        code: form.get("code").unwrap_or(""),
-        origin: &origin,
-    };
-    match second_factor::code(&state, &state.protection, attempt).await {
-        Ok(PasswordOutcome::InBrowser(signed_in)) => answer_signed_in(&page, &signed_in, &origin).await,
-        Ok(_) => failed(&state, realm, "a second factor opened no browser session"),
-        Err(SignInError::Refused(Refusal::SecondFactorInvalid)) => page.second_factor(ticket, Some(texts.wrong_code)),
-        Err(SignInError::Refused(Refusal::SecondFactorExpired)) => {
-            page.login("", Some((StatusCode::OK, texts.code_expired)))
-        }
-        Err(SignInError::Refused(refusal)) => page.login("", Some(refusal_text(&refusal, texts))),
-        Err(SignInError::Failed(failure)) => refused(&state, realm, failure.into()),
-    }
-}
-
 /// What the login page says of a refused sign-in: never which of the name or password was wrong.
-fn refusal_text(refusal: &Refusal, texts: &'static Texts) -> (StatusCode, &'static str) {
+pub(super) fn refusal_text(refusal: &Refusal, texts: &'static Texts) -> (StatusCode, &'static str) {
     match refusal {
         Refusal::SourceBlocked => (StatusCode::TOO_MANY_REQUESTS, texts.too_many_attempts),
         Refusal::LockedOut => (StatusCode::OK, texts.locked_out),
@@ -199,7 +145,7 @@ fn refusal_text(refusal: &Refusal, texts: &'static Texts) -> (StatusCode, &'stat
     }
 }
 
-fn failed(state: &AppState, realm: &Realm, what: &'static str) -> Response {
+pub(super) fn failed(state: &AppState, realm: &Realm, what: &'static str) -> Response {
     refused(state, realm, Error::Internal(anyhow::anyhow!(what)).into())
 }
 
@@ -461,6 +407,22 @@ pub async fn register_confirm(
 }
 
 impl Page<'_> {
+    /// The browser's person, when it is still signed in as the request needs (recently enough, at
+    /// its level, as the person it names); else the login page saying it took too long.
+    pub(super) async fn still_signed_in(&self, headers: &HeaderMap) -> Result<(BrowserSession, User), Box<Response>> {
+        let (state, realm) = (self.state, self.realm);
+        let signed_in = match cookie(headers, SESSION_COOKIE) {
+            Some(value) => {
+                browser::signed_in(state, realm, value).await.map_err(|f| Box::new(refused(state, realm, f.into())))?
+            }
+            None => None,
+        };
+        let now = state.clock.now();
+        signed_in
+            .filter(|(session, _)| browser::still_answers(self.authorization, session, now))
+            .ok_or_else(|| Box::new(self.login("", Some((StatusCode::OK, self.texts().took_too_long)))))
+    }
+
     /// The change-password step, again with the refusal of the last new password when there was one.
     pub fn change(&self, ticket: &str, error: Option<&'static str>) -> Response {
         let texts = self.texts();
@@ -479,26 +441,14 @@ impl Page<'_> {
         )
     }
 
-    /// The second step: a code from the person's authenticator app, or a recovery code.
-    /// A person with a passkey may use it instead, on the same page: it signs them in on its own.
-    pub fn second_factor(&self, ticket: &str, error: Option<&'static str>) -> Response {
-        let texts = self.texts();
-        let status = if error.is_some() { StatusCode::BAD_REQUEST } else { StatusCode::OK };
-        self.show(
-            |frame| FormPage {
-                title: texts.second_factor_title.to_owned(),
-                intro: Some(texts.second_factor_asked),
-                path: "second-factor",
-                fields: vec![Field::text("code", texts.one_time_code, "one-time-code", "")],
-                hidden: vec![("ticket", ticket)],
-                button: texts.verify,
-                problem: error.map(|text| Problem { text, field: Some("code") }),
-                links: vec![(frame.link(""), texts.back_to_sign_in)],
-                passkey: self.passkey_offer(frame.csrf),
-                ..FormPage::default()
-            },
-            status,
-        )
+    /// The page that waits for the phone `asked` was sent to, with the cookie that binds this
+    /// browser to the request.
+    pub fn waiting_for(&self, asked: &signin::push::Asked) -> Response {
+        let mut response = self.waiting();
+        let binding = push_binding(self.state, asked.request_id.as_str());
+        let text = cookie_text(self.state, self.realm, PUSH_COOKIE, &binding, Some(asked.expires_in));
+        append_cookie(&mut response, &text);
+        response
     }
 
     /// The page that waits for the person's phone: it reloads itself, and a button does the same

@@ -195,7 +195,8 @@ fn password_answer(outcome: PasswordOutcome, bound: bool) -> Result<Response, OA
         // The token endpoint's sign-ins open client sessions, never a browser's.
         PasswordOutcome::InBrowser(_)
         | PasswordOutcome::MustChangePassword { .. }
-        | PasswordOutcome::SecondFactorAsked { .. } => {
+        | PasswordOutcome::SecondFactorAsked { .. }
+        | PasswordOutcome::EnrolmentAsked { .. } => {
             Err(Error::Internal(anyhow::anyhow!("a browser sign-in at the token endpoint")).into())
         }
     }

@@ -218,6 +218,13 @@ pub async fn registration_options(
     Ok(creation_options(context, realm, person, binding, excluded))
 }
 
+/// The options of `navigator.credentials.create()` for a person who has no passkey yet (a first
+/// one, added as their sign-in asks it), bound to `binding`.
+pub fn first_options(context: &Context, realm: &Realm, user: &User, binding: &str) -> Value {
+    let person = (user.id.as_str(), user.username.as_str(), user.username.as_str());
+    creation_options(context, realm, person, binding, Vec::new())
+}
+
 /// The options of `navigator.credentials.create()` for a sign-up's account, whose id is
 /// `user_id`; the page's script names it as the person types their username.
 pub fn sign_up_options(context: &Context, realm: &Realm, user_id: &str, binding: &str) -> Value {
@@ -254,7 +261,8 @@ fn creation_options(
 }
 
 /// Keeps the passkey a browser created from options bound to `binding`, named `name` ("Passkey"
-/// when not given), with its `authenticator_added` event.
+/// when not given), with its `authenticator_added` event. Answers it, and the methods (`amr`) of
+/// a sign-in with it.
 pub async fn register(
     context: &Context,
     realm: &Realm,
@@ -262,7 +270,7 @@ pub async fn register(
     binding: &str,
     credential: &str,
     name: Option<&str>,
-) -> Result<AuthenticatorView, Error> {
+) -> Result<(AuthenticatorView, &'static [&'static str]), Error> {
     let now = context.clock.now();
     let made = verified(context, binding, credential, name).await?;
     let authenticator = made.authenticator(realm, user, now);
@@ -273,7 +281,7 @@ pub async fn register(
     }
     keep(&mut tx, realm, user, &authenticator, now).await?;
     tx.commit().await?;
-    Ok(AuthenticatorView::of(&authenticator, None))
+    Ok((AuthenticatorView::of(&authenticator, None), made.methods()))
 }
 
 /// Stores a passkey of the person in `tx`, with its `authenticator_added` event.

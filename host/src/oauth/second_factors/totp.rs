@@ -67,14 +67,36 @@ pub fn begin(context: &Context, realm: &Realm, user: &User) -> Enrolment {
         expires: expires_at.timestamp(),
     };
     let sealed = serde_json::to_vec(&pending).unwrap_or_else(|_| unreachable!("a pending enrolment serialises"));
+    let token = context.hasher.sealer(ENROLMENT_SEAL).seal(&sealed);
+    enrolment(realm, user, &totp, token, expires_at)
+}
+
+/// The enrolment `token` seals, again, while it is the person's and has not expired: what the
+/// page shows once more after a wrong code.
+pub fn pending(context: &Context, realm: &Realm, user: &User, token: &str) -> Option<Enrolment> {
+    let pending = opened(context, realm, user, token, context.clock.now())?;
+    let totp = Totp::from_base32(&pending.secret, Parameters::default()).ok()?;
+    let expires_at = DateTime::from_timestamp(pending.expires, 0)?;
+    Some(enrolment(realm, user, &totp, token.to_owned(), expires_at))
+}
+
+fn enrolment(realm: &Realm, user: &User, totp: &Totp, token: String, expires_at: DateTime<Utc>) -> Enrolment {
     let issuer = if realm.display_name.is_empty() { realm.id.as_str() } else { realm.display_name.as_str() };
     Enrolment {
-        token: context.hasher.sealer(ENROLMENT_SEAL).seal(&sealed),
+        token,
         secret: totp.base32(),
         uri: totp.uri(issuer, &user.username),
         parameters: totp.parameters(),
         expires_at,
     }
+}
+
+/// What an enrolment token of the person seals, while it has not expired.
+fn opened(context: &Context, realm: &Realm, user: &User, token: &str, now: DateTime<Utc>) -> Option<Pending> {
+    let plain = context.hasher.sealer(ENROLMENT_SEAL).open(token).ok()?;
+    let pending = serde_json::from_slice::<Pending>(&plain).ok()?;
+    (pending.realm == realm.id.as_str() && pending.user == user.id.as_str() && pending.expires > now.timestamp())
+        .then_some(pending)
 }
 
 /// Keeps the factor of an enrolment once `code` is right for it; `name` is what the person calls
@@ -89,13 +111,7 @@ pub async fn confirm(
 ) -> Result<Confirmed, Error> {
     let now = context.clock.now();
     let name = checked_name(name, "Authenticator app")?;
-    let pending = context
-        .hasher
-        .sealer(ENROLMENT_SEAL)
-        .open(token)
-        .ok()
-        .and_then(|plain| serde_json::from_slice::<Pending>(&plain).ok())
-        .filter(|p| p.realm == realm.id.as_str() && p.user == user.id.as_str() && p.expires > now.timestamp())
+    let pending = opened(context, realm, user, token, now)
         .ok_or_else(|| refused("enrolment", Rule::Format, "the enrolment is unknown or has expired: begin again"))?;
     let totp = Totp::from_base32(&pending.secret, Parameters::default())
         .map_err(|_| refused("enrolment", Rule::Format, "the enrolment is unknown or has expired: begin again"))?;

@@ -90,6 +90,9 @@ pub struct Authorization {
     pub max_age: Option<TimeDelta>,
     /// The least level of assurance the sign-in must reach (`acr_values`, or an essential `acr`).
     pub least_level: Option<Level>,
+    /// The least level the second-factor rule of the realm and client asks of any sign-in that
+    /// answers the client ([`super::factor_rule::floor`]).
+    pub rule_level: Option<Level>,
     pub login_hint: Option<String>,
     pub ui_locales: Option<String>,
     /// The person an `id_token_hint` names: a browser signed in as anyone else counts as not
@@ -340,6 +343,7 @@ pub async fn check(
         prompt_consent: prompts.contains(&"consent"),
         max_age,
         least_level,
+        rule_level: super::factor_rule::floor(super::factor_rule::rule(realm, &client)),
         login_hint: asked.login_hint.map(str::to_owned),
         ui_locales: asked.ui_locales.map(str::to_owned),
         expected_subject,
@@ -367,6 +371,7 @@ async fn device_request(
             crate::oauth::metadata_documents::usable(realm, client) && client.allows(GrantType::DeviceCode)
         })
         .ok_or(Shown(Unredirectable::ClientUnknown))?;
+    let rule_level = super::factor_rule::floor(super::factor_rule::rule(realm, &client));
     Ok(Authorization {
         client,
         redirect_uri: String::new(),
@@ -381,6 +386,7 @@ async fn device_request(
         prompt_consent: true,
         max_age: None,
         least_level: None,
+        rule_level,
         login_hint: asked.login_hint.map(str::to_owned),
         ui_locales: asked.ui_locales.map(str::to_owned),
         expected_subject: None,
@@ -420,9 +426,11 @@ pub fn still_answers(authorization: &Authorization, session: &BrowserSession, no
         && reaches(authorization, session)
 }
 
-/// Whether the browser's sign-in reaches the level the request asks for.
+/// Whether the browser's sign-in reaches the level the request asks for, and the level the
+/// client's second-factor rule asks of every sign-in.
 pub fn reaches(authorization: &Authorization, session: &BrowserSession) -> bool {
-    authorization.least_level.is_none_or(|least| Level::of_methods(&session.authentication_methods) >= least)
+    let least = authorization.least_level.max(authorization.rule_level);
+    least.is_none_or(|least| Level::of_methods(&session.authentication_methods) >= least)
 }
 
 /// A new realm session for a browser whose person just typed their credentials: the session, and

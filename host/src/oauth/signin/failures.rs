@@ -1,5 +1,5 @@
 //! The realm lockout's count of a sign-in's failures: a wrong password, or a wrong code from an
-//! authenticator app, counted at the address it came from.
+//! authenticator app, counted at the address it came from; and the even time of every refusal.
 
 use chrono::{DateTime, TimeDelta, Utc};
 use serde_json::json;
@@ -12,7 +12,7 @@ use crate::store::clients::Client;
 use crate::store::events::EventType;
 use crate::store::lockout::{self, Failures};
 use crate::store::realms::Realm;
-use crate::store::users::User;
+use crate::store::users::{self as user_store, User};
 
 /// Whose failure the realm lockout counts, and where.
 pub(super) struct Counting<'a> {
@@ -55,5 +55,23 @@ pub(super) async fn count_failure(
         context.metrics.locked_out();
     }
     lockout::save(&mut **tx, target, address, &counted).await?;
+    Ok(())
+}
+
+/// Waits out what is left of the realm's refusal floor since the password check began, so that a
+/// wrong guess takes as long whatever hash the name has, or whether it names anyone
+/// ([`crate::kernel::passwords::RefusalFloors`]).
+pub(super) async fn even_out_refusal(
+    context: &Context,
+    realm: &Realm,
+    checking: std::time::Instant,
+) -> Result<(), Error> {
+    let imported = || async {
+        let own = crate::kernel::passwords::own_prefix();
+        Ok(user_store::imported_hashes(context.store.pool(), &realm.id, &own, 500).await?)
+    };
+    if let Some(floor) = context.passwords.refusal_floors.floor(&realm.id, imported).await.map_err(Error::Internal)? {
+        tokio::time::sleep(floor.saturating_sub(checking.elapsed())).await;
+    }
     Ok(())
 }

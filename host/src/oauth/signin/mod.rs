@@ -13,6 +13,8 @@ pub mod console;
 pub mod console_sessions;
 pub mod consumer_keys;
 pub mod device;
+pub mod enrolment;
+pub mod factor_rule;
 mod failures;
 pub mod federated;
 mod issuance;
@@ -25,11 +27,12 @@ mod scopes;
 pub mod second_factor;
 pub mod sign_out;
 pub mod signup;
+mod step_tickets;
 pub mod texts;
 
 use chrono::{DateTime, TimeDelta, Utc};
 
-use self::failures::{Counting, count_failure};
+use self::failures::{Counting, count_failure, even_out_refusal};
 use self::issuance::{Granted, next_refresh, person_tokens, redeem};
 pub use self::login_events::{Login, login_data};
 use self::login_events::{publish, succeeded_event};
@@ -264,10 +267,18 @@ pub enum PasswordOutcome {
     MustChangePassword {
         ticket: String,
     },
-    /// The password is right; the person's authenticator app must confirm it (browser sign-ins
-    /// only): `ticket` carries the sign-in to the code (see [`second_factor`]).
+    /// The password is right; one of the person's second factors must confirm it (browser
+    /// sign-ins only): `ticket` carries the sign-in to the factor (see [`second_factor`]).
     SecondFactorAsked {
         ticket: String,
+        /// The factors the person may choose among.
+        choices: factor_rule::Enrolled,
+    },
+    /// The password is right; the person must add a second factor before the sign-in ends
+    /// (browser sign-ins only): `ticket` carries the sign-in to it (see [`enrolment`]).
+    EnrolmentAsked {
+        ticket: String,
+        enrolling: Box<enrolment::Enrolling>,
     },
 }
 
@@ -379,21 +390,23 @@ pub async fn password(
         Some(user) if matched && opens == Opens::ClientSession => suspended(context, client, &user.id, now).await?,
         _ => false,
     };
-    // A browser's sign-in of a person with an authenticator app goes on to a code from it; the
-    // password grant, which has no second step, refuses them unless a phone confirms.
-    let has_app = match &user {
-        Some(user) if matched && !closed => second_factor::asked_of(context, &user.id).await?,
-        _ => false,
-    };
-    let ask_code = has_app && opens == Opens::BrowserSession;
-    let code_missing = has_app && opens == Opens::ClientSession && !matches!(phone, PhoneConfirmation::Required);
-    let confirm_on_phone = match (phone, &user) {
-        (PhoneConfirmation::Required, _) => true,
-        (PhoneConfirmation::IfEnrolled, Some(user)) if matched && !closed && !ask_code => {
-            push::has_phone(context, &user.id).await?
+    // What the rule asks after the right password: a browser goes on to a second step, to enrol a
+    // factor or to the phone; the password grant, which has no step, is refused where a factor
+    // would be asked, unless a phone confirms where a phone is enough.
+    let rule = factor_rule::rule(realm, client);
+    let next = match &user {
+        Some(user) if matched && !closed => {
+            let enrolled = factor_rule::Enrolled::of(context, realm, &user.id, rule).await?;
+            Some((enrolled, factor_rule::next(rule, enrolled)))
         }
-        _ => false,
+        _ => None,
     };
+    let in_browser = opens == Opens::BrowserSession;
+    let phone_confirms = phone == PhoneConfirmation::Required;
+    let code_missing =
+        !in_browser && next.is_some_and(|(enrolled, _)| factor_rule::refuses_grant(rule, enrolled, phone_confirms));
+    let confirm_on_phone = phone_confirms
+        || (phone == PhoneConfirmation::IfEnrolled && next.is_some_and(|(_, next)| next == factor_rule::Next::Phone));
     let mut tx = context.store.begin().await?;
     let recorded = match &decision {
         Some(decision) => {
@@ -408,7 +421,6 @@ pub async fn password(
         _ if !matched || closed || recorded.password_exposed => Some(Refusal::InvalidCredentials),
         Some(user) if user.status != UserStatus::Active => Some(Refusal::UserDisabled),
         Some(_) if suspended => Some(Refusal::Suspended),
-        Some(_) if code_missing => Some(Refusal::SecondFactorRequired),
         Some(user) if user.must_change_password => {
             // An exposed password is told apart from a wrong one only where the account signed in
             // before: anywhere else it may be the attacker holding it.
@@ -419,6 +431,7 @@ pub async fn password(
                 Some(Refusal::PasswordChangeRequired)
             }
         }
+        Some(_) if code_missing => Some(Refusal::SecondFactorRequired),
         _ => None,
     };
 
@@ -457,12 +470,21 @@ pub async fn password(
     if let Some((imported, own)) = &rehashed {
         user_store::replace_password_hash(&mut *tx, &user.id, imported, own).await?;
     }
-    if ask_code {
+    let asked = match next.map(|(_, next)| next).filter(|_| in_browser) {
+        Some(factor_rule::Next::Choose(choices)) => Some(PasswordOutcome::SecondFactorAsked {
+            ticket: second_factor::ticket(context, (realm, client, &user), choices, now),
+            choices,
+        }),
+        Some(factor_rule::Next::Enrol { passkey_only }) => Some(PasswordOutcome::EnrolmentAsked {
+            ticket: enrolment::ticket(context, (realm, client, &user), passkey_only, now),
+            enrolling: Box::new(enrolment::Enrolling { user: user.clone(), passkey_only }),
+        }),
+        _ => None,
+    };
+    if let Some(asked) = asked {
         tx.commit().await?;
         crate::protection::send_letters(context, recorded.letters);
-        return Ok(PasswordOutcome::SecondFactorAsked {
-            ticket: second_factor::ticket(context, realm, client, &user, now),
-        });
+        return Ok(asked);
     }
     let signed_in = SignIn { realm, client, user: &user, scopes: &scopes, resource, methods: &["pwd"], dpop_jkt };
     if confirm_on_phone {
@@ -565,18 +587,4 @@ pub async fn open_session(
     publish(&mut tx, realm, client, EventType::LoginSucceeded, login_data(login, origin), now).await?;
     tx.commit().await?;
     person_tokens(context, client, user, &session, Granted { scopes, resource, refresh, nonce: None, dpop_jkt }).await
-}
-
-/// Waits out what is left of the realm's refusal floor since the password check began, so that a
-/// wrong guess takes as long whatever hash the name has, or whether it names anyone
-/// ([`crate::kernel::passwords::RefusalFloors`]).
-async fn even_out_refusal(context: &Context, realm: &Realm, checking: std::time::Instant) -> Result<(), Error> {
-    let imported = || async {
-        let own = crate::kernel::passwords::own_prefix();
-        Ok(user_store::imported_hashes(context.store.pool(), &realm.id, &own, 500).await?)
-    };
-    if let Some(floor) = context.passwords.refusal_floors.floor(&realm.id, imported).await.map_err(Error::Internal)? {
-        tokio::time::sleep(floor.saturating_sub(checking.elapsed())).await;
-    }
-    Ok(())
 }

@@ -40,11 +40,6 @@ pub struct Delivery {
     body: Value,
 }
 
-/// Whether the person has a phone enrolled to confirm their sign-ins.
-pub(super) async fn has_phone(context: &Context, user_id: &str) -> Result<bool, SignInError> {
-    Ok(!store::devices_of(context.store.pool(), user_id).await?.is_empty())
-}
-
 /// Creates the pushed request of a sign-in whose password was right in `tx`; the deliveries go to
 /// the gateway once `tx` commits.
 pub(super) async fn ask(

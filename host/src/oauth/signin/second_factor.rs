@@ -1,54 +1,38 @@
-//! The second step of a browser sign-in: after the right password, a person with an authenticator
-//! app is asked for a code it shows, or for one of their recovery codes, before the browser is
-//! signed in. The step carries a ticket sealed with the deployment key (the person, the realm and
-//! the client, for five minutes); each wrong code counts against the realm lockout as a wrong
-//! password does, so a locked second factor is answered as a locked account is, and a code is
-//! accepted once.
+//! The second step of a browser sign-in: after the right password, a person is asked for one of
+//! the second factors the rule lets them use ([`super::factor_rule`]): a code their authenticator
+//! app shows (or one of their recovery codes), their passkey (a sign-in of its own, see
+//! [`super::passkey`]), or their phone's confirmation. The step carries a ticket sealed with the
+//! deployment key (the person, the realm, the client and the factors it takes, for five minutes);
+//! each wrong code counts against the realm lockout as a wrong password does, so a locked second
+//! factor is answered as a locked account is, and a code is accepted once.
 
-use chrono::{DateTime, TimeDelta, Utc};
-use serde::{Deserialize, Serialize};
+use chrono::{DateTime, Utc};
 
+use super::factor_rule::Enrolled;
 use super::login_events::{Login, login_data, publish};
-use super::{Counting, Opens, Origin, PasswordOutcome, Refusal, SignIn, SignInError, count_failure, open};
+use super::step_tickets;
+use super::{Counting, Opens, Origin, PasswordOutcome, Refusal, SignIn, SignInError, count_failure, open, push};
 use crate::oauth::second_factors::{recovery_codes, totp};
-use crate::protection::{Hold, Protection};
+use crate::protection::detection::{AttemptKind, Outcome};
+use crate::protection::incidents::{self, Attack, Recorded};
+use crate::protection::{Hold, Protection, Seen};
 use crate::runtime::context::Context;
-use crate::store::authenticators::{self as authenticator_store, AuthenticatorKind};
 use crate::store::clients::{Client, GrantType};
 use crate::store::events::EventType;
 use crate::store::lockout;
 use crate::store::realms::Realm;
-use crate::store::users::{self as user_store, User, UserStatus};
+use crate::store::users::User;
 
-/// How long the step waits for a code after the password.
-pub const TICKET_SECONDS: i64 = 300;
 const TICKET_SEAL: &str = "second factor tickets";
 
-/// What a ticket seals.
-#[derive(Serialize, Deserialize)]
-struct Ticket {
-    realm: String,
-    client: String,
-    user: String,
-    expires: i64,
-}
-
-/// Whether the person's sign-in asks for a code: they have an authenticator app.
-pub(super) async fn asked_of(context: &Context, user_id: &str) -> Result<bool, crate::runtime::error::Error> {
-    let all = authenticator_store::of_user(context.store.pool(), user_id).await?;
-    Ok(all.iter().any(|a| a.kind == AuthenticatorKind::Totp))
-}
-
-/// The ticket of a sign-in whose password was right.
-pub(super) fn ticket(context: &Context, realm: &Realm, client: &Client, user: &User, now: DateTime<Utc>) -> String {
-    let ticket = Ticket {
-        realm: realm.id.to_string(),
-        client: client.id.to_string(),
-        user: user.id.to_string(),
-        expires: (now + TimeDelta::seconds(TICKET_SECONDS)).timestamp(),
-    };
-    let plain = serde_json::to_vec(&ticket).unwrap_or_else(|_| unreachable!("a ticket serialises"));
-    context.hasher.sealer(TICKET_SEAL).seal(&plain)
+/// The ticket of a sign-in whose password was right, for the factors `choices` names.
+pub(super) fn ticket(
+    context: &Context,
+    (realm, client, user): (&Realm, &Client, &User),
+    choices: Enrolled,
+    now: DateTime<Utc>,
+) -> String {
+    step_tickets::seal(context, TICKET_SEAL, (realm, client, user), choices, now)
 }
 
 /// A code typed on the second step.
@@ -74,14 +58,7 @@ pub async fn code(
     if protection.refuses(Hold::SourceBlocked, &realm.id, address, now).await {
         return Err(Refusal::SourceBlocked.into());
     }
-    let user = match opened(context, realm, client, ticket, now) {
-        Some(user_id) => user_store::find(context.store.pool(), &realm.id, &user_id).await?,
-        None => None,
-    };
-    let Some(user) = user else { return Err(Refusal::SecondFactorExpired.into()) };
-    if user.status != UserStatus::Active {
-        return Err(Refusal::UserDisabled.into());
-    }
+    let user = ticket_user(context, realm, client, ticket, |choices| choices.app).await?;
     let target = lockout::Target::Account { user_id: &user.id };
     let failures = lockout::failures(context.store.pool(), target, address).await?;
     if failures.as_ref().and_then(|f| f.locked_until).is_some_and(|until| until > now) {
@@ -92,7 +69,7 @@ pub async fn code(
     } else if recovery_codes::check(context, &user, code, now).await?.is_some() {
         &["pwd", "mfa"]
     } else {
-        refuse(context, realm, client, &user, origin, failures, now).await?;
+        refuse(context, protection, (realm, client, &user), origin, failures, now).await?;
         return Err(Refusal::SecondFactorInvalid.into());
     };
     let tx = context.store.begin().await?;
@@ -100,25 +77,70 @@ pub async fn code(
     Ok(open(context, tx, &signed_in, origin, Opens::BrowserSession, now).await?)
 }
 
-/// The person a ticket names, when it is of this realm and client and still good.
-fn opened(context: &Context, realm: &Realm, client: &Client, ticket: &str, now: DateTime<Utc>) -> Option<String> {
-    let plain = context.hasher.sealer(TICKET_SEAL).open(ticket).ok()?;
-    let ticket: Ticket = serde_json::from_slice(&plain).ok()?;
-    let good =
-        ticket.realm == realm.id.as_str() && ticket.client == client.id.as_str() && ticket.expires > now.timestamp();
-    good.then_some(ticket.user)
+/// Asks the person's phone to confirm the sign-in of the second step, where the step takes it:
+/// the browser then waits for the phone as after a password whose one factor is a phone.
+pub async fn phone(
+    context: &Context,
+    protection: &Protection,
+    (realm, client): (&Realm, &Client),
+    ticket: &str,
+    origin: &Origin,
+) -> Result<PasswordOutcome, SignInError> {
+    let now = context.clock.now();
+    if protection.refuses(Hold::SourceBlocked, &realm.id, &origin.ip_address, now).await {
+        return Err(Refusal::SourceBlocked.into());
+    }
+    let user = ticket_user(context, realm, client, ticket, |choices| choices.phone).await?;
+    let signed_in =
+        SignIn { realm, client, user: &user, scopes: &[], resource: None, methods: &["pwd"], dpop_jkt: None };
+    let mut tx = context.store.begin().await?;
+    let (asked, deliveries) = push::ask(protection, &mut tx, &signed_in, origin, now).await?;
+    tx.commit().await?;
+    push::deliver(context, deliveries);
+    Ok(PasswordOutcome::ConfirmationAsked(asked))
 }
 
-/// Records a wrong code: `login_failed`, and a failure counted against the lockout.
-async fn refuse(
+/// The factors a ticket of this realm and client takes, while it is good.
+pub fn choices(context: &Context, realm: &Realm, client: &Client, ticket: &str) -> Option<Enrolled> {
+    step_tickets::open(context, TICKET_SEAL, (realm, client), ticket).map(|(_, choices)| choices)
+}
+
+/// The Active person a good ticket names, where it takes the factor `takes` picks; else why not.
+async fn ticket_user(
     context: &Context,
     realm: &Realm,
     client: &Client,
-    user: &User,
+    ticket: &str,
+    takes: impl Fn(&Enrolled) -> bool,
+) -> Result<User, SignInError> {
+    let opened = step_tickets::open::<Enrolled>(context, TICKET_SEAL, (realm, client), ticket);
+    let user_id = opened.filter(|(_, choices)| takes(choices)).map(|(user_id, _)| user_id);
+    step_tickets::person(context, realm, user_id.as_deref()).await
+}
+
+/// Records a wrong code: `login_failed`, a failure counted against the lockout, and the attempt
+/// as attack protection sees it (wrong codes after the right password, from addresses the account
+/// was never approved at, expose that password).
+async fn refuse(
+    context: &Context,
+    protection: &Protection,
+    (realm, client, user): (&Realm, &Client, &User),
     origin: &Origin,
     failures: Option<lockout::Failures>,
     now: DateTime<Utc>,
 ) -> Result<(), SignInError> {
+    let address = origin.ip_address.as_str();
+    let approved = lockout::is_approved(context.store.pool(), &user.id, address).await?;
+    let seen = Seen {
+        realm_id: &realm.id,
+        kind: AttemptKind::SecondFactor,
+        outcome: Outcome::Failed,
+        source: address,
+        account: &user.id,
+        account_known: true,
+        approved,
+    };
+    let decision = protection.judge(&context.store, &seen, now).await?;
     let refusal = Refusal::SecondFactorInvalid;
     let login = Login {
         grant_type: GrantType::Password.as_str(),
@@ -130,6 +152,13 @@ async fn refuse(
         methods: &["pwd", "otp"],
     };
     let mut tx = context.store.begin().await?;
+    let recorded = match &decision {
+        Some(decision) => {
+            let attack = Attack { realm, client, user: Some(user), address };
+            incidents::record(context, protection, &mut tx, &attack, decision, now).await?
+        }
+        None => Recorded::default(),
+    };
     publish(&mut tx, realm, client, EventType::LoginFailed, login_data(login, origin), now).await?;
     context.metrics.sign_in_failed(refusal.reason());
     if realm.settings.lockout_enabled {
@@ -138,5 +167,6 @@ async fn refuse(
         count_failure(context, &mut tx, &counting, failures, now).await?;
     }
     tx.commit().await?;
+    crate::protection::send_letters(context, recorded.letters);
     Ok(())
 }

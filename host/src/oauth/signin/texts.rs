@@ -136,6 +136,14 @@ pub struct Texts {
     pub app_added: &'static str,
     pub app_not_added: &'static str,
     pub recovery_codes_once: &'static str,
+    /// The second step of a person whose factor is a passkey, and its way to a phone instead.
+    pub passkey_asked: &'static str,
+    pub confirm_with_phone: &'static str,
+    /// The step that has a person add a second factor before their sign-in ends.
+    pub enrol_title: &'static str,
+    pub enrol_asked: &'static str,
+    pub enrol_passkey_asked: &'static str,
+    pub recovery_codes_title: &'static str,
     /// On the login page of a request asking for more than a password.
     pub stronger_sign_in: &'static str,
     pub stronger_sign_in_passkey: &'static str,
@@ -274,6 +282,12 @@ const ENGLISH: Texts = Texts {
     app_added: "Authenticator app added: your sign-ins will ask for its code.",
     app_not_added: "That code is not the one the app shows now, or the enrolment has expired. Try again.",
     recovery_codes_once: "Your recovery codes, shown this once. Keep them somewhere safe: each signs you in once when your app is out of reach.",
+    passkey_asked: "Use your passkey to finish signing in.",
+    confirm_with_phone: "Confirm on my phone",
+    enrol_title: "Add a second factor",
+    enrol_asked: "Every sign-in here asks for a second factor: add a passkey or an authenticator app to go on.",
+    enrol_passkey_asked: "Every sign-in here asks for a passkey: add one to go on.",
+    recovery_codes_title: "Keep your recovery codes",
     stronger_sign_in: "This application asks for a stronger sign-in: a passkey, or your password with a second factor.",
     stronger_sign_in_passkey: "This application asks for a stronger sign-in: sign in with a passkey.",
     device_title: "Connect a device",
@@ -403,6 +417,13 @@ const FRENCH: Texts = Texts {
     app_not_added: "Ce code n’est pas celui que l’application affiche, ou l’ajout a expiré. Réessayez.",
     recovery_codes_once: "Vos codes de secours, affichés cette seule fois. Gardez-les en lieu sûr : chacun vous connecte \
                           une fois quand votre application est hors de portée.",
+    passkey_asked: "Utilisez votre clé d’accès pour terminer la connexion.",
+    confirm_with_phone: "Confirmer sur mon téléphone",
+    enrol_title: "Ajoutez un second facteur",
+    enrol_asked: "Chaque connexion ici demande un second facteur : ajoutez une clé d’accès ou une application \
+                  d’authentification pour continuer.",
+    enrol_passkey_asked: "Chaque connexion ici demande une clé d’accès : ajoutez-en une pour continuer.",
+    recovery_codes_title: "Gardez vos codes de secours",
     stronger_sign_in: "Cette application demande une connexion renforcée : une clé d’accès, ou votre mot de passe \
                        avec un second facteur.",
     stronger_sign_in_passkey: "Cette application demande une connexion renforcée : connectez-vous avec une clé d’accès.",

@@ -69,6 +69,7 @@ fn answer(reading: wit::Reading) -> anyhow::Result<Answer> {
         wit::Classification::PushBombing => Classification::PushBombing,
         wit::Classification::RecoveryAbuse => Classification::RecoveryAbuse,
         wit::Classification::SignUpAbuse => Classification::SignUpAbuse,
+        wit::Classification::SecondFactorGuessing => Classification::SecondFactorGuessing,
         wit::Classification::LegitimateSurge => Classification::LegitimateSurge,
         wit::Classification::Misconfiguration => Classification::Misconfiguration,
         wit::Classification::Inconclusive => Classification::Inconclusive,
@@ -139,6 +140,7 @@ impl From<&Figures> for wit::Incident {
                 IncidentKind::PushBombing => wit::IncidentKind::PushBombing,
                 IncidentKind::RecoveryAbuse => wit::IncidentKind::RecoveryAbuse,
                 IncidentKind::SignUpAbuse => wit::IncidentKind::SignUpAbuse,
+                IncidentKind::SecondFactorGuessing => wit::IncidentKind::SecondFactorGuessing,
             },
             severity: match figures.severity {
                 IncidentSeverity::Low => wit::Severity::Low,

@@ -86,8 +86,15 @@ pub const MEASURES: &[&str] = &[
 ];
 
 /// The kinds of attack incidents.
-pub const INCIDENT_KINDS: &[&str] =
-    &["credential_stuffing", "password_spraying", "brute_force", "push_bombing", "recovery_abuse", "sign_up_abuse"];
+pub const INCIDENT_KINDS: &[&str] = &[
+    "credential_stuffing",
+    "password_spraying",
+    "brute_force",
+    "push_bombing",
+    "recovery_abuse",
+    "sign_up_abuse",
+    "second_factor_guessing",
+];
 
 /// The caches of each host.
 pub const CACHES: &[&str] = &[

@@ -158,6 +158,7 @@ impl Collection {
                 "aiAdvisor",
                 "selfRegisteredClientsPerMinute",
                 "maxSelfRegisteredClients",
+                "secondFactor",
             ],
             Collection::Client => &[
                 "id",
@@ -173,6 +174,7 @@ impl Collection {
                 "clientConfiguration.allowedOrigins",
                 "clientConfiguration.jwks",
                 "clientConfiguration.jwksUri",
+                "clientConfiguration.secondFactor",
                 "signingKey.keys",
                 "signingKey.algorithm",
                 "signingKey.rotationDays",
