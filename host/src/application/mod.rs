@@ -74,8 +74,9 @@ pub struct Application {
 }
 
 impl Application {
-    /// Connects and migrates the database, loads and validates the policies (refusing to start on
-    /// an invalid one), bootstraps an empty database, and binds the listen address.
+    /// Connects and migrates the database (or, with `migrate_on_start` off, refuses a schema other
+    /// than this release's), loads and validates the policies (refusing to start on an invalid
+    /// one), bootstraps an empty database, and binds the listen address.
     pub async fn build(settings: Settings, policies: &crate::authz::PolicyFiles) -> anyhow::Result<Self> {
         // Outgoing TLS (the breached-password range API, webhooks) uses aws-lc, the same crypto
         // as token signing. Installing twice (several applications in one process) is harmless.
@@ -90,7 +91,11 @@ impl Application {
             );
         }
         let store = Store::connect(&settings.database_url, settings.database_max_connections).await?;
-        store.migrate().await?;
+        if settings.migrate_on_start {
+            store.migrate().await?;
+        } else {
+            store.check_schema().await?;
+        }
 
         let (clock, manual_clock): (Arc<dyn Clock>, _) = if settings.manual_clock {
             let manual = Arc::new(ManualClock::starting_at(SystemClock.now()));

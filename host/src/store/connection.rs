@@ -139,13 +139,48 @@ impl Store {
         Ok(Self { pool, writer, backend, url, waits: std::sync::Arc::default(), followers: std::sync::Arc::default() })
     }
 
-    /// Applies every migration of this backend not yet applied.
-    pub async fn migrate(&self) -> anyhow::Result<()> {
-        let migrator = match self.backend {
+    /// The migrations of this backend this release knows.
+    fn migrator(&self) -> sqlx::migrate::Migrator {
+        match self.backend {
             Backend::Sqlite => sqlx::migrate!("../migrations/sqlite"),
             Backend::Postgres => sqlx::migrate!("../migrations/postgres"),
+        }
+    }
+
+    /// Applies every migration of this backend not yet applied.
+    pub async fn migrate(&self) -> anyhow::Result<()> {
+        self.migrator().run(&self.writer).await.context("database migration failed")
+    }
+
+    /// Refuses a schema other than the one this release knows, saying what to run: an older one
+    /// (migrations it has not applied: `castellan migrate`) or a newer one (migrations a later
+    /// release applied). Changes nothing.
+    pub async fn check_schema(&self) -> anyhow::Result<()> {
+        let known: std::collections::BTreeSet<i64> =
+            self.migrator().iter().filter(|m| m.migration_type.is_up_migration()).map(|m| m.version).collect();
+        let read = sqlx::query_scalar::<_, i64>("SELECT version FROM _sqlx_migrations WHERE success")
+            .fetch_all(&self.pool)
+            .await;
+        let applied: std::collections::BTreeSet<i64> = match read {
+            Ok(versions) => versions.into_iter().collect(),
+            // No table of migrations: nothing was ever applied.
+            Err(sqlx::Error::Database(error)) if error.message().contains("_sqlx_migrations") => Default::default(),
+            Err(error) => return Err(error).context("cannot read which migrations the database has"),
         };
-        migrator.run(&self.writer).await.context("database migration failed")
+        if let Some(newest) = applied.difference(&known).max() {
+            anyhow::bail!(
+                "the database's schema is newer than this release: migration {newest} is not one it knows; \
+                 run a release that knows it"
+            );
+        }
+        let missing: Vec<i64> = known.difference(&applied).copied().collect();
+        if let (Some(first), Some(last)) = (missing.first(), missing.last()) {
+            anyhow::bail!(
+                "the database's schema is older than this release: migrations {first:04} to {last:04} are not \
+                 applied; run `castellan migrate` with the same settings, then start the service"
+            );
+        }
+        Ok(())
     }
 
     pub fn backend(&self) -> Backend {

@@ -1,5 +1,5 @@
-//! Operations: health, readiness, metrics, the OpenAPI document, the manual clock, bootstrap and
-//! graceful shutdown.
+//! Operations: health, readiness, metrics, the OpenAPI document, the manual clock, bootstrap,
+//! starting on a schema without migrating it, and graceful shutdown.
 
 use std::time::{Duration, Instant};
 
@@ -148,6 +148,39 @@ async fn bootstrap_happens_once_and_writes_the_key_file_privately() {
     let second = Application::build(settings, &policies()).await.unwrap();
     assert!(second.bootstrapped().is_none(), "never again on later starts");
     assert!(!key_file.exists(), "no key is written again");
+}
+
+#[tokio::test]
+async fn without_migrating_the_service_starts_only_on_the_schema_it_knows() {
+    let db = TestDatabase::new().await;
+    let mut settings = db.settings();
+    settings.migrate_on_start = false;
+    let refused = Application::build(settings.clone(), &policies()).await.err().expect("an empty schema is refused");
+    let said = format!("{refused:#}");
+    assert!(said.contains("older than this release") && said.contains("run `castellan migrate`"), "{said}");
+
+    // What `castellan migrate` does; then the service starts, and changes nothing itself.
+    let store = castellan::store::Store::connect(&db.url, 1).await.unwrap();
+    store.migrate().await.unwrap();
+    let started = Application::build(settings.clone(), &policies()).await.unwrap();
+    drop(started);
+
+    // A migration of a later release: refused again, named.
+    sqlx::query(
+        "INSERT INTO _sqlx_migrations (version, description, success, checksum, execution_time) \
+         VALUES ($1, $2, $3, $4, $5)",
+    )
+    .bind(99_999_i64)
+    .bind("a later release")
+    .bind(true)
+    .bind(vec![0_u8; 48])
+    .bind(0_i64)
+    .execute(store.pool())
+    .await
+    .unwrap();
+    let refused = Application::build(settings, &policies()).await.err().expect("a newer schema is refused");
+    let said = format!("{refused:#}");
+    assert!(said.contains("newer than this release") && said.contains("migration 99999"), "{said}");
 }
 
 #[tokio::test]

@@ -24,6 +24,11 @@ pub struct Settings {
     pub database_url: String,
     /// Largest number of pooled database connections.
     pub database_max_connections: u32,
+    /// Apply the database's pending migrations when the service starts. Off (`serve
+    /// --no-migrate`), the service refuses to start on a schema older or newer than it knows,
+    /// saying which command to run: hosts sharing one database are upgraded with one `castellan
+    /// migrate`.
+    pub migrate_on_start: bool,
     /// Expose `/_dev/clock` and let time move only when told. Never for production.
     pub manual_clock: bool,
     /// Peers whose `X-Forwarded-For` is believed (CIDR or single addresses).
@@ -154,6 +159,7 @@ impl Default for Settings {
             listen: SocketAddr::from(([127, 0, 0, 1], 8080)),
             database_url: "sqlite://data/castellan.db".to_owned(),
             database_max_connections: 16,
+            migrate_on_start: true,
             manual_clock: false,
             trusted_proxies: Vec::new(),
             bootstrap_key_file: None,

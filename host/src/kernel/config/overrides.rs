@@ -23,6 +23,9 @@ pub struct Overrides {
     /// Largest number of pooled database connections [default: 16].
     #[arg(long, env = "CASTELLAN_DATABASE_MAX_CONNECTIONS")]
     pub database_max_connections: Option<u32>,
+    /// Start only on the schema this release knows, without migrating (`castellan migrate` does).
+    #[arg(long, env = "CASTELLAN_NO_MIGRATE", num_args = 0..=1, default_missing_value = "true")]
+    pub no_migrate: Option<bool>,
     /// Let time move only through POST /_dev/clock (development and tests only).
     #[arg(long, env = "CASTELLAN_MANUAL_CLOCK", num_args = 0..=1, default_missing_value = "true")]
     pub manual_clock: Option<bool>,
@@ -135,6 +138,9 @@ impl Settings {
         set(&mut self.listen, &o.listen);
         set(&mut self.database_url, &o.database_url);
         set(&mut self.database_max_connections, &o.database_max_connections);
+        if let Some(no_migrate) = o.no_migrate {
+            self.migrate_on_start = !no_migrate;
+        }
         set(&mut self.manual_clock, &o.manual_clock);
         set(&mut self.trusted_proxies, &o.trusted_proxies);
         if o.bootstrap_key_file.is_some() {
