@@ -1,15 +1,11 @@
 //! The checks of a client's fields in the admin API: scope tokens, redirect URIs, web origins,
-//! https addresses, JWK Sets, colours, and the second-factor rule a client of its realm may have.
+//! https addresses, JWK Sets and colours.
 
 use jsonwebtoken::DecodingKey;
 use jsonwebtoken::jwk::JwkSet;
 use serde_json::Value;
 
-use crate::kernel::ids::PLATFORM_REALM;
 use crate::kernel::validate::{Refusals, Rule, text};
-use crate::runtime::error::Error;
-use crate::store::clients::Client;
-use crate::store::realms::SecondFactor;
 
 /// A scope token (RFC 6749 §3.3).
 pub fn scope_token(path: &str, value: &Value) -> Result<String, Refusals> {
@@ -106,14 +102,4 @@ pub fn check_jwks(value: &Value) -> Result<String, String> {
         DecodingKey::from_jwk(key).map_err(|_| "holds a key that cannot verify signatures")?;
     }
     Ok(value.to_string())
-}
-
-/// A client of the platform realm cannot ask for passkeys: console sign-in takes none.
-pub fn second_factor_possible(client: &Client) -> Result<(), Error> {
-    if client.realm_id == PLATFORM_REALM && client.second_factor == Some(SecondFactor::PhishingResistant) {
-        return Err(Error::Conflict(
-            "console sign-in takes no passkey: secondFactor cannot be PhishingResistant".into(),
-        ));
-    }
-    Ok(())
 }

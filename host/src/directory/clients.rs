@@ -46,7 +46,6 @@ pub async fn create<View: Serialize>(
     by: Author<'_>,
     describe: impl FnOnce(&Client) -> View,
 ) -> Result<Created, Error> {
-    super::client_fields::second_factor_possible(&client)?;
     let now = context.clock.now();
     let secret = (client.client_type == ClientType::Confidential && !client.uses_keys())
         .then(|| generate_secret(CLIENT_SECRET_PREFIX));
@@ -88,7 +87,6 @@ pub async fn update<View: Serialize>(
     by: Author<'_>,
     describe: impl Fn(&Client) -> View,
 ) -> Result<Client, Error> {
-    super::client_fields::second_factor_possible(&client)?;
     let now = context.clock.now();
     client.updated_at = now;
     let own = Owner::Client(&client.realm_id, &client.id);

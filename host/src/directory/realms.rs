@@ -58,11 +58,6 @@ pub async fn update(context: &Context, before: &Realm, mut realm: Realm, by: Aut
     if realm.id == PLATFORM_REALM && realm.settings.self_sign_up {
         return Err(Error::Conflict("people join the platform realm by invitation, never by sign-up".into()));
     }
-    if realm.id == PLATFORM_REALM && realm.settings.second_factor == SecondFactor::PhishingResistant {
-        return Err(Error::Conflict(
-            "console sign-in takes no passkey: the platform realm's second factor cannot be PhishingResistant".into(),
-        ));
-    }
     if realm.settings.registration_scopes != before.settings.registration_scopes {
         check_registration_scopes(context, &realm).await?;
     }

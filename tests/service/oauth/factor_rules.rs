@@ -285,12 +285,11 @@ async fn a_person_with_an_app_and_a_phone_chooses_the_phone_on_the_second_step()
 }
 
 #[tokio::test]
-async fn the_platform_realms_rule_holds_for_console_sign_in() {
+async fn the_platform_realms_rule_holds_for_console_sign_in_passkeys_included() {
+    use crate::oauth::passkeys::assertion;
     let app = spawn_app().await;
-    let passkeys = app.put("/realms/platform", json!({ "secondFactor": "PhishingResistant" })).await;
-    assert_eq!(passkeys.status, StatusCode::CONFLICT, "console sign-in takes no passkey: {:?}", passkeys.body);
-    let always = app.put("/realms/platform", json!({ "secondFactor": "Always" })).await;
-    assert_eq!(always.status, StatusCode::OK, "{:?}", always.body);
+    let rule = app.put("/realms/platform", json!({ "secondFactor": "PhishingResistant" })).await;
+    assert_eq!(rule.status, StatusCode::OK, "{:?}", rule.body);
 
     let owner_link = app.owner_link.clone().expect("the first start gives the Owner a link");
     let mut browser = Browser::new(&app);
@@ -309,9 +308,28 @@ async fn the_platform_realms_rule_holds_for_console_sign_in() {
         ("code_challenge_method", "S256"),
     ];
     let page = browser.authorize("platform", &asked).await;
+    assert!(page.body.contains(r#"id="passkey-sign-in""#), "the console's page offers passkeys: {}", page.body);
     let enrol = browser.sign_in("platform", &page, "owner", "the owner's passphrase").await;
-    assert_eq!(enrol.status, StatusCode::OK, "{}", enrol.body);
-    assert!(enrol.body.contains("Add a second factor") && enrol.body.contains(r#"value="add-app""#), "{}", enrol.body);
-    assert!(!enrol.body.contains("passkey-register"), "no passkey at the platform realm: {}", enrol.body);
+    assert!(enrol.body.contains("Every sign-in here asks for a passkey"), "{}", enrol.body);
     assert!(!browser.cookies.contains_key("castellan_session"));
+    let options: Value = serde_json::from_str(&attribute(&enrol, "data-options").replace("&quot;", "\"")).unwrap();
+    let made = soft_webauthn(&json!({ "op": "create", "options": options, "origin": app.base }));
+    let credential = made["credential"].to_string();
+    let enrol_path = "/realms/platform/protocol/openid-connect/auth/enrol";
+    let signed_in = browser.submit_form(enrol_path, &enrol, "passkey-register", &[("credential", &credential)]).await;
+    assert_eq!(signed_in.status, StatusCode::SEE_OTHER, "{}", signed_in.body);
+    assert!(signed_in.location.as_ref().unwrap().as_str().starts_with(&console), "{:?}", signed_in.location);
+
+    // The next console sign-in takes the passkey after the password, in the account's access log.
+    let mut next = Browser::new(&app);
+    let page = next.authorize("platform", &asked).await;
+    let step = next.sign_in("platform", &page, "owner", "the owner's passphrase").await;
+    assert!(step.body.contains("Use your passkey to finish signing in."), "{}", step.body);
+    let (credential, _) = assertion(&app, &step, &made["device"], None, true);
+    let path = "/realms/platform/protocol/openid-connect/auth/passkey";
+    let by_passkey = next.submit_form(path, &step, "passkey-sign-in", &[("credential", &credential)]).await;
+    assert_eq!(by_passkey.status, StatusCode::SEE_OTHER, "{}", by_passkey.body);
+    let logged = app.get("/access-logs?pageSize=200").await;
+    let passkey_entries = logged.items().iter().filter(|e| e["path"] == path && e["outcome"] == "Accepted").count();
+    assert_eq!(passkey_entries, 1, "{:?}", logged.body);
 }

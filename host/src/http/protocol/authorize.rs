@@ -321,8 +321,7 @@ impl Page<'_> {
                         (frame.link(&format!("upstream/{}", provider.id)), label)
                     })
                     .collect();
-                let passkey = self.passkey_offer(frame.csrf);
-                let autocomplete = if passkey.is_some() { "username webauthn" } else { "username" };
+                let passkey = Some(self.passkey_offer(frame.csrf));
                 // A request asking for more than one factor says so.
                 let intro = match self.authorization.least_level {
                     Some(level) if level >= Level::PhishingResistant => Some(texts.stronger_sign_in_passkey),
@@ -335,7 +334,7 @@ impl Page<'_> {
                     path: "login",
                     others,
                     fields: vec![
-                        Field::text("username", texts.username, autocomplete, username),
+                        Field::text("username", texts.username, "username webauthn", username),
                         Field::password("password", texts.password, "current-password"),
                     ],
                     passkey,

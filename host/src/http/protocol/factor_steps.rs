@@ -165,7 +165,7 @@ impl Page<'_> {
                     hidden: vec![("ticket", ticket)],
                     problem: error.map(|text| login_page::Problem { text, field: Some("code") }),
                     links: vec![(frame.link(""), texts.back_to_sign_in)],
-                    passkey: if choices.passkey { self.passkey_offer(frame.csrf) } else { None },
+                    passkey: choices.passkey.then(|| self.passkey_offer(frame.csrf)),
                     ..FormPage::default()
                 };
                 if choices.app {
@@ -202,9 +202,7 @@ impl Page<'_> {
                 input type="hidden" name="csrf" value=(frame.csrf);
                 input type="hidden" name="ticket" value=(ticket);
             };
-            let options = enrolling
-                .passkey_offered()
-                .then(|| passkeys::first_options(self.state, self.realm, &enrolling.user, frame.csrf).to_string());
+            let options = passkeys::first_options(self.state, self.realm, &enrolling.user, frame.csrf).to_string();
             let main = html! {
                 @if let Some(uri) = frame.logo_uri { img src=(uri) alt="" height="48"; }
                 h1 { (texts.enrol_title) }
@@ -225,14 +223,12 @@ impl Page<'_> {
                         button type="submit" { (texts.keep_app) }
                     }
                 }
-                @if let Some(options) = &options {
-                    form id="passkey-register" method="post" action=(action) hidden data-options=(options) {
-                        (carried)
-                        input type="hidden" name="action" value="add-passkey";
-                        input type="hidden" name="credential" value="";
-                        button type="submit" { (texts.add_passkey) }
-                        p id="passkey-error" class="error" role="alert" hidden { (texts.passkey_not_added) }
-                    }
+                form id="passkey-register" method="post" action=(action) hidden data-options=(options) {
+                    (carried)
+                    input type="hidden" name="action" value="add-passkey";
+                    input type="hidden" name="credential" value="";
+                    button type="submit" { (texts.add_passkey) }
+                    p id="passkey-error" class="error" role="alert" hidden { (texts.passkey_not_added) }
                 }
                 @if app.is_none() && !enrolling.passkey_only {
                     form id="app-add" method="post" action=(action) {
@@ -251,7 +247,7 @@ impl Page<'_> {
                 images,
                 form_targets: Some(frame.redirect_origin),
                 refresh: None,
-                script: options.is_some().then_some(script.as_str()),
+                script: Some(script.as_str()),
             };
             document.answer(status)
         })

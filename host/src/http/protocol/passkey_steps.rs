@@ -20,9 +20,10 @@ use super::login_page;
 use super::{Form, OAuthError};
 use crate::http::AppState;
 use crate::http::address::ClientAddress;
+use crate::kernel::ids::PLATFORM_REALM;
 use crate::oauth::second_factors::passkeys;
 use crate::oauth::signin::passkey::{PasskeyAttempt, sign_in as verified};
-use crate::oauth::signin::{PasswordOutcome, Refusal, SignInError};
+use crate::oauth::signin::{PasswordOutcome, Refusal, SignInError, console};
 use crate::runtime::rate_limit::{Class, source_key};
 
 /// The script of the pages: passkey sign-in (by a button, by autofill, after a typed name) and
@@ -48,7 +49,11 @@ pub async fn sign_in(
         binding: form.get("csrf").unwrap_or(""),
         origin: &origin,
     };
-    match verified(&state, &state.protection, attempt).await {
+    let outcome = verified(&state, &state.protection, attempt).await;
+    if let (true, Ok(PasswordOutcome::InBrowser(signed_in))) = (realm.id == PLATFORM_REALM, &outcome) {
+        console_sign_in(&state, &signed_in.user, &origin.ip_address).await;
+    }
+    match outcome {
         Ok(PasswordOutcome::InBrowser(signed_in)) => answer_signed_in(&page, &signed_in, &origin).await,
         Ok(_) => refused(
             &state,
@@ -61,6 +66,16 @@ pub async fn sign_in(
         Err(SignInError::Refused(Refusal::UserDisabled)) => page.login("", Some((StatusCode::OK, texts.disabled))),
         Err(SignInError::Refused(_)) => page.login("", Some((StatusCode::OK, texts.passkey_refused))),
         Err(SignInError::Failed(failure)) => refused(&state, realm, failure.into()),
+    }
+}
+
+/// A console sign-in by passkey at the platform realm, in the access log of the person's account.
+/// A refused assertion names no one the service can tell, and is not written.
+async fn console_sign_in(state: &AppState, user: &crate::store::users::User, address: &str) {
+    let path = format!("/realms/{PLATFORM_REALM}/protocol/openid-connect/auth/passkey");
+    let attempt = console::Attempted { login: &user.username, address, path: &path, at: state.clock.now() };
+    if let Err(failure) = console::record_person(state, &state.access_log, attempt, Ok(())).await {
+        tracing::error!(error = %failure, "a console sign-in by passkey was not written to the access log");
     }
 }
 
@@ -96,18 +111,14 @@ pub async fn options(
 
 /// What the pages of a sign-in offer of passkeys.
 impl Page<'_> {
-    /// The passkey sign-in the login page offers, its challenge bound to the page's form token:
-    /// at every realm but the platform's, whose console sign-in is by password.
-    pub(super) fn passkey_offer(&self, csrf: &str) -> Option<login_page::PasskeyOffer> {
-        if self.realm.id == crate::kernel::ids::PLATFORM_REALM {
-            return None;
-        }
+    /// The passkey sign-in the login page offers, its challenge bound to the page's form token.
+    pub(super) fn passkey_offer(&self, csrf: &str) -> login_page::PasskeyOffer {
         let now = self.state.clock.now();
-        Some(login_page::PasskeyOffer {
+        login_page::PasskeyOffer {
             challenge: passkeys::challenge(self.state, passkeys::Purpose::SignIn, csrf, now),
             rp_id: passkeys::Party::of(self.state).id,
             script: format!("{}/assets/passkeys.js", self.state.public_url),
-        })
+        }
     }
 
     /// The passkey the sign-up form may create instead of a password, where the realm allows it:

@@ -39,14 +39,6 @@ pub struct Enrolling {
     pub passkey_only: bool,
 }
 
-impl Enrolling {
-    /// Whether a passkey may be added: everywhere but the platform realm, whose console sign-in
-    /// takes no passkey.
-    pub fn passkey_offered(&self) -> bool {
-        self.user.realm_id.as_str() != crate::kernel::ids::PLATFORM_REALM
-    }
-}
-
 /// The person of a ticket of this realm and client, while it is good and they still lack the
 /// factor it asks them to add.
 pub async fn enrolling(
@@ -59,7 +51,7 @@ pub async fn enrolling(
     let user = step_tickets::person(context, realm, opened.as_ref().map(|(user_id, _)| user_id.as_str())).await?;
     let passkey_only = opened.is_some_and(|(_, passkey_only)| passkey_only);
     let rule = if passkey_only { SecondFactor::PhishingResistant } else { SecondFactor::Always };
-    let enrolled = Enrolled::of(context, realm, &user.id, rule).await?;
+    let enrolled = Enrolled::of(context, &user.id, rule).await?;
     if enrolled.passkey || (!passkey_only && enrolled.app) {
         return Err(Refusal::SecondFactorExpired.into());
     }
@@ -98,9 +90,6 @@ pub async fn passkey(
     (binding, credential): (&str, &str),
     origin: &Origin,
 ) -> Result<PasswordOutcome, SignInError> {
-    if !enrolling.passkey_offered() {
-        return Err(Refusal::PasskeyInvalid.into());
-    }
     let user = &enrolling.user;
     let methods = match passkeys::register(context, realm, user, binding, credential, None).await {
         Ok((_, methods)) => methods,

@@ -6,7 +6,6 @@
 //! Single sign-on answers a client only from a session at least as strong as its rule asks.
 
 use super::assurance::Level;
-use crate::kernel::ids::PLATFORM_REALM;
 use crate::runtime::context::Context;
 use crate::runtime::error::Error;
 use crate::store::authenticators::{self as authenticator_store, AuthenticatorKind};
@@ -40,10 +39,9 @@ pub struct Enrolled {
 }
 
 impl Enrolled {
-    /// What the person of `realm` enrolled, as far as `rule` needs to know: nothing is read where
-    /// it asks for no factor, and phones are not read where they are not enough. The platform
-    /// realm's console sign-in takes no passkey.
-    pub async fn of(context: &Context, realm: &Realm, user_id: &str, rule: SecondFactor) -> Result<Self, Error> {
+    /// What the person enrolled, as far as `rule` needs to know: nothing is read where it asks for
+    /// no factor, and phones are not read where they are not enough.
+    pub async fn of(context: &Context, user_id: &str, rule: SecondFactor) -> Result<Self, Error> {
         if rule == SecondFactor::Never {
             return Ok(Self::default());
         }
@@ -54,8 +52,7 @@ impl Enrolled {
             SecondFactor::PhishingResistant => false,
             _ => !push_store::devices_of(pool, user_id).await?.is_empty(),
         };
-        let passkey = has(AuthenticatorKind::Passkey) && realm.id.as_str() != PLATFORM_REALM;
-        Ok(Self { app: has(AuthenticatorKind::Totp), passkey, phone })
+        Ok(Self { app: has(AuthenticatorKind::Totp), passkey: has(AuthenticatorKind::Passkey), phone })
     }
 }
 

@@ -396,7 +396,7 @@ pub async fn password(
     let rule = factor_rule::rule(realm, client);
     let next = match &user {
         Some(user) if matched && !closed => {
-            let enrolled = factor_rule::Enrolled::of(context, realm, &user.id, rule).await?;
+            let enrolled = factor_rule::Enrolled::of(context, &user.id, rule).await?;
             Some((enrolled, factor_rule::next(rule, enrolled)))
         }
         _ => None,
