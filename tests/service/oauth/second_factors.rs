@@ -396,14 +396,9 @@ async fn wrong_codes_lock_the_account_as_wrong_passwords_do_and_the_step_lapses(
     app.advance(30).await;
 
     // The realm's default lockout: five failures in a row.
-    let (mut browser, mut page) = code_asked(&app).await;
-    let now = service_now(&app, &realm).await;
-    let right = pyotp_code(&uri, now);
-    let wrong = format!("{:06}", (right.parse::<u32>().unwrap() + 500_000) % 1_000_000);
-    for _ in 0..5 {
-        page = browser.submit(STEP, &page, &[("code", &wrong)]).await;
-        assert_eq!(page.status, StatusCode::BAD_REQUEST);
-    }
+    let (mut browser, page) = code_asked(&app).await;
+    let page = five_wrong_codes(&app, &realm, &mut browser, page, &uri).await;
+    let right = pyotp_code(&uri, service_now(&app, &realm).await);
     let locked = browser.submit(STEP, &page, &[("code", &right)]).await;
     assert!(locked.body.contains("Too many failed sign-ins"), "{}", locked.body);
     assert!(locked.location.is_none());
@@ -420,14 +415,15 @@ async fn wrong_codes_lock_the_account_as_wrong_passwords_do_and_the_step_lapses(
     assert!(lapsed.body.contains("waited too long") && lapsed.shows_login_form(), "{}", lapsed.body);
 }
 
-/// Five codes the app of `uri` does not show, typed on the second step `page`.
-async fn five_wrong_codes(app: &TestApp, realm: &Realm, browser: &mut Browser, mut page: Page, uri: &str) {
+/// Five codes the app of `uri` does not show, typed on the second step `page`: the page after them.
+async fn five_wrong_codes(app: &TestApp, realm: &Realm, browser: &mut Browser, mut page: Page, uri: &str) -> Page {
     let right = pyotp_code(uri, service_now(app, realm).await);
     let wrong = format!("{:06}", (right.parse::<u32>().unwrap() + 500_000) % 1_000_000);
     for _ in 0..5 {
         page = browser.submit(STEP, &page, &[("code", &wrong)]).await;
         assert_eq!(page.status, StatusCode::BAD_REQUEST, "{}", page.body);
     }
+    page
 }
 
 #[tokio::test]
